@@ -1,0 +1,458 @@
+import Database from 'better-sqlite3';
+import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { EngramError, isEngramError } from '../../core/errors.js';
+import {
+  DEFAULT_MEMORY_LIMITS,
+  normalizeNewMemory,
+  normalizePatch,
+  type Memory,
+  type MemoryLimits,
+  type MemoryPatch,
+  type NewMemory,
+} from '../../core/memory.js';
+import { applyPatch, archiveMemory, invalidateMemory, planUndo, restoreMemory } from '../../core/memory-changes.js';
+import { assertScope, type Scope } from '../../core/scope.js';
+import type {
+  ChangeAction,
+  ChangeContext,
+  HistoryEntry,
+  MemoryFilter,
+  MemoryStore,
+  StoreInfo,
+  StoreStats,
+  TextHit,
+  TextSearch,
+} from '../../store/memory-store.js';
+import { createSortableId } from '../ids.js';
+import { LATEST_SQLITE_VERSION, SQLITE_MIGRATIONS } from './sqlite-migrations.js';
+import { MEMORY_COLUMNS, memoryToParameters, rowToHistory, rowToMemory, type HistoryRow, type MemoryRow } from './sqlite-rows.js';
+
+export interface SqliteMemoryStoreOptions {
+  /** The database file; created with its folder on first open. */
+  path: string;
+  busyTimeoutMs?: number;
+  /** Migrate only up to this schema version (tests of upgrades). */
+  targetVersion?: number;
+  limits?: MemoryLimits;
+  now?: () => Date;
+  generateId?: () => string;
+}
+
+const SQLITE_HEADER = 'SQLite format 3\u0000';
+
+/** The embedded store: one SQLite file in WAL mode with an FTS5 index and a history table. */
+export class SqliteMemoryStore implements MemoryStore {
+  readonly #options: SqliteMemoryStoreOptions;
+  readonly #now: () => Date;
+  readonly #generateId: () => string;
+  readonly #limits: MemoryLimits;
+  #db: Database.Database | undefined;
+  readonly #statements = new Map<string, Database.Statement>();
+
+  constructor(options: SqliteMemoryStoreOptions) {
+    this.#options = options;
+    this.#now = options.now ?? (() => new Date());
+    this.#generateId = options.generateId ?? (() => createSortableId('mem'));
+    this.#limits = options.limits ?? DEFAULT_MEMORY_LIMITS;
+  }
+
+  async open(): Promise<void> {
+    if (this.#db) return;
+    const path = this.#options.path;
+    if (path !== ':memory:') {
+      assertLooksLikeSqlite(path);
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    }
+    const db = guard(() => new Database(path));
+    try {
+      guard(() => {
+        db.pragma(`busy_timeout = ${Math.floor(this.#options.busyTimeoutMs ?? 5_000)}`);
+        db.pragma('journal_mode = WAL');
+        db.pragma('synchronous = NORMAL');
+      });
+      guard(() => migrate(db, this.#options.targetVersion ?? LATEST_SQLITE_VERSION, path));
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    this.#db = db;
+  }
+
+  async close(): Promise<void> {
+    this.#statements.clear();
+    this.#db?.close();
+    this.#db = undefined;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  info(): StoreInfo {
+    const version = this.#db
+      ? ((this.#db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as { version: number }).version ?? 0)
+      : 0;
+    return { backend: 'sqlite', location: this.#options.path, schemaVersion: version };
+  }
+
+  async create(input: NewMemory, change: ChangeContext): Promise<Memory> {
+    const [memory] = await this.createMany([input], change);
+    return memory!;
+  }
+
+  async createMany(inputs: readonly NewMemory[], change: ChangeContext): Promise<Memory[]> {
+    const now = this.#now().toISOString();
+    const memories = inputs.map((input) => normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }));
+    const ids = new Set<string>();
+    for (const memory of memories) {
+      if (ids.has(memory.id)) throw new EngramError('CONFLICT', `Memory id ${memory.id} appears twice in one batch.`);
+      ids.add(memory.id);
+    }
+    this.#transaction(() => {
+      for (const memory of memories) {
+        if (this.#row(memory.id)) throw new EngramError('CONFLICT', `A memory with id ${memory.id} already exists.`);
+        this.#insert(memory);
+        this.#record('create', memory.id, null, memory, change, now, null);
+      }
+    });
+    return memories;
+  }
+
+  async get(id: string, scopes?: readonly Scope[]): Promise<Memory | undefined> {
+    const row = this.#row(id);
+    if (!row) return undefined;
+    if (scopes !== undefined && !scopes.includes(row.scope)) return undefined;
+    return rowToMemory(row);
+  }
+
+  async update(id: string, patch: MemoryPatch, change: ChangeContext): Promise<Memory> {
+    const clean = normalizePatch(patch, this.#limits);
+    return this.#change(id, change, 'update', (memory, now) => applyPatch(memory, clean, now));
+  }
+
+  async invalidate(id: string, options: { supersededBy?: string }, change: ChangeContext): Promise<Memory> {
+    return this.#change(id, change, 'invalidate', (memory, now) => {
+      if (options.supersededBy !== undefined && !this.#row(options.supersededBy)) {
+        throw new EngramError('INVALID_INPUT', `The superseding memory ${options.supersededBy} does not exist.`);
+      }
+      return invalidateMemory(memory, now, options.supersededBy);
+    });
+  }
+
+  async archive(id: string, change: ChangeContext): Promise<Memory> {
+    return this.#change(id, change, 'archive', archiveMemory);
+  }
+
+  async restore(id: string, change: ChangeContext): Promise<Memory> {
+    return this.#change(id, change, 'restore', restoreMemory);
+  }
+
+  async delete(id: string, change: ChangeContext): Promise<void> {
+    const now = this.#now().toISOString();
+    this.#transaction(() => {
+      const row = this.#row(id);
+      if (!row) throw notFound(id);
+      this.#statement('DELETE FROM memories WHERE id = ?').run(id);
+      this.#record('delete', id, rowToMemory(row), null, change, now, null);
+    });
+  }
+
+  async list(filter: MemoryFilter): Promise<Memory[]> {
+    const { where, parameters } = filterClause(filter);
+    const order = ORDER_BY[filter.order ?? 'updated-desc'];
+    const limit = Math.max(0, Math.floor(filter.limit ?? -1));
+    const sql = `SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${where} ORDER BY ${order} LIMIT ${filter.limit === undefined ? -1 : limit} OFFSET ${Math.max(0, Math.floor(filter.offset ?? 0))}`;
+    return guard(() => (this.#statement(sql).all(...parameters) as MemoryRow[]).map(rowToMemory));
+  }
+
+  async count(filter: MemoryFilter): Promise<number> {
+    const { where, parameters } = filterClause(filter);
+    return guard(() => (this.#statement(`SELECT COUNT(*) AS n FROM memories WHERE ${where}`).get(...parameters) as { n: number }).n);
+  }
+
+  async searchText(query: TextSearch): Promise<TextHit[]> {
+    const match = ftsMatchExpression(query.terms, query.match ?? 'any');
+    if (match === undefined || query.limit <= 0) return [];
+    const scopes = checkedScopes(query.scopes);
+    if (scopes.length === 0) return [];
+    const parameters: unknown[] = [match, ...scopes];
+    let typeClause = '';
+    if (query.types && query.types.length > 0) {
+      typeClause = ` AND m.type IN (${placeholders(query.types.length)})`;
+      parameters.push(...query.types);
+    }
+    // Column weights: a hit in the name or description says more than one deep in the content.
+    const sql = `SELECT ${MEMORY_COLUMNS.split(', ').map((column) => `m.${column}`).join(', ')},
+        bm25(memories_fts, 3.0, 2.0, 1.0) AS rank
+      FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+      WHERE memories_fts MATCH ? AND m.scope IN (${placeholders(scopes.length)})
+        AND m.archived = 0 AND m.invalid_at IS NULL${typeClause}
+      ORDER BY rank LIMIT ${Math.floor(query.limit)}`;
+    const rows = guard(() => this.#statement(sql).all(...parameters) as Array<MemoryRow & { rank: number }>);
+    return rows.map((row) => ({ memory: rowToMemory(row), relevance: -row.rank }));
+  }
+
+  async recordAccess(ids: readonly string[], at: string): Promise<void> {
+    if (ids.length === 0) return;
+    const milliseconds = Date.parse(at);
+    this.#transaction(() => {
+      const statement = this.#statement('UPDATE memories SET hit_count = hit_count + 1, last_accessed_at = ? WHERE id = ?');
+      for (const id of ids) statement.run(milliseconds, id);
+    });
+  }
+
+  async history(memoryId: string): Promise<HistoryEntry[]> {
+    const rows = guard(() => this.#statement('SELECT * FROM memory_history WHERE memory_id = ? ORDER BY seq').all(memoryId) as HistoryRow[]);
+    return rows.map(rowToHistory);
+  }
+
+  async getChange(changeId: string): Promise<HistoryEntry | undefined> {
+    const row = guard(() => this.#statement('SELECT * FROM memory_history WHERE id = ?').get(changeId) as HistoryRow | undefined);
+    return row ? rowToHistory(row) : undefined;
+  }
+
+  async undo(changeId: string, change: ChangeContext): Promise<HistoryEntry> {
+    const now = this.#now().toISOString();
+    let entryId = '';
+    this.#transaction(() => {
+      const row = this.#statement('SELECT * FROM memory_history WHERE id = ?').get(changeId) as HistoryRow | undefined;
+      if (!row) throw new EngramError('NOT_FOUND', `No change with id ${changeId}; "engram show <memory>" lists a memory's changes.`);
+      const entry = rowToHistory(row);
+      const currentRow = this.#row(entry.memoryId);
+      const plan = planUndo(entry, currentRow ? rowToMemory(currentRow) : undefined, now);
+      if (plan.kind === 'remove') {
+        this.#statement('DELETE FROM memories WHERE id = ?').run(entry.memoryId);
+        entryId = this.#record(plan.action, entry.memoryId, plan.before, null, change, now, entry.id);
+      } else {
+        if (currentRow) this.#replace(plan.after);
+        else this.#insert(plan.after);
+        entryId = this.#record(plan.action, entry.memoryId, plan.before, plan.after, change, now, entry.id);
+      }
+    });
+    return (await this.getChange(entryId))!;
+  }
+
+  async stats(scopes?: readonly Scope[]): Promise<StoreStats> {
+    const scopeList = scopes === undefined ? undefined : checkedScopes(scopes);
+    const where = scopeList === undefined ? '1 = 1' : scopeList.length === 0 ? '0 = 1' : `scope IN (${placeholders(scopeList.length)})`;
+    const parameters = scopeList ?? [];
+    return guard(() => {
+      const totals = this.#statement(
+        `SELECT COUNT(*) AS total, COALESCE(SUM(archived), 0) AS archived,
+           COALESCE(SUM(invalid_at IS NOT NULL), 0) AS invalid,
+           COALESCE(SUM(archived = 0 AND invalid_at IS NULL), 0) AS active
+         FROM memories WHERE ${where}`,
+      ).get(...parameters) as { total: number; archived: number; invalid: number; active: number };
+      const byType = { user: 0, feedback: 0, project: 0, reference: 0, procedure: 0 };
+      for (const row of this.#statement(`SELECT type, COUNT(*) AS n FROM memories WHERE ${where} GROUP BY type`).all(...parameters) as Array<{ type: keyof typeof byType; n: number }>) {
+        byType[row.type] = row.n;
+      }
+      const byScope: Record<string, number> = {};
+      for (const row of this.#statement(`SELECT scope, COUNT(*) AS n FROM memories WHERE ${where} GROUP BY scope ORDER BY scope`).all(...parameters) as Array<{ scope: string; n: number }>) {
+        byScope[row.scope] = row.n;
+      }
+      const historyWhere = scopeList === undefined ? '' : ` WHERE memory_id IN (SELECT id FROM memories WHERE ${where})`;
+      const history = (this.#statement(`SELECT COUNT(*) AS n FROM memory_history${historyWhere}`).get(...parameters) as { n: number }).n;
+      return { ...totals, byType, byScope, historyEntries: history };
+    });
+  }
+
+  #change(id: string, change: ChangeContext, action: ChangeAction, transition: (memory: Memory, now: string) => Memory): Memory {
+    const now = this.#now().toISOString();
+    let result: Memory | undefined;
+    this.#transaction(() => {
+      const row = this.#row(id);
+      if (!row) throw notFound(id);
+      const before = rowToMemory(row);
+      const after = transition(before, now);
+      result = after;
+      if (after === before) return;
+      this.#replace(after);
+      this.#record(action, id, before, after, change, now, null);
+    });
+    return result!;
+  }
+
+  #insert(memory: Memory): void {
+    this.#statement(
+      `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES (${MEMORY_COLUMNS.split(', ').map((column) => `@${column}`).join(', ')})`,
+    ).run(memoryToParameters(memory));
+  }
+
+  #replace(memory: Memory): void {
+    const assignments = MEMORY_COLUMNS.split(', ')
+      .filter((column) => column !== 'id')
+      .map((column) => `${column} = @${column}`)
+      .join(', ');
+    this.#statement(`UPDATE memories SET ${assignments} WHERE id = @id`).run(memoryToParameters(memory));
+  }
+
+  #record(action: ChangeAction, memoryId: string, before: Memory | null, after: Memory | null, change: ChangeContext, now: string, undoOf: string | null): string {
+    const id = createSortableId('chg', Date.parse(now));
+    this.#statement(
+      'INSERT INTO memory_history (id, memory_id, action, actor, at, before, after, undo_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    ).run(id, memoryId, action, actorOf(change), Date.parse(now), before && JSON.stringify(before), after && JSON.stringify(after), undoOf);
+    return id;
+  }
+
+  #row(id: string): MemoryRow | undefined {
+    return guard(() => this.#statement(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = ?`).get(id) as MemoryRow | undefined);
+  }
+
+  #transaction(work: () => void): void {
+    const db = this.#database();
+    guard(() => db.transaction(work).immediate());
+  }
+
+  #statement(sql: string): Database.Statement {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = guard(() => this.#database().prepare(sql));
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  #database(): Database.Database {
+    if (!this.#db) throw new EngramError('STORE_CLOSED', 'The store is not open: call open() first.');
+    return this.#db;
+  }
+}
+
+const ORDER_BY: Record<NonNullable<MemoryFilter['order']>, string> = {
+  'updated-desc': 'updated_at DESC, rowid DESC',
+  'created-asc': 'created_at ASC, rowid ASC',
+  'created-desc': 'created_at DESC, rowid DESC',
+  'importance-desc': 'importance DESC, updated_at DESC, rowid DESC',
+};
+
+function filterClause(filter: MemoryFilter): { where: string; parameters: unknown[] } {
+  const scopes = checkedScopes(filter.scopes);
+  if (scopes.length === 0) return { where: '0 = 1', parameters: [] };
+  const clauses = [`scope IN (${placeholders(scopes.length)})`];
+  const parameters: unknown[] = [...scopes];
+  if (filter.types && filter.types.length > 0) {
+    clauses.push(`type IN (${placeholders(filter.types.length)})`);
+    parameters.push(...filter.types);
+  }
+  const archived = filter.archived ?? 'exclude';
+  if (archived === 'exclude') clauses.push('archived = 0');
+  if (archived === 'only') clauses.push('archived = 1');
+  const invalid = filter.invalid ?? 'exclude';
+  if (invalid === 'exclude') clauses.push('invalid_at IS NULL');
+  if (invalid === 'only') clauses.push('invalid_at IS NOT NULL');
+  if (filter.updatedBefore !== undefined) {
+    clauses.push('updated_at < ?');
+    parameters.push(timestamp(filter.updatedBefore, 'updatedBefore'));
+  }
+  if (filter.accessedBefore !== undefined) {
+    clauses.push('COALESCE(last_accessed_at, created_at) < ?');
+    parameters.push(timestamp(filter.accessedBefore, 'accessedBefore'));
+  }
+  if (filter.importanceBelow !== undefined) {
+    clauses.push('importance < ?');
+    parameters.push(filter.importanceBelow);
+  }
+  return { where: clauses.join(' AND '), parameters };
+}
+
+/**
+ * Turns plain words into an FTS5 expression: every term is quoted (so `AND`, `(`, `*`, `NEAR` are
+ * just words), and terms are joined with OR for ranked any-match or AND for all-match.
+ */
+export function ftsMatchExpression(terms: readonly string[], match: 'any' | 'all'): string | undefined {
+  const quoted = terms
+    .filter((term) => /[\p{L}\p{N}]/u.test(term))
+    .map((term) => `"${term.replace(/\u0000/g, '').replace(/"/g, '""')}"`);
+  if (quoted.length === 0) return undefined;
+  return quoted.join(match === 'all' ? ' AND ' : ' OR ');
+}
+
+function checkedScopes(scopes: readonly Scope[]): Scope[] {
+  if (!Array.isArray(scopes)) throw new EngramError('INVALID_INPUT', 'A read must name its scopes (an array).');
+  return [...new Set(scopes.map((scope) => assertScope(scope)))];
+}
+
+function placeholders(count: number): string {
+  return new Array(count).fill('?').join(', ');
+}
+
+function timestamp(value: string, field: string): number {
+  const milliseconds = Date.parse(value);
+  if (Number.isNaN(milliseconds)) throw new EngramError('INVALID_INPUT', `Invalid ${field}: use an ISO-8601 date-time.`);
+  return milliseconds;
+}
+
+function actorOf(change: ChangeContext): string {
+  const actor = change?.actor;
+  if (typeof actor !== 'string' || actor.length === 0 || actor.length > 200) {
+    throw new EngramError('INVALID_INPUT', 'Every change names its actor (1-200 characters).');
+  }
+  return actor;
+}
+
+function notFound(id: string): EngramError {
+  return new EngramError('NOT_FOUND', `No memory with id ${JSON.stringify(id.slice(0, 140))}.`);
+}
+
+/** Refuses, before SQLite touches it, a non-empty file that does not start with SQLite's header. */
+function assertLooksLikeSqlite(path: string): void {
+  if (!existsSync(path)) return;
+  const stats = statSync(path);
+  if (stats.isDirectory()) throw new EngramError('STORE_CORRUPT', `The store path ${path} is a directory, not a database file.`);
+  if (stats.size === 0) return;
+  const header = Buffer.alloc(16);
+  const descriptor = openSync(path, 'r');
+  try {
+    readSync(descriptor, header, 0, 16, 0);
+  } finally {
+    closeSync(descriptor);
+  }
+  if (header.toString('latin1') !== SQLITE_HEADER) {
+    throw new EngramError(
+      'STORE_CORRUPT',
+      `${path} is not an engram database (not a SQLite file). engram will not overwrite it: move it away or set ENGRAM_STORE to another path.`,
+    );
+  }
+}
+
+function migrate(db: Database.Database, targetVersion: number, path: string): void {
+  const current = (): number => {
+    const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+    if (!exists) return 0;
+    return (db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as { version: number | null }).version ?? 0;
+  };
+  const found = current();
+  if (found > LATEST_SQLITE_VERSION) {
+    throw new EngramError(
+      'STORE_SCHEMA_NEWER',
+      `${path} has schema version ${found}, newer than this engram understands (${LATEST_SQLITE_VERSION}). Upgrade engram.`,
+    );
+  }
+  if (found >= targetVersion) return;
+  db.transaction(() => {
+    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+    // Another process may have migrated while this one waited for the lock.
+    const start = current();
+    for (const migration of SQLITE_MIGRATIONS) {
+      if (migration.version <= start || migration.version > targetVersion) continue;
+      migration.up(db);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, Date.now());
+    }
+  }).immediate();
+}
+
+/** Runs SQLite work, turning driver errors into engram's codes: corruption is STORE_CORRUPT, the rest STORE_ERROR. */
+function guard<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    if (isEngramError(error)) throw error;
+    const code = (error as { code?: string }).code ?? '';
+    if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
+      throw new EngramError('STORE_CORRUPT', `The database file is corrupt (${code}); engram will not modify it. Restore a backup or move it away.`, { cause: error });
+    }
+    throw new EngramError('STORE_ERROR', `Store error: ${(error as Error).message}`, { cause: error });
+  }
+}

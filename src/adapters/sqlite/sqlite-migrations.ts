@@ -1,0 +1,83 @@
+import type Database from 'better-sqlite3';
+
+export interface SqliteMigration {
+  version: number;
+  name: string;
+  up(db: Database.Database): void;
+}
+
+/** Versioned schema changes, applied in order inside one transaction each and recorded in `schema_migrations`. */
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
+  {
+    version: 1,
+    name: 'memories and history',
+    up(db) {
+      db.exec(`
+        CREATE TABLE memories (
+          rowid INTEGER PRIMARY KEY,
+          id TEXT NOT NULL UNIQUE,
+          scope TEXT NOT NULL,
+          type TEXT NOT NULL,
+          name TEXT NOT NULL,
+          description TEXT NOT NULL,
+          content TEXT NOT NULL,
+          importance REAL NOT NULL,
+          source TEXT,
+          created_at INTEGER NOT NULL,
+          updated_at INTEGER NOT NULL,
+          last_accessed_at INTEGER,
+          hit_count INTEGER NOT NULL DEFAULT 0,
+          valid_from INTEGER NOT NULL,
+          invalid_at INTEGER,
+          superseded_by TEXT,
+          archived INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX memories_by_scope ON memories (scope, archived, updated_at);
+        CREATE TABLE memory_history (
+          seq INTEGER PRIMARY KEY,
+          id TEXT NOT NULL UNIQUE,
+          memory_id TEXT NOT NULL,
+          action TEXT NOT NULL,
+          actor TEXT NOT NULL,
+          at INTEGER NOT NULL,
+          before TEXT,
+          after TEXT,
+          undo_of TEXT
+        );
+        CREATE INDEX memory_history_by_memory ON memory_history (memory_id, seq);
+      `);
+    },
+  },
+  {
+    version: 2,
+    name: 'full-text index with stemming',
+    up(db) {
+      // External-content FTS5: the text lives once, in `memories`; triggers keep the index in the
+      // same transaction as every write. Only text changes touch the index (not hit counts).
+      db.exec(`
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+          name, description, content,
+          content = 'memories', content_rowid = 'rowid',
+          tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+          INSERT INTO memories_fts (rowid, name, description, content)
+          VALUES (new.rowid, new.name, new.description, new.content);
+        END;
+        CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+          INSERT INTO memories_fts (memories_fts, rowid, name, description, content)
+          VALUES ('delete', old.rowid, old.name, old.description, old.content);
+        END;
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF name, description, content ON memories BEGIN
+          INSERT INTO memories_fts (memories_fts, rowid, name, description, content)
+          VALUES ('delete', old.rowid, old.name, old.description, old.content);
+          INSERT INTO memories_fts (rowid, name, description, content)
+          VALUES (new.rowid, new.name, new.description, new.content);
+        END;
+        INSERT INTO memories_fts (memories_fts) VALUES ('rebuild');
+      `);
+    },
+  },
+];
+
+export const LATEST_SQLITE_VERSION = SQLITE_MIGRATIONS.at(-1)!.version;

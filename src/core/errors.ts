@@ -1,0 +1,59 @@
+/** Every error engram raises carries a stable string code that surfaces map to exit codes and wire codes. */
+export type EngramErrorCode =
+  | 'INVALID_INPUT'
+  | 'INVALID_SCOPE'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'UNDO_CONFLICT'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNAUTHORIZED'
+  | 'CONFIRMATION_REQUIRED'
+  | 'CONFIG_INVALID'
+  | 'STORE_CORRUPT'
+  | 'STORE_SCHEMA_NEWER'
+  | 'STORE_UNSUPPORTED'
+  | 'STORE_ERROR'
+  | 'STORE_CLOSED'
+  | 'INTERNAL';
+
+/** The one error base of engram: a code, a message that says what to do, and an optional cause. */
+export class EngramError extends Error {
+  readonly code: EngramErrorCode;
+  readonly details?: Record<string, unknown>;
+
+  constructor(code: EngramErrorCode, message: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'EngramError';
+    this.code = code;
+    if (options?.details) this.details = options.details;
+  }
+}
+
+export function isEngramError(value: unknown): value is EngramError {
+  return value instanceof EngramError;
+}
+
+/** Error kinds as the surfaces see them: bad input, missing thing, store trouble. */
+export type ErrorKind = 'bad-input' | 'not-found' | 'store' | 'conflict' | 'unauthorized' | 'internal';
+
+const kindByCode: Record<EngramErrorCode, ErrorKind> = {
+  INVALID_INPUT: 'bad-input',
+  INVALID_SCOPE: 'bad-input',
+  PAYLOAD_TOO_LARGE: 'bad-input',
+  CONFIRMATION_REQUIRED: 'bad-input',
+  CONFIG_INVALID: 'bad-input',
+  NOT_FOUND: 'not-found',
+  CONFLICT: 'conflict',
+  UNDO_CONFLICT: 'conflict',
+  UNAUTHORIZED: 'unauthorized',
+  STORE_CORRUPT: 'store',
+  STORE_SCHEMA_NEWER: 'store',
+  STORE_UNSUPPORTED: 'store',
+  STORE_ERROR: 'store',
+  STORE_CLOSED: 'store',
+  INTERNAL: 'internal',
+};
+
+export function errorKind(error: unknown): ErrorKind {
+  return isEngramError(error) ? kindByCode[error.code] : 'internal';
+}

@@ -1,0 +1,35 @@
+/**
+ * Turns a natural-language question into plain search terms: words lowercased, stop words and
+ * duplicates dropped. Terms are data, never query syntax; the store quotes each one.
+ */
+export const MAX_QUERY_TERMS = 64;
+
+const STOP_WORDS = new Set(
+  `a about above after again against all am an and any are as at be because been before being below between both but by
+  can could did do does doing down during each few for from further had has have having he her here hers herself him
+  himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or other
+  our ours ourselves out over own same she should so some such than that the their theirs them themselves then there
+  these they this those through to too under until up very was we were what when where which while who whom why will
+  with would you your yours yourself yourselves ever also yes yeah oh ok okay hey hi hello did does done get got go
+  going gone let lets like may might must shall thing things really much many well still even would could should tell
+  told say said know knew think thought want wanted`.split(/\s+/),
+);
+
+export function queryTerms(text: string, maxTerms: number = MAX_QUERY_TERMS): string[] {
+  const words = text
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/['’]s\b/g, '')
+    .match(/[\p{L}\p{N}]+/gu) ?? [];
+  const seen = new Set<string>();
+  const content: string[] = [];
+  const all: string[] = [];
+  for (const word of words) {
+    if (seen.has(word) || word.length > 64) continue;
+    seen.add(word);
+    all.push(word);
+    if (!STOP_WORDS.has(word)) content.push(word);
+  }
+  // A query made only of stop words ("who am I") still deserves a search.
+  return (content.length > 0 ? content : all).slice(0, maxTerms);
+}

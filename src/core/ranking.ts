@@ -1,0 +1,47 @@
+import type { Memory } from './memory.js';
+
+export interface RankingOptions {
+  now: string;
+  recencyBase: number;
+}
+
+/** The parts of one recalled memory's score, shown by `recall --explain`. */
+export interface ScoreParts {
+  /** Full-text relevance relative to the best candidate of this query, 0..1. */
+  relevance: number;
+  /** recencyBase ^ days since last access (or creation). */
+  recency: number;
+  /** 0.5 + importance. */
+  importanceWeight: number;
+  /** relevance × recency × importanceWeight ÷ 1.5, so the best possible score is 1. */
+  score: number;
+}
+
+export interface RankedMemory {
+  memory: Memory;
+  parts: ScoreParts;
+}
+
+const MAX_IMPORTANCE_WEIGHT = 1.5;
+
+/** Days since a memory was last accessed, or created if never accessed. */
+export function daysSinceAccess(memory: Memory, now: string): number {
+  const reference = Date.parse(memory.lastAccessedAt ?? memory.createdAt);
+  return Math.max(0, (Date.parse(now) - reference) / 86_400_000);
+}
+
+/** Scores candidates by relevance × recency × importance (SPEC §3) and sorts them, best first. */
+export function rankByRelevance(
+  candidates: ReadonlyArray<{ memory: Memory; relevance: number }>,
+  options: RankingOptions,
+): RankedMemory[] {
+  const best = Math.max(0, ...candidates.map((candidate) => candidate.relevance));
+  const ranked = candidates.map(({ memory, relevance }) => {
+    const normalized = best > 0 ? Math.max(0, relevance) / best : candidates.length > 0 ? 1 : 0;
+    const recency = options.recencyBase ** daysSinceAccess(memory, options.now);
+    const importanceWeight = 0.5 + memory.importance;
+    const score = (normalized * recency * importanceWeight) / MAX_IMPORTANCE_WEIGHT;
+    return { memory, parts: { relevance: normalized, recency, importanceWeight, score } };
+  });
+  return ranked.sort((a, b) => b.parts.score - a.parts.score || (a.memory.id < b.memory.id ? -1 : 1));
+}
