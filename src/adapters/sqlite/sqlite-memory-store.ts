@@ -12,7 +12,7 @@ import {
   type NewMemory,
 } from '../../core/memory.js';
 import { applyPatch, archiveMemory, invalidateMemory, planUndo, restoreMemory } from '../../core/memory-changes.js';
-import { assertScope, type Scope } from '../../core/scope.js';
+import type { Scope } from '../../core/scope.js';
 import type {
   ChangeAction,
   ChangeContext,
@@ -24,6 +24,7 @@ import type {
   TextHit,
   TextSearch,
 } from '../../store/memory-store.js';
+import { checkInstant, checkMemoryFilter, checkScopes, checkTextSearch } from '../../store/store-input.js';
 import { createSortableId } from '../ids.js';
 import { LATEST_SQLITE_VERSION, SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 import { MEMORY_COLUMNS, memoryToParameters, rowToHistory, rowToMemory, type HistoryRow, type MemoryRow } from './sqlite-rows.js';
@@ -66,12 +67,14 @@ export class SqliteMemoryStore implements MemoryStore {
     }
     const db = guard(() => new Database(path));
     try {
+      guard(() => db.pragma(`busy_timeout = ${Math.floor(this.#options.busyTimeoutMs ?? 5_000)}`));
+      // Refuse a newer schema before anything (even the journal mode) writes to the file.
+      guard(() => assertSchemaNotNewer(db, path));
       guard(() => {
-        db.pragma(`busy_timeout = ${Math.floor(this.#options.busyTimeoutMs ?? 5_000)}`);
         db.pragma('journal_mode = WAL');
         db.pragma('synchronous = NORMAL');
       });
-      guard(() => migrate(db, this.#options.targetVersion ?? LATEST_SQLITE_VERSION, path));
+      guard(() => migrate(db, this.#options.targetVersion ?? LATEST_SQLITE_VERSION));
     } catch (error) {
       db.close();
       throw error;
@@ -159,22 +162,22 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async list(filter: MemoryFilter): Promise<Memory[]> {
-    const { where, parameters } = filterClause(filter);
-    const order = ORDER_BY[filter.order ?? 'updated-desc'];
-    const limit = Math.max(0, Math.floor(filter.limit ?? -1));
-    const sql = `SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${where} ORDER BY ${order} LIMIT ${filter.limit === undefined ? -1 : limit} OFFSET ${Math.max(0, Math.floor(filter.offset ?? 0))}`;
+    const checked = checkMemoryFilter(filter);
+    const { where, parameters } = filterClause(checked);
+    const sql = `SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${where} ORDER BY ${ORDER_BY[checked.order]} LIMIT ${checked.limit ?? -1} OFFSET ${checked.offset ?? 0}`;
     return guard(() => (this.#statement(sql).all(...parameters) as MemoryRow[]).map(rowToMemory));
   }
 
   async count(filter: MemoryFilter): Promise<number> {
-    const { where, parameters } = filterClause(filter);
+    const { where, parameters } = filterClause(checkMemoryFilter(filter));
     return guard(() => (this.#statement(`SELECT COUNT(*) AS n FROM memories WHERE ${where}`).get(...parameters) as { n: number }).n);
   }
 
-  async searchText(query: TextSearch): Promise<TextHit[]> {
-    const match = ftsMatchExpression(query.terms, query.match ?? 'any');
+  async searchText(search: TextSearch): Promise<TextHit[]> {
+    const query = checkTextSearch(search);
+    const match = ftsMatchExpression(query.terms, query.match);
     if (match === undefined || query.limit <= 0) return [];
-    const scopes = checkedScopes(query.scopes);
+    const scopes = query.scopes;
     if (scopes.length === 0) return [];
     const parameters: unknown[] = [match, ...scopes];
     let typeClause = '';
@@ -194,8 +197,9 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async recordAccess(ids: readonly string[], at: string): Promise<void> {
+    const milliseconds = checkInstant(at, 'at');
+    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) throw new EngramError('INVALID_INPUT', 'recordAccess takes an array of memory ids.');
     if (ids.length === 0) return;
-    const milliseconds = Date.parse(at);
     this.#transaction(() => {
       const statement = this.#statement('UPDATE memories SET hit_count = hit_count + 1, last_accessed_at = ? WHERE id = ?');
       for (const id of ids) statement.run(milliseconds, id);
@@ -234,7 +238,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async stats(scopes?: readonly Scope[]): Promise<StoreStats> {
-    const scopeList = scopes === undefined ? undefined : checkedScopes(scopes);
+    const scopeList = scopes === undefined ? undefined : checkScopes(scopes);
     const where = scopeList === undefined ? '1 = 1' : scopeList.length === 0 ? '0 = 1' : `scope IN (${placeholders(scopeList.length)})`;
     const parameters = scopeList ?? [];
     return guard(() => {
@@ -327,8 +331,9 @@ const ORDER_BY: Record<NonNullable<MemoryFilter['order']>, string> = {
   'importance-desc': 'importance DESC, updated_at DESC, rowid DESC',
 };
 
-function filterClause(filter: MemoryFilter): { where: string; parameters: unknown[] } {
-  const scopes = checkedScopes(filter.scopes);
+/** The WHERE clause of a checked filter: scope first, so the scope index serves it. */
+function filterClause(filter: ReturnType<typeof checkMemoryFilter>): { where: string; parameters: unknown[] } {
+  const scopes = filter.scopes;
   if (scopes.length === 0) return { where: '0 = 1', parameters: [] };
   const clauses = [`scope IN (${placeholders(scopes.length)})`];
   const parameters: unknown[] = [...scopes];
@@ -336,19 +341,17 @@ function filterClause(filter: MemoryFilter): { where: string; parameters: unknow
     clauses.push(`type IN (${placeholders(filter.types.length)})`);
     parameters.push(...filter.types);
   }
-  const archived = filter.archived ?? 'exclude';
-  if (archived === 'exclude') clauses.push('archived = 0');
-  if (archived === 'only') clauses.push('archived = 1');
-  const invalid = filter.invalid ?? 'exclude';
-  if (invalid === 'exclude') clauses.push('invalid_at IS NULL');
-  if (invalid === 'only') clauses.push('invalid_at IS NOT NULL');
+  if (filter.archived === 'exclude') clauses.push('archived = 0');
+  if (filter.archived === 'only') clauses.push('archived = 1');
+  if (filter.invalid === 'exclude') clauses.push('invalid_at IS NULL');
+  if (filter.invalid === 'only') clauses.push('invalid_at IS NOT NULL');
   if (filter.updatedBefore !== undefined) {
     clauses.push('updated_at < ?');
-    parameters.push(timestamp(filter.updatedBefore, 'updatedBefore'));
+    parameters.push(checkInstant(filter.updatedBefore, 'updatedBefore'));
   }
   if (filter.accessedBefore !== undefined) {
     clauses.push('COALESCE(last_accessed_at, created_at) < ?');
-    parameters.push(timestamp(filter.accessedBefore, 'accessedBefore'));
+    parameters.push(checkInstant(filter.accessedBefore, 'accessedBefore'));
   }
   if (filter.importanceBelow !== undefined) {
     clauses.push('importance < ?');
@@ -369,19 +372,8 @@ export function ftsMatchExpression(terms: readonly string[], match: 'any' | 'all
   return quoted.join(match === 'all' ? ' AND ' : ' OR ');
 }
 
-function checkedScopes(scopes: readonly Scope[]): Scope[] {
-  if (!Array.isArray(scopes)) throw new EngramError('INVALID_INPUT', 'A read must name its scopes (an array).');
-  return [...new Set(scopes.map((scope) => assertScope(scope)))];
-}
-
 function placeholders(count: number): string {
   return new Array(count).fill('?').join(', ');
-}
-
-function timestamp(value: string, field: string): number {
-  const milliseconds = Date.parse(value);
-  if (Number.isNaN(milliseconds)) throw new EngramError('INVALID_INPUT', `Invalid ${field}: use an ISO-8601 date-time.`);
-  return milliseconds;
 }
 
 function actorOf(change: ChangeContext): string {
@@ -417,20 +409,25 @@ function assertLooksLikeSqlite(path: string): void {
   }
 }
 
-function migrate(db: Database.Database, targetVersion: number, path: string): void {
-  const current = (): number => {
-    const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
-    if (!exists) return 0;
-    return (db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as { version: number | null }).version ?? 0;
-  };
-  const found = current();
+function schemaVersion(db: Database.Database): number {
+  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+  if (!exists) return 0;
+  return (db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as { version: number | null }).version ?? 0;
+}
+
+function assertSchemaNotNewer(db: Database.Database, path: string): void {
+  const found = schemaVersion(db);
   if (found > LATEST_SQLITE_VERSION) {
     throw new EngramError(
       'STORE_SCHEMA_NEWER',
       `${path} has schema version ${found}, newer than this engram understands (${LATEST_SQLITE_VERSION}). Upgrade engram.`,
     );
   }
-  if (found >= targetVersion) return;
+}
+
+function migrate(db: Database.Database, targetVersion: number): void {
+  const current = (): number => schemaVersion(db);
+  if (current() >= targetVersion) return;
   db.transaction(() => {
     db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
     // Another process may have migrated while this one waited for the lock.

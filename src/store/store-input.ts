@@ -1,0 +1,83 @@
+import { EngramError } from '../core/errors.js';
+import { assertMemoryType, type MemoryType } from '../core/memory.js';
+import { assertScope, type Scope } from '../core/scope.js';
+import type { MemoryFilter, TextSearch } from './memory-store.js';
+
+const TRI_STATE = ['exclude', 'include', 'only'] as const;
+const ORDERS = ['updated-desc', 'created-asc', 'created-desc', 'importance-desc'] as const;
+const MAX_TERMS = 256;
+const MAX_LIMIT = 100_000;
+
+/**
+ * Checks a list filter once, for every backend: scopes valid and de-duplicated, enums known,
+ * numbers finite and in range. Malformed filters are refused with INVALID_INPUT, never guessed at.
+ */
+export function checkMemoryFilter(filter: MemoryFilter): Required<Pick<MemoryFilter, 'archived' | 'invalid' | 'order'>> & MemoryFilter & { scopes: Scope[] } {
+  if (filter === null || typeof filter !== 'object') throw invalid('A filter is an object with scopes.');
+  const archived = filter.archived ?? 'exclude';
+  const invalidState = filter.invalid ?? 'exclude';
+  const order = filter.order ?? 'updated-desc';
+  if (!TRI_STATE.includes(archived)) throw invalid(`archived must be one of ${TRI_STATE.join(', ')}.`);
+  if (!TRI_STATE.includes(invalidState)) throw invalid(`invalid must be one of ${TRI_STATE.join(', ')}.`);
+  if (!ORDERS.includes(order)) throw invalid(`order must be one of ${ORDERS.join(', ')}.`);
+  if (filter.limit !== undefined) wholeNumber(filter.limit, 'limit', 0, MAX_LIMIT);
+  if (filter.offset !== undefined) wholeNumber(filter.offset, 'offset', 0, Number.MAX_SAFE_INTEGER);
+  if (filter.importanceBelow !== undefined && (typeof filter.importanceBelow !== 'number' || !Number.isFinite(filter.importanceBelow))) {
+    throw invalid('importanceBelow must be a number.');
+  }
+  for (const field of ['updatedBefore', 'accessedBefore'] as const) {
+    const value = filter[field];
+    if (value !== undefined && (typeof value !== 'string' || Number.isNaN(Date.parse(value)))) throw invalid(`${field} must be an ISO-8601 date-time.`);
+  }
+  return {
+    ...filter,
+    scopes: checkScopes(filter.scopes),
+    ...(filter.types !== undefined && { types: checkTypes(filter.types) }),
+    archived,
+    invalid: invalidState,
+    order,
+  };
+}
+
+/** Checks a full-text query: terms are strings, limit a whole number, match and types known. */
+export function checkTextSearch(query: TextSearch): TextSearch & { scopes: Scope[]; match: 'any' | 'all' } {
+  if (query === null || typeof query !== 'object') throw invalid('A search is an object with scopes, terms and limit.');
+  if (!Array.isArray(query.terms) || query.terms.some((term) => typeof term !== 'string')) throw invalid('terms must be an array of strings.');
+  if (query.terms.length > MAX_TERMS) throw invalid(`A search takes at most ${MAX_TERMS} terms.`);
+  const match = query.match ?? 'any';
+  if (match !== 'any' && match !== 'all') throw invalid('match must be "any" or "all".');
+  wholeNumber(query.limit, 'limit', 0, MAX_LIMIT);
+  return {
+    ...query,
+    scopes: checkScopes(query.scopes),
+    match,
+    ...(query.types !== undefined && { types: checkTypes(query.types) }),
+  };
+}
+
+/** An ISO-8601 instant as milliseconds, or INVALID_INPUT. */
+export function checkInstant(value: unknown, field: string): number {
+  const milliseconds = typeof value === 'string' ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(milliseconds)) throw invalid(`${field} must be an ISO-8601 date-time.`);
+  return milliseconds;
+}
+
+export function checkScopes(scopes: readonly Scope[]): Scope[] {
+  if (!Array.isArray(scopes)) throw invalid('A read must name its scopes (an array).');
+  return [...new Set(scopes.map((scope) => assertScope(scope)))];
+}
+
+function checkTypes(types: readonly MemoryType[]): MemoryType[] {
+  if (!Array.isArray(types)) throw invalid('types must be an array.');
+  return types.map((type) => assertMemoryType(type));
+}
+
+function wholeNumber(value: unknown, field: string, minimum: number, maximum: number): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum || value > maximum) {
+    throw invalid(`${field} must be a whole number from ${minimum} to ${maximum}.`);
+  }
+}
+
+function invalid(message: string): EngramError {
+  return new EngramError('INVALID_INPUT', `Invalid query: ${message}`);
+}

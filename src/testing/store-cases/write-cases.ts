@@ -1,0 +1,352 @@
+import { expect } from 'vitest';
+import { openStore } from '../../adapters/open-store.js';
+import { deriveDescription, deriveName, type Memory, type NewMemory } from '../../core/memory.js';
+import { everything, expectEngramError, fingerprint, sortedIds, SUITE_ACTOR, type StoreSuiteGroup } from '../store-suite-support.js';
+
+const TEN_MEGABYTES = 10 * 1024 * 1024;
+
+export const writeCases: StoreSuiteGroup = {
+  title: 'writes',
+  cases: [
+    {
+      name: 'create fills defaults: type project, importance 0.5, derived name and description, validFrom = createdAt, no hits',
+      async run({ store }) {
+        const content = '## Deploys\nThe user deploys with Docker Compose on a single VPS.\n\n**Why:** no Kubernetes.';
+        const memory = await store.create({ scope: 'project:defaults', content }, SUITE_ACTOR);
+        expect(memory).toEqual({
+          id: expect.stringMatching(/\S/),
+          scope: 'project:defaults',
+          type: 'project',
+          name: deriveName(content),
+          description: deriveDescription(content),
+          content,
+          importance: 0.5,
+          source: null,
+          createdAt: expect.any(String),
+          updatedAt: memory.createdAt,
+          lastAccessedAt: null,
+          hitCount: 0,
+          validFrom: memory.createdAt,
+          invalidAt: null,
+          supersededBy: null,
+          archived: false,
+        });
+        expect(new Date(memory.createdAt).toISOString()).toBe(memory.createdAt);
+        expect(await store.get(memory.id)).toEqual(memory);
+        const second = await store.create({ scope: 'project:defaults', content }, SUITE_ACTOR);
+        expect(second.id).not.toBe(memory.id);
+      },
+    },
+    {
+      name: 'create keeps every field it is given and get returns it unchanged',
+      async run({ store }) {
+        const input: NewMemory = {
+          id: 'suite-full-1',
+          scope: 'user:alice',
+          type: 'feedback',
+          name: 'tabs-not-spaces',
+          description: 'The user indents with tabs — “always”, even in YAML 🙂',
+          content:
+            "The user indents with tabs.\n\n**Why:** said so twice; ü, 日本語, emoji 🚀, tab\there.\n**How to apply:** '; DROP TABLE memories; --",
+          importance: 0.9,
+          source: { sessionId: 'session-1', turnId: 'turn-7', origin: 'cli' },
+          createdAt: '2024-03-01T10:00:00.000Z',
+          updatedAt: '2024-03-02T10:00:00.000Z',
+          lastAccessedAt: '2024-03-03T10:00:00.000Z',
+          hitCount: 4,
+          validFrom: '2024-02-01T00:00:00.000Z',
+          invalidAt: null,
+          supersededBy: null,
+          archived: false,
+        };
+        const created = await store.create(input, SUITE_ACTOR);
+        expect(created).toEqual(input);
+        expect(await store.get('suite-full-1')).toEqual(input);
+
+        const shifted = await store.create(
+          { scope: 'global', content: 'Times given with an offset are stored in UTC.', createdAt: '2024-03-01T12:00:00+02:00' },
+          SUITE_ACTOR,
+        );
+        expect(shifted.createdAt).toBe('2024-03-01T10:00:00.000Z');
+        expect((await store.get(shifted.id))?.createdAt).toBe('2024-03-01T10:00:00.000Z');
+      },
+    },
+    {
+      name: 'update changes only the patched fields and keeps identity',
+      async run({ store }) {
+        const original = await store.create(
+          {
+            scope: 'project:update',
+            content: 'The API listens on port 8080.',
+            importance: 0.4,
+            source: { sessionId: 'session-1' },
+            createdAt: '2024-01-01T00:00:00.000Z',
+          },
+          SUITE_ACTOR,
+        );
+        const updated = await store.update(
+          original.id,
+          { content: 'The API listens on port 9090.', importance: 0.8, type: 'reference' },
+          SUITE_ACTOR,
+        );
+        expect(updated).toEqual({
+          ...original,
+          content: 'The API listens on port 9090.',
+          importance: 0.8,
+          type: 'reference',
+          updatedAt: expect.any(String),
+        });
+        expect(Date.parse(updated.updatedAt)).toBeGreaterThan(Date.parse(original.updatedAt));
+        expect(await store.get(original.id)).toEqual(updated);
+
+        const renamed = await store.update(
+          original.id,
+          { name: 'api-port', description: 'Port of the API server.', source: null },
+          SUITE_ACTOR,
+        );
+        expect(renamed).toEqual({ ...updated, name: 'api-port', description: 'Port of the API server.', source: null, updatedAt: renamed.updatedAt });
+        expect(await store.get(original.id)).toEqual(renamed);
+      },
+    },
+    {
+      name: 'delete removes the memory and nothing else',
+      async run({ store }) {
+        const kept = await store.create({ scope: 'project:delete', content: 'This one stays.' }, SUITE_ACTOR);
+        const gone = await store.create({ scope: 'project:delete', content: 'This one goes.' }, SUITE_ACTOR);
+        await store.delete(gone.id, SUITE_ACTOR);
+        expect(await store.get(gone.id)).toBeUndefined();
+        expect(await store.get(kept.id)).toEqual(kept);
+        expect(sortedIds(await store.list(everything(['project:delete'])))).toEqual([kept.id]);
+        await expectEngramError(() => store.delete(gone.id, SUITE_ACTOR), 'NOT_FOUND');
+      },
+    },
+    {
+      name: 'create refuses invalid scopes with INVALID_SCOPE and stores nothing',
+      async run({ store }) {
+        await store.create({ scope: 'project:valid', content: 'A memory that was there before.' }, SUITE_ACTOR);
+        const before = await fingerprint(store, ['project:valid']);
+        const scopes = ['team:x', 'project:', '', 'GLOBAL', 'project:has space', 'user:"quoted"', 'session', ':id'];
+        for (const scope of scopes) {
+          await expectEngramError(() => store.create({ scope, content: `Scope ${scope} is not valid.` }, SUITE_ACTOR), 'INVALID_SCOPE');
+        }
+        await expectEngramError(() => store.create({ content: 'No scope at all.' } as unknown as NewMemory, SUITE_ACTOR), 'INVALID_SCOPE');
+        expect(await fingerprint(store, ['project:valid'])).toEqual(before);
+      },
+    },
+    {
+      name: 'create refuses invalid fields with INVALID_INPUT and stores nothing',
+      async run({ store }) {
+        await store.create({ scope: 'project:valid', content: 'A memory that was there before.' }, SUITE_ACTOR);
+        const before = await fingerprint(store, ['project:valid']);
+        const valid = { scope: 'project:valid', content: 'A perfectly fine fact.' };
+        const invalidInputs: Array<Record<string, unknown>> = [
+          { ...valid, importance: 7 },
+          { ...valid, importance: -1 },
+          { ...valid, importance: Number.NaN },
+          { ...valid, importance: Number.POSITIVE_INFINITY },
+          { ...valid, importance: '0.5' },
+          { ...valid, type: 'opinion' },
+          { ...valid, content: 'null byte \u0000 inside' },
+          { ...valid, content: 'escape \u001b[31m red' },
+          { ...valid, content: '' },
+          { ...valid, content: '   \n  ' },
+          { ...valid, content: 42 },
+          { ...valid, name: 'Has Spaces' },
+          { ...valid, description: 'two\nlines' },
+          { ...valid, createdAt: 'yesterday' },
+          { ...valid, id: 'bad id with spaces' },
+        ];
+        for (const input of invalidInputs) {
+          await expectEngramError(() => store.create(input as unknown as NewMemory, SUITE_ACTOR), 'INVALID_INPUT');
+        }
+        expect(await fingerprint(store, ['project:valid'])).toEqual(before);
+      },
+    },
+    {
+      name: 'create refuses 10 MB content with PAYLOAD_TOO_LARGE and stores nothing',
+      async run({ store }) {
+        const existing = await store.create({ scope: 'project:valid', content: 'A memory that was there before.' }, SUITE_ACTOR);
+        const before = await fingerprint(store, ['project:valid']);
+        const huge = 'word '.repeat(TEN_MEGABYTES / 5);
+        await expectEngramError(() => store.create({ scope: 'project:valid', content: huge }, SUITE_ACTOR), 'PAYLOAD_TOO_LARGE');
+        await expectEngramError(
+          () => store.createMany([{ scope: 'project:valid', content: 'small' }, { scope: 'project:valid', content: huge }], SUITE_ACTOR),
+          'PAYLOAD_TOO_LARGE',
+        );
+        await expectEngramError(() => store.update(existing.id, { content: huge }, SUITE_ACTOR), 'PAYLOAD_TOO_LARGE');
+        expect(await fingerprint(store, ['project:valid'])).toEqual(before);
+      },
+    },
+    {
+      name: 'create refuses an id that already exists with CONFLICT and keeps the original',
+      async run({ store }) {
+        const original = await store.create({ id: 'suite-duplicate', scope: 'global', content: 'The original fact.' }, SUITE_ACTOR);
+        const before = await fingerprint(store, ['global', 'project:other']);
+        await expectEngramError(
+          () => store.create({ id: 'suite-duplicate', scope: 'project:other', content: 'An impostor.' }, SUITE_ACTOR),
+          'CONFLICT',
+        );
+        expect(await store.get('suite-duplicate')).toEqual(original);
+        expect(await fingerprint(store, ['global', 'project:other'])).toEqual(before);
+      },
+    },
+    {
+      name: 'createMany writes all or none',
+      async run({ store }) {
+        const created = await store.createMany(
+          [
+            { scope: 'project:batch', content: 'First fact of the batch.' },
+            { scope: 'user:batch', content: 'Second fact of the batch.', type: 'user' },
+            { scope: 'global', content: 'Third fact of the batch.' },
+          ],
+          SUITE_ACTOR,
+        );
+        expect(created.map((memory) => memory.content)).toEqual([
+          'First fact of the batch.',
+          'Second fact of the batch.',
+          'Third fact of the batch.',
+        ]);
+        expect(new Set(created.map((memory) => memory.id)).size).toBe(3);
+        for (const memory of created) expect(await store.get(memory.id)).toEqual(memory);
+        expect(await store.createMany([], SUITE_ACTOR)).toEqual([]);
+
+        const scopes = ['project:batch', 'user:batch', 'global'];
+        const before = await fingerprint(store, scopes);
+        const good = (index: number): NewMemory => ({ scope: 'project:batch', content: `Would-be fact number ${index}.` });
+        await expectEngramError(
+          () => store.createMany([good(1), good(2), { ...good(3), importance: 7 }], SUITE_ACTOR),
+          'INVALID_INPUT',
+        );
+        await expectEngramError(() => store.createMany([good(4), { ...good(5), scope: 'team:x' }], SUITE_ACTOR), 'INVALID_SCOPE');
+        // The clash is only found in the database, after the first item was written: it must roll back.
+        await expectEngramError(() => store.createMany([good(6), { ...good(7), id: created[0]!.id }], SUITE_ACTOR), 'CONFLICT');
+        await expectEngramError(
+          () => store.createMany([{ ...good(8), id: 'suite-twice' }, { ...good(9), id: 'suite-twice' }], SUITE_ACTOR),
+          'CONFLICT',
+        );
+        expect(await fingerprint(store, scopes)).toEqual(before);
+      },
+    },
+    {
+      name: 'update refuses unknown fields and invalid values and changes nothing',
+      async run({ store }) {
+        const memory = await store.create({ scope: 'project:update', content: 'The cache lives in Redis.' }, SUITE_ACTOR);
+        const before = await fingerprint(store, ['project:update']);
+        const invalidPatches: Array<Record<string, unknown>> = [
+          { scope: 'global' },
+          { id: 'another-id' },
+          { archived: true },
+          { hitCount: 9 },
+          { invalidAt: '2024-01-01T00:00:00.000Z' },
+          { bogus: 1 },
+          { content: 'fine', colour: 'blue' },
+          { importance: 7 },
+          { importance: Number.NaN },
+          { type: 'opinion' },
+          { content: 'null \u0000 byte' },
+          { content: '' },
+        ];
+        for (const patch of invalidPatches) {
+          await expectEngramError(() => store.update(memory.id, patch as never, SUITE_ACTOR), 'INVALID_INPUT');
+        }
+        expect(await fingerprint(store, ['project:update'])).toEqual(before);
+        expect(await store.history(memory.id)).toHaveLength(1);
+      },
+    },
+    {
+      name: 'changes to an unknown id fail with NOT_FOUND and record nothing',
+      async run({ store }) {
+        await store.create({ scope: 'global', content: 'Something that exists.' }, SUITE_ACTOR);
+        const before = await fingerprint(store, ['global']);
+        const missing = 'suite-missing';
+        await expectEngramError(() => store.update(missing, { importance: 0.9 }, SUITE_ACTOR), 'NOT_FOUND');
+        await expectEngramError(() => store.invalidate(missing, {}, SUITE_ACTOR), 'NOT_FOUND');
+        await expectEngramError(() => store.archive(missing, SUITE_ACTOR), 'NOT_FOUND');
+        await expectEngramError(() => store.restore(missing, SUITE_ACTOR), 'NOT_FOUND');
+        await expectEngramError(() => store.delete(missing, SUITE_ACTOR), 'NOT_FOUND');
+        expect(await store.get(missing)).toBeUndefined();
+        expect(await store.history(missing)).toEqual([]);
+        expect(await store.getChange('suite-missing-change')).toBeUndefined();
+        expect(await fingerprint(store, ['global'])).toEqual(before);
+      },
+    },
+    {
+      name: 'transitions that make no sense are refused with CONFLICT and change nothing',
+      async run({ store }) {
+        const archived = await store.create({ scope: 'global', content: 'Archived once already.' }, SUITE_ACTOR);
+        await store.archive(archived.id, SUITE_ACTOR);
+        const active = await store.create({ scope: 'global', content: 'Never archived.' }, SUITE_ACTOR);
+        const invalid = await store.create({ scope: 'global', content: 'Invalid once already.' }, SUITE_ACTOR);
+        await store.invalidate(invalid.id, {}, SUITE_ACTOR);
+        const before = await fingerprint(store, ['global']);
+        await expectEngramError(() => store.archive(archived.id, SUITE_ACTOR), 'CONFLICT');
+        await expectEngramError(() => store.restore(active.id, SUITE_ACTOR), 'CONFLICT');
+        await expectEngramError(() => store.invalidate(invalid.id, {}, SUITE_ACTOR), 'CONFLICT');
+        expect(await fingerprint(store, ['global'])).toEqual(before);
+      },
+    },
+    {
+      name: 'invalidate marks a memory no longer true, links what superseded it, and refuses a missing successor',
+      async run({ store }) {
+        const old = await store.create({ scope: 'project:db', content: 'The database is PostgreSQL 14.' }, SUITE_ACTOR);
+        const replacement = await store.create({ scope: 'project:db', content: 'The database is PostgreSQL 15.' }, SUITE_ACTOR);
+        const invalidated = await store.invalidate(old.id, { supersededBy: replacement.id }, SUITE_ACTOR);
+        expect(invalidated).toEqual({
+          ...old,
+          invalidAt: expect.any(String),
+          supersededBy: replacement.id,
+          updatedAt: expect.any(String),
+        });
+        expect(Number.isNaN(Date.parse(invalidated.invalidAt!))).toBe(false);
+        expect(await store.get(old.id)).toEqual(invalidated);
+        expect(sortedIds(await store.list({ scopes: ['project:db'] }))).toEqual([replacement.id]);
+
+        const other = await store.create({ scope: 'project:db', content: 'The replica is read-only.' }, SUITE_ACTOR);
+        const before = await fingerprint(store, ['project:db']);
+        await expectEngramError(() => store.invalidate(other.id, { supersededBy: 'suite-missing' }, SUITE_ACTOR), 'INVALID_INPUT');
+        expect(await fingerprint(store, ['project:db'])).toEqual(before);
+      },
+    },
+    {
+      name: 'writes are visible to another connection opened from the url and survive its close',
+      async run({ store, url }) {
+        const first = await store.create({ scope: 'project:persist', content: 'Written by the first connection.' }, SUITE_ACTOR);
+        const second = await openStore(url);
+        let secondWrote: Memory;
+        try {
+          expect(await second.get(first.id)).toEqual(first);
+          secondWrote = await second.create({ scope: 'project:persist', content: 'Written by the second connection.' }, SUITE_ACTOR);
+        } finally {
+          await second.close();
+        }
+        expect(await store.get(secondWrote.id)).toEqual(secondWrote);
+        const third = await openStore(url);
+        try {
+          expect(sortedIds(await third.list(everything(['project:persist'])))).toEqual(sortedIds([first, secondWrote]));
+        } finally {
+          await third.close();
+        }
+      },
+    },
+    {
+      name: 'a closed store refuses work with STORE_CLOSED',
+      async run({ url }) {
+        const other = await openStore(url);
+        const memory = await other.create({ scope: 'global', content: 'Written before closing.' }, SUITE_ACTOR);
+        await other.close();
+        await expectEngramError(() => other.create({ scope: 'global', content: 'Written after closing.' }, SUITE_ACTOR), 'STORE_CLOSED');
+        await expectEngramError(() => other.get(memory.id), 'STORE_CLOSED');
+        await expectEngramError(() => other.list({ scopes: ['global'] }), 'STORE_CLOSED');
+        await expectEngramError(() => other.searchText({ scopes: ['global'], terms: ['written'], limit: 5 }), 'STORE_CLOSED');
+      },
+    },
+    {
+      name: 'info names the backend and its schema version',
+      async run({ store }) {
+        const info = store.info();
+        expect(info.backend).toMatch(/\S/);
+        expect(Number.isInteger(info.schemaVersion) && info.schemaVersion >= 1).toBe(true);
+      },
+    },
+  ],
+};

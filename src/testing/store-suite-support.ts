@@ -1,0 +1,120 @@
+import { expect } from 'vitest';
+import type { EngramErrorCode } from '../core/errors.js';
+import type { Memory } from '../core/memory.js';
+import type { Scope } from '../core/scope.js';
+import type { ChangeContext, MemoryFilter, MemoryStore, StoreStats } from '../store/memory-store.js';
+
+/** What one conformance case gets: an opened, empty store and a URL another process can open. */
+export interface StoreSuiteContext {
+  store: MemoryStore;
+  url: string;
+}
+
+/** One case of the conformance suite. Its name is also the key that `skip` uses. */
+export interface StoreSuiteCase {
+  name: string;
+  run: (context: StoreSuiteContext) => Promise<void>;
+  timeoutMs?: number;
+}
+
+export interface StoreSuiteGroup {
+  title: string;
+  cases: readonly StoreSuiteCase[];
+}
+
+export const SUITE_ACTOR: ChangeContext = { actor: 'conformance-suite' };
+
+/** A filter that sees every memory in the scopes: archived and invalidated ones too. */
+export function everything(scopes: readonly Scope[]): MemoryFilter {
+  return { scopes, archived: 'include', invalid: 'include' };
+}
+
+/**
+ * Runs an action that must fail with an EngramError of the given code, and returns the error.
+ * Checked by name and code rather than `instanceof`, so a backend built from another copy of
+ * engram (e.g. `dist` next to `src`) is judged by its behaviour.
+ */
+export async function expectEngramError(
+  action: () => Promise<unknown>,
+  code: EngramErrorCode | readonly EngramErrorCode[],
+): Promise<Error & { code: string }> {
+  const codes: readonly EngramErrorCode[] = typeof code === 'string' ? [code] : code;
+  let caught: unknown;
+  let succeeded = false;
+  try {
+    await action();
+    succeeded = true;
+  } catch (error) {
+    caught = error;
+  }
+  if (succeeded) expect.fail(`expected an EngramError with code ${codes.join(' or ')}, but the call succeeded`);
+  expect(caught, `expected an EngramError with code ${codes.join(' or ')}`).toBeInstanceOf(Error);
+  const error = caught as Error & { code?: unknown };
+  expect({ name: error.name, code: error.code, message: error.message }).toEqual({
+    name: 'EngramError',
+    code: codes.length === 1 ? codes[0] : expect.toBeOneOf([...codes]),
+    message: expect.stringMatching(/\S/),
+  });
+  return error as Error & { code: string };
+}
+
+/**
+ * How a call ended: `resolved`, the EngramError code, or the name of any other error. Lets a
+ * case check many hostile inputs at once and report every one that was not refused.
+ */
+export async function outcomeOf(action: () => Promise<unknown>): Promise<string> {
+  try {
+    await action();
+    return 'resolved';
+  } catch (error) {
+    const { name, code } = error as { name?: string; code?: unknown };
+    return name === 'EngramError' && typeof code === 'string' ? code : `${name ?? 'thrown'} (not an EngramError)`;
+  }
+}
+
+/** A readable label for a hostile input, with NaN and Infinity spelled out (JSON would print null). */
+export function describeInput(input: Record<string, unknown>): string {
+  return JSON.stringify(input, (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? String(value) : value));
+}
+
+/** Everything a refused write must leave as it was: whole-store stats and the memories of some scopes. */
+export async function fingerprint(store: MemoryStore, scopes: readonly Scope[]): Promise<{ stats: StoreStats; memories: Memory[] }> {
+  return { stats: await store.stats(), memories: await store.list({ ...everything(scopes), order: 'created-asc' }) };
+}
+
+export function sortedIds(memories: ReadonlyArray<{ id: string }>): string[] {
+  return memories.map((memory) => memory.id).sort();
+}
+
+/** A small seeded random source (mulberry32), so a failing random run can be replayed. */
+export interface RandomSource {
+  next(): number;
+  integer(min: number, max: number): number;
+  pick<T>(items: readonly T[]): T;
+  sample<T>(items: readonly T[], count: number): T[];
+}
+
+export function createRandomSource(seed: number): RandomSource {
+  let state = seed >>> 0;
+  const next = (): number => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4_294_967_296;
+  };
+  const integer = (min: number, max: number): number => min + Math.floor(next() * (max - min + 1));
+  return {
+    next,
+    integer,
+    pick: (items) => items[integer(0, items.length - 1)]!,
+    sample: (items, count) => {
+      const pool = [...items];
+      for (let index = pool.length - 1; index > 0; index -= 1) {
+        const other = integer(0, index);
+        [pool[index], pool[other]] = [pool[other]!, pool[index]!];
+      }
+      return pool.slice(0, Math.min(count, pool.length));
+    },
+  };
+}
