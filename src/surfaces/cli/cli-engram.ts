@@ -1,0 +1,93 @@
+import { EngramError } from '../../core/errors.js';
+import { MEMORY_TYPES, assertMemoryType, type Memory, type MemoryType } from '../../core/memory.js';
+import { assertScope, type Scope } from '../../core/scope.js';
+import { openEngram, type OpenedEngram } from '../../node.js';
+import { stringOptions, type CommandInvocation, type GlobalOptions, type OptionValues } from './cli-command.js';
+import type { CliIo } from './cli-io.js';
+
+/** Recorded in history as the actor of changes made from the command line. */
+export const CLI_ACTOR = 'cli';
+
+/** Setting overrides that global flags carry, keyed by dotted setting path. */
+export function globalSettingFlags(global: GlobalOptions, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { 'store.url': global.store, 'project.id': global.project, ...extra };
+}
+
+/** Opens settings and store for one command, runs `work`, and always closes the store. */
+export async function withEngram<T>(
+  invocation: Pick<CommandInvocation, 'global' | 'io'>,
+  work: (opened: OpenedEngram) => Promise<T>,
+): Promise<T> {
+  const opened = await openEngram({
+    cwd: invocation.io.cwd,
+    env: invocation.io.env,
+    flags: globalSettingFlags(invocation.global),
+    actor: CLI_ACTOR,
+  });
+  try {
+    return await work(opened);
+  } finally {
+    await opened.close();
+  }
+}
+
+// A scope id may itself hold commas, so a list splits only where the next scope begins.
+const SCOPE_LIST_SEPARATOR = /,(?=(?:global(?:,|$)|user:|project:|session:))/;
+
+/** The scopes named by --scope (repeatable, or comma-separated), each validated; undefined when absent. */
+export function scopeOption(values: OptionValues): Scope[] | undefined {
+  const raw = stringOptions(values, 'scope');
+  if (raw.length === 0) return undefined;
+  const scopes = raw.flatMap((value) => value.split(SCOPE_LIST_SEPARATOR)).map((scope) => assertScope(scope.trim()));
+  return [...new Set(scopes)];
+}
+
+/** The one scope a write goes to: --scope, else the current project. */
+export function writeScope(values: OptionValues, opened: OpenedEngram): Scope {
+  const scopes = scopeOption(values);
+  if (scopes === undefined) return opened.loaded.project.scope;
+  if (scopes.length !== 1) throw new EngramError('INVALID_INPUT', `A write goes to one scope; got ${scopes.length}: ${scopes.join(', ')}.`);
+  return scopes[0]!;
+}
+
+/** The scopes a read sees: --scope, else the current project and global. */
+export function readScopes(values: OptionValues, opened: OpenedEngram): Scope[] {
+  return scopeOption(values) ?? [...new Set([opened.loaded.project.scope, 'global'])];
+}
+
+/** The types named by --type (repeatable, or comma-separated), validated. */
+export function typeOption(values: OptionValues): MemoryType[] | undefined {
+  const raw = stringOptions(values, 'type');
+  if (raw.length === 0) return undefined;
+  return [...new Set(raw.flatMap((value) => value.split(',')).map((type) => assertMemoryType(type.trim())))];
+}
+
+/** Help text for the --type flag. */
+export const TYPE_NAMES = MEMORY_TYPES.join('|');
+
+/** Reads all of stdin as UTF-8, refusing more than `maxBytes` without buffering the rest. */
+export async function readStdin(io: Pick<CliIo, 'stdin'>, maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of io.stdin) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    total += buffer.length;
+    if (total > maxBytes) {
+      throw new EngramError('PAYLOAD_TOO_LARGE', `Input on stdin is over ${maxBytes} bytes; a memory holds at most ${maxBytes} bytes. Store one fact per memory.`);
+    }
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Reads one memory the reader may see: NOT_FOUND (saying which scopes were searched) otherwise. */
+export async function findMemory(opened: OpenedEngram, id: string, scopes: readonly Scope[]): Promise<Memory> {
+  const memory = await opened.engram.store.get(id, scopes);
+  if (!memory) {
+    throw new EngramError(
+      'NOT_FOUND',
+      `No memory with id ${JSON.stringify(id.slice(0, 140))} in ${scopes.join(', ')}. Pass --scope to look in another scope.`,
+    );
+  }
+  return memory;
+}

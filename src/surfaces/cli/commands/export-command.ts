@@ -1,0 +1,74 @@
+import { EngramError } from '../../../core/errors.js';
+import type { Memory } from '../../../core/memory.js';
+import { serializeMemoryLine } from '../../../core/jsonl-format.js';
+import { assignFileNames } from '../../../core/memory-index.js';
+import { writeMemoryDirectory } from '../../../adapters/fs/memory-directory.js';
+import type { OpenedEngram } from '../../../node.js';
+import { noPositionals, stringOption, type CommandDefinition, type OptionValues } from '../cli-command.js';
+import { scopeOption, withEngram } from '../cli-engram.js';
+import { assertExportDirectory, writeExportFile } from '../output-paths.js';
+
+const FORMATS = ['jsonl', 'claude'] as const;
+
+/** `engram export`: write memories as JSON Lines or as a Claude Code memory directory. */
+export const exportCommand: CommandDefinition = {
+  name: 'export',
+  summary: 'Write memories as JSON Lines or as a Claude Code memory directory',
+  usage: 'export [--format jsonl] [--out <file>]   |   export --format claude --dir <dir>   [options]',
+  options: {
+    format: { type: 'string', valueName: FORMATS.join('|'), description: 'jsonl (default): one {"kind":"memory",…} object a line; claude: MEMORY.md plus one topic file per memory' },
+    out: { type: 'string', valueName: 'file', description: 'JSON Lines file to write (default stdout)' },
+    dir: { type: 'string', valueName: 'dir', description: 'Directory for --format claude (created if missing)' },
+    scope: { type: 'string', multiple: true, valueName: 'a,b', description: 'Scopes to export (default: the current project)' },
+    all: { type: 'boolean', description: 'Export every scope in the store' },
+    force: { type: 'boolean', description: 'Overwrite an existing file (or files engram did not write); symlinks are never followed' },
+  },
+  details:
+    'Every field of every memory is exported, archived and invalidated ones included; history is not. Importing the file into an empty store gives back the same memories.',
+  async run(invocation) {
+    const { values, global } = invocation;
+    noPositionals(invocation);
+    const format = stringOption(values, 'format') ?? 'jsonl';
+    if (!(FORMATS as readonly string[]).includes(format)) {
+      throw new EngramError('INVALID_INPUT', `Invalid --format ${JSON.stringify(format.slice(0, 40))}: use ${FORMATS.join(' or ')}.`);
+    }
+    const out = stringOption(values, 'out');
+    const dir = stringOption(values, 'dir');
+    if (format === 'claude' && dir === undefined) throw new EngramError('INVALID_INPUT', 'export --format claude needs --dir <dir>.');
+    if (format === 'claude' && out !== undefined) throw new EngramError('INVALID_INPUT', '--out is for --format jsonl; use --dir with --format claude.');
+    if (format === 'jsonl' && dir !== undefined) throw new EngramError('INVALID_INPUT', '--dir is for --format claude; use --out with JSON Lines.');
+    if (values.all === true && values.scope !== undefined) throw new EngramError('INVALID_INPUT', 'Give --scope or --all, not both.');
+    const force = values.force === true;
+    return withEngram(invocation, async (opened) => {
+      const scopes = await exportScopes(values, opened);
+      const memories = scopes.length === 0 ? [] : await opened.engram.list({ scopes, archived: 'include', invalid: 'include', order: 'created-asc' });
+      const summary = { format, scopes, count: memories.length };
+      if (format === 'claude') {
+        const fileNames = assignFileNames(memories);
+        const directory = await assertExportDirectory(dir!, [...fileNames.values()], { force });
+        const { index, files } = await writeMemoryDirectory(directory, memories, opened.loaded.settings.index);
+        const warning = index.truncated ? `\nWarning: MEMORY.md lists ${index.shown} of ${index.total} memories (cut at its caps); every topic file was written.` : '';
+        return {
+          data: { ...summary, dir: directory, files, indexTruncated: index.truncated, indexShown: index.shown },
+          text: `Exported ${memories.length} memories to ${directory} (MEMORY.md and ${files.length - 1} topic files).${warning}`,
+        };
+      }
+      const text = memories.map((memory) => `${serializeMemoryLine(memory)}\n`).join('');
+      if (out !== undefined) {
+        const path = await writeExportFile(out, text, { force });
+        return { data: { ...summary, out: path }, text: `Exported ${memories.length} memories to ${path}.` };
+      }
+      // To stdout: the lines themselves, or with --json one document that holds the same objects.
+      return { data: { ...summary, memories: memories.map(asLineObject) }, text: global.json ? '' : text };
+    });
+  },
+};
+
+function asLineObject(memory: Memory): unknown {
+  return JSON.parse(serializeMemoryLine(memory));
+}
+
+async function exportScopes(values: OptionValues, opened: OpenedEngram): Promise<string[]> {
+  if (values.all === true) return Object.keys((await opened.engram.stats()).byScope);
+  return scopeOption(values) ?? [opened.loaded.project.scope];
+}

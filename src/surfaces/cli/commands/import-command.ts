@@ -1,0 +1,115 @@
+import { readFile, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { readMemoryDirectory } from '../../../adapters/fs/memory-directory.js';
+import { createSortableId } from '../../../adapters/ids.js';
+import { EngramError } from '../../../core/errors.js';
+import { parseJsonl } from '../../../core/jsonl-format.js';
+import type { NewMemory } from '../../../core/memory.js';
+import { singlePositional, stringOption, type CommandDefinition } from '../cli-command.js';
+import { scopeOption, withEngram, writeScope } from '../cli-engram.js';
+
+const ON_EXISTING = ['skip', 'replace', 'fail'] as const;
+type OnExisting = (typeof ON_EXISTING)[number];
+const IMPORT_ACTOR = 'import';
+const MAX_LISTED_PROBLEMS = 20;
+
+/** `engram import`: load memories from a JSON Lines file or a Claude Code memory directory. */
+export const importCommand: CommandDefinition = {
+  name: 'import',
+  summary: 'Load memories from a JSON Lines file or a Claude Code memory directory',
+  usage: 'import <file.jsonl | memory-dir> [--on-existing skip|replace|fail] [--scope <scope>] [options]',
+  options: {
+    'on-existing': { type: 'string', valueName: ON_EXISTING.join('|'), description: 'What to do with ids already in the store (default skip)' },
+    scope: { type: 'string', valueName: 'scope', description: 'Scope of memories that name none (default for a Claude Code directory: the current project)' },
+  },
+  details:
+    'All or nothing: if any line or topic file is invalid, nothing is imported and the bad lines (or files) are listed. Each imported memory gets one "create" history entry with actor "import".',
+  async run(invocation) {
+    const { values } = invocation;
+    const path = resolve(invocation.io.cwd, singlePositional(invocation, 'path'));
+    const onExisting = (stringOption(values, 'on-existing') ?? 'skip') as OnExisting;
+    if (!ON_EXISTING.includes(onExisting)) {
+      throw new EngramError('INVALID_INPUT', `Invalid --on-existing ${JSON.stringify(String(onExisting).slice(0, 40))}: use ${ON_EXISTING.join(', ')}.`);
+    }
+    // The path is the user's own: a symlink to a file or directory is followed like any path.
+    const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
+      throw new EngramError(error.code === 'ENOENT' ? 'NOT_FOUND' : 'INVALID_INPUT', `Cannot import ${path} (${error.code ?? 'error'}).`, { cause: error });
+    });
+    return withEngram(invocation, async (opened) => {
+      const limits = opened.loaded.settings.memory;
+      let inputs: NewMemory[];
+      let warnings: string[];
+      const kind = info.isDirectory() ? 'claude' : 'jsonl';
+      if (kind === 'claude') {
+        const read = await readMemoryDirectory(path, {
+          scope: writeScope(values, opened),
+          now: new Date().toISOString(),
+          generateId: () => createSortableId('mem'),
+        });
+        if (read.errors.length > 0) {
+          throw problems(`${read.errors.length} topic file(s) in ${path} are invalid`, read.errors.map((error) => `${error.file}: ${error.message}`));
+        }
+        inputs = read.memories;
+        warnings = read.warnings;
+      } else {
+        const text = await readText(path);
+        const explicitScope = scopeOption(values);
+        const parsed = parseJsonl(explicitScope ? withDefaultScope(text, writeScope(values, opened)) : text, { limits });
+        if (parsed.errors.length > 0) {
+          throw problems(
+            `${parsed.errors.length} invalid line(s) in ${path} (line${parsed.errors.length === 1 ? '' : 's'} ${parsed.errors.map((error) => error.line).slice(0, MAX_LISTED_PROBLEMS).join(', ')})`,
+            parsed.errors.map((error) => `line ${error.line}: ${error.message}`),
+          );
+        }
+        inputs = parsed.memories.map((entry) => entry.input);
+        warnings = [...parsed.warnings, ...(parsed.others.length > 0 ? [`Ignored ${parsed.others.length} line(s) of other kinds than "memory".`] : [])];
+      }
+      const report = await opened.engram.importMemories(inputs, { onExisting, actor: IMPORT_ACTOR });
+      const data = { path, format: kind, ...report, warnings };
+      const text = [
+        `Imported from ${path}: ${report.created} created, ${report.replaced} replaced, ${report.skipped} skipped (already present).`,
+        ...warnings.map((warning) => `warning: ${warning}`),
+      ].join('\n');
+      return { data, text };
+    });
+  },
+};
+
+async function readText(path: string): Promise<string> {
+  let buffer: Buffer;
+  try {
+    buffer = await readFile(path);
+  } catch (error) {
+    throw new EngramError('INVALID_INPUT', `Cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, { cause: error });
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(buffer);
+  } catch {
+    throw new EngramError('INVALID_INPUT', `${path} is not UTF-8 text; nothing was imported.`);
+  }
+}
+
+function problems(headline: string, details: readonly string[]): EngramError {
+  const listed = details.slice(0, MAX_LISTED_PROBLEMS).map((detail) => `  ${detail.replace(/[\u0000-\u001F\u007F-\u009F]+/g, ' ')}`);
+  const more = details.length > MAX_LISTED_PROBLEMS ? [`  … and ${details.length - MAX_LISTED_PROBLEMS} more`] : [];
+  return new EngramError('INVALID_INPUT', [`${headline}; nothing was imported:`, ...listed, ...more].join('\n'), { details: { problems: details } });
+}
+
+/** Gives memory lines that name no scope the one from --scope; line numbers stay as they were. */
+function withDefaultScope(text: string, scope: string): string {
+  return text
+    .split('\n')
+    .map((line) => {
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        return line;
+      }
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) return line;
+      const record = value as Record<string, unknown>;
+      if ((record.kind !== undefined && record.kind !== 'memory') || (record.scope !== undefined && record.scope !== null)) return line;
+      return JSON.stringify({ ...record, scope });
+    })
+    .join('\n');
+}

@@ -1,0 +1,66 @@
+import { EngramError } from '../../../core/errors.js';
+import type { RankedMemory } from '../../../core/ranking.js';
+import { integerOption, numberOption, type CommandDefinition } from '../cli-command.js';
+import { TYPE_NAMES, readScopes, typeOption, withEngram } from '../cli-engram.js';
+import { memoryColumns } from '../memory-view.js';
+import { formatTable, type TableColumn } from '../table-format.js';
+
+const score = (value: number): string => value.toFixed(3);
+
+/** `engram recall`: find the memories most relevant to a question. */
+export const recallCommand: CommandDefinition = {
+  name: 'recall',
+  summary: 'Find the memories most relevant to a question',
+  usage: 'recall <query…> [options]',
+  options: {
+    'top-k': { type: 'string', valueName: 'n', description: 'How many memories at most (setting recall.topK, default 6)' },
+    'min-score': { type: 'string', valueName: '0..1', description: 'Lowest score shown (setting recall.minScore, default 0.25)' },
+    scope: { type: 'string', multiple: true, valueName: 'a,b', description: 'Scopes to read (default: the current project and global)' },
+    type: { type: 'string', multiple: true, valueName: TYPE_NAMES, description: 'Only these types (comma list)' },
+    explain: { type: 'boolean', description: 'Show each result’s score parts: relevance, recency, importance weight' },
+  },
+  details: 'The query is plain words; quotes, parentheses, AND, NEAR and * are searched as text, never as query syntax.',
+  async run(invocation) {
+    const { values, positionals, io } = invocation;
+    const query = positionals.join(' ');
+    if (query.trim() === '') throw new EngramError('INVALID_INPUT', 'Nothing to recall: engram recall <query…>.');
+    const topK = integerOption(values, 'top-k', { min: 1, max: 1000 });
+    const minScore = numberOption(values, 'min-score');
+    if (minScore !== undefined && (minScore < 0 || minScore > 1)) {
+      throw new EngramError('INVALID_INPUT', `Invalid --min-score ${minScore}: a number from 0 to 1.`);
+    }
+    const types = typeOption(values);
+    return withEngram(invocation, async (opened) => {
+      const result = await opened.engram.recall(query, {
+        scopes: readScopes(values, opened),
+        ...(topK !== undefined && { topK }),
+        ...(minScore !== undefined && { minScore }),
+        ...(types && { types }),
+      });
+      const data = {
+        query: result.query,
+        terms: result.terms,
+        scopes: result.scopes,
+        warnings: result.warnings,
+        memories: result.memories.map(({ memory, parts }) => ({ ...memory, score: parts.score, parts })),
+      };
+      if (result.memories.length === 0) return { data, text: `No memories match in ${result.scopes.join(', ')}.` };
+      const columns: Array<TableColumn<RankedMemory>> = [
+        { header: 'SCORE', value: (entry) => score(entry.parts.score), align: 'right' },
+        ...(values.explain === true
+          ? ([
+              { header: 'RELEVANCE', value: (entry) => score(entry.parts.relevance), align: 'right' },
+              { header: 'RECENCY', value: (entry) => score(entry.parts.recency), align: 'right' },
+              { header: 'IMPORTANCE', value: (entry) => score(entry.parts.importanceWeight), align: 'right' },
+            ] satisfies Array<TableColumn<RankedMemory>>)
+          : []),
+        ...memoryColumns<RankedMemory>((entry) => entry.memory, opened.loaded.settings.recall.staleDays).filter(
+          (column) => column.header !== 'STATE' || values.explain !== true,
+        ),
+      ];
+      let text = formatTable(columns, result.memories, { width: io.columns, color: io.color });
+      if (values.explain === true) text += '\n\nscore = relevance × recency × importance weight ÷ 1.5 (relevance is relative to the best match)';
+      return { data, text };
+    });
+  },
+};

@@ -1,0 +1,56 @@
+import { EngramError } from '../../../core/errors.js';
+import { assertMemoryType } from '../../../core/memory.js';
+import { numberOption, stringOption, type CommandDefinition } from '../cli-command.js';
+import { TYPE_NAMES, readStdin, withEngram, writeScope } from '../cli-engram.js';
+import { oneLine } from '../table-format.js';
+
+// Room for a trailing newline and surrounding whitespace that are trimmed before the size check.
+const STDIN_SLACK_BYTES = 4096;
+
+/** `engram remember`: store one memory. */
+export const rememberCommand: CommandDefinition = {
+  name: 'remember',
+  summary: 'Store one memory',
+  usage: 'remember <text…> [options]   |   … | engram remember --stdin [options]',
+  options: {
+    stdin: { type: 'boolean', description: 'Read the content from stdin' },
+    type: { type: 'string', valueName: TYPE_NAMES, description: 'Memory type (default project)' },
+    name: { type: 'string', valueName: 'slug', description: 'Short kebab-case name (default: from the content)' },
+    description: { type: 'string', valueName: 'text', description: 'One-line description (default: the first line)' },
+    importance: { type: 'string', valueName: '0..1', description: 'Importance from 0 to 1 (default 0.5)' },
+    scope: { type: 'string', valueName: 'scope', description: 'Scope to write to (default: the current project)' },
+  },
+  details: 'Example: engram remember --type feedback "Integration tests use the real database, no mocks."',
+  async run(invocation) {
+    const { values, positionals, io } = invocation;
+    if (values.stdin === true && positionals.length > 0) {
+      throw new EngramError('INVALID_INPUT', 'Give the text as arguments or with --stdin, not both.');
+    }
+    if (values.stdin !== true && positionals.length === 0) {
+      throw new EngramError('INVALID_INPUT', 'Nothing to remember: engram remember <text…>, or pipe it in with --stdin.');
+    }
+    const type = stringOption(values, 'type');
+    const importance = numberOption(values, 'importance');
+    const name = stringOption(values, 'name');
+    const description = stringOption(values, 'description');
+    if (type !== undefined) assertMemoryType(type);
+    return withEngram(invocation, async (opened) => {
+      const scope = writeScope(values, opened);
+      const raw =
+        values.stdin === true
+          ? await readStdin(io, opened.loaded.settings.memory.maxContentBytes + STDIN_SLACK_BYTES)
+          : positionals.join(' ');
+      const content = raw.replace(/\s+$/, '');
+      const memory = await opened.engram.remember({
+        scope,
+        content,
+        ...(type !== undefined && { type: assertMemoryType(type) }),
+        ...(name !== undefined && { name }),
+        ...(description !== undefined && { description }),
+        ...(importance !== undefined && { importance }),
+        source: { origin: 'cli' },
+      });
+      return { data: { memory }, text: `Remembered ${memory.id} (${memory.type}, ${memory.scope}): ${memory.name} — ${oneLine(memory.description)}` };
+    });
+  },
+};

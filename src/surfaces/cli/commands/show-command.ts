@@ -1,0 +1,21 @@
+import { singlePositional, type CommandDefinition } from '../cli-command.js';
+import { findMemory, readScopes, withEngram } from '../cli-engram.js';
+import { formatMemoryDetail } from '../memory-view.js';
+
+/** `engram show`: show one memory and its history. */
+export const showCommand: CommandDefinition = {
+  name: 'show',
+  summary: 'Show one memory and its history',
+  usage: 'show <id> [options]',
+  options: {
+    scope: { type: 'string', multiple: true, valueName: 'a,b', description: 'Scopes to look in (default: the current project and global)' },
+  },
+  async run(invocation) {
+    const id = singlePositional(invocation, 'id');
+    return withEngram(invocation, async (opened) => {
+      const memory = await findMemory(opened, id, readScopes(invocation.values, opened));
+      const history = await opened.engram.history(memory.id);
+      return { data: { memory, history }, text: formatMemoryDetail(memory, history, invocation.io) };
+    });
+  },
+};

@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import { constants, type Stats } from 'node:fs';
+import { lstat, open, readFile, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { EngramError } from '../../core/errors.js';
+import { parseMemoryFile } from '../../core/memory-file.js';
+import { MEMORY_INDEX_FILE } from '../../core/memory-index.js';
+
+// O_EXCL on a fresh name: nothing that already exists (a planted symlink included) is opened.
+const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+const ENGRAM_INDEX_HEADER = '# Memory index\n';
+const NOT_AN_ID = 'not-an-engram-id';
+
+/** lstat that answers undefined for a path that does not exist. */
+export async function pathInfo(path: string): Promise<Stats | undefined> {
+  try {
+    return await lstat(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new EngramError('INVALID_INPUT', `Cannot inspect ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, { cause: error });
+  }
+}
+
+/**
+ * Writes an export file: never through a symlink, never over an existing file without `force`,
+ * and never half-written (a temporary file renamed into place, mode 0600).
+ */
+export async function writeExportFile(path: string, text: string, options: { force: boolean }): Promise<string> {
+  const target = resolve(path);
+  const info = await pathInfo(target);
+  if (info?.isSymbolicLink()) throw new EngramError('INVALID_INPUT', `${target} is a symbolic link; engram never writes through one.`);
+  if (info && !info.isFile()) throw new EngramError('INVALID_INPUT', `${target} exists and is not a regular file.`);
+  if (info && !options.force) throw new EngramError('INVALID_INPUT', `${target} already exists; pass --force to overwrite it.`);
+  const parent = await pathInfo(dirname(target));
+  if (!parent) throw new EngramError('INVALID_INPUT', `The folder ${dirname(target)} does not exist.`);
+  const temporary = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    const handle = await open(temporary, CREATE_FLAGS, 0o600);
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, target);
+  } catch (error) {
+    await unlink(temporary).catch(() => undefined);
+    throw new EngramError('INVALID_INPUT', `Could not write ${target} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`, { cause: error });
+  }
+  return target;
+}
+
+/**
+ * Checks a directory an export will write into: not a symlink, not a file, and (without `force`)
+ * no file at any of the names it will write unless engram wrote that file itself.
+ */
+export async function assertExportDirectory(directory: string, fileNames: readonly string[], options: { force: boolean }): Promise<string> {
+  const target = resolve(directory);
+  const info = await pathInfo(target);
+  if (info?.isSymbolicLink()) throw new EngramError('INVALID_INPUT', `${target} is a symbolic link; engram never writes through one.`);
+  if (!info) return target;
+  if (!info.isDirectory()) throw new EngramError('INVALID_INPUT', `${target} exists and is not a directory.`);
+  if (options.force) return target;
+  const foreign: string[] = [];
+  for (const name of [...fileNames, MEMORY_INDEX_FILE]) {
+    const path = join(target, name);
+    const existing = await pathInfo(path);
+    if (existing && !(existing.isFile() && (await isEngramFile(path, name)))) foreign.push(name);
+  }
+  if (foreign.length > 0) {
+    const shown = foreign.slice(0, 5).join(', ') + (foreign.length > 5 ? ` and ${foreign.length - 5} more` : '');
+    throw new EngramError('INVALID_INPUT', `${target} holds files engram did not write (${shown}); pass --force to replace them, or pick an empty folder.`);
+  }
+  return target;
+}
+
+/** Whether engram wrote a file: its MEMORY.md header, or a topic file whose frontmatter carries an engram id. */
+async function isEngramFile(path: string, name: string): Promise<boolean> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return false;
+  }
+  if (name === MEMORY_INDEX_FILE) return text.startsWith(ENGRAM_INDEX_HEADER);
+  try {
+    const parsed = parseMemoryFile(text, { scope: 'global', now: new Date(0).toISOString(), id: NOT_AN_ID });
+    return parsed.id !== undefined && parsed.id !== NOT_AN_ID;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,255 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { EngramError } from '../../core/errors.js';
+import { assertMemoryId } from '../../core/memory.js';
+import { assertScope, type Scope } from '../../core/scope.js';
+import type { Engram } from '../../engram.js';
+import type { HistoryEntry } from '../../store/memory-store.js';
+import { readJsonBody, readRequiredJsonBody } from './http-body.js';
+import { HttpProblem } from './http-errors.js';
+import { handleMcpPost } from './http-mcp-endpoint.js';
+import {
+  createMemoryBody,
+  deleteQuery,
+  emptyBody,
+  listQuery,
+  parseInput,
+  queryObject,
+  recallBody,
+  scopedQuery,
+  undoBody,
+  updateMemoryBody,
+} from './http-schemas.js';
+
+/** Everything a route handler may use: the library, the request, and the server's limits. */
+export interface RouteContext {
+  engram: Engram;
+  request: IncomingMessage;
+  response: ServerResponse;
+  url: URL;
+  params: Record<string, string>;
+  maxBodyBytes: number;
+  version: string;
+  actor: string;
+  mcpScopes: readonly Scope[];
+}
+
+/** A JSON answer; a handler that wrote the response itself (MCP) returns undefined. */
+export interface JsonReply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+type RouteHandler = (context: RouteContext) => Promise<JsonReply | undefined>;
+
+interface Route {
+  method: string;
+  segments: string[];
+  handler: RouteHandler;
+}
+
+const DEFAULT_LIST_LIMIT = 100;
+
+const routes: Route[] = [
+  route('GET', '/health', async ({ version }) => ok({ status: 'ok', version })),
+  route('POST', '/v1/memories', createMemory),
+  route('GET', '/v1/memories', listMemories),
+  route('GET', '/v1/memories/:id', getMemory),
+  route('PATCH', '/v1/memories/:id', updateMemory),
+  route('DELETE', '/v1/memories/:id', forgetMemory),
+  route('POST', '/v1/memories/:id/restore', restoreMemory),
+  route('GET', '/v1/memories/:id/history', memoryHistory),
+  route('POST', '/v1/recall', recall),
+  route('POST', '/v1/undo', undo),
+  route('GET', '/v1/stats', stats),
+  route('POST', '/mcp', async (context) => {
+    const body = await readRequiredJsonBody(context.request, context.maxBodyBytes);
+    await handleMcpPost(context.request, context.response, body, {
+      engram: context.engram,
+      scopes: context.mcpScopes,
+      version: context.version,
+    });
+    return undefined;
+  }),
+  // The stateless MCP endpoint has no SSE stream to open and no session to end.
+  route('GET', '/mcp', methodNotAllowedForMcp),
+  route('DELETE', '/mcp', methodNotAllowedForMcp),
+];
+
+/** Finds the handler for a method and path; unknown paths are 404, known paths with another method 405. */
+export function matchRoute(method: string, pathname: string): { handler: RouteHandler; params: Record<string, string> } {
+  const parts = pathname.split('/').slice(1);
+  const allowed: string[] = [];
+  for (const candidate of routes) {
+    const params = matchSegments(candidate.segments, parts);
+    if (!params) continue;
+    if (candidate.method === method) return { handler: candidate.handler, params };
+    allowed.push(candidate.method);
+  }
+  if (allowed.length > 0) {
+    throw new HttpProblem('METHOD_NOT_ALLOWED', `${method} is not allowed on ${pathname}; use ${allowed.join(', ')}.`, {
+      allow: allowed.join(', '),
+    });
+  }
+  throw new HttpProblem('ROUTE_NOT_FOUND', `No route ${JSON.stringify(pathname.slice(0, 120))}; see GET /health and /v1/memories.`);
+}
+
+function route(method: string, pattern: string, handler: RouteHandler): Route {
+  return { method, segments: pattern.split('/').slice(1), handler };
+}
+
+function matchSegments(segments: string[], parts: string[]): Record<string, string> | undefined {
+  if (segments.length !== parts.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let index = 0; index < segments.length; index += 1) {
+    const segment = segments[index]!;
+    const part = parts[index]!;
+    if (segment.startsWith(':')) {
+      if (part === '') return undefined;
+      params[segment.slice(1)] = part;
+    } else if (segment !== part) {
+      return undefined;
+    }
+  }
+  return params;
+}
+
+async function methodNotAllowedForMcp(): Promise<never> {
+  throw new HttpProblem('METHOD_NOT_ALLOWED', 'This MCP endpoint is stateless: send JSON-RPC messages with POST /mcp.', { allow: 'POST' });
+}
+
+async function createMemory(context: RouteContext): Promise<JsonReply> {
+  const input = parseInput(createMemoryBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'memory');
+  const memory = await context.engram.remember(input, context.actor);
+  return { status: 201, body: { memory }, headers: { location: `/v1/memories/${encodeURIComponent(memory.id)}` } };
+}
+
+async function listMemories(context: RouteContext): Promise<JsonReply> {
+  await assertNoBody(context);
+  const query = parseInput(listQuery, queryObject(context.url.searchParams), 'query');
+  const filter = {
+    scopes: requestScopes(context, query.scope),
+    ...(query.type && { types: query.type }),
+    ...(query.archived && { archived: query.archived }),
+    ...(query.invalid && { invalid: query.invalid }),
+    ...(query.stale && { stale: true }),
+  };
+  const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+  const offset = query.offset ?? 0;
+  const [memories, total] = await Promise.all([
+    context.engram.list({ ...filter, limit, offset }),
+    context.engram.count(filter),
+  ]);
+  return ok({ memories, total, limit, offset, scopes: filter.scopes });
+}
+
+async function getMemory(context: RouteContext): Promise<JsonReply> {
+  await assertNoBody(context);
+  const { scope } = parseInput(scopedQuery, queryObject(context.url.searchParams), 'query');
+  const memory = await context.engram.get(memoryId(context), requestScopes(context, scope));
+  return ok({ memory });
+}
+
+async function updateMemory(context: RouteContext): Promise<JsonReply> {
+  const { scope } = parseInput(scopedQuery, queryObject(context.url.searchParams), 'query');
+  const id = memoryId(context);
+  const patch = parseInput(updateMemoryBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'update');
+  const memory = await context.engram.update(id, patch, context.actor, requestScopes(context, scope));
+  return ok({ memory });
+}
+
+async function forgetMemory(context: RouteContext): Promise<JsonReply> {
+  await assertNoBody(context);
+  const query = parseInput(deleteQuery, queryObject(context.url.searchParams), 'query');
+  const id = memoryId(context);
+  const hard = query.hard ?? false;
+  const memory = await context.engram.forget(id, { hard, actor: context.actor, scopes: requestScopes(context, query.scope) });
+  return ok(hard ? { id, deleted: true } : { id, deleted: false, memory });
+}
+
+async function restoreMemory(context: RouteContext): Promise<JsonReply> {
+  const { scope } = parseInput(scopedQuery, queryObject(context.url.searchParams), 'query');
+  const id = memoryId(context);
+  const body = await readJsonBody(context.request, context.maxBodyBytes);
+  parseInput(emptyBody, body ?? {}, 'body');
+  await context.engram.get(id, requestScopes(context, scope));
+  const memory = await context.engram.restore(id, context.actor);
+  return ok({ memory });
+}
+
+async function memoryHistory(context: RouteContext): Promise<JsonReply> {
+  await assertNoBody(context);
+  const { scope } = parseInput(scopedQuery, queryObject(context.url.searchParams), 'query');
+  const id = memoryId(context);
+  const history = await context.engram.history(id);
+  // History outlives a hard delete, so confinement looks at the recorded states, not the live row.
+  if (history.length === 0 || !requestScopes(context, scope).includes(scopeOfChange(history.at(-1)!))) {
+    throw notFound('memory', id);
+  }
+  return ok({ memoryId: id, history });
+}
+
+async function recall(context: RouteContext): Promise<JsonReply> {
+  const input = parseInput(recallBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'recall request');
+  const result = await context.engram.recall(input.query, {
+    scopes: requestScopes(context, input.scopes),
+    ...(input.topK !== undefined && { topK: input.topK }),
+    ...(input.minScore !== undefined && { minScore: input.minScore }),
+    ...(input.types && { types: input.types }),
+    ...(input.recordAccess !== undefined && { recordAccess: input.recordAccess }),
+  });
+  return ok({
+    ...result,
+    memories: result.memories.map(({ memory, parts }) => ({ memory, score: parts.score, parts })),
+  });
+}
+
+async function undo(context: RouteContext): Promise<JsonReply> {
+  const input = parseInput(undoBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'undo request');
+  const change = await context.engram.store.getChange(input.changeId);
+  if (!change || !requestScopes(context, input.scopes).includes(scopeOfChange(change))) throw notFound('change', input.changeId);
+  const undone = await context.engram.undo(input.changeId, context.actor);
+  return ok({ change: undone });
+}
+
+async function stats(context: RouteContext): Promise<JsonReply> {
+  await assertNoBody(context);
+  const { scope } = parseInput(scopedQuery, queryObject(context.url.searchParams), 'query');
+  const scopes = requestScopes(context, scope);
+  return ok({ scopes, stats: await context.engram.stats(scopes) });
+}
+
+function ok(body: unknown): JsonReply {
+  return { status: 200, body };
+}
+
+/** The scopes a request names, or the library's read scopes when it names none. */
+function requestScopes(context: RouteContext, named: readonly string[] | undefined): Scope[] {
+  if (named === undefined) return [...context.engram.readScopes];
+  if (named.length === 0) throw new EngramError('INVALID_SCOPE', 'Name at least one scope, or leave the scope out.');
+  return named.map((scope) => assertScope(scope));
+}
+
+function memoryId(context: RouteContext): string {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(context.params.id ?? '');
+  } catch {
+    throw new EngramError('INVALID_INPUT', 'The memory id in the path is not valid percent-encoding.');
+  }
+  return assertMemoryId(decoded);
+}
+
+function scopeOfChange(change: HistoryEntry): Scope {
+  return (change.after ?? change.before)?.scope ?? '';
+}
+
+function notFound(what: string, id: string): EngramError {
+  return new EngramError('NOT_FOUND', `No ${what} with id ${JSON.stringify(id.slice(0, 140))}.`);
+}
+
+/** GET and DELETE take no body; one sent anyway is refused rather than silently ignored. */
+async function assertNoBody(context: RouteContext): Promise<void> {
+  const body = await readJsonBody(context.request, context.maxBodyBytes);
+  if (body !== undefined) throw new EngramError('INVALID_INPUT', `${context.request.method} ${context.url.pathname} takes no body.`);
+}

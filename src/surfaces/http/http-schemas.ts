@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { EngramError } from '../../core/errors.js';
+import { MEMORY_TYPES } from '../../core/memory.js';
+
+// Shapes only: the memory model validates values (scope forms, slugs, sizes, control characters)
+// with the same messages the CLI and the library give.
+
+const scope = z.string().max(400);
+const memoryType = z.enum(MEMORY_TYPES);
+const importance = z.number().min(0).max(1);
+const source = z.strictObject({
+  sessionId: z.string().optional(),
+  turnId: z.string().optional(),
+  origin: z.string().optional(),
+});
+
+export const createMemoryBody = z.strictObject({
+  content: z.string(),
+  scope: scope.optional(),
+  type: memoryType.optional(),
+  name: z.string().optional(),
+  description: z.string().optional(),
+  importance: importance.optional(),
+  source: source.nullable().optional(),
+});
+
+export const updateMemoryBody = z
+  .strictObject({
+    content: z.string().optional(),
+    type: memoryType.optional(),
+    name: z.string().optional(),
+    description: z.string().optional(),
+    importance: importance.optional(),
+    source: source.nullable().optional(),
+  })
+  .refine((patch) => Object.keys(patch).length > 0, { message: 'Name at least one field to change.' });
+
+export const recallBody = z.strictObject({
+  query: z.string().max(10_000),
+  scopes: z.array(scope).min(1).max(50).optional(),
+  topK: z.number().int().min(1).max(100).optional(),
+  minScore: z.number().min(0).max(1).optional(),
+  types: z.array(memoryType).min(1).optional(),
+  recordAccess: z.boolean().optional(),
+});
+
+export const undoBody = z.strictObject({
+  changeId: z.string().min(1).max(200),
+  scopes: z.array(scope).min(1).max(50).optional(),
+});
+
+export const emptyBody = z.strictObject({});
+
+const commaList = z
+  .string()
+  .max(20_000)
+  .transform((value) => value.split(',').map((part) => part.trim()).filter((part) => part.length > 0));
+const booleanFlag = z.enum(['true', 'false']).transform((value) => value === 'true');
+const filterMode = z.enum(['exclude', 'include', 'only']);
+const wholeNumber = (max: number) => z.string().regex(/^\d{1,9}$/, 'Expected a whole number.').transform(Number).pipe(z.number().max(max));
+
+export const listQuery = z.strictObject({
+  scope: commaList.optional(),
+  type: commaList.pipe(z.array(memoryType)).optional(),
+  archived: filterMode.optional(),
+  invalid: filterMode.optional(),
+  stale: booleanFlag.optional(),
+  limit: wholeNumber(1_000).pipe(z.number().min(1)).optional(),
+  offset: wholeNumber(100_000_000).optional(),
+});
+
+export const scopedQuery = z.strictObject({ scope: commaList.optional() });
+
+export const deleteQuery = z.strictObject({ scope: commaList.optional(), hard: booleanFlag.optional() });
+
+/** Validates input against a schema; a failure is INVALID_INPUT naming each bad field. */
+export function parseInput<Schema extends z.ZodType>(schema: Schema, input: unknown, where: string): z.output<Schema> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const problems = result.error.issues.slice(0, 5).map((issue) => {
+    const path = issue.path.map(String).join('.');
+    return path ? `${path}: ${issue.message}` : issue.message;
+  });
+  throw new EngramError('INVALID_INPUT', `Invalid ${where}: ${problems.join('; ')}`);
+}
+
+/** The query string as a plain object; a parameter given twice is refused rather than guessed at. */
+export function queryObject(searchParams: URLSearchParams): Record<string, string> {
+  // No prototype, so a parameter named __proto__ is just a (refused) unknown field.
+  const out = Object.create(null) as Record<string, string>;
+  for (const [key, value] of searchParams) {
+    if (Object.hasOwn(out, key)) throw new EngramError('INVALID_INPUT', `Query parameter ${JSON.stringify(key.slice(0, 40))} is given twice.`);
+    out[key] = value;
+  }
+  return out;
+}

@@ -1,0 +1,71 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
+import { EngramError } from '../../core/errors.js';
+import { HttpProblem } from './http-errors.js';
+
+/** Whether an address or host name stays on this machine: 127.0.0.0/8, ::1 or localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (bare === 'localhost') return true;
+  if (isIP(bare) === 4) return bare.startsWith('127.');
+  if (isIP(bare) === 6) {
+    if (bare === '::1' || bare === '0:0:0:0:0:0:0:1') return true;
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare);
+    return mapped !== null && mapped[1]!.startsWith('127.');
+  }
+  return false;
+}
+
+/** Refuses to start a server that others could reach without a token. */
+export function assertSafeBinding(host: string, token: string | undefined): void {
+  if (isLoopbackHost(host) || (token !== undefined && token.length > 0)) return;
+  throw new EngramError(
+    'CONFIG_INVALID',
+    `Refusing to listen on ${JSON.stringify(host)} without a token: anyone who can reach it could read and change your memories. ` +
+      'Set a token (ENGRAM_TOKEN or server.token) or bind to 127.0.0.1.',
+  );
+}
+
+/** The host name of a Host header, without its port. */
+export function hostNameOf(header: string): string {
+  const trimmed = header.trim();
+  if (trimmed.startsWith('[')) {
+    const end = trimmed.indexOf(']');
+    return end < 0 ? trimmed : trimmed.slice(0, end + 1);
+  }
+  const colon = trimmed.indexOf(':');
+  return colon < 0 ? trimmed : trimmed.slice(0, colon);
+}
+
+/**
+ * DNS-rebinding protection for a loopback server: a web page whose name resolves to 127.0.0.1
+ * still sends its own name in Host, so anything but a loopback name is refused.
+ */
+export function assertLoopbackHostHeader(request: IncomingMessage): void {
+  const header = request.headers.host;
+  if (header === undefined || !isLoopbackHost(hostNameOf(header))) {
+    throw new HttpProblem(
+      'FORBIDDEN_HOST',
+      `Host ${JSON.stringify((header ?? '').slice(0, 80))} is not allowed: this server only answers to localhost names.`,
+    );
+  }
+}
+
+/** Requires `Authorization: Bearer <token>`, compared in constant time. */
+export function assertBearerToken(request: IncomingMessage, token: string): void {
+  const header = request.headers.authorization ?? '';
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  if (!match || !constantTimeEqual(match[1]!, token)) {
+    throw new HttpProblem('UNAUTHORIZED', 'Missing or wrong bearer token: send "Authorization: Bearer <token>".', {
+      'www-authenticate': 'Bearer',
+    });
+  }
+}
+
+function constantTimeEqual(given: string, expected: string): boolean {
+  // Hashing first gives equal lengths, so neither the length nor the content leaks through timing.
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}

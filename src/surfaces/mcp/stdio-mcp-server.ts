@@ -1,0 +1,62 @@
+import type { Readable, Writable } from 'node:stream';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { openEngram } from '../../node.js';
+import { createMemoryMcpServer } from './memory-mcp-server.js';
+import { packageVersion } from '../../package-version.js';
+
+export interface StdioMcpServerOptions {
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  /** Flag values by dotted setting path, as the CLI passes them. */
+  flags?: Record<string, unknown>;
+  version?: string;
+  /** Protocol streams; default the process's stdin and stdout. */
+  input?: Readable;
+  output?: Writable;
+  /** Where diagnostics go (never stdout, which carries the protocol); default stderr. */
+  log?: (message: string) => void;
+}
+
+/**
+ * Serves the memory tools over stdio for clients that spawn `engram mcp`, confined to the current
+ * project and global. Resolves once stdin ends or SIGINT/SIGTERM arrives, after closing the store.
+ */
+export async function runStdioMcpServer(options: StdioMcpServerOptions = {}): Promise<void> {
+  const input = options.input ?? process.stdin;
+  const output = options.output ?? process.stdout;
+  const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
+  const opened = await openEngram({
+    ...(options.cwd !== undefined && { cwd: options.cwd }),
+    ...(options.env !== undefined && { env: options.env }),
+    ...(options.flags !== undefined && { flags: options.flags }),
+    actor: 'mcp',
+  });
+  const scopes = [...new Set([opened.loaded.project.scope, 'global'])];
+  const server = createMemoryMcpServer(opened.engram, { scopes, version: options.version ?? packageVersion(), actor: 'mcp', log });
+  const transport = new StdioServerTransport(input, output);
+
+  let finish: () => void = () => undefined;
+  const finished = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  const onSignal = (): void => finish();
+  input.once('end', onSignal);
+  input.once('close', onSignal);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  transport.onerror = (error) => log(`engram mcp: ${error.message}`);
+  try {
+    await server.connect(transport);
+    server.server.onclose = onSignal;
+    await finished;
+    // Let tool calls already read from stdin answer before the store goes away.
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    input.off('end', onSignal);
+    input.off('close', onSignal);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await server.close().catch(() => undefined);
+    await opened.close();
+  }
+}
