@@ -41,6 +41,9 @@ export interface SqliteMemoryStoreOptions {
 }
 
 const SQLITE_HEADER = 'SQLite format 3\u0000';
+/** A query term found in at least this share of all memories (and this many) counts as common. */
+const COMMON_TERM_SHARE = 0.05;
+const COMMON_TERM_MIN_DOCUMENTS = 1_000;
 
 /** The embedded store: one SQLite file in WAL mode with an FTS5 index and a history table. */
 export class SqliteMemoryStore implements MemoryStore {
@@ -175,11 +178,21 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async searchText(search: TextSearch): Promise<TextHit[]> {
     const query = checkTextSearch(search);
-    const match = ftsMatchExpression(query.terms, query.match);
-    if (match === undefined || query.limit <= 0) return [];
-    const scopes = query.scopes;
-    if (scopes.length === 0) return [];
-    const parameters: unknown[] = [match, ...scopes];
+    if (query.limit <= 0 || query.scopes.length === 0) return [];
+    const terms = query.terms.filter((term) => /[\p{L}\p{N}]/u.test(term));
+    if (terms.length === 0) return [];
+    if (query.match === 'any') {
+      const selective = this.#selectiveTerms(terms);
+      if (selective.length < terms.length) {
+        const hits = this.#searchFts(ftsMatchExpression(selective, 'any')!, query);
+        if (hits.length > 0) return hits;
+      }
+    }
+    return this.#searchFts(ftsMatchExpression(terms, query.match)!, query);
+  }
+
+  #searchFts(match: string, query: ReturnType<typeof checkTextSearch>): TextHit[] {
+    const parameters: unknown[] = [match, ...query.scopes];
     let typeClause = '';
     if (query.types && query.types.length > 0) {
       typeClause = ` AND m.type IN (${placeholders(query.types.length)})`;
@@ -189,11 +202,29 @@ export class SqliteMemoryStore implements MemoryStore {
     const sql = `SELECT ${MEMORY_COLUMNS.split(', ').map((column) => `m.${column}`).join(', ')},
         bm25(memories_fts, 3.0, 2.0, 1.0) AS rank
       FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-      WHERE memories_fts MATCH ? AND m.scope IN (${placeholders(scopes.length)})
+      WHERE memories_fts MATCH ? AND m.scope IN (${placeholders(query.scopes.length)})
         AND m.archived = 0 AND m.invalid_at IS NULL${typeClause}
-      ORDER BY rank LIMIT ${Math.floor(query.limit)}`;
+      ORDER BY rank LIMIT ${query.limit}`;
     const rows = guard(() => this.#statement(sql).all(...parameters) as Array<MemoryRow & { rank: number }>);
     return rows.map((row) => ({ memory: rowToMemory(row), relevance: -row.rank }));
+  }
+
+  /**
+   * Drops terms that occur in a large share of all memories when rarer terms are present: such
+   * terms barely move BM25 but make an OR query score most of the store (100K memories: 30K
+   * matches for "use"). Document frequencies are probed with a capped count, so this stays cheap.
+   */
+  #selectiveTerms(terms: readonly string[]): string[] {
+    if (terms.length < 2) return [...terms];
+    const total = (this.#statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
+    const threshold = Math.max(COMMON_TERM_MIN_DOCUMENTS, Math.ceil(total * COMMON_TERM_SHARE));
+    if (total < threshold) return [...terms];
+    const probe = this.#statement('SELECT COUNT(*) AS n FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)');
+    const rare = terms.filter((term) => {
+      const documents = (probe.get(ftsMatchExpression([term], 'any'), threshold) as { n: number }).n;
+      return documents > 0 && documents < threshold;
+    });
+    return rare.length > 0 ? rare : [...terms];
   }
 
   async recordAccess(ids: readonly string[], at: string): Promise<void> {
