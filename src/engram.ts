@@ -1,10 +1,11 @@
 import { EngramError } from './core/errors.js';
-import type { Memory, MemoryPatch, MemoryType, NewMemory } from './core/memory.js';
-import { queryTerms } from './core/query-terms.js';
-import { rankByRelevance, type RankedMemory } from './core/ranking.js';
+import type { Memory, MemoryPatch, NewMemory } from './core/memory.js';
 import { assertScope, type Scope } from './core/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from './core/settings.js';
+import { recallMemories, type RecallOptions, type RecallResult } from './recall/recall-memories.js';
 import type { HistoryEntry, MemoryFilter, MemoryStore, StoreStats } from './store/memory-store.js';
+
+export type { RecallOptions, RecallResult } from './recall/recall-memories.js';
 
 export interface EngramOptions {
   store: MemoryStore;
@@ -22,23 +23,6 @@ export interface RememberInput extends Omit<NewMemory, 'scope'> {
   scope?: Scope;
 }
 
-export interface RecallOptions {
-  scopes?: readonly Scope[];
-  types?: readonly MemoryType[];
-  topK?: number;
-  minScore?: number;
-  /** Update hit count and last accessed of what is returned (default true). */
-  recordAccess?: boolean;
-}
-
-export interface RecallResult {
-  query: string;
-  terms: string[];
-  scopes: Scope[];
-  memories: RankedMemory[];
-  warnings: string[];
-}
-
 export interface ListOptions extends Partial<MemoryFilter> {
   /** Only memories older than `recall.staleDays` (by last update). */
   stale?: boolean;
@@ -49,9 +33,6 @@ export interface ImportReport {
   replaced: number;
   skipped: number;
 }
-
-/** How much larger than top_k the full-text candidate pool is before ranking. */
-const CANDIDATE_FACTOR = 8;
 
 /**
  * The library: remember, recall, list, forget and undo over one store, with scopes filled from
@@ -86,26 +67,7 @@ export class Engram {
 
   /** Finds the memories most relevant to a natural-language query, best first. */
   async recall(query: string, options: RecallOptions = {}): Promise<RecallResult> {
-    if (typeof query !== 'string') throw new EngramError('INVALID_INPUT', 'A recall query is a string.');
-    const scopes = this.#scopes(options.scopes);
-    const topK = positiveInteger(options.topK ?? this.settings.recall.topK, 'topK');
-    const minScore = options.minScore ?? this.settings.recall.minScore;
-    const terms = queryTerms(query);
-    const hits = await this.store.searchText({
-      scopes,
-      terms,
-      match: 'any',
-      limit: Math.max(topK * CANDIDATE_FACTOR, 50),
-      ...(options.types && { types: options.types }),
-    });
-    const now = this.#now().toISOString();
-    const ranked = rankByRelevance(hits, { now, recencyBase: this.settings.recall.recencyBase })
-      .filter((entry) => entry.parts.score >= minScore)
-      .slice(0, topK);
-    if (options.recordAccess !== false && ranked.length > 0) {
-      await this.store.recordAccess(ranked.map((entry) => entry.memory.id), now);
-    }
-    return { query, terms, scopes, memories: ranked, warnings: ['vector-search-unavailable'] };
+    return recallMemories({ store: this.store, settings: this.settings, now: this.#now }, query, this.#scopes(options.scopes), options);
   }
 
   /** Reads one memory; NOT_FOUND if it does not exist (or lies outside `scopes` when given). */
@@ -210,11 +172,4 @@ export class Engram {
       ...(stale && { updatedBefore: new Date(now - this.settings.recall.staleDays * 86_400_000).toISOString() }),
     };
   }
-}
-
-function positiveInteger(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 1_000) {
-    throw new EngramError('INVALID_INPUT', `Invalid ${field} ${JSON.stringify(value)}: a whole number from 1 to 1000.`);
-  }
-  return value;
 }

@@ -1,0 +1,76 @@
+import { EngramError } from '../core/errors.js';
+import type { MemoryType } from '../core/memory.js';
+import { queryTerms } from '../core/query-terms.js';
+import { rankByRelevance, type RankedMemory } from '../core/ranking.js';
+import type { Scope } from '../core/scope.js';
+import type { Settings } from '../core/settings.js';
+import type { MemoryStore } from '../store/memory-store.js';
+
+export interface RecallOptions {
+  scopes?: readonly Scope[];
+  types?: readonly MemoryType[];
+  topK?: number;
+  minScore?: number;
+  /** Update hit count and last accessed of what is returned (default true). */
+  recordAccess?: boolean;
+}
+
+export interface RecallResult {
+  query: string;
+  terms: string[];
+  scopes: Scope[];
+  memories: RankedMemory[];
+  warnings: string[];
+}
+
+/** What recall reads from: the store, the settings and the clock. */
+export interface RecallDependencies {
+  store: MemoryStore;
+  settings: Settings;
+  now: () => Date;
+}
+
+/** How much larger than top_k the full-text candidate pool is before ranking. */
+const CANDIDATE_FACTOR = 8;
+
+/**
+ * The read path: candidates from the store in the given scopes, ranked by relevance × recency ×
+ * importance, cut at top_k and min_score; hits are recorded.
+ */
+export async function recallMemories(
+  dependencies: RecallDependencies,
+  query: string,
+  scopes: Scope[],
+  options: RecallOptions = {},
+): Promise<RecallResult> {
+  if (typeof query !== 'string') throw new EngramError('INVALID_INPUT', 'A recall query is a string.');
+  const { store, settings } = dependencies;
+  const topK = positiveInteger(options.topK ?? settings.recall.topK, 'topK');
+  const minScore = options.minScore ?? settings.recall.minScore;
+  if (typeof minScore !== 'number' || !Number.isFinite(minScore) || minScore < 0 || minScore > 1) {
+    throw new EngramError('INVALID_INPUT', `Invalid minScore ${JSON.stringify(minScore)}: a number from 0 to 1.`);
+  }
+  const terms = queryTerms(query);
+  const hits = await store.searchText({
+    scopes,
+    terms,
+    match: 'any',
+    limit: Math.max(topK * CANDIDATE_FACTOR, 50),
+    ...(options.types && { types: options.types }),
+  });
+  const now = dependencies.now().toISOString();
+  const ranked = rankByRelevance(hits, { now, recencyBase: settings.recall.recencyBase })
+    .filter((entry) => entry.parts.score >= minScore)
+    .slice(0, topK);
+  if (options.recordAccess !== false && ranked.length > 0) {
+    await store.recordAccess(ranked.map((entry) => entry.memory.id), now);
+  }
+  return { query, terms, scopes, memories: ranked, warnings: ['vector-search-unavailable'] };
+}
+
+function positiveInteger(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 1_000) {
+    throw new EngramError('INVALID_INPUT', `Invalid ${field} ${JSON.stringify(value)}: a whole number from 1 to 1000.`);
+  }
+  return value;
+}
