@@ -1,6 +1,8 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { benchLocomo } from './locomo-bench.js';
 import { benchRecallProcess, benchSqlite } from './store-bench.js';
+import { benchMaintenance } from './maintenance-bench.js';
 
 /** `npm run bench`: store throughput and recall latency at 1K/10K/100K memories, and CLI start-up. */
 async function main(): Promise<void> {
@@ -29,12 +31,20 @@ async function main(): Promise<void> {
   ]);
   rmSync(directory, { recursive: true, force: true });
 
+  const locomo = await benchLocomo();
+
+  const maintenance = await benchMaintenance(sizes);
+  console.log('\nDedupe on write and maintenance (in-process, SQLite)');
+  console.table(maintenance);
+
   const results = {
     date: started.toISOString(),
     node: process.version,
     platform: `${process.platform}-${process.arch}`,
     store: rows,
     recallProcess: processRow,
+    locomo: locomo ?? { skipped: 'LoCoMo data absent (../shared/data/locomo)' },
+    maintenance,
   };
   const folder = join(root, 'bench/results');
   mkdirSync(folder, { recursive: true });

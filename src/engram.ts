@@ -3,9 +3,20 @@ import type { Memory, MemoryPatch, NewMemory } from './core/memory.js';
 import { assertScope, type Scope } from './core/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from './core/settings.js';
 import { recallMemories, type RecallOptions, type RecallResult } from './recall/recall-memories.js';
-import type { HistoryEntry, MemoryFilter, MemoryStore, StoreStats } from './store/memory-store.js';
+import { buildMemoryContext, type MemoryContext, type MemoryContextOptions } from './recall/memory-context.js';
+import type { HistoryEntry, ImportReport, MemoryFilter, MemoryStore, StoreStats } from './store/memory-store.js';
+import type { Embedder } from './embedding/embedder.js';
+import { reindexVectors, storeMemoryVectors, type ReindexOptions, type ReindexReport } from './embedding/memory-vectors.js';
+import { saveMemory, type SaveResult } from './memory-writes/save-memory.js';
+import { dedupeMemories, type DedupeReport } from './maintenance/merge-duplicates.js';
+import { ageMemories, type AgingReport } from './maintenance/age-memories.js';
 
 export type { RecallOptions, RecallResult } from './recall/recall-memories.js';
+export type { SaveResult } from './memory-writes/save-memory.js';
+export type { ReindexOptions, ReindexReport } from './embedding/memory-vectors.js';
+export type { DedupeReport } from './maintenance/merge-duplicates.js';
+export type { AgingReport } from './maintenance/age-memories.js';
+export type { MemoryContext, MemoryContextOptions } from './recall/memory-context.js';
 
 export interface EngramOptions {
   store: MemoryStore;
@@ -17,6 +28,16 @@ export interface EngramOptions {
   /** Recorded in history for changes that name no actor. */
   actor?: string;
   now?: () => Date;
+  /** Computes vectors: dedupe on write compares by cosine and stores the vector it computed. */
+  embedder?: Embedder;
+  /** Receives warnings of best-effort work (a vector that could not be computed); default console.warn. */
+  onWarning?: (warning: string, cause?: unknown) => void;
+}
+
+export interface SaveOptions {
+  actor?: string;
+  /** Update a near-duplicate in the same scope instead of adding another memory (default true). */
+  dedupe?: boolean;
 }
 
 export interface RememberInput extends Omit<NewMemory, 'scope'> {
@@ -26,12 +47,6 @@ export interface RememberInput extends Omit<NewMemory, 'scope'> {
 export interface ListOptions extends Partial<MemoryFilter> {
   /** Only memories older than `recall.staleDays` (by last update). */
   stale?: boolean;
-}
-
-export interface ImportReport {
-  created: number;
-  replaced: number;
-  skipped: number;
 }
 
 /**
@@ -49,6 +64,8 @@ export class Engram {
   readonly readScopes: readonly Scope[];
   readonly #actor: string;
   readonly #now: () => Date;
+  readonly embedder: Embedder | undefined;
+  readonly #onWarning: (warning: string, cause?: unknown) => void;
 
   constructor(options: EngramOptions) {
     this.store = options.store;
@@ -57,34 +74,74 @@ export class Engram {
     this.readScopes = (options.readScopes ?? [...new Set([this.defaultScope, 'global'])]).map((scope) => assertScope(scope));
     this.#actor = options.actor ?? 'library';
     this.#now = options.now ?? (() => new Date());
+    this.embedder = options.embedder;
+    this.#onWarning = options.onWarning ?? ((warning) => console.warn(`engram: ${warning}`));
   }
 
-  /** Stores one memory in the given scope, or the default scope. */
+  /** Stores one memory in the given scope, or the default scope; a near-duplicate there is updated instead (see save). */
   async remember(input: RememberInput, actor: string = this.#actor): Promise<Memory> {
+    return (await this.save(input, { actor })).memory;
+  }
+
+  /** Stores one memory, or updates its near-duplicate in the same scope, and says which (`created` or `merged`). */
+  async save(input: RememberInput, options: SaveOptions = {}): Promise<SaveResult> {
     if (input === null || typeof input !== 'object') throw new EngramError('INVALID_INPUT', 'remember() takes an object with content.');
-    return this.store.create({ ...input, scope: input.scope ?? this.defaultScope }, { actor });
+    const dependencies = { store: this.store, settings: this.settings, now: this.#now, ...(this.embedder && { embedder: this.embedder }) };
+    return saveMemory(dependencies, { ...input, scope: input.scope ?? this.defaultScope }, {
+      actor: options.actor ?? this.#actor,
+      ...(options.dedupe !== undefined && { dedupe: options.dedupe }),
+    });
+  }
+
+  /** Finds near-duplicate groups per scope in the read scopes (or the given ones); with `apply`, merges them. */
+  async dedupe(options: { scopes?: readonly Scope[]; apply?: boolean; actor?: string; lexicalThreshold?: number } = {}): Promise<DedupeReport> {
+    const { scopes, actor, ...rest } = options;
+    const dependencies = { store: this.store, settings: this.settings, ...(this.embedder && { embedder: this.embedder }) };
+    return dedupeMemories(dependencies, { ...rest, scopes: this.#scopes(scopes), actor: actor ?? this.#actor });
+  }
+
+  /** Archives old, unimportant memories in the read scopes (or the given ones, or every scope with `allScopes`). */
+  async age(options: { scopes?: readonly Scope[]; allScopes?: boolean; dryRun?: boolean; actor?: string } = {}): Promise<AgingReport> {
+    return ageMemories({ store: this.store, settings: this.settings, now: this.#now }, {
+      ...(!options.allScopes && { scopes: this.#scopes(options.scopes) }),
+      ...(options.dryRun !== undefined && { dryRun: options.dryRun }),
+      actor: options.actor ?? this.#actor,
+    });
   }
 
   /** Finds the memories most relevant to a natural-language query, best first. */
   async recall(query: string, options: RecallOptions = {}): Promise<RecallResult> {
-    return recallMemories({ store: this.store, settings: this.settings, now: this.#now }, query, this.#scopes(options.scopes), options);
+    return recallMemories({ store: this.store, settings: this.settings, now: this.#now, embedder: this.embedder }, query, this.#scopes(options.scopes), options);
   }
 
-  /** Reads one memory; NOT_FOUND if it does not exist (or lies outside `scopes` when given). */
-  async get(id: string, scopes?: readonly Scope[]): Promise<Memory> {
+  /**
+   * What a model should receive for this message: the static part (instructions and the MEMORY.md
+   * index) for the start of the system prompt and a `<memory_context>` block within the token budget
+   * for its end. Memories put in the block count as hits.
+   */
+  async buildMemoryContext(query: string, options: MemoryContextOptions = {}): Promise<MemoryContext> {
+    return buildMemoryContext({ store: this.store, settings: this.settings, now: this.#now, embedder: this.embedder }, query, this.#scopes(options?.scopes), options);
+  }
+
+  /** Reads one memory; NOT_FOUND if it does not exist in the read scopes (or the given ones). */
+  async get(id: string, scopes: readonly Scope[] = this.readScopes): Promise<Memory> {
     const memory = await this.store.get(id, scopes);
     if (!memory) throw new EngramError('NOT_FOUND', `No memory with id ${JSON.stringify(String(id).slice(0, 140))}.`);
     return memory;
   }
 
-  async update(id: string, patch: MemoryPatch, actor: string = this.#actor, scopes?: readonly Scope[]): Promise<Memory> {
-    if (scopes) await this.get(id, scopes);
-    return this.store.update(id, patch, { actor });
+  /** Changes fields of a memory in the read scopes (or the given ones). */
+  async update(id: string, patch: MemoryPatch, actor: string = this.#actor, scopes: readonly Scope[] = this.readScopes): Promise<Memory> {
+    await this.get(id, scopes);
+    const updated = await this.store.update(id, patch, { actor });
+    // The store dropped the vector of changed text; compute the new one.
+    if (patch && (patch.name !== undefined || patch.description !== undefined || patch.content !== undefined)) await this.#storeVectors([updated]);
+    return updated;
   }
 
   /** Archives a memory (kept, left out of recall), or with `hard` deletes it for good. */
   async forget(id: string, options: { hard?: boolean; actor?: string; scopes?: readonly Scope[] } = {}): Promise<Memory | undefined> {
-    const memory = await this.get(id, options.scopes);
+    const memory = await this.get(id, options.scopes ?? this.readScopes);
     const actor = options.actor ?? this.#actor;
     if (options.hard) {
       await this.store.delete(id, { actor });
@@ -94,20 +151,50 @@ export class Engram {
     return this.store.archive(id, { actor });
   }
 
-  async restore(id: string, actor: string = this.#actor): Promise<Memory> {
+  /** Brings an archived memory of the read scopes (or the given ones) back into recall. */
+  async restore(id: string, actor: string = this.#actor, scopes: readonly Scope[] = this.readScopes): Promise<Memory> {
+    await this.get(id, scopes);
     return this.store.restore(id, { actor });
   }
 
-  async invalidate(id: string, supersededBy?: string, actor: string = this.#actor): Promise<Memory> {
+  /** Marks a memory no longer true, optionally linking the memory (in the same scopes) that replaced it. */
+  async invalidate(id: string, supersededBy?: string, actor: string = this.#actor, scopes: readonly Scope[] = this.readScopes): Promise<Memory> {
+    await this.get(id, scopes);
+    if (supersededBy !== undefined) await this.get(supersededBy, scopes);
     return this.store.invalidate(id, supersededBy === undefined ? {} : { supersededBy }, { actor });
   }
 
-  async undo(changeId: string, actor: string = this.#actor): Promise<HistoryEntry> {
-    return this.store.undo(changeId, { actor });
+  /** Reverts one change to a memory of the read scopes (or the given ones). */
+  async undo(changeId: string, actor: string = this.#actor, scopes: readonly Scope[] = this.readScopes): Promise<HistoryEntry> {
+    const change = typeof changeId === 'string' ? await this.store.getChange(changeId) : undefined;
+    const scope = change?.after?.scope ?? change?.before?.scope;
+    if (!change || scope === undefined || !scopes.includes(scope)) {
+      throw new EngramError('NOT_FOUND', `No change with id ${JSON.stringify(String(changeId).slice(0, 140))} in ${scopes.join(', ')}.`);
+    }
+    const entry = await this.store.undo(changeId, { actor });
+    // Vectors follow the text: an undone delete or edit gets its vector back (recomputed, not kept).
+    const { before, after } = entry;
+    if (after && (!before || before.name !== after.name || before.description !== after.description || before.content !== after.content)) {
+      await this.#storeVectors([after]);
+    }
+    return entry;
   }
 
-  async history(id: string): Promise<HistoryEntry[]> {
-    return this.store.history(id);
+  /**
+   * Computes vectors for every memory that has none (all of them when the embedder's model or
+   * length differs from the store's vector space). CONFIG_INVALID without an embedder.
+   */
+  async reindex(options: Partial<ReindexOptions> = {}): Promise<ReindexReport> {
+    if (!this.embedder) {
+      throw new EngramError('CONFIG_INVALID', 'No embedder is configured: set embedding.provider to openai-compatible, with embedding.baseUrl and embedding.model.');
+    }
+    return reindexVectors({ store: this.store, embedder: this.embedder }, { batchSize: this.settings.embedding.batchSize, ...options });
+  }
+
+  /** Every change to a memory of the read scopes (or the given ones), oldest first; deleted memories too. */
+  async history(id: string, scopes: readonly Scope[] = this.readScopes): Promise<HistoryEntry[]> {
+    const entries = await this.store.history(id);
+    return entries.filter((entry) => scopes.includes((entry.after ?? entry.before)!.scope));
   }
 
   /** Lists memories in the read scopes (or the given ones), newest first. */
@@ -119,42 +206,29 @@ export class Engram {
     return this.store.count(this.#filter(options));
   }
 
-  async stats(scopes?: readonly Scope[]): Promise<StoreStats> {
-    return this.store.stats(scopes);
+  /** Counts of the read scopes (or the given ones; `'all'` for the whole store). */
+  async stats(scopes: readonly Scope[] | 'all' = this.readScopes): Promise<StoreStats> {
+    return this.store.stats(scopes === 'all' ? undefined : scopes);
   }
 
-  /** Writes memories that carry ids (an import): existing ids are skipped, replaced or refused; all or nothing. */
+  /** Writes memories that carry ids (an import) in one transaction: existing ids are skipped, replaced or refused. */
   async importMemories(inputs: readonly NewMemory[], options: { onExisting?: 'skip' | 'replace' | 'fail'; actor?: string } = {}): Promise<ImportReport> {
-    const actor = options.actor ?? 'import';
-    const onExisting = options.onExisting ?? 'skip';
-    const fresh: NewMemory[] = [];
-    const existing: NewMemory[] = [];
-    for (const input of inputs) {
-      if (input.id !== undefined && (await this.store.get(input.id))) existing.push(input);
-      else fresh.push(input);
-    }
-    if (existing.length > 0 && onExisting === 'fail') {
-      throw new EngramError('CONFLICT', `${existing.length} memories already exist (first: ${existing[0]!.id}); nothing was imported.`);
-    }
-    await this.store.createMany(fresh, { actor });
-    let replaced = 0;
-    if (onExisting === 'replace') {
-      for (const input of existing) {
-        await this.store.update(
-          input.id!,
-          {
-            content: input.content,
-            ...(input.type !== undefined && { type: input.type }),
-            ...(input.name !== undefined && { name: input.name }),
-            ...(input.description !== undefined && { description: input.description }),
-            ...(input.importance !== undefined && { importance: input.importance }),
-          },
-          { actor },
-        );
-        replaced += 1;
+    const report = await this.store.importMany(inputs, { onExisting: options.onExisting ?? 'skip' }, { actor: options.actor ?? 'import' });
+    await this.#storeVectors(report.written);
+    return report;
+  }
+
+  /** Best effort: the write is done; a failed embedding is a warning, and `engram reindex` fills the gap. */
+  async #storeVectors(memories: readonly Memory[]): Promise<void> {
+    if (!this.embedder || memories.length === 0) return;
+    try {
+      const result = await storeMemoryVectors({ store: this.store, embedder: this.embedder }, memories);
+      for (const warning of result.warnings) {
+        this.#onWarning(`${warning}: ${memories.length} memories were saved without a vector; run "engram reindex" later.`, result.error);
       }
+    } catch (error) {
+      this.#onWarning(`vectors-not-stored: ${(error as Error).message}; run "engram reindex" later.`, error);
     }
-    return { created: fresh.length, replaced, skipped: onExisting === 'skip' ? existing.length : 0 };
   }
 
   #scopes(scopes: readonly Scope[] | undefined): Scope[] {

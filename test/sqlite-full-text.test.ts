@@ -37,9 +37,30 @@ describe('SQLite full-text search on a large store', () => {
     expect(hits.every((hit) => hit.memory.scope === 'project:a')).toBe(true);
   });
 
+  it('never lets another project decide what this one recalls: too few rare hits in scope means the full query', async () => {
+    await store.createMany(
+      [
+        ...Array.from({ length: 20 }, (_, index) => ({ scope: 'project:small', content: `Kubernetes note ${index}: we deploy with helm.` })),
+        { scope: 'project:small', content: 'The zebrafish lab deploys on Fridays.' },
+      ],
+      ACTOR,
+    );
+    const hits = await store.searchText({ scopes: ['project:small'], terms: ['deploy', 'zebrafish'], limit: 50, sufficientHits: 6 });
+    expect(hits).toHaveLength(21);
+    expect(hits[0]!.memory.content).toContain('zebrafish');
+  });
+
+  it('with sufficientHits, answers from the rare terms once enough memories in scope hold them', async () => {
+    const hits = await store.searchText({ scopes: ['project:a'], terms: ['deploy', 'quokka'], limit: 50, sufficientHits: 3 });
+    expect(hits.length).toBeGreaterThanOrEqual(3);
+    expect(hits.every((hit) => hit.memory.content.includes('quokka'))).toBe(true);
+    const exact = await store.searchText({ scopes: ['project:a'], terms: ['deploy', 'quokka'], limit: 50 });
+    expect(exact).toHaveLength(50);
+  });
+
   it('falls back to the common terms when the rare ones match nothing in the asked scopes', async () => {
     await store.create({ scope: 'project:c', content: 'The zebra service is deprecated.' }, ACTOR);
-    const hits = await store.searchText({ scopes: ['project:a'], terms: ['deploy', 'zebra'], limit: 3 });
+    const hits = await store.searchText({ scopes: ['project:a'], terms: ['deploy', 'zebra'], limit: 3, sufficientHits: 3 });
     expect(hits).toHaveLength(3);
     expect(hits[0]!.memory.content).toContain('checklist');
   });

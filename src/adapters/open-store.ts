@@ -10,6 +10,8 @@ export interface OpenStoreOptions {
   limits?: MemoryLimits;
   now?: () => Date;
   generateId?: () => string;
+  /** BM25 parameters of full-text relevance (settings recall.fullTextK1 and recall.fullTextB). */
+  fullText?: { k1: number; b: number };
 }
 
 /** What a store URL names: the backend and its location. */
@@ -21,8 +23,12 @@ export function parseStoreUrl(url: string): StoreLocation {
     throw new EngramError('CONFIG_INVALID', 'The store URL is empty: use a file path, sqlite://<path> or postgres://…');
   }
   if (/^postgres(ql)?:\/\//i.test(url)) return { backend: 'postgres', url };
-  if (/^sqlite:\/\//i.test(url)) return { backend: 'sqlite', path: resolve(decodeURIComponent(url.slice('sqlite://'.length))) };
-  if (/^file:/i.test(url)) return { backend: 'sqlite', path: fileURLToPath(url) };
+  try {
+    if (/^sqlite:\/\//i.test(url)) return { backend: 'sqlite', path: resolve(decodeURIComponent(url.slice('sqlite://'.length))) };
+    if (/^file:/i.test(url)) return { backend: 'sqlite', path: fileURLToPath(url) };
+  } catch (error) {
+    throw new EngramError('CONFIG_INVALID', `Invalid store URL ${JSON.stringify(url.slice(0, 80))}: ${(error as Error).message}`, { cause: error });
+  }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
     throw new EngramError('CONFIG_INVALID', `Unsupported store URL ${JSON.stringify(url.slice(0, 80))}: use a file path, sqlite://<path> or postgres://…`);
   }

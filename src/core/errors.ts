@@ -14,6 +14,7 @@ export type EngramErrorCode =
   | 'STORE_UNSUPPORTED'
   | 'STORE_ERROR'
   | 'STORE_CLOSED'
+  | 'EMBEDDING_FAILED'
   | 'INTERNAL';
 
 /** The one error base of engram: a code, a message that says what to do, and an optional cause. */
@@ -51,6 +52,8 @@ const kindByCode: Record<EngramErrorCode, ErrorKind> = {
   STORE_UNSUPPORTED: 'store',
   STORE_ERROR: 'store',
   STORE_CLOSED: 'store',
+  // The embeddings service failed (down, refused the key, answered nonsense): not the caller's input.
+  EMBEDDING_FAILED: 'internal',
   INTERNAL: 'internal',
 };
 

@@ -92,3 +92,24 @@ function definedFields(patch: MemoryPatch): Partial<Memory> {
   for (const [key, value] of Object.entries(patch)) if (value !== undefined) (out as Record<string, unknown>)[key] = value;
   return out;
 }
+
+/** What an import does with a memory whose id may already exist. */
+export type ImportAction = 'create' | 'skip' | 'replace';
+export type ExistingPolicy = 'skip' | 'replace' | 'fail';
+
+/**
+ * Decides one imported memory's fate. An id that exists in another scope is always refused: an
+ * import must never reach into a scope it does not name.
+ */
+export function planImport(existing: Memory | undefined, incoming: Memory, onExisting: ExistingPolicy): ImportAction {
+  if (existing === undefined) return 'create';
+  if (existing.scope !== incoming.scope) {
+    throw new EngramError(
+      'CONFLICT',
+      `Memory id ${incoming.id} already exists in scope ${existing.scope}, not ${incoming.scope}; nothing was imported.`,
+    );
+  }
+  if (onExisting === 'fail') throw new EngramError('CONFLICT', `Memory ${incoming.id} already exists; nothing was imported.`);
+  if (onExisting === 'skip' || sameMemoryState(existing, incoming)) return 'skip';
+  return 'replace';
+}

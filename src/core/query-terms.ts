@@ -15,17 +15,41 @@ const STOP_WORDS = new Set(
   told say said know knew think thought want wanted`.split(/\s+/),
 );
 
+// Contractions would split into a stem and a clitic ("don't" → "don" + "t"), neither a word: the
+// negative ending goes (can't and won't keep their verb), as do possessive and other clitics.
+const IRREGULAR_NEGATIVES: ReadonlyMap<string, string> = new Map([
+  ['ca', 'can'],
+  ['wo', 'will'],
+  ['sha', 'shall'],
+]);
+const NEGATIVE = /\b(\p{L}+)n['’]t\b/gu;
+const CLITIC = /['’](?:s|re|ve|ll|d|m)\b/g;
+const WORD = /[\p{L}\p{N}]+/gu;
+const MAX_WORD_LENGTH = 64;
+
+/** Whether a lowercased word carries no meaning for search (articles, pronouns, question words…). */
+export function isStopWord(word: string): boolean {
+  return STOP_WORDS.has(word);
+}
+
+/** Every word of a text, lowercased and in order, possessives and contraction endings removed. */
+export function textWords(text: string): string[] {
+  return (
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .replace(NEGATIVE, (_, stem: string) => IRREGULAR_NEGATIVES.get(stem) ?? stem)
+      .replace(CLITIC, '')
+      .match(WORD) ?? []
+  );
+}
+
 export function queryTerms(text: string, maxTerms: number = MAX_QUERY_TERMS): string[] {
-  const words = text
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/['’]s\b/g, '')
-    .match(/[\p{L}\p{N}]+/gu) ?? [];
   const seen = new Set<string>();
   const content: string[] = [];
   const all: string[] = [];
-  for (const word of words) {
-    if (seen.has(word) || word.length > 64) continue;
+  for (const word of textWords(text)) {
+    if (seen.has(word) || word.length > MAX_WORD_LENGTH) continue;
     seen.add(word);
     all.push(word);
     if (!STOP_WORDS.has(word)) content.push(word);

@@ -3,6 +3,12 @@ import type { Memory } from './memory.js';
 export interface RankingOptions {
   now: string;
   recencyBase: number;
+  /**
+   * Least weight age can leave a memory, 0..1 (default 0: SPEC's plain product). With a floor, the
+   * recency weight is floor + (1 − floor) × recency, so a memory untouched for a year still
+   * competes on relevance instead of falling under min_score whatever it says.
+   */
+  recencyFloor?: number;
 }
 
 /** The parts of one recalled memory's score, shown by `recall --explain`. */
@@ -13,8 +19,12 @@ export interface ScoreParts {
   recency: number;
   /** 0.5 + importance. */
   importanceWeight: number;
-  /** relevance × recency × importanceWeight ÷ 1.5, so the best possible score is 1. */
+  /** relevance × (floor + (1 − floor) × recency) × importanceWeight ÷ 1.5, so the best possible score is 1. */
   score: number;
+  /** With an embedder: the full-text side of the fused relevance (rank 1 = best; BM25 relative to the best hit). */
+  text?: { rank: number; relevance: number };
+  /** With an embedder: the vector side of the fused relevance (rank 1 = best; cosine similarity). */
+  vector?: { rank: number; similarity: number };
 }
 
 export interface RankedMemory {
@@ -36,11 +46,12 @@ export function rankByRelevance(
   options: RankingOptions,
 ): RankedMemory[] {
   const best = Math.max(0, ...candidates.map((candidate) => candidate.relevance));
+  const floor = options.recencyFloor ?? 0;
   const ranked = candidates.map(({ memory, relevance }) => {
     const normalized = best > 0 ? Math.max(0, relevance) / best : candidates.length > 0 ? 1 : 0;
     const recency = options.recencyBase ** daysSinceAccess(memory, options.now);
     const importanceWeight = 0.5 + memory.importance;
-    const score = (normalized * recency * importanceWeight) / MAX_IMPORTANCE_WEIGHT;
+    const score = (normalized * (floor + (1 - floor) * recency) * importanceWeight) / MAX_IMPORTANCE_WEIGHT;
     return { memory, parts: { relevance: normalized, recency, importanceWeight, score } };
   });
   return ranked.sort((a, b) => b.parts.score - a.parts.score || (a.memory.id < b.memory.id ? -1 : 1));

@@ -14,11 +14,18 @@ export interface Settings {
     staleDays: number;
     llmManifestMax: number;
     llmMaxPicks: number;
+    fullTextK1: number;
+    fullTextB: number;
+    recencyFloor: number;
+    llmTimeoutMs: number;
+    llmMaxOutputTokens: number;
+    llmQueryMaxTokens: number;
   };
   injection: { maxTokens: number };
+  tokens: { bytesPerTextToken: number; bytesPerJsonToken: number };
   index: { maxLines: number; maxBytes: number; entryMaxChars: number };
-  dedupe: { cosineThreshold: number; lexicalThreshold: number };
-  aging: { archiveAfterDays: number; archiveBelowImportance: number };
+  dedupe: { cosineThreshold: number; lexicalThreshold: number; candidateLimit: number };
+  aging: { archiveAfterDays: number; archiveBelowImportance: number; intervalHours: number };
   extraction: { maxMemoriesPerTurn: number; maxOutputTokens: number; agentMaxTurns: number; manifestMax: number };
   session: {
     contextWindow: number;
@@ -41,7 +48,26 @@ export interface Settings {
   compaction: { bufferTokens: number; thresholdRatio: number; maxRetries: number; circuitBreakerFailures: number };
   dream: { minHours: number; scanMinutes: number; minSessions: number; lockStaleMinutes: number };
   server: { host: string; port: number; token: string; maxBodyBytes: number };
+  embedding: {
+    provider: EmbeddingProvider;
+    baseUrl: string;
+    model: string;
+    apiKey: string;
+    dimensions: number;
+    batchSize: number;
+    timeoutMs: number;
+    /** Recall waits at most this long for the query's vector, then ranks by full-text alone. */
+    queryTimeoutMs: number;
+    maxRetries: number;
+    retryBaseDelayMs: number;
+    retryMaxDelayMs: number;
+    /** k of reciprocal rank fusion: how much the top of each ranking outweighs the rest. */
+    fusionK: number;
+  };
 }
+
+/** Which embedder computes vectors: none (full-text only, nothing leaves the machine) or an OpenAI-compatible endpoint. */
+export type EmbeddingProvider = 'none' | 'openai-compatible';
 
 /** One setting: its dotted path, the environment variable that sets it, and what it means. */
 export interface SettingDefinition {
@@ -63,11 +89,18 @@ export const DEFAULT_SETTINGS: Settings = {
     staleDays: 30,
     llmManifestMax: 200,
     llmMaxPicks: 5,
+    fullTextK1: 1.2,
+    fullTextB: 0.3,
+    recencyFloor: 0.5,
+    llmTimeoutMs: 10_000,
+    llmMaxOutputTokens: 256,
+    llmQueryMaxTokens: 2_000,
   },
   injection: { maxTokens: 3_000 },
+  tokens: { bytesPerTextToken: 4, bytesPerJsonToken: 2 },
   index: { maxLines: 200, maxBytes: 25_000, entryMaxChars: 150 },
-  dedupe: { cosineThreshold: 0.85, lexicalThreshold: 0.8 },
-  aging: { archiveAfterDays: 90, archiveBelowImportance: 0.5 },
+  dedupe: { cosineThreshold: 0.85, lexicalThreshold: 0.8, candidateLimit: 20 },
+  aging: { archiveAfterDays: 90, archiveBelowImportance: 0.5, intervalHours: 24 },
   extraction: { maxMemoriesPerTurn: 5, maxOutputTokens: 2_000, agentMaxTurns: 5, manifestMax: 200 },
   session: {
     contextWindow: 200_000,
@@ -90,6 +123,20 @@ export const DEFAULT_SETTINGS: Settings = {
   compaction: { bufferTokens: 13_000, thresholdRatio: 0.92, maxRetries: 3, circuitBreakerFailures: 3 },
   dream: { minHours: 24, scanMinutes: 10, minSessions: 5, lockStaleMinutes: 60 },
   server: { host: '127.0.0.1', port: 7437, token: '', maxBodyBytes: 1024 * 1024 },
+  embedding: {
+    provider: 'none',
+    baseUrl: '',
+    model: '',
+    apiKey: '',
+    dimensions: 0,
+    batchSize: 64,
+    timeoutMs: 30_000,
+    queryTimeoutMs: 5_000,
+    maxRetries: 3,
+    retryBaseDelayMs: 500,
+    retryMaxDelayMs: 30_000,
+    fusionK: 60,
+  },
 };
 
 export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
@@ -106,14 +153,24 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
   { path: 'recall.staleDays', description: 'Older than this, a memory is marked stale' },
   { path: 'recall.llmManifestMax', description: 'Manifest entries given to an LLM retriever' },
   { path: 'recall.llmMaxPicks', description: 'Memories an LLM retriever may pick' },
+  { path: 'recall.fullTextK1', description: 'BM25 k1 of full-text relevance: how fast repeated words stop adding' },
+  { path: 'recall.fullTextB', description: 'BM25 b of full-text relevance: how much longer memories are discounted (0..1)' },
+  { path: 'recall.recencyFloor', description: 'Least recency weight age can leave a memory (0..1): weight = floor + (1 - floor) x recencyBase^days' },
+  { path: 'recall.llmTimeoutMs', description: 'How long the LLM retriever may take before recall falls back to ranking alone' },
+  { path: 'recall.llmMaxOutputTokens', description: 'Output token cap of the LLM retriever call' },
+  { path: 'recall.llmQueryMaxTokens', description: 'Longest user message shown to the LLM retriever (longer is cut)' },
   { path: 'injection.maxTokens', description: 'Token budget of the <memory_context> block' },
+  { path: 'tokens.bytesPerTextToken', description: 'Bytes per token when estimating the size of text' },
+  { path: 'tokens.bytesPerJsonToken', description: 'Bytes per token when estimating the size of JSON (denser than text)' },
   { path: 'index.maxLines', description: 'MEMORY.md line cap' },
   { path: 'index.maxBytes', description: 'MEMORY.md byte cap' },
   { path: 'index.entryMaxChars', description: 'Longest MEMORY.md entry line' },
   { path: 'dedupe.cosineThreshold', description: 'Embedding similarity at which a new memory updates an old one' },
   { path: 'dedupe.lexicalThreshold', description: 'Lexical similarity at which a new memory updates an old one (no embedder)' },
+  { path: 'dedupe.candidateLimit', description: 'Memories of the same scope compared with each new one (closest by full-text or vector search)' },
   { path: 'aging.archiveAfterDays', description: 'Days without access after which unimportant memories are archived' },
   { path: 'aging.archiveBelowImportance', description: 'Importance below which aging archives' },
+  { path: 'aging.intervalHours', description: 'Hours between aging runs inside the service (engram serve); 0 turns them off' },
   { path: 'extraction.maxMemoriesPerTurn', description: 'Memories one extraction may write' },
   { path: 'extraction.maxOutputTokens', description: 'Output token cap of one extraction call' },
   { path: 'extraction.agentMaxTurns', description: 'Turns of the agent-mode extraction helper' },
@@ -144,7 +201,47 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
   { path: 'server.port', env: 'ENGRAM_PORT', description: 'Port the service listens on' },
   { path: 'server.token', env: 'ENGRAM_TOKEN', description: 'Bearer token required on every request when set', secret: true },
   { path: 'server.maxBodyBytes', description: 'Largest request body the service accepts' },
+  { path: 'embedding.provider', env: 'ENGRAM_EMBEDDING_PROVIDER', description: 'Embedder: none (full-text recall only) or openai-compatible (OpenAI, Ollama, vLLM, LM Studio, TEI)' },
+  { path: 'embedding.baseUrl', env: 'ENGRAM_EMBEDDING_BASE_URL', description: 'Base URL of the embeddings API, e.g. https://api.openai.com/v1 or http://localhost:11434/v1' },
+  { path: 'embedding.model', env: 'ENGRAM_EMBEDDING_MODEL', description: 'Embedding model id, e.g. text-embedding-3-small or nomic-embed-text' },
+  { path: 'embedding.apiKey', env: 'ENGRAM_EMBEDDING_API_KEY', description: 'Bearer token for the embeddings API (none for local servers)', secret: true },
+  { path: 'embedding.dimensions', env: 'ENGRAM_EMBEDDING_DIMENSIONS', description: 'Expected vector length; 0 learns it from the first answer' },
+  { path: 'embedding.batchSize', env: 'ENGRAM_EMBEDDING_BATCH_SIZE', description: 'Texts sent per embeddings request' },
+  { path: 'embedding.timeoutMs', env: 'ENGRAM_EMBEDDING_TIMEOUT_MS', description: 'How long one embeddings request may take' },
+  { path: 'embedding.queryTimeoutMs', description: 'How long recall waits for the query vector before ranking by full-text alone' },
+  { path: 'embedding.maxRetries', env: 'ENGRAM_EMBEDDING_MAX_RETRIES', description: 'Retries after 429, 5xx or network errors, with exponential backoff' },
+  { path: 'embedding.retryBaseDelayMs', description: 'First backoff delay; doubles on each retry' },
+  { path: 'embedding.retryMaxDelayMs', description: 'Longest wait between retries, Retry-After included' },
+  { path: 'embedding.fusionK', description: 'k of reciprocal rank fusion of full-text and vector rankings' },
 ];
+
+/**
+ * Bounds beyond "a non-negative number": shares and similarities lie in 0..1, a port fits 16 bits,
+ * counts are whole numbers.
+ */
+export const SETTING_RANGES: Readonly<Record<string, { minimum?: number; maximum?: number; integer?: boolean }>> = {
+  'store.busyTimeoutMs': { integer: true },
+  'memory.maxContentBytes': { minimum: 1, integer: true },
+  'memory.maxNameLength': { minimum: 1, integer: true },
+  'memory.maxDescriptionLength': { minimum: 1, integer: true },
+  'recall.topK': { minimum: 1, maximum: 1_000, integer: true },
+  'recall.minScore': { maximum: 1 },
+  'recall.recencyBase': { maximum: 1 },
+  'recall.llmManifestMax': { integer: true },
+  'recall.llmMaxPicks': { integer: true },
+  'injection.maxTokens': { minimum: 1, integer: true },
+  'index.maxLines': { minimum: 1, integer: true },
+  'index.maxBytes': { minimum: 1, integer: true },
+  'index.entryMaxChars': { minimum: 1, integer: true },
+  'dedupe.cosineThreshold': { maximum: 1 },
+  'dedupe.lexicalThreshold': { maximum: 1 },
+  'aging.archiveBelowImportance': { maximum: 1 },
+  'extraction.maxMemoriesPerTurn': { integer: true },
+  'compaction.thresholdRatio': { maximum: 1 },
+  'session.warnRatios': { maximum: 1 },
+  'server.port': { maximum: 65_535, integer: true },
+  'server.maxBodyBytes': { minimum: 1, integer: true },
+};
 
 /** Reads a setting by dotted path. */
 export function getSetting(settings: Settings, path: string): unknown {

@@ -4,7 +4,9 @@ import { queryTerms } from '../core/query-terms.js';
 import { rankByRelevance, type RankedMemory } from '../core/ranking.js';
 import type { Scope } from '../core/scope.js';
 import type { Settings } from '../core/settings.js';
+import type { Embedder } from '../embedding/embedder.js';
 import type { MemoryStore } from '../store/memory-store.js';
+import { fuseByReciprocalRank, vectorCandidates, withComponents } from './rank-fusion.js';
 
 export interface RecallOptions {
   scopes?: readonly Scope[];
@@ -28,6 +30,8 @@ export interface RecallDependencies {
   store: MemoryStore;
   settings: Settings;
   now: () => Date;
+  /** When set, full-text and vector rankings are fused (reciprocal rank fusion); else full-text alone. */
+  embedder?: Embedder | undefined;
 }
 
 /** How much larger than top_k the full-text candidate pool is before ranking. */
@@ -51,21 +55,26 @@ export async function recallMemories(
     throw new EngramError('INVALID_INPUT', `Invalid minScore ${JSON.stringify(minScore)}: a number from 0 to 1.`);
   }
   const terms = queryTerms(query);
+  const limit = Math.max(topK * CANDIDATE_FACTOR, 50);
   const hits = await store.searchText({
     scopes,
     terms,
     match: 'any',
-    limit: Math.max(topK * CANDIDATE_FACTOR, 50),
+    limit,
+    sufficientHits: topK,
     ...(options.types && { types: options.types }),
   });
+  // Fuse, never gate: vector hits join the full-text candidates; none are dropped for lack of a vector.
+  const vectorSide = await vectorCandidates(dependencies, query, { scopes, limit, ...(options.types && { types: options.types }) });
+  const fused = vectorSide.hits.length > 0 ? fuseByReciprocalRank(hits, vectorSide.hits, settings.embedding.fusionK) : undefined;
   const now = dependencies.now().toISOString();
-  const ranked = rankByRelevance(hits, { now, recencyBase: settings.recall.recencyBase })
+  const ranked = rankByRelevance(fused ?? hits, { now, recencyBase: settings.recall.recencyBase, recencyFloor: settings.recall.recencyFloor })
     .filter((entry) => entry.parts.score >= minScore)
     .slice(0, topK);
   if (options.recordAccess !== false && ranked.length > 0) {
     await store.recordAccess(ranked.map((entry) => entry.memory.id), now);
   }
-  return { query, terms, scopes, memories: ranked, warnings: ['vector-search-unavailable'] };
+  return { query, terms, scopes, memories: fused ? withComponents(ranked, fused) : ranked, warnings: vectorSide.warnings };
 }
 
 function positiveInteger(value: unknown, field: string): number {

@@ -6,7 +6,8 @@ import type { MemoryFilter, TextSearch } from './memory-store.js';
 const TRI_STATE = ['exclude', 'include', 'only'] as const;
 const ORDERS = ['updated-desc', 'created-asc', 'created-desc', 'importance-desc'] as const;
 const MAX_TERMS = 256;
-const MAX_LIMIT = 100_000;
+/** The most memories one list or search returns. */
+export const MAX_LIMIT = 100_000;
 
 /**
  * Checks a list filter once, for every backend: scopes valid and de-duplicated, enums known,
@@ -47,6 +48,7 @@ export function checkTextSearch(query: TextSearch): TextSearch & { scopes: Scope
   const match = query.match ?? 'any';
   if (match !== 'any' && match !== 'all') throw invalid('match must be "any" or "all".');
   wholeNumber(query.limit, 'limit', 0, MAX_LIMIT);
+  if (query.sufficientHits !== undefined) wholeNumber(query.sufficientHits, 'sufficientHits', 1, MAX_LIMIT);
   return {
     ...query,
     scopes: checkScopes(query.scopes),

@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { MemoryStore } from '../store/memory-store.js';
 import { concurrentWriteCases } from './store-cases/concurrent-write-cases.js';
 import { historyCases } from './store-cases/history-cases.js';
+import { importCases } from './store-cases/import-cases.js';
 import { readCases } from './store-cases/read-cases.js';
 import { scopeIsolationCases } from './store-cases/scope-isolation-cases.js';
 import { searchCases } from './store-cases/search-cases.js';
+import { vectorCases } from './store-cases/vector-cases.js';
 import { writeCases } from './store-cases/write-cases.js';
 import type { StoreSuiteCase, StoreSuiteContext, StoreSuiteGroup } from './store-suite-support.js';
 
@@ -27,9 +29,11 @@ export interface MemoryStoreSuiteOptions {
 
 const GROUPS: readonly StoreSuiteGroup[] = [
   writeCases,
+  importCases,
   readCases,
   scopeIsolationCases,
   searchCases,
+  vectorCases,
   historyCases,
   concurrentWriteCases,
 ];

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { EngramError } from '../../core/errors.js';
-import { DEFAULT_SETTINGS, SETTING_DEFINITIONS, getSetting, type Settings } from '../../core/settings.js';
+import { DEFAULT_SETTINGS, SETTING_DEFINITIONS, SETTING_RANGES, getSetting, type Settings } from '../../core/settings.js';
 import { findGitRoot, findProjectConfigFile, resolveProjectIdentity, type ProjectIdentity } from '../fs/project-identity.js';
 
 /** Where an effective setting came from, weakest first. */
@@ -127,7 +127,7 @@ function coerce(path: string, value: unknown, where: string): unknown {
     if (typeof number !== 'number' || !Number.isFinite(number) || number < 0) {
       throw new EngramError('CONFIG_INVALID', `Invalid ${where}: ${JSON.stringify(value)} is not a non-negative number.`);
     }
-    return number;
+    return checkRange(path, number, where);
   }
   if (typeof fallback === 'string') {
     if (typeof value !== 'string') throw new EngramError('CONFIG_INVALID', `Invalid ${where}: expected a string.`);
@@ -135,10 +135,20 @@ function coerce(path: string, value: unknown, where: string): unknown {
   }
   if (Array.isArray(fallback)) {
     const list = typeof value === 'string' ? value.split(',').map((part) => Number(part.trim())) : value;
-    if (!Array.isArray(list) || list.some((item) => typeof item !== 'number' || !Number.isFinite(item))) {
-      throw new EngramError('CONFIG_INVALID', `Invalid ${where}: expected a list of numbers.`);
+    if (!Array.isArray(list) || list.some((item) => typeof item !== 'number' || !Number.isFinite(item) || item < 0)) {
+      throw new EngramError('CONFIG_INVALID', `Invalid ${where}: expected a list of non-negative numbers.`);
     }
-    return list;
+    return list.map((item: number) => checkRange(path, item, where));
+  }
+  return value;
+}
+
+function checkRange(path: string, value: number, where: string): number {
+  const range = SETTING_RANGES[path] ?? {};
+  const minimum = range.minimum ?? 0;
+  if (value < minimum || (range.maximum !== undefined && value > range.maximum) || (range.integer && !Number.isInteger(value))) {
+    const bounds = range.maximum === undefined ? `at least ${minimum}` : `from ${minimum} to ${range.maximum}`;
+    throw new EngramError('CONFIG_INVALID', `Invalid ${where}: ${value} must be ${range.integer ? 'a whole number' : 'a number'} ${bounds}.`);
   }
   return value;
 }

@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, realpath, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { lstat, mkdir, open, readdir, realpath } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { EngramError } from '../../core/errors.js';
 import type { Memory, NewMemory } from '../../core/memory.js';
 import { parseMemoryFile, renderMemoryFile } from '../../core/memory-file.js';
+import { writeFileAtomically } from './atomic-write.js';
 import {
   assignFileNames,
   buildMemoryIndex,
@@ -45,7 +45,6 @@ export interface ReadMemoryDirectoryResult {
 // O_NOFOLLOW refuses a symlink swapped in after the check; O_NONBLOCK keeps a FIFO from
 // hanging the open. Both are absent on Windows, where 0 leaves the flags unchanged.
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 
 /**
  * Writes memories as a Claude-Code-compatible memory directory: one topic file per memory, then
@@ -91,7 +90,9 @@ export async function readMemoryDirectory(
   } catch (error) {
     throw new EngramError('NOT_FOUND', `Memory directory ${directory} cannot be opened (${errorCode(error)}).`, { cause: error });
   }
-  const entries = await readdir(root, { withFileTypes: true });
+  const entries = await readdir(root, { withFileTypes: true }).catch((error: unknown) => {
+    throw new EngramError('INVALID_INPUT', `Memory directory ${directory} cannot be read (${errorCode(error)}).`, { cause: error });
+  });
   const names = entries
     .map((entry) => entry.name)
     .filter((name) => /\.md$/i.test(name) && !name.startsWith('.'))
@@ -187,25 +188,6 @@ function tooLarge(size: number, maxFileBytes: number): EngramError {
 function isInside(root: string, path: string): boolean {
   const fromRoot = relative(root, path);
   return fromRoot !== '' && fromRoot !== '..' && !fromRoot.startsWith(`..${sep}`) && !isAbsolute(fromRoot);
-}
-
-async function writeFileAtomically(path: string, text: string): Promise<void> {
-  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  try {
-    // O_EXCL: the temporary name is fresh, so nothing (not even a planted symlink) is opened.
-    const handle = await open(temporary, CREATE_FLAGS, 0o600);
-    try {
-      await handle.writeFile(text, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    // rename() replaces the directory entry itself: a symlink at `path` is swapped out, not followed.
-    await rename(temporary, path);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw new EngramError('STORE_ERROR', `Could not write ${path} (${errorCode(error)}).`, { cause: error });
-  }
 }
 
 function errorCode(error: unknown): string {

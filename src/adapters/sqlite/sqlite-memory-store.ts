@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { fullTextToken, scoreBm25, type Bm25Parameters, type Bm25Statistics } from '../../core/bm25-scoring.js';
 import { EngramError, isEngramError } from '../../core/errors.js';
 import {
   DEFAULT_MEMORY_LIMITS,
@@ -11,22 +12,30 @@ import {
   type MemoryPatch,
   type NewMemory,
 } from '../../core/memory.js';
-import { applyPatch, archiveMemory, invalidateMemory, planUndo, restoreMemory } from '../../core/memory-changes.js';
+import { applyPatch, archiveMemory, invalidateMemory, planImport, planUndo, restoreMemory, type ExistingPolicy } from '../../core/memory-changes.js';
 import type { Scope } from '../../core/scope.js';
+import { DEFAULT_SETTINGS } from '../../core/settings.js';
 import type {
   ChangeAction,
   ChangeContext,
   HistoryEntry,
+  ImportReport,
   MemoryFilter,
   MemoryStore,
   StoreInfo,
   StoreStats,
   TextHit,
   TextSearch,
+  VectorCounts,
+  VectorEntry,
+  VectorHit,
+  VectorSearch,
+  VectorSpace,
 } from '../../store/memory-store.js';
 import { checkInstant, checkMemoryFilter, checkScopes, checkTextSearch } from '../../store/store-input.js';
 import { createSortableId } from '../ids.js';
 import { LATEST_SQLITE_VERSION, SQLITE_MIGRATIONS } from './sqlite-migrations.js';
+import { loadVectorFunctions, SqliteVectorIndex } from './sqlite-vector-index.js';
 import { MEMORY_COLUMNS, memoryToParameters, rowToHistory, rowToMemory, type HistoryRow, type MemoryRow } from './sqlite-rows.js';
 
 export interface SqliteMemoryStoreOptions {
@@ -38,12 +47,20 @@ export interface SqliteMemoryStoreOptions {
   limits?: MemoryLimits;
   now?: () => Date;
   generateId?: () => string;
+  /** Loads sqlite-vec into the connection (tests replace it to check the fallback). */
+  loadVectorExtension?: (db: Database.Database) => void;
+  /** Receives warnings (sqlite-vec unavailable); default: process.emitWarning. */
+  onWarning?: (message: string) => void;
+  /** BM25 parameters full-text hits are scored with; default settings `recall.fullTextK1` and `recall.fullTextB`. */
+  fullText?: Bm25Parameters;
 }
 
 const SQLITE_HEADER = 'SQLite format 3\u0000';
 /** A query term found in at least this share of all memories (and this many) counts as common. */
 const COMMON_TERM_SHARE = 0.05;
 const COMMON_TERM_MIN_DOCUMENTS = 1_000;
+/** Fewest candidates FTS5 is asked for before engram's own BM25 orders them (then the limit applies). */
+const RESCORE_POOL = 50;
 
 /** The embedded store: one SQLite file in WAL mode with an FTS5 index and a history table. */
 export class SqliteMemoryStore implements MemoryStore {
@@ -52,13 +69,22 @@ export class SqliteMemoryStore implements MemoryStore {
   readonly #generateId: () => string;
   readonly #limits: MemoryLimits;
   #db: Database.Database | undefined;
+  #vocabularyReady = false;
   readonly #statements = new Map<string, Database.Statement>();
+  readonly #vectors = new SqliteVectorIndex({
+    statement: (sql) => this.#statement(sql),
+    transaction: (work) => this.#transaction(work),
+  });
 
   constructor(options: SqliteMemoryStoreOptions) {
     this.#options = options;
     this.#now = options.now ?? (() => new Date());
     this.#generateId = options.generateId ?? (() => createSortableId('mem'));
     this.#limits = options.limits ?? DEFAULT_MEMORY_LIMITS;
+    const fullText = options.fullText;
+    if (fullText !== undefined && !(fullText.k1 >= 0 && fullText.k1 <= 100 && fullText.b >= 0 && fullText.b <= 1)) {
+      throw new EngramError('CONFIG_INVALID', `Invalid full-text parameters ${JSON.stringify(fullText)}: k1 from 0 to 100, b from 0 to 1.`);
+    }
   }
 
   async open(): Promise<void> {
@@ -78,6 +104,10 @@ export class SqliteMemoryStore implements MemoryStore {
         db.pragma('synchronous = NORMAL');
       });
       guard(() => migrate(db, this.#options.targetVersion ?? LATEST_SQLITE_VERSION));
+      loadVectorFunctions(db, {
+        ...(this.#options.loadVectorExtension && { load: this.#options.loadVectorExtension }),
+        ...(this.#options.onWarning && { onWarning: this.#options.onWarning }),
+      });
     } catch (error) {
       db.close();
       throw error;
@@ -87,6 +117,7 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async close(): Promise<void> {
     this.#statements.clear();
+    this.#vocabularyReady = false;
     this.#db?.close();
     this.#db = undefined;
   }
@@ -125,11 +156,53 @@ export class SqliteMemoryStore implements MemoryStore {
     return memories;
   }
 
+  async importMany(inputs: readonly NewMemory[], options: { onExisting: ExistingPolicy }, change: ChangeContext): Promise<ImportReport> {
+    if (!Array.isArray(inputs)) throw new EngramError('INVALID_INPUT', 'An import is an array of memories.');
+    if (!['skip', 'replace', 'fail'].includes(options?.onExisting)) {
+      throw new EngramError('INVALID_INPUT', 'onExisting must be "skip", "replace" or "fail".');
+    }
+    const now = this.#now().toISOString();
+    const memories = inputs.map((input) => normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }));
+    const ids = new Set<string>();
+    for (const memory of memories) {
+      if (ids.has(memory.id)) throw new EngramError('CONFLICT', `Memory id ${memory.id} appears twice in one import.`);
+      ids.add(memory.id);
+    }
+    const report: ImportReport = { created: 0, replaced: 0, skipped: 0, written: [] };
+    this.#transaction(() => {
+      for (const memory of memories) {
+        const row = this.#row(memory.id);
+        const existing = row && rowToMemory(row);
+        const action = planImport(existing, memory, options.onExisting);
+        if (action === 'create') {
+          this.#insert(memory);
+          this.#record('create', memory.id, null, memory, change, now, null);
+          report.created += 1;
+          report.written.push(memory);
+        } else if (action === 'replace') {
+          this.#replace(memory);
+          this.#record('update', memory.id, existing!, memory, change, now, null);
+          report.replaced += 1;
+          report.written.push(memory);
+        } else {
+          report.skipped += 1;
+        }
+      }
+    });
+    return report;
+  }
+
   async get(id: string, scopes?: readonly Scope[]): Promise<Memory | undefined> {
-    const row = this.#row(id);
-    if (!row) return undefined;
-    if (scopes !== undefined && !scopes.includes(row.scope)) return undefined;
-    return rowToMemory(row);
+    if (scopes === undefined) {
+      const row = this.#row(id);
+      return row && rowToMemory(row);
+    }
+    const checked = checkScopes(scopes);
+    if (checked.length === 0) return undefined;
+    const row = guard(
+      () => this.#statement(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = ? AND scope IN (${placeholders(checked.length)})`).get(id, ...checked) as MemoryRow | undefined,
+    );
+    return row && rowToMemory(row);
   }
 
   async update(id: string, patch: MemoryPatch, change: ChangeContext): Promise<Memory> {
@@ -181,17 +254,18 @@ export class SqliteMemoryStore implements MemoryStore {
     if (query.limit <= 0 || query.scopes.length === 0) return [];
     const terms = query.terms.filter((term) => /[\p{L}\p{N}]/u.test(term));
     if (terms.length === 0) return [];
-    if (query.match === 'any') {
+    if (query.match === 'any' && query.sufficientHits !== undefined) {
       const selective = this.#selectiveTerms(terms);
       if (selective.length < terms.length) {
-        const hits = this.#searchFts(ftsMatchExpression(selective, 'any')!, query);
-        if (hits.length > 0) return hits;
+        const hits = this.#searchFts(ftsMatchExpression(selective, 'any')!, query, selective);
+        // Too few hits with the rare terms: memories that hold only the common ones count too.
+        if (hits.length >= Math.min(query.sufficientHits, query.limit)) return hits;
       }
     }
-    return this.#searchFts(ftsMatchExpression(terms, query.match)!, query);
+    return this.#searchFts(ftsMatchExpression(terms, query.match)!, query, terms);
   }
 
-  #searchFts(match: string, query: ReturnType<typeof checkTextSearch>): TextHit[] {
+  #searchFts(match: string, query: ReturnType<typeof checkTextSearch>, terms: readonly string[]): TextHit[] {
     const parameters: unknown[] = [match, ...query.scopes];
     let typeClause = '';
     if (query.types && query.types.length > 0) {
@@ -204,15 +278,47 @@ export class SqliteMemoryStore implements MemoryStore {
       FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
       WHERE memories_fts MATCH ? AND m.scope IN (${placeholders(query.scopes.length)})
         AND m.archived = 0 AND m.invalid_at IS NULL${typeClause}
-      ORDER BY rank LIMIT ${query.limit}`;
+      ORDER BY rank LIMIT ${Math.max(query.limit, RESCORE_POOL)}`;
     const rows = guard(() => this.#statement(sql).all(...parameters) as Array<MemoryRow & { rank: number }>);
-    return rows.map((row) => ({ memory: rowToMemory(row), relevance: -row.rank }));
+    if (rows.length === 0) return [];
+    // FTS5 finds the candidates; engram's BM25 orders them (FTS5's bm25() fixes b at 0.75, too
+    // harsh on longer memories). The sort is stable, so ties keep FTS5's order.
+    const memories = rows.map(rowToMemory);
+    const scores = scoreBm25(
+      memories.map((memory) => `${memory.name.replace(/-/g, ' ')}\n${memory.description}\n${memory.content}`),
+      terms,
+      this.#fullTextStatistics(terms),
+      this.#options.fullText ?? { k1: DEFAULT_SETTINGS.recall.fullTextK1, b: DEFAULT_SETTINGS.recall.fullTextB },
+    );
+    return memories
+      .map((memory, index) => ({ memory, relevance: scores[index]! }))
+      .sort((a, b) => b.relevance - a.relevance)
+      .slice(0, query.limit);
+  }
+
+  /** How many memories the index holds and how many hold each term, read from an fts5vocab view of the index. */
+  #fullTextStatistics(terms: readonly string[]): Bm25Statistics {
+    const tokens = [...new Set(terms.map(fullTextToken).filter((token): token is string => token !== undefined))];
+    const documentFrequencies = new Map<string, number>();
+    const documentCount = (this.#statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
+    if (tokens.length === 0) return { documentCount, documentFrequencies };
+    if (!this.#vocabularyReady) {
+      // A temp view of the index's terms: made per connection, never stored, no migration needed.
+      guard(() => this.#database().exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_vocabulary USING fts5vocab(main, 'memories_fts', 'row')"));
+      this.#vocabularyReady = true;
+    }
+    const rows = guard(
+      () => this.#statement(`SELECT term, doc FROM temp.memories_fts_vocabulary WHERE term IN (${placeholders(tokens.length)})`).all(...tokens) as Array<{ term: string; doc: number }>,
+    );
+    for (const row of rows) documentFrequencies.set(row.term, row.doc);
+    return { documentCount, documentFrequencies };
   }
 
   /**
-   * Drops terms that occur in a large share of all memories when rarer terms are present: such
-   * terms barely move BM25 but make an OR query score most of the store (100K memories: 30K
-   * matches for "use"). Document frequencies are probed with a capped count, so this stays cheap.
+   * The terms worth searching first: those in less than 5% (and 1,000) of all memories, when some
+   * are present. Common terms barely move BM25 but make an OR query score most of a large store
+   * (100K memories: 30K matches for "use"). Counts are capped probes of the index, so this stays
+   * cheap. Whether the rare terms suffice is judged in the asked scopes by the caller.
    */
   #selectiveTerms(terms: readonly string[]): string[] {
     if (terms.length < 2) return [...terms];
@@ -235,6 +341,34 @@ export class SqliteMemoryStore implements MemoryStore {
       const statement = this.#statement('UPDATE memories SET hit_count = hit_count + 1, last_accessed_at = ? WHERE id = ?');
       for (const id of ids) statement.run(milliseconds, id);
     });
+  }
+
+  async vectorSpace(): Promise<VectorSpace | undefined> {
+    return guard(() => this.#vectors.space());
+  }
+
+  async setVectorSpace(space: VectorSpace): Promise<{ dropped: number }> {
+    return guard(() => this.#vectors.setSpace(space, this.#now().getTime()));
+  }
+
+  async putVectors(entries: readonly VectorEntry[]): Promise<number> {
+    return guard(() => this.#vectors.put(entries));
+  }
+
+  async searchVector(query: VectorSearch): Promise<VectorHit[]> {
+    return guard(() => this.#vectors.search(query));
+  }
+
+  async memoriesMissingVectors(options: { limit: number }): Promise<Memory[]> {
+    const limit = options?.limit;
+    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0 || limit > 100_000) {
+      throw new EngramError('INVALID_INPUT', 'memoriesMissingVectors takes { limit }: a whole number from 0 to 100000.');
+    }
+    return guard(() => this.#vectors.missing(limit));
+  }
+
+  async vectorCounts(): Promise<VectorCounts> {
+    return guard(() => this.#vectors.counts());
   }
 
   async history(memoryId: string): Promise<HistoryEntry[]> {

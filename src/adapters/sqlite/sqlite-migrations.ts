@@ -78,6 +78,35 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       `);
     },
   },
+  {
+    version: 3,
+    name: 'memory vectors',
+    up(db) {
+      // Plain tables, so the schema opens even where sqlite-vec cannot load. A vector is derived
+      // from its memory's text: it goes when the memory goes or its text changes (same transaction),
+      // and `vector_space` (one row) names the model and length every stored vector shares.
+      db.exec(`
+        CREATE TABLE memory_vectors (
+          memory_rowid INTEGER PRIMARY KEY,
+          vector BLOB NOT NULL
+        );
+        CREATE TABLE vector_space (
+          id INTEGER PRIMARY KEY CHECK (id = 1),
+          model TEXT NOT NULL,
+          dimensions INTEGER NOT NULL,
+          set_at INTEGER NOT NULL
+        );
+        CREATE TRIGGER memory_vectors_delete AFTER DELETE ON memories BEGIN
+          DELETE FROM memory_vectors WHERE memory_rowid = old.rowid;
+        END;
+        CREATE TRIGGER memory_vectors_stale AFTER UPDATE OF name, description, content ON memories
+          WHEN old.name IS NOT new.name OR old.description IS NOT new.description OR old.content IS NOT new.content
+        BEGIN
+          DELETE FROM memory_vectors WHERE memory_rowid = old.rowid;
+        END;
+      `);
+    },
+  },
 ];
 
 export const LATEST_SQLITE_VERSION = SQLITE_MIGRATIONS.at(-1)!.version;

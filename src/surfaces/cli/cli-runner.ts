@@ -9,6 +9,7 @@ import { packageVersion } from '../../package-version.js';
 const COMMANDS: Record<string, () => Promise<CommandDefinition>> = {
   remember: async () => (await import('./commands/remember-command.js')).rememberCommand,
   recall: async () => (await import('./commands/recall-command.js')).recallCommand,
+  inject: async () => (await import('./commands/inject-command.js')).injectCommand,
   list: async () => (await import('./commands/list-command.js')).listCommand,
   show: async () => (await import('./commands/show-command.js')).showCommand,
   edit: async () => (await import('./commands/edit-command.js')).editCommand,
@@ -16,11 +17,15 @@ const COMMANDS: Record<string, () => Promise<CommandDefinition>> = {
   restore: async () => (await import('./commands/restore-command.js')).restoreCommand,
   undo: async () => (await import('./commands/undo-command.js')).undoCommand,
   stats: async () => (await import('./commands/stats-command.js')).statsCommand,
+  dedupe: async () => (await import('./commands/dedupe-command.js')).dedupeCommand,
+  age: async () => (await import('./commands/age-command.js')).ageCommand,
   export: async () => (await import('./commands/export-command.js')).exportCommand,
   import: async () => (await import('./commands/import-command.js')).importCommand,
   config: async () => (await import('./commands/config-command.js')).configCommand,
   serve: async () => (await import('./commands/serve-command.js')).serveCommand,
   mcp: async () => (await import('./commands/mcp-command.js')).mcpCommand,
+  reindex: async () => (await import('./commands/reindex-command.js')).reindexCommand,
+  eval: async () => (await import('./commands/eval-command.js')).evalCommand,
 };
 
 /** Runs the `engram` binary on argv (without node and script) and returns the exit code. */

@@ -1,18 +1,35 @@
+import { ageNote, type AgeNoteOptions } from '../../core/age-notes.js';
 import type { Memory } from '../../core/memory.js';
 import type { HistoryEntry } from '../../store/memory-store.js';
 import type { CliIo } from './cli-io.js';
 import { formatAge, formatFields, formatTable, oneLine, type TableColumn } from './table-format.js';
 
-/** A memory's state in one word: invalid, archived, stale (not updated for `staleDays`) or active. */
-export function memoryState(memory: Memory, staleDays: number, now: number = Date.now()): string {
+/** Age thresholds of the tables: `recall.ageNoteDays` and `recall.staleDays`. */
+export type AgeThresholds = Required<AgeNoteOptions>;
+
+/**
+ * A memory's state in one word: invalid, archived, stale (not updated for `staleDays`), aging (not
+ * updated for `ageNoteDays`: may be out of date) or active.
+ */
+export function memoryState(memory: Memory, ages: AgeThresholds, now: number = Date.now()): string {
   if (memory.invalidAt !== null) return 'invalid';
   if (memory.archived) return 'archived';
-  if (now - Date.parse(memory.updatedAt) > staleDays * 86_400_000) return 'stale';
-  return 'active';
+  const state = ageNote(memory, new Date(now).toISOString(), ages).state;
+  return state === 'fresh' ? 'active' : state;
+}
+
+/** The line under a table that explains "aging" and "stale", or '' when no row is either. */
+export function ageLegend(memories: readonly Memory[], ages: AgeThresholds, now: number = Date.now()): string {
+  const states = new Set(memories.map((memory) => memoryState(memory, ages, now)));
+  const parts = [
+    ...(states.has('aging') ? [`aging: not updated for over ${ages.ageNoteDays} days, may be out of date`] : []),
+    ...(states.has('stale') ? [`stale: not updated for over ${ages.staleDays} days, verify before relying on it`] : []),
+  ];
+  return parts.join('; ');
 }
 
 /** The columns every memory table starts with. */
-export function memoryColumns<Row>(pick: (row: Row) => Memory, staleDays: number): Array<TableColumn<Row>> {
+export function memoryColumns<Row>(pick: (row: Row) => Memory, ages: AgeThresholds): Array<TableColumn<Row>> {
   const now = Date.now();
   return [
     { header: 'ID', value: (row) => pick(row).id },
@@ -21,13 +38,15 @@ export function memoryColumns<Row>(pick: (row: Row) => Memory, staleDays: number
     { header: 'NAME', value: (row) => pick(row).name, minWidth: 12 },
     { header: 'DESCRIPTION', value: (row) => pick(row).description, minWidth: 24 },
     { header: 'AGE', value: (row) => formatAge(pick(row).updatedAt, now), align: 'right' },
-    { header: 'STATE', value: (row) => memoryState(pick(row), staleDays, now) },
+    { header: 'STATE', value: (row) => memoryState(pick(row), ages, now) },
   ];
 }
 
-/** A table of memories fitted to the terminal. */
-export function formatMemoryTable(memories: readonly Memory[], io: Pick<CliIo, 'columns' | 'color'>, staleDays: number): string {
-  return formatTable(memoryColumns<Memory>((memory) => memory, staleDays), memories, { width: io.columns, color: io.color });
+/** A table of memories fitted to the terminal, with the age legend under it when a row needs it. */
+export function formatMemoryTable(memories: readonly Memory[], io: Pick<CliIo, 'columns' | 'color'>, ages: AgeThresholds): string {
+  const table = formatTable(memoryColumns<Memory>((memory) => memory, ages), memories, { width: io.columns, color: io.color });
+  const legend = ageLegend(memories, ages);
+  return legend === '' ? table : `${table}\n\n${legend}`;
 }
 
 /** One memory in full: its fields, its content, and (when given) its history. */

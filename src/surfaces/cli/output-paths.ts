@@ -1,13 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { constants, type Stats } from 'node:fs';
-import { lstat, open, readFile, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import type { Stats } from 'node:fs';
+import { lstat, readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { writeFileAtomically } from '../../adapters/fs/atomic-write.js';
 import { EngramError } from '../../core/errors.js';
 import { parseMemoryFile } from '../../core/memory-file.js';
 import { MEMORY_INDEX_FILE } from '../../core/memory-index.js';
 
-// O_EXCL on a fresh name: nothing that already exists (a planted symlink included) is opened.
-const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 const ENGRAM_INDEX_HEADER = '# Memory index\n';
 const NOT_AN_ID = 'not-an-engram-id';
 
@@ -33,20 +31,7 @@ export async function writeExportFile(path: string, text: string, options: { for
   if (info && !options.force) throw new EngramError('INVALID_INPUT', `${target} already exists; pass --force to overwrite it.`);
   const parent = await pathInfo(dirname(target));
   if (!parent) throw new EngramError('INVALID_INPUT', `The folder ${dirname(target)} does not exist.`);
-  const temporary = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
-  try {
-    const handle = await open(temporary, CREATE_FLAGS, 0o600);
-    try {
-      await handle.writeFile(text, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temporary, target);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw new EngramError('INVALID_INPUT', `Could not write ${target} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`, { cause: error });
-  }
+  await writeFileAtomically(target, text, 'INVALID_INPUT');
   return target;
 }
 

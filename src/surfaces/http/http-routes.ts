@@ -3,7 +3,6 @@ import { EngramError } from '../../core/errors.js';
 import { assertMemoryId } from '../../core/memory.js';
 import { assertScope, type Scope } from '../../core/scope.js';
 import type { Engram } from '../../engram.js';
-import type { HistoryEntry } from '../../store/memory-store.js';
 import { readJsonBody, readRequiredJsonBody } from './http-body.js';
 import { HttpProblem } from './http-errors.js';
 import { handleMcpPost } from './http-mcp-endpoint.js';
@@ -119,9 +118,13 @@ async function methodNotAllowedForMcp(): Promise<never> {
 }
 
 async function createMemory(context: RouteContext): Promise<JsonReply> {
-  const input = parseInput(createMemoryBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'memory');
-  const memory = await context.engram.remember(input, context.actor);
-  return { status: 201, body: { memory }, headers: { location: `/v1/memories/${encodeURIComponent(memory.id)}` } };
+  const { dedupe, ...input } = parseInput(createMemoryBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'memory');
+  const result = await context.engram.save(input, { actor: context.actor, ...(dedupe !== undefined && { dedupe }) });
+  const path = `/v1/memories/${encodeURIComponent(result.memory.id)}`;
+  // 201 when a memory was created; 200 when the statement updated its near-duplicate (`action: merged`).
+  return result.action === 'created'
+    ? { status: 201, body: result, headers: { location: path } }
+    : { status: 200, body: result, headers: { 'content-location': path } };
 }
 
 async function listMemories(context: RouteContext): Promise<JsonReply> {
@@ -172,8 +175,7 @@ async function restoreMemory(context: RouteContext): Promise<JsonReply> {
   const id = memoryId(context);
   const body = await readJsonBody(context.request, context.maxBodyBytes);
   parseInput(emptyBody, body ?? {}, 'body');
-  await context.engram.get(id, requestScopes(context, scope));
-  const memory = await context.engram.restore(id, context.actor);
+  const memory = await context.engram.restore(id, context.actor, requestScopes(context, scope));
   return ok({ memory });
 }
 
@@ -181,11 +183,9 @@ async function memoryHistory(context: RouteContext): Promise<JsonReply> {
   await assertNoBody(context);
   const { scope } = parseInput(scopedQuery, queryObject(context.url.searchParams), 'query');
   const id = memoryId(context);
-  const history = await context.engram.history(id);
-  // History outlives a hard delete, so confinement looks at the recorded states, not the live row.
-  if (history.length === 0 || !requestScopes(context, scope).includes(scopeOfChange(history.at(-1)!))) {
-    throw notFound('memory', id);
-  }
+  // History outlives a hard delete; the library confines it by the recorded states' scopes.
+  const history = await context.engram.history(id, requestScopes(context, scope));
+  if (history.length === 0) throw notFound('memory', id);
   return ok({ memoryId: id, history });
 }
 
@@ -206,9 +206,7 @@ async function recall(context: RouteContext): Promise<JsonReply> {
 
 async function undo(context: RouteContext): Promise<JsonReply> {
   const input = parseInput(undoBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'undo request');
-  const change = await context.engram.store.getChange(input.changeId);
-  if (!change || !requestScopes(context, input.scopes).includes(scopeOfChange(change))) throw notFound('change', input.changeId);
-  const undone = await context.engram.undo(input.changeId, context.actor);
+  const undone = await context.engram.undo(input.changeId, context.actor, requestScopes(context, input.scopes));
   return ok({ change: undone });
 }
 
@@ -238,10 +236,6 @@ function memoryId(context: RouteContext): string {
     throw new EngramError('INVALID_INPUT', 'The memory id in the path is not valid percent-encoding.');
   }
   return assertMemoryId(decoded);
-}
-
-function scopeOfChange(change: HistoryEntry): Scope {
-  return (change.after ?? change.before)?.scope ?? '';
 }
 
 function notFound(what: string, id: string): EngramError {

@@ -22,6 +22,8 @@ export const createMemoryBody = z.strictObject({
   description: z.string().optional(),
   importance: importance.optional(),
   source: source.nullable().optional(),
+  /** false always adds a new memory; default true updates a near-duplicate in the same scope. */
+  dedupe: z.boolean().optional(),
 });
 
 export const updateMemoryBody = z

@@ -1,4 +1,7 @@
 import type { Writable } from 'node:stream';
+import type { Engram } from '../../engram.js';
+import type { AgingReport } from '../../maintenance/age-memories.js';
+import { startAgingSchedule, type AgingSchedule, type IntervalTimers } from '../../maintenance/aging-schedule.js';
 import { openEngram } from '../../node.js';
 import { packageVersion } from '../../package-version.js';
 import { startServer, type RunningServer } from './http-server.js';
@@ -19,6 +22,12 @@ export interface ServeCommandOptions {
   format?: 'text' | 'json';
   /** Called once the server listens. */
   onListening?: (server: RunningServer) => void;
+  /** The clock of the store and of aging (tests). */
+  now?: () => Date;
+  /** Timers of the daily aging run (tests pass fakes); default Node's, unref'd. */
+  agingTimers?: IntervalTimers;
+  /** Called after each aging run. */
+  onAging?: (report: AgingReport) => void;
 }
 
 /**
@@ -32,6 +41,7 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
     ...(options.cwd !== undefined && { cwd: options.cwd }),
     ...(options.env !== undefined && { env: options.env }),
     ...(options.flags !== undefined && { flags: options.flags }),
+    ...(options.now !== undefined && { now: options.now }),
     actor: 'http',
   });
   const { settings, project } = opened.loaded;
@@ -71,15 +81,41 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
     stdout.write(`MCP endpoint: ${server.url}/mcp\n`);
   }
   options.onListening?.(server);
+  let aging: AgingSchedule | undefined;
   try {
+    aging = startDailyAging(opened.engram, settings.aging.intervalHours, options, stderr);
     const reason = await stopped;
     stderr.write(`engram: ${reason}: finishing in-flight requests…\n`);
     await server.close();
   } finally {
+    await aging?.stop();
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigterm);
     options.signal?.removeEventListener('abort', onAbort);
     await opened.close();
   }
   stderr.write('engram: stopped.\n');
+}
+
+/**
+ * Aging inside the service: every scope of the store, at start and every `intervalHours` (0 turns
+ * it off). A failed run is logged and retried at the next tick; it never stops the service.
+ */
+function startDailyAging(
+  engram: Engram,
+  intervalHours: number,
+  options: Pick<ServeCommandOptions, 'agingTimers' | 'onAging'>,
+  stderr: Writable,
+): AgingSchedule | undefined {
+  if (!(intervalHours > 0)) return undefined;
+  return startAgingSchedule({
+    run: () => engram.age({ allScopes: true }),
+    intervalMs: intervalHours * 3_600_000,
+    ...(options.agingTimers && { timers: options.agingTimers }),
+    onReport: (report) => {
+      if (report.archived.length > 0) stderr.write(`engram: aging archived ${report.archived.length} memories not recalled since ${report.cutoff.slice(0, 10)}.\n`);
+      options.onAging?.(report);
+    },
+    log: (message) => stderr.write(`${message}\n`),
+  });
 }

@@ -76,6 +76,7 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
         '("The user\'s database is PostgreSQL 15", not "it uses PG"). Types: user (who the user is, preferences), ' +
         'feedback (corrections and confirmed ways of working; say Why and How to apply), project (facts and decisions not visible in the code), ' +
         'reference (where things live outside the code), procedure (a reusable how-to). Never save secrets, code patterns, git history or in-progress task state. ' +
+        'A fact that nearly repeats a saved one updates that memory instead of adding another. ' +
         `Scope defaults to ${JSON.stringify(scopes[0])}; allowed: ${scopeList}.`,
       inputSchema: {
         content: z.string().min(1).describe('The fact, in Markdown. One fact per memory.'),
@@ -89,7 +90,7 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
     },
     async (input) =>
       run(async () => {
-        const memory = await engram.remember(
+        const result = await engram.save(
           {
             content: input.content,
             scope: input.scope === undefined ? scopes[0]! : allowedScope(input.scope),
@@ -99,9 +100,16 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
             ...(input.description !== undefined && { description: input.description }),
             ...(input.importance !== undefined && { importance: input.importance }),
           },
-          actor,
+          { actor },
         );
-        return textResult(`Saved memory \`${memory.id}\` (${memory.type}, ${memory.scope}) as "${memory.name}".`, { memory });
+        const { memory } = result;
+        if (result.action === 'merged') {
+          return textResult(
+            `Updated existing memory \`${memory.id}\` ("${memory.name}") instead of saving a near-duplicate (similarity ${result.similarity!.toFixed(2)}).`,
+            { memory, action: result.action, mergedInto: memory.id },
+          );
+        }
+        return textResult(`Saved memory \`${memory.id}\` (${memory.type}, ${memory.scope}) as "${memory.name}".`, { memory, action: result.action });
       }),
   );
 

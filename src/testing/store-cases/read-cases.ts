@@ -176,7 +176,10 @@ export const readCases: StoreSuiteGroup = {
           () => store.list({ scopes: 'global' } as unknown as MemoryFilter),
           ['INVALID_INPUT', 'INVALID_SCOPE'],
         );
-        expect(await store.get(memory.id, ['team:x'])).toBeUndefined();
+        await expectEngramError(() => store.get(memory.id, ['team:x']), 'INVALID_SCOPE');
+        // A string is not a list of scopes (a substring match would leak `project:app` to `project:app2`).
+        await expectEngramError(() => store.get(memory.id, 'global-and-more' as unknown as string[]), ['INVALID_INPUT', 'INVALID_SCOPE']);
+        expect(await store.get(memory.id, [])).toBeUndefined();
         // Naming no scope may be refused or answered with nothing, but never with memories.
         const empty = { scopes: [] as string[] };
         const answers = [

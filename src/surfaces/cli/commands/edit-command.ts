@@ -44,7 +44,7 @@ export const editCommand: CommandDefinition = {
       }
       const applied: MemoryPatch = {};
       for (const field of changed) (applied as Record<string, unknown>)[field] = patch[field];
-      const updated = await opened.engram.update(memory.id, applied);
+      const updated = await opened.engram.update(memory.id, applied, undefined, [memory.scope]);
       return { data: { memory: updated, changed }, text: `Updated ${updated.id}: ${changed.join(', ')}.` };
     });
   },

@@ -69,6 +69,6 @@ function asLineObject(memory: Memory): unknown {
 }
 
 async function exportScopes(values: OptionValues, opened: OpenedEngram): Promise<string[]> {
-  if (values.all === true) return Object.keys((await opened.engram.stats()).byScope);
+  if (values.all === true) return Object.keys((await opened.engram.stats('all')).byScope);
   return scopeOption(values) ?? [opened.loaded.project.scope];
 }

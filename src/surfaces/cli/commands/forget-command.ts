@@ -34,7 +34,7 @@ export const forgetCommand: CommandDefinition = {
         return { data: { memory, action: 'none' }, text: 'Nothing deleted.' };
       }
       await opened.engram.forget(memory.id, { hard: true, scopes });
-      const history = await opened.engram.history(memory.id);
+      const history = await opened.engram.history(memory.id, scopes);
       const change = history.at(-1)?.id ?? '';
       return { data: { id: memory.id, action: 'delete', changeId: change }, text: `Deleted ${memory.id}; "engram undo ${change}" brings it back.` };
     });

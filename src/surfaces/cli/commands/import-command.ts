@@ -12,6 +12,8 @@ const ON_EXISTING = ['skip', 'replace', 'fail'] as const;
 type OnExisting = (typeof ON_EXISTING)[number];
 const IMPORT_ACTOR = 'import';
 const MAX_LISTED_PROBLEMS = 20;
+/** The largest JSON Lines file import reads (it is read whole, then validated whole). */
+const MAX_IMPORT_BYTES = 256 * 1024 * 1024;
 
 /** `engram import`: load memories from a JSON Lines file or a Claude Code memory directory. */
 export const importCommand: CommandDefinition = {
@@ -20,10 +22,11 @@ export const importCommand: CommandDefinition = {
   usage: 'import <file.jsonl | memory-dir> [--on-existing skip|replace|fail] [--scope <scope>] [options]',
   options: {
     'on-existing': { type: 'string', valueName: ON_EXISTING.join('|'), description: 'What to do with ids already in the store (default skip)' },
-    scope: { type: 'string', valueName: 'scope', description: 'Scope of memories that name none (default for a Claude Code directory: the current project)' },
+    scope: { type: 'string', valueName: 'scope', description: 'Put every imported memory into this scope' },
+    'keep-scopes': { type: 'boolean', description: 'Keep the scopes the file names, even other projects or global' },
   },
   details:
-    'All or nothing: if any line or topic file is invalid, nothing is imported and the bad lines (or files) are listed. Each imported memory gets one "create" history entry with actor "import".',
+    'Without --scope or --keep-scopes, every memory must belong to the current project, so a file cannot plant memories in global or in another project. All or nothing: if any line or topic file is invalid, nothing is imported and the bad lines (or files) are listed. Each imported memory gets one "create" history entry with actor "import".',
   async run(invocation) {
     const { values } = invocation;
     const path = resolve(invocation.io.cwd, singlePositional(invocation, 'path'));
@@ -35,6 +38,12 @@ export const importCommand: CommandDefinition = {
     const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
       throw new EngramError(error.code === 'ENOENT' ? 'NOT_FOUND' : 'INVALID_INPUT', `Cannot import ${path} (${error.code ?? 'error'}).`, { cause: error });
     });
+    if (!info.isDirectory() && !info.isFile()) {
+      throw new EngramError('INVALID_INPUT', `Cannot import ${path}: not a regular file or a directory.`);
+    }
+    if (info.isFile() && info.size > MAX_IMPORT_BYTES) {
+      throw new EngramError('PAYLOAD_TOO_LARGE', `${path} is ${info.size} bytes; import reads at most ${MAX_IMPORT_BYTES} bytes. Split the file.`);
+    }
     return withEngram(invocation, async (opened) => {
       const limits = opened.loaded.settings.memory;
       let inputs: NewMemory[];
@@ -64,7 +73,8 @@ export const importCommand: CommandDefinition = {
         inputs = parsed.memories.map((entry) => entry.input);
         warnings = [...parsed.warnings, ...(parsed.others.length > 0 ? [`Ignored ${parsed.others.length} line(s) of other kinds than "memory".`] : [])];
       }
-      const report = await opened.engram.importMemories(inputs, { onExisting, actor: IMPORT_ACTOR });
+      inputs = applyScopePolicy(inputs, scopeOption(values) === undefined ? undefined : writeScope(values, opened), opened.loaded.project.scope, values['keep-scopes'] === true);
+      const { written: _written, ...report } = await opened.engram.importMemories(inputs, { onExisting, actor: IMPORT_ACTOR });
       const data = { path, format: kind, ...report, warnings };
       const text = [
         `Imported from ${path}: ${report.created} created, ${report.replaced} replaced, ${report.skipped} skipped (already present).`,
@@ -87,6 +97,23 @@ async function readText(path: string): Promise<string> {
   } catch {
     throw new EngramError('INVALID_INPUT', `${path} is not UTF-8 text; nothing was imported.`);
   }
+}
+
+/**
+ * An imported file names its own scopes. Unless the user says so, they must all be the current
+ * project: a shared or downloaded file must not reach global (every project's prompts) or others.
+ */
+function applyScopePolicy(inputs: NewMemory[], explicitScope: string | undefined, projectScope: string, keepScopes: boolean): NewMemory[] {
+  if (explicitScope !== undefined) return inputs.map((input) => ({ ...input, scope: explicitScope }));
+  if (keepScopes) return inputs;
+  const foreign = [...new Set(inputs.map((input) => input.scope).filter((scope) => scope !== projectScope))];
+  if (foreign.length > 0) {
+    throw new EngramError(
+      'INVALID_INPUT',
+      `The import holds memories of other scopes than ${projectScope} (${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? ', …' : ''}); pass --keep-scopes to import them there, or --scope to put everything into one scope. Nothing was imported.`,
+    );
+  }
+  return inputs;
 }
 
 function problems(headline: string, details: readonly string[]): EngramError {

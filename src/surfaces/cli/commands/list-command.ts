@@ -1,6 +1,7 @@
 import { integerOption, noPositionals, type CommandDefinition } from '../cli-command.js';
 import { TYPE_NAMES, readScopes, typeOption, withEngram } from '../cli-engram.js';
 import { formatMemoryTable } from '../memory-view.js';
+import { MAX_LIMIT } from '../../../store/store-input.js';
 
 const DEFAULT_LIMIT = 100;
 
@@ -21,7 +22,7 @@ export const listCommand: CommandDefinition = {
   async run(invocation) {
     const { values, io } = invocation;
     noPositionals(invocation);
-    const limit = integerOption(values, 'limit', { min: 0, max: 1_000_000 }) ?? DEFAULT_LIMIT;
+    const limit = integerOption(values, 'limit', { min: 0, max: MAX_LIMIT }) ?? DEFAULT_LIMIT;
     const offset = integerOption(values, 'offset', { min: 0, max: Number.MAX_SAFE_INTEGER }) ?? 0;
     const types = typeOption(values);
     return withEngram(invocation, async (opened) => {
@@ -38,7 +39,7 @@ export const listCommand: CommandDefinition = {
       if (memories.length === 0) {
         return { data, text: total === 0 ? `No memories in ${filter.scopes.join(', ')}.` : `No memories past offset ${offset} (${total} in all).` };
       }
-      let text = formatMemoryTable(memories, io, opened.loaded.settings.recall.staleDays);
+      let text = formatMemoryTable(memories, io, opened.loaded.settings.recall);
       if (offset > 0 || memories.length < total) {
         text += `\n\nShowing ${offset + 1}-${offset + memories.length} of ${total}; use --limit and --offset for more.`;
       }

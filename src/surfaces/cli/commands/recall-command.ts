@@ -2,7 +2,8 @@ import { EngramError } from '../../../core/errors.js';
 import type { RankedMemory } from '../../../core/ranking.js';
 import { integerOption, numberOption, type CommandDefinition } from '../cli-command.js';
 import { TYPE_NAMES, readScopes, typeOption, withEngram } from '../cli-engram.js';
-import { memoryColumns } from '../memory-view.js';
+import { ageNote } from '../../../core/age-notes.js';
+import { ageLegend, memoryColumns } from '../memory-view.js';
 import { formatTable, type TableColumn } from '../table-format.js';
 
 const score = (value: number): string => value.toFixed(3);
@@ -42,7 +43,12 @@ export const recallCommand: CommandDefinition = {
         terms: result.terms,
         scopes: result.scopes,
         warnings: result.warnings,
-        memories: result.memories.map(({ memory, parts }) => ({ ...memory, score: parts.score, parts })),
+        memories: result.memories.map(({ memory, parts }) => ({
+          ...memory,
+          score: parts.score,
+          parts,
+          age: ageNote(memory, new Date().toISOString(), opened.loaded.settings.recall),
+        })),
       };
       if (result.memories.length === 0) return { data, text: `No memories match in ${result.scopes.join(', ')}.` };
       const columns: Array<TableColumn<RankedMemory>> = [
@@ -54,12 +60,24 @@ export const recallCommand: CommandDefinition = {
               { header: 'IMPORTANCE', value: (entry) => score(entry.parts.importanceWeight), align: 'right' },
             ] satisfies Array<TableColumn<RankedMemory>>)
           : []),
-        ...memoryColumns<RankedMemory>((entry) => entry.memory, opened.loaded.settings.recall.staleDays).filter(
+        // With an embedder, relevance is fused: show where each ranking put the memory (#rank value).
+        ...(values.explain === true && result.memories.some((entry) => entry.parts.vector)
+          ? ([
+              { header: 'TEXT', value: (entry) => (entry.parts.text ? `#${entry.parts.text.rank} ${score(entry.parts.text.relevance)}` : '-'), align: 'right' },
+              { header: 'VECTOR', value: (entry) => (entry.parts.vector ? `#${entry.parts.vector.rank} ${score(entry.parts.vector.similarity)}` : '-'), align: 'right' },
+            ] satisfies Array<TableColumn<RankedMemory>>)
+          : []),
+        ...memoryColumns<RankedMemory>((entry) => entry.memory, opened.loaded.settings.recall).filter(
           (column) => column.header !== 'STATE' || values.explain !== true,
         ),
       ];
       let text = formatTable(columns, result.memories, { width: io.columns, color: io.color });
       if (values.explain === true) text += '\n\nscore = relevance × recency × importance weight ÷ 1.5 (relevance is relative to the best match)';
+      if (values.explain === true && result.memories.some((entry) => entry.parts.vector)) {
+        text += '\nrelevance = Σ 1/(k + rank) over the full-text (TEXT) and vector (VECTOR) rankings, k = embedding.fusionK';
+      }
+      const legend = values.explain === true ? '' : ageLegend(result.memories.map((entry) => entry.memory), opened.loaded.settings.recall);
+      if (legend !== '') text += `\n\n${legend}`;
       return { data, text };
     });
   },

@@ -19,8 +19,11 @@ export const rememberCommand: CommandDefinition = {
     description: { type: 'string', valueName: 'text', description: 'One-line description (default: the first line)' },
     importance: { type: 'string', valueName: '0..1', description: 'Importance from 0 to 1 (default 0.5)' },
     scope: { type: 'string', valueName: 'scope', description: 'Scope to write to (default: the current project)' },
+    'no-dedupe': { type: 'boolean', description: 'Always add a new memory, even when one in the scope says nearly the same' },
   },
-  details: 'Example: engram remember --type feedback "Integration tests use the real database, no mocks."',
+  details:
+    'Example: engram remember --type feedback "Integration tests use the real database, no mocks."\n' +
+    'A memory that nearly repeats one in the same scope updates that one instead (its newest wording, the higher importance); --no-dedupe adds it anyway.',
   async run(invocation) {
     const { values, positionals, io } = invocation;
     if (values.stdin === true && positionals.length > 0) {
@@ -41,16 +44,27 @@ export const rememberCommand: CommandDefinition = {
           ? await readStdin(io, opened.loaded.settings.memory.maxContentBytes + STDIN_SLACK_BYTES)
           : positionals.join(' ');
       const content = raw.replace(/\s+$/, '');
-      const memory = await opened.engram.remember({
-        scope,
-        content,
-        ...(type !== undefined && { type: assertMemoryType(type) }),
-        ...(name !== undefined && { name }),
-        ...(description !== undefined && { description }),
-        ...(importance !== undefined && { importance }),
-        source: { origin: 'cli' },
-      });
-      return { data: { memory }, text: `Remembered ${memory.id} (${memory.type}, ${memory.scope}): ${memory.name} — ${oneLine(memory.description)}` };
+      const result = await opened.engram.save(
+        {
+          scope,
+          content,
+          ...(type !== undefined && { type: assertMemoryType(type) }),
+          ...(name !== undefined && { name }),
+          ...(description !== undefined && { description }),
+          ...(importance !== undefined && { importance }),
+          source: { origin: 'cli' },
+        },
+        { dedupe: values['no-dedupe'] !== true },
+      );
+      const { memory } = result;
+      if (result.action === 'merged') {
+        const undo = result.changeId ? `; "engram undo ${result.changeId}" reverts the update` : '; it already said this, nothing changed';
+        return {
+          data: result,
+          text: `Updated existing memory ${memory.id} (${memory.name}, similarity ${result.similarity!.toFixed(2)}) instead of adding a near-duplicate${undo}.`,
+        };
+      }
+      return { data: result, text: `Remembered ${memory.id} (${memory.type}, ${memory.scope}): ${memory.name} — ${oneLine(memory.description)}` };
     });
   },
 };

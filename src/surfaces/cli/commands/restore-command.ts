@@ -13,9 +13,10 @@ export const restoreCommand: CommandDefinition = {
   async run(invocation) {
     const id = singlePositional(invocation, 'id');
     return withEngram(invocation, async (opened) => {
-      const found = await findMemory(opened, id, readScopes(invocation.values, opened));
+      const scopes = readScopes(invocation.values, opened);
+      const found = await findMemory(opened, id, scopes);
       if (!found.archived) throw new EngramError('CONFLICT', `Memory ${found.id} is not archived; nothing to restore.`);
-      const memory = await opened.engram.restore(found.id);
+      const memory = await opened.engram.restore(found.id, undefined, scopes);
       return { data: { memory }, text: `Restored ${memory.id} (${memory.name}).` };
     });
   },

@@ -13,8 +13,9 @@ export const showCommand: CommandDefinition = {
   async run(invocation) {
     const id = singlePositional(invocation, 'id');
     return withEngram(invocation, async (opened) => {
-      const memory = await findMemory(opened, id, readScopes(invocation.values, opened));
-      const history = await opened.engram.history(memory.id);
+      const scopes = readScopes(invocation.values, opened);
+      const memory = await findMemory(opened, id, scopes);
+      const history = await opened.engram.history(memory.id, scopes);
       return { data: { memory, history }, text: formatMemoryDetail(memory, history, invocation.io) };
     });
   },

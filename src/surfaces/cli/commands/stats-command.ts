@@ -16,7 +16,7 @@ export const statsCommand: CommandDefinition = {
     noPositionals(invocation);
     return withEngram(invocation, async (opened) => {
       const scopes = values.all === true ? undefined : readScopes(values, opened);
-      const stats = await opened.engram.stats(scopes);
+      const stats = await opened.engram.stats(scopes ?? 'all');
       const info = opened.engram.store.info();
       const fields: Array<[string, string]> = [
         ['store', `${info.backend} ${info.location} (schema ${info.schemaVersion})`],

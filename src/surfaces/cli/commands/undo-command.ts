@@ -1,4 +1,3 @@
-import { EngramError } from '../../../core/errors.js';
 import { singlePositional, type CommandDefinition } from '../cli-command.js';
 import { readScopes, withEngram } from '../cli-engram.js';
 
@@ -13,19 +12,10 @@ export const undoCommand: CommandDefinition = {
   async run(invocation) {
     const changeId = singlePositional(invocation, 'change-id');
     return withEngram(invocation, async (opened) => {
-      const scopes = readScopes(invocation.values, opened);
-      const change = await opened.engram.store.getChange(changeId);
-      const scope = change?.after?.scope ?? change?.before?.scope;
-      if (!change || scope === undefined || !scopes.includes(scope)) {
-        throw new EngramError(
-          'NOT_FOUND',
-          `No change with id ${JSON.stringify(changeId.slice(0, 140))} in ${scopes.join(', ')}; "engram show <memory>" lists a memory's changes.`,
-        );
-      }
-      const undone = await opened.engram.undo(change.id);
+      const undone = await opened.engram.undo(changeId, undefined, readScopes(invocation.values, opened));
       return {
         data: { change: undone },
-        text: `Undid ${change.id} (${change.action} of ${change.memoryId}) with change ${undone.id} (${undone.action}).`,
+        text: `Undid ${changeId} (change of ${undone.memoryId}) with change ${undone.id} (${undone.action}).`,
       };
     });
   },

@@ -1,0 +1,101 @@
+import type { Memory, MemoryType } from '../core/memory.js';
+import type { RankedMemory } from '../core/ranking.js';
+import type { Scope } from '../core/scope.js';
+import type { Settings } from '../core/settings.js';
+import type { Embedder } from '../embedding/embedder.js';
+import type { MemoryStore, TextHit, VectorHit } from '../store/memory-store.js';
+
+/** Where a fused candidate stood in the full-text ranking: its rank (1 = best) and BM25 relative to the best hit. */
+export interface TextComponent {
+  rank: number;
+  relevance: number;
+}
+
+/** Where a fused candidate stood in the vector ranking: its rank (1 = best) and cosine similarity. */
+export interface VectorComponent {
+  rank: number;
+  similarity: number;
+}
+
+/** One candidate of the union of both rankings, with its fused relevance and the parts it came from. */
+export interface FusedCandidate {
+  memory: Memory;
+  /** Σ 1 / (k + rank) over the rankings that found it (not normalized; ranking divides by the best). */
+  relevance: number;
+  text?: TextComponent;
+  vector?: VectorComponent;
+}
+
+/**
+ * Reciprocal rank fusion (Cormack et al. 2009): each ranking adds 1 / (k + rank) for the memories
+ * it found. The union of both lists is kept (fuse, never gate: what full-text finds stays a
+ * candidate however the embedder ranks it), and ranks rather than raw scores are fused because
+ * BM25 and cosine live on scales that differ per query and per model.
+ */
+export function fuseByReciprocalRank(textHits: readonly TextHit[], vectorHits: readonly VectorHit[], k: number): FusedCandidate[] {
+  const fused = new Map<string, FusedCandidate>();
+  const bestText = Math.max(0, ...textHits.map((hit) => hit.relevance));
+  textHits.forEach((hit, index) => {
+    const relevance = bestText > 0 ? Math.max(0, hit.relevance) / bestText : 1;
+    fused.set(hit.memory.id, { memory: hit.memory, relevance: 1 / (k + index + 1), text: { rank: index + 1, relevance } });
+  });
+  vectorHits.forEach((hit, index) => {
+    const vector = { rank: index + 1, similarity: hit.similarity };
+    const share = 1 / (k + index + 1);
+    const found = fused.get(hit.memory.id);
+    if (found) {
+      found.relevance += share;
+      found.vector = vector;
+    } else {
+      fused.set(hit.memory.id, { memory: hit.memory, relevance: share, vector });
+    }
+  });
+  return [...fused.values()];
+}
+
+/** Copies each candidate's text and vector components into its ranked score parts (for `--explain`). */
+export function withComponents(ranked: readonly RankedMemory[], candidates: readonly FusedCandidate[]): RankedMemory[] {
+  const byId = new Map(candidates.map((candidate) => [candidate.memory.id, candidate]));
+  return ranked.map((entry) => {
+    const candidate = byId.get(entry.memory.id);
+    if (!candidate) return entry;
+    return {
+      ...entry,
+      parts: { ...entry.parts, ...(candidate.text && { text: candidate.text }), ...(candidate.vector && { vector: candidate.vector }) },
+    };
+  });
+}
+
+/** The vector side of recall: hits, or none with the warning that says why. */
+export interface VectorCandidates {
+  hits: VectorHit[];
+  warnings: string[];
+}
+
+/**
+ * Embeds the query and searches the store's vectors in the same scopes. Never throws for the
+ * embedder's sake: a failed, slow or mismatched embedder leaves recall to full-text, with a warning.
+ */
+export async function vectorCandidates(
+  dependencies: { store: MemoryStore; settings: Settings; embedder?: Embedder | undefined },
+  query: string,
+  search: { scopes: readonly Scope[]; limit: number; types?: readonly MemoryType[] },
+): Promise<VectorCandidates> {
+  const { store, embedder, settings } = dependencies;
+  if (!embedder) return { hits: [], warnings: ['vector-search-unavailable'] };
+  if (query.trim() === '') return { hits: [], warnings: [] };
+  const space = await store.vectorSpace();
+  if (space === undefined) return { hits: [], warnings: ['vectors-missing'] };
+  if (space.model !== embedder.model || (embedder.dimensions !== undefined && embedder.dimensions !== space.dimensions)) {
+    return { hits: [], warnings: ['vector-space-differs'] };
+  }
+  let vector: Float32Array | undefined;
+  try {
+    [vector] = await embedder.embed([query], { signal: AbortSignal.timeout(settings.embedding.queryTimeoutMs) });
+  } catch {
+    return { hits: [], warnings: ['embedding-failed'] };
+  }
+  if (!vector || vector.length !== space.dimensions) return { hits: [], warnings: ['vector-space-differs'] };
+  const hits = await store.searchVector({ scopes: search.scopes, vector, limit: search.limit, ...(search.types && { types: search.types }) });
+  return { hits, warnings: [] };
+}

@@ -1,0 +1,90 @@
+import { readFile, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { loadSettings } from '../../../adapters/config/load-settings.js';
+import { EngramError } from '../../../core/errors.js';
+import { parseEvalDataset } from '../../../eval/eval-dataset.js';
+import type { MetricSummary } from '../../../eval/retrieval-metrics.js';
+import { checkKs, runEval, type EvalReport } from '../../../eval/run-eval.js';
+import { noPositionals, stringOption, type CommandDefinition } from '../cli-command.js';
+import { globalSettingFlags } from '../cli-engram.js';
+import { formatTable, type TableColumn } from '../table-format.js';
+
+const DEFAULT_KS = '5,10,25';
+/** Larger datasets are refused before they are read whole into memory. */
+const MAX_DATASET_BYTES = 512 * 1024 * 1024;
+
+/** `engram eval`: measure recall on a dataset of memories and queries with known answers. */
+export const evalCommand: CommandDefinition = {
+  name: 'eval',
+  summary: 'Measure recall@k and nDCG@k on a dataset of memories and queries with known answers',
+  usage: 'eval --dataset <file.jsonl> [--k 5,10,25] [options]',
+  options: {
+    dataset: { type: 'string', valueName: 'file', description: 'JSON Lines: memory lines as `engram export` writes them, plus query lines' },
+    k: { type: 'string', valueName: 'list', description: `Cut-offs to report, comma-separated (default ${DEFAULT_KS})` },
+  },
+  details: [
+    'Query line: {"kind":"query","id":"q1","scope":"project:app","query":"which database do we use?","relevant":["mem-1"],"tags":["single-hop"]}',
+    'The memories are loaded into a fresh temporary store (your own store is not touched), the clock is set just after the newest',
+    'created_at, and each query is recalled in its scope with top_k at the largest k and no min_score cut-off. recall@k is the share',
+    'of a query’s relevant ids in its first k results. One more recall per query at your settings reports what an agent would be given.',
+  ].join('\n'),
+  async run(invocation) {
+    const { values, io, global } = invocation;
+    noPositionals(invocation);
+    const datasetOption = stringOption(values, 'dataset');
+    if (datasetOption === undefined || datasetOption.trim() === '') throw new EngramError('INVALID_INPUT', 'Missing --dataset <file.jsonl>.');
+    const ks = checkKs(parseKs(stringOption(values, 'k') ?? DEFAULT_KS));
+    const path = resolve(io.cwd, datasetOption);
+    const text = await readDataset(path);
+    const dataset = parseEvalDataset(text);
+    const { settings } = loadSettings({ cwd: io.cwd, env: io.env, flags: globalSettingFlags(global) });
+    const report = await runEval(dataset, { ks, settings });
+    return { data: { path, ...report }, text: formatReport(path, report, io.columns, io.color) };
+  },
+};
+
+function parseKs(raw: string): number[] {
+  const parts = raw.split(',').map((part) => part.trim());
+  if (parts.some((part) => !/^\d{1,7}$/.test(part))) {
+    throw new EngramError('INVALID_INPUT', `Invalid --k ${JSON.stringify(raw.slice(0, 40))}: whole numbers separated by commas, e.g. 5,10,25.`);
+  }
+  return parts.map(Number);
+}
+
+async function readDataset(path: string): Promise<string> {
+  const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
+    throw new EngramError(error.code === 'ENOENT' ? 'NOT_FOUND' : 'INVALID_INPUT', `Cannot read the dataset ${path} (${error.code ?? 'error'}).`, { cause: error });
+  });
+  if (!info.isFile()) throw new EngramError('INVALID_INPUT', `The dataset ${path} is not a file.`);
+  if (info.size > MAX_DATASET_BYTES) throw new EngramError('PAYLOAD_TOO_LARGE', `The dataset ${path} is ${info.size} bytes; at most ${MAX_DATASET_BYTES} are read.`);
+  const buffer = await readFile(path);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(buffer);
+  } catch {
+    throw new EngramError('INVALID_INPUT', `The dataset ${path} is not UTF-8 text.`);
+  }
+}
+
+function formatReport(path: string, report: EvalReport, width: number, color: boolean): string {
+  const rows: Array<{ label: string; summary: MetricSummary }> = [
+    { label: 'overall', summary: report.overall },
+    ...Object.entries(report.byTag).map(([tag, summary]) => ({ label: tag, summary })),
+  ];
+  const columns: Array<TableColumn<(typeof rows)[number]>> = [
+    { header: 'TAG', value: (row) => row.label, minWidth: 8 },
+    { header: 'QUERIES', value: (row) => String(row.summary.queries), align: 'right' },
+    ...report.ks.map((k) => ({ header: `R@${k}`, value: (row: (typeof rows)[number]) => row.summary.recall[k]!.toFixed(3), align: 'right' as const })),
+    ...report.ks.map((k) => ({ header: `nDCG@${k}`, value: (row: (typeof rows)[number]) => row.summary.ndcg[k]!.toFixed(3), align: 'right' as const })),
+  ];
+  const { dataset, defaults } = report;
+  const lines = [
+    `Dataset ${path}: ${dataset.memories} memories in ${dataset.scopes} scope(s), ${dataset.queries} queries scored${dataset.skipped > 0 ? `, ${dataset.skipped} skipped (no relevant ids)` : ''}.`,
+    '',
+    formatTable(columns, rows, { width, color }),
+    '',
+    `At your settings (top_k ${defaults.topK}, min_score ${defaults.minScore}): ${defaults.meanResults.toFixed(2)} memories and ${Math.round(defaults.meanInjectedTokens)} tokens in the <memory_context> block per query (estimated at 4 bytes per token).`,
+    `Recall latency: p50 ${report.latency.p50Ms} ms, p95 ${report.latency.p95Ms} ms.`,
+    ...report.warnings.map((warning) => `warning: ${warning}`),
+  ];
+  return lines.join('\n');
+}

@@ -1,0 +1,66 @@
+import { EngramError } from '../../../core/errors.js';
+import { integerOption, numberOption, type CommandDefinition } from '../cli-command.js';
+import { TYPE_NAMES, readScopes, typeOption, withEngram } from '../cli-engram.js';
+
+/** `engram inject`: print exactly the memory text a model would receive for a message. */
+export const injectCommand: CommandDefinition = {
+  name: 'inject',
+  summary: 'Print the memory context a model would receive for a message',
+  usage: 'inject <message…> [options]',
+  options: {
+    'max-tokens': { type: 'string', valueName: 'n', description: 'Token budget of the <memory_context> block (setting injection.maxTokens, default 3000)' },
+    'top-k': { type: 'string', valueName: 'n', description: 'How many memories recall offers at most (setting recall.topK, default 6)' },
+    'min-score': { type: 'string', valueName: '0..1', description: 'Lowest score recalled (setting recall.minScore, default 0.25)' },
+    scope: { type: 'string', multiple: true, valueName: 'a,b', description: 'Scopes to read (default: the current project and global)' },
+    type: { type: 'string', multiple: true, valueName: TYPE_NAMES, description: 'Only these types (comma list)' },
+    'dry-run': { type: 'boolean', description: 'Do not count the injected memories as hits' },
+  },
+  details: [
+    'Prints the static part (instructions and the MEMORY.md index, for the start of the system prompt), a blank line,',
+    'then the <memory_context> block (for its end). --json gives both apart, with token counts and the memories left',
+    'out for budget. Injected memories count as hits (hit count, last accessed) unless --dry-run.',
+  ].join('\n'),
+  async run(invocation) {
+    const { values, positionals } = invocation;
+    const query = positionals.join(' ');
+    if (query.trim() === '') throw new EngramError('INVALID_INPUT', 'Nothing to inject for: engram inject <message…>.');
+    const maxTokens = integerOption(values, 'max-tokens', { min: 0, max: 1_000_000 });
+    const topK = integerOption(values, 'top-k', { min: 1, max: 1000 });
+    const minScore = numberOption(values, 'min-score');
+    if (minScore !== undefined && (minScore < 0 || minScore > 1)) {
+      throw new EngramError('INVALID_INPUT', `Invalid --min-score ${minScore}: a number from 0 to 1.`);
+    }
+    const types = typeOption(values);
+    return withEngram(invocation, async (opened) => {
+      const context = await opened.engram.buildMemoryContext(query, {
+        scopes: readScopes(values, opened),
+        ...(maxTokens !== undefined && { maxTokens }),
+        ...(topK !== undefined && { topK }),
+        ...(minScore !== undefined && { minScore }),
+        ...(types && { types }),
+        recordAccess: values['dry-run'] !== true,
+      });
+      const summary = (entry: (typeof context.included)[number]) => ({
+        id: entry.memory.id,
+        name: entry.memory.name,
+        type: entry.memory.type,
+        scope: entry.memory.scope,
+        score: entry.score,
+        source: entry.source,
+        tokens: entry.tokens,
+      });
+      const data = {
+        query: context.query,
+        scopes: context.scopes,
+        staticPart: context.staticPart,
+        block: context.block,
+        tokens: context.tokens,
+        included: context.included.map(summary),
+        omitted: context.omitted.map(summary),
+        warnings: context.warnings,
+      };
+      const text = [context.staticPart, context.block].filter((part) => part !== '').join('\n');
+      return { data, text };
+    });
+  },
+};

@@ -1,0 +1,106 @@
+import { expect } from 'vitest';
+import { expectEngramError, fingerprint, SUITE_ACTOR, type StoreSuiteGroup } from '../store-suite-support.js';
+
+const IMPORT_ACTOR = { actor: 'suite-import' };
+const SCOPES = ['project:import', 'project:alpha', 'project:beta', 'global'];
+
+export const importCases: StoreSuiteGroup = {
+  title: 'imports',
+  cases: [
+    {
+      name: 'importMany keeps ids and every field, and skips an id already in the same scope',
+      async run({ store }) {
+        const incoming = {
+          id: 'mem_imported_1',
+          scope: 'project:import',
+          type: 'reference' as const,
+          name: 'ingest-bugs',
+          description: 'Pipeline bugs live in Linear INGEST',
+          content: 'Pipeline bugs are tracked in Linear project INGEST.',
+          importance: 0.7,
+          source: { sessionId: 's1', turnId: 't9' },
+          createdAt: '2025-01-02T03:04:05.000Z',
+          updatedAt: '2025-02-02T03:04:05.000Z',
+          lastAccessedAt: '2025-03-02T03:04:05.000Z',
+          hitCount: 4,
+          validFrom: '2025-01-02T03:04:05.000Z',
+          invalidAt: null,
+          supersededBy: null,
+          archived: true,
+        };
+        const report = await store.importMany([incoming], { onExisting: 'skip' }, IMPORT_ACTOR);
+        expect(report).toMatchObject({ created: 1, replaced: 0, skipped: 0 });
+        expect(await store.get('mem_imported_1')).toEqual(incoming);
+        expect((await store.history('mem_imported_1')).map((entry) => [entry.action, entry.actor])).toEqual([['create', 'suite-import']]);
+        const again = await store.importMany([{ ...incoming, content: 'Changed.' }], { onExisting: 'skip' }, IMPORT_ACTOR);
+        expect(again).toMatchObject({ created: 0, replaced: 0, skipped: 1 });
+        expect((await store.get('mem_imported_1'))!.content).toBe(incoming.content);
+      },
+    },
+    {
+      name: 'importMany replace overwrites the whole memory and records an update; fail refuses',
+      async run({ store }) {
+        const original = await store.create({ id: 'mem_replace', scope: 'project:import', content: 'Old fact.', importance: 0.2 }, SUITE_ACTOR);
+        const incoming = { id: 'mem_replace', scope: 'project:import', content: 'New fact.', importance: 0.9, archived: true, createdAt: '2024-05-05T00:00:00.000Z' };
+        const before = await fingerprint(store, SCOPES);
+        await expectEngramError(() => store.importMany([incoming], { onExisting: 'fail' }, IMPORT_ACTOR), 'CONFLICT');
+        expect(await fingerprint(store, SCOPES)).toEqual(before);
+        expect(await store.importMany([incoming], { onExisting: 'replace' }, IMPORT_ACTOR)).toMatchObject({ replaced: 1 });
+        const replaced = await store.get('mem_replace');
+        expect(replaced).toMatchObject({ content: 'New fact.', importance: 0.9, archived: true, createdAt: '2024-05-05T00:00:00.000Z' });
+        const history = await store.history('mem_replace');
+        expect(history.at(-1)).toMatchObject({ action: 'update', actor: 'suite-import', before: original });
+        await store.undo(history.at(-1)!.id, SUITE_ACTOR);
+        expect((await store.get('mem_replace'))!.content).toBe('Old fact.');
+      },
+    },
+    {
+      name: 'importMany never reaches into another scope: an id that exists there is refused and nothing is written',
+      async run({ store }) {
+        await store.create({ id: 'mem_alpha', scope: 'project:alpha', content: 'Alpha team deploys on Tuesdays.' }, SUITE_ACTOR);
+        const before = await fingerprint(store, SCOPES);
+        for (const onExisting of ['skip', 'replace', 'fail'] as const) {
+          await expectEngramError(
+            () =>
+              store.importMany(
+                [
+                  { id: 'mem_fresh', scope: 'project:beta', content: 'A fresh fact.' },
+                  { id: 'mem_alpha', scope: 'project:beta', content: 'Beta overwrote alpha.' },
+                ],
+                { onExisting },
+                IMPORT_ACTOR,
+              ),
+            'CONFLICT',
+          );
+          expect(await fingerprint(store, SCOPES)).toEqual(before);
+        }
+      },
+    },
+    {
+      name: 'importMany is all or nothing: one invalid memory and nothing is written',
+      async run({ store }) {
+        await store.create({ id: 'mem_existing', scope: 'project:import', content: 'Existing.' }, SUITE_ACTOR);
+        const before = await fingerprint(store, SCOPES);
+        await expectEngramError(
+          () =>
+            store.importMany(
+              [
+                { id: 'mem_ok', scope: 'project:import', content: 'Fine.' },
+                { id: 'mem_existing', scope: 'project:import', content: 'Replacement.', name: 'Not A Slug' },
+              ],
+              { onExisting: 'replace' },
+              IMPORT_ACTOR,
+            ),
+          'INVALID_INPUT',
+        );
+        await expectEngramError(() => store.importMany([null as never], { onExisting: 'skip' }, IMPORT_ACTOR), 'INVALID_INPUT');
+        await expectEngramError(
+          () => store.importMany([{ id: 'mem_twice', scope: 'global', content: 'a' }, { id: 'mem_twice', scope: 'global', content: 'b' }], { onExisting: 'skip' }, IMPORT_ACTOR),
+          'CONFLICT',
+        );
+        await expectEngramError(() => store.importMany([], { onExisting: 'merge' as never }, IMPORT_ACTOR), 'INVALID_INPUT');
+        expect(await fingerprint(store, SCOPES)).toEqual(before);
+      },
+    },
+  ],
+};
