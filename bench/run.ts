@@ -19,6 +19,7 @@ async function main(): Promise<void> {
       'batched writes/s': row.batchedWritesPerSecond,
       'recall p50 ms': row.recallP50Ms,
       'recall p95 ms': row.recallP95Ms,
+      'recall + hits p95 ms': row.recallWithHitsP95Ms,
     })),
   );
 

@@ -227,6 +227,7 @@ export const SETTING_RANGES: Readonly<Record<string, { minimum?: number; maximum
   'recall.topK': { minimum: 1, maximum: 1_000, integer: true },
   'recall.minScore': { maximum: 1 },
   'recall.recencyBase': { maximum: 1 },
+  'recall.recencyFloor': { maximum: 1 },
   'recall.llmManifestMax': { integer: true },
   'recall.llmMaxPicks': { integer: true },
   'injection.maxTokens': { minimum: 1, integer: true },
