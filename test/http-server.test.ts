@@ -381,7 +381,39 @@ describe('hostile input is refused with a JSON error and changes nothing', () =>
     expect(await snapshot()).toBe(before);
   });
 
-  it('never reports an internal failure with its details', async () => {
+  it('answers an unexpected failure with a bare 500: no message, path or stack from inside', async () => {
+    const realStore = new SqliteMemoryStore({ path: join(directory, 'failing.db') });
+    await realStore.open();
+    // A store that fails the way a bug would: a plain Error carrying internal details.
+    const failingStore = new Proxy(realStore, {
+      get(target, property, receiver) {
+        if (property === 'list') return async () => { throw new TypeError('secret detail at /home/engram/src/internal.ts:42'); };
+        const value = Reflect.get(target, property, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const failingServer = await startServer({
+      engram: new Engram({ store: failingStore, defaultScope: PROJECT }),
+      host: '127.0.0.1',
+      port: 0,
+      maxBodyBytes: 1024,
+      version: 't',
+      mcpScopes: [PROJECT],
+      log: () => undefined,
+    });
+    try {
+      const response = await fetch(`${failingServer.url}/v1/memories`);
+      const text = await response.text();
+      expect(response.status).toBe(500);
+      expect(JSON.parse(text).error.code).toBe('INTERNAL');
+      expect(text).not.toMatch(/secret|internal\.ts|TypeError|\bat \S+:\d+/);
+    } finally {
+      await failingServer.close();
+      await realStore.close();
+    }
+  });
+
+  it('reports a closed store as 503 without its internals', async () => {
     const closedStore = new SqliteMemoryStore({ path: join(directory, 'closed.db') });
     const closedServer = await startServer({
       engram: new Engram({ store: closedStore, defaultScope: PROJECT }),

@@ -45,6 +45,8 @@ export interface StoreWriteWorkerOptions {
   count: number | 'unbounded';
   /** Names the worker in memory names and the history's actor. */
   tag: string;
+  /** Epoch milliseconds at which to start writing, once the store is open (for overlapping writers). */
+  startAt?: number;
 }
 
 export type StoreWriteWorker = ChildProcessByStdio<null, Readable, Readable>;
@@ -54,7 +56,11 @@ export function spawnStoreWriteWorker(options: StoreWriteWorkerOptions): StoreWr
   const worker = locateStoreWriteWorker();
   return spawn(
     process.execPath,
-    [worker, '--url', options.url, '--scope', options.scope, '--count', String(options.count), '--tag', options.tag],
+    [
+      worker,
+      ...['--url', options.url, '--scope', options.scope, '--count', String(options.count), '--tag', options.tag],
+      ...(options.startAt === undefined ? [] : ['--start-at', String(options.startAt)]),
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
 }

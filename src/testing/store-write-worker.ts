@@ -2,7 +2,7 @@
  * A child process of the store tests: opens a store by URL and creates memories one `create`
  * call at a time, printing each new id on its own line once the write has returned.
  *
- *   node dist/testing/store-write-worker.js --url <store url> --scope <scope> --count <n|unbounded> --tag <text>
+ *   node dist/testing/store-write-worker.js --url <store url> --scope <scope> --count <n|unbounded> --tag <text> [--start-at <epoch ms>]
  *
  * Exits 0 when done; on any error prints the error's code and message to stderr and exits 1.
  */
@@ -18,6 +18,7 @@ async function main(): Promise<void> {
       scope: { type: 'string' },
       count: { type: 'string' },
       tag: { type: 'string' },
+      'start-at': { type: 'string' },
     },
   });
   const { url, scope, tag } = values;
@@ -25,6 +26,9 @@ async function main(): Promise<void> {
   if (url === undefined || scope === undefined || tag === undefined || !(count >= 0)) throw new Error(USAGE);
 
   const store = await openStore(url, { busyTimeoutMs: 30_000 });
+  // Workers started together wait for one agreed moment, so their writes really overlap.
+  const startAt = Number(values['start-at'] ?? 0);
+  if (startAt > Date.now()) await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));
   try {
     for (let index = 0; index < count; index += 1) {
       const memory = await store.create(

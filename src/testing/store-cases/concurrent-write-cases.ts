@@ -12,8 +12,10 @@ export const concurrentWriteCases: StoreSuiteGroup = {
       timeoutMs: 120_000,
       async run({ store, url }) {
         const scope = 'project:concurrent-writers';
+        // Both open the store first, then start at the same moment (process start-up varies).
+        const startAt = Date.now() + 2_000;
         const workers = ['first', 'second'].map((tag) =>
-          collectStoreWriteWorker(spawnStoreWriteWorker({ url, scope, count: WRITES_PER_PROCESS, tag })),
+          collectStoreWriteWorker(spawnStoreWriteWorker({ url, scope, count: WRITES_PER_PROCESS, tag, startAt })),
         );
         const results = await Promise.all(workers);
         for (const result of results) {
@@ -31,6 +33,10 @@ export const concurrentWriteCases: StoreSuiteGroup = {
         expect(printed.filter((id) => !storedIds.has(id))).toEqual([]);
         const names = new Set(stored.map((memory) => memory.name));
         expect(names.size).toBe(2 * WRITES_PER_PROCESS);
+        // The writes interleaved: in creation order, the writer changes more than once.
+        const writers = [...stored].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id)).map((memory) => memory.name.split('-')[0]);
+        const switches = writers.filter((writer, index) => index > 0 && writer !== writers[index - 1]).length;
+        expect(switches).toBeGreaterThan(1);
       },
     },
   ],
