@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
-import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { fullTextToken, scoreBm25, type Bm25Parameters, type Bm25Statistics } from '../../core/bm25-scoring.js';
-import { EngramError, isEngramError } from '../../core/errors.js';
+import type { Bm25Parameters } from '../../core/bm25-scoring.js';
+import { EngramError } from '../../core/errors.js';
 import {
   DEFAULT_MEMORY_LIMITS,
   normalizeNewMemory,
@@ -34,7 +34,10 @@ import type {
 } from '../../store/memory-store.js';
 import { checkInstant, checkMemoryFilter, checkScopes, checkTextSearch } from '../../store/store-input.js';
 import { createSortableId } from '../ids.js';
-import { LATEST_SQLITE_VERSION, SQLITE_MIGRATIONS } from './sqlite-migrations.js';
+import { assertLooksLikeSqlite, assertSchemaNotNewer, guard, migrate } from './sqlite-database.js';
+import { LATEST_SQLITE_VERSION } from './sqlite-migrations.js';
+import { filterClause, ORDER_BY, placeholders } from './sqlite-queries.js';
+import { SqliteFullTextIndex } from './sqlite-full-text-index.js';
 import { loadVectorFunctions, SqliteVectorIndex } from './sqlite-vector-index.js';
 import { MEMORY_COLUMNS, memoryToParameters, rowToHistory, rowToMemory, type HistoryRow, type MemoryRow } from './sqlite-rows.js';
 
@@ -55,13 +58,6 @@ export interface SqliteMemoryStoreOptions {
   fullText?: Bm25Parameters;
 }
 
-const SQLITE_HEADER = 'SQLite format 3\u0000';
-/** A query term found in at least this share of all memories (and this many) counts as common. */
-const COMMON_TERM_SHARE = 0.05;
-const COMMON_TERM_MIN_DOCUMENTS = 1_000;
-/** Fewest candidates FTS5 is asked for before engram's own BM25 orders them (then the limit applies). */
-const RESCORE_POOL = 50;
-
 /** The embedded store: one SQLite file in WAL mode with an FTS5 index and a history table. */
 export class SqliteMemoryStore implements MemoryStore {
   readonly #options: SqliteMemoryStoreOptions;
@@ -69,12 +65,12 @@ export class SqliteMemoryStore implements MemoryStore {
   readonly #generateId: () => string;
   readonly #limits: MemoryLimits;
   #db: Database.Database | undefined;
-  #vocabularyReady = false;
   readonly #statements = new Map<string, Database.Statement>();
   readonly #vectors = new SqliteVectorIndex({
     statement: (sql) => this.#statement(sql),
     transaction: (work) => this.#transaction(work),
   });
+  readonly #fullText: SqliteFullTextIndex;
 
   constructor(options: SqliteMemoryStoreOptions) {
     this.#options = options;
@@ -85,6 +81,10 @@ export class SqliteMemoryStore implements MemoryStore {
     if (fullText !== undefined && !(fullText.k1 >= 0 && fullText.k1 <= 100 && fullText.b >= 0 && fullText.b <= 1)) {
       throw new EngramError('CONFIG_INVALID', `Invalid full-text parameters ${JSON.stringify(fullText)}: k1 from 0 to 100, b from 0 to 1.`);
     }
+    this.#fullText = new SqliteFullTextIndex(
+      { statement: (sql) => this.#statement(sql), transaction: (work) => this.#transaction(work) },
+      fullText ?? { k1: DEFAULT_SETTINGS.recall.fullTextK1, b: DEFAULT_SETTINGS.recall.fullTextB },
+    );
   }
 
   async open(): Promise<void> {
@@ -120,7 +120,6 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async close(): Promise<void> {
     this.#statements.clear();
-    this.#vocabularyReady = false;
     this.#db?.close();
     this.#db = undefined;
   }
@@ -253,87 +252,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async searchText(search: TextSearch): Promise<TextHit[]> {
-    const query = checkTextSearch(search);
-    if (query.limit <= 0 || query.scopes.length === 0) return [];
-    const terms = query.terms.filter((term) => /[\p{L}\p{N}]/u.test(term));
-    if (terms.length === 0) return [];
-    if (query.match === 'any' && query.sufficientHits !== undefined) {
-      const selective = this.#selectiveTerms(terms);
-      if (selective.length < terms.length) {
-        const hits = this.#searchFts(ftsMatchExpression(selective, 'any')!, query, selective);
-        // Too few hits with the rare terms: memories that hold only the common ones count too.
-        if (hits.length >= Math.min(query.sufficientHits, query.limit)) return hits;
-      }
-    }
-    return this.#searchFts(ftsMatchExpression(terms, query.match)!, query, terms);
-  }
-
-  #searchFts(match: string, query: ReturnType<typeof checkTextSearch>, terms: readonly string[]): TextHit[] {
-    const parameters: unknown[] = [match, ...query.scopes];
-    let typeClause = '';
-    if (query.types && query.types.length > 0) {
-      typeClause = ` AND m.type IN (${placeholders(query.types.length)})`;
-      parameters.push(...query.types);
-    }
-    // Column weights: a hit in the name or description says more than one deep in the content.
-    const sql = `SELECT ${MEMORY_COLUMNS.split(', ').map((column) => `m.${column}`).join(', ')},
-        bm25(memories_fts, 3.0, 2.0, 1.0) AS rank
-      FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-      WHERE memories_fts MATCH ? AND m.scope IN (${placeholders(query.scopes.length)})
-        AND m.archived = 0 AND m.invalid_at IS NULL${typeClause}
-      ORDER BY rank LIMIT ${Math.max(query.limit, RESCORE_POOL)}`;
-    const rows = guard(() => this.#statement(sql).all(...parameters) as Array<MemoryRow & { rank: number }>);
-    if (rows.length === 0) return [];
-    // FTS5 finds the candidates; engram's BM25 orders them (FTS5's bm25() fixes b at 0.75, too
-    // harsh on longer memories). The sort is stable, so ties keep FTS5's order.
-    const memories = rows.map(rowToMemory);
-    const scores = scoreBm25(
-      memories.map((memory) => `${memory.name.replace(/-/g, ' ')}\n${memory.description}\n${memory.content}`),
-      terms,
-      this.#fullTextStatistics(terms),
-      this.#options.fullText ?? { k1: DEFAULT_SETTINGS.recall.fullTextK1, b: DEFAULT_SETTINGS.recall.fullTextB },
-    );
-    return memories
-      .map((memory, index) => ({ memory, relevance: scores[index]! }))
-      .sort((a, b) => b.relevance - a.relevance)
-      .slice(0, query.limit);
-  }
-
-  /** How many memories the index holds and how many hold each term, read from an fts5vocab view of the index. */
-  #fullTextStatistics(terms: readonly string[]): Bm25Statistics {
-    const tokens = [...new Set(terms.map(fullTextToken).filter((token): token is string => token !== undefined))];
-    const documentFrequencies = new Map<string, number>();
-    const documentCount = (this.#statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
-    if (tokens.length === 0) return { documentCount, documentFrequencies };
-    if (!this.#vocabularyReady) {
-      // A temp view of the index's terms: made per connection, never stored, no migration needed.
-      guard(() => this.#database().exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_vocabulary USING fts5vocab(main, 'memories_fts', 'row')"));
-      this.#vocabularyReady = true;
-    }
-    const rows = guard(
-      () => this.#statement(`SELECT term, doc FROM temp.memories_fts_vocabulary WHERE term IN (${placeholders(tokens.length)})`).all(...tokens) as Array<{ term: string; doc: number }>,
-    );
-    for (const row of rows) documentFrequencies.set(row.term, row.doc);
-    return { documentCount, documentFrequencies };
-  }
-
-  /**
-   * The terms worth searching first: those in less than 5% (and 1,000) of all memories, when some
-   * are present. Common terms barely move BM25 but make an OR query score most of a large store
-   * (100K memories: 30K matches for "use"). Counts are capped probes of the index, so this stays
-   * cheap. Whether the rare terms suffice is judged in the asked scopes by the caller.
-   */
-  #selectiveTerms(terms: readonly string[]): string[] {
-    if (terms.length < 2) return [...terms];
-    const total = (this.#statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
-    const threshold = Math.max(COMMON_TERM_MIN_DOCUMENTS, Math.ceil(total * COMMON_TERM_SHARE));
-    if (total < threshold) return [...terms];
-    const probe = this.#statement('SELECT COUNT(*) AS n FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)');
-    const rare = terms.filter((term) => {
-      const documents = (probe.get(ftsMatchExpression([term], 'any'), threshold) as { n: number }).n;
-      return documents > 0 && documents < threshold;
-    });
-    return rare.length > 0 ? rare : [...terms];
+    return guard(() => this.#fullText.search(checkTextSearch(search)));
   }
 
   async recordAccess(ids: readonly string[], at: string): Promise<void> {
@@ -492,58 +411,6 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 }
 
-const ORDER_BY: Record<NonNullable<MemoryFilter['order']>, string> = {
-  'updated-desc': 'updated_at DESC, rowid DESC',
-  'created-asc': 'created_at ASC, rowid ASC',
-  'created-desc': 'created_at DESC, rowid DESC',
-  'importance-desc': 'importance DESC, updated_at DESC, rowid DESC',
-};
-
-/** The WHERE clause of a checked filter: scope first, so the scope index serves it. */
-function filterClause(filter: ReturnType<typeof checkMemoryFilter>): { where: string; parameters: unknown[] } {
-  const scopes = filter.scopes;
-  if (scopes.length === 0) return { where: '0 = 1', parameters: [] };
-  const clauses = [`scope IN (${placeholders(scopes.length)})`];
-  const parameters: unknown[] = [...scopes];
-  if (filter.types && filter.types.length > 0) {
-    clauses.push(`type IN (${placeholders(filter.types.length)})`);
-    parameters.push(...filter.types);
-  }
-  if (filter.archived === 'exclude') clauses.push('archived = 0');
-  if (filter.archived === 'only') clauses.push('archived = 1');
-  if (filter.invalid === 'exclude') clauses.push('invalid_at IS NULL');
-  if (filter.invalid === 'only') clauses.push('invalid_at IS NOT NULL');
-  if (filter.updatedBefore !== undefined) {
-    clauses.push('updated_at < ?');
-    parameters.push(checkInstant(filter.updatedBefore, 'updatedBefore'));
-  }
-  if (filter.accessedBefore !== undefined) {
-    clauses.push('COALESCE(last_accessed_at, created_at) < ?');
-    parameters.push(checkInstant(filter.accessedBefore, 'accessedBefore'));
-  }
-  if (filter.importanceBelow !== undefined) {
-    clauses.push('importance < ?');
-    parameters.push(filter.importanceBelow);
-  }
-  return { where: clauses.join(' AND '), parameters };
-}
-
-/**
- * Turns plain words into an FTS5 expression: every term is quoted (so `AND`, `(`, `*`, `NEAR` are
- * just words), and terms are joined with OR for ranked any-match or AND for all-match.
- */
-export function ftsMatchExpression(terms: readonly string[], match: 'any' | 'all'): string | undefined {
-  const quoted = terms
-    .filter((term) => /[\p{L}\p{N}]/u.test(term))
-    .map((term) => `"${term.replace(/\u0000/g, '').replace(/"/g, '""')}"`);
-  if (quoted.length === 0) return undefined;
-  return quoted.join(match === 'all' ? ' AND ' : ' OR ');
-}
-
-function placeholders(count: number): string {
-  return new Array(count).fill('?').join(', ');
-}
-
 function actorOf(change: ChangeContext): string {
   const actor = change?.actor;
   if (typeof actor !== 'string' || actor.length === 0 || actor.length > 200) {
@@ -554,70 +421,4 @@ function actorOf(change: ChangeContext): string {
 
 function notFound(id: string): EngramError {
   return new EngramError('NOT_FOUND', `No memory with id ${JSON.stringify(id.slice(0, 140))}.`);
-}
-
-/** Refuses, before SQLite touches it, a non-empty file that does not start with SQLite's header. */
-function assertLooksLikeSqlite(path: string): void {
-  if (!existsSync(path)) return;
-  const stats = statSync(path);
-  if (stats.isDirectory()) throw new EngramError('STORE_CORRUPT', `The store path ${path} is a directory, not a database file.`);
-  if (stats.size === 0) return;
-  const header = Buffer.alloc(16);
-  const descriptor = openSync(path, 'r');
-  try {
-    readSync(descriptor, header, 0, 16, 0);
-  } finally {
-    closeSync(descriptor);
-  }
-  if (header.toString('latin1') !== SQLITE_HEADER) {
-    throw new EngramError(
-      'STORE_CORRUPT',
-      `${path} is not an engram database (not a SQLite file). engram will not overwrite it: move it away or set ENGRAM_STORE to another path.`,
-    );
-  }
-}
-
-function schemaVersion(db: Database.Database): number {
-  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
-  if (!exists) return 0;
-  return (db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as { version: number | null }).version ?? 0;
-}
-
-function assertSchemaNotNewer(db: Database.Database, path: string): void {
-  const found = schemaVersion(db);
-  if (found > LATEST_SQLITE_VERSION) {
-    throw new EngramError(
-      'STORE_SCHEMA_NEWER',
-      `${path} has schema version ${found}, newer than this engram understands (${LATEST_SQLITE_VERSION}). Upgrade engram.`,
-    );
-  }
-}
-
-function migrate(db: Database.Database, targetVersion: number): void {
-  const current = (): number => schemaVersion(db);
-  if (current() >= targetVersion) return;
-  db.transaction(() => {
-    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
-    // Another process may have migrated while this one waited for the lock.
-    const start = current();
-    for (const migration of SQLITE_MIGRATIONS) {
-      if (migration.version <= start || migration.version > targetVersion) continue;
-      migration.up(db);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, Date.now());
-    }
-  }).immediate();
-}
-
-/** Runs SQLite work, turning driver errors into engram's codes: corruption is STORE_CORRUPT, the rest STORE_ERROR. */
-function guard<T>(work: () => T): T {
-  try {
-    return work();
-  } catch (error) {
-    if (isEngramError(error)) throw error;
-    const code = (error as { code?: string }).code ?? '';
-    if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
-      throw new EngramError('STORE_CORRUPT', `The database file is corrupt (${code}); engram will not modify it. Restore a backup or move it away.`, { cause: error });
-    }
-    throw new EngramError('STORE_ERROR', `Store error: ${(error as Error).message}`, { cause: error });
-  }
 }

@@ -1,0 +1,75 @@
+import Database from 'better-sqlite3';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { EngramError, isEngramError } from '../../core/errors.js';
+import { LATEST_SQLITE_VERSION, SQLITE_MIGRATIONS } from './sqlite-migrations.js';
+
+// Opening an engram database safely: refuse what is not one, refuse a newer schema before
+// writing anything, migrate under a write lock, and name corruption as such.
+
+const SQLITE_HEADER = 'SQLite format 3\u0000';
+
+/** Refuses, before SQLite touches it, a non-empty file that does not start with SQLite's header. */
+export function assertLooksLikeSqlite(path: string): void {
+  if (!existsSync(path)) return;
+  const stats = statSync(path);
+  if (stats.isDirectory()) throw new EngramError('STORE_CORRUPT', `The store path ${path} is a directory, not a database file.`);
+  if (stats.size === 0) return;
+  const header = Buffer.alloc(16);
+  const descriptor = openSync(path, 'r');
+  try {
+    readSync(descriptor, header, 0, 16, 0);
+  } finally {
+    closeSync(descriptor);
+  }
+  if (header.toString('latin1') !== SQLITE_HEADER) {
+    throw new EngramError(
+      'STORE_CORRUPT',
+      `${path} is not an engram database (not a SQLite file). engram will not overwrite it: move it away or set ENGRAM_STORE to another path.`,
+    );
+  }
+}
+
+function schemaVersion(db: Database.Database): number {
+  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+  if (!exists) return 0;
+  return (db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as { version: number | null }).version ?? 0;
+}
+
+export function assertSchemaNotNewer(db: Database.Database, path: string): void {
+  const found = schemaVersion(db);
+  if (found > LATEST_SQLITE_VERSION) {
+    throw new EngramError(
+      'STORE_SCHEMA_NEWER',
+      `${path} has schema version ${found}, newer than this engram understands (${LATEST_SQLITE_VERSION}). Upgrade engram.`,
+    );
+  }
+}
+
+export function migrate(db: Database.Database, targetVersion: number): void {
+  const current = (): number => schemaVersion(db);
+  if (current() >= targetVersion) return;
+  db.transaction(() => {
+    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+    // Another process may have migrated while this one waited for the lock.
+    const start = current();
+    for (const migration of SQLITE_MIGRATIONS) {
+      if (migration.version <= start || migration.version > targetVersion) continue;
+      migration.up(db);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, Date.now());
+    }
+  }).immediate();
+}
+
+/** Runs SQLite work, turning driver errors into engram's codes: corruption is STORE_CORRUPT, the rest STORE_ERROR. */
+export function guard<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    if (isEngramError(error)) throw error;
+    const code = (error as { code?: string }).code ?? '';
+    if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
+      throw new EngramError('STORE_CORRUPT', `The database file is corrupt (${code}); engram will not modify it. Restore a backup or move it away.`, { cause: error });
+    }
+    throw new EngramError('STORE_ERROR', `Store error: ${(error as Error).message}`, { cause: error });
+  }
+}

@@ -1,0 +1,104 @@
+import { fullTextToken, scoreBm25, type Bm25Parameters, type Bm25Statistics } from '../../core/bm25-scoring.js';
+import type { TextHit } from '../../store/memory-store.js';
+import type { checkTextSearch } from '../../store/store-input.js';
+import { ftsMatchExpression, placeholders } from './sqlite-queries.js';
+import { MEMORY_COLUMNS, rowToMemory, type MemoryRow } from './sqlite-rows.js';
+import type { SqliteAccess } from './sqlite-vector-index.js';
+
+/** A query term found in at least this share of all memories (and this many) counts as common. */
+const COMMON_TERM_SHARE = 0.05;
+const COMMON_TERM_MIN_DOCUMENTS = 1_000;
+/** Fewest candidates FTS5 is asked for before engram's own BM25 orders them (then the limit applies). */
+const RESCORE_POOL = 50;
+const MEMBER_COLUMNS = MEMORY_COLUMNS.split(', ').map((column) => `m.${column}`).join(', ');
+
+/** The full-text half of the SQLite store: FTS5 finds candidates in the asked scopes, engram's BM25 orders them. */
+export class SqliteFullTextIndex {
+  readonly #access: SqliteAccess;
+  readonly #parameters: Bm25Parameters;
+
+  constructor(access: SqliteAccess, parameters: Bm25Parameters) {
+    this.#access = access;
+    this.#parameters = parameters;
+  }
+
+  /** Searches a checked query; see `MemoryStore.searchText`. */
+  search(query: ReturnType<typeof checkTextSearch>): TextHit[] {
+    if (query.limit <= 0 || query.scopes.length === 0) return [];
+    const terms = query.terms.filter((term) => /[\p{L}\p{N}]/u.test(term));
+    if (terms.length === 0) return [];
+    if (query.match === 'any' && query.sufficientHits !== undefined) {
+      const selective = this.#selectiveTerms(terms);
+      if (selective.length < terms.length) {
+        const hits = this.#searchFts(ftsMatchExpression(selective, 'any')!, query, selective);
+        // Too few hits with the rare terms: memories that hold only the common ones count too.
+        if (hits.length >= Math.min(query.sufficientHits, query.limit)) return hits;
+      }
+    }
+    return this.#searchFts(ftsMatchExpression(terms, query.match)!, query, terms);
+  }
+
+  #searchFts(match: string, query: ReturnType<typeof checkTextSearch>, terms: readonly string[]): TextHit[] {
+    const parameters: unknown[] = [match, ...query.scopes];
+    let typeClause = '';
+    if (query.types && query.types.length > 0) {
+      typeClause = ` AND m.type IN (${placeholders(query.types.length)})`;
+      parameters.push(...query.types);
+    }
+    // Column weights: a hit in the name or description says more than one deep in the content.
+    const sql = `SELECT ${MEMBER_COLUMNS}, bm25(memories_fts, 3.0, 2.0, 1.0) AS rank
+      FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+      WHERE memories_fts MATCH ? AND m.scope IN (${placeholders(query.scopes.length)})
+        AND m.archived = 0 AND m.invalid_at IS NULL${typeClause}
+      ORDER BY rank LIMIT ${Math.max(query.limit, RESCORE_POOL)}`;
+    const rows = this.#access.statement(sql).all(...parameters) as Array<MemoryRow & { rank: number }>;
+    if (rows.length === 0) return [];
+    // FTS5 finds the candidates; engram's BM25 orders them (FTS5's bm25() fixes b at 0.75, too
+    // harsh on longer memories). The sort is stable, so ties keep FTS5's order.
+    const memories = rows.map(rowToMemory);
+    const scores = scoreBm25(
+      memories.map((memory) => `${memory.name.replace(/-/g, ' ')}\n${memory.description}\n${memory.content}`),
+      terms,
+      this.#statistics(terms),
+      this.#parameters,
+    );
+    return memories
+      .map((memory, index) => ({ memory, relevance: scores[index]! }))
+      .sort((a, b) => b.relevance - a.relevance)
+      .slice(0, query.limit);
+  }
+
+  /** How many memories the index holds and how many hold each term, read from an fts5vocab view of the index. */
+  #statistics(terms: readonly string[]): Bm25Statistics {
+    const tokens = [...new Set(terms.map(fullTextToken).filter((token): token is string => token !== undefined))];
+    const documentFrequencies = new Map<string, number>();
+    const documentCount = (this.#access.statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
+    if (tokens.length === 0) return { documentCount, documentFrequencies };
+    // A temp view of the index's terms: made per connection, never stored, no migration needed.
+    this.#access.statement("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_vocabulary USING fts5vocab(main, 'memories_fts', 'row')").run();
+    const rows = this.#access
+      .statement(`SELECT term, doc FROM temp.memories_fts_vocabulary WHERE term IN (${placeholders(tokens.length)})`)
+      .all(...tokens) as Array<{ term: string; doc: number }>;
+    for (const row of rows) documentFrequencies.set(row.term, row.doc);
+    return { documentCount, documentFrequencies };
+  }
+
+  /**
+   * The terms worth searching first: those in less than 5% (and 1,000) of all memories, when some
+   * are present. Common terms barely move BM25 but make an OR query score most of a large store
+   * (100K memories: 30K matches for "use"). Counts are capped probes of the index, so this stays
+   * cheap. Whether the rare terms suffice is judged in the asked scopes by the caller.
+   */
+  #selectiveTerms(terms: readonly string[]): string[] {
+    if (terms.length < 2) return [...terms];
+    const total = (this.#access.statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
+    const threshold = Math.max(COMMON_TERM_MIN_DOCUMENTS, Math.ceil(total * COMMON_TERM_SHARE));
+    if (total < threshold) return [...terms];
+    const probe = this.#access.statement('SELECT COUNT(*) AS n FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)');
+    const rare = terms.filter((term) => {
+      const documents = (probe.get(ftsMatchExpression([term], 'any'), threshold) as { n: number }).n;
+      return documents > 0 && documents < threshold;
+    });
+    return rare.length > 0 ? rare : [...terms];
+  }
+}
