@@ -5,7 +5,7 @@ import type { Scope } from '../core/scope.js';
 import { estimateTextTokens } from '../core/token-estimate.js';
 import type { LanguageModel, LanguageModelUsage } from '../models/language-model.js';
 import { selectMemoriesWithModel, type LlmSelection } from './llm-selection.js';
-import { recallMemories, type RecallDependencies, type RecallOptions } from './recall-memories.js';
+import { recallMemories, recordHits, type RecallDependencies, type RecallOptions } from './recall-memories.js';
 
 export interface MemoryContextOptions extends Omit<RecallOptions, 'recordAccess'> {
   /** Token budget of the `<memory_context>` block, wrapper included; default `injection.maxTokens` (3,000). */
@@ -106,9 +106,7 @@ export async function buildMemoryContext(
   });
 
   const staticPart = includeStaticPart === false ? '' : await buildStaticPart(dependencies, ranked.scopes);
-  if (recordAccess !== false && packed.included.length > 0) {
-    await store.recordAccess([...new Set(packed.included.map((entry) => entry.memory.id))], now);
-  }
+  if (recordAccess !== false) warnings.push(...(await recordHits(store, packed.included.map((entry) => entry.memory.id), now)));
   return {
     query,
     scopes: ranked.scopes,

@@ -1,4 +1,4 @@
-import { EngramError } from '../core/errors.js';
+import { EngramError, isEngramError } from '../core/errors.js';
 import type { MemoryType } from '../core/memory.js';
 import { queryTerms } from '../core/query-terms.js';
 import { rankByRelevance, type RankedMemory } from '../core/ranking.js';
@@ -71,10 +71,25 @@ export async function recallMemories(
   const ranked = rankByRelevance(fused ?? hits, { now, recencyBase: settings.recall.recencyBase, recencyFloor: settings.recall.recencyFloor })
     .filter((entry) => entry.parts.score >= minScore)
     .slice(0, topK);
-  if (options.recordAccess !== false && ranked.length > 0) {
-    await store.recordAccess(ranked.map((entry) => entry.memory.id), now);
+  const warnings = [...vectorSide.warnings];
+  if (options.recordAccess !== false) warnings.push(...(await recordHits(store, ranked.map((entry) => entry.memory.id), now)));
+  return { query, terms, scopes, memories: fused ? withComponents(ranked, fused) : ranked, warnings };
+}
+
+/**
+ * Records that memories were recalled. Recall is a read: a store that cannot take the write right
+ * now (busy with another writer past its timeout, read-only, full) costs the hit counts, never the
+ * answer. Returns the warning to pass on, if any.
+ */
+export async function recordHits(store: MemoryStore, ids: readonly string[], now: string): Promise<string[]> {
+  if (ids.length === 0) return [];
+  try {
+    await store.recordAccess([...new Set(ids)], now);
+    return [];
+  } catch (error) {
+    if (isEngramError(error) && (error.code === 'STORE_ERROR' || error.code === 'STORE_CLOSED')) return ['hits-not-recorded'];
+    throw error;
   }
-  return { query, terms, scopes, memories: fused ? withComponents(ranked, fused) : ranked, warnings: vectorSide.warnings };
 }
 
 function positiveInteger(value: unknown, field: string): number {
