@@ -1,5 +1,5 @@
 import { EngramError } from './errors.js';
-import { normalizeNewMemory, type Memory, type MemoryLimits, type NewMemory } from './memory.js';
+import { MEMORY_FIELD_ORDER, normalizeNewMemory, type Memory, type MemoryLimits, type NewMemory } from './memory.js';
 
 /** Options of `parseJsonl`. */
 export interface ParseJsonlOptions {
@@ -18,25 +18,7 @@ export interface ParsedJsonl {
 
 export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
 
-// Field order of a written line: identity first, then what a reader scans for, then bookkeeping.
-const MEMORY_FIELDS = [
-  'id',
-  'scope',
-  'type',
-  'name',
-  'description',
-  'content',
-  'importance',
-  'source',
-  'createdAt',
-  'updatedAt',
-  'lastAccessedAt',
-  'hitCount',
-  'validFrom',
-  'invalidAt',
-  'supersededBy',
-  'archived',
-] as const satisfies ReadonlyArray<keyof Memory>;
+const MEMORY_FIELDS = MEMORY_FIELD_ORDER;
 
 type MemoryField = (typeof MEMORY_FIELDS)[number];
 

@@ -15,6 +15,7 @@ import {
   assertTimestamp,
   deriveName,
   DEFAULT_MEMORY_LIMITS,
+  MEMORY_FIELD_ORDER,
   normalizeNewMemory,
   type Memory,
   type MemoryLimits,
@@ -129,18 +130,8 @@ export function parseMemoryFile(text: string, fallback: MemoryFileFallback): New
   return result as unknown as NewMemory;
 }
 
-const COPIED_METADATA = [
-  'importance',
-  'source',
-  'createdAt',
-  'updatedAt',
-  'lastAccessedAt',
-  'hitCount',
-  'validFrom',
-  'invalidAt',
-  'supersededBy',
-  'archived',
-] as const;
+// The bookkeeping fields after the content travel in the frontmatter's metadata as they are.
+const COPIED_METADATA = MEMORY_FIELD_ORDER.slice(MEMORY_FIELD_ORDER.indexOf('importance'));
 
 function invalid(message: string): EngramError {
   return new EngramError('INVALID_INPUT', message);

@@ -32,6 +32,26 @@ export interface Memory {
   archived: boolean;
 }
 
+/** Every field of a memory, in the order written out: identity, what a reader scans for, bookkeeping. */
+export const MEMORY_FIELD_ORDER = [
+  'id',
+  'scope',
+  'type',
+  'name',
+  'description',
+  'content',
+  'importance',
+  'source',
+  'createdAt',
+  'updatedAt',
+  'lastAccessedAt',
+  'hitCount',
+  'validFrom',
+  'invalidAt',
+  'supersededBy',
+  'archived',
+] as const satisfies ReadonlyArray<keyof Memory>;
+
 /** What a caller gives to create a memory; everything but scope and content has a default. */
 export interface NewMemory {
   id?: string;

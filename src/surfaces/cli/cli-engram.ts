@@ -2,7 +2,7 @@ import { EngramError } from '../../core/errors.js';
 import { MEMORY_TYPES, assertMemoryType, type Memory, type MemoryType } from '../../core/memory.js';
 import { assertScope, type Scope } from '../../core/scope.js';
 import { openEngram, type OpenedEngram } from '../../node.js';
-import { stringOptions, type CommandInvocation, type GlobalOptions, type OptionValues } from './cli-command.js';
+import { integerOption, numberOption, stringOptions, type CommandInvocation, type GlobalOptions, type OptionValues } from './cli-command.js';
 import type { CliIo } from './cli-io.js';
 
 /** Recorded in history as the actor of changes made from the command line. */
@@ -90,4 +90,15 @@ export async function findMemory(opened: OpenedEngram, id: string, scopes: reado
     );
   }
   return memory;
+}
+
+/** The ranking flags recall and inject share: --top-k, --min-score and --type, checked. */
+export function recallFlags(values: OptionValues): { topK?: number; minScore?: number; types?: MemoryType[] } {
+  const topK = integerOption(values, 'top-k', { min: 1, max: 1000 });
+  const minScore = numberOption(values, 'min-score');
+  if (minScore !== undefined && (minScore < 0 || minScore > 1)) {
+    throw new EngramError('INVALID_INPUT', `Invalid --min-score ${minScore}: a number from 0 to 1.`);
+  }
+  const types = typeOption(values);
+  return { ...(topK !== undefined && { topK }), ...(minScore !== undefined && { minScore }), ...(types && { types }) };
 }

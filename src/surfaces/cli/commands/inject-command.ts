@@ -1,6 +1,6 @@
 import { EngramError } from '../../../core/errors.js';
-import { integerOption, numberOption, type CommandDefinition } from '../cli-command.js';
-import { TYPE_NAMES, readScopes, typeOption, withEngram } from '../cli-engram.js';
+import { integerOption, type CommandDefinition } from '../cli-command.js';
+import { TYPE_NAMES, readScopes, recallFlags, withEngram } from '../cli-engram.js';
 
 /** `engram inject`: print exactly the memory text a model would receive for a message. */
 export const injectCommand: CommandDefinition = {
@@ -25,19 +25,12 @@ export const injectCommand: CommandDefinition = {
     const query = positionals.join(' ');
     if (query.trim() === '') throw new EngramError('INVALID_INPUT', 'Nothing to inject for: engram inject <message…>.');
     const maxTokens = integerOption(values, 'max-tokens', { min: 0, max: 1_000_000 });
-    const topK = integerOption(values, 'top-k', { min: 1, max: 1000 });
-    const minScore = numberOption(values, 'min-score');
-    if (minScore !== undefined && (minScore < 0 || minScore > 1)) {
-      throw new EngramError('INVALID_INPUT', `Invalid --min-score ${minScore}: a number from 0 to 1.`);
-    }
-    const types = typeOption(values);
+    const flags = recallFlags(values);
     return withEngram(invocation, async (opened) => {
       const context = await opened.engram.buildMemoryContext(query, {
         scopes: readScopes(values, opened),
         ...(maxTokens !== undefined && { maxTokens }),
-        ...(topK !== undefined && { topK }),
-        ...(minScore !== undefined && { minScore }),
-        ...(types && { types }),
+        ...flags,
         recordAccess: values['dry-run'] !== true,
       });
       const summary = (entry: (typeof context.included)[number]) => ({

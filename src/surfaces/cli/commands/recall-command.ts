@@ -1,7 +1,7 @@
 import { EngramError } from '../../../core/errors.js';
 import type { RankedMemory } from '../../../core/ranking.js';
-import { integerOption, numberOption, type CommandDefinition } from '../cli-command.js';
-import { TYPE_NAMES, readScopes, typeOption, withEngram } from '../cli-engram.js';
+import type { CommandDefinition } from '../cli-command.js';
+import { TYPE_NAMES, readScopes, recallFlags, withEngram } from '../cli-engram.js';
 import { ageNote } from '../../../core/age-notes.js';
 import { ageLegend, memoryColumns } from '../memory-view.js';
 import { formatTable, type TableColumn } from '../table-format.js';
@@ -25,19 +25,9 @@ export const recallCommand: CommandDefinition = {
     const { values, positionals, io } = invocation;
     const query = positionals.join(' ');
     if (query.trim() === '') throw new EngramError('INVALID_INPUT', 'Nothing to recall: engram recall <query…>.');
-    const topK = integerOption(values, 'top-k', { min: 1, max: 1000 });
-    const minScore = numberOption(values, 'min-score');
-    if (minScore !== undefined && (minScore < 0 || minScore > 1)) {
-      throw new EngramError('INVALID_INPUT', `Invalid --min-score ${minScore}: a number from 0 to 1.`);
-    }
-    const types = typeOption(values);
+    const flags = recallFlags(values);
     return withEngram(invocation, async (opened) => {
-      const result = await opened.engram.recall(query, {
-        scopes: readScopes(values, opened),
-        ...(topK !== undefined && { topK }),
-        ...(minScore !== undefined && { minScore }),
-        ...(types && { types }),
-      });
+      const result = await opened.engram.recall(query, { scopes: readScopes(values, opened), ...flags });
       const data = {
         query: result.query,
         terms: result.terms,
