@@ -3,6 +3,7 @@ import type { NewMemory } from '../src/core/memory.js';
 import { DEFAULT_SETTINGS } from '../src/core/settings.js';
 import { Engram } from '../src/engram.js';
 import type { LanguageModelRequest } from '../src/models/language-model.js';
+import { messageText } from '../src/models/language-model-content.js';
 import { assignHandles, parseSelectionOutput, selectMemoriesWithModel, LLM_SELECTION_WARNINGS } from '../src/recall/llm-selection.js';
 import { ScriptedLanguageModel } from '../src/testing/index.js';
 import { openTemporaryStore, type TemporaryStore } from './temporary-store.js';
@@ -40,7 +41,8 @@ async function seed(inputs: Array<Partial<NewMemory> & { content: string }>): Pr
 
 /** The manifest lines the model was shown: `handle | type | name | age | description`. */
 function manifestLines(request: LanguageModelRequest | undefined): string[] {
-  const text = request?.messages[0]?.content ?? '';
+  const first = request?.messages[0];
+  const text = first === undefined ? '' : messageText(first);
   const body = text.slice(text.indexOf('<memories>\n') + '<memories>\n'.length, text.lastIndexOf('\n</memories>'));
   return body === '' ? [] : body.split('\n');
 }
@@ -204,7 +206,7 @@ describe('LLM selection (scripted model)', () => {
     await seed([{ content: 'A fact.' }]);
     const model = new ScriptedLanguageModel({ script: ['[]'] });
     await selectMemoriesWithModel(dependencies(), ['project:a'], { model, query: `${'x'.repeat(100_000)}\u0000🙂` });
-    const prompt = model.lastRequest!.messages[0]!.content;
+    const prompt = messageText(model.lastRequest!.messages[0]!);
     expect(Buffer.byteLength(prompt)).toBeLessThan(DEFAULT_SETTINGS.recall.llmQueryMaxTokens * 4 + 2_000);
     expect(prompt).not.toContain('\u0000');
   });
@@ -232,8 +234,8 @@ describe('ScriptedLanguageModel', () => {
   it('answers in script order, records requests, and checks them like a provider would', async () => {
     const model = new ScriptedLanguageModel({ script: ['one', { text: 'two', usage: { inputTokens: 7, cacheReadTokens: 3 } }] });
     const request = { system: 'sys', messages: [{ role: 'user' as const, content: 'hello there' }], maxOutputTokens: 10 };
-    expect(await model.generate(request)).toEqual({ text: 'one', usage: { inputTokens: 4, outputTokens: 1 } });
-    expect(await model.generate(request)).toEqual({ text: 'two', usage: { inputTokens: 7, outputTokens: 1, cacheReadTokens: 3 } });
+    expect(await model.generate(request)).toEqual({ text: 'one', content: [{ type: 'text', text: 'one' }], stopReason: 'end', usage: { inputTokens: 4, outputTokens: 1 } });
+    expect(await model.generate(request)).toEqual({ text: 'two', content: [{ type: 'text', text: 'two' }], stopReason: 'end', usage: { inputTokens: 7, outputTokens: 1, cacheReadTokens: 3 } });
     await expect(model.generate(request)).rejects.toThrow(/script has 2 answers/);
     expect(model.calls).toBe(3);
     expect(model.requests[0]).toEqual(request);

@@ -15,6 +15,17 @@ export type EngramErrorCode =
   | 'STORE_ERROR'
   | 'STORE_CLOSED'
   | 'EMBEDDING_FAILED'
+  | 'MODEL_ABORTED'
+  | 'MODEL_TIMEOUT'
+  | 'MODEL_RATE_LIMITED'
+  | 'MODEL_UNAVAILABLE'
+  | 'MODEL_AUTH'
+  | 'MODEL_REQUEST_INVALID'
+  | 'MODEL_OUTPUT_INVALID'
+  | 'MODEL_NOT_CONFIGURED'
+  | 'SANDBOX_DENIED'
+  | 'LOCK_TIMEOUT'
+  | 'JOB_LEASE_LOST'
   | 'INTERNAL';
 
 /** The one error base of engram: a code, a message that says what to do, and an optional cause. */
@@ -54,6 +65,21 @@ const kindByCode: Record<EngramErrorCode, ErrorKind> = {
   STORE_CLOSED: 'store',
   // The embeddings service failed (down, refused the key, answered nonsense): not the caller's input.
   EMBEDDING_FAILED: 'internal',
+  // A model provider failed or answered nonsense: not the caller's input, except a refused request
+  // or a missing configuration, which the caller can fix.
+  MODEL_ABORTED: 'internal',
+  MODEL_TIMEOUT: 'internal',
+  MODEL_RATE_LIMITED: 'internal',
+  MODEL_UNAVAILABLE: 'internal',
+  MODEL_AUTH: 'unauthorized',
+  MODEL_REQUEST_INVALID: 'bad-input',
+  MODEL_OUTPUT_INVALID: 'internal',
+  MODEL_NOT_CONFIGURED: 'bad-input',
+  // A sandboxed tool refused a path or command: the request was bad, nothing was changed.
+  SANDBOX_DENIED: 'bad-input',
+  // Another process held a store lock too long, or took over a job whose lease had run out.
+  LOCK_TIMEOUT: 'store',
+  JOB_LEASE_LOST: 'conflict',
   INTERNAL: 'internal',
 };
 

@@ -1,34 +1,85 @@
 /**
- * The one interface engram needs from a language model: a single request in, text and usage out.
- * Side queries (LLM selection of memories), extraction and summaries all go through it; providers
- * (Anthropic's Messages API, OpenAI-compatible endpoints) implement it in their own modules.
+ * The one interface engram needs from a language model: a request in, content blocks and usage out.
+ * Side queries (LLM selection of memories), extraction, forked helpers and summaries all go through
+ * it; providers (Anthropic's Messages API, OpenAI-compatible endpoints) implement it in their own
+ * modules under src/adapters/models, and raise `EngramError` with a MODEL_* code on failure.
  */
 
 /** Who said a message. The system prompt is not a message: it is `LanguageModelRequest.system`. */
 export type LanguageModelRole = 'user' | 'assistant';
 
+export interface TextBlock {
+  type: 'text';
+  text: string;
+}
+
+/** The model asks for a tool to be run; `input` is the JSON object the model produced. */
+export interface ToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+/** The answer to a tool use, sent back in a user message. */
+export interface ToolResultBlock {
+  type: 'tool_result';
+  toolUseId: string;
+  content: string;
+  isError?: boolean;
+}
+
+export type ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock;
+
 export interface LanguageModelMessage {
   role: LanguageModelRole;
-  content: string;
+  /** A string is one text block. */
+  content: string | readonly ContentBlock[];
 }
+
+/**
+ * One block of the system prompt. `cache: true` marks the end of a prefix the provider may cache
+ * (Anthropic: a `cache_control: {type: 'ephemeral'}` breakpoint; providers without explicit
+ * caching ignore it). Put stable text first and mark the last stable block.
+ */
+export interface SystemBlock {
+  text: string;
+  cache?: boolean;
+}
+
+/** A tool the model may call: its name, what it does, and a JSON Schema (type object) for its input. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** `auto` (default when tools are given), `none`, `any` (must call some tool) or one named tool. */
+export type ToolChoice = 'auto' | 'none' | 'any' | { name: string };
 
 /** `text` (default) or `json`: the answer must be one JSON value, which a provider may enforce natively. */
 export type LanguageModelResponseFormat = 'text' | 'json';
 
 export interface LanguageModelRequest {
-  /** Instructions placed before the messages. */
-  system?: string;
+  /** Instructions placed before the messages; a string is one uncached block. */
+  system?: string | readonly SystemBlock[];
   /** The conversation so far, oldest first; the last one is usually the user's. */
   messages: readonly LanguageModelMessage[];
   /** Upper bound on generated tokens. */
   maxOutputTokens: number;
   responseFormat?: LanguageModelResponseFormat;
-  /** Aborts the request; an implementation rejects promptly once it fires. */
+  tools?: readonly ToolDefinition[];
+  toolChoice?: ToolChoice;
+  temperature?: number;
+  /** Aborts the request; an implementation rejects promptly (code MODEL_ABORTED) once it fires. */
   signal?: AbortSignal;
+  /** Overrides the model's per-request timeout (code MODEL_TIMEOUT when it passes). */
+  timeoutMs?: number;
 }
 
 /** Tokens a request consumed, as the provider reported them. */
 export interface LanguageModelUsage {
+  /** Input tokens not served from or written to the cache (Anthropic's `input_tokens`). */
   inputTokens: number;
   outputTokens: number;
   /** Input tokens served from the provider's prompt cache. */
@@ -37,8 +88,15 @@ export interface LanguageModelUsage {
   cacheWriteTokens?: number;
 }
 
+/** Why the model stopped: a final answer, a tool call to run, the output cap, or something else. */
+export type LanguageModelStopReason = 'end' | 'tool_use' | 'max_tokens' | 'other';
+
 export interface LanguageModelResponse {
+  /** The text blocks joined: the answer when no tools are involved. */
   text: string;
+  /** Every block of the answer in order; absent means one text block equal to `text`. */
+  content?: ContentBlock[];
+  stopReason?: LanguageModelStopReason;
   usage: LanguageModelUsage;
 }
 
@@ -48,6 +106,11 @@ export interface LanguageModel {
   readonly provider: string;
   /** The provider's model name. */
   readonly modelId: string;
-  /** Sends one request; rejects on transport errors, refusals it cannot express as text, and aborts. */
+  /**
+   * Sends one request (retrying 429, 5xx and overloaded answers with backoff); rejects with an
+   * EngramError: MODEL_ABORTED, MODEL_TIMEOUT, MODEL_RATE_LIMITED (retries used up),
+   * MODEL_UNAVAILABLE (server or network), MODEL_AUTH (key refused), MODEL_REQUEST_INVALID
+   * (the provider refused the request), MODEL_OUTPUT_INVALID (an answer engram cannot read).
+   */
   generate(request: LanguageModelRequest): Promise<LanguageModelResponse>;
 }

@@ -116,6 +116,71 @@ export interface StoreStats {
   historyEntries: number;
 }
 
+export const JOB_STATES = ['pending', 'running', 'done', 'failed'] as const;
+/** pending: waiting for its run time; running: leased by a worker; done; failed: retries used up (visible, retryable by hand). */
+export type JobState = (typeof JOB_STATES)[number];
+
+/**
+ * A durable background job (extraction of a turn, for one): it survives crashes because it lives in
+ * the store. `key` makes enqueueing idempotent within a queue: the same source turn is one job.
+ */
+export interface Job {
+  id: string;
+  queue: string;
+  key: string;
+  /** Any JSON value, stored verbatim. */
+  payload: unknown;
+  state: JobState;
+  /** Runs started so far (a claim counts as one). */
+  attempts: number;
+  maxAttempts: number;
+  /** Not claimed before this instant (ISO-8601): backoff after a failure. */
+  runAt: string;
+  /** The worker holding the lease while running, else null. */
+  lockedBy: string | null;
+  /** When the lease runs out; a running job past it can be claimed again (its worker died). */
+  lockedUntil: string | null;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface NewJob {
+  queue: string;
+  key: string;
+  payload: unknown;
+  /** Default 5. */
+  maxAttempts?: number;
+  /** Default now. */
+  runAt?: string;
+}
+
+export interface JobFilter {
+  queue?: string;
+  states?: readonly JobState[];
+  limit?: number;
+}
+
+/** A page of records for copying a store whole, ordered by id, starting after `after`. */
+export interface ExportPage {
+  after?: string;
+  limit: number;
+}
+
+/** Records copied verbatim into a store (no new history): what `restoreRecords` writes. */
+export interface StoreRecords {
+  memories?: readonly Memory[];
+  history?: readonly HistoryEntry[];
+  /** Vectors with the `updatedAt` of the memory version they were computed from. */
+  vectors?: readonly VectorEntry[];
+}
+
+/** How many records `restoreRecords` wrote, and how many it skipped because an identical id was there. */
+export interface RestoreReport {
+  written: { memories: number; history: number; vectors: number };
+  skipped: { memories: number; history: number; vectors: number };
+}
+
 export interface StoreInfo {
   backend: string;
   location: string;
@@ -181,4 +246,55 @@ export interface MemoryStore {
   undo(changeId: string, change: ChangeContext): Promise<HistoryEntry>;
 
   stats(scopes?: readonly Scope[]): Promise<StoreStats>;
+
+  /**
+   * Runs `fn` while holding a named lock shared by every process that uses this store (every
+   * machine, for a server store). Writers that must check-then-write (dedupe on write) hold
+   * `memory-write:<scope>`. Waits at most `waitMs` (default 10,000) for the lock, then rejects with
+   * LOCK_TIMEOUT; a holder that died releases it (connection closed, or its lease ran out).
+   */
+  withLock<T>(name: string, fn: () => Promise<T>, options?: { waitMs?: number }): Promise<T>;
+
+  /** Reads a named checkpoint (an extraction cursor, a schedule's last run); undefined if never set. */
+  getCheckpoint(name: string): Promise<string | undefined>;
+  /**
+   * Sets a named checkpoint. With `expected` given (undefined-as-absent is `null`), it is a
+   * compare-and-set: returns false and changes nothing when the stored value differs.
+   */
+  setCheckpoint(name: string, value: string, options?: { expected?: string | null }): Promise<boolean>;
+
+  /** Adds a job unless the queue already has one with this key (any state): then returns that one, created false. */
+  enqueueJob(input: NewJob): Promise<{ job: Job; created: boolean }>;
+  /**
+   * Leases the oldest due job of a queue to `worker` for `leaseMs`: a pending job whose runAt has
+   * come, or a running one whose lease ran out. Attempts + 1. Two workers never hold the same job.
+   */
+  claimJob(options: { queue: string; worker: string; leaseMs: number }): Promise<Job | undefined>;
+  /** Marks a leased job done; JOB_LEASE_LOST if `worker` no longer holds it. */
+  completeJob(id: string, worker: string): Promise<Job>;
+  /**
+   * Records a failed run of a leased job: back to pending at `retryAt` while attempts remain and
+   * `retryAt` is given, else `failed`. JOB_LEASE_LOST if `worker` no longer holds it.
+   */
+  failJob(id: string, worker: string, failure: { error: string; retryAt?: string }): Promise<Job>;
+  /** Puts a failed job back to pending now with attempts reset (the user's retry); NOT_FOUND / CONFLICT otherwise. */
+  retryJob(id: string): Promise<Job>;
+  getJob(id: string): Promise<Job | undefined>;
+  /** Jobs by state and queue, oldest first. */
+  listJobs(filter: JobFilter): Promise<Job[]>;
+  jobCounts(queue?: string): Promise<Record<JobState, number>>;
+
+  /** Every memory in any state and scope, by id: for copying a store (`engram migrate`), never for recall. */
+  exportMemories(page: ExportPage): Promise<Memory[]>;
+  /** Every history entry, by id, including those of deleted memories. */
+  exportHistory(page: ExportPage): Promise<HistoryEntry[]>;
+  /** Every stored vector of the current space, by memory id, with that memory's updatedAt. */
+  exportVectors(page: ExportPage): Promise<VectorEntry[]>;
+  /**
+   * Writes records exactly as given (ids, timestamps, counters, history), in one transaction, with
+   * no new history: the receiving end of `engram migrate`. An id already present is skipped when
+   * identical and refused with CONFLICT when it differs (so a resumed copy is idempotent).
+   * Vectors need the vector space set first.
+   */
+  restoreRecords(records: StoreRecords): Promise<RestoreReport>;
 }

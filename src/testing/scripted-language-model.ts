@@ -1,19 +1,22 @@
 import { estimateTextTokens } from '../core/token-estimate.js';
 import type {
+  ContentBlock,
   LanguageModel,
   LanguageModelRequest,
   LanguageModelResponse,
+  LanguageModelStopReason,
   LanguageModelUsage,
 } from '../models/language-model.js';
+import { messageText, systemText } from '../models/language-model-content.js';
 
 /**
- * One scripted answer: the text to return, a response with usage, an error to reject with, a
- * `hang` that waits until the request is aborted (to exercise timeouts), or a function of the
- * request that decides.
+ * One scripted answer: the text to return, a response (text and/or content blocks such as tool
+ * uses, with usage), an error to reject with, a `hang` that waits until the request is aborted
+ * (to exercise timeouts), or a function of the request that decides.
  */
 export type ScriptedAnswer =
   | string
-  | { text: string; usage?: Partial<LanguageModelUsage>; delayMs?: number }
+  | { text?: string; content?: ContentBlock[]; stopReason?: LanguageModelStopReason; usage?: Partial<LanguageModelUsage>; delayMs?: number }
   | { error: unknown }
   | { hang: true }
   | ((request: LanguageModelRequest, call: number) => ScriptedAnswer | Promise<ScriptedAnswer>);
@@ -61,7 +64,13 @@ export class ScriptedLanguageModel implements LanguageModel {
   async generate(request: LanguageModelRequest): Promise<LanguageModelResponse> {
     checkRequest(request);
     const call = this.requests.length;
-    this.requests.push({ ...request, messages: request.messages.map((message) => ({ ...message })) });
+    this.requests.push({
+      ...request,
+      messages: request.messages.map((message) => ({
+        ...message,
+        content: typeof message.content === 'string' ? message.content : message.content.map((block) => ({ ...block })),
+      })),
+    });
     request.signal?.throwIfAborted();
     const index = call < this.#script.length ? call : this.#whenExhausted === 'repeat-last' ? this.#script.length - 1 : -1;
     if (index < 0) throw new Error(`ScriptedLanguageModel: the script has ${this.#script.length} answers and this is call ${call + 1}.`);
@@ -71,15 +80,24 @@ export class ScriptedLanguageModel implements LanguageModel {
     if ('error' in answer) throw answer.error;
     if ('hang' in answer) return waitForAbort(request.signal);
     if (answer.delayMs !== undefined) await delay(answer.delayMs, request.signal);
-    return respond(request, answer.text, answer.usage);
+    return respond(request, answer.text, answer);
   }
 }
 
-function respond(request: LanguageModelRequest, text: string, usage: Partial<LanguageModelUsage> = {}): LanguageModelResponse {
-  const input = [request.system ?? '', ...request.messages.map((message) => message.content)].join('\n');
+function respond(
+  request: LanguageModelRequest,
+  answerText: string | undefined,
+  answer: { content?: ContentBlock[]; stopReason?: LanguageModelStopReason; usage?: Partial<LanguageModelUsage> } = {},
+): LanguageModelResponse {
+  const content = answer.content ?? [{ type: 'text', text: answerText ?? '' }];
+  const text = answerText ?? content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('');
+  const input = [systemText(request.system), ...request.messages.map(messageText)].join('\n');
+  const hasToolUse = content.some((block) => block.type === 'tool_use');
   return {
     text,
-    usage: { inputTokens: estimateTextTokens(input), outputTokens: estimateTextTokens(text), ...usage },
+    content,
+    stopReason: answer.stopReason ?? (hasToolUse ? 'tool_use' : 'end'),
+    usage: { inputTokens: estimateTextTokens(input), outputTokens: estimateTextTokens(answer.content === undefined ? text : JSON.stringify(content)), ...answer.usage },
   };
 }
 
@@ -88,7 +106,7 @@ function checkRequest(request: LanguageModelRequest): void {
   if (!Array.isArray(request.messages) || request.messages.length === 0) throw new TypeError('A request needs at least one message.');
   for (const message of request.messages) {
     if (message?.role !== 'user' && message?.role !== 'assistant') throw new TypeError(`Unknown message role ${JSON.stringify(message?.role)}.`);
-    if (typeof message.content !== 'string') throw new TypeError('Message content is a string.');
+    if (typeof message.content !== 'string' && !Array.isArray(message.content)) throw new TypeError('Message content is a string or an array of blocks.');
   }
   if (!Number.isInteger(request.maxOutputTokens) || request.maxOutputTokens < 1) {
     throw new TypeError(`maxOutputTokens must be a whole number from 1, got ${JSON.stringify(request.maxOutputTokens)}.`);

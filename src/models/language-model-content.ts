@@ -1,0 +1,22 @@
+import type { LanguageModelMessage, LanguageModelRequest, LanguageModelResponse, TextBlock, ToolUseBlock } from './language-model.js';
+
+/** The tool calls of a response, in order. */
+export function toolUses(response: LanguageModelResponse): ToolUseBlock[] {
+  return (response.content ?? []).filter((block): block is ToolUseBlock => block.type === 'tool_use');
+}
+
+/** A message's text: the string itself, or its text blocks joined by newlines. */
+export function messageText(message: LanguageModelMessage): string {
+  if (typeof message.content === 'string') return message.content;
+  return message.content
+    .filter((block): block is TextBlock => block.type === 'text')
+    .map((block) => block.text)
+    .join('\n');
+}
+
+/** The system prompt as one string (blocks joined by blank lines). */
+export function systemText(system: LanguageModelRequest['system']): string {
+  if (system === undefined) return '';
+  if (typeof system === 'string') return system;
+  return system.map((block) => block.text).join('\n\n');
+}
