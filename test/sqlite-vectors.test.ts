@@ -33,7 +33,7 @@ describe('SQLite vectors', () => {
     expect(old.info().schemaVersion).toBe(2);
     await old.close();
 
-    const store = await opened({ path });
+    const store = await opened({ path, targetVersion: 3 });
     expect(store.info().schemaVersion).toBe(3);
     expect(await store.vectorSpace()).toBeUndefined();
     expect(await store.vectorCounts()).toEqual({ stored: 0, missing: 2 });

@@ -1,10 +1,17 @@
 import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+const TAIL_LENGTH = 12;
+
+// The last id of each prefix, its time and tail: ids made in the same millisecond count up from it
+// instead of drawing a new random tail, so they still sort in the order they were made (history
+// entries of one memory written in one millisecond keep their order when a store is copied by id).
+const lastByPrefix = new Map<string, { time: number; tail: number[] }>();
 
 /**
  * A sortable unique id: `<prefix>_` + 10 characters of millisecond time + 12 random characters
- * (Crockford base32, lowercase). Sorting ids sorts them by creation time.
+ * (Crockford base32, lowercase). Sorting ids sorts them by creation time; within one millisecond
+ * of one process, ids of one prefix sort in the order they were made.
  */
 export function createSortableId(prefix: string, now: number = Date.now()): string {
   let time = '';
@@ -13,8 +20,22 @@ export function createSortableId(prefix: string, now: number = Date.now()): stri
     time = ALPHABET[value % 32]! + time;
     value = Math.floor(value / 32);
   }
-  const random = randomBytes(12);
-  let tail = '';
-  for (const byte of random) tail += ALPHABET[byte % 32];
-  return `${prefix}_${time}${tail}`;
+  const last = lastByPrefix.get(prefix);
+  const next = last !== undefined && last.time === now ? increment(last.tail) : undefined;
+  const digits = next ?? [...randomBytes(TAIL_LENGTH)].map((byte) => byte % 32);
+  lastByPrefix.set(prefix, { time: now, tail: digits });
+  return `${prefix}_${time}${digits.map((digit) => ALPHABET[digit]).join('')}`;
+}
+
+/** The next base-32 number, or undefined when all digits are at their maximum (then a fresh random tail is drawn). */
+function increment(digits: readonly number[]): number[] | undefined {
+  const next = [...digits];
+  for (let index = next.length - 1; index >= 0; index -= 1) {
+    if (next[index]! < 31) {
+      next[index] = next[index]! + 1;
+      return next;
+    }
+    next[index] = 0;
+  }
+  return undefined;
 }

@@ -61,7 +61,9 @@ export const DEDUPE_ACTOR_SUFFIX = ' (dedupe)';
  * The write path: validates a new memory, looks for a near-duplicate among the active memories of
  * its scope (cosine with an embedder, else words; see src/core/near-duplicate.ts), and either
  * updates that memory or creates a new one. With an embedder, the vector computed here is stored
- * with the memory written. Writes that carry an id (imports) never dedupe.
+ * with the memory written. Writes that carry an id (imports) never dedupe. The check and the write
+ * hold the store lock `memory-write:<scope>` (every process, every machine of a server store), so
+ * concurrent saves of one statement make one memory; LOCK_TIMEOUT if it stays busy past `locks.waitMs`.
  */
 export async function saveMemory(dependencies: SaveDependencies, input: NewMemory, options: SaveOptions): Promise<SaveResult> {
   const { store, settings } = dependencies;
@@ -80,43 +82,63 @@ export async function saveMemory(dependencies: SaveDependencies, input: NewMemor
   const usable = embedded !== undefined && (await usableVectorSpace(store, embedder!, embedded));
   if (embedded && !usable) warnings.push('vector-space-differs');
   const vector = usable ? embedded : undefined;
-  if (options.dedupe !== false && input.id === undefined) {
-    const found = await findNearDuplicate(dependencies, { scope: checked.scope, content: checked.content }, vector);
-    if (found) {
-      const patch = mergePatch(found.memory, {
-        content: checked.content,
-        ...(input.type !== undefined && { type: checked.type }),
-        ...(input.name !== undefined && { name: checked.name }),
-        ...(input.description !== undefined && { description: checked.description }),
-        ...(input.importance !== undefined && { importance: checked.importance }),
-      });
-      let memory = found.memory;
-      let changeId: string | null = null;
-      if (Object.keys(patch).length > 0) {
-        memory = await store.update(found.memory.id, patch, { actor: dedupeActor(options.actor) });
-        changeId = (await store.history(memory.id)).at(-1)?.id ?? null;
-        // The store dropped the vector of the changed text: reuse ours if the text is the one embedded.
-        if (embedder) await storeVector({ store, embedder }, memory, memoryEmbeddingText(memory) === memoryEmbeddingText(checked) ? vector : undefined, warnings);
-      }
-      // Restating a fact is a use of it: aging must not archive a memory the user just repeated.
-      const at = dependencies.now().toISOString();
-      await store.recordAccess([memory.id], at);
-      memory = { ...memory, hitCount: memory.hitCount + 1, lastAccessedAt: at };
-      return {
-        memory,
-        action: 'merged',
-        mergedInto: memory.id,
-        similarity: found.verdict.similarity,
-        method: found.verdict.method,
-        changeId,
-        warnings,
-      };
-    }
+  if (options.dedupe === false || input.id !== undefined) {
+    const memory = await store.create(input, { actor: options.actor });
+    if (vector) await storeVector({ store, embedder: embedder! }, memory, vector, warnings);
+    return { memory, action: 'created', warnings };
   }
-  const memory = await store.create(input, { actor: options.actor });
-  if (vector) await storeVector({ store, embedder: embedder! }, memory, vector, warnings);
-  return { memory, action: 'created', warnings };
+  // Check-then-write under the scope's store lock, so two processes saving one statement at once
+  // make one memory. The embedding call stays outside: the lock is held only for store work.
+  const outcome = await store.withLock(`memory-write:${checked.scope}`, async (): Promise<LockedWrite> => {
+    const found = await findNearDuplicate(dependencies, { scope: checked.scope, content: checked.content }, vector);
+    if (!found) {
+      const memory = await store.create(input, { actor: options.actor });
+      // Stored before the lock is let go, so the next writer's vector search already sees it.
+      if (vector) await storeVector({ store, embedder: embedder! }, memory, vector, warnings);
+      return { action: 'created', memory };
+    }
+    const patch = mergePatch(found.memory, {
+      content: checked.content,
+      ...(input.type !== undefined && { type: checked.type }),
+      ...(input.name !== undefined && { name: checked.name }),
+      ...(input.description !== undefined && { description: checked.description }),
+      ...(input.importance !== undefined && { importance: checked.importance }),
+    });
+    let memory = found.memory;
+    let changeId: string | null = null;
+    let needsVector = false;
+    if (Object.keys(patch).length > 0) {
+      memory = await store.update(found.memory.id, patch, { actor: dedupeActor(options.actor) });
+      changeId = (await store.history(memory.id)).at(-1)?.id ?? null;
+      // The store dropped the vector of the changed text: reuse ours if the text is the one embedded,
+      // else embed the merged text once the lock is let go.
+      const sameText = memoryEmbeddingText(memory) === memoryEmbeddingText(checked);
+      if (embedder && sameText && vector) await storeVector({ store, embedder }, memory, vector, warnings);
+      else needsVector = embedder !== undefined;
+    }
+    // Restating a fact is a use of it: aging must not archive a memory the user just repeated.
+    const at = dependencies.now().toISOString();
+    await store.recordAccess([memory.id], at);
+    memory = { ...memory, hitCount: memory.hitCount + 1, lastAccessedAt: at };
+    return { action: 'merged', memory, found, changeId, needsVector };
+  });
+  if (outcome.action === 'created') return { memory: outcome.memory, action: 'created', warnings };
+  if (outcome.needsVector) await storeVector({ store, embedder: embedder! }, outcome.memory, undefined, warnings);
+  return {
+    memory: outcome.memory,
+    action: 'merged',
+    mergedInto: outcome.memory.id,
+    similarity: outcome.found.verdict.similarity,
+    method: outcome.found.verdict.method,
+    changeId: outcome.changeId,
+    warnings,
+  };
 }
+
+/** What the locked part of a save did. */
+type LockedWrite =
+  | { action: 'created'; memory: Memory }
+  | { action: 'merged'; memory: Memory; found: NearDuplicate; changeId: string | null; needsVector: boolean };
 
 /**
  * The closest active memory in `scope` that `content` nearly duplicates, or undefined. Candidates

@@ -1,7 +1,7 @@
 import { EngramError } from '../core/errors.js';
 import { assertMemoryType, type MemoryType } from '../core/memory.js';
 import { assertScope, type Scope } from '../core/scope.js';
-import type { MemoryFilter, TextSearch } from './memory-store.js';
+import type { ChangeContext, MemoryFilter, TextSearch } from './memory-store.js';
 
 const TRI_STATE = ['exclude', 'include', 'only'] as const;
 const ORDERS = ['updated-desc', 'created-asc', 'created-desc', 'importance-desc'] as const;
@@ -55,6 +55,20 @@ export function checkTextSearch(query: TextSearch): TextSearch & { scopes: Scope
     match,
     ...(query.types !== undefined && { types: checkTypes(query.types) }),
   };
+}
+
+/** The actor of a change (1-200 characters), or INVALID_INPUT: every change names who made it. */
+export function checkActor(change: ChangeContext): string {
+  const actor = change?.actor;
+  if (typeof actor !== 'string' || actor.length === 0 || actor.length > 200) {
+    throw new EngramError('INVALID_INPUT', 'Every change names its actor (1-200 characters).');
+  }
+  return actor;
+}
+
+/** The error for a memory id that is not in the store. */
+export function memoryNotFound(id: string): EngramError {
+  return new EngramError('NOT_FOUND', `No memory with id ${JSON.stringify(String(id).slice(0, 140))}.`);
 }
 
 /** An ISO-8601 instant as milliseconds, or INVALID_INPUT. */

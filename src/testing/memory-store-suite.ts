@@ -1,9 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { MemoryStore } from '../store/memory-store.js';
+import { checkpointCases } from './store-cases/checkpoint-cases.js';
 import { concurrentWriteCases } from './store-cases/concurrent-write-cases.js';
 import { historyCases } from './store-cases/history-cases.js';
 import { importCases } from './store-cases/import-cases.js';
+import { jobQueueCases } from './store-cases/job-queue-cases.js';
+import { lockCases } from './store-cases/lock-cases.js';
 import { readCases } from './store-cases/read-cases.js';
+import { recordCopyCases } from './store-cases/record-copy-cases.js';
 import { scopeIsolationCases } from './store-cases/scope-isolation-cases.js';
 import { searchCases } from './store-cases/search-cases.js';
 import { vectorCases } from './store-cases/vector-cases.js';
@@ -36,6 +40,10 @@ const GROUPS: readonly StoreSuiteGroup[] = [
   vectorCases,
   historyCases,
   concurrentWriteCases,
+  recordCopyCases,
+  jobQueueCases,
+  checkpointCases,
+  lockCases,
 ];
 
 /**

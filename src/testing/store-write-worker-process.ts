@@ -1,8 +1,11 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import type { MemoryStore } from '../store/memory-store.js';
+import type { StoreWorkerTask } from './store-write-worker-tasks.js';
 
 const WORKER_PATH = join('dist', 'testing', 'store-write-worker.js');
 
@@ -49,26 +52,82 @@ export interface StoreWriteWorkerOptions {
   startAt?: number;
 }
 
+export interface StoreWorkerOptions {
+  /** The store to open: a SQLite path or any URL `openStore` accepts (postgres://…). */
+  url: string;
+  task: StoreWorkerTask;
+  /** Epoch milliseconds at which to start the task, once the store is open (for overlapping workers). */
+  startAt?: number;
+  /** A checkpoint the worker waits for (after printing `ready`) before it starts; see runStoreWorkersTogether. */
+  startSignal?: string;
+}
+
 export type StoreWriteWorker = ChildProcessByStdio<null, Readable, Readable>;
 
-/** Starts a write worker as a child process of the current Node binary. */
-export function spawnStoreWriteWorker(options: StoreWriteWorkerOptions): StoreWriteWorker {
+/** Starts a store worker running `task` as a child process of the current Node binary. */
+export function spawnStoreWorker(options: StoreWorkerOptions): StoreWriteWorker {
   const worker = locateStoreWriteWorker();
   return spawn(
     process.execPath,
     [
       worker,
-      ...['--url', options.url, '--scope', options.scope, '--count', String(options.count), '--tag', options.tag],
+      ...['--url', options.url, '--task', JSON.stringify(options.task)],
       ...(options.startAt === undefined ? [] : ['--start-at', String(options.startAt)]),
+      ...(options.startSignal === undefined ? [] : ['--start-signal', options.startSignal]),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
 }
 
+/**
+ * Runs tasks in child processes that all start at once: each opens the store and says `ready`,
+ * and when every one has, a checkpoint set in `store` starts them together. Process start-up
+ * varies by seconds on a busy machine; a fixed start time would let the first finish alone.
+ * Returns each worker's output without the `ready` line.
+ */
+export async function runStoreWorkersTogether(store: MemoryStore, workers: ReadonlyArray<Omit<StoreWorkerOptions, 'startSignal' | 'startAt'>>): Promise<StoreWriteWorkerResult[]> {
+  const signal = `store-worker-start:${randomUUID()}`;
+  let waiting = workers.length;
+  let started = false;
+  const start = (): void => {
+    if (started) return;
+    started = true;
+    void store.setCheckpoint(signal, 'go');
+  };
+  const results = await Promise.all(
+    workers.map(async (options) => {
+      let ready = false;
+      const result = await collectStoreWriteWorker(spawnStoreWorker({ ...options, startSignal: signal }), (line) => {
+        if (line === 'ready' && !ready) {
+          ready = true;
+          waiting -= 1;
+          if (waiting === 0) start();
+        }
+      });
+      // A worker that died before it was ready must not leave the others waiting for ever.
+      start();
+      const index = result.ids.indexOf('ready');
+      return { ...result, ids: index === -1 ? result.ids : result.ids.filter((_, position) => position !== index) };
+    }),
+  );
+  return results;
+}
+
+/** Starts a write worker (the `write` task) as a child process of the current Node binary. */
+export function spawnStoreWriteWorker(options: StoreWriteWorkerOptions): StoreWriteWorker {
+  const { url, startAt, ...task } = options;
+  return spawnStoreWorker({ url, task: { mode: 'write', ...task }, ...(startAt !== undefined && { startAt }) });
+}
+
+/** Runs a task in a child process to the end and returns its output; see collectStoreWriteWorker. */
+export function runStoreWorker(options: StoreWorkerOptions): Promise<StoreWriteWorkerResult> {
+  return collectStoreWriteWorker(spawnStoreWorker(options));
+}
+
 export interface StoreWriteWorkerResult {
   exitCode: number | null;
   signal: NodeJS.Signals | null;
-  /** Ids from complete lines of stdout only: a line cut short by a kill is not an id. */
+  /** Complete lines of stdout only (ids, for the write task): a line cut short by a kill is not one. */
   ids: string[];
   stderr: string;
 }

@@ -14,11 +14,18 @@ import {
 } from '../../core/memory.js';
 import { applyPatch, archiveMemory, invalidateMemory, planImport, planUndo, restoreMemory, type ExistingPolicy } from '../../core/memory-changes.js';
 import type { Scope } from '../../core/scope.js';
-import { DEFAULT_SETTINGS } from '../../core/settings.js';
+import { DEFAULT_SETTINGS, type Settings } from '../../core/settings.js';
 import type {
   ChangeAction,
   ChangeContext,
+  ExportPage,
   HistoryEntry,
+  Job,
+  JobFilter,
+  JobState,
+  NewJob,
+  RestoreReport,
+  StoreRecords,
   ImportReport,
   MemoryFilter,
   MemoryStore,
@@ -39,6 +46,9 @@ import { LATEST_SQLITE_VERSION } from './sqlite-migrations.js';
 import { filterClause, ORDER_BY, placeholders } from './sqlite-queries.js';
 import { SqliteFullTextIndex } from './sqlite-full-text-index.js';
 import { loadVectorFunctions, SqliteVectorIndex } from './sqlite-vector-index.js';
+import { SqliteRecordCopy } from './sqlite-record-copy.js';
+import { SqliteJobQueue } from './sqlite-job-queue.js';
+import { SqliteStoreLock } from './sqlite-store-lock.js';
 import { MEMORY_COLUMNS, memoryToParameters, rowToHistory, rowToMemory, type HistoryRow, type MemoryRow } from './sqlite-rows.js';
 
 export interface SqliteMemoryStoreOptions {
@@ -56,6 +66,10 @@ export interface SqliteMemoryStoreOptions {
   onWarning?: (message: string) => void;
   /** BM25 parameters full-text hits are scored with; default settings `recall.fullTextK1` and `recall.fullTextB`. */
   fullText?: Bm25Parameters;
+  /** Waits, leases and polling of store locks; default settings `locks`. */
+  locks?: Settings['locks'];
+  /** Default attempts and largest payload of jobs; default settings `jobs`. */
+  jobs?: Settings['jobs'];
 }
 
 /** The embedded store: one SQLite file in WAL mode with an FTS5 index and a history table. */
@@ -408,6 +422,88 @@ export class SqliteMemoryStore implements MemoryStore {
   #database(): Database.Database {
     if (!this.#db) throw new EngramError('STORE_CLOSED', 'The store is not open: call open() first.');
     return this.#db;
+  }
+
+  // Coordination between processes: named locks (sqlite-store-lock.ts), durable jobs and
+  // checkpoints (sqlite-job-queue.ts). Settings are read lazily: fields initialize before the constructor runs.
+  readonly #locks = new SqliteStoreLock({
+    statement: (sql) => this.#statement(sql),
+    now: () => this.#now(),
+    settings: () => this.#options.locks ?? DEFAULT_SETTINGS.locks,
+    onWarning: (message) => (this.#options.onWarning ?? ((text: string) => process.emitWarning(text)))(message),
+  });
+  readonly #jobs = new SqliteJobQueue({
+    statement: (sql) => this.#statement(sql),
+    transaction: (work) => this.#transaction(work),
+    now: () => this.#now(),
+    defaults: () => this.#options.jobs ?? DEFAULT_SETTINGS.jobs,
+  });
+
+  async withLock<T>(name: string, fn: () => Promise<T>, options?: { waitMs?: number }): Promise<T> {
+    return this.#locks.withLock(name, fn, options);
+  }
+
+  async getCheckpoint(name: string): Promise<string | undefined> {
+    return this.#jobs.getCheckpoint(name);
+  }
+
+  async setCheckpoint(name: string, value: string, options?: { expected?: string | null }): Promise<boolean> {
+    return this.#jobs.setCheckpoint(name, value, options);
+  }
+
+  async enqueueJob(input: NewJob): Promise<{ job: Job; created: boolean }> {
+    return this.#jobs.enqueue(input);
+  }
+
+  async claimJob(options: { queue: string; worker: string; leaseMs: number }): Promise<Job | undefined> {
+    return this.#jobs.claim(options);
+  }
+
+  async completeJob(id: string, worker: string): Promise<Job> {
+    return this.#jobs.complete(id, worker);
+  }
+
+  async failJob(id: string, worker: string, failure: { error: string; retryAt?: string }): Promise<Job> {
+    return this.#jobs.fail(id, worker, failure);
+  }
+
+  async retryJob(id: string): Promise<Job> {
+    return this.#jobs.retry(id);
+  }
+
+  async getJob(id: string): Promise<Job | undefined> {
+    return this.#jobs.get(id);
+  }
+
+  async listJobs(filter: JobFilter): Promise<Job[]> {
+    return this.#jobs.list(filter);
+  }
+
+  async jobCounts(queue?: string): Promise<Record<JobState, number>> {
+    return this.#jobs.counts(queue);
+  }
+
+  // Copying the store whole (engram migrate): sqlite-record-copy.ts.
+  readonly #recordCopy = new SqliteRecordCopy({
+    statement: (sql) => this.#statement(sql),
+    transaction: (work) => this.#transaction(work),
+    limits: () => this.#limits,
+  });
+
+  async exportMemories(page: ExportPage): Promise<Memory[]> {
+    return guard(() => this.#recordCopy.exportMemories(page));
+  }
+
+  async exportHistory(page: ExportPage): Promise<HistoryEntry[]> {
+    return guard(() => this.#recordCopy.exportHistory(page));
+  }
+
+  async exportVectors(page: ExportPage): Promise<VectorEntry[]> {
+    return guard(() => this.#recordCopy.exportVectors(page));
+  }
+
+  async restoreRecords(records: StoreRecords): Promise<RestoreReport> {
+    return guard(() => this.#recordCopy.restore(records));
   }
 }
 

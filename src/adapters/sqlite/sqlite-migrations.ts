@@ -107,6 +107,50 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       `);
     },
   },
+  {
+    version: 4,
+    name: 'jobs, checkpoints and store locks',
+    up(db) {
+      // Coordination between processes sharing the file. Jobs: one per (queue, key), so enqueueing
+      // the same source twice is one job; `seq` keeps enqueue order for ties. The claim index
+      // answers "the first due job of a queue in a state" without a sort. Locks: one row per held
+      // name, with a holder token, the holder's host and pid (a dead holder on this host is taken
+      // over at once) and a lease the holder renews.
+      db.exec(`
+        CREATE TABLE jobs (
+          seq INTEGER PRIMARY KEY,
+          id TEXT NOT NULL UNIQUE,
+          queue TEXT NOT NULL,
+          key TEXT NOT NULL,
+          payload TEXT NOT NULL,
+          state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'done', 'failed')),
+          attempts INTEGER NOT NULL DEFAULT 0,
+          max_attempts INTEGER NOT NULL,
+          run_at INTEGER NOT NULL,
+          locked_by TEXT,
+          locked_until INTEGER,
+          last_error TEXT,
+          created_at INTEGER NOT NULL,
+          updated_at INTEGER NOT NULL,
+          UNIQUE (queue, key)
+        );
+        CREATE INDEX jobs_due ON jobs (queue, state, run_at);
+        CREATE TABLE checkpoints (
+          name TEXT PRIMARY KEY,
+          value TEXT NOT NULL,
+          updated_at INTEGER NOT NULL
+        );
+        CREATE TABLE store_locks (
+          name TEXT PRIMARY KEY,
+          holder TEXT NOT NULL,
+          host TEXT NOT NULL,
+          pid INTEGER NOT NULL,
+          locked_until INTEGER NOT NULL,
+          acquired_at INTEGER NOT NULL
+        );
+      `);
+    },
+  },
 ];
 
 export const LATEST_SQLITE_VERSION = SQLITE_MIGRATIONS.at(-1)!.version;

@@ -1,0 +1,267 @@
+import type Database from 'better-sqlite3';
+import { EngramError } from '../../core/errors.js';
+import type { Job, JobFilter, JobState, NewJob } from '../../store/memory-store.js';
+import {
+  checkCheckpointName,
+  checkCheckpointOptions,
+  checkCheckpointValue,
+  checkClaim,
+  checkFailure,
+  checkJobFilter,
+  checkJobId,
+  checkNewJob,
+  checkQueue,
+  checkWorker,
+} from '../../store/job-input.js';
+import { createSortableId } from '../ids.js';
+import { guard } from './sqlite-database.js';
+
+/** What the job queue needs from the store: its prepared statements, write transactions and clock. */
+export interface SqliteJobQueueDependencies {
+  statement: (sql: string) => Database.Statement;
+  /** Runs `work` in one BEGIN IMMEDIATE transaction: no other process writes in between. */
+  transaction: (work: () => void) => void;
+  now: () => Date;
+  defaults: () => { maxAttempts: number; maxPayloadBytes: number };
+}
+
+interface JobRow {
+  id: string;
+  queue: string;
+  key: string;
+  payload: string;
+  state: JobState;
+  attempts: number;
+  max_attempts: number;
+  run_at: number;
+  locked_by: string | null;
+  locked_until: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+const JOB_COLUMNS = 'id, queue, key, payload, state, attempts, max_attempts, run_at, locked_by, locked_until, last_error, created_at, updated_at';
+const iso = (milliseconds: number): string => new Date(milliseconds).toISOString();
+
+/**
+ * Durable jobs and named checkpoints in the SQLite file. Every state change is one immediate
+ * transaction, so a claim (find the first due job, lease it) is atomic across processes.
+ */
+export class SqliteJobQueue {
+  readonly #dependencies: SqliteJobQueueDependencies;
+
+  constructor(dependencies: SqliteJobQueueDependencies) {
+    this.#dependencies = dependencies;
+  }
+
+  getCheckpoint(name: string): string | undefined {
+    const checked = checkCheckpointName(name);
+    const row = guard(() => this.#statement('SELECT value FROM checkpoints WHERE name = ?').get(checked) as { value: string } | undefined);
+    return row?.value;
+  }
+
+  setCheckpoint(name: string, value: string, options?: { expected?: string | null }): boolean {
+    const checkedName = checkCheckpointName(name);
+    const checkedValue = checkCheckpointValue(value);
+    const { expected } = checkCheckpointOptions(options);
+    const now = this.#dependencies.now().getTime();
+    let changes = 0;
+    this.#dependencies.transaction(() => {
+      if (expected === undefined) {
+        changes = this.#statement(
+          'INSERT INTO checkpoints (name, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+        ).run(checkedName, checkedValue, now).changes;
+      } else if (expected === null) {
+        changes = this.#statement('INSERT INTO checkpoints (name, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING').run(checkedName, checkedValue, now).changes;
+      } else {
+        changes = this.#statement('UPDATE checkpoints SET value = ?, updated_at = ? WHERE name = ? AND value = ?').run(checkedValue, now, checkedName, expected).changes;
+      }
+    });
+    return changes === 1;
+  }
+
+  enqueue(input: NewJob): { job: Job; created: boolean } {
+    const now = this.#dependencies.now().getTime();
+    const checked = checkNewJob(input, { ...this.#dependencies.defaults(), now });
+    let result: { job: Job; created: boolean } | undefined;
+    this.#dependencies.transaction(() => {
+      const inserted = this.#statement(
+        `INSERT INTO jobs (id, queue, key, payload, state, attempts, max_attempts, run_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?) ON CONFLICT (queue, key) DO NOTHING`,
+      ).run(createSortableId('job', now), checked.queue, checked.key, checked.payloadJson, checked.maxAttempts, checked.runAt, now, now);
+      const row = this.#statement(`SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = ? AND key = ?`).get(checked.queue, checked.key) as JobRow;
+      result = { job: rowToJob(row), created: inserted.changes === 1 };
+    });
+    return result!;
+  }
+
+  claim(options: { queue: string; worker: string; leaseMs: number }): Job | undefined {
+    const { queue, worker, leaseMs } = checkClaim(options);
+    const now = this.#dependencies.now().getTime();
+    let claimed: Job | undefined;
+    this.#dependencies.transaction(() => {
+      for (;;) {
+        const row = this.#firstDue(queue, now);
+        if (!row) return;
+        if (row.state === 'running' && row.attempts >= row.max_attempts) {
+          // Its worker died on every attempt it had: a job that kills workers must not loop forever.
+          const error = `The lease of worker ${row.locked_by ?? '?'} ran out on attempt ${row.attempts} of ${row.max_attempts} (the worker stopped or hung).`;
+          this.#statement("UPDATE jobs SET state = 'failed', locked_by = NULL, locked_until = NULL, last_error = ?, updated_at = ? WHERE id = ?").run(error, now, row.id);
+          continue;
+        }
+        this.#statement(
+          "UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = ?, locked_until = ?, updated_at = ? WHERE id = ?",
+        ).run(worker, now + leaseMs, now, row.id);
+        claimed = this.#read(row.id);
+        return;
+      }
+    });
+    return claimed;
+  }
+
+  complete(id: string, worker: string): Job {
+    const checkedId = checkJobId(id);
+    const checkedWorker = checkWorker(worker);
+    const now = this.#dependencies.now().getTime();
+    return this.#leased(checkedId, checkedWorker, () => {
+      this.#statement("UPDATE jobs SET state = 'done', locked_by = NULL, locked_until = NULL, updated_at = ? WHERE id = ?").run(now, checkedId);
+    });
+  }
+
+  fail(id: string, worker: string, failure: { error: string; retryAt?: string }): Job {
+    const checkedId = checkJobId(id);
+    const checkedWorker = checkWorker(worker);
+    const { error, retryAt } = checkFailure(failure);
+    const now = this.#dependencies.now().getTime();
+    return this.#leased(checkedId, checkedWorker, (row) => {
+      if (retryAt !== undefined && row.attempts < row.max_attempts) {
+        this.#statement("UPDATE jobs SET state = 'pending', run_at = ?, locked_by = NULL, locked_until = NULL, last_error = ?, updated_at = ? WHERE id = ?").run(
+          retryAt,
+          error,
+          now,
+          checkedId,
+        );
+      } else {
+        this.#statement("UPDATE jobs SET state = 'failed', locked_by = NULL, locked_until = NULL, last_error = ?, updated_at = ? WHERE id = ?").run(error, now, checkedId);
+      }
+    });
+  }
+
+  retry(id: string): Job {
+    const checkedId = checkJobId(id);
+    const now = this.#dependencies.now().getTime();
+    let job: Job | undefined;
+    this.#dependencies.transaction(() => {
+      const row = this.#row(checkedId);
+      if (!row) throw jobNotFound(checkedId);
+      if (row.state !== 'failed') {
+        throw new EngramError('CONFLICT', `Job ${checkedId} is ${row.state}, not failed: only a failed job can be retried.`);
+      }
+      this.#statement("UPDATE jobs SET state = 'pending', attempts = 0, run_at = ?, updated_at = ? WHERE id = ?").run(now, now, checkedId);
+      job = this.#read(checkedId);
+    });
+    return job!;
+  }
+
+  get(id: string): Job | undefined {
+    const row = this.#row(checkJobId(id));
+    return row && rowToJob(row);
+  }
+
+  list(filter: JobFilter): Job[] {
+    const { queue, states, limit } = checkJobFilter(filter);
+    const conditions: string[] = [];
+    const parameters: unknown[] = [];
+    if (queue !== undefined) {
+      conditions.push('queue = ?');
+      parameters.push(queue);
+    }
+    if (states !== undefined) {
+      if (states.length === 0) return [];
+      conditions.push(`state IN (${states.map(() => '?').join(', ')})`);
+      parameters.push(...states);
+    }
+    const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
+    const sql = `SELECT ${JOB_COLUMNS} FROM jobs ${where} ORDER BY seq LIMIT ${limit ?? -1}`;
+    return guard(() => (this.#statement(sql).all(...parameters) as JobRow[]).map(rowToJob));
+  }
+
+  counts(queue?: string): Record<JobState, number> {
+    const checked = queue === undefined ? undefined : checkQueue(queue);
+    const rows = guard(() =>
+      checked === undefined
+        ? (this.#statement('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state').all() as Array<{ state: JobState; n: number }>)
+        : (this.#statement('SELECT state, COUNT(*) AS n FROM jobs WHERE queue = ? GROUP BY state').all(checked) as Array<{ state: JobState; n: number }>),
+    );
+    const counts: Record<JobState, number> = { pending: 0, running: 0, done: 0, failed: 0 };
+    for (const row of rows) counts[row.state] = row.n;
+    return counts;
+  }
+
+  /** The first due job of a queue: pending with runAt come, or running with its lease run out; by runAt, then enqueue order. */
+  #firstDue(queue: string, now: number): (JobRow & { seq: number }) | undefined {
+    const pending = this.#statement(
+      `SELECT seq, ${JOB_COLUMNS} FROM jobs WHERE queue = ? AND state = 'pending' AND run_at <= ? ORDER BY run_at, seq LIMIT 1`,
+    ).get(queue, now) as (JobRow & { seq: number }) | undefined;
+    const expired = this.#statement(
+      `SELECT seq, ${JOB_COLUMNS} FROM jobs WHERE queue = ? AND state = 'running' AND locked_until <= ? ORDER BY run_at, seq LIMIT 1`,
+    ).get(queue, now) as (JobRow & { seq: number }) | undefined;
+    if (!pending || !expired) return pending ?? expired;
+    return expired.run_at < pending.run_at || (expired.run_at === pending.run_at && expired.seq < pending.seq) ? expired : pending;
+  }
+
+  /** Runs `change` on a job `worker` still holds, in one transaction; JOB_LEASE_LOST when another worker took it or it ended. */
+  #leased(id: string, worker: string, change: (row: JobRow) => void): Job {
+    let job: Job | undefined;
+    this.#dependencies.transaction(() => {
+      const row = this.#row(id);
+      if (!row) throw jobNotFound(id);
+      if (row.state !== 'running' || row.locked_by !== worker) {
+        const now = row.state === 'running' ? `now leased to ${JSON.stringify(row.locked_by)}` : `now ${row.state}`;
+        throw new EngramError(
+          'JOB_LEASE_LOST',
+          `Worker ${JSON.stringify(worker)} no longer holds job ${id} (${now}): its lease ran out and the job was claimed again. Drop this run's result; lease longer for slow jobs.`,
+          { details: { jobId: id, state: row.state } },
+        );
+      }
+      change(row);
+      job = this.#read(id);
+    });
+    return job!;
+  }
+
+  #read(id: string): Job {
+    return rowToJob(this.#row(id)!);
+  }
+
+  #row(id: string): JobRow | undefined {
+    return guard(() => this.#statement(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`).get(id) as JobRow | undefined);
+  }
+
+  #statement(sql: string): Database.Statement {
+    return this.#dependencies.statement(sql);
+  }
+}
+
+function rowToJob(row: JobRow): Job {
+  return {
+    id: row.id,
+    queue: row.queue,
+    key: row.key,
+    payload: JSON.parse(row.payload) as unknown,
+    state: row.state,
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    runAt: iso(row.run_at),
+    lockedBy: row.locked_by,
+    lockedUntil: row.locked_until === null ? null : iso(row.locked_until),
+    lastError: row.last_error,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+function jobNotFound(id: string): EngramError {
+  return new EngramError('NOT_FOUND', `No job with id ${JSON.stringify(id.slice(0, 140))}; "listJobs" shows the jobs there are.`);
+}

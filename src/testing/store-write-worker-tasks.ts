@@ -1,0 +1,108 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Engram } from '../engram.js';
+import type { MemoryStore } from '../store/memory-store.js';
+
+/**
+ * What a store worker process does once its store is open. Each task prints one line per unit of
+ * work, only after that work has returned, so a parent can compare what was printed with what
+ * the store holds (even after killing the worker part-way).
+ */
+export type StoreWorkerTask =
+  /** Creates memories one `create` at a time; prints each id. */
+  | { mode: 'write'; scope: string; count: number | 'unbounded'; tag: string }
+  /** Claims jobs of a queue and completes them until none is due; prints `<job id> <attempts>` per claim. */
+  | { mode: 'claim-jobs'; queue: string; worker: string; leaseMs: number }
+  /** Adds 1 to a checkpoint `count` times, reading and writing it under a store lock; prints each value written. */
+  | { mode: 'lock-increment'; lock: string; checkpoint: string; count: number }
+  /** Takes a store lock, prints `locked`, and holds it until the process is killed. */
+  | { mode: 'hold-lock'; lock: string }
+  /**
+   * Saves each statement `rounds` times through Engram.save (dedupe on write); prints one JSON line
+   * per save. `latencyMs` delays every store call, as a store across a network would.
+   */
+  | { mode: 'save'; scope: string; statements: string[]; rounds: number; actor: string; latencyMs?: number };
+
+/** One line a `save` task prints per save. */
+export interface SaveLine {
+  statement: number;
+  action: 'created' | 'merged';
+  id: string;
+}
+
+/** Runs a task against an open store, writing its lines with `print`. */
+export async function runStoreWorkerTask(store: MemoryStore, task: StoreWorkerTask, print: (line: string) => void): Promise<void> {
+  switch (task.mode) {
+    case 'write': {
+      const count = task.count === 'unbounded' ? Number.POSITIVE_INFINITY : task.count;
+      for (let index = 0; index < count; index += 1) {
+        const memory = await store.create(
+          { scope: task.scope, name: `${task.tag}-${index}`, content: `Writer ${task.tag} wrote memory number ${index} of its run.` },
+          { actor: `store-write-worker:${task.tag}` },
+        );
+        print(memory.id);
+      }
+      return;
+    }
+    case 'claim-jobs': {
+      for (;;) {
+        const job = await store.claimJob({ queue: task.queue, worker: task.worker, leaseMs: task.leaseMs });
+        if (!job) return;
+        print(`${job.id} ${job.attempts}`);
+        // The "work": one turn of the event loop, so the other worker's claims interleave with ours.
+        await new Promise((resolve) => setImmediate(resolve));
+        await store.completeJob(job.id, task.worker);
+      }
+    }
+    case 'lock-increment': {
+      for (let index = 0; index < task.count; index += 1) {
+        const written = await store.withLock(task.lock, async () => {
+          const value = Number((await store.getCheckpoint(task.checkpoint)) ?? '0');
+          // Read, pause, write: without mutual exclusion another process would write in between.
+          await sleep(1);
+          await store.setCheckpoint(task.checkpoint, String(value + 1));
+          return value + 1;
+        }, { waitMs: 60_000 });
+        print(String(written));
+      }
+      return;
+    }
+    case 'hold-lock': {
+      await store.withLock(task.lock, async () => {
+        print('locked');
+        // A referenced timer keeps the process alive while it holds the lock, until it is killed.
+        await new Promise(() => setInterval(() => undefined, 60_000));
+      });
+      return;
+    }
+    case 'save': {
+      const engram = new Engram({ store: withLatency(store, task.latencyMs ?? 0), defaultScope: task.scope, actor: task.actor, onWarning: () => undefined });
+      for (let round = 0; round < task.rounds; round += 1) {
+        for (const [statement, content] of task.statements.entries()) {
+          const result = await engram.save({ content });
+          const line: SaveLine = { statement, action: result.action, id: result.memory.id };
+          print(JSON.stringify(line));
+        }
+      }
+      return;
+    }
+  }
+}
+
+/**
+ * The same store with every async call delayed by `latencyMs`, as over a network: a local SQLite
+ * call takes microseconds, which would leave a check-then-write race too narrow for a test to hit.
+ */
+function withLatency(store: MemoryStore, latencyMs: number): MemoryStore {
+  if (latencyMs <= 0) return store;
+  const immediate = new Set<PropertyKey>(['info', 'open', 'close']);
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== 'function' || immediate.has(property)) return typeof value === 'function' ? value.bind(target) : value;
+      return async (...args: unknown[]) => {
+        await sleep(latencyMs);
+        return (value as (...parameters: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
