@@ -1,17 +1,45 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EngramError } from '../core/errors.js';
+import type { Bm25Parameters } from '../core/bm25-scoring.js';
 import type { MemoryLimits } from '../core/memory.js';
+import type { Settings } from '../core/settings.js';
 import type { MemoryStore } from '../store/memory-store.js';
 import { SqliteMemoryStore } from './sqlite/sqlite-memory-store.js';
 
 export interface OpenStoreOptions {
   busyTimeoutMs?: number;
+  /** Postgres: connections kept at most (setting store.poolSize); the URL's ?pool= wins. */
+  poolSize?: number;
+  /** Postgres: longest one statement may run, 0 for no limit (setting store.statementTimeoutMs); the URL's ?statement_timeout= wins. */
+  statementTimeoutMs?: number;
+  /** Postgres: how long to wait for a connection (setting store.connectTimeoutMs); the URL's ?connect_timeout= wins. */
+  connectTimeoutMs?: number;
+  /** Receives the store's warnings; default process.emitWarning. */
+  onWarning?: (message: string) => void;
   limits?: MemoryLimits;
   now?: () => Date;
   generateId?: () => string;
-  /** BM25 parameters of full-text relevance (settings recall.fullTextK1 and recall.fullTextB). */
-  fullText?: { k1: number; b: number };
+  /** BM25 parameters of full-text relevance (settings recall.fullTextK1, fullTextB and fullTextCoverage). */
+  fullText?: Bm25Parameters;
+  /** Waits, leases and polling of store locks (settings `locks`). */
+  locks?: Settings['locks'];
+  /** Default attempts and largest payload of jobs (settings `jobs`). */
+  jobs?: Settings['jobs'];
+}
+
+/** The options every surface opens its store with, from effective settings: one place, so none drifts. */
+export function storeOptionsFromSettings(settings: Settings): OpenStoreOptions {
+  return {
+    busyTimeoutMs: settings.store.busyTimeoutMs,
+    poolSize: settings.store.poolSize,
+    statementTimeoutMs: settings.store.statementTimeoutMs,
+    connectTimeoutMs: settings.store.connectTimeoutMs,
+    limits: settings.memory,
+    fullText: { k1: settings.recall.fullTextK1, b: settings.recall.fullTextB, coverage: settings.recall.fullTextCoverage },
+    locks: settings.locks,
+    jobs: settings.jobs,
+  };
 }
 
 /** What a store URL names: the backend and its location. */
@@ -39,9 +67,15 @@ export function parseStoreUrl(url: string): StoreLocation {
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<MemoryStore> {
   const location = parseStoreUrl(url);
   if (location.backend === 'postgres') {
-    throw new EngramError('STORE_UNSUPPORTED', 'The Postgres store is not available in this version of engram; use a SQLite path.');
+    // Loaded only when named, so SQLite users never load the Postgres driver.
+    const { PostgresMemoryStore } = await import('./postgres/postgres-memory-store.js');
+    const { busyTimeoutMs: _busyTimeoutMs, ...postgresOptions } = options;
+    const store = new PostgresMemoryStore({ url: location.url, ...postgresOptions });
+    await store.open();
+    return store;
   }
-  const store = new SqliteMemoryStore({ path: location.path, ...options });
+  const { poolSize: _poolSize, statementTimeoutMs: _statementTimeoutMs, connectTimeoutMs: _connectTimeoutMs, ...sqliteOptions } = options;
+  const store = new SqliteMemoryStore({ path: location.path, ...sqliteOptions });
   await store.open();
   return store;
 }

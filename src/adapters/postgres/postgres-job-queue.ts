@@ -1,0 +1,254 @@
+import { EngramError } from '../../core/errors.js';
+import type { Job, JobFilter, JobState, NewJob } from '../../store/memory-store.js';
+import {
+  checkCheckpointName,
+  checkCheckpointOptions,
+  checkCheckpointValue,
+  checkClaim,
+  checkFailure,
+  checkJobFilter,
+  checkJobId,
+  checkNewJob,
+  checkQueue,
+  checkWorker,
+} from '../../store/job-input.js';
+import { createSortableId } from '../ids.js';
+import type { PostgresAccess, PostgresQueryable } from './postgres-database.js';
+import { SqlParameters } from './postgres-queries.js';
+
+export interface PostgresJobQueueDependencies {
+  database: PostgresAccess;
+  now: () => Date;
+  defaults: () => { maxAttempts: number; maxPayloadBytes: number };
+}
+
+interface JobRow {
+  id: string;
+  queue: string;
+  key: string;
+  payload: string;
+  state: JobState;
+  attempts: number;
+  max_attempts: number;
+  run_at: number;
+  locked_by: string | null;
+  locked_until: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+const JOB_COLUMNS = 'id, queue, key, payload, state, attempts, max_attempts, run_at, locked_by, locked_until, last_error, created_at, updated_at';
+const iso = (milliseconds: number): string => new Date(milliseconds).toISOString();
+
+/**
+ * Durable jobs and named checkpoints in Postgres, for every process and machine on the database.
+ * A claim locks the first due row with FOR UPDATE SKIP LOCKED: two workers never lease one job,
+ * and a worker never waits behind another's claim. Times come from the store's clock, as in SQLite
+ * (machines sharing a queue should keep their clocks in sync; leases absorb small skews).
+ */
+export class PostgresJobQueue {
+  readonly #dependencies: PostgresJobQueueDependencies;
+
+  constructor(dependencies: PostgresJobQueueDependencies) {
+    this.#dependencies = dependencies;
+  }
+
+  async getCheckpoint(name: string): Promise<string | undefined> {
+    const checked = checkCheckpointName(name);
+    const [row] = (await this.#database.query<{ value: string }>('SELECT value FROM checkpoints WHERE name = $1', [checked])).rows;
+    return row?.value;
+  }
+
+  async setCheckpoint(name: string, value: string, options?: { expected?: string | null }): Promise<boolean> {
+    const checkedName = checkCheckpointName(name);
+    const checkedValue = checkCheckpointValue(value);
+    const { expected } = checkCheckpointOptions(options);
+    const now = this.#now();
+    let outcome;
+    if (expected === undefined) {
+      outcome = await this.#database.query(
+        `INSERT INTO checkpoints (name, value, updated_at) VALUES ($1, $2, $3)
+         ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+        [checkedName, checkedValue, now],
+      );
+    } else if (expected === null) {
+      outcome = await this.#database.query('INSERT INTO checkpoints (name, value, updated_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [checkedName, checkedValue, now]);
+    } else {
+      // The row lock makes concurrent compare-and-sets queue: the later ones see the new value and match nothing.
+      outcome = await this.#database.query('UPDATE checkpoints SET value = $1, updated_at = $2 WHERE name = $3 AND value = $4', [checkedValue, now, checkedName, expected]);
+    }
+    return outcome.rowCount === 1;
+  }
+
+  async enqueue(input: NewJob): Promise<{ job: Job; created: boolean }> {
+    const now = this.#now();
+    const checked = checkNewJob(input, { ...this.#dependencies.defaults(), now });
+    const [inserted] = (
+      await this.#database.query<JobRow>(
+        `INSERT INTO jobs (id, queue, key, payload, state, attempts, max_attempts, run_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, 'pending', 0, $5, $6, $7, $7) ON CONFLICT (queue, key) DO NOTHING RETURNING ${JOB_COLUMNS}`,
+        [createSortableId('job', now), checked.queue, checked.key, checked.payloadJson, checked.maxAttempts, checked.runAt, now],
+      )
+    ).rows;
+    if (inserted) return { job: rowToJob(inserted), created: true };
+    // Jobs are never deleted, so the one holding the key is there to read.
+    const [existing] = (await this.#database.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = $1 AND key = $2`, [checked.queue, checked.key])).rows;
+    return { job: rowToJob(existing!), created: false };
+  }
+
+  async claim(options: { queue: string; worker: string; leaseMs: number }): Promise<Job | undefined> {
+    const { queue, worker, leaseMs } = checkClaim(options);
+    const now = this.#now();
+    return this.#database.transaction(async (transaction) => {
+      for (;;) {
+        // Due: pending with its run time come, or running with its lease run out (its worker died).
+        const [row] = (
+          await transaction.query<JobRow>(
+            `SELECT ${JOB_COLUMNS} FROM jobs
+             WHERE queue = $1 AND ((state = 'pending' AND run_at <= $2) OR (state = 'running' AND locked_until <= $2))
+             ORDER BY run_at, seq LIMIT 1 FOR UPDATE SKIP LOCKED`,
+            [queue, now],
+          )
+        ).rows;
+        if (!row) return undefined;
+        if (row.state === 'running' && row.attempts >= row.max_attempts) {
+          // Its worker died on every attempt it had: a job that kills workers must not loop forever.
+          const error = `The lease of worker ${row.locked_by ?? '?'} ran out on attempt ${row.attempts} of ${row.max_attempts} (the worker stopped or hung).`;
+          await transaction.query("UPDATE jobs SET state = 'failed', locked_by = NULL, locked_until = NULL, last_error = $1, updated_at = $2 WHERE id = $3", [error, now, row.id]);
+          continue;
+        }
+        const [claimed] = (
+          await transaction.query<JobRow>(
+            `UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = $1, locked_until = $2, updated_at = $3 WHERE id = $4 RETURNING ${JOB_COLUMNS}`,
+            [worker, now + leaseMs, now, row.id],
+          )
+        ).rows;
+        return rowToJob(claimed!);
+      }
+    });
+  }
+
+  async complete(id: string, worker: string): Promise<Job> {
+    const checkedId = checkJobId(id);
+    const checkedWorker = checkWorker(worker);
+    const now = this.#now();
+    return this.#leased(checkedId, checkedWorker, (transaction) =>
+      transaction.query<JobRow>(`UPDATE jobs SET state = 'done', locked_by = NULL, locked_until = NULL, updated_at = $1 WHERE id = $2 RETURNING ${JOB_COLUMNS}`, [now, checkedId]),
+    );
+  }
+
+  async fail(id: string, worker: string, failure: { error: string; retryAt?: string }): Promise<Job> {
+    const checkedId = checkJobId(id);
+    const checkedWorker = checkWorker(worker);
+    const { error, retryAt } = checkFailure(failure);
+    const now = this.#now();
+    return this.#leased(checkedId, checkedWorker, (transaction, row) =>
+      retryAt !== undefined && row.attempts < row.max_attempts
+        ? transaction.query<JobRow>(
+            `UPDATE jobs SET state = 'pending', run_at = $1, locked_by = NULL, locked_until = NULL, last_error = $2, updated_at = $3 WHERE id = $4 RETURNING ${JOB_COLUMNS}`,
+            [retryAt, error, now, checkedId],
+          )
+        : transaction.query<JobRow>(
+            `UPDATE jobs SET state = 'failed', locked_by = NULL, locked_until = NULL, last_error = $1, updated_at = $2 WHERE id = $3 RETURNING ${JOB_COLUMNS}`,
+            [error, now, checkedId],
+          ),
+    );
+  }
+
+  async retry(id: string): Promise<Job> {
+    const checkedId = checkJobId(id);
+    const now = this.#now();
+    return this.#database.transaction(async (transaction) => {
+      const row = await this.#row(transaction, checkedId, true);
+      if (!row) throw jobNotFound(checkedId);
+      if (row.state !== 'failed') throw new EngramError('CONFLICT', `Job ${checkedId} is ${row.state}, not failed: only a failed job can be retried.`);
+      const [updated] = (
+        await transaction.query<JobRow>(`UPDATE jobs SET state = 'pending', attempts = 0, run_at = $1, updated_at = $1 WHERE id = $2 RETURNING ${JOB_COLUMNS}`, [now, checkedId])
+      ).rows;
+      return rowToJob(updated!);
+    });
+  }
+
+  async get(id: string): Promise<Job | undefined> {
+    const row = await this.#row(this.#database, checkJobId(id), false);
+    return row && rowToJob(row);
+  }
+
+  async list(filter: JobFilter): Promise<Job[]> {
+    const { queue, states, limit } = checkJobFilter(filter);
+    if (states !== undefined && states.length === 0) return [];
+    const parameters = new SqlParameters();
+    const conditions: string[] = [];
+    if (queue !== undefined) conditions.push(`queue = ${parameters.add(queue)}`);
+    if (states !== undefined) conditions.push(`state = ANY(${parameters.add(states)}::text[])`);
+    const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
+    const limitClause = limit === undefined ? '' : `LIMIT ${parameters.add(limit)}`;
+    return (await this.#database.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs ${where} ORDER BY seq ${limitClause}`, parameters.values)).rows.map(rowToJob);
+  }
+
+  async counts(queue?: string): Promise<Record<JobState, number>> {
+    const checked = queue === undefined ? undefined : checkQueue(queue);
+    const rows = (
+      checked === undefined
+        ? await this.#database.query<{ state: JobState; n: number }>('SELECT state, count(*) AS n FROM jobs GROUP BY state')
+        : await this.#database.query<{ state: JobState; n: number }>('SELECT state, count(*) AS n FROM jobs WHERE queue = $1 GROUP BY state', [checked])
+    ).rows;
+    const counts: Record<JobState, number> = { pending: 0, running: 0, done: 0, failed: 0 };
+    for (const row of rows) counts[row.state] = row.n;
+    return counts;
+  }
+
+  /** Runs `change` on a job `worker` still holds, the row locked; JOB_LEASE_LOST when another worker took it or it ended. */
+  async #leased(id: string, worker: string, change: (transaction: PostgresQueryable, row: JobRow) => Promise<{ rows: JobRow[] }>): Promise<Job> {
+    return this.#database.transaction(async (transaction) => {
+      const row = await this.#row(transaction, id, true);
+      if (!row) throw jobNotFound(id);
+      if (row.state !== 'running' || row.locked_by !== worker) {
+        const now = row.state === 'running' ? `now leased to ${JSON.stringify(row.locked_by)}` : `now ${row.state}`;
+        throw new EngramError(
+          'JOB_LEASE_LOST',
+          `Worker ${JSON.stringify(worker)} no longer holds job ${id} (${now}): its lease ran out and the job was claimed again. Drop this run's result; lease longer for slow jobs.`,
+          { details: { jobId: id, state: row.state } },
+        );
+      }
+      const [updated] = (await change(transaction, row)).rows;
+      return rowToJob(updated!);
+    });
+  }
+
+  async #row(queryable: PostgresQueryable, id: string, forUpdate: boolean): Promise<JobRow | undefined> {
+    const [row] = (await queryable.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`, [id])).rows;
+    return row;
+  }
+
+  get #database(): PostgresAccess {
+    return this.#dependencies.database;
+  }
+
+  #now(): number {
+    return this.#dependencies.now().getTime();
+  }
+}
+
+function rowToJob(row: JobRow): Job {
+  return {
+    id: row.id,
+    queue: row.queue,
+    key: row.key,
+    payload: JSON.parse(row.payload) as unknown,
+    state: row.state,
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    runAt: iso(row.run_at),
+    lockedBy: row.locked_by,
+    lockedUntil: row.locked_until === null ? null : iso(row.locked_until),
+    lastError: row.last_error,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+function jobNotFound(id: string): EngramError {
+  return new EngramError('NOT_FOUND', `No job with id ${JSON.stringify(id.slice(0, 140))}; "listJobs" shows the jobs there are.`);
+}

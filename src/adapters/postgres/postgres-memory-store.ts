@@ -1,0 +1,480 @@
+import type { Bm25Parameters } from '../../core/bm25-scoring.js';
+import { EngramError, isEngramError } from '../../core/errors.js';
+import { DEFAULT_MEMORY_LIMITS, normalizeNewMemory, normalizePatch, type Memory, type MemoryLimits, type MemoryPatch, type NewMemory } from '../../core/memory.js';
+import { applyPatch, archiveMemory, invalidateMemory, planImport, planUndo, restoreMemory, type ExistingPolicy } from '../../core/memory-changes.js';
+import type { Scope } from '../../core/scope.js';
+import { DEFAULT_SETTINGS, type Settings } from '../../core/settings.js';
+import type {
+  ChangeAction,
+  ChangeContext,
+  ExportPage,
+  HistoryEntry,
+  ImportReport,
+  Job,
+  JobFilter,
+  JobState,
+  MemoryFilter,
+  MemoryStore,
+  NewJob,
+  RestoreReport,
+  StoreInfo,
+  StoreRecords,
+  StoreStats,
+  TextHit,
+  TextSearch,
+  VectorCounts,
+  VectorEntry,
+  VectorHit,
+  VectorSearch,
+  VectorSpace,
+} from '../../store/memory-store.js';
+import { checkActor, checkInstant, checkMemoryFilter, checkScopes, checkTextSearch, memoryNotFound } from '../../store/store-input.js';
+import { createSortableId } from '../ids.js';
+import { parsePostgresUrl, redactPostgresUrl, type PostgresConnectionSettings } from './postgres-connection-url.js';
+import { PostgresDatabase, type PostgresQueryable } from './postgres-database.js';
+import { PostgresFullTextIndex } from './postgres-full-text-index.js';
+import { PostgresJobQueue } from './postgres-job-queue.js';
+import { LATEST_POSTGRES_VERSION } from './postgres-migrations.js';
+import { filterClause, ORDER_BY, SqlParameters } from './postgres-queries.js';
+import { PostgresRecordCopy } from './postgres-record-copy.js';
+import { MEMORY_COLUMNS, rowToHistory, rowToMemory, type HistoryRow, type MemoryRow } from './postgres-rows.js';
+import { readStoreStats } from './postgres-store-stats.js';
+import { PostgresStoreLock } from './postgres-store-lock.js';
+import { detectPgvector, type VectorSearchMode } from './postgres-pgvector.js';
+import { PostgresVectorIndex } from './postgres-vector-index.js';
+import { insertHistory, insertMemories, insertMemoriesWithHistory, replaceMemory } from './postgres-writes.js';
+
+export interface PostgresMemoryStoreOptions {
+  /** `postgres://user:password@host:port/database?schema=…` (see postgres-connection-url.ts for every parameter). */
+  url: string;
+  /** Connections kept at most; default setting store.poolSize. The URL's ?pool= wins. */
+  poolSize?: number;
+  /** Longest one statement may run (0: no limit); default setting store.statementTimeoutMs. The URL's ?statement_timeout= wins. */
+  statementTimeoutMs?: number;
+  /** How long to wait for a connection; default setting store.connectTimeoutMs. The URL's ?connect_timeout= (seconds) wins. */
+  connectTimeoutMs?: number;
+  /** Migrate only up to this schema version (tests of upgrades). */
+  targetVersion?: number;
+  limits?: MemoryLimits;
+  now?: () => Date;
+  generateId?: () => string;
+  /** Receives warnings (vector search computed in engram, a connection dropped); default: process.emitWarning. */
+  onWarning?: (message: string) => void;
+  /** BM25 parameters full-text hits are scored with; default settings `recall.fullTextK1` and `recall.fullTextB`. */
+  fullText?: Bm25Parameters;
+  /** How long store locks are waited for by default; default settings `locks`. */
+  locks?: Settings['locks'];
+  /** Default attempts and largest payload of jobs; default settings `jobs`. */
+  jobs?: Settings['jobs'];
+}
+
+const HISTORY_COLUMNS = 'id, memory_id, action, actor, at, before, after, undo_of';
+/** Fixed statements run on every write or read by id: parsed and planned once per connection. */
+const PREPARED = { prepared: true } as const;
+/** The schema version that made the vector tables. */
+const VECTOR_SCHEMA_VERSION = 2;
+
+/**
+ * The server store: one Postgres schema shared by every process and machine that names it. Same
+ * behaviour as the SQLite store (it passes the same conformance suite); each write is one
+ * transaction that locks the rows it changes, so concurrent writers never lose or duplicate work.
+ */
+export class PostgresMemoryStore implements MemoryStore {
+  readonly #options: PostgresMemoryStoreOptions;
+  readonly #settings: PostgresConnectionSettings;
+  readonly #now: () => Date;
+  readonly #generateId: () => string;
+  readonly #limits: MemoryLimits;
+  readonly #warn: (message: string) => void;
+  readonly #database: PostgresDatabase;
+  readonly #fullText: PostgresFullTextIndex;
+  readonly #vectors: PostgresVectorIndex;
+  readonly #jobs: PostgresJobQueue;
+  readonly #locks: PostgresStoreLock;
+  readonly #recordCopy: PostgresRecordCopy;
+  #warnedAboutVectors = false;
+
+  constructor(options: PostgresMemoryStoreOptions) {
+    this.#options = options;
+    this.#settings = parsePostgresUrl(options.url, {
+      poolSize: options.poolSize ?? DEFAULT_SETTINGS.store.poolSize,
+      statementTimeoutMs: options.statementTimeoutMs ?? DEFAULT_SETTINGS.store.statementTimeoutMs,
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_SETTINGS.store.connectTimeoutMs,
+    });
+    this.#now = options.now ?? (() => new Date());
+    this.#generateId = options.generateId ?? (() => createSortableId('mem'));
+    this.#limits = options.limits ?? DEFAULT_MEMORY_LIMITS;
+    this.#warn = options.onWarning ?? ((message: string) => process.emitWarning(message, 'EngramWarning'));
+    const fullText = options.fullText;
+    if (fullText !== undefined && !(fullText.k1 >= 0 && fullText.k1 <= 100 && fullText.b >= 0 && fullText.b <= 1)) {
+      throw new EngramError('CONFIG_INVALID', `Invalid full-text parameters ${JSON.stringify(fullText)}: k1 from 0 to 100, b from 0 to 1.`);
+    }
+    this.#database = new PostgresDatabase(this.#settings, this.#warn);
+    this.#fullText = new PostgresFullTextIndex(this.#database, fullText ?? { k1: DEFAULT_SETTINGS.recall.fullTextK1, b: DEFAULT_SETTINGS.recall.fullTextB });
+    this.#vectors = new PostgresVectorIndex(this.#database, (mode) => this.#warnAboutVectorsOnce(mode));
+    this.#jobs = new PostgresJobQueue({ database: this.#database, now: () => this.#now(), defaults: () => options.jobs ?? DEFAULT_SETTINGS.jobs });
+    this.#locks = new PostgresStoreLock({
+      database: this.#database,
+      schema: this.#settings.schema,
+      defaultWaitMs: () => (options.locks ?? DEFAULT_SETTINGS.locks).waitMs,
+      onWarning: this.#warn,
+    });
+    this.#recordCopy = new PostgresRecordCopy(this.#database, () => this.#limits, (transaction, entries) => this.#vectors.mirror(transaction, entries));
+  }
+
+  async open(): Promise<void> {
+    const targetVersion = this.#options.targetVersion ?? LATEST_POSTGRES_VERSION;
+    await this.#database.open(targetVersion);
+    if (targetVersion < VECTOR_SCHEMA_VERSION) return;
+    try {
+      await this.#vectors.configure(await detectPgvector(this.#database));
+    } catch (error) {
+      await this.#database.close();
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#database.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  info(): StoreInfo {
+    return { backend: 'postgres', location: redactPostgresUrl(this.#options.url), schemaVersion: this.#database.schemaVersion };
+  }
+
+  async create(input: NewMemory, change: ChangeContext): Promise<Memory> {
+    const [memory] = await this.createMany([input], change);
+    return memory!;
+  }
+
+  async createMany(inputs: readonly NewMemory[], change: ChangeContext): Promise<Memory[]> {
+    const now = this.#now().toISOString();
+    const memories = inputs.map((input) => normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }));
+    refuseRepeatedIds(memories, 'batch');
+    const actor = checkActor(change);
+    if (memories.length === 0) return [];
+    const entries = memories.map((memory) => this.#entry('create', memory.id, null, memory, actor, now, null));
+    // One statement: every memory and its history entry, or none of them.
+    await insertMemoriesWithHistory(this.#database, memories, entries).catch((error: unknown) => {
+      if (!(isEngramError(error) && error.code === 'CONFLICT')) throw error;
+      const id = /\(id\)=\((.*)\) already exists/.exec(String((error.cause as { detail?: unknown } | undefined)?.detail))?.[1];
+      throw new EngramError('CONFLICT', `A memory with id ${id ?? 'of this batch'} already exists.`, { cause: error });
+    });
+    return memories;
+  }
+
+  async importMany(inputs: readonly NewMemory[], options: { onExisting: ExistingPolicy }, change: ChangeContext): Promise<ImportReport> {
+    if (!Array.isArray(inputs)) throw new EngramError('INVALID_INPUT', 'An import is an array of memories.');
+    if (!['skip', 'replace', 'fail'].includes(options?.onExisting)) {
+      throw new EngramError('INVALID_INPUT', 'onExisting must be "skip", "replace" or "fail".');
+    }
+    const now = this.#now().toISOString();
+    const memories = inputs.map((input) => normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }));
+    refuseRepeatedIds(memories, 'import');
+    const actor = checkActor(change);
+    const report: ImportReport = { created: 0, replaced: 0, skipped: 0, written: [] };
+    if (memories.length === 0) return report;
+    await this.#database.transaction(async (transaction) => {
+      for (const memory of memories) {
+        const existing = await this.#lockedMemory(transaction, memory.id);
+        const action = planImport(existing, memory, options.onExisting);
+        if (action === 'create') {
+          await insertMemories(transaction, [memory]);
+          await this.#record(transaction, 'create', memory.id, null, memory, actor, now, null);
+          report.created += 1;
+          report.written.push(memory);
+        } else if (action === 'replace') {
+          await replaceMemory(transaction, memory);
+          await this.#record(transaction, 'update', memory.id, existing!, memory, actor, now, null);
+          report.replaced += 1;
+          report.written.push(memory);
+        } else {
+          report.skipped += 1;
+        }
+      }
+    });
+    return report;
+  }
+
+  async get(id: string, scopes?: readonly Scope[]): Promise<Memory | undefined> {
+    if (scopes === undefined) {
+      const [row] = (await this.#database.query<MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1`, [id], PREPARED)).rows;
+      return row && rowToMemory(row);
+    }
+    const checked = checkScopes(scopes);
+    if (checked.length === 0) return undefined;
+    const [row] = (await this.#database.query<MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1 AND scope = ANY($2::text[])`, [id, checked], PREPARED)).rows;
+    return row && rowToMemory(row);
+  }
+
+  async update(id: string, patch: MemoryPatch, change: ChangeContext): Promise<Memory> {
+    const clean = normalizePatch(patch, this.#limits);
+    return this.#change(id, change, 'update', async (memory, now) => applyPatch(memory, clean, now));
+  }
+
+  async invalidate(id: string, options: { supersededBy?: string }, change: ChangeContext): Promise<Memory> {
+    return this.#change(id, change, 'invalidate', async (memory, now, transaction) => {
+      if (options.supersededBy !== undefined) {
+        const [successor] = (await transaction.query('SELECT 1 FROM memories WHERE id = $1', [options.supersededBy])).rows;
+        if (!successor) throw new EngramError('INVALID_INPUT', `The superseding memory ${options.supersededBy} does not exist.`);
+      }
+      return invalidateMemory(memory, now, options.supersededBy);
+    });
+  }
+
+  async archive(id: string, change: ChangeContext): Promise<Memory> {
+    return this.#change(id, change, 'archive', async (memory, now) => archiveMemory(memory, now));
+  }
+
+  async restore(id: string, change: ChangeContext): Promise<Memory> {
+    return this.#change(id, change, 'restore', async (memory, now) => restoreMemory(memory, now));
+  }
+
+  async delete(id: string, change: ChangeContext): Promise<void> {
+    const now = this.#now().toISOString();
+    const actor = checkActor(change);
+    await this.#database.transaction(async (transaction) => {
+      const [row] = (await transaction.query<MemoryRow>(`DELETE FROM memories WHERE id = $1 RETURNING ${MEMORY_COLUMNS}`, [id], PREPARED)).rows;
+      if (!row) throw memoryNotFound(id);
+      await this.#record(transaction, 'delete', id, rowToMemory(row), null, actor, now, null);
+    });
+  }
+
+  async list(filter: MemoryFilter): Promise<Memory[]> {
+    const checked = checkMemoryFilter(filter);
+    const parameters = new SqlParameters();
+    const where = filterClause(checked, parameters);
+    const limit = checked.limit === undefined ? '' : ` LIMIT ${parameters.add(checked.limit)}`;
+    const sql = `SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${where} ORDER BY ${ORDER_BY[checked.order]}${limit} OFFSET ${parameters.add(checked.offset ?? 0)}`;
+    return (await this.#database.query<MemoryRow>(sql, parameters.values)).rows.map(rowToMemory);
+  }
+
+  async count(filter: MemoryFilter): Promise<number> {
+    const parameters = new SqlParameters();
+    const where = filterClause(checkMemoryFilter(filter), parameters);
+    const [row] = (await this.#database.query<{ n: number }>(`SELECT count(*) AS n FROM memories WHERE ${where}`, parameters.values)).rows;
+    return row!.n;
+  }
+
+  async searchText(search: TextSearch): Promise<TextHit[]> {
+    const checked = checkTextSearch(search);
+    // Closed is closed, even for a query that needs no SQL.
+    this.#database.assertOpen();
+    return this.#fullText.search(checked);
+  }
+
+  async recordAccess(ids: readonly string[], at: string): Promise<void> {
+    const milliseconds = checkInstant(at, 'at');
+    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) throw new EngramError('INVALID_INPUT', 'recordAccess takes an array of memory ids.');
+    if (ids.length === 0) return;
+    // Rows are locked in id order first, so two recalls recording overlapping hits never deadlock.
+    // An id given twice counts twice, as two recorded hits.
+    await this.#database.query(
+      `WITH locked AS (SELECT id FROM memories WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE),
+            hits AS (SELECT id, count(*) AS n FROM unnest($1::text[]) AS id GROUP BY id)
+       UPDATE memories m SET hit_count = m.hit_count + hits.n, last_accessed_at = $2
+       FROM hits, locked WHERE m.id = hits.id AND m.id = locked.id`,
+      [ids, milliseconds],
+      PREPARED,
+    );
+  }
+
+  async vectorSpace(): Promise<VectorSpace | undefined> {
+    return this.#vectors.space();
+  }
+
+  async setVectorSpace(space: VectorSpace): Promise<{ dropped: number }> {
+    return this.#vectors.setSpace(space, this.#now().getTime());
+  }
+
+  async putVectors(entries: readonly VectorEntry[]): Promise<number> {
+    return this.#vectors.put(entries);
+  }
+
+  async searchVector(query: VectorSearch): Promise<VectorHit[]> {
+    return this.#vectors.search(query);
+  }
+
+  async memoriesMissingVectors(options: { limit: number }): Promise<Memory[]> {
+    const limit = options?.limit;
+    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0 || limit > 100_000) {
+      throw new EngramError('INVALID_INPUT', 'memoriesMissingVectors takes { limit }: a whole number from 0 to 100000.');
+    }
+    return this.#vectors.missing(limit);
+  }
+
+  async vectorCounts(): Promise<VectorCounts> {
+    return this.#vectors.counts();
+  }
+
+  async history(memoryId: string): Promise<HistoryEntry[]> {
+    const rows = (await this.#database.query<HistoryRow>(`SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE memory_id = $1 ORDER BY seq`, [memoryId], PREPARED)).rows;
+    return rows.map(rowToHistory);
+  }
+
+  async getChange(changeId: string): Promise<HistoryEntry | undefined> {
+    return this.#readChange(this.#database, changeId);
+  }
+
+  async undo(changeId: string, change: ChangeContext): Promise<HistoryEntry> {
+    const now = this.#now().toISOString();
+    const actor = checkActor(change);
+    return this.#database.transaction(async (transaction) => {
+      const entry = await this.#readChange(transaction, changeId);
+      if (!entry) throw new EngramError('NOT_FOUND', `No change with id ${changeId}; "engram show <memory>" lists a memory's changes.`);
+      const current = await this.#lockedMemory(transaction, entry.memoryId);
+      const plan = planUndo(entry, current, now);
+      let entryId: string;
+      if (plan.kind === 'remove') {
+        await transaction.query('DELETE FROM memories WHERE id = $1', [entry.memoryId]);
+        entryId = await this.#record(transaction, plan.action, entry.memoryId, plan.before, null, actor, now, entry.id);
+      } else {
+        if (current) {
+          await replaceMemory(transaction, plan.after);
+        } else {
+          await insertMemories(transaction, [plan.after]).catch((error: unknown) => {
+            // Another process brought the memory back first.
+            throw isEngramError(error) && error.code === 'CONFLICT'
+              ? new EngramError('UNDO_CONFLICT', `Cannot undo ${entry.id}: memory ${entry.memoryId} exists again.`, { cause: error })
+              : error;
+          });
+        }
+        entryId = await this.#record(transaction, plan.action, entry.memoryId, plan.before, plan.after, actor, now, entry.id);
+      }
+      return (await this.#readChange(transaction, entryId))!;
+    });
+  }
+
+  async stats(scopes?: readonly Scope[]): Promise<StoreStats> {
+    return readStoreStats(this.#database, scopes === undefined ? undefined : checkScopes(scopes));
+  }
+
+  async withLock<T>(name: string, fn: () => Promise<T>, options?: { waitMs?: number }): Promise<T> {
+    return this.#locks.withLock(name, fn, options);
+  }
+
+  async getCheckpoint(name: string): Promise<string | undefined> {
+    return this.#jobs.getCheckpoint(name);
+  }
+
+  async setCheckpoint(name: string, value: string, options?: { expected?: string | null }): Promise<boolean> {
+    return this.#jobs.setCheckpoint(name, value, options);
+  }
+
+  async enqueueJob(input: NewJob): Promise<{ job: Job; created: boolean }> {
+    return this.#jobs.enqueue(input);
+  }
+
+  async claimJob(options: { queue: string; worker: string; leaseMs: number }): Promise<Job | undefined> {
+    return this.#jobs.claim(options);
+  }
+
+  async completeJob(id: string, worker: string): Promise<Job> {
+    return this.#jobs.complete(id, worker);
+  }
+
+  async failJob(id: string, worker: string, failure: { error: string; retryAt?: string }): Promise<Job> {
+    return this.#jobs.fail(id, worker, failure);
+  }
+
+  async retryJob(id: string): Promise<Job> {
+    return this.#jobs.retry(id);
+  }
+
+  async getJob(id: string): Promise<Job | undefined> {
+    return this.#jobs.get(id);
+  }
+
+  async listJobs(filter: JobFilter): Promise<Job[]> {
+    return this.#jobs.list(filter);
+  }
+
+  async jobCounts(queue?: string): Promise<Record<JobState, number>> {
+    return this.#jobs.counts(queue);
+  }
+
+  async exportMemories(page: ExportPage): Promise<Memory[]> {
+    return this.#recordCopy.exportMemories(page);
+  }
+
+  async exportHistory(page: ExportPage): Promise<HistoryEntry[]> {
+    return this.#recordCopy.exportHistory(page);
+  }
+
+  async exportVectors(page: ExportPage): Promise<VectorEntry[]> {
+    return this.#recordCopy.exportVectors(page);
+  }
+
+  async restoreRecords(records: StoreRecords): Promise<RestoreReport> {
+    return this.#recordCopy.restore(records);
+  }
+
+  /** Reads a memory, applies a transition, and writes it with its history entry, the row locked throughout. */
+  async #change(
+    id: string,
+    change: ChangeContext,
+    action: ChangeAction,
+    transition: (memory: Memory, now: string, transaction: PostgresQueryable) => Promise<Memory>,
+  ): Promise<Memory> {
+    const now = this.#now().toISOString();
+    const actor = checkActor(change);
+    return this.#database.transaction(async (transaction) => {
+      const before = await this.#lockedMemory(transaction, id);
+      if (!before) throw memoryNotFound(id);
+      const after = await transition(before, now, transaction);
+      if (after === before) return after;
+      await replaceMemory(transaction, after);
+      await this.#record(transaction, action, id, before, after, actor, now, null);
+      return after;
+    });
+  }
+
+  async #record(
+    transaction: PostgresQueryable,
+    action: ChangeAction,
+    memoryId: string,
+    before: Memory | null,
+    after: Memory | null,
+    actor: string,
+    now: string,
+    undoOf: string | null,
+  ): Promise<string> {
+    const entry = this.#entry(action, memoryId, before, after, actor, now, undoOf);
+    await insertHistory(transaction, [entry]);
+    return entry.id;
+  }
+
+  #entry(action: ChangeAction, memoryId: string, before: Memory | null, after: Memory | null, actor: string, now: string, undoOf: string | null): HistoryEntry {
+    return { id: createSortableId('chg', Date.parse(now)), memoryId, action, actor, at: now, before, after, undoOf };
+  }
+
+  async #lockedMemory(transaction: PostgresQueryable, id: string): Promise<Memory | undefined> {
+    const [row] = (await transaction.query<MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1 FOR UPDATE`, [id], PREPARED)).rows;
+    return row && rowToMemory(row);
+  }
+
+  async #readChange(queryable: PostgresQueryable, changeId: string): Promise<HistoryEntry | undefined> {
+    const [row] = (await queryable.query<HistoryRow>(`SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE id = $1`, [changeId], PREPARED)).rows;
+    return row && rowToHistory(row);
+  }
+
+  #warnAboutVectorsOnce(mode: VectorSearchMode): void {
+    if (this.#warnedAboutVectors || mode.kind === 'pgvector') return;
+    this.#warnedAboutVectors = true;
+    this.#warn(
+      `Postgres vectors: ${mode.reason}, so vector search reads the vectors of the asked scopes and computes cosine similarity in engram (exact; slower past tens of thousands of vectors per scope).`,
+    );
+  }
+}
+
+function refuseRepeatedIds(memories: readonly Memory[], what: 'batch' | 'import'): void {
+  const ids = new Set<string>();
+  for (const memory of memories) {
+    if (ids.has(memory.id)) throw new EngramError('CONFLICT', `Memory id ${memory.id} appears twice in one ${what}.`);
+    ids.add(memory.id);
+  }
+}
