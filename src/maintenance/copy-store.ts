@@ -1,0 +1,174 @@
+import { EngramError } from '../core/errors.js';
+import { DEFAULT_SETTINGS } from '../core/settings.js';
+import type { MemoryStore, StoreRecords, VectorSpace } from '../store/memory-store.js';
+import { MAX_EXPORT_PAGE } from '../store/record-copy-input.js';
+import {
+  canonicalRecord,
+  holdsNoRecords,
+  RECORD_KINDS,
+  recordPages,
+  records,
+  summarizeStore,
+  type RecordCounts,
+  type RecordKind,
+  type StoreSummary,
+} from './store-checksum.js';
+
+export type CopyPhase = 'checking' | RecordKind | 'verifying';
+
+/** Where a copy is: `done` of about `total` records of the current phase. */
+export interface CopyProgress {
+  phase: CopyPhase;
+  done: number;
+  total: number;
+}
+
+export interface CopyStoreOptions {
+  /** Records read and written per page, each page one transaction; default setting `migrate.pageSize`. */
+  pageSize?: number;
+  onProgress?: (progress: CopyProgress) => void;
+  /** Stops the copy between two pages; what was written stays, and running it again resumes. */
+  signal?: AbortSignal;
+}
+
+/** What a copy did and what both stores hold afterwards. */
+export interface CopyStoreReport {
+  /** The target already held part of this source (an interrupted copy) and the copy went on from there. */
+  resumed: boolean;
+  written: RecordCounts;
+  /** Records the target already held, identical: skipped. */
+  skipped: RecordCounts;
+  vectorSpace: VectorSpace | null;
+  /** Counts and checksums read back from each side after the copy: equal, or the copy failed. */
+  source: StoreSummary;
+  target: StoreSummary;
+}
+
+/**
+ * Copies every memory, history entry and vector of one store into another, verbatim, then reads
+ * both back and compares counts and checksums. The target must be empty or hold an interrupted
+ * copy of the same source (then the copy resumes: what is there is skipped); a target holding
+ * anything else is refused before anything is written. Writers of the source should be stopped.
+ * @example
+ * const report = await copyStore(sqliteStore, postgresStore, { onProgress: ({ phase, done, total }) => console.log(phase, done, total) });
+ */
+export async function copyStore(source: MemoryStore, target: MemoryStore, options: CopyStoreOptions = {}): Promise<CopyStoreReport> {
+  const pageSize = options.pageSize ?? DEFAULT_SETTINGS.migrate.pageSize;
+  if (typeof pageSize !== 'number' || !Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_EXPORT_PAGE) {
+    throw new EngramError('INVALID_INPUT', `The page size must be a whole number from 1 to ${MAX_EXPORT_PAGE}.`);
+  }
+  assertDifferentStores(source, target);
+  const read = { pageSize, ...(options.signal && { signal: options.signal }) };
+  const progress = options.onProgress ?? (() => undefined);
+
+  const sourceSpace = await source.vectorSpace();
+  const targetSpace = await target.vectorSpace();
+  if (targetSpace !== undefined && !sameSpace(sourceSpace, targetSpace)) {
+    throw notACopy(
+      `its vectors are from ${describeSpace(targetSpace)}, the source's ${sourceSpace === undefined ? 'have no space set' : `from ${describeSpace(sourceSpace)}`}`,
+    );
+  }
+
+  const resumed = !(await holdsNoRecords(target));
+  if (resumed) await checkPartialCopy(source, target, read, progress);
+  if (sourceSpace !== undefined && targetSpace === undefined) await target.setVectorSpace(sourceSpace);
+
+  const totals = await recordTotals(source);
+  const written: RecordCounts = { memories: 0, history: 0, vectors: 0 };
+  const skipped: RecordCounts = { memories: 0, history: 0, vectors: 0 };
+  for (const kind of RECORD_KINDS) {
+    progress({ phase: kind, done: 0, total: totals[kind] });
+    let done = 0;
+    for await (const page of recordPages(source, kind, read)) {
+      const report = await target.restoreRecords({ [kind]: page } as StoreRecords);
+      written[kind] += report.written[kind];
+      skipped[kind] += report.skipped[kind];
+      done += page.length;
+      progress({ phase: kind, done, total: Math.max(done, totals[kind]) });
+    }
+  }
+
+  const verifyTotal = 2 * (totals.memories + totals.history + totals.vectors);
+  progress({ phase: 'verifying', done: 0, total: verifyTotal });
+  const sourceSummary = await summarizeStore(source, { ...read, onPage: (done) => progress({ phase: 'verifying', done, total: verifyTotal }) });
+  const half = sourceSummary.counts.memories + sourceSummary.counts.history + sourceSummary.counts.vectors;
+  const targetSummary = await summarizeStore(target, { ...read, onPage: (done) => progress({ phase: 'verifying', done: half + done, total: Math.max(verifyTotal, half + done) }) });
+  assertSameSummary(sourceSummary, targetSummary);
+  return { resumed, written, skipped, vectorSpace: sourceSpace ?? null, source: sourceSummary, target: targetSummary };
+}
+
+/**
+ * Refuses a non-empty target unless every record it holds is in the source, identical: the state
+ * an interrupted copy leaves (pages are transactions, so there are no half-written records).
+ */
+async function checkPartialCopy(source: MemoryStore, target: MemoryStore, read: { pageSize: number; signal?: AbortSignal }, progress: (progress: CopyProgress) => void): Promise<void> {
+  const totals = await recordTotals(target);
+  const total = totals.memories + totals.history + totals.vectors;
+  let checked = 0;
+  for (const kind of RECORD_KINDS) {
+    const sourceRecords = records(source, kind, read);
+    let next = await sourceRecords.next();
+    try {
+      for await (const record of records(target, kind, read)) {
+        while (!next.done && next.value.id < record.id) next = await sourceRecords.next();
+        if (next.done || next.value.id !== record.id) throw notACopy(`it holds ${describeRecord(kind, record.id)}, which the source does not have`);
+        if (canonicalRecord(kind, next.value) !== canonicalRecord(kind, record)) {
+          throw notACopy(`its ${describeRecord(kind, record.id)} differs from the source's (if the source changed since an interrupted copy, start again into an empty store)`);
+        }
+        checked += 1;
+        progress({ phase: 'checking', done: checked, total: Math.max(checked, total) });
+      }
+    } finally {
+      await sourceRecords.return(undefined);
+    }
+  }
+}
+
+async function recordTotals(store: MemoryStore): Promise<RecordCounts> {
+  const stats = await store.stats();
+  return { memories: stats.total, history: stats.historyEntries, vectors: (await store.vectorCounts()).stored };
+}
+
+function assertDifferentStores(source: MemoryStore, target: MemoryStore): void {
+  const from = source.info();
+  const to = target.info();
+  if (source === target || (from.backend === to.backend && from.location === to.location)) {
+    throw new EngramError('INVALID_INPUT', `The source and the target are the same store (${from.backend} ${from.location}): copy into another one.`);
+  }
+}
+
+function assertSameSummary(source: StoreSummary, target: StoreSummary): void {
+  const differences: string[] = [];
+  for (const kind of RECORD_KINDS) {
+    if (source.counts[kind] !== target.counts[kind]) differences.push(`${kind}: ${source.counts[kind]} in the source, ${target.counts[kind]} in the target`);
+    else if (source.checksums[kind] !== target.checksums[kind]) differences.push(`${kind}: same count, different checksums`);
+  }
+  if (!sameSpace(source.vectorSpace ?? undefined, target.vectorSpace ?? undefined)) differences.push('the vector spaces differ');
+  if (differences.length > 0) {
+    throw new EngramError(
+      'STORE_ERROR',
+      `The copy does not match its source (${differences.join('; ')}). Was the source written to during the copy? Stop every writer of the source and run the copy again.`,
+      { details: { source, target } },
+    );
+  }
+}
+
+function notACopy(reason: string): EngramError {
+  return new EngramError(
+    'CONFLICT',
+    `The target store holds different data: ${reason}. Nothing was written. Copy into an empty store, or into the one an interrupted copy of this source left.`,
+  );
+}
+
+function describeRecord(kind: RecordKind, id: string): string {
+  const what = kind === 'memories' ? 'memory' : kind === 'history' ? 'history entry' : 'a vector of memory';
+  return `${what} ${JSON.stringify(id.slice(0, 140))}`;
+}
+
+function sameSpace(left: VectorSpace | undefined, right: VectorSpace | undefined): boolean {
+  return left?.model === right?.model && left?.dimensions === right?.dimensions;
+}
+
+function describeSpace(space: VectorSpace): string {
+  return `model ${JSON.stringify(space.model)} (${space.dimensions} dimensions)`;
+}

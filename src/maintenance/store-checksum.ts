@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import { EngramError } from '../core/errors.js';
+import type { Memory } from '../core/memory.js';
+import { canonicalHistoryEntry, canonicalMemory, canonicalVector } from '../core/record-canonical-form.js';
+import type { HistoryEntry, MemoryStore, VectorEntry, VectorSpace } from '../store/memory-store.js';
+
+// Reading a store whole, kind by kind in id order, and the checksums `engram migrate` compares:
+// SHA-256 over the canonical text of every record in id order, so two stores that hold the same
+// records have the same checksums whatever their backend.
+
+/** The kinds of record a store copy moves, in the order they must be written. */
+export const RECORD_KINDS = ['memories', 'history', 'vectors'] as const;
+export type RecordKind = (typeof RECORD_KINDS)[number];
+export type RecordCounts = Record<RecordKind, number>;
+
+/** A record of one kind, as the export pages return it. */
+export type StoreRecord = Memory | HistoryEntry | VectorEntry;
+
+/** What a store holds, in numbers and checksums: equal summaries mean equal records. */
+export interface StoreSummary {
+  counts: RecordCounts;
+  /** `sha256:<hex>` per kind, over the canonical records in id order. */
+  checksums: Record<RecordKind, string>;
+  vectorSpace: VectorSpace | null;
+}
+
+export interface ReadOptions {
+  pageSize: number;
+  signal?: AbortSignal;
+  /** Called after each page with the records read so far (of every kind). */
+  onPage?: (read: number) => void;
+}
+
+/** The canonical text of one record of a kind: what checksums hash and comparisons compare. */
+export function canonicalRecord(kind: RecordKind, record: StoreRecord): string {
+  if (kind === 'memories') return canonicalMemory(record as Memory);
+  if (kind === 'history') return canonicalHistoryEntry(record as HistoryEntry);
+  return canonicalVector(record as VectorEntry);
+}
+
+/** Reads one page of a kind after `after`. */
+export function readPage(store: MemoryStore, kind: RecordKind, page: { after?: string; limit: number }): Promise<StoreRecord[]> {
+  if (kind === 'memories') return store.exportMemories(page);
+  if (kind === 'history') return store.exportHistory(page);
+  return store.exportVectors(page);
+}
+
+/**
+ * Every record of a kind, page by page. Refuses a store whose pages are not in strictly rising
+ * id order: a copy that resumes by id would otherwise skip or repeat records.
+ */
+export async function* recordPages(store: MemoryStore, kind: RecordKind, options: ReadOptions): AsyncGenerator<StoreRecord[]> {
+  let after: string | undefined;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    const page = await readPage(store, kind, { limit: options.pageSize, ...(after !== undefined && { after }) });
+    for (const record of page) {
+      if (after !== undefined && !(record.id > after)) {
+        throw new EngramError(
+          'STORE_ERROR',
+          `The ${store.info().backend} store exports ${kind} out of id order (${JSON.stringify(record.id.slice(0, 80))} after ${JSON.stringify(after.slice(0, 80))}); it cannot be copied safely.`,
+        );
+      }
+      after = record.id;
+    }
+    if (page.length > 0) yield page;
+    if (page.length < options.pageSize) return;
+  }
+}
+
+/** Every record of a kind, one at a time. */
+export async function* records(store: MemoryStore, kind: RecordKind, options: ReadOptions): AsyncGenerator<StoreRecord> {
+  for await (const page of recordPages(store, kind, options)) yield* page;
+}
+
+/** Counts and checksums every record of a store by reading it whole. */
+export async function summarizeStore(store: MemoryStore, options: ReadOptions): Promise<StoreSummary> {
+  const counts: RecordCounts = { memories: 0, history: 0, vectors: 0 };
+  const checksums = { memories: '', history: '', vectors: '' };
+  let read = 0;
+  for (const kind of RECORD_KINDS) {
+    const hash = createHash('sha256');
+    for await (const page of recordPages(store, kind, options)) {
+      for (const record of page) hash.update(`${canonicalRecord(kind, record)}\n`);
+      counts[kind] += page.length;
+      read += page.length;
+      options.onPage?.(read);
+    }
+    checksums[kind] = `sha256:${hash.digest('hex')}`;
+  }
+  return { counts, checksums, vectorSpace: (await store.vectorSpace()) ?? null };
+}
+
+/** Whether a store holds no record of any kind. */
+export async function holdsNoRecords(store: MemoryStore): Promise<boolean> {
+  for (const kind of RECORD_KINDS) if ((await readPage(store, kind, { limit: 1 })).length > 0) return false;
+  return true;
+}
