@@ -2,6 +2,7 @@ import { ageNote } from '../core/age-notes.js';
 import { EngramError } from '../core/errors.js';
 import type { Memory, MemoryType } from '../core/memory.js';
 import { queryTerms } from '../core/query-terms.js';
+import { withWordForms } from '../core/word-forms.js';
 import type { Scope } from '../core/scope.js';
 import { utf8ByteLength } from '../core/token-estimate.js';
 import type { LanguageModel, LanguageModelUsage } from '../models/language-model.js';
@@ -98,7 +99,7 @@ export async function selectMemoriesWithModel(
   // message names in full text (an old memory that fits the message deserves a line too).
   const types = request.types && { types: request.types };
   const recent = await store.list({ scopes, archived: 'exclude', invalid: 'exclude', order: 'updated-desc', limit: Math.min(manifestMax + surfaced.size, 100_000), ...types });
-  const terms = queryTerms(request.query);
+  const terms = withWordForms(queryTerms(request.query));
   const relevant = terms.length === 0 || manifestMax === 0 ? [] : await store.searchText({ scopes, terms, match: 'any', limit: manifestMax, ...types });
   const active = [...new Map([...recent, ...relevant.map((hit) => hit.memory)].map((memory) => [memory.id, memory])).values()];
   const manifest = buildSelectionManifest(active, { now, max: manifestMax, surfaced, settings });
@@ -120,6 +121,8 @@ export async function selectMemoriesWithModel(
           maxOutputTokens: settings.recall.llmMaxOutputTokens,
           responseFormat: 'json',
           signal,
+          // The model's retry policy then never starts a backoff wait that cannot end in time.
+          timeoutMs,
         }),
       timeoutMs,
       request.signal,

@@ -10,3 +10,22 @@ export {
   type RecordedEmbeddingsRequest,
   type ScriptedEmbeddingsResponse,
 } from './openai-compatible-embeddings-server.js';
+export {
+  runLanguageModelSuite,
+  type LanguageModelSuiteOptions,
+  type LanguageModelCapabilities,
+  type SuiteModelOptions,
+  type SuiteServerOptions,
+} from './language-model-suite.js';
+export { startAnthropicMessagesServer, anthropicErrorReply, summarizeMessagesRequest, type AnthropicMessagesServerOptions } from './anthropic-messages-server.js';
+export { startOpenAiChatCompletionsServer, openAiErrorReply, summarizeChatRequest, type OpenAiChatCompletionsServerOptions } from './openai-chat-completions-server.js';
+export type {
+  LanguageModelServer,
+  RecordedModelRequest,
+  ModelRequestSummary,
+  ModelServerReply,
+  ModelServerResponder,
+  ScriptedModelMessage,
+  ScriptedModelError,
+} from './loopback-model-server.js';
+export { SimulatedPromptCache, type SimulatedPromptCacheOptions, type CachedUsage } from './simulated-prompt-cache.js';
