@@ -14,6 +14,8 @@ import { startServer, type RunningServer } from '../src/surfaces/http/http-serve
 const PROJECT_A = 'project:github.com/acme/alpha';
 const PROJECT_B = 'project:github.com/acme/bravo';
 const TOOL_NAMES = ['memory_forget', 'memory_get', 'memory_list', 'memory_save', 'memory_search', 'memory_update'];
+// The memory-tool protocol's commands, registered by src/surfaces/mcp/memory-file-mcp-tools.ts (tested in memory-tool-mcp.test.ts).
+const MEMORY_FILE_TOOL_NAMES = ['memory_file_create', 'memory_file_delete', 'memory_file_insert', 'memory_file_rename', 'memory_file_str_replace', 'memory_file_view'];
 
 let directory: string;
 
@@ -59,7 +61,7 @@ function describeMemoryTools(connect: () => Promise<{ client: Client; store: Sql
 
   it('lists the six tools with descriptions and input schemas, and the index resource', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(TOOL_NAMES);
+    expect(tools.map((tool) => tool.name).sort()).toEqual([...TOOL_NAMES, ...MEMORY_FILE_TOOL_NAMES].sort());
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(40);
       expect(tool.inputSchema.type).toBe('object');

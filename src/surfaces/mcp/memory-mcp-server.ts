@@ -7,6 +7,8 @@ import { MEMORY_TYPES, type MemoryPatch } from '../../core/memory.js';
 import { assertScope, type Scope } from '../../core/scope.js';
 import type { Engram } from '../../engram.js';
 import { formatMemory, formatMemoryLine, formatRankedMemory, memorySummary } from './memory-mcp-format.js';
+import { MemoryTool } from '../../memory-tool/memory-tool.js';
+import { registerMemoryFileTools } from './memory-file-mcp-tools.js';
 
 export interface MemoryMcpServerOptions {
   /** The only scopes the tools may read or write; the first is where saves go by default. */
@@ -243,6 +245,9 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
         return textResult([header, ...memories.map(formatMemoryLine)].join('\n'), { memories: memories.map(memorySummary), total, limit, offset });
       }),
   );
+
+  // The same memories as files, through Anthropic's memory-tool protocol (memory_file_view, …).
+  registerMemoryFileTools(server, new MemoryTool({ engram, scopes, defaultScope: scopes[0]!, actor }), log);
 
   server.registerResource(
     'memory-index',
