@@ -1,4 +1,4 @@
-import { EngramError } from './core/errors.js';
+import { EngramError, isEngramError } from './core/errors.js';
 import type { Memory, MemoryPatch, NewMemory } from './core/memory.js';
 import { assertScope, type Scope } from './core/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from './core/settings.js';
@@ -6,10 +6,13 @@ import { recallMemories, type RecallOptions, type RecallResult } from './recall/
 import { buildMemoryContext, type MemoryContext, type MemoryContextOptions } from './recall/memory-context.js';
 import type { HistoryEntry, ImportReport, MemoryFilter, MemoryStore, StoreStats } from './store/memory-store.js';
 import type { Embedder } from './embedding/embedder.js';
+import type { LanguageModel } from './models/language-model.js';
 import { reindexVectors, storeMemoryVectors, type ReindexOptions, type ReindexReport } from './embedding/memory-vectors.js';
 import { saveMemory, type SaveResult } from './memory-writes/save-memory.js';
 import { dedupeMemories, type DedupeReport } from './maintenance/merge-duplicates.js';
 import { ageMemories, type AgingReport } from './maintenance/age-memories.js';
+import { privacyWarnings, sanitizeMemoryFields, type PrivacyReport } from './core/memory-privacy.js';
+import type { SecretKind } from './core/secret-redaction.js';
 
 export type { RecallOptions, RecallResult } from './recall/recall-memories.js';
 export type { SaveResult } from './memory-writes/save-memory.js';
@@ -30,8 +33,15 @@ export interface EngramOptions {
   now?: () => Date;
   /** Computes vectors: dedupe on write compares by cosine and stores the vector it computed. */
   embedder?: Embedder;
+  /** Picks memories for buildMemoryContext (LLM-as-retriever) when a call names no model; a cheap model is enough. */
+  model?: LanguageModel;
   /** Receives warnings of best-effort work (a vector that could not be computed); default console.warn. */
   onWarning?: (warning: string, cause?: unknown) => void;
+}
+
+/** What `save` did, and the kinds of secret it redacted before storing (absent when none). */
+export interface EngramSaveResult extends SaveResult {
+  redacted?: SecretKind[];
 }
 
 export interface SaveOptions {
@@ -65,6 +75,7 @@ export class Engram {
   readonly #actor: string;
   readonly #now: () => Date;
   readonly embedder: Embedder | undefined;
+  readonly model: LanguageModel | undefined;
   readonly #onWarning: (warning: string, cause?: unknown) => void;
 
   constructor(options: EngramOptions) {
@@ -75,6 +86,7 @@ export class Engram {
     this.#actor = options.actor ?? 'library';
     this.#now = options.now ?? (() => new Date());
     this.embedder = options.embedder;
+    this.model = options.model;
     this.#onWarning = options.onWarning ?? ((warning) => console.warn(`engram: ${warning}`));
   }
 
@@ -83,14 +95,24 @@ export class Engram {
     return (await this.save(input, { actor })).memory;
   }
 
-  /** Stores one memory, or updates its near-duplicate in the same scope, and says which (`created` or `merged`). */
-  async save(input: RememberInput, options: SaveOptions = {}): Promise<SaveResult> {
+  /**
+   * Stores one memory, or updates its near-duplicate in the same scope, and says which (`created` or
+   * `merged`). Private blocks are stripped and secrets redacted first (warnings `secrets-redacted`,
+   * `private-content-removed`; `redacted` names the kinds, never the secrets).
+   */
+  async save(input: RememberInput, options: SaveOptions = {}): Promise<EngramSaveResult> {
     if (input === null || typeof input !== 'object') throw new EngramError('INVALID_INPUT', 'remember() takes an object with content.');
     const dependencies = { store: this.store, settings: this.settings, now: this.#now, ...(this.embedder && { embedder: this.embedder }) };
-    return saveMemory(dependencies, { ...input, scope: input.scope ?? this.defaultScope }, {
+    // The store sanitizes every write again (normalizeNewMemory); this pass is what lets us report it.
+    const { value, report } = sanitizeMemoryFields(input, { maxContentChars: this.settings.memory.maxContentBytes });
+    const result = await saveMemory(dependencies, { ...value, scope: value.scope ?? this.defaultScope }, {
       actor: options.actor ?? this.#actor,
       ...(options.dedupe !== undefined && { dedupe: options.dedupe }),
     });
+    this.#reportPrivacy(report, 'The memory');
+    const warnings = privacyWarnings(report);
+    if (warnings.length === 0) return result;
+    return { ...result, warnings: [...warnings, ...result.warnings], ...(report.redacted.length > 0 && { redacted: report.redacted }) };
   }
 
   /** Finds near-duplicate groups per scope in the read scopes (or the given ones); with `apply`, merges them. */
@@ -120,7 +142,9 @@ export class Engram {
    * for its end. Memories put in the block count as hits.
    */
   async buildMemoryContext(query: string, options: MemoryContextOptions = {}): Promise<MemoryContext> {
-    return buildMemoryContext({ store: this.store, settings: this.settings, now: this.#now, embedder: this.embedder }, query, this.#scopes(options?.scopes), options);
+    // This engram's model selects unless the call names one; `model: undefined` given explicitly turns selection off for the call.
+    const chosen = this.model && options !== null && typeof options === 'object' && !('model' in options) ? { ...options, model: this.model } : options;
+    return buildMemoryContext({ store: this.store, settings: this.settings, now: this.#now, embedder: this.embedder }, query, this.#scopes(chosen?.scopes), chosen);
   }
 
   /** Reads one memory; NOT_FOUND if it does not exist in the read scopes (or the given ones). */
@@ -133,7 +157,9 @@ export class Engram {
   /** Changes fields of a memory in the read scopes (or the given ones). */
   async update(id: string, patch: MemoryPatch, actor: string = this.#actor, scopes: readonly Scope[] = this.readScopes): Promise<Memory> {
     await this.get(id, scopes);
-    const updated = await this.store.update(id, patch, { actor });
+    const { value: clean, report } = sanitizeMemoryFields(patch, { maxContentChars: this.settings.memory.maxContentBytes });
+    const updated = await this.store.update(id, clean, { actor });
+    this.#reportPrivacy(report, `Memory ${id}`);
     // The store dropped the vector of changed text; compute the new one.
     if (patch && (patch.name !== undefined || patch.description !== undefined || patch.content !== undefined)) await this.#storeVectors([updated]);
     return updated;
@@ -212,10 +238,40 @@ export class Engram {
   }
 
   /** Writes memories that carry ids (an import) in one transaction: existing ids are skipped, replaced or refused. */
-  async importMemories(inputs: readonly NewMemory[], options: { onExisting?: 'skip' | 'replace' | 'fail'; actor?: string } = {}): Promise<ImportReport> {
-    const report = await this.store.importMany(inputs, { onExisting: options.onExisting ?? 'skip' }, { actor: options.actor ?? 'import' });
+  async importMemories(
+    inputs: readonly NewMemory[],
+    options: { onExisting?: 'skip' | 'replace' | 'fail'; actor?: string } = {},
+  ): Promise<ImportReport & { redacted: SecretKind[] }> {
+    if (!Array.isArray(inputs)) throw new EngramError('INVALID_INPUT', 'An import is an array of memories.');
+    const privacy: PrivacyReport = { redacted: [], secrets: 0, privateBlocks: 0, injectedBlocks: 0 };
+    const clean = inputs.map((input, index) => {
+      let sanitized: { value: NewMemory; report: PrivacyReport };
+      try {
+        sanitized = sanitizeMemoryFields(input, { maxContentChars: this.settings.memory.maxContentBytes });
+      } catch (error) {
+        if (!isEngramError(error)) throw error;
+        throw new EngramError(error.code, `Memory ${index + 1} of the import: ${error.message} Nothing was imported.`, { cause: error });
+      }
+      const { value, report } = sanitized;
+      for (const kind of report.redacted) if (!privacy.redacted.includes(kind)) privacy.redacted.push(kind);
+      privacy.secrets += report.secrets;
+      privacy.privateBlocks += report.privateBlocks;
+      privacy.injectedBlocks += report.injectedBlocks;
+      return value;
+    });
+    const report = await this.store.importMany(clean, { onExisting: options.onExisting ?? 'skip' }, { actor: options.actor ?? 'import' });
+    this.#reportPrivacy(privacy, 'The import');
     await this.#storeVectors(report.written);
-    return report;
+    return { ...report, redacted: privacy.redacted };
+  }
+
+  /** Says what a write left out (kinds and counts, never the secrets), through onWarning. */
+  #reportPrivacy(report: PrivacyReport, subject: string): void {
+    if (report.secrets > 0) {
+      this.#onWarning(`secrets-redacted: ${subject} was stored with ${report.secrets} secret(s) replaced by [REDACTED:<kind>] (${report.redacted.join(', ')}).`);
+    }
+    const blocks = report.privateBlocks + report.injectedBlocks;
+    if (blocks > 0) this.#onWarning(`private-content-removed: ${subject} was stored without ${blocks} private or injected block(s).`);
   }
 
   /** Best effort: the write is done; a failed embedding is a warning, and `engram reindex` fills the gap. */

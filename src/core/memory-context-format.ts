@@ -55,6 +55,9 @@ const STATIC_PREAMBLE = [
   '',
 ].join('\n');
 
+/** The opening words of engram's injected texts, by which src/core/private-content.ts recognises and strips them. */
+export const INJECTED_PREAMBLES = Object.freeze({ memoryContext: BLOCK_PREAMBLE, staticPart: STATIC_PREAMBLE });
+
 // A "<" that could open or close a tag ("</memory_context>", "<system>", "< /memory>", "<!--"),
 // including full-width and small look-alikes that normalize to "<".
 const TAG_OPENER = /[<\uFF1C\uFE64](?=\s*[/\uFF0F!?A-Za-z])/g;

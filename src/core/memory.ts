@@ -1,4 +1,5 @@
 import { EngramError } from './errors.js';
+import { sanitizeMemoryFields } from './memory-privacy.js';
 import { assertScope, type Scope } from './scope.js';
 
 /** The five memory types of SPEC §3. */
@@ -235,6 +236,9 @@ export function normalizeNewMemory(
     throw new EngramError('INVALID_INPUT', 'A memory is an object with at least scope and content.');
   }
   const limits = context.limits ?? DEFAULT_MEMORY_LIMITS;
+  // Privacy before anything else (SPEC §3): no private text or secret is validated, derived from or
+  // stored, whichever surface or backend wrote it (see src/core/memory-privacy.ts).
+  input = sanitizeMemoryFields(input, { maxContentChars: limits.maxContentBytes }).value;
   const content = assertContent(input.content, limits);
   const createdAt = input.createdAt === undefined ? context.now : assertTimestamp(input.createdAt, 'createdAt');
   const memory: Memory = {
@@ -279,6 +283,7 @@ export function normalizePatch(patch: MemoryPatch, limits: MemoryLimits = DEFAUL
     }
   }
   const out: MemoryPatch = {};
+  patch = sanitizeMemoryFields(patch, { maxContentChars: limits.maxContentBytes }).value;
   if (patch.type !== undefined) out.type = assertMemoryType(patch.type);
   if (patch.name !== undefined) out.name = assertName(patch.name, limits);
   if (patch.description !== undefined) out.description = assertDescription(patch.description, limits);
