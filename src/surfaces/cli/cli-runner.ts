@@ -26,6 +26,9 @@ const COMMANDS: Record<string, () => Promise<CommandDefinition>> = {
   mcp: async () => (await import('./commands/mcp-command.js')).mcpCommand,
   reindex: async () => (await import('./commands/reindex-command.js')).reindexCommand,
   eval: async () => (await import('./commands/eval-command.js')).evalCommand,
+  extract: async () => (await import('./commands/extract-command.js')).extractCommand,
+  queue: async () => (await import('./commands/queue-command.js')).queueCommand,
+  migrate: async () => (await import('./commands/migrate-command.js')).migrateCommand,
 };
 
 /** Runs the `engram` binary on argv (without node and script) and returns the exit code. */

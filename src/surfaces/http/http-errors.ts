@@ -8,7 +8,8 @@ export type HttpProblemCode =
   | 'INVALID_JSON'
   | 'FORBIDDEN_HOST'
   | 'UNAUTHORIZED'
-  | 'PAYLOAD_TOO_LARGE';
+  | 'PAYLOAD_TOO_LARGE'
+  | 'EXTRACTION_UNAVAILABLE';
 
 /** An HTTP-level refusal: its status is fixed by its code in `HTTP_PROBLEM_STATUS`. */
 export class HttpProblem extends Error {
@@ -38,6 +39,7 @@ const HTTP_PROBLEM_STATUS: Record<HttpProblemCode, number> = {
   FORBIDDEN_HOST: 403,
   UNAUTHORIZED: 401,
   PAYLOAD_TOO_LARGE: 413,
+  EXTRACTION_UNAVAILABLE: 503,
 };
 
 const STATUS_BY_KIND: Record<ErrorKind, number> = {

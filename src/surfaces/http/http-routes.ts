@@ -3,6 +3,8 @@ import { EngramError } from '../../core/errors.js';
 import { assertMemoryId } from '../../core/memory.js';
 import { assertScope, type Scope } from '../../core/scope.js';
 import type { Engram } from '../../engram.js';
+import type { Conversation } from '../../extraction/conversation.js';
+import type { AfterTurnOptions, AfterTurnResult } from '../../extraction/extractor.js';
 import { readJsonBody, readRequiredJsonBody } from './http-body.js';
 import { HttpProblem } from './http-errors.js';
 import { handleMcpPost } from './http-mcp-endpoint.js';
@@ -15,6 +17,7 @@ import {
   queryObject,
   recallBody,
   scopedQuery,
+  turnBody,
   undoBody,
   updateMemoryBody,
 } from './http-schemas.js';
@@ -30,6 +33,12 @@ export interface RouteContext {
   version: string;
   actor: string;
   mcpScopes: readonly Scope[];
+  extractor?: TurnExtractor;
+}
+
+/** What `POST /v1/turns` needs of the extraction pipeline: queue one finished turn (the Extractor). */
+export interface TurnExtractor {
+  afterTurn(conversation: Conversation, options?: AfterTurnOptions): Promise<AfterTurnResult>;
 }
 
 /** A JSON answer; a handler that wrote the response itself (MCP) returns undefined. */
@@ -59,6 +68,7 @@ const routes: Route[] = [
   route('POST', '/v1/memories/:id/restore', restoreMemory),
   route('GET', '/v1/memories/:id/history', memoryHistory),
   route('POST', '/v1/recall', recall),
+  route('POST', '/v1/turns', queueTurn),
   route('POST', '/v1/undo', undo),
   route('GET', '/v1/stats', stats),
   route('POST', '/mcp', async (context) => {
@@ -202,6 +212,15 @@ async function recall(context: RouteContext): Promise<JsonReply> {
     ...result,
     memories: result.memories.map(({ memory, parts }) => ({ memory, score: parts.score, parts })),
   });
+}
+
+/** Queues a finished turn for background extraction and answers at once (202): the work runs in the service's worker. */
+async function queueTurn(context: RouteContext): Promise<JsonReply> {
+  const input = parseInput(turnBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'turn');
+  if (!context.extractor) throw new HttpProblem('EXTRACTION_UNAVAILABLE', 'This server does not run extraction.');
+  const { recalled, ...conversation } = input;
+  const result = await context.extractor.afterTurn(conversation as Conversation, recalled ? { recalled } : {});
+  return { status: 202, body: result };
 }
 
 async function undo(context: RouteContext): Promise<JsonReply> {

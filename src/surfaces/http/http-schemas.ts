@@ -46,6 +46,23 @@ export const recallBody = z.strictObject({
   recordAccess: z.boolean().optional(),
 });
 
+// The conversation's own checks (ids, roles, texts) run in the extractor; this only bounds the shape.
+const turnMessage = z.strictObject({
+  id: z.string().min(1).max(200),
+  role: z.enum(['user', 'assistant', 'tool']),
+  text: z.string(),
+  toolCalls: z.array(z.strictObject({ id: z.string().max(200), name: z.string().max(200), input: z.record(z.string(), z.unknown()) })).max(100).optional(),
+  toolResults: z.array(z.strictObject({ toolUseId: z.string().max(200), content: z.string(), isError: z.boolean().optional() })).max(100).optional(),
+  timestamp: z.string().max(40).optional(),
+  meta: z.boolean().optional(),
+});
+
+export const turnBody = z.strictObject({
+  sessionId: z.string().min(1).max(200),
+  messages: z.array(turnMessage).max(10_000),
+  recalled: z.array(z.strictObject({ id: z.string().min(1).max(200), content: z.string().optional(), name: z.string().optional(), type: z.string().optional() })).max(50).optional(),
+});
+
 export const undoBody = z.strictObject({
   changeId: z.string().min(1).max(200),
   scopes: z.array(scope).min(1).max(50).optional(),

@@ -1,3 +1,4 @@
+import type { TurnExtractor } from './http-routes.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EngramError } from '../../core/errors.js';
@@ -18,6 +19,8 @@ export interface StartServerOptions {
   version: string;
   /** The scopes the MCP tools at /mcp are confined to. */
   mcpScopes: readonly Scope[];
+  /** Queues finished turns for background extraction (`POST /v1/turns`); without it that route answers 503. */
+  extractor?: TurnExtractor;
   /** Recorded in history for REST writes (default `http`). */
   actor?: string;
   /** How long `close()` waits for in-flight requests before cutting connections (default 10 s). */
@@ -74,6 +77,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         version: options.version,
         actor,
         mcpScopes,
+        ...(options.extractor && { extractor: options.extractor }),
       });
       if (reply) sendJson(request, response, reply, closing);
     } catch (error) {

@@ -2,7 +2,8 @@ import type { Writable } from 'node:stream';
 import type { Engram } from '../../engram.js';
 import type { AgingReport } from '../../maintenance/age-memories.js';
 import { startAgingSchedule, type AgingSchedule, type IntervalTimers } from '../../maintenance/aging-schedule.js';
-import { openEngram } from '../../node.js';
+import { Extractor } from '../../extraction/extractor.js';
+import { openEngram } from '../../open-engram.js';
 import { packageVersion } from '../../package-version.js';
 import { startServer, type RunningServer } from './http-server.js';
 
@@ -43,8 +44,19 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
     ...(options.flags !== undefined && { flags: options.flags }),
     ...(options.now !== undefined && { now: options.now }),
     actor: 'http',
+    onNotice: (notice) => stderr.write(`engram: ${notice}\n`),
   });
   const { settings, project } = opened.loaded;
+  // Extraction runs in the service: POST /v1/turns queues a turn, and this worker also drains
+  // jobs other processes (hooks, the CLI) queued in the same store. Offline it applies explicit
+  // statements only.
+  const extractor = new Extractor({
+    engram: opened.engram,
+    ...(opened.engram.model && { model: opened.engram.model }),
+    projectRoot: options.cwd ?? process.cwd(),
+    ...(options.now && { now: options.now }),
+    onWarning: (warning) => stderr.write(`engram: extraction: ${warning}\n`),
+  });
   let server: RunningServer;
   try {
     server = await startServer({
@@ -55,6 +67,7 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
       maxBodyBytes: settings.server.maxBodyBytes,
       version: options.version ?? packageVersion(),
       mcpScopes: [...new Set([project.scope, 'global'])],
+      extractor,
       log: (message) => stderr.write(`${message}\n`),
     });
   } catch (error) {
@@ -84,10 +97,12 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
   let aging: AgingSchedule | undefined;
   try {
     aging = startDailyAging(opened.engram, settings.aging.intervalHours, options, stderr);
+    extractor.start();
     const reason = await stopped;
     stderr.write(`engram: ${reason}: finishing in-flight requests…\n`);
     await server.close();
   } finally {
+    await extractor.stop();
     await aging?.stop();
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigterm);

@@ -1,0 +1,78 @@
+import { EngramError } from '../core/errors.js';
+import type { MemorySource } from '../core/memory.js';
+import type { Scope } from '../core/scope.js';
+import { Engram, type EngramSaveResult, type RememberInput, type SaveOptions } from '../engram.js';
+import { MemoryTool } from '../memory-tool/memory-tool.js';
+import { readFolder } from '../memory-tool/memory-tool-folders.js';
+import { openSandbox } from '../sandbox/sandbox.js';
+import type { AgentTool, ManifestLine } from './agent-extraction.js';
+
+/** Recorded in history for memories the agent-mode helper writes. */
+export const AGENT_EXTRACTION_ACTOR = 'extraction-agent';
+
+/**
+ * The agent-mode helper's tools: the memory tool over the job's scopes (its project at the root,
+ * global and the user's scope in folders) and the sandbox's read, list, search and read-only shell
+ * tools over the project folder. The sandbox is the only way to run anything, and it writes
+ * nothing but memories. Without a project folder the helper gets the memory tool alone.
+ */
+export async function createAgentTools(input: {
+  engram: Engram;
+  scopes: { project: Scope; user?: Scope };
+  source: MemorySource;
+  projectRoot?: string;
+  now?: () => Date;
+}): Promise<AgentTool[]> {
+  const memoryTool = new MemoryTool({ engram: new SourcedEngram(input.engram, input.source, input.now), ...memoryToolScopes(input.scopes), actor: AGENT_EXTRACTION_ACTOR });
+  if (input.projectRoot === undefined) {
+    return [{ definition: memoryTool.definition(), run: (toolInput) => memoryTool.run(toolInput) }];
+  }
+  const sandbox = await openSandbox({ root: input.projectRoot, settings: input.engram.settings, memoryTool });
+  return sandbox.tools.map((definition) => ({ definition, run: (toolInput) => sandbox.runSandboxTool(definition.name, toolInput) }));
+}
+
+/**
+ * The manifest of existing memories the helper is given (at most `max`, most recently updated
+ * first), each at the path the memory tool of `createAgentTools` serves it under: the tool's own
+ * folder layout and file names (a name two memories share gets `-2`), so the helper can open it.
+ */
+export async function agentManifest(input: { engram: Engram; scopes: { project: Scope; user?: Scope }; max: number }): Promise<ManifestLine[]> {
+  const { layout } = new MemoryTool({ engram: input.engram, ...memoryToolScopes(input.scopes) });
+  const folders = await Promise.all([layout.root, ...layout.folders].map((folder) => readFolder(input.engram, folder)));
+  const files = folders.flatMap((contents) => contents.files.map((file) => ({ memory: file.memory, path: `${contents.folder.path}/${file.fileName}` })));
+  files.sort((a, b) => (a.memory.updatedAt < b.memory.updatedAt ? 1 : a.memory.updatedAt > b.memory.updatedAt ? -1 : 0));
+  return files.slice(0, input.max).map(({ memory, path }) => ({ path, type: memory.type, description: memory.description }));
+}
+
+/** What the helper's memory tool shows: the project at the root, global and the user's scope in folders. */
+function memoryToolScopes(scopes: { project: Scope; user?: Scope }): { scopes: Scope[]; defaultScope: Scope } {
+  return { scopes: [...new Set([scopes.project, 'global', ...(scopes.user ? [scopes.user] : [])])], defaultScope: scopes.project };
+}
+
+/**
+ * An Engram whose writes carry the session and turn they were extracted from. The memory tool
+ * records only its actor as the source; extraction promises `source {sessionId, turnId}` on every
+ * memory it writes, so saves made through the tool are tagged here.
+ */
+class SourcedEngram extends Engram {
+  readonly #source: MemorySource;
+
+  constructor(base: Engram, source: MemorySource, now?: () => Date) {
+    if (!(base instanceof Engram)) throw new EngramError('INVALID_INPUT', 'Agent tools need an Engram.');
+    super({
+      store: base.store,
+      settings: base.settings,
+      defaultScope: base.defaultScope,
+      readScopes: base.readScopes,
+      actor: AGENT_EXTRACTION_ACTOR,
+      ...(base.embedder && { embedder: base.embedder }),
+      ...(now && { now }),
+    });
+    this.#source = source;
+  }
+
+  override async save(input: RememberInput, options: SaveOptions = {}): Promise<EngramSaveResult> {
+    if (input === null || typeof input !== 'object') return super.save(input, options);
+    return super.save({ ...input, source: { ...this.#source, ...(input.source?.origin && { origin: input.source.origin }) } }, options);
+  }
+}

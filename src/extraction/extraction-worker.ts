@@ -1,0 +1,181 @@
+import { isEngramError } from '../core/errors.js';
+import type { Settings } from '../core/settings.js';
+import type { Job, MemoryStore } from '../store/memory-store.js';
+import { EXTRACTION_QUEUE } from './extraction-job-payload.js';
+import type { ExtractionRunReport } from './extraction-report.js';
+
+/** The outcome of one claimed job: its report, or the error it failed with and what became of it. */
+export type JobOutcome =
+  | { job: Job; state: 'done'; report: ExtractionRunReport }
+  | { job: Job; state: 'retrying' | 'failed'; error: string; code?: string; retryAt?: string };
+
+export interface ExtractionWorkerOptions {
+  store: MemoryStore;
+  settings: Pick<Settings, 'extraction'>;
+  /** Runs one claimed job; rejects to fail it. */
+  run: (job: Job, signal: AbortSignal) => Promise<ExtractionRunReport>;
+  /** Names this worker in job leases; default the process id and a random part. */
+  workerId?: string;
+  now?: () => Date;
+  /** Told of every finished job (the service logs them). */
+  onOutcome?: (outcome: JobOutcome) => void;
+  /** Told of trouble the worker itself hit (a lost lease, a store error while idle). */
+  onWarning?: (warning: string) => void;
+}
+
+// Errors a retry cannot fix: fail the job at once, visibly, for `engram queue retry` after the fix.
+const PERMANENT_CODES = new Set(['INVALID_INPUT', 'INVALID_SCOPE', 'CONFIG_INVALID', 'MODEL_AUTH', 'MODEL_REQUEST_INVALID', 'MODEL_NOT_CONFIGURED', 'PAYLOAD_TOO_LARGE']);
+
+/**
+ * Runs queued extraction jobs: claims one with a lease (`extraction.leaseMs`), runs it, completes it,
+ * or fails it with exponential backoff (`extraction.retryBaseDelayMs` doubling up to
+ * `retryMaxDelayMs`) until its attempts (`jobs.maxAttempts`) are used up and it stays `failed`.
+ * A job whose worker died is claimed again once its lease runs out, so nothing accepted is lost.
+ */
+export class ExtractionWorker {
+  readonly workerId: string;
+  readonly #options: ExtractionWorkerOptions;
+  readonly #now: () => Date;
+  #loop: Promise<void> | undefined;
+  #stopping = false;
+  #wake: (() => void) | undefined;
+  #nudged = false;
+  #controller = new AbortController();
+
+  constructor(options: ExtractionWorkerOptions) {
+    this.#options = options;
+    this.#now = options.now ?? (() => new Date());
+    this.workerId = options.workerId ?? `extraction:${process.pid}:${globalThis.crypto.randomUUID().slice(0, 8)}`;
+  }
+
+  /** Claims and runs one due job; undefined when none is due. */
+  async runOnce(): Promise<JobOutcome | undefined> {
+    return this.#runOnce(this.#controller.signal);
+  }
+
+  /** Runs due jobs until none is left (jobs waiting for a retry are left for later), or until `stop`; returns what happened to each. */
+  async drain(options: { maxJobs?: number } = {}): Promise<JobOutcome[]> {
+    const outcomes: JobOutcome[] = [];
+    const maxJobs = options.maxJobs ?? Number.POSITIVE_INFINITY;
+    // A stop aborts this signal (this drain ends); the worker gets a new one, so a later drain runs again.
+    const signal = this.#controller.signal;
+    while (outcomes.length < maxJobs && !signal.aborted) {
+      const outcome = await this.#runOnce(signal);
+      if (!outcome) break;
+      outcomes.push(outcome);
+    }
+    return outcomes;
+  }
+
+  async #runOnce(signal: AbortSignal): Promise<JobOutcome | undefined> {
+    const { store, settings } = this.#options;
+    const job = await store.claimJob({ queue: EXTRACTION_QUEUE, worker: this.workerId, leaseMs: settings.extraction.leaseMs });
+    if (!job) return undefined;
+    let outcome: JobOutcome;
+    try {
+      const report = await this.#options.run(job, signal);
+      await store.completeJob(job.id, this.workerId);
+      outcome = { job, state: 'done', report };
+    } catch (error) {
+      outcome = await this.#fail(job, error, signal);
+    }
+    this.#options.onOutcome?.(outcome);
+    return outcome;
+  }
+
+  /** Starts working in the background: runs jobs as they are queued (`nudge`) and looks for others' every `pollIntervalMs`. */
+  start(): void {
+    if (this.#loop) return;
+    this.#loop = this.#work();
+  }
+
+  /** Says a job was just queued, so an idle background worker runs it now instead of at its next poll. */
+  nudge(): void {
+    this.#nudged = true;
+    this.#wake?.();
+  }
+
+  /**
+   * Stops the background loop and any drain in progress; a running job is aborted and goes back to
+   * the queue, its attempt not counted (a shutdown is not the job's fault). Then `drain` and `start` work again.
+   */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.#controller.abort(new Error('The extraction worker was stopped.'));
+    this.#wake?.();
+    await this.#loop;
+    this.#loop = undefined;
+    this.#stopping = false;
+    this.#controller = new AbortController();
+  }
+
+  get running(): boolean {
+    return this.#loop !== undefined && !this.#stopping;
+  }
+
+  async #work(): Promise<void> {
+    while (!this.#stopping) {
+      this.#nudged = false;
+      try {
+        await this.drain();
+      } catch (error) {
+        // The store failed while claiming or recording: keep the loop alive, try again later.
+        this.#options.onWarning?.(`extraction worker: ${(error as Error).message}`);
+      }
+      if (this.#stopping) break;
+      if (this.#nudged) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.#options.settings.extraction.pollIntervalMs);
+        // An idle worker never keeps the process alive.
+        timer.unref?.();
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = undefined;
+    }
+  }
+
+  async #fail(job: Job, error: unknown, signal: AbortSignal): Promise<JobOutcome> {
+    const { store, settings } = this.#options;
+    const message = describeError(error);
+    const code = isEngramError(error) ? { code: error.code } : {};
+    if (signal.aborted) return this.#release(job, message, code);
+    const permanent = isEngramError(error) && PERMANENT_CODES.has(error.code);
+    const delay = Math.min(settings.extraction.retryMaxDelayMs, settings.extraction.retryBaseDelayMs * 2 ** Math.max(0, job.attempts - 1));
+    const retryAt = permanent ? undefined : new Date(this.#now().getTime() + delay).toISOString();
+    try {
+      const failed = await store.failJob(job.id, this.workerId, { error: message, ...(retryAt !== undefined && { retryAt }) });
+      return failed.state === 'failed' ? { job: failed, state: 'failed', error: message, ...code } : { job: failed, state: 'retrying', error: message, ...code, ...(retryAt !== undefined && { retryAt }) };
+    } catch (failError) {
+      // The lease was lost (another worker took the job over): that worker decides its fate.
+      this.#options.onWarning?.(`extraction job ${job.id}: could not record its failure (${(failError as Error).message})`);
+      return { job, state: 'retrying', error: message, ...code };
+    }
+  }
+
+  /**
+   * Gives a job stopped mid-run back to the queue, due now, without spending its attempt. The store
+   * counts attempts when a job is claimed and has no call to hand one back, so the job is failed and
+   * retried, which resets its attempts: a job can thus get more runs than `jobs.maxAttempts` when the
+   * process stops during them, but a shutdown never fails it for good.
+   */
+  async #release(job: Job, message: string, code: { code?: string }): Promise<JobOutcome> {
+    const { store } = this.#options;
+    try {
+      await store.failJob(job.id, this.workerId, { error: message });
+      const released = await store.retryJob(job.id);
+      return { job: released, state: 'retrying', error: message, ...code, retryAt: released.runAt };
+    } catch (releaseError) {
+      // The lease was lost (another worker took the job over), or the store closed mid-release: the job stays visible in `engram queue`.
+      this.#options.onWarning?.(`extraction job ${job.id}: could not give it back to the queue (${(releaseError as Error).message})`);
+      return { job, state: 'retrying', error: message, ...code };
+    }
+  }
+}
+
+function describeError(error: unknown): string {
+  if (isEngramError(error)) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
