@@ -1,9 +1,10 @@
-import Database from 'better-sqlite3';
 import { existsSync, readFileSync } from 'node:fs';
 import { convertLocomo, LOCOMO_SOURCE, type LocomoConversionReport } from '../scripts/locomo-to-jsonl.js';
-import { parseEvalDataset, type EvalDataset } from '../src/eval/eval-dataset.js';
+import { parseEvalDataset } from '../src/eval/eval-dataset.js';
 import { summarizeByTag, summarizeMetrics, type MetricSummary } from '../src/eval/retrieval-metrics.js';
 import { runEval } from '../src/eval/run-eval.js';
+import { benchMemoryBank, type MemoryBankBenchResult } from './memorybank-bench.js';
+import { plainBm25Rankings } from './plain-bm25.js';
 import { round } from './statistics.js';
 
 export interface LocomoBenchResult {
@@ -16,8 +17,16 @@ export interface LocomoBenchResult {
   bm25: { overall: MetricSummary; byCategory: Record<string, MetricSummary> };
   /** engram ÷ plain BM25 recall@k, overall and per category. */
   ratios: Record<string, Record<string, number>>;
-  defaults: { topK: number; minScore: number; meanResults: number; meanInjectedTokens: number };
+  /**
+   * The same run split by conversation: tune ranking on the first five, report the last five as
+   * held out, so a change that only fits the questions it was tuned on shows.
+   */
+  splits: Record<string, { engram: MetricSummary; bm25: MetricSummary }>;
+  /** At default settings: memories and tokens in the block, and the share of the evidence inside it. */
+  defaults: { topK: number; minScore: number; meanResults: number; meanRecall: number; meanInjectedTokens: number };
   latency: { p50Ms: number; p95Ms: number };
+  /** A second, differently shaped dataset held out from all tuning (undefined when absent). */
+  memoryBank?: MemoryBankBenchResult;
 }
 
 const KS = [5, 10, 25];
@@ -31,13 +40,16 @@ export async function benchLocomo(source: string = LOCOMO_SOURCE): Promise<Locom
     console.log(`\nLoCoMo: skipped, ${source} is absent (see ../shared/data/README.md).`);
     return undefined;
   }
-  const { lines, report } = convertLocomo(JSON.parse(readFileSync(source, 'utf8')));
+  const data: unknown = JSON.parse(readFileSync(source, 'utf8'));
+  const { lines, report } = convertLocomo(data);
+  const sampleIds = (data as Array<{ sample_id: unknown }>).map((sample) => String(sample.sample_id));
   const dataset = parseEvalDataset(lines.join('\n'));
   const evaluation = await runEval(dataset, { ks: KS, includeQueries: true });
   const engramQueries = evaluation.queries!.map((query) => ({ ranking: query.ranking, relevant: new Set(query.relevant), tags: query.tags }));
   const bm25Queries = plainBm25Rankings(dataset, Math.max(...KS));
   const engram = { overall: evaluation.overall, byCategory: evaluation.byTag };
   const bm25 = { overall: summarizeMetrics(bm25Queries, KS), byCategory: summarizeByTag(bm25Queries, KS) };
+  const splits = splitByConversation(sampleIds, evaluation.queries!, engramQueries, bm25Queries);
   const ratios: Record<string, Record<string, number>> = {};
   for (const [label, ours, theirs] of [
     ['overall', engram.overall, bm25.overall],
@@ -54,40 +66,39 @@ export async function benchLocomo(source: string = LOCOMO_SOURCE): Promise<Locom
     engram,
     bm25,
     ratios,
+    splits,
     defaults: {
       topK: evaluation.defaults.topK,
       minScore: evaluation.defaults.minScore,
       meanResults: round(evaluation.defaults.meanResults, 2),
+      meanRecall: round(evaluation.defaults.meanRecall),
       meanInjectedTokens: round(evaluation.defaults.meanInjectedTokens, 1),
     },
     latency: evaluation.latency,
   };
   printLocomo(result);
-  return result;
+  const memoryBank = await benchMemoryBank();
+  return memoryBank ? { ...result, memoryBank } : result;
 }
 
-/**
- * The baseline: SQLite FTS5's bm25 over each turn's raw text (speaker, words, image caption), the
- * question's words OR-ed as they are: no stop words, no engram ranking, no expansion.
- */
-function plainBm25Rankings(dataset: EvalDataset, limit: number): Array<{ ranking: string[]; relevant: Set<string>; tags: string[] }> {
-  const db = new Database(':memory:');
-  try {
-    db.exec("CREATE VIRTUAL TABLE turns USING fts5(id UNINDEXED, scope UNINDEXED, text, tokenize = 'porter unicode61 remove_diacritics 2')");
-    const insert = db.prepare('INSERT INTO turns (id, scope, text) VALUES (?, ?, ?)');
-    db.transaction(() => {
-      for (const memory of dataset.memories) insert.run(memory.id, memory.scope, memory.content);
-    })();
-    const search = db.prepare(`SELECT id FROM turns WHERE turns MATCH ? AND scope = ? ORDER BY bm25(turns) LIMIT ${limit}`);
-    return dataset.queries.map((query) => {
-      const words = [...new Set(query.query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
-      const match = words.map((word) => `"${word}"`).join(' OR ');
-      const ranking = match === '' ? [] : (search.all(match, query.scope) as Array<{ id: string }>).map((row) => row.id);
-      return { ranking, relevant: new Set(query.relevant), tags: query.tags };
-    });
-  } finally {
-    db.close();
-  }
+/** Summaries of the first and second half of the conversations (in file order), engram and plain BM25. */
+function splitByConversation(
+  sampleIds: readonly string[],
+  queries: ReadonlyArray<{ id: string }>,
+  engramQueries: ReadonlyArray<{ ranking: string[]; relevant: Set<string>; tags: string[] }>,
+  bm25Queries: ReadonlyArray<{ ranking: string[]; relevant: Set<string>; tags: string[] }>,
+): LocomoBenchResult['splits'] {
+  const half = Math.ceil(sampleIds.length / 2);
+  const firstHalf = new Set(sampleIds.slice(0, half));
+  const inFirst = queries.map((query) => firstHalf.has(query.id.slice(0, query.id.lastIndexOf(':'))));
+  const pick = <T>(list: readonly T[], first: boolean): T[] => list.filter((_, index) => inFirst[index] === first);
+  return {
+    [`conversations 1-${half} (tuning)`]: { engram: summarizeMetrics(pick(engramQueries, true), KS), bm25: summarizeMetrics(pick(bm25Queries, true), KS) },
+    [`conversations ${half + 1}-${sampleIds.length} (held out)`]: {
+      engram: summarizeMetrics(pick(engramQueries, false), KS),
+      bm25: summarizeMetrics(pick(bm25Queries, false), KS),
+    },
+  };
 }
 
 function printLocomo(result: LocomoBenchResult): void {
@@ -107,7 +118,18 @@ function printLocomo(result: LocomoBenchResult): void {
       return row;
     }),
   );
+  console.log('Split by conversation (IDF over all ten, as in the run above):');
+  console.table(
+    Object.entries(result.splits).map(([label, { engram, bm25 }]) => {
+      const row: Record<string, string | number> = { split: label, questions: engram.queries };
+      for (const k of result.ks) {
+        row[`engram R@${k}`] = round(engram.recall[k]!);
+        row[`bm25 R@${k}`] = round(bm25.recall[k]!);
+      }
+      return row;
+    }),
+  );
   console.log(
-    `At default settings (top_k ${result.defaults.topK}, min_score ${result.defaults.minScore}): ${result.defaults.meanResults} memories, ${result.defaults.meanInjectedTokens} injected tokens per query; recall p95 ${result.latency.p95Ms} ms.`,
+    `At default settings (top_k ${result.defaults.topK}, min_score ${result.defaults.minScore}): ${result.defaults.meanResults} memories holding ${result.defaults.meanRecall} of the evidence, ${result.defaults.meanInjectedTokens} injected tokens per query; recall p95 ${result.latency.p95Ms} ms.`,
   );
 }

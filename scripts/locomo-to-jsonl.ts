@@ -95,6 +95,8 @@ export function convertLocomo(data: unknown): { lines: string[]; report: LocomoC
             description: `${turn.speaker}, ${dayOf(dateText)}`,
             content: `${turn.speaker}: ${turn.text}${caption ? ` [shared ${caption}]` : ''}`,
             created_at: createdAt,
+            // Where the turn was said, as engram records it for memories written from a conversation.
+            source: { sessionId: `${sampleId}:session_${session}`, turnId: diaId },
           }),
         );
       }

@@ -39,7 +39,7 @@ describe('LoCoMo converter', () => {
   const memories = records.filter((record) => record.kind === 'memory');
   const queries = records.filter((record) => record.kind === 'query');
 
-  it('makes each turn a memory in the conversation’s scope, with speaker, caption and session date', () => {
+  it('makes each turn a memory in the conversation’s scope, with speaker, caption, session date and source turn', () => {
     expect(memories.map((record) => record.id)).toEqual(['conv-1:D1:1', 'conv-1:D1:2', 'conv-1:D2:1', 'conv-1:D2:5']);
     expect(memories[0]).toEqual({
       kind: 'memory',
@@ -48,7 +48,9 @@ describe('LoCoMo converter', () => {
       description: 'Ann, 8 May 2023',
       content: 'Ann: I adopted a puppy! [shared a photo of a small brown dog]',
       created_at: '2023-05-08T13:56:00.000Z',
+      source: { sessionId: 'conv-1:session_1', turnId: 'D1:1' },
     });
+    expect(memories.map((record) => record.source.sessionId)).toEqual(['conv-1:session_1', 'conv-1:session_1', 'conv-1:session_2', 'conv-1:session_2']);
     expect(memories[2]!.created_at).toBe('2023-06-12T10:02:00.000Z');
     expect(memories[1]!.content).toBe('Bob: What is its name?');
   });

@@ -179,7 +179,8 @@ describe('LLM selection (scripted model)', () => {
       { name: 'style', content: 'The user prefers tabs over spaces in every language.', type: 'user' },
     ]);
     const model = new ScriptedLanguageModel({ script: [(request) => JSON.stringify({ selected: [handleOf(request, 'style'), handleOf(request, 'tests')] })] });
-    const context = await engram().buildMemoryContext('integration tests for the deploy script', { model });
+    // "deploy" and "release" make the deploy memory a clear match, above min_score however full-text weighs coverage.
+    const context = await engram().buildMemoryContext('integration tests for the deploy release', { model });
     expect(context.included.map((entry) => [entry.memory.name, entry.source])).toEqual([
       ['style', 'selected'],
       ['tests', 'both'],

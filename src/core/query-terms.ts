@@ -44,16 +44,23 @@ export function textWords(text: string): string[] {
   );
 }
 
+/** Stop words that are also month names: kept when a number stands beside them ("May 6th", "8 May 2023"). */
+const MONTH_STOP_WORDS = new Set(['may']);
+const NUMBER = /^\d+(?:st|nd|rd|th)?$/;
+
+/** The content words of a question, in order: stop words and duplicates out, dates kept whole. */
 export function queryTerms(text: string, maxTerms: number = MAX_QUERY_TERMS): string[] {
   const seen = new Set<string>();
   const content: string[] = [];
   const all: string[] = [];
-  for (const word of textWords(text)) {
-    if (seen.has(word) || word.length > MAX_WORD_LENGTH) continue;
+  const words = textWords(text);
+  words.forEach((word, index) => {
+    if (seen.has(word) || word.length > MAX_WORD_LENGTH) return;
     seen.add(word);
     all.push(word);
-    if (!STOP_WORDS.has(word)) content.push(word);
-  }
+    const dated = MONTH_STOP_WORDS.has(word) && [words[index - 1], words[index + 1]].some((next) => next !== undefined && NUMBER.test(next));
+    if (!STOP_WORDS.has(word) || dated) content.push(word);
+  });
   // A query made only of stop words ("who am I") still deserves a search.
   return (content.length > 0 ? content : all).slice(0, maxTerms);
 }

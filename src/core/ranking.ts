@@ -1,3 +1,4 @@
+import type { ContextSupport } from './conversation-context.js';
 import type { Memory } from './memory.js';
 
 export interface RankingOptions {
@@ -25,6 +26,12 @@ export interface ScoreParts {
   text?: { rank: number; relevance: number };
   /** With an embedder: the vector side of the fused relevance (rank 1 = best; cosine similarity). */
   vector?: { rank: number; similarity: number };
+  /**
+   * When conversation context lent relevance: the memory's own full-text relevance and what the
+   * best same-or-adjacent-turn and same-session hits added, relative to the best full-text hit
+   * (without an embedder, relevance = own + neighbour.added + session.added).
+   */
+  context?: ContextSupport;
 }
 
 export interface RankedMemory {

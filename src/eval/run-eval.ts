@@ -5,6 +5,7 @@ import { SqliteMemoryStore } from '../adapters/sqlite/sqlite-memory-store.js';
 import { EngramError } from '../core/errors.js';
 import { DEFAULT_SETTINGS, type Settings } from '../core/settings.js';
 import { Engram } from '../engram.js';
+import type { MemoryStore } from '../store/memory-store.js';
 import type { EvalDataset } from './eval-dataset.js';
 import { mean, summarizeByTag, summarizeMetrics, type MetricSummary, type ScoredQuery } from './retrieval-metrics.js';
 
@@ -16,6 +17,11 @@ export interface RunEvalOptions {
   temporaryDirectory?: string;
   /** Keep each query's ranking in the report (for analysis and the bench). */
   includeQueries?: boolean;
+  /**
+   * Makes the store the dataset is loaded into: fresh, empty and not yet opened (runEval opens and
+   * closes it; the caller removes what it made, e.g. a Postgres schema). Default: a temporary SQLite file.
+   */
+  createStore?: (context: { settings: Settings; now: () => Date }) => MemoryStore;
 }
 
 /** What `engram eval` reports. Recall and nDCG are means over the scored queries. */
@@ -27,7 +33,15 @@ export interface EvalReport {
   overall: MetricSummary;
   byTag: Record<string, MetricSummary>;
   /** One more pass per query at the settings' top_k, min_score and token budget: the `<memory_context>` block an agent would be given (its tokens as injection estimates them). */
-  defaults: { topK: number; minScore: number; meanResults: number; meanInjectedTokens: number; tokenCounting: 'memory-context' };
+  defaults: {
+    topK: number;
+    minScore: number;
+    meanResults: number;
+    /** Mean share of a query's relevant memories that made it into the block. */
+    meanRecall: number;
+    meanInjectedTokens: number;
+    tokenCounting: 'memory-context';
+  };
   latency: { p50Ms: number; p95Ms: number };
   skipped: EvalDataset['skipped'];
   warnings: string[];
@@ -48,11 +62,11 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
   const nowMs = newestCreation(dataset) + CLOCK_OFFSET_MS;
   const now = (): Date => new Date(nowMs);
   const directory = await mkdtemp(join(options.temporaryDirectory ?? tmpdir(), 'engram-eval-'));
-  const store = new SqliteMemoryStore({
+  const store: MemoryStore = options.createStore?.({ settings, now }) ?? new SqliteMemoryStore({
     path: join(directory, 'eval.db'),
     limits: settings.memory,
     now,
-    fullText: { k1: settings.recall.fullTextK1, b: settings.recall.fullTextB },
+    fullText: { k1: settings.recall.fullTextK1, b: settings.recall.fullTextB, coverage: settings.recall.fullTextCoverage },
   });
   try {
     await store.open();
@@ -65,6 +79,7 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
     const latencies: number[] = [];
     const defaultResults: number[] = [];
     const injectedTokens: number[] = [];
+    const injectedRecall: number[] = [];
     for (const query of dataset.queries) {
       const started = performance.now();
       const result = await engram.recall(query.query, { scopes: [query.scope], topK, minScore: 0, recordAccess: false });
@@ -80,6 +95,7 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
       const context = await engram.buildMemoryContext(query.query, { scopes: [query.scope], recordAccess: false, includeStaticPart: false });
       defaultResults.push(context.included.length);
       injectedTokens.push(context.tokens.block);
+      injectedRecall.push(context.included.filter((entry) => query.relevant.includes(entry.memory.id)).length / query.relevant.length);
     }
     const scopes = new Set(dataset.memories.map((memory) => memory.scope));
     return {
@@ -92,6 +108,7 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
         topK: settings.recall.topK,
         minScore: settings.recall.minScore,
         meanResults: mean(defaultResults),
+        meanRecall: mean(injectedRecall),
         meanInjectedTokens: mean(injectedTokens),
         tokenCounting: 'memory-context',
       },

@@ -1,11 +1,13 @@
+import { addConversationContext, type ContextSupport } from '../core/conversation-context.js';
 import { EngramError, isEngramError } from '../core/errors.js';
 import type { MemoryType } from '../core/memory.js';
 import { queryTerms } from '../core/query-terms.js';
 import { rankByRelevance, type RankedMemory } from '../core/ranking.js';
 import type { Scope } from '../core/scope.js';
 import type { Settings } from '../core/settings.js';
+import { withWordForms } from '../core/word-forms.js';
 import type { Embedder } from '../embedding/embedder.js';
-import type { MemoryStore } from '../store/memory-store.js';
+import type { MemoryStore, TextHit } from '../store/memory-store.js';
 import { fuseByReciprocalRank, vectorCandidates, withComponents } from './rank-fusion.js';
 
 export interface RecallOptions {
@@ -38,8 +40,9 @@ export interface RecallDependencies {
 const CANDIDATE_FACTOR = 8;
 
 /**
- * The read path: candidates from the store in the given scopes, ranked by relevance × recency ×
- * importance, cut at top_k and min_score; hits are recorded.
+ * The read path: candidates from the store in the given scopes, full-text hits re-ordered by
+ * conversation context (same session, adjacent turns), ranked by relevance × recency × importance,
+ * cut at top_k and min_score; hits are recorded.
  */
 export async function recallMemories(
   dependencies: RecallDependencies,
@@ -54,15 +57,20 @@ export async function recallMemories(
   if (typeof minScore !== 'number' || !Number.isFinite(minScore) || minScore < 0 || minScore > 1) {
     throw new EngramError('INVALID_INPUT', `Invalid minScore ${JSON.stringify(minScore)}: a number from 0 to 1.`);
   }
-  const terms = queryTerms(query);
+  // Irregular forms join the search (at most 3 per word, within the store's 256 terms).
+  const terms = withWordForms(queryTerms(query));
   const limit = Math.max(topK * CANDIDATE_FACTOR, 50);
-  const hits = await store.searchText({
+  const found = await store.searchText({
     scopes,
     terms,
     match: 'any',
     limit,
     sufficientHits: topK,
     ...(options.types && { types: options.types }),
+  });
+  const hits = addConversationContext(found, {
+    neighbourWeight: settings.recall.contextNeighbourWeight,
+    sessionWeight: settings.recall.contextSessionWeight,
   });
   // Fuse, never gate: vector hits join the full-text candidates; none are dropped for lack of a vector.
   const vectorSide = await vectorCandidates(dependencies, query, { scopes, limit, ...(options.types && { types: options.types }) });
@@ -73,7 +81,22 @@ export async function recallMemories(
     .slice(0, topK);
   const warnings = [...vectorSide.warnings];
   if (options.recordAccess !== false) warnings.push(...(await recordHits(store, ranked.map((entry) => entry.memory.id), now)));
-  return { query, terms, scopes, memories: fused ? withComponents(ranked, fused) : ranked, warnings };
+  return { query, terms, scopes, memories: withContext(fused ? withComponents(ranked, fused) : ranked, hits), warnings };
+}
+
+/** Copies what conversation context lent each memory into its score parts, relative to the best full-text hit (for `--explain`). */
+function withContext(ranked: readonly RankedMemory[], hits: ReadonlyArray<TextHit & { context?: ContextSupport }>): RankedMemory[] {
+  const best = Math.max(0, ...hits.map((hit) => hit.relevance));
+  if (best === 0) return [...ranked];
+  const byId = new Map(hits.map((hit) => [hit.memory.id, hit.context]));
+  return ranked.map((entry) => {
+    const context = byId.get(entry.memory.id);
+    if (!context) return entry;
+    const relative = (added: { id: string; added: number } | undefined) => added && { id: added.id, added: added.added / best };
+    const neighbour = relative(context.neighbour);
+    const session = relative(context.session);
+    return { ...entry, parts: { ...entry.parts, context: { own: context.own / best, ...(neighbour && { neighbour }), ...(session && { session }) } } };
+  });
 }
 
 /**

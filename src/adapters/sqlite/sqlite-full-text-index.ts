@@ -1,15 +1,13 @@
-import { fullTextToken, scoreBm25, type Bm25Parameters, type Bm25Statistics } from '../../core/bm25-scoring.js';
+import { fullTextToken, MAX_COVERAGE, type Bm25Parameters, type Bm25Statistics } from '../../core/bm25-scoring.js';
+import { EngramError } from '../../core/errors.js';
+import { commonTermThreshold, rankCandidatesByBm25, RESCORE_POOL, searchableTerms, selectiveTerms, worthProbingTerms } from '../../core/full-text-search-plan.js';
+import { baseToken, groupTokens } from '../../core/word-forms.js';
 import type { TextHit } from '../../store/memory-store.js';
 import type { checkTextSearch } from '../../store/store-input.js';
 import { ftsMatchExpression, placeholders } from './sqlite-queries.js';
 import { MEMORY_COLUMNS, rowToMemory, type MemoryRow } from './sqlite-rows.js';
 import type { SqliteAccess } from './sqlite-vector-index.js';
 
-/** A query term found in at least this share of all memories (and this many) counts as common. */
-const COMMON_TERM_SHARE = 0.05;
-const COMMON_TERM_MIN_DOCUMENTS = 1_000;
-/** Fewest candidates FTS5 is asked for before engram's own BM25 orders them (then the limit applies). */
-const RESCORE_POOL = 50;
 const MEMBER_COLUMNS = MEMORY_COLUMNS.split(', ').map((column) => `m.${column}`).join(', ');
 
 /** The full-text half of the SQLite store: FTS5 finds candidates in the asked scopes, engram's BM25 orders them. */
@@ -18,6 +16,10 @@ export class SqliteFullTextIndex {
   readonly #parameters: Bm25Parameters;
 
   constructor(access: SqliteAccess, parameters: Bm25Parameters) {
+    const { coverage } = parameters;
+    if (coverage !== undefined && !(typeof coverage === 'number' && coverage >= 0 && coverage <= MAX_COVERAGE)) {
+      throw new EngramError('CONFIG_INVALID', `Invalid full-text coverage ${JSON.stringify(coverage)}: a number from 0 to ${MAX_COVERAGE} (setting recall.fullTextCoverage).`);
+    }
     this.#access = access;
     this.#parameters = parameters;
   }
@@ -25,7 +27,7 @@ export class SqliteFullTextIndex {
   /** Searches a checked query; see `MemoryStore.searchText`. */
   search(query: ReturnType<typeof checkTextSearch>): TextHit[] {
     if (query.limit <= 0 || query.scopes.length === 0) return [];
-    const terms = query.terms.filter((term) => /[\p{L}\p{N}]/u.test(term));
+    const terms = searchableTerms(query.terms);
     if (terms.length === 0) return [];
     if (query.match === 'any' && query.sufficientHits !== undefined) {
       const selective = this.#selectiveTerms(terms);
@@ -55,22 +57,16 @@ export class SqliteFullTextIndex {
     if (rows.length === 0) return [];
     // FTS5 finds the candidates; engram's BM25 orders them (FTS5's bm25() fixes b at 0.75, too
     // harsh on longer memories). The sort is stable, so ties keep FTS5's order.
-    const memories = rows.map(rowToMemory);
-    const scores = scoreBm25(
-      memories.map((memory) => `${memory.name.replace(/-/g, ' ')}\n${memory.description}\n${memory.content}`),
-      terms,
-      this.#statistics(terms),
-      this.#parameters,
-    );
-    return memories
-      .map((memory, index) => ({ memory, relevance: scores[index]! }))
-      .sort((a, b) => b.relevance - a.relevance)
-      .slice(0, query.limit);
+    return rankCandidatesByBm25(rows.map(rowToMemory), terms, this.#statistics(terms), this.#parameters, query.limit);
   }
 
-  /** How many memories the index holds and how many hold each term, read from an fts5vocab view of the index. */
+  /**
+   * How many memories the index holds and how many hold each term, read from an fts5vocab view of
+   * the index. Every form of an irregular word is counted, so its scoring does not depend on which
+   * forms the caller searched.
+   */
   #statistics(terms: readonly string[]): Bm25Statistics {
-    const tokens = [...new Set(terms.map(fullTextToken).filter((token): token is string => token !== undefined))];
+    const tokens = [...new Set(terms.map(fullTextToken).filter((token): token is string => token !== undefined).flatMap((token) => [token, ...groupTokens(baseToken(token))]))];
     const documentFrequencies = new Map<string, number>();
     const documentCount = (this.#access.statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
     if (tokens.length === 0) return { documentCount, documentFrequencies };
@@ -92,13 +88,9 @@ export class SqliteFullTextIndex {
   #selectiveTerms(terms: readonly string[]): string[] {
     if (terms.length < 2) return [...terms];
     const total = (this.#access.statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
-    const threshold = Math.max(COMMON_TERM_MIN_DOCUMENTS, Math.ceil(total * COMMON_TERM_SHARE));
-    if (total < threshold) return [...terms];
+    if (!worthProbingTerms(terms, total)) return [...terms];
+    const threshold = commonTermThreshold(total);
     const probe = this.#access.statement('SELECT COUNT(*) AS n FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)');
-    const rare = terms.filter((term) => {
-      const documents = (probe.get(ftsMatchExpression([term], 'any'), threshold) as { n: number }).n;
-      return documents > 0 && documents < threshold;
-    });
-    return rare.length > 0 ? rare : [...terms];
+    return selectiveTerms(terms, total, (term) => (probe.get(ftsMatchExpression([term], 'any'), threshold) as { n: number }).n);
   }
 }
