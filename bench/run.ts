@@ -1,42 +1,57 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { benchLocomo } from './locomo-bench.js';
-import { benchRecallProcess, benchSqlite } from './store-bench.js';
+import { benchRecallProcess, benchSqlite, type ProcessBenchRow } from './store-bench.js';
 import { benchMaintenance } from './maintenance-bench.js';
+import { benchPostgresPart } from './postgres-bench.js';
 
-/** `npm run bench`: store throughput and recall latency at 1K/10K/100K memories, and CLI start-up. */
+/**
+ * `npm run bench`: store throughput and recall latency at 1K/10K/100K memories, and CLI start-up.
+ * ENGRAM_BENCH_PARTS (comma-separated, default all: store,locomo,maintenance,postgres) runs some parts
+ * only; such a partial run does not replace results/latest.json.
+ */
 async function main(): Promise<void> {
   const sizes = (process.env.ENGRAM_BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
+  const parts = new Set((process.env.ENGRAM_BENCH_PARTS ?? BENCH_PARTS.join(',')).split(',').map((part) => part.trim()));
+  const unknownParts = [...parts].filter((part) => !BENCH_PARTS.includes(part));
+  if (unknownParts.length > 0) throw new Error(`Unknown ENGRAM_BENCH_PARTS ${unknownParts.join(', ')}: use ${BENCH_PARTS.join(', ')}.`);
   const root = resolve(import.meta.dirname, '..');
   const started = new Date();
 
-  const { rows, directory } = await benchSqlite(sizes);
-  console.log('\nStore (in-process, SQLite)');
-  console.table(
-    rows.map((row) => ({
-      memories: row.size,
-      'single writes/s': row.singleWritesPerSecond,
-      'batched writes/s': row.batchedWritesPerSecond,
-      'recall p50 ms': row.recallP50Ms,
-      'recall p95 ms': row.recallP95Ms,
-      'recall + hits p95 ms': row.recallWithHitsP95Ms,
-    })),
-  );
+  const { rows, directory } = parts.has('store') ? await benchSqlite(sizes) : { rows: [], directory: '' };
+  let processRow: ProcessBenchRow | undefined;
+  if (parts.has('store')) {
+    console.log('\nStore (in-process, SQLite)');
+    console.table(
+      rows.map((row) => ({
+        memories: row.size,
+        'single writes/s': row.singleWritesPerSecond,
+        'batched writes/s': row.batchedWritesPerSecond,
+        'recall p50 ms': row.recallP50Ms,
+        'recall p95 ms': row.recallP95Ms,
+        'recall + hits p95 ms': row.recallWithHitsP95Ms,
+      })),
+    );
 
-  const processSize = sizes.includes(10_000) ? 10_000 : sizes[0]!;
-  const processRow = benchRecallProcess(join(root, 'dist/surfaces/cli/main.js'), join(directory, `${processSize}.db`), processSize);
-  console.log(`\n\`engram recall\` as a process at ${processSize} memories`);
-  console.table([
-    { command: "node -e ''", 'median ms': processRow.baselineMedianMs },
-    { command: 'engram recall', 'median ms': processRow.recallMedianMs, ratio: processRow.ratio },
-  ]);
-  rmSync(directory, { recursive: true, force: true });
+    const processSize = sizes.includes(10_000) ? 10_000 : sizes[0]!;
+    processRow = benchRecallProcess(join(root, 'dist/surfaces/cli/main.js'), join(directory, `${processSize}.db`), processSize);
+    console.log(`\n\`engram recall\` as a process at ${processSize} memories`);
+    console.table([
+      { command: "node -e ''", 'median ms': processRow.baselineMedianMs },
+      { command: 'engram recall', 'median ms': processRow.recallMedianMs, ratio: processRow.ratio },
+    ]);
+    rmSync(directory, { recursive: true, force: true });
+  }
 
-  const locomo = await benchLocomo();
+  const locomo = parts.has('locomo') ? await benchLocomo() : undefined;
 
-  const maintenance = await benchMaintenance(sizes);
-  console.log('\nDedupe on write and maintenance (in-process, SQLite)');
-  console.table(maintenance);
+  const maintenance = parts.has('maintenance') ? await benchMaintenance(sizes) : undefined;
+  if (maintenance) {
+    console.log('\nDedupe on write and maintenance (in-process, SQLite)');
+    console.table(maintenance);
+  }
+
+  const postgres = parts.has('postgres') ? await benchPostgresPart(sizes, rows) : undefined;
 
   const results = {
     date: started.toISOString(),
@@ -44,15 +59,20 @@ async function main(): Promise<void> {
     platform: `${process.platform}-${process.arch}`,
     store: rows,
     recallProcess: processRow,
-    locomo: locomo ?? { skipped: 'LoCoMo data absent (../shared/data/locomo)' },
+    locomo: locomo ?? { skipped: parts.has('locomo') ? 'LoCoMo data absent (../shared/data/locomo)' : 'not run (ENGRAM_BENCH_PARTS)' },
     maintenance,
+    postgres,
+    extraction: parts.has('extraction') ? await (await import('./extraction-bench.js')).benchExtractionPart() : undefined,
+    parts: [...parts],
   };
   const folder = join(root, 'bench/results');
   mkdirSync(folder, { recursive: true });
   const file = join(folder, `bench-${started.toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(join(folder, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  if (BENCH_PARTS.every((part) => parts.has(part))) writeFileSync(join(folder, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   console.log(`\nwrote ${file}`);
 }
+
+const BENCH_PARTS = ['store', 'locomo', 'maintenance', 'postgres', 'extraction'];
 
 await main();

@@ -15,6 +15,8 @@ export { parseScope, assertScope, isScope, makeScope, type Scope, type ScopeKind
 export { DEFAULT_SETTINGS, SETTING_DEFINITIONS, type Settings, type SettingDefinition } from './core/settings.js';
 export { queryTerms } from './core/query-terms.js';
 export { rankByRelevance, type RankedMemory, type ScoreParts } from './core/ranking.js';
+export { addConversationContext, type ContextSupport, type ContextWeights } from './core/conversation-context.js';
+export { withWordForms } from './core/word-forms.js';
 export { ageNote, formatAgeNote, type AgeNote, type AgeNoteOptions, type AgeState } from './core/age-notes.js';
 export { estimateTextTokens, estimateJsonTokens, type TokenEstimateOptions } from './core/token-estimate.js';
 export {
@@ -37,6 +39,18 @@ export type {
   LanguageModelRole,
   LanguageModelUsage,
 } from './models/language-model.js';
+export type {
+  ContentBlock,
+  TextBlock,
+  ToolUseBlock,
+  ToolResultBlock,
+  SystemBlock,
+  ToolDefinition,
+  ToolChoice,
+  LanguageModelStopReason,
+} from './models/language-model.js';
+export { toolUses, messageText, systemText } from './models/language-model-content.js';
+export { DEFAULT_MODEL_IDS, type ModelProvider } from './core/settings.js';
 export { normalizeGitRemote } from './core/git-remote.js';
 export type { SaveOptions } from './engram.js';
 export type { SaveResult, NearDuplicate } from './memory-writes/save-memory.js';
@@ -63,3 +77,47 @@ export type {
   TextHit,
   TextSearch,
 } from './store/memory-store.js';
+export type { EngramSaveResult } from './engram.js';
+export {
+  redactSecrets,
+  findSecrets,
+  isHighEntropyToken,
+  redactionPlaceholder,
+  SECRET_KINDS,
+  HIGH_ENTROPY_RULE,
+  type SecretKind,
+  type SecretMatch,
+  type RedactionResult,
+} from './core/secret-redaction.js';
+export { stripPrivateContent, createPrivateContentFilter, type StripOptions, type StripResult, type PrivateContentFilter } from './core/private-content.js';
+export { sanitizeText, PRIVACY_WARNINGS, type PrivacyReport } from './core/memory-privacy.js';
+export { detectExplicitMemory, toThirdPerson, type ExplicitIntent, type RememberIntent, type ForgetIntent, type ExplicitTrigger } from './core/explicit-memory.js';
+export {
+  applyExplicitMemory,
+  findForgetTarget,
+  EXPLICIT_MEMORY_ACTOR,
+  type ExplicitMemoryWriteOptions,
+  type ExplicitMemoryOutcome,
+  type ExplicitMemoryResult,
+  type ForgetCandidate,
+} from './memory-writes/explicit-memory-writes.js';
+export { MemoryTool, type MemoryToolOptions, type MemoryToolResult } from './memory-tool/memory-tool.js';
+export {
+  memoryToolDefinition,
+  anthropicNativeTool,
+  parseMemoryToolCommand,
+  ANTHROPIC_MEMORY_TOOL,
+  MEMORY_TOOL_NAME,
+  MEMORY_TOOL_COMMANDS,
+  type MemoryToolCommand,
+  type MemoryToolCommandName,
+} from './memory-tool/memory-tool-definition.js';
+export { MEMORY_ROOT } from './memory-tool/memory-tool-paths.js';
+export type { MemoryFolder, MemoryToolLayout } from './memory-tool/memory-tool-layout.js';
+export type { Conversation, ConversationMessage, ConversationRole, ConversationToolCall, ConversationToolResult } from './extraction/conversation.js';
+export { parseExtractionOutput, type DropReason, type DroppedItem, type ExtractedCandidate, type WriteScopes } from './extraction/extraction-output.js';
+export { recalledFromText, type RecalledMemory } from './extraction/recalled-memories.js';
+export type { ExtractionRunReport, WrittenMemory } from './extraction/extraction-report.js';
+export { parseClaudeCodeTranscript, type ParsedTranscript } from './adapters/transcripts/claude-code-transcript.js';
+export { parseEngramTranscript, formatEngramTranscriptLine, type EngramTranscriptLine } from './adapters/transcripts/engram-transcript.js';
+export { parsePlainTextTranscript } from './adapters/transcripts/plain-text-transcript.js';

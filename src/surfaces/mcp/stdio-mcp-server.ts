@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { openEngram } from '../../node.js';
+import { openEngram } from '../../open-engram.js';
 import { createMemoryMcpServer } from './memory-mcp-server.js';
 import { packageVersion } from '../../package-version.js';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { EngramError } from '../../../core/errors.js';
 import { assertMemoryType, type Memory, type MemoryPatch } from '../../../core/memory.js';
 import { parseMemoryFile, renderMemoryFile } from '../../../core/memory-file.js';
-import type { OpenedEngram } from '../../../node.js';
+import type { OpenedEngram } from '../../../open-engram.js';
 import { numberOption, singlePositional, stringOption, type CommandDefinition, type OptionValues } from '../cli-command.js';
 import { TYPE_NAMES, findMemory, readScopes, withEngram } from '../cli-engram.js';
 import type { CliIo } from '../cli-io.js';

@@ -3,7 +3,7 @@ import type { Memory } from '../../../core/memory.js';
 import { serializeMemoryLine } from '../../../core/jsonl-format.js';
 import { assignFileNames } from '../../../core/memory-index.js';
 import { writeMemoryDirectory } from '../../../adapters/fs/memory-directory.js';
-import type { OpenedEngram } from '../../../node.js';
+import type { OpenedEngram } from '../../../open-engram.js';
 import { noPositionals, stringOption, type CommandDefinition, type OptionValues } from '../cli-command.js';
 import { scopeOption, withEngram } from '../cli-engram.js';
 import { assertExportDirectory, writeExportFile } from '../output-paths.js';
