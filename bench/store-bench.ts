@@ -32,8 +32,12 @@ const BATCH = 1_000;
 const SINGLE_WRITES = 500;
 const QUERIES = 2_000;
 
-/** Fills a store with `size` synthetic memories in batches and measures writes and full-text recall. */
-export async function benchStore(backend: string, store: MemoryStore, size: number): Promise<StoreBenchRow> {
+/**
+ * Fills a store with `size` synthetic memories in batches and measures writes and full-text recall.
+ * `settle` runs between the writes and the recall (Postgres: ANALYZE, which autovacuum does within
+ * a minute of a bulk load in a real deployment).
+ */
+export async function benchStore(backend: string, store: MemoryStore, size: number, settle?: () => Promise<void>): Promise<StoreBenchRow> {
   const vocabulary = makeVocabulary(5_000, seededRandom(7));
   const memories = makeMemories(size, { seed: size, scopeCount: 20, vocabulary });
   const actor = { actor: 'bench' };
@@ -49,6 +53,7 @@ export async function benchStore(backend: string, store: MemoryStore, size: numb
     for (const memory of singles) await store.create(memory, actor);
   });
 
+  await settle?.();
   const engram = new Engram({ store });
   const queries = makeQueries(memories, QUERIES + 50, size + 2);
   const latencies: number[] = [];

@@ -48,6 +48,8 @@ export interface StoreWriteWorkerOptions {
   count: number | 'unbounded';
   /** Names the worker in memory names and the history's actor. */
   tag: string;
+  /** Memories per transaction (`createMany`); default 1 (`create`). */
+  batchSize?: number;
   /** Epoch milliseconds at which to start writing, once the store is open (for overlapping writers). */
   startAt?: number;
 }

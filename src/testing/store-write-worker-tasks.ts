@@ -8,8 +8,8 @@ import type { MemoryStore } from '../store/memory-store.js';
  * the store holds (even after killing the worker part-way).
  */
 export type StoreWorkerTask =
-  /** Creates memories one `create` at a time; prints each id. */
-  | { mode: 'write'; scope: string; count: number | 'unbounded'; tag: string }
+  /** Creates memories one `create` at a time (or `batchSize` per `createMany`); prints each id once written. */
+  | { mode: 'write'; scope: string; count: number | 'unbounded'; tag: string; batchSize?: number }
   /** Claims jobs of a queue and completes them until none is due; prints `<job id> <attempts>` per claim. */
   | { mode: 'claim-jobs'; queue: string; worker: string; leaseMs: number }
   /** Adds 1 to a checkpoint `count` times, reading and writing it under a store lock; prints each value written. */
@@ -34,12 +34,17 @@ export async function runStoreWorkerTask(store: MemoryStore, task: StoreWorkerTa
   switch (task.mode) {
     case 'write': {
       const count = task.count === 'unbounded' ? Number.POSITIVE_INFINITY : task.count;
-      for (let index = 0; index < count; index += 1) {
-        const memory = await store.create(
-          { scope: task.scope, name: `${task.tag}-${index}`, content: `Writer ${task.tag} wrote memory number ${index} of its run.` },
-          { actor: `store-write-worker:${task.tag}` },
-        );
-        print(memory.id);
+      const batchSize = Math.max(1, Math.floor(task.batchSize ?? 1));
+      const input = (index: number) => ({ scope: task.scope, name: `${task.tag}-${index}`, content: `Writer ${task.tag} wrote memory number ${index} of its run.` });
+      const change = { actor: `store-write-worker:${task.tag}` };
+      for (let index = 0; index < count; index += batchSize) {
+        if (batchSize === 1) {
+          print((await store.create(input(index), change)).id);
+          continue;
+        }
+        const size = Math.min(batchSize, count - index);
+        const written = await store.createMany(Array.from({ length: size }, (_, offset) => input(index + offset)), change);
+        for (const memory of written) print(memory.id);
       }
       return;
     }

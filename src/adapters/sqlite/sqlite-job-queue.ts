@@ -15,6 +15,7 @@ import {
 } from '../../store/job-input.js';
 import { createSortableId } from '../ids.js';
 import { guard } from './sqlite-database.js';
+import { JOB_COLUMNS, jobNotFound, rowToJob, type JobRow } from '../../store/job-rows.js';
 
 /** What the job queue needs from the store: its prepared statements, write transactions and clock. */
 export interface SqliteJobQueueDependencies {
@@ -25,24 +26,7 @@ export interface SqliteJobQueueDependencies {
   defaults: () => { maxAttempts: number; maxPayloadBytes: number };
 }
 
-interface JobRow {
-  id: string;
-  queue: string;
-  key: string;
-  payload: string;
-  state: JobState;
-  attempts: number;
-  max_attempts: number;
-  run_at: number;
-  locked_by: string | null;
-  locked_until: number | null;
-  last_error: string | null;
-  created_at: number;
-  updated_at: number;
-}
 
-const JOB_COLUMNS = 'id, queue, key, payload, state, attempts, max_attempts, run_at, locked_by, locked_until, last_error, created_at, updated_at';
-const iso = (milliseconds: number): string => new Date(milliseconds).toISOString();
 
 /**
  * Durable jobs and named checkpoints in the SQLite file. Every state change is one immediate
@@ -244,24 +228,4 @@ export class SqliteJobQueue {
   }
 }
 
-function rowToJob(row: JobRow): Job {
-  return {
-    id: row.id,
-    queue: row.queue,
-    key: row.key,
-    payload: JSON.parse(row.payload) as unknown,
-    state: row.state,
-    attempts: row.attempts,
-    maxAttempts: row.max_attempts,
-    runAt: iso(row.run_at),
-    lockedBy: row.locked_by,
-    lockedUntil: row.locked_until === null ? null : iso(row.locked_until),
-    lastError: row.last_error,
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
-  };
-}
 
-function jobNotFound(id: string): EngramError {
-  return new EngramError('NOT_FOUND', `No job with id ${JSON.stringify(id.slice(0, 140))}; "listJobs" shows the jobs there are.`);
-}

@@ -39,7 +39,7 @@ import type {
   VectorSearch,
   VectorSpace,
 } from '../../store/memory-store.js';
-import { checkInstant, checkMemoryFilter, checkScopes, checkTextSearch } from '../../store/store-input.js';
+import { checkActor, checkInstant, checkMemoryFilter, checkScopes, checkTextSearch, memoryNotFound } from '../../store/store-input.js';
 import { createSortableId } from '../ids.js';
 import { assertLooksLikeSqlite, assertSchemaNotNewer, guard, migrate } from './sqlite-database.js';
 import { LATEST_SQLITE_VERSION } from './sqlite-migrations.js';
@@ -247,7 +247,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const now = this.#now().toISOString();
     this.#transaction(() => {
       const row = this.#row(id);
-      if (!row) throw notFound(id);
+      if (!row) throw memoryNotFound(id);
       this.#statement('DELETE FROM memories WHERE id = ?').run(id);
       this.#record('delete', id, rowToMemory(row), null, change, now, null);
     });
@@ -368,7 +368,7 @@ export class SqliteMemoryStore implements MemoryStore {
     let result: Memory | undefined;
     this.#transaction(() => {
       const row = this.#row(id);
-      if (!row) throw notFound(id);
+      if (!row) throw memoryNotFound(id);
       const before = rowToMemory(row);
       const after = transition(before, now);
       result = after;
@@ -397,7 +397,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const id = createSortableId('chg', Date.parse(now));
     this.#statement(
       'INSERT INTO memory_history (id, memory_id, action, actor, at, before, after, undo_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    ).run(id, memoryId, action, actorOf(change), Date.parse(now), before && JSON.stringify(before), after && JSON.stringify(after), undoOf);
+    ).run(id, memoryId, action, checkActor(change), Date.parse(now), before && JSON.stringify(before), after && JSON.stringify(after), undoOf);
     return id;
   }
 
@@ -505,16 +505,4 @@ export class SqliteMemoryStore implements MemoryStore {
   async restoreRecords(records: StoreRecords): Promise<RestoreReport> {
     return guard(() => this.#recordCopy.restore(records));
   }
-}
-
-function actorOf(change: ChangeContext): string {
-  const actor = change?.actor;
-  if (typeof actor !== 'string' || actor.length === 0 || actor.length > 200) {
-    throw new EngramError('INVALID_INPUT', 'Every change names its actor (1-200 characters).');
-  }
-  return actor;
-}
-
-function notFound(id: string): EngramError {
-  return new EngramError('NOT_FOUND', `No memory with id ${JSON.stringify(id.slice(0, 140))}.`);
 }
