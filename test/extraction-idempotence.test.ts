@@ -6,7 +6,7 @@ import type { JobOutcome } from '../src/extraction/extraction-worker.js';
 import { Extractor, type ExtractorOptions } from '../src/extraction/extractor.js';
 import { applyExplicitStatements, type ExplicitMemoryHandler } from '../src/extraction/explicit-statements.js';
 import { ScriptedLanguageModel, type ScriptedAnswer } from '../src/testing/scripted-language-model.js';
-import { answer, openExtractionFixture, PROJECT, turn, type ExtractionFixture } from './extraction-support.js';
+import { answer, openExtractionFixture, turn, type ExtractionFixture } from './extraction-support.js';
 
 /**
  * What extraction does for a source message happens once: explicit statements, the agent's writes,

@@ -1,6 +1,7 @@
 import { EngramError } from '../../core/errors.js';
 import { DEFAULT_SETTINGS } from '../../core/settings.js';
 import type { EmbedOptions, Embedder } from '../../embedding/embedder.js';
+import { abortableSleep } from '../abortable-sleep.js';
 
 export interface OpenAiCompatibleEmbedderOptions {
   /** The API root that `/embeddings` hangs off: https://api.openai.com/v1, http://localhost:11434/v1 (Ollama), a vLLM, LM Studio or TEI server. */
@@ -269,22 +270,4 @@ function describeNetworkError(error: unknown): string {
   const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
   if (typeof cause?.code === 'string') return cause.code;
   return error instanceof Error ? error.message : String(error);
-}
-
-function abortableSleep(milliseconds: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, milliseconds);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -1,5 +1,6 @@
 import { EngramError, type EngramErrorCode } from '../../core/errors.js';
 import { DEFAULT_SETTINGS } from '../../core/settings.js';
+import { abortableSleep } from '../abortable-sleep.js';
 
 /** One failed attempt in provider-neutral terms; each adapter describes its SDK's errors this way. */
 export type AttemptFailure =
@@ -285,22 +286,4 @@ function wholeNumber(value: unknown, name: string, minimum: number, maximum: num
     throw new EngramError('CONFIG_INVALID', `Invalid ${name} ${JSON.stringify(value)}: a whole number from ${minimum} to ${maximum}.`);
   }
   return value;
-}
-
-function abortableSleep(milliseconds: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, milliseconds);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -1,37 +1,13 @@
-import type { Memory, MemorySource, MemoryType } from '../../core/memory.js';
-import type { ChangeAction, HistoryEntry } from '../../store/memory-store.js';
+import type { Memory } from '../../core/memory.js';
+import { rowToHistory, rowToMemory, type StoredHistoryRow, type StoredMemoryRow } from '../../store/memory-rows.js';
 
 /** A row of the `memories` table as the driver returns it (int8 parsed to numbers). */
-export interface MemoryRow {
+export interface MemoryRow extends StoredMemoryRow {
   seq: number;
-  id: string;
-  scope: string;
-  type: string;
-  name: string;
-  description: string;
-  content: string;
-  importance: number;
-  source: string | null;
-  created_at: number;
-  updated_at: number;
-  last_accessed_at: number | null;
-  hit_count: number;
-  valid_from: number;
-  invalid_at: number | null;
-  superseded_by: string | null;
   archived: boolean;
 }
 
-export interface HistoryRow {
-  id: string;
-  memory_id: string;
-  action: string;
-  actor: string;
-  at: number;
-  before: string | null;
-  after: string | null;
-  undo_of: string | null;
-}
+export type HistoryRow = StoredHistoryRow;
 
 /** The columns a Memory is read from (`seq` orders ties, as SQLite's rowid does). */
 export const MEMORY_COLUMNS =
@@ -47,28 +23,7 @@ export function memoryColumns(alias: string): string {
     .join(', ');
 }
 
-const iso = (milliseconds: number): string => new Date(milliseconds).toISOString();
 
-export function rowToMemory(row: MemoryRow): Memory {
-  return {
-    id: row.id,
-    scope: row.scope,
-    type: row.type as MemoryType,
-    name: row.name,
-    description: row.description,
-    content: row.content,
-    importance: row.importance,
-    source: row.source === null ? null : (JSON.parse(row.source) as MemorySource),
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
-    lastAccessedAt: row.last_accessed_at === null ? null : iso(row.last_accessed_at),
-    hitCount: row.hit_count,
-    validFrom: iso(row.valid_from),
-    invalidAt: row.invalid_at === null ? null : iso(row.invalid_at),
-    supersededBy: row.superseded_by,
-    archived: row.archived,
-  };
-}
 
 /** Parameter values for WRITTEN_COLUMNS, in order. */
 export function memoryValues(memory: Memory): unknown[] {
@@ -92,20 +47,10 @@ export function memoryValues(memory: Memory): unknown[] {
   ];
 }
 
-export function rowToHistory(row: HistoryRow): HistoryEntry {
-  return {
-    id: row.id,
-    memoryId: row.memory_id,
-    action: row.action as ChangeAction,
-    actor: row.actor,
-    at: iso(row.at),
-    before: row.before === null ? null : (JSON.parse(row.before) as Memory),
-    after: row.after === null ? null : (JSON.parse(row.after) as Memory),
-    undoOf: row.undo_of,
-  };
-}
 
 /** `$start, $start+1, …` for `count` parameters. */
 export function parameterList(count: number, start = 1): string {
   return Array.from({ length: count }, (_, index) => `$${start + index}`).join(', ');
 }
+
+export { rowToHistory, rowToMemory };
