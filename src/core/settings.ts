@@ -43,6 +43,7 @@ export interface Settings {
     retryBaseDelayMs: number;
     retryMaxDelayMs: number;
     pollIntervalMs: number;
+    retainDays: number;
   };
   session: {
     contextWindow: number;
@@ -188,6 +189,7 @@ export const DEFAULT_SETTINGS: Settings = {
     retryBaseDelayMs: 5_000,
     retryMaxDelayMs: 600_000,
     pollIntervalMs: 1_000,
+    retainDays: 7,
   },
   session: {
     contextWindow: 200_000,
@@ -317,6 +319,7 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
   { path: 'extraction.retryBaseDelayMs', description: 'Wait before retrying a failed extraction job; doubles on each attempt' },
   { path: 'extraction.retryMaxDelayMs', description: 'Longest wait before retrying a failed extraction job' },
   { path: 'extraction.pollIntervalMs', description: 'How often an idle extraction worker looks for jobs other processes queued' },
+  { path: 'extraction.retainDays', description: 'How long finished extraction jobs and their per-turn records are kept before the worker deletes them (the cursor is kept)' },
   { path: 'explicitMemory.importance', description: 'Importance of a memory the user asked for in so many words ("remember that …", "always …")' },
   { path: 'explicitMemory.maxIntentsPerMessage', description: 'Remember/forget statements taken from one user message at most' },
   { path: 'explicitMemory.maxStatementChars', description: 'Longest sentence read as an explicit statement (longer ones are pasted text, not statements)' },
@@ -437,6 +440,7 @@ export const SETTING_RANGES: Readonly<Record<string, { minimum?: number; maximum
   'extraction.retryBaseDelayMs': { integer: true },
   'extraction.retryMaxDelayMs': { integer: true },
   'extraction.pollIntervalMs': { minimum: 10, integer: true },
+  'extraction.retainDays': { minimum: 1, maximum: 3_650 },
   'explicitMemory.importance': { maximum: 1 },
   'explicitMemory.maxIntentsPerMessage': { minimum: 1, maximum: 100, integer: true },
   'explicitMemory.maxStatementChars': { minimum: 20, integer: true },

@@ -1,7 +1,7 @@
 import { isEngramError } from '../core/errors.js';
 import type { Settings } from '../core/settings.js';
 import type { Job, MemoryStore } from '../store/memory-store.js';
-import { EXTRACTION_QUEUE } from './extraction-job-payload.js';
+import { EXTRACTION_QUEUE, explicitCheckpointName, turnCheckpointName } from './extraction-job-payload.js';
 import type { ExtractionRunReport } from './extraction-report.js';
 
 /** The outcome of one claimed job: its report, or the error it failed with and what became of it. */
@@ -24,6 +24,8 @@ export interface ExtractionWorkerOptions {
 }
 
 // Errors a retry cannot fix: fail the job at once, visibly, for `engram queue retry` after the fix.
+// Finished work is cleaned up at most this often by one worker.
+const PRUNE_INTERVAL_MS = 3_600_000;
 const PERMANENT_CODES = new Set(['INVALID_INPUT', 'INVALID_SCOPE', 'CONFIG_INVALID', 'MODEL_AUTH', 'MODEL_REQUEST_INVALID', 'MODEL_NOT_CONFIGURED', 'PAYLOAD_TOO_LARGE']);
 
 /**
@@ -36,6 +38,7 @@ export class ExtractionWorker {
   readonly workerId: string;
   readonly #options: ExtractionWorkerOptions;
   readonly #now: () => Date;
+  #prunedAt = Number.NEGATIVE_INFINITY;
   #loop: Promise<void> | undefined;
   #stopping = false;
   #wake: (() => void) | undefined;
@@ -113,10 +116,28 @@ export class ExtractionWorker {
     return this.#loop !== undefined && !this.#stopping;
   }
 
+  /**
+   * Deletes what finished long ago (`extraction.retainDays`): done jobs with their payloads, and the
+   * per-turn and per-message records, which only guard runs the cursor has long passed. At most once
+   * an hour per worker; the cursors themselves are kept.
+   */
+  async prune(): Promise<{ jobs: number; checkpoints: number }> {
+    const { store, settings } = this.#options;
+    const updatedBefore = new Date(this.#now().getTime() - settings.extraction.retainDays * 86_400_000).toISOString();
+    const jobs = await store.deleteJobs({ queue: EXTRACTION_QUEUE, states: ['done'], updatedBefore });
+    let checkpoints = 0;
+    for (const prefix of [turnCheckpointName(''), explicitCheckpointName('', '').slice(0, -1)]) {
+      checkpoints += await store.deleteCheckpoints({ prefix, updatedBefore });
+    }
+    this.#prunedAt = this.#now().getTime();
+    return { jobs, checkpoints };
+  }
+
   async #work(): Promise<void> {
     while (!this.#stopping) {
       this.#nudged = false;
       try {
+        if (this.#now().getTime() - this.#prunedAt >= PRUNE_INTERVAL_MS) await this.prune();
         await this.drain();
       } catch (error) {
         // The store failed while claiming or recording: keep the loop alive, try again later.

@@ -114,6 +114,24 @@ export function checkFailure(failure: unknown): { error: string; retryAt?: numbe
   return { error: text, ...(retryAt !== undefined && { retryAt: instant(retryAt, 'retryAt') }) };
 }
 
+/** Checks deleteJobs' filter: a queue, finished states only (a pending or running job is never deleted), an instant. */
+export function checkJobDeletion(filter: unknown): { queue: string; states: Array<'done' | 'failed'>; updatedBefore: number } {
+  if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) throw invalid('deleteJobs takes { queue, states, updatedBefore }.');
+  const { queue, states, updatedBefore } = filter as { queue?: unknown; states?: unknown; updatedBefore?: unknown };
+  const checked = checkStates(states);
+  if (checked.length === 0 || checked.some((state) => state !== 'done' && state !== 'failed')) {
+    throw invalid('deleteJobs deletes finished jobs only: states are "done" and/or "failed".');
+  }
+  return { queue: checkQueue(queue), states: checked as Array<'done' | 'failed'>, updatedBefore: instant(updatedBefore, 'updatedBefore') };
+}
+
+/** Checks deleteCheckpoints' filter: a non-empty name prefix and an instant. */
+export function checkCheckpointDeletion(filter: unknown): { prefix: string; updatedBefore: number } {
+  if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) throw invalid('deleteCheckpoints takes { prefix, updatedBefore }.');
+  const { prefix, updatedBefore } = filter as { prefix?: unknown; updatedBefore?: unknown };
+  return { prefix: checkCheckpointName(prefix), updatedBefore: instant(updatedBefore, 'updatedBefore') };
+}
+
 /** Checks a job listing filter: queue and states known, limit a whole number. */
 export function checkJobFilter(filter: JobFilter | undefined): { queue?: string; states?: JobState[]; limit?: number } {
   if (filter === undefined) return {};

@@ -283,6 +283,10 @@ export interface MemoryStore {
   /** Jobs by state and queue, oldest first. */
   listJobs(filter: JobFilter): Promise<Job[]>;
   jobCounts(queue?: string): Promise<Record<JobState, number>>;
+  /** Deletes finished jobs (`done`, and `failed` when named) of a queue last changed before `updatedBefore`; returns how many. */
+  deleteJobs(filter: { queue: string; states: readonly ('done' | 'failed')[]; updatedBefore: string }): Promise<number>;
+  /** Deletes checkpoints whose name starts with `prefix` (taken literally) and that were last set before `updatedBefore`. */
+  deleteCheckpoints(filter: { prefix: string; updatedBefore: string }): Promise<number>;
 
   /** Every memory in any state and scope, by id: for copying a store (`engram migrate`), never for recall. */
   exportMemories(page: ExportPage): Promise<Memory[]>;

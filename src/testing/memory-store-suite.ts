@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MemoryStore } from '../store/memory-store.js';
 import { checkpointCases } from './store-cases/checkpoint-cases.js';
+import { cleanupCases } from './store-cases/cleanup-cases.js';
 import { concurrentWriteCases } from './store-cases/concurrent-write-cases.js';
 import { historyCases } from './store-cases/history-cases.js';
 import { importCases } from './store-cases/import-cases.js';
@@ -43,6 +44,7 @@ const GROUPS: readonly StoreSuiteGroup[] = [
   recordCopyCases,
   jobQueueCases,
   checkpointCases,
+  cleanupCases,
   lockCases,
 ];
 

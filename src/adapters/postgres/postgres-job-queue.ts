@@ -1,11 +1,13 @@
 import { EngramError } from '../../core/errors.js';
 import type { Job, JobFilter, JobState, NewJob } from '../../store/memory-store.js';
 import {
+  checkCheckpointDeletion,
   checkCheckpointName,
   checkCheckpointOptions,
   checkCheckpointValue,
   checkClaim,
   checkFailure,
+  checkJobDeletion,
   checkJobFilter,
   checkJobId,
   checkNewJob,
@@ -169,6 +171,19 @@ export class PostgresJobQueue {
     const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
     const limitClause = limit === undefined ? '' : `LIMIT ${parameters.add(limit)}`;
     return (await this.#database.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs ${where} ORDER BY seq ${limitClause}`, parameters.values)).rows.map(rowToJob);
+  }
+
+  async deleteJobs(filter: unknown): Promise<number> {
+    const { queue, states, updatedBefore } = checkJobDeletion(filter);
+    const result = await this.#database.query('DELETE FROM jobs WHERE queue = $1 AND state = ANY($2::text[]) AND updated_at < $3', [queue, states, updatedBefore]);
+    return result.rowCount ?? 0;
+  }
+
+  async deleteCheckpoints(filter: unknown): Promise<number> {
+    const { prefix, updatedBefore } = checkCheckpointDeletion(filter);
+    // left(), not LIKE: the prefix is taken literally (names may hold % and _).
+    const result = await this.#database.query('DELETE FROM checkpoints WHERE left(name, char_length($1::text)) = $1 AND updated_at < $2', [prefix, updatedBefore]);
+    return result.rowCount ?? 0;
   }
 
   async counts(queue?: string): Promise<Record<JobState, number>> {

@@ -397,6 +397,14 @@ export class PostgresMemoryStore implements MemoryStore {
     return this.#jobs.counts(queue);
   }
 
+  async deleteJobs(filter: { queue: string; states: readonly ('done' | 'failed')[]; updatedBefore: string }): Promise<number> {
+    return this.#jobs.deleteJobs(filter);
+  }
+
+  async deleteCheckpoints(filter: { prefix: string; updatedBefore: string }): Promise<number> {
+    return this.#jobs.deleteCheckpoints(filter);
+  }
+
   async exportMemories(page: ExportPage): Promise<Memory[]> {
     return this.#recordCopy.exportMemories(page);
   }

@@ -2,11 +2,13 @@ import type Database from 'better-sqlite3';
 import { EngramError } from '../../core/errors.js';
 import type { Job, JobFilter, JobState, NewJob } from '../../store/memory-store.js';
 import {
+  checkCheckpointDeletion,
   checkCheckpointName,
   checkCheckpointOptions,
   checkCheckpointValue,
   checkClaim,
   checkFailure,
+  checkJobDeletion,
   checkJobFilter,
   checkJobId,
   checkNewJob,
@@ -169,6 +171,18 @@ export class SqliteJobQueue {
     const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
     const sql = `SELECT ${JOB_COLUMNS} FROM jobs ${where} ORDER BY seq LIMIT ${limit ?? -1}`;
     return guard(() => (this.#statement(sql).all(...parameters) as JobRow[]).map(rowToJob));
+  }
+
+  deleteJobs(filter: unknown): number {
+    const { queue, states, updatedBefore } = checkJobDeletion(filter);
+    const sql = `DELETE FROM jobs WHERE queue = ? AND state IN (${states.map(() => '?').join(', ')}) AND updated_at < ?`;
+    return guard(() => this.#statement(sql).run(queue, ...states, updatedBefore).changes);
+  }
+
+  deleteCheckpoints(filter: unknown): number {
+    const { prefix, updatedBefore } = checkCheckpointDeletion(filter);
+    // substr, not LIKE: the prefix is taken literally (names may hold % and _).
+    return guard(() => this.#statement('DELETE FROM checkpoints WHERE substr(name, 1, length(?)) = ? AND updated_at < ?').run(prefix, prefix, updatedBefore).changes);
   }
 
   counts(queue?: string): Record<JobState, number> {

@@ -483,6 +483,14 @@ export class SqliteMemoryStore implements MemoryStore {
     return this.#jobs.counts(queue);
   }
 
+  async deleteJobs(filter: { queue: string; states: readonly ('done' | 'failed')[]; updatedBefore: string }): Promise<number> {
+    return this.#jobs.deleteJobs(filter);
+  }
+
+  async deleteCheckpoints(filter: { prefix: string; updatedBefore: string }): Promise<number> {
+    return this.#jobs.deleteCheckpoints(filter);
+  }
+
   // Copying the store whole (engram migrate): sqlite-record-copy.ts.
   readonly #recordCopy = new SqliteRecordCopy({
     statement: (sql) => this.#statement(sql),
