@@ -27,9 +27,13 @@ export interface ExtractionJobPayload {
   projectRoot?: string;
 }
 
-/** The job key: one job per session and last message of its span, so the same turn is queued once. */
+/**
+ * The job key: one job per session and last message of its span, so the same turn is queued once.
+ * `%` and `:` in the session id are escaped, so the first `:` always ends it and two different
+ * (session, message) pairs never share a key; ids without them keep the plain `session:message` form.
+ */
 export function extractionJobKey(sessionId: string, lastMessageId: string): string {
-  return `${sessionId}:${lastMessageId}`;
+  return `${sessionId.replaceAll('%', '%25').replaceAll(':', '%3A')}:${lastMessageId}`;
 }
 
 /** The checkpoint holding a session's cursor (the last processed message). */

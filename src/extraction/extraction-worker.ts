@@ -1,4 +1,4 @@
-import { isEngramError } from '../core/errors.js';
+import { EngramError, isEngramError } from '../core/errors.js';
 import type { Settings } from '../core/settings.js';
 import type { Job, MemoryStore } from '../store/memory-store.js';
 import { EXTRACTION_QUEUE, explicitCheckpointName, turnCheckpointName } from './extraction-job-payload.js';
@@ -26,13 +26,16 @@ export interface ExtractionWorkerOptions {
 // Errors a retry cannot fix: fail the job at once, visibly, for `engram queue retry` after the fix.
 // Finished work is cleaned up at most this often by one worker.
 const PRUNE_INTERVAL_MS = 3_600_000;
+// The share of a job's lease a run may use before it is stopped (the rest covers recording the outcome).
+const LEASE_RUN_SHARE = 0.9;
 const PERMANENT_CODES = new Set(['INVALID_INPUT', 'INVALID_SCOPE', 'CONFIG_INVALID', 'MODEL_AUTH', 'MODEL_REQUEST_INVALID', 'MODEL_NOT_CONFIGURED', 'PAYLOAD_TOO_LARGE']);
 
 /**
  * Runs queued extraction jobs: claims one with a lease (`extraction.leaseMs`), runs it, completes it,
  * or fails it with exponential backoff (`extraction.retryBaseDelayMs` doubling up to
  * `retryMaxDelayMs`) until its attempts (`jobs.maxAttempts`) are used up and it stays `failed`.
- * A job whose worker died is claimed again once its lease runs out, so nothing accepted is lost.
+ * A job whose worker died is claimed again once its lease runs out, so nothing accepted is lost; a
+ * run still going at 90% of its lease is stopped and retried, so two workers never run one job.
  */
 export class ExtractionWorker {
   readonly workerId: string;
@@ -74,13 +77,25 @@ export class ExtractionWorker {
     const { store, settings } = this.#options;
     const job = await store.claimJob({ queue: EXTRACTION_QUEUE, worker: this.workerId, leaseMs: settings.extraction.leaseMs });
     if (!job) return undefined;
+    // The lease is not renewed: a run is cut off before it ends, so no other worker can claim the job
+    // while this one still works on it. The cut counts as a failed attempt (retried with backoff).
+    const deadline = new AbortController();
+    const budgetMs = Math.floor(settings.extraction.leaseMs * LEASE_RUN_SHARE);
+    const timer = setTimeout(
+      () => deadline.abort(new EngramError('JOB_LEASE_LOST', `The extraction job ran longer than ${budgetMs} ms (${LEASE_RUN_SHARE} of extraction.leaseMs) and was stopped before its lease ran out; it will be retried.`)),
+      budgetMs,
+    );
+    timer.unref?.();
     let outcome: JobOutcome;
     try {
-      const report = await this.#options.run(job, signal);
+      const report = await this.#options.run(job, AbortSignal.any([signal, deadline.signal]));
+      if (deadline.signal.aborted) throw deadline.signal.reason;
       await store.completeJob(job.id, this.workerId);
       outcome = { job, state: 'done', report };
     } catch (error) {
-      outcome = await this.#fail(job, error, signal);
+      outcome = await this.#fail(job, deadline.signal.aborted && !signal.aborted ? deadline.signal.reason : error, signal);
+    } finally {
+      clearTimeout(timer);
     }
     this.#options.onOutcome?.(outcome);
     return outcome;

@@ -12,6 +12,7 @@ import { applyExplicitOnce, type ExplicitMemoryHandler } from './explicit-statem
 import {
   EXTRACTION_QUEUE,
   cursorCheckpointName,
+  extractionJobKey,
   formatCursor,
   parseCursor,
   parseTurnProgress,
@@ -183,7 +184,7 @@ async function jobsToCover(engram: Engram, job: Job, payload: ExtractionJobPaylo
     others.push(...(await store.listJobs({ queue: EXTRACTION_QUEUE, states: ['pending'], limit: PENDING_SCAN_LIMIT })));
   }
   // Job keys start with the session id (extractionJobKey): other sessions' payloads are never read.
-  const keyPrefix = `${payload.sessionId}:`;
+  const keyPrefix = extractionJobKey(payload.sessionId, '');
   const covered: CoveredJob[] = [{ job, payload, progress }];
   for (const other of others) {
     if (other.id === job.id || !other.key.startsWith(keyPrefix)) continue;
