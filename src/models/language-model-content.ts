@@ -1,4 +1,4 @@
-import type { LanguageModelMessage, LanguageModelRequest, LanguageModelResponse, TextBlock, ToolUseBlock } from './language-model.js';
+import type { LanguageModelMessage, LanguageModelRequest, LanguageModelResponse, LanguageModelUsage, TextBlock, ToolUseBlock } from './language-model.js';
 
 /** The tool calls of a response, in order. */
 export function toolUses(response: LanguageModelResponse): ToolUseBlock[] {
@@ -19,4 +19,9 @@ export function systemText(system: LanguageModelRequest['system']): string {
   if (system === undefined) return '';
   if (typeof system === 'string') return system;
   return system.map((block) => block.text).join('\n\n');
+}
+
+/** Every input token of a request: uncached + read from the cache + written to it (FORMATS §4.3). */
+export function totalInputTokens(usage: LanguageModelUsage): number {
+  return usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
 }

@@ -75,6 +75,39 @@ export interface LanguageModelRequest {
   signal?: AbortSignal;
   /** Overrides the model's per-request timeout (code MODEL_TIMEOUT when it passes). */
   timeoutMs?: number;
+  /**
+   * Streams the answer: called with each piece of text as the provider produces it (providers that
+   * cannot stream call it once with the whole text). The response is the same as without it.
+   */
+  onTextDelta?: (text: string) => void;
+  /**
+   * Server-side context editing where the provider supports it (Anthropic's `clear_tool_uses`,
+   * FORMATS §4.2); providers without it ignore it and report no edits.
+   */
+  contextEditing?: ContextEditingRequest;
+}
+
+/** Anthropic's `clear_tool_uses_20250919` edit, in engram's names. */
+export interface ContextEditingRequest {
+  clearToolUses: {
+    /** Clear once the input passes this many tokens (provider default 100,000). */
+    triggerInputTokens?: number;
+    /** Keep this many most recent tool uses (provider default 3). */
+    keepToolUses?: number;
+    /** Clear nothing unless at least this many tokens go (so breaking the prompt cache is worth it). */
+    clearAtLeastTokens?: number;
+    /** Tool names whose results are never cleared (put the memory tool here). */
+    excludeTools?: string[];
+    /** Also blank the tool_use inputs. */
+    clearToolInputs?: boolean;
+  };
+}
+
+/** One edit the provider applied server-side. */
+export interface AppliedContextEdit {
+  type: string;
+  clearedToolUses?: number;
+  clearedInputTokens?: number;
 }
 
 /** Tokens a request consumed, as the provider reported them. */
@@ -98,6 +131,8 @@ export interface LanguageModelResponse {
   content?: ContentBlock[];
   stopReason?: LanguageModelStopReason;
   usage: LanguageModelUsage;
+  /** Context edits the provider applied (only when the request asked for them). */
+  contextEdits?: AppliedContextEdit[];
 }
 
 /** A language model engram can ask a question. Implementations must not retain or mutate the request. */
