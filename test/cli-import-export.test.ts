@@ -189,6 +189,27 @@ describe('engram export and import (Claude Code memory directory)', () => {
     }
   });
 
+  it('a re-export removes the topic files of memories no longer exported, and nothing the user wrote', async () => {
+    const fresh = createWorkspace();
+    try {
+      const kept = (await fresh.json(['remember', 'The API is served by Hono.', '--name', 'api-framework'])).memory;
+      const gone = (await fresh.json(['remember', 'The staging host is stage-2.', '--name', 'staging-host'])).memory;
+      const directory = join(fresh.root, 'claude-memory');
+      await fresh.json(['export', '--format', 'claude', '--dir', directory]);
+      expect(readdirSync(directory).sort()).toEqual(['MEMORY.md', 'api-framework.md', 'staging-host.md']);
+      writeFileSync(join(directory, 'my-notes.md'), '---\nname: my-notes\ndescription: mine\n---\n\nHand-written, no engram id.\n');
+      symlinkSync(join(directory, 'staging-host.md'), join(directory, 'linked.md'));
+      await fresh.json(['forget', gone.id, '--hard', '--yes']);
+      const again = await fresh.json(['export', '--format', 'claude', '--dir', directory]);
+      expect(again.removed).toEqual(['staging-host.md']);
+      expect(readdirSync(directory).sort()).toEqual(['MEMORY.md', 'api-framework.md', 'linked.md', 'my-notes.md']);
+      expect(readFileSync(join(directory, 'MEMORY.md'), 'utf8')).not.toContain('staging-host');
+      expect(readFileSync(join(directory, 'api-framework.md'), 'utf8')).toContain(kept.id);
+    } finally {
+      fresh.cleanup();
+    }
+  });
+
   it('refuses to export onto a symlinked directory or over files engram did not write', async () => {
     const real = join(source.root, 'real-dir');
     mkdirSync(real);

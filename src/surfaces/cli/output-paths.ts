@@ -1,5 +1,5 @@
 import type { Stats } from 'node:fs';
-import { lstat, readFile } from 'node:fs/promises';
+import { lstat, readdir, readFile, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { writeFileAtomically } from '../../adapters/fs/atomic-write.js';
 import { EngramError } from '../../core/errors.js';
@@ -57,6 +57,26 @@ export async function assertExportDirectory(directory: string, fileNames: readon
     throw new EngramError('INVALID_INPUT', `${target} holds files engram did not write (${shown}); pass --force to replace them, or pick an empty folder.`);
   }
   return target;
+}
+
+/**
+ * After a re-export into the same folder: deletes the topic files an earlier export wrote for
+ * memories that are no longer exported (forgotten, merged, moved to another scope), so a Claude
+ * Code reading the folder never sees them. Only regular `*.md` files whose frontmatter carries an
+ * engram id are removed; files the user wrote, symlinks and subfolders are left alone.
+ */
+export async function removeStaleTopicFiles(directory: string, written: readonly string[]): Promise<string[]> {
+  const keep = new Set([...written, MEMORY_INDEX_FILE]);
+  const removed: string[] = [];
+  const entries = await readdir(directory, { withFileTypes: true });
+  for (const entry of entries) {
+    if (!entry.isFile() || !/\.md$/i.test(entry.name) || keep.has(entry.name)) continue;
+    const path = join(directory, entry.name);
+    if (!(await isEngramFile(path, entry.name))) continue;
+    await unlink(path);
+    removed.push(entry.name);
+  }
+  return removed.sort();
 }
 
 /** Whether engram wrote a file: its MEMORY.md header, or a topic file whose frontmatter carries an engram id. */

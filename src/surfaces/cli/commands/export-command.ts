@@ -6,7 +6,7 @@ import { writeMemoryDirectory } from '../../../adapters/fs/memory-directory.js';
 import type { OpenedEngram } from '../../../open-engram.js';
 import { noPositionals, stringOption, type CommandDefinition, type OptionValues } from '../cli-command.js';
 import { scopeOption, withEngram } from '../cli-engram.js';
-import { assertExportDirectory, writeExportFile } from '../output-paths.js';
+import { assertExportDirectory, removeStaleTopicFiles, writeExportFile } from '../output-paths.js';
 
 const FORMATS = ['jsonl', 'claude'] as const;
 
@@ -47,10 +47,12 @@ export const exportCommand: CommandDefinition = {
         const fileNames = assignFileNames(memories);
         const directory = await assertExportDirectory(dir!, [...fileNames.values()], { force });
         const { index, files } = await writeMemoryDirectory(directory, memories, opened.loaded.settings.index);
+        const removed = await removeStaleTopicFiles(directory, [...fileNames.values()]);
         const warning = index.truncated ? `\nWarning: MEMORY.md lists ${index.shown} of ${index.total} memories (cut at its caps); every topic file was written.` : '';
+        const stale = removed.length > 0 ? ` Removed ${removed.length} topic ${removed.length === 1 ? 'file' : 'files'} of memories no longer exported.` : '';
         return {
-          data: { ...summary, dir: directory, files, indexTruncated: index.truncated, indexShown: index.shown },
-          text: `Exported ${memories.length} memories to ${directory} (MEMORY.md and ${files.length - 1} topic files).${warning}`,
+          data: { ...summary, dir: directory, files, removed, indexTruncated: index.truncated, indexShown: index.shown },
+          text: `Exported ${memories.length} memories to ${directory} (MEMORY.md and ${files.length - 1} topic files).${stale}${warning}`,
         };
       }
       const text = memories.map((memory) => `${serializeMemoryLine(memory)}\n`).join('');
