@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../src/adapters/sqlite/sqlite-memory-store.js';
 import { ENGRAM_BINARY, createWorkspace, type Workspace } from './cli-harness.js';
-import { expectSameStores, readAll, seedRichStore } from './migrate-seed.js';
+import { countsOf, expectSameStores, NO_RECORDS, readAll, seedRichStore } from './migrate-seed.js';
 
 const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
 let workspace: Workspace;
@@ -41,14 +41,16 @@ describe('engram migrate', () => {
     const targetPath = join(workspace.root, 'copy.db');
     const report = await workspace.json(['migrate', '--from', sourcePath, '--to', `sqlite://${targetPath}`]);
     const records = await withStore(sourcePath, readAll);
-    const counts = { memories: records.memories.length, history: records.history.length, vectors: records.vectors.length };
+    const counts = countsOf(records);
+    expect(counts.jobs).toBeGreaterThan(0);
+    expect(counts.checkpoints).toBeGreaterThan(0);
     expect(report).toMatchObject({
       from: sourcePath,
       to: `sqlite://${targetPath}`,
       verified: true,
       resumed: false,
       written: counts,
-      skipped: { memories: 0, history: 0, vectors: 0 },
+      skipped: NO_RECORDS,
       vectorSpace: { model: 'migrate-test-embedder', dimensions: 8 },
       source: { counts },
       target: { counts },

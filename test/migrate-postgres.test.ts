@@ -77,6 +77,8 @@ describe.skipIf(!serverUrl)(`engram migrate between SQLite and PostgreSQL${serve
 
     const there = await migrate(source, postgresUrl);
     expect(there.target.counts.memories).toBe(await withStore(source, async (store) => (await store.stats()).total));
+    expect(there.target.counts.jobs).toBeGreaterThan(100);
+    expect(there.target.counts.checkpoints).toBeGreaterThan(5);
     expect(there.target.checksums).toEqual(there.source.checksums);
     expect(there.to).not.toContain('engram-test-password');
     await withStore(source, (sqlite) => withStore(postgresUrl, (postgres) => expectSameStores(sqlite, postgres)));

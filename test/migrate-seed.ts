@@ -1,11 +1,11 @@
 import { expect } from 'vitest';
 import { MEMORY_TYPES, type Memory, type NewMemory } from '../src/core/memory.js';
-import type { HistoryEntry, MemoryStore, VectorEntry } from '../src/store/memory-store.js';
+import type { CheckpointRecord, HistoryEntry, Job, MemoryStore, VectorEntry } from '../src/store/memory-store.js';
 import { createRandomSource } from '../src/testing/store-suite-support.js';
 
 // A store with every kind of record engram keeps, for the migrate tests: memories in every state,
 // hit counts, sources, SQL and Unicode in the text, history with updates, deletes and undos, and
-// vectors (some dropped again by a text change).
+// vectors (some dropped again by a text change), jobs in every state and checkpoints (cursors).
 
 export const SEED_SPACE = { model: 'migrate-test-embedder', dimensions: 8 } as const;
 const ACTOR = { actor: 'migrate-seed' };
@@ -62,20 +62,49 @@ export async function seedRichStore(store: MemoryStore, count: number, seed = 1)
   }
   const live = new Set((await readAll(store)).memories.map((memory) => memory.id));
   await store.recordAccess(hits.filter((id) => live.has(id)), '2025-03-04T05:06:07.089Z');
+  await seedJobsAndCheckpoints(store, Math.max(5, Math.round(count / 50)), seed);
+}
+
+/** Extraction-like jobs in every state (done, failed, retrying, running, pending) and a cursor checkpoint per session. */
+async function seedJobsAndCheckpoints(store: MemoryStore, count: number, seed: number): Promise<void> {
+  for (let index = 0; index < count; index += 1) {
+    await store.enqueueJob({ queue: 'extraction', key: `session-${index % 7}:turn-${index}`, payload: { seed, turn: index, text: SPICE[index % SPICE.length] }, maxAttempts: 2 });
+  }
+  for (let index = 0; index < count - 1; index += 1) {
+    const job = await store.claimJob({ queue: 'extraction', worker: `worker-${index % 3}`, leaseMs: 600_000 });
+    if (!job) break;
+    if (index % 4 === 0) await store.completeJob(job.id, job.lockedBy!);
+    else if (index % 4 === 1) await store.failJob(job.id, job.lockedBy!, { error: `failed: ${SPICE[index % SPICE.length]}` });
+    else if (index % 4 === 2) await store.failJob(job.id, job.lockedBy!, { error: 'retry later', retryAt: '2099-01-01T00:00:00.000Z' });
+    // index % 4 === 3: left running, its lease held.
+  }
+  for (let session = 0; session < 7; session += 1) await store.setCheckpoint(`extraction-cursor:session-${session}`, `msg-${seed}-${session}`);
+  await store.setCheckpoint('aging:last-run', "2025-03-04T05:06:07.089Z'); DROP TABLE checkpoints; --");
 }
 
 export interface AllRecords {
   memories: Memory[];
   history: HistoryEntry[];
   vectors: VectorEntry[];
+  jobs: Job[];
+  checkpoints: CheckpointRecord[];
 }
+
+/** How many records of each kind, as copy reports count them. */
+export function countsOf(records: AllRecords): Record<keyof AllRecords, number> {
+  return { memories: records.memories.length, history: records.history.length, vectors: records.vectors.length, jobs: records.jobs.length, checkpoints: records.checkpoints.length };
+}
+
+/** No records of any kind. */
+export const NO_RECORDS = { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 } as const;
 
 /** Every record of a store, read page by page. */
 export async function readAll(store: MemoryStore, limit = 2_000): Promise<AllRecords> {
-  const read = async <T extends { id: string }>(page: (input: { after?: string; limit: number }) => Promise<T[]>): Promise<T[]> => {
+  const read = async <T extends { id: string } | { name: string }>(page: (input: { after?: string; limit: number }) => Promise<T[]>): Promise<T[]> => {
     const all: T[] = [];
+    const key = (record: T): string => ('id' in record ? record.id : record.name);
     for (;;) {
-      const next = await page({ limit, ...(all.length > 0 && { after: all.at(-1)!.id }) });
+      const next = await page({ limit, ...(all.length > 0 && { after: key(all.at(-1)!) }) });
       all.push(...next);
       if (next.length < limit) return all;
     }
@@ -84,6 +113,8 @@ export async function readAll(store: MemoryStore, limit = 2_000): Promise<AllRec
     memories: await read((page) => store.exportMemories(page)),
     history: await read((page) => store.exportHistory(page)),
     vectors: await read((page) => store.exportVectors(page)),
+    jobs: await read((page) => store.exportJobs(page)),
+    checkpoints: await read((page) => store.exportCheckpoints(page)),
   };
 }
 
@@ -96,6 +127,10 @@ export async function expectSameStores(left: MemoryStore, right: MemoryStore): P
   expect(b.history).toEqual(a.history);
   expect(b.vectors.length).toBe(a.vectors.length);
   expect(b.vectors).toEqual(a.vectors);
+  expect(b.jobs).toEqual(a.jobs);
+  expect(b.checkpoints).toEqual(a.checkpoints);
+  expect(await right.jobCounts()).toEqual(await left.jobCounts());
+  for (const checkpoint of a.checkpoints) expect(await right.getCheckpoint(checkpoint.name)).toBe(checkpoint.value);
   expect(await right.vectorSpace()).toEqual(await left.vectorSpace());
   expect(await right.stats()).toEqual(await left.stats());
   expect(await right.vectorCounts()).toEqual(await left.vectorCounts());

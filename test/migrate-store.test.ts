@@ -7,7 +7,7 @@ import { EngramError } from '../src/core/errors.js';
 import { copyStore, type CopyProgress } from '../src/maintenance/copy-store.js';
 import { summarizeStore } from '../src/maintenance/store-checksum.js';
 import type { MemoryStore } from '../src/store/memory-store.js';
-import { expectSameStores, readAll, SEED_SPACE, seedRichStore } from './migrate-seed.js';
+import { countsOf, expectSameStores, NO_RECORDS, readAll, SEED_SPACE, seedRichStore } from './migrate-seed.js';
 
 const ACTOR = { actor: 'migrate-test' };
 const opened: MemoryStore[] = [];
@@ -39,11 +39,11 @@ async function expectCode(action: () => Promise<unknown>, code: string): Promise
 
 /** Everything a refused copy must leave unchanged in a store. */
 async function snapshot(store: MemoryStore): Promise<unknown> {
-  return { records: await readAll(store), space: await store.vectorSpace(), stats: await store.stats() };
+  return { records: await readAll(store), space: await store.vectorSpace(), stats: await store.stats(), jobs: await store.jobCounts() };
 }
 
 describe('copyStore between two SQLite stores', () => {
-  it('copies memories, history and vectors exactly, there and back, and reports equal counts and checksums', async () => {
+  it('copies memories, history, vectors, jobs and checkpoints exactly, there and back, and reports equal counts and checksums', async () => {
     const source = await sqliteStore();
     await seedRichStore(source, 1_500);
     const middle = await sqliteStore();
@@ -56,19 +56,16 @@ describe('copyStore between two SQLite stores', () => {
     expect(records.vectors.length).toBeGreaterThan(900);
     expect(records.memories.some((memory) => memory.archived) && records.memories.some((memory) => memory.invalidAt !== null)).toBe(true);
     expect(records.history.some((entry) => entry.undoOf !== null) && records.history.some((entry) => entry.action === 'delete')).toBe(true);
-    expect(report).toMatchObject({
-      resumed: false,
-      written: { memories: records.memories.length, history: records.history.length, vectors: records.vectors.length },
-      skipped: { memories: 0, history: 0, vectors: 0 },
-      vectorSpace: SEED_SPACE,
-    });
+    expect(new Set(records.jobs.map((job) => job.state))).toEqual(new Set(['pending', 'running', 'done', 'failed']));
+    expect(records.checkpoints.length).toBeGreaterThan(5);
+    expect(report).toMatchObject({ resumed: false, written: countsOf(records), skipped: NO_RECORDS, vectorSpace: SEED_SPACE });
     expect(report.target).toEqual(report.source);
-    expect(report.source.counts).toEqual({ memories: records.memories.length, history: records.history.length, vectors: records.vectors.length });
+    expect(report.source.counts).toEqual(countsOf(records));
     expect(report.source.checksums.memories).toMatch(/^sha256:[0-9a-f]{64}$/);
     await expectSameStores(source, middle);
 
     // Progress: each phase in order, each ending at its total.
-    expect([...new Set(phases.map((progress) => progress.phase))]).toEqual(['memories', 'history', 'vectors', 'verifying']);
+    expect([...new Set(phases.map((progress) => progress.phase))]).toEqual(['memories', 'history', 'vectors', 'jobs', 'checkpoints', 'verifying']);
     const lastOf = (phase: string): CopyProgress => phases.filter((progress) => progress.phase === phase).at(-1)!;
     expect(lastOf('memories')).toEqual({ phase: 'memories', done: records.memories.length, total: records.memories.length });
     expect(lastOf('vectors').done).toBe(records.vectors.length);
@@ -93,7 +90,7 @@ describe('copyStore between two SQLite stores', () => {
 
   it('an empty source gives an empty copy with equal checksums', async () => {
     const report = await copyStore(await sqliteStore(), await sqliteStore());
-    expect(report).toMatchObject({ resumed: false, written: { memories: 0, history: 0, vectors: 0 }, vectorSpace: null });
+    expect(report).toMatchObject({ resumed: false, written: NO_RECORDS, vectorSpace: null });
     expect(report.target).toEqual(report.source);
   });
 
@@ -105,6 +102,7 @@ describe('copyStore between two SQLite stores', () => {
       ['memories', 250],
       ['history', 300],
       ['vectors', 100],
+      ['jobs', 12],
     ] as const) {
       const target = await sqliteStore();
       const controller = new AbortController();
@@ -117,21 +115,19 @@ describe('copyStore between two SQLite stores', () => {
       });
       await expect(stop).rejects.toThrow(/abort/i);
       const partial = await readAll(target);
-      const copiedBefore = phase === 'memories' ? partial.memories.length : phase === 'history' ? partial.history.length : partial.vectors.length;
+      const copiedBefore = countsOf(partial)[phase];
       expect(copiedBefore, phase).toBe(afterRecords);
 
       const report = await copyStore(source, target, { pageSize: 70 });
       expect(report.resumed).toBe(true);
-      expect(report.skipped).toEqual({ memories: partial.memories.length, history: partial.history.length, vectors: partial.vectors.length });
-      expect(report.written).toEqual({
-        memories: records.memories.length - partial.memories.length,
-        history: records.history.length - partial.history.length,
-        vectors: records.vectors.length - partial.vectors.length,
-      });
+      expect(report.skipped).toEqual(countsOf(partial));
+      const all = countsOf(records);
+      const skipped = countsOf(partial);
+      expect(report.written).toEqual(Object.fromEntries(Object.entries(all).map(([kind, count]) => [kind, count - skipped[kind as keyof typeof all]])));
       await expectSameStores(source, target);
       // A finished copy run again changes nothing.
       const rerun = await copyStore(source, target);
-      expect(rerun.written).toEqual({ memories: 0, history: 0, vectors: 0 });
+      expect(rerun.written).toEqual(NO_RECORDS);
       expect(rerun.target).toEqual(report.target);
     }
   });
@@ -174,6 +170,18 @@ describe('copyStore between two SQLite stores', () => {
     expect((await expectCode(() => copyStore(source, otherSpace), 'CONFLICT')).message).toContain('another-model');
     expect(await otherSpace.vectorSpace()).toEqual({ model: 'another-model', dimensions: SEED_SPACE.dimensions });
     expect(await otherSpace.count({ scopes: ['global'], archived: 'include', invalid: 'include' })).toBe(0);
+
+    // Jobs and checkpoints are records too: another store's cursor, or a job changed after the copy, is refused by name.
+    const withCursor = await sqliteStore();
+    await withCursor.setCheckpoint('extraction-cursor:elsewhere', 'msg-1');
+    const cursorBefore = await snapshot(withCursor);
+    expect((await expectCode(() => copyStore(source, withCursor), 'CONFLICT')).message).toContain('checkpoint "extraction-cursor:elsewhere", which the source does not have');
+    expect(await snapshot(withCursor)).toEqual(cursorBefore);
+    const jobEdited = await sqliteStore();
+    await copyStore(source, jobEdited);
+    const [failed] = await jobEdited.listJobs({ states: ['failed'] });
+    await jobEdited.retryJob(failed!.id);
+    expect((await expectCode(() => copyStore(source, jobEdited), 'CONFLICT')).message).toContain(`job "${failed!.id}" differs`);
   });
 
   it('refuses the same store on both sides and malformed page sizes, writing nothing', async () => {
@@ -190,7 +198,7 @@ describe('copyStore between two SQLite stores', () => {
       await expectCode(() => copyStore(source, target, { pageSize }), 'INVALID_INPUT');
     }
     expect(await snapshot(source)).toEqual(before);
-    expect(await readAll(target)).toEqual({ memories: [], history: [], vectors: [] });
+    expect(await readAll(target)).toEqual({ memories: [], history: [], vectors: [], jobs: [], checkpoints: [] });
     expect(await target.vectorSpace()).toBeUndefined();
   });
 

@@ -8,6 +8,23 @@ const TAIL_LENGTH = 12;
 // entries of one memory written in one millisecond keep their order when a store is copied by id).
 const lastByPrefix = new Map<string, { time: number; tail: number[] }>();
 
+// Random bytes drawn a few kilobytes at a time: one draw per id costs more than the rest of
+// making it (a call into the system's random source each time), on every write.
+const POOL_BYTES = 4_096;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
+function randomTail(): number[] {
+  if (poolOffset + TAIL_LENGTH > pool.length) {
+    pool = randomBytes(POOL_BYTES);
+    poolOffset = 0;
+  }
+  const digits = new Array<number>(TAIL_LENGTH);
+  for (let index = 0; index < TAIL_LENGTH; index += 1) digits[index] = pool[poolOffset + index]! % 32;
+  poolOffset += TAIL_LENGTH;
+  return digits;
+}
+
 /**
  * A sortable unique id: `<prefix>_` + 10 characters of millisecond time + 12 random characters
  * (Crockford base32, lowercase). Sorting ids sorts them by creation time; within one millisecond
@@ -22,7 +39,7 @@ export function createSortableId(prefix: string, now: number = Date.now()): stri
   }
   const last = lastByPrefix.get(prefix);
   const next = last !== undefined && last.time === now ? increment(last.tail) : undefined;
-  const digits = next ?? [...randomBytes(TAIL_LENGTH)].map((byte) => byte % 32);
+  const digits = next ?? randomTail();
   lastByPrefix.set(prefix, { time: now, tail: digits });
   return `${prefix}_${time}${digits.map((digit) => ALPHABET[digit]).join('')}`;
 }

@@ -4,11 +4,14 @@ import type { MemoryStore, StoreRecords, VectorSpace } from '../store/memory-sto
 import { MAX_EXPORT_PAGE } from '../store/record-copy-input.js';
 import {
   canonicalRecord,
+  compareKeys,
   holdsNoRecords,
   RECORD_KINDS,
+  recordKey,
   recordPages,
   records,
   summarizeStore,
+  zeroCounts,
   type RecordCounts,
   type RecordKind,
   type StoreSummary,
@@ -45,7 +48,7 @@ export interface CopyStoreReport {
 }
 
 /**
- * Copies every memory, history entry and vector of one store into another, verbatim, then reads
+ * Copies every memory, history entry, vector, job and checkpoint of one store into another, verbatim, then reads
  * both back and compares counts and checksums. The target must be empty or hold an interrupted
  * copy of the same source (then the copy resumes: what is there is skipped); a target holding
  * anything else is refused before anything is written. Writers of the source should be stopped.
@@ -74,8 +77,8 @@ export async function copyStore(source: MemoryStore, target: MemoryStore, option
   if (sourceSpace !== undefined && targetSpace === undefined) await target.setVectorSpace(sourceSpace);
 
   const totals = await recordTotals(source);
-  const written: RecordCounts = { memories: 0, history: 0, vectors: 0 };
-  const skipped: RecordCounts = { memories: 0, history: 0, vectors: 0 };
+  const written = zeroCounts();
+  const skipped = zeroCounts();
   for (const kind of RECORD_KINDS) {
     progress({ phase: kind, done: 0, total: totals[kind] });
     let done = 0;
@@ -88,10 +91,10 @@ export async function copyStore(source: MemoryStore, target: MemoryStore, option
     }
   }
 
-  const verifyTotal = 2 * (totals.memories + totals.history + totals.vectors);
+  const verifyTotal = 2 * sum(totals);
   progress({ phase: 'verifying', done: 0, total: verifyTotal });
   const sourceSummary = await summarizeStore(source, { ...read, onPage: (done) => progress({ phase: 'verifying', done, total: verifyTotal }) });
-  const half = sourceSummary.counts.memories + sourceSummary.counts.history + sourceSummary.counts.vectors;
+  const half = sum(sourceSummary.counts);
   const targetSummary = await summarizeStore(target, { ...read, onPage: (done) => progress({ phase: 'verifying', done: half + done, total: Math.max(verifyTotal, half + done) }) });
   assertSameSummary(sourceSummary, targetSummary);
   return { resumed, written, skipped, vectorSpace: sourceSpace ?? null, source: sourceSummary, target: targetSummary };
@@ -102,18 +105,18 @@ export async function copyStore(source: MemoryStore, target: MemoryStore, option
  * an interrupted copy leaves (pages are transactions, so there are no half-written records).
  */
 async function checkPartialCopy(source: MemoryStore, target: MemoryStore, read: { pageSize: number; signal?: AbortSignal }, progress: (progress: CopyProgress) => void): Promise<void> {
-  const totals = await recordTotals(target);
-  const total = totals.memories + totals.history + totals.vectors;
+  const total = sum(await recordTotals(target));
   let checked = 0;
   for (const kind of RECORD_KINDS) {
     const sourceRecords = records(source, kind, read);
     let next = await sourceRecords.next();
     try {
       for await (const record of records(target, kind, read)) {
-        while (!next.done && next.value.id < record.id) next = await sourceRecords.next();
-        if (next.done || next.value.id !== record.id) throw notACopy(`it holds ${describeRecord(kind, record.id)}, which the source does not have`);
+        const key = recordKey(kind, record);
+        while (!next.done && compareKeys(recordKey(kind, next.value), key) < 0) next = await sourceRecords.next();
+        if (next.done || recordKey(kind, next.value) !== key) throw notACopy(`it holds ${describeRecord(kind, key)}, which the source does not have`);
         if (canonicalRecord(kind, next.value) !== canonicalRecord(kind, record)) {
-          throw notACopy(`its ${describeRecord(kind, record.id)} differs from the source's (if the source changed since an interrupted copy, start again into an empty store)`);
+          throw notACopy(`its ${describeRecord(kind, key)} differs from the source's (if the source changed since an interrupted copy, start again into an empty store)`);
         }
         checked += 1;
         progress({ phase: 'checking', done: checked, total: Math.max(checked, total) });
@@ -124,9 +127,15 @@ async function checkPartialCopy(source: MemoryStore, target: MemoryStore, read: 
   }
 }
 
+/** About how many records of each kind a store holds, for progress (checkpoints are not counted ahead: 0). */
 async function recordTotals(store: MemoryStore): Promise<RecordCounts> {
   const stats = await store.stats();
-  return { memories: stats.total, history: stats.historyEntries, vectors: (await store.vectorCounts()).stored };
+  const jobs = Object.values(await store.jobCounts()).reduce((total, count) => total + count, 0);
+  return { ...zeroCounts(), memories: stats.total, history: stats.historyEntries, vectors: (await store.vectorCounts()).stored, jobs };
+}
+
+function sum(counts: RecordCounts): number {
+  return RECORD_KINDS.reduce((total, kind) => total + counts[kind], 0);
 }
 
 function assertDifferentStores(source: MemoryStore, target: MemoryStore): void {
@@ -161,7 +170,7 @@ function notACopy(reason: string): EngramError {
 }
 
 function describeRecord(kind: RecordKind, id: string): string {
-  const what = kind === 'memories' ? 'memory' : kind === 'history' ? 'history entry' : 'a vector of memory';
+  const what = { memories: 'memory', history: 'history entry', vectors: 'a vector of memory', jobs: 'job', checkpoints: 'checkpoint' }[kind];
   return `${what} ${JSON.stringify(id.slice(0, 140))}`;
 }
 

@@ -167,18 +167,37 @@ export interface ExportPage {
   limit: number;
 }
 
+/** A checkpoint as stored, with when it was last set: what `exportCheckpoints` returns and `restoreRecords` takes. */
+export interface CheckpointRecord {
+  name: string;
+  value: string;
+  updatedAt: string;
+}
+
 /** Records copied verbatim into a store (no new history): what `restoreRecords` writes. */
 export interface StoreRecords {
   memories?: readonly Memory[];
   history?: readonly HistoryEntry[];
   /** Vectors with the `updatedAt` of the memory version they were computed from. */
   vectors?: readonly VectorEntry[];
+  /** Jobs in any state, with their attempts, leases and errors. */
+  jobs?: readonly Job[];
+  checkpoints?: readonly CheckpointRecord[];
+}
+
+/** How many records of each kind one `restoreRecords` call handled. */
+export interface RestoreCounts {
+  memories: number;
+  history: number;
+  vectors: number;
+  jobs: number;
+  checkpoints: number;
 }
 
 /** How many records `restoreRecords` wrote, and how many it skipped because an identical id was there. */
 export interface RestoreReport {
-  written: { memories: number; history: number; vectors: number };
-  skipped: { memories: number; history: number; vectors: number };
+  written: RestoreCounts;
+  skipped: RestoreCounts;
 }
 
 export interface StoreInfo {
@@ -294,8 +313,12 @@ export interface MemoryStore {
   exportHistory(page: ExportPage): Promise<HistoryEntry[]>;
   /** Every stored vector of the current space, by memory id, with that memory's updatedAt. */
   exportVectors(page: ExportPage): Promise<VectorEntry[]>;
+  /** Every job in any state, by id (byte order). */
+  exportJobs(page: ExportPage): Promise<Job[]>;
+  /** Every checkpoint, by name (byte order of its UTF-8); `after` is the last name of the previous page. */
+  exportCheckpoints(page: ExportPage): Promise<CheckpointRecord[]>;
   /**
-   * Writes records exactly as given (ids, timestamps, counters, history), in one transaction, with
+   * Writes records exactly as given (ids, timestamps, counters, history, jobs, checkpoints), in one transaction, with
    * no new history: the receiving end of `engram migrate`. An id already present is skipped when
    * identical and refused with CONFLICT when it differs (so a resumed copy is idempotent).
    * Vectors need the vector space set first.

@@ -1,7 +1,20 @@
 import { EngramError, isEngramError } from '../core/errors.js';
 import { assertMemoryId, assertTimestamp, MEMORY_FIELD_ORDER, normalizeNewMemory, type Memory, type MemoryLimits } from '../core/memory.js';
-import { canonicalHistoryEntry, canonicalMemory, canonicalVector } from '../core/record-canonical-form.js';
-import { CHANGE_ACTIONS, type ChangeAction, type ExportPage, type HistoryEntry, type StoreRecords, type VectorEntry, type VectorSpace } from './memory-store.js';
+import { canonicalHistoryEntry, canonicalJson, canonicalMemory, canonicalVector } from '../core/record-canonical-form.js';
+import { DEFAULT_SETTINGS } from '../core/settings.js';
+import { checkCheckpointName, checkCheckpointValue, checkJobId, checkNewJob, checkWorker, MAX_COORDINATION_NAME_LENGTH, MAX_JOB_ATTEMPTS, MAX_JOB_ERROR_LENGTH } from './job-input.js';
+import {
+  CHANGE_ACTIONS,
+  JOB_STATES,
+  type ChangeAction,
+  type CheckpointRecord,
+  type ExportPage,
+  type HistoryEntry,
+  type Job,
+  type StoreRecords,
+  type VectorEntry,
+  type VectorSpace,
+} from './memory-store.js';
 import { checkVectorEntries } from './vector-input.js';
 
 // The checks every backend applies to `exportMemories`/`exportHistory`/`exportVectors` pages and to
@@ -14,20 +27,36 @@ export const MAX_RESTORE_RECORDS = 10_000;
 
 const RECORD_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const HISTORY_FIELDS = ['id', 'memoryId', 'action', 'actor', 'at', 'before', 'after', 'undoOf'] as const;
-const RECORD_KINDS = ['memories', 'history', 'vectors'] as const;
+const JOB_FIELDS = ['id', 'queue', 'key', 'payload', 'state', 'attempts', 'maxAttempts', 'runAt', 'lockedBy', 'lockedUntil', 'lastError', 'createdAt', 'updatedAt'] as const;
+const CHECKPOINT_FIELDS = ['name', 'value', 'updatedAt'] as const;
+const RECORD_KINDS = ['memories', 'history', 'vectors', 'jobs', 'checkpoints'] as const;
+/** Longest `after` of an export page: an id, or a checkpoint name (up to 500 characters). */
+const MAX_AFTER_LENGTH = { id: 200, name: MAX_COORDINATION_NAME_LENGTH } as const;
 
 /** A vector ready to restore: checked against the space, with the memory version it belongs to. */
 export type RestoredVector = VectorEntry & { updatedAt: string };
 
-/** Checks an export page: `limit` a whole number from 1 to MAX_EXPORT_PAGE, `after` an optional string. */
-export function checkExportPage(page: ExportPage): { after: string; limit: number } {
+/** A job ready to restore: canonical times, and its payload as the JSON text to store. */
+export type RestoredJob = Job & { payloadJson: string };
+
+/** What a restore checks records against besides memory limits. */
+export interface RecordCheckOptions {
+  /** Largest job payload as JSON; default setting `jobs.maxPayloadBytes` (the store's own limit for enqueueing). */
+  maxPayloadBytes?: number;
+}
+
+/**
+ * Checks an export page: `limit` a whole number from 1 to MAX_EXPORT_PAGE, `after` an optional
+ * string (an id, or for checkpoints a name: `keyed: 'name'` allows the longer names those have).
+ */
+export function checkExportPage(page: ExportPage, keyed: 'id' | 'name' = 'id'): { after: string; limit: number } {
   if (page === null || typeof page !== 'object' || Array.isArray(page)) throw invalid('An export page is an object { limit, after? }.');
   const { after, limit } = page;
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_EXPORT_PAGE) {
     throw invalid(`An export page's limit must be a whole number from 1 to ${MAX_EXPORT_PAGE}.`);
   }
-  if (after !== undefined && (typeof after !== 'string' || after.length > 200 || after.includes('\u0000'))) {
-    throw invalid('An export page\'s "after" must be the id of the last record of the previous page.');
+  if (after !== undefined && (typeof after !== 'string' || after.length > MAX_AFTER_LENGTH[keyed] || after.includes('\u0000'))) {
+    throw invalid(`An export page's "after" must be the ${keyed} of the last record of the previous page.`);
   }
   return { after: after ?? '', limit };
 }
@@ -38,12 +67,16 @@ export function checkExportPage(page: ExportPage): { after: string; limit: numbe
  * store would refuse on create are refused, so a restore can never write what a store cannot read.
  * Vectors are checked separately (`checkRestoredVectors`) because they need the store's space.
  */
-export function checkStoreRecords(records: StoreRecords, limits: MemoryLimits): { memories: Memory[]; history: HistoryEntry[]; vectors: readonly VectorEntry[] } {
+export function checkStoreRecords(
+  records: StoreRecords,
+  limits: MemoryLimits,
+  options: RecordCheckOptions = {},
+): { memories: Memory[]; history: HistoryEntry[]; vectors: readonly VectorEntry[]; jobs: RestoredJob[]; checkpoints: CheckpointRecord[] } {
   if (records === null || typeof records !== 'object' || Array.isArray(records)) {
-    throw invalid('restoreRecords takes an object { memories?, history?, vectors? } of arrays.');
+    throw invalid('restoreRecords takes an object { memories?, history?, vectors?, jobs?, checkpoints? } of arrays.');
   }
   for (const key of Object.keys(records)) {
-    if (!(RECORD_KINDS as readonly string[]).includes(key)) throw invalid(`Unknown record kind ${JSON.stringify(key.slice(0, 40))}: use memories, history or vectors.`);
+    if (!(RECORD_KINDS as readonly string[]).includes(key)) throw invalid(`Unknown record kind ${JSON.stringify(key.slice(0, 40))}: use ${RECORD_KINDS.join(', ')}.`);
   }
   for (const kind of RECORD_KINDS) {
     const list = records[kind];
@@ -57,7 +90,21 @@ export function checkStoreRecords(records: StoreRecords, limits: MemoryLimits): 
   refuseDuplicates(memories, 'Memory');
   const history = (records.history ?? []).map((entry, index) => checkHistoryRecord(entry, limits, index));
   refuseDuplicates(history, 'History entry');
-  return { memories, history, vectors: records.vectors ?? [] };
+  const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_SETTINGS.jobs.maxPayloadBytes;
+  const jobs = (records.jobs ?? []).map((job, index) => checkJobRecord(job, index, maxPayloadBytes));
+  refuseDuplicates(jobs, 'Job');
+  const jobKeys = new Set<string>();
+  for (const job of jobs) {
+    const key = JSON.stringify([job.queue, job.key]);
+    if (jobKeys.has(key)) throw new EngramError('CONFLICT', `Two jobs of one restoreRecords call share queue ${JSON.stringify(job.queue.slice(0, 80))} and key ${JSON.stringify(job.key.slice(0, 80))}.`);
+    jobKeys.add(key);
+  }
+  const checkpoints = (records.checkpoints ?? []).map((checkpoint, index) => checkCheckpointRecord(checkpoint, index));
+  refuseDuplicates(
+    checkpoints.map((checkpoint) => ({ id: checkpoint.name })),
+    'Checkpoint',
+  );
+  return { memories, history, vectors: records.vectors ?? [], jobs, checkpoints };
 }
 
 /** Checks vectors to restore against the store's space; each must name the memory version (`updatedAt`) it was computed from. */
@@ -84,8 +131,42 @@ export function sameVector(left: VectorEntry, right: VectorEntry): boolean {
   return canonicalVector(left) === canonicalVector(right);
 }
 
+/** A job's canonical text: every field, the payload as canonical JSON. */
+export function canonicalJob(job: Job): string {
+  return canonicalJson([
+    job.id,
+    job.queue,
+    job.key,
+    job.payload,
+    job.state,
+    job.attempts,
+    job.maxAttempts,
+    job.runAt,
+    job.lockedBy,
+    job.lockedUntil,
+    job.lastError,
+    job.createdAt,
+    job.updatedAt,
+  ]);
+}
+
+/** A checkpoint's canonical text: name, value and when it was set. */
+export function canonicalCheckpoint(checkpoint: CheckpointRecord): string {
+  return canonicalJson([checkpoint.name, checkpoint.value, checkpoint.updatedAt]);
+}
+
+/** Whether two jobs are the same record, field for field (the payload compared as JSON). */
+export function sameJob(left: Job, right: Job): boolean {
+  return canonicalJob(left) === canonicalJob(right);
+}
+
+/** Whether two checkpoints are the same record: same value, set at the same instant. */
+export function sameCheckpoint(left: CheckpointRecord, right: CheckpointRecord): boolean {
+  return canonicalCheckpoint(left) === canonicalCheckpoint(right);
+}
+
 /** The CONFLICT a restore raises for an id that holds different data. */
-export function differentRecord(kind: 'memory' | 'history entry' | 'vector', id: string): EngramError {
+export function differentRecord(kind: 'memory' | 'history entry' | 'vector' | 'job' | 'checkpoint', id: string): EngramError {
   return new EngramError(
     'CONFLICT',
     `The store already holds a different ${kind} ${JSON.stringify(id.slice(0, 140))}: it is not a copy of the same store. Nothing was written; restore into an empty store.`,
@@ -144,6 +225,71 @@ function checkHistoryRecord(value: unknown, limits: MemoryLimits, index: number)
     after: snapshot('after'),
     undoOf: record.undoOf === null ? null : checkRecordId(record.undoOf, `undoOf of history entry ${id}`),
   };
+}
+
+function checkJobRecord(value: unknown, index: number, maxPayloadBytes: number): RestoredJob {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid(`Job ${index} is not an object.`);
+  const record = value as Record<string, unknown>;
+  // A payload of null is a payload; only a missing one is missing.
+  const missing = JOB_FIELDS.filter((field) => record[field] === undefined);
+  if (missing.length > 0) throw invalid(`Job ${index} lacks ${missing.join(', ')}: a restored job carries every field.`);
+  const unknown = Object.keys(record).filter((key) => !(JOB_FIELDS as readonly string[]).includes(key));
+  if (unknown.length > 0) throw invalid(`Job ${index} has unknown fields ${unknown.slice(0, 5).join(', ')}.`);
+  const id = checkJobId(record.id);
+  const what = `job ${JSON.stringify(id.slice(0, 140))}`;
+  try {
+    const checked = checkNewJob(
+      { queue: record.queue as string, key: record.key as string, payload: record.payload, maxAttempts: record.maxAttempts as number, runAt: record.runAt as string },
+      { maxAttempts: 1, maxPayloadBytes, now: 0 },
+    );
+    if (!(JOB_STATES as readonly unknown[]).includes(record.state)) throw invalid(`state ${JSON.stringify(String(record.state).slice(0, 40))} is not one of ${JOB_STATES.join(', ')}.`);
+    const attempts = record.attempts;
+    if (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 0 || attempts > MAX_JOB_ATTEMPTS) {
+      throw invalid(`attempts must be a whole number from 0 to ${MAX_JOB_ATTEMPTS}.`);
+    }
+    const lastError = record.lastError;
+    if (lastError !== null && (typeof lastError !== 'string' || lastError.length > MAX_JOB_ERROR_LENGTH || lastError.includes('\u0000'))) {
+      throw invalid(`lastError is null or a text of at most ${MAX_JOB_ERROR_LENGTH} characters without NUL.`);
+    }
+    return {
+      id,
+      queue: checked.queue,
+      key: checked.key,
+      payload: JSON.parse(checked.payloadJson) as unknown,
+      payloadJson: checked.payloadJson,
+      state: record.state as Job['state'],
+      attempts,
+      maxAttempts: checked.maxAttempts,
+      runAt: new Date(checked.runAt).toISOString(),
+      lockedBy: record.lockedBy === null ? null : checkWorker(record.lockedBy),
+      lockedUntil: record.lockedUntil === null ? null : assertTimestamp(record.lockedUntil, 'lockedUntil'),
+      lastError,
+      createdAt: assertTimestamp(record.createdAt, 'createdAt'),
+      updatedAt: assertTimestamp(record.updatedAt, 'updatedAt'),
+    };
+  } catch (error) {
+    if (!isEngramError(error)) throw error;
+    throw new EngramError(error.code, `Invalid records: ${what}: ${error.message.replace(/^Invalid records: /, '')}`, { cause: error });
+  }
+}
+
+function checkCheckpointRecord(value: unknown, index: number): CheckpointRecord {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid(`Checkpoint ${index} is not an object.`);
+  const record = value as Record<string, unknown>;
+  const missing = CHECKPOINT_FIELDS.filter((field) => record[field] === undefined);
+  if (missing.length > 0) throw invalid(`Checkpoint ${index} lacks ${missing.join(', ')}.`);
+  const unknown = Object.keys(record).filter((key) => !(CHECKPOINT_FIELDS as readonly string[]).includes(key));
+  if (unknown.length > 0) throw invalid(`Checkpoint ${index} has unknown fields ${unknown.slice(0, 5).join(', ')}.`);
+  try {
+    return {
+      name: checkCheckpointName(record.name),
+      value: checkCheckpointValue(record.value),
+      updatedAt: assertTimestamp(record.updatedAt, 'updatedAt'),
+    };
+  } catch (error) {
+    if (!isEngramError(error)) throw error;
+    throw new EngramError(error.code, `Invalid records: checkpoint ${index}: ${error.message}`, { cause: error });
+  }
 }
 
 function checkRecordId(value: unknown, what: string): string {

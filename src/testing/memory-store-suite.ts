@@ -6,6 +6,7 @@ import { concurrentWriteCases } from './store-cases/concurrent-write-cases.js';
 import { historyCases } from './store-cases/history-cases.js';
 import { importCases } from './store-cases/import-cases.js';
 import { jobQueueCases } from './store-cases/job-queue-cases.js';
+import { jobRecordCopyCases } from './store-cases/job-record-copy-cases.js';
 import { lockCases } from './store-cases/lock-cases.js';
 import { readCases } from './store-cases/read-cases.js';
 import { recordCopyCases } from './store-cases/record-copy-cases.js';
@@ -42,6 +43,7 @@ const GROUPS: readonly StoreSuiteGroup[] = [
   historyCases,
   concurrentWriteCases,
   recordCopyCases,
+  jobRecordCopyCases,
   jobQueueCases,
   checkpointCases,
   cleanupCases,

@@ -233,9 +233,18 @@ export class PostgresDatabase implements PostgresAccess {
   }
 }
 
+/** Names of the prepared statements seen so far: a hot statement is hashed once, not on every run. */
+const statementNames = new Map<string, string>();
+
 /** A stable name for a prepared statement: the same SQL text gets the same name on every connection. */
 function statementName(sql: string): string {
-  return `engram_${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`;
+  let name = statementNames.get(sql);
+  if (name === undefined) {
+    name = `engram_${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`;
+    // Prepared statements are fixed texts, a few dozen; the bound keeps a misuse from growing without end.
+    if (statementNames.size < 1_000) statementNames.set(sql, name);
+  }
+  return name;
 }
 
 /** A Postgres identifier in double quotes (names engram chose or checked, quoted anyway). */

@@ -7,6 +7,7 @@ import { DEFAULT_SETTINGS, type Settings } from '../../core/settings.js';
 import type {
   ChangeAction,
   ChangeContext,
+  CheckpointRecord,
   ExportPage,
   HistoryEntry,
   ImportReport,
@@ -119,7 +120,11 @@ export class PostgresMemoryStore implements MemoryStore {
       defaultWaitMs: () => (options.locks ?? DEFAULT_SETTINGS.locks).waitMs,
       onWarning: this.#warn,
     });
-    this.#recordCopy = new PostgresRecordCopy(this.#database, () => this.#limits, (transaction, entries) => this.#vectors.mirror(transaction, entries));
+    this.#recordCopy = new PostgresRecordCopy(this.#database, {
+      limits: () => this.#limits,
+      maxPayloadBytes: () => (options.jobs ?? DEFAULT_SETTINGS.jobs).maxPayloadBytes,
+      mirrorVectors: (transaction, entries) => this.#vectors.mirror(transaction, entries),
+    });
   }
 
   async open(): Promise<void> {
@@ -415,6 +420,14 @@ export class PostgresMemoryStore implements MemoryStore {
 
   async exportVectors(page: ExportPage): Promise<VectorEntry[]> {
     return this.#recordCopy.exportVectors(page);
+  }
+
+  async exportJobs(page: ExportPage): Promise<Job[]> {
+    return this.#recordCopy.exportJobs(page);
+  }
+
+  async exportCheckpoints(page: ExportPage): Promise<CheckpointRecord[]> {
+    return this.#recordCopy.exportCheckpoints(page);
   }
 
   async restoreRecords(records: StoreRecords): Promise<RestoreReport> {

@@ -1,12 +1,16 @@
 import type { Memory, MemoryLimits } from '../../core/memory.js';
-import type { ExportPage, HistoryEntry, RestoreReport, StoreRecords, VectorEntry, VectorSpace } from '../../store/memory-store.js';
+import { JOB_COLUMNS, rowToJob, type JobRow } from '../../store/job-rows.js';
+import type { CheckpointRecord, ExportPage, HistoryEntry, Job, RestoreReport, StoreRecords, VectorEntry, VectorSpace } from '../../store/memory-store.js';
 import {
   checkExportPage,
   checkRestoredVectors,
   checkStoreRecords,
   differentRecord,
+  sameCheckpoint,
   sameHistoryEntry,
+  sameJob,
   sameMemory,
+  type RestoredJob,
   sameVector,
   vectorWithoutMemory,
 } from '../../store/record-copy-input.js';
@@ -16,6 +20,17 @@ import { MEMORY_COLUMNS, rowToHistory, rowToMemory, type HistoryRow, type Memory
 import { vectorBytes, vectorFromBytes } from './postgres-vector-index.js';
 
 const HISTORY_COLUMNS = 'id, memory_id, action, actor, at, before, after, undo_of';
+const JOB_COLUMN_TYPES = ['text', 'text', 'text', 'text', 'text', 'int4', 'int4', 'int8', 'text', 'int8', 'text', 'int8', 'int8'];
+const INSERT_JOBS = `INSERT INTO jobs (${JOB_COLUMNS}) SELECT * FROM unnest(${JOB_COLUMN_TYPES.map((type, index) => `$${index + 1}::${type}[]`).join(', ')})`;
+
+/** What the record copy needs from the store besides its connection. */
+export interface PostgresRecordCopyOptions {
+  limits: () => MemoryLimits;
+  /** The largest job payload the store takes (setting jobs.maxPayloadBytes). */
+  maxPayloadBytes: () => number;
+  /** Copies written vectors into the pgvector column, where there is one. */
+  mirrorVectors: (transaction: PostgresQueryable, entries: VectorEntry[]) => Promise<void>;
+}
 
 /**
  * Copying a Postgres store whole (`engram migrate`): every record by id, in pages (ids are
@@ -24,14 +39,11 @@ const HISTORY_COLUMNS = 'id, memory_id, action, actor, at, before, after, undo_o
  */
 export class PostgresRecordCopy {
   readonly #database: PostgresAccess;
-  readonly #limits: () => MemoryLimits;
-  readonly #mirrorVectors: (transaction: PostgresQueryable, entries: VectorEntry[]) => Promise<void>;
+  readonly #options: PostgresRecordCopyOptions;
 
-  /** `mirrorVectors` copies written vectors into the pgvector column, where there is one. */
-  constructor(database: PostgresAccess, limits: () => MemoryLimits, mirrorVectors: (transaction: PostgresQueryable, entries: VectorEntry[]) => Promise<void>) {
+  constructor(database: PostgresAccess, options: PostgresRecordCopyOptions) {
     this.#database = database;
-    this.#limits = limits;
-    this.#mirrorVectors = mirrorVectors;
+    this.#options = options;
   }
 
   async exportMemories(input: ExportPage): Promise<Memory[]> {
@@ -58,10 +70,25 @@ export class PostgresRecordCopy {
     return rows.map((row) => ({ id: row.id, vector: vectorFromBytes(row.vector), updatedAt: new Date(row.updated_at).toISOString() }));
   }
 
-  /** Writes memories, then history, then vectors, in one transaction; identical ids are skipped, differing ones refused. */
+  async exportJobs(input: ExportPage): Promise<Job[]> {
+    const page = checkExportPage(input);
+    const rows = (await this.#database.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id > $1 ORDER BY id LIMIT $2`, [page.after, page.limit])).rows;
+    return rows.map(rowToJob);
+  }
+
+  async exportCheckpoints(input: ExportPage): Promise<CheckpointRecord[]> {
+    const page = checkExportPage(input, 'name');
+    const rows = (await this.#database.query<CheckpointRow>('SELECT name, value, updated_at FROM checkpoints WHERE name > $1 ORDER BY name LIMIT $2', [page.after, page.limit])).rows;
+    return rows.map(rowToCheckpoint);
+  }
+
+  /** Writes memories, history, vectors, jobs and checkpoints in one transaction; identical ids are skipped, differing ones refused. */
   async restore(records: StoreRecords): Promise<RestoreReport> {
-    const checked = checkStoreRecords(records, this.#limits());
-    const report: RestoreReport = { written: { memories: 0, history: 0, vectors: 0 }, skipped: { memories: 0, history: 0, vectors: 0 } };
+    const checked = checkStoreRecords(records, this.#options.limits(), { maxPayloadBytes: this.#options.maxPayloadBytes() });
+    const report: RestoreReport = {
+      written: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
+      skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
+    };
     return this.#database.transaction(async (transaction) => {
       // Each kind: read what is there under the given ids in one query, then write the new ones in one.
       const storedMemories = new Map(
@@ -118,15 +145,89 @@ export class PostgresRecordCopy {
           newVectors.map((entry) => vectorBytes(entry.vector)),
         ]);
       }
-      await this.#mirrorVectors(transaction, newVectors);
+      await this.#options.mirrorVectors(transaction, newVectors);
       report.written.vectors = newVectors.length;
       report.skipped.vectors = vectors.length - newVectors.length;
+
+      const newJobs = await this.#newJobs(transaction, checked.jobs);
+      if (newJobs.length > 0) await transaction.query(INSERT_JOBS, columns(newJobs.map(jobValues), JOB_COLUMN_TYPES.length));
+      report.written.jobs = newJobs.length;
+      report.skipped.jobs = checked.jobs.length - newJobs.length;
+
+      const storedCheckpoints = new Map(
+        (
+          await transaction.query<CheckpointRow>('SELECT name, value, updated_at FROM checkpoints WHERE name = ANY($1::text[]) ORDER BY name FOR UPDATE', [
+            checked.checkpoints.map((checkpoint) => checkpoint.name),
+          ])
+        ).rows.map((row) => [row.name, rowToCheckpoint(row)] as const),
+      );
+      const newCheckpoints: CheckpointRecord[] = [];
+      for (const checkpoint of checked.checkpoints) {
+        const stored = storedCheckpoints.get(checkpoint.name);
+        if (stored === undefined) newCheckpoints.push(checkpoint);
+        else if (!sameCheckpoint(stored, checkpoint)) throw differentRecord('checkpoint', checkpoint.name);
+      }
+      if (newCheckpoints.length > 0) {
+        await transaction.query('INSERT INTO checkpoints (name, value, updated_at) SELECT * FROM unnest($1::text[], $2::text[], $3::int8[])', [
+          newCheckpoints.map((checkpoint) => checkpoint.name),
+          newCheckpoints.map((checkpoint) => checkpoint.value),
+          newCheckpoints.map((checkpoint) => Date.parse(checkpoint.updatedAt)),
+        ]);
+      }
+      report.written.checkpoints = newCheckpoints.length;
+      report.skipped.checkpoints = checked.checkpoints.length - newCheckpoints.length;
       return report;
     });
+  }
+
+  /** The jobs not there yet; CONFLICT for one whose id, or whose queue and key, another job holds. */
+  async #newJobs(transaction: PostgresQueryable, jobs: readonly RestoredJob[]): Promise<RestoredJob[]> {
+    if (jobs.length === 0) return [];
+    const stored = (
+      await transaction.query<JobRow>(
+        `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ANY($1::text[]) OR (queue, key) IN (SELECT * FROM unnest($2::text[], $3::text[])) ORDER BY id FOR UPDATE`,
+        [jobs.map((job) => job.id), jobs.map((job) => job.queue), jobs.map((job) => job.key)],
+      )
+    ).rows.map(rowToJob);
+    const byId = new Map(stored.map((job) => [job.id, job]));
+    const byKey = new Map(stored.map((job) => [JSON.stringify([job.queue, job.key]), job]));
+    const fresh: RestoredJob[] = [];
+    for (const job of jobs) {
+      const same = byId.get(job.id);
+      if (same !== undefined) {
+        if (!sameJob(same, job)) throw differentRecord('job', job.id);
+        continue;
+      }
+      // (queue, key) is unique: another job there for the same turn is not this copy's.
+      if (byKey.has(JSON.stringify([job.queue, job.key]))) throw differentRecord('job', job.id);
+      fresh.push(job);
+    }
+    return fresh;
   }
 
   async #space(transaction: PostgresQueryable): Promise<VectorSpace | undefined> {
     const [row] = (await transaction.query<VectorSpace>('SELECT model, dimensions FROM vector_space WHERE id = 1 FOR SHARE')).rows;
     return row && { model: row.model, dimensions: row.dimensions };
   }
+}
+
+interface CheckpointRow {
+  name: string;
+  value: string;
+  updated_at: number;
+}
+
+function rowToCheckpoint(row: CheckpointRow): CheckpointRecord {
+  return { name: row.name, value: row.value, updatedAt: new Date(row.updated_at).toISOString() };
+}
+
+/** A restored job's values in JOB_COLUMNS order (times as epoch milliseconds, the payload as its JSON text). */
+function jobValues(job: RestoredJob): unknown[] {
+  const time = (value: string | null): number | null => (value === null ? null : Date.parse(value));
+  return [job.id, job.queue, job.key, job.payloadJson, job.state, job.attempts, job.maxAttempts, time(job.runAt), job.lockedBy, time(job.lockedUntil), job.lastError, time(job.createdAt), time(job.updatedAt)];
+}
+
+/** One array per column (what `unnest` takes) from rows of values. */
+function columns(rows: readonly unknown[][], width: number): unknown[][] {
+  return Array.from({ length: width }, (_, column) => rows.map((row) => row[column]));
 }

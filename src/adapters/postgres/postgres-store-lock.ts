@@ -41,7 +41,7 @@ export class PostgresStoreLock {
         return await fn();
       } finally {
         try {
-          await connection.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
+          await connection.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key], { prepared: true });
         } catch (error) {
           // Closing the connection releases the lock on the server.
           broken = true;
@@ -54,11 +54,10 @@ export class PostgresStoreLock {
   }
 
   async #acquire(connection: { query: PostgresAccess['query'] }, key: string, name: string, waitMs: number): Promise<void> {
-    if (waitMs === 0) {
-      const [row] = (await connection.query<{ taken: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS taken', [key])).rows;
-      if (!row!.taken) throw timeout(name, waitMs);
-      return;
-    }
+    // A free lock (the usual case) is taken in one round trip; only a busy one is waited for.
+    const [row] = (await connection.query<{ taken: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS taken', [key], { prepared: true })).rows;
+    if (row!.taken) return;
+    if (waitMs === 0) throw timeout(name, waitMs);
     // The wait is the server's: lock_timeout cancels it; the statement timeout must not cut it shorter.
     await connection.query("SELECT set_config('lock_timeout', $1, false), set_config('statement_timeout', '0', false)", [`${waitMs}ms`]);
     try {

@@ -23,6 +23,11 @@ const INSERT_HISTORY = `INSERT INTO memory_history (${HISTORY_COLUMNS.join(', ')
 const INSERT_MEMORIES_WITH_HISTORY = `WITH written AS (INSERT INTO memories (${WRITTEN_COLUMNS.join(', ')}, search_document) ${MEMORY_ROWS(1)} RETURNING id)
   INSERT INTO memory_history (${HISTORY_COLUMNS.join(', ')}) ${HISTORY_ROWS(MEMORY_COLUMN_TYPES.length + 2)}`;
 
+// The common write, one memory: plain parameters, which cost less to send and to parse than arrays.
+const INSERT_MEMORY_WITH_HISTORY = `WITH written AS (INSERT INTO memories (${WRITTEN_COLUMNS.join(', ')}, search_document)
+    VALUES (${WRITTEN_COLUMNS.map((_, index) => `$${index + 1}`).join(', ')}, $${WRITTEN_COLUMNS.length + 1}::tsvector) RETURNING id)
+  INSERT INTO memory_history (${HISTORY_COLUMNS.join(', ')}) VALUES (${HISTORY_COLUMNS.map((_, index) => `$${WRITTEN_COLUMNS.length + 2 + index}`).join(', ')})`;
+
 const REPLACE_MEMORY = `UPDATE memories SET ${WRITTEN_COLUMNS.slice(1)
   .map((column, index) => `${column} = $${index + 2}`)
   .join(', ')}, search_document = $${WRITTEN_COLUMNS.length + 1}::tsvector WHERE id = $1`;
@@ -39,20 +44,21 @@ function memoryColumns(memories: readonly Memory[]): unknown[][] {
   );
 }
 
+function historyValues(entry: HistoryEntry): unknown[] {
+  return [
+    entry.id,
+    entry.memoryId,
+    entry.action,
+    entry.actor,
+    Date.parse(entry.at),
+    entry.before === null ? null : JSON.stringify(entry.before),
+    entry.after === null ? null : JSON.stringify(entry.after),
+    entry.undoOf,
+  ];
+}
+
 function historyColumns(entries: readonly HistoryEntry[]): unknown[][] {
-  return columns(
-    entries.map((entry) => [
-      entry.id,
-      entry.memoryId,
-      entry.action,
-      entry.actor,
-      Date.parse(entry.at),
-      entry.before === null ? null : JSON.stringify(entry.before),
-      entry.after === null ? null : JSON.stringify(entry.after),
-      entry.undoOf,
-    ]),
-    HISTORY_COLUMNS.length,
-  );
+  return columns(entries.map(historyValues), HISTORY_COLUMNS.length);
 }
 
 /** Inserts memories as given, in one statement. */
@@ -62,6 +68,10 @@ export async function insertMemories(queryable: PostgresQueryable, memories: rea
 
 /** Inserts memories and their history entries in one statement: all or nothing, even outside a transaction. */
 export async function insertMemoriesWithHistory(queryable: PostgresQueryable, memories: readonly Memory[], entries: readonly HistoryEntry[]): Promise<void> {
+  if (memories.length === 1 && entries.length === 1) {
+    await queryable.query(INSERT_MEMORY_WITH_HISTORY, [...memoryValues(memories[0]!), searchDocument(memories[0]!), ...historyValues(entries[0]!)], { prepared: true });
+    return;
+  }
   await queryable.query(INSERT_MEMORIES_WITH_HISTORY, [...memoryColumns(memories), ...historyColumns(entries)], { prepared: true });
 }
 

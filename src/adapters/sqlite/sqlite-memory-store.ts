@@ -18,6 +18,7 @@ import { DEFAULT_SETTINGS, type Settings } from '../../core/settings.js';
 import type {
   ChangeAction,
   ChangeContext,
+  CheckpointRecord,
   ExportPage,
   HistoryEntry,
   Job,
@@ -496,6 +497,7 @@ export class SqliteMemoryStore implements MemoryStore {
     statement: (sql) => this.#statement(sql),
     transaction: (work) => this.#transaction(work),
     limits: () => this.#limits,
+    maxPayloadBytes: () => (this.#options.jobs ?? DEFAULT_SETTINGS.jobs).maxPayloadBytes,
   });
 
   async exportMemories(page: ExportPage): Promise<Memory[]> {
@@ -508,6 +510,14 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async exportVectors(page: ExportPage): Promise<VectorEntry[]> {
     return guard(() => this.#recordCopy.exportVectors(page));
+  }
+
+  async exportJobs(page: ExportPage): Promise<Job[]> {
+    return guard(() => this.#recordCopy.exportJobs(page));
+  }
+
+  async exportCheckpoints(page: ExportPage): Promise<CheckpointRecord[]> {
+    return guard(() => this.#recordCopy.exportCheckpoints(page));
   }
 
   async restoreRecords(records: StoreRecords): Promise<RestoreReport> {

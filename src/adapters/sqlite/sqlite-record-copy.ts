@@ -1,11 +1,15 @@
 import type { Memory, MemoryLimits } from '../../core/memory.js';
-import type { ExportPage, HistoryEntry, RestoreReport, StoreRecords, VectorEntry, VectorSpace } from '../../store/memory-store.js';
+import { JOB_COLUMNS, rowToJob, type JobRow } from '../../store/job-rows.js';
+import type { CheckpointRecord, ExportPage, HistoryEntry, Job, RestoreReport, StoreRecords, VectorEntry, VectorSpace } from '../../store/memory-store.js';
 import {
   checkExportPage,
   checkRestoredVectors,
   checkStoreRecords,
   differentRecord,
+  type RestoredJob,
+  sameCheckpoint,
   sameHistoryEntry,
+  sameJob,
   sameMemory,
   sameVector,
   vectorWithoutMemory,
@@ -16,10 +20,13 @@ import type { SqliteAccess } from './sqlite-vector-index.js';
 /** What the record copy needs from the store besides its connection. */
 export interface SqliteRecordCopyAccess extends SqliteAccess {
   limits(): MemoryLimits;
+  /** The largest job payload the store takes (setting jobs.maxPayloadBytes). */
+  maxPayloadBytes(): number;
 }
 
 const INSERT_MEMORY = `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES (${MEMORY_COLUMNS.split(', ').map((column) => `@${column}`).join(', ')})`;
 const INSERT_HISTORY = 'INSERT INTO memory_history (id, memory_id, action, actor, at, before, after, undo_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
+const INSERT_JOB = `INSERT INTO jobs (${JOB_COLUMNS}) VALUES (${JOB_COLUMNS.split(', ').map(() => '?').join(', ')})`;
 
 /**
  * Copying a SQLite store whole (`engram migrate`): every record by id, in pages, and the receiving
@@ -57,10 +64,25 @@ export class SqliteRecordCopy {
     return rows.map((row) => ({ id: row.id, vector: vectorFromBlob(row.vector), updatedAt: new Date(row.updated_at).toISOString() }));
   }
 
-  /** Writes memories, then history, then vectors, in one transaction; identical ids are skipped, differing ones refused. */
+  exportJobs(input: ExportPage): Job[] {
+    const page = checkExportPage(input);
+    const rows = this.#access.statement(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id > ? ORDER BY id LIMIT ?`).all(page.after, page.limit) as JobRow[];
+    return rows.map(rowToJob);
+  }
+
+  exportCheckpoints(input: ExportPage): CheckpointRecord[] {
+    const page = checkExportPage(input, 'name');
+    const rows = this.#access.statement('SELECT name, value, updated_at FROM checkpoints WHERE name > ? ORDER BY name LIMIT ?').all(page.after, page.limit) as CheckpointRow[];
+    return rows.map(rowToCheckpoint);
+  }
+
+  /** Writes memories, history, vectors, jobs and checkpoints in one transaction; identical ids are skipped, differing ones refused. */
   restore(records: StoreRecords): RestoreReport {
-    const checked = checkStoreRecords(records, this.#access.limits());
-    const report: RestoreReport = { written: { memories: 0, history: 0, vectors: 0 }, skipped: { memories: 0, history: 0, vectors: 0 } };
+    const checked = checkStoreRecords(records, this.#access.limits(), { maxPayloadBytes: this.#access.maxPayloadBytes() });
+    const report: RestoreReport = {
+      written: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
+      skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
+    };
     this.#access.transaction(() => {
       const findMemory = this.#access.statement(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = ?`);
       for (const memory of checked.memories) {
@@ -109,6 +131,35 @@ export class SqliteRecordCopy {
           throw differentRecord('vector', entry.id);
         }
       }
+
+      const findJob = this.#access.statement(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`);
+      const findJobKey = this.#access.statement('SELECT id FROM jobs WHERE queue = ? AND key = ?');
+      for (const job of checked.jobs) {
+        const row = findJob.get(job.id) as JobRow | undefined;
+        if (row !== undefined) {
+          if (!sameJob(rowToJob(row), job)) throw differentRecord('job', job.id);
+          report.skipped.jobs += 1;
+          continue;
+        }
+        // (queue, key) is unique: another job there for the same turn is not this copy's.
+        if (findJobKey.get(job.queue, job.key) !== undefined) throw differentRecord('job', job.id);
+        this.#access.statement(INSERT_JOB).run(...jobParameters(job));
+        report.written.jobs += 1;
+      }
+
+      const findCheckpoint = this.#access.statement('SELECT name, value, updated_at FROM checkpoints WHERE name = ?');
+      const insertCheckpoint = this.#access.statement('INSERT INTO checkpoints (name, value, updated_at) VALUES (?, ?, ?)');
+      for (const checkpoint of checked.checkpoints) {
+        const row = findCheckpoint.get(checkpoint.name) as CheckpointRow | undefined;
+        if (row === undefined) {
+          insertCheckpoint.run(checkpoint.name, checkpoint.value, Date.parse(checkpoint.updatedAt));
+          report.written.checkpoints += 1;
+        } else if (sameCheckpoint(rowToCheckpoint(row), checkpoint)) {
+          report.skipped.checkpoints += 1;
+        } else {
+          throw differentRecord('checkpoint', checkpoint.name);
+        }
+      }
     });
     return report;
   }
@@ -117,6 +168,22 @@ export class SqliteRecordCopy {
     const row = this.#access.statement('SELECT model, dimensions FROM vector_space WHERE id = 1').get() as VectorSpace | undefined;
     return row && { model: row.model, dimensions: row.dimensions };
   }
+}
+
+interface CheckpointRow {
+  name: string;
+  value: string;
+  updated_at: number;
+}
+
+function rowToCheckpoint(row: CheckpointRow): CheckpointRecord {
+  return { name: row.name, value: row.value, updatedAt: new Date(row.updated_at).toISOString() };
+}
+
+/** A restored job's values in JOB_COLUMNS order (times as epoch milliseconds, the payload as its JSON text). */
+function jobParameters(job: RestoredJob): unknown[] {
+  const time = (value: string | null): number | null => (value === null ? null : Date.parse(value));
+  return [job.id, job.queue, job.key, job.payloadJson, job.state, job.attempts, job.maxAttempts, time(job.runAt), job.lockedBy, time(job.lockedUntil), job.lastError, time(job.createdAt), time(job.updatedAt)];
 }
 
 function snapshot(memory: Memory | null): string | null {

@@ -88,7 +88,7 @@ async function exportAll(store: MemoryStore, limit: number): Promise<Exported> {
 const ids = (records: ReadonlyArray<{ id: string }>): string[] => records.map((record) => record.id);
 
 /** The same records under new ids (`copy.` + id), every reference between them moved along. */
-function renamed(records: Exported): Required<StoreRecords> & Exported {
+function renamed(records: Exported): Exported {
   const memoryIds = new Set(ids(records.memories).concat(records.history.map((entry) => entry.memoryId)));
   const mapId = (id: string): string => `copy.${id}`;
   const mapMemory = (memory: Memory): Memory => ({
@@ -203,16 +203,16 @@ export const recordCopyCases: StoreSuiteGroup = {
         // In pieces, as a copy goes: memories first, then history, then vectors with the rest of the history.
         const half = Math.ceil(copy.memories.length / 2);
         expect(await store.restoreRecords({ memories: copy.memories.slice(0, half) })).toEqual({
-          written: { memories: half, history: 0, vectors: 0 },
-          skipped: { memories: 0, history: 0, vectors: 0 },
+          written: { memories: half, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
+          skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
         });
         expect(await store.restoreRecords({ memories: copy.memories.slice(half), history: copy.history.slice(0, 3) })).toEqual({
-          written: { memories: copy.memories.length - half, history: 3, vectors: 0 },
-          skipped: { memories: 0, history: 0, vectors: 0 },
+          written: { memories: copy.memories.length - half, history: 3, vectors: 0, jobs: 0, checkpoints: 0 },
+          skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
         });
         expect(await store.restoreRecords({ history: copy.history.slice(3), vectors: copy.vectors })).toEqual({
-          written: { memories: 0, history: copy.history.length - 3, vectors: copy.vectors.length },
-          skipped: { memories: 0, history: 0, vectors: 0 },
+          written: { memories: 0, history: copy.history.length - 3, vectors: copy.vectors.length, jobs: 0, checkpoints: 0 },
+          skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
         });
 
         for (const memory of copy.memories) expect(await store.get(memory.id)).toEqual(memory);
@@ -256,8 +256,8 @@ export const recordCopyCases: StoreSuiteGroup = {
         const exported = await exportAll(store, 1_000);
         const before = await exportsAndFingerprint(store);
         expect(await store.restoreRecords(exported)).toEqual({
-          written: { memories: 0, history: 0, vectors: 0 },
-          skipped: { memories: exported.memories.length, history: exported.history.length, vectors: exported.vectors.length },
+          written: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
+          skipped: { memories: exported.memories.length, history: exported.history.length, vectors: exported.vectors.length, jobs: 0, checkpoints: 0 },
         });
         expect(await exportsAndFingerprint(store)).toEqual(before);
 
@@ -265,14 +265,14 @@ export const recordCopyCases: StoreSuiteGroup = {
         const copy = renamed(exported);
         await store.restoreRecords({ memories: copy.memories.slice(0, 3) });
         expect(await store.restoreRecords({ memories: copy.memories, history: [...exported.history.slice(0, 2), ...copy.history] })).toEqual({
-          written: { memories: copy.memories.length - 3, history: copy.history.length, vectors: 0 },
-          skipped: { memories: 3, history: 2, vectors: 0 },
+          written: { memories: copy.memories.length - 3, history: copy.history.length, vectors: 0, jobs: 0, checkpoints: 0 },
+          skipped: { memories: 3, history: 2, vectors: 0, jobs: 0, checkpoints: 0 },
         });
         expect(await store.restoreRecords({ memories: [], history: [], vectors: [] })).toEqual({
-          written: { memories: 0, history: 0, vectors: 0 },
-          skipped: { memories: 0, history: 0, vectors: 0 },
+          written: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
+          skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
         });
-        expect(await store.restoreRecords({})).toEqual({ written: { memories: 0, history: 0, vectors: 0 }, skipped: { memories: 0, history: 0, vectors: 0 } });
+        expect(await store.restoreRecords({})).toEqual({ written: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 }, skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 } });
       },
     },
     {
@@ -340,7 +340,7 @@ export const recordCopyCases: StoreSuiteGroup = {
           ['null', null, 'INVALID_INPUT'],
           ['an array', [memory], 'INVALID_INPUT'],
           ['memories not an array', { memories: memory }, 'INVALID_INPUT'],
-          ['an unknown kind', { memories: [memory], jobs: [] }, 'INVALID_INPUT'],
+          ['an unknown kind', { memories: [memory], locks: [] }, 'INVALID_INPUT'],
           ['a memory that is null', { memories: [null] }, 'INVALID_INPUT'],
           ['a memory without id', { memories: [withoutId] }, 'INVALID_INPUT'],
           ['a memory without hitCount', { memories: [{ ...memory, hitCount: undefined }] }, 'INVALID_INPUT'],
@@ -389,7 +389,7 @@ export const recordCopyCases: StoreSuiteGroup = {
         };
         const hostileEntry: HistoryEntry = { ...entry, id: 'chg-hostile-1', memoryId: 'hostile-1', actor: "x'); DROP TABLE memory_history; --", after: hostileMemory };
         const report = await store.restoreRecords({ memories: [hostileMemory], history: [hostileEntry], vectors: [{ ...vector, id: 'hostile-1' }] });
-        expect(report.written).toEqual({ memories: 1, history: 1, vectors: 1 });
+        expect(report.written).toEqual({ memories: 1, history: 1, vectors: 1, jobs: 0, checkpoints: 0 });
         expect(await store.get('hostile-1')).toEqual(hostileMemory);
         expect(await store.history('hostile-1')).toEqual([hostileEntry]);
         expect(await store.count(everything(['project:copy']))).toBe(2);

@@ -18,6 +18,8 @@ const PHASE_LABELS: Record<CopyPhase, string> = {
   memories: 'memories',
   history: 'history',
   vectors: 'vectors',
+  jobs: 'jobs',
+  checkpoints: 'checkpoints',
   verifying: 'verifying',
 };
 /** Longest store URL accepted: a path or a connection string, never a document. */
@@ -65,7 +67,7 @@ export const migrateCommand: CommandDefinition = {
       const sourceStore = await openStore(from, storeOptions);
       opened.push(sourceStore);
       if (await holdsNoRecords(sourceStore)) {
-        throw new EngramError('NOT_FOUND', `The source store ${displayUrl(from)} holds no memories, history or vectors: nothing to copy (check --from).`);
+        throw new EngramError('NOT_FOUND', `The source store ${displayUrl(from)} holds no memories, history, vectors, jobs or checkpoints: nothing to copy (check --from).`);
       }
       const targetStore = await openStore(to, storeOptions);
       opened.push(targetStore);
