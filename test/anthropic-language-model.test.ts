@@ -11,7 +11,7 @@ runLanguageModelSuite({
   name: 'anthropic',
   startServer: (options) => startAnthropicMessagesServer(options),
   createModel: (url, options) => new AnthropicLanguageModel({ model: 'claude-haiku-5-5', baseUrl: url, ...options }),
-  capabilities: { explicitCacheMarks: true, reportsCacheWrites: true },
+  capabilities: { explicitCacheMarks: true, reportsCacheWrites: true, serverContextEditing: true },
 });
 
 const servers: LanguageModelServer[] = [];
@@ -52,6 +52,35 @@ describe('Anthropic language model on the wire', () => {
 
     await model(api.url, { cacheTtl: '1h' }).generate({ system: [{ text: 'stable', cache: true }], messages: [{ role: 'user', content: 'x' }], maxOutputTokens: 10 });
     expect(wire(api, 1).system).toEqual([{ type: 'text', text: 'stable', cache_control: { type: 'ephemeral', ttl: '1h' } }]);
+  });
+
+  it('puts a message\'s cache mark on its last block; message marks end the longest prefixes, so they win the four breakpoints', async () => {
+    const api = await server();
+    api.script({ message: { text: 'ok' } }, { message: { text: 'ok' } });
+    const system = [
+      { text: 'one', cache: true },
+      { text: 'two', cache: true },
+      { text: 'three', cache: true },
+    ];
+    const messages = [
+      { role: 'user' as const, content: 'first question', cache: true },
+      { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'an answer' }, { type: 'tool_use' as const, id: 'toolu_1', name: 'look', input: {} }] },
+      { role: 'user' as const, content: [{ type: 'tool_result' as const, toolUseId: 'toolu_1', content: 'seen' }, { type: 'text' as const, text: 'go on' }], cache: true },
+    ];
+    await model(api.url).generate({ system, messages, tools: [{ name: 'look', description: 'Looks.', inputSchema: { type: 'object' } }], maxOutputTokens: 10 });
+    const sent = wire(api) as { system: Array<{ cache_control?: unknown }>; messages: Array<{ content: unknown }> };
+    expect(sent.system.map((block) => block.cache_control !== undefined)).toEqual([false, true, true]);
+    expect(sent.messages[0]!.content).toEqual([{ type: 'text', text: 'first question', cache_control: { type: 'ephemeral' } }]);
+    expect(sent.messages[1]!.content).toEqual([{ type: 'text', text: 'an answer' }, { type: 'tool_use', id: 'toolu_1', name: 'look', input: {} }]);
+    expect(sent.messages[2]!.content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_1', content: 'seen' },
+      { type: 'text', text: 'go on', cache_control: { type: 'ephemeral' } },
+    ]);
+    // An unmarked string message stays a string; a mark that is not a boolean is refused before sending.
+    await model(api.url).generate({ messages: [{ role: 'user', content: 'plain' }], maxOutputTokens: 10 });
+    expect((wire(api, 1) as { messages: Array<{ content: unknown }> }).messages[0]!.content).toBe('plain');
+    await expect(model(api.url).generate({ messages: [{ role: 'user', content: 'x', cache: 'yes' as never }], maxOutputTokens: 10 })).rejects.toMatchObject({ code: 'MODEL_REQUEST_INVALID' });
+    expect(api.requests).toHaveLength(2);
   });
 
   it('sends tools, tool choice and tool results in the Messages API shapes', async () => {

@@ -25,3 +25,11 @@ export function systemText(system: LanguageModelRequest['system']): string {
 export function totalInputTokens(usage: LanguageModelUsage): number {
   return usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
 }
+
+/** The messages with only the last one marked as a cache breakpoint (`cache: true`): what a conversation's request sends. */
+export function withLastMessageCached(messages: readonly LanguageModelMessage[]): LanguageModelMessage[] {
+  return messages.map((message, index) => {
+    const { cache: _cache, ...rest } = message;
+    return index === messages.length - 1 ? { ...rest, cache: true } : message.cache === undefined ? message : rest;
+  });
+}

@@ -35,6 +35,12 @@ export interface LanguageModelMessage {
   role: LanguageModelRole;
   /** A string is one text block. */
   content: string | readonly ContentBlock[];
+  /**
+   * Marks the end of a prefix the provider may cache, as `SystemBlock.cache` does (Anthropic: a
+   * breakpoint on the message's last block). A session marks its latest message, so the whole
+   * conversation so far is served from the cache on the next request and by forked helpers.
+   */
+  cache?: boolean;
 }
 
 /**

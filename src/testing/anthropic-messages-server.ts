@@ -1,6 +1,7 @@
 import { estimateTextTokens } from '../core/token-estimate.js';
-import type { ContentBlock, LanguageModelMessage, LanguageModelStopReason } from '../models/language-model.js';
+import type { AppliedContextEdit, ContentBlock, LanguageModelMessage, LanguageModelStopReason } from '../models/language-model.js';
 import {
+  breakStream,
   rawBodyText,
   retryAfterHeader,
   startLoopbackModelServer,
@@ -78,7 +79,10 @@ export async function startAnthropicMessagesServer(options: AnthropicMessagesSer
         const body = request.body as Record<string, unknown>;
         const rendered = renderMessage(message, body, cache, index);
         const headers = { 'request-id': wireId('req_', index), ...reply?.headers };
-        if (body.stream === true) return { status: 200, headers, events: streamEvents(rendered, chunk), ...(reply?.delayMs && { delayMs: reply.delayMs }) };
+        if (body.stream === true) {
+          const stream = breakStream(streamEvents(rendered, chunk), reply?.streamBreak, isTextDeltaEvent, (error) => errorEvent(error, index));
+          return { status: 200, headers, ...stream, ...(reply?.delayMs && { delayMs: reply.delayMs }), ...(reply?.chunkDelayMs && { chunkDelayMs: reply.chunkDelayMs }) };
+        }
         return { status: 200, headers, body: JSON.stringify(rendered), ...(reply?.delayMs && { delayMs: reply.delayMs }) };
       },
     },
@@ -107,6 +111,16 @@ export function anthropicErrorReply(error: ScriptedModelError, requestId = wireI
 function errorReply(error: ScriptedModelError, index: number, headers: Record<string, string> = {}): WireReply {
   const reply = anthropicErrorReply(error, wireId('req_', index));
   return { ...reply, headers: { ...reply.headers, ...headers } };
+}
+
+/** An `error` event inside a stream, as the API sends one when it fails after the answer started. */
+function errorEvent(error: ScriptedModelError, index: number): string {
+  const known = ERRORS[error.kind];
+  return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: known.type, message: error.message ?? known.message }, request_id: wireId('req_', index) })}\n\n`;
+}
+
+function isTextDeltaEvent(event: string): boolean {
+  return event.startsWith('event: content_block_delta\n') && event.includes('"type":"text_delta"');
 }
 
 function carriesKey(request: RecordedModelRequest, key: string): boolean {
@@ -150,6 +164,31 @@ function checkRequest(request: RecordedModelRequest): string | undefined {
     previousToolUses = toolUses;
   }
   if (marks > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${marks}.`;
+  return checkContextManagement(request, body.context_management);
+}
+
+/** Context editing needs its beta header, and each edit must have the shape the API documents (FORMATS §4.2). */
+function checkContextManagement(request: RecordedModelRequest, management: unknown): string | undefined {
+  if (management === undefined || management === null) return undefined;
+  const betas = String(request.headers['anthropic-beta'] ?? '').split(',').map((beta) => beta.trim());
+  if (!betas.includes('context-management-2025-06-27')) return 'context_management: Extra inputs are not permitted';
+  const edits = (management as { edits?: unknown }).edits;
+  if (edits !== undefined && !Array.isArray(edits)) return 'context_management.edits: Input should be a valid list';
+  for (const [index, edit] of ((edits as Array<Record<string, unknown>> | undefined) ?? []).entries()) {
+    const where = `context_management.edits.${index}`;
+    if (edit?.type !== 'clear_tool_uses_20250919' && edit?.type !== 'clear_thinking_20251015') return `${where}.type: Input tag ${JSON.stringify(edit?.type)} does not match any of the expected tags`;
+    for (const [field, types] of [['trigger', ['input_tokens', 'tool_uses']], ['keep', ['tool_uses', 'thinking_turns']], ['clear_at_least', ['input_tokens']]] as const) {
+      const raw = edit[field];
+      if (raw === undefined || raw === null || (field === 'keep' && raw === 'all')) continue;
+      const value = raw as { type?: unknown; value?: unknown };
+      if (!(types as readonly unknown[]).includes(value.type) || typeof value.value !== 'number' || !Number.isInteger(value.value) || value.value < 0) {
+        return `${where}.${field}: expected {type: ${types.join('|')}, value: a whole number}`;
+      }
+    }
+    if (edit.exclude_tools !== undefined && edit.exclude_tools !== null && !(Array.isArray(edit.exclude_tools) && edit.exclude_tools.every((name) => typeof name === 'string'))) {
+      return `${where}.exclude_tools: Input should be a valid list of strings`;
+    }
+  }
   return undefined;
 }
 
@@ -177,7 +216,12 @@ function renderMessage(message: ScriptedModelMessage, body: Record<string, unkno
     stop_details: null,
     container: null,
     usage,
+    context_management: message.contextEdits || body.context_management ? { applied_edits: (message.contextEdits ?? []).map(toAppliedEdit) } : null,
   };
+}
+
+function toAppliedEdit(edit: AppliedContextEdit): Record<string, unknown> {
+  return { type: edit.type, cleared_tool_uses: edit.clearedToolUses ?? 0, cleared_input_tokens: edit.clearedInputTokens ?? 0 };
 }
 
 /** The request's parts in prompt order (tools, system, messages) and which of them carry cache_control. */
@@ -203,7 +247,7 @@ function promptSegments(body: Record<string, unknown>): { segments: string[]; br
 function streamEvents(message: Record<string, unknown>, chunk: number): string[] {
   const event = (type: string, data: Record<string, unknown>): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
   const usage = message.usage as Record<string, unknown>;
-  const events = [event('message_start', { message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } }), event('ping', {})];
+  const events = [event('message_start', { message: { ...message, content: [], stop_reason: null, context_management: null, usage: { ...usage, output_tokens: 1 } } }), event('ping', {})];
   (message.content as Array<Record<string, unknown>>).forEach((block, index) => {
     if (block.type === 'text') {
       events.push(event('content_block_start', { index, content_block: { type: 'text', text: '', citations: null } }));
@@ -214,7 +258,8 @@ function streamEvents(message: Record<string, unknown>, chunk: number): string[]
     }
     events.push(event('content_block_stop', { index }));
   });
-  events.push(event('message_delta', { delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage }));
+  // Applied context edits arrive on the final message_delta (FORMATS §4.2).
+  events.push(event('message_delta', { delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage, context_management: message.context_management ?? null }));
   events.push(event('message_stop', {}));
   return events;
 }

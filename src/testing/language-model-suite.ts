@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { LanguageModel } from '../models/language-model.js';
 import { languageModelErrorCases } from './language-model-suite-errors.js';
 import { languageModelExchangeCases } from './language-model-suite-exchange.js';
+import { languageModelStreamingCases } from './language-model-suite-streaming.js';
 import type { LanguageModelServer } from './loopback-model-server.js';
 
 /** How the suite configures a server for one case. */
@@ -32,6 +33,8 @@ export interface LanguageModelCapabilities {
   explicitCacheMarks: boolean;
   /** The provider reports tokens written to its cache (Anthropic), not only tokens read. */
   reportsCacheWrites: boolean;
+  /** The provider applies `contextEditing` server-side and reports the edits (Anthropic); others leave it out. */
+  serverContextEditing?: boolean;
 }
 
 export interface LanguageModelSuiteOptions {
@@ -84,6 +87,7 @@ export function runLanguageModelSuite(options: LanguageModelSuiteOptions): void 
   const groups = [
     { title: 'exchange', cases: languageModelExchangeCases },
     { title: 'failures', cases: languageModelErrorCases },
+    { title: 'streaming and context editing', cases: languageModelStreamingCases },
   ];
   const names = new Set(groups.flatMap((group) => group.cases.map((suiteCase) => suiteCase.name)));
   const skip = options.skip ?? {};

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LanguageModelMessage, LanguageModelStopReason, LanguageModelUsage, TextBlock, ToolUseBlock } from '../models/language-model.js';
+import type { AppliedContextEdit, LanguageModelMessage, LanguageModelStopReason, LanguageModelUsage, TextBlock, ToolUseBlock } from '../models/language-model.js';
 
 /** One request a loopback model server received, as sent on the wire, with a provider-neutral reading of it. */
 export interface RecordedModelRequest {
@@ -42,6 +42,18 @@ export interface ScriptedModelMessage {
   stopReason?: LanguageModelStopReason;
   /** Overrides the computed usage (estimated from bytes, with the server's simulated prompt cache). */
   usage?: Partial<LanguageModelUsage>;
+  /** Server-side context edits to report as applied (Anthropic `context_management.applied_edits`; others ignore it). */
+  contextEdits?: AppliedContextEdit[];
+}
+
+/**
+ * How a streamed answer goes wrong (streaming requests only): the events are sent up to and
+ * including the n-th text delta (0: before any), then an error event in the stream, a dropped
+ * connection, or silence until the client gives up.
+ */
+export interface ScriptedStreamBreak {
+  afterTextDeltas: number;
+  then: { error: ScriptedModelError } | 'destroy' | 'hang';
 }
 
 /** An error in engram's terms; each server answers it with its API's status and error shape. */
@@ -54,7 +66,7 @@ export interface ScriptedModelError {
 
 /** One scripted reply: a message, an error, a raw HTTP answer, a hang (no answer until the client gives up) or a dropped connection. */
 export type ModelServerReply =
-  | { message: ScriptedModelMessage; delayMs?: number; headers?: Record<string, string> }
+  | { message: ScriptedModelMessage; delayMs?: number; headers?: Record<string, string>; chunkDelayMs?: number; streamBreak?: ScriptedStreamBreak }
   | { error: ScriptedModelError; delayMs?: number; headers?: Record<string, string> }
   | { status?: number; headers?: Record<string, string>; body: unknown; delayMs?: number }
   | { hang: true }
@@ -68,7 +80,7 @@ export type ModelServerResponder =
 /** What a provider server hands the plumbing to send. */
 export type WireReply =
   | { status: number; headers: Record<string, string>; body: string; delayMs?: number }
-  | { status: number; headers: Record<string, string>; events: string[]; chunkDelayMs?: number; delayMs?: number }
+  | { status: number; headers: Record<string, string>; events: string[]; chunkDelayMs?: number; delayMs?: number; end?: 'close' | 'destroy' | 'hang' }
   | { hang: true }
   | { destroy: true; delayMs?: number };
 
@@ -183,7 +195,10 @@ async function send(wire: WireReply, incoming: IncomingMessage, outgoing: Server
       outgoing.write(event);
       if (wire.chunkDelayMs) await pause(wire.chunkDelayMs, outgoing);
     }
-    outgoing.end();
+    // Ends the connection with what was written flushed but the body unfinished: a cut, not a clean end.
+    if (wire.end === 'destroy') incoming.socket.end();
+    else if (wire.end === 'hang') await new Promise<void>((resolve) => outgoing.once('close', () => resolve()));
+    else outgoing.end();
     return;
   }
   outgoing.writeHead(wire.status, { 'content-type': 'application/json', ...wire.headers });
@@ -200,6 +215,32 @@ function pause(milliseconds: number, outgoing: ServerResponse): Promise<void> {
       resolve();
     }
   });
+}
+
+/**
+ * Cuts a stream as `streamBreak` says: the events up to and including the n-th text delta
+ * (`isTextDelta` tells them apart), then the error event `errorEvent` renders, or how the answer ends.
+ */
+export function breakStream(
+  events: string[],
+  streamBreak: ScriptedStreamBreak | undefined,
+  isTextDelta: (event: string) => boolean,
+  errorEvent: (error: ScriptedModelError) => string,
+): { events: string[]; end?: 'destroy' | 'hang' } {
+  if (!streamBreak) return { events };
+  let seen = 0;
+  let cut = events.length;
+  for (const [index, event] of events.entries()) {
+    if (!isTextDelta(event)) continue;
+    if (seen === streamBreak.afterTextDeltas) {
+      cut = index;
+      break;
+    }
+    seen += 1;
+  }
+  const kept = events.slice(0, cut);
+  if (typeof streamBreak.then === 'object') return { events: [...kept, errorEvent(streamBreak.then.error)] };
+  return { events: kept, end: streamBreak.then };
 }
 
 /** A raw reply's body as text: strings as they are, anything else as JSON. */

@@ -1,6 +1,7 @@
 import { estimateTextTokens } from '../core/token-estimate.js';
 import type { ContentBlock, LanguageModelMessage, LanguageModelStopReason } from '../models/language-model.js';
 import {
+  breakStream,
   rawBodyText,
   retryAfterHeader,
   startLoopbackModelServer,
@@ -80,7 +81,10 @@ export async function startOpenAiChatCompletionsServer(options: OpenAiChatComple
         const completion = renderCompletion(reply?.message ?? { text: 'OK' }, body, cache, index);
         const headers = { 'x-request-id': wireId('req_', index), ...reply?.headers };
         const delay = reply?.delayMs ? { delayMs: reply.delayMs } : {};
-        if (body.stream === true) return { status: 200, headers, events: streamEvents(completion, body, chunk), ...delay };
+        if (body.stream === true) {
+          const stream = breakStream(streamEvents(completion, body, chunk), reply?.streamBreak, isTextDeltaEvent, streamErrorEvent);
+          return { status: 200, headers, ...stream, ...delay, ...(reply?.chunkDelayMs && { chunkDelayMs: reply.chunkDelayMs }) };
+        }
         return { status: 200, headers, body: JSON.stringify(completion), ...delay };
       },
     },
@@ -104,6 +108,16 @@ export function openAiErrorReply(error: ScriptedModelError, requestId = wireId('
 function errorReply(error: ScriptedModelError, index: number, headers: Record<string, string> = {}): WireReply {
   const reply = openAiErrorReply(error, wireId('req_', index));
   return { ...reply, headers: { ...reply.headers, ...headers } };
+}
+
+/** An error inside a stream, as OpenAI sends one when it fails after the answer started: a data line with `error`. */
+function streamErrorEvent(error: ScriptedModelError): string {
+  const known = ERRORS[error.kind];
+  return `data: ${JSON.stringify({ error: { message: error.message ?? known.message, type: known.type, param: null, code: known.code } })}\n\n`;
+}
+
+function isTextDeltaEvent(event: string): boolean {
+  return event.startsWith('data: {') && /"delta":\{"content":/.test(event);
 }
 
 /** OpenAI shows a refused key as its first 3 and last 4 characters. */

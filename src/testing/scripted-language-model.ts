@@ -1,5 +1,6 @@
 import { estimateTextTokens } from '../core/token-estimate.js';
 import type {
+  AppliedContextEdit,
   ContentBlock,
   LanguageModel,
   LanguageModelRequest,
@@ -16,7 +17,15 @@ import { messageText, systemText } from '../models/language-model-content.js';
  */
 export type ScriptedAnswer =
   | string
-  | { text?: string; content?: ContentBlock[]; stopReason?: LanguageModelStopReason; usage?: Partial<LanguageModelUsage>; delayMs?: number }
+  | {
+      text?: string;
+      content?: ContentBlock[];
+      stopReason?: LanguageModelStopReason;
+      usage?: Partial<LanguageModelUsage>;
+      delayMs?: number;
+      /** Context edits to report as applied (only when the request asked for context editing, as a provider would). */
+      contextEdits?: AppliedContextEdit[];
+    }
   | { error: unknown }
   | { hang: true }
   | ((request: LanguageModelRequest, call: number) => ScriptedAnswer | Promise<ScriptedAnswer>);
@@ -27,6 +36,8 @@ export interface ScriptedLanguageModelOptions {
   /** What happens once the script is used up: reject (default) or keep giving the last answer. */
   whenExhausted?: 'reject' | 'repeat-last';
   modelId?: string;
+  /** Characters per `onTextDelta` call when a request streams (default: each text block whole). */
+  streamChunkCharacters?: number;
 }
 
 /**
@@ -44,10 +55,12 @@ export class ScriptedLanguageModel implements LanguageModel {
   readonly requests: LanguageModelRequest[] = [];
   readonly #script: readonly ScriptedAnswer[];
   readonly #whenExhausted: 'reject' | 'repeat-last';
+  readonly #streamChunkCharacters: number | undefined;
 
   constructor(options: ScriptedLanguageModelOptions) {
     this.#script = [...options.script];
     this.#whenExhausted = options.whenExhausted ?? 'reject';
+    this.#streamChunkCharacters = options.streamChunkCharacters;
     this.modelId = options.modelId ?? 'scripted-model';
   }
 
@@ -76,11 +89,28 @@ export class ScriptedLanguageModel implements LanguageModel {
     if (index < 0) throw new Error(`ScriptedLanguageModel: the script has ${this.#script.length} answers and this is call ${call + 1}.`);
     let answer = this.#script[index]!;
     while (typeof answer === 'function') answer = await answer(request, call);
-    if (typeof answer === 'string') return respond(request, answer);
+    if (typeof answer === 'string') return this.#stream(request, respond(request, answer));
     if ('error' in answer) throw answer.error;
     if ('hang' in answer) return waitForAbort(request.signal);
     if (answer.delayMs !== undefined) await delay(answer.delayMs, request.signal);
-    return respond(request, answer.text, answer);
+    const response = respond(request, answer.text, answer);
+    if (request.contextEditing) response.contextEdits = answer.contextEdits ?? [];
+    return this.#stream(request, response);
+  }
+
+  /** Streams the answer's text blocks to `onTextDelta` (in pieces when asked), as a provider would, then returns it. */
+  #stream(request: LanguageModelRequest, response: LanguageModelResponse): LanguageModelResponse {
+    if (!request.onTextDelta) return response;
+    for (const block of response.content ?? [{ type: 'text', text: response.text }]) {
+      if (block.type !== 'text' || block.text === '') continue;
+      const characters = [...block.text];
+      const size = this.#streamChunkCharacters ?? characters.length;
+      for (let start = 0; start < characters.length; start += size) {
+        request.signal?.throwIfAborted();
+        request.onTextDelta(characters.slice(start, start + size).join(''));
+      }
+    }
+    return response;
   }
 }
 

@@ -36,18 +36,23 @@ export class SimulatedPromptCache {
    */
   explicit(model: string, segments: readonly string[], breakpoints: readonly number[]): CachedUsage {
     const total = estimateTextTokens(segments.join(''));
-    const prefixes = [...new Set(breakpoints)]
-      .sort((a, b) => a - b)
-      .map((end) => {
-        const text = segments.slice(0, end + 1).join('');
-        return { key: digest(`${model}\u0000${text}`), tokens: estimateTextTokens(text) };
-      })
-      .filter((prefix) => prefix.tokens >= this.minCacheableTokens);
+    const prefixAt = (end: number): { key: string; tokens: number } => {
+      const text = segments.slice(0, end + 1).join('');
+      return { key: digest(`${model}\u0000${text}`), tokens: estimateTextTokens(text) };
+    };
+    const ends = [...new Set(breakpoints)].sort((a, b) => a - b);
+    const prefixes = ends.map(prefixAt).filter((prefix) => prefix.tokens >= this.minCacheableTokens);
+    // Like the real API, a breakpoint also finds entries written at up to 20 block boundaries before it,
+    // so marking only the latest message still reads back what the previous request wrote.
     let cacheRead = 0;
-    for (const prefix of [...prefixes].reverse()) {
-      if (this.#entries.has(prefix.key)) {
-        cacheRead = prefix.tokens;
-        break;
+    search: for (const end of [...ends].reverse()) {
+      for (let boundary = end; boundary >= Math.max(0, end - LOOKBACK_BLOCKS + 1); boundary -= 1) {
+        const prefix = prefixAt(boundary);
+        if (prefix.tokens < this.minCacheableTokens) break;
+        if (this.#entries.has(prefix.key)) {
+          cacheRead = prefix.tokens;
+          break search;
+        }
       }
     }
     const last = prefixes.at(-1);
@@ -72,6 +77,8 @@ export class SimulatedPromptCache {
     return { input: total - cacheRead, cacheRead, cacheWrite: 0 };
   }
 }
+
+const LOOKBACK_BLOCKS = 20;
 
 function commonPrefixLength(a: string, b: string): number {
   const limit = Math.min(a.length, b.length);

@@ -16,6 +16,8 @@ import { JSON_ANSWER_INSTRUCTION } from './json-answer.js';
 import { checkLanguageModelRequest } from './language-model-request-check.js';
 import { checkApiKey, checkBaseUrl, checkModelId, describeEndpoint, type ModelAdapterOptions } from './model-adapter-options.js';
 import { ModelRequestPolicy, describeNonSdkError, networkReason, type AttemptFailure, type ModelCallContext } from './model-request-policy.js';
+import { collectMessageStream } from './anthropic-message-stream.js';
+import { CONTEXT_MANAGEMENT_BETA, StreamCutShort, TextDeltaRelay, checkStreamingAndContextEditing, readAppliedEdits, toContextManagement } from './model-streaming-request.js';
 
 type AnthropicSdk = typeof import('@anthropic-ai/sdk');
 
@@ -69,17 +71,48 @@ export class AnthropicLanguageModel implements LanguageModel {
 
   async generate(request: LanguageModelRequest): Promise<LanguageModelResponse> {
     checkLanguageModelRequest(request);
+    checkStreamingAndContextEditing(request);
     const body = toMessagesRequest(this.modelId, request, this.#cacheTtl);
     const sdk = await loadSdk();
     const client = this.#open(sdk);
     const context = this.#context(sdk);
     const message = await this.#policy.run(
       // The SDK's own timeout stays above the policy's, so the policy decides and reports it.
-      (signal, remainingMs) => client.messages.create(body, { signal, timeout: remainingMs + 1_000, maxRetries: 0 }),
+      (signal, remainingMs) => this.#attempt(client, body, request, context, { signal, timeout: remainingMs + 1_000, maxRetries: 0 }),
       request,
       context,
     );
-    return readMessage(message, request, context.service);
+    const response = readMessage(message, request, context.service);
+    const contextEdits = request.contextEditing ? readAppliedEdits((message as { context_management?: unknown }).context_management) : [];
+    return request.contextEditing ? { ...response, contextEdits } : response;
+  }
+
+  /**
+   * One try: the plain call, or a stream when the caller wants text as it comes (same answer, read
+   * from the events); through `client.beta.messages` with the context-management beta when the
+   * request asks for server-side context editing.
+   */
+  async #attempt(
+    client: Anthropic,
+    body: Anthropic.MessageCreateParamsNonStreaming,
+    request: LanguageModelRequest,
+    context: ModelCallContext,
+    options: { signal: AbortSignal; timeout: number; maxRetries: number },
+  ): Promise<unknown> {
+    const editing = request.contextEditing && { context_management: toContextManagement(request.contextEditing), betas: [CONTEXT_MANAGEMENT_BETA] };
+    const create = (params: Record<string, unknown>): Promise<unknown> =>
+      editing
+        ? client.beta.messages.create({ ...params, ...editing } as unknown as Parameters<Anthropic['beta']['messages']['create']>[0], options)
+        : client.messages.create(params as unknown as Anthropic.MessageCreateParams, options);
+    const onTextDelta = request.onTextDelta;
+    if (!onTextDelta) return create(body as unknown as Record<string, unknown>);
+    const relay = new TextDeltaRelay(onTextDelta, options.signal);
+    try {
+      const events = (await create({ ...body, stream: true })) as AsyncIterable<unknown>;
+      return await collectMessageStream(events, relay);
+    } catch (error) {
+      throw relay.fail(error, context);
+    }
   }
 
   #open(sdk: AnthropicSdk): Anthropic {
@@ -117,8 +150,11 @@ export function toMessagesRequest(model: string, request: LanguageModelRequest, 
     if (block.text !== '') kept.push({ text: block.text, cache: block.cache === true });
     else if (block.cache && kept.length > 0) kept.at(-1)!.cache = true;
   }
-  // Only the last marks count when more are given: they end the longest prefixes.
-  const marked = new Set(kept.flatMap((block, index) => (block.cache ? [index] : [])).slice(-MAX_CACHE_BREAKPOINTS));
+  // Only the last marks count when more are given: they end the longest prefixes. Marked messages
+  // come after every system block in prompt order, so they are kept first.
+  const markedMessages = new Set(request.messages.flatMap((message, index) => (message.cache === true ? [index] : [])).slice(-MAX_CACHE_BREAKPOINTS));
+  const systemMarks = kept.flatMap((block, index) => (block.cache ? [index] : []));
+  const marked = new Set(systemMarks.slice(systemMarks.length - Math.min(systemMarks.length, MAX_CACHE_BREAKPOINTS - markedMessages.size)));
   const cacheControl: Anthropic.CacheControlEphemeral = cacheTtl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
   const system: Anthropic.TextBlockParam[] = kept.map((block, index) => ({
     type: 'text' as const,
@@ -138,7 +174,7 @@ export function toMessagesRequest(model: string, request: LanguageModelRequest, 
     model,
     max_tokens: request.maxOutputTokens,
     ...(system.length > 0 && { system }),
-    messages: request.messages.map(toMessageParam),
+    messages: request.messages.map((message, index) => toMessageParam(message, markedMessages.has(index) ? cacheControl : undefined)),
     ...(tools.length > 0 && { tools: tools.map(toToolParam) }),
     ...(tools.length > 0 &&
       choice !== undefined && {
@@ -154,8 +190,11 @@ function toToolParam(tool: ToolDefinition): Anthropic.ToolUnion {
   return { name: tool.name, description: tool.description, input_schema: tool.inputSchema as Anthropic.Tool.InputSchema };
 }
 
-function toMessageParam(message: LanguageModelMessage): Anthropic.MessageParam {
-  if (typeof message.content === 'string') return { role: message.role, content: message.content };
+function toMessageParam(message: LanguageModelMessage, cacheControl?: Anthropic.CacheControlEphemeral): Anthropic.MessageParam {
+  if (typeof message.content === 'string') {
+    // A breakpoint sits on a block: a marked string becomes one text block.
+    return cacheControl ? { role: message.role, content: [{ type: 'text', text: message.content, cache_control: cacheControl }] } : { role: message.role, content: message.content };
+  }
   const content = message.content.map((block): Anthropic.ContentBlockParam => {
     switch (block.type) {
       case 'text':
@@ -166,6 +205,7 @@ function toMessageParam(message: LanguageModelMessage): Anthropic.MessageParam {
         return { type: 'tool_result', tool_use_id: block.toolUseId, content: block.content, ...(block.isError !== undefined && { is_error: block.isError }) };
     }
   });
+  if (cacheControl && content.length > 0) content[content.length - 1] = { ...content.at(-1)!, cache_control: cacheControl } as Anthropic.ContentBlockParam;
   return { role: message.role, content } as Anthropic.MessageParam;
 }
 
@@ -232,9 +272,17 @@ function readUsage(raw: unknown, invalid: (what: string) => never): LanguageMode
   };
 }
 
+/** Statuses of the error types the API can send inside a stream, which then carries no HTTP status of its own. */
+const STREAMED_ERROR_STATUS: Record<string, number> = { overloaded_error: 529, api_error: 500, rate_limit_error: 429, timeout_error: 504, invalid_request_error: 400 };
+
 /** The SDK's errors in the policy's terms. */
 function describeSdkError(sdk: AnthropicSdk, error: unknown): AttemptFailure {
   if (error instanceof sdk.APIConnectionError) return { kind: 'network', message: networkReason(error), cause: error.cause };
+  if (error instanceof StreamCutShort) return { kind: 'network', message: error.message };
+  if (error instanceof sdk.APIError && error.status === undefined && typeof error.type === 'string') {
+    const said = (error.error as { error?: { message?: unknown } } | undefined)?.error?.message;
+    return { kind: 'http', status: STREAMED_ERROR_STATUS[error.type] ?? 500, errorType: error.type, message: typeof said === 'string' ? said : undefined };
+  }
   if (error instanceof sdk.APIError && typeof error.status === 'number') {
     return {
       kind: 'http',

@@ -58,6 +58,7 @@ function checkMessage(message: LanguageModelMessage, index: number, toolUseIds: 
   if (message.role !== 'user' && message.role !== 'assistant') {
     invalid(`${where}.role must be "user" or "assistant", got ${describe(message.role)} (the system prompt goes in request.system).`);
   }
+  if (message.cache !== undefined && typeof message.cache !== 'boolean') invalid(`${where}.cache is true or false.`);
   const content = message.content as unknown;
   if (typeof content === 'string') return;
   if (!Array.isArray(content)) invalid(`${where}.content is a string or an array of content blocks.`);

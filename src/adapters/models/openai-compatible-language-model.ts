@@ -21,6 +21,8 @@ import { JSON_ANSWER_INSTRUCTION } from './json-answer.js';
 import { checkLanguageModelRequest } from './language-model-request-check.js';
 import { checkApiKey, checkBaseUrl, checkModelId, describeEndpoint, type ModelAdapterOptions } from './model-adapter-options.js';
 import { ModelRequestPolicy, describeNonSdkError, networkReason, type AttemptFailure, type ModelCallContext } from './model-request-policy.js';
+import { StreamCutShort, TextDeltaRelay, checkStreamingAndContextEditing } from './model-streaming-request.js';
+import { collectChatCompletionStream } from './openai-chat-stream.js';
 
 type OpenAiSdk = typeof import('openai');
 
@@ -76,16 +78,37 @@ export class OpenAiCompatibleLanguageModel implements LanguageModel {
 
   async generate(request: LanguageModelRequest): Promise<LanguageModelResponse> {
     checkLanguageModelRequest(request);
+    // Context editing is Anthropic's: checked like everywhere, then ignored (no edits reported).
+    checkStreamingAndContextEditing(request);
     const body = toChatCompletionRequest(this.modelId, request, this.#maxTokensField);
     const sdk = await loadSdk();
     const client = this.#open(sdk);
     const context = this.#context(sdk);
     const completion = await this.#policy.run(
-      (signal, remainingMs) => client.chat.completions.create(body, { signal, timeout: remainingMs + 1_000, maxRetries: 0 }),
+      (signal, remainingMs) => this.#attempt(client, body, request, context, { signal, timeout: remainingMs + 1_000, maxRetries: 0 }),
       request,
       context,
     );
     return readCompletion(completion, request, context.service);
+  }
+
+  /** One try: the plain call, or a stream (`stream_options.include_usage` for the usage) read back into the same completion. */
+  async #attempt(
+    client: OpenAI,
+    body: ChatCompletionCreateParamsNonStreaming,
+    request: LanguageModelRequest,
+    context: ModelCallContext,
+    options: { signal: AbortSignal; timeout: number; maxRetries: number },
+  ): Promise<unknown> {
+    const onTextDelta = request.onTextDelta;
+    if (!onTextDelta) return client.chat.completions.create(body, options);
+    const relay = new TextDeltaRelay(onTextDelta, options.signal);
+    try {
+      const chunks = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, options);
+      return await collectChatCompletionStream(chunks, relay);
+    } catch (error) {
+      throw relay.fail(error, context);
+    }
   }
 
   #open(sdk: OpenAiSdk): OpenAI {
@@ -249,6 +272,14 @@ function readUsage(raw: unknown, invalid: (what: string) => never): LanguageMode
 /** The SDK's errors in the policy's terms. */
 function describeSdkError(sdk: OpenAiSdk, error: unknown): AttemptFailure {
   if (error instanceof sdk.APIConnectionError) return { kind: 'network', message: networkReason(error), cause: error.cause };
+  if (error instanceof StreamCutShort) return { kind: 'network', message: error.message };
+  if (error instanceof sdk.APIError && error.status === undefined) {
+    // An error inside a stream carries no HTTP status: its type says whether another try may help.
+    const body = error.error as { message?: unknown; type?: unknown; code?: unknown } | undefined;
+    const type = typeof body?.type === 'string' ? body.type : undefined;
+    const status = type === 'server_error' ? 500 : body?.code === 'rate_limit_exceeded' ? 429 : 400;
+    return { kind: 'http', status, errorType: type, message: typeof body?.message === 'string' ? body.message : undefined };
+  }
   if (error instanceof sdk.APIError && typeof error.status === 'number') {
     const body = error.error as { message?: unknown; type?: unknown; code?: unknown } | undefined;
     const type = typeof error.type === 'string' ? error.type : typeof body?.type === 'string' ? body.type : undefined;
