@@ -63,6 +63,8 @@ async function main(): Promise<void> {
     maintenance,
     postgres,
     extraction: parts.has('extraction') ? await (await import('./extraction-bench.js')).benchExtractionPart() : undefined,
+    transcripts: parts.has('transcripts') ? await (await import('./session-transcript-bench.js')).benchSessionTranscriptsPart() : undefined,
+    session: parts.has('session') ? await (await import('./session-bench.js')).benchSessionPart() : undefined,
     parts: [...parts],
   };
   const folder = join(root, 'bench/results');
@@ -73,6 +75,6 @@ async function main(): Promise<void> {
   console.log(`\nwrote ${file}`);
 }
 
-const BENCH_PARTS = ['store', 'locomo', 'maintenance', 'postgres', 'extraction'];
+const BENCH_PARTS = ['store', 'locomo', 'maintenance', 'postgres', 'extraction', 'transcripts', 'session'];
 
 await main();

@@ -121,3 +121,67 @@ export type { ExtractionRunReport, WrittenMemory } from './extraction/extraction
 export { parseClaudeCodeTranscript, type ParsedTranscript } from './adapters/transcripts/claude-code-transcript.js';
 export { parseEngramTranscript, formatEngramTranscriptLine, type EngramTranscriptLine } from './adapters/transcripts/engram-transcript.js';
 export { parsePlainTextTranscript } from './adapters/transcripts/plain-text-transcript.js';
+export {
+  activeInstructions,
+  formatInstructions,
+  type InstructionFile,
+  type InstructionScope,
+  type InstructionSet,
+} from './core/instruction-format.js';
+export {
+  parseRuleFrontmatter,
+  expandGlobs,
+  matchGlob,
+  findImports,
+  stripBlockHtmlComments,
+  type RuleFrontmatter,
+  type InstructionImport,
+} from './core/instruction-rules.js';
+export {
+  SESSION_NOTES_SECTIONS,
+  DEFAULT_SESSION_NOTES_TEMPLATE,
+  DEFAULT_SESSION_NOTES_PROMPT,
+  parseNotesSections,
+  replaceNotesSection,
+  hasRealNotesContent,
+  notesOverCaps,
+  capNotesSections,
+  parseSectionEdits,
+  type NotesSection,
+  type NotesCapReport,
+  type NotesSectionEdit,
+} from './core/session-notes-template.js';
+export { shouldUpdateSessionNotes, type NotesTriggerState, type NotesTriggerReason } from './core/session-notes-trigger.js';
+export { runForkedHelper, type ForkPrefix, type ForkedHelperOptions, type ForkedHelperResult } from './session/forked-helper.js';
+export {
+  estimateMessageTokens,
+  estimateMessagesTokens,
+  contextTokensFromUsage,
+  contextTokenCount,
+  contextWindowFor,
+  parseModelContextWindows,
+  contextUsage,
+  warningLevel,
+  type ContextUsage,
+  type ModelContextWindow,
+} from './core/context-budget.js';
+export { microcompact, contextEditingFor, OLD_TOOL_RESULT_PLACEHOLDER, type MicrocompactionInput, type MicrocompactionResult } from './core/microcompaction.js';
+export { FileReadCache, FILE_UNCHANGED_MARKER, type FileReadCacheOptions, type FileReadStat } from './session/file-read-cache.js';
+export { autoCompactThreshold, shouldAutoCompact, compactionTripped, type CompactionBreakerState } from './core/compaction-policy.js';
+export {
+  COMPACTION_SUMMARY_PROMPT,
+  COMPACTION_SUMMARY_SECTIONS,
+  COMPACT_SUMMARY_OPENING,
+  summaryInstruction,
+  stripAnalysis,
+  compactSummaryText,
+  messageGroups,
+  dropOldestGroups,
+  droppableGroupCount,
+  stripBulkyContent,
+  type CompactableMessage,
+  type CompactSummaryTextOptions,
+  type SummaryInstructionOptions,
+} from './core/compaction-summary.js';
+export { standingRules, withStandingRules, missingRules, STANDING_RULES_HEADING } from './core/compaction-standing-rules.js';
+export { WorkingMemory, todoWriteTool, TODO_WRITE_RESULT, type WorkingTask, type TaskStatus, type WorkingMemoryOptions } from './session/working-memory.js';

@@ -61,6 +61,11 @@ describe('loadSettings', () => {
     expect(configError(() => loadSettings({ cwd: project, env })).message).toMatch(/server.host.*string/);
     writeFileSync(join(project, '.engram.json'), '[1, 2]');
     expect(configError(() => loadSettings({ cwd: project, env })).message).toMatch(/JSON object/);
+    writeFileSync(join(project, '.engram.json'), JSON.stringify({ session: { serverContextEditing: 'yes' } }));
+    expect(configError(() => loadSettings({ cwd: project, env })).message).toMatch(/serverContextEditing.*not true or false/);
+    writeFileSync(join(project, '.engram.json'), JSON.stringify({ session: { serverContextEditing: true } }));
+    expect(loadSettings({ cwd: project, env }).settings.session.serverContextEditing).toBe(true);
+    expect(loadSettings({ cwd: project, env, flags: { 'session.serverContextEditing': 'false' } }).settings.session.serverContextEditing).toBe(false);
   });
 });
 

@@ -26,6 +26,9 @@ export type EngramErrorCode =
   | 'SANDBOX_DENIED'
   | 'LOCK_TIMEOUT'
   | 'JOB_LEASE_LOST'
+  | 'COMPACTION_FAILED'
+  | 'COMPACTION_DISABLED'
+  | 'CONTEXT_WINDOW_EXCEEDED'
   | 'INTERNAL';
 
 /** The one error base of engram: a code, a message that says what to do, and an optional cause. */
@@ -80,6 +83,13 @@ const kindByCode: Record<EngramErrorCode, ErrorKind> = {
   // Another process held a store lock too long, or took over a job whose lease had run out.
   LOCK_TIMEOUT: 'store',
   JOB_LEASE_LOST: 'conflict',
+  // A compaction could not produce a summary (the summarizer failed or answered nothing usable); the
+  // messages are unchanged. After enough in a row the circuit breaker turns automatic compaction off.
+  COMPACTION_FAILED: 'internal',
+  COMPACTION_DISABLED: 'conflict',
+  // A session's next request would not fit its context window and compaction could not make room:
+  // nothing was sent; compact by hand, lower the output cap, or start a new session.
+  CONTEXT_WINDOW_EXCEEDED: 'conflict',
   INTERNAL: 'internal',
 };
 

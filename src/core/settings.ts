@@ -55,6 +55,23 @@ export interface Settings {
     fileCacheBytes: number;
     microcompactIdleMinutes: number;
     microcompactKeepRecent: number;
+    /** Per-model windows overriding contextWindow: `<model>=<tokens>` entries, comma-separated; a trailing `*` matches a prefix. */
+    modelContextWindows: string;
+    /** Ask the provider to clear old tool results server-side (Anthropic `clear_tool_uses`) instead of clearing them locally. */
+    serverContextEditing: boolean;
+    /** Bytes one page of a stored tool result returns to the model (read_persisted_output). */
+    toolResultPageBytes: number;
+    /** Pending transcript lines are written this often: a crash loses at most this much. */
+    transcriptFlushMs: number;
+    /** Bytes read from the end of each transcript to list sessions (the metadata is re-appended within it). */
+    listingTailBytes: number;
+    /** Items the todo list holds at most, and characters per item. */
+    todoMaxItems: number;
+    todoItemMaxChars: number;
+    /** Output cap of each request of an agent turn (runAgentTurn). */
+    maxOutputTokens: number;
+    /** Model rounds ending in tool calls one agent turn may make before it stops. */
+    maxToolRounds: number;
   };
   notes: {
     initThresholdTokens: number;
@@ -62,8 +79,25 @@ export interface Settings {
     minToolCalls: number;
     sectionMaxTokens: number;
     fileMaxTokens: number;
+    /** A file replacing the default notes template (ten `#` sections); '' = the default. */
+    templatePath: string;
+    /** A file replacing the default notes update prompt; '' = the default. */
+    promptPath: string;
+    updateMaxOutputTokens: number;
+    maxFileBytes: number;
   };
-  compaction: { bufferTokens: number; thresholdRatio: number; maxRetries: number; circuitBreakerFailures: number };
+  compaction: {
+    bufferTokens: number;
+    thresholdRatio: number;
+    maxRetries: number;
+    circuitBreakerFailures: number;
+    summaryMaxOutputTokens: number;
+    keepRecentMaxTokens: number;
+    reinjectMaxFiles: number;
+    reinjectFileMaxTokens: number;
+    reinjectMaxTokens: number;
+    toolResultMaxChars: number;
+  };
   dream: { minHours: number; scanMinutes: number; minSessions: number; lockStaleMinutes: number };
   memoryTool: { viewMaxChars: number; maxFileBytes: number; maxPathLength: number; maxLines: number };
   sandbox: {
@@ -90,6 +124,21 @@ export interface Settings {
     forgetCandidates: number;
   };
   migrate: { pageSize: number };
+  instructions: {
+    managedPath: string;
+    maxImportDepth: number;
+    maxFileBytes: number;
+    maxTotalBytes: number;
+    maxFiles: number;
+    maxRuleEntries: number;
+    maxPathPatterns: number;
+  };
+  chat: {
+    /** Largest file write_file writes (the reference chat agent). */
+    writeMaxBytes: number;
+    /** Longest line (a paste included) the chat terminal takes as one message; longer input is refused. */
+    inputMaxBytes: number;
+  };
   server: { host: string; port: number; token: string; maxBodyBytes: number };
   embedding: {
     provider: EmbeddingProvider;
@@ -201,6 +250,15 @@ export const DEFAULT_SETTINGS: Settings = {
     fileCacheBytes: 25 * 1024 * 1024,
     microcompactIdleMinutes: 60,
     microcompactKeepRecent: 5,
+    modelContextWindows: '',
+    serverContextEditing: false,
+    toolResultPageBytes: 20_000,
+    transcriptFlushMs: 100,
+    listingTailBytes: 64 * 1024,
+    todoMaxItems: 200,
+    todoItemMaxChars: 2_000,
+    maxOutputTokens: 8_192,
+    maxToolRounds: 25,
   },
   notes: {
     initThresholdTokens: 40_000,
@@ -208,8 +266,23 @@ export const DEFAULT_SETTINGS: Settings = {
     minToolCalls: 3,
     sectionMaxTokens: 2_000,
     fileMaxTokens: 12_000,
+    templatePath: '',
+    promptPath: '',
+    updateMaxOutputTokens: 8_000,
+    maxFileBytes: 1024 * 1024,
   },
-  compaction: { bufferTokens: 13_000, thresholdRatio: 0.92, maxRetries: 3, circuitBreakerFailures: 3 },
+  compaction: {
+    bufferTokens: 13_000,
+    thresholdRatio: 0.92,
+    maxRetries: 3,
+    circuitBreakerFailures: 3,
+    summaryMaxOutputTokens: 20_000,
+    keepRecentMaxTokens: 40_000,
+    reinjectMaxFiles: 5,
+    reinjectFileMaxTokens: 5_000,
+    reinjectMaxTokens: 20_000,
+    toolResultMaxChars: 10_000,
+  },
   dream: { minHours: 24, scanMinutes: 10, minSessions: 5, lockStaleMinutes: 60 },
   memoryTool: { viewMaxChars: 16_000, maxFileBytes: 128 * 1024, maxPathLength: 512, maxLines: 999_999 },
   sandbox: {
@@ -236,6 +309,16 @@ export const DEFAULT_SETTINGS: Settings = {
     forgetCandidates: 10,
   },
   migrate: { pageSize: 500 },
+  instructions: {
+    managedPath: '/etc/claude-code/CLAUDE.md',
+    maxImportDepth: 5,
+    maxFileBytes: 4 * 1024 * 1024,
+    maxTotalBytes: 32 * 1024 * 1024,
+    maxFiles: 1_000,
+    maxRuleEntries: 10_000,
+    maxPathPatterns: 1_000,
+  },
+  chat: { writeMaxBytes: 1024 * 1024, inputMaxBytes: 256 * 1024 },
   server: { host: '127.0.0.1', port: 7437, token: '', maxBodyBytes: 1024 * 1024 },
   embedding: {
     provider: 'none',
@@ -336,15 +419,34 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
   { path: 'session.fileCacheBytes', description: 'File-read dedupe LRU bytes' },
   { path: 'session.microcompactIdleMinutes', description: 'Idle minutes after which old tool results are cleared' },
   { path: 'session.microcompactKeepRecent', description: 'Recent tool results microcompaction keeps' },
+  { path: 'session.modelContextWindows', env: 'ENGRAM_MODEL_CONTEXT_WINDOWS', description: 'Context window per model, overriding session.contextWindow: comma-separated <model>=<tokens> (k/m suffixes allowed), a trailing * matches a prefix, e.g. claude-sonnet-4-5=1m,gpt-4o*=128k' },
+  { path: 'session.serverContextEditing', description: "true: ask Anthropic models to clear old tool results server-side (context editing, clear_tool_uses) instead of clearing them in the session's messages" },
+  { path: 'session.toolResultPageBytes', description: 'Bytes of a stored tool result one read_persisted_output call returns at most' },
+  { path: 'session.transcriptFlushMs', description: 'Milliseconds between writes of pending session transcript lines (a crash loses at most this much)' },
+  { path: 'session.listingTailBytes', description: 'Bytes read from the end of each session transcript to list sessions' },
+  { path: 'session.todoMaxItems', description: 'Items a session todo list holds at most' },
+  { path: 'session.todoItemMaxChars', description: 'Characters of one session todo item at most' },
+  { path: 'session.maxOutputTokens', description: 'Output cap of each model request of an agent turn' },
+  { path: 'session.maxToolRounds', description: 'Model rounds ending in tool calls one agent turn may make' },
   { path: 'notes.initThresholdTokens', description: 'Context size before session notes start' },
   { path: 'notes.minGrowthTokens', description: 'Token growth required between notes updates' },
   { path: 'notes.minToolCalls', description: 'Tool calls between notes updates' },
   { path: 'notes.sectionMaxTokens', description: 'Session notes per-section cap' },
   { path: 'notes.fileMaxTokens', description: 'Session notes whole-file cap' },
+  { path: 'notes.templatePath', env: 'ENGRAM_NOTES_TEMPLATE', description: 'Markdown file replacing the session notes template (one heading per section); empty for the default ten sections' },
+  { path: 'notes.promptPath', env: 'ENGRAM_NOTES_PROMPT', description: 'Text file replacing the session notes update prompt ({{notes}}, {{sections}}, {{sectionMaxTokens}}, {{fileMaxTokens}} are filled in); empty for the default' },
+  { path: 'notes.updateMaxOutputTokens', description: 'Output cap of one session notes update' },
+  { path: 'notes.maxFileBytes', description: 'Largest session notes, notes template or notes prompt file read' },
   { path: 'compaction.bufferTokens', description: 'Compaction fires at effective window minus this' },
   { path: 'compaction.thresholdRatio', description: 'Compaction fires at this share of the window' },
   { path: 'compaction.maxRetries', description: 'Retries of a too-long compaction request' },
   { path: 'compaction.circuitBreakerFailures', description: 'Failed compactions in a row before giving up' },
+  { path: 'compaction.summaryMaxOutputTokens', description: 'Output cap of the summarizer request when compaction cannot use the session notes' },
+  { path: 'compaction.keepRecentMaxTokens', description: 'Most tokens of recent messages a compaction from session notes keeps verbatim after the summary' },
+  { path: 'compaction.reinjectMaxFiles', description: 'Most recently read files re-injected after a compaction' },
+  { path: 'compaction.reinjectFileMaxTokens', description: 'Tokens of one re-injected file (longer files are cut; the model can read them again)' },
+  { path: 'compaction.reinjectMaxTokens', description: 'Tokens of all re-injected files together' },
+  { path: 'compaction.toolResultMaxChars', description: 'Characters of one tool result the summarizer is sent (longer ones keep their head and tail)' },
   { path: 'dream.minHours', description: 'Hours between consolidations' },
   { path: 'dream.scanMinutes', description: 'Minutes between consolidation gate scans' },
   { path: 'dream.minSessions', description: 'New sessions required before consolidating' },
@@ -369,6 +471,15 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
   { path: 'jobs.maxAttempts', description: 'Runs a background job gets before it is marked failed' },
   { path: 'jobs.maxPayloadBytes', description: 'Largest JSON payload one background job may carry' },
   { path: 'migrate.pageSize', description: 'Records engram migrate reads and writes per transaction (a resumed copy redoes at most one page)' },
+  { path: 'instructions.managedPath', env: 'ENGRAM_MANAGED_INSTRUCTIONS', description: 'Managed-policy instruction file loaded first (Claude Code\'s /etc/claude-code/CLAUDE.md); empty for none' },
+  { path: 'instructions.maxImportDepth', description: '@path imports followed at most this many levels deep (deeper ones are reported, not loaded)' },
+  { path: 'instructions.maxFileBytes', description: 'Instruction files larger than this are skipped with a warning' },
+  { path: 'instructions.maxTotalBytes', description: 'Bytes of instruction files loaded in all; later files are skipped with a warning' },
+  { path: 'instructions.maxFiles', description: 'Instruction files (rules and imports included) loaded at most' },
+  { path: 'instructions.maxRuleEntries', description: 'Directory entries looked at under each .claude/rules folder at most' },
+  { path: 'chat.writeMaxBytes', description: 'Largest file the chat agent\'s write_file tool writes (after the user confirms)' },
+  { path: 'chat.inputMaxBytes', description: 'Longest line (a paste included) engram chat takes as one message' },
+  { path: 'instructions.maxPathPatterns', description: 'Glob patterns one rule\'s paths: may expand to (braces included); the rest are dropped with a warning' },
   { path: 'server.host', env: 'ENGRAM_HOST', description: 'Address the service binds; non-loopback requires a token' },
   { path: 'server.port', env: 'ENGRAM_PORT', description: 'Port the service listens on' },
   { path: 'server.token', env: 'ENGRAM_TOKEN', description: 'Bearer token required on every request when set', secret: true },
@@ -449,7 +560,24 @@ export const SETTING_RANGES: Readonly<Record<string, { minimum?: number; maximum
   'explicitMemory.forgetMinLead': { maximum: 1 },
   'explicitMemory.forgetCandidates': { minimum: 1, maximum: 100, integer: true },
   'compaction.thresholdRatio': { maximum: 1 },
+  'notes.updateMaxOutputTokens': { minimum: 1, maximum: 1_000_000, integer: true },
+  'notes.maxFileBytes': { minimum: 1_024, integer: true },
+  'compaction.maxRetries': { maximum: 20, integer: true },
+  'compaction.circuitBreakerFailures': { minimum: 1, maximum: 100, integer: true },
+  'compaction.summaryMaxOutputTokens': { minimum: 256, integer: true },
+  'compaction.keepRecentMaxTokens': { integer: true },
+  'compaction.reinjectMaxFiles': { maximum: 50, integer: true },
+  'compaction.reinjectFileMaxTokens': { integer: true },
+  'compaction.reinjectMaxTokens': { integer: true },
+  'compaction.toolResultMaxChars': { minimum: 200, integer: true },
   'session.warnRatios': { maximum: 1 },
+  'session.toolResultPageBytes': { minimum: 1, integer: true },
+  'session.transcriptFlushMs': { maximum: 60_000, integer: true },
+  'session.listingTailBytes': { minimum: 4_096, maximum: 16 * 1024 * 1024, integer: true },
+  'session.todoMaxItems': { minimum: 1, maximum: 10_000, integer: true },
+  'session.todoItemMaxChars': { minimum: 10, integer: true },
+  'session.maxOutputTokens': { minimum: 1, integer: true },
+  'session.maxToolRounds': { minimum: 1, maximum: 1_000, integer: true },
   'memoryTool.viewMaxChars': { minimum: 1_000, integer: true },
   'memoryTool.maxFileBytes': { minimum: 1, integer: true },
   'memoryTool.maxPathLength': { minimum: 32, integer: true },
@@ -470,6 +598,14 @@ export const SETTING_RANGES: Readonly<Record<string, { minimum?: number; maximum
   'jobs.maxAttempts': { minimum: 1, maximum: 1_000, integer: true },
   'jobs.maxPayloadBytes': { minimum: 1, integer: true },
   'migrate.pageSize': { minimum: 1, maximum: 10_000, integer: true },
+  'instructions.maxImportDepth': { maximum: 20, integer: true },
+  'instructions.maxFileBytes': { minimum: 1, integer: true },
+  'instructions.maxTotalBytes': { minimum: 1, integer: true },
+  'instructions.maxFiles': { minimum: 1, integer: true },
+  'instructions.maxRuleEntries': { minimum: 1, integer: true },
+  'instructions.maxPathPatterns': { minimum: 1, integer: true },
+  'chat.writeMaxBytes': { minimum: 1, integer: true },
+  'chat.inputMaxBytes': { minimum: 1, integer: true },
   'server.port': { maximum: 65_535, integer: true },
   'server.maxBodyBytes': { minimum: 1, integer: true },
   'model.timeoutMs': { minimum: 1, maximum: 3_600_000, integer: true },

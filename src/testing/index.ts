@@ -29,3 +29,13 @@ export type {
   ScriptedModelError,
 } from './loopback-model-server.js';
 export { SimulatedPromptCache, type SimulatedPromptCacheOptions, type CachedUsage } from './simulated-prompt-cache.js';
+export {
+  workloadAnswer,
+  workloadScriptedAnswer,
+  workloadReadFileTool,
+  workloadUserMessage,
+  classifyWorkloadRequest,
+  estimatedInputTokens,
+  type SessionWorkloadOptions,
+  type WorkloadRequestKind,
+} from './scripted-session-workload.js';

@@ -133,6 +133,12 @@ function coerce(path: string, value: unknown, where: string): unknown {
     if (typeof value !== 'string') throw new EngramError('CONFIG_INVALID', `Invalid ${where}: expected a string.`);
     return value;
   }
+  if (typeof fallback === 'boolean') {
+    // Environment variables and flags arrive as text.
+    if (value === true || value === 'true' || value === '1') return true;
+    if (value === false || value === 'false' || value === '0') return false;
+    throw new EngramError('CONFIG_INVALID', `Invalid ${where}: ${JSON.stringify(value)} is not true or false.`);
+  }
   if (Array.isArray(fallback)) {
     const list = typeof value === 'string' ? value.split(',').map((part) => Number(part.trim())) : value;
     if (!Array.isArray(list) || list.some((item) => typeof item !== 'number' || !Number.isFinite(item) || item < 0)) {

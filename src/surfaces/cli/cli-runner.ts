@@ -29,6 +29,8 @@ const COMMANDS: Record<string, () => Promise<CommandDefinition>> = {
   extract: async () => (await import('./commands/extract-command.js')).extractCommand,
   queue: async () => (await import('./commands/queue-command.js')).queueCommand,
   migrate: async () => (await import('./commands/migrate-command.js')).migrateCommand,
+  instructions: async () => (await import('./commands/instructions-command.js')).instructionsCommand,
+  chat: async () => (await import('./commands/chat-command.js')).chatCommand,
 };
 
 /** Runs the `engram` binary on argv (without node and script) and returns the exit code. */
