@@ -9,6 +9,7 @@ import { PostgresMemoryStore } from '../src/adapters/postgres/postgres-memory-st
 import { parseEvalDataset } from '../src/eval/eval-dataset.js';
 import { runEval, type EvalReport } from '../src/eval/run-eval.js';
 import { collectStoreWriteWorker, spawnStoreWriteWorker, unexpectedStderr } from '../src/testing/store-write-worker-process.js';
+import { TIMING_PREFIX } from '../src/testing/store-write-worker-tasks.js';
 import { resolvePostgresServer } from '../test/support/postgres-server.js';
 import { round } from './statistics.js';
 import { benchStore, type StoreBenchRow } from './store-bench.js';
@@ -114,23 +115,26 @@ export async function benchConcurrentWrites(
 ): Promise<ConcurrentWritesRow> {
   // Room for every process to start and open its store before the agreed instant.
   const startAt = Date.now() + 5_000;
-  let lastWrite = startAt;
-  const firstWrites: number[] = [];
+  // Each writer reports its ids and when its first and last writes returned at the end, so the
+  // figure times the store's writes, not one pipe write per memory to this process.
   const workers = Array.from({ length: options.processes }, (_, index) =>
     collectStoreWriteWorker(
-      spawnStoreWriteWorker({ url, scope: `project:bench-writer-${index}`, count: options.writesPerProcess, tag: `writer-${index}`, startAt, ...(options.batchSize && { batchSize: options.batchSize }) }),
-      (_id, printed) => {
-        lastWrite = Date.now();
-        if (printed === 1) firstWrites.push(lastWrite);
-      },
+      spawnStoreWriteWorker({ url, scope: `project:bench-writer-${index}`, count: options.writesPerProcess, tag: `writer-${index}`, startAt, report: 'end', ...(options.batchSize && { batchSize: options.batchSize }) }),
     ),
   );
   const results = await Promise.all(workers);
   for (const result of results) {
     if (result.exitCode !== 0) throw new Error(`A ${backend} writer failed (exit ${result.exitCode}): ${unexpectedStderr(result.stderr)}`);
   }
-  const lateStartMs = Math.max(0, ...firstWrites) - startAt;
+  const timings = results.map((result) => {
+    const [first, last] = (result.ids.find((line) => line.startsWith(TIMING_PREFIX)) ?? '').slice(TIMING_PREFIX.length).split(':').map(Number);
+    if (!Number.isFinite(first) || !Number.isFinite(last)) throw new Error(`A ${backend} writer reported no timing line.`);
+    return { first: first!, last: last! };
+  });
+  const lastWrite = Math.max(...timings.map((timing) => timing.last));
+  const lateStartMs = Math.max(...timings.map((timing) => timing.first)) - startAt;
   if (lateStartMs > 1_000) console.log(`(a ${backend} writer wrote its first memory ${lateStartMs} ms after the agreed start: the machine is busy, the figure is pessimistic)`);
+  for (const result of results) result.ids = result.ids.filter((line) => !line.startsWith(TIMING_PREFIX));
   const ids = results.flatMap((result) => result.ids);
   const store = await openStore(url);
   let allStored: boolean;

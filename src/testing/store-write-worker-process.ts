@@ -50,6 +50,8 @@ export interface StoreWriteWorkerOptions {
   tag: string;
   /** Memories per transaction (`createMany`); default 1 (`create`). */
   batchSize?: number;
+  /** `each` (default): print each id once written; `end`: all at the end, then a `timing:` line (see the write task). */
+  report?: 'each' | 'end';
   /** Epoch milliseconds at which to start writing, once the store is open (for overlapping writers). */
   startAt?: number;
 }

@@ -8,8 +8,12 @@ import type { MemoryStore } from '../store/memory-store.js';
  * the store holds (even after killing the worker part-way).
  */
 export type StoreWorkerTask =
-  /** Creates memories one `create` at a time (or `batchSize` per `createMany`); prints each id once written. */
-  | { mode: 'write'; scope: string; count: number | 'unbounded'; tag: string; batchSize?: number }
+  /**
+   * Creates memories one `create` at a time (or `batchSize` per `createMany`); prints each id once
+   * written. `report: 'end'` prints them all at the end instead, then `timing:<first>:<last>` (epoch
+   * ms when the first and last writes returned), so a benchmark times the store, not a pipe write per memory.
+   */
+  | { mode: 'write'; scope: string; count: number | 'unbounded'; tag: string; batchSize?: number; report?: 'each' | 'end' }
   /** Claims jobs of a queue and completes them until none is due; prints `<job id> <attempts>` per claim. */
   | { mode: 'claim-jobs'; queue: string; worker: string; leaseMs: number }
   /** Adds 1 to a checkpoint `count` times, reading and writing it under a store lock; prints each value written. */
@@ -21,6 +25,9 @@ export type StoreWorkerTask =
    * per save. `latencyMs` delays every store call, as a store across a network would.
    */
   | { mode: 'save'; scope: string; statements: string[]; rounds: number; actor: string; latencyMs?: number };
+
+/** Starts the last line a `write` task with `report: 'end'` prints. */
+export const TIMING_PREFIX = 'timing:';
 
 /** One line a `save` task prints per save. */
 export interface SaveLine {
@@ -37,14 +44,26 @@ export async function runStoreWorkerTask(store: MemoryStore, task: StoreWorkerTa
       const batchSize = Math.max(1, Math.floor(task.batchSize ?? 1));
       const input = (index: number) => ({ scope: task.scope, name: `${task.tag}-${index}`, content: `Writer ${task.tag} wrote memory number ${index} of its run.` });
       const change = { actor: `store-write-worker:${task.tag}` };
+      const atEnd = task.report === 'end';
+      const written: string[] = [];
+      let firstAt = 0;
+      const done = (id: string): void => {
+        if (!atEnd) return print(id);
+        if (written.length === 0) firstAt = Date.now();
+        written.push(id);
+      };
       for (let index = 0; index < count; index += batchSize) {
         if (batchSize === 1) {
-          print((await store.create(input(index), change)).id);
+          done((await store.create(input(index), change)).id);
           continue;
         }
         const size = Math.min(batchSize, count - index);
-        const written = await store.createMany(Array.from({ length: size }, (_, offset) => input(index + offset)), change);
-        for (const memory of written) print(memory.id);
+        for (const memory of await store.createMany(Array.from({ length: size }, (_, offset) => input(index + offset)), change)) done(memory.id);
+      }
+      if (atEnd) {
+        const lastAt = Date.now();
+        if (written.length > 0) print(written.join('\n'));
+        print(`${TIMING_PREFIX}${firstAt}:${lastAt}`);
       }
       return;
     }
