@@ -8,6 +8,7 @@ import { messageText } from '../src/models/language-model-content.js';
 import { startAnthropicMessagesServer } from '../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer, ModelServerReply, RecordedModelRequest } from '../src/testing/loopback-model-server.js';
 import { ENGRAM_BINARY } from './cli-harness.js';
+import { unmarkedMessage } from './session-support.js';
 
 /**
  * `engram chat` end to end in a real pseudo-terminal: util-linux `script` runs the built CLI on a
@@ -133,7 +134,11 @@ describe.skipIf(!hasScript)('engram chat in a pseudo-terminal', () => {
     expect(existsSync(join(root, 'outside.txt'))).toBe(false);
     const refused = mainRequests[3]!.summary!.messages.at(-1)!;
     expect(JSON.stringify(refused.content)).toMatch(/SANDBOX_DENIED/);
-    expect(mainRequests[2]!.summary!.messages.at(-1)!.content).toBe('tab\there  bell done');
+    // The wire message, cache mark aside, is the typed line with its control characters gone; as the
+    // latest message it ends the cached prefix, so it carries the cache mark.
+    const typed = (mainRequests[2]!.body as { messages: Array<{ content: unknown }> }).messages.at(-1)!;
+    expect(unmarkedMessage(typed)).toEqual({ role: 'user', content: 'tab\there  bell done' });
+    expect(typed.content).toEqual([{ type: 'text', text: 'tab\there  bell done', cache_control: { type: 'ephemeral' } }]);
 
     mark = chat.output().length;
     chat.type('Count for me.\r');

@@ -34,6 +34,8 @@ export interface TestChatOptions {
   root?: string;
   resume?: ChatAgentOptions['resume'];
   settings?: Record<string, unknown>;
+  /** The session's clock (message timestamps, the idle gap of microcompaction). */
+  now?: () => Date;
 }
 
 /** Starts a chat in a temp project (a git repository, so it is its own project root). */
@@ -67,6 +69,7 @@ export async function startTestChat(options: TestChatOptions): Promise<TestChat>
     confirm: (question) => terminal.confirm(question),
     onNotice: (notice) => terminal.notice(notice),
     ...(options.resume && { resume: options.resume }),
+    ...(options.now && { now: options.now }),
   });
   const running = terminal.run(agent);
   const waitFor = async (text: string | RegExp, from = 0): Promise<void> => {

@@ -1,6 +1,9 @@
-import { readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { projectSlug } from '../src/adapters/transcripts/session-paths.js';
 import { readSessionTranscript } from '../src/adapters/transcripts/session-transcript-reader.js';
 import { messageText } from '../src/models/language-model-content.js';
 import type { LanguageModelMessage, LanguageModelRequest } from '../src/models/language-model.js';
@@ -152,6 +155,49 @@ describe('engram chat terminal', () => {
     expect(resultOf(5)).toBe('     1\talpha and beta');
   });
 
+  it('reads a big file again in full: its first result was stored on disk and the model saw only a preview', async () => {
+    const big = Array.from({ length: 2_000 }, (_, index) => `line ${index} ${'x'.repeat(40)}`).join('\n') + '\n';
+    const read = (id: string) => ({ content: [{ type: 'tool_use' as const, id, name: 'read_file', input: { path: 'big.txt' } }] });
+    const model = new ScriptedLanguageModel({ script: [read('b1'), 'one', read('b2'), 'two'] });
+    const session = await chat({ model, files: { 'big.txt': big } });
+    expect(Buffer.byteLength(big)).toBeGreaterThan(session.opened.engram.settings.session.toolResultThresholdBytes);
+    session.type('read big');
+    await session.waitFor('one');
+    session.type('read big again');
+    await session.waitFor('two');
+    const resultOf = (index: number): string => ((model.requests[index]!.messages.at(-1)!.content as unknown as Array<{ content: string }>)[0]!.content);
+    expect(session.output()).toMatch(/a \d+-byte tool result was saved to .*b1/);
+    expect(session.output()).toMatch(/a \d+-byte tool result was saved to .*b2/);
+    expect(resultOf(1)).toContain('line 0 ');
+    expect(resultOf(3)).not.toMatch(/^File unchanged/);
+    expect(resultOf(3)).toContain('line 0 ');
+  });
+
+  it('never answers "unchanged" with server-side context editing on: the provider may have cleared the earlier result', async () => {
+    const read = (id: string) => ({ content: [{ type: 'tool_use' as const, id, name: 'read_file', input: { path: 'a.txt' } }] });
+    const model = new ScriptedLanguageModel({ script: [read('r1'), 'one', read('r2'), 'two'] });
+    const session = await chat({ model, files: { 'a.txt': 'alpha\n' }, settings: { 'session.serverContextEditing': true } });
+    session.type('read a');
+    await session.waitFor('one');
+    session.type('read a again');
+    await session.waitFor('two');
+    const resultOf = (index: number): string => ((model.requests[index]!.messages.at(-1)!.content as unknown as Array<{ content: string }>)[0]!.content);
+    expect(resultOf(1)).toBe('     1\talpha');
+    expect(resultOf(3)).toBe('     1\talpha');
+  });
+
+  it('never sends a secret a project CLAUDE.md imports: the import is refused, said at start and listed by /memory', async () => {
+    const model = new ScriptedLanguageModel({ script: ['Hello.'] });
+    const session = await chat({ model, files: { '.env': 'API_TOKEN=project-env-secret\n', 'CLAUDE.md': 'Project rule.\n@.env\n' } });
+    await session.waitFor('· instruction files: 1 problem (refused imports, skipped files); /memory lists them');
+    session.type('Hi.');
+    await session.waitFor('Hello.');
+    expect(JSON.stringify(model.requests[0])).not.toContain('project-env-secret');
+    expect(systemOf(model.requests[0]!)).toContain('Project rule.');
+    session.type('/memory');
+    await session.waitFor(/warning: \S+\.env \(imported by \S+CLAUDE\.md, line 2\): a file that usually holds secrets/);
+  });
+
   it('answers /help, unknown commands, /memory, /notes, /forget, and treats /etc/hosts-like text as a message', async () => {
     const model = new ScriptedLanguageModel({ script: ['It is a hosts file.'] });
     const session = await chat({ model, files: { 'CLAUDE.md': 'Project rule.\n', '.claude/rules/tests.md': '---\npaths: ["test/**"]\n---\nTests use vitest.\n' } });
@@ -232,6 +278,69 @@ describe('engram chat terminal', () => {
     session.type('line one of a paste\nline two of a paste');
     await session.waitFor('Got both lines.');
     expect(userTexts(model.requests[1]!).at(-1)).toBe('line one of a paste\nline two of a paste');
+  });
+
+  it('writes no escape sequence from stored memory names, transcript titles or tool paths; a write to a bidi-disguised path is refused', async () => {
+    const hostile = '\u001b]0;pwn\u0007x';
+    const disguised = 'notes/\u202Egnp.sh';
+    const model = new ScriptedLanguageModel({
+      script: ['Frankfurt it is.', { content: [{ type: 'tool_use', id: 'toolu_bidi', name: 'write_file', input: { path: disguised, content: 'echo hi' } }] }, 'Refused.'],
+    });
+    const session = await chat({ model });
+    const memory = await session.opened.engram.remember({ content: 'The deploy target is the Frankfurt region (eu-central-1).', type: 'project' });
+    // A name the API would refuse, as a tampered or foreign store could hold it.
+    const database = new Database(join(session.engramHome, 'engram.db'));
+    database.prepare('UPDATE memories SET name = ? WHERE id = ?').run(hostile, memory.id);
+    database.close();
+    session.type('Where do we deploy the Frankfurt service?');
+    await session.waitFor('Frankfurt it is.');
+    expect(session.agent.memoryReport().recalled.map((entry) => entry.name)).toEqual([hostile]);
+    // The transcript is written in the background: wait for it before adding a line of our own.
+    for (let tries = 0; tries < 500 && !(await stat(session.agent.transcriptPath).then(() => true, () => false)); tries += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    await appendFile(session.agent.transcriptPath, `${JSON.stringify({ type: 'custom-title', customTitle: `\u001b[2J${hostile} title`, sessionId: session.agent.sessionId })}\n`);
+    let mark = session.output().length;
+    session.type('/memory');
+    await session.waitFor(`${memory.id} ]0;pwnx (1 turn)`, mark);
+    session.type('/resume');
+    await session.waitFor(/\[2J\]0;pwnx title/, mark);
+    session.type(`/forget ${memory.id}`);
+    await session.waitFor(`Forgot ${memory.id} (]0;pwnx)`, mark);
+    mark = session.output().length;
+    session.type('Write the script.');
+    await session.waitFor('Refused.', mark);
+    expect(session.output()).toContain('⏺ write_file(path: "notes/<U+202E>gnp.sh"');
+    expect(session.output().slice(mark)).not.toContain('[y/N]');
+    const refused = (model.requests[2]!.messages.at(-1)!.content as unknown as Array<{ content: string; isError?: boolean }>)[0]!;
+    expect(refused.isError).toBe(true);
+    expect(refused.content).toMatch(/SANDBOX_DENIED.*invisible formatting characters \(U\+202E\)/);
+    expect(await readdir(session.project)).not.toContain('notes');
+    expect(session.output()).not.toMatch(/[\u001b\u0007\u202E]/);
+  });
+
+  it('says once that the transcript cannot be written, goes on, and writes it once the way is clear', async () => {
+    const root = await realpath(await mkdtemp(join(tmpdir(), 'engram-chat-')));
+    roots.push(root);
+    // The project's session folder is taken by a regular file: no transcript can be created there.
+    const blocked = join(root, 'engram-home', 'projects', projectSlug(join(root, 'project')));
+    await mkdir(join(blocked, '..'), { recursive: true });
+    await writeFile(blocked, 'in the way');
+    const model = new ScriptedLanguageModel({ script: ['First.', 'Second.'] });
+    const session = await chat({ model, root, settings: { 'session.transcriptFlushMs': 10 } });
+    let failures = 0;
+    session.agent.session.on('transcript-error', () => (failures += 1));
+    session.type('One?');
+    await session.waitFor('First.');
+    await session.waitFor(/· the transcript \S+\.jsonl could not be written \(.+\); the chat goes on/);
+    session.type('Two?');
+    await session.waitFor('Second.');
+    for (let tries = 0; failures < 2 && tries < 500; tries += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(failures).toBeGreaterThanOrEqual(2);
+    expect(session.output().match(/could not be written/g)).toHaveLength(1);
+    await rm(blocked);
+    chats.splice(chats.indexOf(session), 1);
+    await session.finish();
+    const transcript = await readSessionTranscript(session.agent.transcriptPath);
+    expect(transcript.messages.map((message) => messageText(message))).toEqual(expect.arrayContaining(['One?', 'Second.']));
   });
 
   it('/resume lists this project\'s sessions and switches; a new chat with resume continues the transcript', async () => {

@@ -85,6 +85,22 @@ describe('engram instructions', () => {
     expect(withRule.stdout).toContain('API handlers validate input.');
   });
 
+  it('never prints a secret a project file imports: --content leaves both out and warns about each on stderr', async () => {
+    write(join(workspace.home, '.ssh', 'id_rsa'), 'PRIVATE-KEY-home-secret\n');
+    write(join(workspace.cwd, '.env'), 'TOKEN=project-env-secret\n');
+    write(join(workspace.cwd, 'CLAUDE.md'), 'Cloned project.\n@~/.ssh/id_rsa\n@.env\n');
+    const result = await workspace.run(['instructions', '--root', '.', '--content'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Cloned project.');
+    expect(result.stdout).not.toMatch(/home-secret|project-env-secret/);
+    expect(result.stderr).toContain(`engram: warning: ${join(workspace.home, '.ssh', 'id_rsa')} (imported by ${join(workspace.cwd, 'CLAUDE.md')}, line 2): outside the project`);
+    expect(result.stderr).toContain('instructions.allowImportsFrom');
+    expect(result.stderr).toContain(`engram: warning: ${join(workspace.cwd, '.env')} (imported by ${join(workspace.cwd, 'CLAUDE.md')}, line 3): a file that usually holds secrets`);
+    const document = await workspace.json(['instructions', '--root', '.', '--content'], 0, { env });
+    expect(JSON.stringify(document)).not.toMatch(/home-secret|project-env-secret/);
+    expect(document.warnings).toHaveLength(2);
+  });
+
   it('says plainly when nothing is found', async () => {
     const result = await workspace.run(['instructions', '--root', '.'], { env });
     expect(result.code).toBe(0);

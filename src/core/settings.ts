@@ -68,6 +68,8 @@ export interface Settings {
     /** Items the todo list holds at most, and characters per item. */
     todoMaxItems: number;
     todoItemMaxChars: number;
+    /** Characters of the plan (`Session.setPlan`) at most: it is re-injected after every compaction. */
+    planMaxChars: number;
     /** Output cap of each request of an agent turn (runAgentTurn). */
     maxOutputTokens: number;
     /** Model rounds ending in tool calls one agent turn may make before it stops. */
@@ -126,6 +128,8 @@ export interface Settings {
   migrate: { pageSize: number };
   instructions: {
     managedPath: string;
+    /** Extra folders (":"-separated, absolute or ~/) that @imports of instruction files may reach. */
+    allowImportsFrom: string;
     maxImportDepth: number;
     maxFileBytes: number;
     maxTotalBytes: number;
@@ -257,6 +261,7 @@ export const DEFAULT_SETTINGS: Settings = {
     listingTailBytes: 64 * 1024,
     todoMaxItems: 200,
     todoItemMaxChars: 2_000,
+    planMaxChars: 20_000,
     maxOutputTokens: 8_192,
     maxToolRounds: 25,
   },
@@ -311,6 +316,7 @@ export const DEFAULT_SETTINGS: Settings = {
   migrate: { pageSize: 500 },
   instructions: {
     managedPath: '/etc/claude-code/CLAUDE.md',
+    allowImportsFrom: '',
     maxImportDepth: 5,
     maxFileBytes: 4 * 1024 * 1024,
     maxTotalBytes: 32 * 1024 * 1024,
@@ -426,6 +432,7 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
   { path: 'session.listingTailBytes', description: 'Bytes read from the end of each session transcript to list sessions' },
   { path: 'session.todoMaxItems', description: 'Items a session todo list holds at most' },
   { path: 'session.todoItemMaxChars', description: 'Characters of one session todo item at most' },
+  { path: 'session.planMaxChars', description: 'Characters of the session plan at most (re-injected after each compaction)' },
   { path: 'session.maxOutputTokens', description: 'Output cap of each model request of an agent turn' },
   { path: 'session.maxToolRounds', description: 'Model rounds ending in tool calls one agent turn may make' },
   { path: 'notes.initThresholdTokens', description: 'Context size before session notes start' },
@@ -472,6 +479,10 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
   { path: 'jobs.maxPayloadBytes', description: 'Largest JSON payload one background job may carry' },
   { path: 'migrate.pageSize', description: 'Records engram migrate reads and writes per transaction (a resumed copy redoes at most one page)' },
   { path: 'instructions.managedPath', env: 'ENGRAM_MANAGED_INSTRUCTIONS', description: 'Managed-policy instruction file loaded first (Claude Code\'s /etc/claude-code/CLAUDE.md); empty for none' },
+  {
+    path: 'instructions.allowImportsFrom',
+    description: 'Folders (":"-separated, absolute or ~/) that @imports may reach besides the defaults: the project and ~/.claude for project files, home for user files',
+  },
   { path: 'instructions.maxImportDepth', description: '@path imports followed at most this many levels deep (deeper ones are reported, not loaded)' },
   { path: 'instructions.maxFileBytes', description: 'Instruction files larger than this are skipped with a warning' },
   { path: 'instructions.maxTotalBytes', description: 'Bytes of instruction files loaded in all; later files are skipped with a warning' },
@@ -576,6 +587,7 @@ export const SETTING_RANGES: Readonly<Record<string, { minimum?: number; maximum
   'session.listingTailBytes': { minimum: 4_096, maximum: 16 * 1024 * 1024, integer: true },
   'session.todoMaxItems': { minimum: 1, maximum: 10_000, integer: true },
   'session.todoItemMaxChars': { minimum: 10, integer: true },
+  'session.planMaxChars': { minimum: 100, maximum: 1_000_000, integer: true },
   'session.maxOutputTokens': { minimum: 1, integer: true },
   'session.maxToolRounds': { minimum: 1, maximum: 1_000, integer: true },
   'memoryTool.viewMaxChars': { minimum: 1_000, integer: true },

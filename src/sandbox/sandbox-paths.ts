@@ -50,7 +50,8 @@ export const SECRET_FILE_NAMES: readonly SecretFileName[] = [
   { glob: '.env.*', except: ['.env.example', '.env.sample', '.env.template', '.env.dist'] },
   ...['*.pem', '*.key', '*.p12', '*.pfx', '*.jks', '*.keystore'].map((glob) => ({ glob, ignoreCase: true })),
   ...['id_rsa*', 'id_dsa*', 'id_ecdsa*', 'id_ed25519*'].map((glob) => ({ glob, except: ['*.pub'] })),
-  ...['.npmrc', '.pypirc', '.netrc', '.git-credentials', '.pgpass'].map((glob) => ({ glob })),
+  // .credentials.json: Claude Code's login tokens (~/.claude/.credentials.json).
+  ...['.npmrc', '.pypirc', '.netrc', '.git-credentials', '.pgpass', '.credentials.json'].map((glob) => ({ glob })),
   { glob: 'credentials' },
   { glob: 'credentials.*', except: ['*.ts', '*.tsx', '*.js', '*.mjs', '*.cjs', '*.py', '*.go', '*.rb', '*.java', '*.kt', '*.rs', '*.cs', '*.php', '*.md'] },
 ];

@@ -40,6 +40,8 @@ export interface AgentTurnResult {
 }
 
 const INTERRUPTED = 'Interrupted by the user before this tool ran.';
+/** Keeps the replacement result far under any tool-result threshold, so it is never stored. */
+const RESULT_ERROR_MAX_CHARS = 500;
 
 /**
  * Runs one agent turn on a session: adds the user message, then asks the model and runs the tools
@@ -68,10 +70,30 @@ export async function runAgentTurn(session: Session, options: AgentTurnOptions):
     const calls = toolUses(response);
     if (calls.length === 0) return { text: response.text, requests, toolCalls, stopReason: response.stopReason ?? 'end', usage, response };
     toolCalls += calls.length;
-    await session.addToolResults(await runTools(session, calls, runners, options));
+    await addResults(session, await runTools(session, calls, runners, options));
     rounds += 1;
     if (rounds >= maxToolRounds) return { text: response.text, requests, toolCalls, stopReason: 'max-tool-rounds', usage, response };
     options.signal?.throwIfAborted();
+  }
+}
+
+/**
+ * Adds the tool results; when the session cannot keep them (storage or transcript refused:
+ * STORE_ERROR, CONFLICT, PAYLOAD_TOO_LARGE), the calls are answered with short error results that
+ * need no storage instead, so the model learns what happened and the session is never left with
+ * unanswered calls. A session that refuses even those (closed) throws the first error.
+ */
+async function addResults(session: Session, results: ToolResultInput[]): Promise<void> {
+  try {
+    await session.addToolResults(results);
+  } catch (error) {
+    const reason = isEngramError(error) ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+    const content = `Error: the tool ran, but its result could not be kept (${reason.slice(0, RESULT_ERROR_MAX_CHARS)}).`;
+    try {
+      await session.addToolResults(results.map((result) => ({ toolUseId: result.toolUseId, content, isError: true })));
+    } catch {
+      throw error;
+    }
   }
 }
 

@@ -4,13 +4,14 @@ import { reinjection } from '../core/compaction-reinjection.js';
 import { standingRules, withStandingRules } from '../core/compaction-standing-rules.js';
 import { compactSummaryText, droppableGroupCount, dropOldestGroups, messageGroups, stripAnalysis, stripBulkyContent, summaryInstruction } from '../core/compaction-summary.js';
 import { keptTail } from '../core/compaction-tail.js';
-import { contextWindowFor, estimateMessageTokens, estimateMessagesTokens } from '../core/context-budget.js';
+import { contextWindowFor, estimateMessageTokens, estimateMessagesTokens, estimatePrefixTokens } from '../core/context-budget.js';
 import { EngramError, isEngramError } from '../core/errors.js';
 import type { Settings } from '../core/settings.js';
-import { estimateJsonTokens, estimateTextTokens } from '../core/token-estimate.js';
+import { estimateTextTokens } from '../core/token-estimate.js';
 import type { LanguageModel, LanguageModelMessage } from '../models/language-model.js';
 import { runForkedHelper, type ForkPrefix } from './forked-helper.js';
 import type { CompactBoundary, SessionMessage, TodoItem } from './session-message.js';
+import { copyMessage, wireMessage } from './session-message-helpers.js';
 import { checkCompactionInput } from './compaction-input.js';
 
 /**
@@ -200,7 +201,7 @@ export class Compactor {
     const threshold = autoCompactThreshold(window, this.#settings);
     const headTokens = estimateTextTokens(this.#head(input, summary, 'notes', []).texts.join('\n\n'));
     // Room under the threshold once the prefix, the summary and re-injection are in, less a buffer so the next turns fit.
-    const room = threshold - prefixTokens(input.prefix) - headTokens - this.#settings.compaction.bufferTokens;
+    const room = threshold - estimatePrefixTokens(input.prefix) - headTokens - this.#settings.compaction.bufferTokens;
     if (room < 0) {
       warnings.push(`The session notes (about ${estimateTextTokens(summary)} tokens) are too large to serve as the summary; summarizing instead.`);
       return undefined;
@@ -232,9 +233,9 @@ export class Compactor {
     if (input.signal?.aborted) throw aborted();
     const instruction = summaryInstruction({ customInstructions: input.customInstructions, hookInstructions, standingRules: rules });
     const stripped = stripBulkyContent(input.messages, { toolResultMaxChars: compaction.toolResultMaxChars });
-    const unchanged = JSON.stringify(stripped.map(wire)) === JSON.stringify(input.messages.map(wire));
+    const unchanged = JSON.stringify(stripped.map(wireMessage)) === JSON.stringify(input.messages.map(wireMessage));
     // Leave room for the answer; groups that cannot fit are dropped before the first call, not after a refusal.
-    const fixed = estimateTextTokens(instruction) + prefixTokens(input.prefix);
+    const fixed = estimateTextTokens(instruction) + estimatePrefixTokens(input.prefix);
     const room = window - compaction.summaryMaxOutputTokens - fixed;
     let messages: SessionMessage[] = stripped;
     let droppedGroups = 0;
@@ -315,7 +316,7 @@ export class Compactor {
 
 /** The summarizer's messages: a note when older groups were left out (and so the list starts with a user message). */
 function summarizerMessages(messages: readonly SessionMessage[], dropped: boolean): LanguageModelMessage[] {
-  const list: LanguageModelMessage[] = messages.map(wire);
+  const list: LanguageModelMessage[] = messages.map(wireMessage);
   if (dropped || list[0]?.role !== 'user') list.unshift({ role: 'user', content: '[The oldest part of this conversation was left out so the summary request fits the context window.]' });
   return list;
 }
@@ -338,18 +339,6 @@ function groupsToDrop(messages: readonly SessionMessage[], error: EngramError, s
     if (count > 0 && covered >= excess) return count;
   }
   return Math.max(1, Math.floor(groups.length / 5));
-}
-
-function prefixTokens(prefix: ForkPrefix): number {
-  return estimateTextTokens(prefix.system.map((block) => block.text).join('\n\n')) + estimateJsonTokens(JSON.stringify(prefix.tools));
-}
-
-function wire(message: SessionMessage): LanguageModelMessage {
-  return { role: message.role, content: message.content };
-}
-
-function copyMessage(message: SessionMessage): SessionMessage {
-  return structuredClone(message);
 }
 
 function countsAsFailure(error: unknown, signal: AbortSignal | undefined): boolean {

@@ -12,6 +12,7 @@ import type {
 } from '../models/language-model.js';
 import { toolUses, withLastMessageCached } from '../models/language-model-content.js';
 import type { SessionMessage, SessionTranscriptSink } from './session-message.js';
+import { deepFreeze } from './session-message-helpers.js';
 import type { SessionTool } from './session-tool.js';
 
 /**
@@ -253,12 +254,4 @@ function freezeCopy(prefix: ForkPrefix): ForkPrefix {
     throw new EngramError('INVALID_INPUT', 'A forked helper\'s prefix must be plain data (system blocks, tool definitions, messages).', { cause: error });
   }
   return deepFreeze(copy);
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
-  }
-  return value;
 }

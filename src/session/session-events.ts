@@ -22,6 +22,12 @@ export interface SessionEventMap {
   'compaction-finished': { trigger: 'auto' | 'manual'; boundary: CompactBoundary; modelCalls: number; preTokens: number; postTokens: number; warnings: string[] };
   /** `tripped`: the circuit breaker is open, auto-compaction stops until a manual compaction succeeds. */
   'compaction-failed': { trigger: 'auto' | 'manual'; error: unknown; failuresInARow: number; tripped: boolean };
+  /**
+   * A buffered transcript write failed in the background (usually STORE_ERROR: disk full, folder
+   * gone or unwritable). The session goes on and the lines stay pending: they are retried with the
+   * next message and at close, so nothing is lost once the cause is fixed. `path`: the transcript file.
+   */
+  'transcript-error': { error: unknown; path?: string };
 }
 
 export type SessionEventName = keyof SessionEventMap;

@@ -1,17 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { EngramError } from '../core/errors.js';
-import type { ContentBlock, LanguageModelResponse, TextBlock } from '../models/language-model.js';
-import type { SessionMessage, TodoItem } from './session-message.js';
+import type { ContentBlock, LanguageModelResponse, SystemBlock, TextBlock } from '../models/language-model.js';
 
 /**
- * The checks a Session applies to what its callers hand it (messages, tool results, responses,
- * todos): malformed input is refused with INVALID_INPUT before anything changes, and what is kept is
- * frozen, so no caller can rewrite a message once it has been sent.
+ * The checks a Session applies to what its callers hand it (system prompt, messages, tool results,
+ * responses, output caps): malformed input is refused with INVALID_INPUT before anything changes.
+ * Todo lists are checked by the session's WorkingMemory (working-memory.ts), against the settings.
  */
 
-/** Largest todo list kept (working memory, shown to the model after a compaction). */
-const MAX_TODOS = 200;
-const MAX_TODO_CHARS = 2_000;
 /** What an assistant message says when the model answered nothing (the API refuses empty text blocks). */
 export const EMPTY_ANSWER_TEXT = '(no content)';
 
@@ -99,34 +95,38 @@ export function checkMaxOutputTokens(value: unknown, window: number): number {
   return value;
 }
 
-/** A todo list: content + status (pending | in_progress | completed), copied. */
-export function checkTodos(todos: unknown): TodoItem[] {
-  if (!Array.isArray(todos) || todos.length > MAX_TODOS) throw new EngramError('INVALID_INPUT', `A todo list is an array of at most ${MAX_TODOS} items.`);
-  return todos.map((todo: unknown, index) => {
-    const item = todo as Partial<TodoItem> | null;
-    if (item === null || typeof item !== 'object' || typeof item.content !== 'string' || item.content === '' || item.content.length > MAX_TODO_CHARS) {
-      throw new EngramError('INVALID_INPUT', `todos[${index}].content must be text of 1 to ${MAX_TODO_CHARS} characters.`);
-    }
-    if (item.status !== 'pending' && item.status !== 'in_progress' && item.status !== 'completed') {
-      throw new EngramError('INVALID_INPUT', `todos[${index}].status is pending, in_progress or completed.`);
-    }
-    if (item.activeForm !== undefined && (typeof item.activeForm !== 'string' || item.activeForm.length > MAX_TODO_CHARS)) {
-      throw new EngramError('INVALID_INPUT', `todos[${index}].activeForm is text of at most ${MAX_TODO_CHARS} characters.`);
-    }
-    return { content: item.content, status: item.status, ...(item.activeForm !== undefined && { activeForm: item.activeForm }) };
-  });
-}
-
-/** A message with its content frozen deeply: once in a session, only (micro)compaction replaces it. */
-export function freezeMessage(message: SessionMessage): SessionMessage {
-  const content = typeof message.content === 'string' ? message.content : Object.freeze(message.content.map((block) => deepFreeze({ ...block })));
-  return Object.freeze({ ...message, content: content as ContentBlock[], ...(message.usage && { usage: Object.freeze({ ...message.usage }) }) });
-}
-
-function deepFreeze<Value>(value: Value): Value {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value as Record<string, unknown>)) deepFreeze(child);
+/** The system prompt as frozen blocks: a string is one block marked for caching. */
+export function systemBlocks(system: string | readonly SystemBlock[] | undefined): readonly SystemBlock[] {
+  if (system === undefined || system === '') return Object.freeze([]);
+  if (typeof system === 'string') return Object.freeze([Object.freeze({ text: system, cache: true })]);
+  if (!Array.isArray(system) || system.some((block) => block === null || typeof block !== 'object' || typeof block.text !== 'string')) {
+    throw new EngramError('INVALID_INPUT', 'system is a string or an array of { text, cache? } blocks.');
   }
-  return value;
+  return Object.freeze(system.map((block) => Object.freeze({ ...block })));
+}
+
+/** The error of a request that cannot fit the window, with what to do about it. */
+export function overflow(tokens: number, maxOutputTokens: number, window: number, cause: unknown): EngramError {
+  const reason = cause === undefined ? '' : ` (auto-compaction: ${cause instanceof Error ? cause.message : String(cause)})`;
+  return new EngramError(
+    'CONTEXT_WINDOW_EXCEEDED',
+    `The next request would need about ${tokens} input + ${maxOutputTokens} output tokens, over the ${window}-token context window${reason}. Run a manual compaction (/compact), lower maxOutputTokens, or start a new session.`,
+    cause instanceof Error ? { cause } : undefined,
+  );
+}
+
+/** A deterministic cut (same input → same bytes) at a UTF-8 boundary, with a note of what was left out. */
+export function cutToBytes(text: string, limit: number): string {
+  const buffer = Buffer.from(text, 'utf8');
+  const kept = buffer.subarray(0, limit).toString('utf8').replace(/\uFFFD$/, '');
+  return `${kept}\n[Output cut at ${limit} of ${buffer.length} bytes: no tool-result storage is configured.]`;
+}
+
+/** A plan: text of at most `session.planMaxChars` characters, or undefined ('' clears it too). */
+export function checkPlan(plan: unknown, maxChars: number): string | undefined {
+  if (plan !== undefined && typeof plan !== 'string') throw new EngramError('INVALID_INPUT', 'A plan is text (or undefined to clear it).');
+  if (plan !== undefined && plan.length > maxChars) {
+    throw new EngramError('INVALID_INPUT', `A plan holds at most ${maxChars} characters (session.planMaxChars), got ${plan.length}; shorten it, or keep the details in a file.`);
+  }
+  return plan === '' ? undefined : plan;
 }

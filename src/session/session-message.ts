@@ -86,7 +86,10 @@ export type SessionTranscriptEntry =
 
 /** Where a session writes its transcript. Appends are buffered; `flush` and `close` write what is pending. */
 export interface SessionTranscriptSink {
+  /** Queues an entry; throws (and queues nothing) when the entry cannot be written, so a caller can refuse the change it records. */
   append(entry: SessionTranscriptEntry): void;
+  /** Optional: tells `listener` about writes that failed in the background; returns a function that removes it. */
+  onWriteError?(listener: (error: Error) => void): () => void;
   flush(): Promise<void>;
   close(): Promise<void>;
 }

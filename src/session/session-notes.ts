@@ -16,7 +16,8 @@ import {
   sectionDescription,
 } from '../core/session-notes-template.js';
 import { shouldUpdateSessionNotes, type NotesTriggerState } from '../core/session-notes-trigger.js';
-import type { Settings } from '../core/settings.js';
+import { estimateMessageTokens } from '../core/context-budget.js';
+import { DEFAULT_SETTINGS, type Settings } from '../core/settings.js';
 import type { LanguageModel, LanguageModelUsage } from '../models/language-model.js';
 import { runForkedHelper, type ForkPrefix } from './forked-helper.js';
 import type { SessionTranscriptSink } from './session-message.js';
@@ -145,9 +146,11 @@ export class SessionNotes {
   /**
    * Starts an update in the background and returns at once. `prefix` is the parent's last request
    * (system, tools, messages); `lastMessageUuid` the last message it holds. While an update runs a
-   * second call does nothing. Failures are reported through `onError`, never thrown.
+   * second call does nothing. Failures are reported through `onError`, never thrown. With `budget`
+   * (the parent's context tokens and its window), a request whose input + `notes.updateMaxOutputTokens`
+   * would exceed the window is not sent: it fails with CONTEXT_WINDOW_EXCEEDED.
    */
-  async update(prefix: ForkPrefix, lastMessageUuid: string): Promise<void> {
+  async update(prefix: ForkPrefix, lastMessageUuid: string, budget?: { contextTokens: number; window: number }): Promise<void> {
     if (this.#running !== undefined) return;
     const uuid = typeof lastMessageUuid === 'string' ? lastMessageUuid : '';
     if (uuid === '' || uuid.length > MAX_UUID_LENGTH) {
@@ -161,7 +164,7 @@ export class SessionNotes {
     const snapshot = { contextTokens: this.#state.contextTokens, toolCalls: this.#state.toolCallsSinceLastUpdate };
     const controller = new AbortController();
     this.#controller = controller;
-    this.#running = this.#run(this.#options.model, prefix, uuid, snapshot, controller.signal).finally(() => {
+    this.#running = this.#run(this.#options.model, prefix, uuid, snapshot, controller.signal, budget).finally(() => {
       this.#running = undefined;
       this.#controller = undefined;
     });
@@ -177,7 +180,7 @@ export class SessionNotes {
     this.#controller?.abort();
   }
 
-  async #run(model: LanguageModel, prefix: ForkPrefix, uuid: string, snapshot: { contextTokens: number; toolCalls: number }, signal: AbortSignal): Promise<void> {
+  async #run(model: LanguageModel, prefix: ForkPrefix, uuid: string, snapshot: { contextTokens: number; toolCalls: number }, signal: AbortSignal, budget?: { contextTokens: number; window: number }): Promise<void> {
     const { settings } = this.#options;
     this.#options.onEvent?.({ type: 'notes-update-started', at: this.#now(), lastMessageUuid: uuid });
     const agentId = (this.#options.generateId ?? (() => crypto.randomUUID()))();
@@ -189,6 +192,7 @@ export class SessionNotes {
       const caps = notesOverCaps(current, settings);
       const notice = notesCapsNotice(caps, settings);
       const instruction = renderNotesPrompt(prompt, { notes: current, sections, settings }) + (notice === '' ? '' : `\n\n${notice}`);
+      if (budget) checkFits(budget, instruction, settings);
       transcript = this.#options.openHelperTranscript?.(agentId);
       const helper = await runForkedHelper({
         model,
@@ -336,6 +340,18 @@ async function readLimited(path: string, maxBytes: number, what: string, code: '
     throw new EngramError(code, `${what} (${path}) could not be read (${(error as NodeJS.ErrnoException).code ?? String(error)}).`, { cause: error });
   } finally {
     await handle.close();
+  }
+}
+
+/** Refuses an update whose request (the parent's context, the instruction, the output cap) would not fit the window. */
+function checkFits(budget: { contextTokens: number; window: number }, instruction: string, settings: SessionNotesOptions['settings']): void {
+  const input = budget.contextTokens + estimateMessageTokens({ content: instruction }, settings.tokens ? { tokens: settings.tokens } : DEFAULT_SETTINGS);
+  const output = settings.notes.updateMaxOutputTokens;
+  if (input + output > budget.window) {
+    throw new EngramError(
+      'CONTEXT_WINDOW_EXCEEDED',
+      `The session notes update was not sent: about ${input} input + ${output} output tokens would exceed the ${budget.window}-token window. The notes are updated again after the next compaction.`,
+    );
   }
 }
 

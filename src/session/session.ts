@@ -1,98 +1,36 @@
-import { contextUsage, contextWindowFor, estimateMessageTokens, type ContextUsage } from '../core/context-budget.js';
+import { contextWindowFor, estimateMessageTokens, type ContextUsage } from '../core/context-budget.js';
 import { autoCompactThreshold, compactionTripped, shouldAutoCompact } from '../core/compaction-policy.js';
 import { EngramError } from '../core/errors.js';
-import { contextEditingFor, microcompact } from '../core/microcompaction.js';
+import { contextEditingFor, microcompactSession } from '../core/microcompaction.js';
 import { DEFAULT_SETTINGS, type Settings } from '../core/settings.js';
-import { estimateJsonTokens, estimateTextTokens } from '../core/token-estimate.js';
-import type { ContentBlock, LanguageModel, LanguageModelMessage, LanguageModelRequest, LanguageModelResponse, SystemBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../models/language-model.js';
-import { totalInputTokens, withLastMessageCached } from '../models/language-model-content.js';
-import { Compactor, type CompactionResult, type PreCompactHook } from './compaction.js';
+import type { ContentBlock, LanguageModel, LanguageModelRequest, LanguageModelResponse, SystemBlock, ToolDefinition, ToolUseBlock } from '../models/language-model.js';
+import { withLastMessageCached } from '../models/language-model-content.js';
+import { Compactor, type CompactionResult } from './compaction.js';
 import { FileReadCache } from './file-read-cache.js';
 import type { ForkPrefix } from './forked-helper.js';
+import { SessionAccounting } from './session-accounting.js';
 import { SessionEvents, type SessionEventListener, type SessionEventName } from './session-events.js';
-import type { CompactBoundary, SessionMessage, SessionMetadata, SessionTranscriptSink, TodoItem } from './session-message.js';
-import { SessionNotes, type SessionNotesEvent, type SessionNotesOptions } from './session-notes.js';
-import type { SessionTool, SessionToolOutput } from './session-tool.js';
-import { checkMaxOutputTokens, checkResponse, checkTodos, checkToolResults, checkUserContent, freezeMessage, newSessionId, storedAssistantContent } from './session-input.js';
+import { checkMaxOutputTokens, checkPlan, checkResponse, checkToolResults, checkUserContent, newSessionId, overflow, storedAssistantContent, systemBlocks } from './session-input.js';
+import type { SessionMessage, SessionMetadata, SessionTranscriptSink, TodoItem } from './session-message.js';
+import { freezeMessage, pendingToolUses, wireMessage } from './session-message-helpers.js';
+import type { SessionNotes } from './session-notes.js';
+import { SessionNotesDriver, type NotesDriverContext } from './session-notes-driver.js';
 import type { OpenSessionOptions } from './session-open.js';
+import { errorToolResults, sessionMetadata, sessionStartState } from './session-resume-state.js';
+import type { SessionOptions, SessionStats, PrepareRequestOptions, ToolResultInput } from './session-options.js';
+import type { SessionTool } from './session-tool.js';
+import { prepareToolResults } from './session-tool-results.js';
 import { readPersistedOutputTool, type ToolResultStorage } from './tool-result-storage.js';
+import type { WorkingMemory } from './working-memory.js';
 
-/** What a Session is built from. Nothing here does I/O; `openSession` (session-open.ts) builds the disk-backed parts. */
-export interface SessionOptions {
-  /** The model the session's turns go to (its id picks the context window). */
-  model: LanguageModel;
-  /** Default: DEFAULT_SETTINGS. */
-  settings?: Settings;
-  /** Default: a new random id. */
-  sessionId?: string;
-  /**
-   * The static, cache-stable system prompt (instructions, then the MEMORY.md index). A string is one
-   * block marked for caching. Never changes for the life of the session: per-turn recalled memory goes
-   * in the turn's user message (`addUserMessage(..., { context })`), so every request keeps its prefix.
-   */
-  system?: string | readonly SystemBlock[];
-  /** The tools offered in every request, unchanged (definitions sent in this order). `read_persisted_output` is added when tool results are stored. */
-  tools?: readonly SessionTool[];
-  /** Where every message, boundary and todo list is appended; none: nothing is written. */
-  transcript?: SessionTranscriptSink;
-  /** Layer 1; none: oversized results are cut at the threshold instead. */
-  toolResultStorage?: ToolResultStorage;
-  /**
-   * Layer 3: where the session notes live (the Session builds them over its model and settings and
-   * relays their events), or a SessionNotes built elsewhere (then only start/finish are reported, from
-   * the outside). None: compaction always takes the summary path.
-   */
-  notes?: SessionNotes | SessionNotesConfig;
-  /** Layer 4; default: a Compactor over `model` and the settings (with `preCompactHooks`). */
-  compactor?: Compactor;
-  /** User hooks run before a summary compaction; text they return joins the summarizer's instructions. */
-  preCompactHooks?: PreCompactHook[];
-  /** Named in a compaction summary so the model can look up details from before the boundary. */
-  transcriptPath?: string;
-  /** File-read dedupe shared with the host's read tool; default: one sized by the settings. */
-  fileReadCache?: FileReadCache;
-  /** Tokens of context; default `contextWindowFor(model.modelId, settings)`. */
-  contextWindow?: number;
-  cwd?: string;
-  /** `''` outside git. */
-  gitBranch?: string;
-  title?: string;
-  /** A session read back from its transcript (`readSessionTranscript`): its live messages, todos and metadata. */
-  resumed?: { sessionId: string; messages: SessionMessage[]; boundary?: CompactBoundary; todos: TodoItem[]; metadata: SessionMetadata; leafUuid?: string };
-  now?: () => Date;
-  generateId?: () => string;
-}
-
-/** Session notes the Session builds: the file, and optionally a helper model, template, prompt and sidechain transcripts. */
-export type SessionNotesConfig = Omit<SessionNotesOptions, 'settings' | 'onEvent' | 'model' | 'now' | 'generateId' | 'sessionId'> & { model?: LanguageModel };
-
-/** One prepared request's options. */
-export interface PrepareRequestOptions {
-  /** The request's output cap; input + this never exceeds the window. */
-  maxOutputTokens: number;
-  signal?: AbortSignal;
-}
-
-/** A tool result to add: the tool_use it answers and what the tool returned. */
-export interface ToolResultInput extends SessionToolOutput {
-  toolUseId: string;
-}
-
-/** Counters a host or benchmark reads. */
-export interface SessionStats {
-  requests: number;
-  compactions: number;
-  microcompactions: number;
-  notesUpdates: number;
-  persistedToolResults: number;
-}
+export type { SessionNotesConfig } from './session-notes-driver.js';
+export type { PrepareRequestOptions, SessionOptions, SessionStats, ToolResultInput } from './session-options.js';
 
 const RECENT_FILES_KEPT = 20;
-const INTERRUPTED_TOOL_RESULT = 'Interrupted: the session ended before this tool call was answered.';
 
 /**
  * One conversation with a model, kept inside its context window by SPEC §2's layers: token
- * accounting (last reported input + estimate since), tool-result storage, microcompaction, session
+ * accounting (last reported usage + estimate since), tool-result storage, microcompaction, session
  * notes in the background, compaction at the threshold, a transcript of everything. The message list
  * only grows between compactions and its messages are frozen, so each request begins with the
  * previous one byte for byte and the provider's prompt cache serves it.
@@ -111,39 +49,30 @@ export class Session {
   readonly system: readonly SystemBlock[];
   readonly tools: readonly SessionTool[];
   readonly fileReadCache: FileReadCache;
-  readonly notes: SessionNotes | undefined;
+  /** The todo list and task states (in memory only; the todo list is restored from the transcript). */
+  readonly workingMemory: WorkingMemory;
   readonly cwd: string | undefined;
   readonly gitBranch: string;
   readonly #definitions: readonly ToolDefinition[];
   readonly #transcript: SessionTranscriptSink | undefined;
+  readonly #transcriptPath: string | undefined;
   readonly #storage: ToolResultStorage | undefined;
   readonly #compactor: Compactor;
   readonly #events = new SessionEvents();
+  readonly #accounting: SessionAccounting;
+  readonly #notes: SessionNotesDriver;
   readonly #now: () => Date;
   readonly #generateId: () => string;
-  readonly #baseTokens: number;
-  readonly #estimates = new WeakMap<SessionMessage, number>();
   readonly #stats: SessionStats = { requests: 0, compactions: 0, microcompactions: 0, notesUpdates: 0, persistedToolResults: 0 };
-  #messages: SessionMessage[] = [];
-  #lastUuid: string | null = null;
-  /** Total input tokens the provider reported for the last request, and how many messages that request had. */
-  #reported: { tokens: number; messageCount: number } | undefined;
-  #sentMessageCount = 0;
-  #warnedLevel = 0;
-  #todos: TodoItem[] = [];
+  readonly #filesEdited: Set<string>;
+  #messages: SessionMessage[];
+  #lastUuid: string | null;
   #plan: string | undefined;
   #title: string | undefined;
   #createdAt: string | undefined;
-  readonly #filesEdited = new Set<string>();
   #recentFiles: Array<{ path: string; content: string }> = [];
-  #notesPending = false;
-  #notesTask: Promise<void> | undefined;
-  readonly #notesOwned: boolean;
-  readonly #transcriptPath: string | undefined;
   #busy = false;
   #closed = false;
-  /** A resumed transcript ended on tool calls the previous process never answered. */
-  #interruptedToolUses = false;
 
   /** Builds a session in memory (no I/O); see `openSession` for one backed by files under ENGRAM_HOME. */
   constructor(options: SessionOptions) {
@@ -165,26 +94,25 @@ export class Session {
     if (this.#storage && !tools.some((tool) => tool.definition.name === 'read_persisted_output')) tools.push(readPersistedOutputTool(this.#storage));
     this.tools = Object.freeze(tools);
     this.#definitions = Object.freeze(tools.map((tool) => tool.definition));
+    this.#accounting = new SessionAccounting({ settings: this.settings, window: this.contextWindow, prefix: { system: this.system, tools: this.#definitions } });
     this.#transcript = options.transcript;
-    this.#notesOwned = options.notes !== undefined && !(options.notes instanceof SessionNotes);
-    this.notes = options.notes === undefined || options.notes instanceof SessionNotes ? options.notes : this.#buildNotes(options.notes);
-    this.#compactor = options.compactor ?? new Compactor({ settings: this.settings, model: this.model, generateId: this.#generateId, now: this.#now, ...(options.preCompactHooks && { preCompactHooks: options.preCompactHooks }) });
     this.#transcriptPath = options.transcriptPath;
+    this.#transcript?.onWriteError?.((error) => this.#events.emit('transcript-error', { error, ...(this.#transcriptPath !== undefined && { path: this.#transcriptPath }) }));
+    this.#notes = new SessionNotesDriver({ notes: options.notes, events: this.#events, settings: this.settings, window: this.contextWindow, model: this.model, sessionId: this.sessionId, now: this.#now, generateId: this.#generateId });
+    this.#compactor = options.compactor ?? new Compactor({ settings: this.settings, model: this.model, generateId: this.#generateId, now: this.#now, ...(options.preCompactHooks && { preCompactHooks: options.preCompactHooks }) });
     this.fileReadCache = options.fileReadCache ?? new FileReadCache({ maxEntries: this.settings.session.fileCacheEntries, maxBytes: this.settings.session.fileCacheBytes });
     this.cwd = options.cwd ?? options.resumed?.metadata.cwd;
     this.gitBranch = options.gitBranch ?? options.resumed?.metadata.gitBranch ?? '';
     this.#title = options.title ?? options.resumed?.metadata.title;
-    this.#baseTokens = estimateTextTokens(this.system.map((block) => block.text).join('\n\n')) + estimateJsonTokens(JSON.stringify(this.#definitions));
-    if (options.resumed) {
-      this.#messages = options.resumed.messages.map(freezeMessage);
-      this.#lastUuid = options.resumed.leafUuid ?? this.#messages.at(-1)?.uuid ?? options.resumed.boundary?.uuid ?? null;
-      this.#todos = checkTodos(options.resumed.todos);
-      // The boundary keeps the plan with the todo list rendered after it; the todos come back on their own.
-      this.#plan = options.resumed.boundary?.plan?.replace(/(?:^|\n\n)Todo list:\n[\s\S]*$/, '') || undefined;
-      for (const path of options.resumed.boundary?.filesEdited ?? []) this.#filesEdited.add(path);
-      this.#createdAt = options.resumed.metadata.createdAt;
-      this.#interruptedToolUses = this.#pendingToolUses().length > 0;
-    }
+    const start = sessionStartState(options.resumed, this.settings, this.#now);
+    this.#messages = start.messages;
+    this.#lastUuid = start.lastUuid;
+    this.workingMemory = start.workingMemory;
+    this.#plan = start.plan;
+    this.#filesEdited = new Set(start.filesEdited);
+    this.#createdAt = start.createdAt;
+    // Usage read back from a transcript may predate a compaction whose kept messages carry it: estimate instead.
+    this.#accounting.forgetReports(this.#messages.length);
   }
 
   /** A Session backed by files under `<home>/projects/<slug>/` (transcript, tool results, notes); see `openSession`. */
@@ -209,9 +137,14 @@ export class Session {
     return this.#messages;
   }
 
+  /** Layer 3's notes, when the session has them. */
+  get notes(): SessionNotes | undefined {
+    return this.#notes.notes;
+  }
+
   /** The todo list (working memory: restored from the transcript, never written to long-term memory). */
   get todos(): readonly TodoItem[] {
-    return this.#todos;
+    return this.workingMemory.todos;
   }
 
   /** The plan in force (kept in the compact boundary and re-injected after a compaction). */
@@ -225,7 +158,7 @@ export class Session {
   }
 
   get stats(): Readonly<SessionStats> {
-    return { ...this.#stats };
+    return { ...this.#stats, notesUpdates: this.#notes.updates };
   }
 
   /** Failed compactions in a row and whether the circuit breaker stopped auto-compaction. */
@@ -236,19 +169,20 @@ export class Session {
   /**
    * Adds a user message (text, or text blocks). `context` (e.g. the recalled-memory block of this
    * turn) goes before it as a separate meta message: sent once, never in the system prompt, and the
-   * first thing microcompaction drops.
+   * first thing microcompaction drops. Tool calls still open (a killed process, a failed turn, a user
+   * who moved on) are first answered as interrupted, so the conversation stays valid.
    */
   addUserMessage(content: string | readonly ContentBlock[], options: { context?: string; meta?: boolean } = {}): SessionMessage {
     this.#checkOpen();
-    if (this.#interruptedToolUses) this.#answerInterrupted();
-    this.#checkNoPendingToolUse('addUserMessage');
     const checked = checkUserContent(content, 'content');
     const context = options.context === undefined || options.context === '' ? undefined : checkUserContent(options.context, 'context');
     const tokens = estimateMessageTokens({ content: checked }, this.settings) + (context === undefined ? 0 : estimateMessageTokens({ content: context }, this.settings));
-    const room = autoCompactThreshold(this.contextWindow, this.settings) - this.#baseTokens;
+    const room = autoCompactThreshold(this.contextWindow, this.settings) - this.#accounting.prefixTokens;
     if (tokens > room) {
       throw new EngramError('PAYLOAD_TOO_LARGE', `The message is about ${tokens} tokens; at most ${room} fit in this session's context window. Attach large content as a file or tool result instead.`);
     }
+    const pending = pendingToolUses(this.#messages);
+    if (pending.length > 0) this.#append({ role: 'user', content: errorToolResults(pending) });
     if (context !== undefined) this.#append({ role: 'user', content: context, meta: true });
     return this.#append({ role: 'user', content: checked, ...(options.meta === true && { meta: true }) });
   }
@@ -256,39 +190,27 @@ export class Session {
   /**
    * Answers the tool calls of the last assistant message, one result per tool_use (any order; sent in
    * the tool_use order). A result over `session.toolResultThresholdBytes` is written whole to disk and
-   * replaced by a frozen preview. Files read/edited feed re-injection and the compact boundary.
+   * replaced by a frozen preview. Files read/edited feed re-injection and the compact boundary. When
+   * storage or the transcript refuses (STORE_ERROR, CONFLICT, PAYLOAD_TOO_LARGE) nothing changes and
+   * the calls stay open: answer them again (runAgentTurn answers with short error results).
    */
   async addToolResults(results: readonly ToolResultInput[]): Promise<SessionMessage> {
     this.#checkOpen();
-    const pending = this.#pendingToolUses();
+    const pending = pendingToolUses(this.#messages);
     if (pending.length === 0) throw new EngramError('INVALID_INPUT', 'There are no tool calls to answer: the last message is not an assistant message with tool_use blocks.');
     const byId = checkToolResults(results, pending.map((use) => use.id));
-    const blocks: ToolResultBlock[] = [];
-    const persisted: Array<{ toolUseId: string; path: string; bytes: number }> = [];
-    // Everything is stored before the message is added, so a failing disk changes nothing.
-    for (const use of pending) {
-      const result = byId.get(use.id)!;
-      let content = result.content;
-      if (this.#storage) {
-        const stored = await this.#storage.store(use.id, result.content);
-        content = stored.content;
-        if (stored.persisted) persisted.push({ toolUseId: use.id, ...stored.persisted });
-      } else if (Buffer.byteLength(content) > this.settings.session.toolResultThresholdBytes) {
-        content = cutToBytes(content, this.settings.session.toolResultThresholdBytes);
-      }
-      blocks.push({ type: 'tool_result', toolUseId: use.id, content, ...(result.isError === true && { isError: true }) });
-    }
+    const { blocks, persisted } = await prepareToolResults({ pending, results: byId, storage: this.#storage, thresholdBytes: this.settings.session.toolResultThresholdBytes });
     this.#checkOpen();
+    const message = this.#append({ role: 'user', content: blocks });
     for (const result of results) {
       for (const file of result.filesRead ?? []) this.#noteFileRead(file);
       for (const path of result.filesEdited ?? []) this.#filesEdited.add(path);
     }
-    const message = this.#append({ role: 'user', content: blocks });
     for (const item of persisted) {
       this.#stats.persistedToolResults += 1;
       this.#events.emit('tool-result-persisted', item);
     }
-    if (this.#notesPending) this.#startNotesUpdate();
+    if (!this.#closed) this.#notes.afterToolResults(this.#notesContext());
     return message;
   }
 
@@ -325,13 +247,12 @@ export class Session {
       if (overWindow()) throw overflow(tokens, maxOutputTokens, this.contextWindow, this.compactionState.tripped ? 'the compaction circuit breaker is open' : undefined);
       this.#warn(tokens);
       const contextEditing = contextEditingFor(this.settings);
-      this.#sentMessageCount = this.#messages.length;
       this.#stats.requests += 1;
       return {
         system: this.system,
         tools: this.#definitions,
         // The latest message ends the cached prefix: the next request and forked helpers read it back.
-        messages: withLastMessageCached(this.#wireMessages()),
+        messages: withLastMessageCached(this.#messages.map(wireMessage)),
         maxOutputTokens,
         ...(options.signal && { signal: options.signal }),
         ...(contextEditing && { contextEditing }),
@@ -351,20 +272,10 @@ export class Session {
     checkResponse(response);
     if (this.#messages.at(-1)?.role !== 'user') throw new EngramError('INVALID_INPUT', 'recordResponse answers a prepared request: the last message must be the user message or tool results that were sent.');
     const content = storedAssistantContent(response);
-    const messageCount = Math.min(this.#sentMessageCount, this.#messages.length);
     const message = this.#append({ role: 'assistant', content, usage: { ...response.usage }, model: this.model.modelId });
-    this.#reported = { tokens: totalInputTokens(response.usage), messageCount };
-    const uses = content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
     const tokens = this.#tokens();
     this.#warn(tokens);
-    if (this.notes) {
-      this.notes.noteTurn({ contextTokens: tokens, toolCalls: uses.length, hadToolCall: uses.length > 0 });
-      if (this.notes.shouldUpdate()) {
-        // A fork after an unanswered tool_use would be refused by the API: wait for the results.
-        if (uses.length === 0) this.#startNotesUpdate();
-        else this.#notesPending = true;
-      }
-    }
+    this.#notes.afterResponse({ toolCalls: content.filter((block): block is ToolUseBlock => block.type === 'tool_use').length }, this.#notesContext(tokens));
     return message;
   }
 
@@ -380,27 +291,31 @@ export class Session {
     }
   }
 
-  /** Context usage now: the last reported input tokens plus an estimate of what was added since. */
+  /** Context usage now: the last reported usage plus an estimate of what was added since. */
   usage(): ContextUsage {
-    return contextUsage({ reportedInputTokens: this.#reported?.tokens, estimatedSinceReport: this.#sinceReport(), window: this.contextWindow }, this.settings);
+    return this.#accounting.usage(this.#messages);
   }
 
   /** The prefix a forked helper shares (system, tools, messages as the next request sends them). */
   forkPrefix(): ForkPrefix {
-    return { system: this.system, tools: this.#definitions, messages: this.#wireMessages() };
+    return { system: this.system, tools: this.#definitions, messages: this.#messages.map(wireMessage) };
   }
 
-  /** Replaces the todo list (the `todo_write` tool calls this); appended to the transcript. */
+  /** Replaces the todo list (the `todo_write` tool calls this); checked against `session.todoMaxItems`/`todoItemMaxChars`, appended to the transcript. */
   setTodos(todos: readonly TodoItem[]): void {
     this.#checkOpen();
-    this.#todos = checkTodos(todos);
-    this.#transcript?.append({ kind: 'todos', todos: this.#todos.map((todo) => ({ ...todo })), timestamp: this.#now().toISOString() });
+    const change = this.workingMemory.setTodos(todos);
+    try {
+      this.#transcript?.append({ kind: 'todos', todos: change.newTodos, timestamp: this.#now().toISOString() });
+    } catch (error) {
+      this.workingMemory.setTodos(change.oldTodos);
+      throw error;
+    }
   }
 
-  /** Sets the plan kept in the compact boundary and re-injected after compaction. */
+  /** Sets the plan kept in the compact boundary and re-injected after compaction (at most `session.planMaxChars`). */
   setPlan(plan: string | undefined): void {
-    if (plan !== undefined && typeof plan !== 'string') throw new EngramError('INVALID_INPUT', 'A plan is text.');
-    this.#plan = plan === '' ? undefined : plan;
+    this.#plan = checkPlan(plan, this.settings.session.planMaxChars);
   }
 
   /** Sets the title recorded in the transcript's metadata (shown by session listings). */
@@ -411,7 +326,7 @@ export class Session {
 
   /** Waits for a running session-notes update (the host calls this before showing /notes, or tests). */
   async waitForBackground(): Promise<void> {
-    await this.#notesTask;
+    await this.#notes.waitForBackground();
   }
 
   /**
@@ -421,8 +336,8 @@ export class Session {
   async close(options: { abortBackground?: boolean } = {}): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (options.abortBackground) this.notes?.abort();
-    await this.#notesTask;
+    if (options.abortBackground) this.#notes.abort();
+    await this.#notes.waitForBackground();
     if (this.#transcript) {
       if (this.#lastUuid !== null) this.#transcript.append({ kind: 'metadata', metadata: this.metadata(), timestamp: this.#now().toISOString() });
       await this.#transcript.close();
@@ -431,22 +346,12 @@ export class Session {
 
   /** Title, place and counts of the session, as the transcript's metadata line records them. */
   metadata(): SessionMetadata {
-    const first = this.#messages[0];
-    return {
-      sessionId: this.sessionId,
-      ...(this.#title !== undefined && { title: this.#title }),
-      ...(this.cwd !== undefined && { cwd: this.cwd }),
-      gitBranch: this.gitBranch,
-      model: this.model.modelId,
-      ...((this.#createdAt ?? first?.timestamp) !== undefined && { createdAt: this.#createdAt ?? first!.timestamp }),
-      ...(this.#messages.length > 0 && { updatedAt: this.#messages.at(-1)!.timestamp }),
-      messageCount: this.#messages.length,
-    };
+    return sessionMetadata({ sessionId: this.sessionId, title: this.#title, cwd: this.cwd, gitBranch: this.gitBranch, model: this.model.modelId, createdAt: this.#createdAt, messages: this.#messages });
   }
 
   async #compact(input: { trigger: 'auto' | 'manual'; instructions?: string; signal?: AbortSignal }): Promise<CompactionResult> {
     if (this.#messages.length === 0) throw new EngramError('INVALID_INPUT', 'There is nothing to compact yet.');
-    if (this.#pendingToolUses().length > 0) throw new EngramError('INVALID_INPUT', 'Answer the pending tool calls (addToolResults) before compacting.');
+    if (pendingToolUses(this.#messages).length > 0) throw new EngramError('INVALID_INPUT', 'Answer the pending tool calls (addToolResults) before compacting.');
     const preTokens = this.#tokens();
     this.#events.emit('compaction-started', { trigger: input.trigger, preTokens });
     let result: CompactionResult;
@@ -457,7 +362,7 @@ export class Session {
         prefix: this.forkPrefix(),
         preTokens,
         ...(this.notes && { notes: this.notes }),
-        reinject: { recentFiles: this.#recentFiles.slice(-5).reverse(), ...(this.#plan !== undefined && { plan: this.#plan }), todos: this.#todos.map((todo) => ({ ...todo })) },
+        reinject: { recentFiles: this.#recentFiles.slice(-5).reverse(), ...(this.#plan !== undefined && { plan: this.#plan }), todos: this.todos.map((todo) => ({ ...todo })) },
         metadata: { filesEdited: [...this.#filesEdited], gitBranch: this.gitBranch },
         ...(input.instructions !== undefined && { customInstructions: input.instructions }),
         ...(input.signal && { signal: input.signal }),
@@ -469,96 +374,52 @@ export class Session {
       this.#events.emit('compaction-failed', { trigger: input.trigger, error, failuresInARow, tripped: compactionTripped({ failuresInARow }, this.settings) });
       throw error;
     }
-    this.#messages = [];
-    this.#transcript?.append({ kind: 'compact-boundary', boundary: { ...result.boundary }, parentUuid: null });
-    this.#lastUuid = result.boundary.uuid;
-    for (const message of result.messages) this.#push(freezeMessage(message));
+    const before = { messages: this.#messages, lastUuid: this.#lastUuid };
+    try {
+      this.#transcript?.append({ kind: 'compact-boundary', boundary: { ...result.boundary }, parentUuid: null });
+      this.#messages = [];
+      this.#lastUuid = result.boundary.uuid;
+      for (const message of result.messages) this.#push(freezeMessage(message));
+    } catch (error) {
+      // The transcript refused a line (its messages were all accepted before, so this is rare): the session stays as it was.
+      this.#messages = before.messages;
+      this.#lastUuid = before.lastUuid;
+      throw error;
+    }
     // The cleared content is no longer in context: a re-read must return the file, not "unchanged".
     this.fileReadCache.clear();
-    this.#reported = undefined;
-    this.#sentMessageCount = 0;
-    this.#warnedLevel = 0;
+    // Usage recorded on the kept messages counted the context before the boundary.
+    this.#accounting.forgetReports(this.#messages.length, { resetWarnings: true });
     this.#stats.compactions += 1;
     const postTokens = this.#tokens();
-    this.notes?.noteCompaction({ contextTokens: postTokens });
+    this.#notes.afterCompaction(postTokens);
     this.#events.emit('compaction-finished', { trigger: input.trigger, boundary: result.boundary, modelCalls: result.modelCalls, preTokens, postTokens, warnings: result.warnings });
     return result;
   }
 
   #microcompact(): void {
-    const lastAssistant = this.#messages.findLastIndex((message) => message.role === 'assistant');
-    if (lastAssistant < 0) return;
-    const result = microcompact(this.#messages, {
-      now: this.#now(),
-      lastAssistantAt: new Date(this.#messages[lastAssistant]!.timestamp),
-      idleMinutes: this.settings.session.microcompactIdleMinutes,
-      keepRecent: this.settings.session.microcompactKeepRecent,
-      protectFrom: lastAssistant + 1,
-      // With server-side context editing the provider clears old results; locally only meta messages go.
-      clearToolResults: this.settings.session.serverContextEditing !== true,
-    });
+    const result = microcompactSession(this.#messages, this.#now(), this.settings);
     if (!result.changed) return;
     const tokensBefore = this.#tokens();
     this.#messages = result.messages.map(freezeMessage);
     this.fileReadCache.clear();
-    this.#reported = undefined;
+    this.#accounting.forgetReports(this.#messages.length);
     this.#stats.microcompactions += 1;
     this.#events.emit('microcompaction-applied', { clearedToolResults: result.clearedToolResults, droppedMeta: result.droppedMeta, tokensBefore, tokensAfter: this.#tokens() });
   }
 
-  #startNotesUpdate(): void {
-    const notes = this.notes;
-    const last = this.#messages.at(-1);
-    if (!notes || !last || this.#closed) return;
-    this.#notesPending = false;
-    const lastMessageUuid = last.uuid;
-    // update() returns at once: the helper runs in the background and never blocks the turn.
-    void notes.update(this.forkPrefix(), lastMessageUuid);
-    if (!notes.running) return;
-    this.#stats.notesUpdates += 1;
-    if (!this.#notesOwned) this.#events.emit('notes-update-started', { lastMessageUuid });
-    this.#notesTask = notes.waitForIdle().then(() => {
-      if (!this.#notesOwned) this.#events.emit('notes-update-finished', { lastMessageUuid });
-    });
-  }
-
-  #buildNotes(config: SessionNotesConfig): SessionNotes {
-    const relay = (event: SessionNotesEvent): void => {
-      if (event.type === 'notes-update-failed') this.#events.emit('notes-update-failed', { lastMessageUuid: event.lastMessageUuid, error: event.error });
-      else this.#events.emit(event.type, { lastMessageUuid: event.lastMessageUuid });
-    };
-    if (config === null || typeof config !== 'object') throw new EngramError('INVALID_INPUT', 'notes is a SessionNotes or { path, model?, template?, prompt? }.');
-    return new SessionNotes({ ...config, model: config.model ?? this.model, settings: this.settings, onEvent: relay, now: this.#now, generateId: this.#generateId, sessionId: this.sessionId });
+  #notesContext(tokens?: number): NotesDriverContext {
+    return { prefix: () => this.forkPrefix(), tokens: tokens ?? this.#tokens(), lastMessageUuid: this.#messages.at(-1)!.uuid, breaker: { failuresInARow: this.#compactor.failuresInARow } };
   }
 
   #warn(tokens: number): void {
-    const usage = contextUsage({ reportedInputTokens: tokens, estimatedSinceReport: 0, window: this.contextWindow }, this.settings);
-    if (usage.level > this.#warnedLevel) {
-      this.#warnedLevel = usage.level;
-      this.#events.emit('context-warning', { level: usage.level as 1 | 2 | 3, usage });
-    }
+    const warning = this.#accounting.newWarning(tokens);
+    if (warning) this.#events.emit('context-warning', warning);
   }
 
   /** Estimated tokens of the next request's input (without output). */
   #tokens(): number {
-    return (this.#reported?.tokens ?? 0) + this.#sinceReport();
-  }
-
-  /** Estimated tokens added since the last report (everything, system and tools included, when there is none). */
-  #sinceReport(): number {
-    let total = 0;
-    for (let index = this.#reported?.messageCount ?? 0; index < this.#messages.length; index += 1) total += this.#estimate(this.#messages[index]!);
-    return total + (this.#reported === undefined ? this.#baseTokens : 0);
-  }
-
-  #estimate(message: SessionMessage): number {
-    let tokens = this.#estimates.get(message);
-    if (tokens === undefined) this.#estimates.set(message, (tokens = estimateMessageTokens(message, this.settings)));
-    return tokens;
-  }
-
-  #wireMessages(): LanguageModelMessage[] {
-    return this.#messages.map((message) => ({ role: message.role, content: message.content }));
+    return this.#accounting.tokens(this.#messages);
   }
 
   #append(fields: Pick<SessionMessage, 'role' | 'content'> & Partial<SessionMessage>): SessionMessage {
@@ -567,9 +428,10 @@ export class Session {
     return message;
   }
 
+  /** The transcript takes the message first: an entry it refuses (PAYLOAD_TOO_LARGE, INVALID_INPUT) changes nothing. */
   #push(message: SessionMessage): void {
-    this.#messages.push(message);
     this.#transcript?.append({ kind: 'message', message, parentUuid: this.#lastUuid });
+    this.#messages.push(message);
     this.#lastUuid = message.uuid;
     this.#createdAt ??= message.timestamp;
     this.#events.emit('message-added', { message });
@@ -582,50 +444,7 @@ export class Session {
     if (this.#recentFiles.length > RECENT_FILES_KEPT) this.#recentFiles.shift();
   }
 
-  /** Answers tool calls a killed process left open, so the resumed conversation is valid again. */
-  #answerInterrupted(): void {
-    this.#interruptedToolUses = false;
-    const pending = this.#pendingToolUses();
-    if (pending.length === 0) return;
-    this.#append({ role: 'user', content: pending.map((use): ToolResultBlock => ({ type: 'tool_result', toolUseId: use.id, content: INTERRUPTED_TOOL_RESULT, isError: true })) });
-  }
-
-  #pendingToolUses(): ToolUseBlock[] {
-    const last = this.#messages.at(-1);
-    if (!last || last.role !== 'assistant' || typeof last.content === 'string') return [];
-    return last.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
-  }
-
-  #checkNoPendingToolUse(what: string): void {
-    if (this.#pendingToolUses().length > 0) throw new EngramError('INVALID_INPUT', `${what}: the last assistant message called tools; answer them with addToolResults first.`);
-  }
-
   #checkOpen(): void {
     if (this.#closed) throw new EngramError('INVALID_INPUT', 'This session is closed; open or resume a session to continue.');
   }
-}
-
-function systemBlocks(system: SessionOptions['system']): readonly SystemBlock[] {
-  if (system === undefined || system === '') return Object.freeze([]);
-  if (typeof system === 'string') return Object.freeze([Object.freeze({ text: system, cache: true })]);
-  if (!Array.isArray(system) || system.some((block) => block === null || typeof block !== 'object' || typeof block.text !== 'string')) {
-    throw new EngramError('INVALID_INPUT', 'system is a string or an array of { text, cache? } blocks.');
-  }
-  return Object.freeze(system.map((block) => Object.freeze({ ...block })));
-}
-
-function overflow(tokens: number, maxOutputTokens: number, window: number, cause: unknown): EngramError {
-  const reason = cause === undefined ? '' : ` (auto-compaction: ${cause instanceof Error ? cause.message : String(cause)})`;
-  return new EngramError(
-    'CONTEXT_WINDOW_EXCEEDED',
-    `The next request would need about ${tokens} input + ${maxOutputTokens} output tokens, over the ${window}-token context window${reason}. Run a manual compaction (/compact), lower maxOutputTokens, or start a new session.`,
-    cause instanceof Error ? { cause } : undefined,
-  );
-}
-
-/** A deterministic cut (same input → same bytes) at a UTF-8 boundary, with a note of what was left out. */
-function cutToBytes(text: string, limit: number): string {
-  const buffer = Buffer.from(text, 'utf8');
-  const kept = buffer.subarray(0, limit).toString('utf8').replace(/\uFFFD$/, '');
-  return `${kept}\n[Output cut at ${limit} of ${buffer.length} bytes: no tool-result storage is configured.]`;
 }

@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, delimiter, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { EngramError } from '../../core/errors.js';
 import type { InstructionFile, InstructionScope, InstructionSet } from '../../core/instruction-format.js';
 import {
@@ -12,6 +12,7 @@ import {
   stripBlockHtmlComments,
 } from '../../core/instruction-rules.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../core/settings.js';
+import { isSecretPath } from '../../sandbox/sandbox-paths.js';
 import { findGitRoot } from './project-identity.js';
 
 export { activeInstructions, formatInstructions, type InstructionFile, type InstructionScope, type InstructionSet } from '../../core/instruction-format.js';
@@ -52,7 +53,17 @@ interface LoadContext {
   paths?: { paths: string[]; patterns: string[]; baseDirectory: string };
   /** A file found by its well-known name may be absent; an import may not. */
   optional: boolean;
+  /** The folders its @imports may reach (see `importRoots`), inherited down the chain. */
+  importRoots: ImportRoots;
 }
+
+/** Folders an import may reach, and how a refusal names them. */
+interface ImportRoots {
+  folders: readonly string[];
+  described: string;
+}
+
+const SCOPE_NAMES: Record<InstructionScope, string> = { managed: 'Managed-policy', user: 'User', project: 'Project', local: 'Local project' };
 
 /** Loads instruction files in FORMATS §3.1 order: managed, user (+ rules), project root down to cwd (+ rules, local). */
 export async function loadInstructions(options: LoadInstructionsOptions): Promise<InstructionSet> {
@@ -70,17 +81,28 @@ export async function loadInstructions(options: LoadInstructionsOptions): Promis
   const managedPath = options.managedPath ?? limits.managedPath;
   if (managedPath !== '') checkedPath(managedPath, 'managedPath');
   const excludes = expandGlobs(options.excludes ?? [], limits.maxPathPatterns).patterns;
-  const loader = new InstructionLoader(limits, home, excludes);
   const root = projectRoot ?? findGitRoot(cwd) ?? cwd;
+  const loader = new InstructionLoader(limits, home, excludes);
+  const allowed = loader.allowedImportFolders();
+  // Like Claude Code, a cloned repository's files may not pull in files from elsewhere on the machine
+  // (Claude Code asks; engram refuses and says how to allow a folder). Secret files are refused anywhere.
+  const userRoots = importRoots([home, ...allowed], 'your home folder');
+  const projectRoots = (folder: string): ImportRoots =>
+    importRoots([root, folder, join(home, '.claude'), ...allowed], `the project (${root}) and ~/.claude`);
+  const top = { depth: 0, chain: [], optional: true } as const;
 
-  if (managedPath !== '') await loader.load(resolve(managedPath), { scope: 'managed', depth: 0, chain: [], optional: true });
-  await loader.load(join(home, '.claude', 'CLAUDE.md'), { scope: 'user', depth: 0, chain: [], optional: true });
-  await loader.loadRules(join(home, RULES_FOLDER), 'user', root);
+  if (managedPath !== '') {
+    const path = resolve(managedPath);
+    await loader.load(path, { ...top, scope: 'managed', importRoots: importRoots([home, dirname(path), ...allowed], `your home folder and ${dirname(path)}`) });
+  }
+  await loader.load(join(home, '.claude', 'CLAUDE.md'), { ...top, scope: 'user', importRoots: userRoots });
+  await loader.loadRules(join(home, RULES_FOLDER), 'user', root, userRoots);
   for (const directory of directoriesDownTo(cwd, projectRoot)) {
-    await loader.load(join(directory, PROJECT_FILE), { scope: 'project', depth: 0, chain: [], optional: true });
-    await loader.load(join(directory, NESTED_PROJECT_FILE), { scope: 'project', depth: 0, chain: [], optional: true });
-    await loader.loadRules(join(directory, RULES_FOLDER), 'project', directory);
-    await loader.load(join(directory, LOCAL_FILE), { scope: 'local', depth: 0, chain: [], optional: true });
+    const roots = projectRoots(directory);
+    await loader.load(join(directory, PROJECT_FILE), { ...top, scope: 'project', importRoots: roots });
+    await loader.load(join(directory, NESTED_PROJECT_FILE), { ...top, scope: 'project', importRoots: roots });
+    await loader.loadRules(join(directory, RULES_FOLDER), 'project', directory, roots);
+    await loader.load(join(directory, LOCAL_FILE), { ...top, scope: 'local', importRoots: roots });
   }
   return { files: loader.files, warnings: loader.allWarnings(), projectRoot: root };
 }
@@ -93,6 +115,7 @@ class InstructionLoader {
   private totalBytes = 0;
   private fileLimitReported = false;
   private unlistedWarnings = 0;
+  private readonly realFolders = new Map<string, Promise<string>>();
 
   constructor(
     private readonly limits: Settings['instructions'],
@@ -173,10 +196,14 @@ class InstructionLoader {
     }
     for (const found of imports.slice(0, this.limits.maxFiles)) {
       const target = this.resolveImport(found.path, path);
+      const named = `${target} (imported by ${path}, line ${found.line})`;
       if (context.depth + 1 > this.limits.maxImportDepth) {
-        this.warn(
-          `${target} (imported by ${path}, line ${found.line}): past the import depth limit of ${this.limits.maxImportDepth} (instructions.maxImportDepth); not loaded`,
-        );
+        this.warn(`${named}: past the import depth limit of ${this.limits.maxImportDepth} (instructions.maxImportDepth); not loaded`);
+        continue;
+      }
+      const refusal = await this.importRefusal(target, context);
+      if (refusal !== undefined) {
+        this.warn(`${named}: ${refusal}`);
         continue;
       }
       await this.load(target, {
@@ -186,12 +213,58 @@ class InstructionLoader {
         chain: [...context.chain, real],
         ...(paths && { paths }),
         optional: false,
+        importRoots: context.importRoots,
       });
     }
   }
 
+  /**
+   * Why an import may not load, or undefined: it must lie (as written and once symlinks are
+   * resolved) inside a folder its chain may reach, and not be a file that usually holds secrets.
+   * A missing target passes here; `load` reports it.
+   */
+  private async importRefusal(target: string, context: LoadContext): Promise<string | undefined> {
+    const { folders, described } = context.importRoots;
+    const outside =
+      `outside ${described}; not loaded. ${SCOPE_NAMES[context.scope]} instructions may import only files there; ` +
+      'to allow another folder, add it to the setting instructions.allowImportsFrom (folders separated by ":")';
+    const secret = 'a file that usually holds secrets (keys, tokens, passwords); instruction imports never load one';
+    const lexical = folders.map((folder) => insideOf(folder, target)).filter((inside) => inside !== undefined);
+    if (lexical.length === 0) return outside;
+    if (lexical.some(isSecretImport)) return secret;
+    const real = await realpath(target).catch(() => undefined);
+    if (real === undefined) return undefined;
+    const realFolders = await Promise.all(folders.map((folder) => this.realFolder(folder)));
+    const resolved = realFolders.map((folder) => insideOf(folder, real)).filter((inside) => inside !== undefined);
+    if (resolved.length === 0) return `leads through a symbolic link to ${real}, ${outside}`;
+    if (resolved.some(isSecretImport)) return `leads through a symbolic link to ${real}, ${secret}`;
+    return undefined;
+  }
+
+  /** The folders of `instructions.allowImportsFrom`: absolute or ~/ paths; others are reported and ignored. */
+  allowedImportFolders(): string[] {
+    const folders: string[] = [];
+    for (const entry of this.limits.allowImportsFrom.split(delimiter)) {
+      const folder = entry.trim();
+      if (folder === '') continue;
+      if (folder === '~' || folder.startsWith('~/')) folders.push(this.resolveImport(folder, this.home));
+      else if (isAbsolute(folder) && !folder.includes('\0')) folders.push(resolve(folder));
+      else this.warn(`instructions.allowImportsFrom: ${JSON.stringify(folder)} is not an absolute or ~/ path; ignored`);
+    }
+    return folders;
+  }
+
+  private realFolder(folder: string): Promise<string> {
+    let real = this.realFolders.get(folder);
+    if (real === undefined) {
+      real = realpath(folder).catch(() => folder);
+      this.realFolders.set(folder, real);
+    }
+    return real;
+  }
+
   /** Loads every `*.md` under a rules folder (symlinks followed, each folder once), sorted by path. */
-  async loadRules(folder: string, scope: InstructionScope, baseDirectory: string): Promise<void> {
+  async loadRules(folder: string, scope: InstructionScope, baseDirectory: string, importRoots: ImportRoots): Promise<void> {
     const files: string[] = [];
     const visited = new Set<string>();
     let entries = 0;
@@ -223,7 +296,7 @@ class InstructionLoader {
       }
     };
     await walk(folder);
-    for (const path of files) await this.load(path, { scope, depth: 0, chain: [], rule: { baseDirectory }, optional: false });
+    for (const path of files) await this.load(path, { scope, depth: 0, chain: [], rule: { baseDirectory }, optional: false, importRoots });
   }
 
   /** Records a problem; past maxFiles of them (a file importing thousands of missing paths) they are only counted. */
@@ -289,6 +362,20 @@ function directoriesDownTo(cwd: string, top: string | undefined): string[] {
     directory = parent;
   }
   return directories.reverse();
+}
+
+function importRoots(folders: readonly string[], described: string): ImportRoots {
+  return { folders: [...new Set(folders.map((folder) => resolve(folder)))], described };
+}
+
+/** The path of `target` relative to `folder` when it lies there, else undefined. */
+function insideOf(folder: string, target: string): string | undefined {
+  return isInside(folder, target) ? relative(folder, target) : undefined;
+}
+
+/** A secret by the sandbox's list (names, secret folders like .ssh), judged relative to the folder it lies in. */
+function isSecretImport(relativePath: string): boolean {
+  return isSecretPath(relativePath);
 }
 
 function isInside(parent: string, child: string): boolean {

@@ -58,7 +58,7 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
   private readonly flushIntervalMs: number;
   private readonly now: () => Date;
   private readonly sidechain: { isSidechain: boolean; agentId?: string };
-  private readonly onError?: (error: EngramError) => void;
+  private readonly errorListeners = new Set<(error: EngramError) => void>();
   private readonly maxLineBytes: number;
   private readonly version = packageVersion();
   private metadata: SessionMetadata;
@@ -88,7 +88,7 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
     this.flushIntervalMs = interval;
     this.now = options.now ?? (() => new Date());
     this.sidechain = { isSidechain: options.isSidechain === true, ...(options.agentId !== undefined && { agentId: validateSessionId(options.agentId, 'agent id') }) };
-    if (options.onError) this.onError = options.onError;
+    if (options.onError) this.errorListeners.add(options.onError);
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_TRANSCRIPT_MAX_LINE_BYTES;
     this.metadata = { ...options.metadata, sessionId: this.sessionId, ...(options.cwd !== undefined && { cwd: options.cwd }), ...(options.gitBranch !== undefined && { gitBranch: options.gitBranch }) };
   }
@@ -129,6 +129,12 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
     this.schedule();
   }
 
+  /** Adds a listener for background writes that fail (the lines stay pending and are retried); returns a function that removes it. */
+  onWriteError(listener: (error: EngramError) => void): () => void {
+    this.errorListeners.add(listener);
+    return () => this.errorListeners.delete(listener);
+  }
+
   /** Writes every pending line (when the file exists or is due). Rejects with STORE_ERROR if the disk refuses. */
   flush(): Promise<void> {
     this.clearTimer();
@@ -156,9 +162,20 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
     if (!this.materialized || this.timer || this.closed) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.flush().catch((error: unknown) => this.onError?.(error as EngramError));
+      this.flush().catch((error: unknown) => this.reportError(error));
     }, this.flushIntervalMs);
     this.timer.unref();
+  }
+
+  private reportError(error: unknown): void {
+    const failure = error instanceof EngramError ? error : new EngramError('STORE_ERROR', `Could not write the transcript ${this.path} (${String(error)}).`, { cause: error });
+    for (const listener of [...this.errorListeners]) {
+      try {
+        listener(failure);
+      } catch {
+        // A listener's failure is its own; the writer keeps its lines and retries.
+      }
+    }
   }
 
   private clearTimer(): void {

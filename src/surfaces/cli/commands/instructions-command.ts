@@ -30,7 +30,9 @@ export const instructionsCommand: CommandDefinition = {
     'ENGRAM_MANAGED_INSTRUCTIONS), ~/.claude/CLAUDE.md and ~/.claude/rules/**/*.md, then from the top folder down',
     'to the current one: CLAUDE.md, .claude/CLAUDE.md, .claude/rules/**/*.md, CLAUDE.local.md. @path lines import',
     'other files (5 levels deep at most, cycles refused). Rules with paths: apply only while a matching file is',
-    'worked on. Files skipped (too large, unreadable, cycles) are listed as warnings.',
+    'worked on. Project files may import only files in the project or ~/.claude, user files only files in your home',
+    '(setting instructions.allowImportsFrom adds folders); files that usually hold secrets (.env, private keys) are',
+    'never imported. Files skipped (too large, unreadable, cycles, refused imports) are listed as warnings.',
   ].join('\n'),
   async run(invocation) {
     const { values, io, global } = invocation;
@@ -69,7 +71,11 @@ export const instructionsCommand: CommandDefinition = {
       tokens: estimateTextTokens(text, { bytesPerToken }),
       ...(values.content === true && { text }),
     };
-    if (values.content === true) return { data, text };
+    if (values.content === true) {
+      // stdout is the text the model gets; what was left out of it (a refused import) still has to be said.
+      if (global.json !== true) for (const warning of set.warnings) io.stderr.write(`engram: warning: ${warning}\n`);
+      return { data, text };
+    }
     return { data, text: formatListing(data, home, { width: io.columns, color: io.color }) };
   },
 };
