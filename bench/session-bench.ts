@@ -103,7 +103,7 @@ export async function benchSessionPart(): Promise<Record<string, unknown>> {
     const steady = turns.filter((record) => !record.afterLayerChange);
     const baseline = await truncatingBaseline(settings.session.maxOutputTokens, window);
     const maxRequest = Math.max(...turns.map((record) => record.tokens));
-    return {
+    const result = {
       turns: TURNS,
       window,
       autoCompactThreshold: autoCompactThreshold(window, settings),
@@ -127,6 +127,18 @@ export async function benchSessionPart(): Promise<Record<string, unknown>> {
       prefixReuseShareAll: round(sum(turns.map((record) => record.sharedBytes)) / sum(turns.map((record) => record.bytes)), 4),
       targets: { compactionsPer200kTraffic: '<= 3', prefixReuseShareOutsideCompactions: '>= 0.95', overWindow: 0 },
     };
+    console.log(`\nSession engine (${TURNS}-turn scripted coding session, ${window} token window, in-process scripted model)`);
+    console.table([
+      { measure: 'compactions per 200K tokens of traffic (target ≤ 3)', value: result.compactionsPer200kTraffic },
+      { measure: 'compactions (by notes / by summary; model calls for them)', value: `${result.compactions} (${result.compactionMethods.notes ?? 0} / ${result.compactionMethods.summary ?? 0}; ${result.compactionModelCalls})` },
+      { measure: 'requests over the window (target 0); largest request tokens', value: `${result.overWindow}; ${result.maxRequestTokens}` },
+      { measure: 'input tokens per turn, mean / p95', value: `${result.tokensPerTurn.mean} / ${result.tokensPerTurn.p95}` },
+      { measure: 'baseline that truncates old turns, mean / p95', value: `${result.baselineTruncateTokensPerTurn.mean} / ${result.baselineTruncateTokensPerTurn.p95}` },
+      { measure: 'share of request bytes repeating the previous prefix, outside compactions (target ≥ 0.95)', value: result.prefixReuseShareOutsideCompactions },
+      { measure: 'same share over all requests', value: result.prefixReuseShareAll },
+      { measure: 'notes updates; tool results persisted (MB raw)', value: `${result.notesUpdates}; ${result.persistedToolResults} (${result.rawToolResultMB})` },
+    ]);
+    return result;
   } finally {
     rmSync(home, { recursive: true, force: true });
   }

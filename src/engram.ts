@@ -154,11 +154,17 @@ export class Engram {
     return memory;
   }
 
-  /** Changes fields of a memory in the read scopes (or the given ones). */
-  async update(id: string, patch: MemoryPatch, actor: string = this.#actor, scopes: readonly Scope[] = this.readScopes): Promise<Memory> {
+  /** Changes fields of a memory in the read scopes (or the given ones); with `ifUpdatedAt`, only if nobody changed it since (else CONFLICT). */
+  async update(
+    id: string,
+    patch: MemoryPatch,
+    actor: string = this.#actor,
+    scopes: readonly Scope[] = this.readScopes,
+    options: { ifUpdatedAt?: string } = {},
+  ): Promise<Memory> {
     await this.get(id, scopes);
     const { value: clean, report } = sanitizeMemoryFields(patch, { maxContentChars: this.settings.memory.maxContentBytes });
-    const updated = await this.store.update(id, clean, { actor });
+    const updated = await this.store.update(id, clean, { actor, ...(options.ifUpdatedAt !== undefined && { ifUpdatedAt: options.ifUpdatedAt }) });
     this.#reportPrivacy(report, `Memory ${id}`);
     // The store dropped the vector of changed text; compute the new one.
     if (patch && (patch.name !== undefined || patch.description !== undefined || patch.content !== undefined)) await this.#storeVectors([updated]);

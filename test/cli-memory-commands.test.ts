@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkspace, type Workspace } from './cli-harness.js';
+import { createWorkspace, ENGRAM_BINARY, type Workspace } from './cli-harness.js';
 
 let workspace: Workspace;
 
@@ -142,6 +142,27 @@ if (mode === 'fail') process.exit(1);
     expect(rewritten.changed.sort()).toEqual(['content', 'description', 'importance']);
     expect(rewritten.memory).toMatchObject({ content: 'Deploy with make ship.', importance: 0.7 });
     expect((await workspace.run(['edit', memory.id], { env: { EDITOR: '', VISUAL: '' } })).code).toBe(2);
+  });
+
+  it('edit refuses to apply over a change made while the editor was open (compare-and-set in the update) and keeps that change', async () => {
+    const memory = await remember('Releases go out on Tuesdays.');
+    const script = join(workspace.root, 'racing-editor.mjs');
+    writeFileSync(
+      script,
+      `import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+const file = process.argv[2];
+// Someone else changes the memory while this editor is open.
+execFileSync(process.execPath, [process.env.ENGRAM_MAIN, 'edit', process.env.RACE_ID, '--importance', '0.9'], { stdio: 'ignore' });
+writeFileSync(file, readFileSync(file, 'utf8').replace('Tuesdays', 'Thursdays'));
+`,
+    );
+    const raced = await workspace.run(['edit', memory.id], { env: { EDITOR: `node ${script}`, ENGRAM_MAIN: ENGRAM_BINARY, RACE_ID: memory.id } });
+    expect(raced.code).not.toBe(0);
+    expect(raced.stderr).toMatch(/changed while it was being edited; nothing was applied/);
+    const shown = await workspace.json(['show', memory.id]);
+    expect(shown.memory).toMatchObject({ content: 'Releases go out on Tuesdays.', importance: 0.9 });
+    expect(shown.history).toHaveLength(2);
   });
 
   it('forget archives, restore brings back, --hard needs --yes without a terminal, undo reverts', async () => {

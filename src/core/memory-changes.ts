@@ -2,6 +2,18 @@ import { EngramError } from './errors.js';
 import type { Memory, MemoryPatch } from './memory.js';
 import type { ChangeAction, HistoryEntry } from '../store/memory-store.js';
 
+/**
+ * The time to stamp a change of `memory` with: `now`, or 1 ms after its last change when the
+ * clock has not moved past it (same millisecond, a clock set back), so `updatedAt` strictly
+ * increases with every change and serves as the memory's version (`ChangeContext.ifUpdatedAt`);
+ * history times never go back either. For a memory that is gone (undo of a delete), pass the
+ * change being undone's time as `updatedAt`.
+ */
+export function changeTime(memory: Pick<Memory, 'updatedAt'>, now: string): string {
+  const last = Date.parse(memory.updatedAt);
+  return Date.parse(now) > last ? now : new Date(last + 1).toISOString();
+}
+
 /** A memory's new state after a patch; `updatedAt` moves to `now` only if something changed. */
 export function applyPatch(memory: Memory, patch: MemoryPatch, now: string): Memory {
   const next: Memory = { ...memory, ...definedFields(patch) };

@@ -12,6 +12,12 @@ export interface ImportReport {
 /** Who or what made a change: recorded in history with every write. */
 export interface ChangeContext {
   actor: string;
+  /**
+   * Applies the change only if the memory's `updatedAt` still equals this (compare-and-set, in
+   * the change's own transaction); otherwise CONFLICT and nothing changes. For editors that
+   * read a memory, let a person change it, and write it back.
+   */
+  ifUpdatedAt?: string;
 }
 
 export const CHANGE_ACTIONS = ['create', 'update', 'invalidate', 'archive', 'restore', 'delete'] as const;

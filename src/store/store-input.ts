@@ -1,5 +1,5 @@
 import { EngramError } from '../core/errors.js';
-import { assertMemoryType, type MemoryType } from '../core/memory.js';
+import { assertMemoryType, type Memory, type MemoryType } from '../core/memory.js';
 import { assertScope, type Scope } from '../core/scope.js';
 import type { ChangeContext, MemoryFilter, TextSearch } from './memory-store.js';
 
@@ -64,6 +64,16 @@ export function checkActor(change: ChangeContext): string {
     throw new EngramError('INVALID_INPUT', 'Every change names its actor (1-200 characters).');
   }
   return actor;
+}
+
+/** CONFLICT when a change names the `updatedAt` it expects (`ifUpdatedAt`) and the memory has moved on since. */
+export function checkUnchangedSince(memory: Memory, change: ChangeContext): void {
+  const expected = change.ifUpdatedAt;
+  if (expected === undefined) return;
+  if (typeof expected !== 'string') throw new EngramError('INVALID_INPUT', 'ifUpdatedAt is the ISO-8601 updatedAt the change expects.');
+  if (memory.updatedAt !== expected) {
+    throw new EngramError('CONFLICT', `Memory ${memory.id} changed since ${expected} (now ${memory.updatedAt}); nothing was applied. Read it again and retry.`);
+  }
 }
 
 /** The error for a memory id that is not in the store. */

@@ -52,6 +52,8 @@ export interface StoreWriteWorkerOptions {
   batchSize?: number;
   /** `each` (default): print each id once written; `end`: all at the end, then a `timing:` line (see the write task). */
   report?: 'each' | 'end';
+  /** Untimed memories written before `startAt` (see warmUpStoreWorkerTask). */
+  warmup?: number;
   /** Epoch milliseconds at which to start writing, once the store is open (for overlapping writers). */
   startAt?: number;
 }

@@ -13,7 +13,7 @@ export type StoreWorkerTask =
    * written. `report: 'end'` prints them all at the end instead, then `timing:<first>:<last>` (epoch
    * ms when the first and last writes returned), so a benchmark times the store, not a pipe write per memory.
    */
-  | { mode: 'write'; scope: string; count: number | 'unbounded'; tag: string; batchSize?: number; report?: 'each' | 'end' }
+  | { mode: 'write'; scope: string; count: number | 'unbounded'; tag: string; batchSize?: number; report?: 'each' | 'end'; warmup?: number }
   /** Claims jobs of a queue and completes them until none is due; prints `<job id> <attempts>` per claim. */
   | { mode: 'claim-jobs'; queue: string; worker: string; leaseMs: number }
   /** Adds 1 to a checkpoint `count` times, reading and writing it under a store lock; prints each value written. */
@@ -34,6 +34,19 @@ export interface SaveLine {
   statement: number;
   action: 'created' | 'merged';
   id: string;
+}
+
+/**
+ * Before a timed start: a `write` task with `warmup` first creates that many memories (in its scope,
+ * named `<tag>-warmup-<n>`, printed nowhere), so the timed writes run on warmed-up code (the JIT), as
+ * a long-lived writer's do. Other tasks do nothing here.
+ */
+export async function warmUpStoreWorkerTask(store: MemoryStore, task: StoreWorkerTask): Promise<void> {
+  if (task.mode !== 'write' || !task.warmup) return;
+  const change = { actor: `store-write-worker:${task.tag}` };
+  for (let index = 0; index < task.warmup; index += 1) {
+    await store.create({ scope: task.scope, name: `${task.tag}-warmup-${index}`, content: `Writer ${task.tag} warmed up with memory number ${index}.` }, change);
+  }
 }
 
 /** Runs a task against an open store, writing its lines with `print`. */

@@ -11,7 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { openStore } from '../adapters/open-store.js';
-import { runStoreWorkerTask, type StoreWorkerTask } from './store-write-worker-tasks.js';
+import { runStoreWorkerTask, warmUpStoreWorkerTask, type StoreWorkerTask } from './store-write-worker-tasks.js';
 
 const USAGE = 'usage: store-write-worker --url <store url> --task <task JSON> [--start-at <epoch ms>] [--start-signal <checkpoint>]';
 /** How often a worker waiting for its start signal looks for it. */
@@ -31,6 +31,7 @@ async function main(): Promise<void> {
   const task = JSON.parse(values.task) as StoreWorkerTask;
 
   const store = await openStore(url, { busyTimeoutMs: 30_000 });
+  await warmUpStoreWorkerTask(store, task);
   // Workers started together wait for one agreed moment, so their work really overlaps.
   const startAt = Number(values['start-at'] ?? 0);
   if (startAt > Date.now()) await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));

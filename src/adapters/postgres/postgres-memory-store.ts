@@ -1,7 +1,7 @@
 import type { Bm25Parameters } from '../../core/bm25-scoring.js';
 import { EngramError, isEngramError } from '../../core/errors.js';
 import { DEFAULT_MEMORY_LIMITS, normalizeNewMemory, normalizePatch, type Memory, type MemoryLimits, type MemoryPatch, type NewMemory } from '../../core/memory.js';
-import { applyPatch, archiveMemory, invalidateMemory, planImport, planUndo, restoreMemory, type ExistingPolicy } from '../../core/memory-changes.js';
+import { applyPatch, archiveMemory, changeTime, invalidateMemory, planImport, planUndo, restoreMemory, type ExistingPolicy } from '../../core/memory-changes.js';
 import type { Scope } from '../../core/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../core/settings.js';
 import type {
@@ -29,7 +29,7 @@ import type {
   VectorSearch,
   VectorSpace,
 } from '../../store/memory-store.js';
-import { checkActor, checkInstant, checkMemoryFilter, checkScopes, checkTextSearch, memoryNotFound } from '../../store/store-input.js';
+import { checkActor, checkInstant, checkMemoryFilter, checkScopes, checkTextSearch, checkUnchangedSince, memoryNotFound } from '../../store/store-input.js';
 import { createSortableId } from '../ids.js';
 import { parsePostgresUrl, redactPostgresUrl, type PostgresConnectionSettings } from './postgres-connection-url.js';
 import { PostgresDatabase, type PostgresQueryable } from './postgres-database.js';
@@ -240,12 +240,13 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async delete(id: string, change: ChangeContext): Promise<void> {
-    const now = this.#now().toISOString();
     const actor = checkActor(change);
     await this.#database.transaction(async (transaction) => {
-      const [row] = (await transaction.query<MemoryRow>(`DELETE FROM memories WHERE id = $1 RETURNING ${MEMORY_COLUMNS}`, [id], PREPARED)).rows;
-      if (!row) throw memoryNotFound(id);
-      await this.#record(transaction, 'delete', id, rowToMemory(row), null, actor, now, null);
+      const before = await this.#lockedMemory(transaction, id);
+      if (!before) throw memoryNotFound(id);
+      checkUnchangedSince(before, change);
+      await transaction.query('DELETE FROM memories WHERE id = $1', [id], PREPARED);
+      await this.#record(transaction, 'delete', id, before, null, actor, changeTime(before, this.#now().toISOString()), null);
     });
   }
 
@@ -326,12 +327,12 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async undo(changeId: string, change: ChangeContext): Promise<HistoryEntry> {
-    const now = this.#now().toISOString();
     const actor = checkActor(change);
     return this.#database.transaction(async (transaction) => {
       const entry = await this.#readChange(transaction, changeId);
       if (!entry) throw new EngramError('NOT_FOUND', `No change with id ${changeId}; "engram show <memory>" lists a memory's changes.`);
       const current = await this.#lockedMemory(transaction, entry.memoryId);
+      const now = changeTime(current ?? { updatedAt: entry.at }, this.#now().toISOString());
       const plan = planUndo(entry, current, now);
       let entryId: string;
       if (plan.kind === 'remove') {
@@ -441,11 +442,12 @@ export class PostgresMemoryStore implements MemoryStore {
     action: ChangeAction,
     transition: (memory: Memory, now: string, transaction: PostgresQueryable) => Promise<Memory>,
   ): Promise<Memory> {
-    const now = this.#now().toISOString();
     const actor = checkActor(change);
     return this.#database.transaction(async (transaction) => {
       const before = await this.#lockedMemory(transaction, id);
       if (!before) throw memoryNotFound(id);
+      checkUnchangedSince(before, change);
+      const now = changeTime(before, this.#now().toISOString());
       const after = await transition(before, now, transaction);
       if (after === before) return after;
       await replaceMemory(transaction, after);

@@ -12,7 +12,7 @@ import {
   type MemoryPatch,
   type NewMemory,
 } from '../../core/memory.js';
-import { applyPatch, archiveMemory, invalidateMemory, planImport, planUndo, restoreMemory, type ExistingPolicy } from '../../core/memory-changes.js';
+import { applyPatch, archiveMemory, changeTime, invalidateMemory, planImport, planUndo, restoreMemory, type ExistingPolicy } from '../../core/memory-changes.js';
 import type { Scope } from '../../core/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../core/settings.js';
 import type {
@@ -40,7 +40,7 @@ import type {
   VectorSearch,
   VectorSpace,
 } from '../../store/memory-store.js';
-import { checkActor, checkInstant, checkMemoryFilter, checkScopes, checkTextSearch, memoryNotFound } from '../../store/store-input.js';
+import { checkActor, checkInstant, checkMemoryFilter, checkScopes, checkTextSearch, checkUnchangedSince, memoryNotFound } from '../../store/store-input.js';
 import { createSortableId } from '../ids.js';
 import { assertLooksLikeSqlite, assertSchemaNotNewer, guard, migrate } from './sqlite-database.js';
 import { LATEST_SQLITE_VERSION } from './sqlite-migrations.js';
@@ -245,12 +245,13 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async delete(id: string, change: ChangeContext): Promise<void> {
-    const now = this.#now().toISOString();
     this.#transaction(() => {
       const row = this.#row(id);
       if (!row) throw memoryNotFound(id);
+      const before = rowToMemory(row);
+      checkUnchangedSince(before, change);
       this.#statement('DELETE FROM memories WHERE id = ?').run(id);
-      this.#record('delete', id, rowToMemory(row), null, change, now, null);
+      this.#record('delete', id, before, null, change, changeTime(before, this.#now().toISOString()), null);
     });
   }
 
@@ -319,14 +320,15 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async undo(changeId: string, change: ChangeContext): Promise<HistoryEntry> {
-    const now = this.#now().toISOString();
     let entryId = '';
     this.#transaction(() => {
       const row = this.#statement('SELECT * FROM memory_history WHERE id = ?').get(changeId) as HistoryRow | undefined;
       if (!row) throw new EngramError('NOT_FOUND', `No change with id ${changeId}; "engram show <memory>" lists a memory's changes.`);
       const entry = rowToHistory(row);
       const currentRow = this.#row(entry.memoryId);
-      const plan = planUndo(entry, currentRow ? rowToMemory(currentRow) : undefined, now);
+      const current = currentRow ? rowToMemory(currentRow) : undefined;
+      const now = changeTime(current ?? { updatedAt: entry.at }, this.#now().toISOString());
+      const plan = planUndo(entry, current, now);
       if (plan.kind === 'remove') {
         this.#statement('DELETE FROM memories WHERE id = ?').run(entry.memoryId);
         entryId = this.#record(plan.action, entry.memoryId, plan.before, null, change, now, entry.id);
@@ -365,12 +367,13 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   #change(id: string, change: ChangeContext, action: ChangeAction, transition: (memory: Memory, now: string) => Memory): Memory {
-    const now = this.#now().toISOString();
     let result: Memory | undefined;
     this.#transaction(() => {
       const row = this.#row(id);
       if (!row) throw memoryNotFound(id);
       const before = rowToMemory(row);
+      checkUnchangedSince(before, change);
+      const now = changeTime(before, this.#now().toISOString());
       const after = transition(before, now);
       result = after;
       if (after === before) return;

@@ -9,6 +9,27 @@ export const writeCases: StoreSuiteGroup = {
   title: 'writes',
   cases: [
     {
+      name: 'ifUpdatedAt applies a change only to the version it names; updatedAt strictly increases with every change',
+      async run({ store }) {
+        const memory = await store.create({ scope: 'project:cas', content: 'The CI runs on Buildkite.' }, SUITE_ACTOR);
+        // Two changes in quick succession (often the same millisecond) still get distinct versions.
+        const first = await store.update(memory.id, { importance: 0.7 }, { ...SUITE_ACTOR, ifUpdatedAt: memory.updatedAt });
+        const second = await store.update(memory.id, { importance: 0.8 }, SUITE_ACTOR);
+        expect(Date.parse(first.updatedAt)).toBeGreaterThan(Date.parse(memory.updatedAt));
+        expect(Date.parse(second.updatedAt)).toBeGreaterThan(Date.parse(first.updatedAt));
+        // An editor that read `first` and writes back after `second` is refused; nothing changes.
+        const before = await fingerprint(store, ['project:cas']);
+        const history = (await store.history(memory.id)).length;
+        await expectEngramError(() => store.update(memory.id, { content: 'The CI runs on GitHub Actions.' }, { ...SUITE_ACTOR, ifUpdatedAt: first.updatedAt }), 'CONFLICT');
+        await expectEngramError(() => store.archive(memory.id, { ...SUITE_ACTOR, ifUpdatedAt: memory.updatedAt }), 'CONFLICT');
+        await expectEngramError(() => store.update(memory.id, { importance: 0.1 }, { ...SUITE_ACTOR, ifUpdatedAt: 42 as never }), 'INVALID_INPUT');
+        expect(await fingerprint(store, ['project:cas'])).toEqual(before);
+        expect(await store.history(memory.id)).toHaveLength(history);
+        const third = await store.update(memory.id, { content: 'The CI runs on GitHub Actions.' }, { ...SUITE_ACTOR, ifUpdatedAt: second.updatedAt });
+        expect(third.content).toBe('The CI runs on GitHub Actions.');
+      },
+    },
+    {
       name: 'create fills defaults: type project, importance 0.5, derived name and description, validFrom = createdAt, no hits',
       async run({ store }) {
         const content = '## Deploys\nThe user deploys with Docker Compose on a single VPS.\n\n**Why:** no Kubernetes.';

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EngramError } from '../../../core/errors.js';
+import { EngramError, isEngramError } from '../../../core/errors.js';
 import { assertMemoryType, type Memory, type MemoryPatch } from '../../../core/memory.js';
 import { parseMemoryFile, renderMemoryFile } from '../../../core/memory-file.js';
 import type { OpenedEngram } from '../../../open-engram.js';
@@ -38,13 +38,15 @@ export const editCommand: CommandDefinition = {
       const patch = flagPatch ?? (await patchFromEditor(memory, opened, io));
       const changed = EDITABLE_FIELDS.filter((field) => patch[field] !== undefined && patch[field] !== memory[field]);
       if (changed.length === 0) return { data: { memory, changed: [] }, text: `No changes to ${memory.id}.` };
-      const current = await findMemory(opened, id, [memory.scope]);
-      if (current.updatedAt !== memory.updatedAt) {
-        throw new EngramError('CONFLICT', `Memory ${memory.id} changed while it was being edited; nothing was applied. Run edit again.`);
-      }
       const applied: MemoryPatch = {};
       for (const field of changed) (applied as Record<string, unknown>)[field] = patch[field];
-      const updated = await opened.engram.update(memory.id, applied, undefined, [memory.scope]);
+      // Compare-and-set in the update's own transaction: a change made while the editor was open wins, and this one is refused.
+      const updated = await opened.engram.update(memory.id, applied, undefined, [memory.scope], { ifUpdatedAt: memory.updatedAt }).catch((error: unknown) => {
+        if (isEngramError(error) && error.code === 'CONFLICT') {
+          throw new EngramError('CONFLICT', `Memory ${memory.id} changed while it was being edited; nothing was applied. Run edit again.`, { cause: error });
+        }
+        throw error;
+      });
       return { data: { memory: updated, changed }, text: `Updated ${updated.id}: ${changed.join(', ')}.` };
     });
   },
