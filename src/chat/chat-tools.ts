@@ -6,6 +6,7 @@ import type { Settings } from '../core/settings.js';
 import { listDirectoryTool, readFileTool } from '../sandbox/sandbox-files.js';
 import { checkProjectPath, sandboxDenied, type SandboxRoot } from '../sandbox/sandbox-paths.js';
 import { searchFilesTool } from '../sandbox/sandbox-search.js';
+import { sandboxToolDefinition } from '../sandbox/sandbox.js';
 import { FILE_UNCHANGED_MARKER, type FileReadCache } from '../session/file-read-cache.js';
 import type { SessionTool } from '../session/session-tool.js';
 
@@ -42,19 +43,9 @@ export function createChatTools(options: ChatToolsOptions): SessionTool[] {
   return [
     {
       definition: {
-        name: 'read_file',
+        ...sandboxToolDefinition('read_file'),
         description:
           'Read a text file of the project, lines numbered. Paths are relative to the project root. Reading a file again that has not changed answers a short "unchanged" note: the earlier result still holds.',
-        inputSchema: {
-          type: 'object',
-          properties: {
-            path: PATH_PROPERTY,
-            offset: { type: 'integer', minimum: 1, description: 'First line to show (1-based); default 1.' },
-            limit: { type: 'integer', minimum: 1, description: 'How many lines to show; default all that fit.' },
-          },
-          required: ['path'],
-          additionalProperties: false,
-        },
       },
       async run(input) {
         const checked = await checkProjectPath(root, input.path, { maxLength: limits.maxPathLength });
@@ -74,36 +65,13 @@ export function createChatTools(options: ChatToolsOptions): SessionTool[] {
       },
     },
     {
-      definition: {
-        name: 'list_files',
-        description: 'List a folder of the project: sub-folders end in "/", symbolic links in "@", files show their size.',
-        inputSchema: {
-          type: 'object',
-          properties: { path: { type: 'string', description: 'A folder relative to the project root; default the root (".").' } },
-          additionalProperties: false,
-        },
-      },
+      definition: { ...sandboxToolDefinition('list_directory'), name: 'list_files' },
       async run(input) {
         return { content: await listDirectoryTool(root, limits, { path: input.path }) };
       },
     },
     {
-      definition: {
-        name: 'search_files',
-        description: 'Search the text of the project files (plain text, or a JavaScript regular expression); answers path:line: text.',
-        inputSchema: {
-          type: 'object',
-          properties: {
-            pattern: { type: 'string', description: 'The text (or regular expression) to find.' },
-            path: { type: 'string', description: 'Folder or file to search; default the project root.' },
-            regex: { type: 'boolean', description: 'Treat pattern as a regular expression; default false.' },
-            ignore_case: { type: 'boolean', description: 'Match regardless of case; default false.' },
-            glob: { type: 'string', description: 'Only files matching this glob, e.g. "*.ts".' },
-          },
-          required: ['pattern'],
-          additionalProperties: false,
-        },
-      },
+      definition: sandboxToolDefinition('search_files'),
       async run(input) {
         const { pattern, path, regex, ignore_case: ignoreCase, glob } = input;
         return { content: await searchFilesTool(root, limits, { pattern, path, regex, ignore_case: ignoreCase, glob }, now) };

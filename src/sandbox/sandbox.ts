@@ -33,6 +33,12 @@ export interface SandboxToolResult {
 
 export const SANDBOX_TOOL_NAMES = ['read_file', 'list_directory', 'search_files', 'run_command'] as const;
 
+/** The definition the sandbox gives one of its tools (other agents reuse its schema under their own names). */
+export function sandboxToolDefinition(name: (typeof SANDBOX_TOOL_NAMES)[number]): ToolDefinition {
+  const definition = TOOL_DEFINITIONS.find((tool) => tool.name === name)!;
+  return structuredClone(definition);
+}
+
 const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
   {
     name: 'read_file',

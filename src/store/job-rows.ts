@@ -1,5 +1,6 @@
 import { EngramError } from '../core/errors.js';
-import type { Job, JobState } from './memory-store.js';
+import type { CheckpointRecord, Job, JobState } from './memory-store.js';
+import type { RestoredJob } from './record-copy-input.js';
 
 /** A job as both backends store it: snake_case columns, times as epoch milliseconds, the payload as JSON text. */
 export interface JobRow {
@@ -43,4 +44,21 @@ export function rowToJob(row: JobRow): Job {
 
 export function jobNotFound(id: string): EngramError {
   return new EngramError('NOT_FOUND', `No job with id ${JSON.stringify(id.slice(0, 140))}; "listJobs" shows the jobs there are.`);
+}
+
+/** A restored job's values in JOB_COLUMNS order (times as epoch milliseconds, the payload as its JSON text). */
+export function restoredJobValues(job: RestoredJob): unknown[] {
+  const time = (value: string | null): number | null => (value === null ? null : Date.parse(value));
+  return [job.id, job.queue, job.key, job.payloadJson, job.state, job.attempts, job.maxAttempts, time(job.runAt), job.lockedBy, time(job.lockedUntil), job.lastError, time(job.createdAt), time(job.updatedAt)];
+}
+
+/** One row of `checkpoints` as both backends store it. */
+export interface CheckpointRow {
+  name: string;
+  value: string;
+  updated_at: number;
+}
+
+export function rowToCheckpoint(row: CheckpointRow): CheckpointRecord {
+  return { name: row.name, value: row.value, updatedAt: new Date(row.updated_at).toISOString() };
 }

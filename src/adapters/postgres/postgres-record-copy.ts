@@ -1,5 +1,5 @@
 import type { Memory, MemoryLimits } from '../../core/memory.js';
-import { JOB_COLUMNS, rowToJob, type JobRow } from '../../store/job-rows.js';
+import { JOB_COLUMNS, restoredJobValues, rowToCheckpoint, rowToJob, type CheckpointRow, type JobRow } from '../../store/job-rows.js';
 import type { CheckpointRecord, ExportPage, HistoryEntry, Job, RestoreReport, StoreRecords, VectorEntry, VectorSpace } from '../../store/memory-store.js';
 import {
   checkExportPage,
@@ -150,7 +150,7 @@ export class PostgresRecordCopy {
       report.skipped.vectors = vectors.length - newVectors.length;
 
       const newJobs = await this.#newJobs(transaction, checked.jobs);
-      if (newJobs.length > 0) await transaction.query(INSERT_JOBS, columns(newJobs.map(jobValues), JOB_COLUMN_TYPES.length));
+      if (newJobs.length > 0) await transaction.query(INSERT_JOBS, columns(newJobs.map(restoredJobValues), JOB_COLUMN_TYPES.length));
       report.written.jobs = newJobs.length;
       report.skipped.jobs = checked.jobs.length - newJobs.length;
 
@@ -211,21 +211,6 @@ export class PostgresRecordCopy {
   }
 }
 
-interface CheckpointRow {
-  name: string;
-  value: string;
-  updated_at: number;
-}
-
-function rowToCheckpoint(row: CheckpointRow): CheckpointRecord {
-  return { name: row.name, value: row.value, updatedAt: new Date(row.updated_at).toISOString() };
-}
-
-/** A restored job's values in JOB_COLUMNS order (times as epoch milliseconds, the payload as its JSON text). */
-function jobValues(job: RestoredJob): unknown[] {
-  const time = (value: string | null): number | null => (value === null ? null : Date.parse(value));
-  return [job.id, job.queue, job.key, job.payloadJson, job.state, job.attempts, job.maxAttempts, time(job.runAt), job.lockedBy, time(job.lockedUntil), job.lastError, time(job.createdAt), time(job.updatedAt)];
-}
 
 /** One array per column (what `unnest` takes) from rows of values. */
 function columns(rows: readonly unknown[][], width: number): unknown[][] {

@@ -1,12 +1,11 @@
 import type { Memory, MemoryLimits } from '../../core/memory.js';
-import { JOB_COLUMNS, rowToJob, type JobRow } from '../../store/job-rows.js';
+import { JOB_COLUMNS, restoredJobValues, rowToCheckpoint, rowToJob, type CheckpointRow, type JobRow } from '../../store/job-rows.js';
 import type { CheckpointRecord, ExportPage, HistoryEntry, Job, RestoreReport, StoreRecords, VectorEntry, VectorSpace } from '../../store/memory-store.js';
 import {
   checkExportPage,
   checkRestoredVectors,
   checkStoreRecords,
   differentRecord,
-  type RestoredJob,
   sameCheckpoint,
   sameHistoryEntry,
   sameJob,
@@ -143,7 +142,7 @@ export class SqliteRecordCopy {
         }
         // (queue, key) is unique: another job there for the same turn is not this copy's.
         if (findJobKey.get(job.queue, job.key) !== undefined) throw differentRecord('job', job.id);
-        this.#access.statement(INSERT_JOB).run(...jobParameters(job));
+        this.#access.statement(INSERT_JOB).run(...restoredJobValues(job));
         report.written.jobs += 1;
       }
 
@@ -170,21 +169,6 @@ export class SqliteRecordCopy {
   }
 }
 
-interface CheckpointRow {
-  name: string;
-  value: string;
-  updated_at: number;
-}
-
-function rowToCheckpoint(row: CheckpointRow): CheckpointRecord {
-  return { name: row.name, value: row.value, updatedAt: new Date(row.updated_at).toISOString() };
-}
-
-/** A restored job's values in JOB_COLUMNS order (times as epoch milliseconds, the payload as its JSON text). */
-function jobParameters(job: RestoredJob): unknown[] {
-  const time = (value: string | null): number | null => (value === null ? null : Date.parse(value));
-  return [job.id, job.queue, job.key, job.payloadJson, job.state, job.attempts, job.maxAttempts, time(job.runAt), job.lockedBy, time(job.lockedUntil), job.lastError, time(job.createdAt), time(job.updatedAt)];
-}
 
 function snapshot(memory: Memory | null): string | null {
   return memory === null ? null : JSON.stringify(memory);
