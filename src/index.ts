@@ -185,3 +185,14 @@ export {
 } from './core/compaction-summary.js';
 export { standingRules, withStandingRules, missingRules, STANDING_RULES_HEADING } from './core/compaction-standing-rules.js';
 export { WorkingMemory, todoWriteTool, TODO_WRITE_RESULT, type WorkingTask, type TaskStatus, type WorkingMemoryOptions } from './session/working-memory.js';
+export type {
+  SessionMessage,
+  CompactBoundary,
+  TodoItem,
+  TodoStatus,
+  SessionMetadata,
+  ResumedSession,
+  SessionTranscriptEntry,
+  SessionTranscriptSink,
+} from './session/session-message.js';
+export type { SessionTool, SessionToolOutput, SessionToolContext } from './session/session-tool.js';

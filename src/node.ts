@@ -34,7 +34,7 @@ export { ToolResultStorage, readPersistedOutputTool, persistedOutputText, type T
 export { Compactor, isPromptTooLong, type CompactorOptions, type CompactionInput, type CompactionResult, type CompactionNotes, type PreCompactHook } from './session/compaction.js';
 export { projectSlug, sessionPaths, subagentTranscriptPath, validateSessionId, type SessionPaths } from './adapters/transcripts/session-paths.js';
 export { SessionTranscriptWriter, openSidechainTranscript, type SessionTranscriptWriterOptions } from './adapters/transcripts/session-transcript-writer.js';
-export { readSessionTranscript, type ResumedSession, type ReadSessionTranscriptOptions } from './adapters/transcripts/session-transcript-reader.js';
+export { readSessionTranscript, type ResumedTranscript, type ReadSessionTranscriptOptions } from './adapters/transcripts/session-transcript-reader.js';
 export { listSessions, latestSession, type SessionSummary, type ListSessionsOptions } from './adapters/transcripts/session-listing.js';
 export { ChatAgent, type ChatAgentOptions, type ChatNotice, type ChatTurnResult } from './chat/chat-agent.js';
 export { ChatTerminal, type ChatTerminalOptions } from './chat/chat-terminal.js';

@@ -73,6 +73,18 @@ export interface SessionMetadata {
   messageCount?: number;
 }
 
+/** What resuming a session restores (`readSessionTranscript` reads it from a file; `Session` starts from it). */
+export interface ResumedSession {
+  sessionId: string;
+  /** The live list: from the latest compact boundary on (summary, re-injected and kept messages, then newer ones). */
+  messages: SessionMessage[];
+  boundary?: CompactBoundary;
+  todos: TodoItem[];
+  metadata: SessionMetadata;
+  /** The uuid the next appended message names as its parent (the last message, or the boundary). */
+  leafUuid?: string;
+}
+
 /**
  * One record of a session transcript. The writer turns each into one JSON line (see
  * src/adapters/transcripts/session-transcript-writer.ts for the line format); resume reads them back.

@@ -5,7 +5,7 @@ import type { FileReadCache } from './file-read-cache.js';
 import type { SessionTranscriptSink } from './session-message.js';
 import type { SessionNotes } from './session-notes.js';
 import type { SessionNotesConfig } from './session-notes-driver.js';
-import type { ResumedSession } from './session-resume-state.js';
+import type { ResumedSession } from './session-message.js';
 import type { SessionTool, SessionToolOutput } from './session-tool.js';
 import type { ToolResultStorage } from './tool-result-storage.js';
 

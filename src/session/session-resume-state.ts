@@ -1,18 +1,8 @@
 import type { Settings } from '../core/settings.js';
 import type { ToolResultBlock, ToolUseBlock } from '../models/language-model.js';
-import type { CompactBoundary, SessionMessage, SessionMetadata, TodoItem } from './session-message.js';
+import type { CompactBoundary, ResumedSession, SessionMessage, SessionMetadata, TodoItem } from './session-message.js';
 import { freezeMessage } from './session-message-helpers.js';
 import { WorkingMemory } from './working-memory.js';
-
-/** A session read back from its transcript (`readSessionTranscript`): its live messages, todos and metadata. */
-export interface ResumedSession {
-  sessionId: string;
-  messages: SessionMessage[];
-  boundary?: CompactBoundary;
-  todos: TodoItem[];
-  metadata: SessionMetadata;
-  leafUuid?: string;
-}
 
 /** What a Session starts from: empty for a new one, or rebuilt from a transcript. */
 export interface SessionStartState {

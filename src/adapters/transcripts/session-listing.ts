@@ -2,6 +2,7 @@ import { lstat, open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EngramError } from '../../core/errors.js';
 import { DEFAULT_SETTINGS } from '../../core/settings.js';
+import type { SessionMetadata } from '../../session/session-message.js';
 import { readMetadata } from './session-transcript-reader.js';
 import { validateSessionId } from './session-paths.js';
 
@@ -13,19 +14,11 @@ import { validateSessionId } from './session-paths.js';
  */
 
 /** One session as a listing shows it. */
-export interface SessionSummary {
-  sessionId: string;
+export interface SessionSummary extends SessionMetadata {
   /** The transcript file. */
   path: string;
-  title?: string;
-  tags?: string[];
-  cwd?: string;
-  gitBranch?: string;
-  model?: string;
-  createdAt?: string;
   /** The latest message or metadata time in the tail, else the file's modification time. */
   updatedAt: string;
-  messageCount?: number;
   /** The last prompt the user typed, from the tail (a title when none was set); at most 200 characters. */
   lastPrompt?: string;
   /** Size of the transcript. */

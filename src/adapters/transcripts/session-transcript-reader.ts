@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { EngramError } from '../../core/errors.js';
 import type { ContentBlock, LanguageModelUsage } from '../../models/language-model.js';
-import type { CompactBoundary, SessionMessage, SessionMetadata, TodoItem, TodoStatus } from '../../session/session-message.js';
+import type { CompactBoundary, ResumedSession, SessionMessage, SessionMetadata, TodoItem, TodoStatus } from '../../session/session-message.js';
 import { validateSessionId } from './session-paths.js';
 import { DEFAULT_TRANSCRIPT_MAX_LINE_BYTES } from './transcript-lines.js';
 
@@ -14,20 +14,12 @@ import { DEFAULT_TRANSCRIPT_MAX_LINE_BYTES } from './transcript-lines.js';
  * garbage, lines over the size limit) are skipped and counted, never fatal.
  */
 
-/** What resuming a session restores. */
-export interface ResumedSession {
-  sessionId: string;
-  /** The live list: from the latest compact boundary on (summary, re-injected and kept messages, then newer ones). */
-  messages: SessionMessage[];
-  boundary?: CompactBoundary;
-  todos: TodoItem[];
-  metadata: SessionMetadata;
+/** A session read back from its transcript, with what could not be used. */
+export interface ResumedTranscript extends ResumedSession {
   /** Lines that could not be used (torn, not JSON, not an object, over the size limit, malformed). */
   skippedLines: number;
   /** Why lines were skipped or the chain was cut (at most 20 listed). */
   warnings: string[];
-  /** The uuid the next appended message names as its parent (the last message, or the boundary). */
-  leafUuid?: string;
 }
 
 export interface ReadSessionTranscriptOptions {
@@ -49,7 +41,7 @@ const CHUNK_BYTES = 4 * 1024 * 1024;
 const MAX_WARNINGS = 20;
 
 /** Rebuilds a session from its transcript file: messages from the latest leaf back to the latest boundary, todos, metadata. */
-export async function readSessionTranscript(path: string, options: ReadSessionTranscriptOptions = {}): Promise<ResumedSession> {
+export async function readSessionTranscript(path: string, options: ReadSessionTranscriptOptions = {}): Promise<ResumedTranscript> {
   if (typeof path !== 'string' || path.length === 0 || path.includes('\u0000')) throw new EngramError('INVALID_INPUT', 'Give the path of a session transcript (.jsonl).');
   const state = new TranscriptState();
   await forEachLine(path, options.maxLineBytes ?? DEFAULT_TRANSCRIPT_MAX_LINE_BYTES, (text, number) => state.add(text, number), (number) => state.skip(`line ${number} is over the line size limit: skipped`));
@@ -180,7 +172,7 @@ class TranscriptState {
     this.nodes.set(uuid, node);
   }
 
-  finish(path: string): ResumedSession {
+  finish(path: string): ResumedTranscript {
     // A helper's own file holds sidechain lines only: its conversation is theirs.
     const leaf = this.leaf ?? this.sidechainLeaf;
     const chain: ChainNode[] = [];
