@@ -14,14 +14,14 @@ export default defineConfig({
         test: {
           name: 'engram',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/postgres-*.test.ts', 'test/migrate-*.test.ts'],
+          exclude: ['test/**/postgres-*.test.ts', 'test/**/migrate-*.test.ts'],
         },
       },
       {
         extends: true,
         test: {
           name: 'postgres',
-          include: ['test/postgres-*.test.ts', 'test/migrate-*.test.ts'],
+          include: ['test/**/postgres-*.test.ts', 'test/**/migrate-*.test.ts'],
           globalSetup: ['test/support/postgres-server.ts'],
         },
       },

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { AnthropicLanguageModel } from '../src/adapters/models/anthropic-language-model.js';
 import { SqliteMemoryStore } from '../src/adapters/sqlite/sqlite-memory-store.js';
 import { Engram } from '../src/engram.js';
-import type { ConversationMessage } from '../src/extraction/conversation.js';
+import type { ConversationMessage } from '../src/contracts/conversation.js';
 import { Extractor } from '../src/extraction/extractor.js';
 import { startAnthropicMessagesServer } from '../src/testing/anthropic-messages-server.js';
 import { median, quantile, round } from './statistics.js';

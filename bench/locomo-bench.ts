@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { convertLocomo, LOCOMO_SOURCE, type LocomoConversionReport } from '../scripts/locomo-to-jsonl.js';
 import { parseEvalDataset } from '../src/eval/eval-dataset.js';
 import { summarizeByTag, summarizeMetrics, type MetricSummary } from '../src/eval/retrieval-metrics.js';
-import { runEval } from '../src/eval/run-eval.js';
+import { runEval } from '../src/eval/node/run-eval.js';
 import { benchMemoryBank, type MemoryBankBenchResult } from './memorybank-bench.js';
 import { plainBm25Rankings } from './plain-bm25.js';
 import { round } from './statistics.js';

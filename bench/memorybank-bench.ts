@@ -1,7 +1,7 @@
 import { readMemoryBank, type MemoryBankConversionReport } from '../scripts/memorybank-to-jsonl.js';
 import { parseEvalDataset } from '../src/eval/eval-dataset.js';
 import { summarizeByTag, summarizeMetrics, type MetricSummary } from '../src/eval/retrieval-metrics.js';
-import { runEval } from '../src/eval/run-eval.js';
+import { runEval } from '../src/eval/node/run-eval.js';
 import { plainBm25Rankings } from './plain-bm25.js';
 import { round } from './statistics.js';
 

@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { autoCompactThreshold } from '../src/core/compaction-policy.js';
-import { estimateMessageTokens } from '../src/core/context-budget.js';
-import { DEFAULT_SETTINGS } from '../src/core/settings.js';
-import type { ContentBlock, LanguageModel, LanguageModelMessage, LanguageModelRequest, LanguageModelResponse, ToolUseBlock } from '../src/models/language-model.js';
-import { runAgentTurn } from '../src/session/agent-turn.js';
+import { autoCompactThreshold } from '../src/session/compaction/compaction-policy.js';
+import { estimateMessageTokens } from '../src/session/context-budget.js';
+import { DEFAULT_SETTINGS } from '../src/kernel/settings.js';
+import type { ContentBlock, LanguageModel, LanguageModelMessage, LanguageModelRequest, LanguageModelResponse, ToolUseBlock } from '../src/contracts/language-model.js';
+import { runAgentTurn } from '../src/agent/agent-turn.js';
 import { Session } from '../src/session/session.js';
 import { ScriptedLanguageModel } from '../src/testing/scripted-language-model.js';
 import {

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToTimers } from 'node:timers/promises';
-import { listSessions } from '../src/adapters/transcripts/session-listing.js';
-import { readSessionTranscript } from '../src/adapters/transcripts/session-transcript-reader.js';
-import { SessionTranscriptWriter } from '../src/adapters/transcripts/session-transcript-writer.js';
-import type { SessionMessage } from '../src/session/session-message.js';
+import { listSessions } from '../src/session/node/session-listing.js';
+import { readSessionTranscript } from '../src/session/node/session-transcript-reader.js';
+import { SessionTranscriptWriter } from '../src/session/node/session-transcript-writer.js';
+import type { SessionMessage } from '../src/contracts/session-message.js';
 
 /**
  * Session transcripts (issue 5 targets): appends per second through the buffered writer (≥ 20K

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteMemoryStore } from '../src/adapters/sqlite/sqlite-memory-store.js';
 import { Engram } from '../src/engram.js';
-import type { MemoryStore } from '../src/store/memory-store.js';
+import type { MemoryStore } from '../src/contracts/memory-store.js';
 import { makeMemories, makeQueries, makeVocabulary, seededRandom } from './synthetic-memories.js';
 import { median, quantile, round, timeMs } from './statistics.js';
 

@@ -1,5 +1,5 @@
-import type { NewMemory } from '../src/core/memory.js';
-import { MEMORY_TYPES } from '../src/core/memory.js';
+import type { NewMemory } from '../src/memory/memory.js';
+import { MEMORY_TYPES } from '../src/memory/memory.js';
 
 /** A small seeded PRNG (mulberry32) so every bench run sees the same data. */
 export function seededRandom(seed: number): () => number {

@@ -1,6 +1,6 @@
 // The public surface of engram's core: no Node- or database-specific code here (see `engram/node`).
 export { Engram, type EngramOptions, type RememberInput, type RecallOptions, type RecallResult, type ListOptions } from './engram.js';
-export { EngramError, isEngramError, type EngramErrorCode } from './core/errors.js';
+export { EngramError, isEngramError, type EngramErrorCode } from './kernel/errors.js';
 export {
   MEMORY_TYPES,
   normalizeNewMemory,
@@ -10,15 +10,15 @@ export {
   type MemorySource,
   type MemoryType,
   type NewMemory,
-} from './core/memory.js';
-export { parseScope, assertScope, isScope, makeScope, type Scope, type ScopeKind } from './core/scope.js';
-export { DEFAULT_SETTINGS, SETTING_DEFINITIONS, type Settings, type SettingDefinition } from './core/settings.js';
-export { queryTerms } from './core/query-terms.js';
-export { rankByRelevance, type RankedMemory, type ScoreParts } from './core/ranking.js';
-export { addConversationContext, type ContextSupport, type ContextWeights } from './core/conversation-context.js';
-export { withWordForms } from './core/word-forms.js';
-export { ageNote, formatAgeNote, type AgeNote, type AgeNoteOptions, type AgeState } from './core/age-notes.js';
-export { estimateTextTokens, estimateJsonTokens, type TokenEstimateOptions } from './core/token-estimate.js';
+} from './memory/memory.js';
+export { parseScope, assertScope, isScope, makeScope, type Scope, type ScopeKind } from './memory/scope.js';
+export { DEFAULT_SETTINGS, SETTING_DEFINITIONS, type Settings, type SettingDefinition } from './kernel/settings.js';
+export { queryTerms } from './recall/query-terms.js';
+export { rankByRelevance, type RankedMemory, type ScoreParts } from './recall/ranking.js';
+export { addConversationContext, type ContextSupport, type ContextWeights } from './recall/conversation-context.js';
+export { withWordForms } from './recall/word-forms.js';
+export { ageNote, formatAgeNote, type AgeNote, type AgeNoteOptions, type AgeState } from './recall/age-notes.js';
+export { estimateTextTokens, estimateJsonTokens, type TokenEstimateOptions } from './kernel/token-estimate.js';
 export {
   escapeContextText,
   packMemoryContext,
@@ -27,7 +27,7 @@ export {
   type ContextCandidate,
   type PackedContext,
   type PackedMemory,
-} from './core/memory-context-format.js';
+} from './recall/memory-context-format.js';
 export { buildMemoryContext, buildStaticPart, type MemoryContext, type MemoryContextOptions } from './recall/memory-context.js';
 export { selectMemoriesWithModel, LLM_SELECTION_WARNINGS, type LlmSelection, type LlmSelectionRequest, type ManifestEntry } from './recall/llm-selection.js';
 export type {
@@ -38,7 +38,7 @@ export type {
   LanguageModelResponseFormat,
   LanguageModelRole,
   LanguageModelUsage,
-} from './models/language-model.js';
+} from './contracts/language-model.js';
 export type {
   ContentBlock,
   TextBlock,
@@ -48,12 +48,12 @@ export type {
   ToolDefinition,
   ToolChoice,
   LanguageModelStopReason,
-} from './models/language-model.js';
-export { toolUses, messageText, systemText } from './models/language-model-content.js';
-export { DEFAULT_MODEL_IDS, type ModelProvider } from './core/settings.js';
-export { normalizeGitRemote } from './core/git-remote.js';
+} from './contracts/language-model.js';
+export { toolUses, messageText, systemText } from './contracts/language-model-content.js';
+export { DEFAULT_MODEL_IDS, type ModelProvider } from './kernel/settings.js';
+export { normalizeGitRemote } from './kernel/git-remote.js';
 export type { SaveOptions } from './engram.js';
-export type { SaveResult, NearDuplicate } from './memory-writes/save-memory.js';
+export type { SaveResult, NearDuplicate } from './remember/save-memory.js';
 export type { DedupeReport, DedupeGroupReport, DedupeChange } from './maintenance/merge-duplicates.js';
 export type { AgingReport } from './maintenance/age-memories.js';
 export {
@@ -64,7 +64,7 @@ export {
   type LexicalProfile,
   type DuplicateVerdict,
   type DuplicateMethod,
-} from './core/near-duplicate.js';
+} from './remember/near-duplicate.js';
 export type {
   ChangeAction,
   ChangeContext,
@@ -76,7 +76,7 @@ export type {
   StoreStats,
   TextHit,
   TextSearch,
-} from './store/memory-store.js';
+} from './contracts/memory-store.js';
 export type { EngramSaveResult } from './engram.js';
 export {
   redactSecrets,
@@ -88,10 +88,10 @@ export {
   type SecretKind,
   type SecretMatch,
   type RedactionResult,
-} from './core/secret-redaction.js';
-export { stripPrivateContent, createPrivateContentFilter, type StripOptions, type StripResult, type PrivateContentFilter } from './core/private-content.js';
-export { sanitizeText, PRIVACY_WARNINGS, type PrivacyReport } from './core/memory-privacy.js';
-export { detectExplicitMemory, toThirdPerson, type ExplicitIntent, type RememberIntent, type ForgetIntent, type ExplicitTrigger } from './core/explicit-memory.js';
+} from './privacy/secret-redaction.js';
+export { stripPrivateContent, createPrivateContentFilter, type StripOptions, type StripResult, type PrivateContentFilter } from './privacy/private-content.js';
+export { sanitizeText, PRIVACY_WARNINGS, type PrivacyReport } from './privacy/memory-privacy.js';
+export { detectExplicitMemory, toThirdPerson, type ExplicitIntent, type RememberIntent, type ForgetIntent, type ExplicitTrigger } from './remember/explicit-memory.js';
 export {
   applyExplicitMemory,
   findForgetTarget,
@@ -100,7 +100,7 @@ export {
   type ExplicitMemoryOutcome,
   type ExplicitMemoryResult,
   type ForgetCandidate,
-} from './memory-writes/explicit-memory-writes.js';
+} from './remember/explicit-memory-writes.js';
 export { MemoryTool, type MemoryToolOptions, type MemoryToolResult } from './memory-tool/memory-tool.js';
 export {
   memoryToolDefinition,
@@ -111,23 +111,23 @@ export {
   MEMORY_TOOL_COMMANDS,
   type MemoryToolCommand,
   type MemoryToolCommandName,
-} from './memory-tool/memory-tool-definition.js';
+} from './contracts/memory-tool-definition.js';
 export { MEMORY_ROOT } from './memory-tool/memory-tool-paths.js';
 export type { MemoryFolder, MemoryToolLayout } from './memory-tool/memory-tool-layout.js';
-export type { Conversation, ConversationMessage, ConversationRole, ConversationToolCall, ConversationToolResult } from './extraction/conversation.js';
+export type { Conversation, ConversationMessage, ConversationRole, ConversationToolCall, ConversationToolResult } from './contracts/conversation.js';
 export { parseExtractionOutput, type DropReason, type DroppedItem, type ExtractedCandidate, type WriteScopes } from './extraction/extraction-output.js';
 export { recalledFromText, type RecalledMemory } from './extraction/recalled-memories.js';
 export type { ExtractionRunReport, WrittenMemory } from './extraction/extraction-report.js';
-export { parseClaudeCodeTranscript, type ParsedTranscript } from './adapters/transcripts/claude-code-transcript.js';
-export { parseEngramTranscript, formatEngramTranscriptLine, type EngramTranscriptLine } from './adapters/transcripts/engram-transcript.js';
-export { parsePlainTextTranscript } from './adapters/transcripts/plain-text-transcript.js';
+export { parseClaudeCodeTranscript, type ParsedTranscript } from './extraction/transcripts/claude-code-transcript.js';
+export { parseEngramTranscript, formatEngramTranscriptLine, type EngramTranscriptLine } from './extraction/transcripts/engram-transcript.js';
+export { parsePlainTextTranscript } from './extraction/transcripts/plain-text-transcript.js';
 export {
   activeInstructions,
   formatInstructions,
   type InstructionFile,
   type InstructionScope,
   type InstructionSet,
-} from './core/instruction-format.js';
+} from './instructions/instruction-format.js';
 export {
   parseRuleFrontmatter,
   expandGlobs,
@@ -136,7 +136,7 @@ export {
   stripBlockHtmlComments,
   type RuleFrontmatter,
   type InstructionImport,
-} from './core/instruction-rules.js';
+} from './instructions/instruction-rules.js';
 export {
   SESSION_NOTES_SECTIONS,
   DEFAULT_SESSION_NOTES_TEMPLATE,
@@ -150,8 +150,8 @@ export {
   type NotesSection,
   type NotesCapReport,
   type NotesSectionEdit,
-} from './core/session-notes-template.js';
-export { shouldUpdateSessionNotes, type NotesTriggerState, type NotesTriggerReason } from './core/session-notes-trigger.js';
+} from './session/notes/session-notes-template.js';
+export { shouldUpdateSessionNotes, type NotesTriggerState, type NotesTriggerReason } from './session/notes/session-notes-trigger.js';
 export { runForkedHelper, type ForkPrefix, type ForkedHelperOptions, type ForkedHelperResult } from './session/forked-helper.js';
 export {
   estimateMessageTokens,
@@ -164,10 +164,10 @@ export {
   warningLevel,
   type ContextUsage,
   type ModelContextWindow,
-} from './core/context-budget.js';
-export { microcompact, contextEditingFor, OLD_TOOL_RESULT_PLACEHOLDER, type MicrocompactionInput, type MicrocompactionResult } from './core/microcompaction.js';
+} from './session/context-budget.js';
+export { microcompact, contextEditingFor, OLD_TOOL_RESULT_PLACEHOLDER, type MicrocompactionInput, type MicrocompactionResult } from './session/microcompaction.js';
 export { FileReadCache, FILE_UNCHANGED_MARKER, type FileReadCacheOptions, type FileReadStat } from './session/file-read-cache.js';
-export { autoCompactThreshold, shouldAutoCompact, compactionTripped, type CompactionBreakerState } from './core/compaction-policy.js';
+export { autoCompactThreshold, shouldAutoCompact, compactionTripped, type CompactionBreakerState } from './session/compaction/compaction-policy.js';
 export {
   COMPACTION_SUMMARY_PROMPT,
   COMPACTION_SUMMARY_SECTIONS,
@@ -182,8 +182,8 @@ export {
   type CompactableMessage,
   type CompactSummaryTextOptions,
   type SummaryInstructionOptions,
-} from './core/compaction-summary.js';
-export { standingRules, withStandingRules, missingRules, STANDING_RULES_HEADING } from './core/compaction-standing-rules.js';
+} from './session/compaction/compaction-summary.js';
+export { standingRules, withStandingRules, missingRules, STANDING_RULES_HEADING } from './session/compaction/compaction-standing-rules.js';
 export { WorkingMemory, todoWriteTool, TODO_WRITE_RESULT, type WorkingTask, type TaskStatus, type WorkingMemoryOptions } from './session/working-memory.js';
 export type {
   SessionMessage,
@@ -194,5 +194,5 @@ export type {
   ResumedSession,
   SessionTranscriptEntry,
   SessionTranscriptSink,
-} from './session/session-message.js';
-export type { SessionTool, SessionToolOutput, SessionToolContext } from './session/session-tool.js';
+} from './contracts/session-message.js';
+export type { SessionTool, SessionToolOutput, SessionToolContext } from './contracts/session-tool.js';

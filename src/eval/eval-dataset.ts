@@ -1,7 +1,7 @@
-import { EngramError } from '../core/errors.js';
-import { parseJsonl, type ParseJsonlOptions } from '../core/jsonl-format.js';
-import type { NewMemory } from '../core/memory.js';
-import { isScope, type Scope } from '../core/scope.js';
+import { EngramError } from '../kernel/errors.js';
+import { parseJsonl, type ParseJsonlOptions } from '../memory/jsonl-format.js';
+import type { NewMemory } from '../memory/memory.js';
+import { isScope, type Scope } from '../memory/scope.js';
 
 /**
  * An evaluation dataset: the JSON Lines export format (memory lines) plus query lines

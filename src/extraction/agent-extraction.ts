@@ -1,9 +1,9 @@
-import type { MemoryType } from '../core/memory.js';
-import type { Settings } from '../core/settings.js';
-import type { ContentBlock, LanguageModel, LanguageModelMessage, LanguageModelUsage, ToolDefinition, ToolResultBlock } from '../models/language-model.js';
-import { toolUses } from '../models/language-model-content.js';
+import type { MemoryType } from '../memory/memory.js';
+import type { Settings } from '../kernel/settings.js';
+import type { ContentBlock, LanguageModel, LanguageModelMessage, LanguageModelUsage, ToolDefinition, ToolResultBlock } from '../contracts/language-model.js';
+import { toolUses } from '../contracts/language-model-content.js';
 import { cheapExtractionUserMessage, formatConversation, type KnownMemoryLine } from './cheap-extraction-prompt.js';
-import type { ConversationMessage } from './conversation.js';
+import type { ConversationMessage } from '../contracts/conversation.js';
 import { cutMiddle } from './extraction-input.js';
 import { addUsage } from './extraction-report.js';
 

@@ -1,10 +1,10 @@
-import { EngramError } from '../core/errors.js';
-import type { MemorySource } from '../core/memory.js';
-import type { Scope } from '../core/scope.js';
+import { EngramError } from '../kernel/errors.js';
+import type { MemorySource } from '../memory/memory.js';
+import type { Scope } from '../memory/scope.js';
 import { Engram, type EngramSaveResult, type RememberInput, type SaveOptions } from '../engram.js';
 import { MemoryTool } from '../memory-tool/memory-tool.js';
 import { readFolder } from '../memory-tool/memory-tool-folders.js';
-import { openSandbox } from '../sandbox/sandbox.js';
+import { openSandbox } from '../sandbox/node/sandbox.js';
 import type { AgentTool, ManifestLine } from './agent-extraction.js';
 
 /** Recorded in history for memories the agent-mode helper writes. */

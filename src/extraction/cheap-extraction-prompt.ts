@@ -1,7 +1,7 @@
-import { escapeContextText } from '../core/memory-context-format.js';
-import { estimateTextTokens } from '../core/token-estimate.js';
-import type { LanguageModelRequest } from '../models/language-model.js';
-import type { ConversationMessage } from './conversation.js';
+import { escapeContextText } from '../recall/memory-context-format.js';
+import { estimateTextTokens } from '../kernel/token-estimate.js';
+import type { LanguageModelRequest } from '../contracts/language-model.js';
+import type { ConversationMessage } from '../contracts/conversation.js';
 import { cutMiddle } from './extraction-input.js';
 
 /**

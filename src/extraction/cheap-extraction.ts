@@ -1,10 +1,10 @@
-import { isEngramError } from '../core/errors.js';
-import { redactSecrets } from '../core/secret-redaction.js';
-import type { MemoryLimits } from '../core/memory.js';
-import type { Settings } from '../core/settings.js';
-import type { LanguageModel, LanguageModelUsage } from '../models/language-model.js';
+import { isEngramError } from '../kernel/errors.js';
+import { redactSecrets } from '../privacy/secret-redaction.js';
+import type { MemoryLimits } from '../memory/memory.js';
+import type { Settings } from '../kernel/settings.js';
+import type { LanguageModel, LanguageModelUsage } from '../contracts/language-model.js';
 import { cheapExtractionRequest, cheapExtractionUserMessage, formatConversation, splitIntoTurnGroups, type KnownMemoryLine } from './cheap-extraction-prompt.js';
-import type { ConversationMessage } from './conversation.js';
+import type { ConversationMessage } from '../contracts/conversation.js';
 import { parseExtractionOutput, type DroppedItem, type ExtractedCandidate, type WriteScopes } from './extraction-output.js';
 import type { KnownTexts } from './recalled-memories.js';
 import { addUsage } from './extraction-report.js';

@@ -1,7 +1,7 @@
-import type { Memory, MemorySource } from '../core/memory.js';
+import type { Memory, MemorySource } from '../memory/memory.js';
 import type { Engram } from '../engram.js';
-import { applyExplicitMemory } from '../memory-writes/explicit-memory-writes.js';
-import { isUserSpeech, type ConversationMessage } from './conversation.js';
+import { applyExplicitMemory } from '../remember/explicit-memory-writes.js';
+import { isUserSpeech, type ConversationMessage } from '../contracts/conversation.js';
 import { explicitCheckpointName } from './extraction-job-payload.js';
 import type { WriteScopes } from './extraction-output.js';
 import type { WrittenMemory } from './extraction-report.js';

@@ -1,4 +1,4 @@
-import type { ConversationMessage, ConversationToolCall } from './conversation.js';
+import type { ConversationMessage, ConversationToolCall } from '../contracts/conversation.js';
 import { recalledFromText, type RecalledMemory } from './recalled-memories.js';
 
 /** How much of each message extraction keeps (settings `extraction.*`). */

@@ -1,6 +1,6 @@
-import { EngramError } from '../core/errors.js';
-import { assertScope, type Scope } from '../core/scope.js';
-import { assertConversation, assertConversationId, type ConversationMessage } from './conversation.js';
+import { EngramError } from '../kernel/errors.js';
+import { assertScope, type Scope } from '../memory/scope.js';
+import { assertConversation, assertConversationId, type ConversationMessage } from '../contracts/conversation.js';
 import type { RecalledMemory } from './recalled-memories.js';
 
 /**

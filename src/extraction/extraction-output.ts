@@ -1,8 +1,8 @@
-import { readJsonText } from '../core/json-answer.js';
-import { deriveDescription, deriveName, isMemoryType, type MemoryLimits, type MemoryType } from '../core/memory.js';
-import type { Scope } from '../core/scope.js';
-import { utf8ByteLength } from '../core/token-estimate.js';
-import { neverStoredReason } from './never-stored.js';
+import { readJsonText } from '../kernel/json-answer.js';
+import { deriveDescription, deriveName, isMemoryType, type MemoryLimits, type MemoryType } from '../memory/memory.js';
+import type { Scope } from '../memory/scope.js';
+import { utf8ByteLength } from '../kernel/token-estimate.js';
+import { neverStoredReason } from '../privacy/never-stored.js';
 import { findKnownDuplicate, type KnownTexts } from './recalled-memories.js';
 
 /**

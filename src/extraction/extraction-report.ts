@@ -1,6 +1,6 @@
-import type { MemoryType } from '../core/memory.js';
-import type { Scope } from '../core/scope.js';
-import type { LanguageModelUsage } from '../models/language-model.js';
+import type { MemoryType } from '../memory/memory.js';
+import type { Scope } from '../memory/scope.js';
+import type { LanguageModelUsage } from '../contracts/language-model.js';
 import type { AgentToolCall } from './agent-extraction.js';
 import type { DroppedItem } from './extraction-output.js';
 

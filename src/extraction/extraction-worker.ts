@@ -1,6 +1,6 @@
-import { EngramError, isEngramError } from '../core/errors.js';
-import type { Settings } from '../core/settings.js';
-import type { Job, MemoryStore } from '../store/memory-store.js';
+import { EngramError, isEngramError } from '../kernel/errors.js';
+import type { Settings } from '../kernel/settings.js';
+import type { Job, MemoryStore } from '../contracts/memory-store.js';
 import { EXTRACTION_QUEUE, explicitCheckpointName, turnCheckpointName } from './extraction-job-payload.js';
 import type { ExtractionRunReport } from './extraction-report.js';
 

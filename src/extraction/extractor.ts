@@ -1,10 +1,10 @@
-import { EngramError } from '../core/errors.js';
-import { createPrivateContentFilter, type PrivateContentFilter } from '../core/private-content.js';
-import { assertScope, type Scope } from '../core/scope.js';
-import { redactSecrets } from '../core/secret-redaction.js';
+import { EngramError } from '../kernel/errors.js';
+import { createPrivateContentFilter, type PrivateContentFilter } from '../privacy/private-content.js';
+import { assertScope, type Scope } from '../memory/scope.js';
+import { redactSecrets } from '../privacy/secret-redaction.js';
 import type { Engram } from '../engram.js';
-import type { LanguageModel } from '../models/language-model.js';
-import { assertConversation, messagesAfter, type Conversation, type ConversationMessage, type ConversationToolCall } from './conversation.js';
+import type { LanguageModel } from '../contracts/language-model.js';
+import { assertConversation, messagesAfter, type Conversation, type ConversationMessage, type ConversationToolCall } from '../contracts/conversation.js';
 import { createAgentTools } from './agent-tools.js';
 import { applyExplicitOnce, applyExplicitStatements, type ExplicitMemoryHandler } from './explicit-statements.js';
 import { prepareMessages } from './extraction-input.js';

@@ -1,4 +1,4 @@
-import type { ConversationMessage, ConversationToolCall } from './conversation.js';
+import type { ConversationMessage, ConversationToolCall } from '../contracts/conversation.js';
 
 /**
  * Whether the main agent already wrote memory in a span (SPEC: then background extraction only

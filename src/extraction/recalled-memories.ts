@@ -1,5 +1,5 @@
-import { INJECTED_PREAMBLES, MEMORY_CONTEXT_CLOSE, MEMORY_CONTEXT_OPEN } from '../core/memory-context-format.js';
-import { compareLexically, lexicalProfile, wordsContained, type LexicalProfile } from '../core/near-duplicate.js';
+import { INJECTED_PREAMBLES, MEMORY_CONTEXT_CLOSE, MEMORY_CONTEXT_OPEN } from '../recall/memory-context-format.js';
+import { compareLexically, lexicalProfile, wordsContained, type LexicalProfile } from '../remember/near-duplicate.js';
 
 /**
  * Memories engram put in front of the model this turn (its `<memory_context>` block). Extraction

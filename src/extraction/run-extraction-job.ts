@@ -1,13 +1,13 @@
-import { isEngramError } from '../core/errors.js';
-import type { Memory, MemorySource } from '../core/memory.js';
+import { isEngramError } from '../kernel/errors.js';
+import type { Memory, MemorySource } from '../memory/memory.js';
 import type { Engram } from '../engram.js';
-import type { LanguageModel } from '../models/language-model.js';
-import type { Job } from '../store/memory-store.js';
+import type { LanguageModel } from '../contracts/language-model.js';
+import type { Job } from '../contracts/memory-store.js';
 import { extractWithAgent, type AgentTool } from './agent-extraction.js';
 import { agentManifest } from './agent-tools.js';
 import { extractCheap } from './cheap-extraction.js';
 import type { KnownMemoryLine } from './cheap-extraction-prompt.js';
-import { mergeMessageSpans, messagesAfter, type ConversationMessage, type ConversationToolCall } from './conversation.js';
+import { mergeMessageSpans, messagesAfter, type ConversationMessage, type ConversationToolCall } from '../contracts/conversation.js';
 import { applyExplicitOnce, type ExplicitMemoryHandler } from './explicit-statements.js';
 import {
   EXTRACTION_QUEUE,

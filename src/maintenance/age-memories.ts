@@ -1,9 +1,9 @@
-import { EngramError, isEngramError } from '../core/errors.js';
-import type { Memory } from '../core/memory.js';
-import { daysSinceAccess } from '../core/ranking.js';
-import type { Scope } from '../core/scope.js';
-import type { Settings } from '../core/settings.js';
-import type { MemoryStore } from '../store/memory-store.js';
+import { EngramError, isEngramError } from '../kernel/errors.js';
+import type { Memory } from '../memory/memory.js';
+import { daysSinceAccess } from '../recall/ranking.js';
+import type { Scope } from '../memory/scope.js';
+import type { Settings } from '../kernel/settings.js';
+import type { MemoryStore } from '../contracts/memory-store.js';
 
 /** What aging reads and writes: the store, the settings and the clock. */
 export interface AgingDependencies {

@@ -1,7 +1,7 @@
-import { EngramError } from '../core/errors.js';
-import { DEFAULT_SETTINGS } from '../core/settings.js';
-import type { MemoryStore, StoreRecords, VectorSpace } from '../store/memory-store.js';
-import { MAX_EXPORT_PAGE } from '../store/record-copy-input.js';
+import { EngramError } from '../kernel/errors.js';
+import { DEFAULT_SETTINGS } from '../kernel/settings.js';
+import type { MemoryStore, StoreRecords, VectorSpace } from '../contracts/memory-store.js';
+import { MAX_EXPORT_PAGE } from '../contracts/store-checks/record-copy-input.js';
 import {
   canonicalRecord,
   compareKeys,

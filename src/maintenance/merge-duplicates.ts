@@ -1,13 +1,13 @@
-import { EngramError, isEngramError } from '../core/errors.js';
-import { groupDuplicatePairs, lexicalDuplicatePairs, type DuplicatePair } from '../core/duplicate-groups.js';
-import type { Memory, MemoryPatch } from '../core/memory.js';
-import { compareByCosine, lexicalProfile, mergePatch, type DuplicateMethod } from '../core/near-duplicate.js';
-import type { Scope } from '../core/scope.js';
-import type { Settings } from '../core/settings.js';
-import type { Embedder } from '../embedding/embedder.js';
-import { memoryEmbeddingText } from '../embedding/memory-vectors.js';
-import { dedupeActor } from '../memory-writes/save-memory.js';
-import type { MemoryStore } from '../store/memory-store.js';
+import { EngramError, isEngramError } from '../kernel/errors.js';
+import { groupDuplicatePairs, lexicalDuplicatePairs, type DuplicatePair } from './duplicate-groups.js';
+import type { Memory, MemoryPatch } from '../memory/memory.js';
+import { compareByCosine, lexicalProfile, mergePatch, type DuplicateMethod } from '../remember/near-duplicate.js';
+import type { Scope } from '../memory/scope.js';
+import type { Settings } from '../kernel/settings.js';
+import type { Embedder } from '../contracts/embedder.js';
+import { memoryEmbeddingText } from '../remember/memory-vectors.js';
+import { dedupeActor } from '../remember/save-memory.js';
+import type { MemoryStore } from '../contracts/memory-store.js';
 
 /** What `engram dedupe` reads and writes. */
 export interface DedupeDependencies {

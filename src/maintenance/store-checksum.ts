@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { EngramError } from '../core/errors.js';
-import type { Memory } from '../core/memory.js';
-import { canonicalHistoryEntry, canonicalMemory, canonicalVector } from '../core/record-canonical-form.js';
-import type { CheckpointRecord, HistoryEntry, Job, MemoryStore, VectorEntry, VectorSpace } from '../store/memory-store.js';
-import { canonicalCheckpoint, canonicalJob } from '../store/record-copy-input.js';
+import { EngramError } from '../kernel/errors.js';
+import type { Memory } from '../memory/memory.js';
+import { canonicalHistoryEntry, canonicalMemory, canonicalVector } from '../memory/record-canonical-form.js';
+import type { CheckpointRecord, HistoryEntry, Job, MemoryStore, VectorEntry, VectorSpace } from '../contracts/memory-store.js';
+import { canonicalCheckpoint, canonicalJob } from '../contracts/store-checks/record-copy-input.js';
 
 // Reading a store whole, kind by kind in key order, and the checksums `engram migrate` compares:
 // SHA-256 over the canonical text of every record in key order, so two stores that hold the same

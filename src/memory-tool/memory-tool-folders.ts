@@ -1,7 +1,7 @@
-import type { Memory } from '../core/memory.js';
-import { renderMemoryFile } from '../core/memory-file.js';
-import { assignFileNames, buildMemoryIndex, MEMORY_INDEX_FILE } from '../core/memory-index.js';
-import type { Settings } from '../core/settings.js';
+import type { Memory } from '../memory/memory.js';
+import { renderMemoryFile } from '../memory/memory-file.js';
+import { assignFileNames, buildMemoryIndex, MEMORY_INDEX_FILE } from '../memory/memory-index.js';
+import type { Settings } from '../kernel/settings.js';
 import type { Engram } from '../engram.js';
 import { fileKey, type MemoryFolder } from './memory-tool-layout.js';
 import { humanSize } from './memory-tool-text.js';

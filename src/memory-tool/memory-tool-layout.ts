@@ -1,7 +1,7 @@
-import { EngramError } from '../core/errors.js';
-import { assertName, DEFAULT_MEMORY_LIMITS, type MemoryLimits } from '../core/memory.js';
-import { assignFileNames, MEMORY_INDEX_FILE } from '../core/memory-index.js';
-import { assertScope, parseScope, type Scope } from '../core/scope.js';
+import { EngramError } from '../kernel/errors.js';
+import { assertName, DEFAULT_MEMORY_LIMITS, type MemoryLimits } from '../memory/memory.js';
+import { assignFileNames, MEMORY_INDEX_FILE } from '../memory/memory-index.js';
+import { assertScope, parseScope, type Scope } from '../memory/scope.js';
 import { MEMORY_ROOT, memoryToolError, type MemoryPath } from './memory-tool-paths.js';
 
 /**

@@ -1,4 +1,4 @@
-import { EngramError, type EngramErrorCode } from '../core/errors.js';
+import { EngramError, type EngramErrorCode } from '../kernel/errors.js';
 
 /** The virtual root every memory-tool path lives under. */
 export const MEMORY_ROOT = '/memories';

@@ -1,11 +1,11 @@
-import { EngramError, errorKind, isEngramError, type EngramErrorCode } from '../core/errors.js';
-import { deriveDescription, type Memory, type MemoryPatch, type NewMemory } from '../core/memory.js';
-import { parseMemoryFile, renderMemoryFile } from '../core/memory-file.js';
-import type { Scope } from '../core/scope.js';
-import type { Settings } from '../core/settings.js';
+import { EngramError, errorKind, isEngramError, type EngramErrorCode } from '../kernel/errors.js';
+import { deriveDescription, type Memory, type MemoryPatch, type NewMemory } from '../memory/memory.js';
+import { parseMemoryFile, renderMemoryFile } from '../memory/memory-file.js';
+import type { Scope } from '../memory/scope.js';
+import type { Settings } from '../kernel/settings.js';
 import type { Engram } from '../engram.js';
-import type { ToolDefinition } from '../models/language-model.js';
-import { memoryToolDefinition, parseMemoryToolCommand, type MemoryToolCommand } from './memory-tool-definition.js';
+import type { ToolDefinition } from '../contracts/language-model.js';
+import { memoryToolDefinition, parseMemoryToolCommand, type MemoryToolCommand } from '../contracts/memory-tool-definition.js';
 import { findFile, folderIndexText, formatListing, listFolders, readFolder, type MemoryFile } from './memory-tool-folders.js';
 import { nameForFile, planMemoryToolLayout, resolveMemoryPath, type MemoryToolLayout, type ResolvedMemoryPath } from './memory-tool-layout.js';
 import { MEMORY_ROOT, memoryToolError, parseMemoryPath } from './memory-tool-paths.js';

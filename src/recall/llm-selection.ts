@@ -1,11 +1,11 @@
-import { ageNote } from '../core/age-notes.js';
-import { EngramError } from '../core/errors.js';
-import type { Memory, MemoryType } from '../core/memory.js';
-import { queryTerms } from '../core/query-terms.js';
-import { withWordForms } from '../core/word-forms.js';
-import type { Scope } from '../core/scope.js';
-import { utf8ByteLength } from '../core/token-estimate.js';
-import type { LanguageModel, LanguageModelUsage } from '../models/language-model.js';
+import { ageNote } from './age-notes.js';
+import { EngramError } from '../kernel/errors.js';
+import type { Memory, MemoryType } from '../memory/memory.js';
+import { queryTerms } from './query-terms.js';
+import { withWordForms } from './word-forms.js';
+import type { Scope } from '../memory/scope.js';
+import { utf8ByteLength } from '../kernel/token-estimate.js';
+import type { LanguageModel, LanguageModelUsage } from '../contracts/language-model.js';
 import type { RecallDependencies } from './recall-memories.js';
 
 /** One line of the manifest an LLM retriever chooses from. */

@@ -1,9 +1,9 @@
-import { EngramError } from '../core/errors.js';
-import { packMemoryContext, formatStaticMemoryPart, type ContextCandidate, type PackedMemory } from '../core/memory-context-format.js';
-import { buildMemoryIndex } from '../core/memory-index.js';
-import type { Scope } from '../core/scope.js';
-import { estimateTextTokens } from '../core/token-estimate.js';
-import type { LanguageModel, LanguageModelUsage } from '../models/language-model.js';
+import { EngramError } from '../kernel/errors.js';
+import { packMemoryContext, formatStaticMemoryPart, type ContextCandidate, type PackedMemory } from './memory-context-format.js';
+import { buildMemoryIndex } from '../memory/memory-index.js';
+import type { Scope } from '../memory/scope.js';
+import { estimateTextTokens } from '../kernel/token-estimate.js';
+import type { LanguageModel, LanguageModelUsage } from '../contracts/language-model.js';
 import { selectMemoriesWithModel, type LlmSelection } from './llm-selection.js';
 import { recallMemories, recordHits, type RecallDependencies, type RecallOptions } from './recall-memories.js';
 

@@ -1,9 +1,9 @@
-import type { Memory, MemoryType } from '../core/memory.js';
-import type { RankedMemory } from '../core/ranking.js';
-import type { Scope } from '../core/scope.js';
-import type { Settings } from '../core/settings.js';
-import type { Embedder } from '../embedding/embedder.js';
-import type { MemoryStore, TextHit, VectorHit } from '../store/memory-store.js';
+import type { Memory, MemoryType } from '../memory/memory.js';
+import type { RankedMemory } from './ranking.js';
+import type { Scope } from '../memory/scope.js';
+import type { Settings } from '../kernel/settings.js';
+import type { Embedder } from '../contracts/embedder.js';
+import type { MemoryStore, TextHit, VectorHit } from '../contracts/memory-store.js';
 
 /** Where a fused candidate stood in the full-text ranking: its rank (1 = best) and BM25 relative to the best hit. */
 export interface TextComponent {

@@ -1,13 +1,13 @@
-import { addConversationContext, type ContextSupport } from '../core/conversation-context.js';
-import { EngramError, isEngramError } from '../core/errors.js';
-import type { MemoryType } from '../core/memory.js';
-import { queryTerms } from '../core/query-terms.js';
-import { rankByRelevance, type RankedMemory } from '../core/ranking.js';
-import type { Scope } from '../core/scope.js';
-import type { Settings } from '../core/settings.js';
-import { withWordForms } from '../core/word-forms.js';
-import type { Embedder } from '../embedding/embedder.js';
-import type { MemoryStore, TextHit } from '../store/memory-store.js';
+import { addConversationContext, type ContextSupport } from './conversation-context.js';
+import { EngramError, isEngramError } from '../kernel/errors.js';
+import type { MemoryType } from '../memory/memory.js';
+import { queryTerms } from './query-terms.js';
+import { rankByRelevance, type RankedMemory } from './ranking.js';
+import type { Scope } from '../memory/scope.js';
+import type { Settings } from '../kernel/settings.js';
+import { withWordForms } from './word-forms.js';
+import type { Embedder } from '../contracts/embedder.js';
+import type { MemoryStore, TextHit } from '../contracts/memory-store.js';
 import { fuseByReciprocalRank, vectorCandidates, withComponents } from './rank-fusion.js';
 
 export interface RecallOptions {

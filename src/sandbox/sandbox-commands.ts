@@ -1,6 +1,6 @@
 import { FOLLOWS_LINKS, parseArguments, refusedOption, RUNS, WRITES, type OptionRule, type PathArgument } from './sandbox-arguments.js';
 import { GIT_SUBCOMMANDS, planGit } from './sandbox-git.js';
-import { sandboxDenied, secretSearchExclusions } from './sandbox-paths.js';
+import { sandboxDenied, secretSearchExclusions } from './node/sandbox-paths.js';
 
 export { GIT_SUBCOMMANDS } from './sandbox-git.js';
 export type { PathArgument } from './sandbox-arguments.js';

@@ -1,6 +1,6 @@
 import { parseArguments, refusedOption, RUNS, WRITES, type OptionRule, type PathArgument } from './sandbox-arguments.js';
-import { runProcess } from './sandbox-process.js';
-import { SECRET_DIRECTORY_NAMES, SECRET_FILE_NAMES, sandboxDenied } from './sandbox-paths.js';
+import { runProcess } from './node/sandbox-process.js';
+import { SECRET_DIRECTORY_NAMES, SECRET_FILE_NAMES, sandboxDenied } from './node/sandbox-paths.js';
 
 /** The git subcommands allowed: they read the repository and write nothing. */
 export const GIT_SUBCOMMANDS = ['status', 'log', 'diff', 'show', 'branch', 'rev-parse'] as const;

@@ -1,4 +1,4 @@
-import { EngramError } from '../core/errors.js';
+import { EngramError } from '../kernel/errors.js';
 
 /**
  * File-read dedupe (SPEC §2): the files the model has read in this session, as an LRU bounded by

@@ -1,4 +1,4 @@
-import { EngramError } from '../core/errors.js';
+import { EngramError } from '../kernel/errors.js';
 import type {
   ContentBlock,
   LanguageModel,
@@ -9,11 +9,11 @@ import type {
   SystemBlock,
   ToolDefinition,
   ToolResultBlock,
-} from '../models/language-model.js';
-import { toolUses, withLastMessageCached } from '../models/language-model-content.js';
-import type { SessionMessage, SessionTranscriptSink } from './session-message.js';
+} from '../contracts/language-model.js';
+import { toolUses, withLastMessageCached } from '../contracts/language-model-content.js';
+import type { SessionMessage, SessionTranscriptSink } from '../contracts/session-message.js';
 import { deepFreeze } from './session-message-helpers.js';
-import type { SessionTool } from './session-tool.js';
+import type { SessionTool } from '../contracts/session-tool.js';
 
 /**
  * Forked helpers (SPEC §5): session notes, summaries and other side work run as a helper that sends

@@ -1,7 +1,7 @@
-import { contextTokenCount, contextUsage, estimateMessageTokens, estimatePrefixTokens, type ContextUsage } from '../core/context-budget.js';
-import type { Settings } from '../core/settings.js';
-import type { SystemBlock, ToolDefinition } from '../models/language-model.js';
-import type { SessionMessage } from './session-message.js';
+import { contextTokenCount, contextUsage, estimateMessageTokens, estimatePrefixTokens, type ContextUsage } from './context-budget.js';
+import type { Settings } from '../kernel/settings.js';
+import type { SystemBlock, ToolDefinition } from '../contracts/language-model.js';
+import type { SessionMessage } from '../contracts/session-message.js';
 
 /**
  * A session's token accounting (SPEC §2): the usage the provider reported for the latest request

@@ -1,5 +1,5 @@
-import type { ContextUsage } from '../core/context-budget.js';
-import type { CompactBoundary, SessionMessage } from './session-message.js';
+import type { ContextUsage } from './context-budget.js';
+import type { CompactBoundary, SessionMessage } from '../contracts/session-message.js';
 
 /**
  * The events a Session emits (SPEC §2): context warnings, the layers firing, background notes

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { EngramError } from '../core/errors.js';
-import type { ContentBlock, LanguageModelResponse, SystemBlock, TextBlock } from '../models/language-model.js';
+import { EngramError } from '../kernel/errors.js';
+import type { ContentBlock, LanguageModelResponse, SystemBlock, TextBlock } from '../contracts/language-model.js';
 
 /**
  * The checks a Session applies to what its callers hand it (system prompt, messages, tool results,

@@ -1,5 +1,5 @@
-import type { ContentBlock, LanguageModelMessage, ToolUseBlock } from '../models/language-model.js';
-import type { SessionMessage } from './session-message.js';
+import type { ContentBlock, LanguageModelMessage, ToolUseBlock } from '../contracts/language-model.js';
+import type { SessionMessage } from '../contracts/session-message.js';
 
 /**
  * Small helpers every part of the session engine shares for its messages: freezing (a message in a

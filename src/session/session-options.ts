@@ -1,13 +1,13 @@
-import type { Settings } from '../core/settings.js';
-import type { LanguageModel, SystemBlock } from '../models/language-model.js';
-import type { Compactor, PreCompactHook } from './compaction.js';
+import type { Settings } from '../kernel/settings.js';
+import type { LanguageModel, SystemBlock } from '../contracts/language-model.js';
+import type { Compactor, PreCompactHook } from './compaction/compaction.js';
 import type { FileReadCache } from './file-read-cache.js';
-import type { SessionTranscriptSink } from './session-message.js';
-import type { SessionNotes } from './session-notes.js';
-import type { SessionNotesConfig } from './session-notes-driver.js';
-import type { ResumedSession } from './session-message.js';
-import type { SessionTool, SessionToolOutput } from './session-tool.js';
-import type { ToolResultStorage } from './tool-result-storage.js';
+import type { SessionTranscriptSink } from '../contracts/session-message.js';
+import type { SessionNotes } from './notes/session-notes.js';
+import type { SessionNotesConfig } from './notes/session-notes-driver.js';
+import type { ResumedSession } from '../contracts/session-message.js';
+import type { SessionTool, SessionToolOutput } from '../contracts/session-tool.js';
+import type { ToolResultStorage } from './node/tool-result-storage.js';
 
 /** The shapes a Session takes and reports (its options, a request's options, tool results, counters); the Session is in session.ts. */
 

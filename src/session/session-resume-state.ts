@@ -1,6 +1,6 @@
-import type { Settings } from '../core/settings.js';
-import type { ToolResultBlock, ToolUseBlock } from '../models/language-model.js';
-import type { CompactBoundary, ResumedSession, SessionMessage, SessionMetadata, TodoItem } from './session-message.js';
+import type { Settings } from '../kernel/settings.js';
+import type { ToolResultBlock, ToolUseBlock } from '../contracts/language-model.js';
+import type { CompactBoundary, ResumedSession, SessionMessage, SessionMetadata, TodoItem } from '../contracts/session-message.js';
 import { freezeMessage } from './session-message-helpers.js';
 import { WorkingMemory } from './working-memory.js';
 

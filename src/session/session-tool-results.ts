@@ -1,8 +1,8 @@
-import { EngramError, isEngramError } from '../core/errors.js';
-import type { ToolResultBlock, ToolUseBlock } from '../models/language-model.js';
+import { EngramError, isEngramError } from '../kernel/errors.js';
+import type { ToolResultBlock, ToolUseBlock } from '../contracts/language-model.js';
 import { cutToBytes } from './session-input.js';
 import type { ToolResultInput } from './session-options.js';
-import type { ToolResultStorage } from './tool-result-storage.js';
+import type { ToolResultStorage } from './node/tool-result-storage.js';
 
 /** The tool_result blocks of one message, and the results that went to disk. */
 export interface PreparedToolResults {

@@ -1,29 +1,29 @@
-import { contextWindowFor, estimateMessageTokens, type ContextUsage } from '../core/context-budget.js';
-import { autoCompactThreshold, compactionTripped, shouldAutoCompact } from '../core/compaction-policy.js';
-import { EngramError } from '../core/errors.js';
-import { contextEditingFor, microcompactSession } from '../core/microcompaction.js';
-import { DEFAULT_SETTINGS, type Settings } from '../core/settings.js';
-import type { ContentBlock, LanguageModel, LanguageModelRequest, LanguageModelResponse, SystemBlock, ToolDefinition, ToolUseBlock } from '../models/language-model.js';
-import { withLastMessageCached } from '../models/language-model-content.js';
-import { Compactor, type CompactionResult } from './compaction.js';
+import { contextWindowFor, estimateMessageTokens, type ContextUsage } from './context-budget.js';
+import { autoCompactThreshold, compactionTripped, shouldAutoCompact } from './compaction/compaction-policy.js';
+import { EngramError } from '../kernel/errors.js';
+import { contextEditingFor, microcompactSession } from './microcompaction.js';
+import { DEFAULT_SETTINGS, type Settings } from '../kernel/settings.js';
+import type { ContentBlock, LanguageModel, LanguageModelRequest, LanguageModelResponse, SystemBlock, ToolDefinition, ToolUseBlock } from '../contracts/language-model.js';
+import { withLastMessageCached } from '../contracts/language-model-content.js';
+import { Compactor, type CompactionResult } from './compaction/compaction.js';
 import { FileReadCache } from './file-read-cache.js';
 import type { ForkPrefix } from './forked-helper.js';
 import { SessionAccounting } from './session-accounting.js';
 import { SessionEvents, type SessionEventListener, type SessionEventName } from './session-events.js';
 import { checkMaxOutputTokens, checkPlan, checkResponse, checkToolResults, checkUserContent, newSessionId, overflow, storedAssistantContent, systemBlocks } from './session-input.js';
-import type { SessionMessage, SessionMetadata, SessionTranscriptSink, TodoItem } from './session-message.js';
+import type { SessionMessage, SessionMetadata, SessionTranscriptSink, TodoItem } from '../contracts/session-message.js';
 import { freezeMessage, pendingToolUses, wireMessage } from './session-message-helpers.js';
-import type { SessionNotes } from './session-notes.js';
-import { SessionNotesDriver, type NotesDriverContext } from './session-notes-driver.js';
-import type { OpenSessionOptions } from './session-open.js';
+import type { SessionNotes } from './notes/session-notes.js';
+import { SessionNotesDriver, type NotesDriverContext } from './notes/session-notes-driver.js';
+import type { OpenSessionOptions } from '../node/session-open.js';
 import { errorToolResults, sessionMetadata, sessionStartState } from './session-resume-state.js';
 import type { SessionOptions, SessionStats, PrepareRequestOptions, ToolResultInput } from './session-options.js';
-import type { SessionTool } from './session-tool.js';
+import type { SessionTool } from '../contracts/session-tool.js';
 import { prepareToolResults } from './session-tool-results.js';
-import { readPersistedOutputTool, type ToolResultStorage } from './tool-result-storage.js';
+import { readPersistedOutputTool, type ToolResultStorage } from './node/tool-result-storage.js';
 import type { WorkingMemory } from './working-memory.js';
 
-export type { SessionNotesConfig } from './session-notes-driver.js';
+export type { SessionNotesConfig } from './notes/session-notes-driver.js';
 export type { PrepareRequestOptions, SessionOptions, SessionStats, ToolResultInput } from './session-options.js';
 
 const RECENT_FILES_KEPT = 20;
@@ -117,13 +117,13 @@ export class Session {
 
   /** A Session backed by files under `<home>/projects/<slug>/` (transcript, tool results, notes); see `openSession`. */
   static async open(options: OpenSessionOptions): Promise<Session> {
-    const { openSession } = await import('./session-open.js');
+    const { openSession } = await import('../node/session-open.js');
     return openSession(options).session;
   }
 
   /** Continues a session from its transcript (`--resume <id>`); NOT_FOUND when there is none. */
   static async resume(options: OpenSessionOptions & { sessionId: string }): Promise<Session> {
-    const { resumeSession } = await import('./session-open.js');
+    const { resumeSession } = await import('../node/session-open.js');
     return (await resumeSession(options)).session;
   }
 

@@ -1,7 +1,7 @@
-import { EngramError } from '../core/errors.js';
-import { DEFAULT_SETTINGS, type Settings } from '../core/settings.js';
-import type { TodoItem, TodoStatus } from './session-message.js';
-import type { SessionTool } from './session-tool.js';
+import { EngramError } from '../kernel/errors.js';
+import { DEFAULT_SETTINGS, type Settings } from '../kernel/settings.js';
+import type { TodoItem, TodoStatus } from '../contracts/session-message.js';
+import type { SessionTool } from '../contracts/session-tool.js';
 
 /**
  * Working memory (SPEC §2): the session's todo list and the states of its tasks (helpers, background

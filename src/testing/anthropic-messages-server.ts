@@ -1,5 +1,5 @@
-import { estimateTextTokens } from '../core/token-estimate.js';
-import type { AppliedContextEdit, ContentBlock, LanguageModelMessage, LanguageModelStopReason } from '../models/language-model.js';
+import { estimateTextTokens } from '../kernel/token-estimate.js';
+import type { AppliedContextEdit, ContentBlock, LanguageModelMessage, LanguageModelStopReason } from '../contracts/language-model.js';
 import {
   breakStream,
   rawBodyText,

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { MemoryStore } from '../store/memory-store.js';
+import type { MemoryStore } from '../contracts/memory-store.js';
 import type { SaveLine } from './store-write-worker-tasks.js';
 import { runStoreWorkersTogether, unexpectedStderr } from './store-write-worker-process.js';
 

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
-import { EngramError } from '../core/errors.js';
-import type { LanguageModelMessage, LanguageModelRequest, ToolDefinition } from '../models/language-model.js';
-import { toolUses } from '../models/language-model-content.js';
+import { EngramError } from '../kernel/errors.js';
+import type { LanguageModelMessage, LanguageModelRequest, ToolDefinition } from '../contracts/language-model.js';
+import { toolUses } from '../contracts/language-model-content.js';
 import type { LanguageModelSuiteCase } from './language-model-suite.js';
 
 /** A tool every case can offer. */

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { LanguageModelRequest, LanguageModelResponse } from '../models/language-model.js';
+import type { LanguageModelRequest, LanguageModelResponse } from '../contracts/language-model.js';
 import { WEATHER_TOOL, expectEngramError } from './language-model-suite-exchange.js';
 import type { LanguageModelSuiteCase } from './language-model-suite.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LanguageModel } from '../models/language-model.js';
+import type { LanguageModel } from '../contracts/language-model.js';
 import { languageModelErrorCases } from './language-model-suite-errors.js';
 import { languageModelExchangeCases } from './language-model-suite-exchange.js';
 import { languageModelStreamingCases } from './language-model-suite-streaming.js';

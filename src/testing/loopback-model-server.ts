@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AppliedContextEdit, LanguageModelMessage, LanguageModelStopReason, LanguageModelUsage, TextBlock, ToolUseBlock } from '../models/language-model.js';
+import type { AppliedContextEdit, LanguageModelMessage, LanguageModelStopReason, LanguageModelUsage, TextBlock, ToolUseBlock } from '../contracts/language-model.js';
 
 /** One request a loopback model server received, as sent on the wire, with a provider-neutral reading of it. */
 export interface RecordedModelRequest {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { MemoryStore } from '../store/memory-store.js';
+import type { MemoryStore } from '../contracts/memory-store.js';
 import { checkpointCases } from './store-cases/checkpoint-cases.js';
 import { cleanupCases } from './store-cases/cleanup-cases.js';
 import { concurrentWriteCases } from './store-cases/concurrent-write-cases.js';

@@ -1,4 +1,4 @@
-import { estimateTextTokens } from '../core/token-estimate.js';
+import { estimateTextTokens } from '../kernel/token-estimate.js';
 import type {
   AppliedContextEdit,
   ContentBlock,
@@ -7,8 +7,8 @@ import type {
   LanguageModelResponse,
   LanguageModelStopReason,
   LanguageModelUsage,
-} from '../models/language-model.js';
-import { messageText, systemText } from '../models/language-model-content.js';
+} from '../contracts/language-model.js';
+import { messageText, systemText } from '../contracts/language-model-content.js';
 
 /**
  * One scripted answer: the text to return, a response (text and/or content blocks such as tool

@@ -1,8 +1,8 @@
-import { estimateMessagesTokens } from '../core/context-budget.js';
-import { estimateJsonTokens, estimateTextTokens } from '../core/token-estimate.js';
-import type { ContentBlock, LanguageModelMessage, LanguageModelRequest, TextBlock, ToolUseBlock } from '../models/language-model.js';
-import { systemText } from '../models/language-model-content.js';
-import type { SessionTool } from '../session/session-tool.js';
+import { estimateMessagesTokens } from '../session/context-budget.js';
+import { estimateJsonTokens, estimateTextTokens } from '../kernel/token-estimate.js';
+import type { ContentBlock, LanguageModelMessage, LanguageModelRequest, TextBlock, ToolUseBlock } from '../contracts/language-model.js';
+import { systemText } from '../contracts/language-model-content.js';
+import type { SessionTool } from '../contracts/session-tool.js';
 import type { ScriptedModelMessage } from './loopback-model-server.js';
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { estimateTextTokens } from '../core/token-estimate.js';
+import { estimateTextTokens } from '../kernel/token-estimate.js';
 
 export interface SimulatedPromptCacheOptions {
   /** Prefixes shorter than this are never cached (the real APIs: 1,024 tokens for most models). */

@@ -1,8 +1,8 @@
 import { expect } from 'vitest';
-import type { EngramErrorCode } from '../core/errors.js';
-import type { Memory } from '../core/memory.js';
-import type { Scope } from '../core/scope.js';
-import type { ChangeContext, MemoryFilter, MemoryStore, StoreStats } from '../store/memory-store.js';
+import type { EngramErrorCode } from '../kernel/errors.js';
+import type { Memory } from '../memory/memory.js';
+import type { Scope } from '../memory/scope.js';
+import type { ChangeContext, MemoryFilter, MemoryStore, StoreStats } from '../contracts/memory-store.js';
 
 /** What one conformance case gets: an opened, empty store and a URL another process can open. */
 export interface StoreSuiteContext {

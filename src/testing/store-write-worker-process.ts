@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import type { MemoryStore } from '../store/memory-store.js';
+import type { MemoryStore } from '../contracts/memory-store.js';
 import type { StoreWorkerTask } from './store-write-worker-tasks.js';
 
 const WORKER_PATH = join('dist', 'testing', 'store-write-worker.js');

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Engram } from '../engram.js';
-import type { MemoryStore } from '../store/memory-store.js';
+import type { MemoryStore } from '../contracts/memory-store.js';
 
 /**
  * What a store worker process does once its store is open. Each task prints one line per unit of

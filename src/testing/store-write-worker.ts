@@ -10,7 +10,7 @@
  * Exits 0 when done; on any error prints the error's code and message to stderr and exits 1.
  */
 import { parseArgs } from 'node:util';
-import { openStore } from '../adapters/open-store.js';
+import { openStore } from '../node/open-store.js';
 import { runStoreWorkerTask, warmUpStoreWorkerTask, type StoreWorkerTask } from './store-write-worker-tasks.js';
 
 const USAGE = 'usage: store-write-worker --url <store url> --task <task JSON> [--start-at <epoch ms>] [--start-signal <checkpoint>]';

@@ -16,8 +16,8 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Readable } from 'node:stream';
-import { openStore } from '../../src/adapters/open-store.js';
-import type { MemoryStore } from '../../src/store/memory-store.js';
+import { openStore } from '../../src/node/open-store.js';
+import type { MemoryStore } from '../../src/contracts/memory-store.js';
 import { createRandomSource } from '../../src/testing/store-suite-support.js';
 
 export type PostgresWorkerTask =

@@ -1,6 +1,6 @@
-import { EngramError } from '../../core/errors.js';
-import type { Settings } from '../../core/settings.js';
-import type { Embedder } from '../../embedding/embedder.js';
+import { EngramError } from '../../kernel/errors.js';
+import type { Settings } from '../../kernel/settings.js';
+import type { Embedder } from '../../contracts/embedder.js';
 import { OpenAiCompatibleEmbedder } from './openai-compatible-embedder.js';
 
 /** What the factory may be given besides settings: a fetch to use instead of the global one. */

@@ -1,7 +1,7 @@
-import { EngramError } from '../../core/errors.js';
-import { DEFAULT_SETTINGS } from '../../core/settings.js';
-import type { EmbedOptions, Embedder } from '../../embedding/embedder.js';
-import { abortableSleep } from '../abortable-sleep.js';
+import { EngramError } from '../../kernel/errors.js';
+import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
+import type { EmbedOptions, Embedder } from '../../contracts/embedder.js';
+import { abortableSleep } from '../http/abortable-sleep.js';
 
 export interface OpenAiCompatibleEmbedderOptions {
   /** The API root that `/embeddings` hangs off: https://api.openai.com/v1, http://localhost:11434/v1 (Ollama), a vLLM, LM Studio or TEI server. */

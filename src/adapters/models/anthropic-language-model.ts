@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { EngramError } from '../../core/errors.js';
-import { anthropicNativeTool, memoryToolLayoutText } from '../../memory-tool/memory-tool-definition.js';
-import { readJsonAnswer } from '../../core/json-answer.js';
+import { EngramError } from '../../kernel/errors.js';
+import { anthropicNativeTool, memoryToolLayoutText } from '../../contracts/memory-tool-definition.js';
+import { readJsonAnswer } from '../../kernel/json-answer.js';
 import type {
   ContentBlock,
   LanguageModel,
@@ -11,11 +11,11 @@ import type {
   LanguageModelStopReason,
   LanguageModelUsage,
   ToolDefinition,
-} from '../../models/language-model.js';
+} from '../../contracts/language-model.js';
 import { JSON_ANSWER_INSTRUCTION } from './json-answer.js';
 import { checkLanguageModelRequest } from './language-model-request-check.js';
 import { checkApiKey, checkBaseUrl, checkModelId, describeEndpoint, type ModelAdapterOptions } from './model-adapter-options.js';
-import { ModelRequestPolicy, describeNonSdkError, networkReason, type AttemptFailure, type ModelCallContext } from './model-request-policy.js';
+import { ModelRequestPolicy, describeNonSdkError, networkReason, type AttemptFailure, type ModelCallContext } from '../http/request-policy.js';
 import { collectMessageStream } from './anthropic-message-stream.js';
 import { CONTEXT_MANAGEMENT_BETA, StreamCutShort, TextDeltaRelay, checkStreamingAndContextEditing, readAppliedEdits, toContextManagement } from './model-streaming-request.js';
 

@@ -1,6 +1,6 @@
 import type { MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
-import { MEMORY_TOOL_COMMANDS } from '../../memory-tool/memory-tool-definition.js';
+import { MEMORY_TOOL_COMMANDS } from '../../contracts/memory-tool-definition.js';
 import type { MemoryTool } from '../../memory-tool/memory-tool.js';
 
 /**

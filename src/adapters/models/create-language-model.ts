@@ -1,8 +1,8 @@
-import { EngramError } from '../../core/errors.js';
-import { DEFAULT_MODEL_IDS, type Settings } from '../../core/settings.js';
-import type { LanguageModel } from '../../models/language-model.js';
+import { EngramError } from '../../kernel/errors.js';
+import { DEFAULT_MODEL_IDS, type Settings } from '../../kernel/settings.js';
+import type { LanguageModel } from '../../contracts/language-model.js';
 import { AnthropicLanguageModel } from './anthropic-language-model.js';
-import type { ModelRequestPolicyOptions } from './model-request-policy.js';
+import type { ModelRequestPolicyOptions } from '../http/request-policy.js';
 import { OpenAiCompatibleLanguageModel } from './openai-compatible-language-model.js';
 
 /** What the settings select: a provider with its model ids, endpoint and key, or none (offline) and why. */

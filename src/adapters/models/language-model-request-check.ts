@@ -1,5 +1,5 @@
-import { EngramError } from '../../core/errors.js';
-import type { ContentBlock, LanguageModelMessage, LanguageModelRequest, ToolDefinition } from '../../models/language-model.js';
+import { EngramError } from '../../kernel/errors.js';
+import type { ContentBlock, LanguageModelMessage, LanguageModelRequest, ToolDefinition } from '../../contracts/language-model.js';
 
 /** Tool names both providers accept (Anthropic and OpenAI share this pattern). */
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;

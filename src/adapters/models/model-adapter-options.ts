@@ -1,5 +1,5 @@
-import { EngramError } from '../../core/errors.js';
-import type { ModelRequestPolicyOptions } from './model-request-policy.js';
+import { EngramError } from '../../kernel/errors.js';
+import type { ModelRequestPolicyOptions } from '../http/request-policy.js';
 
 /** What every model adapter takes besides its provider's own options. */
 export interface ModelAdapterOptions extends ModelRequestPolicyOptions {

@@ -1,6 +1,6 @@
-import { EngramError } from '../../core/errors.js';
-import type { AppliedContextEdit, ContextEditingRequest, LanguageModelRequest } from '../../models/language-model.js';
-import { redact, type ModelCallContext } from './model-request-policy.js';
+import { EngramError } from '../../kernel/errors.js';
+import type { AppliedContextEdit, ContextEditingRequest, LanguageModelRequest } from '../../contracts/language-model.js';
+import { redact, type ModelCallContext } from '../http/request-policy.js';
 
 /** The beta that turns on Anthropic's server-side context editing (FORMATS §4.2). */
 export const CONTEXT_MANAGEMENT_BETA = 'context-management-2025-06-27';

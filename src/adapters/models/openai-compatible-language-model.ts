@@ -5,8 +5,8 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionToolChoiceOption,
 } from 'openai/resources/chat/completions';
-import { EngramError } from '../../core/errors.js';
-import { readJsonAnswer } from '../../core/json-answer.js';
+import { EngramError } from '../../kernel/errors.js';
+import { readJsonAnswer } from '../../kernel/json-answer.js';
 import type {
   ContentBlock,
   LanguageModel,
@@ -15,12 +15,12 @@ import type {
   LanguageModelResponse,
   LanguageModelStopReason,
   LanguageModelUsage,
-} from '../../models/language-model.js';
-import { messageText, systemText } from '../../models/language-model-content.js';
+} from '../../contracts/language-model.js';
+import { messageText, systemText } from '../../contracts/language-model-content.js';
 import { JSON_ANSWER_INSTRUCTION } from './json-answer.js';
 import { checkLanguageModelRequest } from './language-model-request-check.js';
 import { checkApiKey, checkBaseUrl, checkModelId, describeEndpoint, type ModelAdapterOptions } from './model-adapter-options.js';
-import { ModelRequestPolicy, describeNonSdkError, networkReason, type AttemptFailure, type ModelCallContext } from './model-request-policy.js';
+import { ModelRequestPolicy, describeNonSdkError, networkReason, type AttemptFailure, type ModelCallContext } from '../http/request-policy.js';
 import { StreamCutShort, TextDeltaRelay, checkStreamingAndContextEditing } from './model-streaming-request.js';
 import { collectChatCompletionStream } from './openai-chat-stream.js';
 

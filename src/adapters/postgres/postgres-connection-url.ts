@@ -1,4 +1,4 @@
-import { EngramError } from '../../core/errors.js';
+import { EngramError } from '../../kernel/errors.js';
 
 // A Postgres store URL: libpq's form plus engram's own parameters, which are taken out before the
 // rest goes to the driver.

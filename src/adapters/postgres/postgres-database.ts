@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { EngramError } from '../../core/errors.js';
+import { EngramError } from '../../kernel/errors.js';
 import type { PostgresConnectionSettings } from './postgres-connection-url.js';
 import { toStoreError, type PostgresErrorContext } from './postgres-errors.js';
 import { LATEST_POSTGRES_VERSION, POSTGRES_MIGRATIONS } from './postgres-migrations.js';

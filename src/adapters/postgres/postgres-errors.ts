@@ -1,4 +1,4 @@
-import { EngramError, isEngramError } from '../../core/errors.js';
+import { EngramError, isEngramError } from '../../kernel/errors.js';
 
 // Driver and server errors as engram's codes, with messages that say what to do. Which code:
 // - STORE_ERROR: the server cannot be reached, timed out, is overloaded, or refuses a privilege.

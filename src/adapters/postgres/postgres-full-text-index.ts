@@ -1,4 +1,4 @@
-import { fullTextTokens, type Bm25Parameters, type Bm25Statistics } from '../../core/bm25-scoring.js';
+import { fullTextTokens, type Bm25Parameters, type Bm25Statistics } from '../../recall/bm25-scoring.js';
 import {
   commonTermThreshold,
   COMMON_TERM_MIN_DOCUMENTS,
@@ -9,10 +9,10 @@ import {
   searchableTerms,
   selectiveTerms,
   worthProbingTerms,
-} from '../../core/full-text-search-plan.js';
-import type { Memory } from '../../core/memory.js';
-import type { TextHit } from '../../store/memory-store.js';
-import type { checkTextSearch } from '../../store/store-input.js';
+} from '../../recall/full-text-search-plan.js';
+import type { Memory } from '../../memory/memory.js';
+import type { TextHit } from '../../contracts/memory-store.js';
+import type { checkTextSearch } from '../../contracts/store-checks/store-input.js';
 import type { PostgresQueryable } from './postgres-database.js';
 import { SqlParameters } from './postgres-queries.js';
 import { memoryColumns, rowToMemory, type MemoryRow } from './postgres-rows.js';

@@ -1,5 +1,5 @@
-import { EngramError } from '../../core/errors.js';
-import type { Job, JobFilter, JobState, NewJob } from '../../store/memory-store.js';
+import { EngramError } from '../../kernel/errors.js';
+import type { Job, JobFilter, JobState, NewJob } from '../../contracts/memory-store.js';
 import {
   checkCheckpointDeletion,
   checkCheckpointName,
@@ -13,11 +13,11 @@ import {
   checkNewJob,
   checkQueue,
   checkWorker,
-} from '../../store/job-input.js';
-import { createSortableId } from '../ids.js';
+} from '../../contracts/store-checks/job-input.js';
+import { createSortableId } from '../../kernel/ids.js';
 import type { PostgresAccess, PostgresQueryable } from './postgres-database.js';
 import { SqlParameters } from './postgres-queries.js';
-import { JOB_COLUMNS, jobNotFound, rowToJob, type JobRow } from '../../store/job-rows.js';
+import { JOB_COLUMNS, jobNotFound, rowToJob, type JobRow } from '../sql/job-rows.js';
 
 export interface PostgresJobQueueDependencies {
   database: PostgresAccess;

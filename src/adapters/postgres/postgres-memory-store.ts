@@ -1,9 +1,9 @@
-import type { Bm25Parameters } from '../../core/bm25-scoring.js';
-import { EngramError, isEngramError } from '../../core/errors.js';
-import { DEFAULT_MEMORY_LIMITS, normalizeNewMemory, normalizePatch, type Memory, type MemoryLimits, type MemoryPatch, type NewMemory } from '../../core/memory.js';
-import { applyPatch, archiveMemory, changeTime, invalidateMemory, planImport, planUndo, restoreMemory, type ExistingPolicy } from '../../core/memory-changes.js';
-import type { Scope } from '../../core/scope.js';
-import { DEFAULT_SETTINGS, type Settings } from '../../core/settings.js';
+import type { Bm25Parameters } from '../../recall/bm25-scoring.js';
+import { EngramError, isEngramError } from '../../kernel/errors.js';
+import { DEFAULT_MEMORY_LIMITS, normalizeNewMemory, normalizePatch, type Memory, type MemoryLimits, type MemoryPatch, type NewMemory } from '../../memory/memory.js';
+import { applyPatch, archiveMemory, changeTime, invalidateMemory, planImport, planUndo, restoreMemory, type ExistingPolicy } from '../../memory/memory-changes.js';
+import type { Scope } from '../../memory/scope.js';
+import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import type {
   ChangeAction,
   ChangeContext,
@@ -28,9 +28,9 @@ import type {
   VectorHit,
   VectorSearch,
   VectorSpace,
-} from '../../store/memory-store.js';
-import { checkActor, checkInstant, checkMemoryFilter, checkScopes, checkTextSearch, checkUnchangedSince, memoryNotFound } from '../../store/store-input.js';
-import { createSortableId } from '../ids.js';
+} from '../../contracts/memory-store.js';
+import { checkActor, checkInstant, checkMemoryFilter, checkScopes, checkTextSearch, checkUnchangedSince, memoryNotFound } from '../../contracts/store-checks/store-input.js';
+import { createSortableId } from '../../kernel/ids.js';
 import { parsePostgresUrl, redactPostgresUrl, type PostgresConnectionSettings } from './postgres-connection-url.js';
 import { PostgresDatabase, type PostgresQueryable } from './postgres-database.js';
 import { PostgresFullTextIndex } from './postgres-full-text-index.js';

@@ -1,6 +1,6 @@
-import type { Memory, MemoryLimits } from '../../core/memory.js';
-import { JOB_COLUMNS, restoredJobValues, rowToCheckpoint, rowToJob, type CheckpointRow, type JobRow } from '../../store/job-rows.js';
-import type { CheckpointRecord, ExportPage, HistoryEntry, Job, RestoreReport, StoreRecords, VectorEntry, VectorSpace } from '../../store/memory-store.js';
+import type { Memory, MemoryLimits } from '../../memory/memory.js';
+import { JOB_COLUMNS, restoredJobValues, rowToCheckpoint, rowToJob, type CheckpointRow, type JobRow } from '../sql/job-rows.js';
+import type { CheckpointRecord, ExportPage, HistoryEntry, Job, RestoreReport, StoreRecords, VectorEntry, VectorSpace } from '../../contracts/memory-store.js';
 import {
   checkExportPage,
   checkRestoredVectors,
@@ -13,7 +13,7 @@ import {
   type RestoredJob,
   sameVector,
   vectorWithoutMemory,
-} from '../../store/record-copy-input.js';
+} from '../../contracts/store-checks/record-copy-input.js';
 import type { PostgresAccess, PostgresQueryable } from './postgres-database.js';
 import { insertHistory, insertMemories } from './postgres-writes.js';
 import { MEMORY_COLUMNS, rowToHistory, rowToMemory, type HistoryRow, type MemoryRow } from './postgres-rows.js';

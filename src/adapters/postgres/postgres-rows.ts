@@ -1,5 +1,5 @@
-import type { Memory } from '../../core/memory.js';
-import { rowToHistory, rowToMemory, type StoredHistoryRow, type StoredMemoryRow } from '../../store/memory-rows.js';
+import type { Memory } from '../../memory/memory.js';
+import { rowToHistory, rowToMemory, type StoredHistoryRow, type StoredMemoryRow } from '../sql/memory-rows.js';
 
 /** A row of the `memories` table as the driver returns it (int8 parsed to numbers). */
 export interface MemoryRow extends StoredMemoryRow {

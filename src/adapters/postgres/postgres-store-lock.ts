@@ -1,5 +1,5 @@
-import { EngramError, isEngramError } from '../../core/errors.js';
-import { checkLockRequest } from '../../store/job-input.js';
+import { EngramError, isEngramError } from '../../kernel/errors.js';
+import { checkLockRequest } from '../../contracts/store-checks/job-input.js';
 import type { PostgresAccess } from './postgres-database.js';
 import { errorCode } from './postgres-errors.js';
 

@@ -1,5 +1,5 @@
-import type { Scope } from '../../core/scope.js';
-import type { StoreStats } from '../../store/memory-store.js';
+import type { Scope } from '../../memory/scope.js';
+import type { StoreStats } from '../../contracts/memory-store.js';
 import type { PostgresQueryable } from './postgres-database.js';
 import { SqlParameters } from './postgres-queries.js';
 

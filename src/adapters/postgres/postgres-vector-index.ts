@@ -1,7 +1,7 @@
-import type { Memory } from '../../core/memory.js';
-import { cosineSimilarity } from '../../core/vector-similarity.js';
-import type { VectorCounts, VectorEntry, VectorHit, VectorSearch, VectorSpace } from '../../store/memory-store.js';
-import { checkVectorEntries, checkVectorSearch, checkVectorSpace, hasDirection } from '../../store/vector-input.js';
+import type { Memory } from '../../memory/memory.js';
+import { cosineSimilarity } from '../../recall/vector-similarity.js';
+import type { VectorCounts, VectorEntry, VectorHit, VectorSearch, VectorSpace } from '../../contracts/memory-store.js';
+import { checkVectorEntries, checkVectorSearch, checkVectorSpace, hasDirection } from '../../contracts/store-checks/vector-input.js';
 import type { PostgresAccess, PostgresQueryable } from './postgres-database.js';
 import { SqlParameters } from './postgres-queries.js';
 import { EXACT_SEARCH_BELOW, ensureEmbeddingTable, indexEmbeddings, pgvectorNames, vectorLiteral, type VectorSearchMode } from './postgres-pgvector.js';

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
-import { EngramError, isEngramError } from '../../core/errors.js';
+import { EngramError, isEngramError } from '../../kernel/errors.js';
 import { LATEST_SQLITE_VERSION, SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 
 // Opening an engram database safely: refuse what is not one, refuse a newer schema before

@@ -1,9 +1,9 @@
-import { fullTextToken, MAX_COVERAGE, type Bm25Parameters, type Bm25Statistics } from '../../core/bm25-scoring.js';
-import { EngramError } from '../../core/errors.js';
-import { commonTermThreshold, rankCandidatesByBm25, RESCORE_POOL, searchableTerms, selectiveTerms, worthProbingTerms } from '../../core/full-text-search-plan.js';
-import { baseToken, groupTokens } from '../../core/word-forms.js';
-import type { TextHit } from '../../store/memory-store.js';
-import type { checkTextSearch } from '../../store/store-input.js';
+import { fullTextToken, MAX_COVERAGE, type Bm25Parameters, type Bm25Statistics } from '../../recall/bm25-scoring.js';
+import { EngramError } from '../../kernel/errors.js';
+import { commonTermThreshold, rankCandidatesByBm25, RESCORE_POOL, searchableTerms, selectiveTerms, worthProbingTerms } from '../../recall/full-text-search-plan.js';
+import { baseToken, groupTokens } from '../../recall/word-forms.js';
+import type { TextHit } from '../../contracts/memory-store.js';
+import type { checkTextSearch } from '../../contracts/store-checks/store-input.js';
 import { ftsMatchExpression, placeholders } from './sqlite-queries.js';
 import { MEMORY_COLUMNS, rowToMemory, type MemoryRow } from './sqlite-rows.js';
 import type { SqliteAccess } from './sqlite-vector-index.js';

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import { EngramError } from '../../core/errors.js';
-import type { Job, JobFilter, JobState, NewJob } from '../../store/memory-store.js';
+import { EngramError } from '../../kernel/errors.js';
+import type { Job, JobFilter, JobState, NewJob } from '../../contracts/memory-store.js';
 import {
   checkCheckpointDeletion,
   checkCheckpointName,
@@ -14,10 +14,10 @@ import {
   checkNewJob,
   checkQueue,
   checkWorker,
-} from '../../store/job-input.js';
-import { createSortableId } from '../ids.js';
+} from '../../contracts/store-checks/job-input.js';
+import { createSortableId } from '../../kernel/ids.js';
 import { guard } from './sqlite-database.js';
-import { JOB_COLUMNS, jobNotFound, rowToJob, type JobRow } from '../../store/job-rows.js';
+import { JOB_COLUMNS, jobNotFound, rowToJob, type JobRow } from '../sql/job-rows.js';
 
 /** What the job queue needs from the store: its prepared statements, write transactions and clock. */
 export interface SqliteJobQueueDependencies {

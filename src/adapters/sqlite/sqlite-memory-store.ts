@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Bm25Parameters } from '../../core/bm25-scoring.js';
-import { EngramError } from '../../core/errors.js';
+import type { Bm25Parameters } from '../../recall/bm25-scoring.js';
+import { EngramError } from '../../kernel/errors.js';
 import {
   DEFAULT_MEMORY_LIMITS,
   normalizeNewMemory,
@@ -11,10 +11,10 @@ import {
   type MemoryLimits,
   type MemoryPatch,
   type NewMemory,
-} from '../../core/memory.js';
-import { applyPatch, archiveMemory, changeTime, invalidateMemory, planImport, planUndo, restoreMemory, type ExistingPolicy } from '../../core/memory-changes.js';
-import type { Scope } from '../../core/scope.js';
-import { DEFAULT_SETTINGS, type Settings } from '../../core/settings.js';
+} from '../../memory/memory.js';
+import { applyPatch, archiveMemory, changeTime, invalidateMemory, planImport, planUndo, restoreMemory, type ExistingPolicy } from '../../memory/memory-changes.js';
+import type { Scope } from '../../memory/scope.js';
+import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import type {
   ChangeAction,
   ChangeContext,
@@ -39,9 +39,9 @@ import type {
   VectorHit,
   VectorSearch,
   VectorSpace,
-} from '../../store/memory-store.js';
-import { checkActor, checkInstant, checkMemoryFilter, checkScopes, checkTextSearch, checkUnchangedSince, memoryNotFound } from '../../store/store-input.js';
-import { createSortableId } from '../ids.js';
+} from '../../contracts/memory-store.js';
+import { checkActor, checkInstant, checkMemoryFilter, checkScopes, checkTextSearch, checkUnchangedSince, memoryNotFound } from '../../contracts/store-checks/store-input.js';
+import { createSortableId } from '../../kernel/ids.js';
 import { assertLooksLikeSqlite, assertSchemaNotNewer, guard, migrate } from './sqlite-database.js';
 import { LATEST_SQLITE_VERSION } from './sqlite-migrations.js';
 import { filterClause, ORDER_BY, placeholders } from './sqlite-queries.js';

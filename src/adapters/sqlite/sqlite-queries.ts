@@ -1,6 +1,6 @@
-import type { MemoryFilter } from '../../store/memory-store.js';
-import type { checkMemoryFilter } from '../../store/store-input.js';
-import { checkInstant } from '../../store/store-input.js';
+import type { MemoryFilter } from '../../contracts/memory-store.js';
+import type { checkMemoryFilter } from '../../contracts/store-checks/store-input.js';
+import { checkInstant } from '../../contracts/store-checks/store-input.js';
 
 // The SQL text of reads: filters, sort orders and full-text expressions.
 

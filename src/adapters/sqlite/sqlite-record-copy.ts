@@ -1,6 +1,6 @@
-import type { Memory, MemoryLimits } from '../../core/memory.js';
-import { JOB_COLUMNS, restoredJobValues, rowToCheckpoint, rowToJob, type CheckpointRow, type JobRow } from '../../store/job-rows.js';
-import type { CheckpointRecord, ExportPage, HistoryEntry, Job, RestoreReport, StoreRecords, VectorEntry, VectorSpace } from '../../store/memory-store.js';
+import type { Memory, MemoryLimits } from '../../memory/memory.js';
+import { JOB_COLUMNS, restoredJobValues, rowToCheckpoint, rowToJob, type CheckpointRow, type JobRow } from '../sql/job-rows.js';
+import type { CheckpointRecord, ExportPage, HistoryEntry, Job, RestoreReport, StoreRecords, VectorEntry, VectorSpace } from '../../contracts/memory-store.js';
 import {
   checkExportPage,
   checkRestoredVectors,
@@ -12,7 +12,7 @@ import {
   sameMemory,
   sameVector,
   vectorWithoutMemory,
-} from '../../store/record-copy-input.js';
+} from '../../contracts/store-checks/record-copy-input.js';
 import { MEMORY_COLUMNS, memoryToParameters, rowToHistory, rowToMemory, type HistoryRow, type MemoryRow } from './sqlite-rows.js';
 import type { SqliteAccess } from './sqlite-vector-index.js';
 

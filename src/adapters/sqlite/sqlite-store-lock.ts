@@ -1,9 +1,9 @@
 import type Database from 'better-sqlite3';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EngramError, isEngramError } from '../../core/errors.js';
-import { checkLockRequest } from '../../store/job-input.js';
-import { createSortableId } from '../ids.js';
+import { EngramError, isEngramError } from '../../kernel/errors.js';
+import { checkLockRequest } from '../../contracts/store-checks/job-input.js';
+import { createSortableId } from '../../kernel/ids.js';
 import { guard } from './sqlite-database.js';
 
 /** How long a held lock's lease lasts, how long callers wait by default, and the longest pause between tries. */

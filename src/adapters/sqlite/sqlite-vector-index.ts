@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
-import type { Memory } from '../../core/memory.js';
-import type { VectorCounts, VectorEntry, VectorHit, VectorSearch, VectorSpace } from '../../store/memory-store.js';
-import { checkVectorEntries, checkVectorSearch, checkVectorSpace, hasDirection } from '../../store/vector-input.js';
+import type { Memory } from '../../memory/memory.js';
+import type { VectorCounts, VectorEntry, VectorHit, VectorSearch, VectorSpace } from '../../contracts/memory-store.js';
+import { checkVectorEntries, checkVectorSearch, checkVectorSpace, hasDirection } from '../../contracts/store-checks/vector-input.js';
 import { MEMORY_COLUMNS, rowToMemory, type MemoryRow } from './sqlite-rows.js';
 
 /** How the store reaches its connection: cached statements and immediate transactions. */

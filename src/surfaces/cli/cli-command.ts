@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { EngramError } from '../../core/errors.js';
+import { EngramError } from '../../kernel/errors.js';
 import type { CliIo } from './cli-io.js';
 
 /** One option of a command, as node:util parseArgs takes it, plus its help text. */

@@ -1,7 +1,7 @@
-import { EngramError } from '../../core/errors.js';
-import { MEMORY_TYPES, assertMemoryType, type Memory, type MemoryType } from '../../core/memory.js';
-import { assertScope, type Scope } from '../../core/scope.js';
-import { openEngram, type OpenedEngram } from '../../open-engram.js';
+import { EngramError } from '../../kernel/errors.js';
+import { MEMORY_TYPES, assertMemoryType, type Memory, type MemoryType } from '../../memory/memory.js';
+import { assertScope, type Scope } from '../../memory/scope.js';
+import { openEngram, type OpenedEngram } from '../../node/open-engram.js';
 import { integerOption, numberOption, stringOptions, type CommandInvocation, type GlobalOptions, type OptionValues } from './cli-command.js';
 import type { CliIo } from './cli-io.js';
 

@@ -1,4 +1,4 @@
-import { EngramError, errorKind, isEngramError, type ErrorKind } from '../../core/errors.js';
+import { EngramError, errorKind, isEngramError, type ErrorKind } from '../../kernel/errors.js';
 import type { CliIo } from './cli-io.js';
 
 /** Exit codes of the `engram` binary. */

@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
-import { EngramError } from '../../core/errors.js';
+import { EngramError } from '../../kernel/errors.js';
 import { GLOBAL_OPTIONS_WITH_VALUES, parseCommandArguments, type CommandDefinition, type CommandOutput } from './cli-command.js';
 import { EXIT_OK, reportError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
-import { packageVersion } from '../../package-version.js';
+import { packageVersion } from '../../node/package-version.js';
 
 // Each command is imported only when it runs, so `engram recall` loads the store and nothing else.
 const COMMANDS: Record<string, () => Promise<CommandDefinition>> = {

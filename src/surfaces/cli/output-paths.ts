@@ -1,10 +1,10 @@
 import type { Stats } from 'node:fs';
 import { lstat, readdir, readFile, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { writeFileAtomically } from '../../adapters/fs/atomic-write.js';
-import { EngramError } from '../../core/errors.js';
-import { parseMemoryFile } from '../../core/memory-file.js';
-import { MEMORY_INDEX_FILE } from '../../core/memory-index.js';
+import { writeFileAtomically } from '../../kernel/node/atomic-write.js';
+import { EngramError } from '../../kernel/errors.js';
+import { parseMemoryFile } from '../../memory/memory-file.js';
+import { MEMORY_INDEX_FILE } from '../../memory/memory-index.js';
 
 const ENGRAM_INDEX_HEADER = '# Memory index\n';
 const NOT_AN_ID = 'not-an-engram-id';

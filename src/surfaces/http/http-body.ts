@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { EngramError } from '../../core/errors.js';
+import { EngramError } from '../../kernel/errors.js';
 import { HttpProblem } from './http-errors.js';
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i;

@@ -1,4 +1,4 @@
-import { errorKind, isEngramError, type ErrorKind } from '../../core/errors.js';
+import { errorKind, isEngramError, type ErrorKind } from '../../kernel/errors.js';
 
 /** Codes of failures that only exist on the HTTP wire (no library call was reached). */
 export type HttpProblemCode =

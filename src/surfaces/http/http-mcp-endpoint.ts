@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { Scope } from '../../core/scope.js';
+import type { Scope } from '../../memory/scope.js';
 import type { Engram } from '../../engram.js';
 import { createMemoryMcpServer } from '../mcp/memory-mcp-server.js';
 

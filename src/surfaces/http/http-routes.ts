@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { EngramError } from '../../core/errors.js';
-import { assertMemoryId } from '../../core/memory.js';
-import { assertScope, type Scope } from '../../core/scope.js';
+import { EngramError } from '../../kernel/errors.js';
+import { assertMemoryId } from '../../memory/memory.js';
+import { assertScope, type Scope } from '../../memory/scope.js';
 import type { Engram } from '../../engram.js';
-import type { Conversation } from '../../extraction/conversation.js';
+import type { Conversation } from '../../contracts/conversation.js';
 import type { AfterTurnOptions, AfterTurnResult } from '../../extraction/extractor.js';
 import { readJsonBody, readRequiredJsonBody } from './http-body.js';
 import { HttpProblem } from './http-errors.js';

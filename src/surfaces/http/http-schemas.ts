@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { EngramError } from '../../core/errors.js';
-import { MEMORY_TYPES } from '../../core/memory.js';
+import { EngramError } from '../../kernel/errors.js';
+import { MEMORY_TYPES } from '../../memory/memory.js';
 
 // Shapes only: the memory model validates values (scope forms, slugs, sizes, control characters)
 // with the same messages the CLI and the library give.

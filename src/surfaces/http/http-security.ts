@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import { EngramError } from '../../core/errors.js';
+import { EngramError } from '../../kernel/errors.js';
 import { HttpProblem } from './http-errors.js';
 
 /** Whether an address or host name stays on this machine: 127.0.0.0/8, ::1 or localhost. */

@@ -1,8 +1,8 @@
 import type { TurnExtractor } from './http-routes.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { EngramError } from '../../core/errors.js';
-import { assertScope, type Scope } from '../../core/scope.js';
+import { EngramError } from '../../kernel/errors.js';
+import { assertScope, type Scope } from '../../memory/scope.js';
 import type { Engram } from '../../engram.js';
 import { toWireError } from './http-errors.js';
 import { matchRoute, type JsonReply } from './http-routes.js';

@@ -3,8 +3,8 @@ import type { Engram } from '../../engram.js';
 import type { AgingReport } from '../../maintenance/age-memories.js';
 import { startAgingSchedule, type AgingSchedule, type IntervalTimers } from '../../maintenance/aging-schedule.js';
 import { Extractor } from '../../extraction/extractor.js';
-import { openEngram } from '../../open-engram.js';
-import { packageVersion } from '../../package-version.js';
+import { openEngram } from '../../node/open-engram.js';
+import { packageVersion } from '../../node/package-version.js';
 import { startServer, type RunningServer } from './http-server.js';
 
 export interface ServeCommandOptions {

@@ -1,5 +1,5 @@
-import type { Memory } from '../../core/memory.js';
-import type { RankedMemory } from '../../core/ranking.js';
+import type { Memory } from '../../memory/memory.js';
+import type { RankedMemory } from '../../recall/ranking.js';
 
 /** The fields of a memory a model needs to choose among many, without its content. */
 export function memorySummary(memory: Memory): Record<string, unknown> {

@@ -1,10 +1,10 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { EngramError, isEngramError } from '../../core/errors.js';
-import { buildMemoryIndex } from '../../core/memory-index.js';
-import { MEMORY_TYPES, type MemoryPatch } from '../../core/memory.js';
-import { assertScope, type Scope } from '../../core/scope.js';
+import { EngramError, isEngramError } from '../../kernel/errors.js';
+import { buildMemoryIndex } from '../../memory/memory-index.js';
+import { MEMORY_TYPES, type MemoryPatch } from '../../memory/memory.js';
+import { assertScope, type Scope } from '../../memory/scope.js';
 import type { Engram } from '../../engram.js';
 import { formatMemory, formatMemoryLine, formatRankedMemory, memorySummary } from './memory-mcp-format.js';
 import { MemoryTool } from '../../memory-tool/memory-tool.js';

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import type { Memory } from '../../core/memory.js';
-import { CHANGE_ACTIONS, type ChangeAction, type HistoryEntry, type MemoryStore } from '../../store/memory-store.js';
+import type { Memory } from '../../memory/memory.js';
+import { CHANGE_ACTIONS, type ChangeAction, type HistoryEntry, type MemoryStore } from '../../contracts/memory-store.js';
 import { everything, expectEngramError, fingerprint, sortedIds, SUITE_ACTOR, type StoreSuiteGroup } from '../store-suite-support.js';
 
 const EDITOR = { actor: 'suite-editor' };

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
-import type { Job, JobState, MemoryStore, NewJob } from '../../store/memory-store.js';
+import type { Job, JobState, MemoryStore, NewJob } from '../../contracts/memory-store.js';
 import { describeInput, expectEngramError, outcomeOf, type StoreSuiteGroup } from '../store-suite-support.js';
 import { runStoreWorkersTogether, unexpectedStderr } from '../store-write-worker-process.js';
 

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { CheckpointRecord, ExportPage, Job, MemoryStore, StoreRecords } from '../../store/memory-store.js';
+import type { CheckpointRecord, ExportPage, Job, MemoryStore, StoreRecords } from '../../contracts/memory-store.js';
 import { describeInput, expectEngramError, outcomeOf, type StoreSuiteGroup } from '../store-suite-support.js';
 
 // Copying a store whole moves its jobs (any state, with attempts, leases and errors) and its

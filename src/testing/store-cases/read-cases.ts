@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import type { Memory } from '../../core/memory.js';
-import type { MemoryFilter, MemoryStore } from '../../store/memory-store.js';
+import type { Memory } from '../../memory/memory.js';
+import type { MemoryFilter, MemoryStore } from '../../contracts/memory-store.js';
 import {
   describeInput,
   everything,

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import { MEMORY_TYPES, type Memory } from '../../core/memory.js';
-import type { ExportPage, HistoryEntry, MemoryStore, StoreRecords, VectorEntry } from '../../store/memory-store.js';
+import { MEMORY_TYPES, type Memory } from '../../memory/memory.js';
+import type { ExportPage, HistoryEntry, MemoryStore, StoreRecords, VectorEntry } from '../../contracts/memory-store.js';
 import { describeInput, everything, expectEngramError, fingerprint, outcomeOf, SUITE_ACTOR, type StoreSuiteGroup } from '../store-suite-support.js';
 
 // Copying a store whole (`engram migrate`) reads it with the export pages and writes it into

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
-import { MEMORY_TYPES, type Memory, type NewMemory } from '../../core/memory.js';
-import type { Scope } from '../../core/scope.js';
-import type { MemoryFilter, MemoryStore, TextSearch } from '../../store/memory-store.js';
+import { MEMORY_TYPES, type Memory, type NewMemory } from '../../memory/memory.js';
+import type { Scope } from '../../memory/scope.js';
+import type { MemoryFilter, MemoryStore, TextSearch } from '../../contracts/memory-store.js';
 import { createRandomSource, SUITE_ACTOR, type RandomSource, type StoreSuiteGroup } from '../store-suite-support.js';
 
 /**

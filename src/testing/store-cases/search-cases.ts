@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import type { NewMemory } from '../../core/memory.js';
-import type { TextHit, TextSearch } from '../../store/memory-store.js';
+import type { NewMemory } from '../../memory/memory.js';
+import type { TextHit, TextSearch } from '../../contracts/memory-store.js';
 import { describeInput, outcomeOf, sortedIds, SUITE_ACTOR, type StoreSuiteGroup } from '../store-suite-support.js';
 
 const hitIds = (hits: TextHit[]): string[] => sortedIds(hits.map((hit) => hit.memory));

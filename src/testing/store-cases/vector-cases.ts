@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
-import { MEMORY_TYPES, type Memory, type MemoryType, type NewMemory } from '../../core/memory.js';
-import type { Scope } from '../../core/scope.js';
-import type { MemoryStore, VectorEntry, VectorSearch } from '../../store/memory-store.js';
+import { MEMORY_TYPES, type Memory, type MemoryType, type NewMemory } from '../../memory/memory.js';
+import type { Scope } from '../../memory/scope.js';
+import type { MemoryStore, VectorEntry, VectorSearch } from '../../contracts/memory-store.js';
 import { createRandomSource, describeInput, expectEngramError, outcomeOf, SUITE_ACTOR, type RandomSource, type StoreSuiteGroup } from '../store-suite-support.js';
 
 const SPACE = { model: 'conformance-embedder', dimensions: 4 } as const;

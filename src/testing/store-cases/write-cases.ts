@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import { openStore } from '../../adapters/open-store.js';
-import { deriveDescription, deriveName, type Memory, type NewMemory } from '../../core/memory.js';
+import { openStore } from '../../node/open-store.js';
+import { deriveDescription, deriveName, type Memory, type NewMemory } from '../../memory/memory.js';
 import { everything, expectEngramError, fingerprint, sortedIds, SUITE_ACTOR, type StoreSuiteGroup } from '../store-suite-support.js';
 
 const TEN_MEGABYTES = 10 * 1024 * 1024;

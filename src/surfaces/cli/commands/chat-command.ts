@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { EngramError } from '../../../core/errors.js';
+import { EngramError } from '../../../kernel/errors.js';
 import { noPositionals, stringOption, type CommandDefinition } from '../cli-command.js';
 import { CLI_ACTOR, globalSettingFlags } from '../cli-engram.js';
 
@@ -33,7 +33,7 @@ export const chatCommand: CommandDefinition = {
     const flags = globalSettingFlags(global, { 'model.model': stringOption(values, 'model') });
     // The model is checked before anything opens: without one there is nothing to chat with.
     const [{ loadSettings }, { createLanguageModel, selectLanguageModel }] = await Promise.all([
-      import('../../../adapters/config/load-settings.js'),
+      import('../../../node/load-settings.js'),
       import('../../../adapters/models/create-language-model.js'),
     ]);
     const loaded = loadSettings({ cwd: io.cwd, env: io.env, flags });
@@ -41,9 +41,9 @@ export const chatCommand: CommandDefinition = {
     if (selection.provider === 'none') throw new EngramError('MODEL_NOT_CONFIGURED', `${CHAT_NEEDS_MODEL}\n(${selection.reason})`);
     const model = createLanguageModel(loaded.settings, { purpose: 'main' })!;
     const [{ openEngram }, { ChatAgent }, { ChatTerminal }] = await Promise.all([
-      import('../../../open-engram.js'),
-      import('../../../chat/chat-agent.js'),
-      import('../../../chat/chat-terminal.js'),
+      import('../../../node/open-engram.js'),
+      import('../../chat/chat-agent.js'),
+      import('../../chat/chat-terminal.js'),
     ]);
     const opened = await openEngram({ cwd: io.cwd, env: io.env, flags, actor: CLI_ACTOR });
     const terminal = new ChatTerminal({ input: io.stdin, output: io.stdout, terminal: io.interactive && io.stdout.isTTY === true, color: io.color, settings: opened.engram.settings });

@@ -1,5 +1,5 @@
-import { loadSettings, type SettingSource } from '../../../adapters/config/load-settings.js';
-import { SETTING_DEFINITIONS, getSetting } from '../../../core/settings.js';
+import { loadSettings, type SettingSource } from '../../../node/load-settings.js';
+import { SETTING_DEFINITIONS, getSetting } from '../../../kernel/settings.js';
 import { noPositionals, type CommandDefinition } from '../cli-command.js';
 import { globalSettingFlags } from '../cli-engram.js';
 import { formatFields, formatTable } from '../table-format.js';

@@ -1,10 +1,10 @@
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { loadSettings } from '../../../adapters/config/load-settings.js';
-import { EngramError } from '../../../core/errors.js';
+import { loadSettings } from '../../../node/load-settings.js';
+import { EngramError } from '../../../kernel/errors.js';
 import { parseEvalDataset } from '../../../eval/eval-dataset.js';
 import type { MetricSummary } from '../../../eval/retrieval-metrics.js';
-import { checkKs, runEval, type EvalReport } from '../../../eval/run-eval.js';
+import { checkKs, runEval, type EvalReport } from '../../../eval/node/run-eval.js';
 import { noPositionals, stringOption, type CommandDefinition } from '../cli-command.js';
 import { globalSettingFlags } from '../cli-engram.js';
 import { formatTable, type TableColumn } from '../table-format.js';

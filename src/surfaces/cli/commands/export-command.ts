@@ -1,9 +1,9 @@
-import { EngramError } from '../../../core/errors.js';
-import type { Memory } from '../../../core/memory.js';
-import { serializeMemoryLine } from '../../../core/jsonl-format.js';
-import { assignFileNames } from '../../../core/memory-index.js';
-import { writeMemoryDirectory } from '../../../adapters/fs/memory-directory.js';
-import type { OpenedEngram } from '../../../open-engram.js';
+import { EngramError } from '../../../kernel/errors.js';
+import type { Memory } from '../../../memory/memory.js';
+import { serializeMemoryLine } from '../../../memory/jsonl-format.js';
+import { assignFileNames } from '../../../memory/memory-index.js';
+import { writeMemoryDirectory } from '../../../memory/node/memory-directory.js';
+import type { OpenedEngram } from '../../../node/open-engram.js';
 import { noPositionals, stringOption, type CommandDefinition, type OptionValues } from '../cli-command.js';
 import { scopeOption, withEngram } from '../cli-engram.js';
 import { assertExportDirectory, removeStaleTopicFiles, writeExportFile } from '../output-paths.js';

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { readTranscriptFile, TRANSCRIPT_FORMATS, type TranscriptFormat } from '../../../adapters/transcripts/read-transcript.js';
-import { EngramError, errorKind } from '../../../core/errors.js';
+import { readTranscriptFile, TRANSCRIPT_FORMATS, type TranscriptFormat } from '../../../extraction/node/read-transcript.js';
+import { EngramError, errorKind } from '../../../kernel/errors.js';
 import type { DroppedItem } from '../../../extraction/extraction-output.js';
 import type { ExtractionRunReport, WrittenMemory } from '../../../extraction/extraction-report.js';
 import type { JobOutcome } from '../../../extraction/extraction-worker.js';

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises';
-import { EngramError } from '../../../core/errors.js';
+import { EngramError } from '../../../kernel/errors.js';
 import { singlePositional, type CommandDefinition } from '../cli-command.js';
 import { findMemory, readScopes, withEngram } from '../cli-engram.js';
 import type { CliIo } from '../cli-io.js';

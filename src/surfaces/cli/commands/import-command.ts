@@ -1,10 +1,10 @@
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { readMemoryDirectory } from '../../../adapters/fs/memory-directory.js';
-import { createSortableId } from '../../../adapters/ids.js';
-import { EngramError } from '../../../core/errors.js';
-import { parseJsonl } from '../../../core/jsonl-format.js';
-import type { NewMemory } from '../../../core/memory.js';
+import { readMemoryDirectory } from '../../../memory/node/memory-directory.js';
+import { createSortableId } from '../../../kernel/ids.js';
+import { EngramError } from '../../../kernel/errors.js';
+import { parseJsonl } from '../../../memory/jsonl-format.js';
+import type { NewMemory } from '../../../memory/memory.js';
 import { singlePositional, stringOption, type CommandDefinition } from '../cli-command.js';
 import { scopeOption, withEngram, writeScope } from '../cli-engram.js';
 

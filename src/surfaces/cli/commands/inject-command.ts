@@ -1,4 +1,4 @@
-import { EngramError } from '../../../core/errors.js';
+import { EngramError } from '../../../kernel/errors.js';
 import { integerOption, type CommandDefinition } from '../cli-command.js';
 import { TYPE_NAMES, readScopes, recallFlags, withEngram } from '../cli-engram.js';
 

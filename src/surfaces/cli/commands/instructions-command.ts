@@ -1,10 +1,10 @@
 import { homedir } from 'node:os';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { loadSettings } from '../../../adapters/config/load-settings.js';
-import { activeInstructions, formatInstructions, loadInstructions, type InstructionFile } from '../../../adapters/fs/instruction-files.js';
-import { EngramError } from '../../../core/errors.js';
-import { estimateTextTokens, utf8ByteLength } from '../../../core/token-estimate.js';
+import { loadSettings } from '../../../node/load-settings.js';
+import { activeInstructions, formatInstructions, loadInstructions, type InstructionFile } from '../../../instructions/node/instruction-files.js';
+import { EngramError } from '../../../kernel/errors.js';
+import { estimateTextTokens, utf8ByteLength } from '../../../kernel/token-estimate.js';
 import { noPositionals, stringOption, stringOptions, type CommandDefinition } from '../cli-command.js';
 import { globalSettingFlags } from '../cli-engram.js';
 import { formatFields, formatTable } from '../table-format.js';

@@ -1,7 +1,7 @@
 import { integerOption, noPositionals, type CommandDefinition } from '../cli-command.js';
 import { TYPE_NAMES, readScopes, typeOption, withEngram } from '../cli-engram.js';
 import { formatMemoryTable } from '../memory-view.js';
-import { MAX_LIMIT } from '../../../store/store-input.js';
+import { MAX_LIMIT } from '../../../contracts/store-checks/store-input.js';
 
 const DEFAULT_LIMIT = 100;
 

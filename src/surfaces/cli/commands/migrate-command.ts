@@ -1,13 +1,13 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { loadSettings } from '../../../adapters/config/load-settings.js';
-import { openStore, parseStoreUrl, storeOptionsFromSettings, type StoreLocation } from '../../../adapters/open-store.js';
+import { loadSettings } from '../../../node/load-settings.js';
+import { openStore, parseStoreUrl, storeOptionsFromSettings, type StoreLocation } from '../../../node/open-store.js';
 import { DEFAULT_POSTGRES_SCHEMA } from '../../../adapters/postgres/postgres-connection-url.js';
-import { EngramError } from '../../../core/errors.js';
+import { EngramError } from '../../../kernel/errors.js';
 import { copyStore, type CopyPhase, type CopyStoreReport } from '../../../maintenance/copy-store.js';
 import { holdsNoRecords, RECORD_KINDS } from '../../../maintenance/store-checksum.js';
-import type { MemoryStore } from '../../../store/memory-store.js';
-import { MAX_EXPORT_PAGE } from '../../../store/record-copy-input.js';
+import type { MemoryStore } from '../../../contracts/memory-store.js';
+import { MAX_EXPORT_PAGE } from '../../../contracts/store-checks/record-copy-input.js';
 import { integerOption, noPositionals, stringOption, type CommandDefinition } from '../cli-command.js';
 import { globalSettingFlags } from '../cli-engram.js';
 import { createProgressBar, type ProgressBar } from '../progress-bar.js';

@@ -1,7 +1,7 @@
-import { EngramError } from '../../../core/errors.js';
+import { EngramError } from '../../../kernel/errors.js';
 import { EXTRACTION_QUEUE } from '../../../extraction/extraction-job-payload.js';
 import { Extractor } from '../../../extraction/extractor.js';
-import { JOB_STATES, type Job, type JobState } from '../../../store/memory-store.js';
+import { JOB_STATES, type Job, type JobState } from '../../../contracts/memory-store.js';
 import { integerOption, stringOptions, type CommandDefinition } from '../cli-command.js';
 import { withEngram } from '../cli-engram.js';
 import { formatAge, formatTable } from '../table-format.js';

@@ -1,8 +1,8 @@
-import { EngramError } from '../../../core/errors.js';
-import type { RankedMemory } from '../../../core/ranking.js';
+import { EngramError } from '../../../kernel/errors.js';
+import type { RankedMemory } from '../../../recall/ranking.js';
 import type { CommandDefinition } from '../cli-command.js';
 import { TYPE_NAMES, readScopes, recallFlags, withEngram } from '../cli-engram.js';
-import { ageNote } from '../../../core/age-notes.js';
+import { ageNote } from '../../../recall/age-notes.js';
 import { ageLegend, memoryColumns } from '../memory-view.js';
 import { formatTable, type TableColumn } from '../table-format.js';
 

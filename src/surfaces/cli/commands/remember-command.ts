@@ -1,5 +1,5 @@
-import { EngramError } from '../../../core/errors.js';
-import { assertMemoryType } from '../../../core/memory.js';
+import { EngramError } from '../../../kernel/errors.js';
+import { assertMemoryType } from '../../../memory/memory.js';
 import { numberOption, stringOption, type CommandDefinition } from '../cli-command.js';
 import { TYPE_NAMES, readStdin, withEngram, writeScope } from '../cli-engram.js';
 import { oneLine } from '../table-format.js';

@@ -1,4 +1,4 @@
-import { EngramError } from '../../../core/errors.js';
+import { EngramError } from '../../../kernel/errors.js';
 import { singlePositional, type CommandDefinition } from '../cli-command.js';
 import { findMemory, readScopes, withEngram } from '../cli-engram.js';
 

@@ -1,0 +1,213 @@
+import type { Conversation, ConversationMessage, ConversationToolCall, ConversationToolResult } from '../../contracts/conversation.js';
+import { MAX_CONVERSATION_ID_LENGTH } from '../../contracts/conversation.js';
+import { objectField, readTranscriptLines, stringField, type TranscriptLine, type TranscriptLineOptions } from '../../kernel/transcript-lines.js';
+
+/**
+ * Claude Code session transcripts (`~/.claude/projects/<project>/<sessionId>.jsonl`, FORMATS.md §2).
+ * The lines form a DAG through `parentUuid`; rewinds and edits leave sibling branches. The
+ * conversation is the latest branch: from the last user or assistant line back to the root,
+ * crossing compact boundaries through `logicalParentUuid`. Progress, system, attachment and other
+ * lines are links of the chain but not messages. One API response is written as several assistant
+ * lines (one content block each, same `message.id`): they become one message.
+ */
+
+/** The result of reading a transcript: the conversation, and what was skipped and why. */
+export interface ParsedTranscript {
+  conversation: Conversation;
+  warnings: string[];
+  /** Lines that could not be read (torn, not JSON, too long). */
+  skippedLines: number;
+}
+
+export interface ClaudeCodeTranscriptOptions extends TranscriptLineOptions {
+  /** Used when no line names its session (default `claude-code`). */
+  sessionId?: string;
+}
+
+/** Line types that are messages; every other type with a uuid is only a link of the chain. */
+const MESSAGE_TYPES = new Set(['user', 'assistant']);
+/** A user line whose text is one of these was produced by Claude Code, not typed. */
+const GENERATED_USER_TEXT = /^\s*(?:<command-(?:name|message|args)>|<local-command-(?:stdout|stderr)>|\[Request interrupted by user)/;
+const MEMORY_CONTEXT_TAG = '<memory_context>';
+
+interface ChainNode {
+  uuid: string;
+  line: TranscriptLine;
+}
+
+/** Rebuilds the latest branch of a Claude Code transcript as a conversation. Pure: takes the file's text. */
+export function parseClaudeCodeTranscript(text: string, options: ClaudeCodeTranscriptOptions = {}): ParsedTranscript {
+  const read = readTranscriptLines(text, options);
+  const warnings = [...read.warnings];
+  const byUuid = new Map<string, ChainNode>();
+  const previousInFile = new Map<string, string>();
+  let previousUuid: string | undefined;
+  let leaf: ChainNode | undefined;
+  let sidechainLeaf: ChainNode | undefined;
+  for (const line of read.lines) {
+    const uuid = stringField(line.record, 'uuid');
+    if (uuid === undefined || uuid.length === 0 || uuid.length > MAX_CONVERSATION_ID_LENGTH || /[\u0000-\u001F]/.test(uuid)) continue;
+    // A uuid written twice (a resumed session re-appending) keeps its first line.
+    if (byUuid.has(uuid)) continue;
+    const node = { uuid, line };
+    byUuid.set(uuid, node);
+    if (previousUuid !== undefined) previousInFile.set(uuid, previousUuid);
+    previousUuid = uuid;
+    const type = stringField(line.record, 'type');
+    if (type !== undefined && MESSAGE_TYPES.has(type)) {
+      if (line.record.isSidechain !== true) leaf = node;
+      else sidechainLeaf = node;
+    }
+  }
+  // A helper's own file (subagents/agent-<id>.jsonl) holds sidechain lines only: its conversation is theirs.
+  leaf ??= sidechainLeaf;
+  const chain = leaf ? walkBack(leaf, byUuid, previousInFile, warnings) : [];
+  const messages = chainToMessages(chain);
+  const sessionId =
+    (leaf && validId(stringField(leaf.line.record, 'sessionId'))) ??
+    read.lines.map((line) => validId(stringField(line.record, 'sessionId'))).find((id) => id !== undefined) ??
+    options.sessionId ??
+    'claude-code';
+  return { conversation: { sessionId, messages }, warnings, skippedLines: read.skipped };
+}
+
+/** Walks from the leaf to the root: parentUuid, or logicalParentUuid at a compact boundary, or the previous line when the field is absent (old files). */
+function walkBack(leaf: ChainNode, byUuid: Map<string, ChainNode>, previousInFile: Map<string, string>, warnings: string[]): ChainNode[] {
+  const chain: ChainNode[] = [];
+  const visited = new Set<string>();
+  let node: ChainNode | undefined = leaf;
+  while (node) {
+    if (visited.has(node.uuid)) {
+      warnings.push(`the parentUuid links loop at line ${node.line.line}: the conversation starts there`);
+      break;
+    }
+    visited.add(node.uuid);
+    chain.push(node);
+    const record = node.line.record;
+    let parent: unknown = record.parentUuid;
+    if ((parent === null || parent === undefined) && stringField(record, 'subtype') === 'compact_boundary') parent = record.logicalParentUuid;
+    if (parent === undefined && !('parentUuid' in record)) parent = previousInFile.get(node.uuid) ?? null;
+    if (typeof parent !== 'string') break;
+    const next = byUuid.get(parent);
+    if (!next) {
+      warnings.push(`line ${node.line.line} names a parent ${JSON.stringify(parent.slice(0, 60))} that is not in the file (a lost or torn line): the conversation starts after it`);
+      break;
+    }
+    node = next;
+  }
+  return chain.reverse();
+}
+
+function chainToMessages(chain: readonly ChainNode[]): ConversationMessage[] {
+  const messages: ConversationMessage[] = [];
+  let reply: { apiId: string; message: ConversationMessage } | undefined;
+  for (const { uuid, line } of chain) {
+    const record = line.record;
+    const type = stringField(record, 'type');
+    const timestamp = stringField(record, 'timestamp');
+    if (type === 'assistant') {
+      const body = objectField(record, 'message');
+      const apiId = (body && stringField(body, 'id')) ?? uuid;
+      const parts = readBlocks(body?.content);
+      if (reply && reply.apiId === apiId) {
+        // The same API response continued on another line: one message, named by its latest line.
+        const message = reply.message;
+        message.text = [message.text, parts.text].filter((part) => part !== '').join('\n');
+        if (parts.toolCalls.length > 0) message.toolCalls = [...(message.toolCalls ?? []), ...parts.toolCalls];
+        message.partIds = [...(message.partIds ?? [message.id]), uuid];
+        message.id = uuid;
+        continue;
+      }
+      const message: ConversationMessage = { id: uuid, role: 'assistant', text: parts.text, ...(parts.toolCalls.length > 0 && { toolCalls: parts.toolCalls }), ...(timestamp && { timestamp }) };
+      messages.push(message);
+      reply = { apiId, message };
+      continue;
+    }
+    reply = undefined;
+    if (type === 'user') {
+      const body = objectField(record, 'message');
+      const parts = readBlocks(body?.content);
+      const generated = record.isMeta === true || record.isCompactSummary === true || record.isVisibleInTranscriptOnly === true || GENERATED_USER_TEXT.test(parts.text);
+      const role = parts.toolResults.length > 0 ? 'tool' : 'user';
+      messages.push({
+        id: uuid,
+        role,
+        text: parts.text,
+        ...(parts.toolResults.length > 0 && { toolResults: parts.toolResults }),
+        ...(timestamp && { timestamp }),
+        ...(generated && role === 'user' && { meta: true }),
+      });
+      continue;
+    }
+    // Hook output (engram's own <memory_context> among it) arrives as attachments: keep the
+    // injected text as a meta message so extraction knows which memories were recalled.
+    const injected = collectStrings(record).filter((value) => value.includes(MEMORY_CONTEXT_TAG));
+    if (injected.length > 0) messages.push({ id: uuid, role: 'user', text: injected.join('\n'), meta: true, ...(timestamp && { timestamp }) });
+  }
+  return messages.filter((message) => message.text.trim() !== '' || (message.toolCalls?.length ?? 0) > 0 || (message.toolResults?.length ?? 0) > 0);
+}
+
+interface BlockParts {
+  text: string;
+  toolCalls: ConversationToolCall[];
+  toolResults: ConversationToolResult[];
+}
+
+/** Text, tool calls and tool results of a message's content (a string or an array of blocks); thinking is left out. */
+function readBlocks(content: unknown): BlockParts {
+  const parts: BlockParts = { text: '', toolCalls: [], toolResults: [] };
+  if (typeof content === 'string') {
+    parts.text = content;
+    return parts;
+  }
+  if (!Array.isArray(content)) return parts;
+  const texts: string[] = [];
+  for (const block of content) {
+    if (block === null || typeof block !== 'object') continue;
+    const item = block as Record<string, unknown>;
+    const type = stringField(item, 'type');
+    if (type === 'text' && typeof item.text === 'string') texts.push(item.text);
+    else if (type === 'image' || type === 'document') texts.push(`[${type}]`);
+    else if (type === 'tool_use') {
+      const id = stringField(item, 'id') ?? '';
+      const name = stringField(item, 'name') ?? 'unknown';
+      const input = objectField(item, 'input') ?? {};
+      parts.toolCalls.push({ id, name, input });
+    } else if (type === 'tool_result') {
+      parts.toolResults.push({
+        toolUseId: stringField(item, 'tool_use_id') ?? '',
+        content: resultText(item.content),
+        ...(item.is_error === true && { isError: true }),
+      });
+    }
+  }
+  parts.text = texts.join('\n');
+  return parts;
+}
+
+function resultText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((block) => {
+      if (block === null || typeof block !== 'object') return '';
+      const item = block as Record<string, unknown>;
+      if (typeof item.text === 'string') return item.text;
+      return typeof item.type === 'string' ? `[${item.type}]` : '';
+    })
+    .filter((text) => text !== '')
+    .join('\n');
+}
+
+/** Every string inside a value, depth-first (bounded, for hostile nesting). */
+function collectStrings(value: unknown, found: string[] = [], depth = 0): string[] {
+  if (depth > 20) return found;
+  if (typeof value === 'string') found.push(value);
+  else if (Array.isArray(value)) for (const item of value) collectStrings(item, found, depth + 1);
+  else if (value !== null && typeof value === 'object') for (const item of Object.values(value)) collectStrings(item, found, depth + 1);
+  return found;
+}
+
+function validId(value: string | undefined): string | undefined {
+  return value !== undefined && value.length > 0 && value.length <= MAX_CONVERSATION_ID_LENGTH && !/[\u0000-\u001F\u007F-\u009F]/.test(value) ? value : undefined;
+}

@@ -1,0 +1,56 @@
+// openEngram alone, so the CLI and the service load only what opening engram needs (not the
+// extraction, sandbox or migration modules `engram/node` also exports).
+import { loadSettings, type LoadSettingsOptions, type LoadedSettings } from './load-settings.js';
+import { openStore, storeOptionsFromSettings } from './open-store.js';
+import { createEmbedder } from '../adapters/embedding/create-embedder.js';
+import type { Embedder } from '../contracts/embedder.js';
+import { createLanguageModel } from '../adapters/models/create-language-model.js';
+import type { LanguageModel } from '../contracts/language-model.js';
+import { Engram } from '../engram.js';
+
+export interface OpenEngramOptions extends LoadSettingsOptions {
+  /** Recorded in history for changes this instance makes. */
+  actor?: string;
+  now?: () => Date;
+  /** Used instead of the embedder the settings configure (embedding.provider; none by default). */
+  embedder?: Embedder;
+  /** Used instead of the model the settings configure (model.provider; auto by default: the side model when a key is set). */
+  model?: LanguageModel;
+  /** Told once when no model is configured (engram then runs offline); nothing is printed by default. */
+  onNotice?: (notice: string) => void;
+}
+
+export interface OpenedEngram {
+  engram: Engram;
+  loaded: LoadedSettings;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens engram the way the CLI does: effective settings for a working directory, its store, and
+ * the current project as the default scope (reads see the project and global).
+ * @example
+ * const { engram, close } = await openEngram({ cwd: process.cwd() });
+ * await engram.remember({ content: 'The user prefers tabs.', type: 'user' });
+ * await close();
+ */
+export async function openEngram(options: OpenEngramOptions = {}): Promise<OpenedEngram> {
+  const loaded = loadSettings(options);
+  const { settings } = loaded;
+  // Configuration errors surface before the store opens; nothing leaves the machine unless configured.
+  const embedder = options.embedder ?? createEmbedder(settings);
+  // The cheap side model serves recall's LLM selection; creating it does no I/O (its SDK loads on the first call).
+  const model = options.model ?? createLanguageModel(settings, { purpose: 'side', ...(options.onNotice && { onNotice: options.onNotice }) });
+  const store = await openStore(settings.store.url, { ...storeOptionsFromSettings(settings), ...(options.now && { now: options.now }) });
+  const engram = new Engram({
+    store,
+    ...(embedder && { embedder }),
+    ...(model && { model }),
+    settings,
+    defaultScope: loaded.project.scope,
+    readScopes: [loaded.project.scope, 'global'],
+    ...(options.actor && { actor: options.actor }),
+    ...(options.now && { now: options.now }),
+  });
+  return { engram, loaded, close: () => store.close() };
+}

@@ -1,0 +1,12 @@
+import { readFileSync } from 'node:fs';
+
+/** engram's version from its package.json (one level up from both src/ and dist/). */
+export function packageVersion(): string {
+  try {
+    const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+    const version = (JSON.parse(text) as { version?: unknown }).version;
+    return typeof version === 'string' ? version : '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}

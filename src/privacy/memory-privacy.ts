@@ -1,0 +1,141 @@
+import { EngramError } from '../kernel/errors.js';
+import { stripPrivateContent } from './private-content.js';
+import { applyRedaction, findSecrets, redactSecrets, type SecretKind } from './secret-redaction.js';
+
+/**
+ * The privacy rule of every write (SPEC §3, "never stored"), applied where memories are validated
+ * (`normalizeNewMemory`, `normalizePatch`), so every backend and every surface gets it without a
+ * special case: private blocks and engram's injected blocks are stripped, then secrets redacted, in
+ * the name, the description and the content. Idempotent: a clean memory passes unchanged.
+ */
+
+/** What sanitizing removed: the kinds of secret redacted (never the secrets) and the blocks stripped. */
+export interface PrivacyReport {
+  redacted: SecretKind[];
+  secrets: number;
+  privateBlocks: number;
+  injectedBlocks: number;
+}
+
+/** Warnings a write reports when it stored less than it was given. */
+export const PRIVACY_WARNINGS = {
+  secretsRedacted: 'secrets-redacted',
+  privateContentRemoved: 'private-content-removed',
+} as const;
+
+/** Text safe to store or send: private and injected blocks out, then secrets redacted. */
+export function sanitizeText(text: string): { text: string; report: PrivacyReport } {
+  const { text: clean, report } = sanitizeWithFragments(text);
+  return { text: clean, report };
+}
+
+// Pieces of a secret as a slug would hold them: lowercase runs of letters and digits.
+const MIN_FRAGMENT = 6;
+
+function sanitizeWithFragments(text: string): { text: string; report: PrivacyReport; fragments: string[] } {
+  const stripped = stripPrivateContent(text);
+  const matches = findSecrets(stripped.text);
+  const redacted = applyRedaction(stripped.text, matches);
+  const fragments = matches.flatMap((match) => stripped.text.slice(match.start, match.end).toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((piece) => piece.length >= MIN_FRAGMENT);
+  return {
+    text: redacted.text,
+    report: { redacted: redacted.kinds, secrets: redacted.count, privateBlocks: stripped.privateBlocks, injectedBlocks: stripped.injectedBlocks },
+    fragments,
+  };
+}
+
+/**
+ * A name derived from unredacted text (a slug: "deploy-token-is-d0d00bc1883b…") holds the secret
+ * lowercased, where no provider format matches any more: every word of the name that is part of a
+ * secret found in the content or description becomes `redacted`.
+ */
+function scrubName(name: string, fragments: readonly string[]): { name: string; scrubbed: number } {
+  if (fragments.length === 0) return { name, scrubbed: 0 };
+  let scrubbed = 0;
+  const clean = name.replace(/[a-z0-9]+/gi, (word) => {
+    if (word.length < MIN_FRAGMENT || !fragments.some((fragment) => fragment.includes(word.toLowerCase()))) return word;
+    scrubbed += 1;
+    return 'redacted';
+  });
+  return { name: clean, scrubbed };
+}
+
+/** The text fields a write may carry; anything else passes through untouched. */
+interface TextFields {
+  name?: unknown;
+  description?: unknown;
+  content?: unknown;
+}
+
+/**
+ * Lengths past which a field is left unscanned, because the caller's validation refuses it anyway
+ * (pass the same limits it validates with: settings.memory). A field without a limit is always
+ * scanned, whatever its length: redaction never depends on a length nobody checks.
+ */
+export interface SanitizeLimits {
+  maxContentChars?: number;
+  maxNameChars?: number;
+  maxDescriptionChars?: number;
+}
+
+/**
+ * Sanitizes the name, description and content of a new memory or a patch. A name keeps its slug
+ * shape (`redacted-<kind>` in place of a secret); a description left empty is dropped (a new memory
+ * derives one from its content); content left empty means there was nothing but private text, which
+ * is refused with INVALID_INPUT rather than stored as nothing.
+ */
+export function sanitizeMemoryFields<T extends TextFields>(input: T, options: SanitizeLimits = {}): { value: T; report: PrivacyReport } {
+  const report: PrivacyReport = { redacted: [], secrets: 0, privateBlocks: 0, injectedBlocks: 0 };
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return { value: input, report };
+  const value: T = { ...input };
+  const absorb = (part: PrivacyReport): void => {
+    for (const kind of part.redacted) if (!report.redacted.includes(kind)) report.redacted.push(kind);
+    report.secrets += part.secrets;
+    report.privateBlocks += part.privateBlocks;
+    report.injectedBlocks += part.injectedBlocks;
+  };
+  const fragments: string[] = [];
+  if (typeof input.content === 'string' && input.content.length <= (options.maxContentChars ?? Number.POSITIVE_INFINITY)) {
+    const clean = sanitizeWithFragments(input.content);
+    fragments.push(...clean.fragments);
+    absorb(clean.report);
+    if (clean.text.trim() === '' && input.content.trim() !== '') {
+      throw new EngramError(
+        'INVALID_INPUT',
+        'Nothing to store: the content is all private (<private>…</private>) or engram\'s own injected memory. Write the fact itself, outside the private tags.',
+      );
+    }
+    value.content = clean.text;
+  }
+  const within = (value: string, limit: number | undefined): boolean => value.length <= (limit ?? Number.POSITIVE_INFINITY);
+  if (typeof input.description === 'string' && within(input.description, options.maxDescriptionChars)) {
+    const clean = sanitizeWithFragments(input.description);
+    fragments.push(...clean.fragments);
+    absorb(clean.report);
+    if (clean.text.trim() === '' && input.description.trim() !== '') delete value.description;
+    else value.description = clean.text;
+  }
+  if (typeof input.name === 'string' && within(input.name, options.maxNameChars)) {
+    const clean = redactSecrets(input.name);
+    absorb({ redacted: clean.kinds, secrets: clean.count, privateBlocks: 0, injectedBlocks: 0 });
+    // A name is a slug: the placeholder becomes `redacted-<kind>` so the name stays valid.
+    const slug = clean.count > 0 ? clean.text.replace(/\[REDACTED:([a-z0-9-]+)\]/g, 'redacted-$1') : input.name;
+    const scrubbed = scrubName(slug, fragments);
+    report.secrets += scrubbed.scrubbed;
+    if (slug !== input.name || scrubbed.scrubbed > 0) value.name = scrubbed.name;
+  }
+  return { value, report };
+}
+
+/** The warnings a write passes on for what sanitizing removed (kinds only, never the secrets). */
+export function privacyWarnings(report: PrivacyReport): string[] {
+  const warnings: string[] = [];
+  if (report.secrets > 0) warnings.push(PRIVACY_WARNINGS.secretsRedacted);
+  if (report.privateBlocks + report.injectedBlocks > 0) warnings.push(PRIVACY_WARNINGS.privateContentRemoved);
+  return warnings;
+}
+
+/** Whether sanitizing changed anything. */
+export function isEmptyReport(report: PrivacyReport): boolean {
+  return report.secrets === 0 && report.privateBlocks === 0 && report.injectedBlocks === 0;
+}

@@ -1,0 +1,105 @@
+import { porterStem } from './porter-stemmer.js';
+import { DEFAULT_SETTINGS } from '../kernel/settings.js';
+import { baseToken, groupTokens } from './word-forms.js';
+
+/**
+ * Okapi BM25 over short texts, with the tokens SQLite FTS5's `porter unicode61 remove_diacritics 2`
+ * tokenizer makes, so a full-text index can supply document frequencies and engram the rest.
+ * FTS5's built-in bm25() fixes b at 0.75; memories are short and their length says little about
+ * how much of them is relevant, so a lower b ranks better (measured on LoCoMo: R@10 .642 → .664).
+ */
+export interface Bm25Parameters {
+  /** Term-frequency saturation. */
+  k1: number;
+  /** Length normalization, 0 (none) to 1 (full). */
+  b: number;
+  /**
+   * Query-term coverage exponent, 0 (off) to 4; default setting `recall.fullTextCoverage` (0.5).
+   * BM25 is multiplied by (IDF of the query terms a document holds ÷ IDF of all query terms) ^
+   * coverage, so a memory that holds most of a question's distinct words outranks one that repeats
+   * a single word of it. Higher values rank better at depth but spread relevance, so the relative
+   * min_score cut keeps fewer memories at default settings (LoCoMo, see the bench): 0.5 balances both.
+   */
+  coverage?: number;
+}
+
+/** Corpus statistics: how many documents there are and how many hold each token. */
+export interface Bm25Statistics {
+  documentCount: number;
+  /** Keyed by token (see `fullTextTokens`). */
+  documentFrequencies: ReadonlyMap<string, number>;
+}
+
+/** Largest coverage exponent (setting `recall.fullTextCoverage`). */
+export const MAX_COVERAGE = 4;
+
+const TOKEN = /[\p{L}\p{N}]+/gu;
+const COMBINING_MARKS = /\p{M}+/gu;
+
+const NON_ASCII = /[^\u0000-\u007f]/;
+const STEM_CACHE_LIMIT = 50_000;
+// Recall tokenizes every candidate on every query and words repeat a lot: stems are remembered.
+const stems = new Map<string, string>();
+
+/** The index tokens of a text: letters and digits, lowercased, diacritics removed, Porter-stemmed. */
+export function fullTextTokens(text: string): string[] {
+  const folded = NON_ASCII.test(text) ? text.normalize('NFD').replace(COMBINING_MARKS, '') : text;
+  const words = folded.toLowerCase().match(TOKEN) ?? [];
+  return words.map(cachedStem);
+}
+
+function cachedStem(word: string): string {
+  let stem = stems.get(word);
+  if (stem === undefined) {
+    if (stems.size >= STEM_CACHE_LIMIT) stems.clear();
+    stem = porterStem(word);
+    stems.set(word, stem);
+  }
+  return stem;
+}
+
+/** The index token of one query term (a word), or undefined when it holds no letter or digit. */
+export function fullTextToken(term: string): string | undefined {
+  const tokens = fullTextTokens(term);
+  return tokens.length === 1 ? tokens[0] : tokens.length > 1 ? tokens.join(' ') : undefined;
+}
+
+/**
+ * BM25 of each document for the query terms (each term counted once), with average length taken
+ * over the documents given: they are the candidates of one search, and only their order matters.
+ * IDF is Lucene's log(1 + (N − n + 0.5) / (n + 0.5)), which never goes negative for common terms.
+ * The sum is weighted by the share of the query's IDF the document covers (see `coverage`). The
+ * forms of an irregular word ("bought", "buy") count as one term, its document frequency the sum
+ * of theirs.
+ */
+export function scoreBm25(documents: readonly string[], terms: readonly string[], statistics: Bm25Statistics, parameters: Bm25Parameters): number[] {
+  const queryTokens = [...new Set(terms.map(fullTextToken).filter((token): token is string => token !== undefined).map(baseToken))];
+  const tokenized = documents.map(fullTextTokens);
+  const averageLength = tokenized.reduce((sum, tokens) => sum + tokens.length, 0) / Math.max(1, tokenized.length) || 1;
+  const { k1, b } = parameters;
+  const coverage = parameters.coverage ?? DEFAULT_SETTINGS.recall.fullTextCoverage;
+  const idf = new Map<string, number>();
+  let queryIdf = 0;
+  for (const token of queryTokens) {
+    const forms = groupTokens(token).reduce((sum, form) => sum + (statistics.documentFrequencies.get(form) ?? 0), 0);
+    const frequency = Math.min(statistics.documentCount, forms);
+    const weight = Math.log(1 + (statistics.documentCount - frequency + 0.5) / (frequency + 0.5));
+    idf.set(token, weight);
+    queryIdf += weight;
+  }
+  return tokenized.map((tokens) => {
+    const counts = new Map<string, number>();
+    for (const form of tokens) {
+      const token = baseToken(form);
+      if (idf.has(token)) counts.set(token, (counts.get(token) ?? 0) + 1);
+    }
+    const lengthFactor = k1 * (1 - b + (b * tokens.length) / averageLength);
+    let score = 0;
+    let coveredIdf = 0;
+    for (const [token, count] of counts) {
+      score += (idf.get(token)! * count * (k1 + 1)) / (count + lengthFactor);
+      coveredIdf += idf.get(token)!;
+    }
+    return coverage > 0 && queryIdf > 0 ? score * (coveredIdf / queryIdf) ** coverage : score;
+  });
+}

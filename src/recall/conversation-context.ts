@@ -1,0 +1,127 @@
+import { EngramError } from '../kernel/errors.js';
+import type { Memory } from '../memory/memory.js';
+
+/**
+ * Conversation context for full-text recall. Memories written from a conversation carry their
+ * source session and turn; a question's words often sit in one turn while the answer sits in the
+ * next ("What did you think of the book?" → "Loved it, the ending made me cry"). A hit therefore
+ * borrows a share of the relevance of the best hit from the same or an adjacent turn of its session
+ * (passage retrieval's "context window"), and a smaller share of the best other hit of its session
+ * (its "document score"). Only memories that are already candidates lend or borrow, so the change
+ * is a re-ordering of what full-text found, never a new match; memories without a source session
+ * are left as they are.
+ */
+export interface ContextWeights {
+  /** Share of the best same-turn or adjacent-turn hit's relevance added, 0..1 (0 = off). */
+  neighbourWeight: number;
+  /** Share of the best other same-session hit's relevance added, 0..1 (0 = off). */
+  sessionWeight: number;
+}
+
+/** What context added to one hit, in the units of the relevance it came with. */
+export interface ContextSupport {
+  /** The hit's own relevance, before context. */
+  own: number;
+  /** The memory of the same or an adjacent turn that lent the most, and what it added. */
+  neighbour?: { id: string; added: number };
+  /** The other memory of the same session that lent the most, and what it added. */
+  session?: { id: string; added: number };
+}
+
+interface TurnPosition {
+  session: string;
+  /** The turn's key within its session, when the source names a turn. */
+  turn?: string;
+  /** Keys of the turns one before and one after, for turn ids that end in a number ("12", "turn-7", "D3:12"). */
+  adjacent: string[];
+}
+
+/** The best two hits of a group (a session or a turn), so "the best other than me" is one lookup. */
+interface BestTwo {
+  first?: { index: number; relevance: number };
+  second?: { index: number; relevance: number };
+}
+
+const NUMBERED_TURN = /^(.*?)(\d{1,9})$/;
+
+/**
+ * Adds conversation context to full-text hits and re-sorts them, best first (ties keep their
+ * order). Each returned hit carries `context` when it borrowed anything. Pure, deterministic and
+ * linear in the number of hits.
+ */
+export function addConversationContext<T extends { memory: Memory; relevance: number }>(
+  hits: readonly T[],
+  weights: ContextWeights,
+): Array<T & { context?: ContextSupport }> {
+  checkWeights(weights);
+  if ((weights.neighbourWeight === 0 && weights.sessionWeight === 0) || hits.length < 2) return [...hits];
+  const positions = hits.map((hit) => turnPosition(hit.memory));
+  const bySession = new Map<string, BestTwo>();
+  const byTurn = new Map<string, BestTwo>();
+  positions.forEach((position, index) => {
+    const relevance = Math.max(0, hits[index]!.relevance);
+    if (!position || relevance === 0) return;
+    offer(bySession, position.session, index, relevance);
+    if (position.turn !== undefined) offer(byTurn, position.turn, index, relevance);
+  });
+  const supported = hits.map((hit, index) => {
+    const position = positions[index];
+    if (!position) return { hit, relevance: hit.relevance };
+    const neighbour = [position.turn, ...position.adjacent]
+      .map((key) => (key === undefined ? undefined : bestOther(byTurn.get(key), index)))
+      .reduce((best, candidate) => (candidate && (!best || candidate.relevance > best.relevance) ? candidate : best), undefined);
+    const session = bestOther(bySession.get(position.session), index);
+    const context: ContextSupport = { own: Math.max(0, hit.relevance) };
+    if (neighbour && weights.neighbourWeight > 0) context.neighbour = { id: hits[neighbour.index]!.memory.id, added: weights.neighbourWeight * neighbour.relevance };
+    if (session && weights.sessionWeight > 0) context.session = { id: hits[session.index]!.memory.id, added: weights.sessionWeight * session.relevance };
+    if (!context.neighbour && !context.session) return { hit, relevance: hit.relevance };
+    return { hit, relevance: context.own + (context.neighbour?.added ?? 0) + (context.session?.added ?? 0), context };
+  });
+  // Nothing borrowed: the hits keep the store's order exactly.
+  if (!supported.some((entry) => entry.context)) return [...hits];
+  return supported
+    .map((entry, index) => ({ ...entry, index }))
+    .sort((a, b) => b.relevance - a.relevance || a.index - b.index)
+    .map(({ hit, relevance, context }) => (context ? { ...hit, relevance, context } : { ...hit }));
+}
+
+/** Where a memory sits in a conversation, or undefined when its source names no session. */
+function turnPosition(memory: Memory): TurnPosition | undefined {
+  const sessionId = memory.source?.sessionId;
+  if (typeof sessionId !== 'string' || sessionId === '') return undefined;
+  // Scope is part of the key: two scopes may reuse a session id without sharing a conversation.
+  const session = `${memory.scope}\u0000${sessionId}`;
+  const turnId = memory.source?.turnId;
+  if (typeof turnId !== 'string' || turnId === '') return { session, adjacent: [] };
+  const numbered = NUMBERED_TURN.exec(turnId);
+  if (!numbered) return { session, turn: `${session}\u0000${turnId}`, adjacent: [] };
+  // Numbered turns are keyed by prefix and value, so "D3:05" and "D3:5" are the same turn.
+  const key = (number: number): string => `${session}\u0000${numbered[1]!}\u0000#${number}`;
+  const number = Number(numbered[2]);
+  return { session, turn: key(number), adjacent: [key(number - 1), key(number + 1)] };
+}
+
+function offer(groups: Map<string, BestTwo>, key: string, index: number, relevance: number): void {
+  const group = groups.get(key) ?? {};
+  if (!group.first || relevance > group.first.relevance) {
+    group.second = group.first;
+    group.first = { index, relevance };
+  } else if (!group.second || relevance > group.second.relevance) {
+    group.second = { index, relevance };
+  }
+  groups.set(key, group);
+}
+
+function bestOther(group: BestTwo | undefined, index: number): { index: number; relevance: number } | undefined {
+  if (!group) return undefined;
+  return group.first?.index === index ? group.second : group.first;
+}
+
+function checkWeights(weights: ContextWeights): void {
+  for (const key of ['neighbourWeight', 'sessionWeight'] as const) {
+    const value = weights[key];
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1) {
+      throw new EngramError('CONFIG_INVALID', `Invalid conversation context ${key} ${JSON.stringify(value)}: a number from 0 to 1.`);
+    }
+  }
+}

@@ -1,0 +1,166 @@
+import { deriveDescription, type Memory, type MemoryPatch, type MemoryType } from '../memory/memory.js';
+import { porterStem } from '../recall/porter-stemmer.js';
+
+/**
+ * Near-duplicate detection for dedupe on write and `engram dedupe` (SPEC §3).
+ *
+ * Lexical similarity (no embedder) is the Jaccard index of the two texts' content-word sets:
+ * words lowercased, contractions expanded ("don't" → "do not"), Porter-stemmed, function words
+ * dropped. Words that flip a statement (not, never, before/after, on/off, more/less, all/none, or)
+ * are content words, never stop words.
+ *
+ * A merge rewrites a memory in place, so the rules lean towards keeping two memories:
+ * - negation differs ("uses tabs" / "does not use tabs") → not a duplicate;
+ * - the tokens holding digits differ ("PostgreSQL 15" / "PostgreSQL 16") → not a duplicate;
+ * - lexically, each text has a word the other lacks ("prefers tabs" / "prefers spaces") → a
+ *   substitution: a changed value or a paraphrase, which words alone cannot tell apart, so it
+ *   never merges lexically; only restatements that add or drop a few words (or none) do;
+ * - the Jaccard index must reach the threshold (`dedupe.lexicalThreshold`).
+ * With embeddings, cosine ≥ `dedupe.cosineThreshold` replaces the last two rules; the first two
+ * still apply, since embeddings are known to place a statement and its negation close together.
+ */
+
+/** The parts of a text that dedupe compares. */
+export interface LexicalProfile {
+  /** Stemmed content words. */
+  words: ReadonlySet<string>;
+  /** Whether the text holds a negation (not, no, never, without, n't…). */
+  negated: boolean;
+  /** The tokens that hold a digit (versions, counts, times), sorted. */
+  values: readonly string[];
+  /** The text lowercased with runs of non-word characters collapsed: compared when there are no content words. */
+  normalized: string;
+}
+
+export type DuplicateMethod = 'lexical' | 'cosine';
+
+/** Why two texts are or are not near-duplicates, with the similarity that was measured. */
+export type DuplicateVerdict =
+  | { duplicate: true; similarity: number; method: DuplicateMethod }
+  | {
+      duplicate: false;
+      similarity: number;
+      method: DuplicateMethod;
+      reason: 'below-threshold' | 'negation-differs' | 'values-differ' | 'words-substituted';
+    };
+
+// Function words only: none of these can turn a statement into a different one when dropped.
+const FUNCTION_WORDS = new Set(
+  `a an the this that these those there here is are was were be been being am do does did doing done have has had having
+  i me my mine myself we us our ours ourselves you your yours yourself he him his she her hers it its itself they them
+  their theirs themselves of in at for to with by from as into onto about which who whom whose what when where how
+  than then so and also just very really please can could may might shall should will would`.split(/\s+/),
+);
+
+const NEGATIONS = new Set(
+  `not no never nor none nothing nobody nowhere neither without cannot dont doesnt didnt isnt arent wasnt werent
+  wont cant couldnt shouldnt wouldnt hasnt havent hadnt mustnt`.split(/\s+/),
+);
+
+/** Reads the words, negation and values of a text once, so candidates can be compared cheaply. */
+export function lexicalProfile(text: string): LexicalProfile {
+  const lowered = text
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[’‘`]/g, "'")
+    .replace(/\b(?:can't|cannot)\b/g, 'can not')
+    .replace(/\bwon't\b/g, 'will not')
+    .replace(/n't\b/g, ' not')
+    .replace(/'(?:s|re|ve|ll|d|m)\b/g, '');
+  const tokens = lowered.match(/[\p{L}\p{N}]+/gu) ?? [];
+  const words = new Set<string>();
+  const values = new Set<string>();
+  let negated = false;
+  for (const token of tokens) {
+    if (NEGATIONS.has(token)) {
+      negated = true;
+      continue;
+    }
+    if (/\p{N}/u.test(token)) values.add(token);
+    if (FUNCTION_WORDS.has(token)) continue;
+    words.add(porterStem(token));
+  }
+  return { words, negated, values: [...values].sort(), normalized: tokens.join(' ') };
+}
+
+/** The Jaccard index of two profiles' content words, 0..1 (1 for two texts of function words only that read the same). */
+export function lexicalSimilarity(a: LexicalProfile, b: LexicalProfile): number {
+  if (a.words.size === 0 || b.words.size === 0) return a.words.size === b.words.size && a.normalized === b.normalized ? 1 : 0;
+  let shared = 0;
+  for (const word of a.words) if (b.words.has(word)) shared += 1;
+  return shared / (a.words.size + b.words.size - shared);
+}
+
+/** Decides whether two texts are near-duplicates by their words alone (see the rules at the top of this file). */
+export function compareLexically(a: LexicalProfile, b: LexicalProfile, threshold: number): DuplicateVerdict {
+  const similarity = lexicalSimilarity(a, b);
+  const contradiction = contradictionReason(a, b);
+  if (contradiction) return { duplicate: false, similarity, method: 'lexical', reason: contradiction };
+  if (hasWordOutside(a.words, b.words) && hasWordOutside(b.words, a.words)) {
+    return { duplicate: false, similarity, method: 'lexical', reason: 'words-substituted' };
+  }
+  if (similarity < threshold) return { duplicate: false, similarity, method: 'lexical', reason: 'below-threshold' };
+  return { duplicate: true, similarity, method: 'lexical' };
+}
+
+/** Decides whether two texts are near-duplicates from their embeddings' cosine similarity, still refusing contradictions. */
+export function compareByCosine(cosine: number, a: LexicalProfile, b: LexicalProfile, threshold: number): DuplicateVerdict {
+  const contradiction = contradictionReason(a, b);
+  if (contradiction) return { duplicate: false, similarity: cosine, method: 'cosine', reason: contradiction };
+  if (!(cosine >= threshold)) return { duplicate: false, similarity: cosine, method: 'cosine', reason: 'below-threshold' };
+  return { duplicate: true, similarity: cosine, method: 'cosine' };
+}
+
+/** Whether every content word of `inner` is also in `outer`: the text says nothing the other does not. */
+export function wordsContained(inner: LexicalProfile, outer: LexicalProfile): boolean {
+  return !hasWordOutside(inner.words, outer.words);
+}
+
+/** What a new statement brings to the near-duplicate it is merged into. */
+export interface IncomingStatement {
+  content: string;
+  type?: MemoryType;
+  name?: string;
+  description?: string;
+  importance?: number;
+}
+
+/**
+ * The update that merges a new statement into an existing memory:
+ * - content: the new text, the latest statement of the fact, unless its words are a strict subset
+ *   of the old text's (it says less: the old, fuller text is kept);
+ * - importance: the larger of the two, because restating a fact is no reason to demote it (a
+ *   default 0.5 from a quick "remember" must not lower a memory the user marked 0.9);
+ * - type, name and description: the new ones when given; a description that was derived from
+ *   the old content is derived again from the new;
+ * - source stays: it says where the fact came from first (history records who restated it).
+ */
+export function mergePatch(existing: Memory, incoming: IncomingStatement): MemoryPatch {
+  const oldProfile = lexicalProfile(existing.content);
+  const newProfile = lexicalProfile(incoming.content);
+  const saysLess = wordsContained(newProfile, oldProfile) && newProfile.words.size < oldProfile.words.size;
+  const content = saysLess ? existing.content : incoming.content;
+  const patch: MemoryPatch = {};
+  if (content !== existing.content) patch.content = content;
+  if (incoming.importance !== undefined && incoming.importance > existing.importance) patch.importance = incoming.importance;
+  if (incoming.type !== undefined && incoming.type !== existing.type) patch.type = incoming.type;
+  if (incoming.name !== undefined && incoming.name !== existing.name) patch.name = incoming.name;
+  if (incoming.description !== undefined) {
+    if (incoming.description !== existing.description) patch.description = incoming.description;
+  } else if (patch.content !== undefined && existing.description === deriveDescription(existing.content)) {
+    const derived = deriveDescription(patch.content);
+    if (derived !== existing.description) patch.description = derived;
+  }
+  return patch;
+}
+
+function contradictionReason(a: LexicalProfile, b: LexicalProfile): 'negation-differs' | 'values-differ' | undefined {
+  if (a.negated !== b.negated) return 'negation-differs';
+  if (a.values.length !== b.values.length || a.values.some((value, index) => value !== b.values[index])) return 'values-differ';
+  return undefined;
+}
+
+function hasWordOutside(words: ReadonlySet<string>, other: ReadonlySet<string>): boolean {
+  for (const word of words) if (!other.has(word)) return true;
+  return false;
+}

@@ -1,0 +1,364 @@
+import { randomUUID } from 'node:crypto';
+import { autoCompactThreshold, compactionTripped } from './compaction-policy.js';
+import { reinjection } from './compaction-reinjection.js';
+import { standingRules, withStandingRules } from './compaction-standing-rules.js';
+import { compactSummaryText, droppableGroupCount, dropOldestGroups, messageGroups, stripAnalysis, stripBulkyContent, summaryInstruction } from './compaction-summary.js';
+import { keptTail } from './compaction-tail.js';
+import { contextWindowFor, estimateMessageTokens, estimateMessagesTokens, estimatePrefixTokens } from '../context-budget.js';
+import { EngramError, isEngramError } from '../../kernel/errors.js';
+import type { Settings } from '../../kernel/settings.js';
+import { estimateTextTokens } from '../../kernel/token-estimate.js';
+import type { LanguageModel, LanguageModelMessage } from '../../contracts/language-model.js';
+import { runForkedHelper, type ForkPrefix } from '../forked-helper.js';
+import type { CompactBoundary, SessionMessage, TodoItem } from '../../contracts/session-message.js';
+import { copyMessage, wireMessage } from '../session-message-helpers.js';
+import { checkCompactionInput } from './compaction-input.js';
+
+/**
+ * Layer 4 (SPEC §2): replaces a session's messages by a summary when the context is nearly full or
+ * the user asks. The fast path uses the session notes and calls no model; otherwise a forked helper
+ * (the parent's system and tools, then the conversation) writes the nine-part summary, dropping the
+ * oldest message groups when that request is itself too long. The result is new messages (summary,
+ * re-injected files and plan, kept recent messages) and a boundary; the input is never changed,
+ * so a failed compaction leaves the session as it was. A circuit breaker stops automatic
+ * compaction after `compaction.circuitBreakerFailures` failures in a row.
+ */
+
+/** What the fast path needs of the session notes (SessionNotes satisfies it). */
+export interface CompactionNotes {
+  hasContent(): Promise<boolean>;
+  waitForIdle(): Promise<void>;
+  read(): Promise<string>;
+  readonly lastSummarizedUuid: string | undefined;
+}
+
+/** A user pre-compact hook: told a compaction is coming; text it returns is added to the summarizer's instructions. */
+export type PreCompactHook = (input: { trigger: 'auto' | 'manual'; messages: readonly SessionMessage[] }) => Promise<string | void>;
+
+export interface CompactorOptions {
+  settings: Pick<Settings, 'session' | 'compaction' | 'tokens'>;
+  /** The session's model (its prompt cache serves the summarizer's prefix); none: only the fast path works. */
+  model?: LanguageModel;
+  generateId?: () => string;
+  now?: () => Date;
+  preCompactHooks?: PreCompactHook[];
+}
+
+export interface CompactionInput {
+  trigger: 'auto' | 'manual';
+  messages: readonly SessionMessage[];
+  /** The session's request prefix: its system and tools start the summarizer request (and its messages, when they can be sent unchanged). */
+  prefix: ForkPrefix;
+  /** Estimated context tokens now (kept in the boundary). */
+  preTokens: number;
+  notes?: CompactionNotes;
+  /** Files as last read, newest first; the plan and todo list in force. */
+  reinject: { recentFiles: Array<{ path: string; content: string }>; plan?: string; todos?: TodoItem[] };
+  metadata: { filesEdited: string[]; gitBranch: string; activeSkills?: string[] };
+  /** The user's `/compact <instructions>`. */
+  customInstructions?: string;
+  signal?: AbortSignal;
+  /** The model's context window (default: `contextWindowFor(model, settings)`); bounds what is kept and sent. */
+  window?: number;
+  /** Named in the summary message, so the model can look up exact details from before the boundary. */
+  transcriptPath?: string;
+}
+
+export interface CompactionResult {
+  boundary: CompactBoundary;
+  /** The summary (compactSummary, meta), the re-injected files and plan (meta), then the kept recent messages. */
+  messages: SessionMessage[];
+  /** Model calls this compaction made (0 on the fast path). */
+  modelCalls: number;
+  /** The summary text (notes or cleaned summarizer answer, with the standing rules). */
+  summary: string;
+  /** Oldest message groups left out of the summarizer request to make it fit. */
+  droppedGroups: number;
+  /** Estimated tokens of `messages`. */
+  postTokens: number;
+  /** What did not stop the compaction but should be known (a failed hook, notes that could not serve). */
+  warnings: string[];
+}
+
+/** Context-length refusals, as Anthropic ("prompt is too long"), OpenAI ("maximum context length") and others word them. */
+const TOO_LONG = /prompt is too long|too long|context[ _-]?length|maximum context|context window|too many (input )?tokens|request_too_large|exceeds? the maximum/i;
+
+/** Whether a model error says the request did not fit the model's context. */
+export function isPromptTooLong(error: unknown): boolean {
+  if (!isEngramError(error) || error.code !== 'MODEL_REQUEST_INVALID') return false;
+  return TOO_LONG.test(error.message) || error.details?.status === 413;
+}
+
+/** Runs compactions for one session and keeps its circuit breaker. */
+export class Compactor {
+  readonly #settings: CompactorOptions['settings'];
+  readonly #model: LanguageModel | undefined;
+  readonly #generateId: () => string;
+  readonly #now: () => Date;
+  readonly #hooks: PreCompactHook[];
+  #failuresInARow = 0;
+  #running = false;
+
+  constructor(options: CompactorOptions) {
+    if (options === null || typeof options !== 'object' || !options.settings?.compaction || !options.settings.session || !options.settings.tokens) {
+      throw new EngramError('INVALID_INPUT', 'Compactor takes an options object with settings (session, compaction and tokens sections).');
+    }
+    if (options.model !== undefined && typeof options.model?.generate !== 'function') throw new EngramError('INVALID_INPUT', 'Compactor: model must be a LanguageModel.');
+    if (options.preCompactHooks !== undefined && (!Array.isArray(options.preCompactHooks) || options.preCompactHooks.some((hook) => typeof hook !== 'function'))) {
+      throw new EngramError('INVALID_INPUT', 'Compactor: preCompactHooks is an array of async functions.');
+    }
+    this.#settings = options.settings;
+    this.#model = options.model;
+    this.#generateId = options.generateId ?? randomUUID;
+    this.#now = options.now ?? (() => new Date());
+    this.#hooks = [...(options.preCompactHooks ?? [])];
+  }
+
+  /** Compactions that failed one after another (0 after a success). */
+  get failuresInARow(): number {
+    return this.#failuresInARow;
+  }
+
+  /** True once the circuit breaker stopped automatic compaction. */
+  get tripped(): boolean {
+    return compactionTripped({ failuresInARow: this.#failuresInARow }, this.#settings);
+  }
+
+  /** Closes the circuit breaker again (for a user who fixed the cause). */
+  reset(): void {
+    this.#failuresInARow = 0;
+  }
+
+  /**
+   * Compacts the messages. Throws COMPACTION_DISABLED for an automatic compaction once the breaker
+   * is tripped (a manual one still runs and, on success, resets it); COMPACTION_FAILED or
+   * MODEL_NOT_CONFIGURED when no summary could be made (counted by the breaker); INVALID_INPUT for
+   * malformed input and MODEL_ABORTED when aborted (not counted). The input is never changed.
+   */
+  async compact(input: CompactionInput): Promise<CompactionResult> {
+    checkCompactionInput(input);
+    if (input.trigger === 'auto' && this.tripped) {
+      throw new EngramError(
+        'COMPACTION_DISABLED',
+        `Automatic compaction is off: the last ${this.#failuresInARow} compactions failed in a row (circuit breaker, compaction.circuitBreakerFailures). Compact by hand (/compact) once the cause is fixed, or start a new session.`,
+        { details: { failuresInARow: this.#failuresInARow } },
+      );
+    }
+    if (this.#running) throw new EngramError('CONFLICT', 'A compaction is already running for this session; await it first.');
+    if (input.signal?.aborted) throw aborted();
+    this.#running = true;
+    try {
+      const result = await this.#compact(input);
+      this.#failuresInARow = 0;
+      return result;
+    } catch (error) {
+      if (countsAsFailure(error, input.signal)) this.#failuresInARow += 1;
+      throw error;
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  async #compact(input: CompactionInput): Promise<CompactionResult> {
+    const window = input.window ?? contextWindowFor(this.#model?.modelId, this.#settings);
+    const rules = standingRules(input.messages);
+    const warnings: string[] = [];
+    if (input.notes) {
+      const fast = await this.#fromNotes(input, window, rules, warnings);
+      if (fast) return fast;
+    }
+    if (!this.#model) {
+      throw new EngramError(
+        'MODEL_NOT_CONFIGURED',
+        `Compaction needs the session notes or a model: ${warnings.length > 0 ? warnings.join(' ').replace(/; summarizing instead\./g, '.') : 'the session notes are still empty'}, and no model is configured. Configure a model (ANTHROPIC_API_KEY, or OPENAI_API_KEY with OPENAI_BASE_URL) or continue until the session notes have content. Nothing was changed.`,
+        { details: { warnings } },
+      );
+    }
+    return this.#summarize(input, this.#model, window, rules, warnings);
+  }
+
+  /** The fast path: the notes are the summary; messages after the last one they cover are kept. Undefined when the notes cannot serve. */
+  async #fromNotes(input: CompactionInput, window: number, rules: string[], warnings: string[]): Promise<CompactionResult | undefined> {
+    const notes = input.notes!;
+    let text: string;
+    try {
+      // A running update may be the one that gives the notes content: wait for it before looking.
+      await notes.waitForIdle();
+      if (!(await notes.hasContent())) return undefined;
+      text = (await notes.read()).trim();
+    } catch (error) {
+      warnings.push(`The session notes could not be read (${describe(error)}); summarizing instead.`);
+      return undefined;
+    }
+    if (text === '') return undefined;
+    const lastUuid = notes.lastSummarizedUuid;
+    const anchored = lastUuid !== undefined && input.messages.some((message) => message.uuid === lastUuid);
+    if (!anchored && this.#model) {
+      warnings.push('The session notes do not say which messages they cover (for example after a resume); summarizing instead.');
+      return undefined;
+    }
+    const summary = withStandingRules(text, rules);
+    const threshold = autoCompactThreshold(window, this.#settings);
+    const headTokens = estimateTextTokens(this.#head(input, summary, 'notes', []).texts.join('\n\n'));
+    // Room under the threshold once the prefix, the summary and re-injection are in, less a buffer so the next turns fit.
+    const room = threshold - estimatePrefixTokens(input.prefix) - headTokens - this.#settings.compaction.bufferTokens;
+    if (room < 0) {
+      warnings.push(`The session notes (about ${estimateTextTokens(summary)} tokens) are too large to serve as the summary; summarizing instead.`);
+      return undefined;
+    }
+    const tail = keptTail(input.messages, {
+      lastSummarizedUuid: lastUuid,
+      softMaxTokens: this.#settings.compaction.keepRecentMaxTokens,
+      hardMaxTokens: room,
+      measure: (message) => estimateMessageTokens(message, this.#settings),
+    });
+    if (tail.droppedUncovered > 0) warnings.push(`${tail.droppedUncovered} recent messages the notes do not cover were too large to keep.`);
+    const kept = input.messages.slice(tail.start).map(copyMessage);
+    const lastSummarized = tail.start > 0 ? input.messages[tail.start - 1]!.uuid : lastUuid;
+    return this.#result(input, { summary, head: this.#head(input, summary, 'notes', kept), kept, method: 'notes', lastSummarizedUuid: lastSummarized, modelCalls: 0, droppedGroups: 0, warnings });
+  }
+
+  /** The summary path: pre-compact hooks, then a forked summarizer, retried with fewer groups while the request is too long. */
+  async #summarize(input: CompactionInput, model: LanguageModel, window: number, rules: string[], warnings: string[]): Promise<CompactionResult> {
+    const { compaction } = this.#settings;
+    const hookInstructions: string[] = [];
+    for (const hook of this.#hooks) {
+      try {
+        const text = await hook({ trigger: input.trigger, messages: input.messages.map(copyMessage) });
+        if (typeof text === 'string' && text.trim() !== '') hookInstructions.push(text);
+      } catch (error) {
+        warnings.push(`A pre-compact hook failed (${describe(error)}); compacting without it.`);
+      }
+    }
+    if (input.signal?.aborted) throw aborted();
+    const instruction = summaryInstruction({ customInstructions: input.customInstructions, hookInstructions, standingRules: rules });
+    const stripped = stripBulkyContent(input.messages, { toolResultMaxChars: compaction.toolResultMaxChars });
+    const unchanged = JSON.stringify(stripped.map(wireMessage)) === JSON.stringify(input.messages.map(wireMessage));
+    // Leave room for the answer; groups that cannot fit are dropped before the first call, not after a refusal.
+    const fixed = estimateTextTokens(instruction) + estimatePrefixTokens(input.prefix);
+    const room = window - compaction.summaryMaxOutputTokens - fixed;
+    let messages: SessionMessage[] = stripped;
+    let droppedGroups = 0;
+    while (estimateMessagesTokens(messages, this.#settings) > room && droppableGroupCount(messages) > 0) {
+      messages = dropOldestGroups(messages, 1);
+      droppedGroups += 1;
+    }
+    let modelCalls = 0;
+    for (let attempt = 0; ; attempt += 1) {
+      const sameAsParent = droppedGroups === 0 && unchanged && input.prefix.messages.length === input.messages.length;
+      const prefix: ForkPrefix = { system: input.prefix.system, tools: input.prefix.tools, messages: sameAsParent ? input.prefix.messages : summarizerMessages(messages, droppedGroups > 0) };
+      let answer: Awaited<ReturnType<typeof runForkedHelper>>;
+      try {
+        modelCalls += 1;
+        answer = await runForkedHelper({ model, prefix, instruction, maxOutputTokens: compaction.summaryMaxOutputTokens, maxTurns: 1, ...(input.signal && { parentSignal: input.signal }) });
+      } catch (error) {
+        const droppable = droppableGroupCount(messages);
+        if (isPromptTooLong(error) && attempt < compaction.maxRetries && droppable > 0) {
+          const count = groupsToDrop(messages, error as EngramError, this.#settings);
+          messages = dropOldestGroups(messages, count);
+          droppedGroups += Math.min(count, droppable);
+          continue;
+        }
+        throw failed(error, modelCalls, droppedGroups, isPromptTooLong(error) ? ` even after dropping the ${droppedGroups} oldest message groups (compaction.maxRetries: ${compaction.maxRetries})` : '');
+      }
+      if (answer.aborted) throw aborted();
+      const summary = stripAnalysis(answer.text);
+      if (summary === '') {
+        throw new EngramError('COMPACTION_FAILED', `The summarizer answered ${answer.text.trim() === '' ? 'no text' : 'no summary (only an <analysis> block)'}; nothing was changed. Try again, or compact by hand with instructions.`, {
+          details: { modelCalls, droppedGroups, stoppedBy: answer.stoppedBy },
+        });
+      }
+      const full = withStandingRules(summary, rules);
+      const last = input.messages.at(-1)!.uuid;
+      return this.#result(input, { summary: full, head: this.#head(input, full, 'summary', []), kept: [], method: 'summary', lastSummarizedUuid: last, modelCalls, droppedGroups, warnings });
+    }
+  }
+
+  /** The texts of the summary message and the re-injection after it (files already in the kept messages are skipped). */
+  #head(input: CompactionInput, summary: string, method: 'notes' | 'summary', kept: readonly SessionMessage[]): { texts: string[]; plan?: string } {
+    const present = (content: string): boolean =>
+      kept.some((message) => (typeof message.content === 'string' ? message.content.includes(content) : message.content.some((block) => (block.type === 'tool_result' ? block.content : block.type === 'text' ? block.text : '').includes(content))));
+    const reinjected = reinjection(input.reinject, this.#settings, present);
+    const text = compactSummaryText(summary, { fromNotes: method === 'notes', recentMessagesKept: kept.length > 0, trigger: input.trigger, ...(input.transcriptPath && { transcriptPath: input.transcriptPath }) });
+    return { texts: [text, ...reinjected.texts], ...(reinjected.plan !== undefined && { plan: reinjected.plan }) };
+  }
+
+  #result(
+    input: CompactionInput,
+    parts: { summary: string; head: { texts: string[]; plan?: string }; kept: SessionMessage[]; method: 'notes' | 'summary'; lastSummarizedUuid: string | undefined; modelCalls: number; droppedGroups: number; warnings: string[] },
+  ): CompactionResult {
+    const boundary: CompactBoundary = {
+      uuid: this.#generateId(),
+      timestamp: this.#now().toISOString(),
+      trigger: input.trigger,
+      method: parts.method,
+      preTokens: input.preTokens,
+      ...(parts.lastSummarizedUuid !== undefined && { lastSummarizedUuid: parts.lastSummarizedUuid }),
+      filesEdited: [...new Set(input.metadata.filesEdited)],
+      ...(parts.head.plan !== undefined && { plan: parts.head.plan }),
+      ...(input.metadata.activeSkills && input.metadata.activeSkills.length > 0 && { activeSkills: [...input.metadata.activeSkills] }),
+      gitBranch: input.metadata.gitBranch,
+    };
+    const timestamp = boundary.timestamp;
+    const head = parts.head.texts.map((content, index): SessionMessage => ({ uuid: this.#generateId(), role: 'user', content, timestamp, meta: true, ...(index === 0 && { compactSummary: true }) }));
+    const messages = [...head, ...parts.kept];
+    return {
+      boundary,
+      messages,
+      modelCalls: parts.modelCalls,
+      summary: parts.summary,
+      droppedGroups: parts.droppedGroups,
+      postTokens: estimateMessagesTokens(messages, this.#settings),
+      warnings: parts.warnings,
+    };
+  }
+}
+
+/** The summarizer's messages: a note when older groups were left out (and so the list starts with a user message). */
+function summarizerMessages(messages: readonly SessionMessage[], dropped: boolean): LanguageModelMessage[] {
+  const list: LanguageModelMessage[] = messages.map(wireMessage);
+  if (dropped || list[0]?.role !== 'user') list.unshift({ role: 'user', content: '[The oldest part of this conversation was left out so the summary request fits the context window.]' });
+  return list;
+}
+
+/** How many groups to drop after a too-long refusal: enough to cover the overflow the provider named ("N tokens > M maximum"), else a fifth. */
+function groupsToDrop(messages: readonly SessionMessage[], error: EngramError, settings: Pick<Settings, 'tokens'>): number {
+  const groups = messageGroups(messages);
+  const overflow = /(\d[\d,]*)\s*tokens?\s*>\s*(\d[\d,]*)/i.exec(error.message);
+  if (overflow) {
+    const excess = Number(overflow[1]!.replaceAll(',', '')) - Number(overflow[2]!.replaceAll(',', ''));
+    let covered = 0;
+    let count = 0;
+    for (const group of groups.slice(0, -1)) {
+      if (covered >= excess) break;
+      if (!group[0]!.compactSummary) {
+        covered += estimateMessagesTokens(group, settings);
+        count += 1;
+      }
+    }
+    if (count > 0 && covered >= excess) return count;
+  }
+  return Math.max(1, Math.floor(groups.length / 5));
+}
+
+function countsAsFailure(error: unknown, signal: AbortSignal | undefined): boolean {
+  if (signal?.aborted) return false;
+  if (!isEngramError(error)) return true;
+  return error.code !== 'INVALID_INPUT' && error.code !== 'MODEL_ABORTED' && error.code !== 'CONFLICT' && error.code !== 'COMPACTION_DISABLED';
+}
+
+function failed(error: unknown, modelCalls: number, droppedGroups: number, note: string): EngramError {
+  if (isEngramError(error) && (error.code === 'MODEL_ABORTED' || error.code === 'COMPACTION_FAILED')) return error;
+  return new EngramError('COMPACTION_FAILED', `The compaction summary could not be made${note}: ${describe(error)} Nothing was changed; the session goes on uncompacted.`, {
+    cause: error,
+    details: { modelCalls, droppedGroups, ...(isEngramError(error) && { modelError: error.code }) },
+  });
+}
+
+function aborted(): EngramError {
+  return new EngramError('MODEL_ABORTED', 'The compaction was aborted; nothing was changed.');
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,306 @@
+import { createInterface, type Interface } from 'node:readline';
+import type { ContextUsage } from '../../session/context-budget.js';
+import { isEngramError } from '../../kernel/errors.js';
+import type { Settings } from '../../kernel/settings.js';
+import type { ToolUseBlock } from '../../contracts/language-model.js';
+import type { ChatAgent, ChatNotice } from './chat-agent.js';
+import { chatHelpText, parseChatLine } from './chat-commands.js';
+import { formatForgetResult, formatMemoryReport, formatSessionList } from './chat-format.js';
+
+/** The streams and facts a chat terminal runs over (the process's, or in-memory ones in tests). */
+export interface ChatTerminalOptions {
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream;
+  /** A real terminal: line editing, echo, and Ctrl-C read as an interrupt (readline's SIGINT). */
+  terminal: boolean;
+  /** ANSI colors for the status line and notices. */
+  color: boolean;
+  settings: Pick<Settings, 'chat'>;
+}
+
+// C0 controls but tab and newline, DEL, and C1 controls: a model's answer (or a pasted line) must not
+// move the cursor, clear the screen or retitle the terminal.
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
+// Bidirectional embeddings, overrides and isolates: they reorder what follows on screen, so a path
+// could read as another. Shown as visible escapes rather than dropped, so the oddity shows.
+const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
+const STYLES = { dim: '2', warning: '33' } as const;
+const PROMPT = '> ';
+
+/**
+ * The REPL of `engram chat` over injected streams: lines typed become turns (answers streamed as
+ * they come), `/commands` run, a status line shows context usage after each turn. Ctrl-C during a
+ * turn aborts it and the session goes on; Ctrl-C twice in a row (or /exit, or end of input) quits.
+ * Lines typed while a turn runs wait their turn; a pasted block (lines arriving together) is one
+ * message. write_file confirmations read the next line.
+ */
+export class ChatTerminal {
+  readonly #options: ChatTerminalOptions;
+  #agent: ChatAgent | undefined;
+  #readline: Interface | undefined;
+  #running: AbortController | undefined;
+  #confirming: ((answer: boolean) => void) | undefined;
+  #batch: string[] = [];
+  #queue: string[] = [];
+  #busy = false;
+  #armedToQuit = false;
+  #quit: (() => void) | undefined;
+  #quitting = false;
+  #notices: ChatNotice[] = [];
+  #midLine = false;
+
+  constructor(options: ChatTerminalOptions) {
+    this.#options = options;
+  }
+
+  /** Asks a yes/no question on the terminal; the next line answers it (only y or yes is yes; Ctrl-C is no). */
+  confirm(question: string): Promise<boolean> {
+    if (this.#quitting) return Promise.resolve(false);
+    this.#ensureNewLine();
+    this.#write(`${question} [y/N] `);
+    return new Promise((resolve) => {
+      this.#confirming = resolve;
+    });
+  }
+
+  /** Shows what happened in the background; held back while an answer streams, shown after it. */
+  notice(notice: ChatNotice): void {
+    if (this.#busy) this.#notices.push(notice);
+    else this.#printNotice(notice);
+  }
+
+  /** Runs the chat until /exit, a second Ctrl-C or the end of input. */
+  async run(agent: ChatAgent): Promise<void> {
+    this.#agent = agent;
+    const readline = createInterface({ input: this.#options.input, output: this.#options.output, terminal: this.#options.terminal, prompt: PROMPT });
+    this.#readline = readline;
+    const done = new Promise<void>((resolve) => {
+      this.#quit = resolve;
+    });
+    readline.on('line', (line) => this.#onLine(line));
+    readline.on('SIGINT', () => this.interrupt());
+    readline.on('close', () => this.#requestQuit());
+    const resumed = agent.session.messages.length;
+    this.#write(`engram chat · session ${agent.sessionId}${resumed > 0 ? ` (continued, ${resumed} messages)` : ''} · /help for commands\n`);
+    this.#status(agent.usage());
+    readline.prompt();
+    await done;
+    readline.close();
+  }
+
+  /** Ctrl-C: aborts the running turn (or declines a pending question); pressed again with nothing running, quits. */
+  interrupt(): void {
+    if (this.#confirming) {
+      this.#answer(false);
+      return;
+    }
+    if (this.#running) {
+      this.#running.abort(new Error('interrupted by Ctrl-C'));
+      this.#armedToQuit = true;
+      return;
+    }
+    if (this.#armedToQuit) {
+      this.#requestQuit();
+      return;
+    }
+    this.#armedToQuit = true;
+    this.#ensureNewLine();
+    this.#write('(press Ctrl-C again to quit, or type /exit)\n');
+    this.#readline?.prompt();
+  }
+
+  #onLine(line: string): void {
+    if (this.#confirming) {
+      this.#answer(/^\s*y(es)?\s*$/i.test(line));
+      return;
+    }
+    this.#armedToQuit = false;
+    // Lines that arrive together (a paste) are gathered and read as one message on the next turn of the event loop.
+    this.#batch.push(line);
+    if (this.#batch.length === 1) setImmediate(() => this.#flushBatch());
+  }
+
+  #flushBatch(): void {
+    const lines = this.#batch;
+    this.#batch = [];
+    const first = parseChatLine(lines[0] ?? '');
+    if (lines.length === 1 || first.kind === 'command' || first.kind === 'unknown-command') this.#queue.push(...lines);
+    else this.#queue.push(lines.join('\n'));
+    void this.#drain();
+  }
+
+  async #drain(): Promise<void> {
+    if (this.#busy) return;
+    this.#busy = true;
+    try {
+      while (this.#queue.length > 0 && !this.#quitting) await this.#handle(this.#queue.shift()!);
+    } finally {
+      this.#busy = false;
+      for (const notice of this.#notices.splice(0)) this.#printNotice(notice);
+    }
+    if (!this.#quitting) this.#readline?.prompt();
+  }
+
+  async #handle(raw: string): Promise<void> {
+    const limit = this.#options.settings.chat.inputMaxBytes;
+    const bytes = Buffer.byteLength(raw);
+    if (bytes > limit) {
+      this.#write(`That message is ${bytes} bytes; a message holds at most ${limit} (chat.inputMaxBytes). Save large content to a file in the project and ask me to read it.\n`);
+      return;
+    }
+    const parsed = parseChatLine(raw.replace(CONTROL_CHARACTERS, ''));
+    const agent = this.#agent!;
+    try {
+      switch (parsed.kind) {
+        case 'empty':
+          return;
+        case 'unknown-command':
+          this.#write(`Unknown command /${parsed.name}. /help lists the commands.\n`);
+          return;
+        case 'message':
+          await this.#turn(parsed.text);
+          return;
+        case 'command':
+          break;
+      }
+      switch (parsed.name) {
+        case 'help':
+          this.#write(`${chatHelpText()}\n`);
+          return;
+        case 'exit':
+          this.#requestQuit();
+          return;
+        case 'memory':
+          this.#write(`${formatMemoryReport(agent.memoryReport())}\n`);
+          return;
+        case 'notes': {
+          const notes = await agent.notes();
+          this.#write(notes.trim() === '' ? '(No session notes yet: they are written in the background once the conversation grows.)\n' : `${notes.trimEnd()}\n`);
+          return;
+        }
+        case 'compact': {
+          const result = await agent.compact(parsed.argument === '' ? undefined : parsed.argument);
+          this.#flushNotices();
+          this.#write(`Compacted (${result.boundary.method === 'notes' ? 'from the session notes' : 'summary'}); ${agent.session.messages.length} messages now.\n`);
+          this.#status(agent.usage());
+          return;
+        }
+        case 'resume':
+          if (parsed.argument === '') {
+            this.#write(`${formatSessionList(await agent.listSessions(), agent.sessionId)}\n`);
+          } else {
+            await agent.switchTo(parsed.argument);
+            this.#write(`Continuing session ${agent.sessionId} (${agent.session.messages.length} messages).\n`);
+            this.#status(agent.usage());
+          }
+          return;
+        case 'forget':
+          this.#write(`${formatForgetResult(await agent.forget(parsed.argument))}\n`);
+          return;
+      }
+    } catch (error) {
+      this.#ensureNewLine();
+      this.#write(`engram: ${isEngramError(error) || error instanceof Error ? error.message : String(error)}\n`);
+    }
+  }
+
+  async #turn(text: string): Promise<void> {
+    const agent = this.#agent!;
+    const controller = new AbortController();
+    this.#running = controller;
+    let streamed = false;
+    try {
+      const result = await agent.turn(text, {
+        signal: controller.signal,
+        onTextDelta: (delta) => {
+          streamed = true;
+          this.#write(delta);
+        },
+        onToolCall: (call) => {
+          this.#ensureNewLine();
+          this.#write(`⏺ ${describeCall(call)}\n`, 'dim');
+        },
+      });
+      if (!streamed && result.text !== '') this.#write(result.text);
+      this.#ensureNewLine();
+      if (result.stopReason === 'max-tool-rounds') this.#write('(stopped: too many tool rounds in one turn; say "go on" to continue)\n', 'dim');
+    } catch (error) {
+      this.#ensureNewLine();
+      if (controller.signal.aborted) this.#write('(interrupted)\n', 'dim');
+      else this.#write(`engram: ${error instanceof Error ? error.message : String(error)}\n`);
+    } finally {
+      this.#running = undefined;
+    }
+    this.#flushNotices();
+    this.#status(agent.usage());
+  }
+
+  #answer(yes: boolean): void {
+    const resolve = this.#confirming;
+    this.#confirming = undefined;
+    this.#write(yes ? 'yes\n' : 'no\n');
+    resolve?.(yes);
+  }
+
+  #requestQuit(): void {
+    if (this.#quitting) return;
+    this.#quitting = true;
+    this.#running?.abort(new Error('the chat is ending'));
+    if (this.#confirming) this.#answer(false);
+    this.#ensureNewLine();
+    this.#quit?.();
+  }
+
+  #status(usage: ContextUsage): void {
+    const percent = Math.round(usage.ratio * 100);
+    const text = `[context ${compact(usage.tokens)}/${compact(usage.window)} tokens (${percent}%) · session ${this.#agent!.sessionId.slice(0, 8)}]`;
+    this.#write(`${text}\n`, usage.level >= 2 ? 'warning' : 'dim');
+  }
+
+  #flushNotices(): void {
+    for (const notice of this.#notices.splice(0)) this.#printNotice(notice);
+  }
+
+  #printNotice(notice: ChatNotice): void {
+    this.#ensureNewLine();
+    this.#write(`· ${notice.text}\n`, 'dim');
+  }
+
+  #ensureNewLine(): void {
+    if (this.#midLine) this.#write('\n');
+  }
+
+  /**
+   * The one way text reaches the terminal: cleaned of control characters whatever its source (model
+   * output, memory names, transcript titles, file paths), then styled (the only escapes engram writes).
+   */
+  #write(text: string, style?: keyof typeof STYLES): void {
+    const safe = clean(text);
+    if (safe === '') return;
+    const body = safe.endsWith('\n') ? safe.slice(0, -1) : safe;
+    const styled = style && this.#options.color && body !== '' ? `\u001b[${STYLES[style]}m${body}\u001b[0m${safe.slice(body.length)}` : safe;
+    this.#options.output.write(styled);
+    this.#midLine = !safe.endsWith('\n');
+  }
+}
+
+/** Text for the terminal without control characters (tab and newline kept), bidi controls shown as `<U+202E>`. */
+export function clean(text: string): string {
+  return text.replace(CONTROL_CHARACTERS, '').replace(BIDI_CONTROLS, (character) => `<U+${character.charCodeAt(0).toString(16).toUpperCase()}>`);
+}
+
+/** A tool call on one line: its name and a short view of its input. */
+function describeCall(call: ToolUseBlock): string {
+  const parts = Object.entries(call.input).map(([key, value]) => {
+    const shown = typeof value === 'string' ? JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value) : JSON.stringify(value);
+    return `${key}: ${shown !== undefined && shown.length > 80 ? `${shown.slice(0, 80)}…` : shown}`;
+  });
+  return `${call.name}(${parts.join(', ')})`;
+}
+
+/** 12345 → 12.3K, 200000 → 200K. */
+function compact(tokens: number): string {
+  if (tokens < 1_000) return String(tokens);
+  if (tokens < 1_000_000) return `${Number((tokens / 1_000).toFixed(tokens < 10_000 ? 1 : 0))}K`;
+  return `${Number((tokens / 1_000_000).toFixed(1))}M`;
+}

@@ -1,0 +1,85 @@
+import Database from 'better-sqlite3';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
+import { porterStem } from '../../../src/recall/porter-stemmer.js';
+
+const ACTOR = { actor: 'full-text-test' };
+
+describe('SQLite full-text search on a large store', () => {
+  let directory: string;
+  let store: SqliteMemoryStore;
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'engram-fts-'));
+    store = new SqliteMemoryStore({ path: join(directory, 'memory.db') });
+    await store.open();
+    // 3,000 memories that all say "deploy"; a handful also name a rare service.
+    const memories = Array.from({ length: 3_000 }, (_, index) => ({
+      scope: index % 2 === 0 ? 'project:a' : 'project:b',
+      content: `Note ${index}: we deploy the service on weekdays${index % 500 === 0 ? ' through the quokka gateway' : ''}.`,
+    }));
+    await store.createMany(memories, ACTOR);
+    await store.create({ scope: 'project:a', content: 'Deploy deploy deploy: the deploy checklist lives in the wiki.' }, ACTOR);
+  });
+
+  afterAll(async () => {
+    await store.close();
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('ranks memories holding the rare term first when a common term is in the query too', async () => {
+    const hits = await store.searchText({ scopes: ['project:a'], terms: ['deploy', 'quokka'], limit: 5 });
+    expect(hits.length).toBeGreaterThan(0);
+    expect(hits.every((hit) => hit.memory.content.includes('quokka'))).toBe(true);
+    expect(hits.every((hit) => hit.memory.scope === 'project:a')).toBe(true);
+  });
+
+  it('never lets another project decide what this one recalls: too few rare hits in scope means the full query', async () => {
+    await store.createMany(
+      [
+        ...Array.from({ length: 20 }, (_, index) => ({ scope: 'project:small', content: `Kubernetes note ${index}: we deploy with helm.` })),
+        { scope: 'project:small', content: 'The zebrafish lab deploys on Fridays.' },
+      ],
+      ACTOR,
+    );
+    const hits = await store.searchText({ scopes: ['project:small'], terms: ['deploy', 'zebrafish'], limit: 50, sufficientHits: 6 });
+    expect(hits).toHaveLength(21);
+    expect(hits[0]!.memory.content).toContain('zebrafish');
+  });
+
+  it('with sufficientHits, answers from the rare terms once enough memories in scope hold them', async () => {
+    const hits = await store.searchText({ scopes: ['project:a'], terms: ['deploy', 'quokka'], limit: 50, sufficientHits: 3 });
+    expect(hits.length).toBeGreaterThanOrEqual(3);
+    expect(hits.every((hit) => hit.memory.content.includes('quokka'))).toBe(true);
+    const exact = await store.searchText({ scopes: ['project:a'], terms: ['deploy', 'quokka'], limit: 50 });
+    expect(exact).toHaveLength(50);
+  });
+
+  it('falls back to the common terms when the rare ones match nothing in the asked scopes', async () => {
+    await store.create({ scope: 'project:c', content: 'The zebra service is deprecated.' }, ACTOR);
+    const hits = await store.searchText({ scopes: ['project:a'], terms: ['deploy', 'zebra'], limit: 3, sufficientHits: 3 });
+    expect(hits).toHaveLength(3);
+    expect(hits[0]!.memory.content).toContain('checklist');
+  });
+});
+
+describe('porterStem', () => {
+  it('gives the same token as SQLite FTS5 porter tokenizer, word by word', () => {
+    const words =
+      'caresses ponies ties caress cats feed agreed plastered bled motoring sing conflated troubled sized hopping tanned falling hissing fizzed failing filing happy sky relational conditional rational valenci hesitanci digitizer conformabli radicalli differentli vileli analogousli vietnamization predication operator feudalism decisiveness hopefulness callousness formaliti sensitiviti sensibiliti triplicate formative formalize electriciti electrical hopeful goodness revival allowance inference airliner gyroscopic adjustable defensible irritant replacement adjustment dependent adoption homologou communism activate angulariti homologous effective bowdlerize probate rate cease controll roll running runs generalizations oscillators abilities meetings yesterday skiing dying lying agreement university postgres databases preferences deployed'.split(
+        ' ',
+      );
+    const db = new Database(':memory:');
+    db.exec("CREATE VIRTUAL TABLE f USING fts5(a, tokenize = 'porter unicode61 remove_diacritics 2')");
+    db.exec("CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance')");
+    const insert = db.prepare('INSERT INTO f (rowid, a) VALUES (?, ?)');
+    words.forEach((word, index) => insert.run(index + 1, word));
+    const tokens = new Map((db.prepare('SELECT doc, term FROM v').all() as Array<{ doc: number; term: string }>).map((row) => [row.doc, row.term]));
+    const mismatches = words.filter((word, index) => tokens.get(index + 1) !== porterStem(word));
+    expect(mismatches).toEqual([]);
+    db.close();
+  });
+});

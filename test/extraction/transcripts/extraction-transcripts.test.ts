@@ -1,0 +1,238 @@
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseClaudeCodeTranscript } from '../../../src/extraction/transcripts/claude-code-transcript.js';
+import { formatEngramTranscriptLine, parseEngramTranscript } from '../../../src/extraction/transcripts/engram-transcript.js';
+import { parsePlainTextTranscript } from '../../../src/extraction/transcripts/plain-text-transcript.js';
+import { detectTranscriptFormat, readTranscriptFile } from '../../../src/extraction/node/read-transcript.js';
+import { messagesAfter } from '../../../src/contracts/conversation.js';
+
+const directory = mkdtempSync(join(tmpdir(), 'engram-transcripts-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+const base = { isSidechain: false, userType: 'external', cwd: '/work/app', sessionId: 'sess-1', version: '2.1.39', gitBranch: 'main' };
+let clock = 0;
+const at = (): string => new Date(Date.UTC(2026, 0, 5, 10, 0, clock++)).toISOString();
+
+function user(uuid: string, parentUuid: string | null, content: unknown, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ ...base, type: 'user', uuid, parentUuid, timestamp: at(), message: { role: 'user', content }, ...extra });
+}
+function assistant(uuid: string, parentUuid: string, messageId: string, block: unknown, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    ...base,
+    type: 'assistant',
+    uuid,
+    parentUuid,
+    timestamp: at(),
+    requestId: `req_${messageId}`,
+    message: { id: messageId, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [block], stop_reason: null, usage: { input_tokens: 10, output_tokens: 5 } },
+    ...extra,
+  });
+}
+function progress(uuid: string, parentUuid: string): string {
+  return JSON.stringify({ ...base, type: 'progress', uuid, parentUuid, timestamp: at(), data: { type: 'hook_progress', hookEvent: 'PostToolUse', hookName: 'x', command: 'node x' }, toolUseID: 'toolu_1' });
+}
+
+describe('Claude Code transcripts', () => {
+  it('rebuilds the latest branch: rewinds dropped, compact boundaries followed, replies merged, tool results as tool messages', () => {
+    const lines = [
+      JSON.stringify({ type: 'summary', summary: 'Deploy talk', leafUuid: 'a9' }),
+      user('u1', null, 'We deploy on Fridays.'),
+      assistant('a1', 'u1', 'msg_1', { type: 'thinking', thinking: 'hmm', signature: 'sig' }),
+      assistant('a2', 'a1', 'msg_1', { type: 'text', text: 'Noted: Friday deploys.' }),
+      // A rewind: a first attempt at the next turn, abandoned.
+      user('u2-old', 'a2', 'Actually use Thursday.'),
+      assistant('a3-old', 'u2-old', 'msg_old', { type: 'text', text: 'Thursday then.' }),
+      // The branch the user kept.
+      user('u2', 'a2', [{ type: 'text', text: 'Read the config please.' }]),
+      assistant('a3', 'u2', 'msg_2', { type: 'text', text: 'Reading it.' }),
+      assistant('a4', 'a3', 'msg_2', { type: 'tool_use', id: 'toolu_1', name: 'Read', input: { file_path: '/work/app/config.yml' } }),
+      progress('p1', 'a4'),
+      user('r1', 'p1', [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'port: 8080' }] }], { toolUseResult: { file: 'x' } }),
+      assistant('a5', 'r1', 'msg_3', { type: 'text', text: 'The port is 8080.' }),
+      JSON.stringify({ ...base, type: 'system', subtype: 'compact_boundary', uuid: 'cb', parentUuid: null, logicalParentUuid: 'a5', timestamp: at(), content: 'Conversation compacted', compactMetadata: { trigger: 'auto', preTokens: 150000 } }),
+      user('cs', 'cb', 'This session is being continued from a previous conversation that ran out of context. Summary: deploys.', { isCompactSummary: true }),
+      user('u3', 'cs', '<command-name>/model</command-name>'),
+      user('u4', 'u3', 'From now on, use pnpm.'),
+      assistant('a6', 'u4', 'msg_4', { type: 'text', text: 'Will do.' }),
+      JSON.stringify({ ...base, type: 'system', subtype: 'turn_duration', uuid: 's9', parentUuid: 'a6', durationMs: 1200, timestamp: at() }),
+    ];
+    const { conversation, warnings } = parseClaudeCodeTranscript(lines.join('\n'));
+    expect(warnings).toEqual([]);
+    expect(conversation.sessionId).toBe('sess-1');
+    expect(conversation.messages.map((message) => [message.id, message.role, message.meta === true])).toEqual([
+      ['u1', 'user', false],
+      ['a2', 'assistant', false],
+      ['u2', 'user', false],
+      ['a4', 'assistant', false],
+      ['r1', 'tool', false],
+      ['a5', 'assistant', false],
+      ['cs', 'user', true],
+      ['u3', 'user', true],
+      ['u4', 'user', false],
+      ['a6', 'assistant', false],
+    ]);
+    const reply = conversation.messages[3]!;
+    expect(reply.text).toBe('Reading it.');
+    expect(reply.toolCalls).toEqual([{ id: 'toolu_1', name: 'Read', input: { file_path: '/work/app/config.yml' } }]);
+    expect(reply.partIds).toEqual(['a3', 'a4']);
+    expect(conversation.messages[4]!.toolResults).toEqual([{ toolUseId: 'toolu_1', content: 'port: 8080' }]);
+    expect(conversation.messages.map((message) => message.text).join(' ')).not.toContain('Thursday');
+    // A cursor on a line that was merged into a longer reply re-reads that reply.
+    expect(messagesAfter(conversation.messages, 'a3').messages[0]!.id).toBe('a4');
+  });
+
+  it('skips torn, non-JSON, oversized and sidechain lines with warnings, never fatally', () => {
+    const lines = [
+      user('u1', null, 'First.'),
+      '{"type":"assistant", this is not json',
+      JSON.stringify([1, 2, 3]),
+      assistant('a1', 'u1', 'msg_1', { type: 'text', text: 'x'.repeat(2_000) }),
+      JSON.stringify({ ...base, type: 'user', uuid: 'side', parentUuid: 'a1', isSidechain: true, message: { role: 'user', content: 'helper prompt' } }),
+      user('u2', 'a1', 'Second.'),
+      '{"type":"assistant","uuid":"a2","parentUuid":"u2","message":{"id":"msg_2","content":[{"type":"te',
+    ];
+    const parsed = parseClaudeCodeTranscript(lines.join('\n'), { maxLineBytes: 1_000 });
+    expect(parsed.conversation.messages.map((message) => message.id)).toEqual(['u2']);
+    expect(parsed.skippedLines).toBe(4);
+    expect(parsed.warnings.join('\n')).toMatch(/line 2 is not JSON/);
+    expect(parsed.warnings.join('\n')).toMatch(/line 3 is not a JSON object/);
+    expect(parsed.warnings.join('\n')).toMatch(/line 4 is over 1000 bytes/);
+    expect(parsed.warnings.join('\n')).toMatch(/line 7 \(the last\) is cut off/);
+    // The skipped reply was a link of the chain: the conversation starts after it, and says so.
+    expect(parsed.warnings.join('\n')).toMatch(/names a parent "a1" that is not in the file/);
+  });
+
+  it('reads old files without parentUuid in file order, and survives loops in the links', () => {
+    const old = [
+      JSON.stringify({ type: 'user', uuid: 'u1', sessionId: 's', message: { role: 'user', content: 'Open README' } }),
+      JSON.stringify({ type: 'assistant', uuid: 'a1', sessionId: 's', message: { role: 'assistant', content: 'Done.' } }),
+    ];
+    expect(parseClaudeCodeTranscript(old.join('\n')).conversation.messages.map((message) => message.text)).toEqual(['Open README', 'Done.']);
+    const loop = [user('x', 'y', 'one'), user('y', 'x', 'two')];
+    const parsed = parseClaudeCodeTranscript(loop.join('\n'));
+    expect(parsed.conversation.messages.map((message) => message.id)).toEqual(['x', 'y']);
+    expect(parsed.warnings.join(' ')).toMatch(/loop/);
+  });
+
+  it('reads a helper\'s own file, whose lines are all sidechain', () => {
+    const lines = [user('s1', null, 'Find the config.', { isSidechain: true, agentId: 'a1b2' }), assistant('s2', 's1', 'msg_s', { type: 'text', text: 'It is config.yml.' }, { isSidechain: true, agentId: 'a1b2' })];
+    expect(parseClaudeCodeTranscript(lines.join('\n')).conversation.messages.map((message) => message.id)).toEqual(['s1', 's2']);
+  });
+
+  it('keeps hook output carrying engram\'s <memory_context> as a meta message', () => {
+    const block = '<memory_context>\nNotes recalled…\n<memory id="mem_1" type="user" name="tabs">\nThe user prefers tabs.\n</memory>\n</memory_context>';
+    const lines = [
+      user('u1', null, 'Hello'),
+      JSON.stringify({ ...base, type: 'attachment', uuid: 'att', parentUuid: 'u1', attachment: { type: 'hook_additional_context', content: [block] } }),
+      assistant('a1', 'att', 'msg_1', { type: 'text', text: 'Hi' }),
+    ];
+    const messages = parseClaudeCodeTranscript(lines.join('\n')).conversation.messages;
+    expect(messages.map((message) => [message.id, message.meta === true])).toEqual([
+      ['u1', false],
+      ['att', true],
+      ['a1', false],
+    ]);
+    expect(messages[1]!.text).toContain('mem_1');
+  });
+});
+
+describe('engram transcripts', () => {
+  it('reads message lines with string or block content, skipping other types, repeats and torn lines', () => {
+    const text = [
+      JSON.stringify({ type: 'session', sessionId: 'ignored-type' }),
+      formatEngramTranscriptLine({ type: 'message', id: 'm1', role: 'user', content: 'We use pnpm.', timestamp: '2026-01-05T10:00:00.000Z', sessionId: 'chat-7' }),
+      formatEngramTranscriptLine({
+        type: 'message',
+        id: 'm2',
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Saving.' },
+          { type: 'tool_use', id: 't1', name: 'memory', input: { command: 'create', path: '/memories/pnpm.md', file_text: 'x' } },
+        ],
+        timestamp: '2026-01-05T10:00:01.000Z',
+      }),
+      formatEngramTranscriptLine({ type: 'message', id: 'm3', role: 'user', content: [{ type: 'tool_result', toolUseId: 't1', content: 'File created' }], timestamp: '2026-01-05T10:00:02.000Z' }),
+      JSON.stringify({ type: 'message', id: 'm1', role: 'user', content: 'again' }),
+      JSON.stringify({ type: 'message', id: 'm4', role: 'system', content: 'nope' }),
+      JSON.stringify({ type: 'message', role: 'user', content: 'no id' }),
+      '{"type":"message","id":"m5"',
+    ].join('\n');
+    const parsed = parseEngramTranscript(text);
+    expect(parsed.conversation.sessionId).toBe('chat-7');
+    expect(parsed.conversation.messages.map((message) => [message.id, message.role])).toEqual([
+      ['m1', 'user'],
+      ['m2', 'assistant'],
+      ['m3', 'tool'],
+    ]);
+    expect(parsed.conversation.messages[1]!.toolCalls![0]!.input).toMatchObject({ command: 'create' });
+    expect(parsed.warnings).toHaveLength(4);
+  });
+});
+
+describe('plain text', () => {
+  it('reads User:/Assistant: lines as a dialogue and other text as one user message per paragraph', () => {
+    const dialogue = parsePlainTextTranscript('User: We deploy on Fridays.\nAnd never on holidays.\nAssistant: Noted.\n\nhuman: Thanks\nUser: Thanks');
+    expect(dialogue.conversation.messages.map(({ role, text }) => ({ role, text }))).toEqual([
+      { role: 'user', text: 'We deploy on Fridays.\nAnd never on holidays.' },
+      { role: 'assistant', text: 'Noted.' },
+      { role: 'user', text: 'Thanks' },
+      { role: 'user', text: 'Thanks' },
+    ]);
+    const ids = dialogue.conversation.messages.map((message) => message.id);
+    expect(ids.every((id) => /^m\d+-[0-9a-f]{12}$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(4);
+    const notes = parsePlainTextTranscript('The user prefers tabs.\r\n\r\n\r\nReleases are on Tuesdays.\nAlways with a changelog.\n');
+    expect(notes.conversation.messages.map((message) => message.text)).toEqual(['The user prefers tabs.', 'Releases are on Tuesdays.\nAlways with a changelog.']);
+    expect(parsePlainTextTranscript('The user prefers tabs.\n').conversation.messages[0]!.id).toBe(notes.conversation.messages[0]!.id);
+  });
+
+  it('gives text appended to the last message a new id, so the cursor reads it, and keeps the ids of what came before', () => {
+    const read = (text: string) => parsePlainTextTranscript(text).conversation.messages;
+    const before = read('We deploy on Fridays.\n\nReleases are on Tuesdays.\n');
+    const cursor = before[1]!.id;
+    const grown = read('We deploy on Fridays.\n\nReleases are on Tuesdays.\nAlways with a changelog.\n');
+    expect(grown[0]!.id).toBe(before[0]!.id);
+    expect(grown[1]!.id).not.toBe(cursor);
+    expect(messagesAfter(grown, cursor)).toEqual({ found: true, messages: [grown[1]] });
+    const dialogue = read('User: Hi\nAssistant: We deploy\n');
+    const grownDialogue = read('User: Hi\nAssistant: We deploy\non Fridays.\n');
+    expect(messagesAfter(grownDialogue, dialogue[1]!.id)).toEqual({ found: true, messages: [grownDialogue[1]] });
+    // A new paragraph: only it is new.
+    const appended = read('We deploy on Fridays.\n\nReleases are on Tuesdays.\n\nThe user prefers tabs.\n');
+    expect(messagesAfter(appended, cursor)).toEqual({ found: true, messages: [appended[2]] });
+    // Text added to the last line itself: the old version is gone, so everything is read again (never nothing).
+    const sameLine = read('We deploy on Fridays.\n\nReleases are on Tuesdays, with a changelog.\n');
+    expect(messagesAfter(sameLine, cursor)).toMatchObject({ found: false, messages: sameLine });
+  });
+});
+
+describe('reading transcript files', () => {
+  const write = (name: string, content: string | Buffer): string => {
+    const path = join(directory, name);
+    writeFileSync(path, content);
+    return path;
+  };
+
+  it('detects the format and names a session after the file when the file names none', async () => {
+    expect(detectTranscriptFormat(user('u1', null, 'hi'))).toBe('claude');
+    expect(detectTranscriptFormat(formatEngramTranscriptLine({ type: 'message', id: 'm', role: 'user', content: 'x', timestamp: 'x' }))).toBe('engram');
+    expect(detectTranscriptFormat('Just some notes.\n{not json')).toBe('text');
+    expect(() => detectTranscriptFormat('{"kind":"memory","id":"x"}')).toThrow(/--format claude\|engram\|text/);
+    const text = await readTranscriptFile(write('notes.txt', 'User: hi\nAssistant: hello'));
+    expect(text.format).toBe('text');
+    expect(text.conversation.sessionId).toMatch(/^notes\.txt-[0-9a-f]{12}$/);
+    const forced = await readTranscriptFile(write('forced.jsonl', '{"a":1}\n'), { format: 'text' });
+    expect(forced.conversation.messages[0]!.text).toBe('{"a":1}');
+  });
+
+  it('refuses binary data, NUL bytes, directories, missing and oversized files with clear errors', async () => {
+    await expect(readTranscriptFile(write('binary.bin', Buffer.from([0xff, 0xfe, 0x00, 0x81, 0x80])))).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/not UTF-8 text/) });
+    await expect(readTranscriptFile(write('nul.txt', 'abc\u0000def'))).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/NUL bytes/) });
+    mkdirSync(join(directory, 'folder'), { recursive: true });
+    await expect(readTranscriptFile(join(directory, 'folder'))).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(readTranscriptFile(join(directory, 'missing.jsonl'))).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(readTranscriptFile(write('big.txt', 'x'.repeat(5_000)), { maxBytes: 1_000 })).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+  });
+});

@@ -1,0 +1,104 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { totalInputTokens } from '../../src/contracts/language-model-content.js';
+import { runAgentTurn } from '../../src/agent/agent-turn.js';
+import type { SessionEventMap } from '../../src/session/session-events.js';
+import { Session } from '../../src/session/session.js';
+import { workloadReadFileTool, workloadUserMessage } from '../../src/testing/scripted-session-workload.js';
+import { SMALL_WORKLOAD, estimatedRequestTokens, requestKind, sequentialIds, smallWindowSettings, steppingClock, temporaryDirectory, workloadServer, type LoopbackModel } from '../support/session-support.js';
+
+/**
+ * SPEC §2 end to end: a long scripted coding session (hundreds of turns, tool results up to 40 KB)
+ * against the loopback Anthropic server through the real SDK adapter. The session must never send a
+ * request over its window, and must compact from the session notes with no model call when they
+ * exist, or through a summarizer when they do not.
+ */
+
+const TURNS = 200;
+const SYSTEM = 'You are a careful coding assistant. Standing rule: always answer in short paragraphs.';
+
+let loopback: LoopbackModel | undefined;
+let cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  await loopback?.close();
+  loopback = undefined;
+  for (const step of cleanup) await step();
+  cleanup = [];
+});
+
+async function runLongSession(options: { notes: boolean }) {
+  const settings = smallWindowSettings();
+  loopback = await workloadServer();
+  const home = await temporaryDirectory();
+  cleanup.push(home.remove);
+  const clock = steppingClock(500);
+  const session = await Session.open({
+    model: loopback.model,
+    settings,
+    home: home.path,
+    cwd: '/work/project',
+    sessionId: 'long-session',
+    system: SYSTEM,
+    tools: [workloadReadFileTool(SMALL_WORKLOAD)],
+    notes: options.notes,
+    now: clock.now,
+    generateId: sequentialIds(),
+  });
+  const compactions: Array<SessionEventMap['compaction-finished']> = [];
+  const failures: unknown[] = [];
+  const assistantUsage: number[] = [];
+  session.on('compaction-finished', (event) => compactions.push(event));
+  session.on('compaction-failed', (event) => failures.push(event.error));
+  session.on('message-added', ({ message }) => {
+    if (message.role === 'assistant' && message.usage) assistantUsage.push(totalInputTokens(message.usage));
+  });
+  for (let turn = 1; turn <= TURNS; turn += 1) {
+    await runAgentTurn(session, { content: workloadUserMessage(turn) });
+  }
+  await session.close();
+  return { session, settings, compactions, failures, assistantUsage, requests: loopback.server.requests };
+}
+
+describe('a long session against the loopback Anthropic server', () => {
+  it('with session notes: never over the window, compacts by the fast path with zero model calls', async () => {
+    const { session, settings, compactions, failures, assistantUsage, requests } = await runLongSession({ notes: true });
+    const window = settings.session.contextWindow;
+    expect(failures).toEqual([]);
+    expect(compactions.length).toBeGreaterThanOrEqual(3);
+    for (const compaction of compactions) {
+      expect(compaction.boundary.method).toBe('notes');
+      expect(compaction.modelCalls).toBe(0);
+      expect(compaction.postTokens).toBeLessThan(compaction.preTokens);
+    }
+    const kinds = requests.map(requestKind);
+    // Only the turns and the notes helper ever asked the model: no summarizer request.
+    expect(kinds.filter((kind) => kind === 'summary')).toEqual([]);
+    expect(kinds.filter((kind) => kind === 'notes').length).toBeGreaterThan(0);
+    for (const request of requests) {
+      const maxTokens = (request.body as { max_tokens: number }).max_tokens;
+      // Every request, notes helper and summarizer included: input + output cap within the window.
+      expect(estimatedRequestTokens(request, settings) + maxTokens).toBeLessThanOrEqual(window);
+    }
+    // What the server counted for each turn's request, plus its output cap, fits too.
+    expect(assistantUsage.length).toBeGreaterThan(TURNS);
+    for (const tokens of assistantUsage) expect(tokens + settings.session.maxOutputTokens).toBeLessThanOrEqual(window);
+    expect(session.stats.persistedToolResults).toBeGreaterThan(10);
+  });
+
+  it('without session notes: compacts through the summarizer, one model call per compaction', async () => {
+    const { settings, compactions, failures, assistantUsage, requests } = await runLongSession({ notes: false });
+    const window = settings.session.contextWindow;
+    expect(failures).toEqual([]);
+    expect(compactions.length).toBeGreaterThanOrEqual(3);
+    for (const compaction of compactions) {
+      expect(compaction.boundary.method).toBe('summary');
+      expect(compaction.modelCalls).toBeGreaterThanOrEqual(1);
+    }
+    const kinds = requests.map(requestKind);
+    expect(kinds.filter((kind) => kind === 'notes')).toEqual([]);
+    expect(kinds.filter((kind) => kind === 'summary').length).toBe(compactions.reduce((sum, compaction) => sum + compaction.modelCalls, 0));
+    for (const request of requests) {
+      expect(estimatedRequestTokens(request, settings) + (request.body as { max_tokens: number }).max_tokens).toBeLessThanOrEqual(window);
+    }
+    for (const tokens of assistantUsage) expect(tokens + settings.session.maxOutputTokens).toBeLessThanOrEqual(window);
+  });
+});

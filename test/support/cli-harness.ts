@@ -1,0 +1,100 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The built binary: tests run it exactly as users do (npm test builds first). */
+export const ENGRAM_BINARY = fileURLToPath(new URL('../../dist/surfaces/cli/main.js', import.meta.url));
+
+export interface EngramRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as the one JSON document --json promises. */
+  json<T = any>(): T;
+}
+
+export interface RunOptions {
+  cwd: string;
+  home: string;
+  input?: string | Buffer;
+  env?: Record<string, string | undefined>;
+}
+
+/** Runs `engram <args>` as a child process with its own ENGRAM_HOME and working directory. */
+export function runEngram(args: readonly string[], options: RunOptions): Promise<EngramRun> {
+  const env: Record<string, string | undefined> = { PATH: process.env.PATH, HOME: options.home, ENGRAM_HOME: options.home, ...options.env };
+  for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [ENGRAM_BINARY, ...args], { cwd: options.cwd, env: env as NodeJS.ProcessEnv, stdio: 'pipe' });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    // The binary may stop reading stdin early (input over the size limit): that is not a test failure.
+    child.stdin.on('error', () => undefined);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const out = Buffer.concat(stdout).toString('utf8');
+      resolve({
+        code,
+        stdout: out,
+        stderr: Buffer.concat(stderr).toString('utf8'),
+        json() {
+          try {
+            return JSON.parse(out);
+          } catch {
+            throw new Error(`stdout is not one JSON document:\n${out}\nstderr:\n${Buffer.concat(stderr).toString('utf8')}`);
+          }
+        },
+      });
+    });
+    if (options.input !== undefined) child.stdin.end(options.input);
+    else child.stdin.end();
+  });
+}
+
+/** A fresh ENGRAM_HOME and working directory, and a runner bound to them. */
+export interface Workspace {
+  root: string;
+  home: string;
+  cwd: string;
+  run(args: readonly string[], options?: Partial<RunOptions>): Promise<EngramRun>;
+  /** Runs with --json, expects the exit code, and returns the parsed document. */
+  json<T = any>(args: readonly string[], expectedCode?: number, options?: Partial<RunOptions>): Promise<T>;
+  cleanup(): void;
+}
+
+/** Creates a workspace under the system temp folder (real path, so scopes from paths are stable). */
+export function createWorkspace(): Workspace {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'engram-cli-')));
+  const home = join(root, 'home');
+  const cwd = join(root, 'work');
+  mkdirSync(home);
+  mkdirSync(cwd);
+  const workspace: Workspace = {
+    root,
+    home,
+    cwd,
+    run: (args, options = {}) => runEngram(args, { cwd, home, ...options }),
+    async json(args, expectedCode = 0, options = {}) {
+      const result = await runEngram([...args, '--json'], { cwd, home, ...options });
+      if (result.code !== expectedCode) {
+        throw new Error(`engram ${args.join(' ')} exited ${result.code}, expected ${expectedCode}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+      }
+      return result.json();
+    },
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
+  return workspace;
+}
+
+/** Makes a folder a git repository with an `origin` remote, writing .git/config by hand. */
+export function makeGitRepository(directory: string, remote: string): void {
+  mkdirSync(join(directory, '.git'), { recursive: true });
+  writeFileSync(
+    join(directory, '.git', 'config'),
+    `[core]\n\trepositoryformatversion = 0\n[remote "origin"]\n\turl = ${remote}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n`,
+  );
+}

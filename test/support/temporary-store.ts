@@ -1,0 +1,27 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+
+/** A real SQLite store in a fresh temp folder, on a clock the test moves. */
+export interface TemporaryStore {
+  store: SqliteMemoryStore;
+  clock: { now: number };
+  close(): Promise<void>;
+}
+
+/** Opens a SQLite store in a temp folder whose clock starts at `start` (epoch ms). */
+export async function openTemporaryStore(start: number): Promise<TemporaryStore> {
+  const directory = await mkdtemp(join(tmpdir(), 'engram-recall-'));
+  const clock = { now: start };
+  const store = new SqliteMemoryStore({ path: join(directory, 'memory.db'), now: () => new Date(clock.now) });
+  await store.open();
+  return {
+    store,
+    clock,
+    async close() {
+      await store.close();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}

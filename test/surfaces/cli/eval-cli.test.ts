@@ -1,0 +1,94 @@
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+
+const SCOPE = 'project:eval-fixture';
+const memory = (id: string, content: string, createdAt: string): string => JSON.stringify({ kind: 'memory', id, scope: SCOPE, content, created_at: createdAt });
+const query = (id: string, text: string, relevant: string[], tags: string[]): string => JSON.stringify({ kind: 'query', id, scope: SCOPE, query: text, relevant, tags });
+
+// Three queries share words only with their answer; the fourth shares none, so recall@k is 3/4 for every k.
+const DATASET = [
+  memory('m1', 'The production database is PostgreSQL 15 on a private server.', '2025-01-10T09:00:00.000Z'),
+  memory('m2', 'Integration tests use the real test server, no mocks.', '2025-02-10T09:00:00.000Z'),
+  memory('m3', 'Pipeline bugs are tracked in Linear project INGEST.', '2025-03-10T09:00:00.000Z'),
+  memory('m4', 'The user prefers tabs over spaces for indentation.', '2025-04-10T09:00:00.000Z'),
+  memory('m5', 'Deploys run every Friday afternoon from the release branch.', '2025-05-10T09:00:00.000Z'),
+  query('q1', 'Which database is in production?', ['m1'], ['single-hop']),
+  query('q2', 'Where are pipeline bugs tracked?', ['m3'], ['single-hop']),
+  query('q3', 'What indentation does the user like?', ['m4'], ['preference']),
+  query('q4', 'How are payments handled?', ['m5'], ['miss']),
+  query('q5', 'Nothing is relevant to this one', [], ['skipped']),
+].join('\n');
+
+let workspace: Workspace;
+let datasetPath: string;
+
+beforeAll(() => {
+  workspace = createWorkspace();
+  datasetPath = join(workspace.root, 'dataset.jsonl');
+  writeFileSync(datasetPath, `${DATASET}\n`);
+});
+
+afterAll(() => workspace.cleanup());
+
+describe('engram eval', () => {
+  it('reports recall@k and nDCG@k overall and per tag, with the clock after the newest memory', async () => {
+    const report = await workspace.json(['eval', '--dataset', datasetPath, '--k', '1,3']);
+    expect(report.ks).toEqual([1, 3]);
+    expect(report.dataset).toEqual({ memories: 5, queries: 4, skipped: 1, scopes: 1 });
+    expect(report.skipped).toEqual([{ line: 10, id: 'q5', reason: 'no relevant memory ids' }]);
+    expect(report.overall.recall).toEqual({ 1: 0.75, 3: 0.75 });
+    expect(report.overall.ndcg).toEqual({ 1: 0.75, 3: 0.75 });
+    expect(report.byTag['single-hop'].recall['1']).toBe(1);
+    expect(report.byTag.preference.recall['1']).toBe(1);
+    expect(report.byTag.miss).toMatchObject({ queries: 1, recall: { 1: 0, 3: 0 } });
+    expect(report.byTag.skipped).toBeUndefined();
+    expect(report.now).toBe('2025-05-10T09:00:01.000Z');
+    // At default settings an agent gets the three answers that match, and a real <memory_context> block.
+    expect(report.defaults.topK).toBe(6);
+    expect(report.defaults.meanResults).toBeCloseTo(3 / 4, 12);
+    expect(report.defaults.meanInjectedTokens).toBeGreaterThan(0);
+    expect(report.defaults.tokenCounting).toBe('memory-context');
+  });
+
+  it('prints a table for people and never touches the user’s own store', async () => {
+    const run = await workspace.run(['eval', '--dataset', datasetPath]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/TAG\s+QUERIES\s+R@5\s+R@10\s+R@25\s+nDCG@5/);
+    expect(run.stdout).toMatch(/overall\s+4\s+0\.750\s+0\.750\s+0\.750/);
+    expect(run.stdout).toContain('1 skipped (no relevant ids)');
+    expect(existsSync(join(workspace.home, 'engram.db'))).toBe(false);
+    expect(readdirSync(workspace.home)).toEqual([]);
+  });
+
+  it('refuses a bad dataset with its line numbers and exit code 2', async () => {
+    const bad = join(workspace.root, 'bad.jsonl');
+    writeFileSync(bad, `${DATASET}\n{"kind":"query","id":"q9","scope":"${SCOPE}","query":"x","relevant":["nope"]}\nnot json\n`);
+    const run = await workspace.run(['eval', '--dataset', bad]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/line 11: Query "q9" names unknown memory id "nope"/);
+    expect(run.stderr).toMatch(/line 12: Not valid JSON/);
+    expect(run.stdout).toBe('');
+  });
+
+  it('refuses missing, unreadable and malformed arguments with clear errors', async () => {
+    expect((await workspace.run(['eval'])).stderr).toMatch(/Missing --dataset/);
+    const missing = await workspace.run(['eval', '--dataset', join(workspace.root, 'nope.jsonl')]);
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toMatch(/Cannot read the dataset/);
+    for (const k of ['0', '5,,10', 'ten', '5,2000', '2.5']) {
+      const run = await workspace.run(['eval', '--dataset', datasetPath, '--k', k]);
+      expect(run.code, k).toBe(2);
+      expect(run.stderr, k).toMatch(/Invalid (--)?k/);
+    }
+    const negative = await workspace.run(['eval', '--dataset', datasetPath, '--k', '-1']);
+    expect(negative.code).toBe(2);
+    expect(negative.stderr).toMatch(/--k/);
+    const directory = await workspace.run(['eval', '--dataset', workspace.root]);
+    expect(directory.stderr).toMatch(/is not a file/);
+    const binary = join(workspace.root, 'binary.jsonl');
+    writeFileSync(binary, Buffer.from([0xff, 0xfe, 0x00, 0x81]));
+    expect((await workspace.run(['eval', '--dataset', binary])).stderr).toMatch(/not UTF-8/);
+  });
+});
