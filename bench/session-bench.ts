@@ -17,6 +17,7 @@ import {
   workloadUserMessage,
 } from '../src/testing/scripted-session-workload.js';
 import { quantile, round } from './statistics.js';
+import { openSession } from '../src/node/session-open.js';
 
 /**
  * Part `session`: a 1,000-turn scripted coding session (src/testing/scripted-session-workload.ts:
@@ -73,7 +74,7 @@ export async function benchSessionPart(): Promise<Record<string, unknown>> {
   const home = mkdtempSync(join(tmpdir(), 'engram-bench-session-'));
   try {
     const model = new RecordingModel(new ScriptedLanguageModel({ whenExhausted: 'repeat-last', script: [(request) => workloadScriptedAnswer(request)] }));
-    const session = await Session.open({ model, settings, home, cwd: '/bench/project', system: SYSTEM, tools: [workloadReadFileTool()] });
+    const session = openSession({ model, settings, home, cwd: '/bench/project', system: SYSTEM, tools: [workloadReadFileTool()] }).session;
     let trafficTokens = 0;
     let rawToolBytes = 0;
     const compactions: Array<{ turn: number; method: string; pre: number; post: number; modelCalls: number }> = [];

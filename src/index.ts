@@ -22,12 +22,11 @@ export { estimateTextTokens, estimateJsonTokens, type TokenEstimateOptions } fro
 export {
   escapeContextText,
   packMemoryContext,
-  MEMORY_CONTEXT_OPEN,
-  MEMORY_CONTEXT_CLOSE,
   type ContextCandidate,
   type PackedContext,
   type PackedMemory,
 } from './recall/memory-context-format.js';
+export { MEMORY_CONTEXT_OPEN, MEMORY_CONTEXT_CLOSE } from './privacy/injected-markers.js';
 export { buildMemoryContext, buildStaticPart, type MemoryContext, type MemoryContextOptions } from './recall/memory-context.js';
 export { selectMemoriesWithModel, LLM_SELECTION_WARNINGS, type LlmSelection, type LlmSelectionRequest, type ManifestEntry } from './recall/llm-selection.js';
 export type {

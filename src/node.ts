@@ -18,6 +18,7 @@ export { OpenAiCompatibleLanguageModel, type OpenAiCompatibleLanguageModelOption
 export { ModelRequestPolicy, type ModelRequestPolicyOptions } from './adapters/http/request-policy.js';
 export { openSandbox, Sandbox, SANDBOX_TOOL_NAMES, type SandboxOptions, type SandboxToolResult } from './sandbox/node/sandbox.js';
 export { SANDBOX_COMMANDS, GIT_SUBCOMMANDS } from './sandbox/sandbox-commands.js';
+export { createExtractor } from './node/create-extractor.js';
 export { Extractor, type ExtractorOptions, type AfterTurnOptions, type AfterTurnResult } from './extraction/extractor.js';
 export { ExtractionWorker, type ExtractionWorkerOptions, type JobOutcome } from './extraction/extraction-worker.js';
 export { createAgentTools } from './extraction/agent-tools.js';
@@ -30,7 +31,8 @@ export { runAgentTurn, type AgentTurnOptions, type AgentTurnResult } from './age
 export type { SessionEventMap, SessionEventName, SessionEventListener } from './session/session-events.js';
 export { loadInstructions, type LoadInstructionsOptions } from './instructions/node/instruction-files.js';
 export { SessionNotes, type SessionNotesOptions, type SessionNotesEvent } from './session/notes/session-notes.js';
-export { ToolResultStorage, readPersistedOutputTool, persistedOutputText, type ToolResultStorageOptions, type StoredToolResult, type ToolResultPage } from './session/node/tool-result-storage.js';
+export { readPersistedOutputTool } from './session/persisted-output-tool.js';
+export { ToolResultStorage, persistedOutputText, type ToolResultStorageOptions, type StoredToolResult, type ToolResultPage } from './session/node/tool-result-storage.js';
 export { Compactor, isPromptTooLong, type CompactorOptions, type CompactionInput, type CompactionResult, type CompactionNotes, type PreCompactHook } from './session/compaction/compaction.js';
 export { projectSlug, sessionPaths, subagentTranscriptPath, validateSessionId, type SessionPaths } from './session/node/session-paths.js';
 export { SessionTranscriptWriter, openSidechainTranscript, type SessionTranscriptWriterOptions } from './session/node/session-transcript-writer.js';

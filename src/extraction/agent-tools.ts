@@ -4,8 +4,18 @@ import type { Scope } from '../memory/scope.js';
 import { Engram, type EngramSaveResult, type RememberInput, type SaveOptions } from '../engram.js';
 import { MemoryTool } from '../memory-tool/memory-tool.js';
 import { readFolder } from '../memory-tool/memory-tool-folders.js';
-import { openSandbox } from '../sandbox/node/sandbox.js';
+import type { Settings } from '../kernel/settings.js';
+import type { ToolDefinition } from '../contracts/language-model.js';
 import type { AgentTool, ManifestLine } from './agent-extraction.js';
+
+/** A sandbox's tools over a project folder, as the agent-mode helper uses them. */
+export interface ProjectTools {
+  readonly tools: readonly ToolDefinition[];
+  runSandboxTool(name: string, input: unknown): Promise<{ content: string; isError: boolean }>;
+}
+
+/** Opens the sandbox over a project folder (`openSandbox` of engram/node): injected so extraction stays free of I/O. */
+export type SandboxOpener = (options: { root: string; settings: Settings; memoryTool: MemoryTool }) => Promise<ProjectTools>;
 
 /** Recorded in history for memories the agent-mode helper writes. */
 export const AGENT_EXTRACTION_ACTOR = 'extraction-agent';
@@ -21,13 +31,18 @@ export async function createAgentTools(input: {
   scopes: { project: Scope; user?: Scope };
   source: MemorySource;
   projectRoot?: string;
+  /** Required with `projectRoot`. */
+  openSandbox?: SandboxOpener;
   now?: () => Date;
 }): Promise<AgentTool[]> {
   const memoryTool = new MemoryTool({ engram: new SourcedEngram(input.engram, input.source, input.now), ...memoryToolScopes(input.scopes), actor: AGENT_EXTRACTION_ACTOR });
   if (input.projectRoot === undefined) {
     return [{ definition: memoryTool.definition(), run: (toolInput) => memoryTool.run(toolInput) }];
   }
-  const sandbox = await openSandbox({ root: input.projectRoot, settings: input.engram.settings, memoryTool });
+  if (input.openSandbox === undefined) {
+    throw new EngramError('CONFIG_INVALID', 'The agent-mode helper was given a project folder but no sandbox to open it with: pass openSandbox (engram/node), or use createExtractor.');
+  }
+  const sandbox = await input.openSandbox({ root: input.projectRoot, settings: input.engram.settings, memoryTool });
   return sandbox.tools.map((definition) => ({ definition, run: (toolInput) => sandbox.runSandboxTool(definition.name, toolInput) }));
 }
 

@@ -5,7 +5,7 @@ import { redactSecrets } from '../privacy/secret-redaction.js';
 import type { Engram } from '../engram.js';
 import type { LanguageModel } from '../contracts/language-model.js';
 import { assertConversation, messagesAfter, type Conversation, type ConversationMessage, type ConversationToolCall } from '../contracts/conversation.js';
-import { createAgentTools } from './agent-tools.js';
+import { createAgentTools, type SandboxOpener } from './agent-tools.js';
 import { applyExplicitOnce, applyExplicitStatements, type ExplicitMemoryHandler } from './explicit-statements.js';
 import { prepareMessages } from './extraction-input.js';
 import {
@@ -35,6 +35,8 @@ export interface ExtractorOptions {
   projectRoot?: string;
   /** The agent-mode helper's tools for a job; default the memory tool and the sandbox over `projectRoot` (createAgentTools). */
   agentTools?: ExtractionRunDependencies['agentTools'];
+  /** Opens the sandbox over `projectRoot` for the default agent tools (`openSandbox` of engram/node; `createExtractor` passes it). */
+  openSandbox?: SandboxOpener;
   /** Writes explicit statements ("remember that …"), with or without a model; default the explicit-memory rules; false turns them off. */
   explicit?: ExplicitMemoryHandler | false;
   /** Decides which tool calls of the main agent wrote memory (default: see memory-write-detection.ts). */
@@ -102,7 +104,7 @@ export class Extractor {
       mode: options.mode ?? 'cheap',
       now: this.#now,
       ...(options.model && { model: options.model }),
-      agentTools: options.agentTools ?? ((input) => createAgentTools({ ...input, now: this.#now })),
+      agentTools: options.agentTools ?? ((input) => createAgentTools({ ...input, now: this.#now, ...(options.openSandbox && { openSandbox: options.openSandbox }) })),
       ...(options.explicit !== false && { explicit: options.explicit ?? applyExplicitStatements }),
       ...(options.isMemoryWrite && { isMemoryWrite: options.isMemoryWrite }),
     };

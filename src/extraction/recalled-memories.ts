@@ -1,4 +1,4 @@
-import { INJECTED_PREAMBLES, MEMORY_CONTEXT_CLOSE, MEMORY_CONTEXT_OPEN } from '../recall/memory-context-format.js';
+import { INJECTED_PREAMBLES, MEMORY_CONTEXT_CLOSE, MEMORY_CONTEXT_OPEN } from '../privacy/injected-markers.js';
 import { compareLexically, lexicalProfile, wordsContained, type LexicalProfile } from '../remember/near-duplicate.js';
 
 /**

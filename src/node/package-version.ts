@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 
-/** engram's version from its package.json (one level up from both src/ and dist/). */
+/** engram's version from its package.json (two levels up from both src/node/ and dist/node/). */
 export function packageVersion(): string {
   try {
     const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');

@@ -1,3 +1,4 @@
+import { nodeNotesFiles } from '../session/node/session-notes-files.js';
 import { access } from 'node:fs/promises';
 import { openSidechainTranscript, SessionTranscriptWriter } from '../session/node/session-transcript-writer.js';
 import { readSessionTranscript } from '../session/node/session-transcript-reader.js';
@@ -8,7 +9,7 @@ import { Session, type SessionNotesConfig, type SessionOptions } from '../sessio
 import { newSessionId } from '../session/session-input.js';
 import { ToolResultStorage } from '../session/node/tool-result-storage.js';
 
-/** A session backed by files under ENGRAM_HOME: what `Session.open` / `Session.resume` take. */
+/** A session backed by files under ENGRAM_HOME: what `openSession` / `resumeSession` take. */
 export interface OpenSessionOptions extends Omit<SessionOptions, 'transcript' | 'toolResultStorage' | 'notes' | 'resumed'> {
   /** ENGRAM_HOME (`engramHome()` in src/adapters/config/load-settings.ts); sessions live in `<home>/projects/<slug>/`. */
   home: string;
@@ -32,7 +33,7 @@ export interface OpenedSession {
  * Does no I/O itself; the writers create their files lazily.
  */
 export function openSession(options: OpenSessionOptions, resumed?: SessionOptions['resumed']): OpenedSession {
-  if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'Session.open takes { model, home, cwd, ... }.');
+  if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'openSession takes { model, home, cwd, ... }.');
   const settings = options.settings ?? DEFAULT_SETTINGS;
   const sessionId = resumed?.sessionId ?? options.sessionId ?? newSessionId();
   const paths = sessionPaths({ home: options.home, cwd: options.cwd, sessionId });
@@ -63,6 +64,7 @@ export function openSession(options: OpenSessionOptions, resumed?: SessionOption
       : {
           ...notesOverrides,
           path: paths.notes,
+          files: nodeNotesFiles,
           openHelperTranscript: (agentId) => openSidechainTranscript({ subagents: paths.subagents, agentId, sessionId, cwd: options.cwd, gitBranch, ...(now && { now }) }),
         };
   const { home: _home, notes: _notes, transcript: _transcript, ...sessionOptions } = options;
@@ -86,7 +88,7 @@ export function openSession(options: OpenSessionOptions, resumed?: SessionOption
  * the project has no transcript of that id.
  */
 export async function resumeSession(options: OpenSessionOptions & { sessionId: string }): Promise<OpenedSession> {
-  if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'Session.resume takes { model, home, cwd, sessionId, ... }.');
+  if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'resumeSession takes { model, home, cwd, sessionId, ... }.');
   const paths = sessionPaths({ home: options.home, cwd: options.cwd, sessionId: options.sessionId });
   await access(paths.transcript).catch((error: NodeJS.ErrnoException) => {
     throw new EngramError('NOT_FOUND', `No session ${options.sessionId} in ${paths.projectDirectory} (${error.code ?? 'unreadable'}); list sessions to pick one.`, { cause: error });

@@ -1,5 +1,5 @@
 import { EngramError } from '../kernel/errors.js';
-import { INJECTED_PREAMBLES, MEMORY_CONTEXT_CLOSE, MEMORY_CONTEXT_OPEN } from '../recall/memory-context-format.js';
+import { INJECTED_PREAMBLES, MEMORY_CONTEXT_CLOSE, MEMORY_CONTEXT_OPEN } from './injected-markers.js';
 
 /**
  * Text that must never reach a model or the store (SPEC §3, "never stored"):

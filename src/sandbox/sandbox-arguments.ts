@@ -1,4 +1,4 @@
-import { sandboxDenied } from './node/sandbox-paths.js';
+import { sandboxDenied } from './sandbox-denied.js';
 
 /** An argument that names a file or folder: it must stay inside the project. */
 export interface PathArgument {

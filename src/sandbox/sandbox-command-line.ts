@@ -1,4 +1,4 @@
-import { sandboxDenied } from './node/sandbox-paths.js';
+import { sandboxDenied } from './sandbox-denied.js';
 
 // What a shell would interpret: command separators, pipes, background jobs, substitutions,
 // redirections, subshells and line breaks. No shell runs here, so each is refused outright

@@ -1,6 +1,7 @@
 import { FOLLOWS_LINKS, parseArguments, refusedOption, RUNS, WRITES, type OptionRule, type PathArgument } from './sandbox-arguments.js';
 import { GIT_SUBCOMMANDS, planGit } from './sandbox-git.js';
-import { sandboxDenied, secretSearchExclusions } from './node/sandbox-paths.js';
+import { secretSearchExclusions } from '../privacy/secret-files.js';
+import { sandboxDenied } from './sandbox-denied.js';
 
 export { GIT_SUBCOMMANDS } from './sandbox-git.js';
 export type { PathArgument } from './sandbox-arguments.js';

@@ -15,12 +15,12 @@ import type { SessionMessage, SessionMetadata, SessionTranscriptSink, TodoItem }
 import { freezeMessage, pendingToolUses, wireMessage } from './session-message-helpers.js';
 import type { SessionNotes } from './notes/session-notes.js';
 import { SessionNotesDriver, type NotesDriverContext } from './notes/session-notes-driver.js';
-import type { OpenSessionOptions } from '../node/session-open.js';
 import { errorToolResults, sessionMetadata, sessionStartState } from './session-resume-state.js';
 import type { SessionOptions, SessionStats, PrepareRequestOptions, ToolResultInput } from './session-options.js';
 import type { SessionTool } from '../contracts/session-tool.js';
 import { prepareToolResults } from './session-tool-results.js';
-import { readPersistedOutputTool, type ToolResultStorage } from './node/tool-result-storage.js';
+import type { ToolResultStorage } from './node/tool-result-storage.js';
+import { readPersistedOutputTool } from './persisted-output-tool.js';
 import type { WorkingMemory } from './working-memory.js';
 
 export type { SessionNotesConfig } from './notes/session-notes-driver.js';
@@ -113,18 +113,6 @@ export class Session {
     this.#createdAt = start.createdAt;
     // Usage read back from a transcript may predate a compaction whose kept messages carry it: estimate instead.
     this.#accounting.forgetReports(this.#messages.length);
-  }
-
-  /** A Session backed by files under `<home>/projects/<slug>/` (transcript, tool results, notes); see `openSession`. */
-  static async open(options: OpenSessionOptions): Promise<Session> {
-    const { openSession } = await import('../node/session-open.js');
-    return openSession(options).session;
-  }
-
-  /** Continues a session from its transcript (`--resume <id>`); NOT_FOUND when there is none. */
-  static async resume(options: OpenSessionOptions & { sessionId: string }): Promise<Session> {
-    const { resumeSession } = await import('../node/session-open.js');
-    return (await resumeSession(options)).session;
   }
 
   /** Adds a listener for one of the session's events; returns a function that removes it. */

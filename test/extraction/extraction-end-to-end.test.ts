@@ -12,6 +12,7 @@ import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messag
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
 import { startOpenAiChatCompletionsServer } from '../../src/testing/openai-chat-completions-server.js';
 import { answer, openExtractionFixture, PROJECT, turn, type ExtractionFixture } from '../support/extraction-support.js';
+import { createExtractor } from '../../src/node/create-extractor.js';
 
 let fixture: ExtractionFixture;
 let server: LanguageModelServer;
@@ -185,7 +186,7 @@ describe('agent mode through the Anthropic SDK', () => {
   it('updates memory through the memory tool with sandboxed tools, given the manifest, within its turns', async () => {
     await fixture.engram.remember({ content: 'Deploys happen on Thursdays.', name: 'deploy-day', description: 'When deploys happen', type: 'project' });
     const root = project();
-    const extractor = new Extractor({ engram: fixture.engram, model: modelFor('anthropic', server.url), mode: 'agent', projectRoot: root, autoStart: false });
+    const extractor = createExtractor({ engram: fixture.engram, model: modelFor('anthropic', server.url), mode: 'agent', projectRoot: root, autoStart: false });
     const toolUse = (id: string, name: string, input: Record<string, unknown>) => ({ message: { content: [{ type: 'tool_use' as const, id, name, input }] } });
     server.script(
       toolUse('toolu_1', 'read_file', { path: 'docs/deploy.md' }),
@@ -222,7 +223,7 @@ describe('agent mode through the Anthropic SDK', () => {
 
   it('refuses writes outside memory and tools it does not have, and changes nothing in the project', async () => {
     const root = project();
-    const extractor = new Extractor({ engram: fixture.engram, model: modelFor('anthropic', server.url), mode: 'agent', projectRoot: root, autoStart: false });
+    const extractor = createExtractor({ engram: fixture.engram, model: modelFor('anthropic', server.url), mode: 'agent', projectRoot: root, autoStart: false });
     const toolUse = (id: string, name: string, input: Record<string, unknown>) => ({ message: { content: [{ type: 'tool_use' as const, id, name, input }] } });
     server.script(
       toolUse('toolu_1', 'write_file', { path: 'docs/deploy.md', content: 'pwned' }),

@@ -3,7 +3,8 @@ import { EngramError } from '../../src/kernel/errors.js';
 import type { Memory } from '../../src/memory/memory.js';
 import { normalizeNewMemory, normalizePatch } from '../../src/memory/memory.js';
 import { buildMemoryIndex } from '../../src/memory/memory-index.js';
-import { formatStaticMemoryPart, INJECTED_PREAMBLES, packMemoryContext } from '../../src/recall/memory-context-format.js';
+import { formatStaticMemoryPart, packMemoryContext } from '../../src/recall/memory-context-format.js';
+import { INJECTED_PREAMBLES } from '../../src/privacy/injected-markers.js';
 import { createPrivateContentFilter, stripPrivateContent } from '../../src/privacy/private-content.js';
 
 const NOW = '2025-03-01T12:00:00.000Z';

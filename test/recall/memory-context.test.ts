@@ -2,9 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EngramError } from '../../src/kernel/errors.js';
 import type { Memory, MemoryType } from '../../src/memory/memory.js';
 import { MEMORY_TYPES } from '../../src/memory/memory.js';
+import { MEMORY_CONTEXT_CLOSE, MEMORY_CONTEXT_OPEN } from '../../src/privacy/injected-markers.js';
 import {
-  MEMORY_CONTEXT_CLOSE,
-  MEMORY_CONTEXT_OPEN,
   escapeContextText,
   formatMemoryEntry,
   packMemoryContext,

@@ -5,6 +5,7 @@ import type { SessionEventMap } from '../../src/session/session-events.js';
 import { Session } from '../../src/session/session.js';
 import { workloadReadFileTool, workloadUserMessage } from '../../src/testing/scripted-session-workload.js';
 import { SMALL_WORKLOAD, estimatedRequestTokens, requestKind, sequentialIds, smallWindowSettings, steppingClock, temporaryDirectory, workloadServer, type LoopbackModel } from '../support/session-support.js';
+import { openSession } from '../../src/node/session-open.js';
 
 /**
  * SPEC §2 end to end: a long scripted coding session (hundreds of turns, tool results up to 40 KB)
@@ -31,7 +32,7 @@ async function runLongSession(options: { notes: boolean }) {
   const home = await temporaryDirectory();
   cleanup.push(home.remove);
   const clock = steppingClock(500);
-  const session = await Session.open({
+  const session = openSession({
     model: loopback.model,
     settings,
     home: home.path,
@@ -42,7 +43,7 @@ async function runLongSession(options: { notes: boolean }) {
     notes: options.notes,
     now: clock.now,
     generateId: sequentialIds(),
-  });
+  }).session;
   const compactions: Array<SessionEventMap['compaction-finished']> = [];
   const failures: unknown[] = [];
   const assistantUsage: number[] = [];

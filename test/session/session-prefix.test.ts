@@ -6,6 +6,7 @@ import { runAgentTurn } from '../../src/agent/agent-turn.js';
 import { Session } from '../../src/session/session.js';
 import { workloadReadFileTool, workloadUserMessage, type SessionWorkloadOptions } from '../../src/testing/scripted-session-workload.js';
 import { promptPrefixText, requestKind, sequentialIds, steppingClock, temporaryDirectory, workloadServer, type LoopbackModel } from '../support/session-support.js';
+import { openSession } from '../../src/node/session-open.js';
 
 /**
  * The property that lets the provider's prompt cache serve a session (SPEC §2 layer 1, design rule
@@ -42,7 +43,7 @@ describe('prompt-prefix stability', () => {
         return response;
       },
     };
-    const session = await Session.open({
+    const session = openSession({
       model,
       settings: DEFAULT_SETTINGS,
       home: home.path,
@@ -51,7 +52,7 @@ describe('prompt-prefix stability', () => {
       tools: [workloadReadFileTool(WORKLOAD)],
       now: steppingClock(2_000).now,
       generateId: sequentialIds(),
-    });
+    }).session;
     for (let turn = 1; turn <= 100; turn += 1) {
       // Recalled memory changes every turn: it must not disturb the prefix.
       await runAgentTurn(session, { content: workloadUserMessage(turn), context: `<memory-context>\nrecalled for turn ${turn}\n</memory-context>` });

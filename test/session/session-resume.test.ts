@@ -6,7 +6,7 @@ import { sessionPaths } from '../../src/session/node/session-paths.js';
 import { readSessionTranscript } from '../../src/session/node/session-transcript-reader.js';
 import { EngramError } from '../../src/kernel/errors.js';
 import { runAgentTurn } from '../../src/agent/agent-turn.js';
-import { Session } from '../../src/session/session.js';
+import { openSession, resumeSession, type OpenSessionOptions } from '../../src/node/session-open.js';
 import { ScriptedLanguageModel } from '../../src/testing/scripted-language-model.js';
 import { workloadScriptedAnswer, workloadReadFileTool, workloadUserMessage } from '../../src/testing/scripted-session-workload.js';
 import { sequentialIds, smallWindowSettings, SMALL_WORKLOAD, steppingClock, temporaryDirectory } from '../support/session-support.js';
@@ -16,6 +16,9 @@ import { sequentialIds, smallWindowSettings, SMALL_WORKLOAD, steppingClock, temp
  * process killed with SIGKILL loses at most what was appended in the last flush interval (~100 ms);
  * resume rebuilds the live list, todos and compaction state from the file and the session goes on.
  */
+
+const openedSession = async (options: OpenSessionOptions) => openSession(options).session;
+const resumedSession = async (options: OpenSessionOptions & { sessionId: string }) => (await resumeSession(options)).session;
 
 const CHILD = fileURLToPath(new URL('../fixtures/session-kill-child.ts', import.meta.url));
 const CWD = '/work/project';
@@ -74,7 +77,7 @@ describe('Session transcripts and resume', () => {
     // A torn last line (the kill in the middle of a write) is skipped, never fatal.
     await appendFile(paths.transcript, '{"type":"user","uuid":"torn","message":{"role":"us');
     const model = workloadModel();
-    const session = await Session.resume({ model, home: home.path, cwd: CWD, sessionId, system: 'You are terse.', tools: [workloadReadFileTool(SMALL_WORKLOAD)], notes: false });
+    const session = await resumedSession({ model, home: home.path, cwd: CWD, sessionId, system: 'You are terse.', tools: [workloadReadFileTool(SMALL_WORKLOAD)], notes: false });
     expect(session.sessionId).toBe(sessionId);
     expect(session.messages.map((message) => message.uuid)).toEqual(resumed.messages.map((message) => message.uuid));
     await runAgentTurn(session, { content: workloadUserMessage(1_000) });
@@ -93,7 +96,7 @@ describe('Session transcripts and resume', () => {
     const settings = smallWindowSettings();
     const clock = steppingClock(1_000);
     const open = (resume: boolean) =>
-      (resume ? Session.resume : Session.open)({
+      (resume ? resumedSession : openedSession)({
         model: workloadModel(),
         settings,
         home: home.path,
@@ -132,11 +135,11 @@ describe('Session transcripts and resume', () => {
     const home = await temporaryDirectory();
     cleanup.push(home.remove);
     const model = workloadModel();
-    const session = await Session.open({ model, home: home.path, cwd: CWD, sessionId: 'open-calls', notes: false, tools: [workloadReadFileTool(SMALL_WORKLOAD)] });
+    const session = await openedSession({ model, home: home.path, cwd: CWD, sessionId: 'open-calls', notes: false, tools: [workloadReadFileTool(SMALL_WORKLOAD)] });
     session.addUserMessage(workloadUserMessage(1));
     session.recordResponse(await model.generate(await session.prepareRequest({ maxOutputTokens: 500 })));
     await session.close();
-    const resumed = await Session.resume({ model: workloadModel(), home: home.path, cwd: CWD, sessionId: 'open-calls', notes: false, tools: [workloadReadFileTool(SMALL_WORKLOAD)] });
+    const resumed = await resumedSession({ model: workloadModel(), home: home.path, cwd: CWD, sessionId: 'open-calls', notes: false, tools: [workloadReadFileTool(SMALL_WORKLOAD)] });
     const result = await runAgentTurn(resumed, { content: workloadUserMessage(4) });
     expect(result.stopReason).toBe('end');
     expect(JSON.stringify(resumed.messages[2]!.content)).toMatch(/Interrupted/);
@@ -147,12 +150,12 @@ describe('Session transcripts and resume', () => {
     const home = await temporaryDirectory();
     cleanup.push(home.remove);
     const model = workloadModel();
-    await expect(Session.resume({ model, home: home.path, cwd: CWD, sessionId: 'never-written' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(resumedSession({ model, home: home.path, cwd: CWD, sessionId: 'never-written' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
     for (const sessionId of ['../escape', 'a/b', '', 'x'.repeat(300)]) {
-      await expect(Session.resume({ model, home: home.path, cwd: CWD, sessionId })).rejects.toBeInstanceOf(EngramError);
+      await expect(resumedSession({ model, home: home.path, cwd: CWD, sessionId })).rejects.toBeInstanceOf(EngramError);
     }
     // A session that never got a message leaves no file behind.
-    const empty = await Session.open({ model, home: home.path, cwd: CWD, sessionId: 'empty' });
+    const empty = await openedSession({ model, home: home.path, cwd: CWD, sessionId: 'empty' });
     await empty.close();
     await expect(readFile(sessionPaths({ home: home.path, cwd: CWD, sessionId: 'empty' }).transcript)).rejects.toMatchObject({ code: 'ENOENT' });
   });

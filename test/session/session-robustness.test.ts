@@ -14,6 +14,8 @@ import { ToolResultStorage } from '../../src/session/node/tool-result-storage.js
 import { ScriptedLanguageModel } from '../../src/testing/scripted-language-model.js';
 import { classifyWorkloadRequest, estimatedInputTokens, workloadAnswer, workloadScriptedAnswer } from '../../src/testing/scripted-session-workload.js';
 import { sequentialIds, smallWindowSettings, temporaryDirectory } from '../support/session-support.js';
+import { nodeNotesFiles } from '../../src/session/node/session-notes-files.js';
+import { openSession, resumeSession } from '../../src/node/session-open.js';
 
 /**
  * What the Session does when something goes wrong around it: a notes update that would not fit the
@@ -93,7 +95,7 @@ describe('session notes never ask for more than the context window', () => {
     const window = settings.session.contextWindow;
     const model = fiveCallModel();
     const notesPath = join(await directory(), 'notes.md');
-    const session = new Session({ model, settings, system: 'You are terse.', tools: [bytesTool(resultBytes)], notes: { path: notesPath }, generateId: sequentialIds() });
+    const session = new Session({ model, settings, system: 'You are terse.', tools: [bytesTool(resultBytes)], notes: { path: notesPath, files: nodeNotesFiles }, generateId: sequentialIds() });
     const failed: Array<SessionEventMap['notes-update-failed']> = [];
     session.on('notes-update-failed', (event) => failed.push(event));
     session.addUserMessage(`Turn 1: ${'y'.repeat(userBytes)}`);
@@ -194,7 +196,7 @@ describe('a failed write leaves the session usable', () => {
     // The project folder is taken by a regular file: the transcript cannot be created there (root or not).
     await mkdir(join(paths.projectDirectory, '..'), { recursive: true });
     await writeFile(paths.projectDirectory, 'in the way');
-    const session = await Session.open({ model: workloadModel(), settings, home, cwd, sessionId: 'unwritable', notes: false });
+    const session = openSession({ model: workloadModel(), settings, home, cwd, sessionId: 'unwritable', notes: false }).session;
     const errors: Array<SessionEventMap['transcript-error']> = [];
     const reported = new Promise<void>((resolve) => session.on('transcript-error', (event) => (errors.push(event), resolve())));
     await runAgentTurn(session, { content: 'Turn 4: hello' });
@@ -216,14 +218,14 @@ describe('working memory and accounting through the Session', () => {
     const settings = smallWindowSettings();
     settings.session.todoMaxItems = 300;
     const options = { model: workloadModel(), settings, home, cwd: '/work/project', sessionId: 'todos', notes: false } as const;
-    const session = await Session.open(options);
+    const session = openSession(options).session;
     const todos = Array.from({ length: 250 }, (_, index) => ({ content: `item ${index}`, status: 'pending' as const }));
     session.setTodos(todos);
     await runAgentTurn(session, { content: 'Turn 4: hello' });
     await expectCode(() => session.setTodos(Array.from({ length: 301 }, () => ({ content: 'x', status: 'pending' as const }))), 'INVALID_INPUT');
     expect(session.todos).toHaveLength(250);
     await session.close();
-    const resumed = await Session.resume(options);
+    const resumed = (await resumeSession(options)).session;
     expect(resumed.todos).toEqual(todos);
     await resumed.close();
   });

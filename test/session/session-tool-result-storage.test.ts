@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EngramError } from '../../src/kernel/errors.js';
 import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
-import { readPersistedOutputTool, ToolResultStorage } from '../../src/session/node/tool-result-storage.js';
+import { ToolResultStorage } from '../../src/session/node/tool-result-storage.js';
+import { readPersistedOutputTool } from '../../src/session/persisted-output-tool.js';
 
 let root: string;
 let directory: string;

@@ -12,6 +12,7 @@ import type { SessionTool } from '../../src/contracts/session-tool.js';
 import { ScriptedLanguageModel } from '../../src/testing/scripted-language-model.js';
 import { classifyWorkloadRequest, workloadAnswer } from '../../src/testing/scripted-session-workload.js';
 import { sequentialIds, smallWindowSettings, steppingClock, temporaryDirectory } from '../support/session-support.js';
+import { nodeNotesFiles } from '../../src/session/node/session-notes-files.js';
 
 /**
  * The Session on its own (ScriptedLanguageModel in process): bad input refused with nothing changed,
@@ -220,7 +221,7 @@ describe('Session: layers fire on SPEC conditions (injected clock and token coun
         },
       ],
     });
-    const session = newSession({ model, notes: { path: `${directory.path}/notes.md` }, tools: [fileTool(() => 100)] });
+    const session = newSession({ model, notes: { path: `${directory.path}/notes.md`, files: nodeNotesFiles }, tools: [fileTool(() => 100)] });
     const started = events(session, 'notes-update-started');
     const finished = events(session, 'notes-update-finished');
     // Turn 4 makes no tool call (a natural break), but the context (7,000) is under notes.initThresholdTokens (8,000).

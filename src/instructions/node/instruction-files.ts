@@ -12,7 +12,7 @@ import {
   stripBlockHtmlComments,
 } from '../instruction-rules.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
-import { isSecretPath } from '../../sandbox/node/sandbox-paths.js';
+import { isSecretPath } from '../../privacy/secret-files.js';
 import { findGitRoot } from '../../node/project-identity.js';
 
 export { activeInstructions, formatInstructions, type InstructionFile, type InstructionScope, type InstructionSet } from '../instruction-format.js';

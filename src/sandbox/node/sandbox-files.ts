@@ -3,7 +3,8 @@ import { open, readdir, lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EngramError } from '../../kernel/errors.js';
 import type { Settings } from '../../kernel/settings.js';
-import { checkProjectPath, sandboxDenied, type CheckedPath, type SandboxRoot } from './sandbox-paths.js';
+import { sandboxDenied } from '../sandbox-denied.js';
+import { checkProjectPath, type CheckedPath, type SandboxRoot } from './sandbox-paths.js';
 
 /** Limits of the sandboxed file tools (from settings.sandbox). */
 export type SandboxLimits = Settings['sandbox'];

@@ -1,6 +1,8 @@
 import { realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { EngramError } from '../../kernel/errors.js';
+import { isSecretPath } from '../../privacy/secret-files.js';
+import { sandboxDenied } from '../sandbox-denied.js';
 
 /** The project a sandbox is confined to: the root as given and as the file system resolves it. */
 export interface SandboxRoot {
@@ -30,55 +32,6 @@ export interface PathCheckOptions {
 // Controls and the Unicode line separators: no file name an agent needs holds them.
 const CONTROL = /[\u0000-\u001F\u007F\u2028\u2029]/;
 const MAX_DECODE_ROUNDS = 4;
-
-/** A file name that usually holds credentials, as a shell glob on the last path segment. */
-export interface SecretFileName {
-  glob: string;
-  /** Names the glob matches that are safe to read (templates, public keys). Searches skip them too. */
-  except?: readonly string[];
-  /** Match regardless of case (`KEY.PEM` on a case-insensitive disk). */
-  ignoreCase?: boolean;
-}
-
-/**
- * The one list of files that usually hold credentials. Reading them gains a memory nothing it may
- * keep, so the path check refuses them, search_files skips them, and grep, rg and git get
- * exclusions derived from this list (see `secretSearchExclusions`).
- */
-export const SECRET_FILE_NAMES: readonly SecretFileName[] = [
-  { glob: '.env' },
-  { glob: '.env.*', except: ['.env.example', '.env.sample', '.env.template', '.env.dist'] },
-  ...['*.pem', '*.key', '*.p12', '*.pfx', '*.jks', '*.keystore'].map((glob) => ({ glob, ignoreCase: true })),
-  ...['id_rsa*', 'id_dsa*', 'id_ecdsa*', 'id_ed25519*'].map((glob) => ({ glob, except: ['*.pub'] })),
-  // .credentials.json: Claude Code's login tokens (~/.claude/.credentials.json).
-  ...['.npmrc', '.pypirc', '.netrc', '.git-credentials', '.pgpass', '.credentials.json'].map((glob) => ({ glob })),
-  { glob: 'credentials' },
-  { glob: 'credentials.*', except: ['*.ts', '*.tsx', '*.js', '*.mjs', '*.cjs', '*.py', '*.go', '*.rb', '*.java', '*.kt', '*.rs', '*.cs', '*.php', '*.md'] },
-];
-
-/** Folders whose every file usually holds credentials. */
-export const SECRET_DIRECTORY_NAMES: readonly string[] = ['.ssh', '.aws', '.gnupg', '.docker'];
-
-/** Files known by their folder: `.git/config` holds remote URLs with tokens and credential settings. */
-export const SECRET_NESTED_FILES: readonly string[] = ['.git/config'];
-
-/** The globs a recursive search leaves out: secret files (their exceptions too) and secret folders, plus `.git`. */
-export function secretSearchExclusions(): { files: string[]; directories: string[] } {
-  return {
-    files: SECRET_FILE_NAMES.map((entry) => (entry.ignoreCase ? caseInsensitiveGlob(entry.glob) : entry.glob)),
-    directories: [...SECRET_DIRECTORY_NAMES, '.git'],
-  };
-}
-
-const SECRET_FILE = SECRET_FILE_NAMES.map((entry) => ({
-  pattern: globRegExp(entry.glob, entry.ignoreCase === true),
-  except: (entry.except ?? []).map((glob) => globRegExp(glob, entry.ignoreCase === true)),
-}));
-
-/** Refusal of a sandboxed request: SANDBOX_DENIED with a message that says what is allowed. */
-export function sandboxDenied(message: string): EngramError {
-  return new EngramError('SANDBOX_DENIED', message);
-}
 
 /** Resolves the project root once: its real path, refusing a root that is not a directory. */
 export async function resolveSandboxRoot(root: string): Promise<SandboxRoot> {
@@ -153,27 +106,6 @@ export function insideOf(base: string, target: string): string | undefined {
   if (path === '') return '';
   if (isAbsolute(path) || path === '..' || path.startsWith(`..${sep}`)) return undefined;
   return path;
-}
-
-/** Whether a project-relative path names a file that usually holds secrets, or lies in such a folder. */
-export function isSecretPath(relativePath: string): boolean {
-  const segments = relativePath.split(/[\\/]/).filter((segment) => segment !== '' && segment !== '.');
-  if (segments.some((segment) => SECRET_DIRECTORY_NAMES.includes(segment))) return true;
-  const joined = segments.join('/');
-  if (SECRET_NESTED_FILES.some((nested) => joined === nested || joined.endsWith(`/${nested}`))) return true;
-  const last = segments.at(-1) ?? '';
-  return SECRET_FILE.some(({ pattern, except }) => pattern.test(last) && !except.some((safe) => safe.test(last)));
-}
-
-// A shell glob on one name (`*`, `?`) as an anchored regular expression.
-function globRegExp(glob: string, ignoreCase: boolean): RegExp {
-  const source = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${source}$`, ignoreCase ? 'i' : '');
-}
-
-// `*.pem` as `*.[pP][eE][mM]`: grep's --exclude and rg's --glob compare case-sensitively.
-function caseInsensitiveGlob(glob: string): string {
-  return glob.replace(/[a-z]/gi, (letter) => `[${letter.toLowerCase()}${letter.toUpperCase()}]`);
 }
 
 // The real path of the nearest existing ancestor, with the rest appended: so a new name under a

@@ -3,7 +3,8 @@ import { join, relative, sep } from 'node:path';
 import { createContext, Script } from 'node:vm';
 import { EngramError } from '../../kernel/errors.js';
 import { looksBinary, readProjectFile, type SandboxLimits } from './sandbox-files.js';
-import { checkProjectPath, isSecretPath, type SandboxRoot } from './sandbox-paths.js';
+import { isSecretPath } from '../../privacy/secret-files.js';
+import { checkProjectPath, type SandboxRoot } from './sandbox-paths.js';
 
 export interface SearchInput {
   pattern: unknown;

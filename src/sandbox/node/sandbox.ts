@@ -5,8 +5,9 @@ import type { ToolDefinition } from '../../contracts/language-model.js';
 import { splitCommandLine } from '../sandbox-command-line.js';
 import { GIT_SUBCOMMANDS, planCommand, SANDBOX_COMMANDS } from '../sandbox-commands.js';
 import { listDirectoryTool, readFileTool, type SandboxLimits } from './sandbox-files.js';
-import { checkProjectPath, resolveSandboxRoot, sandboxDenied, type SandboxRoot } from './sandbox-paths.js';
-import { gitWorkTreeProblem, refuseBlobRevisions } from '../sandbox-git.js';
+import { sandboxDenied } from '../sandbox-denied.js';
+import { checkProjectPath, resolveSandboxRoot, type SandboxRoot } from './sandbox-paths.js';
+import { gitWorkTreeProblem, refuseBlobRevisions } from './sandbox-git-checks.js';
 import { findExecutable, runProcess, sandboxEnvironment } from './sandbox-process.js';
 import { searchFilesTool, type SearchInput } from './sandbox-search.js';
 

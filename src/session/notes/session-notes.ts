@@ -1,6 +1,4 @@
-import { mkdir, open, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
-import { writeFileAtomically } from '../../kernel/node/atomic-write.js';
+import { resolve } from 'node:path';
 import { EngramError, isEngramError } from '../../kernel/errors.js';
 import {
   capNotesSections,
@@ -28,9 +26,22 @@ export type SessionNotesEvent =
   | { type: 'notes-update-finished'; at: Date; lastMessageUuid: string; changedSections: string[]; truncatedSections: string[]; usage: LanguageModelUsage; aborted: boolean }
   | { type: 'notes-update-failed'; at: Date; lastMessageUuid: string; error: EngramError };
 
+/**
+ * The file access the notes need, injected so this module stays pure: `nodeNotesFiles`
+ * (src/session/node/session-notes-files.ts) on Node.
+ */
+export interface NotesFiles {
+  /** A UTF-8 file of at most `maxBytes`, or undefined when there is none; failures are EngramErrors with `code` (default STORE_ERROR). */
+  read(path: string, maxBytes: number, what: string, code?: 'STORE_ERROR' | 'CONFIG_INVALID'): Promise<string | undefined>;
+  /** Replaces the file whole and atomically, making its folder (0700) first. */
+  write(path: string, text: string): Promise<void>;
+}
+
 export interface SessionNotesOptions {
   /** The notes file (`<project>/<sessionId>/session-notes.md`). */
   path: string;
+  /** How the notes file is read and written (`nodeNotesFiles` on Node). */
+  files: NotesFiles;
   /** The parent session's model (its prompt cache serves the helper's prefix); none: notes are never updated. */
   model?: LanguageModel;
   settings: Pick<Settings, 'notes'> & Partial<Pick<Settings, 'tokens'>>;
@@ -74,6 +85,9 @@ export class SessionNotes {
       throw new EngramError('INVALID_INPUT', 'SessionNotes needs the path of the notes file (a non-empty string).');
     }
     if (!options.settings?.notes) throw new EngramError('INVALID_INPUT', 'SessionNotes needs settings with a notes section.');
+    if (typeof options.files?.read !== 'function' || typeof options.files.write !== 'function') {
+      throw new EngramError('INVALID_INPUT', 'SessionNotes needs files { read, write } (nodeNotesFiles on Node).');
+    }
     if (options.template !== undefined) checkTemplate(options.template, 'The notes template given');
     if (options.prompt !== undefined) checkPrompt(options.prompt, 'The notes prompt given');
     this.path = resolve(options.path);
@@ -104,7 +118,7 @@ export class SessionNotes {
   /** The notes as they stand: the file, or the template while there is none. */
   async read(): Promise<string> {
     await this.#restoreState();
-    const text = await readLimited(this.path, this.#options.settings.notes.maxFileBytes, 'The session notes');
+    const text = await this.#options.files.read(this.path, this.#options.settings.notes.maxFileBytes, 'The session notes');
     return text ?? (await this.#load()).template;
   }
 
@@ -256,7 +270,7 @@ export class SessionNotes {
     if (this.#stateRestored) return;
     this.#stateRestored = true;
     try {
-      const saved = JSON.parse((await readLimited(this.statePath, 64 * 1024, 'The session notes state')) ?? 'null') as { lastSummarizedUuid?: unknown } | null;
+      const saved = JSON.parse((await this.#options.files.read(this.statePath, 64 * 1024, 'The session notes state')) ?? 'null') as { lastSummarizedUuid?: unknown } | null;
       const uuid = saved?.lastSummarizedUuid;
       if (this.#lastSummarizedUuid === undefined && typeof uuid === 'string' && uuid !== '' && uuid.length <= MAX_UUID_LENGTH) this.#lastSummarizedUuid = uuid;
     } catch {
@@ -265,13 +279,11 @@ export class SessionNotes {
   }
 
   async #saveState(uuid: string): Promise<void> {
-    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-    await writeFileAtomically(this.statePath, `${JSON.stringify({ lastSummarizedUuid: uuid, updatedAt: this.#now().toISOString() })}\n`);
+    await this.#options.files.write(this.statePath, `${JSON.stringify({ lastSummarizedUuid: uuid, updatedAt: this.#now().toISOString() })}\n`);
   }
 
   async #write(text: string): Promise<void> {
-    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-    await writeFileAtomically(this.path, text);
+    await this.#options.files.write(this.path, text);
   }
 
   /** The template and prompt: given, else from the files the settings name, else the defaults. */
@@ -280,12 +292,12 @@ export class SessionNotes {
     const { notes } = this.#options.settings;
     let template = this.#options.template;
     if (template === undefined && notes.templatePath) {
-      template = await readSetting(notes.templatePath, 'notes.templatePath', notes.maxFileBytes);
+      template = await readSetting(this.#options.files, notes.templatePath, 'notes.templatePath', notes.maxFileBytes);
       checkTemplate(template, `The notes template ${notes.templatePath} (notes.templatePath)`);
     }
     let prompt = this.#options.prompt;
     if (prompt === undefined && notes.promptPath) {
-      prompt = await readSetting(notes.promptPath, 'notes.promptPath', notes.maxFileBytes);
+      prompt = await readSetting(this.#options.files, notes.promptPath, 'notes.promptPath', notes.maxFileBytes);
       checkPrompt(prompt, `The notes prompt ${notes.promptPath} (notes.promptPath)`);
     }
     // Kept only once every file read well: a broken file is read again after the user fixes it.
@@ -310,37 +322,10 @@ function checkPrompt(prompt: unknown, what: string): void {
   if (typeof prompt !== 'string' || prompt.trim() === '') throw new EngramError('CONFIG_INVALID', `${what} is empty: write the update instructions, or leave notes.promptPath empty for the default.`);
 }
 
-async function readSetting(path: string, setting: string, maxBytes: number): Promise<string> {
-  const text = await readLimited(resolve(path), maxBytes, `The file ${setting} names`, 'CONFIG_INVALID');
+async function readSetting(files: NotesFiles, path: string, setting: string, maxBytes: number): Promise<string> {
+  const text = await files.read(resolve(path), maxBytes, `The file ${setting} names`, 'CONFIG_INVALID');
   if (text === undefined) throw new EngramError('CONFIG_INVALID', `${setting} names ${path}, which does not exist; fix the path or set it to '' for the default.`);
   return text;
-}
-
-/** A UTF-8 file of at most `maxBytes`, or undefined when there is none. */
-async function readLimited(path: string, maxBytes: number, what: string, code: 'STORE_ERROR' | 'CONFIG_INVALID' = 'STORE_ERROR'): Promise<string | undefined> {
-  let handle;
-  try {
-    // Checked before opening: opening a FIFO would wait for a writer.
-    if (!(await stat(path)).isFile()) throw new EngramError(code, `${what} (${path}) is not a regular file; remove it or point the setting at a file.`);
-    handle = await open(path, 'r');
-  } catch (error) {
-    if (isEngramError(error)) throw error;
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new EngramError(code, `${what} (${path}) could not be read (${(error as NodeJS.ErrnoException).code ?? String(error)}).`, { cause: error });
-  }
-  try {
-    const info = await handle.stat();
-    if (!info.isFile()) throw new EngramError(code, `${what} (${path}) is not a regular file; remove it or point the setting at a file.`);
-    if (info.size > maxBytes) {
-      throw new EngramError('PAYLOAD_TOO_LARGE', `${what} (${path}) is ${info.size} bytes, over notes.maxFileBytes (${maxBytes}); shorten the file or raise the setting.`);
-    }
-    return await handle.readFile('utf8');
-  } catch (error) {
-    if (isEngramError(error)) throw error;
-    throw new EngramError(code, `${what} (${path}) could not be read (${(error as NodeJS.ErrnoException).code ?? String(error)}).`, { cause: error });
-  } finally {
-    await handle.close();
-  }
 }
 
 /** Refuses an update whose request (the parent's context, the instruction, the output cap) would not fit the window. */
@@ -359,4 +344,3 @@ function asEngramError(error: unknown): EngramError {
   if (isEngramError(error)) return error;
   return new EngramError('INTERNAL', `The session notes update failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
 }
-

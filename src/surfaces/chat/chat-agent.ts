@@ -4,7 +4,7 @@ import { listSessions, type SessionSummary } from '../../session/node/session-li
 import type { ContextUsage } from '../../session/context-budget.js';
 import { EngramError, isEngramError } from '../../kernel/errors.js';
 import type { Engram } from '../../engram.js';
-import { Extractor } from '../../extraction/extractor.js';
+import type { Extractor } from '../../extraction/extractor.js';
 import type { WrittenMemory } from '../../extraction/extraction-report.js';
 import { findForgetTarget, type ForgetCandidate } from '../../remember/explicit-memory-writes.js';
 import type { LanguageModel, SystemBlock, ToolUseBlock } from '../../contracts/language-model.js';
@@ -14,6 +14,7 @@ import type { OpenedSession } from '../../node/session-open.js';
 import type { Session } from '../../session/session.js';
 import { sessionConversation } from './chat-conversation.js';
 import { CHAT_SYSTEM_PROMPT, openChatSession, systemPrompt } from './chat-session-setup.js';
+import { createExtractor } from '../../node/create-extractor.js';
 
 export { CHAT_SYSTEM_PROMPT };
 
@@ -105,7 +106,7 @@ export class ChatAgent {
     this.#extractor =
       options.extraction === false
         ? undefined
-        : new Extractor({
+        : createExtractor({
             engram: options.engram,
             ...(sideModel && { model: sideModel }),
             projectRoot,

@@ -2,10 +2,10 @@ import type { Writable } from 'node:stream';
 import type { Engram } from '../../engram.js';
 import type { AgingReport } from '../../maintenance/age-memories.js';
 import { startAgingSchedule, type AgingSchedule, type IntervalTimers } from '../../maintenance/aging-schedule.js';
-import { Extractor } from '../../extraction/extractor.js';
 import { openEngram } from '../../node/open-engram.js';
 import { packageVersion } from '../../node/package-version.js';
 import { startServer, type RunningServer } from './http-server.js';
+import { createExtractor } from '../../node/create-extractor.js';
 
 export interface ServeCommandOptions {
   cwd?: string;
@@ -50,7 +50,7 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
   // Extraction runs in the service: POST /v1/turns queues a turn, and this worker also drains
   // jobs other processes (hooks, the CLI) queued in the same store. Offline it applies explicit
   // statements only.
-  const extractor = new Extractor({
+  const extractor = createExtractor({
     engram: opened.engram,
     ...(opened.engram.model && { model: opened.engram.model }),
     projectRoot: options.cwd ?? process.cwd(),

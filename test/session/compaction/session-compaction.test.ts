@@ -14,6 +14,7 @@ import type { SessionMessage } from '../../../src/contracts/session-message.js';
 import { SessionNotes } from '../../../src/session/notes/session-notes.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
+import { nodeNotesFiles } from '../../../src/session/node/session-notes-files.js';
 
 const SYSTEM: SystemBlock[] = [{ text: 'You are a coding agent working in /repo.', cache: true }];
 const TOOLS: ToolDefinition[] = [
@@ -100,7 +101,7 @@ const lastUserText = (index: number): string => {
 
 /** Real SessionNotes over a file in the temp dir, updated once through the loopback server. */
 async function notesUpdatedAt(messages: SessionMessage[], uuid: string, sections: string, delayMs?: number): Promise<SessionNotes> {
-  const notes = new SessionNotes({ path: join(directory, 'session-notes.md'), model: model(), settings: DEFAULT_SETTINGS });
+  const notes = new SessionNotes({ path: join(directory, 'session-notes.md'), files: nodeNotesFiles, model: model(), settings: DEFAULT_SETTINGS });
   server.script({ message: { text: sections }, ...(delayMs !== undefined && { delayMs }) });
   const upTo = messages.findIndex((item) => item.uuid === uuid) + 1;
   await notes.update({ system: SYSTEM, tools: TOOLS, messages: wire(messages.slice(0, upTo)) }, uuid);
@@ -411,7 +412,7 @@ describe('failures and bad input', () => {
   it('offline with no notes content: a clear error, messages unchanged, counted once', async () => {
     const messages = conversation();
     const before = JSON.stringify(messages);
-    const notes = new SessionNotes({ path: join(directory, 'none', 'session-notes.md'), settings: DEFAULT_SETTINGS });
+    const notes = new SessionNotes({ path: join(directory, 'none', 'session-notes.md'), files: nodeNotesFiles, settings: DEFAULT_SETTINGS });
     const subject = compactor({ model: undefined });
     const error = await subject.compact(input(messages, { notes })).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(EngramError);

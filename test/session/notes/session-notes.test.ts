@@ -20,6 +20,7 @@ import { SessionNotes, type SessionNotesEvent, type SessionNotesOptions } from '
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
 import { ScriptedLanguageModel, type ScriptedAnswer } from '../../../src/testing/scripted-language-model.js';
+import { nodeNotesFiles } from '../../../src/session/node/session-notes-files.js';
 
 let directory: string;
 let path: string;
@@ -66,10 +67,10 @@ function waitingModel(answer: ScriptedAnswer): { model: ScriptedLanguageModel; a
   return { model, arrived: arrival.promise, release: release.open };
 }
 
-function collect(options: Omit<SessionNotesOptions, 'path' | 'settings'> & { settings?: SessionNotesOptions['settings'] } = {}) {
+function collect(options: Omit<SessionNotesOptions, 'path' | 'settings' | 'files'> & { settings?: SessionNotesOptions['settings'] } = {}) {
   const errors: EngramError[] = [];
   const events: SessionNotesEvent[] = [];
-  const notes = new SessionNotes({ path, settings: settings(), onError: (error) => errors.push(error), onEvent: (event) => events.push(event), ...options });
+  const notes = new SessionNotes({ path, files: nodeNotesFiles, settings: settings(), onError: (error) => errors.push(error), onEvent: (event) => events.push(event), ...options });
   return { notes, errors, events };
 }
 
@@ -165,7 +166,7 @@ describe('session notes updates in the background', () => {
     expect(notes.shouldUpdate()).toBe(true);
 
     // A listener that throws cannot turn a failure into an unhandled rejection.
-    const throwing = new SessionNotes({ path, settings: settings(), model: new ScriptedLanguageModel({ script: [{ error: new Error('boom') }] }), onError: () => {
+    const throwing = new SessionNotes({ path, files: nodeNotesFiles, settings: settings(), model: new ScriptedLanguageModel({ script: [{ error: new Error('boom') }] }), onError: () => {
       throw new Error('listener');
     } });
     await throwing.update(prefix, 'm2');
@@ -258,14 +259,14 @@ describe('session notes across a resume', () => {
     expect(JSON.parse(await readFile(first.notes.statePath, 'utf8'))).toMatchObject({ lastSummarizedUuid: 'message-7' });
     expect((await stat(first.notes.statePath)).mode & 0o777).toBe(0o600);
 
-    const resumed = new SessionNotes({ path, settings: settings() });
+    const resumed = new SessionNotes({ path, files: nodeNotesFiles, settings: settings() });
     expect(resumed.lastSummarizedUuid).toBeUndefined();
     expect(await resumed.hasContent()).toBe(true);
     expect(resumed.lastSummarizedUuid).toBe('message-7');
 
     // A damaged state file is no state, never an error.
     await writeFile(first.notes.statePath, '{"lastSummarizedUuid": 12');
-    const damaged = new SessionNotes({ path, settings: settings() });
+    const damaged = new SessionNotes({ path, files: nodeNotesFiles, settings: settings() });
     expect(await damaged.hasContent()).toBe(true);
     expect(damaged.lastSummarizedUuid).toBeUndefined();
   });
@@ -294,7 +295,7 @@ describe('session notes caps', () => {
     // Under the caps, the prompt asks for no condensing.
     await writeFile(path, DEFAULT_SESSION_NOTES_TEMPLATE);
     const calm = new ScriptedLanguageModel({ script: ['<no-changes/>'] });
-    const quiet = new SessionNotes({ path, settings: settings(), model: calm });
+    const quiet = new SessionNotes({ path, files: nodeNotesFiles, settings: settings(), model: calm });
     await quiet.update(prefix, 'm3');
     await quiet.waitForIdle();
     expect(instructionOf(calm.lastRequest)).not.toMatch(/size caps|Condense/);
@@ -383,17 +384,18 @@ describe('the user\'s own template and prompt', () => {
     await emptyPrompt.notes.waitForIdle();
     expect(emptyPrompt.errors[0]).toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/is empty/) });
     expect(model.calls).toBe(0);
-    expect(() => new SessionNotes({ path, settings: settings(), template: 'plain text' })).toThrowError(/no sections/);
+    expect(() => new SessionNotes({ path, files: nodeNotesFiles, settings: settings(), template: 'plain text' })).toThrowError(/no sections/);
   });
 });
 
 describe('session notes refuse bad input and change nothing', () => {
   it.each<[string, unknown]>([
     ['no options', undefined],
-    ['an empty path', { path: '', settings: settings() }],
-    ['a path with a NUL byte', { path: 'a\0b', settings: settings() }],
-    ['no notes settings', { path: 'x.md', settings: {} }],
-    ['an empty prompt', { path: 'x.md', settings: settings(), prompt: ' ' }],
+    ['an empty path', { path: '', files: nodeNotesFiles, settings: settings() }],
+    ['a path with a NUL byte', { path: 'a\0b', files: nodeNotesFiles, settings: settings() }],
+    ['no notes settings', { path: 'x.md', files: nodeNotesFiles, settings: {} }],
+    ['no file access', { path: 'x.md', settings: settings() }],
+    ['an empty prompt', { path: 'x.md', files: nodeNotesFiles, settings: settings(), prompt: ' ' }],
   ])('the constructor refuses %s', (_, options) => {
     expect(() => new SessionNotes(options as SessionNotesOptions)).toThrowError(EngramError);
   });
@@ -440,6 +442,6 @@ describe('session notes refuse bad input and change nothing', () => {
 
     const folder = join(directory, 'folder-notes');
     await mkdir(folder);
-    await expect(new SessionNotes({ path: folder, settings: settings() }).read()).rejects.toMatchObject({ code: 'STORE_ERROR', message: expect.stringMatching(/not a regular file/) });
+    await expect(new SessionNotes({ path: folder, files: nodeNotesFiles, settings: settings() }).read()).rejects.toMatchObject({ code: 'STORE_ERROR', message: expect.stringMatching(/not a regular file/) });
   });
 });

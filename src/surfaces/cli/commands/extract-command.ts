@@ -8,6 +8,7 @@ import { Extractor } from '../../../extraction/extractor.js';
 import { singlePositional, stringOption, type CommandDefinition } from '../cli-command.js';
 import { withEngram } from '../cli-engram.js';
 import { oneLine } from '../table-format.js';
+import { createExtractor } from '../../../node/create-extractor.js';
 
 const MODES = ['cheap', 'agent'] as const;
 
@@ -41,7 +42,7 @@ export const extractCommand: CommandDefinition = {
     const { conversation } = transcript;
     return withEngram(invocation, async (opened) => {
       const model = opened.engram.model;
-      const extractor = new Extractor({ engram: opened.engram, mode, projectRoot: opened.loaded.project.root, autoStart: false, ...(model && { model }) });
+      const extractor = createExtractor({ engram: opened.engram, mode, projectRoot: opened.loaded.project.root, autoStart: false, ...(model && { model }) });
       const head = { file: path, format: transcript.format, sessionId: conversation.sessionId, mode: model ? mode : 'offline', transcriptWarnings: transcript.warnings };
       if (!model) {
         const explicit = await extractor.applyExplicitOnly(conversation);

@@ -1,10 +1,10 @@
 import { EngramError } from '../../../kernel/errors.js';
 import { EXTRACTION_QUEUE } from '../../../extraction/extraction-job-payload.js';
-import { Extractor } from '../../../extraction/extractor.js';
 import { JOB_STATES, type Job, type JobState } from '../../../contracts/memory-store.js';
 import { integerOption, stringOptions, type CommandDefinition } from '../cli-command.js';
 import { withEngram } from '../cli-engram.js';
 import { formatAge, formatTable } from '../table-format.js';
+import { createExtractor } from '../../../node/create-extractor.js';
 
 const DEFAULT_STATES: readonly JobState[] = ['pending', 'running', 'failed'];
 const DEFAULT_LIMIT = 50;
@@ -39,7 +39,7 @@ export const queueCommand: CommandDefinition = {
     if (action === 'run') {
       return withEngram(invocation, async (opened) => {
         const model = opened.engram.model;
-        const extractor = new Extractor({ engram: opened.engram, projectRoot: opened.loaded.project.root, autoStart: false, ...(model && { model }) });
+        const extractor = createExtractor({ engram: opened.engram, projectRoot: opened.loaded.project.root, autoStart: false, ...(model && { model }) });
         const outcomes = await extractor.drain();
         const data = { offline: !model, outcomes: outcomes.map((outcome) => ({ job: describeJob(outcome.job), state: outcome.state, ...(outcome.state === 'done' ? { report: outcome.report } : { error: outcome.error }) })) };
         const done = outcomes.filter((outcome) => outcome.state === 'done').length;
