@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { EngramError } from '../kernel/errors.js';
-import { DEFAULT_SETTINGS, SETTING_DEFINITIONS, SETTING_RANGES, getSetting, type Settings } from '../kernel/settings.js';
+import { DEFAULT_SETTINGS, SETTING_DEFINITIONS, findSettingDefinition, readSettingValue, type SettingDefinition, type Settings } from '../kernel/settings.js';
 import { findGitRoot, findProjectConfigFile, resolveProjectIdentity, type ProjectIdentity } from './project-identity.js';
 
 /** Where an effective setting came from, weakest first. */
@@ -56,14 +56,13 @@ export function loadSettings(options: LoadSettingsOptions = {}): LoadedSettings 
     if (!definition.env) continue;
     const raw = env[definition.env];
     if (raw === undefined || raw === '') continue;
-    setPath(settings, definition.path, coerce(definition.path, raw, `environment variable ${definition.env}`));
+    setPath(settings, definition.path, readSettingValue(definition, raw, `environment variable ${definition.env}`));
     sources[definition.path] = { kind: 'env', origin: definition.env };
   }
 
   for (const [path, value] of Object.entries(options.flags ?? {})) {
     if (value === undefined) continue;
-    assertKnown(path, 'flag');
-    setPath(settings, path, coerce(path, value, `flag for ${path}`));
+    setPath(settings, path, readSettingValue(definitionOf(path, 'flag'), value, `flag for ${path}`));
     sources[path] = { kind: 'flag' };
   }
 
@@ -95,8 +94,7 @@ function applyLayer(
   if (!layer) return;
   for (const [path, value] of flatten(layer)) {
     if (path === '$schema') continue;
-    assertKnown(path, source.origin ?? source.kind);
-    setPath(settings, path, coerce(path, value, `${path} in ${source.origin}`));
+    setPath(settings, path, readSettingValue(definitionOf(path, source.origin ?? source.kind), value, `${path} in ${source.origin}`));
     sources[path] = source;
   }
 }
@@ -111,52 +109,11 @@ function flatten(object: Record<string, unknown>, prefix = ''): Array<[string, u
   return entries;
 }
 
-const knownPaths = new Set(SETTING_DEFINITIONS.map((definition) => definition.path));
-
-function assertKnown(path: string, where: string): void {
-  if (!knownPaths.has(path)) {
-    throw new EngramError('CONFIG_INVALID', `Unknown setting "${path}" (from ${where}); run "engram config" to list the settings.`);
-  }
-}
-
-/** Converts a raw value to the type of the setting's default, refusing what does not fit. */
-function coerce(path: string, value: unknown, where: string): unknown {
-  const fallback = getSetting(DEFAULT_SETTINGS, path);
-  if (typeof fallback === 'number') {
-    const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-    if (typeof number !== 'number' || !Number.isFinite(number) || number < 0) {
-      throw new EngramError('CONFIG_INVALID', `Invalid ${where}: ${JSON.stringify(value)} is not a non-negative number.`);
-    }
-    return checkRange(path, number, where);
-  }
-  if (typeof fallback === 'string') {
-    if (typeof value !== 'string') throw new EngramError('CONFIG_INVALID', `Invalid ${where}: expected a string.`);
-    return value;
-  }
-  if (typeof fallback === 'boolean') {
-    // Environment variables and flags arrive as text.
-    if (value === true || value === 'true' || value === '1') return true;
-    if (value === false || value === 'false' || value === '0') return false;
-    throw new EngramError('CONFIG_INVALID', `Invalid ${where}: ${JSON.stringify(value)} is not true or false.`);
-  }
-  if (Array.isArray(fallback)) {
-    const list = typeof value === 'string' ? value.split(',').map((part) => Number(part.trim())) : value;
-    if (!Array.isArray(list) || list.some((item) => typeof item !== 'number' || !Number.isFinite(item) || item < 0)) {
-      throw new EngramError('CONFIG_INVALID', `Invalid ${where}: expected a list of non-negative numbers.`);
-    }
-    return list.map((item: number) => checkRange(path, item, where));
-  }
-  return value;
-}
-
-function checkRange(path: string, value: number, where: string): number {
-  const range = SETTING_RANGES[path] ?? {};
-  const minimum = range.minimum ?? 0;
-  if (value < minimum || (range.maximum !== undefined && value > range.maximum) || (range.integer && !Number.isInteger(value))) {
-    const bounds = range.maximum === undefined ? `at least ${minimum}` : `from ${minimum} to ${range.maximum}`;
-    throw new EngramError('CONFIG_INVALID', `Invalid ${where}: ${value} must be ${range.integer ? 'a whole number' : 'a number'} ${bounds}.`);
-  }
-  return value;
+/** The table's definition of `path` (its type, range or values decide what a layer may set it to). */
+function definitionOf(path: string, where: string): SettingDefinition {
+  const definition = findSettingDefinition(path);
+  if (!definition) throw new EngramError('CONFIG_INVALID', `Unknown setting "${path}" (from ${where}); run "engram config" to list the settings.`);
+  return definition;
 }
 
 function setPath(target: Settings, path: string, value: unknown): void {

@@ -1,7 +1,8 @@
 import { EngramError } from '../../kernel/errors.js';
-import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
+import { DEFAULT_SETTINGS, checkSetting } from '../../kernel/settings.js';
 import type { EmbedOptions, Embedder } from '../../contracts/embedder.js';
-import { abortableSleep } from '../http/abortable-sleep.js';
+import { checkBaseUrl } from '../http/base-url.js';
+import { HttpRequestPolicy, HttpStatusError, gaveUpNote, networkReason, redact, type AttemptFailure, type HttpFailureReport } from '../http/request-policy.js';
 
 export interface OpenAiCompatibleEmbedderOptions {
   /** The API root that `/embeddings` hangs off: https://api.openai.com/v1, http://localhost:11434/v1 (Ollama), a vLLM, LM Studio or TEI server. */
@@ -13,9 +14,9 @@ export interface OpenAiCompatibleEmbedderOptions {
   dimensions?: number;
   /** Texts per request. */
   batchSize?: number;
-  /** How long one request (answer included) may take before it counts as failed. */
+  /** How long one request (answer included) may take before it counts as failed (and is tried again). */
   timeoutMs?: number;
-  /** Retries after 429, 408, 5xx, timeouts and network errors. */
+  /** Retries after 429, 408, 409, 425, 5xx, timeouts and network errors. */
   maxRetries?: number;
   retryBaseDelayMs?: number;
   retryMaxDelayMs?: number;
@@ -31,13 +32,13 @@ interface WireEmbedding {
 }
 
 const defaults = DEFAULT_SETTINGS.embedding;
-const RETRYABLE_STATUS = new Set([408, 409, 425, 429]);
-const ERROR_TEXT_LIMIT = 300;
 
 /**
  * An embedder over the OpenAI-compatible `POST {baseUrl}/embeddings` wire format, with global
- * fetch and no SDK: batching, a timeout per request, exponential backoff on 429/5xx/network
- * errors (honouring Retry-After), and a clear error when vectors have an unexpected length.
+ * fetch and no SDK: batching, and engram's HTTP request policy with the `embedding.*` settings
+ * (a timeout per request, exponential backoff without jitter on 429/5xx/timeouts/network errors,
+ * Retry-After honoured up to `retryMaxDelayMs`), and a clear error when vectors have an unexpected
+ * length. Failures are EMBEDDING_FAILED; an abort rejects with the signal's reason.
  * @example
  * const embedder = new OpenAiCompatibleEmbedder({ baseUrl: 'http://localhost:11434/v1', model: 'nomic-embed-text' });
  * const [vector] = await embedder.embed(['The user prefers tabs.']);
@@ -49,31 +50,40 @@ export class OpenAiCompatibleEmbedder implements Embedder {
   readonly #configuredDimensions: number | undefined;
   #learnedDimensions: number | undefined;
   readonly #batchSize: number;
-  readonly #timeoutMs: number;
-  readonly #maxRetries: number;
-  readonly #retryBaseDelayMs: number;
-  readonly #retryMaxDelayMs: number;
+  readonly #policy: HttpRequestPolicy;
+  readonly #report: HttpFailureReport;
   readonly #fetch: typeof fetch;
-  readonly #sleep: (milliseconds: number, signal?: AbortSignal) => Promise<void>;
 
   constructor(options: OpenAiCompatibleEmbedderOptions) {
     if (options === null || typeof options !== 'object') throw configInvalid('The embedder takes an options object with baseUrl and model.');
-    this.#endpoint = `${checkBaseUrl(options.baseUrl)}/embeddings`;
+    const baseUrl = checkBaseUrl(options.baseUrl, {
+      setting: 'embedding.baseUrl',
+      example: 'https://api.openai.com/v1 or http://localhost:11434/v1',
+      keySetting: 'embedding.apiKey',
+    });
+    this.#endpoint = `${baseUrl}/embeddings`;
     if (typeof options.model !== 'string' || options.model.trim() === '' || options.model.length > 200) {
       throw configInvalid('Set embedding.model to the embedding model id (e.g. text-embedding-3-small, nomic-embed-text).');
     }
     this.model = options.model;
     if (options.apiKey !== undefined && typeof options.apiKey !== 'string') throw configInvalid('embedding.apiKey must be a string.');
     this.#apiKey = options.apiKey === '' ? undefined : options.apiKey;
-    const dimensions = wholeNumber(options.dimensions ?? 0, 'embedding.dimensions', 0, 65_536);
+    const dimensions = checkSetting('embedding.dimensions', options.dimensions ?? 0);
     this.#configuredDimensions = dimensions === 0 ? undefined : dimensions;
-    this.#batchSize = wholeNumber(options.batchSize ?? defaults.batchSize, 'embedding.batchSize', 1, 2_048);
-    this.#timeoutMs = wholeNumber(options.timeoutMs ?? defaults.timeoutMs, 'embedding.timeoutMs', 1, 3_600_000);
-    this.#maxRetries = wholeNumber(options.maxRetries ?? defaults.maxRetries, 'embedding.maxRetries', 0, 20);
-    this.#retryBaseDelayMs = wholeNumber(options.retryBaseDelayMs ?? defaults.retryBaseDelayMs, 'embedding.retryBaseDelayMs', 0, 3_600_000);
-    this.#retryMaxDelayMs = wholeNumber(options.retryMaxDelayMs ?? defaults.retryMaxDelayMs, 'embedding.retryMaxDelayMs', 0, 3_600_000);
+    this.#batchSize = checkSetting('embedding.batchSize', options.batchSize ?? defaults.batchSize);
+    this.#policy = new HttpRequestPolicy({
+      attemptTimeoutMs: checkSetting('embedding.timeoutMs', options.timeoutMs ?? defaults.timeoutMs),
+      maxRetries: checkSetting('embedding.maxRetries', options.maxRetries ?? defaults.maxRetries),
+      retryBaseDelayMs: checkSetting('embedding.retryBaseDelayMs', options.retryBaseDelayMs ?? defaults.retryBaseDelayMs),
+      retryMaxDelayMs: checkSetting('embedding.retryMaxDelayMs', options.retryMaxDelayMs ?? defaults.retryMaxDelayMs),
+      // Mostly background work (a write's vector, reindex), one request at a time: a plain doubling backoff,
+      // and a Retry-After beyond the cap is waited out at the cap rather than costing the vector.
+      jitter: 'none',
+      retryAfterBeyondMax: 'wait-max',
+      sleep: options.sleep,
+    });
+    this.#report = this.#failureReport();
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
-    this.#sleep = options.sleep ?? abortableSleep;
   }
 
   get dimensions(): number | undefined {
@@ -93,56 +103,71 @@ export class OpenAiCompatibleEmbedder implements Embedder {
 
   async #embedBatch(texts: readonly string[], signal: AbortSignal | undefined): Promise<Float32Array[]> {
     const body = JSON.stringify({ model: this.model, input: texts, encoding_format: 'float' });
-    for (let attempt = 0; ; attempt += 1) {
-      signal?.throwIfAborted();
-      const outcome = await this.#attempt(body, signal);
-      if (outcome.kind === 'ok') return this.#parse(outcome.payload, texts.length);
-      if (!outcome.retryable || attempt >= this.#maxRetries) throw outcome.error;
-      const backoff = Math.min(this.#retryMaxDelayMs, this.#retryBaseDelayMs * 2 ** attempt);
-      await this.#sleep(outcome.retryAfterMs === undefined ? backoff : Math.min(this.#retryMaxDelayMs, outcome.retryAfterMs), signal);
+    const payload = await this.#policy.run((attemptSignal) => this.#post(body, attemptSignal), { signal }, this.#report);
+    return this.#parse(payload, texts.length);
+  }
+
+  /** One request: the parsed JSON body of a 2xx answer; an HttpStatusError for any other status. */
+  async #post(body: string, signal: AbortSignal): Promise<unknown> {
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+    if (this.#apiKey !== undefined) headers.authorization = `Bearer ${this.#apiKey}`;
+    const response = await this.#fetch(this.#endpoint, { method: 'POST', headers, body, signal });
+    const text = await response.text();
+    if (!response.ok) throw new HttpStatusError(response, text);
+    try {
+      return JSON.parse(text);
+    } catch {
+      // Thrown as an EngramError, so the policy does not try again: the same server would answer the same.
+      throw this.#failure(`answered ${response.status} with a body that is not JSON: ${this.#clean(text)}`);
     }
   }
 
-  async #attempt(
-    body: string,
-    signal: AbortSignal | undefined,
-  ): Promise<{ kind: 'ok'; payload: unknown } | { kind: 'failed'; error: EngramError; retryable: boolean; retryAfterMs?: number }> {
-    const controller = new AbortController();
-    const onAbort = (): void => controller.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.#timeoutMs);
-    try {
-      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
-      if (this.#apiKey !== undefined) headers.authorization = `Bearer ${this.#apiKey}`;
-      const response = await this.#fetch(this.#endpoint, { method: 'POST', headers, body, signal: controller.signal });
-      const text = await response.text();
-      if (response.ok) {
-        try {
-          return { kind: 'ok', payload: JSON.parse(text) };
-        } catch {
-          return { kind: 'failed', retryable: false, error: this.#failure(`answered ${response.status} with a body that is not JSON: ${snippet(text)}`) };
+  /** The embedder's failures in its own terms: EMBEDDING_FAILED naming the endpoint and the setting to check; an abort is the signal's reason. */
+  #failureReport(): HttpFailureReport {
+    return {
+      describe: (error): AttemptFailure =>
+        error instanceof HttpStatusError
+          ? { kind: 'http', status: error.status, statusText: error.statusText, headers: error.headers, message: this.#errorMessage(error.body) }
+          : { kind: 'network', message: networkReason(error), cause: error },
+      failed: (failure, { gaveUp }) => {
+        const note = gaveUp ? ` ${gaveUpNote(gaveUp, 'embedding')}` : '';
+        switch (failure.kind) {
+          case 'http':
+            return this.#failure(`answered ${failure.status} ${failure.statusText ?? ''}: ${failure.message}${hintFor(failure.status)}${note}`, { status: failure.status });
+          case 'timeout':
+            return this.#failure(`did not answer within ${failure.timeoutMs} ms (embedding.timeoutMs)${note}`);
+          case 'network':
+            return this.#failure(`could not be reached (${failure.message})${note}`, undefined, failure.cause);
+          default:
+            return this.#failure(`failed: ${this.#clean(failure.message)}${note}`);
         }
+      },
+      aborted: (signal) => signal?.reason,
+      // No budget spans the tries of one batch (each request has its own), so this is not reached; it reads like a try that ran out.
+      timedOut: (budget) => this.#failure(`did not answer within ${budget} ms (embedding.timeoutMs)`),
+    };
+  }
+
+  /** The message of an error body: OpenAI's `{error:{message}}`, TEI's and Ollama's `{error:"…"}`, or the text itself. */
+  #errorMessage(text: string): string {
+    try {
+      const body = JSON.parse(text) as { error?: unknown; message?: unknown; detail?: unknown };
+      const error = body?.error;
+      if (typeof error === 'string') return this.#clean(error);
+      if (error !== null && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') {
+        return this.#clean((error as { message: string }).message);
       }
-      const retryable = RETRYABLE_STATUS.has(response.status) || response.status >= 500;
-      const retryAfterMs = retryAfter(response.headers);
-      return {
-        kind: 'failed',
-        retryable,
-        ...(retryAfterMs !== undefined && { retryAfterMs }),
-        error: this.#failure(`answered ${response.status} ${response.statusText}: ${errorMessage(text)}${hintFor(response.status)}`, { status: response.status }),
-      };
-    } catch (error) {
-      if (signal?.aborted) throw signal.reason;
-      const reason = timedOut ? `did not answer within ${this.#timeoutMs} ms (embedding.timeoutMs)` : `could not be reached (${describeNetworkError(error)})`;
-      return { kind: 'failed', retryable: true, error: this.#failure(reason, undefined, error) };
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      if (typeof body?.message === 'string') return this.#clean(body.message);
+      if (typeof body?.detail === 'string') return this.#clean(body.detail);
+    } catch {
+      // Not JSON: show the text.
     }
+    return this.#clean(text) || '(no message)';
+  }
+
+  /** Server text fit for a message: on one line, cut, and without the API key. */
+  #clean(text: string): string {
+    return redact(text, this.#apiKey === undefined ? [] : [this.#apiKey]);
   }
 
   #parse(payload: unknown, expected: number): Float32Array[] {
@@ -199,75 +224,12 @@ export class OpenAiCompatibleEmbedder implements Embedder {
   }
 }
 
-function checkBaseUrl(value: unknown): string {
-  let url: URL | undefined;
-  try {
-    url = typeof value === 'string' ? new URL(value) : undefined;
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw configInvalid(
-      `Invalid embedding.baseUrl ${JSON.stringify(String(value).slice(0, 120))}: an http(s) URL such as https://api.openai.com/v1 or http://localhost:11434/v1.`,
-    );
-  }
-  if (url.username !== '' || url.password !== '') throw configInvalid('embedding.baseUrl must not carry credentials; set embedding.apiKey instead.');
-  return url.href.replace(/\/+$/, '');
-}
-
-function wholeNumber(value: unknown, name: string, minimum: number, maximum: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum || value > maximum) {
-    throw configInvalid(`Invalid ${name} ${JSON.stringify(value)}: a whole number from ${minimum} to ${maximum}.`);
-  }
-  return value;
-}
-
 function configInvalid(message: string): EngramError {
   return new EngramError('CONFIG_INVALID', message);
-}
-
-/** Retry-After in milliseconds: OpenAI's `retry-after-ms`, else seconds or an HTTP date. */
-function retryAfter(headers: Headers): number | undefined {
-  const milliseconds = Number(headers.get('retry-after-ms') ?? Number.NaN);
-  if (Number.isFinite(milliseconds) && milliseconds >= 0) return milliseconds;
-  const raw = headers.get('retry-after');
-  if (raw === null || raw.trim() === '') return undefined;
-  const seconds = Number(raw);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1_000;
-  const date = Date.parse(raw);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-/** The message of an error body: OpenAI's `{error:{message}}`, TEI's and Ollama's `{error:"…"}`, or the text itself. */
-function errorMessage(text: string): string {
-  try {
-    const body = JSON.parse(text) as { error?: unknown; message?: unknown; detail?: unknown };
-    const error = body?.error;
-    if (typeof error === 'string') return snippet(error);
-    if (error !== null && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') {
-      return snippet((error as { message: string }).message);
-    }
-    if (typeof body?.message === 'string') return snippet(body.message);
-    if (typeof body?.detail === 'string') return snippet(body.detail);
-  } catch {
-    // Not JSON: show the text.
-  }
-  return snippet(text) || '(no message)';
 }
 
 function hintFor(status: number): string {
   if (status === 401 || status === 403) return ' Check embedding.apiKey.';
   if (status === 404) return ' Check embedding.baseUrl (the API root, e.g. ending in /v1) and embedding.model.';
   return '';
-}
-
-function snippet(text: string): string {
-  const clean = text.replace(/\s+/g, ' ').trim();
-  return clean.length > ERROR_TEXT_LIMIT ? `${clean.slice(0, ERROR_TEXT_LIMIT)}…` : clean;
-}
-
-function describeNetworkError(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
-  if (typeof cause?.code === 'string') return cause.code;
-  return error instanceof Error ? error.message : String(error);
 }

@@ -14,8 +14,10 @@ import type {
 } from '../../contracts/language-model.js';
 import { JSON_ANSWER_INSTRUCTION } from './json-answer.js';
 import { checkLanguageModelRequest } from './language-model-request-check.js';
-import { checkApiKey, checkBaseUrl, checkModelId, describeEndpoint, type ModelAdapterOptions } from './model-adapter-options.js';
-import { ModelRequestPolicy, describeNonSdkError, networkReason, type AttemptFailure, type ModelCallContext } from '../http/request-policy.js';
+import { checkApiKey, checkModelId, type ModelAdapterOptions } from './model-adapter-options.js';
+import { checkBaseUrl, describeEndpoint } from '../http/base-url.js';
+import { describeNonSdkError, networkReason, type AttemptFailure, type HttpRequestPolicy } from '../http/request-policy.js';
+import { modelFailureReport, modelRequestPolicy, type ModelCallContext } from './model-call-policy.js';
 import { collectMessageStream } from './anthropic-message-stream.js';
 import { CONTEXT_MANAGEMENT_BETA, StreamCutShort, TextDeltaRelay, checkStreamingAndContextEditing, readAppliedEdits, toContextManagement } from './model-streaming-request.js';
 
@@ -38,7 +40,7 @@ const loadSdk = (): Promise<AnthropicSdk> => (sdkLoading ??= import('@anthropic-
 
 /**
  * A LanguageModel over Anthropic's Messages API through the official SDK (its retries off: engram's
- * ModelRequestPolicy retries). System blocks marked `cache: true` become `cache_control` breakpoints,
+ * HTTP request policy retries). System blocks marked `cache: true` become `cache_control` breakpoints,
  * so a stable prefix (instructions, the MEMORY.md index) is served from the prompt cache. JSON answers
  * are asked for in an uncached instruction after the prefix (no prefill, which newer models refuse)
  * and checked: text that is not JSON is MODEL_OUTPUT_INVALID with the raw text in `details.text`.
@@ -53,20 +55,23 @@ export class AnthropicLanguageModel implements LanguageModel {
   readonly #apiKey: string | undefined;
   readonly #fetch: typeof fetch | undefined;
   readonly #cacheTtl: '5m' | '1h';
-  readonly #policy: ModelRequestPolicy;
+  readonly #policy: HttpRequestPolicy;
+  readonly #timeoutMs: number;
   #client: Anthropic | undefined;
 
   constructor(options: AnthropicLanguageModelOptions) {
     if (options === null || typeof options !== 'object') throw new EngramError('CONFIG_INVALID', 'AnthropicLanguageModel takes an options object with a model id.');
     this.modelId = checkModelId(options.model, 'set model.model / ENGRAM_MODEL to an Anthropic model id, e.g. claude-sonnet-5-5.');
     this.#apiKey = checkApiKey(options.apiKey, 'The Anthropic API key (ANTHROPIC_API_KEY or model.apiKey)');
-    this.baseUrl = checkBaseUrl(options.baseUrl, DEFAULT_BASE_URL, 'Anthropic base URL (ANTHROPIC_BASE_URL or model.baseUrl)');
+    this.baseUrl = checkBaseUrl(options.baseUrl, { setting: 'Anthropic base URL (ANTHROPIC_BASE_URL or model.baseUrl)', example: DEFAULT_BASE_URL, fallback: DEFAULT_BASE_URL, keySetting: 'the API key' });
     if (options.cacheTtl !== undefined && options.cacheTtl !== '5m' && options.cacheTtl !== '1h') {
       throw new EngramError('CONFIG_INVALID', `cacheTtl is "5m" or "1h", got ${JSON.stringify(options.cacheTtl)}.`);
     }
     this.#cacheTtl = options.cacheTtl ?? '5m';
     this.#fetch = options.fetch;
-    this.#policy = new ModelRequestPolicy(options);
+    const { policy, timeoutMs } = modelRequestPolicy(options);
+    this.#policy = policy;
+    this.#timeoutMs = timeoutMs;
   }
 
   async generate(request: LanguageModelRequest): Promise<LanguageModelResponse> {
@@ -80,7 +85,7 @@ export class AnthropicLanguageModel implements LanguageModel {
       // The SDK's own timeout stays above the policy's, so the policy decides and reports it.
       (signal, remainingMs) => this.#attempt(client, body, request, context, { signal, timeout: remainingMs + 1_000, maxRetries: 0 }),
       request,
-      context,
+      modelFailureReport(context),
     );
     const response = readMessage(message, request, context.service);
     const contextEdits = request.contextEditing ? readAppliedEdits((message as { context_management?: unknown }).context_management) : [];
@@ -121,7 +126,7 @@ export class AnthropicLanguageModel implements LanguageModel {
       apiKey: this.#apiKey ?? NO_KEY,
       baseURL: this.baseUrl,
       maxRetries: 0,
-      timeout: this.#policy.timeoutMs + 1_000,
+      timeout: this.#timeoutMs + 1_000,
       openTelemetry: false,
       logLevel: 'off',
       ...(this.#apiKey === undefined && { defaultHeaders: { authorization: null, 'x-api-key': null } }),

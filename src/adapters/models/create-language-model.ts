@@ -1,8 +1,8 @@
 import { EngramError } from '../../kernel/errors.js';
-import { DEFAULT_MODEL_IDS, type Settings } from '../../kernel/settings.js';
+import { DEFAULT_MODEL_IDS, MODEL_PROVIDERS, type Settings } from '../../kernel/settings.js';
 import type { LanguageModel } from '../../contracts/language-model.js';
 import { AnthropicLanguageModel } from './anthropic-language-model.js';
-import type { ModelRequestPolicyOptions } from '../http/request-policy.js';
+import type { ModelRetryOptions } from './model-call-policy.js';
 import { OpenAiCompatibleLanguageModel } from './openai-compatible-language-model.js';
 
 /** What the settings select: a provider with its model ids, endpoint and key, or none (offline) and why. */
@@ -30,17 +30,15 @@ export interface CreateLanguageModelOptions {
   /** Replaces global fetch (tests, proxies). */
   fetch?: typeof fetch;
   /** Replace the retry waits, jitter and clock (tests). */
-  sleep?: ModelRequestPolicyOptions['sleep'];
-  random?: ModelRequestPolicyOptions['random'];
-  now?: ModelRequestPolicyOptions['now'];
+  sleep?: ModelRetryOptions['sleep'];
+  random?: ModelRetryOptions['random'];
+  now?: ModelRetryOptions['now'];
 }
 
 /** The notice of offline mode: what still works, and how to configure a model. */
 export const MODEL_OFFLINE_NOTICE =
   'model-offline: no language model is configured, so engram runs offline: storage, full-text recall, explicit "remember" and transcripts work; ' +
   'LLM recall selection and extraction by a model are off. Set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL (Ollama, vLLM, LM Studio), to use a model.';
-
-const PROVIDERS = ['auto', 'anthropic', 'openai-compatible', 'none'] as const;
 
 /**
  * Which model the settings select, without creating anything. `auto` (the default) picks Anthropic
@@ -53,7 +51,7 @@ const PROVIDERS = ['auto', 'anthropic', 'openai-compatible', 'none'] as const;
 export function selectLanguageModel(settings: Pick<Settings, 'model'>): ModelSelection {
   const model = settings.model;
   const provider = model.provider as string;
-  if (!(PROVIDERS as readonly string[]).includes(provider)) {
+  if (!(MODEL_PROVIDERS as readonly string[]).includes(provider)) {
     throw new EngramError('CONFIG_INVALID', `Unknown model.provider ${JSON.stringify(String(provider).slice(0, 40))}: use auto, anthropic, openai-compatible or none.`);
   }
   if (provider === 'none') return { provider: 'none', reason: 'model.provider is none (ENGRAM_MODEL_PROVIDER)' };

@@ -1,8 +1,8 @@
 import { EngramError } from '../../kernel/errors.js';
-import type { ModelRequestPolicyOptions } from '../http/request-policy.js';
+import type { ModelRetryOptions } from './model-call-policy.js';
 
 /** What every model adapter takes besides its provider's own options. */
-export interface ModelAdapterOptions extends ModelRequestPolicyOptions {
+export interface ModelAdapterOptions extends ModelRetryOptions {
   /** The provider's model id. */
   model: string;
   /** Sent as the provider expects; empty or absent sends no credentials (local servers). */
@@ -28,27 +28,4 @@ export function checkApiKey(value: unknown, setting: string): string | undefined
     throw new EngramError('CONFIG_INVALID', `${setting} must be a single token without spaces or control characters.`);
   }
   return value;
-}
-
-/** The base URL, checked: http(s), no credentials in it, no trailing slash. */
-export function checkBaseUrl(value: unknown, fallback: string, setting: string): string {
-  if (value === undefined || value === '') return fallback;
-  let url: URL | undefined;
-  try {
-    url = typeof value === 'string' ? new URL(value) : undefined;
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new EngramError('CONFIG_INVALID', `Invalid ${setting} ${JSON.stringify(String(value).slice(0, 120))}: an http(s) URL such as ${fallback}.`);
-  }
-  if (url.username !== '' || url.password !== '') throw new EngramError('CONFIG_INVALID', `${setting} must not carry credentials; set the API key instead.`);
-  if (url.search !== '' || url.hash !== '') throw new EngramError('CONFIG_INVALID', `${setting} must not carry a query or fragment.`);
-  return url.href.replace(/\/+$/, '');
-}
-
-/** Where a URL points, for messages: origin and path, never credentials. */
-export function describeEndpoint(baseUrl: string): string {
-  const url = new URL(baseUrl);
-  return `${url.origin}${url.pathname === '/' ? '' : url.pathname}`;
 }

@@ -1,6 +1,7 @@
 import { EngramError } from '../../kernel/errors.js';
 import type { AppliedContextEdit, ContextEditingRequest, LanguageModelRequest } from '../../contracts/language-model.js';
-import { redact, type ModelCallContext } from '../http/request-policy.js';
+import { redact } from '../http/request-policy.js';
+import type { ModelCallContext } from './model-call-policy.js';
 
 /** The beta that turns on Anthropic's server-side context editing (FORMATS §4.2). */
 export const CONTEXT_MANAGEMENT_BETA = 'context-management-2025-06-27';
@@ -92,7 +93,7 @@ export class TextDeltaRelay {
   fail(error: unknown, context: ModelCallContext): unknown {
     if (!this.#delivered || this.#signal.aborted || error instanceof EngramError) return error;
     const failure = context.describe(error);
-    const said = failure.kind === 'http' ? [failure.errorType, failure.message].filter(Boolean).join(': ') : failure.message;
+    const said = failure.kind === 'http' ? [failure.errorType, failure.message].filter(Boolean).join(': ') : failure.kind === 'timeout' ? undefined : failure.message;
     const reason = redact(said ?? '', context.secrets) || 'the connection broke';
     return new EngramError('MODEL_UNAVAILABLE', `${context.service} broke off a streamed answer after part of it was shown (${reason}). It was not retried, so no text repeats: send the message again.`, {
       cause: error,

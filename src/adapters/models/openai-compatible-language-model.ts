@@ -19,8 +19,10 @@ import type {
 import { messageText, systemText } from '../../contracts/language-model-content.js';
 import { JSON_ANSWER_INSTRUCTION } from './json-answer.js';
 import { checkLanguageModelRequest } from './language-model-request-check.js';
-import { checkApiKey, checkBaseUrl, checkModelId, describeEndpoint, type ModelAdapterOptions } from './model-adapter-options.js';
-import { ModelRequestPolicy, describeNonSdkError, networkReason, type AttemptFailure, type ModelCallContext } from '../http/request-policy.js';
+import { checkApiKey, checkModelId, type ModelAdapterOptions } from './model-adapter-options.js';
+import { checkBaseUrl, describeEndpoint } from '../http/base-url.js';
+import { describeNonSdkError, networkReason, type AttemptFailure, type HttpRequestPolicy } from '../http/request-policy.js';
+import { modelFailureReport, modelRequestPolicy, type ModelCallContext } from './model-call-policy.js';
 import { StreamCutShort, TextDeltaRelay, checkStreamingAndContextEditing } from './model-streaming-request.js';
 import { collectChatCompletionStream } from './openai-chat-stream.js';
 
@@ -59,21 +61,24 @@ export class OpenAiCompatibleLanguageModel implements LanguageModel {
   readonly #apiKey: string | undefined;
   readonly #fetch: typeof fetch | undefined;
   readonly #maxTokensField: 'max_completion_tokens' | 'max_tokens';
-  readonly #policy: ModelRequestPolicy;
+  readonly #policy: HttpRequestPolicy;
+  readonly #timeoutMs: number;
   #client: OpenAI | undefined;
 
   constructor(options: OpenAiCompatibleLanguageModelOptions) {
     if (options === null || typeof options !== 'object') throw new EngramError('CONFIG_INVALID', 'OpenAiCompatibleLanguageModel takes an options object with a model id.');
     this.modelId = checkModelId(options.model, 'set model.model / ENGRAM_MODEL to the model the server serves, e.g. gpt-5.4 or llama3.1.');
     this.#apiKey = checkApiKey(options.apiKey, 'The OpenAI-compatible API key (OPENAI_API_KEY or model.apiKey)');
-    this.baseUrl = checkBaseUrl(options.baseUrl, DEFAULT_BASE_URL, 'OpenAI-compatible base URL (OPENAI_BASE_URL or model.baseUrl)');
+    this.baseUrl = checkBaseUrl(options.baseUrl, { setting: 'OpenAI-compatible base URL (OPENAI_BASE_URL or model.baseUrl)', example: DEFAULT_BASE_URL, fallback: DEFAULT_BASE_URL, keySetting: 'the API key' });
     const field = options.maxTokensField ?? 'max_completion_tokens';
     if (field !== 'max_completion_tokens' && field !== 'max_tokens') {
       throw new EngramError('CONFIG_INVALID', `maxTokensField is "max_completion_tokens" or "max_tokens", got ${JSON.stringify(field)}.`);
     }
     this.#maxTokensField = field;
     this.#fetch = options.fetch;
-    this.#policy = new ModelRequestPolicy(options);
+    const { policy, timeoutMs } = modelRequestPolicy(options);
+    this.#policy = policy;
+    this.#timeoutMs = timeoutMs;
   }
 
   async generate(request: LanguageModelRequest): Promise<LanguageModelResponse> {
@@ -87,7 +92,7 @@ export class OpenAiCompatibleLanguageModel implements LanguageModel {
     const completion = await this.#policy.run(
       (signal, remainingMs) => this.#attempt(client, body, request, context, { signal, timeout: remainingMs + 1_000, maxRetries: 0 }),
       request,
-      context,
+      modelFailureReport(context),
     );
     return readCompletion(completion, request, context.service);
   }
@@ -121,7 +126,7 @@ export class OpenAiCompatibleLanguageModel implements LanguageModel {
       adminAPIKey: null,
       webhookSecret: null,
       maxRetries: 0,
-      timeout: this.#policy.timeoutMs + 1_000,
+      timeout: this.#timeoutMs + 1_000,
       logLevel: 'off',
       ...(this.#apiKey === undefined && { defaultHeaders: { authorization: null } }),
       ...(this.#fetch && { fetch: this.#fetch }),
