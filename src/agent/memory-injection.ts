@@ -72,7 +72,12 @@ export function turnError(error: unknown): MemoryTurnError {
 }
 
 /** An injection with no memories in it. */
-export function emptyInjection(status: MemoryInjection['status'], staticPart: { text: string; tokens: number }, budget: number, warnings: string[] = [], error?: MemoryTurnError): MemoryInjection {
+export function emptyInjection(
+  status: MemoryInjection['status'],
+  staticPart: { text: string; tokens: number },
+  budget: number,
+  why: { warnings?: string[]; error?: MemoryTurnError } = {},
+): MemoryInjection {
   return {
     status,
     staticPart: staticPart.text,
@@ -80,8 +85,8 @@ export function emptyInjection(status: MemoryInjection['status'], staticPart: { 
     memories: [],
     omitted: 0,
     tokens: { staticPart: staticPart.tokens, block: 0, budget },
-    warnings,
-    ...(error && { error }),
+    warnings: why.warnings ?? [],
+    ...(why.error && { error: why.error }),
   };
 }
 

@@ -25,7 +25,8 @@ export function recallQuery(message: unknown): string {
   if (typeof message !== 'string') {
     throw new EngramError('INVALID_INPUT', `The memory turn recalls for the user's message as a string, not ${message === null ? 'null' : typeof message}.`);
   }
-  const text = message.length > QUERY_HEAD_CHARS + QUERY_TAIL_CHARS ? `${wellFormed(message.slice(0, QUERY_HEAD_CHARS))} ${wellFormed(message.slice(-QUERY_TAIL_CHARS))}` : message;
+  const huge = message.length > QUERY_HEAD_CHARS + QUERY_TAIL_CHARS;
+  const text = huge ? `${wellFormed(message.slice(0, QUERY_HEAD_CHARS))} ${wellFormed(message.slice(-QUERY_TAIL_CHARS))}` : message;
   return text.replace(CONTROL, ' ').trim();
 }
 
@@ -76,7 +77,9 @@ export function checkSurfaced(value: Iterable<string> | undefined): Set<string> 
     throw new EngramError('INVALID_INPUT', 'surfaced is a list of memory ids (from surfacedIds()).');
   }
   for (const id of value) {
-    if (typeof id !== 'string' || id === '' || id.length > MAX_ID_LENGTH) throw new EngramError('INVALID_INPUT', `Each surfaced id is a string of 1-${MAX_ID_LENGTH} characters.`);
+    if (typeof id !== 'string' || id === '' || id.length > MAX_ID_LENGTH) {
+      throw new EngramError('INVALID_INPUT', `Each surfaced id is a string of 1-${MAX_ID_LENGTH} characters.`);
+    }
     surfaced.delete(id);
     surfaced.add(id);
     if (surfaced.size > MAX_SURFACED) surfaced.delete(surfaced.values().next().value!);

@@ -175,9 +175,13 @@ export class MemoryTurn {
     const noStatic = { text: '', tokens: 0 };
     if (!this.#recall) return emptyInjection('recall-off', noStatic, budget);
     const wantStatic = options.staticPart !== false;
+    if (options.signal?.aborted) return this.#cut('signal', timeoutMs, budget, wantStatic);
     // What cannot be aborted (a store read) is left to finish on its own; its result is dropped.
     const controller = new AbortController();
-    const work = Promise.all([wantStatic ? this.#staticPartWork() : Promise.resolve(noStatic), query === '' ? Promise.resolve(undefined) : this.#context(query, budget, controller.signal, options)]);
+    const work = Promise.all([
+      wantStatic ? this.#staticPartWork() : Promise.resolve(noStatic),
+      query === '' ? Promise.resolve(undefined) : this.#context(query, budget, controller.signal, options),
+    ]);
     work.catch(() => undefined);
     let settled = await settleWithin(work, timeoutMs, options.signal);
     if (settled.state === 'cut' && settled.by === 'signal') {
@@ -195,7 +199,7 @@ export class MemoryTurn {
     if (settled.state === 'failed') {
       const error = turnError(settled.error);
       this.#emit({ type: 'recall-failed', error });
-      return emptyInjection('failed', wantStatic ? this.#knownStaticPart() : noStatic, budget, ['recall-failed'], error);
+      return emptyInjection('failed', wantStatic ? this.#knownStaticPart() : noStatic, budget, { warnings: ['recall-failed'], error });
     }
     const [staticPart, context] = settled.value;
     return this.#injected(staticPart, context, budget, controller.signal.aborted);
@@ -220,7 +224,8 @@ export class MemoryTurn {
    * call is deferred; the final answer's call queues it with the rest.
    */
   afterResponse(conversation: Conversation, options: AfterResponseOptions = {}): Promise<ExtractionQueueResult> {
-    const sessionId = String((conversation as Partial<Conversation> | null)?.sessionId ?? '').slice(0, MAX_ID_LENGTH);
+    const given = (conversation as Partial<Conversation> | null)?.sessionId;
+    const sessionId = typeof given === 'string' ? given.slice(0, MAX_ID_LENGTH) : '';
     if (!this.#extractor) return Promise.resolve({ status: 'off', jobs: 0, messages: 0 });
     // Copied now: the caller's conversation may grow before the work runs.
     const snapshot = snapshotConversation(conversation);
@@ -331,10 +336,10 @@ export class MemoryTurn {
     const staticPart = wantStatic ? this.#knownStaticPart() : { text: '', tokens: 0 };
     if (by === 'signal') {
       this.#emit({ type: 'recall-aborted' });
-      return emptyInjection('aborted', staticPart, budget, ['recall-aborted']);
+      return emptyInjection('aborted', staticPart, budget, { warnings: ['recall-aborted'] });
     }
     this.#emit({ type: 'recall-timed-out', timeoutMs, kept: 0 });
-    return emptyInjection('timed-out', staticPart, budget, ['recall-timed-out']);
+    return emptyInjection('timed-out', staticPart, budget, { warnings: ['recall-timed-out'] });
   }
 
   #injected(staticPart: { text: string; tokens: number }, context: MemoryContext | undefined, budget: number, cut: boolean): MemoryInjection {
@@ -370,7 +375,9 @@ export class MemoryTurn {
     const store = this.#engram.store;
     const task = later(() => recordHits(store, ids, at)).then(
       (warnings) => {
-        if (warnings.length > 0) this.#emit({ type: 'hits-failed', error: { code: 'STORE_ERROR', message: `Hits of ${ids.length} memories were not recorded (${warnings.join(', ')}).` } });
+        if (warnings.length === 0) return;
+        const message = `Hits of ${ids.length} memories were not recorded (${warnings.join(', ')}).`;
+        this.#emit({ type: 'hits-failed', error: { code: 'STORE_ERROR', message } });
       },
       (error: unknown) => this.#emit({ type: 'hits-failed', error: turnError(error) }),
     );

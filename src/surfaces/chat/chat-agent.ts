@@ -95,7 +95,15 @@ export class ChatAgent {
   #detach: Array<() => void> = [];
   #closed = false;
 
-  private constructor(parts: { options: ChatAgentOptions; projectRoot: string; instructions: InstructionSet; system: SystemBlock[]; opened: OpenedSession; memoryTurn: MemoryTurn; extractor: Extractor | undefined }) {
+  private constructor(parts: {
+    options: ChatAgentOptions;
+    projectRoot: string;
+    instructions: InstructionSet;
+    system: SystemBlock[];
+    opened: OpenedSession;
+    memoryTurn: MemoryTurn;
+    extractor: Extractor | undefined;
+  }) {
     this.#options = parts.options;
     this.engram = parts.options.engram;
     this.projectRoot = parts.projectRoot;
@@ -297,9 +305,13 @@ export class ChatAgent {
 
   #memoryEvent(event: MemoryTurnEvent): void {
     // Extraction is for later turns and recall fails open: their failures are reported, never the turn's.
-    if (event.type === 'extraction-failed') this.#notice('extraction', `extraction was not queued: ${event.error.message}`);
-    else if (event.type === 'recall-failed') this.#notice('warning', `memory recall failed (${event.error.code}: ${event.error.message}); this message went without memory`);
-    else if (event.type === 'recall-timed-out' && event.kept === 0) this.#notice('warning', `memory recall took over ${event.timeoutMs} ms; this message went without memory`);
+    if (event.type === 'extraction-failed') {
+      this.#notice('extraction', `extraction was not queued: ${event.error.message}`);
+    } else if (event.type === 'recall-failed') {
+      this.#notice('warning', `memory recall failed (${event.error.code}: ${event.error.message}); this message went without memory`);
+    } else if (event.type === 'recall-timed-out' && event.kept === 0) {
+      this.#notice('warning', `memory recall took over ${event.timeoutMs} ms; this message went without memory`);
+    }
   }
 
   #attach(): void {
