@@ -249,6 +249,31 @@ describe('MemoryTurn fails open', () => {
     expect(next.block).toContain('eu-central-1');
   });
 
+  it("the caller's abort ends the wait at once: no memory, nothing surfaced; an abort given before starts no recall", async () => {
+    const controller = new AbortController();
+    const selection = new ScriptedLanguageModel({
+      script: [
+        () => {
+          // The user pressed Ctrl-C while the retriever was thinking.
+          controller.abort(new Error('interrupted'));
+          return { hang: true };
+        },
+      ],
+    });
+    const { engram, events, turn } = await fixture({ settings: (settings) => (settings.recall.llmTimeoutMs = 600_000) });
+    await engram.remember({ name: 'deploy-region', content: FRANKFURT, type: 'project' });
+    const memoryTurn = turn({ selectionModel: selection, recallTimeoutMs: 600_000 });
+
+    const abandoned = await memoryTurn.before(QUESTION, { signal: controller.signal });
+
+    expect(abandoned).toMatchObject({ status: 'aborted', block: '', memories: [], warnings: ['recall-aborted'] });
+    expect(selection.requests[0]!.signal?.aborted).toBe(true);
+    expect(memoryTurn.surfacedIds()).toEqual([]);
+    expect(await memoryTurn.before(QUESTION, { signal: controller.signal })).toMatchObject({ status: 'aborted' });
+    expect(selection.requests).toHaveLength(1);
+    expect(events.map((event) => event.type)).toEqual(['recall-aborted', 'recall-aborted']);
+  });
+
   it('a closed store: no memory, a warning and an event saying why, never a throw', async () => {
     const { engram, store, events, turn } = await fixture();
     await engram.remember({ name: 'deploy-region', content: FRANKFURT, type: 'project' });
