@@ -5,7 +5,7 @@ import type { Scope } from '../memory/scope.js';
 import { estimateTextTokens } from '../kernel/token-estimate.js';
 import type { LanguageModel, LanguageModelUsage } from '../contracts/language-model.js';
 import { selectMemoriesWithModel, type LlmSelection } from './llm-selection.js';
-import { recallMemories, recordHits, type RecallDependencies, type RecallOptions } from './recall-memories.js';
+import { recallMemories, recordHits, type RecallDependencies, type RecallOptions, type RecallResult } from './recall-memories.js';
 
 export interface MemoryContextOptions extends Omit<RecallOptions, 'recordAccess'> {
   /** Token budget of the `<memory_context>` block, wrapper included; default `injection.maxTokens` (3,000). */
@@ -16,6 +16,11 @@ export interface MemoryContextOptions extends Omit<RecallOptions, 'recordAccess'
   recentTools?: readonly string[];
   /** Ids the LLM retriever must not pick again: memories already surfaced in this session (the caller keeps the set). */
   surfaced?: ReadonlySet<string>;
+  /**
+   * Ids left out of the block altogether, ranked or picked: memories whose text the model has in its
+   * context already. Ranked recall looks that many further, so top_k still counts memories it can give.
+   */
+  exclude?: ReadonlySet<string>;
   /** Aborts the LLM retriever (ranked recall still answers). */
   signal?: AbortSignal;
   /** Update hit count and last accessed of the memories put in the block (default true). */
@@ -27,6 +32,8 @@ export interface MemoryContextOptions extends Omit<RecallOptions, 'recordAccess'
 /** What a model would receive: a static part for the start of the system prompt and a block for its end. */
 export interface MemoryContext {
   query: string;
+  /** The one instant of the build (ISO-8601): ranking, age notes and hits use it. */
+  at: string;
   scopes: Scope[];
   /** Instructions and the MEMORY.md index: byte-stable while the memories themselves do not change. */
   staticPart: string;
@@ -65,21 +72,23 @@ export async function buildMemoryContext(
   if (options.model !== undefined && typeof options.model?.generate !== 'function') {
     throw new EngramError('INVALID_INPUT', 'model must be a LanguageModel with a generate() method.');
   }
-  const { maxTokens: _budget, model, recentTools, surfaced, signal, recordAccess, includeStaticPart, ...recallOptions } = options;
+  const { maxTokens: _budget, model, recentTools, surfaced, exclude, signal, recordAccess, includeStaticPart, ...recallOptions } = options;
   // One instant for the whole turn, so ranking, age notes and hits agree.
   const instant = dependencies.now();
   const fixed: RecallDependencies = { ...dependencies, now: () => instant };
   const now = instant.toISOString();
 
-  const ranked = await recallMemories(fixed, query, scopes, { ...recallOptions, recordAccess: false });
+  const left = exclude !== undefined && exclude.size > 0 ? exclude : undefined;
+  const ranked = await recallWithout(fixed, query, scopes, recallOptions, left);
   const warnings = [...ranked.warnings];
   let selection: LlmSelection | undefined;
   if (model) {
+    const known = left && surfaced ? new Set([...surfaced, ...left]) : (left ?? surfaced);
     selection = await selectMemoriesWithModel(fixed, ranked.scopes, {
       model,
       query,
       ...(recentTools && { recentTools }),
-      ...(surfaced && { surfaced }),
+      ...(known && { surfaced: known }),
       ...(signal && { signal }),
       ...(recallOptions.types && { types: recallOptions.types }),
     });
@@ -109,6 +118,7 @@ export async function buildMemoryContext(
   if (recordAccess !== false) warnings.push(...(await recordHits(store, packed.included.map((entry) => entry.memory.id), now)));
   return {
     query,
+    at: now,
     scopes: ranked.scopes,
     staticPart,
     block: packed.block,
@@ -126,6 +136,24 @@ export async function buildMemoryContext(
     }),
   };
 }
+
+/** Ranked recall without the excluded ids, asked for as many more so that top_k counts the others. */
+async function recallWithout(
+  dependencies: RecallDependencies,
+  query: string,
+  scopes: Scope[],
+  options: RecallOptions,
+  exclude: ReadonlySet<string> | undefined,
+): Promise<RecallResult> {
+  const topK = options.topK ?? dependencies.settings.recall.topK;
+  // An invalid top_k goes to recallMemories unchanged, which refuses it.
+  if (!exclude || !Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K) return recallMemories(dependencies, query, scopes, { ...options, recordAccess: false });
+  const wider = await recallMemories(dependencies, query, scopes, { ...options, topK: Math.min(MAX_TOP_K, topK + exclude.size), recordAccess: false });
+  return { ...wider, memories: wider.memories.filter((entry) => !exclude.has(entry.memory.id)).slice(0, topK) };
+}
+
+/** recallMemories' largest top_k. */
+const MAX_TOP_K = 1_000;
 
 /** Lines of the index line cap kept free for its header and the "lists N of M" note. */
 const INDEX_RESERVED_LINES = 4;

@@ -1,4 +1,4 @@
-import { activeInstructions, formatInstructions, loadInstructions, type InstructionFile, type InstructionSet } from '../../instructions/node/instruction-files.js';
+import { loadInstructions, type InstructionSet } from '../../instructions/node/instruction-files.js';
 import { findGitRoot } from '../../node/project-identity.js';
 import { listSessions, type SessionSummary } from '../../session/node/session-listing.js';
 import type { ContextUsage } from '../../session/context-budget.js';
@@ -8,11 +8,13 @@ import type { Extractor } from '../../extraction/extractor.js';
 import type { WrittenMemory } from '../../extraction/extraction-report.js';
 import { findForgetTarget, type ForgetCandidate } from '../../remember/explicit-memory-writes.js';
 import type { LanguageModel, SystemBlock, ToolUseBlock } from '../../contracts/language-model.js';
-import { runAgentTurn, type AgentTurnResult } from '../../agent/agent-turn.js';
+import type { AgentTurnResult } from '../../agent/agent-turn.js';
+import { DEFAULT_RECALL_TIME_CAP_MS, type MemoryInjection, type MemoryTurnEvent } from '../../agent/memory-injection.js';
+import { MemoryTurn } from '../../agent/memory-turn.js';
 import type { CompactionResult } from '../../session/compaction/compaction.js';
 import type { OpenedSession } from '../../node/session-open.js';
 import type { Session } from '../../session/session.js';
-import { sessionConversation } from './chat-conversation.js';
+import { ChatPathRules } from './chat-path-rules.js';
 import { CHAT_SYSTEM_PROMPT, openChatSession, systemPrompt } from './chat-session-setup.js';
 import { createExtractor } from '../../node/create-extractor.js';
 
@@ -70,11 +72,12 @@ export interface ChatMemoryReport {
 export type ChatForgetResult = { status: 'archived'; id: string; name: string } | { status: 'no-match' | 'ambiguous'; candidates: ForgetCandidate[] };
 
 /**
- * The reference agent of SPEC §6: one chat over a Session that uses every layer. Per turn it
- * recalls memories for the message and injects them as the turn's context (never the system
- * prompt, which stays byte-stable: chat rules, instruction files, the MEMORY.md index), runs the
- * agent loop with the project tools, and queues extraction. Tool-result storage,
- * microcompaction, session notes, compaction and the transcript come with the Session.
+ * The reference agent of SPEC §6: one chat over a Session that uses every layer. The memory turn
+ * (src/agent/memory-turn.ts) recalls for each message, injects the block as the turn's context
+ * (never the system prompt, which stays byte-stable: chat rules, instruction files, the MEMORY.md
+ * index), runs the agent loop and queues extraction; the chat adds its path-scoped rules, the
+ * project tools, the slash commands and the notices. Tool-result storage, microcompaction, session
+ * notes, compaction and the transcript come with the Session.
  */
 export class ChatAgent {
   readonly engram: Engram;
@@ -83,37 +86,34 @@ export class ChatAgent {
   readonly #instructions: InstructionSet;
   readonly #system: SystemBlock[];
   readonly #extractor: Extractor | undefined;
+  /** Recall, injection and extraction queueing; its surfaced set holds what is in the context now. */
+  readonly #memoryTurn: MemoryTurn;
   readonly #recalled = new Map<string, { id: string; name: string; turns: number }>();
-  /** Memories whose text is in the context now: not recalled again until a compaction drops them. */
-  readonly #surfaced = new Set<string>();
   readonly #stored: WrittenMemory[] = [];
-  readonly #activeRules = new Set<string>();
-  /** Path-scoped rules whose text is in the context now (in a meta message), by file path. */
-  readonly #injectedRules = new Set<string>();
+  readonly #rules: ChatPathRules;
   readonly #warned = new Set<string>();
   #opened: OpenedSession;
   #detach: Array<() => void> = [];
   #closed = false;
 
-  private constructor(options: ChatAgentOptions, projectRoot: string, instructions: InstructionSet, system: SystemBlock[], opened: OpenedSession) {
-    this.#options = options;
-    this.engram = options.engram;
-    this.projectRoot = projectRoot;
-    this.#instructions = instructions;
-    this.#system = system;
-    this.#opened = opened;
-    const sideModel = options.sideModel ?? options.engram.model;
-    this.#extractor =
-      options.extraction === false
-        ? undefined
-        : createExtractor({
-            engram: options.engram,
-            ...(sideModel && { model: sideModel }),
-            projectRoot,
-            ...(options.now && { now: options.now }),
-            onOutcome: (outcome) => this.#noteOutcome(outcome),
-            onWarning: (warning) => this.#notice('extraction', warning),
-          });
+  private constructor(parts: {
+    options: ChatAgentOptions;
+    projectRoot: string;
+    instructions: InstructionSet;
+    system: SystemBlock[];
+    opened: OpenedSession;
+    memoryTurn: MemoryTurn;
+    extractor: Extractor | undefined;
+  }) {
+    this.#options = parts.options;
+    this.engram = parts.options.engram;
+    this.projectRoot = parts.projectRoot;
+    this.#instructions = parts.instructions;
+    this.#rules = new ChatPathRules(parts.instructions);
+    this.#system = parts.system;
+    this.#opened = parts.opened;
+    this.#memoryTurn = parts.memoryTurn;
+    this.#extractor = parts.extractor;
     this.#attach();
   }
 
@@ -129,9 +129,30 @@ export class ChatAgent {
       settings,
       ...(options.managedInstructionsPath !== undefined && { managedPath: options.managedInstructionsPath }),
     });
-    const system = await systemPrompt(options.engram, instructions);
+    // The extractor and the memory turn report to the agent, which exists once the session is open.
+    let agent: ChatAgent | undefined;
+    const sideModel = options.sideModel ?? options.engram.model;
+    const extractor =
+      options.extraction === false
+        ? undefined
+        : createExtractor({
+            engram: options.engram,
+            ...(sideModel && { model: sideModel }),
+            projectRoot,
+            ...(options.now && { now: options.now }),
+            onOutcome: (outcome) => agent && agent.#noteOutcome(outcome),
+            onWarning: (warning) => agent && agent.#notice('extraction', warning),
+          });
+    const memoryTurn = new MemoryTurn({
+      engram: options.engram,
+      ...(extractor && { extractor }),
+      // A person at the terminal waits for the LLM retriever as long as its own timeout allows.
+      recallTimeoutMs: Math.max(DEFAULT_RECALL_TIME_CAP_MS, settings.recall.llmTimeoutMs),
+      onEvent: (event) => agent && agent.#memoryEvent(event),
+    });
+    const system = systemPrompt(await memoryTurn.staticPart(), instructions);
     const opened = await openChatSession(options, projectRoot, system);
-    const agent = new ChatAgent(options, projectRoot, instructions, system, opened);
+    agent = new ChatAgent({ options, projectRoot, instructions, system, opened, memoryTurn, extractor });
     // A refused import (a secret, a file outside the project) must not go unnoticed.
     const problems = instructions.warnings.length;
     if (problems > 0) agent.#notice('warning', `instruction files: ${problems} problem${problems === 1 ? '' : 's'} (refused imports, skipped files); /memory lists them`);
@@ -163,34 +184,15 @@ export class ChatAgent {
    */
   async turn(text: string, options: { onTextDelta?: (text: string) => void; onToolCall?: (call: ToolUseBlock) => void; signal?: AbortSignal } = {}): Promise<ChatTurnResult> {
     this.#checkOpen();
-    const session = this.session;
-    const context = await this.engram.buildMemoryContext(text, {
-      surfaced: new Set(this.#surfaced),
-      includeStaticPart: false,
-      ...(options.signal && { signal: options.signal }),
-    });
-    // A degraded capability (no embedder: full-text recall) is said once, not every turn.
-    for (const warning of context.warnings) {
-      if (this.#warned.has(warning)) continue;
-      this.#warned.add(warning);
-      this.#notice('warning', warning === 'vector-search-unavailable' ? 'recall is full-text only (no embedder configured)' : warning);
-    }
-    const recalled = context.included.map((entry) => ({ id: entry.memory.id, name: entry.memory.name }));
-    for (const memory of recalled) {
-      this.#surfaced.add(memory.id);
-      const known = this.#recalled.get(memory.id);
-      this.#recalled.set(memory.id, { ...memory, turns: (known?.turns ?? 0) + 1 });
-    }
-    const injected = [context.block, this.#newlyActiveRules(text)].filter((part) => part !== '').join('\n\n');
-    const result = await runAgentTurn(session, {
+    const rules = this.#rules.newlyActive(this.session, text);
+    const { injection, extraction: _queued, ...result } = await this.#memoryTurn.run(this.session, {
       content: text,
-      ...(injected !== '' && { context: injected }),
+      ...(rules !== '' && { context: rules }),
       ...(options.onTextDelta && { onTextDelta: options.onTextDelta }),
       ...(options.onToolCall && { onToolCall: options.onToolCall }),
       ...(options.signal && { signal: options.signal }),
     });
-    await this.#extract(recalled);
-    return { ...result, recalled };
+    return { ...result, recalled: this.#noteInjection(injection) };
   }
 
   /** `/compact [instructions]`. */
@@ -210,7 +212,7 @@ export class ChatAgent {
 
   /** `/memory`: instruction files, memories recalled this session, memories extraction stored. */
   memoryReport(): ChatMemoryReport {
-    const active = new Set(activeInstructions(this.#instructions, [...this.#activeRules]).map((file) => file.path));
+    const active = this.#rules.activePaths();
     return {
       instructions: this.#instructions.files.map((file) => ({
         path: file.path,
@@ -275,6 +277,8 @@ export class ChatAgent {
     if (this.#closed) return;
     this.#closed = true;
     await this.#closeSession();
+    // The last turn's extraction is queued before the worker stops: a job in the store survives the exit.
+    await this.#memoryTurn.flush();
     await this.#extractor?.stop();
   }
 
@@ -283,30 +287,32 @@ export class ChatAgent {
     await this.session.close({ abortBackground: true });
   }
 
-  async #extract(recalled: ReadonlyArray<{ id: string }>): Promise<void> {
-    if (!this.#extractor) return;
-    try {
-      await this.#extractor.afterTurn(sessionConversation(this.sessionId, this.session.messages), { recalled });
-    } catch (error) {
-      // Extraction is for later turns: its failure is reported, never the turn's.
-      this.#notice('extraction', `extraction was not queued: ${error instanceof Error ? error.message : String(error)}`);
+  /** What /memory lists of a turn's injection; a degraded capability (no embedder: full-text recall) is said once, not every turn. */
+  #noteInjection(injection: MemoryInjection): Array<{ id: string; name: string }> {
+    for (const warning of injection.warnings) {
+      // Said by the memory event, with its reason.
+      if (warning === 'recall-failed' || warning === 'recall-timed-out' || warning === 'recall-aborted') continue;
+      if (this.#warned.has(warning)) continue;
+      this.#warned.add(warning);
+      this.#notice('warning', warning === 'vector-search-unavailable' ? 'recall is full-text only (no embedder configured)' : warning);
     }
+    const recalled = injection.memories.map((entry) => ({ id: entry.memory.id, name: entry.memory.name }));
+    for (const memory of recalled) {
+      const known = this.#recalled.get(memory.id);
+      this.#recalled.set(memory.id, { ...memory, turns: (known?.turns ?? 0) + 1 });
+    }
+    return recalled;
   }
 
-  /**
-   * Path-scoped rules that apply now (a file they match was read, edited or named this session) and
-   * are not in the context: never injected, or dropped since by a compaction.
-   */
-  #newlyActiveRules(text: string): string {
-    const working = [...this.session.filesEdited, ...recentReadPaths(this.session), ...mentionedPaths(text)];
-    for (const path of working) this.#activeRules.add(path);
-    const fresh: InstructionFile[] = [];
-    for (const file of activeInstructions(this.#instructions, [...this.#activeRules])) {
-      if (file.paths === undefined || this.#injectedRules.has(file.path)) continue;
-      this.#injectedRules.add(file.path);
-      fresh.push(file);
+  #memoryEvent(event: MemoryTurnEvent): void {
+    // Extraction is for later turns and recall fails open: their failures are reported, never the turn's.
+    if (event.type === 'extraction-failed') {
+      this.#notice('extraction', `extraction was not queued: ${event.error.message}`);
+    } else if (event.type === 'recall-failed') {
+      this.#notice('warning', `memory recall failed (${event.error.code}: ${event.error.message}); this message went without memory`);
+    } else if (event.type === 'recall-timed-out' && event.kept === 0) {
+      this.#notice('warning', `memory recall took over ${event.timeoutMs} ms; this message went without memory`);
     }
-    return fresh.length === 0 ? '' : formatInstructions(fresh);
   }
 
   #attach(): void {
@@ -339,8 +345,8 @@ export class ChatAgent {
    * meta messages: the next turn injects what still applies again, so no standing rule is lost.
    */
   #contextDropped(): void {
-    this.#injectedRules.clear();
-    this.#surfaced.clear();
+    this.#rules.contextDropped();
+    this.#memoryTurn.forgetSurfaced();
   }
 
   #noteOutcome(outcome: Parameters<NonNullable<ConstructorParameters<typeof Extractor>[0]['onOutcome']>>[0]): void {
@@ -364,22 +370,4 @@ export class ChatAgent {
   #checkOpen(): void {
     if (this.#closed) throw new EngramError('INVALID_INPUT', 'This chat is closed.');
   }
-}
-
-/** Files the session read lately (from its tool calls), for path-scoped rules. */
-function recentReadPaths(session: Session): string[] {
-  const paths: string[] = [];
-  for (const message of session.messages.slice(-20)) {
-    if (message.role !== 'assistant' || typeof message.content === 'string') continue;
-    for (const block of message.content) {
-      const path = block.type === 'tool_use' ? block.input.path : undefined;
-      if (typeof path === 'string' && path.length < 1_000) paths.push(path);
-    }
-  }
-  return paths;
-}
-
-/** Words of a message that look like project paths (`src/a.ts`), so a rule for them applies from the first turn. */
-function mentionedPaths(text: string): string[] {
-  return [...text.slice(0, 10_000).matchAll(/(?:^|\s)([\w.-]+(?:\/[\w.-]+)*\.\w{1,8})(?=$|[\s,;:!?)])/g)].map((match) => match[1]!).slice(0, 50);
 }

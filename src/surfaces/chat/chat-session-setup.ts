@@ -4,7 +4,6 @@ import { formatInstructions, type InstructionSet } from '../../instructions/node
 import { latestSession } from '../../session/node/session-listing.js';
 import { projectSlug } from '../../session/node/session-paths.js';
 import { EngramError } from '../../kernel/errors.js';
-import type { Engram } from '../../engram.js';
 import type { SystemBlock } from '../../contracts/language-model.js';
 import { resolveSandboxRoot } from '../../sandbox/node/sandbox-paths.js';
 import { FileReadCache } from '../../session/file-read-cache.js';
@@ -59,15 +58,11 @@ export async function openChatSession(options: ChatAgentOptions, projectRoot: st
   return opened;
 }
 
-/** The stable system prompt: the chat's rules, the instruction files that always apply, the memory index (cached). */
-export async function systemPrompt(engram: Engram, instructions: InstructionSet): Promise<SystemBlock[]> {
+/** The stable system prompt: the chat's rules, the instruction files that always apply, the memory index (the memory turn's static part; cached). */
+export function systemPrompt(index: string, instructions: InstructionSet): SystemBlock[] {
   const blocks: SystemBlock[] = [{ text: CHAT_SYSTEM_PROMPT }];
   const standing = formatInstructions(instructions.files.filter((file) => file.paths === undefined));
   if (standing !== '') blocks.push({ text: standing });
-  const index = await engram.buildMemoryContext('', { maxTokens: 0, model: undefined, recordAccess: false }).then(
-    (context) => context.staticPart,
-    () => '',
-  );
   if (index !== '') blocks.push({ text: index });
   blocks.at(-1)!.cache = true;
   return blocks;

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createChatTools } from '../../../src/surfaces/chat/chat-tools.js';
 import { parseChatLine } from '../../../src/surfaces/chat/chat-commands.js';
-import { sessionConversation } from '../../../src/surfaces/chat/chat-conversation.js';
 import { EngramError } from '../../../src/kernel/errors.js';
 import { DEFAULT_SETTINGS } from '../../../src/kernel/settings.js';
 import { resolveSandboxRoot } from '../../../src/sandbox/node/sandbox-paths.js';
@@ -93,30 +92,12 @@ describe('chat tools', () => {
   });
 });
 
-describe('chat lines and conversations', () => {
+describe('chat lines', () => {
   it('reads commands, unknown commands, messages that start with a slash, and blank lines', () => {
     expect(parseChatLine('  /compact keep the API notes ')).toEqual({ kind: 'command', name: 'compact', argument: 'keep the API notes' });
     expect(parseChatLine('/EXIT')).toEqual({ kind: 'command', name: 'exit', argument: '' });
     expect(parseChatLine('/nope')).toEqual({ kind: 'unknown-command', name: 'nope' });
     expect(parseChatLine('/usr/bin/env is what?')).toEqual({ kind: 'message', text: '/usr/bin/env is what?' });
     expect(parseChatLine(' \t ')).toEqual({ kind: 'empty' });
-  });
-
-  it('turns session messages into the conversation extraction reads: meta context, tool calls and results', () => {
-    const at = '2026-01-01T00:00:00.000Z';
-    const conversation = sessionConversation('s1', [
-      { uuid: 'm1', role: 'user', content: '<memory_context>…</memory_context>', timestamp: at, meta: true },
-      { uuid: 'm2', role: 'user', content: 'Remember that I use pnpm.', timestamp: at },
-      { uuid: 'm3', role: 'assistant', content: [{ type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 't1', name: 'read_file', input: { path: 'a' } }], timestamp: at },
-      { uuid: 'm4', role: 'user', content: [{ type: 'tool_result', toolUseId: 't1', content: 'file text' }], timestamp: at },
-    ]);
-    expect(conversation.messages.map((message) => [message.id, message.role, message.meta ?? false])).toEqual([
-      ['m1', 'user', true],
-      ['m2', 'user', false],
-      ['m3', 'assistant', false],
-      ['m4', 'tool', false],
-    ]);
-    expect(conversation.messages[2]!.toolCalls).toEqual([{ id: 't1', name: 'read_file', input: { path: 'a' } }]);
-    expect(conversation.messages[3]!.toolResults).toEqual([{ toolUseId: 't1', content: 'file text' }]);
   });
 });

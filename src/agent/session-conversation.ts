@@ -1,8 +1,8 @@
-import type { Conversation, ConversationMessage } from '../../contracts/conversation.js';
-import type { SessionMessage } from '../../contracts/session-message.js';
+import type { Conversation, ConversationMessage } from '../contracts/conversation.js';
+import type { SessionMessage } from '../contracts/session-message.js';
 
 /**
- * A session's live messages as the conversation extraction reads (src/extraction/conversation.ts):
+ * A session's live messages as the conversation extraction reads (src/contracts/conversation.ts):
  * the user's own words as `user`, injected context (recalled memory, re-injected files, summaries)
  * as meta, tool results as `tool`, and the assistant's text with its tool calls. Ids are the
  * session's message uuids, so the extraction cursor survives restarts and resumes.

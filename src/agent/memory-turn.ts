@@ -1,0 +1,400 @@
+import { EngramError } from '../kernel/errors.js';
+import { estimateTextTokens } from '../kernel/token-estimate.js';
+import type { Engram } from '../engram.js';
+import type { Extractor } from '../extraction/extractor.js';
+import type { RecalledMemory } from '../extraction/recalled-memories.js';
+import type { Conversation } from '../contracts/conversation.js';
+import type { LanguageModel } from '../contracts/language-model.js';
+import { assertScope, type Scope } from '../memory/scope.js';
+import { buildStaticPart, type MemoryContext, type MemoryContextOptions } from '../recall/memory-context.js';
+import { recordHits } from '../recall/recall-memories.js';
+import type { Session } from '../session/session.js';
+import { runAgentTurn, type AgentTurnOptions, type AgentTurnResult } from './agent-turn.js';
+import {
+  DEFAULT_RECALL_TIME_CAP_MS,
+  MAX_RECALL_TIME_CAP_MS,
+  emptyInjection,
+  later,
+  settleWithin,
+  turnError,
+  type ExtractionQueueResult,
+  type MemoryInjection,
+  type MemoryTurnEvent,
+} from './memory-injection.js';
+import {
+  MAX_ID_LENGTH,
+  MAX_SURFACED,
+  MAX_TOKENS,
+  checkFlag,
+  checkInteger,
+  checkSurfaced,
+  contentText,
+  endsInToolCall,
+  recallQuery,
+  snapshotConversation,
+} from './memory-turn-input.js';
+import { sessionConversation } from './session-conversation.js';
+
+/** The parts of the Engram facade the memory turn reads through. */
+export type MemoryTurnEngram = Pick<Engram, 'buildMemoryContext' | 'store' | 'settings' | 'readScopes'>;
+
+/** One conversation's memory turn: what it reads, where it queues, and what it already surfaced. */
+export interface MemoryTurnOptions {
+  /** Long-term memory, opened by the caller. */
+  engram: MemoryTurnEngram;
+  /** Queues extraction after each answer (its `afterTurn` only enqueues); absent: the after-response step does nothing. */
+  extractor?: Pick<Extractor, 'afterTurn'>;
+  /** The LLM retriever: a cheap model that also picks memories; `false`: ranked recall only; default the engram's own model. */
+  selectionModel?: LanguageModel | false;
+  /** The scopes recall reads (default the engram's read scopes: the project and global). */
+  scopes?: readonly Scope[];
+  /** Token budget of the `<memory_context>` block (default `injection.maxTokens`). */
+  maxTokens?: number;
+  /** How long the before-request step may take before the request goes on without memory (default 1,000 ms). */
+  recallTimeoutMs?: number;
+  /** `false`: the before-request step recalls nothing (the after-response step still queues). Default true. */
+  recall?: boolean;
+  /**
+   * Leave out memories already surfaced in this conversation (default true): right when the injected
+   * text stays in the conversation (a turn's context message, a hook's additionalContext). A caller
+   * that rebuilds the whole prompt on every request sets false.
+   */
+  excludeSurfaced?: boolean;
+  /** Ids surfaced earlier in this conversation (restored from `surfacedIds()` by a caller that runs one process per prompt). */
+  surfaced?: Iterable<string>;
+  /** Told what happens: recall, injection, time caps, failures, queued extraction. A throwing listener is ignored. */
+  onEvent?: (event: MemoryTurnEvent) => void;
+}
+
+/** One before-request step. */
+export interface BeforeRequestOptions {
+  /** Build the static part too (default true); it is built once and kept, so asking again costs nothing. */
+  staticPart?: boolean;
+  /** The turn is abandoned: recall stops waiting and the injection is empty. */
+  signal?: AbortSignal;
+  /** Tools the conversation used lately, shown to the LLM retriever. */
+  recentTools?: readonly string[];
+  /** This request's budget and time cap, instead of the memory turn's. */
+  maxTokens?: number;
+  recallTimeoutMs?: number;
+}
+
+/** One after-response step. */
+export interface AfterResponseOptions {
+  /**
+   * Whether the conversation ends the turn. Default: it does unless its last message is the
+   * assistant's with tool calls (the loop goes on: queued with the final answer).
+   */
+  final?: boolean;
+  /** Memories the model saw that this memory turn did not inject (a host's own injection). */
+  recalled?: readonly RecalledMemory[];
+}
+
+/** One turn of an agent that runs on a Session: `AgentTurnOptions` plus what the host injects beside memory. */
+export interface MemoryAgentTurnOptions extends AgentTurnOptions {
+  /** Context of the host's own for this turn (path-scoped rules), put after the memory block. */
+  context?: string;
+}
+
+/** What `run` did: the agent turn, what memory it got, and the queueing of its extraction (never rejects). */
+export interface MemoryAgentTurnResult extends AgentTurnResult {
+  injection: MemoryInjection;
+  extraction: Promise<ExtractionQueueResult>;
+}
+
+/**
+ * SPEC's memory turn for one conversation, the same for every host: `before` recalls for the user's
+ * message and returns the memory context to inject (static part first, `<memory_context>` last, what
+ * this conversation already surfaced left out), capped in time and failing open; `afterResponse`
+ * queues extraction of the new messages without delaying the caller; `run` does both around an agent
+ * turn on a Session. A class because a conversation has state: the surfaced set (restorable), the
+ * static part kept byte-stable for the prompt cache, and the queueing still in flight (`flush`).
+ * @example
+ * const turn = new MemoryTurn({ engram, extractor });
+ * const injection = await turn.before(userMessage);
+ * const system = `${injection.staticPart}\n${basePrompt}\n${injection.block}`;
+ * // … the model answers …
+ * void turn.afterResponse({ sessionId, messages });
+ */
+export class MemoryTurn {
+  readonly #engram: MemoryTurnEngram;
+  readonly #extractor: Pick<Extractor, 'afterTurn'> | undefined;
+  readonly #selectionModel: LanguageModel | false | undefined;
+  readonly #scopes: Scope[];
+  readonly #maxTokens: number;
+  readonly #timeoutMs: number;
+  readonly #recall: boolean;
+  readonly #excludeSurfaced: boolean;
+  readonly #onEvent: ((event: MemoryTurnEvent) => void) | undefined;
+  readonly #surfaced: Set<string>;
+  /** Injected memories not yet handed to a queued extraction: the extractor is told they are known. */
+  readonly #unqueued = new Map<string, RecalledMemory>();
+  #staticPart: { text: string; tokens: number } | undefined;
+  #staticWork: Promise<{ text: string; tokens: number }> | undefined;
+  /** The after-response steps run one after another (the extractor's cursor is per conversation). */
+  #queueTail: Promise<unknown> = Promise.resolve();
+  readonly #pending = new Set<Promise<unknown>>();
+
+  constructor(options: MemoryTurnOptions) {
+    if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'A MemoryTurn takes { engram, extractor?, ... }.');
+    const { engram, extractor, selectionModel } = options;
+    if (engram === null || typeof engram !== 'object' || typeof engram.buildMemoryContext !== 'function' || !engram.store || !engram.settings) {
+      throw new EngramError('INVALID_INPUT', 'A MemoryTurn needs engram: an open Engram.');
+    }
+    if (extractor !== undefined && typeof extractor?.afterTurn !== 'function') throw new EngramError('INVALID_INPUT', 'extractor must be an Extractor (with afterTurn).');
+    if (selectionModel !== undefined && selectionModel !== false && typeof selectionModel?.generate !== 'function') {
+      throw new EngramError('INVALID_INPUT', 'selectionModel must be a LanguageModel with a generate() method, or false.');
+    }
+    if (options.onEvent !== undefined && typeof options.onEvent !== 'function') throw new EngramError('INVALID_INPUT', 'onEvent must be a function.');
+    const scopes = options.scopes ?? engram.readScopes;
+    if (!Array.isArray(scopes) || scopes.length === 0) throw new EngramError('INVALID_SCOPE', 'A MemoryTurn reads at least one scope.');
+    this.#engram = engram;
+    this.#extractor = extractor;
+    this.#selectionModel = selectionModel;
+    this.#scopes = scopes.map((scope) => assertScope(scope));
+    this.#maxTokens = checkInteger(options.maxTokens ?? engram.settings.injection.maxTokens, 'maxTokens', 0, MAX_TOKENS);
+    this.#timeoutMs = checkInteger(options.recallTimeoutMs ?? DEFAULT_RECALL_TIME_CAP_MS, 'recallTimeoutMs', 1, MAX_RECALL_TIME_CAP_MS);
+    this.#recall = checkFlag(options.recall, 'recall');
+    this.#excludeSurfaced = checkFlag(options.excludeSurfaced, 'excludeSurfaced');
+    this.#onEvent = options.onEvent;
+    this.#surfaced = checkSurfaced(options.surfaced);
+  }
+
+  /**
+   * The before-request step: recalls for the user's message within the scopes and returns what to
+   * inject. Never throws for a memory failure (store locked, closed or corrupt; a model down): the
+   * injection is empty and a warning and an event say why. Past the time cap the LLM retriever is
+   * cut and ranked recall kept if it is done; else the request goes on without memory. A message
+   * that is not a string is refused with INVALID_INPUT.
+   */
+  async before(message: string, options: BeforeRequestOptions = {}): Promise<MemoryInjection> {
+    const query = recallQuery(message);
+    if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'before() options are an object.');
+    const budget = checkInteger(options.maxTokens ?? this.#maxTokens, 'maxTokens', 0, MAX_TOKENS);
+    const timeoutMs = checkInteger(options.recallTimeoutMs ?? this.#timeoutMs, 'recallTimeoutMs', 1, MAX_RECALL_TIME_CAP_MS);
+    const noStatic = { text: '', tokens: 0 };
+    if (!this.#recall) return emptyInjection('recall-off', noStatic, budget);
+    const wantStatic = options.staticPart !== false;
+    if (options.signal?.aborted) return this.#cut('signal', timeoutMs, budget, wantStatic);
+    // What cannot be aborted (a store read) is left to finish on its own; its result is dropped.
+    const controller = new AbortController();
+    const work = Promise.all([
+      wantStatic ? this.#staticPartWork() : Promise.resolve(noStatic),
+      query === '' ? Promise.resolve(undefined) : this.#context(query, budget, controller.signal, options),
+    ]);
+    work.catch(() => undefined);
+    let settled = await settleWithin(work, timeoutMs, options.signal);
+    if (settled.state === 'cut' && settled.by === 'signal') {
+      controller.abort(new EngramError('MODEL_ABORTED', 'The turn was abandoned.'));
+      return this.#cut('signal', timeoutMs, budget, wantStatic);
+    }
+    if (settled.state === 'cut') {
+      // The abort ends the LLM retriever at once, and what is left of the build is computation: when
+      // ranked recall is done, its memories come before the next timer tick and are still worth giving.
+      controller.abort(new EngramError('MODEL_ABORTED', `Recall passed its ${timeoutMs} ms cap.`));
+      settled = await settleWithin(work, 0);
+      if (settled.state === 'cut') return this.#cut('time-cap', timeoutMs, budget, wantStatic);
+      if (settled.state === 'done') this.#emit({ type: 'recall-timed-out', timeoutMs, kept: settled.value[1]?.included.length ?? 0 });
+    }
+    if (settled.state === 'failed') {
+      const error = turnError(settled.error);
+      this.#emit({ type: 'recall-failed', error });
+      return emptyInjection('failed', wantStatic ? this.#knownStaticPart() : noStatic, budget, { warnings: ['recall-failed'], error });
+    }
+    const [staticPart, context] = settled.value;
+    return this.#injected(staticPart, context, budget, controller.signal.aborted);
+  }
+
+  /** The static part alone (a session's start, a system prompt built once): fails open to ''. */
+  async staticPart(options: { signal?: AbortSignal } = {}): Promise<string> {
+    return (await this.before('', { ...(options.signal && { signal: options.signal }) })).staticPart;
+  }
+
+  /** Builds the static part again on the next request (memories changed and a cache miss is fine: a compaction, a new session). */
+  refreshStaticPart(): void {
+    this.#staticPart = undefined;
+    this.#staticWork = undefined;
+  }
+
+  /**
+   * The after-response step: queues extraction of the conversation's messages that are new since the
+   * last queued turn (Extractor.afterTurn, which only enqueues). Returns at once: the work starts on a
+   * later turn of the event loop, so the caller's response or stream end is never delayed, and the
+   * promise never rejects (a failure is an event and `status: 'failed'`). A turn that ends in a tool
+   * call is deferred; the final answer's call queues it with the rest.
+   */
+  afterResponse(conversation: Conversation, options: AfterResponseOptions = {}): Promise<ExtractionQueueResult> {
+    const given = (conversation as Partial<Conversation> | null)?.sessionId;
+    const sessionId = typeof given === 'string' ? given.slice(0, MAX_ID_LENGTH) : '';
+    if (!this.#extractor) return Promise.resolve({ status: 'off', jobs: 0, messages: 0 });
+    // Copied now: the caller's conversation may grow before the work runs.
+    const snapshot = snapshotConversation(conversation);
+    const final = typeof options?.final === 'boolean' ? options.final : !endsInToolCall(snapshot?.messages);
+    if (!final) {
+      this.#emit({ type: 'extraction-deferred', sessionId });
+      return Promise.resolve({ status: 'deferred', jobs: 0, messages: 0 });
+    }
+    const own = [...this.#unqueued.values()];
+    this.#unqueued.clear();
+    const recalled = [...own, ...(Array.isArray(options?.recalled) ? options.recalled : [])];
+    const extractor = this.#extractor;
+    const task = this.#queueTail.then(() =>
+      later(async (): Promise<ExtractionQueueResult> => {
+        try {
+          const result = await extractor.afterTurn(snapshot ?? conversation, { recalled });
+          if (result.status === 'queued') this.#emit({ type: 'extraction-queued', sessionId, jobs: result.jobs.length, messages: result.messages });
+          return { status: result.status, jobs: result.jobs.length, messages: result.messages };
+        } catch (error) {
+          // Told again with the next turn: nothing is lost, the extractor re-reads from its cursor.
+          for (const memory of own) if (!this.#unqueued.has(memory.id)) this.#unqueued.set(memory.id, memory);
+          const reported = turnError(error);
+          this.#emit({ type: 'extraction-failed', sessionId, error: reported });
+          return { status: 'failed', jobs: 0, messages: 0, error: reported };
+        }
+      }),
+    );
+    this.#queueTail = task;
+    return this.#track(task);
+  }
+
+  /**
+   * One agent turn on a Session with memory: `before` for the message, its block (then the host's
+   * `context`) as the turn's context, runAgentTurn, then `afterResponse`. The user's turn is over
+   * when it returns (an answer, or the tool-round cap), so it is queued as final.
+   */
+  async run(session: Session, options: MemoryAgentTurnOptions): Promise<MemoryAgentTurnResult> {
+    if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'run() takes { content, ... }.');
+    const injection = await this.before(contentText(options.content), { staticPart: false, ...(options.signal && { signal: options.signal }) });
+    const context = [injection.block, options.context ?? ''].filter((part) => part !== '').join('\n\n');
+    const { context: _hostContext, ...turn } = options;
+    const result = await runAgentTurn(session, { ...turn, ...(context !== '' && { context }) });
+    const extraction = this.afterResponse(sessionConversation(session.sessionId, session.messages), { final: true });
+    return { ...result, injection, extraction };
+  }
+
+  /** Ids surfaced in this conversation, oldest first: what a caller persists between processes. */
+  surfacedIds(): string[] {
+    return [...this.#surfaced];
+  }
+
+  /** Whether a memory was surfaced in this conversation. */
+  hasSurfaced(id: string): boolean {
+    return this.#surfaced.has(id);
+  }
+
+  /** The injected text left the context (a compaction dropped it): these memories, or all, may be surfaced again. */
+  forgetSurfaced(ids?: Iterable<string>): void {
+    if (ids === undefined) this.#surfaced.clear();
+    else for (const id of ids) this.#surfaced.delete(id);
+  }
+
+  /** Waits for the queueing and hit recording still in flight (before a process exits, or a close). Never rejects. */
+  async flush(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+
+  async #context(query: string, budget: number, signal: AbortSignal, options: BeforeRequestOptions): Promise<MemoryContext> {
+    const exclude = this.#excludeSurfaced && this.#surfaced.size > 0 ? new Set(this.#surfaced) : undefined;
+    const chosen: MemoryContextOptions = {
+      scopes: this.#scopes,
+      maxTokens: budget,
+      includeStaticPart: false,
+      // Hits are recorded once the memories are given, never for a recall that came too late.
+      recordAccess: false,
+      signal,
+      ...(this.#selectionModel !== undefined && { model: this.#selectionModel === false ? undefined : this.#selectionModel }),
+      ...(exclude && { surfaced: exclude, exclude }),
+      ...(Array.isArray(options.recentTools) && { recentTools: options.recentTools }),
+    };
+    return this.#engram.buildMemoryContext(query, chosen);
+  }
+
+  /** The static part, built once per memory turn so the prompt's prefix stays byte-stable; a failure is not kept. */
+  #staticPartWork(): Promise<{ text: string; tokens: number }> {
+    if (this.#staticPart) return Promise.resolve(this.#staticPart);
+    if (!this.#staticWork) {
+      const { store, settings } = this.#engram;
+      const work = buildStaticPart({ store, settings }, this.#scopes).then((text) => {
+        const part = { text, tokens: estimateTextTokens(text, { bytesPerToken: settings.tokens.bytesPerTextToken }) };
+        if (this.#staticWork === work) this.#staticPart = part;
+        return part;
+      });
+      work.catch(() => {
+        if (this.#staticWork === work) this.#staticWork = undefined;
+      });
+      this.#staticWork = work;
+    }
+    return this.#staticWork;
+  }
+
+  /** The static part if it was built before: a late or failed recall keeps the prompt's prefix as it was. */
+  #knownStaticPart(): { text: string; tokens: number } {
+    return this.#staticPart ?? { text: '', tokens: 0 };
+  }
+
+  #cut(by: 'time-cap' | 'signal', timeoutMs: number, budget: number, wantStatic: boolean): MemoryInjection {
+    const staticPart = wantStatic ? this.#knownStaticPart() : { text: '', tokens: 0 };
+    if (by === 'signal') {
+      this.#emit({ type: 'recall-aborted' });
+      return emptyInjection('aborted', staticPart, budget, { warnings: ['recall-aborted'] });
+    }
+    this.#emit({ type: 'recall-timed-out', timeoutMs, kept: 0 });
+    return emptyInjection('timed-out', staticPart, budget, { warnings: ['recall-timed-out'] });
+  }
+
+  #injected(staticPart: { text: string; tokens: number }, context: MemoryContext | undefined, budget: number, cut: boolean): MemoryInjection {
+    if (!context) return emptyInjection('nothing-recalled', staticPart, budget);
+    // The cap aborted the LLM retriever: say so as a timeout, not as a model failure.
+    const warnings = cut ? [...new Set(context.warnings.map((warning) => (warning === 'llm-selection-failed' ? 'llm-selection-timeout' : warning)))] : context.warnings;
+    const memories = context.included;
+    this.#emit({ type: 'memory-recalled', recalled: memories.length + context.omitted.length, omitted: context.omitted.length, warnings });
+    for (const entry of memories) {
+      this.#surfaced.delete(entry.memory.id);
+      this.#surfaced.add(entry.memory.id);
+      this.#unqueued.set(entry.memory.id, { id: entry.memory.id, name: entry.memory.name, type: entry.memory.type, content: entry.memory.content });
+    }
+    while (this.#surfaced.size > MAX_SURFACED) this.#surfaced.delete(this.#surfaced.values().next().value!);
+    const tokens = { staticPart: staticPart.tokens, block: context.tokens.block, budget };
+    if (memories.length > 0) {
+      this.#emit({ type: 'memory-injected', ids: memories.map((entry) => entry.memory.id), tokens });
+      this.#recordHits(memories.map((entry) => entry.memory.id), context.at);
+    }
+    return {
+      status: context.block === '' ? 'nothing-recalled' : 'injected',
+      staticPart: staticPart.text,
+      block: context.block,
+      memories,
+      omitted: context.omitted.length,
+      tokens,
+      warnings,
+    };
+  }
+
+  /** Hits are a write: done after the injection is returned, so a busy store costs the counts, never the request's time. */
+  #recordHits(ids: string[], at: string): void {
+    const store = this.#engram.store;
+    const task = later(() => recordHits(store, ids, at)).then(
+      (warnings) => {
+        if (warnings.length === 0) return;
+        const message = `Hits of ${ids.length} memories were not recorded (${warnings.join(', ')}).`;
+        this.#emit({ type: 'hits-failed', error: { code: 'STORE_ERROR', message } });
+      },
+      (error: unknown) => this.#emit({ type: 'hits-failed', error: turnError(error) }),
+    );
+    this.#track(task);
+  }
+
+  #track<T>(task: Promise<T>): Promise<T> {
+    this.#pending.add(task);
+    void task.finally(() => this.#pending.delete(task)).catch(() => undefined);
+    return task;
+  }
+
+  #emit(event: MemoryTurnEvent): void {
+    try {
+      this.#onEvent?.(event);
+    } catch {
+      // A broken listener must not break the turn.
+    }
+  }
+}
