@@ -103,7 +103,7 @@ export interface MemoryAgentTurnResult extends AgentTurnResult {
 }
 
 /**
- * SPEC's memory turn for one conversation, the same for every host: `before` recalls for the user's
+ * SPEC's memory turn for one conversation, the same for every host: `beforeRequest` recalls for the user's
  * message and returns the memory context to inject (static part first, `<memory_context>` last, what
  * this conversation already surfaced left out), capped in time and failing open; `afterResponse`
  * queues extraction of the new messages without delaying the caller; `run` does both around an agent
@@ -111,7 +111,7 @@ export interface MemoryAgentTurnResult extends AgentTurnResult {
  * static part kept byte-stable for the prompt cache, and the queueing still in flight (`flush`).
  * @example
  * const turn = new MemoryTurn({ engram, extractor });
- * const injection = await turn.before(userMessage);
+ * const injection = await turn.beforeRequest(userMessage);
  * const system = `${injection.staticPart}\n${basePrompt}\n${injection.block}`;
  * // … the model answers …
  * void turn.afterResponse({ sessionId, messages });
@@ -167,9 +167,9 @@ export class MemoryTurn {
    * cut and ranked recall kept if it is done; else the request goes on without memory. A message
    * that is not a string is refused with INVALID_INPUT.
    */
-  async before(message: string, options: BeforeRequestOptions = {}): Promise<MemoryInjection> {
+  async beforeRequest(message: string, options: BeforeRequestOptions = {}): Promise<MemoryInjection> {
     const query = recallQuery(message);
-    if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'before() options are an object.');
+    if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'beforeRequest() options are an object.');
     const budget = checkInteger(options.maxTokens ?? this.#maxTokens, 'maxTokens', 0, MAX_TOKENS);
     const timeoutMs = checkInteger(options.recallTimeoutMs ?? this.#timeoutMs, 'recallTimeoutMs', 1, MAX_RECALL_TIME_CAP_MS);
     const noStatic = { text: '', tokens: 0 };
@@ -207,7 +207,7 @@ export class MemoryTurn {
 
   /** The static part alone (a session's start, a system prompt built once): fails open to ''. */
   async staticPart(options: { signal?: AbortSignal } = {}): Promise<string> {
-    return (await this.before('', { ...(options.signal && { signal: options.signal }) })).staticPart;
+    return (await this.beforeRequest('', { ...(options.signal && { signal: options.signal }) })).staticPart;
   }
 
   /** Builds the static part again on the next request (memories changed and a cache miss is fine: a compaction, a new session). */
@@ -258,13 +258,13 @@ export class MemoryTurn {
   }
 
   /**
-   * One agent turn on a Session with memory: `before` for the message, its block (then the host's
+   * One agent turn on a Session with memory: `beforeRequest` for the message, its block (then the host's
    * `context`) as the turn's context, runAgentTurn, then `afterResponse`. The user's turn is over
    * when it returns (an answer, or the tool-round cap), so it is queued as final.
    */
   async run(session: Session, options: MemoryAgentTurnOptions): Promise<MemoryAgentTurnResult> {
     if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'run() takes { content, ... }.');
-    const injection = await this.before(contentText(options.content), { staticPart: false, ...(options.signal && { signal: options.signal }) });
+    const injection = await this.beforeRequest(contentText(options.content), { staticPart: false, ...(options.signal && { signal: options.signal }) });
     const context = [injection.block, options.context ?? ''].filter((part) => part !== '').join('\n\n');
     const { context: _hostContext, ...turn } = options;
     const result = await runAgentTurn(session, { ...turn, ...(context !== '' && { context }) });

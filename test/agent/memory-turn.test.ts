@@ -108,7 +108,7 @@ describe('MemoryTurn before a request', () => {
     await engram.remember({ name: 'tabs', description: 'Indentation preference', content: 'The user indents with tabs, never spaces.', type: 'user' });
     const memoryTurn = turn();
 
-    const injection = await memoryTurn.before(QUESTION);
+    const injection = await memoryTurn.beforeRequest(QUESTION);
 
     expect(injection.status).toBe('injected');
     // The static part: the preamble, then the index of both memories (not only the recalled one).
@@ -139,9 +139,9 @@ describe('MemoryTurn before a request', () => {
     const { engram, turn } = await fixture();
     await engram.remember({ name: 'deploy-region', content: FRANKFURT, type: 'project' });
     const memoryTurn = turn();
-    const first = await memoryTurn.before(QUESTION);
+    const first = await memoryTurn.beforeRequest(QUESTION);
     await engram.remember({ name: 'staging-database', content: 'The staging database is called atlas.', type: 'project' });
-    const second = await memoryTurn.before('What is the staging database called?');
+    const second = await memoryTurn.beforeRequest('What is the staging database called?');
     expect(second.staticPart).toBe(first.staticPart);
     expect(second.block).toContain('atlas');
     expect(await memoryTurn.staticPart()).toBe(first.staticPart);
@@ -150,7 +150,7 @@ describe('MemoryTurn before a request', () => {
     expect(refreshed).toContain('staging-database');
     expect(refreshed).not.toBe(first.staticPart);
     // Asked not to, it builds none.
-    expect((await turn().before(QUESTION, { staticPart: false })).staticPart).toBe('');
+    expect((await turn().beforeRequest(QUESTION, { staticPart: false })).staticPart).toBe('');
   });
 
   it('leaves out what this conversation surfaced (top_k still counts new memories); the set restores in another process and after forgetSurfaced', async () => {
@@ -160,9 +160,9 @@ describe('MemoryTurn before a request', () => {
     await engram.remember({ name: 'deploy-window', content: 'Deploys of the API service to Frankfurt happen on Tuesdays.', type: 'project' });
     const memoryTurn = turn();
 
-    const first = await memoryTurn.before(QUESTION);
-    const second = await memoryTurn.before(QUESTION);
-    const third = await memoryTurn.before(QUESTION);
+    const first = await memoryTurn.beforeRequest(QUESTION);
+    const second = await memoryTurn.beforeRequest(QUESTION);
+    const third = await memoryTurn.beforeRequest(QUESTION);
     expect(first.memories).toHaveLength(1);
     expect(second.memories).toHaveLength(1);
     expect(second.memories[0]!.memory.id).not.toBe(first.memories[0]!.memory.id);
@@ -174,15 +174,15 @@ describe('MemoryTurn before a request', () => {
 
     // A hook runs one process per prompt: the next one starts from the persisted set.
     const restored = turn({ surfaced: JSON.parse(JSON.stringify(memoryTurn.surfacedIds())) as string[] });
-    expect((await restored.before(QUESTION)).status).toBe('nothing-recalled');
+    expect((await restored.beforeRequest(QUESTION)).status).toBe('nothing-recalled');
 
     // A compaction dropped the first one's text: it may come back.
     memoryTurn.forgetSurfaced([ids[0]!]);
-    expect((await memoryTurn.before(QUESTION)).memories.map((entry) => entry.memory.id)).toEqual([ids[0]]);
+    expect((await memoryTurn.beforeRequest(QUESTION)).memories.map((entry) => entry.memory.id)).toEqual([ids[0]]);
 
     // A caller that rebuilds the whole prompt every request gets the same memory each time.
     const rebuilding = turn({ excludeSurfaced: false });
-    const again = [await rebuilding.before(QUESTION), await rebuilding.before(QUESTION)];
+    const again = [await rebuilding.beforeRequest(QUESTION), await rebuilding.beforeRequest(QUESTION)];
     expect(again.map((injection) => injection.memories.map((entry) => entry.memory.id))).toEqual([[ids[0]], [ids[0]]]);
   });
 
@@ -191,10 +191,10 @@ describe('MemoryTurn before a request', () => {
     for (const region of ['Frankfurt', 'Paris', 'Dublin']) {
       await engram.remember({ content: `The API service deploys a replica to ${region}. ${'It runs behind a load balancer with health checks. '.repeat(12)}`, type: 'project' });
     }
-    const wide = await turn().before('Which regions does the API service deploy to?');
+    const wide = await turn().beforeRequest('Which regions does the API service deploy to?');
     expect(wide.memories).toHaveLength(3);
     const budget = Math.ceil(wide.tokens.block / 2);
-    const narrow = await turn({ maxTokens: budget }).before('Which regions does the API service deploy to?');
+    const narrow = await turn({ maxTokens: budget }).beforeRequest('Which regions does the API service deploy to?');
     expect(narrow.memories.length).toBeGreaterThanOrEqual(1);
     expect(narrow.memories.length).toBeLessThan(3);
     expect(narrow.omitted).toBe(3 - narrow.memories.length);
@@ -202,7 +202,7 @@ describe('MemoryTurn before a request', () => {
     expect(narrow.tokens.block).toBeLessThanOrEqual(budget);
     // No room at all: no block, everything counted as left out, nothing marked as surfaced.
     const none = turn();
-    const empty = await none.before('Which regions does the API service deploy to?', { maxTokens: 0 });
+    const empty = await none.beforeRequest('Which regions does the API service deploy to?', { maxTokens: 0 });
     expect(empty).toMatchObject({ status: 'nothing-recalled', block: '', omitted: 3 });
     expect(none.surfacedIds()).toEqual([]);
   });
@@ -214,7 +214,7 @@ describe('MemoryTurn fails open', () => {
     const { engram, events, turn } = await fixture({ settings: (settings) => (settings.recall.llmTimeoutMs = 600_000) });
     const deploy = await engram.remember({ name: 'deploy-region', content: FRANKFURT, type: 'project' });
 
-    const injection = await turn({ selectionModel: selection, recallTimeoutMs: 20 }).before(QUESTION);
+    const injection = await turn({ selectionModel: selection, recallTimeoutMs: 20 }).beforeRequest(QUESTION);
 
     expect(selection.requests).toHaveLength(1);
     expect(selection.requests[0]!.signal?.aborted).toBe(true);
@@ -236,7 +236,7 @@ describe('MemoryTurn fails open', () => {
     // The query's vector takes far longer than the cap.
     server.script({ delayMs: 2_000 });
 
-    const late = await memoryTurn.before(QUESTION);
+    const late = await memoryTurn.beforeRequest(QUESTION);
 
     expect(late).toMatchObject({ status: 'timed-out', block: '', memories: [], warnings: ['recall-timed-out'] });
     // The static part known before is kept: the prompt's prefix does not change because recall was slow.
@@ -244,7 +244,7 @@ describe('MemoryTurn fails open', () => {
     expect(events).toContainEqual({ type: 'recall-timed-out', timeoutMs: 50, kept: 0 });
     expect(memoryTurn.surfacedIds()).toEqual([]);
     // The next request, with the server answering again, has its memory.
-    const next = await memoryTurn.before(QUESTION, { recallTimeoutMs: 30_000 });
+    const next = await memoryTurn.beforeRequest(QUESTION, { recallTimeoutMs: 30_000 });
     expect(next.status).toBe('injected');
     expect(next.block).toContain('eu-central-1');
   });
@@ -264,12 +264,12 @@ describe('MemoryTurn fails open', () => {
     await engram.remember({ name: 'deploy-region', content: FRANKFURT, type: 'project' });
     const memoryTurn = turn({ selectionModel: selection, recallTimeoutMs: 600_000 });
 
-    const abandoned = await memoryTurn.before(QUESTION, { signal: controller.signal });
+    const abandoned = await memoryTurn.beforeRequest(QUESTION, { signal: controller.signal });
 
     expect(abandoned).toMatchObject({ status: 'aborted', block: '', memories: [], warnings: ['recall-aborted'] });
     expect(selection.requests[0]!.signal?.aborted).toBe(true);
     expect(memoryTurn.surfacedIds()).toEqual([]);
-    expect(await memoryTurn.before(QUESTION, { signal: controller.signal })).toMatchObject({ status: 'aborted' });
+    expect(await memoryTurn.beforeRequest(QUESTION, { signal: controller.signal })).toMatchObject({ status: 'aborted' });
     expect(selection.requests).toHaveLength(1);
     expect(events.map((event) => event.type)).toEqual(['recall-aborted', 'recall-aborted']);
   });
@@ -282,12 +282,12 @@ describe('MemoryTurn fails open', () => {
     const fresh = turn();
     await store.close();
 
-    const injection = await fresh.before(QUESTION);
+    const injection = await fresh.beforeRequest(QUESTION);
     expect(injection).toMatchObject({ status: 'failed', staticPart: '', block: '', memories: [], warnings: ['recall-failed'], error: { code: 'STORE_CLOSED' } });
     expect(events).toContainEqual({ type: 'recall-failed', error: injection.error });
     expect(await fresh.staticPart()).toBe('');
     // A static part built before the failure stays: the cached prefix does not change.
-    const kept = await built.before(QUESTION);
+    const kept = await built.beforeRequest(QUESTION);
     expect(kept).toMatchObject({ status: 'failed', staticPart, block: '' });
   });
 
@@ -299,7 +299,7 @@ describe('MemoryTurn fails open', () => {
     cleanups.push(async () => void other.close());
     other.exec('BEGIN IMMEDIATE');
 
-    const injection = await memoryTurn.before(QUESTION);
+    const injection = await memoryTurn.beforeRequest(QUESTION);
     expect(injection.status).toBe('injected');
     const messages = userAndAnswer(1, QUESTION);
     const queued = await memoryTurn.afterResponse(conversation(messages));
@@ -322,7 +322,7 @@ describe('MemoryTurn fails open', () => {
       onEvent: () => {
         throw new Error('broken display');
       },
-    }).before(QUESTION);
+    }).beforeRequest(QUESTION);
     expect(injection.status).toBe('injected');
   });
 });
@@ -384,20 +384,20 @@ describe('MemoryTurn with hostile input', () => {
     const deploy = await engram.remember({ name: 'deploy-region', content: FRANKFURT, type: 'project' });
     const memoryTurn = turn({ excludeSurfaced: false });
     for (const message of [42, null, undefined, { text: QUESTION }, [QUESTION]]) {
-      await expectCode(() => memoryTurn.before(message as never), 'INVALID_INPUT');
+      await expectCode(() => memoryTurn.beforeRequest(message as never), 'INVALID_INPUT');
     }
     for (const message of ['', '   \n\t ', '\u0000\u0007\u001b']) {
-      const injection = await memoryTurn.before(message);
+      const injection = await memoryTurn.beforeRequest(message);
       expect(injection).toMatchObject({ status: 'nothing-recalled', block: '', memories: [] });
       expect(injection.staticPart).toContain('deploy-region');
     }
-    const found = (message: string) => memoryTurn.before(message).then((injection) => injection.memories.map((entry) => entry.memory.id));
+    const found = (message: string) => memoryTurn.beforeRequest(message).then((injection) => injection.memories.map((entry) => entry.memory.id));
     expect(await found('\u0000Frankfurt\u001b[31m deploy\u0007 region?\u2028')).toEqual([deploy.id]);
     // 2 MB of pasted log, the question at the end (and a surrogate pair cut in half at the seam).
     expect(await found(`${'😀'.repeat(1_000_000)} Where do we deploy? Frankfurt?`)).toEqual([deploy.id]);
     expect(await found(`Frankfurt deploy region? ${'log line\n'.repeat(250_000)}`)).toEqual([deploy.id]);
-    await expectCode(() => memoryTurn.before(QUESTION, { maxTokens: -1 }), 'INVALID_INPUT');
-    await expectCode(() => memoryTurn.before(QUESTION, null as never), 'INVALID_INPUT');
+    await expectCode(() => memoryTurn.beforeRequest(QUESTION, { maxTokens: -1 }), 'INVALID_INPUT');
+    await expectCode(() => memoryTurn.beforeRequest(QUESTION, null as never), 'INVALID_INPUT');
   });
 
   it('refuses bad options when it is made, not on the first request', async () => {

@@ -36,12 +36,12 @@ describe.skipIf(!serverUrl)(`MemoryTurn over a locked Postgres store${serverUrl 
     await locker.query('BEGIN');
     await locker.query(`LOCK TABLE "${schema}".memories IN ACCESS EXCLUSIVE MODE`);
 
-    const locked = await memoryTurn.before('Where does the API deploy, Frankfurt?');
+    const locked = await memoryTurn.beforeRequest('Where does the API deploy, Frankfurt?');
     expect(locked).toMatchObject({ status: 'timed-out', staticPart: '', block: '', memories: [], warnings: ['recall-timed-out'] });
     expect(events).toEqual([{ type: 'recall-timed-out', timeoutMs: 200, kept: 0 }]);
 
     await locker.query('ROLLBACK');
-    const next = await memoryTurn.before('Where does the API deploy, Frankfurt?', { recallTimeoutMs: 30_000 });
+    const next = await memoryTurn.beforeRequest('Where does the API deploy, Frankfurt?', { recallTimeoutMs: 30_000 });
     expect(next.status).toBe('injected');
     expect(next.staticPart).toContain('deploy-region');
     expect(next.block).toContain('eu-central-1');
