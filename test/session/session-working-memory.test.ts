@@ -86,6 +86,7 @@ describe('WorkingMemory', () => {
     expect(() => memory.updateTask('task-1', { status: 'running' })).toThrowError(expect.objectContaining({ code: 'CONFLICT' }));
     expect(() => memory.updateTask('nope', { status: 'running' })).toThrowError(expect.objectContaining({ code: 'NOT_FOUND' }));
     expect(() => memory.updateTask(idle.id, { status: 'paused' as never })).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    expect(() => memory.updateTask(idle.id, 'running' as never)).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
     expect(() => memory.updateTask(idle.id, { status: 'running', result: 'x'.repeat(20_000) })).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
     expect(() => memory.addTask({ description: '' })).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
     expect(() => memory.addTask({ description: 'dup', id: 'task-1' })).toThrowError(expect.objectContaining({ code: 'CONFLICT' }));
