@@ -50,6 +50,27 @@ export interface SaveOptions {
   dedupe?: boolean;
 }
 
+/** Who a change is recorded for (history's actor) and which scopes the memory must be in (default: the read scopes). */
+export interface ChangeOptions {
+  actor?: string;
+  scopes?: readonly Scope[];
+}
+
+export interface UpdateOptions extends ChangeOptions {
+  /** Compare-and-set: the `updatedAt` the caller last saw; CONFLICT if the memory changed since. */
+  ifUpdatedAt?: string;
+}
+
+export interface ForgetOptions extends ChangeOptions {
+  /** Delete for good instead of archiving. */
+  hard?: boolean;
+}
+
+export interface InvalidateOptions extends ChangeOptions {
+  /** The memory (in the same scopes) that replaced this one. */
+  supersededBy?: string;
+}
+
 export interface RememberInput extends Omit<NewMemory, 'scope'> {
   scope?: Scope;
 }
@@ -91,8 +112,8 @@ export class Engram {
   }
 
   /** Stores one memory in the given scope, or the default scope; a near-duplicate there is updated instead (see save). */
-  async remember(input: RememberInput, actor: string = this.#actor): Promise<Memory> {
-    return (await this.save(input, { actor })).memory;
+  async remember(input: RememberInput, options: SaveOptions = {}): Promise<Memory> {
+    return (await this.save(input, options)).memory;
   }
 
   /**
@@ -155,13 +176,8 @@ export class Engram {
   }
 
   /** Changes fields of a memory in the read scopes (or the given ones); with `ifUpdatedAt`, only if nobody changed it since (else CONFLICT). */
-  async update(
-    id: string,
-    patch: MemoryPatch,
-    actor: string = this.#actor,
-    scopes: readonly Scope[] = this.readScopes,
-    options: { ifUpdatedAt?: string } = {},
-  ): Promise<Memory> {
+  async update(id: string, patch: MemoryPatch, options: UpdateOptions = {}): Promise<Memory> {
+    const { actor, scopes } = this.#change(options);
     await this.get(id, scopes);
     const { value: clean, report } = sanitizeMemoryFields(patch, { maxContentChars: this.settings.memory.maxContentBytes });
     const updated = await this.store.update(id, clean, { actor, ...(options.ifUpdatedAt !== undefined && { ifUpdatedAt: options.ifUpdatedAt }) });
@@ -172,9 +188,9 @@ export class Engram {
   }
 
   /** Archives a memory (kept, left out of recall), or with `hard` deletes it for good. */
-  async forget(id: string, options: { hard?: boolean; actor?: string; scopes?: readonly Scope[] } = {}): Promise<Memory | undefined> {
-    const memory = await this.get(id, options.scopes ?? this.readScopes);
-    const actor = options.actor ?? this.#actor;
+  async forget(id: string, options: ForgetOptions = {}): Promise<Memory | undefined> {
+    const { actor, scopes } = this.#change(options);
+    const memory = await this.get(id, scopes);
     if (options.hard) {
       await this.store.delete(id, { actor });
       return undefined;
@@ -184,20 +200,24 @@ export class Engram {
   }
 
   /** Brings an archived memory of the read scopes (or the given ones) back into recall. */
-  async restore(id: string, actor: string = this.#actor, scopes: readonly Scope[] = this.readScopes): Promise<Memory> {
+  async restore(id: string, options: ChangeOptions = {}): Promise<Memory> {
+    const { actor, scopes } = this.#change(options);
     await this.get(id, scopes);
     return this.store.restore(id, { actor });
   }
 
   /** Marks a memory no longer true, optionally linking the memory (in the same scopes) that replaced it. */
-  async invalidate(id: string, supersededBy?: string, actor: string = this.#actor, scopes: readonly Scope[] = this.readScopes): Promise<Memory> {
+  async invalidate(id: string, options: InvalidateOptions = {}): Promise<Memory> {
+    const { actor, scopes } = this.#change(options);
+    const { supersededBy } = options;
     await this.get(id, scopes);
     if (supersededBy !== undefined) await this.get(supersededBy, scopes);
     return this.store.invalidate(id, supersededBy === undefined ? {} : { supersededBy }, { actor });
   }
 
   /** Reverts one change to a memory of the read scopes (or the given ones). */
-  async undo(changeId: string, actor: string = this.#actor, scopes: readonly Scope[] = this.readScopes): Promise<HistoryEntry> {
+  async undo(changeId: string, options: ChangeOptions = {}): Promise<HistoryEntry> {
+    const { actor, scopes } = this.#change(options);
     const change = typeof changeId === 'string' ? await this.store.getChange(changeId) : undefined;
     const scope = change?.after?.scope ?? change?.before?.scope;
     if (!change || scope === undefined || !scopes.includes(scope)) {
@@ -291,6 +311,12 @@ export class Engram {
     } catch (error) {
       this.#onWarning(`vectors-not-stored: ${(error as Error).message}; run "engram reindex" later.`, error);
     }
+  }
+
+  /** Who a change is recorded for and which scopes it may touch: the call's, else this engram's. */
+  #change(options: ChangeOptions): { actor: string; scopes: readonly Scope[] } {
+    if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'The options of a change are an object ({ actor?, scopes? }).');
+    return { actor: options.actor ?? this.#actor, scopes: options.scopes ?? this.readScopes };
   }
 
   #scopes(scopes: readonly Scope[] | undefined): Scope[] {

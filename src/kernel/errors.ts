@@ -31,6 +31,13 @@ export type EngramErrorCode =
   | 'CONTEXT_WINDOW_EXCEEDED'
   | 'INTERNAL';
 
+/**
+ * Marks engram's errors by a registry symbol, not by class identity: two installed copies of engram (a
+ * library and a plugin each bringing its own) have two EngramError classes, and `instanceof` fails
+ * across them while `Symbol.for` is the same key in every copy.
+ */
+const ENGRAM_ERROR_BRAND: unique symbol = Symbol.for('engram.error');
+
 /** The one error base of engram: a code, a message that says what to do, and an optional cause. */
 export class EngramError extends Error {
   readonly code: EngramErrorCode;
@@ -42,10 +49,19 @@ export class EngramError extends Error {
     this.code = code;
     if (options?.details) this.details = options.details;
   }
+
+  /** On the prototype, so it is neither an own property (equality checks, logs) nor lost by a subclass. */
+  get [ENGRAM_ERROR_BRAND](): true {
+    return true;
+  }
 }
 
+/** True for an EngramError of this copy of engram or of any other installed copy (see ENGRAM_ERROR_BRAND). */
 export function isEngramError(value: unknown): value is EngramError {
-  return value instanceof EngramError;
+  if (value instanceof EngramError) return true;
+  if (typeof value !== 'object' || value === null) return false;
+  const branded = value as { [ENGRAM_ERROR_BRAND]?: unknown; code?: unknown };
+  return branded[ENGRAM_ERROR_BRAND] === true && typeof branded.code === 'string';
 }
 
 /** Error kinds as the surfaces see them: bad input, missing thing, store trouble. */
@@ -93,6 +109,7 @@ const kindByCode: Record<EngramErrorCode, ErrorKind> = {
   INTERNAL: 'internal',
 };
 
+/** The surface kind of an error; a code this copy does not know (an error from a newer copy) is internal. */
 export function errorKind(error: unknown): ErrorKind {
-  return isEngramError(error) ? kindByCode[error.code] : 'internal';
+  return isEngramError(error) ? (kindByCode[error.code] ?? 'internal') : 'internal';
 }

@@ -257,7 +257,7 @@ export class MemoryTool {
     const taken = findFile(contents, destination.key);
     if (taken && taken.memory.id !== file.memory.id) throw memoryToolError('CONFLICT', text.destinationExists(newGiven));
     const name = nameForFile(destination.baseName, newGiven, this.#settings.memory);
-    if (name !== file.memory.name) await this.#engram.update(file.memory.id, { name }, this.#actor, [source.folder.scope]);
+    if (name !== file.memory.name) await this.#engram.update(file.memory.id, { name }, { actor: this.#actor, scopes: [source.folder.scope] });
     return text.renamed(oldGiven, newGiven);
   }
 
@@ -308,7 +308,7 @@ export class MemoryTool {
 
   async #applyPatch(memory: Memory, patch: MemoryPatch): Promise<Memory> {
     if (Object.keys(patch).length === 0) return memory;
-    return this.#engram.update(memory.id, patch, this.#actor, [memory.scope]);
+    return this.#engram.update(memory.id, patch, { actor: this.#actor, scopes: [memory.scope] });
   }
 
   /** The editable fields a new file states: content, and type, description and importance when its frontmatter has them. */

@@ -74,7 +74,9 @@ export class FileReadCache {
   }
 
   /** Remembers that the model read `path` (`bytes` of content) at this mtime and size, evicting the least recently used past the caps. */
-  record(path: string, stat: FileReadStat, bytes: number): void {
+  record(path: string, read: { stat: FileReadStat; bytes: number }): void {
+    if (read === null || typeof read !== 'object') throw new EngramError('INVALID_INPUT', 'record(path, { stat, bytes }) takes the stat and byte count of the read.');
+    const { stat, bytes } = read;
     checkPath(path);
     checkStat(stat);
     if (!(Number.isSafeInteger(bytes) && bytes >= 0)) throw new EngramError('INVALID_INPUT', `bytes must be a whole number of at least 0, got ${String(bytes)}.`);

@@ -112,7 +112,9 @@ export class WorkingMemory {
   }
 
   /** Moves a task on: pending → running → completed | failed | killed (pending may also end directly). A finished task stays finished. */
-  updateTask(id: string, status: TaskStatus, result?: string): WorkingTask {
+  updateTask(id: string, change: { status: TaskStatus; result?: string }): WorkingTask {
+    if (change === null || typeof change !== 'object') throw new EngramError('INVALID_INPUT', 'updateTask(id, { status, result? }) takes the new status.');
+    const { status, result } = change;
     const task = this.#tasks.get(id);
     if (!task) throw new EngramError('NOT_FOUND', `No task ${JSON.stringify(String(id).slice(0, 60))} in this session.`);
     if (!['pending', 'running', ...FINISHED].includes(status)) throw new EngramError('INVALID_INPUT', 'A task status is pending, running, completed, failed or killed.');
@@ -134,7 +136,7 @@ export class WorkingMemory {
     let killed = 0;
     for (const task of this.#tasks.values()) {
       if (FINISHED.has(task.status)) continue;
-      this.updateTask(task.id, 'killed', reason);
+      this.updateTask(task.id, { status: 'killed', result: reason });
       killed += 1;
     }
     return killed;

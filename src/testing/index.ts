@@ -1,5 +1,21 @@
-export { runMemoryStoreSuite, type MemoryStoreSuiteOptions, type MemoryStoreUnderTest } from './memory-store-suite.js';
+// `engram/testing`: test doubles for code that uses engram, with no test runner needed: a scripted
+// LanguageModel and loopback servers speaking the real wire protocols (Anthropic Messages, OpenAI
+// chat completions, /v1/embeddings). The conformance suites register vitest tests, so they are a
+// separate entry, `engram/testing/suites`: importing this one never loads vitest.
+// test/exports.test.ts pins this list: a change to it is a deliberate diff.
 export { ScriptedLanguageModel, type ScriptedAnswer, type ScriptedLanguageModelOptions } from './scripted-language-model.js';
+export { startAnthropicMessagesServer, type AnthropicMessagesServerOptions } from './anthropic-messages-server.js';
+export { startOpenAiChatCompletionsServer, type OpenAiChatCompletionsServerOptions } from './openai-chat-completions-server.js';
+export type {
+  LanguageModelServer,
+  RecordedModelRequest,
+  ModelRequestSummary,
+  ModelServerReply,
+  ModelServerResponder,
+  ScriptedModelMessage,
+  ScriptedModelError,
+  ScriptedStreamBreak,
+} from './loopback-model-server.js';
 export {
   startEmbeddingsServer,
   hashedWordVector,
@@ -10,32 +26,3 @@ export {
   type RecordedEmbeddingsRequest,
   type ScriptedEmbeddingsResponse,
 } from './openai-compatible-embeddings-server.js';
-export {
-  runLanguageModelSuite,
-  type LanguageModelSuiteOptions,
-  type LanguageModelCapabilities,
-  type SuiteModelOptions,
-  type SuiteServerOptions,
-} from './language-model-suite.js';
-export { startAnthropicMessagesServer, anthropicErrorReply, summarizeMessagesRequest, type AnthropicMessagesServerOptions } from './anthropic-messages-server.js';
-export { startOpenAiChatCompletionsServer, openAiErrorReply, summarizeChatRequest, type OpenAiChatCompletionsServerOptions } from './openai-chat-completions-server.js';
-export type {
-  LanguageModelServer,
-  RecordedModelRequest,
-  ModelRequestSummary,
-  ModelServerReply,
-  ModelServerResponder,
-  ScriptedModelMessage,
-  ScriptedModelError,
-} from './loopback-model-server.js';
-export { SimulatedPromptCache, type SimulatedPromptCacheOptions, type CachedUsage } from './simulated-prompt-cache.js';
-export {
-  workloadAnswer,
-  workloadScriptedAnswer,
-  workloadReadFileTool,
-  workloadUserMessage,
-  classifyWorkloadRequest,
-  estimatedInputTokens,
-  type SessionWorkloadOptions,
-  type WorkloadRequestKind,
-} from './scripted-session-workload.js';

@@ -53,7 +53,8 @@ const STOP_WORDS = new Set(
  * pseudo-random unit direction from its hash, and the sum is normalized. Texts that share words
  * get similar vectors; texts with no shared word are close to orthogonal.
  */
-export function hashedWordVector(text: string, dimensions: number, synonyms: Record<string, string> = {}): number[] {
+export function hashedWordVector(text: string, options: { dimensions: number; synonyms?: Record<string, string> }): number[] {
+  const { dimensions, synonyms = {} } = options;
   const vector = new Array<number>(dimensions).fill(0);
   for (const raw of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
     if (STOP_WORDS.has(raw)) continue;
@@ -81,8 +82,9 @@ export function embeddingsResponseBody(vectors: readonly number[][], model: stri
   };
 }
 
-/** An OpenAI-style error body. */
-export function embeddingsErrorBody(message: string, type = 'invalid_request_error', code: string | null = null): unknown {
+/** An OpenAI-style error body (`type` default `invalid_request_error`, `code` default null). */
+export function embeddingsErrorBody(message: string, options: { type?: string; code?: string | null } = {}): unknown {
+  const { type = 'invalid_request_error', code = null } = options;
   return { error: { message, type, param: null, code } };
 }
 
@@ -129,14 +131,14 @@ export async function startEmbeddingsServer(options: EmbeddingsServerOptions = {
 
   function defaultAnswer(request: RecordedEmbeddingsRequest): ScriptedEmbeddingsResponse {
     if (request.method !== 'POST' || request.path !== '/v1/embeddings') {
-      return { status: 404, body: embeddingsErrorBody(`Unknown route ${request.method} ${request.path}`, 'not_found') };
+      return { status: 404, body: embeddingsErrorBody(`Unknown route ${request.method} ${request.path}`, { type: 'not_found' }) };
     }
     const body = request.body as { model?: unknown; input?: unknown } | null;
     const input = typeof body?.input === 'string' ? [body.input] : body?.input;
     if (typeof body?.model !== 'string' || !Array.isArray(input) || input.some((item) => typeof item !== 'string')) {
       return { status: 400, body: embeddingsErrorBody("'input' must be a string or an array of strings, with a 'model'.") };
     }
-    const vectors = (input as string[]).map((item) => hashedWordVector(item, dimensions, options.synonyms));
+    const vectors = (input as string[]).map((item) => hashedWordVector(item, { dimensions, ...(options.synonyms && { synonyms: options.synonyms }) }));
     return { status: 200, body: embeddingsResponseBody(vectors, options.model ?? body.model) };
   }
 

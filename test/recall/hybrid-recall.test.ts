@@ -226,7 +226,7 @@ describe('hybrid recall', () => {
     const engram = engramFor(store, embedder);
     for (const scope of scopes) {
       for (let index = 0; index < 8; index += 1) {
-        await engram.remember({ scope, content: `${random.sample(words, 3).join(' ')} note ${index} in ${scope}.` }, 'test');
+        await engram.remember({ scope, content: `${random.sample(words, 3).join(' ')} note ${index} in ${scope}.` }, { actor: 'test' });
       }
     }
     expect((await store.vectorCounts()).missing).toBe(0);

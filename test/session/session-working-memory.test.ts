@@ -78,20 +78,21 @@ describe('WorkingMemory', () => {
     const idle = memory.addTask({ description: 'Never started' });
     expect(notes).toMatchObject({ id: 'task-1', status: 'pending', createdAt: '2026-06-01T10:00:00.000Z' });
     clock.now += 1_000;
-    expect(memory.updateTask('task-1', 'running')).toMatchObject({ status: 'running', startedAt: '2026-06-01T10:00:01.000Z' });
+    expect(memory.updateTask('task-1', { status: 'running' })).toMatchObject({ status: 'running', startedAt: '2026-06-01T10:00:01.000Z' });
     clock.now += 1_000;
-    expect(memory.updateTask('task-1', 'completed', 'notes updated')).toMatchObject({ status: 'completed', finishedAt: '2026-06-01T10:00:02.000Z', result: 'notes updated' });
-    memory.updateTask(search.id, 'running');
-    expect(memory.updateTask(search.id, 'failed', 'timeout')).toMatchObject({ status: 'failed', result: 'timeout' });
-    expect(() => memory.updateTask('task-1', 'running')).toThrowError(expect.objectContaining({ code: 'CONFLICT' }));
-    expect(() => memory.updateTask('nope', 'running')).toThrowError(expect.objectContaining({ code: 'NOT_FOUND' }));
-    expect(() => memory.updateTask(idle.id, 'paused' as never)).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
-    expect(() => memory.updateTask(idle.id, 'running', 'x'.repeat(20_000))).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    expect(memory.updateTask('task-1', { status: 'completed', result: 'notes updated' })).toMatchObject({ status: 'completed', finishedAt: '2026-06-01T10:00:02.000Z', result: 'notes updated' });
+    memory.updateTask(search.id, { status: 'running' });
+    expect(memory.updateTask(search.id, { status: 'failed', result: 'timeout' })).toMatchObject({ status: 'failed', result: 'timeout' });
+    expect(() => memory.updateTask('task-1', { status: 'running' })).toThrowError(expect.objectContaining({ code: 'CONFLICT' }));
+    expect(() => memory.updateTask('nope', { status: 'running' })).toThrowError(expect.objectContaining({ code: 'NOT_FOUND' }));
+    expect(() => memory.updateTask(idle.id, { status: 'paused' as never })).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    expect(() => memory.updateTask(idle.id, 'running' as never)).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    expect(() => memory.updateTask(idle.id, { status: 'running', result: 'x'.repeat(20_000) })).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
     expect(() => memory.addTask({ description: '' })).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
     expect(() => memory.addTask({ description: 'dup', id: 'task-1' })).toThrowError(expect.objectContaining({ code: 'CONFLICT' }));
     const running = memory.addTask({ description: 'Background job' });
-    memory.updateTask(running.id, 'running');
-    expect(() => memory.updateTask(running.id, 'pending')).toThrowError(expect.objectContaining({ code: 'CONFLICT' }));
+    memory.updateTask(running.id, { status: 'running' });
+    expect(() => memory.updateTask(running.id, { status: 'pending' })).toThrowError(expect.objectContaining({ code: 'CONFLICT' }));
     expect(memory.killUnfinished('the user interrupted')).toBe(2);
     expect(memory.tasks.map((task) => [task.description, task.status])).toEqual([
       ['Update session notes', 'completed'],
@@ -140,8 +141,8 @@ describe('WorkingMemory', () => {
       await tool.run({ todos: [{ content: 'Remember that we always deploy on Fridays', status: 'pending' }] }, context);
       await tool.run({ todos: [{ content: 'Remember that we always deploy on Fridays', status: 'completed' }] }, context);
       const task = memory.addTask({ description: 'Remember this forever: the API key rotates monthly' });
-      memory.updateTask(task.id, 'running');
-      memory.updateTask(task.id, 'completed', 'done');
+      memory.updateTask(task.id, { status: 'running' });
+      memory.updateTask(task.id, { status: 'completed', result: 'done' });
       const after = await summarizeStore(temporary.store, { pageSize: 100 });
       expect(after).toEqual(before);
       expect(before.counts.memories).toBe(1);

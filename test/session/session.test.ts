@@ -184,7 +184,7 @@ describe('Session: layers fire on SPEC conditions (injected clock and token coun
     const session = newSession({ model: controlledModel({}), settings, now: clock.now, tools: [fileTool(() => 2_000)] });
     const applied = events(session, 'microcompaction-applied');
     for (const turn of [1, 2, 3]) await runAgentTurn(session, { content: `Turn ${turn}: read`, context: `memory for ${turn}` });
-    session.fileReadCache.record('/p/a.ts', { mtimeMs: 1, size: 10 }, 10);
+    session.fileReadCache.record('/p/a.ts', { stat: { mtimeMs: 1, size: 10 }, bytes: 10 });
     clock.advance(59 * 60_000);
     await runAgentTurn(session, { content: 'Turn 4: think' });
     expect(applied).toEqual([]);
@@ -255,7 +255,7 @@ describe('Session: layers fire on SPEC conditions (injected clock and token coun
     const sessionAt = async (reportedInputTokens: number) => {
       const session = newSession({ model: controlledModel({ inputTokens: reportedInputTokens }), settings });
       const finished = events(session, 'compaction-finished');
-      session.fileReadCache.record('/p/a.ts', { mtimeMs: 1, size: 10 }, 10);
+      session.fileReadCache.record('/p/a.ts', { stat: { mtimeMs: 1, size: 10 }, bytes: 10 });
       await runAgentTurn(session, { content: 'Turn 4: hello' });
       session.addUserMessage('Turn 8: next');
       return { session, finished };

@@ -293,6 +293,3 @@ function wholeNumber(value: unknown, name: string, minimum: number): number {
   }
   return value;
 }
-
-/** @deprecated The policy's name before the embedder shared it; engram/node exports it under this name until its list is redone. */
-export { HttpRequestPolicy as ModelRequestPolicy, type HttpRequestPolicyOptions as ModelRequestPolicyOptions };

@@ -91,7 +91,7 @@ export class SessionNotesDriver {
     if (shouldAutoCompact(context.tokens, this.#window, this.#settings, context.breaker)) return;
     const lastMessageUuid = context.lastMessageUuid;
     // update() returns at once: the helper runs in the background and never blocks the turn.
-    void notes.update(context.prefix(), lastMessageUuid, { contextTokens: context.tokens, window: this.#window });
+    void notes.update(context.prefix(), { lastMessageUuid, budget: { contextTokens: context.tokens, window: this.#window } });
     if (!notes.running) return;
     this.updates += 1;
     if (!this.#owned) this.#events.emit('notes-update-started', { lastMessageUuid });

@@ -61,6 +61,13 @@ export interface SessionNotesOptions {
 
 const MAX_UUID_LENGTH = 200;
 
+/** One notes update: the last message the parent's request holds and, optionally, the parent's context budget. */
+export interface NotesUpdateOptions {
+  lastMessageUuid: string;
+  /** The parent's context tokens and its window; an update that would not fit is not sent. */
+  budget?: { contextTokens: number; window: number };
+}
+
 /**
  * Layer 3 (SPEC §2): the session notes file, kept up to date in the background by a forked helper
  * that answers section edits, applied section by section. The session reports each turn
@@ -159,13 +166,14 @@ export class SessionNotes {
 
   /**
    * Starts an update in the background and returns at once. `prefix` is the parent's last request
-   * (system, tools, messages); `lastMessageUuid` the last message it holds. While an update runs a
+   * (system, tools, messages); `options.lastMessageUuid` the last message it holds. While an update runs a
    * second call does nothing. Failures are reported through `onError`, never thrown. With `budget`
    * (the parent's context tokens and its window), a request whose input + `notes.updateMaxOutputTokens`
    * would exceed the window is not sent: it fails with CONTEXT_WINDOW_EXCEEDED.
    */
-  async update(prefix: ForkPrefix, lastMessageUuid: string, budget?: { contextTokens: number; window: number }): Promise<void> {
+  async update(prefix: ForkPrefix, options: NotesUpdateOptions): Promise<void> {
     if (this.#running !== undefined) return;
+    const { lastMessageUuid, budget } = options !== null && typeof options === 'object' ? options : ({} as Partial<NotesUpdateOptions>);
     const uuid = typeof lastMessageUuid === 'string' ? lastMessageUuid : '';
     if (uuid === '' || uuid.length > MAX_UUID_LENGTH) {
       this.#report(uuid, new EngramError('INVALID_INPUT', `A notes update needs the uuid of the last message it covers (1 to ${MAX_UUID_LENGTH} characters).`));

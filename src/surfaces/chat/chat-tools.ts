@@ -61,7 +61,7 @@ export function createChatTools(options: ChatToolsOptions): SessionTool[] {
         const content = await readFileTool(root, limits, { path: input.path, offset: input.offset, limit: input.limit });
         // A result over the storage threshold reaches the model as a preview: only content it saw whole is "unchanged" later.
         const bytes = Buffer.byteLength(content);
-        if (dedupe && bytes <= settings.session.toolResultThresholdBytes) fileReadCache.record(key, fileStat, bytes);
+        if (dedupe && bytes <= settings.session.toolResultThresholdBytes) fileReadCache.record(key, { stat: fileStat, bytes });
         return { content, filesRead: [{ path: checked.shown, content }] };
       },
     },

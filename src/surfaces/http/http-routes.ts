@@ -167,7 +167,7 @@ async function updateMemory(context: RouteContext): Promise<JsonReply> {
   const { scope } = parseInput(scopedQuery, queryObject(context.url.searchParams), 'query');
   const id = memoryId(context);
   const patch = parseInput(updateMemoryBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'update');
-  const memory = await context.engram.update(id, patch, context.actor, requestScopes(context, scope));
+  const memory = await context.engram.update(id, patch, { actor: context.actor, scopes: requestScopes(context, scope) });
   return ok({ memory });
 }
 
@@ -185,7 +185,7 @@ async function restoreMemory(context: RouteContext): Promise<JsonReply> {
   const id = memoryId(context);
   const body = await readJsonBody(context.request, context.maxBodyBytes);
   parseInput(emptyBody, body ?? {}, 'body');
-  const memory = await context.engram.restore(id, context.actor, requestScopes(context, scope));
+  const memory = await context.engram.restore(id, { actor: context.actor, scopes: requestScopes(context, scope) });
   return ok({ memory });
 }
 
@@ -225,7 +225,7 @@ async function queueTurn(context: RouteContext): Promise<JsonReply> {
 
 async function undo(context: RouteContext): Promise<JsonReply> {
   const input = parseInput(undoBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'undo request');
-  const undone = await context.engram.undo(input.changeId, context.actor, requestScopes(context, input.scopes));
+  const undone = await context.engram.undo(input.changeId, { actor: context.actor, scopes: requestScopes(context, input.scopes) });
   return ok({ change: undone });
 }
 

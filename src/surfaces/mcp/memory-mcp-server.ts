@@ -188,7 +188,7 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
         if (Object.keys(patch).length === 0) {
           throw new EngramError('INVALID_INPUT', 'Give at least one field to change: content, type, name, description or importance.');
         }
-        const memory = await engram.update(id, patch, actor, scopes);
+        const memory = await engram.update(id, patch, { actor, scopes });
         return textResult(`Updated memory \`${memory.id}\`.\n\n${formatMemory(memory)}`, { memory });
       }),
   );

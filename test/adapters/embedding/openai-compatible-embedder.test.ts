@@ -60,7 +60,7 @@ describe('OpenAI-compatible embedder over the real wire format', () => {
     expect(request!.headers['content-type']).toBe('application/json');
     expect(request!.body).toEqual({ model: 'test-embed', input: ['The user prefers tabs.', 'Deploys go through ArgoCD.'], encoding_format: 'float' });
     expect(vectors.map((vector) => Array.from(vector))).toEqual(
-      ['The user prefers tabs.', 'Deploys go through ArgoCD.'].map((text) => Array.from(Float32Array.from(hashedWordVector(text, 8)))),
+      ['The user prefers tabs.', 'Deploys go through ArgoCD.'].map((text) => Array.from(Float32Array.from(hashedWordVector(text, { dimensions: 8 })))),
     );
     expect(client.dimensions).toBe(8);
   });
@@ -81,7 +81,7 @@ describe('OpenAI-compatible embedder over the real wire format', () => {
     const vectors = await client.embed(texts);
     expect(api.requests.map((request) => (request.body as { input: string[] }).input.length)).toEqual([4, 4, 2]);
     expect(api.requests.flatMap((request) => (request.body as { input: string[] }).input)).toEqual(texts);
-    expect(vectors.map((vector) => Array.from(vector))).toEqual(texts.map((text) => Array.from(Float32Array.from(hashedWordVector(text, 8)))));
+    expect(vectors.map((vector) => Array.from(vector))).toEqual(texts.map((text) => Array.from(Float32Array.from(hashedWordVector(text, { dimensions: 8 })))));
     expect(await client.embed([])).toEqual([]);
     expect(api.requests).toHaveLength(3);
   });
@@ -99,7 +99,7 @@ describe('OpenAI-compatible embedder over the real wire format', () => {
 
   it('answers a 4xx with an OpenAI error body with a clear EMBEDDING_FAILED error, without retrying', async () => {
     const api = await server();
-    api.script({ status: 401, body: embeddingsErrorBody('Incorrect API key provided: sk-wrong.', 'invalid_request_error', 'invalid_api_key') });
+    api.script({ status: 401, body: embeddingsErrorBody('Incorrect API key provided: sk-wrong.', { code: 'invalid_api_key' }) });
     const { embedder: client, waits } = embedder(api.baseUrl, { maxRetries: 3 });
     const error = await failure(() => client.embed(['hello']));
     expect(error.code).toBe('EMBEDDING_FAILED');
@@ -117,11 +117,11 @@ describe('OpenAI-compatible embedder over the real wire format', () => {
 
   it('retries 429 then succeeds, honouring Retry-After (seconds) and retry-after-ms', async () => {
     const api = await server();
-    api.script({ status: 429, headers: { 'retry-after': '2' }, body: embeddingsErrorBody('Rate limit reached', 'requests') });
-    api.script({ status: 429, headers: { 'retry-after-ms': '150' }, body: embeddingsErrorBody('Rate limit reached', 'requests') });
+    api.script({ status: 429, headers: { 'retry-after': '2' }, body: embeddingsErrorBody('Rate limit reached', { type: 'requests' }) });
+    api.script({ status: 429, headers: { 'retry-after-ms': '150' }, body: embeddingsErrorBody('Rate limit reached', { type: 'requests' }) });
     const { embedder: client, waits } = embedder(api.baseUrl, { maxRetries: 3, retryBaseDelayMs: 10 });
     const [vector] = await client.embed(['after the rate limit']);
-    expect(Array.from(vector!)).toEqual(Array.from(Float32Array.from(hashedWordVector('after the rate limit', 8))));
+    expect(Array.from(vector!)).toEqual(Array.from(Float32Array.from(hashedWordVector('after the rate limit', { dimensions: 8 }))));
     expect(api.requests).toHaveLength(3);
     expect(waits).toEqual([2_000, 150]);
   });

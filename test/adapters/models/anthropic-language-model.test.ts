@@ -4,7 +4,7 @@ import { AnthropicLanguageModel, type AnthropicLanguageModelOptions } from '../.
 import { EngramError } from '../../../src/kernel/errors.js';
 import { memoryToolDefinition } from '../../../src/contracts/memory-tool-definition.js';
 import { startAnthropicMessagesServer, type AnthropicMessagesServerOptions } from '../../../src/testing/anthropic-messages-server.js';
-import { runLanguageModelSuite } from '../../../src/testing/language-model-suite.js';
+import { runLanguageModelSuite } from '../../../src/testing/suites.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
 
 runLanguageModelSuite({

@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OpenAiCompatibleLanguageModel, type OpenAiCompatibleLanguageModelOptions } from '../../../src/adapters/models/openai-compatible-language-model.js';
 import { EngramError } from '../../../src/kernel/errors.js';
-import { runLanguageModelSuite } from '../../../src/testing/language-model-suite.js';
+import { runLanguageModelSuite } from '../../../src/testing/suites.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
 import { startOpenAiChatCompletionsServer, type OpenAiChatCompletionsServerOptions } from '../../../src/testing/openai-chat-completions-server.js';
 

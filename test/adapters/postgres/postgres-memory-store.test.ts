@@ -1,6 +1,6 @@
 import { inject, it } from 'vitest';
 import { PostgresMemoryStore } from '../../../src/adapters/postgres/postgres-memory-store.js';
-import { runMemoryStoreSuite } from '../../../src/testing/index.js';
+import { runMemoryStoreSuite } from '../../../src/testing/suites.js';
 import { dropSchema, freshSchemaUrl } from '../../support/postgres-schemas.js';
 
 // The same conformance suite as SQLite, on a real PostgreSQL server (see test/support/postgres-server.ts):

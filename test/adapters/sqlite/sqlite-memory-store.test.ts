@@ -8,7 +8,7 @@ import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-st
 import { SQLITE_MIGRATIONS } from '../../../src/adapters/sqlite/sqlite-migrations.js';
 import { EngramError } from '../../../src/kernel/errors.js';
 import type { MemoryStore } from '../../../src/contracts/memory-store.js';
-import { runMemoryStoreSuite } from '../../../src/testing/index.js';
+import { runMemoryStoreSuite } from '../../../src/testing/suites.js';
 import { collectStoreWriteWorker, spawnStoreWriteWorker, unexpectedStderr } from '../../../src/testing/store-write-worker-process.js';
 
 const ACTOR = { actor: 'sqlite-test' };

@@ -104,7 +104,7 @@ async function notesUpdatedAt(messages: SessionMessage[], uuid: string, sections
   const notes = new SessionNotes({ path: join(directory, 'session-notes.md'), files: nodeNotesFiles, model: model(), settings: DEFAULT_SETTINGS });
   server.script({ message: { text: sections }, ...(delayMs !== undefined && { delayMs }) });
   const upTo = messages.findIndex((item) => item.uuid === uuid) + 1;
-  await notes.update({ system: SYSTEM, tools: TOOLS, messages: wire(messages.slice(0, upTo)) }, uuid);
+  await notes.update({ system: SYSTEM, tools: TOOLS, messages: wire(messages.slice(0, upTo)) }, { lastMessageUuid: uuid });
   return notes;
 }
 

@@ -90,14 +90,14 @@ describe('session notes updates in the background', () => {
     });
     const { notes, errors, events } = collect({ model });
 
-    await notes.update(prefix, 'message-2');
+    await notes.update(prefix, { lastMessageUuid: 'message-2' });
     // Resolved, and the model has not answered: nothing is written yet.
     expect(notes.running).toBe(true);
     await arrival.promise;
     await expect(stat(path)).rejects.toMatchObject({ code: 'ENOENT' });
     // A second trigger while one runs starts nothing in parallel.
     expect(notes.shouldUpdate()).toBe(false);
-    await notes.update(prefix, 'message-3');
+    await notes.update(prefix, { lastMessageUuid: 'message-3' });
     release.open();
     await notes.waitForIdle();
 
@@ -129,7 +129,7 @@ describe('session notes updates in the background', () => {
     await writeFile(path, existing);
     const { model, arrived, release } = waitingModel('<section name="Worklog">\n- read the parser\n- fixed parse()\n</section>');
     const { notes, errors } = collect({ model });
-    await notes.update(prefix, 'm2');
+    await notes.update(prefix, { lastMessageUuid: 'm2' });
     await arrived;
     // The user edits another section while the helper runs: the edit survives.
     const userEdited = replaceNotesSection(existing, 'Key Results', 'The answer is 42.');
@@ -154,7 +154,7 @@ describe('session notes updates in the background', () => {
     const model = new AnthropicLanguageModel({ model: 'claude-haiku-5-5', baseUrl: api.url, apiKey: 'sk-ant-test', maxRetries: 0 });
     const { notes, errors, events } = collect({ model });
     notes.noteTurn({ contextTokens: 50_000, toolCalls: 0, hadToolCall: false });
-    await expect(notes.update(prefix, 'm2')).resolves.toBeUndefined();
+    await expect(notes.update(prefix, { lastMessageUuid: 'm2' })).resolves.toBeUndefined();
     await expect(notes.waitForIdle()).resolves.toBeUndefined();
     expect(errors.map((error) => error.code)).toEqual(['MODEL_UNAVAILABLE']);
     expect(events.map((event) => event.type)).toEqual(['notes-update-started', 'notes-update-failed']);
@@ -169,7 +169,7 @@ describe('session notes updates in the background', () => {
     const throwing = new SessionNotes({ path, files: nodeNotesFiles, settings: settings(), model: new ScriptedLanguageModel({ script: [{ error: new Error('boom') }] }), onError: () => {
       throw new Error('listener');
     } });
-    await throwing.update(prefix, 'm2');
+    await throwing.update(prefix, { lastMessageUuid: 'm2' });
     await expect(throwing.waitForIdle()).resolves.toBeUndefined();
   });
 
@@ -183,7 +183,7 @@ describe('session notes updates in the background', () => {
     await mkdir(join(directory, 'project', 'session-1'), { recursive: true });
     await writeFile(path, existing);
     const { notes, errors } = collect({ model: new ScriptedLanguageModel({ script: [answer] }) });
-    await notes.update(prefix, 'm2');
+    await notes.update(prefix, { lastMessageUuid: 'm2' });
     await notes.waitForIdle();
     expect(await readFile(path, 'utf8')).toBe(existing);
     expect(errors.map((error) => error.code)).toEqual(['MODEL_OUTPUT_INVALID']);
@@ -192,7 +192,7 @@ describe('session notes updates in the background', () => {
 
   it('takes <no-changes/> as an update that covers the conversation and writes nothing', async () => {
     const { notes, errors } = collect({ model: new ScriptedLanguageModel({ script: ['<no-changes/>'] }) });
-    await notes.update(prefix, 'm2');
+    await notes.update(prefix, { lastMessageUuid: 'm2' });
     await notes.waitForIdle();
     expect(errors).toEqual([]);
     expect(notes.lastSummarizedUuid).toBe('m2');
@@ -205,14 +205,14 @@ describe('session notes updates in the background', () => {
     await mkdir(join(directory, 'project', 'session-1'), { recursive: true });
     await writeFile(path, '  \n');
     const first = collect({ model: new ScriptedLanguageModel({ script: ['<section name="Worklog">- one</section>'] }) });
-    await first.notes.update(prefix, 'm2');
+    await first.notes.update(prefix, { lastMessageUuid: 'm2' });
     await first.notes.waitForIdle();
     expect(first.errors).toEqual([]);
     expect(parseNotesSections(await readFile(path, 'utf8')).map((section) => section.name)).toHaveLength(10);
 
     await writeFile(path, 'My own scribbles.\n');
     const second = collect({ model: new ScriptedLanguageModel({ script: ['<section name="Worklog">- two</section>'] }) });
-    await second.notes.update(prefix, 'm3');
+    await second.notes.update(prefix, { lastMessageUuid: 'm3' });
     await second.notes.waitForIdle();
     const text = await readFile(path, 'utf8');
     expect(text.startsWith('My own scribbles.\n\n# Session Title\n')).toBe(true);
@@ -222,7 +222,7 @@ describe('session notes updates in the background', () => {
   it('aborts a running update and writes nothing', async () => {
     const model = new ScriptedLanguageModel({ script: [{ hang: true }] });
     const { notes, errors, events } = collect({ model });
-    await notes.update(prefix, 'm2');
+    await notes.update(prefix, { lastMessageUuid: 'm2' });
     while (model.calls === 0) await new Promise((resolve) => setImmediate(resolve));
     notes.abort();
     await notes.waitForIdle();
@@ -242,7 +242,7 @@ describe('session notes updates in the background', () => {
       generateId: () => 'agent-or-uuid',
       openHelperTranscript: (agentId) => (opened.push(agentId), sink),
     });
-    await notes.update(prefix, 'm2');
+    await notes.update(prefix, { lastMessageUuid: 'm2' });
     await notes.waitForIdle();
     expect(opened).toEqual(['agent-or-uuid']);
     expect(closed).toBe(1);
@@ -253,7 +253,7 @@ describe('session notes updates in the background', () => {
 describe('session notes across a resume', () => {
   it('remember the last message they cover, so a resumed session can compact from them', async () => {
     const first = collect({ model: new ScriptedLanguageModel({ script: ['<section name="Current State">Parser fixed.</section>'] }) });
-    await first.notes.update(prefix, 'message-7');
+    await first.notes.update(prefix, { lastMessageUuid: 'message-7' });
     await first.notes.waitForIdle();
     expect(first.errors).toEqual([]);
     expect(JSON.parse(await readFile(first.notes.statePath, 'utf8'))).toMatchObject({ lastSummarizedUuid: 'message-7' });
@@ -280,7 +280,7 @@ describe('session notes caps', () => {
     const runaway = Array.from({ length: 3_000 }, (_, index) => `- detail ${index}`).join('\n');
     const model = new ScriptedLanguageModel({ script: [`<section name="Files and Functions">\n${runaway}\n</section>`] });
     const { notes, errors, events } = collect({ model });
-    await notes.update(prefix, 'm2');
+    await notes.update(prefix, { lastMessageUuid: 'm2' });
     await notes.waitForIdle();
     expect(errors).toEqual([]);
     const instruction = instructionOf(model.lastRequest);
@@ -296,7 +296,7 @@ describe('session notes caps', () => {
     await writeFile(path, DEFAULT_SESSION_NOTES_TEMPLATE);
     const calm = new ScriptedLanguageModel({ script: ['<no-changes/>'] });
     const quiet = new SessionNotes({ path, files: nodeNotesFiles, settings: settings(), model: calm });
-    await quiet.update(prefix, 'm3');
+    await quiet.update(prefix, { lastMessageUuid: 'm3' });
     await quiet.waitForIdle();
     expect(instructionOf(calm.lastRequest)).not.toMatch(/size caps|Condense/);
   });
@@ -312,7 +312,7 @@ describe('the trigger state the session feeds', () => {
     notes.noteTurn({ contextTokens: 45_000, toolCalls: 1, hadToolCall: true });
     expect(notes.triggerState).toEqual({ contextTokens: 45_000, toolCallsSinceLastUpdate: 3, lastAssistantTurnHadToolCall: true });
     expect(notes.shouldUpdate()).toBe(true);
-    await notes.update(prefix, 'm6');
+    await notes.update(prefix, { lastMessageUuid: 'm6' });
     await notes.waitForIdle();
     expect(notes.triggerState).toEqual({ contextTokens: 45_000, tokensAtLastUpdate: 45_000, toolCallsSinceLastUpdate: 0, lastAssistantTurnHadToolCall: true });
     notes.noteTurn({ contextTokens: 49_999, toolCalls: 0, hadToolCall: false });
@@ -330,7 +330,7 @@ describe('the trigger state the session feeds', () => {
     const { notes, errors } = collect();
     notes.noteTurn({ contextTokens: 90_000, toolCalls: 9, hadToolCall: false });
     expect(notes.shouldUpdate()).toBe(false);
-    await notes.update(prefix, 'm2');
+    await notes.update(prefix, { lastMessageUuid: 'm2' });
     expect(errors.map((error) => error.code)).toEqual(['MODEL_NOT_CONFIGURED']);
   });
 });
@@ -348,7 +348,7 @@ describe('the user\'s own template and prompt', () => {
     const { notes, errors } = collect({ model, settings: settings({ templatePath, promptPath }) });
     expect(await notes.read()).toBe(template);
     expect(await notes.hasContent()).toBe(false);
-    await notes.update(prefix, 'm2');
+    await notes.update(prefix, { lastMessageUuid: 'm2' });
     await notes.waitForIdle();
     expect(errors).toEqual([]);
     const instruction = instructionOf(model.lastRequest);
@@ -361,7 +361,7 @@ describe('the user\'s own template and prompt', () => {
     const model = new ScriptedLanguageModel({ script: ['<no-changes/>'] });
     const { notes } = collect({ model, template, prompt: 'Only this. {{notes}}', settings: settings({ templatePath: join(directory, 'missing.md') }) });
     expect(await notes.read()).toBe(template);
-    await notes.update(prefix, 'm2');
+    await notes.update(prefix, { lastMessageUuid: 'm2' });
     await notes.waitForIdle();
     expect(instructionOf(model.lastRequest)).toBe(`Only this. ${template}`);
   });
@@ -369,7 +369,7 @@ describe('the user\'s own template and prompt', () => {
   it('refuses a missing, empty or sectionless file with CONFIG_INVALID, and reports it from an update', async () => {
     const missing = collect({ model: new ScriptedLanguageModel({ script: ['x'] }), settings: settings({ templatePath: join(directory, 'nope.md') }) });
     await expect(missing.notes.read()).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/notes.templatePath names .*nope.md, which does not exist/) });
-    await missing.notes.update(prefix, 'm2');
+    await missing.notes.update(prefix, { lastMessageUuid: 'm2' });
     await missing.notes.waitForIdle();
     expect(missing.errors.map((error) => error.code)).toEqual(['CONFIG_INVALID']);
 
@@ -380,7 +380,7 @@ describe('the user\'s own template and prompt', () => {
     await writeFile(empty, '  \n');
     const model = new ScriptedLanguageModel({ script: ['x'] });
     const emptyPrompt = collect({ model, settings: settings({ promptPath: empty }) });
-    await emptyPrompt.notes.update(prefix, 'm2');
+    await emptyPrompt.notes.update(prefix, { lastMessageUuid: 'm2' });
     await emptyPrompt.notes.waitForIdle();
     expect(emptyPrompt.errors[0]).toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/is empty/) });
     expect(model.calls).toBe(0);
@@ -414,14 +414,15 @@ describe('session notes refuse bad input and change nothing', () => {
     await writeFile(path, existing);
     const model = new ScriptedLanguageModel({ script: ['<section name="Current State">lost</section>'], whenExhausted: 'repeat-last' });
     const { notes, errors } = collect({ model });
-    await notes.update(prefix, '');
-    await notes.update(prefix, 'u'.repeat(201));
-    await notes.update({ system: 'no', tools: [], messages: [] } as unknown as ForkPrefix, 'm2');
+    await notes.update(prefix, { lastMessageUuid: '' });
+    await notes.update(prefix, { lastMessageUuid: 'u'.repeat(201) });
+    await notes.update(prefix, undefined as never);
+    await notes.update({ system: 'no', tools: [], messages: [] } as unknown as ForkPrefix, { lastMessageUuid: 'm2' });
     await notes.waitForIdle();
-    await notes.update({ ...prefix, messages: [{ role: 'system', content: 'x' }] } as unknown as ForkPrefix, 'm3');
+    await notes.update({ ...prefix, messages: [{ role: 'system', content: 'x' }] } as unknown as ForkPrefix, { lastMessageUuid: 'm3' });
     await notes.waitForIdle();
-    expect(errors.map((error) => error.code)).toEqual(['INVALID_INPUT', 'INVALID_INPUT', 'INVALID_INPUT', 'INVALID_INPUT']);
-    expect(errors[3]!.message).toMatch(/messages\[0\]\.role/);
+    expect(errors.map((error) => error.code)).toEqual(['INVALID_INPUT', 'INVALID_INPUT', 'INVALID_INPUT', 'INVALID_INPUT', 'INVALID_INPUT']);
+    expect(errors[4]!.message).toMatch(/messages\[0\]\.role/);
     expect(model.calls).toBe(0);
     expect(await readFile(path, 'utf8')).toBe(existing);
     expect(notes.lastSummarizedUuid).toBeUndefined();
@@ -434,7 +435,7 @@ describe('session notes refuse bad input and change nothing', () => {
     const model = new ScriptedLanguageModel({ script: ['<no-changes/>'] });
     const { notes, errors } = collect({ model });
     await expect(notes.read()).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE', message: expect.stringMatching(/over notes.maxFileBytes/) });
-    await notes.update(prefix, 'm2');
+    await notes.update(prefix, { lastMessageUuid: 'm2' });
     await notes.waitForIdle();
     expect(errors.map((error) => error.code)).toEqual(['PAYLOAD_TOO_LARGE']);
     expect(model.calls).toBe(0);

@@ -41,7 +41,7 @@ export const editCommand: CommandDefinition = {
       const applied: MemoryPatch = {};
       for (const field of changed) (applied as Record<string, unknown>)[field] = patch[field];
       // Compare-and-set in the update's own transaction: a change made while the editor was open wins, and this one is refused.
-      const updated = await opened.engram.update(memory.id, applied, undefined, [memory.scope], { ifUpdatedAt: memory.updatedAt }).catch((error: unknown) => {
+      const updated = await opened.engram.update(memory.id, applied, { scopes: [memory.scope], ifUpdatedAt: memory.updatedAt }).catch((error: unknown) => {
         if (isEngramError(error) && error.code === 'CONFLICT') {
           throw new EngramError('CONFLICT', `Memory ${memory.id} changed while it was being edited; nothing was applied. Run edit again.`, { cause: error });
         }

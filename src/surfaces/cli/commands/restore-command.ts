@@ -16,7 +16,7 @@ export const restoreCommand: CommandDefinition = {
       const scopes = readScopes(invocation.values, opened);
       const found = await findMemory(opened, id, scopes);
       if (!found.archived) throw new EngramError('CONFLICT', `Memory ${found.id} is not archived; nothing to restore.`);
-      const memory = await opened.engram.restore(found.id, undefined, scopes);
+      const memory = await opened.engram.restore(found.id, { scopes });
       return { data: { memory }, text: `Restored ${memory.id} (${memory.name}).` };
     });
   },

@@ -12,7 +12,7 @@ export const undoCommand: CommandDefinition = {
   async run(invocation) {
     const changeId = singlePositional(invocation, 'change-id');
     return withEngram(invocation, async (opened) => {
-      const undone = await opened.engram.undo(changeId, undefined, readScopes(invocation.values, opened));
+      const undone = await opened.engram.undo(changeId, { scopes: readScopes(invocation.values, opened) });
       return {
         data: { change: undone },
         text: `Undid ${changeId} (change of ${undone.memoryId}) with change ${undone.id} (${undone.action}).`,
