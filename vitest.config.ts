@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 // Two projects: everything, and the tests that need a PostgreSQL server. The second one's global
 // setup (test/support/postgres-server.ts) starts a throwaway server, or uses ENGRAM_TEST_POSTGRES_URL,
-// and only when one of its files is selected: `npx vitest run test/recall-ranking.test.ts` starts none.
+// and only when one of its files is selected: `npx vitest run test/recall` starts none.
 export default defineConfig({
   test: {
     testTimeout: 60_000,
