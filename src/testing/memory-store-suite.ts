@@ -1,13 +1,13 @@
-import { describe, expect, it } from 'vitest';
-import type { MemoryStore } from '../contracts/memory-store.js';
+import { describe, expect, it, type TestContext } from 'vitest';
+import { missingRoles, type MemoryStore, type StoreRole, type StoreWith } from '../contracts/memory-store.js';
 import { checkpointCases } from './store-cases/checkpoint-cases.js';
-import { cleanupCases } from './store-cases/cleanup-cases.js';
+import { checkpointCleanupCases, jobCleanupCases } from './store-cases/cleanup-cases.js';
 import { concurrentWriteCases } from './store-cases/concurrent-write-cases.js';
 import { historyCases } from './store-cases/history-cases.js';
 import { importCases } from './store-cases/import-cases.js';
-import { jobQueueCases } from './store-cases/job-queue-cases.js';
+import { jobQueueCases, jobWorkerCases } from './store-cases/job-queue-cases.js';
 import { jobRecordCopyCases } from './store-cases/job-record-copy-cases.js';
-import { lockCases } from './store-cases/lock-cases.js';
+import { lockCases, lockedCheckpointCases } from './store-cases/lock-cases.js';
 import { readCases } from './store-cases/read-cases.js';
 import { recordCopyCases } from './store-cases/record-copy-cases.js';
 import { scopeIsolationCases } from './store-cases/scope-isolation-cases.js';
@@ -33,25 +33,20 @@ export interface MemoryStoreSuiteOptions {
   skip?: Record<string, string>;
 }
 
-const GROUPS: readonly StoreSuiteGroup[] = [
-  writeCases,
-  importCases,
-  readCases,
-  scopeIsolationCases,
-  searchCases,
-  vectorCases,
-  historyCases,
-  concurrentWriteCases,
-  recordCopyCases,
-  jobRecordCopyCases,
-  jobQueueCases,
-  checkpointCases,
-  cleanupCases,
-  lockCases,
+/** The suite by role: the ledger first, then each optional role (a group's cases may use others too: see its `roles`). */
+const ROLES: ReadonlyArray<{ title: string; groups: readonly StoreSuiteGroup[] }> = [
+  { title: 'ledger', groups: [writeCases, importCases, readCases, scopeIsolationCases, searchCases, historyCases, concurrentWriteCases] },
+  { title: 'vectors role', groups: [vectorCases] },
+  { title: 'jobs role', groups: [jobQueueCases, jobWorkerCases, jobCleanupCases] },
+  { title: 'checkpoints role', groups: [checkpointCases, checkpointCleanupCases] },
+  { title: 'locks role', groups: [lockCases, lockedCheckpointCases] },
+  { title: 'records role', groups: [recordCopyCases, jobRecordCopyCases] },
 ];
 
 /**
- * Registers the MemoryStore conformance suite with vitest: every backend must pass it unchanged.
+ * Registers the MemoryStore conformance suite with vitest, organised by role. A backend with every
+ * role (SQLite, Postgres) runs every case; a backend without an optional role has the cases that
+ * need it skipped, each naming the role it lacks. Cases of the roles a backend has must pass unchanged.
  *
  * @example
  * runMemoryStoreSuite({
@@ -66,10 +61,12 @@ const GROUPS: readonly StoreSuiteGroup[] = [
  */
 export function runMemoryStoreSuite(options: MemoryStoreSuiteOptions): void {
   const names = new Set<string>();
-  for (const group of GROUPS) {
-    for (const suiteCase of group.cases) {
-      if (names.has(suiteCase.name)) throw new Error(`Two conformance cases are named ${JSON.stringify(suiteCase.name)}.`);
-      names.add(suiteCase.name);
+  for (const role of ROLES) {
+    for (const group of role.groups) {
+      for (const suiteCase of group.cases) {
+        if (names.has(suiteCase.name)) throw new Error(`Two conformance cases are named ${JSON.stringify(suiteCase.name)}.`);
+        names.add(suiteCase.name);
+      }
     }
   }
   const skip = options.skip ?? {};
@@ -79,26 +76,39 @@ export function runMemoryStoreSuite(options: MemoryStoreSuiteOptions): void {
       expect(Object.keys(skip).filter((name) => !names.has(name)), 'skip names unknown cases').toEqual([]);
       expect(Object.keys(skip).filter((name) => !/\S/.test(skip[name] ?? '')), 'skipped cases without a reason').toEqual([]);
     });
-    for (const group of GROUPS) {
-      describe(group.title, () => {
-        for (const suiteCase of group.cases) {
-          const reason = Object.hasOwn(skip, suiteCase.name) ? skip[suiteCase.name] : undefined;
-          if (reason !== undefined) {
-            it.skip(`${suiteCase.name} [skipped: ${reason}]`, () => {});
-          } else {
-            it(suiteCase.name, () => runCase(options.create, suiteCase), suiteCase.timeoutMs);
-          }
+    for (const role of ROLES) {
+      describe(role.title, () => {
+        for (const group of role.groups) {
+          describe(group.title, () => {
+            for (const suiteCase of group.cases) {
+              const reason = Object.hasOwn(skip, suiteCase.name) ? skip[suiteCase.name] : undefined;
+              if (reason !== undefined) {
+                it.skip(`${suiteCase.name} [skipped: ${reason}]`, () => {});
+              } else {
+                it(suiteCase.name, (context) => runCase({ create: options.create, suiteCase, context }), suiteCase.timeoutMs);
+              }
+            }
+          });
         }
       });
     }
   });
 }
 
-async function runCase(create: MemoryStoreSuiteOptions['create'], suiteCase: StoreSuiteCase): Promise<void> {
-  const { store, url, cleanup } = await create();
-  const context: StoreSuiteContext = { store, url };
+/** Runs one case on a fresh store, or skips it (naming the roles) when the backend lacks a role it needs. */
+async function runCase(input: { create: MemoryStoreSuiteOptions['create']; suiteCase: StoreSuiteCase; context: TestContext }): Promise<void> {
+  const { suiteCase, context } = input;
+  const { store, url, cleanup } = await input.create();
+  const missing = missingRoles(store, suiteCase.roles);
+  if (missing.length > 0) {
+    await store.close().catch(() => undefined);
+    await cleanup?.().catch(() => undefined);
+    context.skip(skipReason(missing));
+  }
+  // Every role the case names is there (checked above); the case's type lets it use only those.
+  const caseContext: StoreSuiteContext<StoreRole> = { store: store as StoreWith<StoreRole>, url };
   try {
-    await suiteCase.run(context);
+    await suiteCase.run(caseContext);
   } catch (error) {
     await store.close().catch(() => undefined);
     await cleanup?.().catch(() => undefined);
@@ -106,4 +116,8 @@ async function runCase(create: MemoryStoreSuiteOptions['create'], suiteCase: Sto
   }
   await store.close();
   await cleanup?.();
+}
+
+function skipReason(missing: readonly StoreRole[]): string {
+  return `the backend has no ${missing.map((role) => `${role} role (store.${role})`).join(', ')}`;
 }
