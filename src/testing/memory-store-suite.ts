@@ -1,5 +1,5 @@
-import { describe, expect, it, type TestContext } from 'vitest';
-import { missingRoles, type MemoryStore, type StoreRole, type StoreWith } from '../contracts/memory-store.js';
+import { describe, expect, it } from 'vitest';
+import { missingRoles, STORE_ROLES, type MemoryStore, type StoreRole, type StoreWith } from '../contracts/memory-store.js';
 import { checkpointCases } from './store-cases/checkpoint-cases.js';
 import { checkpointCleanupCases, jobCleanupCases } from './store-cases/cleanup-cases.js';
 import { concurrentWriteCases } from './store-cases/concurrent-write-cases.js';
@@ -29,6 +29,12 @@ export interface MemoryStoreSuiteOptions {
   name: string;
   /** Makes a fresh, opened, empty store; called once per case. */
   create: () => Promise<MemoryStoreUnderTest>;
+  /**
+   * The optional roles the backend's stores have (default every one: vectors, jobs, locks,
+   * checkpoints, records). Cases that need another are skipped, naming the role; a store that
+   * lacks a role named here fails the cases that need it.
+   */
+  roles?: readonly StoreRole[];
   /** Cases this backend cannot pass, by case name, each with the reason (shown in the skipped test's title). */
   skip?: Record<string, string>;
 }
@@ -45,8 +51,8 @@ const ROLES: ReadonlyArray<{ title: string; groups: readonly StoreSuiteGroup[] }
 
 /**
  * Registers the MemoryStore conformance suite with vitest, organised by role. A backend with every
- * role (SQLite, Postgres) runs every case; a backend without an optional role has the cases that
- * need it skipped, each naming the role it lacks. Cases of the roles a backend has must pass unchanged.
+ * role (SQLite, Postgres) runs every case; one that names fewer `roles` has the cases that need
+ * another skipped, each naming the role. Cases of the roles a backend has must pass unchanged.
  *
  * @example
  * runMemoryStoreSuite({
@@ -61,8 +67,8 @@ const ROLES: ReadonlyArray<{ title: string; groups: readonly StoreSuiteGroup[] }
  */
 export function runMemoryStoreSuite(options: MemoryStoreSuiteOptions): void {
   const names = new Set<string>();
-  for (const role of ROLES) {
-    for (const group of role.groups) {
+  for (const part of ROLES) {
+    for (const group of part.groups) {
       for (const suiteCase of group.cases) {
         if (names.has(suiteCase.name)) throw new Error(`Two conformance cases are named ${JSON.stringify(suiteCase.name)}.`);
         names.add(suiteCase.name);
@@ -70,22 +76,25 @@ export function runMemoryStoreSuite(options: MemoryStoreSuiteOptions): void {
     }
   }
   const skip = options.skip ?? {};
+  const roles = new Set(options.roles ?? STORE_ROLES);
 
   describe(`MemoryStore conformance: ${options.name}`, () => {
-    it('skips only cases that exist, each with a reason', () => {
+    it('skips only cases that exist, each with a reason, and names only roles that exist', () => {
       expect(Object.keys(skip).filter((name) => !names.has(name)), 'skip names unknown cases').toEqual([]);
       expect(Object.keys(skip).filter((name) => !/\S/.test(skip[name] ?? '')), 'skipped cases without a reason').toEqual([]);
+      expect([...roles].filter((role) => !(STORE_ROLES as readonly string[]).includes(role)), 'roles names unknown roles').toEqual([]);
     });
-    for (const role of ROLES) {
-      describe(role.title, () => {
-        for (const group of role.groups) {
+    for (const part of ROLES) {
+      describe(part.title, () => {
+        for (const group of part.groups) {
           describe(group.title, () => {
             for (const suiteCase of group.cases) {
-              const reason = Object.hasOwn(skip, suiteCase.name) ? skip[suiteCase.name] : undefined;
+              const lacking = suiteCase.roles.filter((role) => !roles.has(role));
+              const reason = Object.hasOwn(skip, suiteCase.name) ? skip[suiteCase.name] : lacking.length > 0 ? lackingReason(lacking) : undefined;
               if (reason !== undefined) {
                 it.skip(`${suiteCase.name} [skipped: ${reason}]`, () => {});
               } else {
-                it(suiteCase.name, (context) => runCase({ create: options.create, suiteCase, context }), suiteCase.timeoutMs);
+                it(suiteCase.name, () => runCase(options.create, suiteCase), suiteCase.timeoutMs);
               }
             }
           });
@@ -95,19 +104,18 @@ export function runMemoryStoreSuite(options: MemoryStoreSuiteOptions): void {
   });
 }
 
-/** Runs one case on a fresh store, or skips it (naming the roles) when the backend lacks a role it needs. */
-async function runCase(input: { create: MemoryStoreSuiteOptions['create']; suiteCase: StoreSuiteCase; context: TestContext }): Promise<void> {
-  const { suiteCase, context } = input;
-  const { store, url, cleanup } = await input.create();
-  const missing = missingRoles(store, suiteCase.roles);
-  if (missing.length > 0) {
-    await store.close().catch(() => undefined);
-    await cleanup?.().catch(() => undefined);
-    context.skip(skipReason(missing));
-  }
-  // Every role the case names is there (checked above); the case's type lets it use only those.
-  const caseContext: StoreSuiteContext<StoreRole> = { store: store as StoreWith<StoreRole>, url };
+/** Runs one case on a fresh store, which must have every role the case needs. */
+async function runCase(create: MemoryStoreSuiteOptions['create'], suiteCase: StoreSuiteCase): Promise<void> {
+  const { store, url, cleanup } = await create();
   try {
+    const missing = missingRoles(store, suiteCase.roles);
+    if (missing.length > 0) {
+      throw new Error(
+        `The store has no ${missing.map((role) => `store.${role}`).join(', ')}, which this case needs. A backend without a role names the roles it has: runMemoryStoreSuite({ roles: [...] }).`,
+      );
+    }
+    // Every role the case names is there (checked above); the case's type lets it use only those.
+    const caseContext: StoreSuiteContext<StoreRole> = { store: store as StoreWith<StoreRole>, url };
     await suiteCase.run(caseContext);
   } catch (error) {
     await store.close().catch(() => undefined);
@@ -118,6 +126,6 @@ async function runCase(input: { create: MemoryStoreSuiteOptions['create']; suite
   await cleanup?.();
 }
 
-function skipReason(missing: readonly StoreRole[]): string {
-  return `the backend has no ${missing.map((role) => `${role} role (store.${role})`).join(', ')}`;
+function lackingReason(roles: readonly StoreRole[]): string {
+  return `the backend has no ${roles.map((role) => `${role} role (store.${role})`).join(', ')}`;
 }

@@ -66,6 +66,7 @@ export class PostgresMemoryStore implements MemoryStore {
   readonly jobs: PostgresJobQueue;
   /** Named locks: session advisory locks (postgres-store-lock.ts). */
   readonly locks: PostgresStoreLock;
+  /** Named values with compare-and-set (postgres-checkpoints.ts). */
   readonly checkpoints: PostgresCheckpoints;
   /** Copying the store whole, for engram migrate (postgres-record-copy.ts). */
   readonly records: PostgresRecordCopy;

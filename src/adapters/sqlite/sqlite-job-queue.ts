@@ -15,7 +15,7 @@ import { createSortableId } from '../../kernel/ids.js';
 import { guard } from './sqlite-database.js';
 import { JOB_COLUMNS, jobNotFound, rowToJob, type JobRow } from '../sql/job-rows.js';
 
-/** What the job queue (and the checkpoints beside it) need from the store: its prepared statements, write transactions and clock. */
+/** What the job queue needs from the store: its prepared statements, write transactions and clock. */
 export interface SqliteJobQueueDependencies {
   statement: (sql: string) => Database.Statement;
   /** Runs `work` in one BEGIN IMMEDIATE transaction: no other process writes in between. */

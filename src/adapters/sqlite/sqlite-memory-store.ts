@@ -62,6 +62,7 @@ export class SqliteMemoryStore implements MemoryStore {
   readonly jobs: SqliteJobQueue;
   /** Named locks across processes (sqlite-store-lock.ts). */
   readonly locks: SqliteStoreLock;
+  /** Named values with compare-and-set (sqlite-checkpoints.ts). */
   readonly checkpoints: SqliteCheckpoints;
   /** Copying the store whole, for engram migrate (sqlite-record-copy.ts). */
   readonly records: SqliteRecordCopy;
