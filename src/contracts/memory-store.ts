@@ -13,7 +13,8 @@ import type { VectorIndex } from './memory-store-vectors.js';
 // record copy), each in its own file beside this one. Callers reach a role through its property
 // (`store.jobs.enqueue(…)`) and degrade, with a warning, when a store lacks it.
 
-// The shapes the roles use, for the entries that name them from here.
+// The shapes of the history and the roles, re-exported for the public entries that name them from
+// this module (src/index.ts); inside engram, each is imported from its own file.
 export type { ChangeAction, ChangeContext, HistoryEntry } from '../memory/memory-history.js';
 export type { CheckpointFilter, Checkpoints } from './memory-store-checkpoints.js';
 export { JOB_STATES, type FinishedJobFilter, type Job, type JobFilter, type JobQueue, type JobState, type NewJob } from './memory-store-jobs.js';

@@ -14,7 +14,7 @@ export interface StoreSuiteContext<R extends StoreRole = never> {
 /** One case of the conformance suite. Its name is also the key that `skip` uses. */
 export interface StoreSuiteCase {
   name: string;
-  /** The optional roles the case uses besides the ledger: a backend without one of them skips it, saying which. */
+  /** The optional roles the case uses besides the ledger: skipped, naming them, for a backend whose `roles` leave one out. */
   roles: readonly StoreRole[];
   run: (context: StoreSuiteContext<StoreRole>) => Promise<void>;
   timeoutMs?: number;
@@ -35,7 +35,7 @@ export interface StoreCaseDefinition<R extends StoreRole> {
 
 /**
  * Defines a group of cases over the ledger and the optional `roles` (none: the ledger alone). The
- * cases see a store typed with those roles only; the suite skips them on a backend without one.
+ * cases see a store typed with those roles only; the suite skips them for a backend without one.
  */
 export function storeCaseGroup<R extends StoreRole = never>(group: { title: string; roles: readonly R[]; cases: ReadonlyArray<StoreCaseDefinition<R>> }): StoreSuiteGroup {
   return {
