@@ -20,7 +20,7 @@ export interface ExtractionBenchResult {
     p95Ms: number;
     maxMs: number;
     targetP95Ms: number;
-    /** A bare store.enqueueJob of a payload of the same size, timed in the same loop: the floor the machine allows. */
+    /** A bare store.jobs.enqueue of a payload of the same size, timed in the same loop: the floor the machine allows. */
     bareEnqueueP50Ms: number;
     bareEnqueueP95Ms: number;
   };
@@ -83,7 +83,7 @@ export async function benchExtraction(): Promise<ExtractionBenchResult> {
       await queueOnly.afterTurn(conversation);
       timings.push(Number(process.hrtime.bigint() - start) / 1e6);
       const bareStart = process.hrtime.bigint();
-      await store.enqueueJob({ queue: 'bench-baseline', key: `turn-${index}`, payload: { messages: fresh } });
+      await store.jobs.enqueue({ queue: 'bench-baseline', key: `turn-${index}`, payload: { messages: fresh } });
       bare.push(Number(process.hrtime.bigint() - bareStart) / 1e6);
       if (index % 10 === 9) await queueOnly.drain();
     }
@@ -149,7 +149,7 @@ export async function benchExtractionPart(): Promise<ExtractionBenchResult> {
   console.table([
     { measure: 'afterTurn p50 ms', value: result.afterTurn.p50Ms },
     { measure: `afterTurn p95 ms (target ≤ ${result.afterTurn.targetP95Ms})`, value: result.afterTurn.p95Ms },
-    { measure: 'bare store.enqueueJob p50 / p95 ms (the floor)', value: `${result.afterTurn.bareEnqueueP50Ms} / ${result.afterTurn.bareEnqueueP95Ms}` },
+    { measure: 'bare store.jobs.enqueue p50 / p95 ms (the floor)', value: `${result.afterTurn.bareEnqueueP50Ms} / ${result.afterTurn.bareEnqueueP95Ms}` },
     { measure: 'model calls per turn, cheap mode (target ≤ 1)', value: result.cheapMode.callsPerTurn },
     { measure: `model calls for ${result.cheapMode.coalescedTurns} turns queued while none ran`, value: result.cheapMode.coalescedModelCalls },
     { measure: 'input tokens per extraction (median)', value: result.tokens.inputTokensPerExtraction },

@@ -4,7 +4,8 @@ import { assertScope, type Scope } from './memory/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from './kernel/settings.js';
 import { recallMemories, type RecallOptions, type RecallResult } from './recall/recall-memories.js';
 import { buildMemoryContext, type MemoryContext, type MemoryContextOptions } from './recall/memory-context.js';
-import type { HistoryEntry, ImportReport, MemoryFilter, MemoryStore, StoreStats } from './contracts/memory-store.js';
+import { requireRole, type ImportReport, type MemoryFilter, type MemoryStore, type StoreStats } from './contracts/memory-store.js';
+import type { HistoryEntry } from './memory/memory-history.js';
 import type { Embedder } from './contracts/embedder.js';
 import type { LanguageModel } from './contracts/language-model.js';
 import { reindexVectors, storeMemoryVectors, type ReindexOptions, type ReindexReport } from './remember/memory-vectors.js';
@@ -234,13 +235,15 @@ export class Engram {
 
   /**
    * Computes vectors for every memory that has none (all of them when the embedder's model or
-   * length differs from the store's vector space). CONFIG_INVALID without an embedder.
+   * length differs from the store's vector space). CONFIG_INVALID without an embedder,
+   * STORE_UNSUPPORTED for a store without vectors.
    */
   async reindex(options: Partial<ReindexOptions> = {}): Promise<ReindexReport> {
     if (!this.embedder) {
       throw new EngramError('CONFIG_INVALID', 'No embedder is configured: set embedding.provider to openai-compatible, with embedding.baseUrl and embedding.model.');
     }
-    return reindexVectors({ store: this.store, embedder: this.embedder }, { batchSize: this.settings.embedding.batchSize, ...options });
+    const vectors = requireRole(this.store, 'vectors', 'reindex');
+    return reindexVectors({ vectors, embedder: this.embedder }, { batchSize: this.settings.embedding.batchSize, ...options });
   }
 
   /** Every change to a memory of the read scopes (or the given ones), oldest first; deleted memories too. */
@@ -300,11 +303,12 @@ export class Engram {
     if (blocks > 0) this.#onWarning(`private-content-removed: ${subject} was stored without ${blocks} private or injected block(s).`);
   }
 
-  /** Best effort: the write is done; a failed embedding is a warning, and `engram reindex` fills the gap. */
+  /** Best effort: the write is done; a failed embedding is a warning, and `engram reindex` fills the gap. A store without vectors needs none (recall says so). */
   async #storeVectors(memories: readonly Memory[]): Promise<void> {
-    if (!this.embedder || memories.length === 0) return;
+    const { vectors } = this.store;
+    if (!this.embedder || !vectors || memories.length === 0) return;
     try {
-      const result = await storeMemoryVectors({ store: this.store, embedder: this.embedder }, memories);
+      const result = await storeMemoryVectors({ vectors, embedder: this.embedder }, memories);
       for (const warning of result.warnings) {
         this.#onWarning(`${warning}: ${memories.length} memories were saved without a vector; run "engram reindex" later.`, result.error);
       }

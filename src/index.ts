@@ -113,28 +113,21 @@ export { messageText, toolUses } from './contracts/language-model-content.js';
 export type { Embedder, EmbedOptions } from './contracts/embedder.js';
 export type {
   MemoryStore,
+  MemoryLedger,
+  StoreRoles,
+  StoreRole,
+  StoreWith,
   MemoryFilter,
-  ChangeAction,
-  ChangeContext,
-  HistoryEntry,
   ImportReport,
   StoreInfo,
   StoreStats,
   TextSearch,
   TextHit,
-  VectorSpace,
-  VectorEntry,
-  VectorSearch,
-  VectorHit,
-  VectorCounts,
-  Job,
-  JobState,
-  NewJob,
-  JobFilter,
-  ExportPage,
-  CheckpointRecord,
-  StoreRecords,
-  RestoreCounts,
-  RestoreReport,
 } from './contracts/memory-store.js';
+export type { VectorIndex, VectorSpace, VectorEntry, VectorSearch, VectorHit, VectorCounts } from './contracts/memory-store-vectors.js';
+export type { JobQueue, Job, JobState, NewJob, JobFilter, FinishedJobFilter } from './contracts/memory-store-jobs.js';
+export type { StoreLocks } from './contracts/memory-store-locks.js';
+export type { Checkpoints, CheckpointFilter } from './contracts/memory-store-checkpoints.js';
+export type { RecordCopy, ExportPage, CheckpointRecord, StoreRecords, RestoreCounts, RestoreReport } from './contracts/memory-store-records.js';
+export type { ChangeAction, ChangeContext, HistoryEntry } from './memory/memory-history.js';
 export type { Conversation, ConversationMessage, ConversationRole, ConversationToolCall, ConversationToolResult } from './contracts/conversation.js';

@@ -55,6 +55,8 @@ const ENTRIES: readonly PinnedEntry[] = [
       'TaskStatus', 'TextBlock', 'TextHit', 'TextSearch', 'TodoItem', 'TodoStatus', 'ToolChoice', 'ToolDefinition',
       'ToolResultBlock', 'ToolResultInput', 'ToolUseBlock', 'UpdateOptions', 'VectorCounts', 'VectorEntry',
       'VectorHit', 'VectorSearch', 'VectorSpace', 'WorkingMemory', 'WorkingTask',
+      'CheckpointFilter', 'Checkpoints', 'FinishedJobFilter', 'JobQueue', 'MemoryLedger', 'RecordCopy', 'StoreLocks',
+      'StoreRole', 'StoreRoles', 'StoreWith', 'VectorIndex',
     ],
   },
   {

@@ -41,11 +41,13 @@ export interface ExtractionQueueResult {
    * `queued`: jobs are in the store's queue. `nothing-new`: nothing after what was already queued.
    * `deferred`: the turn ends in a tool call, queued with the loop's final answer. `off`: no
    * extractor. `failed`: not queued (`error` says why); the next turn's call queues it from the cursor.
+   * `unavailable`: the store has no job queue (`warnings` names what is missing).
    */
-  status: 'queued' | 'nothing-new' | 'deferred' | 'off' | 'failed';
+  status: 'queued' | 'nothing-new' | 'deferred' | 'off' | 'failed' | 'unavailable';
   jobs: number;
   messages: number;
   error?: MemoryTurnError;
+  warnings?: string[];
 }
 
 /** What the memory turn tells `onEvent`: noun-verb names, plain data. */

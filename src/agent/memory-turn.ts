@@ -243,7 +243,7 @@ export class MemoryTurn {
         try {
           const result = await extractor.afterTurn(snapshot ?? conversation, { recalled });
           if (result.status === 'queued') this.#emit({ type: 'extraction-queued', sessionId, jobs: result.jobs.length, messages: result.messages });
-          return { status: result.status, jobs: result.jobs.length, messages: result.messages };
+          return { status: result.status, jobs: result.jobs.length, messages: result.messages, ...(result.warnings && { warnings: result.warnings }) };
         } catch (error) {
           // Told again with the next turn: nothing is lost, the extractor re-reads from its cursor.
           for (const memory of own) if (!this.#unqueued.has(memory.id)) this.#unqueued.set(memory.id, memory);

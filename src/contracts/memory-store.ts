@@ -1,5 +1,18 @@
+import { EngramError } from '../kernel/errors.js';
 import type { Memory, MemoryPatch, MemoryType, NewMemory } from '../memory/memory.js';
+import type { ChangeContext, HistoryEntry } from '../memory/memory-history.js';
 import type { Scope } from '../memory/scope.js';
+import type { Checkpoints } from './memory-store-checkpoints.js';
+import type { JobQueue } from './memory-store-jobs.js';
+import type { StoreLocks } from './memory-store-locks.js';
+import type { RecordCopy } from './memory-store-records.js';
+import type { VectorIndex } from './memory-store-vectors.js';
+
+// The store seam, composed of roles: the ledger (memories and their history) every backend
+// implements, and optional roles a backend adds when it can (vectors, jobs, locks, checkpoints,
+// record copy), each in its own file beside this one. Callers reach a role through its property
+// (`store.jobs.enqueue(…)`) and degrade, with a warning, when a store lacks it.
+
 
 /** How many memories an import created, replaced and skipped, and the ones it wrote. */
 export interface ImportReport {
@@ -7,33 +20,6 @@ export interface ImportReport {
   replaced: number;
   skipped: number;
   written: Memory[];
-}
-
-/** Who or what made a change: recorded in history with every write. */
-export interface ChangeContext {
-  actor: string;
-  /**
-   * Applies the change only if the memory's `updatedAt` still equals this (compare-and-set, in
-   * the change's own transaction); otherwise CONFLICT and nothing changes. For editors that
-   * read a memory, let a person change it, and write it back.
-   */
-  ifUpdatedAt?: string;
-}
-
-export const CHANGE_ACTIONS = ['create', 'update', 'invalidate', 'archive', 'restore', 'delete'] as const;
-export type ChangeAction = (typeof CHANGE_ACTIONS)[number];
-
-/** One row of the history table: a change to one memory, with its state before and after. */
-export interface HistoryEntry {
-  id: string;
-  memoryId: string;
-  action: ChangeAction;
-  actor: string;
-  at: string;
-  before: Memory | null;
-  after: Memory | null;
-  /** The change this one undid, when it was made by `undo`. */
-  undoOf: string | null;
 }
 
 /** Filters for `list` and `count`. Scopes are required: every read names the scopes it may see. */
@@ -79,39 +65,6 @@ export interface TextHit {
   relevance: number;
 }
 
-/** The space stored vectors live in: the model that computed them and their length. Spaces never mix. */
-export interface VectorSpace {
-  model: string;
-  dimensions: number;
-}
-
-/** A memory's vector. With `updatedAt`, it is stored only if the memory is still that version (the text it was computed from). */
-export interface VectorEntry {
-  id: string;
-  vector: Float32Array;
-  updatedAt?: string;
-}
-
-/** A nearest-neighbour query by cosine similarity, over active memories of the named scopes. */
-export interface VectorSearch {
-  scopes: readonly Scope[];
-  vector: Float32Array;
-  types?: readonly MemoryType[];
-  limit: number;
-}
-
-/** A vector hit: the memory and its cosine similarity to the query (-1..1, higher is closer). */
-export interface VectorHit {
-  memory: Memory;
-  similarity: number;
-}
-
-/** How many memories have a vector in the current space, and how many do not. */
-export interface VectorCounts {
-  stored: number;
-  missing: number;
-}
-
 export interface StoreStats {
   total: number;
   active: number;
@@ -122,90 +75,6 @@ export interface StoreStats {
   historyEntries: number;
 }
 
-export const JOB_STATES = ['pending', 'running', 'done', 'failed'] as const;
-/** pending: waiting for its run time; running: leased by a worker; done; failed: retries used up (visible, retryable by hand). */
-export type JobState = (typeof JOB_STATES)[number];
-
-/**
- * A durable background job (extraction of a turn, for one): it survives crashes because it lives in
- * the store. `key` makes enqueueing idempotent within a queue: the same source turn is one job.
- */
-export interface Job {
-  id: string;
-  queue: string;
-  key: string;
-  /** Any JSON value, stored verbatim. */
-  payload: unknown;
-  state: JobState;
-  /** Runs started so far (a claim counts as one). */
-  attempts: number;
-  maxAttempts: number;
-  /** Not claimed before this instant (ISO-8601): backoff after a failure. */
-  runAt: string;
-  /** The worker holding the lease while running, else null. */
-  lockedBy: string | null;
-  /** When the lease runs out; a running job past it can be claimed again (its worker died). */
-  lockedUntil: string | null;
-  lastError: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface NewJob {
-  queue: string;
-  key: string;
-  payload: unknown;
-  /** Default 5. */
-  maxAttempts?: number;
-  /** Default now. */
-  runAt?: string;
-}
-
-export interface JobFilter {
-  queue?: string;
-  states?: readonly JobState[];
-  limit?: number;
-}
-
-/** A page of records for copying a store whole, ordered by id, starting after `after`. */
-export interface ExportPage {
-  after?: string;
-  limit: number;
-}
-
-/** A checkpoint as stored, with when it was last set: what `exportCheckpoints` returns and `restoreRecords` takes. */
-export interface CheckpointRecord {
-  name: string;
-  value: string;
-  updatedAt: string;
-}
-
-/** Records copied verbatim into a store (no new history): what `restoreRecords` writes. */
-export interface StoreRecords {
-  memories?: readonly Memory[];
-  history?: readonly HistoryEntry[];
-  /** Vectors with the `updatedAt` of the memory version they were computed from. */
-  vectors?: readonly VectorEntry[];
-  /** Jobs in any state, with their attempts, leases and errors. */
-  jobs?: readonly Job[];
-  checkpoints?: readonly CheckpointRecord[];
-}
-
-/** How many records of each kind one `restoreRecords` call handled. */
-export interface RestoreCounts {
-  memories: number;
-  history: number;
-  vectors: number;
-  jobs: number;
-  checkpoints: number;
-}
-
-/** How many records `restoreRecords` wrote, and how many it skipped because an identical id was there. */
-export interface RestoreReport {
-  written: RestoreCounts;
-  skipped: RestoreCounts;
-}
-
 export interface StoreInfo {
   backend: string;
   location: string;
@@ -213,10 +82,10 @@ export interface StoreInfo {
 }
 
 /**
- * The ledger: where memories live. Every backend (SQLite, Postgres) implements this and passes
- * `runMemoryStoreSuite`. Every read names its scopes and the backend filters in the query itself.
+ * The ledger: where memories live, with the history of every change. The one role every backend
+ * implements. Every read names its scopes and the backend filters in the query itself.
  */
-export interface MemoryStore {
+export interface MemoryLedger {
   /** Opens the connection and migrates the schema; no I/O happens before this. */
   open(): Promise<void>;
   close(): Promise<void>;
@@ -249,85 +118,67 @@ export interface MemoryStore {
   /** Records that memories were recalled: hit count + 1, last accessed = at. Not a history change. */
   recordAccess(ids: readonly string[], at: string): Promise<void>;
 
-  /** The space of the stored vectors, or undefined before any was set. */
-  vectorSpace(): Promise<VectorSpace | undefined>;
-  /** Sets the vector space; a different model or length drops every stored vector, so spaces never mix. */
-  setVectorSpace(space: VectorSpace): Promise<{ dropped: number }>;
-  /**
-   * Stores vectors (replacing old ones) in one transaction. Each must have the space's length;
-   * ids that no longer exist, or whose `updatedAt` moved on, are skipped. Returns how many were stored.
-   * Vectors are derived data: deleting a memory or changing its text drops its vector.
-   */
-  putVectors(entries: readonly VectorEntry[]): Promise<number>;
-  /** Nearest active memories by cosine similarity, best first; the scope filter is in the query. */
-  searchVector(query: VectorSearch): Promise<VectorHit[]>;
-  /** Memories of any state (archived and invalid too) that have no vector yet, oldest first: the backfill queue. */
-  memoriesMissingVectors(options: { limit: number }): Promise<Memory[]>;
-  vectorCounts(): Promise<VectorCounts>;
-
   history(memoryId: string): Promise<HistoryEntry[]>;
   getChange(changeId: string): Promise<HistoryEntry | undefined>;
   /** Reverts one change; refused with UNDO_CONFLICT if the memory changed since. */
   undo(changeId: string, change: ChangeContext): Promise<HistoryEntry>;
 
   stats(scopes?: readonly Scope[]): Promise<StoreStats>;
+}
 
-  /**
-   * Runs `fn` while holding a named lock shared by every process that uses this store (every
-   * machine, for a server store). Writers that must check-then-write (dedupe on write) hold
-   * `memory-write:<scope>`. Waits at most `waitMs` (default 10,000) for the lock, then rejects with
-   * LOCK_TIMEOUT; a holder that died releases it (connection closed, or its lease ran out).
-   */
-  withLock<T>(name: string, fn: () => Promise<T>, options?: { waitMs?: number }): Promise<T>;
+/** The optional roles a store may have besides the ledger, each a property; absent when the backend lacks it. */
+export interface StoreRoles {
+  /** Vectors for semantic recall and dedupe (memory-store-vectors.ts). */
+  readonly vectors?: VectorIndex;
+  /** The durable job queue extraction runs on (memory-store-jobs.ts). */
+  readonly jobs?: JobQueue;
+  /** Named locks shared by every process (memory-store-locks.ts). */
+  readonly locks?: StoreLocks;
+  /** Named values with compare-and-set: cursors, progress (memory-store-checkpoints.ts). */
+  readonly checkpoints?: Checkpoints;
+  /** Reading every record out and writing it back verbatim, for `engram migrate` (memory-store-records.ts). */
+  readonly records?: RecordCopy;
+}
 
-  /** Reads a named checkpoint (an extraction cursor, a schedule's last run); undefined if never set. */
-  getCheckpoint(name: string): Promise<string | undefined>;
-  /**
-   * Sets a named checkpoint. With `expected` given (undefined-as-absent is `null`), it is a
-   * compare-and-set: returns false and changes nothing when the stored value differs.
-   */
-  setCheckpoint(name: string, value: string, options?: { expected?: string | null }): Promise<boolean>;
+/**
+ * A store: the ledger, plus the roles its backend supports. SQLite and Postgres have every role and
+ * pass all of `runMemoryStoreSuite`; a backend with fewer passes the cases of the roles it has.
+ */
+export interface MemoryStore extends MemoryLedger, StoreRoles {}
 
-  /** Adds a job unless the queue already has one with this key (any state): then returns that one, created false. */
-  enqueueJob(input: NewJob): Promise<{ job: Job; created: boolean }>;
-  /**
-   * Leases the oldest due job of a queue to `worker` for `leaseMs`: a pending job whose runAt has
-   * come, or a running one whose lease ran out. Attempts + 1. Two workers never hold the same job.
-   */
-  claimJob(options: { queue: string; worker: string; leaseMs: number }): Promise<Job | undefined>;
-  /** Marks a leased job done; JOB_LEASE_LOST if `worker` no longer holds it. */
-  completeJob(id: string, worker: string): Promise<Job>;
-  /**
-   * Records a failed run of a leased job: back to pending at `retryAt` while attempts remain and
-   * `retryAt` is given, else `failed`. JOB_LEASE_LOST if `worker` no longer holds it.
-   */
-  failJob(id: string, worker: string, failure: { error: string; retryAt?: string }): Promise<Job>;
-  /** Puts a failed job back to pending now with attempts reset (the user's retry); NOT_FOUND / CONFLICT otherwise. */
-  retryJob(id: string): Promise<Job>;
-  getJob(id: string): Promise<Job | undefined>;
-  /** Jobs by state and queue, oldest first. */
-  listJobs(filter: JobFilter): Promise<Job[]>;
-  jobCounts(queue?: string): Promise<Record<JobState, number>>;
-  /** Deletes finished jobs (`done`, and `failed` when named) of a queue last changed before `updatedBefore`; returns how many. */
-  deleteJobs(filter: { queue: string; states: readonly ('done' | 'failed')[]; updatedBefore: string }): Promise<number>;
-  /** Deletes checkpoints whose name starts with `prefix` (taken literally) and that were last set before `updatedBefore`. */
-  deleteCheckpoints(filter: { prefix: string; updatedBefore: string }): Promise<number>;
+export type StoreRole = keyof StoreRoles;
+/** Every optional role, in the order the conformance suite tests them. */
+export const STORE_ROLES = ['vectors', 'jobs', 'locks', 'checkpoints', 'records'] as const satisfies readonly StoreRole[];
 
-  /** Every memory in any state and scope, by id: for copying a store (`engram migrate`), never for recall. */
-  exportMemories(page: ExportPage): Promise<Memory[]>;
-  /** Every history entry, by id, including those of deleted memories. */
-  exportHistory(page: ExportPage): Promise<HistoryEntry[]>;
-  /** Every stored vector of the current space, by memory id, with that memory's updatedAt. */
-  exportVectors(page: ExportPage): Promise<VectorEntry[]>;
-  /** Every job in any state, by id (byte order). */
-  exportJobs(page: ExportPage): Promise<Job[]>;
-  /** Every checkpoint, by name (byte order of its UTF-8); `after` is the last name of the previous page. */
-  exportCheckpoints(page: ExportPage): Promise<CheckpointRecord[]>;
-  /**
-   * Writes records exactly as given (ids, timestamps, counters, history, jobs, checkpoints), in one transaction, with
-   * no new history: the receiving end of `engram migrate`. An id already present is skipped when
-   * identical and refused with CONFLICT when it differs (so a resumed copy is idempotent).
-   * Vectors need the vector space set first.
-   */
-  restoreRecords(records: StoreRecords): Promise<RestoreReport>;
+/** A store known to have the roles `R`. */
+export type StoreWith<R extends StoreRole> = MemoryStore & { readonly [K in R]-?: NonNullable<StoreRoles[K]> };
+
+const ROLE_NAMES: Record<StoreRole, string> = {
+  vectors: 'vectors (store.vectors)',
+  jobs: 'job queue (store.jobs)',
+  locks: 'store locks (store.locks)',
+  checkpoints: 'checkpoints (store.checkpoints)',
+  records: 'record copy (store.records)',
+};
+
+/** The roles of `roles` (default every optional role) that a store lacks, in the order named. */
+export function missingRoles(store: MemoryStore, roles: readonly StoreRole[] = STORE_ROLES): StoreRole[] {
+  return roles.filter((role) => store[role] === undefined);
+}
+
+/** Whether a store has every role named. */
+export function hasRoles<R extends StoreRole>(store: MemoryStore, roles: readonly R[]): store is StoreWith<R> {
+  return missingRoles(store, roles).length === 0;
+}
+
+/** A role of the store, or STORE_UNSUPPORTED naming the role and what needed it (`purpose`, e.g. "engram migrate"). */
+export function requireRole<R extends StoreRole>(store: MemoryStore, role: R, purpose: string): NonNullable<StoreRoles[R]> {
+  const found = store[role];
+  if (found !== undefined) return found;
+  const { backend, location } = store.info();
+  throw new EngramError(
+    'STORE_UNSUPPORTED',
+    `The ${backend} store ${location} has no ${ROLE_NAMES[role]}, which ${purpose} needs. Use a store that has it (SQLite and Postgres have every role).`,
+    { details: { role, backend } },
+  );
 }

@@ -2,6 +2,7 @@ import type { Memory, MemorySource } from '../memory/memory.js';
 import type { Engram } from '../engram.js';
 import { applyExplicitMemory } from '../remember/explicit-memory-writes.js';
 import { isUserSpeech, type ConversationMessage } from '../contracts/conversation.js';
+import type { Checkpoints } from '../contracts/memory-store-checkpoints.js';
 import { explicitCheckpointName } from './extraction-job-payload.js';
 import type { WriteScopes } from './extraction-output.js';
 import type { WrittenMemory } from './extraction-report.js';
@@ -71,6 +72,8 @@ interface ExplicitRecord {
  */
 export async function applyExplicitOnce(input: {
   engram: Engram;
+  /** Where each message's explicit checkpoint is kept (the store's checkpoints role). */
+  checkpoints: Checkpoints;
   handler: ExplicitMemoryHandler;
   sessionId: string;
   messages: readonly ConversationMessage[];
@@ -82,7 +85,7 @@ export async function applyExplicitOnce(input: {
   for (const message of input.messages) {
     if (!isUserSpeech(message)) continue;
     const name = explicitCheckpointName(sessionId, message.id);
-    const before = readRecord(await engram.store.getCheckpoint(name));
+    const before = readRecord(await input.checkpoints.get(name));
     if (before) {
       run.appliedBefore += 1;
       for (const entry of before.written) {
@@ -99,7 +102,7 @@ export async function applyExplicitOnce(input: {
       if (action !== 'archived') run.known.push(known(memory));
     }
     const record: ExplicitRecord = { written: outcome.written.map(({ memory, action }) => ({ id: memory.id, action })) };
-    await engram.store.setCheckpoint(name, JSON.stringify(record));
+    await input.checkpoints.set(name, JSON.stringify(record));
   }
   return run;
 }

@@ -1,7 +1,9 @@
 import { EngramError, isEngramError } from '../kernel/errors.js';
 import type { Settings } from '../kernel/settings.js';
-import type { Job, MemoryStore } from '../contracts/memory-store.js';
+import type { MemoryStore } from '../contracts/memory-store.js';
+import type { Job } from '../contracts/memory-store-jobs.js';
 import { EXTRACTION_QUEUE, explicitCheckpointName, turnCheckpointName } from './extraction-job-payload.js';
+import { extractionStore, type ExtractionStore } from './extraction-store.js';
 import type { ExtractionRunReport } from './extraction-report.js';
 
 /** The outcome of one claimed job: its report, or the error it failed with and what became of it. */
@@ -10,6 +12,7 @@ export type JobOutcome =
   | { job: Job; state: 'retrying' | 'failed'; error: string; code?: string; retryAt?: string };
 
 export interface ExtractionWorkerOptions {
+  /** The store whose queue the worker runs: without jobs, checkpoints and locks it has nothing to claim. */
   store: MemoryStore;
   settings: Pick<Settings, 'extraction'>;
   /** Runs one claimed job; rejects to fail it. */
@@ -74,8 +77,11 @@ export class ExtractionWorker {
   }
 
   async #runOnce(signal: AbortSignal): Promise<JobOutcome | undefined> {
-    const { store, settings } = this.#options;
-    const job = await store.claimJob({ queue: EXTRACTION_QUEUE, worker: this.workerId, leaseMs: settings.extraction.leaseMs });
+    const { settings } = this.#options;
+    const store = extractionStore(this.#options.store);
+    // A store without a queue holds no job to run (the extractor says it cannot queue).
+    if (!store) return undefined;
+    const job = await store.jobs.claim({ queue: EXTRACTION_QUEUE, worker: this.workerId, leaseMs: settings.extraction.leaseMs });
     if (!job) return undefined;
     // The lease is not renewed: a run is cut off before it ends, so no other worker can claim the job
     // while this one still works on it. The cut counts as a failed attempt (retried with backoff).
@@ -90,10 +96,10 @@ export class ExtractionWorker {
     try {
       const report = await this.#options.run(job, AbortSignal.any([signal, deadline.signal]));
       if (deadline.signal.aborted) throw deadline.signal.reason;
-      await store.completeJob(job.id, this.workerId);
+      await store.jobs.complete(job.id, this.workerId);
       outcome = { job, state: 'done', report };
     } catch (error) {
-      outcome = await this.#fail(job, deadline.signal.aborted && !signal.aborted ? deadline.signal.reason : error, signal);
+      outcome = await this.#fail(store, job, deadline.signal.aborted && !signal.aborted ? deadline.signal.reason : error, signal);
     } finally {
       clearTimeout(timer);
     }
@@ -103,7 +109,7 @@ export class ExtractionWorker {
 
   /** Starts working in the background: runs jobs as they are queued (`nudge`) and looks for others' every `pollIntervalMs`. */
   start(): void {
-    if (this.#loop) return;
+    if (this.#loop || !extractionStore(this.#options.store)) return;
     this.#loop = this.#work();
   }
 
@@ -137,12 +143,14 @@ export class ExtractionWorker {
    * an hour per worker; the cursors themselves are kept.
    */
   async prune(): Promise<{ jobs: number; checkpoints: number }> {
-    const { store, settings } = this.#options;
+    const { settings } = this.#options;
+    const store = extractionStore(this.#options.store);
+    if (!store) return { jobs: 0, checkpoints: 0 };
     const updatedBefore = new Date(this.#now().getTime() - settings.extraction.retainDays * 86_400_000).toISOString();
-    const jobs = await store.deleteJobs({ queue: EXTRACTION_QUEUE, states: ['done'], updatedBefore });
+    const jobs = await store.jobs.delete({ queue: EXTRACTION_QUEUE, states: ['done'], updatedBefore });
     let checkpoints = 0;
     for (const prefix of [turnCheckpointName(''), explicitCheckpointName('', '').slice(0, -1)]) {
-      checkpoints += await store.deleteCheckpoints({ prefix, updatedBefore });
+      checkpoints += await store.checkpoints.delete({ prefix, updatedBefore });
     }
     this.#prunedAt = this.#now().getTime();
     return { jobs, checkpoints };
@@ -173,16 +181,16 @@ export class ExtractionWorker {
     }
   }
 
-  async #fail(job: Job, error: unknown, signal: AbortSignal): Promise<JobOutcome> {
-    const { store, settings } = this.#options;
+  async #fail(store: ExtractionStore, job: Job, error: unknown, signal: AbortSignal): Promise<JobOutcome> {
+    const { settings } = this.#options;
     const message = describeError(error);
     const code = isEngramError(error) ? { code: error.code } : {};
-    if (signal.aborted) return this.#release(job, message, code);
+    if (signal.aborted) return this.#release(store, job, message, code);
     const permanent = isEngramError(error) && PERMANENT_CODES.has(error.code);
     const delay = Math.min(settings.extraction.retryMaxDelayMs, settings.extraction.retryBaseDelayMs * 2 ** Math.max(0, job.attempts - 1));
     const retryAt = permanent ? undefined : new Date(this.#now().getTime() + delay).toISOString();
     try {
-      const failed = await store.failJob(job.id, this.workerId, { error: message, ...(retryAt !== undefined && { retryAt }) });
+      const failed = await store.jobs.fail(job.id, this.workerId, { error: message, ...(retryAt !== undefined && { retryAt }) });
       return failed.state === 'failed' ? { job: failed, state: 'failed', error: message, ...code } : { job: failed, state: 'retrying', error: message, ...code, ...(retryAt !== undefined && { retryAt }) };
     } catch (failError) {
       // The lease was lost (another worker took the job over): that worker decides its fate.
@@ -197,11 +205,10 @@ export class ExtractionWorker {
    * retried, which resets its attempts: a job can thus get more runs than `jobs.maxAttempts` when the
    * process stops during them, but a shutdown never fails it for good.
    */
-  async #release(job: Job, message: string, code: { code?: string }): Promise<JobOutcome> {
-    const { store } = this.#options;
+  async #release(store: ExtractionStore, job: Job, message: string, code: { code?: string }): Promise<JobOutcome> {
     try {
-      await store.failJob(job.id, this.workerId, { error: message });
-      const released = await store.retryJob(job.id);
+      await store.jobs.fail(job.id, this.workerId, { error: message });
+      const released = await store.jobs.retry(job.id);
       return { job: released, state: 'retrying', error: message, ...code, retryAt: released.runAt };
     } catch (releaseError) {
       // The lease was lost (another worker took the job over), or the store closed mid-release: the job stays visible in `engram queue`.

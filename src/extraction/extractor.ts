@@ -22,6 +22,7 @@ import type { ExtractionRunReport, WrittenMemory } from './extraction-report.js'
 import { ExtractionWorker, type JobOutcome } from './extraction-worker.js';
 import { uniqueRecalled, type RecalledMemory } from './recalled-memories.js';
 import { runExtractionJob, type ExtractionRunDependencies } from './run-extraction-job.js';
+import { describeUnavailable, EXTRACTION_UNAVAILABLE_WARNING, extractionStore, type ExtractionStore } from './extraction-store.js';
 
 export interface ExtractorOptions {
   engram: Engram;
@@ -56,12 +57,15 @@ export interface AfterTurnOptions {
 
 /** What `afterTurn` queued. */
 export interface AfterTurnResult {
-  status: 'queued' | 'nothing-new';
+  /** `unavailable`: the store has no job queue, checkpoints or locks, so nothing was queued (see `warnings`). */
+  status: 'queued' | 'nothing-new' | 'unavailable';
   jobs: Array<{ id: string; key: string; created: boolean }>;
   /** New messages found after what was already queued. */
   messages: number;
   /** The cursor's message was gone from the conversation (compacted away): every message was queued. */
   cursorFallback: boolean;
+  /** `extraction-queue-unavailable` when the status is `unavailable`. */
+  warnings?: string[];
 }
 
 const MAX_REMEMBERED_SESSIONS = 1_000;
@@ -74,7 +78,8 @@ const PRIVATE_WORD = /private/i;
 /**
  * Long-term extraction (SPEC §3, layer 5). `afterTurn` only queues the turn in the store's durable
  * queue and returns (the user's turn never waits for a model); a worker, in this process or another,
- * runs the queue. Jobs survive crashes: a job accepted before one runs after the restart.
+ * runs the queue. Jobs survive crashes: a job accepted before one runs after the restart. The queue
+ * is the store's: a store without jobs, checkpoints or locks queues nothing, and says so.
  * @example
  * const extractor = new Extractor({ engram, model });
  * await extractor.afterTurn({ sessionId, messages }, { recalled: context.included.map((entry) => ({ id: entry.memory.id })) });
@@ -85,6 +90,9 @@ export class Extractor {
   readonly worker: ExtractionWorker;
   readonly #engram: Engram;
   readonly #options: ExtractorOptions;
+  /** The store with the roles extraction runs on; undefined when it lacks one. */
+  readonly #store: ExtractionStore | undefined;
+  #warnedUnavailable = false;
   readonly #now: () => Date;
   // Per session: the last message queued, and the private-text filter carried from turn to turn.
   readonly #sessions = new Map<string, { mark: string; filter: PrivateContentFilter }>();
@@ -98,6 +106,7 @@ export class Extractor {
     if (options.userScope !== undefined) assertScope(options.userScope);
     this.#engram = options.engram;
     this.#options = options;
+    this.#store = extractionStore(options.engram.store);
     this.#now = options.now ?? (() => new Date());
     const dependencies: Omit<ExtractionRunDependencies, 'signal'> = {
       engram: options.engram,
@@ -126,8 +135,10 @@ export class Extractor {
    */
   async afterTurn(conversation: Conversation, options: AfterTurnOptions = {}): Promise<AfterTurnResult> {
     const { sessionId, messages } = assertConversation(conversation);
+    const store = this.#store;
+    if (!store) return { status: 'unavailable', jobs: [], messages: 0, cursorFallback: false, warnings: [this.#unavailable()] };
     const known = this.#sessions.get(sessionId);
-    const mark = known?.mark ?? parseCursor(await this.#engram.store.getCheckpoint(cursorCheckpointName(sessionId)))?.messageId;
+    const mark = known?.mark ?? parseCursor(await store.checkpoints.get(cursorCheckpointName(sessionId)))?.messageId;
     const after = messagesAfter(messages, mark);
     const cursorFallback = mark !== undefined && !after.found;
     if (after.messages.length === 0) return { status: 'nothing-new', jobs: [], messages: 0, cursorFallback };
@@ -159,7 +170,7 @@ export class Extractor {
         cursorFallback,
         ...(this.#options.projectRoot !== undefined && { projectRoot: this.#options.projectRoot }),
       };
-      const { job, created } = await this.#engram.store.enqueueJob({ queue: EXTRACTION_QUEUE, key: extractionJobKey(sessionId, part.at(-1)!.id), payload });
+      const { job, created } = await store.jobs.enqueue({ queue: EXTRACTION_QUEUE, key: extractionJobKey(sessionId, part.at(-1)!.id), payload });
       jobs.push({ id: job.id, key: job.key, created });
     }
     this.#remember(sessionId, state);
@@ -172,11 +183,14 @@ export class Extractor {
    * Applies only the explicit-memory rules ("remember that …", "forget that …") to the user's
    * messages after the cursor, now, queueing nothing: what offline use (no model) can do. The cursor
    * stays, so a later run with a model still reads these turns; each message's statements are
-   * applied once whatever reads them (`appliedBefore` counts those skipped for that).
+   * applied once whatever reads them (`appliedBefore` counts those skipped for that). A store without
+   * the roles extraction runs on applies nothing (warning `extraction-queue-unavailable`).
    */
   async applyExplicitOnly(conversation: Conversation): Promise<{ written: WrittenMemory[]; warnings: string[]; messages: number; appliedBefore: number; cursorFallback: boolean }> {
     const { sessionId, messages } = assertConversation(conversation);
-    const cursor = parseCursor(await this.#engram.store.getCheckpoint(cursorCheckpointName(sessionId)));
+    const store = this.#store;
+    if (!store) return { written: [], warnings: [this.#unavailable()], messages: 0, appliedBefore: 0, cursorFallback: false };
+    const cursor = parseCursor(await store.checkpoints.get(cursorCheckpointName(sessionId)));
     const after = messagesAfter(messages, cursor?.messageId);
     const filter = this.#privateFilter(messages, after);
     const prepared = prepareMessages(after.messages, { limits: this.#engram.settings.extraction, filter: (text) => redactSecrets(filter(text)).text });
@@ -184,9 +198,9 @@ export class Extractor {
     if (this.#options.explicit === false) return { written: [], warnings: [], messages: prepared.messages.length, appliedBefore: 0, cursorFallback };
     const handler: ExplicitMemoryHandler = this.#options.explicit ?? applyExplicitStatements;
     const scopes = this.#scopes();
-    const run = await this.#engram.store.withLock(
+    const run = await store.locks.hold(
       sessionLockName(sessionId),
-      () => applyExplicitOnce({ engram: this.#engram, handler, sessionId, messages: prepared.messages, scopes: { project: scopes.project, ...(scopes.user && { user: scopes.user }) } }),
+      () => applyExplicitOnce({ engram: this.#engram, checkpoints: store.checkpoints, handler, sessionId, messages: prepared.messages, scopes: { project: scopes.project, ...(scopes.user && { user: scopes.user }) } }),
       { waitMs: this.#engram.settings.extraction.leaseMs },
     );
     return { written: run.written, warnings: run.warnings, messages: prepared.messages.length, appliedBefore: run.appliedBefore, cursorFallback };
@@ -210,6 +224,15 @@ export class Extractor {
   /** Stops the background worker (a running job goes back to the queue). */
   async stop(): Promise<void> {
     await this.worker.stop();
+  }
+
+  /** The warning of a store that cannot queue, told to `onWarning` once with the roles it lacks. */
+  #unavailable(): string {
+    if (!this.#warnedUnavailable) {
+      this.#warnedUnavailable = true;
+      this.#options.onWarning?.(`${EXTRACTION_UNAVAILABLE_WARNING}: ${describeUnavailable(this.#engram.store)}`);
+    }
+    return EXTRACTION_UNAVAILABLE_WARNING;
   }
 
   #scopes(): ExtractionJobPayload['scopes'] {

@@ -2,7 +2,8 @@ import { isEngramError } from '../kernel/errors.js';
 import type { Memory, MemorySource } from '../memory/memory.js';
 import type { Engram } from '../engram.js';
 import type { LanguageModel } from '../contracts/language-model.js';
-import type { Job } from '../contracts/memory-store.js';
+import type { Checkpoints } from '../contracts/memory-store-checkpoints.js';
+import type { Job } from '../contracts/memory-store-jobs.js';
 import { extractWithAgent, type AgentTool } from './agent-extraction.js';
 import { agentManifest } from './agent-tools.js';
 import { extractCheap } from './cheap-extraction.js';
@@ -25,6 +26,7 @@ import {
 } from './extraction-job-payload.js';
 import type { WriteScopes } from './extraction-output.js';
 import { addUsage, emptyReport, type ExtractionRunReport, type WrittenMemory } from './extraction-report.js';
+import { requireExtractionStore, type ExtractionStore } from './extraction-store.js';
 import { isMemoryWriteCall, spanWroteMemory } from './memory-write-detection.js';
 import { profileKnown, uniqueRecalled, type RecalledMemory } from './recalled-memories.js';
 
@@ -41,6 +43,9 @@ export interface ExtractionRunDependencies {
   now: () => Date;
   signal?: AbortSignal;
 }
+
+/** One job's run: its dependencies and the store with the roles extraction runs on. */
+type JobRun = ExtractionRunDependencies & { store: ExtractionStore };
 
 /** Recorded in history for memories the model extracted. */
 export const EXTRACTION_ACTOR = 'extraction';
@@ -64,19 +69,20 @@ const CURSOR_WRITE_ATTEMPTS = 5;
 export async function runExtractionJob(dependencies: ExtractionRunDependencies, job: Job): Promise<ExtractionRunReport> {
   const payload = readExtractionPayload(job.payload);
   const { engram } = dependencies;
+  const store = requireExtractionStore(engram.store);
+  const run: JobRun = { ...dependencies, store };
   const mode = dependencies.model ? dependencies.mode : 'offline';
   const report = emptyReport(job, payload.sessionId, mode);
-  return engram.store.withLock(sessionLockName(payload.sessionId), async () => {
-    const store = engram.store;
-    const progress = parseTurnProgress(await store.getCheckpoint(turnCheckpointName(job.key)));
+  return store.locks.hold(sessionLockName(payload.sessionId), async () => {
+    const progress = parseTurnProgress(await store.checkpoints.get(turnCheckpointName(job.key)));
     if (progress?.state === 'done') {
       report.status = 'already-done';
       if (progress.coveredBy && progress.coveredBy !== job.key) report.warnings.push(`covered by the run of ${progress.coveredBy}`);
       return report;
     }
-    const jobs = await jobsToCover(engram, job, payload, progress);
+    const jobs = await jobsToCover(store, job, payload, progress);
     report.coalesced = jobs.filter((entry) => entry.job.id !== job.id).map((entry) => entry.job.key);
-    const cursor = parseCursor(await store.getCheckpoint(cursorCheckpointName(payload.sessionId)));
+    const cursor = parseCursor(await store.checkpoints.get(cursorCheckpointName(payload.sessionId)));
     const live = jobs.filter((entry) => !passedBy(cursor, entry));
     const messages = mergeMessageSpans(live.map((entry) => entry.payload.messages));
     const after = messagesAfter(messages, cursor?.messageId);
@@ -90,12 +96,12 @@ export async function runExtractionJob(dependencies: ExtractionRunDependencies, 
       report.status = 'already-done';
       report.warnings.push('the cursor is past these turns: another run extracted them');
     } else {
-      if (span.length > 0) await extractSpan(dependencies, { job, payload, jobs, progress, span }, report);
+      if (span.length > 0) await extractSpan(run, { job, payload, jobs, progress, span }, report);
       const last = live.reduce((latest, entry) => (entry.payload.sequence > latest.payload.sequence ? entry : latest));
-      await advanceCursor(engram, payload.sessionId, last.payload, last.payload.messages.at(-1)!.id, report);
+      await advanceCursor(store.checkpoints, payload.sessionId, last.payload, last.payload.messages.at(-1)!.id, report);
     }
     for (const entry of jobs) {
-      await store.setCheckpoint(turnCheckpointName(entry.job.key), JSON.stringify({ state: 'done', coveredBy: job.key } satisfies TurnProgress));
+      await store.checkpoints.set(turnCheckpointName(entry.job.key), JSON.stringify({ state: 'done', coveredBy: job.key } satisfies TurnProgress));
     }
     return report;
   }, { waitMs: engram.settings.extraction.leaseMs });
@@ -110,8 +116,8 @@ interface RunSpan {
   span: ConversationMessage[];
 }
 
-async function extractSpan(dependencies: ExtractionRunDependencies, run: RunSpan, report: ExtractionRunReport): Promise<void> {
-  const { engram } = dependencies;
+async function extractSpan(dependencies: JobRun, run: RunSpan, report: ExtractionRunReport): Promise<void> {
+  const { engram, store } = dependencies;
   const { payload, jobs, span } = run;
   const scopes: WriteScopes = { project: payload.scopes.project, ...(payload.scopes.user !== undefined && { user: payload.scopes.user }) };
   const state: TurnProgress = {
@@ -120,13 +126,13 @@ async function extractSpan(dependencies: ExtractionRunDependencies, run: RunSpan
     answers: Object.assign({}, ...jobs.map((entry) => entry.progress?.answers ?? {})) as Record<string, string>,
     ...(run.progress?.agentWrote && { agentWrote: true }),
   };
-  await saveProgress(engram, run.job.key, state, report);
+  await saveProgress(store.checkpoints, run.job.key, state, report);
   if (spanWroteMemory(span, dependencies.isMemoryWrite)) {
     report.status = 'memory-written-in-span';
     return;
   }
   const explicit = dependencies.explicit
-    ? await applyExplicitOnce({ engram, handler: dependencies.explicit, sessionId: payload.sessionId, messages: span, scopes })
+    ? await applyExplicitOnce({ engram, checkpoints: store.checkpoints, handler: dependencies.explicit, sessionId: payload.sessionId, messages: span, scopes })
     : { written: [], known: [], warnings: [], appliedBefore: 0 };
   report.written.push(...explicit.written);
   report.warnings.push(...explicit.warnings);
@@ -170,18 +176,17 @@ function passedBy(cursor: ExtractionCursor | undefined, entry: CoveredJob): bool
 }
 
 /** This job and the queued jobs of its session that no run covered yet, in the order their spans were queued (by sequence). */
-async function jobsToCover(engram: Engram, job: Job, payload: ExtractionJobPayload, progress: TurnProgress | undefined): Promise<CoveredJob[]> {
-  const store = engram.store;
+async function jobsToCover(store: ExtractionStore, job: Job, payload: ExtractionJobPayload, progress: TurnProgress | undefined): Promise<CoveredJob[]> {
   const others: Job[] = [];
   if (progress?.jobIds) {
     // A retry covers exactly what its first attempt covered, so it reuses that attempt's answers.
     for (const id of progress.jobIds.slice(1)) {
-      const other = await store.getJob(id);
+      const other = await store.jobs.get(id);
       if (other) others.push(other);
     }
   } else {
     // Pending jobs of every session (JobFilter has no key prefix yet): bounded, and only this session's payloads are read below.
-    others.push(...(await store.listJobs({ queue: EXTRACTION_QUEUE, states: ['pending'], limit: PENDING_SCAN_LIMIT })));
+    others.push(...(await store.jobs.list({ queue: EXTRACTION_QUEUE, states: ['pending'], limit: PENDING_SCAN_LIMIT })));
   }
   // Job keys start with the session id (extractionJobKey): other sessions' payloads are never read.
   const keyPrefix = extractionJobKey(payload.sessionId, '');
@@ -196,7 +201,7 @@ async function jobsToCover(engram: Engram, job: Job, payload: ExtractionJobPaylo
     }
     // A session whose id extends this one ("chat:1" for "chat") shares the key prefix.
     if (otherPayload.sessionId !== payload.sessionId) continue;
-    const otherProgress = parseTurnProgress(await store.getCheckpoint(turnCheckpointName(other.key)));
+    const otherProgress = parseTurnProgress(await store.checkpoints.get(turnCheckpointName(other.key)));
     if (otherProgress?.state === 'done') continue;
     covered.push({ job: other, payload: otherPayload, progress: otherProgress });
   }
@@ -204,7 +209,7 @@ async function jobsToCover(engram: Engram, job: Job, payload: ExtractionJobPaylo
 }
 
 async function runCheap(
-  dependencies: ExtractionRunDependencies,
+  dependencies: JobRun,
   payload: ExtractionJobPayload,
   span: readonly ConversationMessage[],
   known: ReadonlyArray<{ id: string; content?: string; name?: string; type?: string }>,
@@ -225,7 +230,7 @@ async function runCheap(
     answers: state.answers ?? {},
     onAnswer: async (groupLastId, answer) => {
       state.answers = { ...state.answers, [groupLastId]: answer };
-      await saveProgress(engram, report.key, state, report);
+      await saveProgress(dependencies.store.checkpoints, report.key, state, report);
     },
     ...(dependencies.signal && { signal: dependencies.signal }),
   });
@@ -260,7 +265,7 @@ async function runCheap(
 }
 
 async function runAgent(
-  dependencies: ExtractionRunDependencies,
+  dependencies: JobRun,
   payload: ExtractionJobPayload,
   span: readonly ConversationMessage[],
   known: ReadonlyArray<{ id: string; content?: string; name?: string; type?: string }>,
@@ -279,7 +284,7 @@ async function runAgent(
       const outcome = await tool.run(input, signal);
       if (!outcome.isError && !state.agentWrote && isMemoryWriteCall({ id: '', name: tool.definition.name, input })) {
         state.agentWrote = true;
-        await saveProgress(engram, report.key, state, report);
+        await saveProgress(dependencies.store.checkpoints, report.key, state, report);
       }
       return outcome;
     },
@@ -317,20 +322,20 @@ function knownLines(known: ReadonlyArray<{ content?: string; name?: string; type
 }
 
 /** Moves the cursor to the end of the newest span this run covered; never backwards (a retried old job leaves it). */
-async function advanceCursor(engram: Engram, sessionId: string, payload: ExtractionJobPayload, messageId: string, report: ExtractionRunReport): Promise<void> {
+async function advanceCursor(checkpoints: Checkpoints, sessionId: string, payload: ExtractionJobPayload, messageId: string, report: ExtractionRunReport): Promise<void> {
   const name = cursorCheckpointName(sessionId);
   for (let attempt = 0; attempt < CURSOR_WRITE_ATTEMPTS; attempt += 1) {
-    const raw = await engram.store.getCheckpoint(name);
+    const raw = await checkpoints.get(name);
     const current = parseCursor(raw);
     if (current && current.sequence > payload.sequence) return;
-    if (await engram.store.setCheckpoint(name, formatCursor({ messageId, sequence: payload.sequence }), { expected: raw ?? null })) return;
+    if (await checkpoints.set(name, formatCursor({ messageId, sequence: payload.sequence }), { expected: raw ?? null })) return;
   }
   report.warnings.push('the cursor could not be moved: another process kept changing it');
 }
 
-async function saveProgress(engram: Engram, key: string, state: TurnProgress, report: ExtractionRunReport): Promise<void> {
+async function saveProgress(checkpoints: Checkpoints, key: string, state: TurnProgress, report: ExtractionRunReport): Promise<void> {
   try {
-    await engram.store.setCheckpoint(turnCheckpointName(key), JSON.stringify(state));
+    await checkpoints.set(turnCheckpointName(key), JSON.stringify(state));
   } catch (error) {
     // Too large to keep (a huge span): the run goes on; a retry would ask the model again.
     if (!isEngramError(error) || error.code !== 'INVALID_INPUT') throw error;

@@ -1,12 +1,15 @@
 import { EngramError } from '../kernel/errors.js';
 import { DEFAULT_SETTINGS } from '../kernel/settings.js';
-import type { MemoryStore, StoreRecords, VectorSpace } from '../contracts/memory-store.js';
+import { requireRole, type MemoryStore } from '../contracts/memory-store.js';
+import type { StoreRecords } from '../contracts/memory-store-records.js';
+import type { VectorSpace } from '../contracts/memory-store-vectors.js';
 import { MAX_EXPORT_PAGE } from '../contracts/store-checks/record-copy-input.js';
 import {
   canonicalRecord,
   compareKeys,
   holdsNoRecords,
   RECORD_KINDS,
+  recordCopyOf,
   recordKey,
   recordPages,
   records,
@@ -52,6 +55,8 @@ export interface CopyStoreReport {
  * both back and compares counts and checksums. The target must be empty or hold an interrupted
  * copy of the same source (then the copy resumes: what is there is skipped); a target holding
  * anything else is refused before anything is written. Writers of the source should be stopped.
+ * Both stores need the record copy role (STORE_UNSUPPORTED otherwise), and the target the vectors
+ * role when the source holds vectors.
  * @example
  * const report = await copyStore(sqliteStore, postgresStore, { onProgress: ({ phase, done, total }) => console.log(phase, done, total) });
  */
@@ -61,11 +66,15 @@ export async function copyStore(source: MemoryStore, target: MemoryStore, option
     throw new EngramError('INVALID_INPUT', `The page size must be a whole number from 1 to ${MAX_EXPORT_PAGE}.`);
   }
   assertDifferentStores(source, target);
+  recordCopyOf(source);
+  const targetRecords = recordCopyOf(target);
   const read = { pageSize, ...(options.signal && { signal: options.signal }) };
   const progress = options.onProgress ?? (() => undefined);
 
-  const sourceSpace = await source.vectorSpace();
-  const targetSpace = await target.vectorSpace();
+  const sourceSpace = await source.vectors?.space();
+  const targetSpace = await target.vectors?.space();
+  // The source's vectors need somewhere to go: checked before anything is written.
+  const vectorCopy = sourceSpace === undefined ? undefined : { space: sourceSpace, into: requireRole(target, 'vectors', 'copying a store that holds vectors') };
   if (targetSpace !== undefined && !sameSpace(sourceSpace, targetSpace)) {
     throw notACopy(
       `its vectors are from ${describeSpace(targetSpace)}, the source's ${sourceSpace === undefined ? 'have no space set' : `from ${describeSpace(sourceSpace)}`}`,
@@ -74,7 +83,7 @@ export async function copyStore(source: MemoryStore, target: MemoryStore, option
 
   const resumed = !(await holdsNoRecords(target));
   if (resumed) await checkPartialCopy(source, target, read, progress);
-  if (sourceSpace !== undefined && targetSpace === undefined) await target.setVectorSpace(sourceSpace);
+  if (vectorCopy && targetSpace === undefined) await vectorCopy.into.setSpace(vectorCopy.space);
 
   const totals = await recordTotals(source);
   const written = zeroCounts();
@@ -83,7 +92,7 @@ export async function copyStore(source: MemoryStore, target: MemoryStore, option
     progress({ phase: kind, done: 0, total: totals[kind] });
     let done = 0;
     for await (const page of recordPages(source, kind, read)) {
-      const report = await target.restoreRecords({ [kind]: page } as StoreRecords);
+      const report = await targetRecords.restore({ [kind]: page } as StoreRecords);
       written[kind] += report.written[kind];
       skipped[kind] += report.skipped[kind];
       done += page.length;
@@ -127,11 +136,11 @@ async function checkPartialCopy(source: MemoryStore, target: MemoryStore, read: 
   }
 }
 
-/** About how many records of each kind a store holds, for progress (checkpoints are not counted ahead: 0). */
+/** About how many records of each kind a store holds, for progress (checkpoints are not counted ahead: 0; a role the store lacks holds none). */
 async function recordTotals(store: MemoryStore): Promise<RecordCounts> {
   const stats = await store.stats();
-  const jobs = Object.values(await store.jobCounts()).reduce((total, count) => total + count, 0);
-  return { ...zeroCounts(), memories: stats.total, history: stats.historyEntries, vectors: (await store.vectorCounts()).stored, jobs };
+  const jobs = Object.values((await store.jobs?.counts()) ?? {}).reduce((total, count) => total + count, 0);
+  return { ...zeroCounts(), memories: stats.total, history: stats.historyEntries, vectors: (await store.vectors?.counts())?.stored ?? 0, jobs };
 }
 
 function sum(counts: RecordCounts): number {

@@ -110,8 +110,8 @@ export async function dedupeMemories(dependencies: DedupeDependencies, options: 
 
 /**
  * Near-duplicate pairs by cosine, when an embedder is configured and the store's vectors are in its
- * space (a dry run must not change the store, so the space is never set here). A failing embedder
- * leaves words alone to decide, with a warning.
+ * space (a dry run must not change the store, so the space is never set here). A failing embedder,
+ * or a store without vectors, leaves words alone to decide, with a warning.
  */
 async function vectorDuplicatePairs(
   dependencies: DedupeDependencies,
@@ -119,9 +119,14 @@ async function vectorDuplicatePairs(
   memories: readonly Memory[],
   warnings: string[],
 ): Promise<DuplicatePair[]> {
-  const { embedder, store, settings } = dependencies;
+  const { embedder, settings } = dependencies;
+  const { vectors: index } = dependencies.store;
   if (!embedder || memories.length < 2) return [];
-  const space = await store.vectorSpace();
+  if (!index) {
+    if (!warnings.includes('vector-search-unavailable')) warnings.push('vector-search-unavailable');
+    return [];
+  }
+  const space = await index.space();
   if (!space || space.model !== embedder.model) {
     if (!warnings.includes('vector-space-differs')) warnings.push('vector-space-differs');
     return [];
@@ -138,7 +143,7 @@ async function vectorDuplicatePairs(
   for (const [position, memory] of memories.entries()) {
     const vector = vectors[position];
     if (!vector || vector.length !== space.dimensions) continue;
-    const hits = await store.searchVector({ scopes: [scope], vector, limit: VECTOR_NEIGHBOURS });
+    const hits = await index.search({ scopes: [scope], vector, limit: VECTOR_NEIGHBOURS });
     for (const hit of hits) {
       const other = byId.get(hit.memory.id);
       // Each unordered pair once: only neighbours listed before this memory.

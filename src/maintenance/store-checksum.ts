@@ -2,7 +2,11 @@ import { createHash } from 'node:crypto';
 import { EngramError } from '../kernel/errors.js';
 import type { Memory } from '../memory/memory.js';
 import { canonicalHistoryEntry, canonicalMemory, canonicalVector } from '../memory/record-canonical-form.js';
-import type { CheckpointRecord, HistoryEntry, Job, MemoryStore, VectorEntry, VectorSpace } from '../contracts/memory-store.js';
+import { requireRole, type MemoryStore } from '../contracts/memory-store.js';
+import type { Job } from '../contracts/memory-store-jobs.js';
+import type { CheckpointRecord, RecordCopy } from '../contracts/memory-store-records.js';
+import type { VectorEntry, VectorSpace } from '../contracts/memory-store-vectors.js';
+import type { HistoryEntry } from '../memory/memory-history.js';
 import { canonicalCheckpoint, canonicalJob } from '../contracts/store-checks/record-copy-input.js';
 
 // Reading a store whole, kind by kind in key order, and the checksums `engram migrate` compares:
@@ -62,13 +66,19 @@ export function canonicalRecord(kind: RecordKind, record: StoreRecord): string {
   return canonicalVector(record as VectorEntry);
 }
 
+/** The store's record copy role, or STORE_UNSUPPORTED: a store that cannot list its records cannot be copied or checked. */
+export function recordCopyOf(store: MemoryStore): RecordCopy {
+  return requireRole(store, 'records', 'copying a store (engram migrate)');
+}
+
 /** Reads one page of a kind after `after`. */
 export function readPage(store: MemoryStore, kind: RecordKind, page: { after?: string; limit: number }): Promise<StoreRecord[]> {
-  if (kind === 'memories') return store.exportMemories(page);
-  if (kind === 'history') return store.exportHistory(page);
-  if (kind === 'jobs') return store.exportJobs(page);
-  if (kind === 'checkpoints') return store.exportCheckpoints(page);
-  return store.exportVectors(page);
+  const records = recordCopyOf(store);
+  if (kind === 'memories') return records.exportMemories(page);
+  if (kind === 'history') return records.exportHistory(page);
+  if (kind === 'jobs') return records.exportJobs(page);
+  if (kind === 'checkpoints') return records.exportCheckpoints(page);
+  return records.exportVectors(page);
 }
 
 /**
@@ -115,7 +125,7 @@ export async function summarizeStore(store: MemoryStore, options: ReadOptions): 
     }
     checksums[kind] = `sha256:${hash.digest('hex')}`;
   }
-  return { counts, checksums, vectorSpace: (await store.vectorSpace()) ?? null };
+  return { counts, checksums, vectorSpace: (await store.vectors?.space()) ?? null };
 }
 
 /** Whether a store holds no record of any kind. */

@@ -1,6 +1,6 @@
 import { EngramError } from '../kernel/errors.js';
 import type { Memory, MemoryPatch } from './memory.js';
-import type { ChangeAction, HistoryEntry } from '../contracts/memory-store.js';
+import type { ChangeAction, HistoryEntry } from './memory-history.js';
 
 /**
  * The time to stamp a change of `memory` with: `now`, or 1 ms after its last change when the

@@ -1,6 +1,6 @@
 import { MEMORY_FIELD_ORDER, type Memory } from './memory.js';
 
-// One text per stored record, the same on every backend: what `restoreRecords` compares to decide
+// One text per stored record, the same on every backend: what `records.restore` compares to decide
 // "identical" and what `engram migrate` hashes to prove two stores hold the same records. Objects
 // are written with sorted keys, so the order a driver returns JSON keys in never matters.
 

@@ -4,7 +4,7 @@ import { EngramError } from '../kernel/errors.js';
 import type { Bm25Parameters } from '../recall/bm25-scoring.js';
 import type { MemoryLimits } from '../memory/memory.js';
 import type { Settings } from '../kernel/settings.js';
-import type { MemoryStore } from '../contracts/memory-store.js';
+import type { StoreRole, StoreWith } from '../contracts/memory-store.js';
 import { SqliteMemoryStore } from '../adapters/sqlite/sqlite-memory-store.js';
 
 export interface OpenStoreOptions {
@@ -63,8 +63,8 @@ export function parseStoreUrl(url: string): StoreLocation {
   return { backend: 'sqlite', path: url === ':memory:' ? url : resolve(url) };
 }
 
-/** Opens the store a URL names, migrated and ready. */
-export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<MemoryStore> {
+/** Opens the store a URL names, migrated and ready; both backends have every store role. */
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<StoreWith<StoreRole>> {
   const location = parseStoreUrl(url);
   if (location.backend === 'postgres') {
     // Loaded only when named, so SQLite users never load the Postgres driver.

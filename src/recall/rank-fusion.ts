@@ -3,7 +3,8 @@ import type { RankedMemory } from './ranking.js';
 import type { Scope } from '../memory/scope.js';
 import type { Settings } from '../kernel/settings.js';
 import type { Embedder } from '../contracts/embedder.js';
-import type { MemoryStore, TextHit, VectorHit } from '../contracts/memory-store.js';
+import type { MemoryStore, TextHit } from '../contracts/memory-store.js';
+import type { VectorHit } from '../contracts/memory-store-vectors.js';
 
 /** Where a fused candidate stood in the full-text ranking: its rank (1 = best) and BM25 relative to the best hit. */
 export interface TextComponent {
@@ -74,17 +75,19 @@ export interface VectorCandidates {
 
 /**
  * Embeds the query and searches the store's vectors in the same scopes. Never throws for the
- * embedder's sake: a failed, slow or mismatched embedder leaves recall to full-text, with a warning.
+ * embedder's sake: a failed, slow or mismatched embedder leaves recall to full-text, with a warning;
+ * so does a store without the vectors role, as if no embedder were configured.
  */
 export async function vectorCandidates(
   dependencies: { store: MemoryStore; settings: Settings; embedder?: Embedder | undefined },
   query: string,
   search: { scopes: readonly Scope[]; limit: number; types?: readonly MemoryType[] },
 ): Promise<VectorCandidates> {
-  const { store, embedder, settings } = dependencies;
-  if (!embedder) return { hits: [], warnings: ['vector-search-unavailable'] };
+  const { embedder, settings } = dependencies;
+  const { vectors } = dependencies.store;
+  if (!embedder || !vectors) return { hits: [], warnings: ['vector-search-unavailable'] };
   if (query.trim() === '') return { hits: [], warnings: [] };
-  const space = await store.vectorSpace();
+  const space = await vectors.space();
   if (space === undefined) return { hits: [], warnings: ['vectors-missing'] };
   if (space.model !== embedder.model || (embedder.dimensions !== undefined && embedder.dimensions !== space.dimensions)) {
     return { hits: [], warnings: ['vector-space-differs'] };
@@ -96,6 +99,6 @@ export async function vectorCandidates(
     return { hits: [], warnings: ['embedding-failed'] };
   }
   if (!vector || vector.length !== space.dimensions) return { hits: [], warnings: ['vector-space-differs'] };
-  const hits = await store.searchVector({ scopes: search.scopes, vector, limit: search.limit, ...(search.types && { types: search.types }) });
+  const hits = await vectors.search({ scopes: search.scopes, vector, limit: search.limit, ...(search.types && { types: search.types }) });
   return { hits, warnings: [] };
 }

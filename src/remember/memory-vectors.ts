@@ -1,12 +1,12 @@
 import { EngramError } from '../kernel/errors.js';
 import type { Memory } from '../memory/memory.js';
-import type { MemoryStore, VectorSpace } from '../contracts/memory-store.js';
+import type { VectorIndex, VectorSpace } from '../contracts/memory-store-vectors.js';
 import { hasDirection } from '../contracts/store-checks/vector-input.js';
 import type { Embedder } from '../contracts/embedder.js';
 
-/** What vector maintenance works with: the store and the embedder. */
+/** What vector maintenance works with: the store's vectors role and the embedder. */
 export interface VectorDependencies {
-  store: MemoryStore;
+  vectors: VectorIndex;
   embedder: Embedder;
 }
 
@@ -30,7 +30,7 @@ export interface StoreVectorsResult {
  * the memories wait for `engram reindex`. A store without a space takes this embedder's.
  */
 export async function storeMemoryVectors(dependencies: VectorDependencies, memories: readonly Memory[]): Promise<StoreVectorsResult> {
-  const { store, embedder } = dependencies;
+  const { vectors: index, embedder } = dependencies;
   if (memories.length === 0) return { stored: 0, warnings: [] };
   let vectors: Float32Array[];
   try {
@@ -39,16 +39,16 @@ export async function storeMemoryVectors(dependencies: VectorDependencies, memor
     return { stored: 0, warnings: ['embedding-failed'], error };
   }
   const dimensions = vectors[0]?.length ?? 0;
-  const space = await store.vectorSpace();
+  const space = await index.space();
   if (space === undefined) {
-    await store.setVectorSpace({ model: embedder.model, dimensions });
+    await index.setSpace({ model: embedder.model, dimensions });
   } else if (space.model !== embedder.model || space.dimensions !== dimensions) {
     return { stored: 0, warnings: ['vector-space-differs'] };
   }
   const entries = memories
     .map((memory, index) => ({ id: memory.id, vector: vectors[index]!, updatedAt: memory.updatedAt }))
     .filter((entry) => entry.vector.length === dimensions && hasDirection(entry.vector));
-  const stored = await store.putVectors(entries);
+  const stored = await index.put(entries);
   return { stored, warnings: entries.length < memories.length ? ['embedding-failed'] : [] };
 }
 
@@ -82,25 +82,25 @@ export interface ReindexReport {
  * everything is re-embedded rather than mixing two spaces. Safe to interrupt and rerun.
  */
 export async function reindexVectors(dependencies: VectorDependencies, options: ReindexOptions): Promise<ReindexReport> {
-  const { store, embedder } = dependencies;
+  const { vectors: index, embedder } = dependencies;
   const batchSize = options.batchSize;
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
     throw new EngramError('INVALID_INPUT', `Invalid batch size ${JSON.stringify(batchSize)}: a whole number from 1 to 10000.`);
   }
-  const previousSpace = await store.vectorSpace();
+  const previousSpace = await index.space();
   // One small request first: it learns the vector length, and a broken embedder fails here, before
   // a space change has dropped any vector.
   const [probe] = await embedder.embed(['engram'], options.signal ? { signal: options.signal } : {});
   const dimensions = probe!.length;
-  const { dropped } = await store.setVectorSpace({ model: embedder.model, dimensions });
+  const { dropped } = await index.setSpace({ model: embedder.model, dimensions });
   const spaceChanged = previousSpace !== undefined && (previousSpace.model !== embedder.model || previousSpace.dimensions !== dimensions);
-  const total = (await store.vectorCounts()).missing;
+  const total = (await index.counts()).missing;
   let embedded = 0;
   const skippedIds = new Set<string>();
   options.onProgress?.({ done: 0, total });
   for (;;) {
     options.signal?.throwIfAborted();
-    const batch = (await store.memoriesMissingVectors({ limit: batchSize + skippedIds.size })).filter((memory) => !skippedIds.has(memory.id)).slice(0, batchSize);
+    const batch = (await index.missing({ limit: batchSize + skippedIds.size })).filter((memory) => !skippedIds.has(memory.id)).slice(0, batchSize);
     if (batch.length === 0) break;
     const vectors = await embedder.embed(batch.map(memoryEmbeddingText), options.signal ? { signal: options.signal } : {});
     const entries = batch.map((memory, index) => ({ id: memory.id, vector: vectors[index]!, updatedAt: memory.updatedAt }));
@@ -108,11 +108,11 @@ export async function reindexVectors(dependencies: VectorDependencies, options: 
       throw new EngramError('EMBEDDING_FAILED', `The embedder ${JSON.stringify(embedder.model)} changed its vector length during reindex; run engram reindex again.`);
     }
     const usable = entries.filter((entry) => hasDirection(entry.vector));
-    const stored = await store.putVectors(usable);
+    const stored = await index.put(usable);
     embedded += stored;
     // Whatever was not stored (zero vector, changed meanwhile) is not retried in this run.
     if (stored < batch.length) {
-      const still = new Set((await store.memoriesMissingVectors({ limit: batchSize + skippedIds.size + batch.length })).map((memory) => memory.id));
+      const still = new Set((await index.missing({ limit: batchSize + skippedIds.size + batch.length })).map((memory) => memory.id));
       for (const memory of batch) if (still.has(memory.id)) skippedIds.add(memory.id);
     }
     options.onProgress?.({ done: Math.min(total, embedded + skippedIds.size), total });

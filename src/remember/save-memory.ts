@@ -44,7 +44,11 @@ export interface SaveResult {
   method?: DuplicateMethod;
   /** The history entry of the merge (`engram undo` reverts it); null when the statement changed nothing. */
   changeId?: string | null;
-  /** `embedding-failed` or `vector-space-differs` (run `engram reindex`): dedupe compared words only. */
+  /**
+   * `embedding-failed` or `vector-space-differs` (run `engram reindex`), or `vector-search-unavailable`
+   * (an embedder over a store without vectors): dedupe compared words only. `write-lock-unavailable`:
+   * the store has no locks, so dedupe checked and wrote without the cross-process lock.
+   */
   warnings: string[];
 }
 
@@ -64,6 +68,8 @@ export const DEDUPE_ACTOR_SUFFIX = ' (dedupe)';
  * with the memory written. Writes that carry an id (imports) never dedupe. The check and the write
  * hold the store lock `memory-write:<scope>` (every process, every machine of a server store), so
  * concurrent saves of one statement make one memory; LOCK_TIMEOUT if it stays busy past `locks.waitMs`.
+ * A store without the vectors role dedupes by words; one without locks checks and writes unlocked.
+ * Either says so in `warnings`.
  */
 export async function saveMemory(dependencies: SaveDependencies, input: NewMemory, options: SaveOptions): Promise<SaveResult> {
   const { store, settings } = dependencies;
@@ -76,25 +82,28 @@ export async function saveMemory(dependencies: SaveDependencies, input: NewMemor
   // Validate everything before any search, so hostile input is refused the same way create refuses it.
   const checked = normalizeNewMemory(input, { now: new Date(0).toISOString(), id: 'unsaved', limits: settings.memory });
   const warnings: string[] = [];
-  const { embedder } = dependencies;
+  // Vectors take an embedder and a store that holds them.
+  const vectorSide: VectorDependencies | undefined = dependencies.embedder && store.vectors ? { vectors: store.vectors, embedder: dependencies.embedder } : undefined;
+  if (dependencies.embedder && !vectorSide) warnings.push('vector-search-unavailable');
+  const embedder = vectorSide?.embedder;
   // The vector of the memory as it would be stored, so it is compared with stored vectors like for like.
   const embedded = embedder ? await embedOne(embedder, memoryEmbeddingText(checked), warnings) : undefined;
-  const usable = embedded !== undefined && (await usableVectorSpace(store, embedder!, embedded));
+  const usable = embedded !== undefined && (await usableVectorSpace(vectorSide!, embedded));
   if (embedded && !usable) warnings.push('vector-space-differs');
   const vector = usable ? embedded : undefined;
   if (options.dedupe === false || input.id !== undefined) {
     const memory = await store.create(input, { actor: options.actor });
-    if (vector) await storeVector({ store, embedder: embedder! }, memory, vector, warnings);
+    if (vector) await storeVector(vectorSide!, memory, vector, warnings);
     return { memory, action: 'created', warnings };
   }
   // Check-then-write under the scope's store lock, so two processes saving one statement at once
   // make one memory. The embedding call stays outside: the lock is held only for store work.
-  const outcome = await store.withLock(`memory-write:${checked.scope}`, async (): Promise<LockedWrite> => {
+  const checkThenWrite = async (): Promise<LockedWrite> => {
     const found = await findNearDuplicate(dependencies, { scope: checked.scope, content: checked.content }, vector);
     if (!found) {
       const memory = await store.create(input, { actor: options.actor });
       // Stored before the lock is let go, so the next writer's vector search already sees it.
-      if (vector) await storeVector({ store, embedder: embedder! }, memory, vector, warnings);
+      if (vector) await storeVector(vectorSide!, memory, vector, warnings);
       return { action: 'created', memory };
     }
     const patch = mergePatch(found.memory, {
@@ -113,17 +122,19 @@ export async function saveMemory(dependencies: SaveDependencies, input: NewMemor
       // The store dropped the vector of the changed text: reuse ours if the text is the one embedded,
       // else embed the merged text once the lock is let go.
       const sameText = memoryEmbeddingText(memory) === memoryEmbeddingText(checked);
-      if (embedder && sameText && vector) await storeVector({ store, embedder }, memory, vector, warnings);
-      else needsVector = embedder !== undefined;
+      if (vectorSide && sameText && vector) await storeVector(vectorSide, memory, vector, warnings);
+      else needsVector = vectorSide !== undefined;
     }
     // Restating a fact is a use of it: aging must not archive a memory the user just repeated.
     const at = dependencies.now().toISOString();
     await store.recordAccess([memory.id], at);
     memory = { ...memory, hitCount: memory.hitCount + 1, lastAccessedAt: at };
     return { action: 'merged', memory, found, changeId, needsVector };
-  });
+  };
+  if (!store.locks) warnings.push('write-lock-unavailable');
+  const outcome = store.locks ? await store.locks.hold(`memory-write:${checked.scope}`, checkThenWrite) : await checkThenWrite();
   if (outcome.action === 'created') return { memory: outcome.memory, action: 'created', warnings };
-  if (outcome.needsVector) await storeVector({ store, embedder: embedder! }, outcome.memory, undefined, warnings);
+  if (outcome.needsVector) await storeVector(vectorSide!, outcome.memory, undefined, warnings);
   return {
     memory: outcome.memory,
     action: 'merged',
@@ -160,8 +171,8 @@ export async function findNearDuplicate(
       best = { memory, verdict };
     }
   };
-  if (vector) {
-    const hits = await store.searchVector({ scopes: [target.scope], vector, limit });
+  if (vector && store.vectors) {
+    const hits = await store.vectors.search({ scopes: [target.scope], vector, limit });
     for (const hit of hits) consider(hit.memory, compareByCosine(hit.similarity, profile, lexicalProfile(hit.memory.content), settings.dedupe.cosineThreshold));
     if (best) return best;
   }
@@ -214,7 +225,7 @@ async function embedOne(embedder: Embedder, text: string, warnings: string[]): P
 async function storeVector(dependencies: VectorDependencies, memory: Memory, vector: Float32Array | undefined, warnings: string[]): Promise<void> {
   try {
     if (vector) {
-      await dependencies.store.putVectors([{ id: memory.id, vector, updatedAt: memory.updatedAt }]);
+      await dependencies.vectors.put([{ id: memory.id, vector, updatedAt: memory.updatedAt }]);
       return;
     }
     const result = await storeMemoryVectors(dependencies, [memory]);
@@ -228,10 +239,10 @@ async function storeVector(dependencies: VectorDependencies, memory: Memory, vec
  * Whether vectors of this embedder may be searched and stored: the store's space is this model and
  * length (a fresh store takes it). A store in another space keeps it until `engram reindex` moves it.
  */
-async function usableVectorSpace(store: MemoryStore, embedder: Embedder, vector: Float32Array): Promise<boolean> {
-  const space = await store.vectorSpace();
+async function usableVectorSpace({ vectors, embedder }: VectorDependencies, vector: Float32Array): Promise<boolean> {
+  const space = await vectors.space();
   if (space === undefined) {
-    await store.setVectorSpace({ model: embedder.model, dimensions: vector.length });
+    await vectors.setSpace({ model: embedder.model, dimensions: vector.length });
     return true;
   }
   return space.model === embedder.model && space.dimensions === vector.length;

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { MemoryStore } from '../contracts/memory-store.js';
+import type { StoreWith } from '../contracts/memory-store.js';
 import type { SaveLine } from './store-write-worker-tasks.js';
 import { runStoreWorkersTogether, unexpectedStderr } from './store-write-worker-process.js';
 
@@ -15,8 +15,8 @@ const STATEMENTS: ReadonlyArray<readonly [string, string?]> = [
 ];
 
 export interface ConcurrentSaveCheckOptions {
-  /** The store the processes share, opened by this process to inspect the result. */
-  store: MemoryStore;
+  /** The store the processes share, opened by this process to inspect the result (its checkpoints start them together). */
+  store: StoreWith<'checkpoints'>;
   /** The URL the worker processes open (a SQLite path or postgres://…). */
   url: string;
   /** The scope saved into; it must be empty. Default `project:concurrent-saves`. */

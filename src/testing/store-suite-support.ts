@@ -2,24 +2,51 @@ import { expect } from 'vitest';
 import type { EngramErrorCode } from '../kernel/errors.js';
 import type { Memory } from '../memory/memory.js';
 import type { Scope } from '../memory/scope.js';
-import type { ChangeContext, MemoryFilter, MemoryStore, StoreStats } from '../contracts/memory-store.js';
+import type { MemoryFilter, MemoryStore, StoreRole, StoreStats, StoreWith } from '../contracts/memory-store.js';
+import type { ChangeContext } from '../memory/memory-history.js';
 
-/** What one conformance case gets: an opened, empty store and a URL another process can open. */
-export interface StoreSuiteContext {
-  store: MemoryStore;
+/** What one conformance case gets: an opened, empty store with the roles `R` it needs, and a URL another process can open. */
+export interface StoreSuiteContext<R extends StoreRole = never> {
+  store: StoreWith<R>;
   url: string;
 }
 
 /** One case of the conformance suite. Its name is also the key that `skip` uses. */
 export interface StoreSuiteCase {
   name: string;
-  run: (context: StoreSuiteContext) => Promise<void>;
+  /** The optional roles the case uses besides the ledger: skipped, naming them, for a backend whose `roles` leave one out. */
+  roles: readonly StoreRole[];
+  run: (context: StoreSuiteContext<StoreRole>) => Promise<void>;
   timeoutMs?: number;
 }
 
+/** A group of cases that test one role and need the same roles. */
 export interface StoreSuiteGroup {
   title: string;
   cases: readonly StoreSuiteCase[];
+}
+
+/** A case as written in a group: its context has exactly the roles the group names, so a case cannot use another. */
+export interface StoreCaseDefinition<R extends StoreRole> {
+  name: string;
+  run: (context: StoreSuiteContext<R>) => Promise<void>;
+  timeoutMs?: number;
+}
+
+/**
+ * Defines a group of cases over the ledger and the optional `roles` (none: the ledger alone). The
+ * cases see a store typed with those roles only; the suite skips them for a backend without one.
+ */
+export function storeCaseGroup<R extends StoreRole = never>(group: { title: string; roles: readonly R[]; cases: ReadonlyArray<StoreCaseDefinition<R>> }): StoreSuiteGroup {
+  return {
+    title: group.title,
+    cases: group.cases.map((definition) => ({
+      ...definition,
+      roles: group.roles,
+      // The suite passes a store with every role it names (and maybe more): the roles R at least.
+      run: (context: StoreSuiteContext<StoreRole>) => definition.run(context as StoreSuiteContext<R>),
+    })),
+  };
 }
 
 export const SUITE_ACTOR: ChangeContext = { actor: 'conformance-suite' };

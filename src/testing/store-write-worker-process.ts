@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import type { MemoryStore } from '../contracts/memory-store.js';
+import type { StoreWith } from '../contracts/memory-store.js';
 import type { StoreWorkerTask } from './store-write-worker-tasks.js';
 
 const WORKER_PATH = join('dist', 'testing', 'store-write-worker.js');
@@ -91,14 +91,14 @@ export function spawnStoreWorker(options: StoreWorkerOptions): StoreWriteWorker 
  * varies by seconds on a busy machine; a fixed start time would let the first finish alone.
  * Returns each worker's output without the `ready` line.
  */
-export async function runStoreWorkersTogether(store: MemoryStore, workers: ReadonlyArray<Omit<StoreWorkerOptions, 'startSignal' | 'startAt'>>): Promise<StoreWriteWorkerResult[]> {
+export async function runStoreWorkersTogether(store: StoreWith<'checkpoints'>, workers: ReadonlyArray<Omit<StoreWorkerOptions, 'startSignal' | 'startAt'>>): Promise<StoreWriteWorkerResult[]> {
   const signal = `store-worker-start:${randomUUID()}`;
   let waiting = workers.length;
   let started = false;
   const start = (): void => {
     if (started) return;
     started = true;
-    void store.setCheckpoint(signal, 'go');
+    void store.checkpoints.set(signal, 'go');
   };
   const results = await Promise.all(
     workers.map(async (options) => {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Engram } from '../engram.js';
-import type { MemoryStore } from '../contracts/memory-store.js';
+import { requireRole, STORE_ROLES, type MemoryStore } from '../contracts/memory-store.js';
 
 /**
  * What a store worker process does once its store is open. Each task prints one line per unit of
@@ -81,22 +81,25 @@ export async function runStoreWorkerTask(store: MemoryStore, task: StoreWorkerTa
       return;
     }
     case 'claim-jobs': {
+      const jobs = requireRole(store, 'jobs', 'a claim-jobs task');
       for (;;) {
-        const job = await store.claimJob({ queue: task.queue, worker: task.worker, leaseMs: task.leaseMs });
+        const job = await jobs.claim({ queue: task.queue, worker: task.worker, leaseMs: task.leaseMs });
         if (!job) return;
         print(`${job.id} ${job.attempts}`);
         // The "work": one turn of the event loop, so the other worker's claims interleave with ours.
         await new Promise((resolve) => setImmediate(resolve));
-        await store.completeJob(job.id, task.worker);
+        await jobs.complete(job.id, task.worker);
       }
     }
     case 'lock-increment': {
+      const locks = requireRole(store, 'locks', 'a lock-increment task');
+      const checkpoints = requireRole(store, 'checkpoints', 'a lock-increment task');
       for (let index = 0; index < task.count; index += 1) {
-        const written = await store.withLock(task.lock, async () => {
-          const value = Number((await store.getCheckpoint(task.checkpoint)) ?? '0');
+        const written = await locks.hold(task.lock, async () => {
+          const value = Number((await checkpoints.get(task.checkpoint)) ?? '0');
           // Read, pause, write: without mutual exclusion another process would write in between.
           await sleep(1);
-          await store.setCheckpoint(task.checkpoint, String(value + 1));
+          await checkpoints.set(task.checkpoint, String(value + 1));
           return value + 1;
         }, { waitMs: 60_000 });
         print(String(written));
@@ -104,7 +107,7 @@ export async function runStoreWorkerTask(store: MemoryStore, task: StoreWorkerTa
       return;
     }
     case 'hold-lock': {
-      await store.withLock(task.lock, async () => {
+      await requireRole(store, 'locks', 'a hold-lock task').hold(task.lock, async () => {
         print('locked');
         // A referenced timer keeps the process alive while it holds the lock, until it is killed.
         await new Promise(() => setInterval(() => undefined, 60_000));
@@ -128,17 +131,32 @@ export async function runStoreWorkerTask(store: MemoryStore, task: StoreWorkerTa
 /**
  * The same store with every async call delayed by `latencyMs`, as over a network: a local SQLite
  * call takes microseconds, which would leave a check-then-write race too narrow for a test to hit.
+ * The roles (`store.locks`, `store.vectors`, …) are delayed the same way.
  */
 function withLatency(store: MemoryStore, latencyMs: number): MemoryStore {
   if (latencyMs <= 0) return store;
-  const immediate = new Set<PropertyKey>(['info', 'open', 'close']);
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver) as unknown;
-      if (typeof value !== 'function' || immediate.has(property)) return typeof value === 'function' ? value.bind(target) : value;
+  const roles = new Map<PropertyKey, object>();
+  for (const role of STORE_ROLES) {
+    const object = store[role];
+    if (object) roles.set(role, delayed(object, latencyMs));
+  }
+  return delayed(store, latencyMs, { immediate: new Set(['info', 'open', 'close']), replaced: roles });
+}
+
+/** `target` with each method call delayed, except `immediate` ones; `replaced` properties are read from there instead. */
+function delayed<T extends object>(
+  target: T,
+  latencyMs: number,
+  { immediate = new Set(), replaced = new Map() }: { immediate?: ReadonlySet<PropertyKey>; replaced?: ReadonlyMap<PropertyKey, object> } = {},
+): T {
+  return new Proxy(target, {
+    get(object, property, receiver) {
+      if (replaced.has(property)) return replaced.get(property);
+      const value = Reflect.get(object, property, receiver) as unknown;
+      if (typeof value !== 'function' || immediate.has(property)) return typeof value === 'function' ? value.bind(object) : value;
       return async (...args: unknown[]) => {
         await sleep(latencyMs);
-        return (value as (...parameters: unknown[]) => unknown).apply(target, args);
+        return (value as (...parameters: unknown[]) => unknown).apply(object, args);
       };
     },
   });

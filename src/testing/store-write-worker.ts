@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     const signal = values['start-signal'];
     if (signal !== undefined) {
       process.stdout.write('ready\n');
-      while ((await store.getCheckpoint(signal)) === undefined) await new Promise((resolve) => setTimeout(resolve, SIGNAL_POLL_MS));
+      while ((await store.checkpoints.get(signal)) === undefined) await new Promise((resolve) => setTimeout(resolve, SIGNAL_POLL_MS));
     }
     await runStoreWorkerTask(store, task, (line) => process.stdout.write(`${line}\n`));
   } finally {

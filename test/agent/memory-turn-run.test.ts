@@ -60,7 +60,7 @@ describe('MemoryTurn.run: one agent turn on a Session with memory', () => {
     expect(texts[1]).toBe('Where does the API deploy, Frankfurt?');
     // The context message goes too, as meta: extraction knows it for injected text and strips it.
     expect(await result.extraction).toMatchObject({ status: 'queued', jobs: 1, messages: 3 });
-    const [job] = await engram.store.listJobs({ queue: EXTRACTION_QUEUE });
+    const [job] = await engram.store.jobs!.list({ queue: EXTRACTION_QUEUE });
     const payload = job!.payload as ExtractionJobPayload;
     expect(payload.sessionId).toBe('chat-1');
     expect(payload.recalled.map((memory) => memory.id)).toEqual([deploy.id]);
@@ -86,7 +86,7 @@ describe('MemoryTurn.run: one agent turn on a Session with memory', () => {
 
     expect(result).toMatchObject({ text: 'It deploys to eu-central-1.', requests: 2, toolCalls: 1 });
     expect(await result.extraction).toMatchObject({ status: 'queued', jobs: 1, messages: 4 });
-    const jobs = await engram.store.listJobs({ queue: EXTRACTION_QUEUE });
+    const jobs = await engram.store.jobs!.list({ queue: EXTRACTION_QUEUE });
     expect(jobs).toHaveLength(1);
     expect((jobs[0]!.payload as ExtractionJobPayload).messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
   });

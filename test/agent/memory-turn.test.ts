@@ -311,7 +311,7 @@ describe('MemoryTurn fails open', () => {
     // Nothing was lost: the next call queues the turn, and still names the memory it injected.
     const retried = await memoryTurn.afterResponse(conversation([...messages, ...userAndAnswer(2, 'Thanks.')]));
     expect(retried).toMatchObject({ status: 'queued', jobs: 1, messages: 4 });
-    const [job] = await engram.store.listJobs({ queue: EXTRACTION_QUEUE });
+    const [job] = await engram.store.jobs!.list({ queue: EXTRACTION_QUEUE });
     expect((job!.payload as ExtractionJobPayload).recalled.map((memory) => memory.id)).toEqual([injection.memories[0]!.memory.id]);
   });
 
@@ -331,7 +331,7 @@ describe('MemoryTurn after a response', () => {
   it('queues the new turn after the caller has gone on, never during its call', async () => {
     const { engram, events, turn } = await fixture();
     const memoryTurn = turn({ extractor: queueingExtractor(engram) });
-    const jobs = (): Promise<unknown[]> => engram.store.listJobs({ queue: EXTRACTION_QUEUE });
+    const jobs = (): Promise<unknown[]> => engram.store.jobs!.list({ queue: EXTRACTION_QUEUE });
     const first = userAndAnswer(1, 'We deploy the API to Frankfurt.');
 
     for (const messages of [first, [...first, ...userAndAnswer(2, 'And staging goes to Dublin.')]]) {
@@ -364,11 +364,11 @@ describe('MemoryTurn after a response', () => {
     messages.push({ id: 't1', role: 'tool', text: '', toolResults: [{ toolUseId: 'toolu_1', content: 'region: eu-central-1' }] });
     // A host that knows better says so.
     expect(await memoryTurn.afterResponse(conversation(messages), { final: false })).toMatchObject({ status: 'deferred' });
-    expect(await engram.store.listJobs({ queue: EXTRACTION_QUEUE })).toHaveLength(0);
+    expect(await engram.store.jobs!.list({ queue: EXTRACTION_QUEUE })).toHaveLength(0);
     messages.push({ id: 'a2', role: 'assistant', text: 'It deploys to eu-central-1.' });
 
     expect(await memoryTurn.afterResponse(conversation(messages))).toMatchObject({ status: 'queued', jobs: 1, messages: 4 });
-    const [job] = await engram.store.listJobs({ queue: EXTRACTION_QUEUE });
+    const [job] = await engram.store.jobs!.list({ queue: EXTRACTION_QUEUE });
     expect((job!.payload as ExtractionJobPayload).messages.map((message) => message.id)).toEqual(['u1', 'a1', 't1', 'a2']);
   });
 
@@ -438,7 +438,7 @@ describe('MemoryTurn with hostile input', () => {
     }
     expect(await memoryTurn.afterResponse(conversation(userAndAnswer(1, 'Hello.')), { recalled: [{ id: 42 }] as never })).toMatchObject({ status: 'failed' });
     expect(events.filter((event) => event.type === 'extraction-failed')).toHaveLength(hostile.length + 1);
-    expect(await engram.store.listJobs({ queue: EXTRACTION_QUEUE })).toHaveLength(0);
+    expect(await engram.store.jobs!.list({ queue: EXTRACTION_QUEUE })).toHaveLength(0);
     expect(await memoryTurn.afterResponse(conversation(userAndAnswer(1, 'Hello.')))).toMatchObject({ status: 'queued', jobs: 1 });
   });
 });

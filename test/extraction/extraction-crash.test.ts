@@ -98,12 +98,12 @@ describe('a crash between accepting and running a job loses nothing', () => {
 
     server.script({ message: { text: answer({ content: 'On-call is managed in the PagerDuty schedule PLATFORM.', type: 'reference' }) } });
     const { engram, extractor } = await survivor(path, server.url);
-    const [job] = await engram.store.listJobs({ queue: EXTRACTION_QUEUE });
+    const [job] = await engram.store.jobs!.list({ queue: EXTRACTION_QUEUE });
     expect(job).toMatchObject({ state: 'running', attempts: 1 });
     const outcomes = await drainUntilDone(extractor);
     expect(outcomes.map((outcome) => outcome.state)).toEqual(['done']);
     expect(await engram.count()).toBe(1);
-    expect((await engram.store.getJob(job!.id))!).toMatchObject({ state: 'done', attempts: 2 });
+    expect((await engram.store.jobs!.get(job!.id))!).toMatchObject({ state: 'done', attempts: 2 });
     // The replay of the same turn by the dead process's conversation adds nothing.
     expect(await extractor.afterTurn({ sessionId: 'crash-session', messages: [{ id: 'u1', role: 'user', text: 'x' }, { id: 'a1', role: 'assistant', text: 'y' }] })).toMatchObject({ status: 'nothing-new' });
   });

@@ -102,7 +102,7 @@ describe('explicit statements are applied once per source message', () => {
     expect(outcome).toMatchObject({ state: 'done', report: { status: 'memory-written-in-span', written: [] } });
     expect(model.calls).toBe(0);
     expect(await fixture.engram.count()).toBe(0);
-    expect(parseCursor(await fixture.store.getCheckpoint(cursorCheckpointName('chat-1')))?.messageId).toBe('a2');
+    expect(parseCursor(await fixture.store.checkpoints.get(cursorCheckpointName('chat-1')))?.messageId).toBe('a2');
   });
 });
 
@@ -121,14 +121,14 @@ describe('agent mode on retry', () => {
     );
     await subject.afterTurn(session(turn(1, 'We deploy on Fridays.')));
     expect(await subject.drain()).toEqual([expect.objectContaining({ state: 'retrying' })]);
-    expect(parseCursor(await fixture.store.getCheckpoint(cursorCheckpointName('chat-1')))).toBeUndefined();
+    expect(parseCursor(await fixture.store.checkpoints.get(cursorCheckpointName('chat-1')))).toBeUndefined();
     fixture.clock.now += 120_000;
     const [outcome] = await subject.drain();
     expect(outcome).toMatchObject({ state: 'done', report: { status: 'extracted', modelCalls: 0 } });
     expect((outcome as Extract<JobOutcome, { state: 'done' }>).report.warnings.join(' ')).toMatch(/already wrote memory/);
     expect(model.calls).toBe(2);
     expect((await fixture.engram.list()).map((memory) => memory.name)).toEqual(['deploy-day']);
-    expect(parseCursor(await fixture.store.getCheckpoint(cursorCheckpointName('chat-1')))?.messageId).toBe('a1');
+    expect(parseCursor(await fixture.store.checkpoints.get(cursorCheckpointName('chat-1')))?.messageId).toBe('a1');
   });
 });
 
@@ -138,20 +138,20 @@ describe('turns the cursor has passed', () => {
     const messages = [...turn(1, 'We deploy on Fridays.'), ...turn(2, 'Billing is written in Go.')];
     await subject.afterTurn(session(messages.slice(0, 2)));
     await subject.afterTurn(session(messages));
-    const [first, second] = await fixture.store.listJobs({ queue: EXTRACTION_QUEUE });
+    const [first, second] = await fixture.store.jobs.list({ queue: EXTRACTION_QUEUE });
     // What another process left: it extracted both turns in one run (as the second job), moved the
     // cursor, and stopped before it marked the first job done.
-    const claimedFirst = await fixture.store.claimJob({ queue: EXTRACTION_QUEUE, worker: 'other', leaseMs: 60_000 });
-    const claimedSecond = await fixture.store.claimJob({ queue: EXTRACTION_QUEUE, worker: 'other', leaseMs: 60_000 });
+    const claimedFirst = await fixture.store.jobs.claim({ queue: EXTRACTION_QUEUE, worker: 'other', leaseMs: 60_000 });
+    const claimedSecond = await fixture.store.jobs.claim({ queue: EXTRACTION_QUEUE, worker: 'other', leaseMs: 60_000 });
     expect([claimedFirst!.id, claimedSecond!.id]).toEqual([first!.id, second!.id]);
-    await fixture.store.completeJob(second!.id, 'other');
-    await fixture.store.setCheckpoint(cursorCheckpointName('chat-1'), formatCursor({ messageId: 'a2', sequence: (second!.payload as ExtractionJobPayload).sequence }));
-    await fixture.store.failJob(first!.id, 'other', { error: 'stopped', retryAt: new Date(fixture.clock.now).toISOString() });
+    await fixture.store.jobs.complete(second!.id, 'other');
+    await fixture.store.checkpoints.set(cursorCheckpointName('chat-1'), formatCursor({ messageId: 'a2', sequence: (second!.payload as ExtractionJobPayload).sequence }));
+    await fixture.store.jobs.fail(first!.id, 'other', { error: 'stopped', retryAt: new Date(fixture.clock.now).toISOString() });
 
     const [outcome] = await subject.drain();
     expect(outcome).toMatchObject({ job: { id: first!.id }, state: 'done', report: { status: 'already-done', span: { messages: 0 } } });
     expect(model.calls).toBe(0);
-    expect(parseCursor(await fixture.store.getCheckpoint(cursorCheckpointName('chat-1')))?.messageId).toBe('a2');
+    expect(parseCursor(await fixture.store.checkpoints.get(cursorCheckpointName('chat-1')))?.messageId).toBe('a2');
   });
 });
 
@@ -178,7 +178,7 @@ describe('private text across a restart', () => {
     expect(applied.written.map((memory) => memory.name)).toEqual([expect.stringMatching(/fridays/)]);
     expect(JSON.stringify(await fixture.engram.list())).not.toMatch(/Atlas/);
     await restarted.afterTurn(session(grown));
-    const jobs = await fixture.store.listJobs({ queue: EXTRACTION_QUEUE, states: ['pending'] });
+    const jobs = await fixture.store.jobs.list({ queue: EXTRACTION_QUEUE, states: ['pending'] });
     expect(jobs).toHaveLength(1);
     const stored = JSON.stringify(jobs[0]!.payload);
     expect(stored).toContain('we deploy on Fridays');
@@ -202,7 +202,7 @@ describe('stopping the worker', () => {
       await inFlight;
       inFlight = new Promise<void>((resolve) => (started = resolve));
       await subject.stop();
-      const [job] = await fixture.store.listJobs({ queue: EXTRACTION_QUEUE });
+      const [job] = await fixture.store.jobs.list({ queue: EXTRACTION_QUEUE });
       expect(job).toMatchObject({ state: 'pending', attempts: 0 });
     }
     const outcomes = await subject.drain();

@@ -59,7 +59,7 @@ describe('extraction job leases', () => {
     await extractor.afterTurn({ sessionId: 'chat-1', messages: messages('u1', 'The build uses pnpm.') });
     const [first] = await extractor.drain();
     expect(first).toMatchObject({ state: 'retrying', code: 'JOB_LEASE_LOST' });
-    const [job] = await fixture.store.listJobs({ queue: EXTRACTION_QUEUE });
+    const [job] = await fixture.store.jobs.list({ queue: EXTRACTION_QUEUE });
     // Still leased by nobody, back to pending with backoff (a shutdown would have made it due now).
     expect(job).toMatchObject({ state: 'pending', attempts: 1 });
     expect(Date.parse(job!.runAt)).toBeGreaterThan(fixture.clock.now);

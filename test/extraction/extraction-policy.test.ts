@@ -43,7 +43,7 @@ describe('afterTurn queues and returns', () => {
     );
     expect(result).toMatchObject({ status: 'queued', messages: 2, cursorFallback: false });
     expect(model.calls).toBe(0);
-    const [job] = await fixture.store.listJobs({ queue: EXTRACTION_QUEUE });
+    const [job] = await fixture.store.jobs.list({ queue: EXTRACTION_QUEUE });
     expect(job).toMatchObject({ key: extractionJobKey('chat-1', 'a1'), state: 'pending' });
     const payload = job!.payload as ExtractionJobPayload;
     const stored = JSON.stringify(payload);
@@ -86,7 +86,7 @@ describe('afterTurn queues and returns', () => {
       await expect(subject.afterTurn(value as Conversation), JSON.stringify(value)?.slice(0, 60)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     }
     await expect(subject.afterTurn(session(turn(1, 'x')), { recalled: [{ id: 42 } as never] })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
-    expect(await fixture.store.listJobs({ queue: EXTRACTION_QUEUE })).toEqual([]);
+    expect(await fixture.store.jobs.list({ queue: EXTRACTION_QUEUE })).toEqual([]);
   });
 });
 
@@ -104,8 +104,8 @@ describe('running the queue', () => {
     expect(request.messages[0]!.content).toContain('We deploy on Fridays');
     const [memory] = await fixture.engram.list();
     expect(memory).toMatchObject({ content: 'Deploys happen on Fridays after the code freeze.', source: { sessionId: 'chat-1', turnId: 'a1', origin: 'extraction' } });
-    expect(parseCursor(await fixture.store.getCheckpoint(cursorCheckpointName('chat-1')))?.messageId).toBe('a1');
-    expect((await fixture.store.listJobs({ queue: EXTRACTION_QUEUE }))[0]!.state).toBe('done');
+    expect(parseCursor(await fixture.store.checkpoints.get(cursorCheckpointName('chat-1')))?.messageId).toBe('a1');
+    expect((await fixture.store.jobs.list({ queue: EXTRACTION_QUEUE }))[0]!.state).toBe('done');
   });
 
   it('never extracts the same turn twice: replays queue nothing, in this process or a new one', async () => {
@@ -142,7 +142,7 @@ describe('running the queue', () => {
     const messages = [...turn(1, 'Hello'), ...turn(2, 'We ship on Tuesdays.')];
     await subject.afterTurn(session(messages.slice(0, 2)));
     await subject.afterTurn(session(messages));
-    await fixture.store.enqueueJob({ queue: EXTRACTION_QUEUE, key: 'chat-1:garbage', payload: { version: 99 } });
+    await fixture.store.jobs.enqueue({ queue: EXTRACTION_QUEUE, key: 'chat-1:garbage', payload: { version: 99 } });
     const reports = (await subject.drain()).flatMap((outcome) => (outcome.state === 'done' ? [outcome.report] : []));
     expect(reports.map((report) => [report.sessionId, report.status, report.coalesced])).toEqual([
       ['chat-1:b', 'extracted', []],
@@ -239,7 +239,7 @@ describe('running the queue', () => {
     })();
     expect(report.status).toBe('memory-written-in-span');
     expect(model.calls).toBe(0);
-    expect(parseCursor(await fixture.store.getCheckpoint(cursorCheckpointName('chat-1')))?.messageId).toBe('a2');
+    expect(parseCursor(await fixture.store.checkpoints.get(cursorCheckpointName('chat-1')))?.messageId).toBe('a2');
     // A view of memory is not a write: the next turn is extracted.
     const next = extractor([answer()]);
     await next.extractor.afterTurn(
@@ -277,9 +277,9 @@ describe('running the queue', () => {
   it('reuses the answer a crashed attempt kept: no second model call, no duplicate', async () => {
     const { extractor: subject, model } = extractor([]);
     await subject.afterTurn(session(turn(1, 'Invoices are archived in S3 bucket acme-invoices.')));
-    const [job] = await fixture.store.listJobs({ queue: EXTRACTION_QUEUE });
+    const [job] = await fixture.store.jobs.list({ queue: EXTRACTION_QUEUE });
     // What an attempt that got its answer and died before saving leaves behind.
-    await fixture.store.setCheckpoint(
+    await fixture.store.checkpoints.set(
       turnCheckpointName(job!.key),
       JSON.stringify({ state: 'extracting', jobIds: [job!.id], answers: { a1: answer({ content: 'Invoices are archived in the S3 bucket acme-invoices.', type: 'reference' }) } }),
     );
@@ -301,20 +301,20 @@ describe('running the queue', () => {
     fixture.clock.now += 2_000;
     const last = await subject.drain();
     expect(last).toEqual([expect.objectContaining({ state: 'failed' })]);
-    const [job] = await fixture.store.listJobs({ queue: EXTRACTION_QUEUE, states: ['failed'] });
+    const [job] = await fixture.store.jobs.list({ queue: EXTRACTION_QUEUE, states: ['failed'] });
     expect(job!.lastError).toContain('MODEL_UNAVAILABLE');
     expect(model.calls).toBe(3);
-    await fixture.store.retryJob(job!.id);
+    await fixture.store.jobs.retry(job!.id);
     expect(reportsOf(await subject.drain())[0]!.written).toHaveLength(1);
   });
 
   it('fails at once, visibly, on errors a retry cannot fix (a refused key, an unreadable payload)', async () => {
     const { extractor: subject } = extractor([{ error: new EngramError('MODEL_AUTH', 'The key was refused.') }]);
     await subject.afterTurn(session(turn(1, 'x')));
-    await fixture.store.enqueueJob({ queue: EXTRACTION_QUEUE, key: 'garbage', payload: { version: 99, hello: 'world' } });
+    await fixture.store.jobs.enqueue({ queue: EXTRACTION_QUEUE, key: 'garbage', payload: { version: 99, hello: 'world' } });
     const outcomes = await subject.drain();
     expect(outcomes.map((outcome) => outcome.state)).toEqual(['failed', 'failed']);
-    const failed = await fixture.store.listJobs({ queue: EXTRACTION_QUEUE, states: ['failed'] });
+    const failed = await fixture.store.jobs.list({ queue: EXTRACTION_QUEUE, states: ['failed'] });
     expect(failed.map((job) => job.lastError)).toEqual([expect.stringContaining('MODEL_AUTH'), expect.stringContaining("payload cannot be read")]);
   });
 
@@ -335,7 +335,7 @@ describe('running the queue', () => {
     await inFlight;
     await subject.stop();
     expect(outcomes.map((outcome) => outcome.state)).toEqual(['retrying']);
-    const [job] = await fixture.store.listJobs({ queue: EXTRACTION_QUEUE });
+    const [job] = await fixture.store.jobs.list({ queue: EXTRACTION_QUEUE });
     expect(job).toMatchObject({ state: 'pending', runAt: new Date(fixture.clock.now).toISOString() });
   });
 });

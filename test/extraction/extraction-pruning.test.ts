@@ -21,7 +21,7 @@ describe('pruning finished extraction work', () => {
     const conversation = { sessionId: 'session-1', messages: turn(1, 'Remember that the staging database listens on port 5433.') };
     await extractor.afterTurn(conversation);
     await extractor.worker.drain();
-    expect(await store.jobCounts('extraction')).toMatchObject({ done: 1 });
+    expect(await store.jobs.counts('extraction')).toMatchObject({ done: 1 });
     const remembered = await engram.list();
     expect(remembered.map((memory) => memory.content)).toEqual([expect.stringContaining('5433')]);
 
@@ -35,8 +35,8 @@ describe('pruning finished extraction work', () => {
     const pruned = await extractor.worker.prune();
     expect(pruned.jobs).toBe(1);
     expect(pruned.checkpoints).toBeGreaterThanOrEqual(1);
-    expect(await store.jobCounts('extraction')).toMatchObject({ pending: 1, done: 0 });
-    expect(await store.getCheckpoint('extraction-cursor:session-1')).toBeDefined();
+    expect(await store.jobs.counts('extraction')).toMatchObject({ pending: 1, done: 0 });
+    expect(await store.checkpoints.get('extraction-cursor:session-1')).toBeDefined();
 
     // The same conversation again, from a new extractor (another process): nothing new, no second memory.
     const replay = new Extractor({ engram, autoStart: false, now: () => new Date(clock.now) });

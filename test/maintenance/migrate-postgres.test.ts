@@ -8,7 +8,7 @@ import { PostgresMemoryStore } from '../../src/adapters/postgres/postgres-memory
 import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
 import { parseEvalDataset } from '../../src/eval/eval-dataset.js';
 import { runEval } from '../../src/eval/node/run-eval.js';
-import type { MemoryStore } from '../../src/contracts/memory-store.js';
+import type { MemoryStore, StoreRole, StoreWith } from '../../src/contracts/memory-store.js';
 import { ENGRAM_BINARY, createWorkspace, type Workspace } from '../support/cli-harness.js';
 import { expectSameStores, readAll, seedRichStore } from '../support/migrate-seed.js';
 import type {} from '../support/postgres-server.js';
@@ -30,7 +30,7 @@ function freshSchemaUrl(): string {
   return url.toString();
 }
 
-async function withStore<T>(url: string, work: (store: MemoryStore) => Promise<T>): Promise<T> {
+async function withStore<T>(url: string, work: (store: StoreWith<StoreRole>) => Promise<T>): Promise<T> {
   const store = url.startsWith('postgres') ? await openStore(url) : new SqliteMemoryStore({ path: url });
   if (!url.startsWith('postgres')) await store.open();
   try {

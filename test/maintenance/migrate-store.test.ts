@@ -38,8 +38,8 @@ async function expectCode(action: () => Promise<unknown>, code: string): Promise
 }
 
 /** Everything a refused copy must leave unchanged in a store. */
-async function snapshot(store: MemoryStore): Promise<unknown> {
-  return { records: await readAll(store), space: await store.vectorSpace(), stats: await store.stats(), jobs: await store.jobCounts() };
+async function snapshot(store: SqliteMemoryStore): Promise<unknown> {
+  return { records: await readAll(store), space: await store.vectors.space(), stats: await store.stats(), jobs: await store.jobs.counts() };
 }
 
 describe('copyStore between two SQLite stores', () => {
@@ -81,7 +81,7 @@ describe('copyStore between two SQLite stores', () => {
       (await store.searchText({ scopes: ['project:alpha', 'global'], terms: ['word42', 'updated'], limit: 50 })).map((hit) => `${hit.memory.id} ${hit.relevance.toFixed(9)}`).sort();
     expect(await hits(back)).toEqual(await hits(source));
     const probe = records.vectors[0]!;
-    const nearest = await back.searchVector({ scopes: ['global', 'project:alpha', 'project:beta', 'project:a_b%', 'user:alice', 'session:s-1'], vector: probe.vector, limit: 1 });
+    const nearest = await back.vectors.search({ scopes: ['global', 'project:alpha', 'project:beta', 'project:a_b%', 'user:alice', 'session:s-1'], vector: probe.vector, limit: 1 });
     expect(nearest[0]!.similarity).toBeCloseTo(1, 5);
     const deleted = records.history.find((entry) => entry.action === 'delete')!;
     await back.undo(deleted.id, ACTOR);
@@ -166,21 +166,21 @@ describe('copyStore between two SQLite stores', () => {
 
     // Vectors of another model.
     const otherSpace = await sqliteStore();
-    await otherSpace.setVectorSpace({ model: 'another-model', dimensions: SEED_SPACE.dimensions });
+    await otherSpace.vectors.setSpace({ model: 'another-model', dimensions: SEED_SPACE.dimensions });
     expect((await expectCode(() => copyStore(source, otherSpace), 'CONFLICT')).message).toContain('another-model');
-    expect(await otherSpace.vectorSpace()).toEqual({ model: 'another-model', dimensions: SEED_SPACE.dimensions });
+    expect(await otherSpace.vectors.space()).toEqual({ model: 'another-model', dimensions: SEED_SPACE.dimensions });
     expect(await otherSpace.count({ scopes: ['global'], archived: 'include', invalid: 'include' })).toBe(0);
 
     // Jobs and checkpoints are records too: another store's cursor, or a job changed after the copy, is refused by name.
     const withCursor = await sqliteStore();
-    await withCursor.setCheckpoint('extraction-cursor:elsewhere', 'msg-1');
+    await withCursor.checkpoints.set('extraction-cursor:elsewhere', 'msg-1');
     const cursorBefore = await snapshot(withCursor);
     expect((await expectCode(() => copyStore(source, withCursor), 'CONFLICT')).message).toContain('checkpoint "extraction-cursor:elsewhere", which the source does not have');
     expect(await snapshot(withCursor)).toEqual(cursorBefore);
     const jobEdited = await sqliteStore();
     await copyStore(source, jobEdited);
-    const [failed] = await jobEdited.listJobs({ states: ['failed'] });
-    await jobEdited.retryJob(failed!.id);
+    const [failed] = await jobEdited.jobs.list({ states: ['failed'] });
+    await jobEdited.jobs.retry(failed!.id);
     expect((await expectCode(() => copyStore(source, jobEdited), 'CONFLICT')).message).toContain(`job "${failed!.id}" differs`);
   });
 
@@ -199,7 +199,7 @@ describe('copyStore between two SQLite stores', () => {
     }
     expect(await snapshot(source)).toEqual(before);
     expect(await readAll(target)).toEqual({ memories: [], history: [], vectors: [], jobs: [], checkpoints: [] });
-    expect(await target.vectorSpace()).toBeUndefined();
+    expect(await target.vectors.space()).toBeUndefined();
   });
 
   it('fails verification, with both summaries, when the source is written to during the copy', async () => {

@@ -58,14 +58,14 @@ describe('vectors on write', () => {
     const server = await startServer();
     const engram = engramFor(store, embedderFor(server));
     const memory = await engram.remember({ content: 'The user deploys with ArgoCD on Fridays.', name: 'deploys' });
-    expect(await store.vectorSpace()).toEqual({ model: 'hashed-words', dimensions: DIMENSIONS });
-    expect(await store.vectorCounts()).toEqual({ stored: 1, missing: 0 });
+    expect(await store.vectors.space()).toEqual({ model: 'hashed-words', dimensions: DIMENSIONS });
+    expect(await store.vectors.counts()).toEqual({ stored: 1, missing: 0 });
     expect(inputTexts(server).some((text) => text.includes('ArgoCD on Fridays'))).toBe(true);
 
     await engram.update(memory.id, { content: 'The user deploys with Flux on Mondays.' });
-    expect(await store.vectorCounts()).toEqual({ stored: 1, missing: 0 });
+    expect(await store.vectors.counts()).toEqual({ stored: 1, missing: 0 });
     expect(inputTexts(server).at(-1)).toContain('Flux on Mondays');
-    const [hit] = await store.searchVector({ scopes: ['project:hybrid'], vector: (await embedderFor(server).embed([inputTexts(server).at(-1)!]))[0]!, limit: 1 });
+    const [hit] = await store.vectors.search({ scopes: ['project:hybrid'], vector: (await embedderFor(server).embed([inputTexts(server).at(-1)!]))[0]!, limit: 1 });
     expect(hit!.similarity).toBeCloseTo(1, 5);
   });
 
@@ -76,14 +76,14 @@ describe('vectors on write', () => {
     const engram = engramFor(store, embedderFor(server), warnings);
     const memory = await engram.remember({ content: 'Integration tests use the real database, no mocks.' });
     expect(await store.get(memory.id)).toEqual(memory);
-    expect(await store.vectorCounts()).toEqual({ stored: 0, missing: 1 });
+    expect(await store.vectors.counts()).toEqual({ stored: 0, missing: 1 });
     await engram.update(memory.id, { content: 'Integration tests use the real Postgres database, no mocks.' });
     expect(warnings.some((warning) => warning.startsWith('embedding-failed') && warning.includes('engram reindex'))).toBe(true);
 
     const healthy = await startServer();
     const report = await engramFor(store, embedderFor(healthy)).reindex();
     expect(report).toMatchObject({ model: 'hashed-words', dimensions: DIMENSIONS, embedded: 1, skipped: 0, total: 1, spaceChanged: false });
-    expect(await store.vectorCounts()).toEqual({ stored: 1, missing: 0 });
+    expect(await store.vectors.counts()).toEqual({ stored: 1, missing: 0 });
   });
 
   it('undo of a delete brings the memory back and recomputes its vector', async () => {
@@ -92,10 +92,10 @@ describe('vectors on write', () => {
     const engram = engramFor(store, embedderFor(server));
     const memory = await engram.remember({ content: 'Pipeline bugs are tracked in Linear project INGEST.' });
     await engram.forget(memory.id, { hard: true });
-    expect(await store.vectorCounts()).toEqual({ stored: 0, missing: 0 });
+    expect(await store.vectors.counts()).toEqual({ stored: 0, missing: 0 });
     const deletion = (await engram.history(memory.id)).at(-1)!;
     await engram.undo(deletion.id);
-    expect(await store.vectorCounts()).toEqual({ stored: 1, missing: 0 });
+    expect(await store.vectors.counts()).toEqual({ stored: 1, missing: 0 });
   });
 });
 
@@ -104,7 +104,7 @@ describe('engram reindex (library)', () => {
     const store = await openStore();
     const plain = engramFor(store);
     for (let index = 0; index < 7; index += 1) await plain.remember({ content: `Fact ${index}: the service listens on port 80${index}.`, name: `fact-${index}` });
-    expect(await store.vectorCounts()).toEqual({ stored: 0, missing: 7 });
+    expect(await store.vectors.counts()).toEqual({ stored: 0, missing: 7 });
     const server = await startServer();
     const progress: Array<[number, number]> = [];
     const report = await engramFor(store, embedderFor(server)).reindex({ batchSize: 3, onProgress: ({ done, total }) => progress.push([done, total]) });
@@ -115,7 +115,7 @@ describe('engram reindex (library)', () => {
     // The text embedded is name, description and content.
     expect(inputTexts(server)[1]).toContain('fact 0');
     expect(inputTexts(server)[1]).toContain('port 800');
-    expect(await store.vectorCounts()).toEqual({ stored: 7, missing: 0 });
+    expect(await store.vectors.counts()).toEqual({ stored: 7, missing: 0 });
     expect(await engramFor(store, embedderFor(server)).reindex()).toMatchObject({ embedded: 0, total: 0 });
   });
 
@@ -124,7 +124,7 @@ describe('engram reindex (library)', () => {
     const first = await startServer();
     const engram = engramFor(store, embedderFor(first, 'model-a'));
     for (let index = 0; index < 4; index += 1) await engram.remember({ content: `Unrelated fact ${index} about topic${index}.` });
-    expect(await store.vectorSpace()).toEqual({ model: 'model-a', dimensions: DIMENSIONS });
+    expect(await store.vectors.space()).toEqual({ model: 'model-a', dimensions: DIMENSIONS });
 
     // A new model: recall ignores the old vectors (and says so) until reindex.
     const second = await startServer({ dimensions: 16 });
@@ -134,7 +134,7 @@ describe('engram reindex (library)', () => {
     expect(before.memories.map((entry) => entry.memory.content)).toEqual(['Unrelated fact 1 about topic1.']);
     const report = await switched.reindex();
     expect(report).toMatchObject({ model: 'model-b', dimensions: 16, spaceChanged: true, dropped: 4, embedded: 4, previousSpace: { model: 'model-a', dimensions: DIMENSIONS } });
-    expect(await store.vectorSpace()).toEqual({ model: 'model-b', dimensions: 16 });
+    expect(await store.vectors.space()).toEqual({ model: 'model-b', dimensions: 16 });
     expect((await switched.recall('topic1', { recordAccess: false })).warnings).toEqual([]);
   });
 
@@ -229,7 +229,7 @@ describe('hybrid recall', () => {
         await engram.remember({ scope, content: `${random.sample(words, 3).join(' ')} note ${index} in ${scope}.` }, { actor: 'test' });
       }
     }
-    expect((await store.vectorCounts()).missing).toBe(0);
+    expect((await store.vectors.counts()).missing).toBe(0);
     const problems: string[] = [];
     for (let query = 0; query < 150; query += 1) {
       const readScopes = random.sample([...scopes, 'project:empty'], random.integer(1, 3));
@@ -238,11 +238,11 @@ describe('hybrid recall', () => {
       const leak = result.memories.find((entry) => !readScopes.includes(entry.memory.scope));
       if (leak) problems.push(`recall ${JSON.stringify(text)} in ${JSON.stringify(readScopes)} returned ${leak.memory.scope}`);
       const [vector] = await embedder.embed([text]);
-      const hits = await store.searchVector({ scopes: readScopes, vector: vector!, limit: 100 });
+      const hits = await store.vectors.search({ scopes: readScopes, vector: vector!, limit: 100 });
       const vectorLeak = hits.find((hit) => !readScopes.includes(hit.memory.scope));
-      if (vectorLeak) problems.push(`searchVector in ${JSON.stringify(readScopes)} returned ${vectorLeak.memory.scope}`);
+      if (vectorLeak) problems.push(`vectors.search in ${JSON.stringify(readScopes)} returned ${vectorLeak.memory.scope}`);
       const inScope = (await store.stats(readScopes)).active;
-      if (hits.length !== inScope) problems.push(`searchVector in ${JSON.stringify(readScopes)} found ${hits.length} of ${inScope}`);
+      if (hits.length !== inScope) problems.push(`vectors.search in ${JSON.stringify(readScopes)} found ${hits.length} of ${inScope}`);
     }
     expect(problems).toEqual([]);
   });

@@ -7,7 +7,7 @@ import { SqliteMemoryStore, type SqliteMemoryStoreOptions } from '../../src/adap
 import { EngramError } from '../../src/kernel/errors.js';
 import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
 import { Engram } from '../../src/engram.js';
-import type { MemoryStore } from '../../src/contracts/memory-store.js';
+import type { StoreRole, StoreWith } from '../../src/contracts/memory-store.js';
 import { expectConcurrentSavesDeduplicated } from '../../src/testing/concurrent-save-check.js';
 import { collectStoreWriteWorker, spawnStoreWorker } from '../../src/testing/store-write-worker-process.js';
 
@@ -30,7 +30,7 @@ afterEach(async () => {
 interface Backend {
   name: string;
   /** An opened, empty store and the URL worker processes open it by. */
-  open: () => Promise<{ store: MemoryStore; url: string }>;
+  open: () => Promise<{ store: StoreWith<StoreRole>; url: string }>;
 }
 
 const BACKENDS: Backend[] = [
@@ -121,8 +121,8 @@ describe('SQLite store locks held by a process that stopped', () => {
     const store = await openSqlite(path);
     try {
       leaveLockRow(path, { name: 'memory-write:global', host: `not-${hostname()}`, pid: process.pid, lockedUntil: Date.now() + 400 });
-      await expect(store.withLock('memory-write:global', async () => 'too soon', { waitMs: 50 })).rejects.toMatchObject({ code: 'LOCK_TIMEOUT' });
-      expect(await store.withLock('memory-write:global', async () => 'after the lease', { waitMs: 10_000 })).toBe('after the lease');
+      await expect(store.locks.hold('memory-write:global', async () => 'too soon', { waitMs: 50 })).rejects.toMatchObject({ code: 'LOCK_TIMEOUT' });
+      expect(await store.locks.hold('memory-write:global', async () => 'after the lease', { waitMs: 10_000 })).toBe('after the lease');
       const db = new Database(path, { readonly: true });
       // Released: the row is gone, not left for the next caller to wait out.
       expect(db.prepare('SELECT COUNT(*) AS n FROM store_locks').get()).toEqual({ n: 0 });
@@ -137,7 +137,7 @@ describe('SQLite store locks held by a process that stopped', () => {
     const store = await openSqlite(path);
     try {
       leaveLockRow(path, { name: 'busy', host: hostname(), pid: process.pid, lockedUntil: Date.now() + 60_000 });
-      await expect(store.withLock('busy', async () => 'stolen', { waitMs: 200 })).rejects.toMatchObject({ code: 'LOCK_TIMEOUT' });
+      await expect(store.locks.hold('busy', async () => 'stolen', { waitMs: 200 })).rejects.toMatchObject({ code: 'LOCK_TIMEOUT' });
       const db = new Database(path, { readonly: true });
       expect(db.prepare('SELECT holder FROM store_locks WHERE name = ?').get('busy')).toEqual({ holder: 'lock_left_behind' });
       db.close();
@@ -160,16 +160,16 @@ describe('SQLite store locks held by a process that stopped', () => {
       const inside = new Promise<void>((resolve) => {
         entered = resolve;
       });
-      const holder = first.withLock('shared', async () => {
+      const holder = first.locks.hold('shared', async () => {
         entered();
         await held;
         return 'first done';
       });
       await inside;
-      await expect(second.withLock('shared', async () => 'stolen', { waitMs: 400 })).rejects.toMatchObject({ code: 'LOCK_TIMEOUT' });
+      await expect(second.locks.hold('shared', async () => 'stolen', { waitMs: 400 })).rejects.toMatchObject({ code: 'LOCK_TIMEOUT' });
       release();
       expect(await holder).toBe('first done');
-      expect(await second.withLock('shared', async () => 'second turn', { waitMs: 2_000 })).toBe('second turn');
+      expect(await second.locks.hold('shared', async () => 'second turn', { waitMs: 2_000 })).toBe('second turn');
       expect(warnings).toEqual([]);
 
       // A holder whose lease ran out while it still worked (its process stalled, or here: its
@@ -188,13 +188,13 @@ describe('SQLite store locks held by a process that stopped', () => {
       const stallEnds = new Promise<void>((resolve) => {
         finishStall = resolve;
       });
-      const stalled = lagging.withLock('stall', async () => {
+      const stalled = lagging.locks.hold('stall', async () => {
         stallEntered();
         await stallEnds;
         return 'stalled done';
       });
       await stallInside;
-      expect(await second.withLock('stall', async () => 'taken over', { waitMs: 5_000 })).toBe('taken over');
+      expect(await second.locks.hold('stall', async () => 'taken over', { waitMs: 5_000 })).toBe('taken over');
       await new Promise((resolve) => setTimeout(resolve, 200));
       finishStall();
       expect(await stalled).toBe('stalled done');

@@ -224,13 +224,13 @@ describe('dedupe on write with embeddings', () => {
     const engram = engramWith({ embedder });
     const first = await engram.save({ content: 'Integration tests use the real database.' });
     expect(first).toMatchObject({ action: 'created', warnings: [] });
-    expect(await store.vectorCounts()).toEqual({ stored: 1, missing: 0 });
+    expect(await store.vectors.counts()).toEqual({ stored: 1, missing: 0 });
 
     const paraphrase = await engram.save({ content: 'Integration tests talk to a real database instance.' });
     expect(paraphrase).toMatchObject({ action: 'merged', mergedInto: first.memory.id, method: 'cosine' });
     expect(paraphrase.similarity).toBeCloseTo(0.9, 3);
     // The merged text has a vector again (the store drops the vector of changed text).
-    expect(await store.vectorCounts()).toEqual({ stored: 1, missing: 0 });
+    expect(await store.vectors.counts()).toEqual({ stored: 1, missing: 0 });
 
     // Far from both (cosine 0.26): a new memory.
     expect((await engram.save({ content: 'Integration tests talk to a fake database.' })).action).toBe('created');

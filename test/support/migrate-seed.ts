@@ -1,11 +1,18 @@
 import { expect } from 'vitest';
 import { MEMORY_TYPES, type Memory, type NewMemory } from '../../src/memory/memory.js';
-import type { CheckpointRecord, HistoryEntry, Job, MemoryStore, VectorEntry } from '../../src/contracts/memory-store.js';
+import type { StoreRole, StoreWith } from '../../src/contracts/memory-store.js';
+import type { Job } from '../../src/contracts/memory-store-jobs.js';
+import type { CheckpointRecord } from '../../src/contracts/memory-store-records.js';
+import type { VectorEntry } from '../../src/contracts/memory-store-vectors.js';
+import type { HistoryEntry } from '../../src/memory/memory-history.js';
 import { createRandomSource } from '../../src/testing/store-suite-support.js';
 
 // A store with every kind of record engram keeps, for the migrate tests: memories in every state,
 // hit counts, sources, SQL and Unicode in the text, history with updates, deletes and undos, and
 // vectors (some dropped again by a text change), jobs in every state and checkpoints (cursors).
+
+/** A store with every role: the records of each are seeded, read and compared. */
+type FullStore = StoreWith<StoreRole>;
 
 export const SEED_SPACE = { model: 'migrate-test-embedder', dimensions: 8 } as const;
 const ACTOR = { actor: 'migrate-seed' };
@@ -25,9 +32,9 @@ function vectorOf(random: ReturnType<typeof createRandomSource>): Float32Array {
 }
 
 /** Fills `store` with `count` memories and their history and vectors; deterministic for a seed. */
-export async function seedRichStore(store: MemoryStore, count: number, seed = 1): Promise<void> {
+export async function seedRichStore(store: FullStore, count: number, seed = 1): Promise<void> {
   const random = createRandomSource(seed);
-  await store.setVectorSpace(SEED_SPACE);
+  await store.vectors.setSpace(SEED_SPACE);
   const inputs: NewMemory[] = Array.from({ length: count }, (_, index) => ({
     scope: random.pick(SCOPES),
     type: random.pick(MEMORY_TYPES),
@@ -39,14 +46,14 @@ export async function seedRichStore(store: MemoryStore, count: number, seed = 1)
   for (let start = 0; start < inputs.length; start += 1_000) memories.push(...(await store.createMany(inputs.slice(start, start + 1_000), ACTOR)));
   const withVectors = memories.filter((_, index) => index % 10 < 7);
   for (let start = 0; start < withVectors.length; start += 1_000) {
-    await store.putVectors(withVectors.slice(start, start + 1_000).map((memory) => ({ id: memory.id, vector: vectorOf(random) })));
+    await store.vectors.put(withVectors.slice(start, start + 1_000).map((memory) => ({ id: memory.id, vector: vectorOf(random) })));
   }
   const hits: string[] = [];
   for (const [index, memory] of memories.entries()) {
     if (index % 50 === 0) {
       // A text change drops the vector; some get a new one computed from the new text.
       const updated = await store.update(memory.id, { content: `${memory.content} Updated.`, importance: 0.9 }, ACTOR);
-      if (index % 100 === 0) await store.putVectors([{ id: memory.id, vector: vectorOf(random), updatedAt: updated.updatedAt }]);
+      if (index % 100 === 0) await store.vectors.put([{ id: memory.id, vector: vectorOf(random), updatedAt: updated.updatedAt }]);
     } else if (index % 53 === 1) {
       await store.archive(memory.id, ACTOR);
     } else if (index % 59 === 2 && index + 1 < memories.length) {
@@ -66,20 +73,20 @@ export async function seedRichStore(store: MemoryStore, count: number, seed = 1)
 }
 
 /** Extraction-like jobs in every state (done, failed, retrying, running, pending) and a cursor checkpoint per session. */
-async function seedJobsAndCheckpoints(store: MemoryStore, count: number, seed: number): Promise<void> {
+async function seedJobsAndCheckpoints(store: FullStore, count: number, seed: number): Promise<void> {
   for (let index = 0; index < count; index += 1) {
-    await store.enqueueJob({ queue: 'extraction', key: `session-${index % 7}:turn-${index}`, payload: { seed, turn: index, text: SPICE[index % SPICE.length] }, maxAttempts: 2 });
+    await store.jobs.enqueue({ queue: 'extraction', key: `session-${index % 7}:turn-${index}`, payload: { seed, turn: index, text: SPICE[index % SPICE.length] }, maxAttempts: 2 });
   }
   for (let index = 0; index < count - 1; index += 1) {
-    const job = await store.claimJob({ queue: 'extraction', worker: `worker-${index % 3}`, leaseMs: 600_000 });
+    const job = await store.jobs.claim({ queue: 'extraction', worker: `worker-${index % 3}`, leaseMs: 600_000 });
     if (!job) break;
-    if (index % 4 === 0) await store.completeJob(job.id, job.lockedBy!);
-    else if (index % 4 === 1) await store.failJob(job.id, job.lockedBy!, { error: `failed: ${SPICE[index % SPICE.length]}` });
-    else if (index % 4 === 2) await store.failJob(job.id, job.lockedBy!, { error: 'retry later', retryAt: '2099-01-01T00:00:00.000Z' });
+    if (index % 4 === 0) await store.jobs.complete(job.id, job.lockedBy!);
+    else if (index % 4 === 1) await store.jobs.fail(job.id, job.lockedBy!, { error: `failed: ${SPICE[index % SPICE.length]}` });
+    else if (index % 4 === 2) await store.jobs.fail(job.id, job.lockedBy!, { error: 'retry later', retryAt: '2099-01-01T00:00:00.000Z' });
     // index % 4 === 3: left running, its lease held.
   }
-  for (let session = 0; session < 7; session += 1) await store.setCheckpoint(`extraction-cursor:session-${session}`, `msg-${seed}-${session}`);
-  await store.setCheckpoint('aging:last-run', "2025-03-04T05:06:07.089Z'); DROP TABLE checkpoints; --");
+  for (let session = 0; session < 7; session += 1) await store.checkpoints.set(`extraction-cursor:session-${session}`, `msg-${seed}-${session}`);
+  await store.checkpoints.set('aging:last-run', "2025-03-04T05:06:07.089Z'); DROP TABLE checkpoints; --");
 }
 
 export interface AllRecords {
@@ -99,7 +106,7 @@ export function countsOf(records: AllRecords): Record<keyof AllRecords, number> 
 export const NO_RECORDS = { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 } as const;
 
 /** Every record of a store, read page by page. */
-export async function readAll(store: MemoryStore, limit = 2_000): Promise<AllRecords> {
+export async function readAll(store: FullStore, limit = 2_000): Promise<AllRecords> {
   const read = async <T extends { id: string } | { name: string }>(page: (input: { after?: string; limit: number }) => Promise<T[]>): Promise<T[]> => {
     const all: T[] = [];
     const key = (record: T): string => ('id' in record ? record.id : record.name);
@@ -110,16 +117,16 @@ export async function readAll(store: MemoryStore, limit = 2_000): Promise<AllRec
     }
   };
   return {
-    memories: await read((page) => store.exportMemories(page)),
-    history: await read((page) => store.exportHistory(page)),
-    vectors: await read((page) => store.exportVectors(page)),
-    jobs: await read((page) => store.exportJobs(page)),
-    checkpoints: await read((page) => store.exportCheckpoints(page)),
+    memories: await read((page) => store.records.exportMemories(page)),
+    history: await read((page) => store.records.exportHistory(page)),
+    vectors: await read((page) => store.records.exportVectors(page)),
+    jobs: await read((page) => store.records.exportJobs(page)),
+    checkpoints: await read((page) => store.records.exportCheckpoints(page)),
   };
 }
 
 /** Asserts two stores hold exactly the same records, vector space and statistics. */
-export async function expectSameStores(left: MemoryStore, right: MemoryStore): Promise<void> {
+export async function expectSameStores(left: FullStore, right: FullStore): Promise<void> {
   const [a, b] = [await readAll(left), await readAll(right)];
   expect(b.memories.length).toBe(a.memories.length);
   expect(b.memories).toEqual(a.memories);
@@ -129,11 +136,11 @@ export async function expectSameStores(left: MemoryStore, right: MemoryStore): P
   expect(b.vectors).toEqual(a.vectors);
   expect(b.jobs).toEqual(a.jobs);
   expect(b.checkpoints).toEqual(a.checkpoints);
-  expect(await right.jobCounts()).toEqual(await left.jobCounts());
-  for (const checkpoint of a.checkpoints) expect(await right.getCheckpoint(checkpoint.name)).toBe(checkpoint.value);
-  expect(await right.vectorSpace()).toEqual(await left.vectorSpace());
+  expect(await right.jobs.counts()).toEqual(await left.jobs.counts());
+  for (const checkpoint of a.checkpoints) expect(await right.checkpoints.get(checkpoint.name)).toBe(checkpoint.value);
+  expect(await right.vectors.space()).toEqual(await left.vectors.space());
   expect(await right.stats()).toEqual(await left.stats());
-  expect(await right.vectorCounts()).toEqual(await left.vectorCounts());
+  expect(await right.vectors.counts()).toEqual(await left.vectors.counts());
   // History as a reader sees it, memory by memory, in order (a sample: every 97th memory that ever existed).
   const memoryIds = [...new Set(a.history.map((entry) => entry.memoryId))].sort().filter((_, index) => index % 97 === 0);
   for (const id of memoryIds) expect(await right.history(id)).toEqual(await left.history(id));

@@ -1,10 +1,6 @@
 import { EngramError } from '../../kernel/errors.js';
-import type { Job, JobFilter, JobState, NewJob } from '../../contracts/memory-store.js';
+import type { FinishedJobFilter, Job, JobFilter, JobQueue, JobState, NewJob } from '../../contracts/memory-store-jobs.js';
 import {
-  checkCheckpointDeletion,
-  checkCheckpointName,
-  checkCheckpointOptions,
-  checkCheckpointValue,
   checkClaim,
   checkFailure,
   checkJobDeletion,
@@ -25,46 +21,17 @@ export interface PostgresJobQueueDependencies {
   defaults: () => { maxAttempts: number; maxPayloadBytes: number };
 }
 
-
-
 /**
- * Durable jobs and named checkpoints in Postgres, for every process and machine on the database.
+ * The store's jobs role: durable jobs in Postgres, for every process and machine on the database.
  * A claim locks the first due row with FOR UPDATE SKIP LOCKED: two workers never lease one job,
  * and a worker never waits behind another's claim. Times come from the store's clock, as in SQLite
  * (machines sharing a queue should keep their clocks in sync; leases absorb small skews).
  */
-export class PostgresJobQueue {
+export class PostgresJobQueue implements JobQueue {
   readonly #dependencies: PostgresJobQueueDependencies;
 
   constructor(dependencies: PostgresJobQueueDependencies) {
     this.#dependencies = dependencies;
-  }
-
-  async getCheckpoint(name: string): Promise<string | undefined> {
-    const checked = checkCheckpointName(name);
-    const [row] = (await this.#database.query<{ value: string }>('SELECT value FROM checkpoints WHERE name = $1', [checked])).rows;
-    return row?.value;
-  }
-
-  async setCheckpoint(name: string, value: string, options?: { expected?: string | null }): Promise<boolean> {
-    const checkedName = checkCheckpointName(name);
-    const checkedValue = checkCheckpointValue(value);
-    const { expected } = checkCheckpointOptions(options);
-    const now = this.#now();
-    let outcome;
-    if (expected === undefined) {
-      outcome = await this.#database.query(
-        `INSERT INTO checkpoints (name, value, updated_at) VALUES ($1, $2, $3)
-         ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-        [checkedName, checkedValue, now],
-      );
-    } else if (expected === null) {
-      outcome = await this.#database.query('INSERT INTO checkpoints (name, value, updated_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [checkedName, checkedValue, now]);
-    } else {
-      // The row lock makes concurrent compare-and-sets queue: the later ones see the new value and match nothing.
-      outcome = await this.#database.query('UPDATE checkpoints SET value = $1, updated_at = $2 WHERE name = $3 AND value = $4', [checkedValue, now, checkedName, expected]);
-    }
-    return outcome.rowCount === 1;
   }
 
   async enqueue(input: NewJob): Promise<{ job: Job; created: boolean }> {
@@ -173,16 +140,9 @@ export class PostgresJobQueue {
     return (await this.#database.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs ${where} ORDER BY seq ${limitClause}`, parameters.values)).rows.map(rowToJob);
   }
 
-  async deleteJobs(filter: unknown): Promise<number> {
+  async delete(filter: FinishedJobFilter): Promise<number> {
     const { queue, states, updatedBefore } = checkJobDeletion(filter);
     const result = await this.#database.query('DELETE FROM jobs WHERE queue = $1 AND state = ANY($2::text[]) AND updated_at < $3', [queue, states, updatedBefore]);
-    return result.rowCount ?? 0;
-  }
-
-  async deleteCheckpoints(filter: unknown): Promise<number> {
-    const { prefix, updatedBefore } = checkCheckpointDeletion(filter);
-    // left(), not LIKE: the prefix is taken literally (names may hold % and _).
-    const result = await this.#database.query('DELETE FROM checkpoints WHERE left(name, char_length($1::text)) = $1 AND updated_at < $2', [prefix, updatedBefore]);
     return result.rowCount ?? 0;
   }
 
@@ -229,5 +189,3 @@ export class PostgresJobQueue {
     return this.#dependencies.now().getTime();
   }
 }
-
-

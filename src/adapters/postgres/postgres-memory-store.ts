@@ -4,34 +4,12 @@ import { DEFAULT_MEMORY_LIMITS, normalizeNewMemory, normalizePatch, type Memory,
 import { applyPatch, archiveMemory, changeTime, invalidateMemory, planImport, planUndo, restoreMemory, type ExistingPolicy } from '../../memory/memory-changes.js';
 import type { Scope } from '../../memory/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
-import type {
-  ChangeAction,
-  ChangeContext,
-  CheckpointRecord,
-  ExportPage,
-  HistoryEntry,
-  ImportReport,
-  Job,
-  JobFilter,
-  JobState,
-  MemoryFilter,
-  MemoryStore,
-  NewJob,
-  RestoreReport,
-  StoreInfo,
-  StoreRecords,
-  StoreStats,
-  TextHit,
-  TextSearch,
-  VectorCounts,
-  VectorEntry,
-  VectorHit,
-  VectorSearch,
-  VectorSpace,
-} from '../../contracts/memory-store.js';
+import type { ChangeAction, ChangeContext, HistoryEntry } from '../../memory/memory-history.js';
+import type { ImportReport, MemoryFilter, MemoryStore, StoreInfo, StoreStats, TextHit, TextSearch } from '../../contracts/memory-store.js';
 import { checkActor, checkInstant, checkMemoryFilter, checkScopes, checkTextSearch, checkUnchangedSince, memoryNotFound } from '../../contracts/store-checks/store-input.js';
 import { createSortableId } from '../../kernel/ids.js';
 import { parsePostgresUrl, redactPostgresUrl, type PostgresConnectionSettings } from './postgres-connection-url.js';
+import { PostgresCheckpoints } from './postgres-checkpoints.js';
 import { PostgresDatabase, type PostgresQueryable } from './postgres-database.js';
 import { PostgresFullTextIndex } from './postgres-full-text-index.js';
 import { PostgresJobQueue } from './postgres-job-queue.js';
@@ -79,8 +57,19 @@ const VECTOR_SCHEMA_VERSION = 2;
  * The server store: one Postgres schema shared by every process and machine that names it. Same
  * behaviour as the SQLite store (it passes the same conformance suite); each write is one
  * transaction that locks the rows it changes, so concurrent writers never lose or duplicate work.
+ * The ledger is this class; every other role is an object over the same pool.
  */
 export class PostgresMemoryStore implements MemoryStore {
+  /** Vectors in `memory_vectors`, searched with pgvector where the server has it (postgres-vector-index.ts). */
+  readonly vectors: PostgresVectorIndex;
+  /** Durable jobs, claimed with SKIP LOCKED (postgres-job-queue.ts). */
+  readonly jobs: PostgresJobQueue;
+  /** Named locks: session advisory locks (postgres-store-lock.ts). */
+  readonly locks: PostgresStoreLock;
+  /** Named values with compare-and-set (postgres-checkpoints.ts). */
+  readonly checkpoints: PostgresCheckpoints;
+  /** Copying the store whole, for engram migrate (postgres-record-copy.ts). */
+  readonly records: PostgresRecordCopy;
   readonly #options: PostgresMemoryStoreOptions;
   readonly #settings: PostgresConnectionSettings;
   readonly #now: () => Date;
@@ -89,10 +78,6 @@ export class PostgresMemoryStore implements MemoryStore {
   readonly #warn: (message: string) => void;
   readonly #database: PostgresDatabase;
   readonly #fullText: PostgresFullTextIndex;
-  readonly #vectors: PostgresVectorIndex;
-  readonly #jobs: PostgresJobQueue;
-  readonly #locks: PostgresStoreLock;
-  readonly #recordCopy: PostgresRecordCopy;
   #warnedAboutVectors = false;
 
   constructor(options: PostgresMemoryStoreOptions) {
@@ -112,18 +97,20 @@ export class PostgresMemoryStore implements MemoryStore {
     }
     this.#database = new PostgresDatabase(this.#settings, this.#warn);
     this.#fullText = new PostgresFullTextIndex(this.#database, fullText ?? { k1: DEFAULT_SETTINGS.recall.fullTextK1, b: DEFAULT_SETTINGS.recall.fullTextB });
-    this.#vectors = new PostgresVectorIndex(this.#database, (mode) => this.#warnAboutVectorsOnce(mode));
-    this.#jobs = new PostgresJobQueue({ database: this.#database, now: () => this.#now(), defaults: () => options.jobs ?? DEFAULT_SETTINGS.jobs });
-    this.#locks = new PostgresStoreLock({
+    const now = () => this.#now();
+    this.vectors = new PostgresVectorIndex({ database: this.#database, now, beforeUse: (mode) => this.#warnAboutVectorsOnce(mode) });
+    this.jobs = new PostgresJobQueue({ database: this.#database, now, defaults: () => options.jobs ?? DEFAULT_SETTINGS.jobs });
+    this.checkpoints = new PostgresCheckpoints({ database: this.#database, now });
+    this.locks = new PostgresStoreLock({
       database: this.#database,
       schema: this.#settings.schema,
       defaultWaitMs: () => (options.locks ?? DEFAULT_SETTINGS.locks).waitMs,
       onWarning: this.#warn,
     });
-    this.#recordCopy = new PostgresRecordCopy(this.#database, {
+    this.records = new PostgresRecordCopy(this.#database, {
       limits: () => this.#limits,
       maxPayloadBytes: () => (options.jobs ?? DEFAULT_SETTINGS.jobs).maxPayloadBytes,
-      mirrorVectors: (transaction, entries) => this.#vectors.mirror(transaction, entries),
+      mirrorVectors: (transaction, entries) => this.vectors.mirror(transaction, entries),
     });
   }
 
@@ -132,7 +119,7 @@ export class PostgresMemoryStore implements MemoryStore {
     await this.#database.open(targetVersion);
     if (targetVersion < VECTOR_SCHEMA_VERSION) return;
     try {
-      await this.#vectors.configure(await detectPgvector(this.#database));
+      await this.vectors.configure(await detectPgvector(this.#database));
     } catch (error) {
       await this.#database.close();
       throw error;
@@ -289,34 +276,6 @@ export class PostgresMemoryStore implements MemoryStore {
     );
   }
 
-  async vectorSpace(): Promise<VectorSpace | undefined> {
-    return this.#vectors.space();
-  }
-
-  async setVectorSpace(space: VectorSpace): Promise<{ dropped: number }> {
-    return this.#vectors.setSpace(space, this.#now().getTime());
-  }
-
-  async putVectors(entries: readonly VectorEntry[]): Promise<number> {
-    return this.#vectors.put(entries);
-  }
-
-  async searchVector(query: VectorSearch): Promise<VectorHit[]> {
-    return this.#vectors.search(query);
-  }
-
-  async memoriesMissingVectors(options: { limit: number }): Promise<Memory[]> {
-    const limit = options?.limit;
-    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0 || limit > 100_000) {
-      throw new EngramError('INVALID_INPUT', 'memoriesMissingVectors takes { limit }: a whole number from 0 to 100000.');
-    }
-    return this.#vectors.missing(limit);
-  }
-
-  async vectorCounts(): Promise<VectorCounts> {
-    return this.#vectors.counts();
-  }
-
   async history(memoryId: string): Promise<HistoryEntry[]> {
     const rows = (await this.#database.query<HistoryRow>(`SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE memory_id = $1 ORDER BY seq`, [memoryId], PREPARED)).rows;
     return rows.map(rowToHistory);
@@ -357,82 +316,6 @@ export class PostgresMemoryStore implements MemoryStore {
 
   async stats(scopes?: readonly Scope[]): Promise<StoreStats> {
     return readStoreStats(this.#database, scopes === undefined ? undefined : checkScopes(scopes));
-  }
-
-  async withLock<T>(name: string, fn: () => Promise<T>, options?: { waitMs?: number }): Promise<T> {
-    return this.#locks.withLock(name, fn, options);
-  }
-
-  async getCheckpoint(name: string): Promise<string | undefined> {
-    return this.#jobs.getCheckpoint(name);
-  }
-
-  async setCheckpoint(name: string, value: string, options?: { expected?: string | null }): Promise<boolean> {
-    return this.#jobs.setCheckpoint(name, value, options);
-  }
-
-  async enqueueJob(input: NewJob): Promise<{ job: Job; created: boolean }> {
-    return this.#jobs.enqueue(input);
-  }
-
-  async claimJob(options: { queue: string; worker: string; leaseMs: number }): Promise<Job | undefined> {
-    return this.#jobs.claim(options);
-  }
-
-  async completeJob(id: string, worker: string): Promise<Job> {
-    return this.#jobs.complete(id, worker);
-  }
-
-  async failJob(id: string, worker: string, failure: { error: string; retryAt?: string }): Promise<Job> {
-    return this.#jobs.fail(id, worker, failure);
-  }
-
-  async retryJob(id: string): Promise<Job> {
-    return this.#jobs.retry(id);
-  }
-
-  async getJob(id: string): Promise<Job | undefined> {
-    return this.#jobs.get(id);
-  }
-
-  async listJobs(filter: JobFilter): Promise<Job[]> {
-    return this.#jobs.list(filter);
-  }
-
-  async jobCounts(queue?: string): Promise<Record<JobState, number>> {
-    return this.#jobs.counts(queue);
-  }
-
-  async deleteJobs(filter: { queue: string; states: readonly ('done' | 'failed')[]; updatedBefore: string }): Promise<number> {
-    return this.#jobs.deleteJobs(filter);
-  }
-
-  async deleteCheckpoints(filter: { prefix: string; updatedBefore: string }): Promise<number> {
-    return this.#jobs.deleteCheckpoints(filter);
-  }
-
-  async exportMemories(page: ExportPage): Promise<Memory[]> {
-    return this.#recordCopy.exportMemories(page);
-  }
-
-  async exportHistory(page: ExportPage): Promise<HistoryEntry[]> {
-    return this.#recordCopy.exportHistory(page);
-  }
-
-  async exportVectors(page: ExportPage): Promise<VectorEntry[]> {
-    return this.#recordCopy.exportVectors(page);
-  }
-
-  async exportJobs(page: ExportPage): Promise<Job[]> {
-    return this.#recordCopy.exportJobs(page);
-  }
-
-  async exportCheckpoints(page: ExportPage): Promise<CheckpointRecord[]> {
-    return this.#recordCopy.exportCheckpoints(page);
-  }
-
-  async restoreRecords(records: StoreRecords): Promise<RestoreReport> {
-    return this.#recordCopy.restore(records);
   }
 
   /** Reads a memory, applies a transition, and writes it with its history entry, the row locked throughout. */

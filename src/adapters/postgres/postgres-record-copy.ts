@@ -1,6 +1,9 @@
 import type { Memory, MemoryLimits } from '../../memory/memory.js';
 import { JOB_COLUMNS, restoredJobValues, rowToCheckpoint, rowToJob, type CheckpointRow, type JobRow } from '../sql/job-rows.js';
-import type { CheckpointRecord, ExportPage, HistoryEntry, Job, RestoreReport, StoreRecords, VectorEntry, VectorSpace } from '../../contracts/memory-store.js';
+import type { HistoryEntry } from '../../memory/memory-history.js';
+import type { Job } from '../../contracts/memory-store-jobs.js';
+import type { CheckpointRecord, ExportPage, RecordCopy, RestoreReport, StoreRecords } from '../../contracts/memory-store-records.js';
+import type { VectorEntry, VectorSpace } from '../../contracts/memory-store-vectors.js';
 import {
   checkExportPage,
   checkRestoredVectors,
@@ -33,11 +36,11 @@ export interface PostgresRecordCopyOptions {
 }
 
 /**
- * Copying a Postgres store whole (`engram migrate`): every record by id, in pages (ids are
+ * The store's record copy role, for copying it whole (`engram migrate`): every record by id, in pages (ids are
  * COLLATE "C", so the order is byte order, as in SQLite), and the receiving end that writes
  * records verbatim in one transaction.
  */
-export class PostgresRecordCopy {
+export class PostgresRecordCopy implements RecordCopy {
   readonly #database: PostgresAccess;
   readonly #options: PostgresRecordCopyOptions;
 

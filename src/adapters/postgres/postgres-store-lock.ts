@@ -1,4 +1,5 @@
 import { EngramError, isEngramError } from '../../kernel/errors.js';
+import type { StoreLocks } from '../../contracts/memory-store-locks.js';
 import { checkLockRequest } from '../../contracts/store-checks/job-input.js';
 import type { PostgresAccess } from './postgres-database.js';
 import { errorCode } from './postgres-errors.js';
@@ -12,19 +13,19 @@ export interface PostgresStoreLockDependencies {
 }
 
 /**
- * Named locks shared by every process on the database: a session advisory lock on a connection
+ * The store's locks role: named locks shared by every process on the database: a session advisory lock on a connection
  * held for the duration of `fn` (its own pool, so held locks never starve `fn`'s queries). The
  * server queues waiters and gives up after `waitMs` (lock_timeout); a holder that dies closes its
  * connection, and the server releases its locks at once.
  */
-export class PostgresStoreLock {
+export class PostgresStoreLock implements StoreLocks {
   readonly #dependencies: PostgresStoreLockDependencies;
 
   constructor(dependencies: PostgresStoreLockDependencies) {
     this.#dependencies = dependencies;
   }
 
-  async withLock<T>(name: string, fn: () => Promise<T>, options?: { waitMs?: number }): Promise<T> {
+  async hold<T>(name: string, fn: () => Promise<T>, options?: { waitMs?: number }): Promise<T> {
     const request = checkLockRequest(name, fn, options, this.#dependencies.defaultWaitMs());
     const key = `engram-lock:${this.#dependencies.schema}:${request.name}`;
     const connection = await this.#dependencies.database.dedicatedConnection();

@@ -1,7 +1,7 @@
 import type { Memory } from '../../memory/memory.js';
 import { cosineSimilarity } from '../../recall/vector-similarity.js';
-import type { VectorCounts, VectorEntry, VectorHit, VectorSearch, VectorSpace } from '../../contracts/memory-store.js';
-import { checkVectorEntries, checkVectorSearch, checkVectorSpace, hasDirection } from '../../contracts/store-checks/vector-input.js';
+import type { VectorCounts, VectorEntry, VectorHit, VectorIndex, VectorSearch, VectorSpace } from '../../contracts/memory-store-vectors.js';
+import { checkBackfillLimit, checkVectorEntries, checkVectorSearch, checkVectorSpace, hasDirection } from '../../contracts/store-checks/vector-input.js';
 import type { PostgresAccess, PostgresQueryable } from './postgres-database.js';
 import { SqlParameters } from './postgres-queries.js';
 import { EXACT_SEARCH_BELOW, ensureEmbeddingTable, indexEmbeddings, pgvectorNames, vectorLiteral, type VectorSearchMode } from './postgres-pgvector.js';
@@ -24,15 +24,26 @@ export function vectorFromBytes(bytes: Buffer): Float32Array {
   return new Float32Array(new Uint8Array(bytes).buffer);
 }
 
-/** The vector half of the Postgres store. `beforeUse` runs before each vector call (to warn once when search runs in engram). */
-export class PostgresVectorIndex {
+/** What the vector index needs from the store: its database, its clock, and a hook run before each vector call. */
+export interface PostgresVectorIndexDependencies {
+  database: PostgresAccess;
+  /** Stamps a new vector space. */
+  now: () => Date;
+  /** Runs before each vector call (the store warns once when search runs in engram). */
+  beforeUse: (mode: VectorSearchMode) => void;
+}
+
+/** The store's vectors role on Postgres (see above). */
+export class PostgresVectorIndex implements VectorIndex {
   readonly #database: PostgresAccess;
+  readonly #now: () => Date;
   readonly #beforeUse: (mode: VectorSearchMode) => void;
   #mode: VectorSearchMode = { kind: 'engram', reason: 'the store is not open' };
 
-  constructor(database: PostgresAccess, beforeUse: (mode: VectorSearchMode) => void) {
-    this.#database = database;
-    this.#beforeUse = beforeUse;
+  constructor(dependencies: PostgresVectorIndexDependencies) {
+    this.#database = dependencies.database;
+    this.#now = dependencies.now;
+    this.#beforeUse = dependencies.beforeUse;
   }
 
   /** Sets how vectors are searched (found at open); with pgvector, mirrors any vector stored without it. */
@@ -74,7 +85,8 @@ export class PostgresVectorIndex {
     return row && { model: row.model, dimensions: row.dimensions };
   }
 
-  async setSpace(input: VectorSpace, now: number): Promise<{ dropped: number }> {
+  async setSpace(input: VectorSpace): Promise<{ dropped: number }> {
+    const now = this.#now().getTime();
     const space = checkVectorSpace(input);
     this.#beforeUse(this.#mode);
     return this.#database.transaction(async (transaction) => {
@@ -202,7 +214,8 @@ export class PostgresVectorIndex {
     });
   }
 
-  async missing(limit: number): Promise<Memory[]> {
+  async missing(options: { limit: number }): Promise<Memory[]> {
+    const limit = checkBackfillLimit(options);
     const rows = (
       await this.#database.query<MemoryRow>(
         `SELECT ${memoryColumns('m')} FROM memories m WHERE NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id) ORDER BY m.seq LIMIT $1`,

@@ -1,5 +1,5 @@
 import type { Memory } from '../../memory/memory.js';
-import type { HistoryEntry } from '../../contracts/memory-store.js';
+import type { HistoryEntry } from '../../memory/memory-history.js';
 import type { PostgresQueryable } from './postgres-database.js';
 import { searchDocument } from './postgres-full-text-index.js';
 import { memoryValues, WRITTEN_COLUMNS } from './postgres-rows.js';

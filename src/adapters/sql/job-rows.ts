@@ -1,5 +1,6 @@
 import { EngramError } from '../../kernel/errors.js';
-import type { CheckpointRecord, Job, JobState } from '../../contracts/memory-store.js';
+import type { Job, JobState } from '../../contracts/memory-store-jobs.js';
+import type { CheckpointRecord } from '../../contracts/memory-store-records.js';
 import type { RestoredJob } from '../../contracts/store-checks/record-copy-input.js';
 
 /** A job as both backends store it: snake_case columns, times as epoch milliseconds, the payload as JSON text. */
@@ -43,7 +44,7 @@ export function rowToJob(row: JobRow): Job {
 }
 
 export function jobNotFound(id: string): EngramError {
-  return new EngramError('NOT_FOUND', `No job with id ${JSON.stringify(id.slice(0, 140))}; "listJobs" shows the jobs there are.`);
+  return new EngramError('NOT_FOUND', `No job with id ${JSON.stringify(id.slice(0, 140))}; "jobs.list" shows the jobs there are.`);
 }
 
 /** A restored job's values in JOB_COLUMNS order (times as epoch milliseconds, the payload as its JSON text). */

@@ -1,5 +1,5 @@
 import type { Memory, MemorySource, MemoryType } from '../../memory/memory.js';
-import type { ChangeAction, HistoryEntry } from '../../contracts/memory-store.js';
+import type { ChangeAction, HistoryEntry } from '../../memory/memory-history.js';
 
 /**
  * A memory as both backends store it: snake_case columns, times as epoch milliseconds, the source

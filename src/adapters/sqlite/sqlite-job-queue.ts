@@ -1,11 +1,7 @@
 import type Database from 'better-sqlite3';
 import { EngramError } from '../../kernel/errors.js';
-import type { Job, JobFilter, JobState, NewJob } from '../../contracts/memory-store.js';
+import type { FinishedJobFilter, Job, JobFilter, JobQueue, JobState, NewJob } from '../../contracts/memory-store-jobs.js';
 import {
-  checkCheckpointDeletion,
-  checkCheckpointName,
-  checkCheckpointOptions,
-  checkCheckpointValue,
   checkClaim,
   checkFailure,
   checkJobDeletion,
@@ -28,46 +24,18 @@ export interface SqliteJobQueueDependencies {
   defaults: () => { maxAttempts: number; maxPayloadBytes: number };
 }
 
-
-
 /**
- * Durable jobs and named checkpoints in the SQLite file. Every state change is one immediate
+ * The store's jobs role: durable jobs in the SQLite file. Every state change is one immediate
  * transaction, so a claim (find the first due job, lease it) is atomic across processes.
  */
-export class SqliteJobQueue {
+export class SqliteJobQueue implements JobQueue {
   readonly #dependencies: SqliteJobQueueDependencies;
 
   constructor(dependencies: SqliteJobQueueDependencies) {
     this.#dependencies = dependencies;
   }
 
-  getCheckpoint(name: string): string | undefined {
-    const checked = checkCheckpointName(name);
-    const row = guard(() => this.#statement('SELECT value FROM checkpoints WHERE name = ?').get(checked) as { value: string } | undefined);
-    return row?.value;
-  }
-
-  setCheckpoint(name: string, value: string, options?: { expected?: string | null }): boolean {
-    const checkedName = checkCheckpointName(name);
-    const checkedValue = checkCheckpointValue(value);
-    const { expected } = checkCheckpointOptions(options);
-    const now = this.#dependencies.now().getTime();
-    let changes = 0;
-    this.#dependencies.transaction(() => {
-      if (expected === undefined) {
-        changes = this.#statement(
-          'INSERT INTO checkpoints (name, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
-        ).run(checkedName, checkedValue, now).changes;
-      } else if (expected === null) {
-        changes = this.#statement('INSERT INTO checkpoints (name, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING').run(checkedName, checkedValue, now).changes;
-      } else {
-        changes = this.#statement('UPDATE checkpoints SET value = ?, updated_at = ? WHERE name = ? AND value = ?').run(checkedValue, now, checkedName, expected).changes;
-      }
-    });
-    return changes === 1;
-  }
-
-  enqueue(input: NewJob): { job: Job; created: boolean } {
+  async enqueue(input: NewJob): Promise<{ job: Job; created: boolean }> {
     const now = this.#dependencies.now().getTime();
     const checked = checkNewJob(input, { ...this.#dependencies.defaults(), now });
     let result: { job: Job; created: boolean } | undefined;
@@ -82,7 +50,7 @@ export class SqliteJobQueue {
     return result!;
   }
 
-  claim(options: { queue: string; worker: string; leaseMs: number }): Job | undefined {
+  async claim(options: { queue: string; worker: string; leaseMs: number }): Promise<Job | undefined> {
     const { queue, worker, leaseMs } = checkClaim(options);
     const now = this.#dependencies.now().getTime();
     let claimed: Job | undefined;
@@ -106,7 +74,7 @@ export class SqliteJobQueue {
     return claimed;
   }
 
-  complete(id: string, worker: string): Job {
+  async complete(id: string, worker: string): Promise<Job> {
     const checkedId = checkJobId(id);
     const checkedWorker = checkWorker(worker);
     const now = this.#dependencies.now().getTime();
@@ -115,7 +83,7 @@ export class SqliteJobQueue {
     });
   }
 
-  fail(id: string, worker: string, failure: { error: string; retryAt?: string }): Job {
+  async fail(id: string, worker: string, failure: { error: string; retryAt?: string }): Promise<Job> {
     const checkedId = checkJobId(id);
     const checkedWorker = checkWorker(worker);
     const { error, retryAt } = checkFailure(failure);
@@ -134,7 +102,7 @@ export class SqliteJobQueue {
     });
   }
 
-  retry(id: string): Job {
+  async retry(id: string): Promise<Job> {
     const checkedId = checkJobId(id);
     const now = this.#dependencies.now().getTime();
     let job: Job | undefined;
@@ -150,12 +118,12 @@ export class SqliteJobQueue {
     return job!;
   }
 
-  get(id: string): Job | undefined {
+  async get(id: string): Promise<Job | undefined> {
     const row = this.#row(checkJobId(id));
     return row && rowToJob(row);
   }
 
-  list(filter: JobFilter): Job[] {
+  async list(filter: JobFilter): Promise<Job[]> {
     const { queue, states, limit } = checkJobFilter(filter);
     const conditions: string[] = [];
     const parameters: unknown[] = [];
@@ -173,19 +141,13 @@ export class SqliteJobQueue {
     return guard(() => (this.#statement(sql).all(...parameters) as JobRow[]).map(rowToJob));
   }
 
-  deleteJobs(filter: unknown): number {
+  async delete(filter: FinishedJobFilter): Promise<number> {
     const { queue, states, updatedBefore } = checkJobDeletion(filter);
     const sql = `DELETE FROM jobs WHERE queue = ? AND state IN (${states.map(() => '?').join(', ')}) AND updated_at < ?`;
     return guard(() => this.#statement(sql).run(queue, ...states, updatedBefore).changes);
   }
 
-  deleteCheckpoints(filter: unknown): number {
-    const { prefix, updatedBefore } = checkCheckpointDeletion(filter);
-    // substr, not LIKE: the prefix is taken literally (names may hold % and _).
-    return guard(() => this.#statement('DELETE FROM checkpoints WHERE substr(name, 1, length(?)) = ? AND updated_at < ?').run(prefix, prefix, updatedBefore).changes);
-  }
-
-  counts(queue?: string): Record<JobState, number> {
+  async counts(queue?: string): Promise<Record<JobState, number>> {
     const checked = queue === undefined ? undefined : checkQueue(queue);
     const rows = guard(() =>
       checked === undefined
@@ -241,5 +203,3 @@ export class SqliteJobQueue {
     return this.#dependencies.statement(sql);
   }
 }
-
-

@@ -15,31 +15,8 @@ import {
 import { applyPatch, archiveMemory, changeTime, invalidateMemory, planImport, planUndo, restoreMemory, type ExistingPolicy } from '../../memory/memory-changes.js';
 import type { Scope } from '../../memory/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
-import type {
-  ChangeAction,
-  ChangeContext,
-  CheckpointRecord,
-  ExportPage,
-  HistoryEntry,
-  Job,
-  JobFilter,
-  JobState,
-  NewJob,
-  RestoreReport,
-  StoreRecords,
-  ImportReport,
-  MemoryFilter,
-  MemoryStore,
-  StoreInfo,
-  StoreStats,
-  TextHit,
-  TextSearch,
-  VectorCounts,
-  VectorEntry,
-  VectorHit,
-  VectorSearch,
-  VectorSpace,
-} from '../../contracts/memory-store.js';
+import type { ChangeAction, ChangeContext, HistoryEntry } from '../../memory/memory-history.js';
+import type { ImportReport, MemoryFilter, MemoryStore, StoreInfo, StoreStats, TextHit, TextSearch } from '../../contracts/memory-store.js';
 import { checkActor, checkInstant, checkMemoryFilter, checkScopes, checkTextSearch, checkUnchangedSince, memoryNotFound } from '../../contracts/store-checks/store-input.js';
 import { createSortableId } from '../../kernel/ids.js';
 import { assertLooksLikeSqlite, assertSchemaNotNewer, guard, migrate } from './sqlite-database.js';
@@ -48,6 +25,7 @@ import { filterClause, ORDER_BY, placeholders } from './sqlite-queries.js';
 import { SqliteFullTextIndex } from './sqlite-full-text-index.js';
 import { loadVectorFunctions, SqliteVectorIndex } from './sqlite-vector-index.js';
 import { SqliteRecordCopy } from './sqlite-record-copy.js';
+import { SqliteCheckpoints } from './sqlite-checkpoints.js';
 import { SqliteJobQueue } from './sqlite-job-queue.js';
 import { SqliteStoreLock } from './sqlite-store-lock.js';
 import { MEMORY_COLUMNS, memoryToParameters, rowToHistory, rowToMemory, type HistoryRow, type MemoryRow } from './sqlite-rows.js';
@@ -73,18 +51,27 @@ export interface SqliteMemoryStoreOptions {
   jobs?: Settings['jobs'];
 }
 
-/** The embedded store: one SQLite file in WAL mode with an FTS5 index and a history table. */
+/**
+ * The embedded store: one SQLite file in WAL mode with an FTS5 index and a history table. The
+ * ledger is this class; every other role is an object over the same connection.
+ */
 export class SqliteMemoryStore implements MemoryStore {
+  /** Vectors in `memory_vectors`, searched with sqlite-vec (sqlite-vector-index.ts). */
+  readonly vectors: SqliteVectorIndex;
+  /** Durable jobs (sqlite-job-queue.ts). */
+  readonly jobs: SqliteJobQueue;
+  /** Named locks across processes (sqlite-store-lock.ts). */
+  readonly locks: SqliteStoreLock;
+  /** Named values with compare-and-set (sqlite-checkpoints.ts). */
+  readonly checkpoints: SqliteCheckpoints;
+  /** Copying the store whole, for engram migrate (sqlite-record-copy.ts). */
+  readonly records: SqliteRecordCopy;
   readonly #options: SqliteMemoryStoreOptions;
   readonly #now: () => Date;
   readonly #generateId: () => string;
   readonly #limits: MemoryLimits;
   #db: Database.Database | undefined;
   readonly #statements = new Map<string, Database.Statement>();
-  readonly #vectors = new SqliteVectorIndex({
-    statement: (sql) => this.#statement(sql),
-    transaction: (work) => this.#transaction(work),
-  });
   readonly #fullText: SqliteFullTextIndex;
 
   constructor(options: SqliteMemoryStoreOptions) {
@@ -96,10 +83,23 @@ export class SqliteMemoryStore implements MemoryStore {
     if (fullText !== undefined && !(fullText.k1 >= 0 && fullText.k1 <= 100 && fullText.b >= 0 && fullText.b <= 1)) {
       throw new EngramError('CONFIG_INVALID', `Invalid full-text parameters ${JSON.stringify(fullText)}: k1 from 0 to 100, b from 0 to 1.`);
     }
-    this.#fullText = new SqliteFullTextIndex(
-      { statement: (sql) => this.#statement(sql), transaction: (work) => this.#transaction(work) },
-      fullText ?? { k1: DEFAULT_SETTINGS.recall.fullTextK1, b: DEFAULT_SETTINGS.recall.fullTextB },
-    );
+    const access = { statement: (sql: string) => this.#statement(sql), transaction: (work: () => void) => this.#transaction(work) };
+    const now = () => this.#now();
+    this.#fullText = new SqliteFullTextIndex(access, fullText ?? { k1: DEFAULT_SETTINGS.recall.fullTextK1, b: DEFAULT_SETTINGS.recall.fullTextB });
+    this.vectors = new SqliteVectorIndex({ ...access, now });
+    this.jobs = new SqliteJobQueue({ ...access, now, defaults: () => options.jobs ?? DEFAULT_SETTINGS.jobs });
+    this.checkpoints = new SqliteCheckpoints({ ...access, now });
+    this.locks = new SqliteStoreLock({
+      statement: access.statement,
+      now,
+      settings: () => options.locks ?? DEFAULT_SETTINGS.locks,
+      onWarning: (message) => (options.onWarning ?? ((text: string) => process.emitWarning(text)))(message),
+    });
+    this.records = new SqliteRecordCopy({
+      ...access,
+      limits: () => this.#limits,
+      maxPayloadBytes: () => (options.jobs ?? DEFAULT_SETTINGS.jobs).maxPayloadBytes,
+    });
   }
 
   async open(): Promise<void> {
@@ -281,34 +281,6 @@ export class SqliteMemoryStore implements MemoryStore {
     });
   }
 
-  async vectorSpace(): Promise<VectorSpace | undefined> {
-    return guard(() => this.#vectors.space());
-  }
-
-  async setVectorSpace(space: VectorSpace): Promise<{ dropped: number }> {
-    return guard(() => this.#vectors.setSpace(space, this.#now().getTime()));
-  }
-
-  async putVectors(entries: readonly VectorEntry[]): Promise<number> {
-    return guard(() => this.#vectors.put(entries));
-  }
-
-  async searchVector(query: VectorSearch): Promise<VectorHit[]> {
-    return guard(() => this.#vectors.search(query));
-  }
-
-  async memoriesMissingVectors(options: { limit: number }): Promise<Memory[]> {
-    const limit = options?.limit;
-    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0 || limit > 100_000) {
-      throw new EngramError('INVALID_INPUT', 'memoriesMissingVectors takes { limit }: a whole number from 0 to 100000.');
-    }
-    return guard(() => this.#vectors.missing(limit));
-  }
-
-  async vectorCounts(): Promise<VectorCounts> {
-    return guard(() => this.#vectors.counts());
-  }
-
   async history(memoryId: string): Promise<HistoryEntry[]> {
     const rows = guard(() => this.#statement('SELECT * FROM memory_history WHERE memory_id = ? ORDER BY seq').all(memoryId) as HistoryRow[]);
     return rows.map(rowToHistory);
@@ -426,104 +398,5 @@ export class SqliteMemoryStore implements MemoryStore {
   #database(): Database.Database {
     if (!this.#db) throw new EngramError('STORE_CLOSED', 'The store is not open: call open() first.');
     return this.#db;
-  }
-
-  // Coordination between processes: named locks (sqlite-store-lock.ts), durable jobs and
-  // checkpoints (sqlite-job-queue.ts). Settings are read lazily: fields initialize before the constructor runs.
-  readonly #locks = new SqliteStoreLock({
-    statement: (sql) => this.#statement(sql),
-    now: () => this.#now(),
-    settings: () => this.#options.locks ?? DEFAULT_SETTINGS.locks,
-    onWarning: (message) => (this.#options.onWarning ?? ((text: string) => process.emitWarning(text)))(message),
-  });
-  readonly #jobs = new SqliteJobQueue({
-    statement: (sql) => this.#statement(sql),
-    transaction: (work) => this.#transaction(work),
-    now: () => this.#now(),
-    defaults: () => this.#options.jobs ?? DEFAULT_SETTINGS.jobs,
-  });
-
-  async withLock<T>(name: string, fn: () => Promise<T>, options?: { waitMs?: number }): Promise<T> {
-    return this.#locks.withLock(name, fn, options);
-  }
-
-  async getCheckpoint(name: string): Promise<string | undefined> {
-    return this.#jobs.getCheckpoint(name);
-  }
-
-  async setCheckpoint(name: string, value: string, options?: { expected?: string | null }): Promise<boolean> {
-    return this.#jobs.setCheckpoint(name, value, options);
-  }
-
-  async enqueueJob(input: NewJob): Promise<{ job: Job; created: boolean }> {
-    return this.#jobs.enqueue(input);
-  }
-
-  async claimJob(options: { queue: string; worker: string; leaseMs: number }): Promise<Job | undefined> {
-    return this.#jobs.claim(options);
-  }
-
-  async completeJob(id: string, worker: string): Promise<Job> {
-    return this.#jobs.complete(id, worker);
-  }
-
-  async failJob(id: string, worker: string, failure: { error: string; retryAt?: string }): Promise<Job> {
-    return this.#jobs.fail(id, worker, failure);
-  }
-
-  async retryJob(id: string): Promise<Job> {
-    return this.#jobs.retry(id);
-  }
-
-  async getJob(id: string): Promise<Job | undefined> {
-    return this.#jobs.get(id);
-  }
-
-  async listJobs(filter: JobFilter): Promise<Job[]> {
-    return this.#jobs.list(filter);
-  }
-
-  async jobCounts(queue?: string): Promise<Record<JobState, number>> {
-    return this.#jobs.counts(queue);
-  }
-
-  async deleteJobs(filter: { queue: string; states: readonly ('done' | 'failed')[]; updatedBefore: string }): Promise<number> {
-    return this.#jobs.deleteJobs(filter);
-  }
-
-  async deleteCheckpoints(filter: { prefix: string; updatedBefore: string }): Promise<number> {
-    return this.#jobs.deleteCheckpoints(filter);
-  }
-
-  // Copying the store whole (engram migrate): sqlite-record-copy.ts.
-  readonly #recordCopy = new SqliteRecordCopy({
-    statement: (sql) => this.#statement(sql),
-    transaction: (work) => this.#transaction(work),
-    limits: () => this.#limits,
-    maxPayloadBytes: () => (this.#options.jobs ?? DEFAULT_SETTINGS.jobs).maxPayloadBytes,
-  });
-
-  async exportMemories(page: ExportPage): Promise<Memory[]> {
-    return guard(() => this.#recordCopy.exportMemories(page));
-  }
-
-  async exportHistory(page: ExportPage): Promise<HistoryEntry[]> {
-    return guard(() => this.#recordCopy.exportHistory(page));
-  }
-
-  async exportVectors(page: ExportPage): Promise<VectorEntry[]> {
-    return guard(() => this.#recordCopy.exportVectors(page));
-  }
-
-  async exportJobs(page: ExportPage): Promise<Job[]> {
-    return guard(() => this.#recordCopy.exportJobs(page));
-  }
-
-  async exportCheckpoints(page: ExportPage): Promise<CheckpointRecord[]> {
-    return guard(() => this.#recordCopy.exportCheckpoints(page));
-  }
-
-  async restoreRecords(records: StoreRecords): Promise<RestoreReport> {
-    return guard(() => this.#recordCopy.restore(records));
   }
 }

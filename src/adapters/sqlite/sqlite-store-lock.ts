@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EngramError, isEngramError } from '../../kernel/errors.js';
+import type { StoreLocks } from '../../contracts/memory-store-locks.js';
 import { checkLockRequest } from '../../contracts/store-checks/job-input.js';
 import { createSortableId } from '../../kernel/ids.js';
 import { guard } from './sqlite-database.js';
@@ -30,13 +31,13 @@ interface LockRow {
 const FIRST_POLL_MS = 2;
 
 /**
- * Named locks shared by every process that opens the file. Within this store, callers of one name
+ * The store's locks role: named locks shared by every process that opens the file. Within this store, callers of one name
  * queue in order (no polling); across processes, a row in `store_locks` holds the name: taken with
  * one statement that succeeds only if no row is there or its lease ran out, renewed while `fn`
  * runs, and deleted (only if still ours) when it ends. A holder that died on this host is taken
  * over at once; elsewhere, when its lease runs out.
  */
-export class SqliteStoreLock {
+export class SqliteStoreLock implements StoreLocks {
   readonly #dependencies: SqliteStoreLockDependencies;
   /** The end of each name's in-process queue: resolves when the last caller in it is done. */
   readonly #tails = new Map<string, Promise<void>>();
@@ -47,7 +48,7 @@ export class SqliteStoreLock {
     this.#dependencies = dependencies;
   }
 
-  async withLock<T>(name: string, fn: () => Promise<T>, options?: { waitMs?: number }): Promise<T> {
+  async hold<T>(name: string, fn: () => Promise<T>, options?: { waitMs?: number }): Promise<T> {
     const settings = this.#dependencies.settings();
     const request = checkLockRequest(name, fn, options, settings.waitMs);
     const deadline = performance.now() + request.waitMs;

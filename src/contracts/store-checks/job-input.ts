@@ -1,5 +1,5 @@
 import { EngramError } from '../../kernel/errors.js';
-import { JOB_STATES, type JobFilter, type JobState, type NewJob } from '../memory-store.js';
+import { JOB_STATES, type JobFilter, type JobState, type NewJob } from '../memory-store-jobs.js';
 import { MAX_LIMIT } from './store-input.js';
 
 // The checks every backend applies to jobs, checkpoints and lock names, once, so SQLite and
@@ -49,22 +49,22 @@ export function checkCheckpointValue(value: unknown, field = 'A checkpoint value
   return value;
 }
 
-/** Checks setCheckpoint's options: `expected` absent (plain set), null (set only if absent) or the value to replace. */
+/** Checks the options of checkpoints.set: `expected` absent (plain set), null (set only if absent) or the value to replace. */
 export function checkCheckpointOptions(options: unknown): { expected?: string | null } {
   if (options === undefined) return {};
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw invalid('setCheckpoint options are an object: { expected? }.');
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw invalid('checkpoints.set options are an object: { expected? }.');
   const expected = (options as { expected?: unknown }).expected;
   if (expected === undefined) return {};
   if (expected === null) return { expected: null };
   return { expected: checkCheckpointValue(expected, 'expected') };
 }
 
-/** Checks withLock's arguments; the wait defaults to `defaultWaitMs`. */
+/** Checks the arguments of locks.hold; the wait defaults to `defaultWaitMs`. */
 export function checkLockRequest(name: unknown, fn: unknown, options: unknown, defaultWaitMs: number): { name: string; waitMs: number } {
   const checkedName = checkLockName(name);
-  if (typeof fn !== 'function') throw invalid('withLock runs a function: withLock(name, async () => …).');
+  if (typeof fn !== 'function') throw invalid('locks.hold runs a function: locks.hold(name, async () => …).');
   if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
-    throw invalid('withLock options are an object: { waitMs? }.');
+    throw invalid('locks.hold options are an object: { waitMs? }.');
   }
   const waitMs = (options as { waitMs?: unknown } | undefined)?.waitMs ?? defaultWaitMs;
   wholeNumber(waitMs, 'waitMs', 0, MAX_LOCK_WAIT_MS);
@@ -96,9 +96,9 @@ export function checkJobId(id: unknown): string {
   return identifier(id, 'A job id', MAX_JOB_ID_LENGTH);
 }
 
-/** Checks claimJob's options: a queue, a worker name and a lease from 1 ms to a day. */
+/** Checks the options of jobs.claim: a queue, a worker name and a lease from 1 ms to a day. */
 export function checkClaim(options: unknown): { queue: string; worker: string; leaseMs: number } {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw invalid('claimJob takes { queue, worker, leaseMs }.');
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw invalid('jobs.claim takes { queue, worker, leaseMs }.');
   const { queue, worker, leaseMs } = options as { queue?: unknown; worker?: unknown; leaseMs?: unknown };
   wholeNumber(leaseMs, 'leaseMs', 1, MAX_LEASE_MS);
   return { queue: checkQueue(queue), worker: checkWorker(worker), leaseMs: leaseMs as number };
@@ -106,28 +106,28 @@ export function checkClaim(options: unknown): { queue: string; worker: string; l
 
 /** Checks a failure report: the error text (cut to 4,000 characters) and an optional retry time. */
 export function checkFailure(failure: unknown): { error: string; retryAt?: number } {
-  if (failure === null || typeof failure !== 'object' || Array.isArray(failure)) throw invalid('failJob takes { error, retryAt? }.');
+  if (failure === null || typeof failure !== 'object' || Array.isArray(failure)) throw invalid('jobs.fail takes { error, retryAt? }.');
   const { error, retryAt } = failure as { error?: unknown; retryAt?: unknown };
-  if (typeof error !== 'string') throw invalid('failJob needs error: a string saying what went wrong.');
+  if (typeof error !== 'string') throw invalid('jobs.fail needs error: a string saying what went wrong.');
   // Postgres text cannot hold NUL; an error message never needs one.
   const text = error.replaceAll('\u0000', '\uFFFD').slice(0, MAX_JOB_ERROR_LENGTH);
   return { error: text, ...(retryAt !== undefined && { retryAt: instant(retryAt, 'retryAt') }) };
 }
 
-/** Checks deleteJobs' filter: a queue, finished states only (a pending or running job is never deleted), an instant. */
+/** Checks the filter of jobs.delete: a queue, finished states only (a pending or running job is never deleted), an instant. */
 export function checkJobDeletion(filter: unknown): { queue: string; states: Array<'done' | 'failed'>; updatedBefore: number } {
-  if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) throw invalid('deleteJobs takes { queue, states, updatedBefore }.');
+  if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) throw invalid('jobs.delete takes { queue, states, updatedBefore }.');
   const { queue, states, updatedBefore } = filter as { queue?: unknown; states?: unknown; updatedBefore?: unknown };
   const checked = checkStates(states);
   if (checked.length === 0 || checked.some((state) => state !== 'done' && state !== 'failed')) {
-    throw invalid('deleteJobs deletes finished jobs only: states are "done" and/or "failed".');
+    throw invalid('jobs.delete deletes finished jobs only: states are "done" and/or "failed".');
   }
   return { queue: checkQueue(queue), states: checked as Array<'done' | 'failed'>, updatedBefore: instant(updatedBefore, 'updatedBefore') };
 }
 
-/** Checks deleteCheckpoints' filter: a non-empty name prefix and an instant. */
+/** Checks the filter of checkpoints.delete: a non-empty name prefix and an instant. */
 export function checkCheckpointDeletion(filter: unknown): { prefix: string; updatedBefore: number } {
-  if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) throw invalid('deleteCheckpoints takes { prefix, updatedBefore }.');
+  if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) throw invalid('checkpoints.delete takes { prefix, updatedBefore }.');
   const { prefix, updatedBefore } = filter as { prefix?: unknown; updatedBefore?: unknown };
   return { prefix: checkCheckpointName(prefix), updatedBefore: instant(updatedBefore, 'updatedBefore') };
 }

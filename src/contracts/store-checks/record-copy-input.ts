@@ -3,26 +3,18 @@ import { assertMemoryId, assertTimestamp, MEMORY_FIELD_ORDER, normalizeNewMemory
 import { canonicalHistoryEntry, canonicalJson, canonicalMemory, canonicalVector } from '../../memory/record-canonical-form.js';
 import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
 import { checkCheckpointName, checkCheckpointValue, checkJobId, checkNewJob, checkWorker, MAX_COORDINATION_NAME_LENGTH, MAX_JOB_ATTEMPTS, MAX_JOB_ERROR_LENGTH } from './job-input.js';
-import {
-  CHANGE_ACTIONS,
-  JOB_STATES,
-  type ChangeAction,
-  type CheckpointRecord,
-  type ExportPage,
-  type HistoryEntry,
-  type Job,
-  type StoreRecords,
-  type VectorEntry,
-  type VectorSpace,
-} from '../memory-store.js';
+import { CHANGE_ACTIONS, type ChangeAction, type HistoryEntry } from '../../memory/memory-history.js';
+import { JOB_STATES, type Job } from '../memory-store-jobs.js';
+import type { CheckpointRecord, ExportPage, StoreRecords } from '../memory-store-records.js';
+import type { VectorEntry, VectorSpace } from '../memory-store-vectors.js';
 import { checkVectorEntries } from './vector-input.js';
 
-// The checks every backend applies to `exportMemories`/`exportHistory`/`exportVectors` pages and to
-// `restoreRecords` input, and the one definition of "identical" a restore uses to skip a record.
+// The checks every backend applies to the record copy role's export pages (`exportMemories`, …) and
+// to `records.restore` input, and the one definition of "identical" a restore uses to skip a record.
 
 /** Most records one export page returns. */
 export const MAX_EXPORT_PAGE = 10_000;
-/** Most records of each kind (memories, history entries, vectors) one `restoreRecords` call takes. */
+/** Most records of each kind (memories, history entries, vectors) one `records.restore` call takes. */
 export const MAX_RESTORE_RECORDS = 10_000;
 
 const RECORD_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -73,7 +65,7 @@ export function checkStoreRecords(
   options: RecordCheckOptions = {},
 ): { memories: Memory[]; history: HistoryEntry[]; vectors: readonly VectorEntry[]; jobs: RestoredJob[]; checkpoints: CheckpointRecord[] } {
   if (records === null || typeof records !== 'object' || Array.isArray(records)) {
-    throw invalid('restoreRecords takes an object { memories?, history?, vectors?, jobs?, checkpoints? } of arrays.');
+    throw invalid('records.restore takes an object { memories?, history?, vectors?, jobs?, checkpoints? } of arrays.');
   }
   for (const key of Object.keys(records)) {
     if (!(RECORD_KINDS as readonly string[]).includes(key)) throw invalid(`Unknown record kind ${JSON.stringify(key.slice(0, 40))}: use ${RECORD_KINDS.join(', ')}.`);
@@ -83,7 +75,7 @@ export function checkStoreRecords(
     if (list === undefined) continue;
     if (!Array.isArray(list)) throw invalid(`${kind} must be an array.`);
     if (list.length > MAX_RESTORE_RECORDS) {
-      throw new EngramError('PAYLOAD_TOO_LARGE', `restoreRecords takes at most ${MAX_RESTORE_RECORDS} ${kind} per call; got ${list.length}. Send smaller pages.`);
+      throw new EngramError('PAYLOAD_TOO_LARGE', `records.restore takes at most ${MAX_RESTORE_RECORDS} ${kind} per call; got ${list.length}. Send smaller pages.`);
     }
   }
   const memories = (records.memories ?? []).map((memory, index) => checkMemoryRecord(memory, limits, `memory ${index}`));
@@ -96,7 +88,7 @@ export function checkStoreRecords(
   const jobKeys = new Set<string>();
   for (const job of jobs) {
     const key = JSON.stringify([job.queue, job.key]);
-    if (jobKeys.has(key)) throw new EngramError('CONFLICT', `Two jobs of one restoreRecords call share queue ${JSON.stringify(job.queue.slice(0, 80))} and key ${JSON.stringify(job.key.slice(0, 80))}.`);
+    if (jobKeys.has(key)) throw new EngramError('CONFLICT', `Two jobs of one records.restore call share queue ${JSON.stringify(job.queue.slice(0, 80))} and key ${JSON.stringify(job.key.slice(0, 80))}.`);
     jobKeys.add(key);
   }
   const checkpoints = (records.checkpoints ?? []).map((checkpoint, index) => checkCheckpointRecord(checkpoint, index));
@@ -302,7 +294,7 @@ function checkRecordId(value: unknown, what: string): string {
 function refuseDuplicates(records: ReadonlyArray<{ id: string }>, what: string): void {
   const seen = new Set<string>();
   for (const record of records) {
-    if (seen.has(record.id)) throw new EngramError('CONFLICT', `${what} ${record.id} appears twice in one restoreRecords call.`);
+    if (seen.has(record.id)) throw new EngramError('CONFLICT', `${what} ${record.id} appears twice in one records.restore call.`);
     seen.add(record.id);
   }
 }

@@ -1,7 +1,8 @@
 import { EngramError } from '../../kernel/errors.js';
 import { assertMemoryType, type Memory, type MemoryType } from '../../memory/memory.js';
 import { assertScope, type Scope } from '../../memory/scope.js';
-import type { ChangeContext, MemoryFilter, TextSearch } from '../memory-store.js';
+import type { ChangeContext } from '../../memory/memory-history.js';
+import type { MemoryFilter, TextSearch } from '../memory-store.js';
 
 const TRI_STATE = ['exclude', 'include', 'only'] as const;
 const ORDERS = ['updated-desc', 'created-asc', 'created-desc', 'importance-desc'] as const;

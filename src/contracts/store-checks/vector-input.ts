@@ -1,7 +1,7 @@
 import { EngramError } from '../../kernel/errors.js';
 import { assertMemoryType, type MemoryType } from '../../memory/memory.js';
 import type { Scope } from '../../memory/scope.js';
-import type { VectorEntry, VectorSearch, VectorSpace } from '../memory-store.js';
+import type { VectorEntry, VectorSearch, VectorSpace } from '../memory-store-vectors.js';
 import { checkScopes } from './store-input.js';
 
 /** Longest vector a store accepts (the largest common embedding models are 3072 or 4096 long). */
@@ -24,13 +24,13 @@ export function checkVectorSpace(space: VectorSpace): VectorSpace {
 
 /** Checks vectors to store against the space: Float32Array of its length, finite, not all zero. */
 export function checkVectorEntries(entries: readonly VectorEntry[], space: VectorSpace | undefined): VectorEntry[] {
-  if (!Array.isArray(entries)) throw invalid('putVectors takes an array of { id, vector }.');
+  if (!Array.isArray(entries)) throw invalid('vectors.put takes an array of { id, vector }.');
   if (entries.length === 0) return [];
-  if (space === undefined) throw invalid('No vector space is set: call setVectorSpace({ model, dimensions }) before storing vectors.');
+  if (space === undefined) throw invalid('No vector space is set: call vectors.setSpace({ model, dimensions }) before storing vectors.');
   const seen = new Set<string>();
   return entries.map((entry, index) => {
     if (entry === null || typeof entry !== 'object' || typeof entry.id !== 'string' || entry.id === '') throw invalid(`Vector entry ${index} has no memory id.`);
-    if (seen.has(entry.id)) throw invalid(`Memory ${entry.id} appears twice in one putVectors call.`);
+    if (seen.has(entry.id)) throw invalid(`Memory ${entry.id} appears twice in one vectors.put call.`);
     seen.add(entry.id);
     checkVector(entry.vector, space.dimensions, `the vector of ${entry.id}`);
     if (!hasDirection(entry.vector)) throw invalid(`The vector of ${entry.id} is all zeros: it has no direction, so no similarity can be computed.`);
@@ -54,6 +54,15 @@ export function checkVectorSearch(query: VectorSearch, space: VectorSpace | unde
     types = query.types.map((type) => assertMemoryType(type));
   }
   return { scopes: checkScopes(query.scopes), vector: query.vector, limit: query.limit, ...(types && { types }) };
+}
+
+/** Checks the options of a backfill read (`vectors.missing`): a whole-number limit from 0 to 100000. */
+export function checkBackfillLimit(options: { limit: number }): number {
+  const limit = options?.limit;
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0 || limit > MAX_LIMIT) {
+    throw new EngramError('INVALID_INPUT', `vectors.missing takes { limit }: a whole number from 0 to ${MAX_LIMIT}.`);
+  }
+  return limit;
 }
 
 /** Whether a vector has a non-zero length (cosine similarity is undefined for zero vectors). */

@@ -1,6 +1,6 @@
 import { ageNote, type AgeNoteOptions } from '../../recall/age-notes.js';
 import type { Memory } from '../../memory/memory.js';
-import type { HistoryEntry } from '../../contracts/memory-store.js';
+import type { HistoryEntry } from '../../memory/memory-history.js';
 import type { CliIo } from './cli-io.js';
 import { formatAge, formatFields, formatTable, oneLine, type TableColumn } from './table-format.js';
 

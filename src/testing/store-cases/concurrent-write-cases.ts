@@ -1,11 +1,12 @@
 import { expect } from 'vitest';
 import { collectStoreWriteWorker, spawnStoreWriteWorker, unexpectedStderr } from '../store-write-worker-process.js';
-import type { StoreSuiteGroup } from '../store-suite-support.js';
+import { storeCaseGroup } from '../store-suite-support.js';
 
 const WRITES_PER_PROCESS = 1_000;
 
-export const concurrentWriteCases: StoreSuiteGroup = {
+export const concurrentWriteCases = storeCaseGroup({
   title: 'concurrent writers',
+  roles: [],
   cases: [
     {
       name: `two processes writing ${WRITES_PER_PROCESS.toLocaleString('en')} memories each at once lose nothing`,
@@ -40,4 +41,4 @@ export const concurrentWriteCases: StoreSuiteGroup = {
       },
     },
   ],
-};
+});

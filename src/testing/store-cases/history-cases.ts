@@ -1,7 +1,8 @@
 import { expect } from 'vitest';
 import type { Memory } from '../../memory/memory.js';
-import { CHANGE_ACTIONS, type ChangeAction, type HistoryEntry, type MemoryStore } from '../../contracts/memory-store.js';
-import { everything, expectEngramError, fingerprint, sortedIds, SUITE_ACTOR, type StoreSuiteGroup } from '../store-suite-support.js';
+import type { MemoryStore } from '../../contracts/memory-store.js';
+import { CHANGE_ACTIONS, type ChangeAction, type HistoryEntry } from '../../memory/memory-history.js';
+import { everything, expectEngramError, fingerprint, sortedIds, SUITE_ACTOR, storeCaseGroup } from '../store-suite-support.js';
 
 const EDITOR = { actor: 'suite-editor' };
 const UNDOER = { actor: 'suite-undoer' };
@@ -27,8 +28,9 @@ function sameFields(memory: Memory | undefined, expected: Memory): void {
   expect(memory).toEqual({ ...expected, updatedAt: expect.any(String) });
 }
 
-export const historyCases: StoreSuiteGroup = {
+export const historyCases = storeCaseGroup({
   title: 'history and undo',
+  roles: [],
   cases: [
     {
       name: 'every kind of change records action, actor, time, before and after',
@@ -221,4 +223,4 @@ export const historyCases: StoreSuiteGroup = {
       },
     },
   ],
-};
+});

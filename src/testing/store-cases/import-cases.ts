@@ -1,11 +1,12 @@
 import { expect } from 'vitest';
-import { expectEngramError, fingerprint, SUITE_ACTOR, type StoreSuiteGroup } from '../store-suite-support.js';
+import { expectEngramError, fingerprint, SUITE_ACTOR, storeCaseGroup } from '../store-suite-support.js';
 
 const IMPORT_ACTOR = { actor: 'suite-import' };
 const SCOPES = ['project:import', 'project:alpha', 'project:beta', 'global'];
 
-export const importCases: StoreSuiteGroup = {
+export const importCases = storeCaseGroup({
   title: 'imports',
+  roles: [],
   cases: [
     {
       name: 'importMany keeps ids and every field, and skips an id already in the same scope',
@@ -103,4 +104,4 @@ export const importCases: StoreSuiteGroup = {
       },
     },
   ],
-};
+});

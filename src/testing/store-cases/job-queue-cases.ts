@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
-import type { Job, JobState, MemoryStore, NewJob } from '../../contracts/memory-store.js';
-import { describeInput, expectEngramError, outcomeOf, type StoreSuiteGroup } from '../store-suite-support.js';
+import type { StoreWith } from '../../contracts/memory-store.js';
+import type { Job, JobState, NewJob } from '../../contracts/memory-store-jobs.js';
+import { describeInput, expectEngramError, outcomeOf, storeCaseGroup } from '../store-suite-support.js';
 import { runStoreWorkersTogether, unexpectedStderr } from '../store-write-worker-process.js';
 
 const LONG_LEASE = 60_000;
@@ -25,15 +26,16 @@ function label(input: unknown): string {
 }
 
 /** Everything a refused job call must leave as it was. */
-async function jobsFingerprint(store: MemoryStore): Promise<{ jobs: Job[]; counts: Record<JobState, number> }> {
-  return { jobs: await store.listJobs({}), counts: await store.jobCounts() };
+async function jobsFingerprint(store: StoreWith<'jobs'>): Promise<{ jobs: Job[]; counts: Record<JobState, number> }> {
+  return { jobs: await store.jobs.list({}), counts: await store.jobs.counts() };
 }
 
-export const jobQueueCases: StoreSuiteGroup = {
+export const jobQueueCases = storeCaseGroup({
   title: 'job queue',
+  roles: ['jobs'],
   cases: [
     {
-      name: 'enqueueJob stores a pending job with its payload verbatim and fills defaults; getJob reads it back',
+      name: 'jobs.enqueue stores a pending job with its payload verbatim and fills defaults; jobs.get reads it back',
       async run({ store }) {
         const payload = {
           sessionId: 'session-1',
@@ -43,7 +45,7 @@ export const jobQueueCases: StoreSuiteGroup = {
           nested: { empty: {}, list: [], text: 'ü, 日本語, emoji 🚀, "quotes" and \\ backslash', newline: 'a\nb\tc' },
         };
         const before = Date.now();
-        const { job, created } = await store.enqueueJob({ queue: 'extract', key: 'session-1:turn-7', payload });
+        const { job, created } = await store.jobs.enqueue({ queue: 'extract', key: 'session-1:turn-7', payload });
         expect(created).toBe(true);
         expect(job).toEqual({
           id: expect.stringMatching(/\S/),
@@ -62,210 +64,210 @@ export const jobQueueCases: StoreSuiteGroup = {
         });
         expect(new Date(job.createdAt).toISOString()).toBe(job.createdAt);
         expect(Date.parse(job.createdAt)).toBeGreaterThanOrEqual(before - 1_000);
-        expect(await store.getJob(job.id)).toEqual(job);
-        expect(await store.getJob('job_that_does_not_exist')).toBeUndefined();
+        expect(await store.jobs.get(job.id)).toEqual(job);
+        expect(await store.jobs.get('job_that_does_not_exist')).toBeUndefined();
 
         for (const scalar of [null, 0, 'text', false, [1, 'two', { three: 3 }]]) {
-          const { job: other } = await store.enqueueJob({ queue: 'extract', key: `scalar-${JSON.stringify(scalar)}`, payload: scalar, maxAttempts: 2, runAt: '2030-01-01T00:00:00+01:00' });
+          const { job: other } = await store.jobs.enqueue({ queue: 'extract', key: `scalar-${JSON.stringify(scalar)}`, payload: scalar, maxAttempts: 2, runAt: '2030-01-01T00:00:00+01:00' });
           expect(other).toMatchObject({ payload: scalar, maxAttempts: 2, runAt: '2029-12-31T23:00:00.000Z' });
-          expect((await store.getJob(other.id))!.payload).toEqual(scalar);
+          expect((await store.jobs.get(other.id))!.payload).toEqual(scalar);
         }
       },
     },
     {
-      name: 'enqueueJob is idempotent by key within a queue, whatever state the job is in',
+      name: 'jobs.enqueue is idempotent by key within a queue, whatever state the job is in',
       async run({ store }) {
-        const first = await store.enqueueJob({ queue: 'extract', key: 'turn-1', payload: { version: 1 } });
-        const again = await store.enqueueJob({ queue: 'extract', key: 'turn-1', payload: { version: 2 }, maxAttempts: 9 });
+        const first = await store.jobs.enqueue({ queue: 'extract', key: 'turn-1', payload: { version: 1 } });
+        const again = await store.jobs.enqueue({ queue: 'extract', key: 'turn-1', payload: { version: 2 }, maxAttempts: 9 });
         expect(again).toEqual({ job: first.job, created: false });
-        const elsewhere = await store.enqueueJob({ queue: 'reindex', key: 'turn-1', payload: null });
+        const elsewhere = await store.jobs.enqueue({ queue: 'reindex', key: 'turn-1', payload: null });
         expect(elsewhere.created).toBe(true);
         expect(elsewhere.job.id).not.toBe(first.job.id);
 
-        const claimed = await store.claimJob({ queue: 'extract', worker: 'w1', leaseMs: LONG_LEASE });
+        const claimed = await store.jobs.claim({ queue: 'extract', worker: 'w1', leaseMs: LONG_LEASE });
         expect(claimed?.id).toBe(first.job.id);
-        expect(await store.enqueueJob({ queue: 'extract', key: 'turn-1', payload: 3 })).toMatchObject({ created: false, job: { id: first.job.id, state: 'running' } });
-        await store.completeJob(first.job.id, 'w1');
-        expect(await store.enqueueJob({ queue: 'extract', key: 'turn-1', payload: 4 })).toMatchObject({ created: false, job: { id: first.job.id, state: 'done', payload: { version: 1 } } });
+        expect(await store.jobs.enqueue({ queue: 'extract', key: 'turn-1', payload: 3 })).toMatchObject({ created: false, job: { id: first.job.id, state: 'running' } });
+        await store.jobs.complete(first.job.id, 'w1');
+        expect(await store.jobs.enqueue({ queue: 'extract', key: 'turn-1', payload: 4 })).toMatchObject({ created: false, job: { id: first.job.id, state: 'done', payload: { version: 1 } } });
 
-        const doomed = await store.enqueueJob({ queue: 'extract', key: 'turn-2', payload: null, maxAttempts: 1 });
-        await store.claimJob({ queue: 'extract', worker: 'w1', leaseMs: LONG_LEASE });
-        await store.failJob(doomed.job.id, 'w1', { error: 'model unavailable' });
-        expect(await store.enqueueJob({ queue: 'extract', key: 'turn-2', payload: null })).toMatchObject({ created: false, job: { id: doomed.job.id, state: 'failed' } });
+        const doomed = await store.jobs.enqueue({ queue: 'extract', key: 'turn-2', payload: null, maxAttempts: 1 });
+        await store.jobs.claim({ queue: 'extract', worker: 'w1', leaseMs: LONG_LEASE });
+        await store.jobs.fail(doomed.job.id, 'w1', { error: 'model unavailable' });
+        expect(await store.jobs.enqueue({ queue: 'extract', key: 'turn-2', payload: null })).toMatchObject({ created: false, job: { id: doomed.job.id, state: 'failed' } });
 
-        expect(await store.jobCounts('extract')).toEqual({ pending: 0, running: 0, done: 1, failed: 1 });
-        expect(await store.jobCounts()).toEqual({ pending: 1, running: 0, done: 1, failed: 1 });
+        expect(await store.jobs.counts('extract')).toEqual({ pending: 0, running: 0, done: 1, failed: 1 });
+        expect(await store.jobs.counts()).toEqual({ pending: 1, running: 0, done: 1, failed: 1 });
       },
     },
     {
-      name: 'claimJob leases due jobs in runAt order, then enqueue order, and leaves future and other queues alone',
+      name: 'jobs.claim leases due jobs in runAt order, then enqueue order, and leaves future and other queues alone',
       async run({ store }) {
         const ids: Record<string, string> = {};
         const enqueue = async (key: string, extra: Partial<NewJob> = {}): Promise<void> => {
-          ids[key] = (await store.enqueueJob({ queue: 'work', key, payload: { key }, ...extra })).job.id;
+          ids[key] = (await store.jobs.enqueue({ queue: 'work', key, payload: { key }, ...extra })).job.id;
         };
         await enqueue('a');
         await enqueue('b');
         await enqueue('later', { runAt: inAnHour() });
         await enqueue('c');
         await enqueue('overdue', { runAt: anHourAgo() });
-        await store.enqueueJob({ queue: 'other', key: 'a', payload: null });
+        await store.jobs.enqueue({ queue: 'other', key: 'a', payload: null });
 
         const order: string[] = [];
         for (;;) {
           const before = Date.now();
-          const job = await store.claimJob({ queue: 'work', worker: 'worker-1', leaseMs: LONG_LEASE });
+          const job = await store.jobs.claim({ queue: 'work', worker: 'worker-1', leaseMs: LONG_LEASE });
           if (!job) break;
           order.push((job.payload as { key: string }).key);
           expect(job).toMatchObject({ state: 'running', attempts: 1, lockedBy: 'worker-1' });
           expect(Date.parse(job.lockedUntil!)).toBeGreaterThanOrEqual(before + LONG_LEASE - 1_000);
-          expect(await store.getJob(job.id)).toEqual(job);
+          expect(await store.jobs.get(job.id)).toEqual(job);
         }
         expect(order).toEqual(['overdue', 'a', 'b', 'c']);
-        expect(await store.getJob(ids.later!)).toMatchObject({ state: 'pending', attempts: 0 });
-        expect(await store.jobCounts('other')).toEqual({ pending: 1, running: 0, done: 0, failed: 0 });
-        expect(await store.claimJob({ queue: 'missing-queue', worker: 'worker-1', leaseMs: LONG_LEASE })).toBeUndefined();
+        expect(await store.jobs.get(ids.later!)).toMatchObject({ state: 'pending', attempts: 0 });
+        expect(await store.jobs.counts('other')).toEqual({ pending: 1, running: 0, done: 0, failed: 0 });
+        expect(await store.jobs.claim({ queue: 'missing-queue', worker: 'worker-1', leaseMs: LONG_LEASE })).toBeUndefined();
       },
     },
     {
       name: 'a job is not claimed twice while leased; once its lease runs out another worker takes it and the first gets JOB_LEASE_LOST',
       timeoutMs: 20_000,
       async run({ store }) {
-        const held = await store.enqueueJob({ queue: 'held', key: 'k', payload: null });
-        expect((await store.claimJob({ queue: 'held', worker: 'first', leaseMs: LONG_LEASE }))?.id).toBe(held.job.id);
-        expect(await store.claimJob({ queue: 'held', worker: 'second', leaseMs: LONG_LEASE })).toBeUndefined();
+        const held = await store.jobs.enqueue({ queue: 'held', key: 'k', payload: null });
+        expect((await store.jobs.claim({ queue: 'held', worker: 'first', leaseMs: LONG_LEASE }))?.id).toBe(held.job.id);
+        expect(await store.jobs.claim({ queue: 'held', worker: 'second', leaseMs: LONG_LEASE })).toBeUndefined();
 
-        const slow = await store.enqueueJob({ queue: 'slow', key: 'k', payload: { step: 1 } });
-        const firstLease = await store.claimJob({ queue: 'slow', worker: 'first', leaseMs: 50 });
+        const slow = await store.jobs.enqueue({ queue: 'slow', key: 'k', payload: { step: 1 } });
+        const firstLease = await store.jobs.claim({ queue: 'slow', worker: 'first', leaseMs: 50 });
         expect(firstLease).toMatchObject({ id: slow.job.id, attempts: 1, lockedBy: 'first' });
         await outlive(firstLease!);
-        const taken = await store.claimJob({ queue: 'slow', worker: 'second', leaseMs: LONG_LEASE });
+        const taken = await store.jobs.claim({ queue: 'slow', worker: 'second', leaseMs: LONG_LEASE });
         expect(taken).toMatchObject({ id: slow.job.id, state: 'running', attempts: 2, lockedBy: 'second' });
 
-        await expectEngramError(() => store.completeJob(slow.job.id, 'first'), 'JOB_LEASE_LOST');
-        await expectEngramError(() => store.failJob(slow.job.id, 'first', { error: 'late failure', retryAt: new Date().toISOString() }), 'JOB_LEASE_LOST');
-        expect(await store.getJob(slow.job.id)).toEqual(taken);
-        expect(await store.completeJob(slow.job.id, 'second')).toMatchObject({ state: 'done', attempts: 2, lockedBy: null, lockedUntil: null });
+        await expectEngramError(() => store.jobs.complete(slow.job.id, 'first'), 'JOB_LEASE_LOST');
+        await expectEngramError(() => store.jobs.fail(slow.job.id, 'first', { error: 'late failure', retryAt: new Date().toISOString() }), 'JOB_LEASE_LOST');
+        expect(await store.jobs.get(slow.job.id)).toEqual(taken);
+        expect(await store.jobs.complete(slow.job.id, 'second')).toMatchObject({ state: 'done', attempts: 2, lockedBy: null, lockedUntil: null });
       },
     },
     {
-      name: 'completeJob marks the job done for good; a stranger, a second completion and an unknown id are refused',
+      name: 'jobs.complete marks the job done for good; a stranger, a second completion and an unknown id are refused',
       async run({ store }) {
-        const { job } = await store.enqueueJob({ queue: 'q', key: 'k', payload: 1 });
-        await store.claimJob({ queue: 'q', worker: 'owner', leaseMs: LONG_LEASE });
-        await expectEngramError(() => store.completeJob(job.id, 'stranger'), 'JOB_LEASE_LOST');
-        const done = await store.completeJob(job.id, 'owner');
+        const { job } = await store.jobs.enqueue({ queue: 'q', key: 'k', payload: 1 });
+        await store.jobs.claim({ queue: 'q', worker: 'owner', leaseMs: LONG_LEASE });
+        await expectEngramError(() => store.jobs.complete(job.id, 'stranger'), 'JOB_LEASE_LOST');
+        const done = await store.jobs.complete(job.id, 'owner');
         expect(done).toMatchObject({ id: job.id, state: 'done', attempts: 1, lockedBy: null, lockedUntil: null });
         expect(Date.parse(done.updatedAt)).toBeGreaterThanOrEqual(Date.parse(job.updatedAt));
-        await expectEngramError(() => store.completeJob(job.id, 'owner'), 'JOB_LEASE_LOST');
-        await expectEngramError(() => store.completeJob('job_missing', 'owner'), 'NOT_FOUND');
-        await expectEngramError(() => store.failJob('job_missing', 'owner', { error: 'x' }), 'NOT_FOUND');
-        await expectEngramError(() => store.completeJob(job.id, 'owner'), 'JOB_LEASE_LOST');
-        expect(await store.claimJob({ queue: 'q', worker: 'owner', leaseMs: LONG_LEASE })).toBeUndefined();
-        expect(await store.getJob(job.id)).toEqual(done);
+        await expectEngramError(() => store.jobs.complete(job.id, 'owner'), 'JOB_LEASE_LOST');
+        await expectEngramError(() => store.jobs.complete('job_missing', 'owner'), 'NOT_FOUND');
+        await expectEngramError(() => store.jobs.fail('job_missing', 'owner', { error: 'x' }), 'NOT_FOUND');
+        await expectEngramError(() => store.jobs.complete(job.id, 'owner'), 'JOB_LEASE_LOST');
+        expect(await store.jobs.claim({ queue: 'q', worker: 'owner', leaseMs: LONG_LEASE })).toBeUndefined();
+        expect(await store.jobs.get(job.id)).toEqual(done);
       },
     },
     {
-      name: 'failJob with retryAt puts the job back to pending until then; without retryAt or attempts left it fails with lastError',
+      name: 'jobs.fail with retryAt puts the job back to pending until then; without retryAt or attempts left it fails with lastError',
       async run({ store }) {
-        const { job } = await store.enqueueJob({ queue: 'retries', key: 'flaky', payload: null, maxAttempts: 2 });
-        await store.claimJob({ queue: 'retries', worker: 'w', leaseMs: LONG_LEASE });
+        const { job } = await store.jobs.enqueue({ queue: 'retries', key: 'flaky', payload: null, maxAttempts: 2 });
+        await store.jobs.claim({ queue: 'retries', worker: 'w', leaseMs: LONG_LEASE });
         const retryAt = inAnHour();
-        const backedOff = await store.failJob(job.id, 'w', { error: 'rate limited', retryAt });
+        const backedOff = await store.jobs.fail(job.id, 'w', { error: 'rate limited', retryAt });
         expect(backedOff).toMatchObject({ state: 'pending', attempts: 1, runAt: retryAt, lockedBy: null, lockedUntil: null, lastError: 'rate limited' });
-        expect(await store.claimJob({ queue: 'retries', worker: 'w', leaseMs: LONG_LEASE })).toBeUndefined();
+        expect(await store.jobs.claim({ queue: 'retries', worker: 'w', leaseMs: LONG_LEASE })).toBeUndefined();
 
         // A retry time that has come: due again at once, without waiting.
-        const { job: soon } = await store.enqueueJob({ queue: 'soon', key: 'flaky', payload: null, maxAttempts: 2 });
-        await store.claimJob({ queue: 'soon', worker: 'w', leaseMs: LONG_LEASE });
-        await store.failJob(soon.id, 'w', { error: 'first failure', retryAt: anHourAgo() });
-        expect(await store.claimJob({ queue: 'soon', worker: 'w', leaseMs: LONG_LEASE })).toMatchObject({ id: soon.id, attempts: 2, lastError: 'first failure' });
-        const exhausted = await store.failJob(soon.id, 'w', { error: 'second failure', retryAt: anHourAgo() });
+        const { job: soon } = await store.jobs.enqueue({ queue: 'soon', key: 'flaky', payload: null, maxAttempts: 2 });
+        await store.jobs.claim({ queue: 'soon', worker: 'w', leaseMs: LONG_LEASE });
+        await store.jobs.fail(soon.id, 'w', { error: 'first failure', retryAt: anHourAgo() });
+        expect(await store.jobs.claim({ queue: 'soon', worker: 'w', leaseMs: LONG_LEASE })).toMatchObject({ id: soon.id, attempts: 2, lastError: 'first failure' });
+        const exhausted = await store.jobs.fail(soon.id, 'w', { error: 'second failure', retryAt: anHourAgo() });
         expect(exhausted).toMatchObject({ state: 'failed', attempts: 2, lockedBy: null, lockedUntil: null, lastError: 'second failure' });
-        expect(await store.claimJob({ queue: 'soon', worker: 'w', leaseMs: LONG_LEASE })).toBeUndefined();
+        expect(await store.jobs.claim({ queue: 'soon', worker: 'w', leaseMs: LONG_LEASE })).toBeUndefined();
 
-        const { job: fatal } = await store.enqueueJob({ queue: 'fatal', key: 'k', payload: null, maxAttempts: 5 });
-        await store.claimJob({ queue: 'fatal', worker: 'w', leaseMs: LONG_LEASE });
+        const { job: fatal } = await store.jobs.enqueue({ queue: 'fatal', key: 'k', payload: null, maxAttempts: 5 });
+        await store.jobs.claim({ queue: 'fatal', worker: 'w', leaseMs: LONG_LEASE });
         const longError = `Error: ${'stack frame\n'.repeat(2_000)}`;
-        const failed = await store.failJob(fatal.id, 'w', { error: longError });
+        const failed = await store.jobs.fail(fatal.id, 'w', { error: longError });
         expect(failed).toMatchObject({ state: 'failed', attempts: 1 });
         // A long error is kept (at least its start): the worker must be able to say why it failed.
         expect(failed.lastError!.length).toBeGreaterThanOrEqual(1_000);
         expect(longError.startsWith(failed.lastError!)).toBe(true);
-        expect(await store.getJob(fatal.id)).toEqual(failed);
+        expect(await store.jobs.get(fatal.id)).toEqual(failed);
       },
     },
     {
       name: 'attempts never exceed maxAttempts: a job whose last lease ran out is failed, not claimed again',
       timeoutMs: 20_000,
       async run({ store }) {
-        const { job } = await store.enqueueJob({ queue: 'poison', key: 'k', payload: null, maxAttempts: 1 });
-        const lease = await store.claimJob({ queue: 'poison', worker: 'doomed', leaseMs: 50 });
-        await store.enqueueJob({ queue: 'poison', key: 'next', payload: null });
+        const { job } = await store.jobs.enqueue({ queue: 'poison', key: 'k', payload: null, maxAttempts: 1 });
+        const lease = await store.jobs.claim({ queue: 'poison', worker: 'doomed', leaseMs: 50 });
+        await store.jobs.enqueue({ queue: 'poison', key: 'next', payload: null });
         await outlive(lease!);
-        const next = await store.claimJob({ queue: 'poison', worker: 'survivor', leaseMs: LONG_LEASE });
+        const next = await store.jobs.claim({ queue: 'poison', worker: 'survivor', leaseMs: LONG_LEASE });
         expect(next).toMatchObject({ key: 'next', attempts: 1 });
-        expect(await store.getJob(job.id)).toMatchObject({ state: 'failed', attempts: 1, lockedBy: null, lockedUntil: null, lastError: expect.stringMatching(/\S/) });
-        await expectEngramError(() => store.completeJob(job.id, 'doomed'), 'JOB_LEASE_LOST');
+        expect(await store.jobs.get(job.id)).toMatchObject({ state: 'failed', attempts: 1, lockedBy: null, lockedUntil: null, lastError: expect.stringMatching(/\S/) });
+        await expectEngramError(() => store.jobs.complete(job.id, 'doomed'), 'JOB_LEASE_LOST');
       },
     },
     {
-      name: 'retryJob puts a failed job back to pending now with attempts reset; other states CONFLICT, unknown ids NOT_FOUND',
+      name: 'jobs.retry puts a failed job back to pending now with attempts reset; other states CONFLICT, unknown ids NOT_FOUND',
       async run({ store }) {
-        const { job } = await store.enqueueJob({ queue: 'q', key: 'broken', payload: null, maxAttempts: 1, runAt: anHourAgo() });
-        await store.claimJob({ queue: 'q', worker: 'w', leaseMs: LONG_LEASE });
-        await store.failJob(job.id, 'w', { error: 'parser crashed' });
+        const { job } = await store.jobs.enqueue({ queue: 'q', key: 'broken', payload: null, maxAttempts: 1, runAt: anHourAgo() });
+        await store.jobs.claim({ queue: 'q', worker: 'w', leaseMs: LONG_LEASE });
+        await store.jobs.fail(job.id, 'w', { error: 'parser crashed' });
         const before = Date.now();
-        const retried = await store.retryJob(job.id);
+        const retried = await store.jobs.retry(job.id);
         expect(retried).toMatchObject({ id: job.id, state: 'pending', attempts: 0, lockedBy: null, lockedUntil: null });
         expect(Date.parse(retried.runAt)).toBeGreaterThanOrEqual(before - 1_000);
-        expect(await store.claimJob({ queue: 'q', worker: 'w', leaseMs: LONG_LEASE })).toMatchObject({ id: job.id, attempts: 1 });
+        expect(await store.jobs.claim({ queue: 'q', worker: 'w', leaseMs: LONG_LEASE })).toMatchObject({ id: job.id, attempts: 1 });
 
-        await expectEngramError(() => store.retryJob(job.id), 'CONFLICT');
-        await store.completeJob(job.id, 'w');
-        await expectEngramError(() => store.retryJob(job.id), 'CONFLICT');
-        const { job: waiting } = await store.enqueueJob({ queue: 'q', key: 'waiting', payload: null });
-        await expectEngramError(() => store.retryJob(waiting.id), 'CONFLICT');
-        await expectEngramError(() => store.retryJob('job_missing'), 'NOT_FOUND');
-        expect(await store.jobCounts('q')).toEqual({ pending: 1, running: 0, done: 1, failed: 0 });
+        await expectEngramError(() => store.jobs.retry(job.id), 'CONFLICT');
+        await store.jobs.complete(job.id, 'w');
+        await expectEngramError(() => store.jobs.retry(job.id), 'CONFLICT');
+        const { job: waiting } = await store.jobs.enqueue({ queue: 'q', key: 'waiting', payload: null });
+        await expectEngramError(() => store.jobs.retry(waiting.id), 'CONFLICT');
+        await expectEngramError(() => store.jobs.retry('job_missing'), 'NOT_FOUND');
+        expect(await store.jobs.counts('q')).toEqual({ pending: 1, running: 0, done: 1, failed: 0 });
       },
     },
     {
-      name: 'listJobs and jobCounts filter by queue and state, oldest first',
+      name: 'jobs.list and jobs.counts filter by queue and state, oldest first',
       async run({ store }) {
         const keys = ['j1', 'j2', 'j3', 'j4', 'j5'];
-        for (const key of keys) await store.enqueueJob({ queue: 'alpha', key, payload: key });
-        await store.enqueueJob({ queue: 'beta', key: 'b1', payload: null });
-        await store.enqueueJob({ queue: 'beta', key: 'b2', payload: null });
-        const first = await store.claimJob({ queue: 'alpha', worker: 'w', leaseMs: LONG_LEASE });
-        await store.completeJob(first!.id, 'w');
-        const second = await store.claimJob({ queue: 'alpha', worker: 'w', leaseMs: LONG_LEASE });
-        await store.failJob(second!.id, 'w', { error: 'no' });
-        await store.claimJob({ queue: 'alpha', worker: 'w', leaseMs: LONG_LEASE });
-        await store.claimJob({ queue: 'beta', worker: 'w', leaseMs: LONG_LEASE });
+        for (const key of keys) await store.jobs.enqueue({ queue: 'alpha', key, payload: key });
+        await store.jobs.enqueue({ queue: 'beta', key: 'b1', payload: null });
+        await store.jobs.enqueue({ queue: 'beta', key: 'b2', payload: null });
+        const first = await store.jobs.claim({ queue: 'alpha', worker: 'w', leaseMs: LONG_LEASE });
+        await store.jobs.complete(first!.id, 'w');
+        const second = await store.jobs.claim({ queue: 'alpha', worker: 'w', leaseMs: LONG_LEASE });
+        await store.jobs.fail(second!.id, 'w', { error: 'no' });
+        await store.jobs.claim({ queue: 'alpha', worker: 'w', leaseMs: LONG_LEASE });
+        await store.jobs.claim({ queue: 'beta', worker: 'w', leaseMs: LONG_LEASE });
 
         const keysOf = (jobs: Job[]): string[] => jobs.map((job) => job.key);
-        expect(keysOf(await store.listJobs({}))).toEqual([...keys, 'b1', 'b2']);
-        expect(keysOf(await store.listJobs({ queue: 'alpha' }))).toEqual(keys);
-        expect(keysOf(await store.listJobs({ queue: 'alpha', states: ['pending'] }))).toEqual(['j4', 'j5']);
-        expect(keysOf(await store.listJobs({ states: ['running'] }))).toEqual(['j3', 'b1']);
-        expect(keysOf(await store.listJobs({ states: ['done', 'failed'] }))).toEqual(['j1', 'j2']);
-        expect(keysOf(await store.listJobs({ queue: 'alpha', limit: 2 }))).toEqual(['j1', 'j2']);
-        expect(await store.listJobs({ states: [] })).toEqual([]);
-        expect(await store.listJobs({ queue: 'gamma' })).toEqual([]);
+        expect(keysOf(await store.jobs.list({}))).toEqual([...keys, 'b1', 'b2']);
+        expect(keysOf(await store.jobs.list({ queue: 'alpha' }))).toEqual(keys);
+        expect(keysOf(await store.jobs.list({ queue: 'alpha', states: ['pending'] }))).toEqual(['j4', 'j5']);
+        expect(keysOf(await store.jobs.list({ states: ['running'] }))).toEqual(['j3', 'b1']);
+        expect(keysOf(await store.jobs.list({ states: ['done', 'failed'] }))).toEqual(['j1', 'j2']);
+        expect(keysOf(await store.jobs.list({ queue: 'alpha', limit: 2 }))).toEqual(['j1', 'j2']);
+        expect(await store.jobs.list({ states: [] })).toEqual([]);
+        expect(await store.jobs.list({ queue: 'gamma' })).toEqual([]);
 
-        expect(await store.jobCounts('alpha')).toEqual({ pending: 2, running: 1, done: 1, failed: 1 });
-        expect(await store.jobCounts('beta')).toEqual({ pending: 1, running: 1, done: 0, failed: 0 });
-        expect(await store.jobCounts('gamma')).toEqual({ pending: 0, running: 0, done: 0, failed: 0 });
-        expect(await store.jobCounts()).toEqual({ pending: 3, running: 2, done: 1, failed: 1 });
+        expect(await store.jobs.counts('alpha')).toEqual({ pending: 2, running: 1, done: 1, failed: 1 });
+        expect(await store.jobs.counts('beta')).toEqual({ pending: 1, running: 1, done: 0, failed: 0 });
+        expect(await store.jobs.counts('gamma')).toEqual({ pending: 0, running: 0, done: 0, failed: 0 });
+        expect(await store.jobs.counts()).toEqual({ pending: 3, running: 2, done: 1, failed: 1 });
       },
     },
     {
       name: 'job calls refuse malformed, oversized and hostile input with INVALID_INPUT and change nothing',
       async run({ store }) {
-        const { job } = await store.enqueueJob({ queue: 'q', key: 'kept', payload: { keep: true } });
-        await store.enqueueJob({ queue: 'q', key: 'leased', payload: null });
-        const leased = (await store.claimJob({ queue: 'q', worker: 'w', leaseMs: LONG_LEASE }))!;
+        const { job } = await store.jobs.enqueue({ queue: 'q', key: 'kept', payload: { keep: true } });
+        await store.jobs.enqueue({ queue: 'q', key: 'leased', payload: null });
+        const leased = (await store.jobs.claim({ queue: 'q', worker: 'w', leaseMs: LONG_LEASE }))!;
         const before = await jobsFingerprint(store);
 
         const cycle: Record<string, unknown> = { a: 1 };
@@ -312,7 +314,7 @@ export const jobQueueCases: StoreSuiteGroup = {
           const outcome = await outcomeOf(action);
           if (outcome !== 'INVALID_INPUT') problems.push(`${label}: ${outcome}`);
         };
-        for (const [index, input] of badJobs.entries()) await refused(`enqueueJob #${index} ${label(input)}`, () => store.enqueueJob(input as NewJob));
+        for (const [index, input] of badJobs.entries()) await refused(`enqueue #${index} ${label(input)}`, () => store.jobs.enqueue(input as NewJob));
 
         const claim = { queue: 'q', worker: 'w2', leaseMs: 1_000 };
         const badClaims: unknown[] = [
@@ -330,42 +332,50 @@ export const jobQueueCases: StoreSuiteGroup = {
           { ...claim, leaseMs: 1e15 },
           { ...claim, leaseMs: '1000' },
         ];
-        for (const options of badClaims) await refused(`claimJob ${describeInput({ options: options as Record<string, unknown> })}`, () => store.claimJob(options as never));
+        for (const options of badClaims) await refused(`claim ${describeInput({ options: options as Record<string, unknown> })}`, () => store.jobs.claim(options as never));
 
-        const call = store as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+        const call = store.jobs as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
         const badCalls: Array<[string, unknown[]]> = [
-          ['completeJob', [leased.id, '']],
-          ['completeJob', [leased.id, 42]],
-          ['completeJob', [42, 'w']],
-          ['completeJob', ['', 'w']],
-          ['failJob', [leased.id, 'w', null]],
-          ['failJob', [leased.id, 'w', { error: 42 }]],
-          ['failJob', [leased.id, 'w', {}]],
-          ['failJob', [leased.id, 'w', { error: 'x', retryAt: 'soon' }]],
-          ['failJob', [leased.id, 'w', { error: 'x', retryAt: 5 }]],
-          ['failJob', [leased.id, '', { error: 'x' }]],
-          ['retryJob', [42]],
-          ['retryJob', ['']],
-          ['getJob', [null]],
-          ['getJob', ['x'.repeat(10_000)]],
-          ['listJobs', [null]],
-          ['listJobs', [{ states: ['pending', 'sleeping'] }]],
-          ['listJobs', [{ states: 'pending' }]],
-          ['listJobs', [{ queue: '' }]],
-          ['listJobs', [{ limit: -1 }]],
-          ['listJobs', [{ limit: 1.5 }]],
-          ['jobCounts', [42]],
-          ['jobCounts', ['']],
+          ['complete', [leased.id, '']],
+          ['complete', [leased.id, 42]],
+          ['complete', [42, 'w']],
+          ['complete', ['', 'w']],
+          ['fail', [leased.id, 'w', null]],
+          ['fail', [leased.id, 'w', { error: 42 }]],
+          ['fail', [leased.id, 'w', {}]],
+          ['fail', [leased.id, 'w', { error: 'x', retryAt: 'soon' }]],
+          ['fail', [leased.id, 'w', { error: 'x', retryAt: 5 }]],
+          ['fail', [leased.id, '', { error: 'x' }]],
+          ['retry', [42]],
+          ['retry', ['']],
+          ['get', [null]],
+          ['get', ['x'.repeat(10_000)]],
+          ['list', [null]],
+          ['list', [{ states: ['pending', 'sleeping'] }]],
+          ['list', [{ states: 'pending' }]],
+          ['list', [{ queue: '' }]],
+          ['list', [{ limit: -1 }]],
+          ['list', [{ limit: 1.5 }]],
+          ['counts', [42]],
+          ['counts', ['']],
         ];
-        for (const [method, args] of badCalls) await refused(`${method} ${describeInput({ args: JSON.stringify(args).slice(0, 80) })}`, () => call[method]!.apply(store, args));
+        for (const [method, args] of badCalls) await refused(`${method} ${describeInput({ args: JSON.stringify(args).slice(0, 80) })}`, () => call[method]!.apply(store.jobs, args));
         expect(problems).toEqual([]);
 
         expect(await jobsFingerprint(store)).toEqual(before);
-        expect(await store.getJob(job.id)).toEqual(before.jobs.find((entry) => entry.id === job.id));
+        expect(await store.jobs.get(job.id)).toEqual(before.jobs.find((entry) => entry.id === job.id));
         // The lease survived the hostile calls: its worker can still finish the job.
-        expect(await store.completeJob(leased.id, 'w')).toMatchObject({ state: 'done' });
+        expect(await store.jobs.complete(leased.id, 'w')).toMatchObject({ state: 'done' });
       },
     },
+  ],
+});
+
+/** Workers in other processes, started together by a checkpoint. */
+export const jobWorkerCases = storeCaseGroup({
+  title: 'job workers in other processes',
+  roles: ['jobs', 'checkpoints'],
+  cases: [
     {
       name: `two processes claiming from one queue of ${JOBS_FOR_TWO_WORKERS} jobs at once run every job exactly once`,
       timeoutMs: 120_000,
@@ -373,7 +383,7 @@ export const jobQueueCases: StoreSuiteGroup = {
         const queue = 'shared-queue';
         const ids = new Set<string>();
         for (let index = 0; index < JOBS_FOR_TWO_WORKERS; index += 1) {
-          ids.add((await store.enqueueJob({ queue, key: `job-${index}`, payload: { index } })).job.id);
+          ids.add((await store.jobs.enqueue({ queue, key: `job-${index}`, payload: { index } })).job.id);
         }
         const results = await runStoreWorkersTogether(
           store,
@@ -391,10 +401,10 @@ export const jobQueueCases: StoreSuiteGroup = {
         // Both really worked the queue at once.
         for (const own of claims) expect(own.length).toBeGreaterThan(0);
 
-        expect(await store.jobCounts(queue)).toEqual({ pending: 0, running: 0, done: JOBS_FOR_TWO_WORKERS, failed: 0 });
-        const jobs = await store.listJobs({ queue });
+        expect(await store.jobs.counts(queue)).toEqual({ pending: 0, running: 0, done: JOBS_FOR_TWO_WORKERS, failed: 0 });
+        const jobs = await store.jobs.list({ queue });
         expect(jobs.filter((job) => job.attempts !== 1 || job.lockedBy !== null)).toEqual([]);
       },
     },
   ],
-};
+});

@@ -1,10 +1,12 @@
 import { expect } from 'vitest';
-import type { CheckpointRecord, ExportPage, Job, MemoryStore, StoreRecords } from '../../contracts/memory-store.js';
-import { describeInput, expectEngramError, outcomeOf, type StoreSuiteGroup } from '../store-suite-support.js';
+import type { StoreWith } from '../../contracts/memory-store.js';
+import type { Job } from '../../contracts/memory-store-jobs.js';
+import type { CheckpointRecord, ExportPage, StoreRecords } from '../../contracts/memory-store-records.js';
+import { describeInput, expectEngramError, outcomeOf, storeCaseGroup } from '../store-suite-support.js';
 
 // Copying a store whole moves its jobs (any state, with attempts, leases and errors) and its
 // checkpoints (extraction cursors and the like) too: export pages by key in byte order, and
-// restoreRecords writing them verbatim. As in record-copy-cases.ts, one store per case: a round
+// records.restore writing them verbatim. As in record-copy-cases.ts, one store per case: a round
 // trip restores the store's own export under new keys, then again unchanged (all skipped).
 
 const QUEUE = 'copy-queue';
@@ -13,22 +15,22 @@ const NAMES = ['cursor:B', 'cursor:a', 'cursor-1', 'cursor.2', 'CURSOR:3', 'curs
 const byteOrder = (left: string, right: string): number => Buffer.compare(Buffer.from(left, 'utf8'), Buffer.from(right, 'utf8'));
 
 /** A store with a job in every state and checkpoints under awkward names; returns the job ids by state. */
-async function seedJobs(store: MemoryStore): Promise<Record<'pending' | 'running' | 'done' | 'failed' | 'retrying', string>> {
-  const enqueue = async (key: string, payload: unknown, maxAttempts = 3): Promise<string> => (await store.enqueueJob({ queue: QUEUE, key, payload, maxAttempts })).job.id;
+async function seedJobs(store: StoreWith<'jobs' | 'checkpoints'>): Promise<Record<'pending' | 'running' | 'done' | 'failed' | 'retrying', string>> {
+  const enqueue = async (key: string, payload: unknown, maxAttempts = 3): Promise<string> => (await store.jobs.enqueue({ queue: QUEUE, key, payload, maxAttempts })).job.id;
   const done = await enqueue('turn-1', { session: 's-1', turns: [1, 2, 3] });
   const failed = await enqueue('turn-2', "'); DROP TABLE jobs; --", 1);
   const retrying = await enqueue('turn-3', { nested: { deep: [null, true, 1.5, 'café 東京 🚀'] } });
   const running = await enqueue('turn-4', null);
   const pending = await enqueue('turn-5', 42);
-  const claim = async (): Promise<Job> => (await store.claimJob({ queue: QUEUE, worker: 'copy-worker', leaseMs: 60_000 }))!;
+  const claim = async (): Promise<Job> => (await store.jobs.claim({ queue: QUEUE, worker: 'copy-worker', leaseMs: 60_000 }))!;
   expect((await claim()).id).toBe(done);
-  await store.completeJob(done, 'copy-worker');
+  await store.jobs.complete(done, 'copy-worker');
   expect((await claim()).id).toBe(failed);
-  await store.failJob(failed, 'copy-worker', { error: 'gave up: "quoted" \\ and \'single\'' });
+  await store.jobs.fail(failed, 'copy-worker', { error: 'gave up: "quoted" \\ and \'single\'' });
   expect((await claim()).id).toBe(retrying);
-  await store.failJob(retrying, 'copy-worker', { error: 'try later', retryAt: '2099-01-01T00:00:00.000Z' });
+  await store.jobs.fail(retrying, 'copy-worker', { error: 'try later', retryAt: '2099-01-01T00:00:00.000Z' });
   expect((await claim()).id).toBe(running);
-  for (const [index, name] of NAMES.entries()) await store.setCheckpoint(name, `value ${index}: "x'); DROP TABLE checkpoints; --"`);
+  for (const [index, name] of NAMES.entries()) await store.checkpoints.set(name, `value ${index}: "x'); DROP TABLE checkpoints; --"`);
   return { pending, running, done, failed, retrying };
 }
 
@@ -54,10 +56,10 @@ interface ExportedCoordination {
   checkpoints: CheckpointRecord[];
 }
 
-async function exportCoordination(store: MemoryStore, limit = 1_000): Promise<ExportedCoordination> {
+async function exportCoordination(store: StoreWith<'records'>, limit = 1_000): Promise<ExportedCoordination> {
   return {
-    jobs: await readAll((page) => store.exportJobs(page), (job) => job.id, limit),
-    checkpoints: await readAll((page) => store.exportCheckpoints(page), (checkpoint) => checkpoint.name, limit),
+    jobs: await readAll((page) => store.records.exportJobs(page), (job) => job.id, limit),
+    checkpoints: await readAll((page) => store.records.exportCheckpoints(page), (checkpoint) => checkpoint.name, limit),
   };
 }
 
@@ -71,8 +73,9 @@ function renamed(records: ExportedCoordination): ExportedCoordination {
 
 const counts = (jobs: number, checkpoints: number) => ({ memories: 0, history: 0, vectors: 0, jobs, checkpoints });
 
-export const jobRecordCopyCases: StoreSuiteGroup = {
+export const jobRecordCopyCases = storeCaseGroup({
   title: 'copying jobs and checkpoints',
+  roles: ['records', 'jobs', 'checkpoints'],
   cases: [
     {
       name: 'export pages list every job and checkpoint once, by key in byte order, in any page size',
@@ -83,28 +86,28 @@ export const jobRecordCopyCases: StoreSuiteGroup = {
         expect(await exportCoordination(store, 10_000)).toEqual(small);
 
         expect(small.jobs.map((job) => job.id)).toEqual(Object.values(ids).sort(byteOrder));
-        for (const job of small.jobs) expect(job).toEqual(await store.getJob(job.id));
+        for (const job of small.jobs) expect(job).toEqual(await store.jobs.get(job.id));
         expect(small.jobs.map((job) => job.state).sort()).toEqual(['done', 'failed', 'pending', 'pending', 'running']);
         expect(small.jobs.find((job) => job.id === ids.running)).toMatchObject({ lockedBy: 'copy-worker', lockedUntil: expect.any(String), attempts: 1 });
         expect(small.jobs.find((job) => job.id === ids.retrying)).toMatchObject({ state: 'pending', lastError: 'try later', runAt: '2099-01-01T00:00:00.000Z' });
 
         expect(small.checkpoints.map((checkpoint) => checkpoint.name)).toEqual([...NAMES].sort(byteOrder));
         for (const checkpoint of small.checkpoints) {
-          expect(checkpoint.value).toBe(await store.getCheckpoint(checkpoint.name));
+          expect(checkpoint.value).toBe(await store.checkpoints.get(checkpoint.name));
           expect(Date.parse(checkpoint.updatedAt)).not.toBeNaN();
         }
         // "after" is a plain value, never query text.
         const hostile = "'); DROP TABLE jobs; --";
-        expect((await store.exportJobs({ limit: 100, after: hostile })).map((job) => job.id)).toEqual(small.jobs.map((job) => job.id).filter((id) => byteOrder(id, hostile) > 0));
-        expect(await store.exportCheckpoints({ limit: 100, after: 'cursor:\u{1F680}' })).toEqual([]);
-        expect(await store.exportCheckpoints({ limit: 100, after: 'x'.repeat(500) })).toEqual([]);
+        expect((await store.records.exportJobs({ limit: 100, after: hostile })).map((job) => job.id)).toEqual(small.jobs.map((job) => job.id).filter((id) => byteOrder(id, hostile) > 0));
+        expect(await store.records.exportCheckpoints({ limit: 100, after: 'cursor:\u{1F680}' })).toEqual([]);
+        expect(await store.records.exportCheckpoints({ limit: 100, after: 'x'.repeat(500) })).toEqual([]);
       },
     },
     {
       name: 'an empty store exports no jobs or checkpoints, and malformed pages are refused with INVALID_INPUT',
       async run({ store }) {
-        expect(await store.exportJobs({ limit: 10 })).toEqual([]);
-        expect(await store.exportCheckpoints({ limit: 10 })).toEqual([]);
+        expect(await store.records.exportJobs({ limit: 10 })).toEqual([]);
+        expect(await store.records.exportCheckpoints({ limit: 10 })).toEqual([]);
         const pages: Array<[string, unknown]> = [
           ['both', null],
           ['both', []],
@@ -121,8 +124,8 @@ export const jobRecordCopyCases: StoreSuiteGroup = {
         const unexpected: string[] = [];
         for (const [which, page] of pages) {
           for (const [method, read] of [
-            ['exportJobs', store.exportJobs.bind(store)],
-            ['exportCheckpoints', store.exportCheckpoints.bind(store)],
+            ['exportJobs', store.records.exportJobs.bind(store.records)],
+            ['exportCheckpoints', store.records.exportCheckpoints.bind(store.records)],
           ] as const) {
             if (which !== 'both' && which !== method) continue;
             const outcome = await outcomeOf(() => read(page as ExportPage));
@@ -133,37 +136,37 @@ export const jobRecordCopyCases: StoreSuiteGroup = {
       },
     },
     {
-      name: 'restoreRecords writes jobs and checkpoints verbatim, skips identical ones, and restored jobs run like enqueued ones',
+      name: 'records.restore writes jobs and checkpoints verbatim, skips identical ones, and restored jobs run like enqueued ones',
       async run({ store }) {
         await seedJobs(store);
         const original = await exportCoordination(store);
         const copy = renamed(original);
 
-        expect(await store.restoreRecords({ jobs: copy.jobs.slice(0, 2), checkpoints: copy.checkpoints.slice(0, 3) })).toEqual({ written: counts(2, 3), skipped: counts(0, 0) });
+        expect(await store.records.restore({ jobs: copy.jobs.slice(0, 2), checkpoints: copy.checkpoints.slice(0, 3) })).toEqual({ written: counts(2, 3), skipped: counts(0, 0) });
         // A resumed page: the part already there is skipped, the rest written.
-        expect(await store.restoreRecords(copy)).toEqual({ written: counts(copy.jobs.length - 2, copy.checkpoints.length - 3), skipped: counts(2, 3) });
-        expect(await store.restoreRecords(original)).toEqual({ written: counts(0, 0), skipped: counts(original.jobs.length, original.checkpoints.length) });
+        expect(await store.records.restore(copy)).toEqual({ written: counts(copy.jobs.length - 2, copy.checkpoints.length - 3), skipped: counts(2, 3) });
+        expect(await store.records.restore(original)).toEqual({ written: counts(0, 0), skipped: counts(original.jobs.length, original.checkpoints.length) });
 
-        for (const job of copy.jobs) expect(await store.getJob(job.id)).toEqual(job);
-        for (const checkpoint of copy.checkpoints) expect(await store.getCheckpoint(checkpoint.name)).toBe(checkpoint.value);
+        for (const job of copy.jobs) expect(await store.jobs.get(job.id)).toEqual(job);
+        for (const checkpoint of copy.checkpoints) expect(await store.checkpoints.get(checkpoint.name)).toBe(checkpoint.value);
         const after = await exportCoordination(store);
         expect(after.jobs.filter((job) => job.id.startsWith('copy.'))).toEqual(copy.jobs);
         expect(after.checkpoints.filter((checkpoint) => checkpoint.name.startsWith('copy.'))).toEqual(copy.checkpoints);
-        expect(await store.jobCounts(`copy.${QUEUE}`)).toEqual(await store.jobCounts(QUEUE));
+        expect(await store.jobs.counts(`copy.${QUEUE}`)).toEqual(await store.jobs.counts(QUEUE));
 
         // The restored queue works: the pending job is claimed (not the one waiting for 2099), the failed one can be retried.
-        const claimed = await store.claimJob({ queue: `copy.${QUEUE}`, worker: 'after-copy', leaseMs: 1_000 });
+        const claimed = await store.jobs.claim({ queue: `copy.${QUEUE}`, worker: 'after-copy', leaseMs: 1_000 });
         expect(claimed?.key).toBe('turn-5');
-        expect(await store.claimJob({ queue: `copy.${QUEUE}`, worker: 'after-copy', leaseMs: 1_000 })).toBeUndefined();
+        expect(await store.jobs.claim({ queue: `copy.${QUEUE}`, worker: 'after-copy', leaseMs: 1_000 })).toBeUndefined();
         const failed = copy.jobs.find((job) => job.state === 'failed')!;
-        expect((await store.retryJob(failed.id)).state).toBe('pending');
+        expect((await store.jobs.retry(failed.id)).state).toBe('pending');
         // Enqueueing a restored job's key again finds it rather than making a second one.
-        expect(await store.enqueueJob({ queue: `copy.${QUEUE}`, key: 'turn-1', payload: null })).toMatchObject({ created: false, job: { id: copy.jobs.find((job) => job.key === 'turn-1')!.id } });
-        expect(await store.setCheckpoint(copy.checkpoints[0]!.name, 'next', { expected: copy.checkpoints[0]!.value })).toBe(true);
+        expect(await store.jobs.enqueue({ queue: `copy.${QUEUE}`, key: 'turn-1', payload: null })).toMatchObject({ created: false, job: { id: copy.jobs.find((job) => job.key === 'turn-1')!.id } });
+        expect(await store.checkpoints.set(copy.checkpoints[0]!.name, 'next', { expected: copy.checkpoints[0]!.value })).toBe(true);
       },
     },
     {
-      name: 'restoreRecords refuses a job or checkpoint that differs from the stored one with CONFLICT, and writes nothing',
+      name: 'records.restore refuses a job or checkpoint that differs from the stored one with CONFLICT, and writes nothing',
       async run({ store }) {
         await seedJobs(store);
         const exported = await exportCoordination(store);
@@ -183,14 +186,14 @@ export const jobRecordCopyCases: StoreSuiteGroup = {
           ['a conflict after good memories', { memories: [], jobs: [fresh.jobs[2]!], checkpoints: [{ ...checkpoint, value: 'changed' }] }],
         ];
         for (const [label, records] of attempts) {
-          const error = await expectEngramError(() => store.restoreRecords(records), 'CONFLICT');
+          const error = await expectEngramError(() => store.records.restore(records), 'CONFLICT');
           expect(error.message, label).toMatch(/\S/);
           expect(await exportCoordination(store), label).toEqual(exported);
         }
       },
     },
     {
-      name: 'restoreRecords refuses malformed jobs and checkpoints and changes nothing; hostile text is stored verbatim',
+      name: 'records.restore refuses malformed jobs and checkpoints and changes nothing; hostile text is stored verbatim',
       async run({ store }) {
         const job: Job = {
           id: 'job-restored-1',
@@ -208,7 +211,7 @@ export const jobRecordCopyCases: StoreSuiteGroup = {
           updatedAt: '2024-01-02T03:04:06.000Z',
         };
         const checkpoint: CheckpointRecord = { name: 'extraction-cursor:session-1', value: 'msg-9', updatedAt: '2024-01-02T03:04:07.000Z' };
-        await store.setCheckpoint('already-here', 'yes');
+        await store.checkpoints.set('already-here', 'yes');
         const before = await exportCoordination(store);
         const { payload: _payload, ...withoutPayload } = job;
         const cases: Array<[string, unknown, string]> = [
@@ -242,7 +245,7 @@ export const jobRecordCopyCases: StoreSuiteGroup = {
         ];
         const unexpected: string[] = [];
         for (const [label, records, code] of cases) {
-          const outcome = await outcomeOf(() => store.restoreRecords(records as StoreRecords));
+          const outcome = await outcomeOf(() => store.records.restore(records as StoreRecords));
           if (outcome !== code) unexpected.push(`${label}: ${outcome}, expected ${code}`);
         }
         expect(unexpected).toEqual([]);
@@ -259,13 +262,13 @@ export const jobRecordCopyCases: StoreSuiteGroup = {
           lastError: "x'); DROP TABLE memories; --",
         };
         const hostileCheckpoint: CheckpointRecord = { name: "c'); DROP TABLE checkpoints; --", value: '$$ \\x00 "quoted"', updatedAt: checkpoint.updatedAt };
-        const report = await store.restoreRecords({ jobs: [job, hostileJob], checkpoints: [checkpoint, hostileCheckpoint] });
+        const report = await store.records.restore({ jobs: [job, hostileJob], checkpoints: [checkpoint, hostileCheckpoint] });
         expect(report.written).toEqual(counts(2, 2));
-        expect(await store.getJob('job-hostile')).toEqual(hostileJob);
-        expect(await store.getJob(job.id)).toEqual(job);
-        expect(await store.getCheckpoint(hostileCheckpoint.name)).toBe(hostileCheckpoint.value);
+        expect(await store.jobs.get('job-hostile')).toEqual(hostileJob);
+        expect(await store.jobs.get(job.id)).toEqual(job);
+        expect(await store.checkpoints.get(hostileCheckpoint.name)).toBe(hostileCheckpoint.value);
         expect((await exportCoordination(store)).checkpoints).toHaveLength(3);
       },
     },
   ],
-};
+});

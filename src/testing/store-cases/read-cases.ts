@@ -9,7 +9,7 @@ import {
   outcomeOf,
   sortedIds,
   SUITE_ACTOR,
-  type StoreSuiteGroup,
+  storeCaseGroup,
 } from '../store-suite-support.js';
 
 const FILTER_MODES = [undefined, 'exclude', 'include', 'only'] as const;
@@ -34,8 +34,9 @@ async function createFourStates(store: MemoryStore, scope: string): Promise<Reco
   return { active: await read(active), archived: await read(archived), invalid: await read(invalid), both: await read(both) };
 }
 
-export const readCases: StoreSuiteGroup = {
+export const readCases = storeCaseGroup({
   title: 'reads',
+  roles: [],
   cases: [
     {
       name: 'get with scopes does not find a memory outside them',
@@ -280,4 +281,4 @@ export const readCases: StoreSuiteGroup = {
       },
     },
   ],
-};
+});

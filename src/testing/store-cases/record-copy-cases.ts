@@ -1,10 +1,13 @@
 import { expect } from 'vitest';
 import { MEMORY_TYPES, type Memory } from '../../memory/memory.js';
-import type { ExportPage, HistoryEntry, MemoryStore, StoreRecords, VectorEntry } from '../../contracts/memory-store.js';
-import { describeInput, everything, expectEngramError, fingerprint, outcomeOf, SUITE_ACTOR, type StoreSuiteGroup } from '../store-suite-support.js';
+import type { StoreWith } from '../../contracts/memory-store.js';
+import type { ExportPage, StoreRecords } from '../../contracts/memory-store-records.js';
+import type { VectorEntry } from '../../contracts/memory-store-vectors.js';
+import type { HistoryEntry } from '../../memory/memory-history.js';
+import { describeInput, everything, expectEngramError, fingerprint, outcomeOf, SUITE_ACTOR, storeCaseGroup } from '../store-suite-support.js';
 
 // Copying a store whole (`engram migrate`) reads it with the export pages and writes it into
-// another store with restoreRecords. A case gets one store, so the round trip here restores a
+// another store with records.restore. A case gets one store, so the round trip here restores a
 // store's own export under new ids (the copies must come out field for field the same) and
 // restores it again unchanged (everything identical, so everything skipped). Copies between two
 // stores, and between backends, are tested by `engram migrate`'s own tests.
@@ -26,8 +29,8 @@ interface SeededStore {
 }
 
 /** A store with every kind of record: all memory states, hit counts, sources, a delete, an undo, vectors. */
-async function seedStore(store: MemoryStore): Promise<SeededStore> {
-  await store.setVectorSpace(SPACE);
+async function seedStore(store: StoreWith<'vectors'>): Promise<SeededStore> {
+  await store.vectors.setSpace(SPACE);
   const created = await store.createMany(
     IDS.map((id, index) => ({
       id,
@@ -39,7 +42,7 @@ async function seedStore(store: MemoryStore): Promise<SeededStore> {
     })),
     SUITE_ACTOR,
   );
-  await store.putVectors(created.map((memory, index) => ({ id: memory.id, vector: vectorFor(index) })));
+  await store.vectors.put(created.map((memory, index) => ({ id: memory.id, vector: vectorFor(index) })));
   await store.update('mem_a', { content: 'Record copy fact 1: the bison moved to the north meadow.', importance: 0.9 }, EDITOR);
   await store.archive('mem-1', EDITOR);
   await store.invalidate('mem.2', { supersededBy: 'zeta' }, EDITOR);
@@ -77,11 +80,11 @@ interface Exported {
   vectors: VectorEntry[];
 }
 
-async function exportAll(store: MemoryStore, limit: number): Promise<Exported> {
+async function exportAll(store: StoreWith<'records'>, limit: number): Promise<Exported> {
   return {
-    memories: await readAll((page) => store.exportMemories(page), limit),
-    history: await readAll((page) => store.exportHistory(page), limit),
-    vectors: await readAll((page) => store.exportVectors(page), limit),
+    memories: await readAll((page) => store.records.exportMemories(page), limit),
+    history: await readAll((page) => store.records.exportHistory(page), limit),
+    vectors: await readAll((page) => store.records.exportVectors(page), limit),
   };
 }
 
@@ -110,12 +113,13 @@ function renamed(records: Exported): Exported {
   };
 }
 
-async function exportsAndFingerprint(store: MemoryStore): Promise<unknown> {
+async function exportsAndFingerprint(store: StoreWith<'records'>): Promise<unknown> {
   return { exported: await exportAll(store, 1_000), fingerprint: await fingerprint(store, SCOPES) };
 }
 
-export const recordCopyCases: StoreSuiteGroup = {
+export const recordCopyCases = storeCaseGroup({
   title: 'copying a store whole',
+  roles: ['records', 'vectors'],
   cases: [
     {
       name: 'export pages list every memory, history entry and vector once, by id in byte order, in any page size',
@@ -148,18 +152,18 @@ export const recordCopyCases: StoreSuiteGroup = {
 
         // "after" is a plain value, never query text; any string starts after itself.
         const hostile = "'); DROP TABLE memories; --";
-        expect(ids(await store.exportMemories({ limit: 100, after: hostile }))).toEqual(ids(small.memories).filter((id) => id > hostile));
-        expect(ids(await store.exportMemories({ limit: 100, after: 'mem_' }))).toEqual(ids(small.memories).filter((id) => id > 'mem_'));
-        expect(await store.exportHistory({ limit: 5, after: '\u{10FFFF}' })).toEqual([]);
+        expect(ids(await store.records.exportMemories({ limit: 100, after: hostile }))).toEqual(ids(small.memories).filter((id) => id > hostile));
+        expect(ids(await store.records.exportMemories({ limit: 100, after: 'mem_' }))).toEqual(ids(small.memories).filter((id) => id > 'mem_'));
+        expect(await store.records.exportHistory({ limit: 5, after: '\u{10FFFF}' })).toEqual([]);
         expect(await store.count(everything(SCOPES))).toBe(seeded.live.length);
       },
     },
     {
       name: 'an empty store exports nothing, and malformed pages are refused with INVALID_INPUT',
       async run({ store }) {
-        expect(await store.exportMemories({ limit: 10 })).toEqual([]);
-        expect(await store.exportHistory({ limit: 10 })).toEqual([]);
-        expect(await store.exportVectors({ limit: 10 })).toEqual([]);
+        expect(await store.records.exportMemories({ limit: 10 })).toEqual([]);
+        expect(await store.records.exportHistory({ limit: 10 })).toEqual([]);
+        expect(await store.records.exportVectors({ limit: 10 })).toEqual([]);
         await store.create({ scope: 'global', content: 'One memory.' }, SUITE_ACTOR);
         const pages: unknown[] = [
           null,
@@ -181,9 +185,9 @@ export const recordCopyCases: StoreSuiteGroup = {
         const unexpected: string[] = [];
         for (const page of pages) {
           for (const [method, read] of [
-            ['exportMemories', store.exportMemories.bind(store)],
-            ['exportHistory', store.exportHistory.bind(store)],
-            ['exportVectors', store.exportVectors.bind(store)],
+            ['exportMemories', store.records.exportMemories.bind(store.records)],
+            ['exportHistory', store.records.exportHistory.bind(store.records)],
+            ['exportVectors', store.records.exportVectors.bind(store.records)],
           ] as const) {
             const outcome = await outcomeOf(() => read(page as ExportPage));
             if (outcome !== 'INVALID_INPUT') unexpected.push(`${method}(${describeInput({ page })}) → ${outcome}`);
@@ -193,7 +197,7 @@ export const recordCopyCases: StoreSuiteGroup = {
       },
     },
     {
-      name: 'restoreRecords writes exported records verbatim (ids, times, hit counts, states, history, undo links, vectors) and adds no history',
+      name: 'records.restore writes exported records verbatim (ids, times, hit counts, states, history, undo links, vectors) and adds no history',
       async run({ store }) {
         const seeded = await seedStore(store);
         const original = await exportAll(store, 1_000);
@@ -202,15 +206,15 @@ export const recordCopyCases: StoreSuiteGroup = {
 
         // In pieces, as a copy goes: memories first, then history, then vectors with the rest of the history.
         const half = Math.ceil(copy.memories.length / 2);
-        expect(await store.restoreRecords({ memories: copy.memories.slice(0, half) })).toEqual({
+        expect(await store.records.restore({ memories: copy.memories.slice(0, half) })).toEqual({
           written: { memories: half, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
           skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
         });
-        expect(await store.restoreRecords({ memories: copy.memories.slice(half), history: copy.history.slice(0, 3) })).toEqual({
+        expect(await store.records.restore({ memories: copy.memories.slice(half), history: copy.history.slice(0, 3) })).toEqual({
           written: { memories: copy.memories.length - half, history: 3, vectors: 0, jobs: 0, checkpoints: 0 },
           skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
         });
-        expect(await store.restoreRecords({ history: copy.history.slice(3), vectors: copy.vectors })).toEqual({
+        expect(await store.records.restore({ history: copy.history.slice(3), vectors: copy.vectors })).toEqual({
           written: { memories: 0, history: copy.history.length - 3, vectors: copy.vectors.length, jobs: 0, checkpoints: 0 },
           skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
         });
@@ -228,12 +232,12 @@ export const recordCopyCases: StoreSuiteGroup = {
         const statsAfter = await store.stats();
         expect(statsAfter.total).toBe(statsBefore.total * 2);
         expect(statsAfter.historyEntries).toBe(statsBefore.historyEntries + copy.history.length);
-        expect(await store.vectorCounts()).toEqual({ stored: seeded.withVectors.length * 2, missing: (seeded.live.length - seeded.withVectors.length) * 2 });
+        expect(await store.vectors.counts()).toEqual({ stored: seeded.withVectors.length * 2, missing: (seeded.live.length - seeded.withVectors.length) * 2 });
 
         // Restored memories are found like created ones, by full text and by vector.
         const hits = await store.searchText({ scopes: SCOPES, terms: [WORDS[IDS.indexOf('zeta')]!], limit: 10 });
         expect(ids(hits.map((hit) => hit.memory)).sort()).toEqual(['copy.zeta', 'zeta']);
-        const nearest = await store.searchVector({ scopes: SCOPES, vector: vectorFor(IDS.indexOf('MEM:3')), limit: 2 });
+        const nearest = await store.vectors.search({ scopes: SCOPES, vector: vectorFor(IDS.indexOf('MEM:3')), limit: 2 });
         expect(ids(nearest.map((hit) => hit.memory)).sort()).toEqual(['MEM:3', 'copy.MEM:3']);
         expect(nearest[0]!.similarity).toBeCloseTo(1, 5);
 
@@ -250,12 +254,12 @@ export const recordCopyCases: StoreSuiteGroup = {
       },
     },
     {
-      name: 'restoreRecords skips records already there unchanged, so a resumed copy is idempotent',
+      name: 'records.restore skips records already there unchanged, so a resumed copy is idempotent',
       async run({ store }) {
         await seedStore(store);
         const exported = await exportAll(store, 1_000);
         const before = await exportsAndFingerprint(store);
-        expect(await store.restoreRecords(exported)).toEqual({
+        expect(await store.records.restore(exported)).toEqual({
           written: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
           skipped: { memories: exported.memories.length, history: exported.history.length, vectors: exported.vectors.length, jobs: 0, checkpoints: 0 },
         });
@@ -263,20 +267,20 @@ export const recordCopyCases: StoreSuiteGroup = {
 
         // A page that was half copied before an interruption: the copied part is skipped, the rest written.
         const copy = renamed(exported);
-        await store.restoreRecords({ memories: copy.memories.slice(0, 3) });
-        expect(await store.restoreRecords({ memories: copy.memories, history: [...exported.history.slice(0, 2), ...copy.history] })).toEqual({
+        await store.records.restore({ memories: copy.memories.slice(0, 3) });
+        expect(await store.records.restore({ memories: copy.memories, history: [...exported.history.slice(0, 2), ...copy.history] })).toEqual({
           written: { memories: copy.memories.length - 3, history: copy.history.length, vectors: 0, jobs: 0, checkpoints: 0 },
           skipped: { memories: 3, history: 2, vectors: 0, jobs: 0, checkpoints: 0 },
         });
-        expect(await store.restoreRecords({ memories: [], history: [], vectors: [] })).toEqual({
+        expect(await store.records.restore({ memories: [], history: [], vectors: [] })).toEqual({
           written: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
           skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
         });
-        expect(await store.restoreRecords({})).toEqual({ written: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 }, skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 } });
+        expect(await store.records.restore({})).toEqual({ written: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 }, skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 } });
       },
     },
     {
-      name: 'restoreRecords refuses a record that differs from the one stored under its id with CONFLICT, and writes nothing',
+      name: 'records.restore refuses a record that differs from the one stored under its id with CONFLICT, and writes nothing',
       async run({ store }) {
         await seedStore(store);
         const exported = await exportAll(store, 1_000);
@@ -299,14 +303,14 @@ export const recordCopyCases: StoreSuiteGroup = {
           ['the same history entry twice in one call', { history: [entry, { ...entry }] }],
         ];
         for (const [label, records] of attempts) {
-          const error = await expectEngramError(() => store.restoreRecords(records), 'CONFLICT');
+          const error = await expectEngramError(() => store.records.restore(records), 'CONFLICT');
           expect(error.message, label).toMatch(/\S/);
           expect(await exportsAndFingerprint(store), label).toEqual(before);
         }
       },
     },
     {
-      name: 'restoreRecords refuses malformed and oversized records and changes nothing; hostile text is stored verbatim, never run',
+      name: 'records.restore refuses malformed and oversized records and changes nothing; hostile text is stored verbatim, never run',
       async run({ store }) {
         await store.create({ scope: 'project:copy', content: 'Already here.' }, SUITE_ACTOR);
         const memory: Memory = {
@@ -333,8 +337,8 @@ export const recordCopyCases: StoreSuiteGroup = {
         const before = await exportsAndFingerprint(store);
 
         // Vectors need a space; until one is set they are refused.
-        expect(await outcomeOf(() => store.restoreRecords({ memories: [memory], vectors: [vector] }))).toBe('INVALID_INPUT');
-        await store.setVectorSpace(SPACE);
+        expect(await outcomeOf(() => store.records.restore({ memories: [memory], vectors: [vector] }))).toBe('INVALID_INPUT');
+        await store.vectors.setSpace(SPACE);
 
         const cases: Array<[string, unknown, string]> = [
           ['null', null, 'INVALID_INPUT'],
@@ -372,7 +376,7 @@ export const recordCopyCases: StoreSuiteGroup = {
         ];
         const unexpected: string[] = [];
         for (const [label, records, code] of cases) {
-          const outcome = await outcomeOf(() => store.restoreRecords(records as StoreRecords));
+          const outcome = await outcomeOf(() => store.records.restore(records as StoreRecords));
           if (outcome !== code) unexpected.push(`${label}: ${outcome}, expected ${code}`);
         }
         expect(unexpected).toEqual([]);
@@ -388,7 +392,7 @@ export const recordCopyCases: StoreSuiteGroup = {
           source: { sessionId: "'; DELETE FROM memory_history; --", origin: '" OR ""="' },
         };
         const hostileEntry: HistoryEntry = { ...entry, id: 'chg-hostile-1', memoryId: 'hostile-1', actor: "x'); DROP TABLE memory_history; --", after: hostileMemory };
-        const report = await store.restoreRecords({ memories: [hostileMemory], history: [hostileEntry], vectors: [{ ...vector, id: 'hostile-1' }] });
+        const report = await store.records.restore({ memories: [hostileMemory], history: [hostileEntry], vectors: [{ ...vector, id: 'hostile-1' }] });
         expect(report.written).toEqual({ memories: 1, history: 1, vectors: 1, jobs: 0, checkpoints: 0 });
         expect(await store.get('hostile-1')).toEqual(hostileMemory);
         expect(await store.history('hostile-1')).toEqual([hostileEntry]);
@@ -397,4 +401,4 @@ export const recordCopyCases: StoreSuiteGroup = {
       },
     },
   ],
-};
+});

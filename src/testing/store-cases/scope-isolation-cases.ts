@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import { MEMORY_TYPES, type Memory, type NewMemory } from '../../memory/memory.js';
 import type { Scope } from '../../memory/scope.js';
 import type { MemoryFilter, MemoryStore, TextSearch } from '../../contracts/memory-store.js';
-import { createRandomSource, SUITE_ACTOR, type RandomSource, type StoreSuiteGroup } from '../store-suite-support.js';
+import { createRandomSource, SUITE_ACTOR, type RandomSource, storeCaseGroup } from '../store-suite-support.js';
 
 /**
  * Twenty scopes chosen to trip naive filters: prefixes of each other (`app`, `app2`, `app/sub`),
@@ -205,8 +205,9 @@ async function checkQuery(store: MemoryStore, random: RandomSource, seeded: Seed
   return stats.total === expected ? undefined : `stats ${JSON.stringify(scopes)} total ${stats.total}, wanted ${expected}`;
 }
 
-export const scopeIsolationCases: StoreSuiteGroup = {
+export const scopeIsolationCases = storeCaseGroup({
   title: 'scope isolation',
+  roles: [],
   cases: [
     {
       name: `no read returns a memory outside the scopes it names (${QUERY_COUNT.toLocaleString('en')} random queries over ${SCOPES.length} scopes)`,
@@ -227,4 +228,4 @@ export const scopeIsolationCases: StoreSuiteGroup = {
       },
     },
   ],
-};
+});

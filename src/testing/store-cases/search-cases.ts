@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import type { NewMemory } from '../../memory/memory.js';
 import type { TextHit, TextSearch } from '../../contracts/memory-store.js';
-import { describeInput, outcomeOf, sortedIds, SUITE_ACTOR, type StoreSuiteGroup } from '../store-suite-support.js';
+import { describeInput, outcomeOf, sortedIds, SUITE_ACTOR, storeCaseGroup } from '../store-suite-support.js';
 
 const hitIds = (hits: TextHit[]): string[] => sortedIds(hits.map((hit) => hit.memory));
 
@@ -49,8 +49,9 @@ const HOSTILE_TERMS = [
   'word '.repeat(2_000),
 ];
 
-export const searchCases: StoreSuiteGroup = {
+export const searchCases = storeCaseGroup({
   title: 'full-text search',
+  roles: [],
   cases: [
     {
       name: 'searchText stems words: running finds run and runs',
@@ -278,4 +279,4 @@ export const searchCases: StoreSuiteGroup = {
       },
     },
   ],
-};
+});

@@ -1,12 +1,13 @@
 import { expect } from 'vitest';
 import { openStore } from '../../node/open-store.js';
 import { deriveDescription, deriveName, type Memory, type NewMemory } from '../../memory/memory.js';
-import { everything, expectEngramError, fingerprint, sortedIds, SUITE_ACTOR, type StoreSuiteGroup } from '../store-suite-support.js';
+import { everything, expectEngramError, fingerprint, sortedIds, SUITE_ACTOR, storeCaseGroup } from '../store-suite-support.js';
 
 const TEN_MEGABYTES = 10 * 1024 * 1024;
 
-export const writeCases: StoreSuiteGroup = {
+export const writeCases = storeCaseGroup({
   title: 'writes',
+  roles: [],
   cases: [
     {
       name: 'ifUpdatedAt applies a change only to the version it names; updatedAt strictly increases with every change',
@@ -370,4 +371,4 @@ export const writeCases: StoreSuiteGroup = {
       },
     },
   ],
-};
+});

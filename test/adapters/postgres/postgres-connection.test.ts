@@ -240,9 +240,9 @@ describe.skipIf(!serverUrl)(`Postgres connection errors and migrations${serverUr
     expect(await store.get(written.id)).toEqual(edited);
     expect((await store.history(written.id)).map((entry) => entry.action)).toEqual(['create', 'update']);
     expect((await store.searchText({ scopes: ['project:legacy'], terms: ['billing'], limit: 5 })).map((hit) => hit.memory.id)).toEqual([written.id]);
-    await store.setVectorSpace({ model: 'm', dimensions: 2 });
-    expect(await store.putVectors([{ id: written.id, vector: Float32Array.from([1, 0]) }])).toBe(1);
-    expect(await store.enqueueJob({ queue: 'q', key: 'k', payload: null })).toMatchObject({ created: true });
+    await store.vectors.setSpace({ model: 'm', dimensions: 2 });
+    expect(await store.vectors.put([{ id: written.id, vector: Float32Array.from([1, 0]) }])).toBe(1);
+    expect(await store.jobs.enqueue({ queue: 'q', key: 'k', payload: null })).toMatchObject({ created: true });
     const versions = await withServerClient(serverUrl, async (client) => (await client.query(`SELECT version FROM "${schema}".schema_migrations ORDER BY version`)).rows);
     expect(versions.map((row) => (row as { version: number }).version)).toEqual(POSTGRES_MIGRATIONS.map((migration) => migration.version));
   });
@@ -268,6 +268,6 @@ describe.skipIf(!serverUrl)(`Postgres connection errors and migrations${serverUr
     expect(await b.get(memory.id)).toBeUndefined();
     expect(await b.count({ scopes: ['global'] })).toBe(0);
     // A pool of two still serves a lock holder and its queries (locks have their own connections).
-    expect(await a.withLock('memory-write:global', async () => (await Promise.all([a.get(memory.id), a.count({ scopes: ['global'] })]))[1])).toBe(1);
+    expect(await a.locks.hold('memory-write:global', async () => (await Promise.all([a.get(memory.id), a.count({ scopes: ['global'] })]))[1])).toBe(1);
   });
 });

@@ -67,17 +67,17 @@ describe.skipIf(!serverUrl)(`Postgres store with hostile input${serverUrl ? '' :
       expect(await store.get(memory.id)).toEqual(updated);
       expect((await store.history(memory.id)).map((entry) => entry.actor)).toEqual([text, text]);
 
-      expect(await store.setCheckpoint(text, text)).toBe(true);
-      expect(await store.getCheckpoint(text)).toBe(text);
-      const { job } = await store.enqueueJob({ queue: text, key: text, payload: { text, list: [text] } });
-      expect((await store.getJob(job.id))?.payload).toEqual({ text, list: [text] });
-      const claimed = await store.claimJob({ queue: text, worker: text, leaseMs: 60_000 });
+      expect(await store.checkpoints.set(text, text)).toBe(true);
+      expect(await store.checkpoints.get(text)).toBe(text);
+      const { job } = await store.jobs.enqueue({ queue: text, key: text, payload: { text, list: [text] } });
+      expect((await store.jobs.get(job.id))?.payload).toEqual({ text, list: [text] });
+      const claimed = await store.jobs.claim({ queue: text, worker: text, leaseMs: 60_000 });
       expect(claimed?.lockedBy).toBe(text);
-      expect((await store.failJob(job.id, text, { error: text })).lastError).toBe(text);
-      expect(await store.withLock(text, async () => 'held')).toBe('held');
+      expect((await store.jobs.fail(job.id, text, { error: text })).lastError).toBe(text);
+      expect(await store.locks.hold(text, async () => 'held')).toBe('held');
     }
-    await store.setVectorSpace({ model: SQL[0]!, dimensions: 3 });
-    expect(await store.vectorSpace()).toEqual({ model: SQL[0], dimensions: 3 });
+    await store.vectors.setSpace({ model: SQL[0]!, dimensions: 3 });
+    expect(await store.vectors.space()).toEqual({ model: SQL[0], dimensions: 3 });
 
     // Searching for the words of SQL finds the memories that hold them, as words.
     const hits = await store.searchText({ scopes: [scope], terms: ['drop', 'table', 'memories'], match: 'all', limit: 20 });
@@ -103,12 +103,12 @@ describe.skipIf(!serverUrl)(`Postgres store with hostile input${serverUrl ? '' :
     const before = await fingerprint(store, ['global']);
     await expectEngramError(() => store.create({ scope: 'global', content: 'A fine fact.' }, { actor: 'nul\u0000actor' }), 'INVALID_INPUT');
     await expectEngramError(() => store.update(kept.id, { importance: 0.9 }, { actor: 'nul\u0000actor' }), 'INVALID_INPUT');
-    await expectEngramError(() => store.setVectorSpace({ model: 'nul\u0000model', dimensions: 2 }), 'INVALID_INPUT');
-    await expectEngramError(() => store.setCheckpoint('name', 'nul\u0000value'), 'INVALID_INPUT');
+    await expectEngramError(() => store.vectors.setSpace({ model: 'nul\u0000model', dimensions: 2 }), 'INVALID_INPUT');
+    await expectEngramError(() => store.checkpoints.set('name', 'nul\u0000value'), 'INVALID_INPUT');
     expect(await fingerprint(store, ['global'])).toEqual(before);
     // Inside JSON a NUL is an escape (text without NUL): a job payload keeps it.
-    const { job } = await store.enqueueJob({ queue: 'q', key: 'k', payload: { text: 'nul\u0000inside' } });
-    expect((await store.getJob(job.id))?.payload).toEqual({ text: 'nul\u0000inside' });
+    const { job } = await store.jobs.enqueue({ queue: 'q', key: 'k', payload: { text: 'nul\u0000inside' } });
+    expect((await store.jobs.get(job.id))?.payload).toEqual({ text: 'nul\u0000inside' });
   });
 
   it('keeps huge and odd texts whole: 64 KB of SQL, a 60 KB word, 12,000 distinct words, 20,000 positions', async () => {

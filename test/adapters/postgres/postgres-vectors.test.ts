@@ -38,9 +38,9 @@ describe.skipIf(!serverUrl)(`Postgres vectors${serverUrl ? '' : ` [skipped: ${sk
     const { store, warnings } = await freshStore();
     const [memory] = await store.createMany([{ scope: 'global', content: 'A memory with a vector.' }], ACTOR);
     expect(warnings).toEqual([]);
-    await store.setVectorSpace({ model: 'm', dimensions: 3 });
-    await store.putVectors([{ id: memory!.id, vector: Float32Array.from([1, 2, 3]) }]);
-    expect((await store.searchVector({ scopes: ['global'], vector: Float32Array.from([1, 2, 3]), limit: 1 }))[0]?.similarity).toBeCloseTo(1, 6);
+    await store.vectors.setSpace({ model: 'm', dimensions: 3 });
+    await store.vectors.put([{ id: memory!.id, vector: Float32Array.from([1, 2, 3]) }]);
+    expect((await store.vectors.search({ scopes: ['global'], vector: Float32Array.from([1, 2, 3]), limit: 1 }))[0]?.similarity).toBeCloseTo(1, 6);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/pgvector is not installed/);
     expect(warnings[0]).toMatch(/cosine similarity in engram/);
@@ -50,11 +50,11 @@ describe.skipIf(!serverUrl)(`Postgres vectors${serverUrl ? '' : ` [skipped: ${sk
     if (!(await serverHasPgvector())) context.skip('pgvector is not installed on the test server (Debian bookworm does not package it for PostgreSQL 15)');
     const { store, warnings, url } = await freshStore();
     const random = createRandomSource(5);
-    await store.setVectorSpace({ model: 'm', dimensions: 8 });
+    await store.vectors.setSpace({ model: 'm', dimensions: 8 });
     const scopes = ['project:a', 'project:b', 'global'];
     const memories = await store.createMany(Array.from({ length: 300 }, (_, index) => ({ scope: scopes[index % 3]!, content: `Memory ${index}.`, archived: index % 17 === 0 })), ACTOR);
     const vectors = new Map(memories.map((memory) => [memory.id, Float32Array.from({ length: 8 }, () => random.next() - 0.5)]));
-    expect(await store.putVectors(memories.map((memory) => ({ id: memory.id, vector: vectors.get(memory.id)! })))).toBe(300);
+    expect(await store.vectors.put(memories.map((memory) => ({ id: memory.id, vector: vectors.get(memory.id)! })))).toBe(300);
     await store.update(memories[1]!.id, { content: 'Changed text drops the vector.' }, ACTOR);
     await store.delete(memories[2]!.id, ACTOR);
     const live = memories.filter((memory, index) => index !== 1 && index !== 2 && !memory.archived);
@@ -62,7 +62,7 @@ describe.skipIf(!serverUrl)(`Postgres vectors${serverUrl ? '' : ` [skipped: ${sk
     for (let query = 0; query < 100; query += 1) {
       const vector = Float32Array.from({ length: 8 }, () => random.next() - 0.5);
       const asked = [scopes[query % 3]!];
-      const hits = await store.searchVector({ scopes: asked, vector, limit: 7 });
+      const hits = await store.vectors.search({ scopes: asked, vector, limit: 7 });
       const expected = live
         .filter((memory) => asked.includes(memory.scope))
         .map((memory) => ({ id: memory.id, similarity: cosineSimilarity(vector, vectors.get(memory.id)!)! }))
@@ -77,9 +77,9 @@ describe.skipIf(!serverUrl)(`Postgres vectors${serverUrl ? '' : ` [skipped: ${sk
     const other = new PostgresMemoryStore({ url, onWarning: () => undefined });
     await other.open();
     cleanups.push(() => other.close());
-    expect(await other.vectorCounts()).toEqual(await store.vectorCounts());
-    expect(await store.setVectorSpace({ model: 'other', dimensions: 3 })).toEqual({ dropped: 298 });
-    await store.putVectors([{ id: live[0]!.id, vector: Float32Array.from([1, 0, 0]) }]);
-    expect((await other.searchVector({ scopes: [live[0]!.scope], vector: Float32Array.from([1, 0, 0]), limit: 3 })).map((hit) => hit.memory.id)).toEqual([live[0]!.id]);
+    expect(await other.vectors.counts()).toEqual(await store.vectors.counts());
+    expect(await store.vectors.setSpace({ model: 'other', dimensions: 3 })).toEqual({ dropped: 298 });
+    await store.vectors.put([{ id: live[0]!.id, vector: Float32Array.from([1, 0, 0]) }]);
+    expect((await other.vectors.search({ scopes: [live[0]!.scope], vector: Float32Array.from([1, 0, 0]), limit: 3 })).map((hit) => hit.memory.id)).toEqual([live[0]!.id]);
   });
 });

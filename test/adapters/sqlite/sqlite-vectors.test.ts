@@ -35,9 +35,9 @@ describe('SQLite vectors', () => {
 
     const store = await opened({ path, targetVersion: 3 });
     expect(store.info().schemaVersion).toBe(3);
-    expect(await store.vectorSpace()).toBeUndefined();
-    expect(await store.vectorCounts()).toEqual({ stored: 0, missing: 2 });
-    expect((await store.memoriesMissingVectors({ limit: 10 })).map((memory) => memory.content)).toEqual(['Written before vectors existed.', 'So was this.']);
+    expect(await store.vectors.space()).toBeUndefined();
+    expect(await store.vectors.counts()).toEqual({ stored: 0, missing: 2 });
+    expect((await store.vectors.missing({ limit: 10 })).map((memory) => memory.content)).toEqual(['Written before vectors existed.', 'So was this.']);
     await store.close();
   });
 
@@ -45,8 +45,8 @@ describe('SQLite vectors', () => {
     const path = await temporaryPath();
     const store = await opened({ path });
     const [memory] = await store.createMany([{ scope: 'global', content: 'A durable vector.' }], ACTOR);
-    await store.setVectorSpace({ model: 'durable', dimensions: 3 });
-    await store.putVectors([{ id: memory!.id, vector: Float32Array.from([0.25, -0.5, 1]) }]);
+    await store.vectors.setSpace({ model: 'durable', dimensions: 3 });
+    await store.vectors.put([{ id: memory!.id, vector: Float32Array.from([0.25, -0.5, 1]) }]);
     await store.close();
 
     const raw = new Database(path, { readonly: true });
@@ -55,8 +55,8 @@ describe('SQLite vectors', () => {
     expect(Array.from(new Float32Array(new Uint8Array(row.vector).buffer))).toEqual([0.25, -0.5, 1]);
 
     const reopened = await opened({ path });
-    expect(await reopened.vectorSpace()).toEqual({ model: 'durable', dimensions: 3 });
-    const [hit] = await reopened.searchVector({ scopes: ['global'], vector: Float32Array.from([0.25, -0.5, 1]), limit: 1 });
+    expect(await reopened.vectors.space()).toEqual({ model: 'durable', dimensions: 3 });
+    const [hit] = await reopened.vectors.search({ scopes: ['global'], vector: Float32Array.from([0.25, -0.5, 1]), limit: 1 });
     expect(hit!.memory.id).toBe(memory!.id);
     expect(hit!.similarity).toBeCloseTo(1, 6);
     await reopened.close();
@@ -85,11 +85,11 @@ describe('SQLite vectors', () => {
         }),
       });
       const memories = await store.createMany(inputs, ACTOR);
-      await store.setVectorSpace({ model: 'fallback', dimensions: 6 });
-      await store.putVectors(memories.map((memory, index) => ({ id: memory.id, vector: vectors[index]! })));
+      await store.vectors.setSpace({ model: 'fallback', dimensions: 6 });
+      await store.vectors.put(memories.map((memory, index) => ({ id: memory.id, vector: vectors[index]! })));
       const found: Array<[string, number]> = [];
       for (const vector of queries) {
-        for (const hit of await store.searchVector({ scopes: ['project:even'], vector, limit: 5 })) found.push([hit.memory.id, Math.round(hit.similarity * 1e5) / 1e5]);
+        for (const hit of await store.vectors.search({ scopes: ['project:even'], vector, limit: 5 })) found.push([hit.memory.id, Math.round(hit.similarity * 1e5) / 1e5]);
       }
       results.push(found);
       await store.close();

@@ -1,6 +1,7 @@
 import { EngramError } from '../../../kernel/errors.js';
 import { EXTRACTION_QUEUE } from '../../../extraction/extraction-job-payload.js';
-import { JOB_STATES, type Job, type JobState } from '../../../contracts/memory-store.js';
+import { requireRole } from '../../../contracts/memory-store.js';
+import { JOB_STATES, type Job, type JobState } from '../../../contracts/memory-store-jobs.js';
 import { integerOption, stringOptions, type CommandDefinition } from '../cli-command.js';
 import { withEngram } from '../cli-engram.js';
 import { formatAge, formatTable } from '../table-format.js';
@@ -31,7 +32,7 @@ export const queueCommand: CommandDefinition = {
     if (action === 'retry') {
       if (rest.length !== 1) throw new EngramError('INVALID_INPUT', 'Missing job id: engram queue retry <id> (engram queue lists the ids).');
       return withEngram(invocation, async (opened) => {
-        const job = await opened.engram.store.retryJob(rest[0]!);
+        const job = await requireRole(opened.engram.store, 'jobs', 'engram queue').retry(rest[0]!);
         return { data: { job: describeJob(job) }, text: `Job ${job.id} (${job.key}) is pending again; "engram queue run" runs it now, or the next extraction will.` };
       });
     }
@@ -53,9 +54,9 @@ export const queueCommand: CommandDefinition = {
     const states = parseStates(stringOptions(values, 'state'));
     const limit = integerOption(values, 'limit', { min: 1, max: 10_000 }) ?? DEFAULT_LIMIT;
     return withEngram(invocation, async (opened) => {
-      const store = opened.engram.store;
-      const jobs = await store.listJobs({ states, limit });
-      const counts = await store.jobCounts(EXTRACTION_QUEUE);
+      const queue = requireRole(opened.engram.store, 'jobs', 'engram queue');
+      const jobs = await queue.list({ states, limit });
+      const counts = await queue.counts(EXTRACTION_QUEUE);
       const data = { states, counts: { [EXTRACTION_QUEUE]: counts }, jobs: jobs.map(describeJob) };
       const summary = `Extraction queue: ${JOB_STATES.map((state) => `${counts[state]} ${state}`).join(', ')}.`;
       if (jobs.length === 0) return { data, text: `${summary}\nNo ${states.join(', ')} jobs.` };

@@ -1,0 +1,57 @@
+import type Database from 'better-sqlite3';
+import type { CheckpointFilter, Checkpoints } from '../../contracts/memory-store-checkpoints.js';
+import { checkCheckpointDeletion, checkCheckpointName, checkCheckpointOptions, checkCheckpointValue } from '../../contracts/store-checks/job-input.js';
+import { guard } from './sqlite-database.js';
+
+/** What the checkpoints need from the store: its prepared statements, write transactions and clock. */
+export interface SqliteCheckpointsDependencies {
+  statement: (sql: string) => Database.Statement;
+  /** Runs `work` in one BEGIN IMMEDIATE transaction: no other process writes in between. */
+  transaction: (work: () => void) => void;
+  now: () => Date;
+}
+
+/** The store's checkpoints role: named values in the `checkpoints` table, set with compare-and-set in one immediate transaction. */
+export class SqliteCheckpoints implements Checkpoints {
+  readonly #dependencies: SqliteCheckpointsDependencies;
+
+  constructor(dependencies: SqliteCheckpointsDependencies) {
+    this.#dependencies = dependencies;
+  }
+
+  async get(name: string): Promise<string | undefined> {
+    const checked = checkCheckpointName(name);
+    const row = guard(() => this.#statement('SELECT value FROM checkpoints WHERE name = ?').get(checked) as { value: string } | undefined);
+    return row?.value;
+  }
+
+  async set(name: string, value: string, options?: { expected?: string | null }): Promise<boolean> {
+    const checkedName = checkCheckpointName(name);
+    const checkedValue = checkCheckpointValue(value);
+    const { expected } = checkCheckpointOptions(options);
+    const now = this.#dependencies.now().getTime();
+    let changes = 0;
+    this.#dependencies.transaction(() => {
+      if (expected === undefined) {
+        changes = this.#statement(
+          'INSERT INTO checkpoints (name, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+        ).run(checkedName, checkedValue, now).changes;
+      } else if (expected === null) {
+        changes = this.#statement('INSERT INTO checkpoints (name, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING').run(checkedName, checkedValue, now).changes;
+      } else {
+        changes = this.#statement('UPDATE checkpoints SET value = ?, updated_at = ? WHERE name = ? AND value = ?').run(checkedValue, now, checkedName, expected).changes;
+      }
+    });
+    return changes === 1;
+  }
+
+  async delete(filter: CheckpointFilter): Promise<number> {
+    const { prefix, updatedBefore } = checkCheckpointDeletion(filter);
+    // substr, not LIKE: the prefix is taken literally (names may hold % and _).
+    return guard(() => this.#statement('DELETE FROM checkpoints WHERE substr(name, 1, length(?)) = ? AND updated_at < ?').run(prefix, prefix, updatedBefore).changes);
+  }
+
+  #statement(sql: string): Database.Statement {
+    return this.#dependencies.statement(sql);
+  }
+}
