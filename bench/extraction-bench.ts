@@ -25,7 +25,13 @@ export interface ExtractionBenchResult {
     bareEnqueueP95Ms: number;
   };
   /** Model calls per turn in cheap mode: a run per turn, and turns queued while none ran (coalesced). Target ≤ 1. */
-  cheapMode: { turns: number; modelCalls: number; callsPerTurn: number; coalescedTurns: number; coalescedModelCalls: number };
+  cheapMode: {
+    turns: number;
+    modelCalls: number;
+    callsPerTurn: number;
+    coalescedTurns: number;
+    coalescedModelCalls: number;
+  };
   /** Tokens of one cheap extraction as the loopback Anthropic server counts them, and the share its prompt cache served. */
   tokens: {
     extractions: number;
@@ -43,16 +49,44 @@ const AFTER_TURN_TURNS = 300;
 const MODEL_TURNS = 40;
 const COALESCED_TURNS = 10;
 const PROJECT = 'project:github.com/acme/bench';
-const TOPICS = ['the billing service', 'the deploy pipeline', 'the staging database', 'the mobile app', 'the search index', 'the on-call rotation'];
+const TOPICS = [
+  'the billing service',
+  'the deploy pipeline',
+  'the staging database',
+  'the mobile app',
+  'the search index',
+  'the on-call rotation',
+];
 
 /** A realistic turn of an agent session: a question, a reply with a tool call, the tool's output, a final answer. */
 function makeTurn(index: number, random: () => number): ConversationMessage[] {
   const topic = TOPICS[Math.floor(random() * TOPICS.length)]!;
-  const words = (count: number): string => Array.from({ length: count }, () => ['check', 'config', 'version', 'timeout', 'owner', 'retry', 'schema', 'limit', 'queue', 'region'][Math.floor(random() * 10)]).join(' ');
+  const words = (count: number): string =>
+    Array.from(
+      { length: count },
+      () =>
+        ['check', 'config', 'version', 'timeout', 'owner', 'retry', 'schema', 'limit', 'queue', 'region'][
+          Math.floor(random() * 10)
+        ],
+    ).join(' ');
   return [
-    { id: `u${index}`, role: 'user', text: `About ${topic}: ${words(60)}. We decided it stays in eu-west-${index % 3}.` },
-    { id: `a${index}a`, role: 'assistant', text: `Let me look at ${topic}.`, toolCalls: [{ id: `t${index}`, name: 'Read', input: { file_path: `src/${index}.ts` } }] },
-    { id: `r${index}`, role: 'tool', text: '', toolResults: [{ toolUseId: `t${index}`, content: `// file ${index}\n${words(500)}` }] },
+    {
+      id: `u${index}`,
+      role: 'user',
+      text: `About ${topic}: ${words(60)}. We decided it stays in eu-west-${index % 3}.`,
+    },
+    {
+      id: `a${index}a`,
+      role: 'assistant',
+      text: `Let me look at ${topic}.`,
+      toolCalls: [{ id: `t${index}`, name: 'Read', input: { file_path: `src/${index}.ts` } }],
+    },
+    {
+      id: `r${index}`,
+      role: 'tool',
+      text: '',
+      toolResults: [{ toolUseId: `t${index}`, content: `// file ${index}\n${words(500)}` }],
+    },
     { id: `a${index}`, role: 'assistant', text: `${words(180)}.` },
   ];
 }
@@ -62,7 +96,23 @@ export async function benchExtraction(): Promise<ExtractionBenchResult> {
   const directory = mkdtempSync(join(tmpdir(), 'engram-bench-extraction-'));
   const server = await startAnthropicMessagesServer({
     // One memory for some turns, nothing for most: what a real cheap extractor answers.
-    respond: (_request, index) => ({ message: { text: index % 3 === 0 ? JSON.stringify([{ type: 'project', name: `fact-${index}`, description: `Fact ${index}`, content: `Decision number ${index} about the bench project.`, importance: 0.5, scope: 'project' }]) : '[]' } }),
+    respond: (_request, index) => ({
+      message: {
+        text:
+          index % 3 === 0
+            ? JSON.stringify([
+                {
+                  type: 'project',
+                  name: `fact-${index}`,
+                  description: `Fact ${index}`,
+                  content: `Decision number ${index} about the bench project.`,
+                  importance: 0.5,
+                  scope: 'project',
+                },
+              ])
+            : '[]',
+      },
+    }),
   });
   try {
     const store = new SqliteMemoryStore({ path: join(directory, 'engram.db') });
@@ -89,7 +139,12 @@ export async function benchExtraction(): Promise<ExtractionBenchResult> {
     }
 
     // 2 and 3. Cheap mode through the SDK: one run per turn, then turns queued while none ran.
-    const model = new AnthropicLanguageModel({ model: 'claude-haiku-5-5', baseUrl: server.url, apiKey: 'sk-ant-bench', maxRetries: 0 });
+    const model = new AnthropicLanguageModel({
+      model: 'claude-haiku-5-5',
+      baseUrl: server.url,
+      apiKey: 'sk-ant-bench',
+      maxRetries: 0,
+    });
     const extractor = new Extractor({ engram, model, autoStart: false });
     const session: ConversationMessage[] = [];
     const reports = [];
@@ -109,9 +164,14 @@ export async function benchExtraction(): Promise<ExtractionBenchResult> {
     const coalescedCalls = server.requests.length - coalescedBefore;
 
     const extracted = reports.filter((report) => report.modelCalls > 0);
-    const totals = extracted.map((report) => report.usage.inputTokens + report.usage.cacheReadTokens + report.usage.cacheWriteTokens);
+    const totals = extracted.map(
+      (report) => report.usage.inputTokens + report.usage.cacheReadTokens + report.usage.cacheWriteTokens,
+    );
     const warm = extracted.slice(1);
-    const warmInput = warm.reduce((sum, report) => sum + report.usage.inputTokens + report.usage.cacheReadTokens + report.usage.cacheWriteTokens, 0);
+    const warmInput = warm.reduce(
+      (sum, report) => sum + report.usage.inputTokens + report.usage.cacheReadTokens + report.usage.cacheWriteTokens,
+      0,
+    );
     const warmCached = warm.reduce((sum, report) => sum + report.usage.cacheReadTokens, 0);
     const system = extracted.reduce((sum, report) => sum + report.sentBytes.system, 0);
     const total = extracted.reduce((sum, report) => sum + report.sentBytes.total, 0);
@@ -127,7 +187,13 @@ export async function benchExtraction(): Promise<ExtractionBenchResult> {
         bareEnqueueP50Ms: round(median(bare)),
         bareEnqueueP95Ms: round(quantile(bare, 0.95)),
       },
-      cheapMode: { turns: MODEL_TURNS, modelCalls: perTurnCalls, callsPerTurn: round(perTurnCalls / MODEL_TURNS, 3), coalescedTurns: COALESCED_TURNS, coalescedModelCalls: coalescedCalls },
+      cheapMode: {
+        turns: MODEL_TURNS,
+        modelCalls: perTurnCalls,
+        callsPerTurn: round(perTurnCalls / MODEL_TURNS, 3),
+        coalescedTurns: COALESCED_TURNS,
+        coalescedModelCalls: coalescedCalls,
+      },
       tokens: {
         extractions: extracted.length,
         inputTokensPerExtraction: Math.round(median(totals)),
@@ -145,13 +211,21 @@ export async function benchExtraction(): Promise<ExtractionBenchResult> {
 /** The bench part as `bench/run.ts` runs it: prints a table and returns the figures. */
 export async function benchExtractionPart(): Promise<ExtractionBenchResult> {
   const result = await benchExtraction();
-  console.log('\nExtraction (in-process SQLite queue; cheap mode through the Anthropic SDK against the loopback server)');
+  console.log(
+    '\nExtraction (in-process SQLite queue; cheap mode through the Anthropic SDK against the loopback server)',
+  );
   console.table([
     { measure: 'afterTurn p50 ms', value: result.afterTurn.p50Ms },
     { measure: `afterTurn p95 ms (target ≤ ${result.afterTurn.targetP95Ms})`, value: result.afterTurn.p95Ms },
-    { measure: 'bare store.jobs.enqueue p50 / p95 ms (the floor)', value: `${result.afterTurn.bareEnqueueP50Ms} / ${result.afterTurn.bareEnqueueP95Ms}` },
+    {
+      measure: 'bare store.jobs.enqueue p50 / p95 ms (the floor)',
+      value: `${result.afterTurn.bareEnqueueP50Ms} / ${result.afterTurn.bareEnqueueP95Ms}`,
+    },
     { measure: 'model calls per turn, cheap mode (target ≤ 1)', value: result.cheapMode.callsPerTurn },
-    { measure: `model calls for ${result.cheapMode.coalescedTurns} turns queued while none ran`, value: result.cheapMode.coalescedModelCalls },
+    {
+      measure: `model calls for ${result.cheapMode.coalescedTurns} turns queued while none ran`,
+      value: result.cheapMode.coalescedModelCalls,
+    },
     { measure: 'input tokens per extraction (median)', value: result.tokens.inputTokensPerExtraction },
     { measure: 'share of input served from the prompt cache', value: result.tokens.cacheReadShare },
     { measure: 'share of bytes sent that are the fixed prefix', value: result.tokens.stablePrefixByteShare },

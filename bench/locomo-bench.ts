@@ -45,7 +45,11 @@ export async function benchLocomo(source: string = LOCOMO_SOURCE): Promise<Locom
   const sampleIds = (data as Array<{ sample_id: unknown }>).map((sample) => String(sample.sample_id));
   const dataset = parseEvalDataset(lines.join('\n'));
   const evaluation = await runEval(dataset, { ks: KS, includeQueries: true });
-  const engramQueries = evaluation.queries!.map((query) => ({ ranking: query.ranking, relevant: new Set(query.relevant), tags: query.tags }));
+  const engramQueries = evaluation.queries!.map((query) => ({
+    ranking: query.ranking,
+    relevant: new Set(query.relevant),
+    tags: query.tags,
+  }));
   const bm25Queries = plainBm25Rankings(dataset, Math.max(...KS));
   const engram = { overall: evaluation.overall, byCategory: evaluation.byTag };
   const bm25 = { overall: summarizeMetrics(bm25Queries, KS), byCategory: summarizeByTag(bm25Queries, KS) };
@@ -93,7 +97,10 @@ function splitByConversation(
   const inFirst = queries.map((query) => firstHalf.has(query.id.slice(0, query.id.lastIndexOf(':'))));
   const pick = <T>(list: readonly T[], first: boolean): T[] => list.filter((_, index) => inFirst[index] === first);
   return {
-    [`conversations 1-${half} (tuning)`]: { engram: summarizeMetrics(pick(engramQueries, true), KS), bm25: summarizeMetrics(pick(bm25Queries, true), KS) },
+    [`conversations 1-${half} (tuning)`]: {
+      engram: summarizeMetrics(pick(engramQueries, true), KS),
+      bm25: summarizeMetrics(pick(bm25Queries, true), KS),
+    },
     [`conversations ${half + 1}-${sampleIds.length} (held out)`]: {
       engram: summarizeMetrics(pick(engramQueries, false), KS),
       bm25: summarizeMetrics(pick(bm25Queries, false), KS),
@@ -102,9 +109,12 @@ function splitByConversation(
 }
 
 function printLocomo(result: LocomoBenchResult): void {
-  console.log(`\nLoCoMo evidence recall, no embedder (${result.queries} questions; ${result.skipped} without evidence skipped)`);
+  console.log(
+    `\nLoCoMo evidence recall, no embedder (${result.queries} questions; ${result.skipped} without evidence skipped)`,
+  );
   const labels = ['overall', ...Object.keys(result.engram.byCategory)];
-  const summaryOf = (side: LocomoBenchResult['engram'], label: string): MetricSummary => (label === 'overall' ? side.overall : side.byCategory[label]!);
+  const summaryOf = (side: LocomoBenchResult['engram'], label: string): MetricSummary =>
+    label === 'overall' ? side.overall : side.byCategory[label]!;
   console.table(
     labels.map((label) => {
       const ours = summaryOf(result.engram, label);

@@ -38,7 +38,8 @@ export async function benchMaintenance(sizes: readonly number[]): Promise<Mainte
       const random = seededRandom(size);
       const vocabulary = makeVocabulary(Math.max(2_000, size / 5), random);
       const memories = makeMemories(size, { seed: size, scopeCount: 20, vocabulary });
-      for (let start = 0; start < memories.length; start += 5_000) await store.createMany(memories.slice(start, start + 5_000), { actor: 'bench' });
+      for (let start = 0; start < memories.length; start += 5_000)
+        await store.createMany(memories.slice(start, start + 5_000), { actor: 'bench' });
       const engram = new Engram({ store, defaultScope: 'project:bench-0', readScopes: ['project:bench-0', 'global'] });
       // New statements drawn like the stored ones: mostly not duplicates, as in real extraction.
       const fresh = makeMemories(WRITES * 2, { seed: size + 1, scopeCount: 20, vocabulary });

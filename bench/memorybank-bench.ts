@@ -43,7 +43,9 @@ export async function benchMemoryBank(): Promise<MemoryBankBenchResult | undefin
       meanInjectedTokens: round(evaluation.defaults.meanInjectedTokens, 1),
     },
   };
-  console.log(`\nMemoryBank evidence recall, no embedder, held out (${result.queries} questions, evidence labelled by hand)`);
+  console.log(
+    `\nMemoryBank evidence recall, no embedder, held out (${result.queries} questions, evidence labelled by hand)`,
+  );
   console.table(
     ['overall', ...Object.keys(result.engram.byKind)].map((label) => {
       const ours = label === 'overall' ? result.engram.overall : result.engram.byKind[label]!;

@@ -8,7 +8,11 @@ import { openStore } from '../src/node/open-store.js';
 import { PostgresMemoryStore } from '../src/adapters/postgres/postgres-memory-store.js';
 import { parseEvalDataset } from '../src/eval/eval-dataset.js';
 import { runEval, type EvalReport } from '../src/eval/node/run-eval.js';
-import { collectStoreWriteWorker, spawnStoreWriteWorker, unexpectedStderr } from '../src/testing/store-write-worker-process.js';
+import {
+  collectStoreWriteWorker,
+  spawnStoreWriteWorker,
+  unexpectedStderr,
+} from '../src/testing/store-write-worker-process.js';
 import { TIMING_PREFIX } from '../src/testing/store-write-worker-tasks.js';
 import { resolvePostgresServer } from '../test/support/postgres-server.js';
 import { round } from './statistics.js';
@@ -49,12 +53,18 @@ export interface LocomoStoresResult {
 }
 
 /** The Postgres server for this run, or the reason there is none. */
-export async function startBenchPostgres(env: NodeJS.ProcessEnv = process.env): Promise<BenchPostgres | { skipped: string }> {
+export async function startBenchPostgres(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<BenchPostgres | { skipped: string }> {
   const configured = env.ENGRAM_BENCH_POSTGRES_URL;
   if (configured) return { url: configured, origin: 'ENGRAM_BENCH_POSTGRES_URL', stop: async () => undefined };
   const server = await resolvePostgresServer(env);
   if ('skipReason' in server) return { skipped: server.skipReason };
-  return { url: server.url, origin: env.ENGRAM_TEST_POSTGRES_URL ? 'ENGRAM_TEST_POSTGRES_URL' : 'throwaway cluster (local PostgreSQL binaries)', stop: server.stop };
+  return {
+    url: server.url,
+    origin: env.ENGRAM_TEST_POSTGRES_URL ? 'ENGRAM_TEST_POSTGRES_URL' : 'throwaway cluster (local PostgreSQL binaries)',
+    stop: server.stop,
+  };
 }
 
 /** A store URL for a new schema of the server's database, and how to drop that schema. */
@@ -122,21 +132,38 @@ export async function benchConcurrentWrites(
   // figure times the store's writes, not one pipe write per memory to this process.
   const workers = Array.from({ length: options.processes }, (_, index) =>
     collectStoreWriteWorker(
-      spawnStoreWriteWorker({ url, scope: `project:bench-writer-${index}`, count: options.writesPerProcess, tag: `writer-${index}`, startAt, report: 'end', warmup, ...(options.batchSize && { batchSize: options.batchSize }) }),
+      spawnStoreWriteWorker({
+        url,
+        scope: `project:bench-writer-${index}`,
+        count: options.writesPerProcess,
+        tag: `writer-${index}`,
+        startAt,
+        report: 'end',
+        warmup,
+        ...(options.batchSize && { batchSize: options.batchSize }),
+      }),
     ),
   );
   const results = await Promise.all(workers);
   for (const result of results) {
-    if (result.exitCode !== 0) throw new Error(`A ${backend} writer failed (exit ${result.exitCode}): ${unexpectedStderr(result.stderr)}`);
+    if (result.exitCode !== 0)
+      throw new Error(`A ${backend} writer failed (exit ${result.exitCode}): ${unexpectedStderr(result.stderr)}`);
   }
   const timings = results.map((result) => {
-    const [first, last] = (result.ids.find((line) => line.startsWith(TIMING_PREFIX)) ?? '').slice(TIMING_PREFIX.length).split(':').map(Number);
-    if (!Number.isFinite(first) || !Number.isFinite(last)) throw new Error(`A ${backend} writer reported no timing line.`);
+    const [first, last] = (result.ids.find((line) => line.startsWith(TIMING_PREFIX)) ?? '')
+      .slice(TIMING_PREFIX.length)
+      .split(':')
+      .map(Number);
+    if (!Number.isFinite(first) || !Number.isFinite(last))
+      throw new Error(`A ${backend} writer reported no timing line.`);
     return { first: first!, last: last! };
   });
   const lastWrite = Math.max(...timings.map((timing) => timing.last));
   const lateStartMs = Math.max(...timings.map((timing) => timing.first)) - startAt;
-  if (lateStartMs > 1_000) console.log(`(a ${backend} writer wrote its first memory ${lateStartMs} ms after the agreed start: the machine is busy, the figure is pessimistic)`);
+  if (lateStartMs > 1_000)
+    console.log(
+      `(a ${backend} writer wrote its first memory ${lateStartMs} ms after the agreed start: the machine is busy, the figure is pessimistic)`,
+    );
   for (const result of results) result.ids = result.ids.filter((line) => !line.startsWith(TIMING_PREFIX));
   const ids = results.flatMap((result) => result.ids);
   const store = await openStore(url);
@@ -144,7 +171,10 @@ export async function benchConcurrentWrites(
   try {
     const stats = await store.stats();
     const found = await Promise.all(ids.map((id) => store.get(id)));
-    allStored = found.every((memory) => memory !== undefined) && stats.total === ids.length + warmup * options.processes && new Set(ids).size === ids.length;
+    allStored =
+      found.every((memory) => memory !== undefined) &&
+      stats.total === ids.length + warmup * options.processes &&
+      new Set(ids).size === ids.length;
   } finally {
     await store.close();
   }
@@ -160,7 +190,10 @@ export async function benchConcurrentWrites(
 }
 
 /** Concurrent writers on a fresh SQLite file and, when a server is given, a fresh Postgres schema. */
-export async function benchConcurrentWritesOnBoth(server: BenchPostgres | undefined, options: { processes: number; writesPerProcess: number; batchSize?: number; warmup?: number }): Promise<ConcurrentWritesRow[]> {
+export async function benchConcurrentWritesOnBoth(
+  server: BenchPostgres | undefined,
+  options: { processes: number; writesPerProcess: number; batchSize?: number; warmup?: number },
+): Promise<ConcurrentWritesRow[]> {
   const directory = mkdtempSync(join(tmpdir(), 'engram-bench-writers-'));
   const rows: ConcurrentWritesRow[] = [];
   try {
@@ -184,7 +217,10 @@ export async function benchConcurrentWritesOnBoth(server: BenchPostgres | undefi
 }
 
 /** `engram eval` on LoCoMo with the turns loaded into SQLite and into Postgres: recall@k side by side. */
-export async function benchLocomoOnStores(server: BenchPostgres, source: string = LOCOMO_SOURCE): Promise<LocomoStoresResult | undefined> {
+export async function benchLocomoOnStores(
+  server: BenchPostgres,
+  source: string = LOCOMO_SOURCE,
+): Promise<LocomoStoresResult | undefined> {
   if (!existsSync(source)) {
     console.log(`\nLoCoMo on both stores: skipped, ${source} is absent (see ../shared/data/README.md).`);
     return undefined;
@@ -203,17 +239,24 @@ export async function benchLocomoOnStores(server: BenchPostgres, source: string 
           url: schema.url,
           limits: settings.memory,
           now,
-          fullText: { k1: settings.recall.fullTextK1, b: settings.recall.fullTextB, coverage: settings.recall.fullTextCoverage },
+          fullText: {
+            k1: settings.recall.fullTextK1,
+            b: settings.recall.fullTextB,
+            coverage: settings.recall.fullTextCoverage,
+          },
         }),
     });
   } finally {
     await schema.drop();
   }
-  const recallOf = (report: EvalReport): Record<string, number> => Object.fromEntries(ks.map((k) => [`R@${k}`, round(report.overall.recall[k]!)]));
+  const recallOf = (report: EvalReport): Record<string, number> =>
+    Object.fromEntries(ks.map((k) => [`R@${k}`, round(report.overall.recall[k]!)]));
   return {
     queries: sqlite.dataset.queries,
     recall: { sqlite: recallOf(sqlite), postgres: recallOf(postgres) },
-    ratio: Object.fromEntries(ks.map((k) => [`R@${k}`, round(postgres.overall.recall[k]! / sqlite.overall.recall[k]!)])),
+    ratio: Object.fromEntries(
+      ks.map((k) => [`R@${k}`, round(postgres.overall.recall[k]! / sqlite.overall.recall[k]!)]),
+    ),
     latencyP95Ms: { sqlite: sqlite.latency.p95Ms, postgres: postgres.latency.p95Ms },
   };
 }
@@ -242,19 +285,32 @@ const WRITER_BATCH = 50;
  * measured in the same run when the store part ran), 4 concurrent writer processes on both
  * backends, LoCoMo recall on both stores, and the issue's targets. Skipped, with a note, without a server.
  */
-export async function benchPostgresPart(sizes: readonly number[], sqliteRows: readonly StoreBenchRow[]): Promise<PostgresBenchResult | { skipped: string }> {
+export async function benchPostgresPart(
+  sizes: readonly number[],
+  sqliteRows: readonly StoreBenchRow[],
+): Promise<PostgresBenchResult | { skipped: string }> {
   const server = await startBenchPostgres();
   if ('skipped' in server) {
-    console.log(`\nPostgres: skipped (${server.skipped}). Set ENGRAM_BENCH_POSTGRES_URL to a server engram may create schemas on.`);
+    console.log(
+      `\nPostgres: skipped (${server.skipped}). Set ENGRAM_BENCH_POSTGRES_URL to a server engram may create schemas on.`,
+    );
     return server;
   }
   try {
     const settings = await serverSettings(server);
-    console.log(`\nPostgres: ${server.origin}; ${Object.entries(settings).map(([name, value]) => `${name} ${value}`).join(', ')}`);
+    console.log(
+      `\nPostgres: ${server.origin}; ${Object.entries(settings)
+        .map(([name, value]) => `${name} ${value}`)
+        .join(', ')}`,
+    );
     // Writers first, on an idle server: the fills below leave it vacuuming and checkpointing for minutes.
     const concurrentWrites = [
       ...(await benchConcurrentWritesOnBoth(server, WRITERS)),
-      ...(await benchConcurrentWritesOnBoth(server, { ...WRITERS, writesPerProcess: SUSTAINED_WRITES, warmup: WRITER_WARMUP })),
+      ...(await benchConcurrentWritesOnBoth(server, {
+        ...WRITERS,
+        writesPerProcess: SUSTAINED_WRITES,
+        warmup: WRITER_WARMUP,
+      })),
       ...(await benchConcurrentWritesOnBoth(server, { ...WRITERS, warmup: WRITER_WARMUP, batchSize: WRITER_BATCH })),
     ];
     console.log(
@@ -291,24 +347,59 @@ export async function benchPostgresPart(sizes: readonly number[], sqliteRows: re
     if (!('skipped' in locomo)) {
       console.log(`\nLoCoMo evidence recall (${locomo.queries} questions), engram eval with the turns in each store`);
       console.table(
-        (['sqlite', 'postgres'] as const).map((backend) => ({ store: backend, ...locomo.recall[backend], 'recall p95 ms': locomo.latencyP95Ms[backend] })),
+        (['sqlite', 'postgres'] as const).map((backend) => ({
+          store: backend,
+          ...locomo.recall[backend],
+          'recall p95 ms': locomo.latencyP95Ms[backend],
+        })),
       );
     }
 
     const largest = store.find((row) => row.size === 100_000);
-    const postgresColdWrites = concurrentWrites.find((row) => row.backend === 'postgres' && row.batchSize === 1 && row.warmupPerProcess === 0);
-    const postgresWrites = concurrentWrites.find((row) => row.backend === 'postgres' && row.batchSize === 1 && row.warmupPerProcess > 0);
+    const postgresColdWrites = concurrentWrites.find(
+      (row) => row.backend === 'postgres' && row.batchSize === 1 && row.warmupPerProcess === 0,
+    );
+    const postgresWrites = concurrentWrites.find(
+      (row) => row.backend === 'postgres' && row.batchSize === 1 && row.warmupPerProcess > 0,
+    );
     const postgresBatchedWrites = concurrentWrites.find((row) => row.backend === 'postgres' && row.batchSize > 1);
     const ratio10 = 'skipped' in locomo ? null : locomo.ratio['R@10']!;
     const targets: PostgresBenchResult['targets'] = {
-      fullTextRecallP95At100kMs: { value: largest?.recallP95Ms ?? null, target: '<= 30', met: largest ? largest.recallP95Ms <= 30 : null },
-      concurrentWritesPerSecond: { value: postgresWrites?.memoriesPerSecond ?? null, target: '>= 2000', met: postgresWrites ? postgresWrites.memoriesPerSecond >= 2_000 : null },
-      concurrentColdWritesPerSecond: { value: postgresColdWrites?.memoriesPerSecond ?? null, target: '(shown: the first writes of fresh processes)', met: null },
-      concurrentBatchedWritesPerSecond: { value: postgresBatchedWrites?.memoriesPerSecond ?? null, target: '>= 2000', met: postgresBatchedWrites ? postgresBatchedWrites.memoriesPerSecond >= 2_000 : null },
-      locomoRecallAt10Ratio: { value: ratio10, target: '>= 0.95 (within 5% of SQLite)', met: ratio10 === null ? null : ratio10 >= 0.95 },
+      fullTextRecallP95At100kMs: {
+        value: largest?.recallP95Ms ?? null,
+        target: '<= 30',
+        met: largest ? largest.recallP95Ms <= 30 : null,
+      },
+      concurrentWritesPerSecond: {
+        value: postgresWrites?.memoriesPerSecond ?? null,
+        target: '>= 2000',
+        met: postgresWrites ? postgresWrites.memoriesPerSecond >= 2_000 : null,
+      },
+      concurrentColdWritesPerSecond: {
+        value: postgresColdWrites?.memoriesPerSecond ?? null,
+        target: '(shown: the first writes of fresh processes)',
+        met: null,
+      },
+      concurrentBatchedWritesPerSecond: {
+        value: postgresBatchedWrites?.memoriesPerSecond ?? null,
+        target: '>= 2000',
+        met: postgresBatchedWrites ? postgresBatchedWrites.memoriesPerSecond >= 2_000 : null,
+      },
+      locomoRecallAt10Ratio: {
+        value: ratio10,
+        target: '>= 0.95 (within 5% of SQLite)',
+        met: ratio10 === null ? null : ratio10 >= 0.95,
+      },
     };
     console.log('\nIssue 6 targets on Postgres');
-    console.table(Object.entries(targets).map(([name, entry]) => ({ figure: name, value: entry.value, target: entry.target, met: entry.met })));
+    console.table(
+      Object.entries(targets).map(([name, entry]) => ({
+        figure: name,
+        value: entry.value,
+        target: entry.target,
+        met: entry.met,
+      })),
+    );
     return { server: server.origin, serverSettings: settings, store, concurrentWrites, locomo, targets };
   } finally {
     await server.stop();

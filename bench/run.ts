@@ -12,9 +12,12 @@ import { benchPostgresPart } from './postgres-bench.js';
  */
 async function main(): Promise<void> {
   const sizes = (process.env.ENGRAM_BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
-  const parts = new Set((process.env.ENGRAM_BENCH_PARTS ?? BENCH_PARTS.join(',')).split(',').map((part) => part.trim()));
+  const parts = new Set(
+    (process.env.ENGRAM_BENCH_PARTS ?? BENCH_PARTS.join(',')).split(',').map((part) => part.trim()),
+  );
   const unknownParts = [...parts].filter((part) => !BENCH_PARTS.includes(part));
-  if (unknownParts.length > 0) throw new Error(`Unknown ENGRAM_BENCH_PARTS ${unknownParts.join(', ')}: use ${BENCH_PARTS.join(', ')}.`);
+  if (unknownParts.length > 0)
+    throw new Error(`Unknown ENGRAM_BENCH_PARTS ${unknownParts.join(', ')}: use ${BENCH_PARTS.join(', ')}.`);
   const root = resolve(import.meta.dirname, '..');
   const started = new Date();
 
@@ -34,7 +37,11 @@ async function main(): Promise<void> {
     );
 
     const processSize = sizes.includes(10_000) ? 10_000 : sizes[0]!;
-    processRow = benchRecallProcess(join(root, 'dist/surfaces/cli/main.js'), join(directory, `${processSize}.db`), processSize);
+    processRow = benchRecallProcess(
+      join(root, 'dist/surfaces/cli/main.js'),
+      join(directory, `${processSize}.db`),
+      processSize,
+    );
     console.log(`\n\`engram recall\` as a process at ${processSize} memories`);
     console.table([
       { command: "node -e ''", 'median ms': processRow.baselineMedianMs },
@@ -59,11 +66,17 @@ async function main(): Promise<void> {
     platform: `${process.platform}-${process.arch}`,
     store: rows,
     recallProcess: processRow,
-    locomo: locomo ?? { skipped: parts.has('locomo') ? 'LoCoMo data absent (../shared/data/locomo)' : 'not run (ENGRAM_BENCH_PARTS)' },
+    locomo: locomo ?? {
+      skipped: parts.has('locomo') ? 'LoCoMo data absent (../shared/data/locomo)' : 'not run (ENGRAM_BENCH_PARTS)',
+    },
     maintenance,
     postgres,
-    extraction: parts.has('extraction') ? await (await import('./extraction-bench.js')).benchExtractionPart() : undefined,
-    transcripts: parts.has('transcripts') ? await (await import('./session-transcript-bench.js')).benchSessionTranscriptsPart() : undefined,
+    extraction: parts.has('extraction')
+      ? await (await import('./extraction-bench.js')).benchExtractionPart()
+      : undefined,
+    transcripts: parts.has('transcripts')
+      ? await (await import('./session-transcript-bench.js')).benchSessionTranscriptsPart()
+      : undefined,
     session: parts.has('session') ? await (await import('./session-bench.js')).benchSessionPart() : undefined,
     parts: [...parts],
   };
@@ -71,7 +84,8 @@ async function main(): Promise<void> {
   mkdirSync(folder, { recursive: true });
   const file = join(folder, `bench-${started.toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-  if (BENCH_PARTS.every((part) => parts.has(part))) writeFileSync(join(folder, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  if (BENCH_PARTS.every((part) => parts.has(part)))
+    writeFileSync(join(folder, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   console.log(`\nwrote ${file}`);
 }
 

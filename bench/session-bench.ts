@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { autoCompactThreshold } from '../src/session/compaction/compaction-policy.js';
 import { estimateMessageTokens } from '../src/session/context-budget.js';
 import { DEFAULT_SETTINGS } from '../src/kernel/settings.js';
-import type { ContentBlock, LanguageModel, LanguageModelMessage, LanguageModelRequest, LanguageModelResponse, ToolUseBlock } from '../src/contracts/language-model.js';
+import type {
+  ContentBlock,
+  LanguageModel,
+  LanguageModelMessage,
+  LanguageModelRequest,
+  LanguageModelResponse,
+  ToolUseBlock,
+} from '../src/contracts/language-model.js';
 import { runAgentTurn } from '../src/agent/agent-turn.js';
 import { Session } from '../src/session/session.js';
 import { ScriptedLanguageModel } from '../src/testing/scripted-language-model.js';
@@ -29,7 +36,8 @@ import { openSession } from '../src/node/session-open.js';
  */
 
 const TURNS = Number(process.env.ENGRAM_BENCH_SESSION_TURNS ?? 1_000);
-const SYSTEM = 'You are a careful coding assistant working in this repository. Standing rules: answer briefly; never edit files without asking.';
+const SYSTEM =
+  'You are a careful coding assistant working in this repository. Standing rules: answer briefly; never edit files without asking.';
 
 interface RequestRecord {
   kind: 'turn' | 'notes' | 'summary';
@@ -55,10 +63,22 @@ class RecordingModel implements LanguageModel {
 
   async generate(request: LanguageModelRequest): Promise<LanguageModelResponse> {
     const kind = classifyWorkloadRequest(request.messages);
-    const prefix = JSON.stringify(request.system ?? null) + JSON.stringify(request.tools ?? null) + JSON.stringify(request.messages).slice(0, -1);
-    const record: RequestRecord = { kind, turn: this.turn, tokens: estimatedInputTokens(request), bytes: prefix.length, sharedBytes: 0, afterLayerChange: false };
+    const prefix =
+      JSON.stringify(request.system ?? null) +
+      JSON.stringify(request.tools ?? null) +
+      JSON.stringify(request.messages).slice(0, -1);
+    const record: RequestRecord = {
+      kind,
+      turn: this.turn,
+      tokens: estimatedInputTokens(request),
+      bytes: prefix.length,
+      sharedBytes: 0,
+      afterLayerChange: false,
+    };
     if (kind === 'turn') {
-      record.sharedBytes = prefix.startsWith(this.#previous) ? this.#previous.length : commonPrefixLength(prefix, this.#previous);
+      record.sharedBytes = prefix.startsWith(this.#previous)
+        ? this.#previous.length
+        : commonPrefixLength(prefix, this.#previous);
       record.afterLayerChange = this.layerChanged;
       this.layerChanged = false;
       this.#previous = prefix;
@@ -73,18 +93,37 @@ export async function benchSessionPart(): Promise<Record<string, unknown>> {
   const settings = DEFAULT_SETTINGS;
   const home = mkdtempSync(join(tmpdir(), 'engram-bench-session-'));
   try {
-    const model = new RecordingModel(new ScriptedLanguageModel({ whenExhausted: 'repeat-last', script: [(request) => workloadScriptedAnswer(request)] }));
-    const session = openSession({ model, settings, home, cwd: '/bench/project', system: SYSTEM, tools: [workloadReadFileTool()] }).session;
+    const model = new RecordingModel(
+      new ScriptedLanguageModel({
+        whenExhausted: 'repeat-last',
+        script: [(request) => workloadScriptedAnswer(request)],
+      }),
+    );
+    const session = openSession({
+      model,
+      settings,
+      home,
+      cwd: '/bench/project',
+      system: SYSTEM,
+      tools: [workloadReadFileTool()],
+    }).session;
     let trafficTokens = 0;
     let rawToolBytes = 0;
     const compactions: Array<{ turn: number; method: string; pre: number; post: number; modelCalls: number }> = [];
     session.on('message-added', ({ message }) => {
       trafficTokens += estimateMessageTokens(message, settings);
-      for (const block of typeof message.content === 'string' ? [] : message.content) if (block.type === 'tool_result') rawToolBytes += block.content.length;
+      for (const block of typeof message.content === 'string' ? [] : message.content)
+        if (block.type === 'tool_result') rawToolBytes += block.content.length;
     });
     session.on('compaction-finished', (event) => {
       model.layerChanged = true;
-      compactions.push({ turn: model.turn, method: event.boundary.method, pre: event.preTokens, post: event.postTokens, modelCalls: event.modelCalls });
+      compactions.push({
+        turn: model.turn,
+        method: event.boundary.method,
+        pre: event.preTokens,
+        post: event.postTokens,
+        modelCalls: event.modelCalls,
+      });
       // The summary and re-injected messages are new context too, but not conversation traffic.
       trafficTokens -= event.postTokens;
     });
@@ -109,7 +148,11 @@ export async function benchSessionPart(): Promise<Record<string, unknown>> {
       window,
       autoCompactThreshold: autoCompactThreshold(window, settings),
       elapsedMs: round(elapsedMs, 0),
-      requests: { turns: turns.length, notes: model.records.filter((record) => record.kind === 'notes').length, summary: model.records.filter((record) => record.kind === 'summary').length },
+      requests: {
+        turns: turns.length,
+        notes: model.records.filter((record) => record.kind === 'notes').length,
+        summary: model.records.filter((record) => record.kind === 'summary').length,
+      },
       overWindow: turns.filter((record) => record.tokens + settings.session.maxOutputTokens > window).length,
       maxRequestTokens: maxRequest,
       trafficTokens,
@@ -123,21 +166,51 @@ export async function benchSessionPart(): Promise<Record<string, unknown>> {
       notesUpdates: session.stats.notesUpdates,
       microcompactions: session.stats.microcompactions,
       tokensPerTurn: { mean: round(mean(perTurn), 0), p95: round(quantile(perTurn, 0.95), 0) },
-      baselineTruncateTokensPerTurn: { mean: round(mean(baseline.perTurn), 0), p95: round(quantile(baseline.perTurn, 0.95), 0), truncations: baseline.truncations },
-      prefixReuseShareOutsideCompactions: round(sum(steady.map((record) => record.sharedBytes)) / sum(steady.map((record) => record.bytes)), 4),
-      prefixReuseShareAll: round(sum(turns.map((record) => record.sharedBytes)) / sum(turns.map((record) => record.bytes)), 4),
+      baselineTruncateTokensPerTurn: {
+        mean: round(mean(baseline.perTurn), 0),
+        p95: round(quantile(baseline.perTurn, 0.95), 0),
+        truncations: baseline.truncations,
+      },
+      prefixReuseShareOutsideCompactions: round(
+        sum(steady.map((record) => record.sharedBytes)) / sum(steady.map((record) => record.bytes)),
+        4,
+      ),
+      prefixReuseShareAll: round(
+        sum(turns.map((record) => record.sharedBytes)) / sum(turns.map((record) => record.bytes)),
+        4,
+      ),
       targets: { compactionsPer200kTraffic: '<= 3', prefixReuseShareOutsideCompactions: '>= 0.95', overWindow: 0 },
     };
-    console.log(`\nSession engine (${TURNS}-turn scripted coding session, ${window} token window, in-process scripted model)`);
+    console.log(
+      `\nSession engine (${TURNS}-turn scripted coding session, ${window} token window, in-process scripted model)`,
+    );
     console.table([
       { measure: 'compactions per 200K tokens of traffic (target ≤ 3)', value: result.compactionsPer200kTraffic },
-      { measure: 'compactions (by notes / by summary; model calls for them)', value: `${result.compactions} (${result.compactionMethods.notes ?? 0} / ${result.compactionMethods.summary ?? 0}; ${result.compactionModelCalls})` },
-      { measure: 'requests over the window (target 0); largest request tokens', value: `${result.overWindow}; ${result.maxRequestTokens}` },
-      { measure: 'input tokens per turn, mean / p95', value: `${result.tokensPerTurn.mean} / ${result.tokensPerTurn.p95}` },
-      { measure: 'baseline that truncates old turns, mean / p95', value: `${result.baselineTruncateTokensPerTurn.mean} / ${result.baselineTruncateTokensPerTurn.p95}` },
-      { measure: 'share of request bytes repeating the previous prefix, outside compactions (target ≥ 0.95)', value: result.prefixReuseShareOutsideCompactions },
+      {
+        measure: 'compactions (by notes / by summary; model calls for them)',
+        value: `${result.compactions} (${result.compactionMethods.notes ?? 0} / ${result.compactionMethods.summary ?? 0}; ${result.compactionModelCalls})`,
+      },
+      {
+        measure: 'requests over the window (target 0); largest request tokens',
+        value: `${result.overWindow}; ${result.maxRequestTokens}`,
+      },
+      {
+        measure: 'input tokens per turn, mean / p95',
+        value: `${result.tokensPerTurn.mean} / ${result.tokensPerTurn.p95}`,
+      },
+      {
+        measure: 'baseline that truncates old turns, mean / p95',
+        value: `${result.baselineTruncateTokensPerTurn.mean} / ${result.baselineTruncateTokensPerTurn.p95}`,
+      },
+      {
+        measure: 'share of request bytes repeating the previous prefix, outside compactions (target ≥ 0.95)',
+        value: result.prefixReuseShareOutsideCompactions,
+      },
       { measure: 'same share over all requests', value: result.prefixReuseShareAll },
-      { measure: 'notes updates; tool results persisted (MB raw)', value: `${result.notesUpdates}; ${result.persistedToolResults} (${result.rawToolResultMB})` },
+      {
+        measure: 'notes updates; tool results persisted (MB raw)',
+        value: `${result.notesUpdates}; ${result.persistedToolResults} (${result.rawToolResultMB})`,
+      },
     ]);
     return result;
   } finally {
@@ -149,7 +222,10 @@ export async function benchSessionPart(): Promise<Record<string, unknown>> {
  * The baseline: the same turns with no layer at all (results kept whole, no notes, no compaction);
  * before each request the oldest turns are dropped until the request fits the window.
  */
-async function truncatingBaseline(maxOutputTokens: number, window: number): Promise<{ perTurn: number[]; truncations: number }> {
+async function truncatingBaseline(
+  maxOutputTokens: number,
+  window: number,
+): Promise<{ perTurn: number[]; truncations: number }> {
   const tool = workloadReadFileTool();
   const system = [{ text: SYSTEM, cache: true }];
   const tools = [tool.definition];
@@ -163,7 +239,9 @@ async function truncatingBaseline(maxOutputTokens: number, window: number): Prom
     for (;;) {
       while (estimatedInputTokens({ system, tools, messages }) + maxOutputTokens > window) {
         // Drop the oldest turn: up to the next user message that is not a tool result (pairs stay whole).
-        const next = messages.findIndex((message, index) => index > 0 && message.role === 'user' && typeof message.content === 'string');
+        const next = messages.findIndex(
+          (message, index) => index > 0 && message.role === 'user' && typeof message.content === 'string',
+        );
         if (next < 0) break;
         messages = messages.slice(next);
         truncations += 1;
@@ -175,7 +253,12 @@ async function truncatingBaseline(maxOutputTokens: number, window: number): Prom
       const calls = content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
       if (calls.length === 0) break;
       const results: ContentBlock[] = [];
-      for (const call of calls) results.push({ type: 'tool_result', toolUseId: call.id, content: (await tool.run(call.input, { sessionId: 'baseline', toolUseId: call.id, signal })).content });
+      for (const call of calls)
+        results.push({
+          type: 'tool_result',
+          toolUseId: call.id,
+          content: (await tool.run(call.input, { sessionId: 'baseline', toolUseId: call.id, signal })).content,
+        });
       messages.push({ role: 'user', content: results });
     }
     perTurn.push(sent);

@@ -1,4 +1,14 @@
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync, ftruncateSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+  ftruncateSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -28,7 +38,14 @@ export interface TranscriptBenchResult {
     target: number;
     titlesFound: number;
   };
-  resume: { fileBytes: number; linesInFile: number; messagesResumed: number; medianSeconds: number; runs: number[]; target: number };
+  resume: {
+    fileBytes: number;
+    linesInFile: number;
+    messagesResumed: number;
+    medianSeconds: number;
+    runs: number[];
+    target: number;
+  };
 }
 
 const APPEND_TARGET = 20_000;
@@ -48,22 +65,47 @@ function nextMessage(sessionDay: number, bytes: number): SessionMessage {
       return {
         uuid: `m-${index}`,
         role: 'assistant',
-        content: [{ type: 'text', text: `Looking. ${filler.slice(0, bytes / 4)}` }, { type: 'tool_use', id: `toolu_${index}`, name: 'read_file', input: { path: `src/file-${index}.ts` } }],
+        content: [
+          { type: 'text', text: `Looking. ${filler.slice(0, bytes / 4)}` },
+          { type: 'tool_use', id: `toolu_${index}`, name: 'read_file', input: { path: `src/file-${index}.ts` } },
+        ],
         timestamp,
         model: 'claude-bench',
         usage: { inputTokens: 1_000 + index, outputTokens: 50, cacheReadTokens: 900 },
       };
     case 2:
-      return { uuid: `m-${index}`, role: 'user', content: [{ type: 'tool_result', toolUseId: `toolu_${index - 1}`, content: filler }], timestamp };
+      return {
+        uuid: `m-${index}`,
+        role: 'user',
+        content: [{ type: 'tool_result', toolUseId: `toolu_${index - 1}`, content: filler }],
+        timestamp,
+      };
     default:
-      return { uuid: `m-${index}`, role: 'assistant', content: `Answer ${index}: ${filler}`, timestamp, model: 'claude-bench' };
+      return {
+        uuid: `m-${index}`,
+        role: 'assistant',
+        content: `Answer ${index}: ${filler}`,
+        timestamp,
+        model: 'claude-bench',
+      };
   }
 }
 
 /** Appends `count` messages through the writer (yielding so its 100 ms timer flushes as in a session); returns the file size. */
-async function writeTranscript(path: string, sessionId: string, count: number, bytesPerMessage: number, options: { title?: string; day?: number } = {}): Promise<void> {
+async function writeTranscript(
+  path: string,
+  sessionId: string,
+  count: number,
+  bytesPerMessage: number,
+  options: { title?: string; day?: number } = {},
+): Promise<void> {
   const writer = new SessionTranscriptWriter({ path, sessionId, cwd: '/work/bench', gitBranch: 'main' });
-  if (options.title) writer.append({ kind: 'metadata', metadata: { sessionId, title: options.title }, timestamp: new Date().toISOString() });
+  if (options.title)
+    writer.append({
+      kind: 'metadata',
+      metadata: { sessionId, title: options.title },
+      timestamp: new Date().toISOString(),
+    });
   let parent: string | null = null;
   for (let index = 0; index < count; index += 1) {
     const message = nextMessage(options.day ?? 1, bytesPerMessage);
@@ -80,10 +122,20 @@ async function benchAppends(directory: string): Promise<TranscriptBenchResult['a
   const started = performance.now();
   await writeTranscript(path, 'append-bench', messages, 300);
   const seconds = (performance.now() - started) / 1_000;
-  return { messages, bytes: statSync(path).size, seconds: round(seconds, 3), messagesPerSecond: Math.round(messages / seconds), target: APPEND_TARGET };
+  return {
+    messages,
+    bytes: statSync(path).size,
+    seconds: round(seconds, 3),
+    messagesPerSecond: Math.round(messages / seconds),
+    target: APPEND_TARGET,
+  };
 }
 
-async function benchListing(directory: string, sessions: number, bytesPerSession: number): Promise<TranscriptBenchResult['listing']> {
+async function benchListing(
+  directory: string,
+  sessions: number,
+  bytesPerSession: number,
+): Promise<TranscriptBenchResult['listing']> {
   const project = join(directory, 'listing');
   mkdirSync(project, { recursive: true, mode: 0o700 });
   // One real tail (~100 KB of lines from the writer), reused with each session's own metadata line at the end.
@@ -97,7 +149,12 @@ async function benchListing(directory: string, sessions: number, bytesPerSession
       type: 'engram-metadata',
       sessionId,
       timestamp: new Date().toISOString(),
-      metadata: { sessionId, title: `Bench session ${index}`, updatedAt: new Date(Date.UTC(2026, 0, 1) + index * 60_000).toISOString(), messageCount: 10_000 },
+      metadata: {
+        sessionId,
+        title: `Bench session ${index}`,
+        updatedAt: new Date(Date.UTC(2026, 0, 1) + index * 60_000).toISOString(),
+        messageCount: 10_000,
+      },
     };
     const ending = Buffer.concat([tail, Buffer.from(`${JSON.stringify(metadata)}\n`)]);
     const descriptor = openSync(join(project, `${sessionId}.jsonl`), 'w', 0o600);
@@ -146,11 +203,17 @@ async function benchResume(directory: string): Promise<TranscriptBenchResult['re
 }
 
 /** Runs the three measures in a temp folder and removes it. */
-export async function benchSessionTranscripts(options: { sessions?: number; bytesPerSession?: number } = {}): Promise<TranscriptBenchResult> {
+export async function benchSessionTranscripts(
+  options: { sessions?: number; bytesPerSession?: number } = {},
+): Promise<TranscriptBenchResult> {
   const directory = mkdtempSync(join(tmpdir(), 'engram-transcript-bench-'));
   try {
     const appends = await benchAppends(directory);
-    const listing = await benchListing(directory, options.sessions ?? 1_000, options.bytesPerSession ?? 10 * 1024 * 1024);
+    const listing = await benchListing(
+      directory,
+      options.sessions ?? 1_000,
+      options.bytesPerSession ?? 10 * 1024 * 1024,
+    );
     const resume = await benchResume(directory);
     return { appends, listing, resume };
   } finally {
@@ -164,14 +227,23 @@ export async function benchSessionTranscriptsPart(): Promise<TranscriptBenchResu
   const { appends, listing, resume } = result;
   console.log('\nSession transcripts (buffered writer, tail listing, resume)');
   console.table([
-    { measure: `appends/s, ${appends.messages} messages incl. final flush (target ≥ ${appends.target})`, value: appends.messagesPerSecond },
+    {
+      measure: `appends/s, ${appends.messages} messages incl. final flush (target ≥ ${appends.target})`,
+      value: appends.messagesPerSecond,
+    },
     { measure: 'append MB written', value: round(appends.bytes / 1e6, 1) },
-    { measure: `listing ${listing.sessions} sessions × ${listing.bytesPerSession / 1024 / 1024} MB: seconds`, value: listing.seconds },
+    {
+      measure: `listing ${listing.sessions} sessions × ${listing.bytesPerSession / 1024 / 1024} MB: seconds`,
+      value: listing.seconds,
+    },
     { measure: `max bytes read per file (target ≤ ${listing.target})`, value: listing.maxBytesReadPerFile },
     { measure: 'mean bytes read per file', value: listing.meanBytesReadPerFile },
     { measure: 'bytes the process read while listing (/proc/self/io)', value: listing.processBytesRead ?? 'n/a' },
     { measure: 'titles found from the tails', value: listing.titlesFound },
-    { measure: `resume ${round(resume.fileBytes / 1e6, 1)} MB (${resume.linesInFile} lines): median s (target ≤ ${resume.target})`, value: resume.medianSeconds },
+    {
+      measure: `resume ${round(resume.fileBytes / 1e6, 1)} MB (${resume.linesInFile} lines): median s (target ≤ ${resume.target})`,
+      value: resume.medianSeconds,
+    },
     { measure: 'resume runs s', value: resume.runs.join(' / ') },
     { measure: 'messages resumed', value: resume.messagesResumed },
   ]);

@@ -37,7 +37,12 @@ const QUERIES = 2_000;
  * `settle` runs between the writes and the recall (Postgres: ANALYZE, which autovacuum does within
  * a minute of a bulk load in a real deployment).
  */
-export async function benchStore(backend: string, store: MemoryStore, size: number, settle?: () => Promise<void>): Promise<StoreBenchRow> {
+export async function benchStore(
+  backend: string,
+  store: MemoryStore,
+  size: number,
+  settle?: () => Promise<void>,
+): Promise<StoreBenchRow> {
   const vocabulary = makeVocabulary(5_000, seededRandom(7));
   const memories = makeMemories(size, { seed: size, scopeCount: 20, vocabulary });
   const actor = { actor: 'bench' };
@@ -58,7 +63,9 @@ export async function benchStore(backend: string, store: MemoryStore, size: numb
   const queries = makeQueries(memories, QUERIES + 50, size + 2);
   const latencies: number[] = [];
   for (const [index, query] of queries.entries()) {
-    const elapsed = await timeMs(() => engram.recall(query.text, { scopes: [query.scope, 'global'], recordAccess: false }));
+    const elapsed = await timeMs(() =>
+      engram.recall(query.text, { scopes: [query.scope, 'global'], recordAccess: false }),
+    );
     if (index >= 50) latencies.push(elapsed); // the first 50 warm caches
   }
   const withHits: number[] = [];
@@ -103,7 +110,13 @@ export function benchRecallProcess(cliPath: string, databasePath: string, size: 
   };
   const baseline: number[] = [];
   const recall: number[] = [];
-  const recallArgs = [cliPath, 'recall', 'what did we decide about the kalo testing setup', '--scope', 'project:bench-3,global'];
+  const recallArgs = [
+    cliPath,
+    'recall',
+    'what did we decide about the kalo testing setup',
+    '--scope',
+    'project:bench-3,global',
+  ];
   run(['-e', '']);
   run(recallArgs);
   for (let index = 0; index < runs; index += 1) {

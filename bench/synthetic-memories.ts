@@ -34,14 +34,19 @@ export function pickZipf(vocabulary: readonly string[], random: () => number): s
 }
 
 /** Sentences of 12-30 words mixing filler and vocabulary, in `scopeCount` project scopes plus global. */
-export function makeMemories(count: number, options: { seed: number; scopeCount: number; vocabulary: readonly string[] }): NewMemory[] {
+export function makeMemories(
+  count: number,
+  options: { seed: number; scopeCount: number; vocabulary: readonly string[] },
+): NewMemory[] {
   const random = seededRandom(options.seed);
   const memories: NewMemory[] = [];
   for (let index = 0; index < count; index += 1) {
     const length = 12 + Math.floor(random() * 18);
     const words: string[] = [];
     for (let position = 0; position < length; position += 1) {
-      words.push(random() < 0.35 ? FILLER[Math.floor(random() * FILLER.length)]! : pickZipf(options.vocabulary, random));
+      words.push(
+        random() < 0.35 ? FILLER[Math.floor(random() * FILLER.length)]! : pickZipf(options.vocabulary, random),
+      );
     }
     const scopeIndex = Math.floor(random() * (options.scopeCount + 1));
     memories.push({
@@ -55,7 +60,11 @@ export function makeMemories(count: number, options: { seed: number; scopeCount:
 }
 
 /** Natural-question-shaped queries: a few words of a random memory wrapped in stop words. */
-export function makeQueries(memories: readonly NewMemory[], count: number, seed: number): Array<{ scope: string; text: string }> {
+export function makeQueries(
+  memories: readonly NewMemory[],
+  count: number,
+  seed: number,
+): Array<{ scope: string; text: string }> {
   const random = seededRandom(seed);
   const queries: Array<{ scope: string; text: string }> = [];
   for (let index = 0; index < count; index += 1) {

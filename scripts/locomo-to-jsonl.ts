@@ -45,7 +45,20 @@ interface LocomoTurn {
   blip_caption?: string;
 }
 
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 
 /** Converts parsed `locomo10.json` to evaluation lines (memory lines, then query lines) and a report. */
 export function convertLocomo(data: unknown): { lines: string[]; report: LocomoConversionReport } {
@@ -85,7 +98,10 @@ export function convertLocomo(data: unknown): { lines: string[]; report: LocomoC
         if (diaId === undefined) throw new Error(`${sampleId}: malformed dia_id ${JSON.stringify(turn.dia_id)}.`);
         turnIds.add(diaId);
         report.turns += 1;
-        const caption = typeof turn.blip_caption === 'string' && turn.blip_caption.trim() !== '' ? turn.blip_caption.trim() : undefined;
+        const caption =
+          typeof turn.blip_caption === 'string' && turn.blip_caption.trim() !== ''
+            ? turn.blip_caption.trim()
+            : undefined;
         if (caption) report.captionedTurns += 1;
         lines.push(
           JSON.stringify({
@@ -118,7 +134,14 @@ export function convertLocomo(data: unknown): { lines: string[]; report: LocomoC
       if (evidence.length > 0 && relevant.size === 0) report.questionsLosingAllEvidence += 1;
       const category = LOCOMO_CATEGORIES[Number(qa.category)] ?? `category-${String(qa.category)}`;
       lines.push(
-        JSON.stringify({ kind: 'query', id: `${sampleId}:q${index + 1}`, scope, query: String(qa.question), relevant: [...relevant], tags: [category] }),
+        JSON.stringify({
+          kind: 'query',
+          id: `${sampleId}:q${index + 1}`,
+          scope,
+          query: String(qa.question),
+          relevant: [...relevant],
+          tags: [category],
+        }),
       );
     }
   }
@@ -153,7 +176,10 @@ export const LOCOMO_SOURCE = resolve(REPOSITORY_ROOT, '../shared/data/locomo/loc
 export const LOCOMO_OUTPUT = resolve(REPOSITORY_ROOT, 'bench/.data/locomo10.jsonl');
 
 /** Reads, converts and writes; returns the report. */
-export function convertLocomoFile(input: string = LOCOMO_SOURCE, output: string = LOCOMO_OUTPUT): LocomoConversionReport {
+export function convertLocomoFile(
+  input: string = LOCOMO_SOURCE,
+  output: string = LOCOMO_OUTPUT,
+): LocomoConversionReport {
   const { lines, report } = convertLocomo(JSON.parse(readFileSync(input, 'utf8')));
   mkdirSync(dirname(output), { recursive: true });
   writeFileSync(output, `${lines.join('\n')}\n`);

@@ -29,7 +29,20 @@ interface Exchange {
   response: string;
 }
 
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 /**
  * Converts parsed `memory_bank_en.json`, the lines of `probing_questions_en.jsonl` and the evidence
@@ -41,15 +54,25 @@ export function convertMemoryBank(
   questionLines: readonly string[],
   evidence: Readonly<Record<string, ReadonlyArray<readonly string[]>>>,
 ): { lines: string[]; report: MemoryBankConversionReport } {
-  if (histories === null || typeof histories !== 'object' || Array.isArray(histories)) throw new Error('MemoryBank histories are a JSON object keyed by user.');
+  if (histories === null || typeof histories !== 'object' || Array.isArray(histories))
+    throw new Error('MemoryBank histories are a JSON object keyed by user.');
   const questions = new Map<string, string[]>();
   for (const line of questionLines) {
     if (line.trim() === '') continue;
-    for (const [user, list] of Object.entries(JSON.parse(line) as Record<string, string[]>)) questions.set(user.trim(), list);
+    for (const [user, list] of Object.entries(JSON.parse(line) as Record<string, string[]>))
+      questions.set(user.trim(), list);
   }
   const lines: string[] = [];
-  const report: MemoryBankConversionReport = { users: 0, days: 0, exchanges: 0, questions: 0, questionsWithoutEvidence: 0 };
-  for (const [rawUser, record] of Object.entries(histories as Record<string, { history?: Record<string, Exchange[]> }>)) {
+  const report: MemoryBankConversionReport = {
+    users: 0,
+    days: 0,
+    exchanges: 0,
+    questions: 0,
+    questionsWithoutEvidence: 0,
+  };
+  for (const [rawUser, record] of Object.entries(
+    histories as Record<string, { history?: Record<string, Exchange[]> }>,
+  )) {
     const user = rawUser.trim();
     const slug = user.toLowerCase().replace(/[^a-z0-9]+/g, '-');
     const scope = `user:memorybank-${slug}`;
@@ -78,7 +101,8 @@ export function convertMemoryBank(
     }
     const asked = questions.get(user) ?? [];
     const labels = evidence[user] ?? [];
-    if (labels.length !== asked.length) throw new Error(`${user}: ${asked.length} probing questions but ${labels.length} evidence lists.`);
+    if (labels.length !== asked.length)
+      throw new Error(`${user}: ${asked.length} probing questions but ${labels.length} evidence lists.`);
     asked.forEach((question, index) => {
       report.questions += 1;
       const relevant = labels[index]!.map((label) => {
@@ -87,7 +111,16 @@ export function convertMemoryBank(
         return `${slug}:${day}:${turn}`;
       });
       if (relevant.length === 0) report.questionsWithoutEvidence += 1;
-      lines.push(JSON.stringify({ kind: 'query', id: `${slug}:q${index + 1}`, scope, query: question.replace(/^"|"$/g, ''), relevant, tags: [questionKind(question)] }));
+      lines.push(
+        JSON.stringify({
+          kind: 'query',
+          id: `${slug}:q${index + 1}`,
+          scope,
+          query: question.replace(/^"|"$/g, ''),
+          relevant,
+          tags: [questionKind(question)],
+        }),
+      );
     });
   }
   return { lines, report };
@@ -101,7 +134,12 @@ function spokenDay(day: string): string {
 
 /** A coarse tag: questions that name a day, that check a claim ("…, right?"), or the rest. */
 function questionKind(question: string): string {
-  if (/\b(on|of)\s+(january|february|march|april|may|june|july|august|september|october|november|december)\s+\d/i.test(question)) return 'dated';
+  if (
+    /\b(on|of)\s+(january|february|march|april|may|june|july|august|september|october|november|december)\s+\d/i.test(
+      question,
+    )
+  )
+    return 'dated';
   if (/right\?\W*$/i.test(question)) return 'verification';
   return 'recall';
 }
@@ -112,7 +150,10 @@ export const MEMORYBANK_EVIDENCE = resolve(REPOSITORY_ROOT, 'scripts/memorybank-
 export const MEMORYBANK_OUTPUT = resolve(REPOSITORY_ROOT, 'bench/.data/memorybank.jsonl');
 
 /** Reads MemoryBank from its folder and converts it, or undefined when the folder is absent. */
-export function readMemoryBank(source: string = MEMORYBANK_SOURCE, evidenceFile: string = MEMORYBANK_EVIDENCE): ReturnType<typeof convertMemoryBank> | undefined {
+export function readMemoryBank(
+  source: string = MEMORYBANK_SOURCE,
+  evidenceFile: string = MEMORYBANK_EVIDENCE,
+): ReturnType<typeof convertMemoryBank> | undefined {
   const historiesFile = resolve(source, 'memory_bank_en.json');
   const questionsFile = resolve(source, 'probing_questions_en.jsonl');
   if (!existsSync(historiesFile) || !existsSync(questionsFile)) return undefined;
@@ -131,6 +172,8 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
   mkdirSync(dirname(output), { recursive: true });
   writeFileSync(output, `${converted.lines.join('\n')}\n`);
   const { report } = converted;
-  console.log(`${report.users} users, ${report.days} days, ${report.exchanges} exchanges, ${report.questions} questions (${report.questionsWithoutEvidence} without evidence).`);
+  console.log(
+    `${report.users} users, ${report.days} days, ${report.exchanges} exchanges, ${report.questions} questions (${report.questionsWithoutEvidence} without evidence).`,
+  );
   console.log(`wrote ${output}`);
 }

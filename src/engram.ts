@@ -4,11 +4,22 @@ import { assertScope, type Scope } from './memory/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from './kernel/settings.js';
 import { recallMemories, type RecallOptions, type RecallResult } from './recall/recall-memories.js';
 import { buildMemoryContext, type MemoryContext, type MemoryContextOptions } from './recall/memory-context.js';
-import { requireRole, type ImportReport, type MemoryFilter, type MemoryStore, type StoreStats } from './contracts/memory-store.js';
+import {
+  requireRole,
+  type ImportReport,
+  type MemoryFilter,
+  type MemoryStore,
+  type StoreStats,
+} from './contracts/memory-store.js';
 import type { HistoryEntry } from './memory/memory-history.js';
 import type { Embedder } from './contracts/embedder.js';
 import type { LanguageModel } from './contracts/language-model.js';
-import { reindexVectors, storeMemoryVectors, type ReindexOptions, type ReindexReport } from './remember/memory-vectors.js';
+import {
+  reindexVectors,
+  storeMemoryVectors,
+  type ReindexOptions,
+  type ReindexReport,
+} from './remember/memory-vectors.js';
 import { saveMemory, type SaveResult } from './remember/save-memory.js';
 import { dedupeMemories, type DedupeReport } from './maintenance/merge-duplicates.js';
 import { ageMemories, type AgingReport } from './maintenance/age-memories.js';
@@ -104,7 +115,9 @@ export class Engram {
     this.store = options.store;
     this.settings = options.settings ?? DEFAULT_SETTINGS;
     this.defaultScope = assertScope(options.defaultScope ?? 'global');
-    this.readScopes = (options.readScopes ?? [...new Set([this.defaultScope, 'global'])]).map((scope) => assertScope(scope));
+    this.readScopes = (options.readScopes ?? [...new Set([this.defaultScope, 'global'])]).map((scope) =>
+      assertScope(scope),
+    );
     this.#actor = options.actor ?? 'library';
     this.#now = options.now ?? (() => new Date());
     this.embedder = options.embedder;
@@ -123,39 +136,69 @@ export class Engram {
    * `private-content-removed`; `redacted` names the kinds, never the secrets).
    */
   async save(input: RememberInput, options: SaveOptions = {}): Promise<EngramSaveResult> {
-    if (input === null || typeof input !== 'object') throw new EngramError('INVALID_INPUT', 'remember() takes an object with content.');
-    const dependencies = { store: this.store, settings: this.settings, now: this.#now, ...(this.embedder && { embedder: this.embedder }) };
+    if (input === null || typeof input !== 'object')
+      throw new EngramError('INVALID_INPUT', 'remember() takes an object with content.');
+    const dependencies = {
+      store: this.store,
+      settings: this.settings,
+      now: this.#now,
+      ...(this.embedder && { embedder: this.embedder }),
+    };
     // The store sanitizes every write again (normalizeNewMemory); this pass is what lets us report it.
     const { value, report } = sanitizeMemoryFields(input, { maxContentChars: this.settings.memory.maxContentBytes });
-    const result = await saveMemory(dependencies, { ...value, scope: value.scope ?? this.defaultScope }, {
-      actor: options.actor ?? this.#actor,
-      ...(options.dedupe !== undefined && { dedupe: options.dedupe }),
-    });
+    const result = await saveMemory(
+      dependencies,
+      { ...value, scope: value.scope ?? this.defaultScope },
+      {
+        actor: options.actor ?? this.#actor,
+        ...(options.dedupe !== undefined && { dedupe: options.dedupe }),
+      },
+    );
     this.#reportPrivacy(report, 'The memory');
     const warnings = privacyWarnings(report);
     if (warnings.length === 0) return result;
-    return { ...result, warnings: [...warnings, ...result.warnings], ...(report.redacted.length > 0 && { redacted: report.redacted }) };
+    return {
+      ...result,
+      warnings: [...warnings, ...result.warnings],
+      ...(report.redacted.length > 0 && { redacted: report.redacted }),
+    };
   }
 
   /** Finds near-duplicate groups per scope in the read scopes (or the given ones); with `apply`, merges them. */
-  async dedupe(options: { scopes?: readonly Scope[]; apply?: boolean; actor?: string; lexicalThreshold?: number } = {}): Promise<DedupeReport> {
+  async dedupe(
+    options: { scopes?: readonly Scope[]; apply?: boolean; actor?: string; lexicalThreshold?: number } = {},
+  ): Promise<DedupeReport> {
     const { scopes, actor, ...rest } = options;
-    const dependencies = { store: this.store, settings: this.settings, ...(this.embedder && { embedder: this.embedder }) };
+    const dependencies = {
+      store: this.store,
+      settings: this.settings,
+      ...(this.embedder && { embedder: this.embedder }),
+    };
     return dedupeMemories(dependencies, { ...rest, scopes: this.#scopes(scopes), actor: actor ?? this.#actor });
   }
 
   /** Archives old, unimportant memories in the read scopes (or the given ones, or every scope with `allScopes`). */
-  async age(options: { scopes?: readonly Scope[]; allScopes?: boolean; dryRun?: boolean; actor?: string } = {}): Promise<AgingReport> {
-    return ageMemories({ store: this.store, settings: this.settings, now: this.#now }, {
-      ...(!options.allScopes && { scopes: this.#scopes(options.scopes) }),
-      ...(options.dryRun !== undefined && { dryRun: options.dryRun }),
-      actor: options.actor ?? this.#actor,
-    });
+  async age(
+    options: { scopes?: readonly Scope[]; allScopes?: boolean; dryRun?: boolean; actor?: string } = {},
+  ): Promise<AgingReport> {
+    return ageMemories(
+      { store: this.store, settings: this.settings, now: this.#now },
+      {
+        ...(!options.allScopes && { scopes: this.#scopes(options.scopes) }),
+        ...(options.dryRun !== undefined && { dryRun: options.dryRun }),
+        actor: options.actor ?? this.#actor,
+      },
+    );
   }
 
   /** Finds the memories most relevant to a natural-language query, best first. */
   async recall(query: string, options: RecallOptions = {}): Promise<RecallResult> {
-    return recallMemories({ store: this.store, settings: this.settings, now: this.#now, embedder: this.embedder }, query, this.#scopes(options.scopes), options);
+    return recallMemories(
+      { store: this.store, settings: this.settings, now: this.#now, embedder: this.embedder },
+      query,
+      this.#scopes(options.scopes),
+      options,
+    );
   }
 
   /**
@@ -165,8 +208,16 @@ export class Engram {
    */
   async buildMemoryContext(query: string, options: MemoryContextOptions = {}): Promise<MemoryContext> {
     // This engram's model selects unless the call names one; `model: undefined` given explicitly turns selection off for the call.
-    const chosen = this.model && options !== null && typeof options === 'object' && !('model' in options) ? { ...options, model: this.model } : options;
-    return buildMemoryContext({ store: this.store, settings: this.settings, now: this.#now, embedder: this.embedder }, query, this.#scopes(chosen?.scopes), chosen);
+    const chosen =
+      this.model && options !== null && typeof options === 'object' && !('model' in options)
+        ? { ...options, model: this.model }
+        : options;
+    return buildMemoryContext(
+      { store: this.store, settings: this.settings, now: this.#now, embedder: this.embedder },
+      query,
+      this.#scopes(chosen?.scopes),
+      chosen,
+    );
   }
 
   /** Reads one memory; NOT_FOUND if it does not exist in the read scopes (or the given ones). */
@@ -180,11 +231,17 @@ export class Engram {
   async update(id: string, patch: MemoryPatch, options: UpdateOptions = {}): Promise<Memory> {
     const { actor, scopes } = this.#change(options);
     await this.get(id, scopes);
-    const { value: clean, report } = sanitizeMemoryFields(patch, { maxContentChars: this.settings.memory.maxContentBytes });
-    const updated = await this.store.update(id, clean, { actor, ...(options.ifUpdatedAt !== undefined && { ifUpdatedAt: options.ifUpdatedAt }) });
+    const { value: clean, report } = sanitizeMemoryFields(patch, {
+      maxContentChars: this.settings.memory.maxContentBytes,
+    });
+    const updated = await this.store.update(id, clean, {
+      actor,
+      ...(options.ifUpdatedAt !== undefined && { ifUpdatedAt: options.ifUpdatedAt }),
+    });
     this.#reportPrivacy(report, `Memory ${id}`);
     // The store dropped the vector of changed text; compute the new one.
-    if (patch && (patch.name !== undefined || patch.description !== undefined || patch.content !== undefined)) await this.#storeVectors([updated]);
+    if (patch && (patch.name !== undefined || patch.description !== undefined || patch.content !== undefined))
+      await this.#storeVectors([updated]);
     return updated;
   }
 
@@ -222,12 +279,21 @@ export class Engram {
     const change = typeof changeId === 'string' ? await this.store.getChange(changeId) : undefined;
     const scope = change?.after?.scope ?? change?.before?.scope;
     if (!change || scope === undefined || !scopes.includes(scope)) {
-      throw new EngramError('NOT_FOUND', `No change with id ${JSON.stringify(String(changeId).slice(0, 140))} in ${scopes.join(', ')}.`);
+      throw new EngramError(
+        'NOT_FOUND',
+        `No change with id ${JSON.stringify(String(changeId).slice(0, 140))} in ${scopes.join(', ')}.`,
+      );
     }
     const entry = await this.store.undo(changeId, { actor });
     // Vectors follow the text: an undone delete or edit gets its vector back (recomputed, not kept).
     const { before, after } = entry;
-    if (after && (!before || before.name !== after.name || before.description !== after.description || before.content !== after.content)) {
+    if (
+      after &&
+      (!before ||
+        before.name !== after.name ||
+        before.description !== after.description ||
+        before.content !== after.content)
+    ) {
       await this.#storeVectors([after]);
     }
     return entry;
@@ -240,10 +306,16 @@ export class Engram {
    */
   async reindex(options: Partial<ReindexOptions> = {}): Promise<ReindexReport> {
     if (!this.embedder) {
-      throw new EngramError('CONFIG_INVALID', 'No embedder is configured: set embedding.provider to openai-compatible, with embedding.baseUrl and embedding.model.');
+      throw new EngramError(
+        'CONFIG_INVALID',
+        'No embedder is configured: set embedding.provider to openai-compatible, with embedding.baseUrl and embedding.model.',
+      );
     }
     const vectors = requireRole(this.store, 'vectors', 'reindex');
-    return reindexVectors({ vectors, embedder: this.embedder }, { batchSize: this.settings.embedding.batchSize, ...options });
+    return reindexVectors(
+      { vectors, embedder: this.embedder },
+      { batchSize: this.settings.embedding.batchSize, ...options },
+    );
   }
 
   /** Every change to a memory of the read scopes (or the given ones), oldest first; deleted memories too. */
@@ -279,7 +351,9 @@ export class Engram {
         sanitized = sanitizeMemoryFields(input, { maxContentChars: this.settings.memory.maxContentBytes });
       } catch (error) {
         if (!isEngramError(error)) throw error;
-        throw new EngramError(error.code, `Memory ${index + 1} of the import: ${error.message} Nothing was imported.`, { cause: error });
+        throw new EngramError(error.code, `Memory ${index + 1} of the import: ${error.message} Nothing was imported.`, {
+          cause: error,
+        });
       }
       const { value, report } = sanitized;
       for (const kind of report.redacted) if (!privacy.redacted.includes(kind)) privacy.redacted.push(kind);
@@ -288,7 +362,11 @@ export class Engram {
       privacy.injectedBlocks += report.injectedBlocks;
       return value;
     });
-    const report = await this.store.importMany(clean, { onExisting: options.onExisting ?? 'skip' }, { actor: options.actor ?? 'import' });
+    const report = await this.store.importMany(
+      clean,
+      { onExisting: options.onExisting ?? 'skip' },
+      { actor: options.actor ?? 'import' },
+    );
     this.#reportPrivacy(privacy, 'The import');
     await this.#storeVectors(report.written);
     return { ...report, redacted: privacy.redacted };
@@ -297,10 +375,13 @@ export class Engram {
   /** Says what a write left out (kinds and counts, never the secrets), through onWarning. */
   #reportPrivacy(report: PrivacyReport, subject: string): void {
     if (report.secrets > 0) {
-      this.#onWarning(`secrets-redacted: ${subject} was stored with ${report.secrets} secret(s) replaced by [REDACTED:<kind>] (${report.redacted.join(', ')}).`);
+      this.#onWarning(
+        `secrets-redacted: ${subject} was stored with ${report.secrets} secret(s) replaced by [REDACTED:<kind>] (${report.redacted.join(', ')}).`,
+      );
     }
     const blocks = report.privateBlocks + report.injectedBlocks;
-    if (blocks > 0) this.#onWarning(`private-content-removed: ${subject} was stored without ${blocks} private or injected block(s).`);
+    if (blocks > 0)
+      this.#onWarning(`private-content-removed: ${subject} was stored without ${blocks} private or injected block(s).`);
   }
 
   /** Best effort: the write is done; a failed embedding is a warning, and `engram reindex` fills the gap. A store without vectors needs none (recall says so). */
@@ -310,7 +391,10 @@ export class Engram {
     try {
       const result = await storeMemoryVectors({ vectors, embedder: this.embedder }, memories);
       for (const warning of result.warnings) {
-        this.#onWarning(`${warning}: ${memories.length} memories were saved without a vector; run "engram reindex" later.`, result.error);
+        this.#onWarning(
+          `${warning}: ${memories.length} memories were saved without a vector; run "engram reindex" later.`,
+          result.error,
+        );
       }
     } catch (error) {
       this.#onWarning(`vectors-not-stored: ${(error as Error).message}; run "engram reindex" later.`, error);
@@ -319,13 +403,15 @@ export class Engram {
 
   /** Who a change is recorded for and which scopes it may touch: the call's, else this engram's. */
   #change(options: ChangeOptions): { actor: string; scopes: readonly Scope[] } {
-    if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'The options of a change are an object ({ actor?, scopes? }).');
+    if (options === null || typeof options !== 'object')
+      throw new EngramError('INVALID_INPUT', 'The options of a change are an object ({ actor?, scopes? }).');
     return { actor: options.actor ?? this.#actor, scopes: options.scopes ?? this.readScopes };
   }
 
   #scopes(scopes: readonly Scope[] | undefined): Scope[] {
     const chosen = scopes ?? this.readScopes;
-    if (!Array.isArray(chosen) || chosen.length === 0) throw new EngramError('INVALID_SCOPE', 'Name at least one scope to read.');
+    if (!Array.isArray(chosen) || chosen.length === 0)
+      throw new EngramError('INVALID_SCOPE', 'Name at least one scope to read.');
     return chosen.map((scope) => assertScope(scope));
   }
 

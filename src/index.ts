@@ -34,7 +34,14 @@ export { EngramError, isEngramError, type EngramErrorCode } from './kernel/error
 export { DEFAULT_SETTINGS, type Settings } from './kernel/settings.js';
 
 // What a memory is, and its scopes.
-export { MEMORY_TYPES, type Memory, type MemoryPatch, type MemorySource, type MemoryType, type NewMemory } from './memory/memory.js';
+export {
+  MEMORY_TYPES,
+  type Memory,
+  type MemoryPatch,
+  type MemorySource,
+  type MemoryType,
+  type NewMemory,
+} from './memory/memory.js';
 export { parseScope, isScope, makeScope, type Scope, type ScopeKind, type ParsedScope } from './memory/scope.js';
 
 // Privacy a caller can apply to text of its own (every write path applies it already).
@@ -43,11 +50,22 @@ export { stripPrivateContent, type StripOptions, type StripResult } from './priv
 
 // Anthropic's memory tool over an Engram.
 export { MemoryTool, type MemoryToolOptions, type MemoryToolResult } from './memory-tool/memory-tool.js';
-export { anthropicNativeTool, MEMORY_TOOL_NAME, type MemoryToolCommand, type MemoryToolCommandName } from './contracts/memory-tool-definition.js';
+export {
+  anthropicNativeTool,
+  MEMORY_TOOL_NAME,
+  type MemoryToolCommand,
+  type MemoryToolCommandName,
+} from './contracts/memory-tool-definition.js';
 
 // A session inside the context window (layers 1–4 and 7) and one agent turn over it.
 export { Session } from './session/session.js';
-export type { SessionOptions, SessionNotesConfig, PrepareRequestOptions, ToolResultInput, SessionStats } from './session/session.js';
+export type {
+  SessionOptions,
+  SessionNotesConfig,
+  PrepareRequestOptions,
+  ToolResultInput,
+  SessionStats,
+} from './session/session.js';
 export type { SessionEventMap, SessionEventName, SessionEventListener } from './session/session-events.js';
 export type { ContextUsage } from './session/context-budget.js';
 export { todoWriteTool, type WorkingMemory, type WorkingTask, type TaskStatus } from './session/working-memory.js';
@@ -87,7 +105,13 @@ export type {
 export type { SessionTool, SessionToolOutput, SessionToolContext } from './contracts/session-tool.js';
 
 // Instructions (CLAUDE.md and rules) as the model receives them; `loadInstructions` in engram/node reads them.
-export { activeInstructions, formatInstructions, type InstructionFile, type InstructionScope, type InstructionSet } from './instructions/instruction-format.js';
+export {
+  activeInstructions,
+  formatInstructions,
+  type InstructionFile,
+  type InstructionScope,
+  type InstructionSet,
+} from './instructions/instruction-format.js';
 
 // The contracts a backend, a model or an embedder implements.
 export type {
@@ -124,10 +148,30 @@ export type {
   TextSearch,
   TextHit,
 } from './contracts/memory-store.js';
-export type { VectorIndex, VectorSpace, VectorEntry, VectorSearch, VectorHit, VectorCounts } from './contracts/memory-store-vectors.js';
+export type {
+  VectorIndex,
+  VectorSpace,
+  VectorEntry,
+  VectorSearch,
+  VectorHit,
+  VectorCounts,
+} from './contracts/memory-store-vectors.js';
 export type { JobQueue, Job, JobState, NewJob, JobFilter, FinishedJobFilter } from './contracts/memory-store-jobs.js';
 export type { StoreLocks } from './contracts/memory-store-locks.js';
 export type { Checkpoints, CheckpointFilter } from './contracts/memory-store-checkpoints.js';
-export type { RecordCopy, ExportPage, CheckpointRecord, StoreRecords, RestoreCounts, RestoreReport } from './contracts/memory-store-records.js';
+export type {
+  RecordCopy,
+  ExportPage,
+  CheckpointRecord,
+  StoreRecords,
+  RestoreCounts,
+  RestoreReport,
+} from './contracts/memory-store-records.js';
 export type { ChangeAction, ChangeContext, HistoryEntry } from './memory/memory-history.js';
-export type { Conversation, ConversationMessage, ConversationRole, ConversationToolCall, ConversationToolResult } from './contracts/conversation.js';
+export type {
+  Conversation,
+  ConversationMessage,
+  ConversationRole,
+  ConversationToolCall,
+  ConversationToolResult,
+} from './contracts/conversation.js';

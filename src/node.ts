@@ -5,7 +5,14 @@
 
 // Open an Engram over the settings, the store, the models and the embedder they name.
 export { openEngram, type OpenEngramOptions, type OpenedEngram } from './node/open-engram.js';
-export { loadSettings, engramHome, type LoadedSettings, type LoadSettingsOptions, type SettingSource, type SettingSourceKind } from './node/load-settings.js';
+export {
+  loadSettings,
+  engramHome,
+  type LoadedSettings,
+  type LoadSettingsOptions,
+  type SettingSource,
+  type SettingSourceKind,
+} from './node/load-settings.js';
 export { resolveProjectIdentity, type ProjectIdentity } from './node/project-identity.js';
 
 // Stores: by URL (`sqlite:` path or `postgres://`), or the embedded SQLite store itself.
@@ -14,18 +21,37 @@ export { SqliteMemoryStore, type SqliteMemoryStoreOptions } from './adapters/sql
 
 // Language models and the embedder.
 export { createLanguageModel, type CreateLanguageModelOptions } from './adapters/models/create-language-model.js';
-export { AnthropicLanguageModel, type AnthropicLanguageModelOptions } from './adapters/models/anthropic-language-model.js';
-export { OpenAiCompatibleLanguageModel, type OpenAiCompatibleLanguageModelOptions } from './adapters/models/openai-compatible-language-model.js';
+export {
+  AnthropicLanguageModel,
+  type AnthropicLanguageModelOptions,
+} from './adapters/models/anthropic-language-model.js';
+export {
+  OpenAiCompatibleLanguageModel,
+  type OpenAiCompatibleLanguageModelOptions,
+} from './adapters/models/openai-compatible-language-model.js';
 export { memoryToolHandlers } from './adapters/models/anthropic-memory-tool-handlers.js';
 export { createEmbedder, type CreateEmbedderOptions } from './adapters/embedding/create-embedder.js';
-export { OpenAiCompatibleEmbedder, type OpenAiCompatibleEmbedderOptions } from './adapters/embedding/openai-compatible-embedder.js';
+export {
+  OpenAiCompatibleEmbedder,
+  type OpenAiCompatibleEmbedderOptions,
+} from './adapters/embedding/openai-compatible-embedder.js';
 
 // Extraction (layer 5): queue a finished turn, run the queue, read transcripts.
 export { createExtractor } from './node/create-extractor.js';
-export { Extractor, type ExtractorOptions, type AfterTurnOptions, type AfterTurnResult } from './extraction/extractor.js';
+export {
+  Extractor,
+  type ExtractorOptions,
+  type AfterTurnOptions,
+  type AfterTurnResult,
+} from './extraction/extractor.js';
 export { ExtractionWorker, type ExtractionWorkerOptions, type JobOutcome } from './extraction/extraction-worker.js';
 export type { ExtractionRunReport, WrittenMemory } from './extraction/extraction-report.js';
-export { readTranscriptFile, type ReadTranscriptOptions, type TranscriptFile, type TranscriptFormat } from './extraction/node/read-transcript.js';
+export {
+  readTranscriptFile,
+  type ReadTranscriptOptions,
+  type TranscriptFile,
+  type TranscriptFormat,
+} from './extraction/node/read-transcript.js';
 export type { ParsedTranscript } from './extraction/transcripts/claude-code-transcript.js';
 
 // The helper's read-only tools.
@@ -35,5 +61,10 @@ export { openSandbox, type Sandbox, type SandboxOptions, type SandboxToolResult 
 export { openSession, resumeSession, type OpenSessionOptions, type OpenedSession } from './node/session-open.js';
 export { nodeNotesFiles } from './session/node/session-notes-files.js';
 export type { SessionPaths } from './session/node/session-paths.js';
-export { listSessions, latestSession, type SessionSummary, type ListSessionsOptions } from './session/node/session-listing.js';
+export {
+  listSessions,
+  latestSession,
+  type SessionSummary,
+  type ListSessionsOptions,
+} from './session/node/session-listing.js';
 export { loadInstructions, type LoadInstructionsOptions } from './instructions/node/instruction-files.js';

@@ -11,7 +11,13 @@ let engram: Engram;
 
 beforeEach(async () => {
   temporary = await openTemporaryStore(Date.parse('2026-03-01T09:00:00.000Z'));
-  engram = new Engram({ store: temporary.store, defaultScope: PROJECT, actor: 'default-actor', now: () => new Date(temporary.clock.now), onWarning: () => undefined });
+  engram = new Engram({
+    store: temporary.store,
+    defaultScope: PROJECT,
+    actor: 'default-actor',
+    now: () => new Date(temporary.clock.now),
+    onWarning: () => undefined,
+  });
 });
 
 afterEach(async () => {
@@ -19,11 +25,17 @@ afterEach(async () => {
 });
 
 describe('Engram changes take an options object', () => {
-  it('records the actor given in the options, else the engram\'s own, and honours ifUpdatedAt', async () => {
+  it("records the actor given in the options, else the engram's own, and honours ifUpdatedAt", async () => {
     const memory = await engram.remember({ content: 'Deploys go out on Tuesdays.' }, { actor: 'alice' });
     temporary.clock.now += 1_000;
-    const updated = await engram.update(memory.id, { importance: 0.9 }, { actor: 'bob', ifUpdatedAt: memory.updatedAt });
-    await expect(engram.update(memory.id, { importance: 0.1 }, { ifUpdatedAt: memory.updatedAt })).rejects.toMatchObject({ code: 'CONFLICT' });
+    const updated = await engram.update(
+      memory.id,
+      { importance: 0.9 },
+      { actor: 'bob', ifUpdatedAt: memory.updatedAt },
+    );
+    await expect(
+      engram.update(memory.id, { importance: 0.1 }, { ifUpdatedAt: memory.updatedAt }),
+    ).rejects.toMatchObject({ code: 'CONFLICT' });
     await engram.forget(memory.id, { actor: 'carol' });
     await engram.restore(memory.id);
     const replacement = await engram.remember({ content: 'Deploys go out on Thursdays now.' });
@@ -69,7 +81,10 @@ describe('Engram changes take an options object', () => {
       () => engram.undo(created!.id, positional),
       () => engram.update(memory.id, { importance: 0.2 }, null as never),
     ]) {
-      const error = await call().then(() => undefined, (caught: unknown) => caught);
+      const error = await call().then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
       expect(error).toBeInstanceOf(EngramError);
       expect((error as EngramError).code).toBe('INVALID_INPUT');
     }

@@ -56,21 +56,32 @@ describe('engram/testing without vitest installed', () => {
 
   beforeAll(() => {
     const dist = join(PACKAGE_ROOT, 'dist', 'testing', 'index.js');
-    if (!existsSync(dist)) throw new Error('Run `npm run build` first: this test installs the built package (dist/) into a temporary project.');
+    if (!existsSync(dist))
+      throw new Error(
+        'Run `npm run build` first: this test installs the built package (dist/) into a temporary project.',
+      );
     project = mkdtempSync(join(tmpdir(), 'engram-no-vitest-'));
     const installed = join(project, 'node_modules', 'engram');
     mkdirSync(installed, { recursive: true });
     // Copied, not linked: Node resolves a linked package from its real path, where the development
     // node_modules (with vitest) would be found.
-    cpSync(join(PACKAGE_ROOT, 'dist'), join(installed, 'dist'), { recursive: true, filter: (source) => !source.endsWith('.map') });
+    cpSync(join(PACKAGE_ROOT, 'dist'), join(installed, 'dist'), {
+      recursive: true,
+      filter: (source) => !source.endsWith('.map'),
+    });
     cpSync(join(PACKAGE_ROOT, 'package.json'), join(installed, 'package.json'));
-    const manifest = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
     for (const dependency of Object.keys(manifest.dependencies)) {
       const target = join(project, 'node_modules', dependency);
       mkdirSync(join(target, '..'), { recursive: true });
       symlinkSync(join(PACKAGE_ROOT, 'node_modules', dependency), target, 'dir');
     }
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'user-project', private: true, type: 'module' }));
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'user-project', private: true, type: 'module' }),
+    );
   });
 
   afterAll(() => {

@@ -44,15 +44,23 @@ export function runtimeImports(text: string): RuntimeImport[] {
     const clause = match[3] ?? '';
     if (match[1] === 'export' && !clause.includes('{') && !clause.includes('*')) continue;
     const braces = /\{([^}]*)\}/.exec(clause);
-    const outside = clause.replace(/\{[^}]*\}/, '').replace(/,/g, '').trim();
+    const outside = clause
+      .replace(/\{[^}]*\}/, '')
+      .replace(/,/g, '')
+      .trim();
     if (braces && !outside) {
-      const names = braces[1]!.split(',').map((name) => name.trim()).filter(Boolean);
+      const names = braces[1]!
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean);
       if (names.length > 0 && names.every((name) => name.startsWith('type '))) continue;
     }
     found.push({ specifier: match[4]!, line: lineOf(match.index ?? 0) });
   }
-  for (const match of text.matchAll(/(?:^|\n)\s*import\s*['"]([^'"]+)['"]/g)) found.push({ specifier: match[1]!, line: lineOf(match.index ?? 0) });
-  for (const match of text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) found.push({ specifier: match[1]!, line: lineOf(match.index ?? 0) });
+  for (const match of text.matchAll(/(?:^|\n)\s*import\s*['"]([^'"]+)['"]/g))
+    found.push({ specifier: match[1]!, line: lineOf(match.index ?? 0) });
+  for (const match of text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g))
+    found.push({ specifier: match[1]!, line: lineOf(match.index ?? 0) });
   return found;
 }
 
@@ -126,14 +134,22 @@ describe('the source tree keeps its layers', () => {
 
   it('imports I/O modules only in node/ folders, adapters/, surfaces/ and testing/', () => {
     const offenders = [...graph].flatMap(([path, imports]) =>
-      mayDoIo(path) ? [] : imports.filter((entry) => isIoModule(entry.specifier)).map((entry) => `src/${path}:${entry.line} imports ${entry.specifier}`),
+      mayDoIo(path)
+        ? []
+        : imports
+            .filter((entry) => isIoModule(entry.specifier))
+            .map((entry) => `src/${path}:${entry.line} imports ${entry.specifier}`),
     );
     expect(offenders).toEqual([]);
   });
 
   it('keeps pure modules from importing code that does I/O', () => {
     const offenders = [...graph].flatMap(([path, imports]) =>
-      mayDoIo(path) ? [] : imports.filter((entry) => entry.target !== undefined && mayDoIo(entry.target)).map((entry) => `src/${path}:${entry.line} imports src/${entry.target}`),
+      mayDoIo(path)
+        ? []
+        : imports
+            .filter((entry) => entry.target !== undefined && mayDoIo(entry.target))
+            .map((entry) => `src/${path}:${entry.line} imports src/${entry.target}`),
     );
     expect(offenders).toEqual([]);
   });
@@ -143,7 +159,11 @@ describe('the source tree keeps its layers', () => {
   });
 
   it('resolves every relative import to a source file', () => {
-    const missing = [...graph].flatMap(([path, imports]) => imports.filter((entry) => entry.target !== undefined && !graph.has(entry.target) && !entry.target.endsWith('.json')).map((entry) => `src/${path}:${entry.line} → ${entry.specifier}`));
+    const missing = [...graph].flatMap(([path, imports]) =>
+      imports
+        .filter((entry) => entry.target !== undefined && !graph.has(entry.target) && !entry.target.endsWith('.json'))
+        .map((entry) => `src/${path}:${entry.line} → ${entry.specifier}`),
+    );
     expect(missing).toEqual([]);
   });
 });
@@ -160,7 +180,13 @@ describe('the layering checks themselves', () => {
       "import './side-effect.js';",
       "const lazy = await import('./lazy.js');",
     ].join('\n');
-    expect(runtimeImports(text).map((entry) => entry.specifier)).toEqual(['./d.js', './g.js', 'node:fs', './side-effect.js', './lazy.js']);
+    expect(runtimeImports(text).map((entry) => entry.specifier)).toEqual([
+      './d.js',
+      './g.js',
+      'node:fs',
+      './side-effect.js',
+      './lazy.js',
+    ]);
   });
 
   it('find a cycle and ignore a chain', () => {
@@ -172,12 +198,41 @@ describe('the layering checks themselves', () => {
       }
       return graph;
     };
-    expect(importCycles(edges([['a', 'b'], ['b', 'c']]))).toEqual([]);
-    expect(importCycles(edges([['a', 'b'], ['b', 'c'], ['c', 'a'], ['c', 'd']]))).toEqual([['a', 'b', 'c']]);
+    expect(
+      importCycles(
+        edges([
+          ['a', 'b'],
+          ['b', 'c'],
+        ]),
+      ),
+    ).toEqual([]);
+    expect(
+      importCycles(
+        edges([
+          ['a', 'b'],
+          ['b', 'c'],
+          ['c', 'a'],
+          ['c', 'd'],
+        ]),
+      ),
+    ).toEqual([['a', 'b', 'c']]);
   });
 
   it('allow I/O only in the places the architecture names', () => {
-    expect(['node.ts', 'node/open-engram.ts', 'memory/node/memory-directory.ts', 'adapters/sqlite/x.ts', 'surfaces/cli/main.ts', 'testing/index.ts'].every(mayDoIo)).toBe(true);
-    expect(['memory/memory.ts', 'recall/ranking.ts', 'kernel/settings.ts', 'contracts/memory-store.ts', 'nodes/x.ts'].some(mayDoIo)).toBe(false);
+    expect(
+      [
+        'node.ts',
+        'node/open-engram.ts',
+        'memory/node/memory-directory.ts',
+        'adapters/sqlite/x.ts',
+        'surfaces/cli/main.ts',
+        'testing/index.ts',
+      ].every(mayDoIo),
+    ).toBe(true);
+    expect(
+      ['memory/memory.ts', 'recall/ranking.ts', 'kernel/settings.ts', 'contracts/memory-store.ts', 'nodes/x.ts'].some(
+        mayDoIo,
+      ),
+    ).toBe(false);
   });
 });

@@ -37,12 +37,16 @@ describe("README's library examples", () => {
   let examples: Example[] = [];
 
   beforeAll(() => {
-    if (!existsSync(join(PACKAGE_ROOT, 'dist', 'index.d.ts'))) throw new Error('Run `npm run build` first: the examples compile against the built declarations (dist/).');
+    if (!existsSync(join(PACKAGE_ROOT, 'dist', 'index.d.ts')))
+      throw new Error('Run `npm run build` first: the examples compile against the built declarations (dist/).');
     examples = typeScriptBlocks(readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8'));
     project = mkdtempSync(join(tmpdir(), 'engram-readme-'));
     mkdirSync(join(project, 'node_modules'));
     symlinkSync(PACKAGE_ROOT, join(project, 'node_modules', 'engram'), 'dir');
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'readme-examples', private: true, type: 'module' }));
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'readme-examples', private: true, type: 'module' }),
+    );
     for (const example of examples) writeFileSync(join(project, `readme-line-${example.line}.ts`), example.code);
   });
 

@@ -1,5 +1,11 @@
 import { EngramError, isEngramError } from '../kernel/errors.js';
-import type { ContentBlock, LanguageModelResponse, LanguageModelStopReason, LanguageModelUsage, ToolUseBlock } from '../contracts/language-model.js';
+import type {
+  ContentBlock,
+  LanguageModelResponse,
+  LanguageModelStopReason,
+  LanguageModelUsage,
+  ToolUseBlock,
+} from '../contracts/language-model.js';
 import { toolUses } from '../contracts/language-model-content.js';
 import type { Session, ToolResultInput } from '../session/session.js';
 import type { SessionTool } from '../contracts/session-tool.js';
@@ -51,7 +57,8 @@ const RESULT_ERROR_MAX_CHARS = 500;
  * const result = await runAgentTurn(session, { content: 'What does src/a.ts export?', onTextDelta: (t) => process.stdout.write(t) });
  */
 export async function runAgentTurn(session: Session, options: AgentTurnOptions): Promise<AgentTurnResult> {
-  if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'runAgentTurn takes { content, tools?, ... }.');
+  if (options === null || typeof options !== 'object')
+    throw new EngramError('INVALID_INPUT', 'runAgentTurn takes { content, tools?, ... }.');
   const maxToolRounds = checkCount(options.maxToolRounds ?? session.settings.session.maxToolRounds, 'maxToolRounds');
   const maxOutputTokens = options.maxOutputTokens ?? session.settings.session.maxOutputTokens;
   const runners = new Map((options.tools ?? session.tools).map((tool) => [tool.definition.name, tool]));
@@ -62,17 +69,25 @@ export async function runAgentTurn(session: Session, options: AgentTurnOptions):
   let toolCalls = 0;
   let rounds = 0;
   for (;;) {
-    const request = await session.prepareRequest({ maxOutputTokens, ...(options.signal && { signal: options.signal }) });
-    const response = await session.model.generate({ ...request, ...(options.onTextDelta && { onTextDelta: options.onTextDelta }) });
+    const request = await session.prepareRequest({
+      maxOutputTokens,
+      ...(options.signal && { signal: options.signal }),
+    });
+    const response = await session.model.generate({
+      ...request,
+      ...(options.onTextDelta && { onTextDelta: options.onTextDelta }),
+    });
     requests += 1;
     addUsage(usage, response.usage);
     session.recordResponse(response);
     const calls = toolUses(response);
-    if (calls.length === 0) return { text: response.text, requests, toolCalls, stopReason: response.stopReason ?? 'end', usage, response };
+    if (calls.length === 0)
+      return { text: response.text, requests, toolCalls, stopReason: response.stopReason ?? 'end', usage, response };
     toolCalls += calls.length;
     await addResults(session, await runTools(session, calls, runners, options));
     rounds += 1;
-    if (rounds >= maxToolRounds) return { text: response.text, requests, toolCalls, stopReason: 'max-tool-rounds', usage, response };
+    if (rounds >= maxToolRounds)
+      return { text: response.text, requests, toolCalls, stopReason: 'max-tool-rounds', usage, response };
     options.signal?.throwIfAborted();
   }
 }
@@ -87,7 +102,11 @@ async function addResults(session: Session, results: ToolResultInput[]): Promise
   try {
     await session.addToolResults(results);
   } catch (error) {
-    const reason = isEngramError(error) ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+    const reason = isEngramError(error)
+      ? `${error.code}: ${error.message}`
+      : error instanceof Error
+        ? error.message
+        : String(error);
     const content = `Error: the tool ran, but its result could not be kept (${reason.slice(0, RESULT_ERROR_MAX_CHARS)}).`;
     try {
       await session.addToolResults(results.map((result) => ({ toolUseId: result.toolUseId, content, isError: true })));
@@ -98,7 +117,12 @@ async function addResults(session: Session, results: ToolResultInput[]): Promise
 }
 
 /** Runs the calls one after another (tools may depend on each other's effects); a failure becomes an error result. */
-async function runTools(session: Session, calls: readonly ToolUseBlock[], runners: Map<string, SessionTool>, options: AgentTurnOptions): Promise<ToolResultInput[]> {
+async function runTools(
+  session: Session,
+  calls: readonly ToolUseBlock[],
+  runners: Map<string, SessionTool>,
+  options: AgentTurnOptions,
+): Promise<ToolResultInput[]> {
   const results: ToolResultInput[] = [];
   const signal = options.signal ?? new AbortController().signal;
   for (const call of calls) {
@@ -108,16 +132,29 @@ async function runTools(session: Session, calls: readonly ToolUseBlock[], runner
     }
     const tool = runners.get(call.name);
     if (!tool) {
-      results.push({ toolUseId: call.id, content: `Unknown tool ${call.name}; the tools are: ${[...runners.keys()].join(', ') || 'none'}.`, isError: true });
+      results.push({
+        toolUseId: call.id,
+        content: `Unknown tool ${call.name}; the tools are: ${[...runners.keys()].join(', ') || 'none'}.`,
+        isError: true,
+      });
       continue;
     }
     options.onToolCall?.(call);
     try {
-      const output = await tool.run(structuredClone(call.input), { sessionId: session.sessionId, toolUseId: call.id, signal });
-      if (output === null || typeof output !== 'object' || typeof output.content !== 'string') throw new Error(`tool ${call.name} returned no content string`);
+      const output = await tool.run(structuredClone(call.input), {
+        sessionId: session.sessionId,
+        toolUseId: call.id,
+        signal,
+      });
+      if (output === null || typeof output !== 'object' || typeof output.content !== 'string')
+        throw new Error(`tool ${call.name} returned no content string`);
       results.push({ ...output, toolUseId: call.id });
     } catch (error) {
-      const message = isEngramError(error) ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+      const message = isEngramError(error)
+        ? `${error.code}: ${error.message}`
+        : error instanceof Error
+          ? error.message
+          : String(error);
       results.push({ toolUseId: call.id, content: `Error: ${message}`, isError: true });
     }
   }
@@ -132,6 +169,7 @@ function addUsage(total: LanguageModelUsage, usage: LanguageModelUsage): void {
 }
 
 function checkCount(value: unknown, name: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 1_000) throw new EngramError('INVALID_INPUT', `${name} must be a whole number from 1 to 1000.`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 1_000)
+    throw new EngramError('INVALID_INPUT', `${name} must be a whole number from 1 to 1000.`);
   return value;
 }

@@ -93,7 +93,8 @@ export function emptyInjection(
 }
 
 /** How a piece of work stood when the caller stopped waiting. */
-export type Settled<T> = { state: 'done'; value: T } | { state: 'failed'; error: unknown } | { state: 'cut'; by: 'time-cap' | 'signal' };
+export type Settled<T> =
+  { state: 'done'; value: T } | { state: 'failed'; error: unknown } | { state: 'cut'; by: 'time-cap' | 'signal' };
 
 /**
  * Waits for `work` at most `timeoutMs` (0: only what finishes before the next timer tick), or until

@@ -23,10 +23,15 @@ const CONTROL = /[\u0000-\u001F\u007F-\u009F\u2028\u2029]+/g;
 /** The text recall searches for a message: control characters to spaces, a huge message cut to its start and end, trimmed. */
 export function recallQuery(message: unknown): string {
   if (typeof message !== 'string') {
-    throw new EngramError('INVALID_INPUT', `The memory turn recalls for the user's message as a string, not ${message === null ? 'null' : typeof message}.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `The memory turn recalls for the user's message as a string, not ${message === null ? 'null' : typeof message}.`,
+    );
   }
   const huge = message.length > QUERY_HEAD_CHARS + QUERY_TAIL_CHARS;
-  const text = huge ? `${wellFormed(message.slice(0, QUERY_HEAD_CHARS))} ${wellFormed(message.slice(-QUERY_TAIL_CHARS))}` : message;
+  const text = huge
+    ? `${wellFormed(message.slice(0, QUERY_HEAD_CHARS))} ${wellFormed(message.slice(-QUERY_TAIL_CHARS))}`
+    : message;
   return text.replace(CONTROL, ' ').trim();
 }
 
@@ -39,7 +44,9 @@ function wellFormed(text: string): string {
 export function contentText(content: string | readonly ContentBlock[]): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.flatMap((block) => (block?.type === 'text' && typeof block.text === 'string' ? [block.text] : [])).join('\n');
+  return content
+    .flatMap((block) => (block?.type === 'text' && typeof block.text === 'string' ? [block.text] : []))
+    .join('\n');
 }
 
 /** A copy of the conversation's message list (the messages themselves are not changed by the host), or undefined for a non-conversation. */
@@ -53,12 +60,21 @@ export function snapshotConversation(conversation: unknown): Conversation | unde
 /** Whether the conversation's last message is the assistant's calling tools: the loop is not over. */
 export function endsInToolCall(messages: readonly ConversationMessage[] | undefined): boolean {
   const last = messages?.at(-1);
-  return last !== null && typeof last === 'object' && last.role === 'assistant' && Array.isArray(last.toolCalls) && last.toolCalls.length > 0;
+  return (
+    last !== null &&
+    typeof last === 'object' &&
+    last.role === 'assistant' &&
+    Array.isArray(last.toolCalls) &&
+    last.toolCalls.length > 0
+  );
 }
 
 export function checkInteger(value: unknown, name: string, minimum: number, maximum: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum || value > maximum) {
-    throw new EngramError('INVALID_INPUT', `Invalid ${name} ${JSON.stringify(value) ?? String(value)}: a whole number from ${minimum} to ${maximum}.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Invalid ${name} ${JSON.stringify(value) ?? String(value)}: a whole number from ${minimum} to ${maximum}.`,
+    );
   }
   return value;
 }
@@ -73,7 +89,11 @@ export function checkFlag(value: unknown, name: string): boolean {
 export function checkSurfaced(value: Iterable<string> | undefined): Set<string> {
   const surfaced = new Set<string>();
   if (value === undefined) return surfaced;
-  if (value === null || typeof value !== 'object' || typeof (value as Iterable<string>)[Symbol.iterator] !== 'function') {
+  if (
+    value === null ||
+    typeof value !== 'object' ||
+    typeof (value as Iterable<string>)[Symbol.iterator] !== 'function'
+  ) {
     throw new EngramError('INVALID_INPUT', 'surfaced is a list of memory ids (from surfacedIds()).');
   }
   for (const id of value) {

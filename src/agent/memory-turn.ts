@@ -136,24 +136,47 @@ export class MemoryTurn {
   readonly #pending = new Set<Promise<unknown>>();
 
   constructor(options: MemoryTurnOptions) {
-    if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'A MemoryTurn takes { engram, extractor?, ... }.');
+    if (options === null || typeof options !== 'object')
+      throw new EngramError('INVALID_INPUT', 'A MemoryTurn takes { engram, extractor?, ... }.');
     const { engram, extractor, selectionModel } = options;
-    if (engram === null || typeof engram !== 'object' || typeof engram.buildMemoryContext !== 'function' || !engram.store || !engram.settings) {
+    if (
+      engram === null ||
+      typeof engram !== 'object' ||
+      typeof engram.buildMemoryContext !== 'function' ||
+      !engram.store ||
+      !engram.settings
+    ) {
       throw new EngramError('INVALID_INPUT', 'A MemoryTurn needs engram: an open Engram.');
     }
-    if (extractor !== undefined && typeof extractor?.afterTurn !== 'function') throw new EngramError('INVALID_INPUT', 'extractor must be an Extractor (with afterTurn).');
+    if (extractor !== undefined && typeof extractor?.afterTurn !== 'function')
+      throw new EngramError('INVALID_INPUT', 'extractor must be an Extractor (with afterTurn).');
     if (selectionModel !== undefined && selectionModel !== false && typeof selectionModel?.generate !== 'function') {
-      throw new EngramError('INVALID_INPUT', 'selectionModel must be a LanguageModel with a generate() method, or false.');
+      throw new EngramError(
+        'INVALID_INPUT',
+        'selectionModel must be a LanguageModel with a generate() method, or false.',
+      );
     }
-    if (options.onEvent !== undefined && typeof options.onEvent !== 'function') throw new EngramError('INVALID_INPUT', 'onEvent must be a function.');
+    if (options.onEvent !== undefined && typeof options.onEvent !== 'function')
+      throw new EngramError('INVALID_INPUT', 'onEvent must be a function.');
     const scopes = options.scopes ?? engram.readScopes;
-    if (!Array.isArray(scopes) || scopes.length === 0) throw new EngramError('INVALID_SCOPE', 'A MemoryTurn reads at least one scope.');
+    if (!Array.isArray(scopes) || scopes.length === 0)
+      throw new EngramError('INVALID_SCOPE', 'A MemoryTurn reads at least one scope.');
     this.#engram = engram;
     this.#extractor = extractor;
     this.#selectionModel = selectionModel;
     this.#scopes = scopes.map((scope) => assertScope(scope));
-    this.#maxTokens = checkInteger(options.maxTokens ?? engram.settings.injection.maxTokens, 'maxTokens', 0, MAX_TOKENS);
-    this.#timeoutMs = checkInteger(options.recallTimeoutMs ?? DEFAULT_RECALL_TIME_CAP_MS, 'recallTimeoutMs', 1, MAX_RECALL_TIME_CAP_MS);
+    this.#maxTokens = checkInteger(
+      options.maxTokens ?? engram.settings.injection.maxTokens,
+      'maxTokens',
+      0,
+      MAX_TOKENS,
+    );
+    this.#timeoutMs = checkInteger(
+      options.recallTimeoutMs ?? DEFAULT_RECALL_TIME_CAP_MS,
+      'recallTimeoutMs',
+      1,
+      MAX_RECALL_TIME_CAP_MS,
+    );
     this.#recall = checkFlag(options.recall, 'recall');
     this.#excludeSurfaced = checkFlag(options.excludeSurfaced, 'excludeSurfaced');
     this.#onEvent = options.onEvent;
@@ -169,9 +192,15 @@ export class MemoryTurn {
    */
   async beforeRequest(message: string, options: BeforeRequestOptions = {}): Promise<MemoryInjection> {
     const query = recallQuery(message);
-    if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'beforeRequest() options are an object.');
+    if (options === null || typeof options !== 'object')
+      throw new EngramError('INVALID_INPUT', 'beforeRequest() options are an object.');
     const budget = checkInteger(options.maxTokens ?? this.#maxTokens, 'maxTokens', 0, MAX_TOKENS);
-    const timeoutMs = checkInteger(options.recallTimeoutMs ?? this.#timeoutMs, 'recallTimeoutMs', 1, MAX_RECALL_TIME_CAP_MS);
+    const timeoutMs = checkInteger(
+      options.recallTimeoutMs ?? this.#timeoutMs,
+      'recallTimeoutMs',
+      1,
+      MAX_RECALL_TIME_CAP_MS,
+    );
     const noStatic = { text: '', tokens: 0 };
     if (!this.#recall) return emptyInjection('recall-off', noStatic, budget);
     const wantStatic = options.staticPart !== false;
@@ -194,12 +223,16 @@ export class MemoryTurn {
       controller.abort(new EngramError('MODEL_ABORTED', `Recall passed its ${timeoutMs} ms cap.`));
       settled = await settleWithin(work, 0);
       if (settled.state === 'cut') return this.#cut('time-cap', timeoutMs, budget, wantStatic);
-      if (settled.state === 'done') this.#emit({ type: 'recall-timed-out', timeoutMs, kept: settled.value[1]?.included.length ?? 0 });
+      if (settled.state === 'done')
+        this.#emit({ type: 'recall-timed-out', timeoutMs, kept: settled.value[1]?.included.length ?? 0 });
     }
     if (settled.state === 'failed') {
       const error = turnError(settled.error);
       this.#emit({ type: 'recall-failed', error });
-      return emptyInjection('failed', wantStatic ? this.#knownStaticPart() : noStatic, budget, { warnings: ['recall-failed'], error });
+      return emptyInjection('failed', wantStatic ? this.#knownStaticPart() : noStatic, budget, {
+        warnings: ['recall-failed'],
+        error,
+      });
     }
     const [staticPart, context] = settled.value;
     return this.#injected(staticPart, context, budget, controller.signal.aborted);
@@ -242,8 +275,14 @@ export class MemoryTurn {
       later(async (): Promise<ExtractionQueueResult> => {
         try {
           const result = await extractor.afterTurn(snapshot ?? conversation, { recalled });
-          if (result.status === 'queued') this.#emit({ type: 'extraction-queued', sessionId, jobs: result.jobs.length, messages: result.messages });
-          return { status: result.status, jobs: result.jobs.length, messages: result.messages, ...(result.warnings && { warnings: result.warnings }) };
+          if (result.status === 'queued')
+            this.#emit({ type: 'extraction-queued', sessionId, jobs: result.jobs.length, messages: result.messages });
+          return {
+            status: result.status,
+            jobs: result.jobs.length,
+            messages: result.messages,
+            ...(result.warnings && { warnings: result.warnings }),
+          };
         } catch (error) {
           // Told again with the next turn: nothing is lost, the extractor re-reads from its cursor.
           for (const memory of own) if (!this.#unqueued.has(memory.id)) this.#unqueued.set(memory.id, memory);
@@ -263,8 +302,12 @@ export class MemoryTurn {
    * when it returns (an answer, or the tool-round cap), so it is queued as final.
    */
   async run(session: Session, options: MemoryAgentTurnOptions): Promise<MemoryAgentTurnResult> {
-    if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'run() takes { content, ... }.');
-    const injection = await this.beforeRequest(contentText(options.content), { staticPart: false, ...(options.signal && { signal: options.signal }) });
+    if (options === null || typeof options !== 'object')
+      throw new EngramError('INVALID_INPUT', 'run() takes { content, ... }.');
+    const injection = await this.beforeRequest(contentText(options.content), {
+      staticPart: false,
+      ...(options.signal && { signal: options.signal }),
+    });
     const context = [injection.block, options.context ?? ''].filter((part) => part !== '').join('\n\n');
     const { context: _hostContext, ...turn } = options;
     const result = await runAgentTurn(session, { ...turn, ...(context !== '' && { context }) });
@@ -293,7 +336,12 @@ export class MemoryTurn {
     while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
   }
 
-  async #context(query: string, budget: number, signal: AbortSignal, options: BeforeRequestOptions): Promise<MemoryContext> {
+  async #context(
+    query: string,
+    budget: number,
+    signal: AbortSignal,
+    options: BeforeRequestOptions,
+  ): Promise<MemoryContext> {
     const exclude = this.#excludeSurfaced && this.#surfaced.size > 0 ? new Set(this.#surfaced) : undefined;
     const chosen: MemoryContextOptions = {
       scopes: this.#scopes,
@@ -302,7 +350,9 @@ export class MemoryTurn {
       // Hits are recorded once the memories are given, never for a recall that came too late.
       recordAccess: false,
       signal,
-      ...(this.#selectionModel !== undefined && { model: this.#selectionModel === false ? undefined : this.#selectionModel }),
+      ...(this.#selectionModel !== undefined && {
+        model: this.#selectionModel === false ? undefined : this.#selectionModel,
+      }),
       ...(exclude && { surfaced: exclude, exclude }),
       ...(Array.isArray(options.recentTools) && { recentTools: options.recentTools }),
     };
@@ -342,22 +392,46 @@ export class MemoryTurn {
     return emptyInjection('timed-out', staticPart, budget, { warnings: ['recall-timed-out'] });
   }
 
-  #injected(staticPart: { text: string; tokens: number }, context: MemoryContext | undefined, budget: number, cut: boolean): MemoryInjection {
+  #injected(
+    staticPart: { text: string; tokens: number },
+    context: MemoryContext | undefined,
+    budget: number,
+    cut: boolean,
+  ): MemoryInjection {
     if (!context) return emptyInjection('nothing-recalled', staticPart, budget);
     // The cap aborted the LLM retriever: say so as a timeout, not as a model failure.
-    const warnings = cut ? [...new Set(context.warnings.map((warning) => (warning === 'llm-selection-failed' ? 'llm-selection-timeout' : warning)))] : context.warnings;
+    const warnings = cut
+      ? [
+          ...new Set(
+            context.warnings.map((warning) => (warning === 'llm-selection-failed' ? 'llm-selection-timeout' : warning)),
+          ),
+        ]
+      : context.warnings;
     const memories = context.included;
-    this.#emit({ type: 'memory-recalled', recalled: memories.length + context.omitted.length, omitted: context.omitted.length, warnings });
+    this.#emit({
+      type: 'memory-recalled',
+      recalled: memories.length + context.omitted.length,
+      omitted: context.omitted.length,
+      warnings,
+    });
     for (const entry of memories) {
       this.#surfaced.delete(entry.memory.id);
       this.#surfaced.add(entry.memory.id);
-      this.#unqueued.set(entry.memory.id, { id: entry.memory.id, name: entry.memory.name, type: entry.memory.type, content: entry.memory.content });
+      this.#unqueued.set(entry.memory.id, {
+        id: entry.memory.id,
+        name: entry.memory.name,
+        type: entry.memory.type,
+        content: entry.memory.content,
+      });
     }
     while (this.#surfaced.size > MAX_SURFACED) this.#surfaced.delete(this.#surfaced.values().next().value!);
     const tokens = { staticPart: staticPart.tokens, block: context.tokens.block, budget };
     if (memories.length > 0) {
       this.#emit({ type: 'memory-injected', ids: memories.map((entry) => entry.memory.id), tokens });
-      this.#recordHits(memories.map((entry) => entry.memory.id), context.at);
+      this.#recordHits(
+        memories.map((entry) => entry.memory.id),
+        context.at,
+      );
     }
     return {
       status: context.block === '' ? 'nothing-recalled' : 'injected',

@@ -12,15 +12,23 @@ export function sessionConversation(sessionId: string, messages: readonly Sessio
 }
 
 function toConversationMessage(message: SessionMessage): ConversationMessage {
-  const base = { id: message.uuid, timestamp: message.timestamp, ...((message.meta === true || message.compactSummary === true) && { meta: true }) };
+  const base = {
+    id: message.uuid,
+    timestamp: message.timestamp,
+    ...((message.meta === true || message.compactSummary === true) && { meta: true }),
+  };
   if (typeof message.content === 'string') return { ...base, role: message.role, text: message.content };
   const text = message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n');
   if (message.role === 'assistant') {
-    const toolCalls = message.content.flatMap((block) => (block.type === 'tool_use' ? [{ id: block.id, name: block.name, input: block.input }] : []));
+    const toolCalls = message.content.flatMap((block) =>
+      block.type === 'tool_use' ? [{ id: block.id, name: block.name, input: block.input }] : [],
+    );
     return { ...base, role: 'assistant', text, ...(toolCalls.length > 0 && { toolCalls }) };
   }
   const toolResults = message.content.flatMap((block) =>
-    block.type === 'tool_result' ? [{ toolUseId: block.toolUseId, content: block.content, ...(block.isError === true && { isError: true }) }] : [],
+    block.type === 'tool_result'
+      ? [{ toolUseId: block.toolUseId, content: block.content, ...(block.isError === true && { isError: true }) }]
+      : [],
   );
   if (toolResults.length > 0 && text === '') return { ...base, role: 'tool', text: '', toolResults };
   return { ...base, role: 'user', text, ...(toolResults.length > 0 && { toolResults }) };

@@ -62,9 +62,17 @@ const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
 
 /** Checks an id (session, message or tool call): 1-200 characters, no control characters. */
 export function assertConversationId(value: unknown, what: string): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_CONVERSATION_ID_LENGTH || CONTROL.test(value)) {
+  if (
+    typeof value !== 'string' ||
+    value.length === 0 ||
+    value.length > MAX_CONVERSATION_ID_LENGTH ||
+    CONTROL.test(value)
+  ) {
     const shown = typeof value === 'string' ? JSON.stringify(value.slice(0, 60)) : String(value);
-    throw new EngramError('INVALID_INPUT', `Invalid ${what} ${shown}: 1-${MAX_CONVERSATION_ID_LENGTH} characters without control characters.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Invalid ${what} ${shown}: 1-${MAX_CONVERSATION_ID_LENGTH} characters without control characters.`,
+    );
   }
   return value;
 }
@@ -75,11 +83,15 @@ export function assertConversationId(value: unknown, what: string): string {
  */
 export function assertConversation(value: unknown): Conversation {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new EngramError('INVALID_INPUT', 'A conversation is an object: { sessionId, messages: [{ id, role, text }] }.');
+    throw new EngramError(
+      'INVALID_INPUT',
+      'A conversation is an object: { sessionId, messages: [{ id, role, text }] }.',
+    );
   }
   const { sessionId, messages } = value as { sessionId?: unknown; messages?: unknown };
   assertConversationId(sessionId, 'session id');
-  if (!Array.isArray(messages)) throw new EngramError('INVALID_INPUT', 'A conversation has messages: an array of { id, role, text }.');
+  if (!Array.isArray(messages))
+    throw new EngramError('INVALID_INPUT', 'A conversation has messages: an array of { id, role, text }.');
   const seen = new Set<string>();
   for (let index = 0; index < messages.length; index += 1) {
     const message = messages[index] as Partial<ConversationMessage> | null;
@@ -88,14 +100,24 @@ export function assertConversation(value: unknown): Conversation {
       throw new EngramError('INVALID_INPUT', `Invalid ${where}: an object { id, role, text }.`);
     }
     const id = assertConversationId(message.id, `id of ${where}`);
-    if (seen.has(id)) throw new EngramError('INVALID_INPUT', `Message id ${JSON.stringify(id.slice(0, 60))} appears twice: every message needs its own id.`);
+    if (seen.has(id))
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Message id ${JSON.stringify(id.slice(0, 60))} appears twice: every message needs its own id.`,
+      );
     seen.add(id);
     if (!CONVERSATION_ROLES.includes(message.role as ConversationRole)) {
-      throw new EngramError('INVALID_INPUT', `Invalid role ${JSON.stringify(String(message.role).slice(0, 20))} of ${where}: one of ${CONVERSATION_ROLES.join(', ')}.`);
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Invalid role ${JSON.stringify(String(message.role).slice(0, 20))} of ${where}: one of ${CONVERSATION_ROLES.join(', ')}.`,
+      );
     }
-    if (typeof message.text !== 'string') throw new EngramError('INVALID_INPUT', `The text of ${where} is not a string.`);
-    if (message.toolCalls !== undefined && !Array.isArray(message.toolCalls)) throw new EngramError('INVALID_INPUT', `toolCalls of ${where} is not an array.`);
-    if (message.toolResults !== undefined && !Array.isArray(message.toolResults)) throw new EngramError('INVALID_INPUT', `toolResults of ${where} is not an array.`);
+    if (typeof message.text !== 'string')
+      throw new EngramError('INVALID_INPUT', `The text of ${where} is not a string.`);
+    if (message.toolCalls !== undefined && !Array.isArray(message.toolCalls))
+      throw new EngramError('INVALID_INPUT', `toolCalls of ${where} is not an array.`);
+    if (message.toolResults !== undefined && !Array.isArray(message.toolResults))
+      throw new EngramError('INVALID_INPUT', `toolResults of ${where} is not an array.`);
   }
   return value as Conversation;
 }
@@ -105,7 +127,10 @@ export function assertConversation(value: unknown): Conversation {
  * among the messages (compacted away): then every message is new (SPEC: fall back to all, never
  * to none). A mark that names a part of a merged message (a reply that grew since) re-reads that message.
  */
-export function messagesAfter(messages: readonly ConversationMessage[], mark: string | undefined): { messages: ConversationMessage[]; found: boolean } {
+export function messagesAfter(
+  messages: readonly ConversationMessage[],
+  mark: string | undefined,
+): { messages: ConversationMessage[]; found: boolean } {
   if (mark === undefined) return { messages: [...messages], found: false };
   for (let index = messages.length - 1; index >= 0; index -= 1) {
     const message = messages[index]!;

@@ -1,4 +1,11 @@
-import type { LanguageModelMessage, LanguageModelRequest, LanguageModelResponse, LanguageModelUsage, TextBlock, ToolUseBlock } from './language-model.js';
+import type {
+  LanguageModelMessage,
+  LanguageModelRequest,
+  LanguageModelResponse,
+  LanguageModelUsage,
+  TextBlock,
+  ToolUseBlock,
+} from './language-model.js';
 
 /** The tool calls of a response, in order. */
 export function toolUses(response: LanguageModelResponse): ToolUseBlock[] {

@@ -13,7 +13,6 @@ import type { VectorIndex } from './memory-store-vectors.js';
 // record copy), each in its own file beside this one. Callers reach a role through its property
 // (`store.jobs.enqueue(…)`) and degrade, with a warning, when a store lacks it.
 
-
 /** How many memories an import created, replaced and skipped, and the ones it wrote. */
 export interface ImportReport {
   created: number;
@@ -100,7 +99,11 @@ export interface MemoryLedger {
    * the same scope is skipped, replaced whole (recorded as an update) or refused, per `onExisting`;
    * an id that exists in another scope is always refused with CONFLICT.
    */
-  importMany(inputs: readonly NewMemory[], options: { onExisting: 'skip' | 'replace' | 'fail' }, change: ChangeContext): Promise<ImportReport>;
+  importMany(
+    inputs: readonly NewMemory[],
+    options: { onExisting: 'skip' | 'replace' | 'fail' },
+    change: ChangeContext,
+  ): Promise<ImportReport>;
   /** Reads one memory by id; with scopes given, a memory outside them is not found. */
   get(id: string, scopes?: readonly Scope[]): Promise<Memory | undefined>;
   update(id: string, patch: MemoryPatch, change: ChangeContext): Promise<Memory>;
@@ -148,7 +151,13 @@ export interface MemoryStore extends MemoryLedger, StoreRoles {}
 
 export type StoreRole = keyof StoreRoles;
 /** Every optional role, in the order the conformance suite tests them. */
-export const STORE_ROLES = ['vectors', 'jobs', 'locks', 'checkpoints', 'records'] as const satisfies readonly StoreRole[];
+export const STORE_ROLES = [
+  'vectors',
+  'jobs',
+  'locks',
+  'checkpoints',
+  'records',
+] as const satisfies readonly StoreRole[];
 
 /** A store known to have the roles `R`. */
 export type StoreWith<R extends StoreRole> = MemoryStore & { readonly [K in R]-?: NonNullable<StoreRoles[K]> };
@@ -172,7 +181,11 @@ export function hasRoles<R extends StoreRole>(store: MemoryStore, roles: readonl
 }
 
 /** A role of the store, or STORE_UNSUPPORTED naming the role and what needed it (`purpose`, e.g. "engram migrate"). */
-export function requireRole<R extends StoreRole>(store: MemoryStore, role: R, purpose: string): NonNullable<StoreRoles[R]> {
+export function requireRole<R extends StoreRole>(
+  store: MemoryStore,
+  role: R,
+  purpose: string,
+): NonNullable<StoreRoles[R]> {
   const found = store[role];
   if (found !== undefined) return found;
   const { backend, location } = store.info();

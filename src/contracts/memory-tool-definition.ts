@@ -49,7 +49,11 @@ export function memoryToolDefinition(layout?: string): ToolDefinition {
       type: 'object',
       properties: {
         command: { type: 'string', enum: [...MEMORY_TOOL_COMMANDS], description: 'The operation to run.' },
-        path: { type: 'string', description: 'For view, create, str_replace, insert and delete: a path under /memories, e.g. /memories/user-preferences.md.' },
+        path: {
+          type: 'string',
+          description:
+            'For view, create, str_replace, insert and delete: a path under /memories, e.g. /memories/user-preferences.md.',
+        },
         view_range: {
           type: 'array',
           items: { type: 'integer' },
@@ -57,10 +61,17 @@ export function memoryToolDefinition(layout?: string): ToolDefinition {
           maxItems: 2,
           description: 'For view of a file: [first line, last line], 1-based; last -1 reads to the end.',
         },
-        file_text: { type: 'string', description: 'For create: the whole file (optional frontmatter, then the memory in Markdown).' },
+        file_text: {
+          type: 'string',
+          description: 'For create: the whole file (optional frontmatter, then the memory in Markdown).',
+        },
         old_str: { type: 'string', description: 'For str_replace: text that occurs exactly once in the file.' },
         new_str: { type: 'string', description: 'For str_replace: the replacement; omit to delete old_str.' },
-        insert_line: { type: 'integer', minimum: 0, description: 'For insert: the line after which to insert; 0 inserts at the top.' },
+        insert_line: {
+          type: 'integer',
+          minimum: 0,
+          description: 'For insert: the line after which to insert; 0 inserts at the top.',
+        },
         insert_text: { type: 'string', description: 'For insert: the text to insert.' },
         old_path: { type: 'string', description: 'For rename: the file to rename.' },
         new_path: { type: 'string', description: 'For rename: its new path, in the same folder.' },
@@ -101,37 +112,61 @@ export function parseMemoryToolCommand(input: unknown, maxTextBytes: number): Me
   const command = fields.command;
   if (typeof command !== 'string' || !(MEMORY_TOOL_COMMANDS as readonly string[]).includes(command)) {
     const shown = typeof command === 'string' ? JSON.stringify(command.slice(0, 40)) : String(command);
-    throw memoryToolError('INVALID_INPUT', `Error: Unknown command ${shown}: use one of ${MEMORY_TOOL_COMMANDS.join(', ')}.`);
+    throw memoryToolError(
+      'INVALID_INPUT',
+      `Error: Unknown command ${shown}: use one of ${MEMORY_TOOL_COMMANDS.join(', ')}.`,
+    );
   }
   const text = (name: string, optional = false): string | undefined => {
     const value = fields[name];
     if (value === undefined || value === null) {
       if (optional) return undefined;
-      throw memoryToolError('INVALID_INPUT', `Error: Missing required parameter \`${name}\` for command \`${command}\`.`);
+      throw memoryToolError(
+        'INVALID_INPUT',
+        `Error: Missing required parameter \`${name}\` for command \`${command}\`.`,
+      );
     }
-    if (typeof value !== 'string') throw memoryToolError('INVALID_INPUT', `Error: Parameter \`${name}\` must be a string.`);
+    if (typeof value !== 'string')
+      throw memoryToolError('INVALID_INPUT', `Error: Parameter \`${name}\` must be a string.`);
     const bytes = Buffer.byteLength(value, 'utf8');
     if (bytes > maxTextBytes) {
-      throw memoryToolError('PAYLOAD_TOO_LARGE', `Error: Parameter \`${name}\` is ${bytes} bytes; a memory file holds at most ${maxTextBytes} bytes. Keep one fact per file.`);
+      throw memoryToolError(
+        'PAYLOAD_TOO_LARGE',
+        `Error: Parameter \`${name}\` is ${bytes} bytes; a memory file holds at most ${maxTextBytes} bytes. Keep one fact per file.`,
+      );
     }
     return value;
   };
   switch (command as MemoryToolCommandName) {
     case 'view': {
       const viewRange = fields.view_range;
-      return { command: 'view', path: text('path')!, ...(viewRange !== undefined && viewRange !== null && { view_range: parseViewRange(viewRange) }) };
+      return {
+        command: 'view',
+        path: text('path')!,
+        ...(viewRange !== undefined && viewRange !== null && { view_range: parseViewRange(viewRange) }),
+      };
     }
     case 'create':
       return { command: 'create', path: text('path')!, file_text: text('file_text')! };
     case 'str_replace': {
       const newString = text('new_str', true);
-      return { command: 'str_replace', path: text('path')!, old_str: text('old_str')!, ...(newString !== undefined && { new_str: newString }) };
+      return {
+        command: 'str_replace',
+        path: text('path')!,
+        old_str: text('old_str')!,
+        ...(newString !== undefined && { new_str: newString }),
+      };
     }
     case 'insert':
       if (fields.insert_line === undefined || fields.insert_line === null) {
         throw memoryToolError('INVALID_INPUT', 'Error: Missing required parameter `insert_line` for command `insert`.');
       }
-      return { command: 'insert', path: text('path')!, insert_line: lenientInteger(fields.insert_line), insert_text: text('insert_text')! };
+      return {
+        command: 'insert',
+        path: text('path')!,
+        insert_line: lenientInteger(fields.insert_line),
+        insert_text: text('insert_text')!,
+      };
     case 'delete':
       return { command: 'delete', path: text('path')! };
     case 'rename':
@@ -141,8 +176,15 @@ export function parseMemoryToolCommand(input: unknown, maxTextBytes: number): Me
 
 function parseViewRange(value: unknown): [number, number] {
   const range = Array.isArray(value) ? value.map(lenientInteger) : undefined;
-  if (!range || range.length !== 2 || !range.every((item): item is number => typeof item === 'number' && Number.isSafeInteger(item))) {
-    throw memoryToolError('INVALID_INPUT', `Error: Invalid \`view_range\` parameter: ${shortJson(value)}. It should be a list of two integers [start, end]; end -1 reads to the end of the file.`);
+  if (
+    !range ||
+    range.length !== 2 ||
+    !range.every((item): item is number => typeof item === 'number' && Number.isSafeInteger(item))
+  ) {
+    throw memoryToolError(
+      'INVALID_INPUT',
+      `Error: Invalid \`view_range\` parameter: ${shortJson(value)}. It should be a list of two integers [start, end]; end -1 reads to the end of the file.`,
+    );
   }
   return [range[0]!, range[1]!];
 }

@@ -93,7 +93,11 @@ export type SessionTranscriptEntry =
   | { kind: 'message'; message: SessionMessage; parentUuid: string | null }
   | { kind: 'compact-boundary'; boundary: CompactBoundary; parentUuid: null }
   | { kind: 'todos'; todos: TodoItem[]; timestamp: string }
-  | { kind: 'file-snapshot'; messageUuid: string; files: Array<{ path: string; backupPath?: string; timestamp: string }> }
+  | {
+      kind: 'file-snapshot';
+      messageUuid: string;
+      files: Array<{ path: string; backupPath?: string; timestamp: string }>;
+    }
   | { kind: 'metadata'; metadata: SessionMetadata; timestamp: string };
 
 /** Where a session writes its transcript. Appends are buffered; `flush` and `close` write what is pending. */

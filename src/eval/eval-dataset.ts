@@ -89,19 +89,29 @@ export function parseEvalDataset(text: string, options: ParseEvalDatasetOptions 
       continue;
     }
     queryLine.set(query.id, line);
-    if (outcome.unknownFields.length > 0) warnings.push(`Line ${line}: ignored unknown fields ${outcome.unknownFields.slice(0, 5).map(quote).join(', ')}.`);
+    if (outcome.unknownFields.length > 0)
+      warnings.push(`Line ${line}: ignored unknown fields ${outcome.unknownFields.slice(0, 5).map(quote).join(', ')}.`);
     if (!scopes.has(query.scope)) {
-      problems.push({ line, message: `Query ${quote(query.id)} names scope ${quote(query.scope)}, which holds no memory of this dataset.` });
+      problems.push({
+        line,
+        message: `Query ${quote(query.id)} names scope ${quote(query.scope)}, which holds no memory of this dataset.`,
+      });
       continue;
     }
     const unknown = query.relevant.filter((id) => !memoryScope.has(id));
     if (unknown.length > 0) {
-      problems.push({ line, message: `Query ${quote(query.id)} names unknown memory id${unknown.length === 1 ? '' : 's'} ${listIds(unknown)}.` });
+      problems.push({
+        line,
+        message: `Query ${quote(query.id)} names unknown memory id${unknown.length === 1 ? '' : 's'} ${listIds(unknown)}.`,
+      });
       continue;
     }
     const elsewhere = query.relevant.filter((id) => memoryScope.get(id) !== query.scope);
     if (elsewhere.length > 0) {
-      problems.push({ line, message: `Query ${quote(query.id)} in ${quote(query.scope)} names memories of other scopes, which it can never recall: ${listIds(elsewhere)}.` });
+      problems.push({
+        line,
+        message: `Query ${quote(query.id)} in ${quote(query.scope)} names memories of other scopes, which it can never recall: ${listIds(elsewhere)}.`,
+      });
       continue;
     }
     if (query.relevant.length === 0) {
@@ -113,13 +123,23 @@ export function parseEvalDataset(text: string, options: ParseEvalDatasetOptions 
 
   if (problems.length > 0) {
     problems.sort((a, b) => a.line - b.line);
-    const listed = problems.slice(0, MAX_LISTED_PROBLEMS).map((problem) => `  line ${problem.line}: ${clean(problem.message)}`);
+    const listed = problems
+      .slice(0, MAX_LISTED_PROBLEMS)
+      .map((problem) => `  line ${problem.line}: ${clean(problem.message)}`);
     const more = problems.length > MAX_LISTED_PROBLEMS ? [`  … and ${problems.length - MAX_LISTED_PROBLEMS} more`] : [];
-    throw new EngramError('INVALID_INPUT', [`The dataset has ${problems.length} invalid line(s):`, ...listed, ...more].join('\n'), {
-      details: { problems: problems.slice(0, 1_000) },
-    });
+    throw new EngramError(
+      'INVALID_INPUT',
+      [`The dataset has ${problems.length} invalid line(s):`, ...listed, ...more].join('\n'),
+      {
+        details: { problems: problems.slice(0, 1_000) },
+      },
+    );
   }
-  if (memories.length === 0) throw new EngramError('INVALID_INPUT', 'The dataset holds no memory lines ({"kind":"memory","id","scope","content"}).');
+  if (memories.length === 0)
+    throw new EngramError(
+      'INVALID_INPUT',
+      'The dataset holds no memory lines ({"kind":"memory","id","scope","content"}).',
+    );
   if (queries.length === 0) {
     throw new EngramError(
       'INVALID_INPUT',
@@ -127,7 +147,8 @@ export function parseEvalDataset(text: string, options: ParseEvalDatasetOptions 
     );
   }
   const shownWarnings = warnings.slice(0, MAX_LISTED_WARNINGS);
-  if (warnings.length > MAX_LISTED_WARNINGS) shownWarnings.push(`${warnings.length - MAX_LISTED_WARNINGS} more warnings not listed.`);
+  if (warnings.length > MAX_LISTED_WARNINGS)
+    shownWarnings.push(`${warnings.length - MAX_LISTED_WARNINGS} more warnings not listed.`);
   return { memories, queries, skipped, warnings: shownWarnings };
 }
 
@@ -135,22 +156,43 @@ type QueryOutcome = { error: string } | { query: Omit<EvalQuery, 'line'>; unknow
 
 function parseQueryLine(record: Record<string, unknown>, maxQueryLength: number): QueryOutcome {
   const { id, scope, query, relevant, tags } = record;
-  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_LENGTH) return { error: `A query needs an "id": a string of 1-${MAX_ID_LENGTH} characters.` };
+  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_LENGTH)
+    return { error: `A query needs an "id": a string of 1-${MAX_ID_LENGTH} characters.` };
   if (typeof scope !== 'string' || !isScope(scope)) {
-    return { error: `Query ${quote(id)}: "scope" must be a scope such as "project:<id>" or "session:<id>", got ${quote(String(scope))}.` };
+    return {
+      error: `Query ${quote(id)}: "scope" must be a scope such as "project:<id>" or "session:<id>", got ${quote(String(scope))}.`,
+    };
   }
-  if (typeof query !== 'string' || query.trim().length === 0) return { error: `Query ${quote(id)}: "query" must be non-empty text.` };
-  if (query.length > maxQueryLength) return { error: `Query ${quote(id)}: "query" is ${query.length} characters; at most ${maxQueryLength} are accepted.` };
+  if (typeof query !== 'string' || query.trim().length === 0)
+    return { error: `Query ${quote(id)}: "query" must be non-empty text.` };
+  if (query.length > maxQueryLength)
+    return {
+      error: `Query ${quote(id)}: "query" is ${query.length} characters; at most ${maxQueryLength} are accepted.`,
+    };
   if (!Array.isArray(relevant) || relevant.some((entry) => typeof entry !== 'string')) {
     return { error: `Query ${quote(id)}: "relevant" must be an array of memory ids (strings).` };
   }
-  if (relevant.length > MAX_RELEVANT) return { error: `Query ${quote(id)}: "relevant" lists ${relevant.length} ids; at most ${MAX_RELEVANT}.` };
-  if (tags !== undefined && (!Array.isArray(tags) || tags.length > MAX_TAGS || tags.some((tag) => typeof tag !== 'string' || tag.length === 0 || tag.length > MAX_TAG_LENGTH))) {
-    return { error: `Query ${quote(id)}: "tags" must be an array of at most ${MAX_TAGS} non-empty strings of up to ${MAX_TAG_LENGTH} characters.` };
+  if (relevant.length > MAX_RELEVANT)
+    return { error: `Query ${quote(id)}: "relevant" lists ${relevant.length} ids; at most ${MAX_RELEVANT}.` };
+  if (
+    tags !== undefined &&
+    (!Array.isArray(tags) ||
+      tags.length > MAX_TAGS ||
+      tags.some((tag) => typeof tag !== 'string' || tag.length === 0 || tag.length > MAX_TAG_LENGTH))
+  ) {
+    return {
+      error: `Query ${quote(id)}: "tags" must be an array of at most ${MAX_TAGS} non-empty strings of up to ${MAX_TAG_LENGTH} characters.`,
+    };
   }
   const unknownFields = Object.keys(record).filter((key) => !QUERY_FIELDS.has(key));
   return {
-    query: { id, scope, query, relevant: [...new Set(relevant as string[])], tags: [...new Set((tags ?? []) as string[])] },
+    query: {
+      id,
+      scope,
+      query,
+      relevant: [...new Set(relevant as string[])],
+      tags: [...new Set((tags ?? []) as string[])],
+    },
     unknownFields,
   };
 }

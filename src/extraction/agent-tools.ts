@@ -15,7 +15,11 @@ export interface ProjectTools {
 }
 
 /** Opens the sandbox over a project folder (`openSandbox` of engram/node): injected so extraction stays free of I/O. */
-export type SandboxOpener = (options: { root: string; settings: Settings; memoryTool: MemoryTool }) => Promise<ProjectTools>;
+export type SandboxOpener = (options: {
+  root: string;
+  settings: Settings;
+  memoryTool: MemoryTool;
+}) => Promise<ProjectTools>;
 
 /** Recorded in history for memories the agent-mode helper writes. */
 export const AGENT_EXTRACTION_ACTOR = 'extraction-agent';
@@ -35,15 +39,25 @@ export async function createAgentTools(input: {
   openSandbox?: SandboxOpener;
   now?: () => Date;
 }): Promise<AgentTool[]> {
-  const memoryTool = new MemoryTool({ engram: new SourcedEngram(input.engram, input.source, input.now), ...memoryToolScopes(input.scopes), actor: AGENT_EXTRACTION_ACTOR });
+  const memoryTool = new MemoryTool({
+    engram: new SourcedEngram(input.engram, input.source, input.now),
+    ...memoryToolScopes(input.scopes),
+    actor: AGENT_EXTRACTION_ACTOR,
+  });
   if (input.projectRoot === undefined) {
     return [{ definition: memoryTool.definition(), run: (toolInput) => memoryTool.run(toolInput) }];
   }
   if (input.openSandbox === undefined) {
-    throw new EngramError('CONFIG_INVALID', 'The agent-mode helper was given a project folder but no sandbox to open it with: pass openSandbox (engram/node), or use createExtractor.');
+    throw new EngramError(
+      'CONFIG_INVALID',
+      'The agent-mode helper was given a project folder but no sandbox to open it with: pass openSandbox (engram/node), or use createExtractor.',
+    );
   }
   const sandbox = await input.openSandbox({ root: input.projectRoot, settings: input.engram.settings, memoryTool });
-  return sandbox.tools.map((definition) => ({ definition, run: (toolInput) => sandbox.runSandboxTool(definition.name, toolInput) }));
+  return sandbox.tools.map((definition) => ({
+    definition,
+    run: (toolInput) => sandbox.runSandboxTool(definition.name, toolInput),
+  }));
 }
 
 /**
@@ -51,17 +65,30 @@ export async function createAgentTools(input: {
  * first), each at the path the memory tool of `createAgentTools` serves it under: the tool's own
  * folder layout and file names (a name two memories share gets `-2`), so the helper can open it.
  */
-export async function agentManifest(input: { engram: Engram; scopes: { project: Scope; user?: Scope }; max: number }): Promise<ManifestLine[]> {
+export async function agentManifest(input: {
+  engram: Engram;
+  scopes: { project: Scope; user?: Scope };
+  max: number;
+}): Promise<ManifestLine[]> {
   const { layout } = new MemoryTool({ engram: input.engram, ...memoryToolScopes(input.scopes) });
   const folders = await Promise.all([layout.root, ...layout.folders].map((folder) => readFolder(input.engram, folder)));
-  const files = folders.flatMap((contents) => contents.files.map((file) => ({ memory: file.memory, path: `${contents.folder.path}/${file.fileName}` })));
-  files.sort((a, b) => (a.memory.updatedAt < b.memory.updatedAt ? 1 : a.memory.updatedAt > b.memory.updatedAt ? -1 : 0));
-  return files.slice(0, input.max).map(({ memory, path }) => ({ path, type: memory.type, description: memory.description }));
+  const files = folders.flatMap((contents) =>
+    contents.files.map((file) => ({ memory: file.memory, path: `${contents.folder.path}/${file.fileName}` })),
+  );
+  files.sort((a, b) =>
+    a.memory.updatedAt < b.memory.updatedAt ? 1 : a.memory.updatedAt > b.memory.updatedAt ? -1 : 0,
+  );
+  return files
+    .slice(0, input.max)
+    .map(({ memory, path }) => ({ path, type: memory.type, description: memory.description }));
 }
 
 /** What the helper's memory tool shows: the project at the root, global and the user's scope in folders. */
 function memoryToolScopes(scopes: { project: Scope; user?: Scope }): { scopes: Scope[]; defaultScope: Scope } {
-  return { scopes: [...new Set([scopes.project, 'global', ...(scopes.user ? [scopes.user] : [])])], defaultScope: scopes.project };
+  return {
+    scopes: [...new Set([scopes.project, 'global', ...(scopes.user ? [scopes.user] : [])])],
+    defaultScope: scopes.project,
+  };
 }
 
 /**
@@ -88,6 +115,9 @@ class SourcedEngram extends Engram {
 
   override async save(input: RememberInput, options: SaveOptions = {}): Promise<EngramSaveResult> {
     if (input === null || typeof input !== 'object') return super.save(input, options);
-    return super.save({ ...input, source: { ...this.#source, ...(input.source?.origin && { origin: input.source.origin }) } }, options);
+    return super.save(
+      { ...input, source: { ...this.#source, ...(input.source?.origin && { origin: input.source.origin }) } },
+      options,
+    );
   }
 }

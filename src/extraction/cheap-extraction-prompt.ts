@@ -27,7 +27,7 @@ export function cheapExtractionSystemPrompt(maxMemories: number): string {
     '- a summary of this conversation or of what was done in it ("the user asked…", "we fixed…", "the assistant explained…");',
     '- code, code patterns, file contents, commands that were run, git history, debugging steps, error messages;',
     '- the state of the current task: what is in progress, next steps, todo items;',
-    '- anything that can be found by reading the project\'s code or files;',
+    "- anything that can be found by reading the project's code or files;",
     '- secrets: keys, tokens, passwords, private keys;',
     '- guesses: keep only what the user said or clearly confirmed, and what the assistant learned for certain;',
     '- anything listed in <already_known>: it is remembered already. Only a changed or new fact is worth a memory.',
@@ -81,7 +81,12 @@ export interface KnownMemoryLine {
 }
 
 /** The user message of a cheap extraction: date, known memories (within `knownMaxTokens`), the conversation. */
-export function cheapExtractionUserMessage(input: { today: string; known: readonly KnownMemoryLine[]; knownMaxTokens: number; conversation: string }): string {
+export function cheapExtractionUserMessage(input: {
+  today: string;
+  known: readonly KnownMemoryLine[];
+  knownMaxTokens: number;
+  conversation: string;
+}): string {
   const known: string[] = [];
   let tokens = 0;
   for (const memory of input.known) {
@@ -108,7 +113,10 @@ export function cheapExtractionUserMessage(input: { today: string; known: readon
 
 /** The conversation as the extractor reads it: one tagged entry per message, text escaped so it cannot close a tag. */
 export function formatConversation(messages: readonly ConversationMessage[]): string {
-  return messages.map(formatMessage).filter((entry) => entry !== '').join('\n');
+  return messages
+    .map(formatMessage)
+    .filter((entry) => entry !== '')
+    .join('\n');
 }
 
 function formatMessage(message: ConversationMessage): string {
@@ -119,7 +127,8 @@ function formatMessage(message: ConversationMessage): string {
     parts.push(`[tool call ${oneLine(String(call?.name))}${summary ? ` ${escapeContextText(oneLine(summary))}` : ''}]`);
   }
   for (const result of message.toolResults ?? []) {
-    if (typeof result?.content === 'string' && result.content.trim() !== '') parts.push(`[tool result${result.isError ? ' (error)' : ''}]\n${escapeContextText(result.content.trim())}`);
+    if (typeof result?.content === 'string' && result.content.trim() !== '')
+      parts.push(`[tool result${result.isError ? ' (error)' : ''}]\n${escapeContextText(result.content.trim())}`);
   }
   if (parts.length === 0) return '';
   const speaker = message.role === 'tool' ? 'tool' : message.role;
@@ -131,7 +140,10 @@ function formatMessage(message: ConversationMessage): string {
  * begins a turn, so a group is never less than a turn and cheap mode makes at most one call a
  * turn. A turn larger than the budget is one group (its messages were already cut to size).
  */
-export function splitIntoTurnGroups(messages: readonly ConversationMessage[], maxTokens: number): ConversationMessage[][] {
+export function splitIntoTurnGroups(
+  messages: readonly ConversationMessage[],
+  maxTokens: number,
+): ConversationMessage[][] {
   const turns: ConversationMessage[][] = [];
   for (const message of messages) {
     const startsTurn = message.role === 'user' && message.meta !== true;

@@ -3,9 +3,20 @@ import { redactSecrets } from '../privacy/secret-redaction.js';
 import type { MemoryLimits } from '../memory/memory.js';
 import type { Settings } from '../kernel/settings.js';
 import type { LanguageModel, LanguageModelUsage } from '../contracts/language-model.js';
-import { cheapExtractionRequest, cheapExtractionUserMessage, formatConversation, splitIntoTurnGroups, type KnownMemoryLine } from './cheap-extraction-prompt.js';
+import {
+  cheapExtractionRequest,
+  cheapExtractionUserMessage,
+  formatConversation,
+  splitIntoTurnGroups,
+  type KnownMemoryLine,
+} from './cheap-extraction-prompt.js';
 import type { ConversationMessage } from '../contracts/conversation.js';
-import { parseExtractionOutput, type DroppedItem, type ExtractedCandidate, type WriteScopes } from './extraction-output.js';
+import {
+  parseExtractionOutput,
+  type DroppedItem,
+  type ExtractedCandidate,
+  type WriteScopes,
+} from './extraction-output.js';
 import type { KnownTexts } from './recalled-memories.js';
 import { addUsage } from './extraction-report.js';
 
@@ -72,7 +83,12 @@ export async function extractCheap(input: CheapExtractionInput): Promise<CheapEx
         maxMemories: settings.extraction.maxMemoriesPerTurn,
         maxOutputTokens: settings.extraction.maxOutputTokens,
         timeoutMs: settings.extraction.timeoutMs,
-        userMessage: cheapExtractionUserMessage({ today: input.today, known: input.knownLines, knownMaxTokens: settings.extraction.knownMaxTokens, conversation }),
+        userMessage: cheapExtractionUserMessage({
+          today: input.today,
+          known: input.knownLines,
+          knownMaxTokens: settings.extraction.knownMaxTokens,
+          conversation,
+        }),
         ...(input.signal && { signal: input.signal }),
       });
       const system = request.system as ReadonlyArray<{ text: string }>;
@@ -99,7 +115,11 @@ export async function extractCheap(input: CheapExtractionInput): Promise<CheapEx
 }
 
 /** Sends one request; an answer the provider could not read as JSON is still returned as text, for repair. */
-async function ask(model: LanguageModel, request: Parameters<LanguageModel['generate']>[0], result: CheapExtractionResult): Promise<string> {
+async function ask(
+  model: LanguageModel,
+  request: Parameters<LanguageModel['generate']>[0],
+  result: CheapExtractionResult,
+): Promise<string> {
   try {
     const response = await model.generate(request);
     addUsage(result.usage, response.usage);

@@ -30,10 +30,15 @@ export const applyExplicitStatements: ExplicitMemoryHandler = async ({ engram, t
   const written: Awaited<ReturnType<ExplicitMemoryHandler>>['written'] = [];
   const warnings: string[] = [];
   for (const outcome of outcomes) {
-    if ((outcome.action === 'created' || outcome.action === 'merged' || outcome.action === 'archived') && outcome.memory) {
+    if (
+      (outcome.action === 'created' || outcome.action === 'merged' || outcome.action === 'archived') &&
+      outcome.memory
+    ) {
       written.push({ memory: outcome.memory, action: outcome.action });
     } else if (outcome.action === 'no-match' || outcome.action === 'ambiguous') {
-      warnings.push(`"forget ${outcome.intent.query.slice(0, 80)}" matched ${outcome.action === 'no-match' ? 'no memory' : 'several memories'}: nothing was archived`);
+      warnings.push(
+        `"forget ${outcome.intent.query.slice(0, 80)}" matched ${outcome.action === 'no-match' ? 'no memory' : 'several memories'}: nothing was archived`,
+      );
     }
   }
   return { written, warnings };
@@ -95,13 +100,29 @@ export async function applyExplicitOnce(input: {
       }
       continue;
     }
-    const outcome = await input.handler({ engram, text: message.text, scopes, source: { sessionId, turnId: message.id, origin: 'explicit' }, actor: EXPLICIT_ACTOR });
+    const outcome = await input.handler({
+      engram,
+      text: message.text,
+      scopes,
+      source: { sessionId, turnId: message.id, origin: 'explicit' },
+      actor: EXPLICIT_ACTOR,
+    });
     run.warnings.push(...outcome.warnings);
     for (const { memory, action } of outcome.written) {
-      run.written.push({ id: memory.id, name: memory.name, type: memory.type, scope: memory.scope, action, turnId: message.id, origin: 'explicit' });
+      run.written.push({
+        id: memory.id,
+        name: memory.name,
+        type: memory.type,
+        scope: memory.scope,
+        action,
+        turnId: message.id,
+        origin: 'explicit',
+      });
       if (action !== 'archived') run.known.push(known(memory));
     }
-    const record: ExplicitRecord = { written: outcome.written.map(({ memory, action }) => ({ id: memory.id, action })) };
+    const record: ExplicitRecord = {
+      written: outcome.written.map(({ memory, action }) => ({ id: memory.id, action })),
+    };
     await input.checkpoints.set(name, JSON.stringify(record));
   }
   return run;
@@ -111,7 +132,8 @@ function readRecord(value: string | undefined): ExplicitRecord | undefined {
   if (value === undefined) return undefined;
   try {
     const parsed = JSON.parse(value) as Partial<ExplicitRecord>;
-    if (Array.isArray(parsed?.written)) return { written: parsed.written.filter((entry) => typeof entry?.id === 'string') };
+    if (Array.isArray(parsed?.written))
+      return { written: parsed.written.filter((entry) => typeof entry?.id === 'string') };
   } catch {
     // A damaged record still says the statements were applied.
   }

@@ -76,7 +76,8 @@ export function parseCursor(value: string | undefined): ExtractionCursor | undef
   if (value === undefined || value === '') return undefined;
   try {
     const parsed = JSON.parse(value) as Partial<ExtractionCursor>;
-    if (parsed && typeof parsed.messageId === 'string' && typeof parsed.sequence === 'number') return { messageId: parsed.messageId, sequence: parsed.sequence };
+    if (parsed && typeof parsed.messageId === 'string' && typeof parsed.sequence === 'number')
+      return { messageId: parsed.messageId, sequence: parsed.sequence };
   } catch {
     // Not JSON: a bare id.
   }
@@ -111,9 +112,11 @@ export function parseTurnProgress(value: string | undefined): TurnProgress | und
 export function readExtractionPayload(value: unknown): ExtractionJobPayload {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid('it is not an object');
   const payload = value as Partial<ExtractionJobPayload>;
-  if (payload.version !== EXTRACTION_PAYLOAD_VERSION) throw invalid(`version ${JSON.stringify(payload.version)} is not ${EXTRACTION_PAYLOAD_VERSION}`);
+  if (payload.version !== EXTRACTION_PAYLOAD_VERSION)
+    throw invalid(`version ${JSON.stringify(payload.version)} is not ${EXTRACTION_PAYLOAD_VERSION}`);
   assertConversationId(payload.sessionId, 'session id');
-  if (typeof payload.sequence !== 'number' || !Number.isFinite(payload.sequence)) throw invalid('sequence is not a number');
+  if (typeof payload.sequence !== 'number' || !Number.isFinite(payload.sequence))
+    throw invalid('sequence is not a number');
   assertConversation({ sessionId: payload.sessionId, messages: payload.messages });
   if (payload.messages!.length === 0) throw invalid('it holds no messages');
   if (!Array.isArray(payload.recalled)) throw invalid('recalled is not an array');
@@ -127,7 +130,10 @@ export function readExtractionPayload(value: unknown): ExtractionJobPayload {
     sessionId: payload.sessionId!,
     sequence: payload.sequence,
     messages: payload.messages!,
-    recalled: payload.recalled.filter((memory): memory is RecalledMemory => memory !== null && typeof memory === 'object' && typeof memory.id === 'string'),
+    recalled: payload.recalled.filter(
+      (memory): memory is RecalledMemory =>
+        memory !== null && typeof memory === 'object' && typeof memory.id === 'string',
+    ),
     scopes: { project: scopes.project, ...(scopes.user !== undefined && { user: scopes.user }), read: scopes.read },
     cursorFallback: payload.cursorFallback === true,
     ...(typeof payload.projectRoot === 'string' && payload.projectRoot !== '' && { projectRoot: payload.projectRoot }),
@@ -155,5 +161,8 @@ export function splitForPayload(messages: readonly ConversationMessage[], maxByt
 }
 
 function invalid(reason: string): EngramError {
-  return new EngramError('INVALID_INPUT', `This extraction job's payload cannot be read (${reason}); it was written by another version of engram or damaged. Nothing was extracted from it.`);
+  return new EngramError(
+    'INVALID_INPUT',
+    `This extraction job's payload cannot be read (${reason}); it was written by another version of engram or damaged. Nothing was extracted from it.`,
+  );
 }

@@ -111,7 +111,13 @@ export function parseExtractionOutput(text: string, context: OutputContext): Par
     }
     seen.add(key);
     if (candidates.length >= context.maxMemories) {
-      dropped.push(drop('over-limit', `at most ${context.maxMemories} memories are kept per turn (extraction.maxMemoriesPerTurn)`, result));
+      dropped.push(
+        drop(
+          'over-limit',
+          `at most ${context.maxMemories} memories are kept per turn (extraction.maxMemoriesPerTurn)`,
+          result,
+        ),
+      );
       continue;
     }
     candidates.push(result);
@@ -128,7 +134,11 @@ function readItems(text: string, repairs: string[], dropped: DroppedItem[]): unk
   }
   const found = readJsonText(trimmed, { repair: true });
   if (found === undefined) {
-    dropped.push({ reason: 'not-json', detail: 'the answer holds no JSON array or object that could be read', excerpt: excerpt(trimmed) });
+    dropped.push({
+      reason: 'not-json',
+      detail: 'the answer holds no JSON array or object that could be read',
+      excerpt: excerpt(trimmed),
+    });
     return [];
   }
   if (found.reading !== 'as-is') repairs.push(found.reading);
@@ -148,7 +158,11 @@ function readItems(text: string, repairs: string[], dropped: DroppedItem[]): unk
     repairs.push('single-object-read-as-array');
     return [record];
   }
-  dropped.push({ reason: 'not-json', detail: `the answer is a JSON ${typeof value}, not an array of memories`, excerpt: excerpt(trimmed) });
+  dropped.push({
+    reason: 'not-json',
+    detail: `the answer is a JSON ${typeof value}, not an array of memories`,
+    excerpt: excerpt(trimmed),
+  });
   return [];
 }
 
@@ -159,12 +173,19 @@ function readCandidate(item: unknown, context: OutputContext): ExtractedCandidat
     record = { content: item };
     repairs.push('string-item-read-as-content');
   } else if (item === null || typeof item !== 'object' || Array.isArray(item)) {
-    return { reason: 'not-an-object', detail: `an item is ${item === null ? 'null' : Array.isArray(item) ? 'an array' : `a ${typeof item}`}, not an object`, excerpt: excerpt(safeJson(item)) };
+    return {
+      reason: 'not-an-object',
+      detail: `an item is ${item === null ? 'null' : Array.isArray(item) ? 'an array' : `a ${typeof item}`}, not an object`,
+      excerpt: excerpt(safeJson(item)),
+    };
   } else {
     record = item as Record<string, unknown>;
   }
-  const contentKey = CONTENT_KEYS.find((key) => typeof record[key] === 'string' && (record[key] as string).trim() !== '');
-  if (contentKey === undefined) return { reason: 'no-content', detail: 'an item has no content text', excerpt: excerpt(safeJson(record)) };
+  const contentKey = CONTENT_KEYS.find(
+    (key) => typeof record[key] === 'string' && (record[key] as string).trim() !== '',
+  );
+  if (contentKey === undefined)
+    return { reason: 'no-content', detail: 'an item has no content text', excerpt: excerpt(safeJson(record)) };
   if (contentKey !== 'content') repairs.push(`content-read-from-${contentKey}`);
   let content = (record[contentKey] as string).trim();
   if (CONTROL.test(content)) {
@@ -173,16 +194,33 @@ function readCandidate(item: unknown, context: OutputContext): ExtractedCandidat
   }
   const name = readName(record.name, content, context.limits, repairs);
   if (utf8ByteLength(content) > context.limits.maxContentBytes) {
-    return { reason: 'content-too-large', detail: `the content is over ${context.limits.maxContentBytes} bytes; a memory is one fact`, name, excerpt: excerpt(content) };
+    return {
+      reason: 'content-too-large',
+      detail: `the content is over ${context.limits.maxContentBytes} bytes; a memory is one fact`,
+      name,
+      excerpt: excerpt(content),
+    };
   }
   const scope = readScope(record.scope, context.scopes, repairs);
   if (scope === undefined) {
-    return { reason: 'scope-not-allowed', detail: `scope ${JSON.stringify(String(record.scope).slice(0, 80))} is not one extraction may write (project, user or global)`, name, excerpt: excerpt(content) };
+    return {
+      reason: 'scope-not-allowed',
+      detail: `scope ${JSON.stringify(String(record.scope).slice(0, 80))} is not one extraction may write (project, user or global)`,
+      name,
+      excerpt: excerpt(content),
+    };
   }
   const neverStored = neverStoredReason(content);
   if (neverStored) return { reason: neverStored.reason, detail: neverStored.detail, name, excerpt: excerpt(content) };
   const knownId = findKnownDuplicate(content, context.known, context.threshold);
-  if (knownId !== undefined) return { reason: 'already-known', detail: `it repeats memory ${knownId}, which was already known`, name, excerpt: excerpt(content), knownId };
+  if (knownId !== undefined)
+    return {
+      reason: 'already-known',
+      detail: `it repeats memory ${knownId}, which was already known`,
+      name,
+      excerpt: excerpt(content),
+      knownId,
+    };
   return {
     type: readType(record.type, repairs),
     name,

@@ -48,7 +48,11 @@ export interface ExtractionRunReport {
 }
 
 /** An empty report for a job, filled in as the run goes. */
-export function emptyReport(job: { id: string; key: string }, sessionId: string, mode: ExtractionRunReport['mode']): ExtractionRunReport {
+export function emptyReport(
+  job: { id: string; key: string },
+  sessionId: string,
+  mode: ExtractionRunReport['mode'],
+): ExtractionRunReport {
   return {
     jobId: job.id,
     key: job.key,

@@ -19,7 +19,9 @@ export function extractionStore(store: MemoryStore): ExtractionStore | undefined
 export function requireExtractionStore(store: MemoryStore): ExtractionStore {
   const found = extractionStore(store);
   if (found) return found;
-  throw new EngramError('STORE_UNSUPPORTED', describeUnavailable(store), { details: { missing: missingRoles(store, EXTRACTION_ROLES) } });
+  throw new EngramError('STORE_UNSUPPORTED', describeUnavailable(store), {
+    details: { missing: missingRoles(store, EXTRACTION_ROLES) },
+  });
 }
 
 /** Says why extraction cannot run on a store: the roles it lacks. */

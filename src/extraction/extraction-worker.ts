@@ -31,7 +31,15 @@ export interface ExtractionWorkerOptions {
 const PRUNE_INTERVAL_MS = 3_600_000;
 // The share of a job's lease a run may use before it is stopped (the rest covers recording the outcome).
 const LEASE_RUN_SHARE = 0.9;
-const PERMANENT_CODES = new Set(['INVALID_INPUT', 'INVALID_SCOPE', 'CONFIG_INVALID', 'MODEL_AUTH', 'MODEL_REQUEST_INVALID', 'MODEL_NOT_CONFIGURED', 'PAYLOAD_TOO_LARGE']);
+const PERMANENT_CODES = new Set([
+  'INVALID_INPUT',
+  'INVALID_SCOPE',
+  'CONFIG_INVALID',
+  'MODEL_AUTH',
+  'MODEL_REQUEST_INVALID',
+  'MODEL_NOT_CONFIGURED',
+  'PAYLOAD_TOO_LARGE',
+]);
 
 /**
  * Runs queued extraction jobs: claims one with a lease (`extraction.leaseMs`), runs it, completes it,
@@ -81,14 +89,24 @@ export class ExtractionWorker {
     const store = extractionStore(this.#options.store);
     // A store without a queue holds no job to run (the extractor says it cannot queue).
     if (!store) return undefined;
-    const job = await store.jobs.claim({ queue: EXTRACTION_QUEUE, worker: this.workerId, leaseMs: settings.extraction.leaseMs });
+    const job = await store.jobs.claim({
+      queue: EXTRACTION_QUEUE,
+      worker: this.workerId,
+      leaseMs: settings.extraction.leaseMs,
+    });
     if (!job) return undefined;
     // The lease is not renewed: a run is cut off before it ends, so no other worker can claim the job
     // while this one still works on it. The cut counts as a failed attempt (retried with backoff).
     const deadline = new AbortController();
     const budgetMs = Math.floor(settings.extraction.leaseMs * LEASE_RUN_SHARE);
     const timer = setTimeout(
-      () => deadline.abort(new EngramError('JOB_LEASE_LOST', `The extraction job ran longer than ${budgetMs} ms (${LEASE_RUN_SHARE} of extraction.leaseMs) and was stopped before its lease ran out; it will be retried.`)),
+      () =>
+        deadline.abort(
+          new EngramError(
+            'JOB_LEASE_LOST',
+            `The extraction job ran longer than ${budgetMs} ms (${LEASE_RUN_SHARE} of extraction.leaseMs) and was stopped before its lease ran out; it will be retried.`,
+          ),
+        ),
       budgetMs,
     );
     timer.unref?.();
@@ -99,7 +117,12 @@ export class ExtractionWorker {
       await store.jobs.complete(job.id, this.workerId);
       outcome = { job, state: 'done', report };
     } catch (error) {
-      outcome = await this.#fail(store, job, deadline.signal.aborted && !signal.aborted ? deadline.signal.reason : error, signal);
+      outcome = await this.#fail(
+        store,
+        job,
+        deadline.signal.aborted && !signal.aborted ? deadline.signal.reason : error,
+        signal,
+      );
     } finally {
       clearTimeout(timer);
     }
@@ -187,14 +210,24 @@ export class ExtractionWorker {
     const code = isEngramError(error) ? { code: error.code } : {};
     if (signal.aborted) return this.#release(store, job, message, code);
     const permanent = isEngramError(error) && PERMANENT_CODES.has(error.code);
-    const delay = Math.min(settings.extraction.retryMaxDelayMs, settings.extraction.retryBaseDelayMs * 2 ** Math.max(0, job.attempts - 1));
+    const delay = Math.min(
+      settings.extraction.retryMaxDelayMs,
+      settings.extraction.retryBaseDelayMs * 2 ** Math.max(0, job.attempts - 1),
+    );
     const retryAt = permanent ? undefined : new Date(this.#now().getTime() + delay).toISOString();
     try {
-      const failed = await store.jobs.fail(job.id, this.workerId, { error: message, ...(retryAt !== undefined && { retryAt }) });
-      return failed.state === 'failed' ? { job: failed, state: 'failed', error: message, ...code } : { job: failed, state: 'retrying', error: message, ...code, ...(retryAt !== undefined && { retryAt }) };
+      const failed = await store.jobs.fail(job.id, this.workerId, {
+        error: message,
+        ...(retryAt !== undefined && { retryAt }),
+      });
+      return failed.state === 'failed'
+        ? { job: failed, state: 'failed', error: message, ...code }
+        : { job: failed, state: 'retrying', error: message, ...code, ...(retryAt !== undefined && { retryAt }) };
     } catch (failError) {
       // The lease was lost (another worker took the job over): that worker decides its fate.
-      this.#options.onWarning?.(`extraction job ${job.id}: could not record its failure (${(failError as Error).message})`);
+      this.#options.onWarning?.(
+        `extraction job ${job.id}: could not record its failure (${(failError as Error).message})`,
+      );
       return { job, state: 'retrying', error: message, ...code };
     }
   }
@@ -212,7 +245,9 @@ export class ExtractionWorker {
       return { job: released, state: 'retrying', error: message, ...code, retryAt: released.runAt };
     } catch (releaseError) {
       // The lease was lost (another worker took the job over), or the store closed mid-release: the job stays visible in `engram queue`.
-      this.#options.onWarning?.(`extraction job ${job.id}: could not give it back to the queue (${(releaseError as Error).message})`);
+      this.#options.onWarning?.(
+        `extraction job ${job.id}: could not give it back to the queue (${(releaseError as Error).message})`,
+      );
       return { job, state: 'retrying', error: message, ...code };
     }
   }

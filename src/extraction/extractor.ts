@@ -4,7 +4,13 @@ import { assertScope, type Scope } from '../memory/scope.js';
 import { redactSecrets } from '../privacy/secret-redaction.js';
 import type { Engram } from '../engram.js';
 import type { LanguageModel } from '../contracts/language-model.js';
-import { assertConversation, messagesAfter, type Conversation, type ConversationMessage, type ConversationToolCall } from '../contracts/conversation.js';
+import {
+  assertConversation,
+  messagesAfter,
+  type Conversation,
+  type ConversationMessage,
+  type ConversationToolCall,
+} from '../contracts/conversation.js';
 import { createAgentTools, type SandboxOpener } from './agent-tools.js';
 import { applyExplicitOnce, applyExplicitStatements, type ExplicitMemoryHandler } from './explicit-statements.js';
 import { prepareMessages } from './extraction-input.js';
@@ -22,7 +28,12 @@ import type { ExtractionRunReport, WrittenMemory } from './extraction-report.js'
 import { ExtractionWorker, type JobOutcome } from './extraction-worker.js';
 import { uniqueRecalled, type RecalledMemory } from './recalled-memories.js';
 import { runExtractionJob, type ExtractionRunDependencies } from './run-extraction-job.js';
-import { describeUnavailable, EXTRACTION_UNAVAILABLE_WARNING, extractionStore, type ExtractionStore } from './extraction-store.js';
+import {
+  describeUnavailable,
+  EXTRACTION_UNAVAILABLE_WARNING,
+  extractionStore,
+  type ExtractionStore,
+} from './extraction-store.js';
 
 export interface ExtractorOptions {
   engram: Engram;
@@ -99,9 +110,13 @@ export class Extractor {
   #sequence = { at: 0, count: 0 };
 
   constructor(options: ExtractorOptions) {
-    if (options === null || typeof options !== 'object' || !options.engram) throw new EngramError('INVALID_INPUT', 'An Extractor needs { engram }.');
+    if (options === null || typeof options !== 'object' || !options.engram)
+      throw new EngramError('INVALID_INPUT', 'An Extractor needs { engram }.');
     if (options.mode !== undefined && options.mode !== 'cheap' && options.mode !== 'agent') {
-      throw new EngramError('INVALID_INPUT', `Unknown extraction mode ${JSON.stringify(String(options.mode))}: cheap or agent.`);
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Unknown extraction mode ${JSON.stringify(String(options.mode))}: cheap or agent.`,
+      );
     }
     if (options.userScope !== undefined) assertScope(options.userScope);
     this.#engram = options.engram;
@@ -113,7 +128,14 @@ export class Extractor {
       mode: options.mode ?? 'cheap',
       now: this.#now,
       ...(options.model && { model: options.model }),
-      agentTools: options.agentTools ?? ((input) => createAgentTools({ ...input, now: this.#now, ...(options.openSandbox && { openSandbox: options.openSandbox }) })),
+      agentTools:
+        options.agentTools ??
+        ((input) =>
+          createAgentTools({
+            ...input,
+            now: this.#now,
+            ...(options.openSandbox && { openSandbox: options.openSandbox }),
+          })),
       ...(options.explicit !== false && { explicit: options.explicit ?? applyExplicitStatements }),
       ...(options.isMemoryWrite && { isMemoryWrite: options.isMemoryWrite }),
     };
@@ -136,7 +158,8 @@ export class Extractor {
   async afterTurn(conversation: Conversation, options: AfterTurnOptions = {}): Promise<AfterTurnResult> {
     const { sessionId, messages } = assertConversation(conversation);
     const store = this.#store;
-    if (!store) return { status: 'unavailable', jobs: [], messages: 0, cursorFallback: false, warnings: [this.#unavailable()] };
+    if (!store)
+      return { status: 'unavailable', jobs: [], messages: 0, cursorFallback: false, warnings: [this.#unavailable()] };
     const known = this.#sessions.get(sessionId);
     const mark = known?.mark ?? parseCursor(await store.checkpoints.get(cursorCheckpointName(sessionId)))?.messageId;
     const after = messagesAfter(messages, mark);
@@ -147,7 +170,10 @@ export class Extractor {
     // from turn to turn, and a process new to the session rebuilds it from the messages up to the
     // mark. After a fallback the conversation is read from its start again, so is the state.
     const filter = known && !cursorFallback ? known.filter : this.#privateFilter(messages, after);
-    const prepared = prepareMessages(after.messages, { limits: settings.extraction, filter: (text) => redactSecrets(filter(text)).text });
+    const prepared = prepareMessages(after.messages, {
+      limits: settings.extraction,
+      filter: (text) => redactSecrets(filter(text)).text,
+    });
     const state = { mark: after.messages.at(-1)!.id, filter };
     if (prepared.messages.length === 0) {
       this.#remember(sessionId, state);
@@ -155,7 +181,9 @@ export class Extractor {
     }
     const recalled = checkRecalled([...(options.recalled ?? []), ...prepared.recalled]);
     const scopes = this.#scopes();
-    const room = Math.floor(settings.jobs.maxPayloadBytes * PAYLOAD_SLACK) - Buffer.byteLength(JSON.stringify({ recalled, scopes }), 'utf8');
+    const room =
+      Math.floor(settings.jobs.maxPayloadBytes * PAYLOAD_SLACK) -
+      Buffer.byteLength(JSON.stringify({ recalled, scopes }), 'utf8');
     const jobs: AfterTurnResult['jobs'] = [];
     // Until every part is queued the session is forgotten: a failed call is re-read from the cursor next time, never skipped.
     this.#sessions.delete(sessionId);
@@ -170,7 +198,11 @@ export class Extractor {
         cursorFallback,
         ...(this.#options.projectRoot !== undefined && { projectRoot: this.#options.projectRoot }),
       };
-      const { job, created } = await store.jobs.enqueue({ queue: EXTRACTION_QUEUE, key: extractionJobKey(sessionId, part.at(-1)!.id), payload });
+      const { job, created } = await store.jobs.enqueue({
+        queue: EXTRACTION_QUEUE,
+        key: extractionJobKey(sessionId, part.at(-1)!.id),
+        payload,
+      });
       jobs.push({ id: job.id, key: job.key, created });
     }
     this.#remember(sessionId, state);
@@ -186,24 +218,51 @@ export class Extractor {
    * applied once whatever reads them (`appliedBefore` counts those skipped for that). A store without
    * the roles extraction runs on applies nothing (warning `extraction-queue-unavailable`).
    */
-  async applyExplicitOnly(conversation: Conversation): Promise<{ written: WrittenMemory[]; warnings: string[]; messages: number; appliedBefore: number; cursorFallback: boolean }> {
+  async applyExplicitOnly(
+    conversation: Conversation,
+  ): Promise<{
+    written: WrittenMemory[];
+    warnings: string[];
+    messages: number;
+    appliedBefore: number;
+    cursorFallback: boolean;
+  }> {
     const { sessionId, messages } = assertConversation(conversation);
     const store = this.#store;
-    if (!store) return { written: [], warnings: [this.#unavailable()], messages: 0, appliedBefore: 0, cursorFallback: false };
+    if (!store)
+      return { written: [], warnings: [this.#unavailable()], messages: 0, appliedBefore: 0, cursorFallback: false };
     const cursor = parseCursor(await store.checkpoints.get(cursorCheckpointName(sessionId)));
     const after = messagesAfter(messages, cursor?.messageId);
     const filter = this.#privateFilter(messages, after);
-    const prepared = prepareMessages(after.messages, { limits: this.#engram.settings.extraction, filter: (text) => redactSecrets(filter(text)).text });
+    const prepared = prepareMessages(after.messages, {
+      limits: this.#engram.settings.extraction,
+      filter: (text) => redactSecrets(filter(text)).text,
+    });
     const cursorFallback = cursor !== undefined && !after.found;
-    if (this.#options.explicit === false) return { written: [], warnings: [], messages: prepared.messages.length, appliedBefore: 0, cursorFallback };
+    if (this.#options.explicit === false)
+      return { written: [], warnings: [], messages: prepared.messages.length, appliedBefore: 0, cursorFallback };
     const handler: ExplicitMemoryHandler = this.#options.explicit ?? applyExplicitStatements;
     const scopes = this.#scopes();
     const run = await store.locks.hold(
       sessionLockName(sessionId),
-      () => applyExplicitOnce({ engram: this.#engram, checkpoints: store.checkpoints, handler, sessionId, messages: prepared.messages, scopes: { project: scopes.project, ...(scopes.user && { user: scopes.user }) } }),
+      () =>
+        applyExplicitOnce({
+          engram: this.#engram,
+          checkpoints: store.checkpoints,
+          handler,
+          sessionId,
+          messages: prepared.messages,
+          scopes: { project: scopes.project, ...(scopes.user && { user: scopes.user }) },
+        }),
       { waitMs: this.#engram.settings.extraction.leaseMs },
     );
-    return { written: run.written, warnings: run.warnings, messages: prepared.messages.length, appliedBefore: run.appliedBefore, cursorFallback };
+    return {
+      written: run.written,
+      warnings: run.warnings,
+      messages: prepared.messages.length,
+      appliedBefore: run.appliedBefore,
+      cursorFallback,
+    };
   }
 
   /** Runs every due job now (in this process) and returns the reports; jobs that failed are in the outcomes too. */
@@ -242,7 +301,10 @@ export class Extractor {
   }
 
   /** A private-text filter in the state it has after the messages before `after`: they are run through it again, output discarded. */
-  #privateFilter(messages: readonly ConversationMessage[], after: { messages: readonly ConversationMessage[]; found: boolean }): PrivateContentFilter {
+  #privateFilter(
+    messages: readonly ConversationMessage[],
+    after: { messages: readonly ConversationMessage[]; found: boolean },
+  ): PrivateContentFilter {
     const filter = createPrivateContentFilter();
     if (!after.found) return filter;
     const before = messages.slice(0, messages.length - after.messages.length);
@@ -262,7 +324,11 @@ export class Extractor {
   #nextSequence(): number {
     const at = this.#now().getTime();
     if (at === this.#sequence.at) this.#sequence.count += 1;
-    else this.#sequence = { at: Math.max(at, this.#sequence.at), count: at > this.#sequence.at ? 0 : this.#sequence.count + 1 };
+    else
+      this.#sequence = {
+        at: Math.max(at, this.#sequence.at),
+        count: at > this.#sequence.at ? 0 : this.#sequence.count + 1,
+      };
     return this.#sequence.at * 1_000 + Math.min(this.#sequence.count, 999);
   }
 }
@@ -280,10 +346,23 @@ function mentionsPrivate(message: ConversationMessage): boolean {
 function checkRecalled(recalled: readonly RecalledMemory[]): RecalledMemory[] {
   if (!Array.isArray(recalled)) throw new EngramError('INVALID_INPUT', 'recalled is an array of { id, content? }.');
   for (const memory of recalled) {
-    if (memory === null || typeof memory !== 'object' || typeof memory.id !== 'string' || memory.id === '' || memory.id.length > 200) {
-      throw new EngramError('INVALID_INPUT', 'Each recalled memory is { id, content? } with an id of 1-200 characters.');
+    if (
+      memory === null ||
+      typeof memory !== 'object' ||
+      typeof memory.id !== 'string' ||
+      memory.id === '' ||
+      memory.id.length > 200
+    ) {
+      throw new EngramError(
+        'INVALID_INPUT',
+        'Each recalled memory is { id, content? } with an id of 1-200 characters.',
+      );
     }
-    if (memory.content !== undefined && typeof memory.content !== 'string') throw new EngramError('INVALID_INPUT', `The content of recalled memory ${memory.id.slice(0, 60)} is not a string.`);
+    if (memory.content !== undefined && typeof memory.content !== 'string')
+      throw new EngramError(
+        'INVALID_INPUT',
+        `The content of recalled memory ${memory.id.slice(0, 60)} is not a string.`,
+      );
   }
   return uniqueRecalled(recalled)
     .slice(0, MAX_RECALLED)

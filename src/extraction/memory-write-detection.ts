@@ -12,7 +12,8 @@ import type { ConversationMessage, ConversationToolCall } from '../contracts/con
 const MEMORY_TOOL_WRITES = new Set(['create', 'str_replace', 'insert', 'delete', 'rename']);
 const MCP_WRITE_TOOL = /^mcp__.+__(?:remember|forget|memory_(?:create|str_replace|insert|delete|rename))$/;
 const FILE_WRITE_TOOLS = new Set(['Write', 'Edit', 'MultiEdit']);
-const AUTO_MEMORY_PATH = /[\\/]\.claude[\\/](?:projects[\\/][^\\/]+[\\/])?memory[\\/]|[\\/]\.claude[\\/]agent-memory(?:-local)?[\\/]/;
+const AUTO_MEMORY_PATH =
+  /[\\/]\.claude[\\/](?:projects[\\/][^\\/]+[\\/])?memory[\\/]|[\\/]\.claude[\\/]agent-memory(?:-local)?[\\/]/;
 
 /** Whether one tool call writes memory. */
 export function isMemoryWriteCall(call: ConversationToolCall): boolean {
@@ -27,6 +28,13 @@ export function isMemoryWriteCall(call: ConversationToolCall): boolean {
 }
 
 /** Whether any message of the span wrote memory (see above). */
-export function spanWroteMemory(messages: readonly ConversationMessage[], isWrite: (call: ConversationToolCall) => boolean = isMemoryWriteCall): boolean {
-  return messages.some((message) => message.wroteMemory === true || (message.role === 'assistant' && (message.toolCalls ?? []).some((call) => isWrite(call))));
+export function spanWroteMemory(
+  messages: readonly ConversationMessage[],
+  isWrite: (call: ConversationToolCall) => boolean = isMemoryWriteCall,
+): boolean {
+  return messages.some(
+    (message) =>
+      message.wroteMemory === true ||
+      (message.role === 'assistant' && (message.toolCalls ?? []).some((call) => isWrite(call))),
+  );
 }

@@ -35,7 +35,8 @@ export function recalledFromText(text: string): RecalledMemory[] {
     const bodyStart = position + MEMORY_CONTEXT_OPEN.length;
     const close = text.indexOf(MEMORY_CONTEXT_CLOSE, bodyStart);
     const blockEnd = close === -1 ? text.length : close;
-    if (isEngramBlock(text, bodyStart)) found.push(...readEntries(text.slice(bodyStart, Math.min(blockEnd, bodyStart + MAX_BLOCK_CHARS))));
+    if (isEngramBlock(text, bodyStart))
+      found.push(...readEntries(text.slice(bodyStart, Math.min(blockEnd, bodyStart + MAX_BLOCK_CHARS))));
     position = close === -1 ? -1 : text.indexOf(MEMORY_CONTEXT_OPEN, close + MEMORY_CONTEXT_CLOSE.length);
   }
   return found;
@@ -47,7 +48,10 @@ const PREAMBLE_START = INJECTED_PREAMBLES.memoryContext.slice(0, 40);
 
 /** Whether the block whose body starts at `at` opens with engram's preamble (a tag typed or quoted in prose does not). */
 function isEngramBlock(text: string, at: number): boolean {
-  return text.slice(at, at + 80).replace(/^\s+/, '').startsWith(PREAMBLE_START);
+  return text
+    .slice(at, at + 80)
+    .replace(/^\s+/, '')
+    .startsWith(PREAMBLE_START);
 }
 
 function readEntries(block: string): RecalledMemory[] {
@@ -99,7 +103,11 @@ export interface KnownTexts {
 
 /** Profiles known texts (recalled memories, memories written this run) for `findKnownDuplicate`. */
 export function profileKnown(known: ReadonlyArray<{ id: string; content?: string }>): KnownTexts {
-  return { profiles: known.filter((entry) => typeof entry.content === 'string' && entry.content.trim() !== '').map((entry) => ({ id: entry.id, profile: lexicalProfile(entry.content!) })) };
+  return {
+    profiles: known
+      .filter((entry) => typeof entry.content === 'string' && entry.content.trim() !== '')
+      .map((entry) => ({ id: entry.id, profile: lexicalProfile(entry.content!) })),
+  };
 }
 
 /**
@@ -113,11 +121,21 @@ export function findKnownDuplicate(content: string, known: KnownTexts, threshold
   for (const entry of known.profiles) {
     const verdict = compareLexically(profile, entry.profile, threshold);
     if (verdict.duplicate) return entry.id;
-    if (verdict.reason !== 'negation-differs' && verdict.reason !== 'values-differ' && profile.words.size > 0 && wordsContained(profile, entry.profile)) return entry.id;
+    if (
+      verdict.reason !== 'negation-differs' &&
+      verdict.reason !== 'values-differ' &&
+      profile.words.size > 0 &&
+      wordsContained(profile, entry.profile)
+    )
+      return entry.id;
   }
   return undefined;
 }
 
 function unescapeAttribute(value: string): string {
-  return value.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return value
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }

@@ -8,7 +8,12 @@ import { extractWithAgent, type AgentTool } from './agent-extraction.js';
 import { agentManifest } from './agent-tools.js';
 import { extractCheap } from './cheap-extraction.js';
 import type { KnownMemoryLine } from './cheap-extraction-prompt.js';
-import { mergeMessageSpans, messagesAfter, type ConversationMessage, type ConversationToolCall } from '../contracts/conversation.js';
+import {
+  mergeMessageSpans,
+  messagesAfter,
+  type ConversationMessage,
+  type ConversationToolCall,
+} from '../contracts/conversation.js';
 import { applyExplicitOnce, type ExplicitMemoryHandler } from './explicit-statements.js';
 import {
   EXTRACTION_QUEUE,
@@ -37,7 +42,12 @@ export interface ExtractionRunDependencies {
   model?: LanguageModel;
   mode: 'cheap' | 'agent';
   /** The helper's tools for a job (agent mode): the memory tool, writing with `source`, and the sandboxed tools. */
-  agentTools?: (input: { engram: Engram; scopes: ExtractionJobPayload['scopes']; source: MemorySource; projectRoot?: string }) => Promise<AgentTool[]> | AgentTool[];
+  agentTools?: (input: {
+    engram: Engram;
+    scopes: ExtractionJobPayload['scopes'];
+    source: MemorySource;
+    projectRoot?: string;
+  }) => Promise<AgentTool[]> | AgentTool[];
   explicit?: ExplicitMemoryHandler;
   isMemoryWrite?: (call: ConversationToolCall) => boolean;
   now: () => Date;
@@ -66,45 +76,64 @@ const CURSOR_WRITE_ATTEMPTS = 5;
  *   cheap-mode answers (reused, and saving goes through dedupe on write) and the fact that the
  *   agent-mode helper wrote memory (the retry then only moves the cursor).
  */
-export async function runExtractionJob(dependencies: ExtractionRunDependencies, job: Job): Promise<ExtractionRunReport> {
+export async function runExtractionJob(
+  dependencies: ExtractionRunDependencies,
+  job: Job,
+): Promise<ExtractionRunReport> {
   const payload = readExtractionPayload(job.payload);
   const { engram } = dependencies;
   const store = requireExtractionStore(engram.store);
   const run: JobRun = { ...dependencies, store };
   const mode = dependencies.model ? dependencies.mode : 'offline';
   const report = emptyReport(job, payload.sessionId, mode);
-  return store.locks.hold(sessionLockName(payload.sessionId), async () => {
-    const progress = parseTurnProgress(await store.checkpoints.get(turnCheckpointName(job.key)));
-    if (progress?.state === 'done') {
-      report.status = 'already-done';
-      if (progress.coveredBy && progress.coveredBy !== job.key) report.warnings.push(`covered by the run of ${progress.coveredBy}`);
+  return store.locks.hold(
+    sessionLockName(payload.sessionId),
+    async () => {
+      const progress = parseTurnProgress(await store.checkpoints.get(turnCheckpointName(job.key)));
+      if (progress?.state === 'done') {
+        report.status = 'already-done';
+        if (progress.coveredBy && progress.coveredBy !== job.key)
+          report.warnings.push(`covered by the run of ${progress.coveredBy}`);
+        return report;
+      }
+      const jobs = await jobsToCover(store, job, payload, progress);
+      report.coalesced = jobs.filter((entry) => entry.job.id !== job.id).map((entry) => entry.job.key);
+      const cursor = parseCursor(await store.checkpoints.get(cursorCheckpointName(payload.sessionId)));
+      const live = jobs.filter((entry) => !passedBy(cursor, entry));
+      const messages = mergeMessageSpans(live.map((entry) => entry.payload.messages));
+      const after = messagesAfter(messages, cursor?.messageId);
+      const span = after.found ? after.messages : messages;
+      report.span = {
+        messages: span.length,
+        ...(span.length > 0 && { firstId: span[0]!.id, lastId: span.at(-1)!.id }),
+        cursorFallback: live.some((entry) => entry.payload.cursorFallback),
+      };
+      if (live.length === 0) {
+        report.status = 'already-done';
+        report.warnings.push('the cursor is past these turns: another run extracted them');
+      } else {
+        if (span.length > 0) await extractSpan(run, { job, payload, jobs, progress, span }, report);
+        const last = live.reduce((latest, entry) =>
+          entry.payload.sequence > latest.payload.sequence ? entry : latest,
+        );
+        await advanceCursor(
+          store.checkpoints,
+          payload.sessionId,
+          last.payload,
+          last.payload.messages.at(-1)!.id,
+          report,
+        );
+      }
+      for (const entry of jobs) {
+        await store.checkpoints.set(
+          turnCheckpointName(entry.job.key),
+          JSON.stringify({ state: 'done', coveredBy: job.key } satisfies TurnProgress),
+        );
+      }
       return report;
-    }
-    const jobs = await jobsToCover(store, job, payload, progress);
-    report.coalesced = jobs.filter((entry) => entry.job.id !== job.id).map((entry) => entry.job.key);
-    const cursor = parseCursor(await store.checkpoints.get(cursorCheckpointName(payload.sessionId)));
-    const live = jobs.filter((entry) => !passedBy(cursor, entry));
-    const messages = mergeMessageSpans(live.map((entry) => entry.payload.messages));
-    const after = messagesAfter(messages, cursor?.messageId);
-    const span = after.found ? after.messages : messages;
-    report.span = {
-      messages: span.length,
-      ...(span.length > 0 && { firstId: span[0]!.id, lastId: span.at(-1)!.id }),
-      cursorFallback: live.some((entry) => entry.payload.cursorFallback),
-    };
-    if (live.length === 0) {
-      report.status = 'already-done';
-      report.warnings.push('the cursor is past these turns: another run extracted them');
-    } else {
-      if (span.length > 0) await extractSpan(run, { job, payload, jobs, progress, span }, report);
-      const last = live.reduce((latest, entry) => (entry.payload.sequence > latest.payload.sequence ? entry : latest));
-      await advanceCursor(store.checkpoints, payload.sessionId, last.payload, last.payload.messages.at(-1)!.id, report);
-    }
-    for (const entry of jobs) {
-      await store.checkpoints.set(turnCheckpointName(entry.job.key), JSON.stringify({ state: 'done', coveredBy: job.key } satisfies TurnProgress));
-    }
-    return report;
-  }, { waitMs: engram.settings.extraction.leaseMs });
+    },
+    { waitMs: engram.settings.extraction.leaseMs },
+  );
 }
 
 /** What one run covers: its job, the jobs it takes with it, and the span of messages after the cursor. */
@@ -119,7 +148,10 @@ interface RunSpan {
 async function extractSpan(dependencies: JobRun, run: RunSpan, report: ExtractionRunReport): Promise<void> {
   const { engram, store } = dependencies;
   const { payload, jobs, span } = run;
-  const scopes: WriteScopes = { project: payload.scopes.project, ...(payload.scopes.user !== undefined && { user: payload.scopes.user }) };
+  const scopes: WriteScopes = {
+    project: payload.scopes.project,
+    ...(payload.scopes.user !== undefined && { user: payload.scopes.user }),
+  };
   const state: TurnProgress = {
     state: 'extracting',
     jobIds: [run.job.id, ...jobs.filter((entry) => entry.job.id !== run.job.id).map((entry) => entry.job.id)],
@@ -132,7 +164,14 @@ async function extractSpan(dependencies: JobRun, run: RunSpan, report: Extractio
     return;
   }
   const explicit = dependencies.explicit
-    ? await applyExplicitOnce({ engram, checkpoints: store.checkpoints, handler: dependencies.explicit, sessionId: payload.sessionId, messages: span, scopes })
+    ? await applyExplicitOnce({
+        engram,
+        checkpoints: store.checkpoints,
+        handler: dependencies.explicit,
+        sessionId: payload.sessionId,
+        messages: span,
+        scopes,
+      })
     : { written: [], known: [], warnings: [], appliedBefore: 0 };
   report.written.push(...explicit.written);
   report.warnings.push(...explicit.warnings);
@@ -140,19 +179,39 @@ async function extractSpan(dependencies: JobRun, run: RunSpan, report: Extractio
     report.status = 'offline';
     return;
   }
-  const recalled = await recalledWithText(engram, jobs.flatMap((entry) => entry.payload.recalled), payload.scopes.read);
-  const known = [...recalled.map((memory) => ({ id: memory.id, content: memory.content, ...(memory.name && { name: memory.name }), ...(memory.type && { type: memory.type }) })), ...explicit.known];
+  const recalled = await recalledWithText(
+    engram,
+    jobs.flatMap((entry) => entry.payload.recalled),
+    payload.scopes.read,
+  );
+  const known = [
+    ...recalled.map((memory) => ({
+      id: memory.id,
+      content: memory.content,
+      ...(memory.name && { name: memory.name }),
+      ...(memory.type && { type: memory.type }),
+    })),
+    ...explicit.known,
+  ];
   report.status = 'extracted';
   if (dependencies.mode === 'cheap') {
     await runCheap(dependencies, payload, span, known, scopes, state, report);
     return;
   }
   // Turns a helper already wrote memory for (an earlier attempt of this run or of a job it covers) are not given to it again.
-  const wrote = new Set(jobs.flatMap((entry) => (entry.progress?.agentWrote ? (entry.progress.jobIds ?? [entry.job.id]) : [])));
-  const written = new Set(jobs.filter((entry) => wrote.has(entry.job.id)).flatMap((entry) => entry.payload.messages.map((message) => message.id)));
+  const wrote = new Set(
+    jobs.flatMap((entry) => (entry.progress?.agentWrote ? (entry.progress.jobIds ?? [entry.job.id]) : [])),
+  );
+  const written = new Set(
+    jobs
+      .filter((entry) => wrote.has(entry.job.id))
+      .flatMap((entry) => entry.payload.messages.map((message) => message.id)),
+  );
   const unwritten = span.filter((message) => !written.has(message.id));
   if (unwritten.length === 0) {
-    report.warnings.push('the helper already wrote memory for these turns in an earlier attempt: only the cursor moved');
+    report.warnings.push(
+      'the helper already wrote memory for these turns in an earlier attempt: only the cursor moved',
+    );
     return;
   }
   await runAgent(dependencies, payload, unwritten, known, state, report);
@@ -172,11 +231,18 @@ interface CoveredJob {
  */
 function passedBy(cursor: ExtractionCursor | undefined, entry: CoveredJob): boolean {
   if (!cursor || cursor.sequence <= entry.payload.sequence || entry.progress?.state === 'extracting') return false;
-  return !entry.payload.messages.some((message) => message.id === cursor.messageId || message.partIds?.includes(cursor.messageId));
+  return !entry.payload.messages.some(
+    (message) => message.id === cursor.messageId || message.partIds?.includes(cursor.messageId),
+  );
 }
 
 /** This job and the queued jobs of its session that no run covered yet, in the order their spans were queued (by sequence). */
-async function jobsToCover(store: ExtractionStore, job: Job, payload: ExtractionJobPayload, progress: TurnProgress | undefined): Promise<CoveredJob[]> {
+async function jobsToCover(
+  store: ExtractionStore,
+  job: Job,
+  payload: ExtractionJobPayload,
+  progress: TurnProgress | undefined,
+): Promise<CoveredJob[]> {
   const others: Job[] = [];
   if (progress?.jobIds) {
     // A retry covers exactly what its first attempt covered, so it reuses that attempt's answers.
@@ -186,7 +252,9 @@ async function jobsToCover(store: ExtractionStore, job: Job, payload: Extraction
     }
   } else {
     // Pending jobs of every session (JobFilter has no key prefix yet): bounded, and only this session's payloads are read below.
-    others.push(...(await store.jobs.list({ queue: EXTRACTION_QUEUE, states: ['pending'], limit: PENDING_SCAN_LIMIT })));
+    others.push(
+      ...(await store.jobs.list({ queue: EXTRACTION_QUEUE, states: ['pending'], limit: PENDING_SCAN_LIMIT })),
+    );
   }
   // Job keys start with the session id (extractionJobKey): other sessions' payloads are never read.
   const keyPrefix = extractionJobKey(payload.sessionId, '');
@@ -240,7 +308,10 @@ async function runCheap(
   report.sentBytes.system += result.sentBytes.system;
   report.sentBytes.total += result.sentBytes.total;
   report.dropped.push(...result.dropped);
-  report.repairs.push(...result.repairs, ...result.candidates.flatMap((candidate) => candidate.repairs.map((repair) => `${candidate.name}: ${repair}`)));
+  report.repairs.push(
+    ...result.repairs,
+    ...result.candidates.flatMap((candidate) => candidate.repairs.map((repair) => `${candidate.name}: ${repair}`)),
+  );
   for (const candidate of result.candidates) {
     try {
       const saved = await engram.save(
@@ -258,8 +329,14 @@ async function runCheap(
       report.written.push(describe(saved.memory, saved.action, candidate.turnId, 'extraction'));
     } catch (error) {
       // The store refused this one memory (its checks): drop it, keep the others.
-      if (!isEngramError(error) || !['INVALID_INPUT', 'PAYLOAD_TOO_LARGE', 'INVALID_SCOPE'].includes(error.code)) throw error;
-      report.dropped.push({ reason: 'invalid', detail: error.message, name: candidate.name, excerpt: candidate.content.slice(0, 160) });
+      if (!isEngramError(error) || !['INVALID_INPUT', 'PAYLOAD_TOO_LARGE', 'INVALID_SCOPE'].includes(error.code))
+        throw error;
+      report.dropped.push({
+        reason: 'invalid',
+        detail: error.message,
+        name: candidate.name,
+        excerpt: candidate.content.slice(0, 160),
+      });
     }
   }
 }
@@ -273,9 +350,15 @@ async function runAgent(
   report: ExtractionRunReport,
 ): Promise<void> {
   const { engram } = dependencies;
-  if (!dependencies.agentTools) throw new Error('Agent-mode extraction needs agentTools (the memory tool and the sandboxed tools).');
+  if (!dependencies.agentTools)
+    throw new Error('Agent-mode extraction needs agentTools (the memory tool and the sandboxed tools).');
   const source = { sessionId: payload.sessionId, turnId: span.at(-1)!.id, origin: 'extraction-agent' };
-  const given = await dependencies.agentTools({ engram, scopes: payload.scopes, source, ...(payload.projectRoot !== undefined && { projectRoot: payload.projectRoot }) });
+  const given = await dependencies.agentTools({
+    engram,
+    scopes: payload.scopes,
+    source,
+    ...(payload.projectRoot !== undefined && { projectRoot: payload.projectRoot }),
+  });
   // The helper's first successful memory write is kept with the job before the helper goes on: a
   // retry after a later failure must not write again what it wrote.
   const tools = given.map((tool): AgentTool => ({
@@ -303,11 +386,18 @@ async function runAgent(
   report.modelCalls += result.modelCalls;
   addUsage(report.usage, result.usage);
   report.agent = { toolCalls: result.toolCalls, stoppedBy: result.stoppedBy };
-  if (result.stoppedBy === 'turn-cap') report.warnings.push(`the helper was stopped after ${engram.settings.extraction.agentMaxTurns} turns (extraction.agentMaxTurns)`);
+  if (result.stoppedBy === 'turn-cap')
+    report.warnings.push(
+      `the helper was stopped after ${engram.settings.extraction.agentMaxTurns} turns (extraction.agentMaxTurns)`,
+    );
 }
 
 /** Recalled memories with their text: the text the host passed, else the stored memory's (in the read scopes). */
-async function recalledWithText(engram: Engram, recalled: readonly RecalledMemory[], scopes: readonly string[]): Promise<RecalledMemory[]> {
+async function recalledWithText(
+  engram: Engram,
+  recalled: readonly RecalledMemory[],
+  scopes: readonly string[],
+): Promise<RecalledMemory[]> {
   const unique = uniqueRecalled(recalled);
   for (const memory of unique) {
     if (memory.content !== undefined) continue;
@@ -318,22 +408,40 @@ async function recalledWithText(engram: Engram, recalled: readonly RecalledMemor
 }
 
 function knownLines(known: ReadonlyArray<{ content?: string; name?: string; type?: string }>): KnownMemoryLine[] {
-  return known.filter((memory) => typeof memory.content === 'string').map((memory) => ({ content: memory.content!, ...(memory.name && { name: memory.name }), ...(memory.type && { type: memory.type }) }));
+  return known
+    .filter((memory) => typeof memory.content === 'string')
+    .map((memory) => ({
+      content: memory.content!,
+      ...(memory.name && { name: memory.name }),
+      ...(memory.type && { type: memory.type }),
+    }));
 }
 
 /** Moves the cursor to the end of the newest span this run covered; never backwards (a retried old job leaves it). */
-async function advanceCursor(checkpoints: Checkpoints, sessionId: string, payload: ExtractionJobPayload, messageId: string, report: ExtractionRunReport): Promise<void> {
+async function advanceCursor(
+  checkpoints: Checkpoints,
+  sessionId: string,
+  payload: ExtractionJobPayload,
+  messageId: string,
+  report: ExtractionRunReport,
+): Promise<void> {
   const name = cursorCheckpointName(sessionId);
   for (let attempt = 0; attempt < CURSOR_WRITE_ATTEMPTS; attempt += 1) {
     const raw = await checkpoints.get(name);
     const current = parseCursor(raw);
     if (current && current.sequence > payload.sequence) return;
-    if (await checkpoints.set(name, formatCursor({ messageId, sequence: payload.sequence }), { expected: raw ?? null })) return;
+    if (await checkpoints.set(name, formatCursor({ messageId, sequence: payload.sequence }), { expected: raw ?? null }))
+      return;
   }
   report.warnings.push('the cursor could not be moved: another process kept changing it');
 }
 
-async function saveProgress(checkpoints: Checkpoints, key: string, state: TurnProgress, report: ExtractionRunReport): Promise<void> {
+async function saveProgress(
+  checkpoints: Checkpoints,
+  key: string,
+  state: TurnProgress,
+  report: ExtractionRunReport,
+): Promise<void> {
   try {
     await checkpoints.set(turnCheckpointName(key), JSON.stringify(state));
   } catch (error) {
@@ -343,6 +451,11 @@ async function saveProgress(checkpoints: Checkpoints, key: string, state: TurnPr
   }
 }
 
-function describe(memory: Memory, action: WrittenMemory['action'], turnId: string, origin: WrittenMemory['origin']): WrittenMemory {
+function describe(
+  memory: Memory,
+  action: WrittenMemory['action'],
+  turnId: string,
+  origin: WrittenMemory['origin'],
+): WrittenMemory {
   return { id: memory.id, name: memory.name, type: memory.type, scope: memory.scope, action, turnId, origin };
 }

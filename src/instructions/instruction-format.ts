@@ -40,7 +40,10 @@ const SCOPE_DESCRIPTIONS: Record<InstructionScope, string> = {
  * The files that apply now: every file without `paths:`, plus path-scoped rules that match one of
  * the working paths (absolute, or relative to the project root).
  */
-export function activeInstructions(set: Pick<InstructionSet, 'files' | 'projectRoot'>, workingPaths: readonly string[]): InstructionFile[] {
+export function activeInstructions(
+  set: Pick<InstructionSet, 'files' | 'projectRoot'>,
+  workingPaths: readonly string[],
+): InstructionFile[] {
   return set.files.filter((file) => {
     if (file.paths === undefined) return true;
     const base = file.baseDirectory ?? set.projectRoot;
@@ -55,9 +58,12 @@ export function activeInstructions(set: Pick<InstructionSet, 'files' | 'projectR
 /** A working path as a `/`-separated path inside `base`, or undefined when it lies outside. */
 function relativeTo(base: string, projectRoot: string, working: string): string | undefined {
   if (working === '' || working.includes('\0')) return undefined;
-  const absolute = pathSegments(working.startsWith('/') || /^[A-Za-z]:[\\/]/.test(working) ? working : `${projectRoot}/${working}`);
+  const absolute = pathSegments(
+    working.startsWith('/') || /^[A-Za-z]:[\\/]/.test(working) ? working : `${projectRoot}/${working}`,
+  );
   const baseSegments = pathSegments(base);
-  if (absolute.length <= baseSegments.length || baseSegments.some((segment, index) => absolute[index] !== segment)) return undefined;
+  if (absolute.length <= baseSegments.length || baseSegments.some((segment, index) => absolute[index] !== segment))
+    return undefined;
   return absolute.slice(baseSegments.length).join('/');
 }
 

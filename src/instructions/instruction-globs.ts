@@ -72,7 +72,7 @@ function parseBraces(pattern: string): BraceNode[] {
   const parseRange = (start: number, end: number, depth: number): BraceNode[] => {
     const sequence: BraceNode[] = [];
     let literal = '';
-    for (let index = start; index < end; ) {
+    for (let index = start; index < end;) {
       const character = pattern[index]!;
       if (character === '\\' && index + 1 < end) {
         literal += pattern.slice(index, index + 2);
@@ -158,7 +158,11 @@ export function matchAnyGlob(patterns: readonly string[], path: string): boolean
   return patterns.some((pattern) => matchGlob(pattern, path));
 }
 
-type SegmentToken = { kind: 'literal'; text: string } | { kind: 'any' } | { kind: 'star' } | { kind: 'class'; negate: boolean; test: (character: string) => boolean };
+type SegmentToken =
+  | { kind: 'literal'; text: string }
+  | { kind: 'any' }
+  | { kind: 'star' }
+  | { kind: 'class'; negate: boolean; test: (character: string) => boolean };
 
 function tokenizeSegment(segment: string): SegmentToken[] {
   const tokens: SegmentToken[] = [];
@@ -195,7 +199,11 @@ function parseClass(characters: readonly string[], open: number): { token: Segme
   for (; index < characters.length; index += 1) {
     const character = characters[index]!;
     if (character === ']' && !first) {
-      const token: SegmentToken = { kind: 'class', negate, test: (value) => ranges.some(([low, high]) => value >= low && value <= high) !== negate };
+      const token: SegmentToken = {
+        kind: 'class',
+        negate,
+        test: (value) => ranges.some(([low, high]) => value >= low && value <= high) !== negate,
+      };
       return { token, end: index };
     }
     first = false;

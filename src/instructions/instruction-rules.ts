@@ -65,7 +65,9 @@ function readListKey(header: readonly string[], key: string): string[] | undefin
   if (inline !== '') {
     if (inline.startsWith('[')) {
       const inner = inline.endsWith(']') ? inline.slice(1, -1) : inline.slice(1);
-      return splitOutsideBraces(inner).map(unquote).flatMap((item) => splitOutsideBraces(item));
+      return splitOutsideBraces(inner)
+        .map(unquote)
+        .flatMap((item) => splitOutsideBraces(item));
     }
     return splitOutsideBraces(unquote(inline));
   }
@@ -97,7 +99,8 @@ function stripYamlComment(value: string): string {
 
 function unquote(value: string): string {
   const trimmed = value.trim();
-  if (trimmed.length >= 2 && (trimmed[0] === '"' || trimmed[0] === "'") && trimmed.at(-1) === trimmed[0]) return trimmed.slice(1, -1);
+  if (trimmed.length >= 2 && (trimmed[0] === '"' || trimmed[0] === "'") && trimmed.at(-1) === trimmed[0])
+    return trimmed.slice(1, -1);
   return trimmed;
 }
 
@@ -136,7 +139,13 @@ function fencedLines(lines: readonly string[]): boolean[] {
     if (fence !== undefined) {
       inside.push(true);
       // A closing fence: the same character, at least as long, nothing else on the line.
-      if (match && match[1]![0] === fence[0] && match[1]!.length >= fence.length && line.slice(match[0].length).trim() === '') fence = undefined;
+      if (
+        match &&
+        match[1]![0] === fence[0] &&
+        match[1]!.length >= fence.length &&
+        line.slice(match[0].length).trim() === ''
+      )
+        fence = undefined;
     } else if (match) {
       fence = match[1]!;
       inside.push(true);
@@ -195,7 +204,8 @@ export function findImports(text: string): InstructionImport[] {
     if (fenced[index] || !line.includes('@')) continue;
     for (const match of withoutCodeSpans(line).matchAll(IMPORT)) {
       const raw = match[2]!.replace(/\\ /g, ' ').replace(TRAILING_PUNCTUATION, '');
-      if (raw === '' || raw.length > MAX_PATH_LENGTH || !IMPORT_FIRST_CHARACTER.test(raw) || raw.includes('\0')) continue;
+      if (raw === '' || raw.length > MAX_PATH_LENGTH || !IMPORT_FIRST_CHARACTER.test(raw) || raw.includes('\0'))
+        continue;
       if (seen.has(raw)) continue;
       seen.add(raw);
       imports.push({ path: raw, line: index + 1 });
@@ -219,7 +229,7 @@ function withoutCodeSpans(line: string): string {
   }
   let result = '';
   let copied = 0;
-  for (let index = 0; index < runs.length; ) {
+  for (let index = 0; index < runs.length;) {
     const run = runs[index]!;
     const entry = byLength.get(run.end - run.start)!;
     while (entry.cursor < entry.indices.length && entry.indices[entry.cursor]! <= index) entry.cursor += 1;

@@ -6,7 +6,8 @@ import { EngramError } from './errors.js';
  */
 
 /** How a text was read: as it is, or which repair made it JSON. */
-export type JsonReading = 'as-is' | 'json-in-code-fence' | 'json-in-prose' | 'trailing-commas-removed' | 'cut-off-array-closed';
+export type JsonReading =
+  'as-is' | 'json-in-code-fence' | 'json-in-prose' | 'trailing-commas-removed' | 'cut-off-array-closed';
 
 /** A JSON value found in a text, its JSON text, and how it was read. */
 export interface JsonTextValue {
@@ -34,8 +35,17 @@ export function readJsonText(text: string, options: { repair?: boolean } = {}): 
   const [start, end] = opensArray ? [arrayStart, trimmed.lastIndexOf(']')] : [objectStart, objectEnd];
   if (start >= 0 && end > start) readings.push([trimmed.slice(start, end + 1), 'json-in-prose']);
   if (options.repair) {
-    readings.push(...readings.map(([reading, how]) => [reading.replace(/,(\s*[\]}])/g, '$1'), how === 'as-is' ? 'trailing-commas-removed' : how] as [string, JsonReading]));
-    if (opensArray && objectEnd > arrayStart) readings.push([`${trimmed.slice(arrayStart, objectEnd + 1)}]`, 'cut-off-array-closed']);
+    readings.push(
+      ...readings.map(
+        ([reading, how]) =>
+          [reading.replace(/,(\s*[\]}])/g, '$1'), how === 'as-is' ? 'trailing-commas-removed' : how] as [
+            string,
+            JsonReading,
+          ],
+      ),
+    );
+    if (opensArray && objectEnd > arrayStart)
+      readings.push([`${trimmed.slice(arrayStart, objectEnd + 1)}]`, 'cut-off-array-closed']);
   }
   for (const [reading, how] of readings) {
     if (reading === '') continue;
@@ -56,8 +66,15 @@ export function readJsonText(text: string, options: { repair?: boolean } = {}): 
 export function readJsonAnswer(text: string, stopReason: string, service: string): string {
   const found = readJsonText(text);
   if (found) return found.json;
-  const cut = stopReason === 'max_tokens' ? ' It was cut off at the output token limit: raise maxOutputTokens or ask for less.' : '';
-  throw new EngramError('MODEL_OUTPUT_INVALID', `${service} was asked for JSON but answered text that is not JSON.${cut}`, {
-    details: { text, stopReason },
-  });
+  const cut =
+    stopReason === 'max_tokens'
+      ? ' It was cut off at the output token limit: raise maxOutputTokens or ask for less.'
+      : '';
+  throw new EngramError(
+    'MODEL_OUTPUT_INVALID',
+    `${service} was asked for JSON but answered text that is not JSON.${cut}`,
+    {
+      details: { text, stopReason },
+    },
+  );
 }

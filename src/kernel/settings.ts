@@ -68,7 +68,8 @@ export interface BooleanSettingDefinition extends SettingDefinitionBase {
 }
 
 /** One setting: its dotted path, type, default, range or allowed values, environment variable and meaning. */
-export type SettingDefinition = NumberSettingDefinition | NumberListSettingDefinition | StringSettingDefinition | BooleanSettingDefinition;
+export type SettingDefinition =
+  NumberSettingDefinition | NumberListSettingDefinition | StringSettingDefinition | BooleanSettingDefinition;
 
 /** A row of the table: a definition before its path is known (the path is where the row sits). */
 type Row<Definition extends SettingDefinition> = Omit<Definition, 'path'>;
@@ -100,15 +101,33 @@ function number(fallback: number, description: string, options: RangeOptions = {
   return { type: 'number', default: fallback, description, ...rangeOf(options, false), ...envOf(options) };
 }
 
-function numbers(fallback: readonly number[], description: string, options: RangeOptions = {}): Row<NumberListSettingDefinition> {
-  return { type: 'number[]', default: Object.freeze([...fallback]), description, ...rangeOf(options, false), ...envOf(options) };
+function numbers(
+  fallback: readonly number[],
+  description: string,
+  options: RangeOptions = {},
+): Row<NumberListSettingDefinition> {
+  return {
+    type: 'number[]',
+    default: Object.freeze([...fallback]),
+    description,
+    ...rangeOf(options, false),
+    ...envOf(options),
+  };
 }
 
-function text(fallback: string, description: string, options: RowOptions & { secret?: true } = {}): Row<StringSettingDefinition> {
+function text(
+  fallback: string,
+  description: string,
+  options: RowOptions & { secret?: true } = {},
+): Row<StringSettingDefinition> {
   return { type: 'string', default: fallback, description, ...envOf(options), ...(options.secret && { secret: true }) };
 }
 
-function choice<const Value extends string>(fallback: NoInfer<Value>, description: string, options: RowOptions & { values: readonly Value[] }): Row<StringSettingDefinition<Value>> {
+function choice<const Value extends string>(
+  fallback: NoInfer<Value>,
+  description: string,
+  options: RowOptions & { values: readonly Value[] },
+): Row<StringSettingDefinition<Value>> {
   return { type: 'string', default: fallback, description, values: options.values, ...envOf(options) };
 }
 
@@ -119,11 +138,28 @@ function flag(fallback: boolean, description: string, options: RowOptions = {}):
 /** The table: one row per setting, grouped as `Settings` is (`recall.topK` is the row `topK` of `recall`). */
 const SETTINGS_TABLE = {
   store: {
-    url: text('', 'Store location: a SQLite file path, sqlite://<path>, or postgres://user:password@host:port/database?schema=name; default <ENGRAM_HOME>/engram.db', { env: 'ENGRAM_STORE' }),
-    busyTimeoutMs: integer(5_000, 'How long a writer waits for a lock held by another process', { env: 'ENGRAM_BUSY_TIMEOUT_MS' }),
-    poolSize: integer(10, "Postgres: connections one engram process keeps at most (the URL's ?pool= wins)", { minimum: 1, maximum: 1_000, env: 'ENGRAM_STORE_POOL_SIZE' }),
-    statementTimeoutMs: integer(30_000, "Postgres: longest one statement may run, 0 for no limit (the URL's ?statement_timeout= wins)", { env: 'ENGRAM_STORE_STATEMENT_TIMEOUT_MS' }),
-    connectTimeoutMs: integer(10_000, "Postgres: how long to wait for a connection to the server (the URL's ?connect_timeout= in seconds wins)"),
+    url: text(
+      '',
+      'Store location: a SQLite file path, sqlite://<path>, or postgres://user:password@host:port/database?schema=name; default <ENGRAM_HOME>/engram.db',
+      { env: 'ENGRAM_STORE' },
+    ),
+    busyTimeoutMs: integer(5_000, 'How long a writer waits for a lock held by another process', {
+      env: 'ENGRAM_BUSY_TIMEOUT_MS',
+    }),
+    poolSize: integer(10, "Postgres: connections one engram process keeps at most (the URL's ?pool= wins)", {
+      minimum: 1,
+      maximum: 1_000,
+      env: 'ENGRAM_STORE_POOL_SIZE',
+    }),
+    statementTimeoutMs: integer(
+      30_000,
+      "Postgres: longest one statement may run, 0 for no limit (the URL's ?statement_timeout= wins)",
+      { env: 'ENGRAM_STORE_STATEMENT_TIMEOUT_MS' },
+    ),
+    connectTimeoutMs: integer(
+      10_000,
+      "Postgres: how long to wait for a connection to the server (the URL's ?connect_timeout= in seconds wins)",
+    ),
   },
   memory: {
     maxContentBytes: integer(64 * 1024, 'Largest content one memory may hold', { minimum: 1 }),
@@ -131,11 +167,16 @@ const SETTINGS_TABLE = {
     maxDescriptionLength: integer(300, 'Longest one-line description', { minimum: 1 }),
   },
   project: {
-    id: text('', 'Explicit project id; default from .engram.json, the git remote or the path', { env: 'ENGRAM_PROJECT' }),
+    id: text('', 'Explicit project id; default from .engram.json, the git remote or the path', {
+      env: 'ENGRAM_PROJECT',
+    }),
   },
   recall: {
     topK: integer(6, 'Memories recalled per query', { minimum: 1, maximum: 1_000, env: 'ENGRAM_TOP_K' }),
-    minScore: number(0.25, 'Normalized score below which a memory is not recalled', { maximum: 1, env: 'ENGRAM_MIN_SCORE' }),
+    minScore: number(0.25, 'Normalized score below which a memory is not recalled', {
+      maximum: 1,
+      env: 'ENGRAM_MIN_SCORE',
+    }),
     recencyBase: number(0.98, 'Recency factor per day since last access', { maximum: 1 }),
     ageNoteDays: number(2, 'Older than this, a recalled memory carries its age'),
     staleDays: number(30, 'Older than this, a memory is marked stale'),
@@ -143,10 +184,26 @@ const SETTINGS_TABLE = {
     llmMaxPicks: integer(5, 'Memories an LLM retriever may pick'),
     fullTextK1: number(1.2, 'BM25 k1 of full-text relevance: how fast repeated words stop adding'),
     fullTextB: number(0.3, 'BM25 b of full-text relevance: how much longer memories are discounted (0..1)'),
-    fullTextCoverage: number(0.5, 'How strongly memories holding more of the query (IDF-weighted share of its words) win: BM25 x share^this; 0 turns it off (0..4)', { maximum: 4 }),
-    contextNeighbourWeight: number(0.3, 'Share of the best full-text relevance of a memory from the same or an adjacent source turn of the same session added to a hit (0..1; 0 off)', { maximum: 1 }),
-    contextSessionWeight: number(0.1, 'Share of the best full-text relevance of another memory from the same source session added to a hit (0..1; 0 off)', { maximum: 1 }),
-    recencyFloor: number(0.5, 'Least recency weight age can leave a memory (0..1): weight = floor + (1 - floor) x recencyBase^days', { maximum: 1 }),
+    fullTextCoverage: number(
+      0.5,
+      'How strongly memories holding more of the query (IDF-weighted share of its words) win: BM25 x share^this; 0 turns it off (0..4)',
+      { maximum: 4 },
+    ),
+    contextNeighbourWeight: number(
+      0.3,
+      'Share of the best full-text relevance of a memory from the same or an adjacent source turn of the same session added to a hit (0..1; 0 off)',
+      { maximum: 1 },
+    ),
+    contextSessionWeight: number(
+      0.1,
+      'Share of the best full-text relevance of another memory from the same source session added to a hit (0..1; 0 off)',
+      { maximum: 1 },
+    ),
+    recencyFloor: number(
+      0.5,
+      'Least recency weight age can leave a memory (0..1): weight = floor + (1 - floor) x recencyBase^days',
+      { maximum: 1 },
+    ),
     llmTimeoutMs: number(10_000, 'How long the LLM retriever may take before recall falls back to ranking alone'),
     llmMaxOutputTokens: number(256, 'Output token cap of the LLM retriever call'),
     llmQueryMaxTokens: number(2_000, 'Longest user message shown to the LLM retriever (longer is cut)'),
@@ -165,8 +222,13 @@ const SETTINGS_TABLE = {
   },
   dedupe: {
     cosineThreshold: number(0.85, 'Embedding similarity at which a new memory updates an old one', { maximum: 1 }),
-    lexicalThreshold: number(0.8, 'Lexical similarity at which a new memory updates an old one (no embedder)', { maximum: 1 }),
-    candidateLimit: number(20, 'Memories of the same scope compared with each new one (closest by full-text or vector search)'),
+    lexicalThreshold: number(0.8, 'Lexical similarity at which a new memory updates an old one (no embedder)', {
+      maximum: 1,
+    }),
+    candidateLimit: number(
+      20,
+      'Memories of the same scope compared with each new one (closest by full-text or vector search)',
+    ),
   },
   aging: {
     archiveAfterDays: number(90, 'Days without access after which unimportant memories are archived'),
@@ -178,25 +240,64 @@ const SETTINGS_TABLE = {
     maxOutputTokens: integer(2_000, 'Output token cap of one extraction call', { minimum: 1 }),
     agentMaxTurns: integer(5, 'Turns of the agent-mode extraction helper', { minimum: 1, maximum: 100 }),
     manifestMax: number(200, 'Existing memories shown to the extraction helper'),
-    maxInputTokens: integer(24_000, 'Conversation text one extraction call reads at most; a longer span is read in several calls, split between turns', { minimum: 500 }),
-    messageMaxChars: integer(16_000, 'Characters of one message an extraction reads (longer: its start and end)', { minimum: 100 }),
+    maxInputTokens: integer(
+      24_000,
+      'Conversation text one extraction call reads at most; a longer span is read in several calls, split between turns',
+      { minimum: 500 },
+    ),
+    messageMaxChars: integer(16_000, 'Characters of one message an extraction reads (longer: its start and end)', {
+      minimum: 100,
+    }),
     toolResultMaxChars: integer(1_000, 'Characters of one tool result an extraction reads'),
     knownMaxTokens: integer(1_500, 'Budget of the already-known memories (recalled this turn) shown to the extractor'),
     timeoutMs: integer(60_000, 'How long one extraction model call may take', { minimum: 1 }),
-    leaseMs: integer(600_000, 'How long a worker holds an extraction job before another may take it over (a dead worker)', { minimum: 1_000, maximum: 86_400_000 }),
+    leaseMs: integer(
+      600_000,
+      'How long a worker holds an extraction job before another may take it over (a dead worker)',
+      { minimum: 1_000, maximum: 86_400_000 },
+    ),
     retryBaseDelayMs: integer(5_000, 'Wait before retrying a failed extraction job; doubles on each attempt'),
     retryMaxDelayMs: integer(600_000, 'Longest wait before retrying a failed extraction job'),
-    pollIntervalMs: integer(1_000, 'How often an idle extraction worker looks for jobs other processes queued', { minimum: 10 }),
-    retainDays: number(7, 'How long finished extraction jobs and their per-turn records are kept before the worker deletes them (the cursor is kept)', { minimum: 1, maximum: 3_650 }),
+    pollIntervalMs: integer(1_000, 'How often an idle extraction worker looks for jobs other processes queued', {
+      minimum: 10,
+    }),
+    retainDays: number(
+      7,
+      'How long finished extraction jobs and their per-turn records are kept before the worker deletes them (the cursor is kept)',
+      { minimum: 1, maximum: 3_650 },
+    ),
   },
   explicitMemory: {
-    importance: number(0.8, 'Importance of a memory the user asked for in so many words ("remember that …", "always …")', { maximum: 1 }),
-    maxIntentsPerMessage: integer(5, 'Remember/forget statements taken from one user message at most', { minimum: 1, maximum: 100 }),
-    maxStatementChars: integer(1_000, 'Longest sentence read as an explicit statement (longer ones are pasted text, not statements)', { minimum: 20 }),
-    maxMessageChars: integer(200_000, 'Longest user message explicit memory reads; longer is refused', { minimum: 1_000 }),
-    forgetMinCoverage: number(0.75, 'Share of the words of "forget that …" a memory must hold to be archived (0..1)', { minimum: 0.1, maximum: 1 }),
-    forgetMinLead: number(0.2, 'How much closer (word overlap, 0..1) the best match must be than the next before "forget" archives it', { maximum: 1 }),
-    forgetCandidates: integer(10, 'Memories of the write scope compared with a "forget" statement', { minimum: 1, maximum: 100 }),
+    importance: number(
+      0.8,
+      'Importance of a memory the user asked for in so many words ("remember that …", "always …")',
+      { maximum: 1 },
+    ),
+    maxIntentsPerMessage: integer(5, 'Remember/forget statements taken from one user message at most', {
+      minimum: 1,
+      maximum: 100,
+    }),
+    maxStatementChars: integer(
+      1_000,
+      'Longest sentence read as an explicit statement (longer ones are pasted text, not statements)',
+      { minimum: 20 },
+    ),
+    maxMessageChars: integer(200_000, 'Longest user message explicit memory reads; longer is refused', {
+      minimum: 1_000,
+    }),
+    forgetMinCoverage: number(0.75, 'Share of the words of "forget that …" a memory must hold to be archived (0..1)', {
+      minimum: 0.1,
+      maximum: 1,
+    }),
+    forgetMinLead: number(
+      0.2,
+      'How much closer (word overlap, 0..1) the best match must be than the next before "forget" archives it',
+      { maximum: 1 },
+    ),
+    forgetCandidates: integer(10, 'Memories of the write scope compared with a "forget" statement', {
+      minimum: 1,
+      maximum: 100,
+    }),
   },
   session: {
     contextWindow: number(200_000, 'Context window in tokens'),
@@ -208,16 +309,40 @@ const SETTINGS_TABLE = {
     fileCacheBytes: number(25 * 1024 * 1024, 'File-read dedupe LRU bytes'),
     microcompactIdleMinutes: number(60, 'Idle minutes after which old tool results are cleared'),
     microcompactKeepRecent: number(5, 'Recent tool results microcompaction keeps'),
-    modelContextWindows: text('', 'Context window per model, overriding session.contextWindow: comma-separated <model>=<tokens> (k/m suffixes allowed), a trailing * matches a prefix, e.g. claude-sonnet-4-5=1m,gpt-4o*=128k', { env: 'ENGRAM_MODEL_CONTEXT_WINDOWS' }),
-    serverContextEditing: flag(false, "true: ask Anthropic models to clear old tool results server-side (context editing, clear_tool_uses) instead of clearing them in the session's messages"),
-    toolResultPageBytes: integer(20_000, 'Bytes of a stored tool result one read_persisted_output call returns at most', { minimum: 1 }),
-    transcriptFlushMs: integer(100, 'Milliseconds between writes of pending session transcript lines (a crash loses at most this much)', { maximum: 60_000 }),
-    listingTailBytes: integer(64 * 1024, 'Bytes read from the end of each session transcript to list sessions', { minimum: 4_096, maximum: 16 * 1024 * 1024 }),
+    modelContextWindows: text(
+      '',
+      'Context window per model, overriding session.contextWindow: comma-separated <model>=<tokens> (k/m suffixes allowed), a trailing * matches a prefix, e.g. claude-sonnet-4-5=1m,gpt-4o*=128k',
+      { env: 'ENGRAM_MODEL_CONTEXT_WINDOWS' },
+    ),
+    serverContextEditing: flag(
+      false,
+      "true: ask Anthropic models to clear old tool results server-side (context editing, clear_tool_uses) instead of clearing them in the session's messages",
+    ),
+    toolResultPageBytes: integer(
+      20_000,
+      'Bytes of a stored tool result one read_persisted_output call returns at most',
+      { minimum: 1 },
+    ),
+    transcriptFlushMs: integer(
+      100,
+      'Milliseconds between writes of pending session transcript lines (a crash loses at most this much)',
+      { maximum: 60_000 },
+    ),
+    listingTailBytes: integer(64 * 1024, 'Bytes read from the end of each session transcript to list sessions', {
+      minimum: 4_096,
+      maximum: 16 * 1024 * 1024,
+    }),
     todoMaxItems: integer(200, 'Items a session todo list holds at most', { minimum: 1, maximum: 10_000 }),
     todoItemMaxChars: integer(2_000, 'Characters of one session todo item at most', { minimum: 10 }),
-    planMaxChars: integer(20_000, 'Characters of the session plan at most (re-injected after each compaction)', { minimum: 100, maximum: 1_000_000 }),
+    planMaxChars: integer(20_000, 'Characters of the session plan at most (re-injected after each compaction)', {
+      minimum: 100,
+      maximum: 1_000_000,
+    }),
     maxOutputTokens: integer(8_192, 'Output cap of each model request of an agent turn', { minimum: 1 }),
-    maxToolRounds: integer(25, 'Model rounds ending in tool calls one agent turn may make', { minimum: 1, maximum: 1_000 }),
+    maxToolRounds: integer(25, 'Model rounds ending in tool calls one agent turn may make', {
+      minimum: 1,
+      maximum: 1_000,
+    }),
   },
   notes: {
     initThresholdTokens: number(40_000, 'Context size before session notes start'),
@@ -225,22 +350,46 @@ const SETTINGS_TABLE = {
     minToolCalls: number(3, 'Tool calls between notes updates'),
     sectionMaxTokens: number(2_000, 'Session notes per-section cap'),
     fileMaxTokens: number(12_000, 'Session notes whole-file cap'),
-    templatePath: text('', 'Markdown file replacing the session notes template (one heading per section); empty for the default ten sections', { env: 'ENGRAM_NOTES_TEMPLATE' }),
-    promptPath: text('', 'Text file replacing the session notes update prompt ({{notes}}, {{sections}}, {{sectionMaxTokens}}, {{fileMaxTokens}} are filled in); empty for the default', { env: 'ENGRAM_NOTES_PROMPT' }),
+    templatePath: text(
+      '',
+      'Markdown file replacing the session notes template (one heading per section); empty for the default ten sections',
+      { env: 'ENGRAM_NOTES_TEMPLATE' },
+    ),
+    promptPath: text(
+      '',
+      'Text file replacing the session notes update prompt ({{notes}}, {{sections}}, {{sectionMaxTokens}}, {{fileMaxTokens}} are filled in); empty for the default',
+      { env: 'ENGRAM_NOTES_PROMPT' },
+    ),
     updateMaxOutputTokens: integer(8_000, 'Output cap of one session notes update', { minimum: 1, maximum: 1_000_000 }),
-    maxFileBytes: integer(1024 * 1024, 'Largest session notes, notes template or notes prompt file read', { minimum: 1_024 }),
+    maxFileBytes: integer(1024 * 1024, 'Largest session notes, notes template or notes prompt file read', {
+      minimum: 1_024,
+    }),
   },
   compaction: {
     bufferTokens: number(13_000, 'Compaction fires at effective window minus this'),
     thresholdRatio: number(0.92, 'Compaction fires at this share of the window', { maximum: 1 }),
     maxRetries: integer(3, 'Retries of a too-long compaction request', { maximum: 20 }),
     circuitBreakerFailures: integer(3, 'Failed compactions in a row before giving up', { minimum: 1, maximum: 100 }),
-    summaryMaxOutputTokens: integer(20_000, 'Output cap of the summarizer request when compaction cannot use the session notes', { minimum: 256 }),
-    keepRecentMaxTokens: integer(40_000, 'Most tokens of recent messages a compaction from session notes keeps verbatim after the summary'),
+    summaryMaxOutputTokens: integer(
+      20_000,
+      'Output cap of the summarizer request when compaction cannot use the session notes',
+      { minimum: 256 },
+    ),
+    keepRecentMaxTokens: integer(
+      40_000,
+      'Most tokens of recent messages a compaction from session notes keeps verbatim after the summary',
+    ),
     reinjectMaxFiles: integer(5, 'Most recently read files re-injected after a compaction', { maximum: 50 }),
-    reinjectFileMaxTokens: integer(5_000, 'Tokens of one re-injected file (longer files are cut; the model can read them again)'),
+    reinjectFileMaxTokens: integer(
+      5_000,
+      'Tokens of one re-injected file (longer files are cut; the model can read them again)',
+    ),
     reinjectMaxTokens: integer(20_000, 'Tokens of all re-injected files together'),
-    toolResultMaxChars: integer(10_000, 'Characters of one tool result the summarizer is sent (longer ones keep their head and tail)', { minimum: 200 }),
+    toolResultMaxChars: integer(
+      10_000,
+      'Characters of one tool result the summarizer is sent (longer ones keep their head and tail)',
+      { minimum: 200 },
+    ),
   },
   dream: {
     minHours: number(24, 'Hours between consolidations'),
@@ -249,48 +398,103 @@ const SETTINGS_TABLE = {
     lockStaleMinutes: number(60, 'Age after which a consolidation lock is taken over'),
   },
   memoryTool: {
-    viewMaxChars: integer(16_000, 'Characters one memory-tool view returns; longer files are read in ranges (view_range)', { minimum: 1_000 }),
-    maxFileBytes: integer(128 * 1024, 'Largest memory file (frontmatter and content) the memory tool creates or edits', { minimum: 1 }),
+    viewMaxChars: integer(
+      16_000,
+      'Characters one memory-tool view returns; longer files are read in ranges (view_range)',
+      { minimum: 1_000 },
+    ),
+    maxFileBytes: integer(
+      128 * 1024,
+      'Largest memory file (frontmatter and content) the memory tool creates or edits',
+      { minimum: 1 },
+    ),
     maxPathLength: integer(512, 'Longest path the memory tool accepts', { minimum: 32 }),
     maxLines: integer(999_999, 'Line limit past which the memory tool refuses to view a file', { minimum: 1 }),
   },
   sandbox: {
     timeoutMs: integer(10_000, 'How long a sandboxed shell command may run before it is killed', { minimum: 1 }),
-    outputMaxBytes: integer(64 * 1024, 'Output of a sandboxed command kept (the rest is cut, and the command stopped)', { minimum: 1 }),
+    outputMaxBytes: integer(
+      64 * 1024,
+      'Output of a sandboxed command kept (the rest is cut, and the command stopped)',
+      { minimum: 1 },
+    ),
     readMaxBytes: integer(256 * 1024, 'Largest slice of a file the sandboxed read tool returns', { minimum: 1 }),
     listMaxEntries: integer(500, 'Entries the sandboxed directory listing shows', { minimum: 1 }),
     searchMaxMatches: integer(200, 'Matching lines the sandboxed search returns', { minimum: 1 }),
     searchMaxFiles: integer(5_000, 'Files the sandboxed search reads at most', { minimum: 1 }),
-    searchMaxFileBytes: integer(1024 * 1024, 'Files larger than this are skipped by the sandboxed search', { minimum: 1 }),
-    searchTimeoutMs: integer(5_000, 'Time budget of one sandboxed search, regular expressions included', { minimum: 1 }),
+    searchMaxFileBytes: integer(1024 * 1024, 'Files larger than this are skipped by the sandboxed search', {
+      minimum: 1,
+    }),
+    searchTimeoutMs: integer(5_000, 'Time budget of one sandboxed search, regular expressions included', {
+      minimum: 1,
+    }),
     maxPathLength: integer(1_024, 'Longest path the sandboxed tools accept', { minimum: 32 }),
     maxCommandLength: integer(4_096, 'Longest command line the sandboxed shell accepts', { minimum: 32 }),
   },
   locks: {
     waitMs: integer(10_000, 'How long a store lock (e.g. dedupe on write) is waited for before LOCK_TIMEOUT'),
-    leaseMs: integer(15_000, 'Lease of a held store lock, renewed while held; a holder silent this long is taken over', { minimum: 100 }),
-    pollMaxMs: integer(100, 'Longest pause between tries while waiting for a store lock held by another process', { minimum: 1 }),
+    leaseMs: integer(
+      15_000,
+      'Lease of a held store lock, renewed while held; a holder silent this long is taken over',
+      { minimum: 100 },
+    ),
+    pollMaxMs: integer(100, 'Longest pause between tries while waiting for a store lock held by another process', {
+      minimum: 1,
+    }),
   },
   jobs: {
     maxAttempts: integer(5, 'Runs a background job gets before it is marked failed', { minimum: 1, maximum: 1_000 }),
     maxPayloadBytes: integer(1024 * 1024, 'Largest JSON payload one background job may carry', { minimum: 1 }),
   },
   migrate: {
-    pageSize: integer(500, 'Records engram migrate reads and writes per transaction (a resumed copy redoes at most one page)', { minimum: 1, maximum: 10_000 }),
+    pageSize: integer(
+      500,
+      'Records engram migrate reads and writes per transaction (a resumed copy redoes at most one page)',
+      { minimum: 1, maximum: 10_000 },
+    ),
   },
   instructions: {
-    managedPath: text('/etc/claude-code/CLAUDE.md', "Managed-policy instruction file loaded first (Claude Code's /etc/claude-code/CLAUDE.md); empty for none", { env: 'ENGRAM_MANAGED_INSTRUCTIONS' }),
-    allowImportsFrom: text('', 'Folders (":"-separated, absolute or ~/) that @imports may reach besides the defaults: the project and ~/.claude for project files, home for user files'),
-    maxImportDepth: integer(5, '@path imports followed at most this many levels deep (deeper ones are reported, not loaded)', { maximum: 20 }),
-    maxFileBytes: integer(4 * 1024 * 1024, 'Instruction files larger than this are skipped with a warning', { minimum: 1 }),
-    maxTotalBytes: integer(32 * 1024 * 1024, 'Bytes of instruction files loaded in all; later files are skipped with a warning', { minimum: 1 }),
+    managedPath: text(
+      '/etc/claude-code/CLAUDE.md',
+      "Managed-policy instruction file loaded first (Claude Code's /etc/claude-code/CLAUDE.md); empty for none",
+      { env: 'ENGRAM_MANAGED_INSTRUCTIONS' },
+    ),
+    allowImportsFrom: text(
+      '',
+      'Folders (":"-separated, absolute or ~/) that @imports may reach besides the defaults: the project and ~/.claude for project files, home for user files',
+    ),
+    maxImportDepth: integer(
+      5,
+      '@path imports followed at most this many levels deep (deeper ones are reported, not loaded)',
+      { maximum: 20 },
+    ),
+    maxFileBytes: integer(4 * 1024 * 1024, 'Instruction files larger than this are skipped with a warning', {
+      minimum: 1,
+    }),
+    maxTotalBytes: integer(
+      32 * 1024 * 1024,
+      'Bytes of instruction files loaded in all; later files are skipped with a warning',
+      { minimum: 1 },
+    ),
     maxFiles: integer(1_000, 'Instruction files (rules and imports included) loaded at most', { minimum: 1 }),
-    maxRuleEntries: integer(10_000, 'Directory entries looked at under each .claude/rules folder at most', { minimum: 1 }),
-    maxPathPatterns: integer(1_000, "Glob patterns one rule's paths: may expand to (braces included); the rest are dropped with a warning", { minimum: 1 }),
+    maxRuleEntries: integer(10_000, 'Directory entries looked at under each .claude/rules folder at most', {
+      minimum: 1,
+    }),
+    maxPathPatterns: integer(
+      1_000,
+      "Glob patterns one rule's paths: may expand to (braces included); the rest are dropped with a warning",
+      { minimum: 1 },
+    ),
   },
   chat: {
-    writeMaxBytes: integer(1024 * 1024, "Largest file the chat agent's write_file tool writes (after the user confirms)", { minimum: 1 }),
-    inputMaxBytes: integer(256 * 1024, 'Longest line (a paste included) engram chat takes as one message', { minimum: 1 }),
+    writeMaxBytes: integer(
+      1024 * 1024,
+      "Largest file the chat agent's write_file tool writes (after the user confirms)",
+      { minimum: 1 },
+    ),
+    inputMaxBytes: integer(256 * 1024, 'Longest line (a paste included) engram chat takes as one message', {
+      minimum: 1,
+    }),
   },
   server: {
     host: text('127.0.0.1', 'Address the service binds; non-loopback requires a token', { env: 'ENGRAM_HOST' }),
@@ -299,33 +503,102 @@ const SETTINGS_TABLE = {
     maxBodyBytes: integer(1024 * 1024, 'Largest request body the service accepts', { minimum: 1 }),
   },
   embedding: {
-    provider: choice('none', 'Embedder: none (full-text recall only) or openai-compatible (OpenAI, Ollama, vLLM, LM Studio, TEI)', { values: EMBEDDING_PROVIDERS, env: 'ENGRAM_EMBEDDING_PROVIDER' }),
-    baseUrl: text('', 'Base URL of the embeddings API, e.g. https://api.openai.com/v1 or http://localhost:11434/v1', { env: 'ENGRAM_EMBEDDING_BASE_URL' }),
-    model: text('', 'Embedding model id, e.g. text-embedding-3-small or nomic-embed-text', { env: 'ENGRAM_EMBEDDING_MODEL' }),
-    apiKey: text('', 'Bearer token for the embeddings API (none for local servers)', { env: 'ENGRAM_EMBEDDING_API_KEY', secret: true }),
-    dimensions: integer(0, 'Expected vector length; 0 learns it from the first answer', { maximum: 65_536, env: 'ENGRAM_EMBEDDING_DIMENSIONS' }),
-    batchSize: integer(64, 'Texts sent per embeddings request', { minimum: 1, maximum: 2_048, env: 'ENGRAM_EMBEDDING_BATCH_SIZE' }),
-    timeoutMs: integer(30_000, 'How long one embeddings request may take', { minimum: 1, maximum: 3_600_000, env: 'ENGRAM_EMBEDDING_TIMEOUT_MS' }),
+    provider: choice(
+      'none',
+      'Embedder: none (full-text recall only) or openai-compatible (OpenAI, Ollama, vLLM, LM Studio, TEI)',
+      { values: EMBEDDING_PROVIDERS, env: 'ENGRAM_EMBEDDING_PROVIDER' },
+    ),
+    baseUrl: text('', 'Base URL of the embeddings API, e.g. https://api.openai.com/v1 or http://localhost:11434/v1', {
+      env: 'ENGRAM_EMBEDDING_BASE_URL',
+    }),
+    model: text('', 'Embedding model id, e.g. text-embedding-3-small or nomic-embed-text', {
+      env: 'ENGRAM_EMBEDDING_MODEL',
+    }),
+    apiKey: text('', 'Bearer token for the embeddings API (none for local servers)', {
+      env: 'ENGRAM_EMBEDDING_API_KEY',
+      secret: true,
+    }),
+    dimensions: integer(0, 'Expected vector length; 0 learns it from the first answer', {
+      maximum: 65_536,
+      env: 'ENGRAM_EMBEDDING_DIMENSIONS',
+    }),
+    batchSize: integer(64, 'Texts sent per embeddings request', {
+      minimum: 1,
+      maximum: 2_048,
+      env: 'ENGRAM_EMBEDDING_BATCH_SIZE',
+    }),
+    timeoutMs: integer(30_000, 'How long one embeddings request may take', {
+      minimum: 1,
+      maximum: 3_600_000,
+      env: 'ENGRAM_EMBEDDING_TIMEOUT_MS',
+    }),
     queryTimeoutMs: number(5_000, 'How long recall waits for the query vector before ranking by full-text alone'),
-    maxRetries: integer(3, 'Retries after 429, 5xx or network errors, with exponential backoff', { maximum: 20, env: 'ENGRAM_EMBEDDING_MAX_RETRIES' }),
+    maxRetries: integer(3, 'Retries after 429, 5xx or network errors, with exponential backoff', {
+      maximum: 20,
+      env: 'ENGRAM_EMBEDDING_MAX_RETRIES',
+    }),
     retryBaseDelayMs: integer(500, 'First backoff delay; doubles on each retry', { maximum: 3_600_000 }),
     retryMaxDelayMs: integer(30_000, 'Longest wait between retries, Retry-After included', { maximum: 3_600_000 }),
     fusionK: number(60, 'k of reciprocal rank fusion of full-text and vector rankings'),
   },
   model: {
-    provider: choice('auto', 'Language model: auto (Anthropic if its key is set, else OpenAI-compatible if its key or base URL is set, else none), anthropic, openai-compatible or none (offline)', { values: MODEL_PROVIDERS, env: 'ENGRAM_MODEL_PROVIDER' }),
-    model: text('', 'Model id for the main work; default claude-sonnet-5-5 (Anthropic) or gpt-5.4 (OpenAI); required for other OpenAI-compatible servers', { env: 'ENGRAM_MODEL' }),
-    sideModel: text('', 'Cheap model id for side queries (LLM recall selection) and extraction; default claude-haiku-5-5, gpt-5.4-mini, or model.model on other servers', { env: 'ENGRAM_SIDE_MODEL' }),
-    baseUrl: text('', "Base URL of the chosen provider's API; overrides ANTHROPIC_BASE_URL / OPENAI_BASE_URL", { env: 'ENGRAM_MODEL_BASE_URL' }),
-    apiKey: text('', 'API key of the chosen provider; overrides ANTHROPIC_API_KEY / OPENAI_API_KEY', { env: 'ENGRAM_MODEL_API_KEY', secret: true }),
-    anthropicApiKey: text('', 'Anthropic API key; with provider auto, setting it selects Anthropic', { env: 'ANTHROPIC_API_KEY', secret: true }),
-    anthropicBaseUrl: text('', 'Anthropic Messages API root; default https://api.anthropic.com', { env: 'ANTHROPIC_BASE_URL' }),
-    openaiApiKey: text('', 'OpenAI (or compatible server) API key; with provider auto and no Anthropic key, selects openai-compatible', { env: 'OPENAI_API_KEY', secret: true }),
-    openaiBaseUrl: text('', 'OpenAI-compatible API root, e.g. http://localhost:11434/v1 (Ollama), http://localhost:8000/v1 (vLLM), http://localhost:1234/v1 (LM Studio)', { env: 'OPENAI_BASE_URL' }),
-    timeoutMs: integer(120_000, 'How long one model call may take, retries and the waits between them included', { minimum: 1, maximum: 3_600_000, env: 'ENGRAM_MODEL_TIMEOUT_MS' }),
-    maxRetries: integer(3, 'Retries after 429, 5xx, overloaded (529) or network errors, with exponential backoff and jitter', { maximum: 20, env: 'ENGRAM_MODEL_MAX_RETRIES' }),
-    retryBaseDelayMs: integer(1_000, 'First backoff delay of a model call; doubles on each retry (with jitter)', { maximum: 3_600_000 }),
-    retryMaxDelayMs: integer(60_000, 'Longest wait between model retries; a Retry-After longer than this ends the retries', { maximum: 3_600_000 }),
+    provider: choice(
+      'auto',
+      'Language model: auto (Anthropic if its key is set, else OpenAI-compatible if its key or base URL is set, else none), anthropic, openai-compatible or none (offline)',
+      { values: MODEL_PROVIDERS, env: 'ENGRAM_MODEL_PROVIDER' },
+    ),
+    model: text(
+      '',
+      'Model id for the main work; default claude-sonnet-5-5 (Anthropic) or gpt-5.4 (OpenAI); required for other OpenAI-compatible servers',
+      { env: 'ENGRAM_MODEL' },
+    ),
+    sideModel: text(
+      '',
+      'Cheap model id for side queries (LLM recall selection) and extraction; default claude-haiku-5-5, gpt-5.4-mini, or model.model on other servers',
+      { env: 'ENGRAM_SIDE_MODEL' },
+    ),
+    baseUrl: text('', "Base URL of the chosen provider's API; overrides ANTHROPIC_BASE_URL / OPENAI_BASE_URL", {
+      env: 'ENGRAM_MODEL_BASE_URL',
+    }),
+    apiKey: text('', 'API key of the chosen provider; overrides ANTHROPIC_API_KEY / OPENAI_API_KEY', {
+      env: 'ENGRAM_MODEL_API_KEY',
+      secret: true,
+    }),
+    anthropicApiKey: text('', 'Anthropic API key; with provider auto, setting it selects Anthropic', {
+      env: 'ANTHROPIC_API_KEY',
+      secret: true,
+    }),
+    anthropicBaseUrl: text('', 'Anthropic Messages API root; default https://api.anthropic.com', {
+      env: 'ANTHROPIC_BASE_URL',
+    }),
+    openaiApiKey: text(
+      '',
+      'OpenAI (or compatible server) API key; with provider auto and no Anthropic key, selects openai-compatible',
+      { env: 'OPENAI_API_KEY', secret: true },
+    ),
+    openaiBaseUrl: text(
+      '',
+      'OpenAI-compatible API root, e.g. http://localhost:11434/v1 (Ollama), http://localhost:8000/v1 (vLLM), http://localhost:1234/v1 (LM Studio)',
+      { env: 'OPENAI_BASE_URL' },
+    ),
+    timeoutMs: integer(120_000, 'How long one model call may take, retries and the waits between them included', {
+      minimum: 1,
+      maximum: 3_600_000,
+      env: 'ENGRAM_MODEL_TIMEOUT_MS',
+    }),
+    maxRetries: integer(
+      3,
+      'Retries after 429, 5xx, overloaded (529) or network errors, with exponential backoff and jitter',
+      { maximum: 20, env: 'ENGRAM_MODEL_MAX_RETRIES' },
+    ),
+    retryBaseDelayMs: integer(1_000, 'First backoff delay of a model call; doubles on each retry (with jitter)', {
+      maximum: 3_600_000,
+    }),
+    retryMaxDelayMs: integer(
+      60_000,
+      'Longest wait between model retries; a Retry-After longer than this ends the retries',
+      { maximum: 3_600_000 },
+    ),
   },
 } satisfies Record<string, Record<string, Row<SettingDefinition>>>;
 
@@ -333,11 +606,17 @@ type SettingsTable = typeof SETTINGS_TABLE;
 
 /** Every setting's value, grouped by subject; derived from the table, so a setting is added in one place. */
 export type Settings = {
-  [Group in keyof SettingsTable]: { [Key in keyof SettingsTable[Group]]: SettingsTable[Group][Key] extends { readonly default: infer Value } ? Value : never };
+  [Group in keyof SettingsTable]: {
+    [Key in keyof SettingsTable[Group]]: SettingsTable[Group][Key] extends { readonly default: infer Value }
+      ? Value
+      : never;
+  };
 };
 
 /** A setting's dotted path, e.g. `'recall.topK'`. */
-export type SettingPath = { [Group in keyof Settings & string]: `${Group}.${keyof Settings[Group] & string}` }[keyof Settings & string];
+export type SettingPath = {
+  [Group in keyof Settings & string]: `${Group}.${keyof Settings[Group] & string}`;
+}[keyof Settings & string];
 
 /** The type of the setting at `Path`. */
 export type SettingValue<Path extends SettingPath> = Path extends `${infer Group extends keyof Settings}.${infer Key}`
@@ -349,7 +628,9 @@ export type SettingValue<Path extends SettingPath> = Path extends `${infer Group
 /** Every setting, in table order (the order `engram config` lists them in). */
 export const SETTING_DEFINITIONS: readonly SettingDefinition[] = Object.freeze(
   Object.entries(SETTINGS_TABLE).flatMap(([group, rows]) =>
-    Object.entries(rows as Record<string, Row<SettingDefinition>>).map(([key, row]) => Object.freeze({ path: `${group}.${key}`, ...row }) as SettingDefinition),
+    Object.entries(rows as Record<string, Row<SettingDefinition>>).map(
+      ([key, row]) => Object.freeze({ path: `${group}.${key}`, ...row }) as SettingDefinition,
+    ),
   ),
 );
 
@@ -358,7 +639,11 @@ export const DEFAULT_SETTINGS: { readonly [Group in keyof Settings]: Readonly<Se
   Object.fromEntries(
     Object.entries(SETTINGS_TABLE).map(([group, rows]) => [
       group,
-      Object.freeze(Object.fromEntries(Object.entries(rows as Record<string, Row<SettingDefinition>>).map(([key, row]) => [key, row.default]))),
+      Object.freeze(
+        Object.fromEntries(
+          Object.entries(rows as Record<string, Row<SettingDefinition>>).map(([key, row]) => [key, row.default]),
+        ),
+      ),
     ]),
   ),
 ) as unknown as Settings;
@@ -411,7 +696,8 @@ function read(definition: SettingDefinition, value: unknown, where: string, conv
     }
     case 'number[]': {
       const list = fromText ? value.split(',').map((part) => Number(part.trim())) : value;
-      if (!Array.isArray(list) || !list.every(isNonNegativeNumber)) throw invalid(where, 'expected a list of non-negative numbers.');
+      if (!Array.isArray(list) || !list.every(isNonNegativeNumber))
+        throw invalid(where, 'expected a list of non-negative numbers.');
       return list.map((item: number) => checkRange(definition, item, where));
     }
     case 'string':
@@ -432,8 +718,13 @@ function isNonNegativeNumber(value: unknown): value is number {
 }
 
 function checkRange(range: SettingRange, value: number, where: string): number {
-  if (value < range.minimum || (range.maximum !== undefined && value > range.maximum) || (range.integer && !Number.isInteger(value))) {
-    const bounds = range.maximum === undefined ? `at least ${range.minimum}` : `from ${range.minimum} to ${range.maximum}`;
+  if (
+    value < range.minimum ||
+    (range.maximum !== undefined && value > range.maximum) ||
+    (range.integer && !Number.isInteger(value))
+  ) {
+    const bounds =
+      range.maximum === undefined ? `at least ${range.minimum}` : `from ${range.minimum} to ${range.maximum}`;
     throw invalid(where, `${value} must be ${range.integer ? 'a whole number' : 'a number'} ${bounds}.`);
   }
   return value;

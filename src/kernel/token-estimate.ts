@@ -20,8 +20,12 @@ export function estimateJsonTokens(json: string, options: TokenEstimateOptions =
 }
 
 /** Tokens that `bytes` bytes of text are estimated at; the inverse of the budget check. */
-export function tokensForBytes(bytes: number, bytesPerToken: number = DEFAULT_SETTINGS.tokens.bytesPerTextToken): number {
-  if (!(bytesPerToken > 0) || !Number.isFinite(bytesPerToken)) throw new RangeError(`bytesPerToken must be a positive number, got ${bytesPerToken}.`);
+export function tokensForBytes(
+  bytes: number,
+  bytesPerToken: number = DEFAULT_SETTINGS.tokens.bytesPerTextToken,
+): number {
+  if (!(bytesPerToken > 0) || !Number.isFinite(bytesPerToken))
+    throw new RangeError(`bytesPerToken must be a positive number, got ${bytesPerToken}.`);
   return Math.ceil(bytes / bytesPerToken);
 }
 

@@ -22,7 +22,10 @@ const MAX_LISTED_WARNINGS = 20;
  * a JSON value that is not an object, or a line over the size limit is skipped with a warning,
  * never fatal: transcripts are written while a session runs and may end half-way through a line.
  */
-export function readTranscriptLines(text: string, options: TranscriptLineOptions = {}): { lines: TranscriptLine[]; warnings: string[]; skipped: number } {
+export function readTranscriptLines(
+  text: string,
+  options: TranscriptLineOptions = {},
+): { lines: TranscriptLine[]; warnings: string[]; skipped: number } {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_TRANSCRIPT_MAX_LINE_BYTES;
   const lines: TranscriptLine[] = [];
   const problems: string[] = [];
@@ -42,7 +45,11 @@ export function readTranscriptLines(text: string, options: TranscriptLineOptions
     try {
       value = JSON.parse(source);
     } catch {
-      problems.push(index === last ? `line ${number} (the last) is cut off, as when a session is still writing or crashed: skipped` : `line ${number} is not JSON: skipped`);
+      problems.push(
+        index === last
+          ? `line ${number} (the last) is cut off, as when a session is still writing or crashed: skipped`
+          : `line ${number} is not JSON: skipped`,
+      );
       continue;
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -52,7 +59,8 @@ export function readTranscriptLines(text: string, options: TranscriptLineOptions
     lines.push({ line: number, record: value as Record<string, unknown> });
   }
   const warnings = problems.slice(0, MAX_LISTED_WARNINGS);
-  if (problems.length > MAX_LISTED_WARNINGS) warnings.push(`… and ${problems.length - MAX_LISTED_WARNINGS} more lines skipped`);
+  if (problems.length > MAX_LISTED_WARNINGS)
+    warnings.push(`… and ${problems.length - MAX_LISTED_WARNINGS} more lines skipped`);
   return { lines, warnings, skipped: problems.length };
 }
 
@@ -65,5 +73,7 @@ export function stringField(record: Record<string, unknown>, key: string): strin
 /** A nested object field of a record, or undefined. */
 export function objectField(record: Record<string, unknown>, key: string): Record<string, unknown> | undefined {
   const value = record[key];
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }

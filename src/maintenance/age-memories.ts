@@ -49,7 +49,10 @@ export async function ageMemories(dependencies: AgingDependencies, options: Agin
   const { store, settings } = dependencies;
   const { archiveAfterDays, archiveBelowImportance } = settings.aging;
   if (!Number.isFinite(archiveAfterDays) || archiveAfterDays < 0 || !Number.isFinite(archiveBelowImportance)) {
-    throw new EngramError('CONFIG_INVALID', 'aging.archiveAfterDays and aging.archiveBelowImportance must be non-negative numbers.');
+    throw new EngramError(
+      'CONFIG_INVALID',
+      'aging.archiveAfterDays and aging.archiveBelowImportance must be non-negative numbers.',
+    );
   }
   const now = dependencies.now();
   const cutoff = new Date(now.getTime() - archiveAfterDays * DAY_MS).toISOString();
@@ -75,7 +78,9 @@ export async function ageMemories(dependencies: AgingDependencies, options: Agin
     order: 'created-asc',
   });
   if (report.dryRun) return report;
-  const change = { actor: `${(options.actor ?? 'aging').slice(0, 180)}${options.actor === undefined ? '' : ' (aging)'}` };
+  const change = {
+    actor: `${(options.actor ?? 'aging').slice(0, 180)}${options.actor === undefined ? '' : ' (aging)'}`,
+  };
   for (const candidate of report.candidates) {
     // Re-read just before archiving: a recall since the scan makes the memory young again.
     const current = await store.get(candidate.id);
@@ -87,7 +92,8 @@ export async function ageMemories(dependencies: AgingDependencies, options: Agin
       await store.archive(candidate.id, change);
       report.archived.push(candidate.id);
     } catch (error) {
-      if (isEngramError(error) && (error.code === 'CONFLICT' || error.code === 'NOT_FOUND')) report.skipped.push(candidate.id);
+      if (isEngramError(error) && (error.code === 'CONFLICT' || error.code === 'NOT_FOUND'))
+        report.skipped.push(candidate.id);
       else throw error;
     }
   }
@@ -95,7 +101,12 @@ export async function ageMemories(dependencies: AgingDependencies, options: Agin
 }
 
 /** Whether aging would archive this memory now. */
-export function isAging(memory: Memory, now: string, archiveAfterDays: number, archiveBelowImportance: number): boolean {
+export function isAging(
+  memory: Memory,
+  now: string,
+  archiveAfterDays: number,
+  archiveBelowImportance: number,
+): boolean {
   const daysSinceWrite = (Date.parse(now) - Date.parse(memory.updatedAt)) / DAY_MS;
   return (
     !memory.archived &&

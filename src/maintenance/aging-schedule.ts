@@ -51,7 +51,9 @@ export function startAgingSchedule(options: AgingScheduleOptions): AgingSchedule
     running = options
       .run()
       .then((report) => options.onReport?.(report))
-      .catch((error: unknown) => options.log(`engram: aging run failed: ${error instanceof Error ? error.message : String(error)}`))
+      .catch((error: unknown) =>
+        options.log(`engram: aging run failed: ${error instanceof Error ? error.message : String(error)}`),
+      )
       .finally(() => {
         running = undefined;
       });

@@ -60,7 +60,11 @@ export interface CopyStoreReport {
  * @example
  * const report = await copyStore(sqliteStore, postgresStore, { onProgress: ({ phase, done, total }) => console.log(phase, done, total) });
  */
-export async function copyStore(source: MemoryStore, target: MemoryStore, options: CopyStoreOptions = {}): Promise<CopyStoreReport> {
+export async function copyStore(
+  source: MemoryStore,
+  target: MemoryStore,
+  options: CopyStoreOptions = {},
+): Promise<CopyStoreReport> {
   const pageSize = options.pageSize ?? DEFAULT_SETTINGS.migrate.pageSize;
   if (typeof pageSize !== 'number' || !Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_EXPORT_PAGE) {
     throw new EngramError('INVALID_INPUT', `The page size must be a whole number from 1 to ${MAX_EXPORT_PAGE}.`);
@@ -74,7 +78,10 @@ export async function copyStore(source: MemoryStore, target: MemoryStore, option
   const sourceSpace = await source.vectors?.space();
   const targetSpace = await target.vectors?.space();
   // The source's vectors need somewhere to go: checked before anything is written.
-  const vectorCopy = sourceSpace === undefined ? undefined : { space: sourceSpace, into: requireRole(target, 'vectors', 'copying a store that holds vectors') };
+  const vectorCopy =
+    sourceSpace === undefined
+      ? undefined
+      : { space: sourceSpace, into: requireRole(target, 'vectors', 'copying a store that holds vectors') };
   if (targetSpace !== undefined && !sameSpace(sourceSpace, targetSpace)) {
     throw notACopy(
       `its vectors are from ${describeSpace(targetSpace)}, the source's ${sourceSpace === undefined ? 'have no space set' : `from ${describeSpace(sourceSpace)}`}`,
@@ -102,9 +109,15 @@ export async function copyStore(source: MemoryStore, target: MemoryStore, option
 
   const verifyTotal = 2 * sum(totals);
   progress({ phase: 'verifying', done: 0, total: verifyTotal });
-  const sourceSummary = await summarizeStore(source, { ...read, onPage: (done) => progress({ phase: 'verifying', done, total: verifyTotal }) });
+  const sourceSummary = await summarizeStore(source, {
+    ...read,
+    onPage: (done) => progress({ phase: 'verifying', done, total: verifyTotal }),
+  });
   const half = sum(sourceSummary.counts);
-  const targetSummary = await summarizeStore(target, { ...read, onPage: (done) => progress({ phase: 'verifying', done: half + done, total: Math.max(verifyTotal, half + done) }) });
+  const targetSummary = await summarizeStore(target, {
+    ...read,
+    onPage: (done) => progress({ phase: 'verifying', done: half + done, total: Math.max(verifyTotal, half + done) }),
+  });
   assertSameSummary(sourceSummary, targetSummary);
   return { resumed, written, skipped, vectorSpace: sourceSpace ?? null, source: sourceSummary, target: targetSummary };
 }
@@ -113,7 +126,12 @@ export async function copyStore(source: MemoryStore, target: MemoryStore, option
  * Refuses a non-empty target unless every record it holds is in the source, identical: the state
  * an interrupted copy leaves (pages are transactions, so there are no half-written records).
  */
-async function checkPartialCopy(source: MemoryStore, target: MemoryStore, read: { pageSize: number; signal?: AbortSignal }, progress: (progress: CopyProgress) => void): Promise<void> {
+async function checkPartialCopy(
+  source: MemoryStore,
+  target: MemoryStore,
+  read: { pageSize: number; signal?: AbortSignal },
+  progress: (progress: CopyProgress) => void,
+): Promise<void> {
   const total = sum(await recordTotals(target));
   let checked = 0;
   for (const kind of RECORD_KINDS) {
@@ -123,9 +141,12 @@ async function checkPartialCopy(source: MemoryStore, target: MemoryStore, read: 
       for await (const record of records(target, kind, read)) {
         const key = recordKey(kind, record);
         while (!next.done && compareKeys(recordKey(kind, next.value), key) < 0) next = await sourceRecords.next();
-        if (next.done || recordKey(kind, next.value) !== key) throw notACopy(`it holds ${describeRecord(kind, key)}, which the source does not have`);
+        if (next.done || recordKey(kind, next.value) !== key)
+          throw notACopy(`it holds ${describeRecord(kind, key)}, which the source does not have`);
         if (canonicalRecord(kind, next.value) !== canonicalRecord(kind, record)) {
-          throw notACopy(`its ${describeRecord(kind, key)} differs from the source's (if the source changed since an interrupted copy, start again into an empty store)`);
+          throw notACopy(
+            `its ${describeRecord(kind, key)} differs from the source's (if the source changed since an interrupted copy, start again into an empty store)`,
+          );
         }
         checked += 1;
         progress({ phase: 'checking', done: checked, total: Math.max(checked, total) });
@@ -140,7 +161,13 @@ async function checkPartialCopy(source: MemoryStore, target: MemoryStore, read: 
 async function recordTotals(store: MemoryStore): Promise<RecordCounts> {
   const stats = await store.stats();
   const jobs = Object.values((await store.jobs?.counts()) ?? {}).reduce((total, count) => total + count, 0);
-  return { ...zeroCounts(), memories: stats.total, history: stats.historyEntries, vectors: (await store.vectors?.counts())?.stored ?? 0, jobs };
+  return {
+    ...zeroCounts(),
+    memories: stats.total,
+    history: stats.historyEntries,
+    vectors: (await store.vectors?.counts())?.stored ?? 0,
+    jobs,
+  };
 }
 
 function sum(counts: RecordCounts): number {
@@ -151,17 +178,23 @@ function assertDifferentStores(source: MemoryStore, target: MemoryStore): void {
   const from = source.info();
   const to = target.info();
   if (source === target || (from.backend === to.backend && from.location === to.location)) {
-    throw new EngramError('INVALID_INPUT', `The source and the target are the same store (${from.backend} ${from.location}): copy into another one.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `The source and the target are the same store (${from.backend} ${from.location}): copy into another one.`,
+    );
   }
 }
 
 function assertSameSummary(source: StoreSummary, target: StoreSummary): void {
   const differences: string[] = [];
   for (const kind of RECORD_KINDS) {
-    if (source.counts[kind] !== target.counts[kind]) differences.push(`${kind}: ${source.counts[kind]} in the source, ${target.counts[kind]} in the target`);
-    else if (source.checksums[kind] !== target.checksums[kind]) differences.push(`${kind}: same count, different checksums`);
+    if (source.counts[kind] !== target.counts[kind])
+      differences.push(`${kind}: ${source.counts[kind]} in the source, ${target.counts[kind]} in the target`);
+    else if (source.checksums[kind] !== target.checksums[kind])
+      differences.push(`${kind}: same count, different checksums`);
   }
-  if (!sameSpace(source.vectorSpace ?? undefined, target.vectorSpace ?? undefined)) differences.push('the vector spaces differ');
+  if (!sameSpace(source.vectorSpace ?? undefined, target.vectorSpace ?? undefined))
+    differences.push('the vector spaces differ');
   if (differences.length > 0) {
     throw new EngramError(
       'STORE_ERROR',
@@ -179,7 +212,13 @@ function notACopy(reason: string): EngramError {
 }
 
 function describeRecord(kind: RecordKind, id: string): string {
-  const what = { memories: 'memory', history: 'history entry', vectors: 'a vector of memory', jobs: 'job', checkpoints: 'checkpoint' }[kind];
+  const what = {
+    memories: 'memory',
+    history: 'history entry',
+    vectors: 'a vector of memory',
+    jobs: 'job',
+    checkpoints: 'checkpoint',
+  }[kind];
   return `${what} ${JSON.stringify(id.slice(0, 140))}`;
 }
 

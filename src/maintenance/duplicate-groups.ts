@@ -23,7 +23,8 @@ export function lexicalDuplicatePairs(memories: readonly Memory[], threshold: nu
   const profiles = memories.map((memory) => lexicalProfile(memory.content));
   const frequency = new Map<string, number>();
   for (const profile of profiles) for (const word of profile.words) frequency.set(word, (frequency.get(word) ?? 0) + 1);
-  const byRarity = (x: string, y: string): number => frequency.get(x)! - frequency.get(y)! || (x < y ? -1 : x > y ? 1 : 0);
+  const byRarity = (x: string, y: string): number =>
+    frequency.get(x)! - frequency.get(y)! || (x < y ? -1 : x > y ? 1 : 0);
 
   const pairs: DuplicatePair[] = [];
   const index = new Map<string, number[]>();
@@ -83,7 +84,9 @@ export function groupDuplicatePairs(memories: readonly Memory[], pairs: readonly
     const duplicates = (neighbours.get(keeper.id) ?? [])
       .filter(({ memory }) => !taken.has(memory.id) && rank.get(memory.id)! > rank.get(keeper.id)!)
       .sort((x, y) => rank.get(x.memory.id)! - rank.get(y.memory.id)!);
-    const unique = duplicates.filter(({ memory }, position) => duplicates.findIndex((other) => other.memory.id === memory.id) === position);
+    const unique = duplicates.filter(
+      ({ memory }, position) => duplicates.findIndex((other) => other.memory.id === memory.id) === position,
+    );
     if (unique.length === 0) continue;
     taken.add(keeper.id);
     for (const { memory } of unique) taken.add(memory.id);

@@ -66,21 +66,41 @@ export async function dedupeMemories(dependencies: DedupeDependencies, options: 
   const { store, settings } = dependencies;
   const threshold = options.lexicalThreshold ?? settings.dedupe.lexicalThreshold;
   if (typeof threshold !== 'number' || !Number.isFinite(threshold) || threshold <= 0 || threshold > 1) {
-    throw new EngramError('INVALID_INPUT', `Invalid threshold ${JSON.stringify(threshold)}: a number above 0, at most 1.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Invalid threshold ${JSON.stringify(threshold)}: a number above 0, at most 1.`,
+    );
   }
   const warnings: string[] = [];
-  const report: DedupeReport = { applied: options.apply === true, scopes: [...options.scopes], groups: [], merged: 0, changes: [], warnings };
+  const report: DedupeReport = {
+    applied: options.apply === true,
+    scopes: [...options.scopes],
+    groups: [],
+    merged: 0,
+    changes: [],
+    warnings,
+  };
   for (const scope of new Set(options.scopes)) {
-    const memories = await store.list({ scopes: [scope], archived: 'exclude', invalid: 'exclude', order: 'created-asc' });
+    const memories = await store.list({
+      scopes: [scope],
+      archived: 'exclude',
+      invalid: 'exclude',
+      order: 'created-asc',
+    });
     const pairs = lexicalDuplicatePairs(memories, threshold);
     pairs.push(...(await vectorDuplicatePairs(dependencies, scope, memories, warnings)));
     for (const group of groupDuplicatePairs(memories, pairs)) {
       let merged: Memory = group.keeper;
-      for (const { memory } of group.duplicates) merged = { ...merged, ...mergePatch(merged, { content: memory.content, importance: memory.importance }) };
+      for (const { memory } of group.duplicates)
+        merged = { ...merged, ...mergePatch(merged, { content: memory.content, importance: memory.importance }) };
       report.groups.push({
         scope,
         keeper: group.keeper,
-        duplicates: group.duplicates.map(({ memory, verdict }) => ({ memory, similarity: verdict.similarity, method: verdict.method })),
+        duplicates: group.duplicates.map(({ memory, verdict }) => ({
+          memory,
+          similarity: verdict.similarity,
+          method: verdict.method,
+        })),
         patch: changedFields(group.keeper, merged),
       });
       report.merged += group.duplicates.length;
@@ -91,7 +111,11 @@ export async function dedupeMemories(dependencies: DedupeDependencies, options: 
     for (const group of report.groups) {
       if (Object.keys(group.patch).length > 0) {
         await store.update(group.keeper.id, group.patch, change);
-        report.changes.push({ memoryId: group.keeper.id, changeId: await lastChangeId(store, group.keeper.id), action: 'update' });
+        report.changes.push({
+          memoryId: group.keeper.id,
+          changeId: await lastChangeId(store, group.keeper.id),
+          action: 'update',
+        });
       }
       for (const { memory } of group.duplicates) {
         try {
@@ -101,7 +125,11 @@ export async function dedupeMemories(dependencies: DedupeDependencies, options: 
           if (isEngramError(error) && (error.code === 'CONFLICT' || error.code === 'NOT_FOUND')) continue;
           throw error;
         }
-        report.changes.push({ memoryId: memory.id, changeId: await lastChangeId(store, memory.id), action: 'invalidate' });
+        report.changes.push({
+          memoryId: memory.id,
+          changeId: await lastChangeId(store, memory.id),
+          action: 'invalidate',
+        });
       }
     }
   }
@@ -148,7 +176,12 @@ async function vectorDuplicatePairs(
       const other = byId.get(hit.memory.id);
       // Each unordered pair once: only neighbours listed before this memory.
       if (other === undefined || other >= position) continue;
-      const verdict = compareByCosine(hit.similarity, lexicalProfile(memories[other]!.content), lexicalProfile(memory.content), settings.dedupe.cosineThreshold);
+      const verdict = compareByCosine(
+        hit.similarity,
+        lexicalProfile(memories[other]!.content),
+        lexicalProfile(memory.content),
+        settings.dedupe.cosineThreshold,
+      );
       if (verdict.duplicate) pairs.push({ a: memories[other]!, b: memory, verdict });
     }
   }

@@ -38,7 +38,8 @@ export function recordKey(kind: RecordKind, record: StoreRecord): string {
  */
 export function compareKeys(left: string, right: string): number {
   // eslint-disable-next-line no-control-regex
-  if (/^[\u0000-\u007f]*$/.test(left) && /^[\u0000-\u007f]*$/.test(right)) return left < right ? -1 : left > right ? 1 : 0;
+  if (/^[\u0000-\u007f]*$/.test(left) && /^[\u0000-\u007f]*$/.test(right))
+    return left < right ? -1 : left > right ? 1 : 0;
   return Buffer.compare(Buffer.from(left, 'utf8'), Buffer.from(right, 'utf8'));
 }
 
@@ -72,7 +73,11 @@ export function recordCopyOf(store: MemoryStore): RecordCopy {
 }
 
 /** Reads one page of a kind after `after`. */
-export function readPage(store: MemoryStore, kind: RecordKind, page: { after?: string; limit: number }): Promise<StoreRecord[]> {
+export function readPage(
+  store: MemoryStore,
+  kind: RecordKind,
+  page: { after?: string; limit: number },
+): Promise<StoreRecord[]> {
   const records = recordCopyOf(store);
   if (kind === 'memories') return records.exportMemories(page);
   if (kind === 'history') return records.exportHistory(page);
@@ -85,7 +90,11 @@ export function readPage(store: MemoryStore, kind: RecordKind, page: { after?: s
  * Every record of a kind, page by page. Refuses a store whose pages are not in strictly rising
  * key order: a copy that resumes by key would otherwise skip or repeat records.
  */
-export async function* recordPages(store: MemoryStore, kind: RecordKind, options: ReadOptions): AsyncGenerator<StoreRecord[]> {
+export async function* recordPages(
+  store: MemoryStore,
+  kind: RecordKind,
+  options: ReadOptions,
+): AsyncGenerator<StoreRecord[]> {
   let after: string | undefined;
   for (;;) {
     options.signal?.throwIfAborted();
@@ -106,7 +115,11 @@ export async function* recordPages(store: MemoryStore, kind: RecordKind, options
 }
 
 /** Every record of a kind, one at a time. */
-export async function* records(store: MemoryStore, kind: RecordKind, options: ReadOptions): AsyncGenerator<StoreRecord> {
+export async function* records(
+  store: MemoryStore,
+  kind: RecordKind,
+  options: ReadOptions,
+): AsyncGenerator<StoreRecord> {
   for await (const page of recordPages(store, kind, options)) yield* page;
 }
 

@@ -60,22 +60,35 @@ export interface ListingEntry {
  * The listing of a folder, `du`-style: the folder itself with the total size, then MEMORY.md and
  * each file, then (for the root) each subfolder with its files: two levels, as the protocol lists.
  */
-export function listFolders(root: FolderContents, subfolders: readonly FolderContents[], settings: Settings): ListingEntry[] {
+export function listFolders(
+  root: FolderContents,
+  subfolders: readonly FolderContents[],
+  settings: Settings,
+): ListingEntry[] {
   const entriesOf = (contents: FolderContents): { total: number; entries: ListingEntry[] } => {
     const index = Buffer.byteLength(folderIndexText(contents, settings), 'utf8');
     const entries: ListingEntry[] = [{ bytes: index, path: `${contents.folder.path}/${MEMORY_INDEX_FILE}` }];
     for (const file of contents.files) {
-      entries.push({ bytes: Buffer.byteLength(renderMemoryFile(file.memory), 'utf8'), path: `${contents.folder.path}/${file.fileName}` });
+      entries.push({
+        bytes: Buffer.byteLength(renderMemoryFile(file.memory), 'utf8'),
+        path: `${contents.folder.path}/${file.fileName}`,
+      });
     }
     return { total: entries.reduce((sum, entry) => sum + entry.bytes, 0), entries };
   };
   const top = entriesOf(root);
-  const children: Array<{ name: string; entries: ListingEntry[] }> = top.entries.map((entry) => ({ name: entry.path, entries: [entry] }));
+  const children: Array<{ name: string; entries: ListingEntry[] }> = top.entries.map((entry) => ({
+    name: entry.path,
+    entries: [entry],
+  }));
   let total = top.total;
   for (const contents of subfolders) {
     const sub = entriesOf(contents);
     total += sub.total;
-    children.push({ name: `${contents.folder.path}/`, entries: [{ bytes: sub.total, path: `${contents.folder.path}/` }, ...sub.entries] });
+    children.push({
+      name: `${contents.folder.path}/`,
+      entries: [{ bytes: sub.total, path: `${contents.folder.path}/` }, ...sub.entries],
+    });
   }
   children.sort((a, b) => compareText(a.name, b.name));
   return [{ bytes: total, path: root.folder.path }, ...children.flatMap((child) => child.entries)];
@@ -91,7 +104,8 @@ export function formatListing(header: string, entries: readonly ListingEntry[], 
     text += line;
     shown += 1;
   }
-  if (shown < entries.length) text += `\n[Listing cut at ${maxChars} characters: ${shown} of ${entries.length} entries shown. View a folder on its own to see more.]`;
+  if (shown < entries.length)
+    text += `\n[Listing cut at ${maxChars} characters: ${shown} of ${entries.length} entries shown. View a folder on its own to see more.]`;
   return text;
 }
 

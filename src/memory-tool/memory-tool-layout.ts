@@ -47,7 +47,10 @@ export function planMemoryToolLayout(options: MemoryToolLayoutOptions): MemoryTo
   const scopes = [...new Set(options.scopes.map((scope) => assertScope(scope)))];
   const defaultScope = assertScope(options.defaultScope);
   if (!scopes.includes(defaultScope)) {
-    throw new EngramError('INVALID_SCOPE', `The memory tool's default scope ${JSON.stringify(defaultScope)} must be one of its scopes (${scopes.join(', ')}).`);
+    throw new EngramError(
+      'INVALID_SCOPE',
+      `The memory tool's default scope ${JSON.stringify(defaultScope)} must be one of its scopes (${scopes.join(', ')}).`,
+    );
   }
   const others = scopes.filter((scope) => scope !== defaultScope);
   const taken = new Map<string, Scope>();
@@ -56,11 +59,17 @@ export function planMemoryToolLayout(options: MemoryToolLayoutOptions): MemoryTo
     const name = options.directories?.[scope];
     if (name === undefined) continue;
     if (typeof name !== 'string' || !FOLDER_NAME.test(name)) {
-      throw new EngramError('INVALID_INPUT', `Invalid memory-tool folder name ${JSON.stringify(name)} for ${scope}: lowercase letters, digits, "_" or "-".`);
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Invalid memory-tool folder name ${JSON.stringify(name)} for ${scope}: lowercase letters, digits, "_" or "-".`,
+      );
     }
     const other = taken.get(name);
     if (other !== undefined) {
-      throw new EngramError('INVALID_INPUT', `Scopes ${other} and ${scope} would share the memory-tool folder "${name}"; give each its own name.`);
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Scopes ${other} and ${scope} would share the memory-tool folder "${name}"; give each its own name.`,
+      );
     }
     taken.set(name, scope);
   }
@@ -77,7 +86,10 @@ export function planMemoryToolLayout(options: MemoryToolLayoutOptions): MemoryTo
 function defaultFolderName(scope: Scope, taken: ReadonlyMap<string, Scope>): string {
   const { kind, id } = parseScope(scope);
   if (!taken.has(kind)) return kind;
-  const slug = (id ?? '').toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^[-_]+|[-_]+$/g, '');
+  const slug = (id ?? '')
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, '-')
+    .replace(/^[-_]+|[-_]+$/g, '');
   const base = `${kind}-${slug}`.slice(0, 56).replace(/[-_]+$/, '');
   let name = base;
   for (let suffix = 2; taken.has(name); suffix += 1) name = `${base}-${suffix}`;

@@ -32,16 +32,22 @@ const PERCENT_ESCAPE = /%[0-9a-f]{2}/i;
  */
 export function parseMemoryPath(given: unknown, field: string, maxLength: number): MemoryPath {
   if (typeof given !== 'string' || given.length === 0) {
-    throw memoryToolError('INVALID_INPUT', `Error: Missing required parameter \`${field}\`: a path such as ${MEMORY_ROOT}/notes.md.`);
+    throw memoryToolError(
+      'INVALID_INPUT',
+      `Error: Missing required parameter \`${field}\`: a path such as ${MEMORY_ROOT}/notes.md.`,
+    );
   }
   const shown = showPath(given);
   if (given.length > maxLength) {
     throw denied(`${shown} is ${given.length} characters long; paths are at most ${maxLength}.`);
   }
   if (CONTROL.test(given)) throw denied(`${shown} contains control characters; use plain names under ${MEMORY_ROOT}.`);
-  if (given.includes('\\')) throw denied(`${shown} contains a backslash; separate folders with "/" and stay under ${MEMORY_ROOT}.`);
+  if (given.includes('\\'))
+    throw denied(`${shown} contains a backslash; separate folders with "/" and stay under ${MEMORY_ROOT}.`);
   if (PERCENT_ESCAPE.test(given)) {
-    throw denied(`${shown} contains a percent escape (such as %2e or %2f); write the path plainly under ${MEMORY_ROOT}.`);
+    throw denied(
+      `${shown} contains a percent escape (such as %2e or %2f); write the path plainly under ${MEMORY_ROOT}.`,
+    );
   }
   if (given !== MEMORY_ROOT && !given.startsWith(`${MEMORY_ROOT}/`)) {
     throw denied(`${shown} is outside the memory directory: every path must start with ${MEMORY_ROOT}.`);
@@ -52,7 +58,9 @@ export function parseMemoryPath(given: unknown, field: string, maxLength: number
     .filter((segment) => segment !== '' && segment !== '.');
   // Refused even when it would resolve back inside: no path needs it, and refusing is simpler to trust.
   if (segments.some((segment) => segment === '..' || /^\.{3,}$/.test(segment))) {
-    throw denied(`${shown} contains "..", which would leave ${MEMORY_ROOT}; name the file directly, e.g. ${MEMORY_ROOT}/notes.md.`);
+    throw denied(
+      `${shown} contains "..", which would leave ${MEMORY_ROOT}; name the file directly, e.g. ${MEMORY_ROOT}/notes.md.`,
+    );
   }
   return { given, segments };
 }

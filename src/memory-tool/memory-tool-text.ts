@@ -47,7 +47,8 @@ export const memoryToolText = {
     `Here're the files and directories up to 2 levels deep in ${path}, excluding hidden items and node_modules:`,
   fileHeader: (path: string) => `Here's the content of ${path} with line numbers:`,
   viewMissing: (path: string) => `The path ${path} does not exist. Please provide a valid path.`,
-  tooManyLines: (path: string, maxLines: number) => `File ${path} exceeds maximum line limit of ${groupedNumber(maxLines)} lines.`,
+  tooManyLines: (path: string, maxLines: number) =>
+    `File ${path} exceeds maximum line limit of ${groupedNumber(maxLines)} lines.`,
   created: (path: string) => `File created successfully at: ${path}`,
   createExists: (path: string) => `Error: File ${path} already exists`,
   edited: 'The memory file has been edited.',
@@ -74,7 +75,8 @@ export const SNIPPET_CONTEXT_LINES = 4;
 /** The numbered lines `first..last` (1-based, inclusive) of a file, for snippets and ranged views. */
 export function numberedLines(lines: readonly string[], first: number, last: number): string[] {
   const out: string[] = [];
-  for (let number = Math.max(1, first); number <= Math.min(last, lines.length); number += 1) out.push(numberedLine(number, lines[number - 1] ?? ''));
+  for (let number = Math.max(1, first); number <= Math.min(last, lines.length); number += 1)
+    out.push(numberedLine(number, lines[number - 1] ?? ''));
   return out;
 }
 
@@ -82,7 +84,13 @@ export function numberedLines(lines: readonly string[], first: number, last: num
  * Numbered lines of a file view cut to `maxChars` characters at a line boundary, with a note
  * saying which lines were shown and how to read the rest.
  */
-export function numberedView(header: string, lines: readonly string[], first: number, last: number, maxChars: number): string {
+export function numberedView(
+  header: string,
+  lines: readonly string[],
+  first: number,
+  last: number,
+  maxChars: number,
+): string {
   let text = header;
   let shownLast = first - 1;
   for (let number = first; number <= last; number += 1) {

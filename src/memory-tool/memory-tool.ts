@@ -5,11 +5,35 @@ import type { Scope } from '../memory/scope.js';
 import type { Settings } from '../kernel/settings.js';
 import type { Engram } from '../engram.js';
 import type { ToolDefinition } from '../contracts/language-model.js';
-import { memoryToolDefinition, parseMemoryToolCommand, type MemoryToolCommand } from '../contracts/memory-tool-definition.js';
-import { findFile, folderIndexText, formatListing, listFolders, readFolder, type MemoryFile } from './memory-tool-folders.js';
-import { nameForFile, planMemoryToolLayout, resolveMemoryPath, type MemoryToolLayout, type ResolvedMemoryPath } from './memory-tool-layout.js';
+import {
+  memoryToolDefinition,
+  parseMemoryToolCommand,
+  type MemoryToolCommand,
+} from '../contracts/memory-tool-definition.js';
+import {
+  findFile,
+  folderIndexText,
+  formatListing,
+  listFolders,
+  readFolder,
+  type MemoryFile,
+} from './memory-tool-folders.js';
+import {
+  nameForFile,
+  planMemoryToolLayout,
+  resolveMemoryPath,
+  type MemoryToolLayout,
+  type ResolvedMemoryPath,
+} from './memory-tool-layout.js';
 import { MEMORY_ROOT, memoryToolError, parseMemoryPath } from './memory-tool-paths.js';
-import { fileLines, joinFileLines, memoryToolText as text, numberedLines, numberedView, SNIPPET_CONTEXT_LINES } from './memory-tool-text.js';
+import {
+  fileLines,
+  joinFileLines,
+  memoryToolText as text,
+  numberedLines,
+  numberedView,
+  SNIPPET_CONTEXT_LINES,
+} from './memory-tool-text.js';
 
 export interface MemoryToolOptions {
   engram: Engram;
@@ -34,7 +58,19 @@ export interface MemoryToolResult {
 }
 
 // Bookkeeping fields a memory file shows but engram keeps: an edit may leave them as they are, not change them.
-const KEPT_FIELDS = ['id', 'scope', 'source', 'createdAt', 'updatedAt', 'lastAccessedAt', 'hitCount', 'validFrom', 'invalidAt', 'supersededBy', 'archived'] as const;
+const KEPT_FIELDS = [
+  'id',
+  'scope',
+  'source',
+  'createdAt',
+  'updatedAt',
+  'lastAccessedAt',
+  'hitCount',
+  'validFrom',
+  'invalidAt',
+  'supersededBy',
+  'archived',
+] as const;
 
 /**
  * Anthropic's memory tool (`memory_20250818`) served over engram: each active memory is a Markdown
@@ -55,9 +91,14 @@ export class MemoryTool {
   constructor(options: MemoryToolOptions) {
     const { engram } = options;
     const scopes = options.scopes ?? engram.readScopes;
-    const defaultScope = options.defaultScope ?? (scopes.includes(engram.defaultScope) ? engram.defaultScope : scopes[0]);
+    const defaultScope =
+      options.defaultScope ?? (scopes.includes(engram.defaultScope) ? engram.defaultScope : scopes[0]);
     if (defaultScope === undefined) throw new EngramError('INVALID_SCOPE', 'The memory tool needs at least one scope.');
-    this.layout = planMemoryToolLayout({ scopes, defaultScope, ...(options.directories && { directories: options.directories }) });
+    this.layout = planMemoryToolLayout({
+      scopes,
+      defaultScope,
+      ...(options.directories && { directories: options.directories }),
+    });
     this.#engram = engram;
     this.#settings = engram.settings;
     this.#actor = options.actor ?? 'memory-tool';
@@ -66,11 +107,16 @@ export class MemoryTool {
 
   /** Where each scope's files are: a sentence for the system prompt (the native Anthropic tool has no room for it). */
   get instructions(): string {
-    const folders = this.layout.folders.map((folder) => `${folder.path}/<name>.md holds memories of scope ${folder.scope}`);
-    return [
-      `In the memory tool, ${MEMORY_ROOT}/<name>.md holds memories of scope ${this.layout.root.scope}`,
-      ...folders,
-    ].join('; ') + '. Each folder\'s MEMORY.md is a generated, read-only index; delete forgets a memory (it stays in history); rename keeps a memory in its folder.';
+    const folders = this.layout.folders.map(
+      (folder) => `${folder.path}/<name>.md holds memories of scope ${folder.scope}`,
+    );
+    return (
+      [
+        `In the memory tool, ${MEMORY_ROOT}/<name>.md holds memories of scope ${this.layout.root.scope}`,
+        ...folders,
+      ].join('; ') +
+      ". Each folder's MEMORY.md is a generated, read-only index; delete forgets a memory (it stays in history); rename keeps a memory in its folder."
+    );
   }
 
   /** The tool for models without a native memory tool; `anthropicNativeTool(definition)` maps it to Anthropic's entry. */
@@ -116,8 +162,15 @@ export class MemoryTool {
     if (target.kind === 'root' || target.kind === 'folder') {
       if (range) throw memoryToolError('INVALID_INPUT', `Error: view_range applies to files; ${given} is a directory.`);
       const root = await readFolder(this.#engram, target.folder);
-      const subfolders = target.kind === 'root' ? await Promise.all(this.layout.folders.map((folder) => readFolder(this.#engram, folder))) : [];
-      return formatListing(text.listingHeader(given), listFolders(root, subfolders, this.#settings), this.#settings.memoryTool.viewMaxChars);
+      const subfolders =
+        target.kind === 'root'
+          ? await Promise.all(this.layout.folders.map((folder) => readFolder(this.#engram, folder)))
+          : [];
+      return formatListing(
+        text.listingHeader(given),
+        listFolders(root, subfolders, this.#settings),
+        this.#settings.memoryTool.viewMaxChars,
+      );
     }
     if (target.kind === 'nowhere') throw memoryToolError('NOT_FOUND', text.viewMissing(given));
     const contents = await readFolder(this.#engram, target.folder);
@@ -135,10 +188,17 @@ export class MemoryTool {
     if (range) {
       const invalid = `Error: Invalid \`view_range\` parameter: [${first}, ${last}].`;
       if (first < 1 || first > lines.length) {
-        throw memoryToolError('INVALID_INPUT', `${invalid} Its first element \`${first}\` should be within the range of lines of the file: [1, ${lines.length}]`);
+        throw memoryToolError(
+          'INVALID_INPUT',
+          `${invalid} Its first element \`${first}\` should be within the range of lines of the file: [1, ${lines.length}]`,
+        );
       }
       if (last === -1) last = lines.length;
-      if (last < first) throw memoryToolError('INVALID_INPUT', `${invalid} Its second element \`${last}\` should be -1 or larger or equal than its first \`${first}\``);
+      if (last < first)
+        throw memoryToolError(
+          'INVALID_INPUT',
+          `${invalid} Its second element \`${last}\` should be -1 or larger or equal than its first \`${first}\``,
+        );
       last = Math.min(last, lines.length);
     }
     return numberedView(text.fileHeader(given), lines, first, last, viewMaxChars);
@@ -147,11 +207,17 @@ export class MemoryTool {
   async #create(given: string, fileText: string): Promise<string> {
     const target = this.#resolve(given, 'path');
     if (target.kind === 'root' || target.kind === 'folder') {
-      throw memoryToolError('INVALID_INPUT', `Error: ${given} is a directory; create a file inside it, e.g. ${target.folder.path}/notes.md.`);
+      throw memoryToolError(
+        'INVALID_INPUT',
+        `Error: ${given} is a directory; create a file inside it, e.g. ${target.folder.path}/notes.md.`,
+      );
     }
     if (target.kind === 'index') throw readOnly(given);
     if (target.kind === 'nowhere') {
-      throw memoryToolError('INVALID_INPUT', `Error: Cannot create ${given}: ${target.reason}; memory files live directly in ${this.#folderList()}.`);
+      throw memoryToolError(
+        'INVALID_INPUT',
+        `Error: Cannot create ${given}: ${target.reason}; memory files live directly in ${this.#folderList()}.`,
+      );
     }
     const contents = await readFolder(this.#engram, target.folder);
     const existing = findFile(contents, target.key);
@@ -159,7 +225,10 @@ export class MemoryTool {
     if (existing) {
       if (this.#onExistingFile === 'error') throw memoryToolError('CONFLICT', text.createExists(given));
       // Overwriting replaces the file: what the new text leaves out is derived afresh or kept (type, importance).
-      await this.#applyPatch(existing.memory, editablePatch(existing.memory, parsed, { describeAnew: parsed.description === undefined }));
+      await this.#applyPatch(
+        existing.memory,
+        editablePatch(existing.memory, parsed, { describeAnew: parsed.description === undefined }),
+      );
       return text.created(given);
     }
     const name = nameForFile(target.baseName, given, this.#settings.memory);
@@ -169,7 +238,10 @@ export class MemoryTool {
     );
     // Secrets were replaced by placeholders on the way in: say so, so the model does not try again.
     const kinds = newPlaceholderKinds(fileText, result.memory.content);
-    const redacted = kinds.length > 0 ? `\n(Secrets were replaced by placeholders before storing: ${kinds.join(', ')}. Memory never keeps secrets.)` : '';
+    const redacted =
+      kinds.length > 0
+        ? `\n(Secrets were replaced by placeholders before storing: ${kinds.join(', ')}. Memory never keeps secrets.)`
+        : '';
     if (result.action === 'merged') {
       const before = contents.fileNames.get(result.memory.id);
       const where = before === undefined ? 'an existing memory' : `${target.folder.path}/${before}`;
@@ -182,22 +254,33 @@ export class MemoryTool {
     const file = await this.#existingFile(given, text.editMissing(given));
     const before = renderMemoryFile(file.memory);
     if (oldString.length === 0) {
-      throw memoryToolError('INVALID_INPUT', `Error: old_str is empty; give text that occurs exactly once in ${given}.`);
+      throw memoryToolError(
+        'INVALID_INPUT',
+        `Error: old_str is empty; give text that occurs exactly once in ${given}.`,
+      );
     }
     let positions: number[] = [];
-    for (let at = before.indexOf(oldString); at !== -1; at = before.indexOf(oldString, at + oldString.length)) positions.push(at);
+    for (let at = before.indexOf(oldString); at !== -1; at = before.indexOf(oldString, at + oldString.length))
+      positions.push(at);
     if (positions.length === 0) throw memoryToolError('INVALID_INPUT', text.oldStringAbsent(oldString, given));
     const lineOf = (position: number): number => before.slice(0, position).split('\n').length;
     if (positions.length > 1) {
       // A description derived from the content's first line repeats it: a phrase of that line would
       // otherwise never be unique. The copy in the description does not count; it follows the body.
       const derived = derivedDescriptionSpan(before, file.memory);
-      const outside = derived ? positions.filter((position) => position < derived.start || position >= derived.end) : positions;
-      if (outside.length !== 1) throw memoryToolError('INVALID_INPUT', text.oldStringRepeated(oldString, [...new Set(positions.map(lineOf))]));
+      const outside = derived
+        ? positions.filter((position) => position < derived.start || position >= derived.end)
+        : positions;
+      if (outside.length !== 1)
+        throw memoryToolError('INVALID_INPUT', text.oldStringRepeated(oldString, [...new Set(positions.map(lineOf))]));
       positions = outside;
     }
     const at = positions[0]!;
-    const updated = await this.#writeBack(file, given, before.slice(0, at) + newString + before.slice(at + oldString.length));
+    const updated = await this.#writeBack(
+      file,
+      given,
+      before.slice(0, at) + newString + before.slice(at + oldString.length),
+    );
     const changedLine = lineOf(at);
     const lines = fileLines(renderMemoryFile(updated));
     const last = changedLine + newString.split('\n').length - 1 + SNIPPET_CONTEXT_LINES;
@@ -207,11 +290,20 @@ export class MemoryTool {
   async #insert(given: string, insertLine: unknown, insertText: string): Promise<string> {
     const file = await this.#existingFile(given, text.missing(given));
     const lines = fileLines(renderMemoryFile(file.memory));
-    if (typeof insertLine !== 'number' || !Number.isSafeInteger(insertLine) || insertLine < 0 || insertLine > lines.length) {
+    if (
+      typeof insertLine !== 'number' ||
+      !Number.isSafeInteger(insertLine) ||
+      insertLine < 0 ||
+      insertLine > lines.length
+    ) {
       throw memoryToolError('INVALID_INPUT', text.insertLineInvalid(shortValue(insertLine), lines.length));
     }
     const added = (insertText.endsWith('\n') ? insertText.slice(0, -1) : insertText).split('\n');
-    await this.#writeBack(file, given, joinFileLines([...lines.slice(0, insertLine), ...added, ...lines.slice(insertLine)]));
+    await this.#writeBack(
+      file,
+      given,
+      joinFileLines([...lines.slice(0, insertLine), ...added, ...lines.slice(insertLine)]),
+    );
     return text.inserted(given);
   }
 
@@ -225,7 +317,8 @@ export class MemoryTool {
       );
     }
     if (target.kind === 'index') throw readOnly(given);
-    const file = target.kind === 'file' ? findFile(await readFolder(this.#engram, target.folder), target.key) : undefined;
+    const file =
+      target.kind === 'file' ? findFile(await readFolder(this.#engram, target.folder), target.key) : undefined;
     if (!file || target.kind !== 'file') throw memoryToolError('NOT_FOUND', text.missing(given));
     await this.#engram.forget(file.memory.id, { actor: this.#actor, scopes: [target.folder.scope] });
     return text.deleted(given);
@@ -236,7 +329,10 @@ export class MemoryTool {
     const destination = this.#resolve(newGiven, 'new_path');
     if (source.kind === 'root') throw memoryToolError('INVALID_INPUT', text.renameRoot);
     if (source.kind === 'folder') {
-      throw memoryToolError('INVALID_INPUT', `Error: Cannot rename ${oldGiven}: it is the folder of scope ${source.folder.scope}, and folders keep their names.`);
+      throw memoryToolError(
+        'INVALID_INPUT',
+        `Error: Cannot rename ${oldGiven}: it is the folder of scope ${source.folder.scope}, and folders keep their names.`,
+      );
     }
     if (source.kind === 'index') throw readOnly(oldGiven);
     if (source.kind === 'nowhere') throw memoryToolError('NOT_FOUND', text.missing(oldGiven));
@@ -246,7 +342,8 @@ export class MemoryTool {
     if (destination.kind === 'root' || destination.kind === 'folder' || destination.kind === 'index') {
       throw memoryToolError('CONFLICT', text.destinationExists(newGiven));
     }
-    if (destination.kind === 'nowhere') throw memoryToolError('INVALID_INPUT', `Error: Cannot rename to ${newGiven}: ${destination.reason}.`);
+    if (destination.kind === 'nowhere')
+      throw memoryToolError('INVALID_INPUT', `Error: Cannot rename to ${newGiven}: ${destination.reason}.`);
     if (destination.folder.scope !== source.folder.scope) {
       throw memoryToolError(
         'INVALID_INPUT',
@@ -255,9 +352,11 @@ export class MemoryTool {
       );
     }
     const taken = findFile(contents, destination.key);
-    if (taken && taken.memory.id !== file.memory.id) throw memoryToolError('CONFLICT', text.destinationExists(newGiven));
+    if (taken && taken.memory.id !== file.memory.id)
+      throw memoryToolError('CONFLICT', text.destinationExists(newGiven));
     const name = nameForFile(destination.baseName, newGiven, this.#settings.memory);
-    if (name !== file.memory.name) await this.#engram.update(file.memory.id, { name }, { actor: this.#actor, scopes: [source.folder.scope] });
+    if (name !== file.memory.name)
+      await this.#engram.update(file.memory.id, { name }, { actor: this.#actor, scopes: [source.folder.scope] });
     return text.renamed(oldGiven, newGiven);
   }
 
@@ -285,13 +384,25 @@ export class MemoryTool {
     }
     let parsed: NewMemory;
     try {
-      parsed = parseMemoryFile(edited, { scope: memory.scope, now: memory.updatedAt, id: memory.id, fileName: `${memory.name}.md`, limits: this.#settings.memory });
+      parsed = parseMemoryFile(edited, {
+        scope: memory.scope,
+        now: memory.updatedAt,
+        id: memory.id,
+        fileName: `${memory.name}.md`,
+        limits: this.#settings.memory,
+      });
     } catch (error) {
       if (!isEngramError(error)) throw error;
-      throw memoryToolError(error.code, `Error: Nothing was changed: the edited ${given} would not be a valid memory file. ${error.message}`);
+      throw memoryToolError(
+        error.code,
+        `Error: Nothing was changed: the edited ${given} would not be a valid memory file. ${error.message}`,
+      );
     }
     if (parsed.name !== undefined && parsed.name !== memory.name) {
-      throw memoryToolError('INVALID_INPUT', `Error: Nothing was changed: a memory's name is its file name; rename ${given} with the rename command instead of editing "name".`);
+      throw memoryToolError(
+        'INVALID_INPUT',
+        `Error: Nothing was changed: a memory's name is its file name; rename ${given} with the rename command instead of editing "name".`,
+      );
     }
     for (const field of KEPT_FIELDS) {
       const value = (parsed as unknown as Record<string, unknown>)[field];
@@ -315,7 +426,12 @@ export class MemoryTool {
   #parseNew(fileText: string, given: string, scope: Scope, baseName: string): Omit<NewMemory, 'scope'> {
     this.#checkSize(given, fileText);
     // Only the editable fields are taken: a copied file's id, scope or dates do not forge bookkeeping.
-    const parsed = parseMemoryFile(fileText, { scope, now: new Date(0).toISOString(), fileName: baseName, limits: this.#settings.memory });
+    const parsed = parseMemoryFile(fileText, {
+      scope,
+      now: new Date(0).toISOString(),
+      fileName: baseName,
+      limits: this.#settings.memory,
+    });
     return {
       content: parsed.content,
       ...(parsed.type !== undefined && { type: parsed.type }),
@@ -327,7 +443,11 @@ export class MemoryTool {
   #checkSize(given: string, fileText: string): void {
     const bytes = Buffer.byteLength(fileText, 'utf8');
     const max = this.#settings.memoryTool.maxFileBytes;
-    if (bytes > max) throw memoryToolError('PAYLOAD_TOO_LARGE', `Error: ${given} would be ${bytes} bytes; a memory file holds at most ${max} bytes. Keep one fact per file.`);
+    if (bytes > max)
+      throw memoryToolError(
+        'PAYLOAD_TOO_LARGE',
+        `Error: ${given} would be ${bytes} bytes; a memory file holds at most ${max} bytes. Keep one fact per file.`,
+      );
   }
 
   #resolve(given: string, field: string): ResolvedMemoryPath {
@@ -351,7 +471,10 @@ function editablePatch(memory: Memory, parsed: Partial<NewMemory>, options: { de
   if (parsed.importance !== undefined && parsed.importance !== memory.importance) patch.importance = parsed.importance;
   const described = parsed.description !== undefined && parsed.description !== memory.description;
   if (described) patch.description = parsed.description!;
-  else if (patch.content !== undefined && (options.describeAnew || memory.description === deriveDescription(memory.content))) {
+  else if (
+    patch.content !== undefined &&
+    (options.describeAnew || memory.description === deriveDescription(memory.content))
+  ) {
     const derived = deriveDescription(patch.content);
     if (derived !== memory.description) patch.description = derived;
   }
@@ -375,7 +498,10 @@ function newPlaceholderKinds(sent: string, stored: string): string[] {
 }
 
 function readOnly(given: string): EngramError {
-  return memoryToolError('INVALID_INPUT', `Error: ${given} is an index generated from the memories and cannot be changed; create, edit, rename or delete the topic files instead.`);
+  return memoryToolError(
+    'INVALID_INPUT',
+    `Error: ${given} is an index generated from the memories and cannot be changed; create, edit, rename or delete the topic files instead.`,
+  );
 }
 
 function refusalText(error: EngramError): string {

@@ -58,14 +58,17 @@ export function serializeMemoryLine(memory: Memory): string {
 export function parseJsonl(text: string, options: ParseJsonlOptions = {}): ParsedJsonl {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < 1) {
-    throw new EngramError('INVALID_INPUT', `Invalid maxLineBytes ${JSON.stringify(maxLineBytes)}: a whole number from 1.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Invalid maxLineBytes ${JSON.stringify(maxLineBytes)}: a whole number from 1.`,
+    );
   }
   if (typeof text !== 'string') throw new EngramError('INVALID_INPUT', 'JSONL input is text.');
   const result: ParsedJsonl = { memories: [], others: [], errors: [], warnings: [] };
   let unlistedWarnings = 0;
   const source = text.startsWith('\uFEFF') ? text.slice(1) : text;
   let lineNumber = 0;
-  for (let position = 0; position < source.length; ) {
+  for (let position = 0; position < source.length;) {
     const newline = source.indexOf('\n', position);
     const end = newline === -1 ? source.length : newline;
     let line = source.slice(position, end);
@@ -97,9 +100,7 @@ export function parseJsonl(text: string, options: ParseJsonlOptions = {}): Parse
 }
 
 type LineOutcome =
-  | { error: string }
-  | { other: Record<string, unknown> }
-  | { memory: NewMemory; unknownFields: string[] };
+  { error: string } | { other: Record<string, unknown> } | { memory: NewMemory; unknownFields: string[] };
 
 function parseLine(line: string, maxLineBytes: number, limits: MemoryLimits | undefined): LineOutcome {
   // Cheap bound first: a line of more UTF-16 units than allowed bytes is too long in any encoding.
@@ -129,7 +130,9 @@ function parseMemoryRecord(record: Record<string, unknown>, limits: MemoryLimits
   const unknownFields: string[] = [];
   for (const key of Object.keys(record)) {
     if (key === 'kind') continue;
-    const field = (MEMORY_FIELDS as readonly string[]).includes(key) ? (key as MemoryField) : SNAKE_CASE_ALIASES.get(key);
+    const field = (MEMORY_FIELDS as readonly string[]).includes(key)
+      ? (key as MemoryField)
+      : SNAKE_CASE_ALIASES.get(key);
     if (field === undefined) {
       unknownFields.push(key);
       continue;
@@ -141,7 +144,10 @@ function parseMemoryRecord(record: Record<string, unknown>, limits: MemoryLimits
     input[field] = value;
   }
   try {
-    normalizeNewMemory(input as unknown as NewMemory, limits === undefined ? VALIDATION_CONTEXT : { ...VALIDATION_CONTEXT, limits });
+    normalizeNewMemory(
+      input as unknown as NewMemory,
+      limits === undefined ? VALIDATION_CONTEXT : { ...VALIDATION_CONTEXT, limits },
+    );
   } catch (error) {
     if (error instanceof EngramError) return { error: error.message };
     throw error;
@@ -157,6 +163,8 @@ function renameSourceAliases(source: unknown): unknown {
 
 // Field names come from the input: shorten and quote them so a hostile key cannot flood the report.
 function listFields(fields: string[]): string {
-  const shown = fields.slice(0, 10).map((field) => JSON.stringify(field.length > 40 ? `${field.slice(0, 40)}…` : field));
+  const shown = fields
+    .slice(0, 10)
+    .map((field) => JSON.stringify(field.length > 40 ? `${field.slice(0, 40)}…` : field));
   return fields.length > 10 ? `${shown.join(', ')} and ${fields.length - 10} more` : shown.join(', ');
 }

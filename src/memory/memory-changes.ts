@@ -101,7 +101,8 @@ export function planUndo(entry: HistoryEntry, current: Memory | undefined, now: 
 
 function definedFields(patch: MemoryPatch): Partial<Memory> {
   const out: Partial<Memory> = {};
-  for (const [key, value] of Object.entries(patch)) if (value !== undefined) (out as Record<string, unknown>)[key] = value;
+  for (const [key, value] of Object.entries(patch))
+    if (value !== undefined) (out as Record<string, unknown>)[key] = value;
   return out;
 }
 
@@ -121,7 +122,8 @@ export function planImport(existing: Memory | undefined, incoming: Memory, onExi
       `Memory id ${incoming.id} already exists in scope ${existing.scope}, not ${incoming.scope}; nothing was imported.`,
     );
   }
-  if (onExisting === 'fail') throw new EngramError('CONFLICT', `Memory ${incoming.id} already exists; nothing was imported.`);
+  if (onExisting === 'fail')
+    throw new EngramError('CONFLICT', `Memory ${incoming.id} already exists; nothing was imported.`);
   if (onExisting === 'skip' || sameMemoryState(existing, incoming)) return 'skip';
   return 'replace';
 }

@@ -159,7 +159,9 @@ function splitFrontmatter(source: string): SplitFile {
   let position = start;
   while (position <= source.length) {
     if (position - start > MAX_FRONTMATTER_BYTES) {
-      throw invalid(`Malformed frontmatter: longer than ${MAX_FRONTMATTER_BYTES} bytes, or never closed with a "---" line.`);
+      throw invalid(
+        `Malformed frontmatter: longer than ${MAX_FRONTMATTER_BYTES} bytes, or never closed with a "---" line.`,
+      );
     }
     const lineEnd = source.indexOf('\n', position);
     const line = source.slice(position, lineEnd === -1 ? source.length : lineEnd);
@@ -228,7 +230,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function readMetadata(fields: Record<string, unknown>): Record<string, unknown> {
   const metadata = fields.metadata;
   if (metadata === undefined || metadata === null) return {};
-  if (!isRecord(metadata)) throw invalid('Malformed frontmatter: "metadata" must be a mapping (for example "type: user").');
+  if (!isRecord(metadata))
+    throw invalid('Malformed frontmatter: "metadata" must be a mapping (for example "type: user").');
   return metadata;
 }
 

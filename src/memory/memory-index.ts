@@ -83,7 +83,7 @@ export function buildMemoryIndex(memories: readonly Memory[], options: MemoryInd
 export function cutToCaps(text: string, caps: { maxLines: number; maxBytes: number }): { text: string; cut: boolean } {
   let result = text;
   let lineCount = 0;
-  for (let position = 0; position < result.length; ) {
+  for (let position = 0; position < result.length;) {
     const newline = result.indexOf('\n', position);
     lineCount += 1;
     if (lineCount > caps.maxLines) {
@@ -113,7 +113,10 @@ export function assignFileNames(memories: readonly Pick<Memory, 'id' | 'name' | 
   const seen = new Set<string>();
   for (const memory of memories) {
     if (seen.has(memory.id)) {
-      throw new EngramError('INVALID_INPUT', `Memory id ${JSON.stringify(memory.id)} appears twice; ids must be unique.`);
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Memory id ${JSON.stringify(memory.id)} appears twice; ids must be unique.`,
+      );
     }
     seen.add(memory.id);
   }
@@ -269,7 +272,10 @@ function utf8Boundary(bytes: Uint8Array, limit: number): number {
 
 function positiveInteger(value: number, field: string): number {
   if (!Number.isSafeInteger(value) || value < 1) {
-    throw new EngramError('INVALID_INPUT', `Invalid index option ${field} ${JSON.stringify(value)}: a whole number from 1.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Invalid index option ${field} ${JSON.stringify(value)}: a whole number from 1.`,
+    );
   }
   return value;
 }

@@ -110,7 +110,10 @@ export function isMemoryType(value: unknown): value is MemoryType {
 
 export function assertMemoryType(value: unknown): MemoryType {
   if (!isMemoryType(value)) {
-    throw new EngramError('INVALID_INPUT', `Invalid type ${JSON.stringify(value)}: use one of ${MEMORY_TYPES.join(', ')}.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Invalid type ${JSON.stringify(value)}: use one of ${MEMORY_TYPES.join(', ')}.`,
+    );
   }
   return value;
 }
@@ -147,7 +150,10 @@ export function assertDescription(value: unknown, limits: MemoryLimits = DEFAULT
     throw new EngramError('INVALID_INPUT', 'Invalid description: one non-empty line of text.');
   }
   if (value.length > limits.maxDescriptionLength) {
-    throw new EngramError('INVALID_INPUT', `Description too long: at most ${limits.maxDescriptionLength} characters on one line.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Description too long: at most ${limits.maxDescriptionLength} characters on one line.`,
+    );
   }
   if (LINE_CONTROL.test(value)) {
     throw new EngramError('INVALID_INPUT', 'Invalid description: one line, without control characters.');
@@ -167,7 +173,10 @@ export function assertContent(value: unknown, limits: MemoryLimits = DEFAULT_MEM
     );
   }
   if (CONTENT_CONTROL.test(value)) {
-    throw new EngramError('INVALID_INPUT', 'Invalid content: control characters other than tab and newline are not allowed.');
+    throw new EngramError(
+      'INVALID_INPUT',
+      'Invalid content: control characters other than tab and newline are not allowed.',
+    );
   }
   return value;
 }
@@ -182,12 +191,18 @@ export function assertTimestamp(value: unknown, field: string): string {
 function assertSource(value: unknown): MemorySource | null {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new EngramError('INVALID_INPUT', 'Invalid source: an object with optional sessionId, turnId and origin strings.');
+    throw new EngramError(
+      'INVALID_INPUT',
+      'Invalid source: an object with optional sessionId, turnId and origin strings.',
+    );
   }
   const source: MemorySource = {};
   for (const key of Object.keys(value)) {
     if (key !== 'sessionId' && key !== 'turnId' && key !== 'origin') {
-      throw new EngramError('INVALID_INPUT', `Invalid source field ${JSON.stringify(key)}: use sessionId, turnId or origin.`);
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Invalid source field ${JSON.stringify(key)}: use sessionId, turnId or origin.`,
+      );
     }
     const field = (value as Record<string, unknown>)[key];
     if (field === undefined || field === null) continue;

@@ -64,6 +64,7 @@ export function canonicalVector(entry: CanonicalVectorEntry): string {
 export function float32Hex(vector: Float32Array): string {
   const view = new DataView(vector.buffer, vector.byteOffset, vector.byteLength);
   let hex = '';
-  for (let offset = 0; offset < vector.byteLength; offset += 4) hex += view.getUint32(offset, true).toString(16).padStart(8, '0');
+  for (let offset = 0; offset < vector.byteLength; offset += 4)
+    hex += view.getUint32(offset, true).toString(16).padStart(8, '0');
   return hex;
 }

@@ -59,7 +59,9 @@ export function makeScope(kind: Exclude<ScopeKind, 'global'>, rawId: string): Sc
 export function encodeScopeId(rawId: string): string {
   let out = '';
   for (const character of rawId) {
-    out += /[A-Za-z0-9._~:/@+=!,$&*;-]/.test(character) ? character : encodeURIComponent(character).replace(/'/g, '%27');
+    out += /[A-Za-z0-9._~:/@+=!,$&*;-]/.test(character)
+      ? character
+      : encodeURIComponent(character).replace(/'/g, '%27');
   }
   return out.slice(0, MAX_SCOPE_ID_LENGTH);
 }

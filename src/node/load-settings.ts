@@ -2,8 +2,20 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { EngramError } from '../kernel/errors.js';
-import { DEFAULT_SETTINGS, SETTING_DEFINITIONS, findSettingDefinition, readSettingValue, type SettingDefinition, type Settings } from '../kernel/settings.js';
-import { findGitRoot, findProjectConfigFile, resolveProjectIdentity, type ProjectIdentity } from './project-identity.js';
+import {
+  DEFAULT_SETTINGS,
+  SETTING_DEFINITIONS,
+  findSettingDefinition,
+  readSettingValue,
+  type SettingDefinition,
+  type Settings,
+} from '../kernel/settings.js';
+import {
+  findGitRoot,
+  findProjectConfigFile,
+  resolveProjectIdentity,
+  type ProjectIdentity,
+} from './project-identity.js';
 
 /** Where an effective setting came from, weakest first. */
 export type SettingSourceKind = 'default' | 'user-config' | 'project-config' | 'env' | 'flag';
@@ -50,7 +62,8 @@ export function loadSettings(options: LoadSettingsOptions = {}): LoadedSettings 
   applyLayer(settings, sources, readConfigFile(userFile), { kind: 'user-config', origin: userFile });
 
   const projectFile = findProjectConfigFile(cwd, findGitRoot(cwd));
-  if (projectFile) applyLayer(settings, sources, readConfigFile(projectFile), { kind: 'project-config', origin: projectFile });
+  if (projectFile)
+    applyLayer(settings, sources, readConfigFile(projectFile), { kind: 'project-config', origin: projectFile });
 
   for (const definition of SETTING_DEFINITIONS) {
     if (!definition.env) continue;
@@ -77,7 +90,9 @@ function readConfigFile(path: string): Record<string, unknown> | undefined {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new EngramError('CONFIG_INVALID', `Config file ${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
+    throw new EngramError('CONFIG_INVALID', `Config file ${path} is not valid JSON: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new EngramError('CONFIG_INVALID', `Config file ${path} must hold a JSON object.`);
@@ -94,7 +109,11 @@ function applyLayer(
   if (!layer) return;
   for (const [path, value] of flatten(layer)) {
     if (path === '$schema') continue;
-    setPath(settings, path, readSettingValue(definitionOf(path, source.origin ?? source.kind), value, `${path} in ${source.origin}`));
+    setPath(
+      settings,
+      path,
+      readSettingValue(definitionOf(path, source.origin ?? source.kind), value, `${path} in ${source.origin}`),
+    );
     sources[path] = source;
   }
 }
@@ -103,7 +122,8 @@ function flatten(object: Record<string, unknown>, prefix = ''): Array<[string, u
   const entries: Array<[string, unknown]> = [];
   for (const [key, value] of Object.entries(object)) {
     const path = prefix ? `${prefix}.${key}` : key;
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) entries.push(...flatten(value as Record<string, unknown>, path));
+    if (value !== null && typeof value === 'object' && !Array.isArray(value))
+      entries.push(...flatten(value as Record<string, unknown>, path));
     else entries.push([path, value]);
   }
   return entries;
@@ -112,7 +132,11 @@ function flatten(object: Record<string, unknown>, prefix = ''): Array<[string, u
 /** The table's definition of `path` (its type, range or values decide what a layer may set it to). */
 function definitionOf(path: string, where: string): SettingDefinition {
   const definition = findSettingDefinition(path);
-  if (!definition) throw new EngramError('CONFIG_INVALID', `Unknown setting "${path}" (from ${where}); run "engram config" to list the settings.`);
+  if (!definition)
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Unknown setting "${path}" (from ${where}); run "engram config" to list the settings.`,
+    );
   return definition;
 }
 

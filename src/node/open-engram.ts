@@ -40,8 +40,13 @@ export async function openEngram(options: OpenEngramOptions = {}): Promise<Opene
   // Configuration errors surface before the store opens; nothing leaves the machine unless configured.
   const embedder = options.embedder ?? createEmbedder(settings);
   // The cheap side model serves recall's LLM selection; creating it does no I/O (its SDK loads on the first call).
-  const model = options.model ?? createLanguageModel(settings, { purpose: 'side', ...(options.onNotice && { onNotice: options.onNotice }) });
-  const store = await openStore(settings.store.url, { ...storeOptionsFromSettings(settings), ...(options.now && { now: options.now }) });
+  const model =
+    options.model ??
+    createLanguageModel(settings, { purpose: 'side', ...(options.onNotice && { onNotice: options.onNotice }) });
+  const store = await openStore(settings.store.url, {
+    ...storeOptionsFromSettings(settings),
+    ...(options.now && { now: options.now }),
+  });
   const engram = new Engram({
     store,
     ...(embedder && { embedder }),

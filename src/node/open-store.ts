@@ -36,7 +36,11 @@ export function storeOptionsFromSettings(settings: Settings): OpenStoreOptions {
     statementTimeoutMs: settings.store.statementTimeoutMs,
     connectTimeoutMs: settings.store.connectTimeoutMs,
     limits: settings.memory,
-    fullText: { k1: settings.recall.fullTextK1, b: settings.recall.fullTextB, coverage: settings.recall.fullTextCoverage },
+    fullText: {
+      k1: settings.recall.fullTextK1,
+      b: settings.recall.fullTextB,
+      coverage: settings.recall.fullTextCoverage,
+    },
     locks: settings.locks,
     jobs: settings.jobs,
   };
@@ -52,13 +56,21 @@ export function parseStoreUrl(url: string): StoreLocation {
   }
   if (/^postgres(ql)?:\/\//i.test(url)) return { backend: 'postgres', url };
   try {
-    if (/^sqlite:\/\//i.test(url)) return { backend: 'sqlite', path: resolve(decodeURIComponent(url.slice('sqlite://'.length))) };
+    if (/^sqlite:\/\//i.test(url))
+      return { backend: 'sqlite', path: resolve(decodeURIComponent(url.slice('sqlite://'.length))) };
     if (/^file:/i.test(url)) return { backend: 'sqlite', path: fileURLToPath(url) };
   } catch (error) {
-    throw new EngramError('CONFIG_INVALID', `Invalid store URL ${JSON.stringify(url.slice(0, 80))}: ${(error as Error).message}`, { cause: error });
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Invalid store URL ${JSON.stringify(url.slice(0, 80))}: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
-    throw new EngramError('CONFIG_INVALID', `Unsupported store URL ${JSON.stringify(url.slice(0, 80))}: use a file path, sqlite://<path> or postgres://…`);
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Unsupported store URL ${JSON.stringify(url.slice(0, 80))}: use a file path, sqlite://<path> or postgres://…`,
+    );
   }
   return { backend: 'sqlite', path: url === ':memory:' ? url : resolve(url) };
 }
@@ -74,7 +86,12 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     await store.open();
     return store;
   }
-  const { poolSize: _poolSize, statementTimeoutMs: _statementTimeoutMs, connectTimeoutMs: _connectTimeoutMs, ...sqliteOptions } = options;
+  const {
+    poolSize: _poolSize,
+    statementTimeoutMs: _statementTimeoutMs,
+    connectTimeoutMs: _connectTimeoutMs,
+    ...sqliteOptions
+  } = options;
   const store = new SqliteMemoryStore({ path: location.path, ...sqliteOptions });
   await store.open();
   return store;

@@ -29,17 +29,41 @@ export function resolveProjectIdentity(cwd: string, explicitId?: string): Projec
   const root = gitRoot ?? directory;
   const configFile = findProjectConfigFile(directory, gitRoot);
   if (explicitId && explicitId.length > 0) {
-    return { id: explicitId, scope: makeScope('project', explicitId), source: 'explicit', root, ...(configFile && { configFile }) };
+    return {
+      id: explicitId,
+      scope: makeScope('project', explicitId),
+      source: 'explicit',
+      root,
+      ...(configFile && { configFile }),
+    };
   }
   if (gitRoot) {
     const remote = readGitRemote(gitRoot);
     const normalized = remote ? normalizeGitRemote(remote) : undefined;
     if (normalized) {
-      return { id: normalized, scope: makeScope('project', normalized), source: 'git-remote', root, ...(configFile && { configFile }) };
+      return {
+        id: normalized,
+        scope: makeScope('project', normalized),
+        source: 'git-remote',
+        root,
+        ...(configFile && { configFile }),
+      };
     }
-    return { id: gitRoot, scope: makeScope('project', gitRoot), source: 'git-root', root, ...(configFile && { configFile }) };
+    return {
+      id: gitRoot,
+      scope: makeScope('project', gitRoot),
+      source: 'git-root',
+      root,
+      ...(configFile && { configFile }),
+    };
   }
-  return { id: directory, scope: makeScope('project', directory), source: 'directory', root, ...(configFile && { configFile }) };
+  return {
+    id: directory,
+    scope: makeScope('project', directory),
+    source: 'directory',
+    root,
+    ...(configFile && { configFile }),
+  };
 }
 
 /** The nearest directory at or above `start` that holds `.git` (a folder, or a file for worktrees). */

@@ -10,7 +10,10 @@ import { newSessionId } from '../session/session-input.js';
 import { ToolResultStorage } from '../session/node/tool-result-storage.js';
 
 /** A session backed by files under ENGRAM_HOME: what `openSession` / `resumeSession` take. */
-export interface OpenSessionOptions extends Omit<SessionOptions, 'transcript' | 'toolResultStorage' | 'notes' | 'resumed'> {
+export interface OpenSessionOptions extends Omit<
+  SessionOptions,
+  'transcript' | 'toolResultStorage' | 'notes' | 'resumed'
+> {
   /** ENGRAM_HOME (`engramHome()` in src/adapters/config/load-settings.ts); sessions live in `<home>/projects/<slug>/`. */
   home: string;
   /** The project root (its slug names the project folder). */
@@ -33,7 +36,8 @@ export interface OpenedSession {
  * Does no I/O itself; the writers create their files lazily.
  */
 export function openSession(options: OpenSessionOptions, resumed?: SessionOptions['resumed']): OpenedSession {
-  if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'openSession takes { model, home, cwd, ... }.');
+  if (options === null || typeof options !== 'object')
+    throw new EngramError('INVALID_INPUT', 'openSession takes { model, home, cwd, ... }.');
   const settings = options.settings ?? DEFAULT_SETTINGS;
   const sessionId = resumed?.sessionId ?? options.sessionId ?? newSessionId();
   const paths = sessionPaths({ home: options.home, cwd: options.cwd, sessionId });
@@ -65,7 +69,15 @@ export function openSession(options: OpenSessionOptions, resumed?: SessionOption
           ...notesOverrides,
           path: paths.notes,
           files: nodeNotesFiles,
-          openHelperTranscript: (agentId) => openSidechainTranscript({ subagents: paths.subagents, agentId, sessionId, cwd: options.cwd, gitBranch, ...(now && { now }) }),
+          openHelperTranscript: (agentId) =>
+            openSidechainTranscript({
+              subagents: paths.subagents,
+              agentId,
+              sessionId,
+              cwd: options.cwd,
+              gitBranch,
+              ...(now && { now }),
+            }),
         };
   const { home: _home, notes: _notes, transcript: _transcript, ...sessionOptions } = options;
   const session = new Session({
@@ -88,14 +100,22 @@ export function openSession(options: OpenSessionOptions, resumed?: SessionOption
  * the project has no transcript of that id.
  */
 export async function resumeSession(options: OpenSessionOptions & { sessionId: string }): Promise<OpenedSession> {
-  if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'resumeSession takes { model, home, cwd, sessionId, ... }.');
+  if (options === null || typeof options !== 'object')
+    throw new EngramError('INVALID_INPUT', 'resumeSession takes { model, home, cwd, sessionId, ... }.');
   const paths = sessionPaths({ home: options.home, cwd: options.cwd, sessionId: options.sessionId });
   await access(paths.transcript).catch((error: NodeJS.ErrnoException) => {
-    throw new EngramError('NOT_FOUND', `No session ${options.sessionId} in ${paths.projectDirectory} (${error.code ?? 'unreadable'}); list sessions to pick one.`, { cause: error });
+    throw new EngramError(
+      'NOT_FOUND',
+      `No session ${options.sessionId} in ${paths.projectDirectory} (${error.code ?? 'unreadable'}); list sessions to pick one.`,
+      { cause: error },
+    );
   });
   const resumed = await readSessionTranscript(paths.transcript);
   if (resumed.sessionId !== options.sessionId) {
-    throw new EngramError('STORE_CORRUPT', `The transcript ${paths.transcript} belongs to session ${resumed.sessionId}, not ${options.sessionId}.`);
+    throw new EngramError(
+      'STORE_CORRUPT',
+      `The transcript ${paths.transcript} belongs to session ${resumed.sessionId}, not ${options.sessionId}.`,
+    );
   }
   return openSession(options, resumed);
 }

@@ -42,7 +42,11 @@ export function isHighEntropyToken(token: string): boolean {
   if (!/[a-z]/.test(core) || !/[A-Z]/.test(core) || !/[0-9]/.test(core)) return false;
   if ((core.match(/[0-9]+/g)?.length ?? 0) < rule.minDigitRuns) return false;
   const entropy = shannonEntropy(core);
-  if (entropy < Math.max(rule.minEntropyBits, Math.min(rule.maxEntropyBits, Math.log2(core.length) - rule.entropySlackBits))) return false;
+  if (
+    entropy <
+    Math.max(rule.minEntropyBits, Math.min(rule.maxEntropyBits, Math.log2(core.length) - rule.entropySlackBits))
+  )
+    return false;
   if (wordShare(core) > rule.maxWordShare) return false;
   if (core.includes('/')) {
     const segments = core.split('/').filter((segment) => segment.length > 0);

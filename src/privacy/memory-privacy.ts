@@ -36,10 +36,23 @@ function sanitizeWithFragments(text: string): { text: string; report: PrivacyRep
   const stripped = stripPrivateContent(text);
   const matches = findSecrets(stripped.text);
   const redacted = applyRedaction(stripped.text, matches);
-  const fragments = matches.flatMap((match) => stripped.text.slice(match.start, match.end).toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((piece) => piece.length >= MIN_FRAGMENT);
+  const fragments = matches
+    .flatMap(
+      (match) =>
+        stripped.text
+          .slice(match.start, match.end)
+          .toLowerCase()
+          .match(/[a-z0-9]+/g) ?? [],
+    )
+    .filter((piece) => piece.length >= MIN_FRAGMENT);
   return {
     text: redacted.text,
-    report: { redacted: redacted.kinds, secrets: redacted.count, privateBlocks: stripped.privateBlocks, injectedBlocks: stripped.injectedBlocks },
+    report: {
+      redacted: redacted.kinds,
+      secrets: redacted.count,
+      privateBlocks: stripped.privateBlocks,
+      injectedBlocks: stripped.injectedBlocks,
+    },
     fragments,
   };
 }
@@ -84,7 +97,10 @@ export interface SanitizeLimits {
  * derives one from its content); content left empty means there was nothing but private text, which
  * is refused with INVALID_INPUT rather than stored as nothing.
  */
-export function sanitizeMemoryFields<T extends TextFields>(input: T, options: SanitizeLimits = {}): { value: T; report: PrivacyReport } {
+export function sanitizeMemoryFields<T extends TextFields>(
+  input: T,
+  options: SanitizeLimits = {},
+): { value: T; report: PrivacyReport } {
   const report: PrivacyReport = { redacted: [], secrets: 0, privateBlocks: 0, injectedBlocks: 0 };
   if (input === null || typeof input !== 'object' || Array.isArray(input)) return { value: input, report };
   const value: T = { ...input };
@@ -95,19 +111,23 @@ export function sanitizeMemoryFields<T extends TextFields>(input: T, options: Sa
     report.injectedBlocks += part.injectedBlocks;
   };
   const fragments: string[] = [];
-  if (typeof input.content === 'string' && input.content.length <= (options.maxContentChars ?? Number.POSITIVE_INFINITY)) {
+  if (
+    typeof input.content === 'string' &&
+    input.content.length <= (options.maxContentChars ?? Number.POSITIVE_INFINITY)
+  ) {
     const clean = sanitizeWithFragments(input.content);
     fragments.push(...clean.fragments);
     absorb(clean.report);
     if (clean.text.trim() === '' && input.content.trim() !== '') {
       throw new EngramError(
         'INVALID_INPUT',
-        'Nothing to store: the content is all private (<private>…</private>) or engram\'s own injected memory. Write the fact itself, outside the private tags.',
+        "Nothing to store: the content is all private (<private>…</private>) or engram's own injected memory. Write the fact itself, outside the private tags.",
       );
     }
     value.content = clean.text;
   }
-  const within = (value: string, limit: number | undefined): boolean => value.length <= (limit ?? Number.POSITIVE_INFINITY);
+  const within = (value: string, limit: number | undefined): boolean =>
+    value.length <= (limit ?? Number.POSITIVE_INFINITY);
   if (typeof input.description === 'string' && within(input.description, options.maxDescriptionChars)) {
     const clean = sanitizeWithFragments(input.description);
     fragments.push(...clean.fragments);

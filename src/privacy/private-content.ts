@@ -43,7 +43,12 @@ export function stripPrivateContent(text: string, options: StripOptions = {}): S
   const injected = stripInjectedBlocks(text, options.marker ?? '');
   const state = { depth: 0 };
   const stripped = stripPrivateBlocks(injected.text, state, options.marker ?? '');
-  return { text: stripped.text, privateBlocks: stripped.removed, injectedBlocks: injected.removed, unclosed: state.depth > 0 };
+  return {
+    text: stripped.text,
+    privateBlocks: stripped.removed,
+    injectedBlocks: injected.removed,
+    unclosed: state.depth > 0,
+  };
 }
 
 /** A text filter that carries an unclosed `<private>` from one text to the next (the messages of a conversation, in order). */
@@ -61,14 +66,21 @@ export function createPrivateContentFilter(options: StripOptions = {}): PrivateC
   checkText('', options);
   const state = { depth: 0 };
   const marker = options.marker ?? '';
-  const filter = ((text: string) => checkText(text, options) ?? stripPrivateBlocks(stripInjectedBlocks(text, marker).text, state, marker).text) as PrivateContentFilter;
+  const filter = ((text: string) =>
+    checkText(text, options) ??
+    stripPrivateBlocks(stripInjectedBlocks(text, marker).text, state, marker).text) as PrivateContentFilter;
   Object.defineProperty(filter, 'insidePrivate', { get: () => state.depth > 0 });
   return filter;
 }
 
 function checkText(text: unknown, options: StripOptions): undefined {
-  if (typeof text !== 'string') throw new EngramError('INVALID_INPUT', 'Private-content stripping takes a string of text.');
-  if (options === null || typeof options !== 'object' || (options.marker !== undefined && typeof options.marker !== 'string')) {
+  if (typeof text !== 'string')
+    throw new EngramError('INVALID_INPUT', 'Private-content stripping takes a string of text.');
+  if (
+    options === null ||
+    typeof options !== 'object' ||
+    (options.marker !== undefined && typeof options.marker !== 'string')
+  ) {
     throw new EngramError('INVALID_INPUT', 'Strip options are an object; marker, when given, is a string.');
   }
   return undefined;
@@ -113,7 +125,8 @@ function stripPrivateBlocks(text: string, state: { depth: number }, marker: stri
 }
 
 function stripInjectedBlocks(text: string, marker: string): { text: string; removed: number } {
-  if (!text.includes(MEMORY_CONTEXT_OPEN) && !text.includes(INJECTED_PREAMBLES.staticPart.slice(0, 40))) return { text, removed: 0 };
+  if (!text.includes(MEMORY_CONTEXT_OPEN) && !text.includes(INJECTED_PREAMBLES.staticPart.slice(0, 40)))
+    return { text, removed: 0 };
   const kept: string[] = [];
   let position = 0;
   let removed = 0;
@@ -136,7 +149,10 @@ function nextInjectedBlock(text: string, from: number): { start: number; end: nu
   if (blockStart !== -1) {
     const close = text.indexOf(MEMORY_CONTEXT_CLOSE, blockStart);
     // The block ends with its closing tag and the line break engram writes after it.
-    const end = close === -1 ? text.length : close + MEMORY_CONTEXT_CLOSE.length + (text.startsWith('\n', close + MEMORY_CONTEXT_CLOSE.length) ? 1 : 0);
+    const end =
+      close === -1
+        ? text.length
+        : close + MEMORY_CONTEXT_CLOSE.length + (text.startsWith('\n', close + MEMORY_CONTEXT_CLOSE.length) ? 1 : 0);
     candidates.push({ start: blockStart, end });
   }
   const staticStart = text.indexOf(INJECTED_PREAMBLES.staticPart.trimEnd(), from);

@@ -39,7 +39,8 @@ const MIN_WORD_PASSWORD = 5;
  * ends its clause. In code (`password: input,` or `input }`) a comma or bracket after it means a variable.
  */
 function isWordPassword(value: string, after: string, code: boolean): boolean {
-  if (value.length < MIN_WORD_PASSWORD || value.length > 64 || !/^[A-Za-z]+$/.test(value) || /[a-z][A-Z]/.test(value)) return false;
+  if (value.length < MIN_WORD_PASSWORD || value.length > 64 || !/^[A-Za-z]+$/.test(value) || /[a-z][A-Z]/.test(value))
+    return false;
   const lower = value.toLowerCase();
   if (DESCRIBES_A_PASSWORD.has(lower) || /(?:ed|ing|ly)$/.test(lower)) return false;
   const clauseEnd = code
@@ -77,7 +78,9 @@ const assignmentDetector: Detector = {
       // `password: string` in a type, `token: Token`: a declaration, not a value.
       if (!quoted && match[3] === ':' && /^[A-Z][A-Za-z]*(?:\[\])?$/.test(value) && !/\d/.test(value)) continue;
       const isPassword = PASSWORD_KEY.test(key);
-      const accepted = acceptAssignedValue(value, quoted, tight) || (isPassword && !quoted && isWordPassword(value, text.slice(span[1], span[1] + 8), true));
+      const accepted =
+        acceptAssignedValue(value, quoted, tight) ||
+        (isPassword && !quoted && isWordPassword(value, text.slice(span[1], span[1] + 8), true));
       if (!accepted) continue;
       emit(isPassword ? 'password' : 'credential-assignment', span[0], span[1]);
     }
@@ -89,7 +92,7 @@ const proseDetector: Detector = {
   kind: 'password',
   find(text, emit) {
     const regex =
-      /\b(password|passphrase|passcode|pin|api key|access key|secret key|secret|token)\b(?:\s+(?:for|of|to|on)\s+[^.\n:=]{1,60}?)?\s+(?:is|was|is set to|=|:)\s+(?:"([^"\n]{1,200})"|'([^'\n]{1,200})'|(\S{1,200}))/gid;
+      /\b(password|passphrase|passcode|pin|api key|access key|secret key|secret|token)\b(?:\s+(?:for|of|to|on)\s+[^.\n:=]{1,60}?)?\s+(?:is|was|is set to|=|:)\s+(?:"([^"\n]{1,200})"|'([^'\n]{1,200})'|(\S{1,200}))/dgi;
     for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
       const noun = match[1]!.toLowerCase();
       const groupIndex = match[2] !== undefined ? 2 : match[3] !== undefined ? 3 : 4;
@@ -107,8 +110,12 @@ const proseDetector: Detector = {
       const isPin = noun === 'pin' || noun === 'passcode';
       let accept: boolean;
       if (quoted) accept = value.trim().length >= 3;
-      else if (isPin) accept = /^\d{4,12}$/.test(value) || (value.length >= 6 && /\d/.test(value) && /[A-Za-z]/.test(value));
-      else if (isPassword) accept = (value.length >= 6 && /[A-Za-z]/.test(value) && /[\d\W_]/.test(value)) || isWordPassword(value, text.slice(end, end + 8), false);
+      else if (isPin)
+        accept = /^\d{4,12}$/.test(value) || (value.length >= 6 && /\d/.test(value) && /[A-Za-z]/.test(value));
+      else if (isPassword)
+        accept =
+          (value.length >= 6 && /[A-Za-z]/.test(value) && /[\d\W_]/.test(value)) ||
+          isWordPassword(value, text.slice(end, end + 8), false);
       else accept = value.length >= 12 && /\d/.test(value) && /[A-Za-z]/.test(value) && !/^https?:/.test(value);
       if (accept) emit(isPassword || isPin ? 'password' : 'credential-assignment', span[0], end);
     }
@@ -132,18 +139,27 @@ const curlUserDetector: Detector = {
 // A command-line value: quoted, or a run without spaces or quotes.
 const ARGUMENT = `(?:'([^'\\n]{1,256})'|"([^"\\n]{1,256})"|([^\\s'"]{1,256}))`;
 // Command words, options and values before the one that holds the password: on one line, one command.
-const SAME_COMMAND = "[^\\n;|&]{0,300}?";
+const SAME_COMMAND = '[^\\n;|&]{0,300}?';
 const LOGIN_COMMANDS = 'docker|podman|nerdctl|buildah|skopeo|oras|crane|helm(?:[ \\t]+registry)?';
 
 // Where a command takes a password as an option value. Each is taken whatever it looks like: the
 // command says what it is. (`--password=…` and `PGPASSWORD=…` are assignments, found above.)
 const COMMAND_PASSWORDS: readonly RegExp[] = [
   // mysql -pS3cret: attached to -p (a lone -p asks for it; -P is the port).
-  new RegExp(`\\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlpump|mariadb(?:-dump|-admin)?)\\b${SAME_COMMAND}[ \\t]-p${ARGUMENT}`, 'gd'),
+  new RegExp(
+    `\\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlpump|mariadb(?:-dump|-admin)?)\\b${SAME_COMMAND}[ \\t]-p${ARGUMENT}`,
+    'gd',
+  ),
   // docker login -p S3cret, helm registry login --password S3cret
-  new RegExp(`\\b(?:${LOGIN_COMMANDS})[ \\t]+(?:[^\\n;|&]{0,100}?[ \\t])?login\\b${SAME_COMMAND}[ \\t](?:-p|--password)(?:=|[ \\t]+)${ARGUMENT}`, 'gd'),
+  new RegExp(
+    `\\b(?:${LOGIN_COMMANDS})[ \\t]+(?:[^\\n;|&]{0,100}?[ \\t])?login\\b${SAME_COMMAND}[ \\t](?:-p|--password)(?:=|[ \\t]+)${ARGUMENT}`,
+    'gd',
+  ),
   // sshpass -p S3cret ssh host, redis-cli -a S3cret, mongosh -p S3cret
-  new RegExp(`\\b(?:sshpass${SAME_COMMAND}[ \\t]-p|redis-cli${SAME_COMMAND}[ \\t](?:-a|--pass)|mongo(?:sh)?${SAME_COMMAND}[ \\t](?:-p|--password))(?:=|[ \\t]+)${ARGUMENT}`, 'gd'),
+  new RegExp(
+    `\\b(?:sshpass${SAME_COMMAND}[ \\t]-p|redis-cli${SAME_COMMAND}[ \\t](?:-a|--pass)|mongo(?:sh)?${SAME_COMMAND}[ \\t](?:-p|--password))(?:=|[ \\t]+)${ARGUMENT}`,
+    'gd',
+  ),
 ];
 // `--password S3cret`, `--api-token abc123…` for any command: only values that look like credentials.
 const SECRET_FLAG = new RegExp(
@@ -156,7 +172,10 @@ const commandLineDetector: Detector = {
   kind: 'password',
   find(text, emit) {
     if (!/-p|-a|--pass|--[a-z-]*(?:token|secret|key)/i.test(text)) return;
-    const value = (match: RegExpExecArray, first: number): { value: string; span: [number, number]; quoted: boolean } | undefined => {
+    const value = (
+      match: RegExpExecArray,
+      first: number,
+    ): { value: string; span: [number, number]; quoted: boolean } | undefined => {
       const index = [first, first + 1, first + 2].find((group) => match[group] !== undefined);
       if (index === undefined) return undefined;
       return { value: match[index]!, span: match.indices![index]! as [number, number], quoted: index !== first + 2 };
@@ -165,7 +184,8 @@ const commandLineDetector: Detector = {
       regex.lastIndex = 0;
       for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
         const found = value(match, 1);
-        if (!found || found.value.trim().length < 3 || isNotAValue(found.value) || found.value.startsWith('-')) continue;
+        if (!found || found.value.trim().length < 3 || isNotAValue(found.value) || found.value.startsWith('-'))
+          continue;
         emit('password', found.span[0], found.span[1]);
       }
     }
@@ -185,6 +205,10 @@ export const bearerDetector = pattern('bearer-token', /\bBearer\s+([A-Za-z0-9._~
 });
 
 /** `Authorization: Basic …`: the base64 of `user:password`. */
-export const basicAuthDetector = pattern('basic-auth-credentials', /\bAuthorization\s*:\s*Basic\s+([A-Za-z0-9+/]{8,4096}=*)/i, { group: 1 });
+export const basicAuthDetector = pattern(
+  'basic-auth-credentials',
+  /\bAuthorization\s*:\s*Basic\s+([A-Za-z0-9+/]{8,4096}=*)/i,
+  { group: 1 },
+);
 
 export { assignmentDetector, commandLineDetector, curlUserDetector, proseDetector };

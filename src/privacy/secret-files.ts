@@ -23,7 +23,25 @@ export const SECRET_FILE_NAMES: readonly SecretFileName[] = [
   // .credentials.json: Claude Code's login tokens (~/.claude/.credentials.json).
   ...['.npmrc', '.pypirc', '.netrc', '.git-credentials', '.pgpass', '.credentials.json'].map((glob) => ({ glob })),
   { glob: 'credentials' },
-  { glob: 'credentials.*', except: ['*.ts', '*.tsx', '*.js', '*.mjs', '*.cjs', '*.py', '*.go', '*.rb', '*.java', '*.kt', '*.rs', '*.cs', '*.php', '*.md'] },
+  {
+    glob: 'credentials.*',
+    except: [
+      '*.ts',
+      '*.tsx',
+      '*.js',
+      '*.mjs',
+      '*.cjs',
+      '*.py',
+      '*.go',
+      '*.rb',
+      '*.java',
+      '*.kt',
+      '*.rs',
+      '*.cs',
+      '*.php',
+      '*.md',
+    ],
+  },
 ];
 
 /** Folders whose every file usually holds credentials. */
@@ -57,7 +75,10 @@ export function isSecretPath(relativePath: string): boolean {
 
 // A shell glob on one name (`*`, `?`) as an anchored regular expression.
 function globRegExp(glob: string, ignoreCase: boolean): RegExp {
-  const source = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const source = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${source}$`, ignoreCase ? 'i' : '');
 }
 

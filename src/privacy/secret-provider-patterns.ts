@@ -59,20 +59,38 @@ export const PROVIDER_DETECTORS: Detector[] = [
   pattern('anthropic-api-key', /\bsk-ant-[A-Za-z0-9_-]{32,300}/),
   pattern('openrouter-api-key', /\bsk-or-v1-[0-9a-f]{64}\b/),
   pattern('openai-api-key', /\bsk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,300}/),
-  pattern('openai-api-key', /\bsk-[A-Za-z0-9]{20,200}(?![A-Za-z0-9_-])/, { accept: (value) => /\d/.test(value) && /[A-Za-z]{2}/.test(value.slice(3)) }),
+  pattern('openai-api-key', /\bsk-[A-Za-z0-9]{20,200}(?![A-Za-z0-9_-])/, {
+    accept: (value) => /\d/.test(value) && /[A-Za-z]{2}/.test(value.slice(3)),
+  }),
   pattern('aws-access-key-id', /\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z2-7]{16}\b/),
   pattern('github-fine-grained-token', /\bgithub_pat_[A-Za-z0-9_]{40,255}/),
   pattern('github-token', /\bgh[pousr]_[A-Za-z0-9]{36,251}\b/),
   pattern('gitlab-token', /\bgl(?:pat|dt|ptt|rt|soat|ft|cbt|imt|agent|oas)-[A-Za-z0-9_-]{20,100}/),
-  pattern('slack-webhook-url', /hooks\.slack\.com\/(?:services|workflows|triggers)\/([A-Za-z0-9_/-]{16,200})/, { group: 1 }),
-  pattern('discord-webhook-url', /discord(?:app)?\.com\/api\/webhooks\/\d{5,25}\/([A-Za-z0-9_-]{20,200})/, { group: 1 }),
+  pattern('slack-webhook-url', /hooks\.slack\.com\/(?:services|workflows|triggers)\/([A-Za-z0-9_/-]{16,200})/, {
+    group: 1,
+  }),
+  pattern('discord-webhook-url', /discord(?:app)?\.com\/api\/webhooks\/\d{5,25}\/([A-Za-z0-9_-]{20,200})/, {
+    group: 1,
+  }),
   // Webhook URLs whose path is the credential: anyone holding the URL can post.
-  pattern('webhook-url', /\bhooks\.zapier\.com\/hooks\/(?:catch|standard)\/\d{1,20}\/([A-Za-z0-9]{5,64})/, { group: 1 }),
-  pattern('webhook-url', /\bmaker\.ifttt\.com\/(?:trigger\/[^/\s]{1,100}\/(?:json\/)?with\/key|use)\/([A-Za-z0-9_-]{16,64})/, { group: 1 }),
-  pattern('webhook-url', /(?:\.webhook\.office\.com\/webhookb2|outlook\.office(?:365)?\.com\/webhook)\/[0-9a-fA-F-]{36}@[0-9a-fA-F-]{36}\/IncomingWebhook\/([0-9a-fA-F]{32})/, { group: 1 }),
+  pattern('webhook-url', /\bhooks\.zapier\.com\/hooks\/(?:catch|standard)\/\d{1,20}\/([A-Za-z0-9]{5,64})/, {
+    group: 1,
+  }),
+  pattern(
+    'webhook-url',
+    /\bmaker\.ifttt\.com\/(?:trigger\/[^/\s]{1,100}\/(?:json\/)?with\/key|use)\/([A-Za-z0-9_-]{16,64})/,
+    { group: 1 },
+  ),
+  pattern(
+    'webhook-url',
+    /(?:\.webhook\.office\.com\/webhookb2|outlook\.office(?:365)?\.com\/webhook)\/[0-9a-fA-F-]{36}@[0-9a-fA-F-]{36}\/IncomingWebhook\/([0-9a-fA-F]{32})/,
+    { group: 1 },
+  ),
   pattern('slack-token', /\bxox[abposre]-[A-Za-z0-9-]{10,250}/),
   pattern('slack-token', /\bxapp-\d-[A-Za-z0-9-]{20,250}/),
-  pattern('stripe-key', /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{20,250}\b/, { accept: (value) => !value.startsWith('pk_') }),
+  pattern('stripe-key', /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{20,250}\b/, {
+    accept: (value) => !value.startsWith('pk_'),
+  }),
   pattern('stripe-webhook-secret', /\bwhsec_[A-Za-z0-9+/=]{24,100}/),
   pattern('google-api-key', /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/),
   pattern('google-oauth-client-secret', /\bGOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])/),
@@ -90,9 +108,16 @@ export const PROVIDER_DETECTORS: Detector[] = [
   pattern('age-secret-key', /\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b/),
   pattern('telegram-bot-token', /\b\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/),
   pattern('jwt', /\beyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{0,4096}/),
-  pattern('azure-storage-key', /\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|sharedaccesskey)\s*=\s*([^;\s"']{8,500})/i, { group: 1 }),
+  pattern(
+    'azure-storage-key',
+    /\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|sharedaccesskey)\s*=\s*([^;\s"']{8,500})/i,
+    { group: 1 },
+  ),
   pattern('aws-secret-access-key', /(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/, {
     accept: (value, match, text) =>
-      /[a-z]/.test(value) && /[A-Z]/.test(value) && /[0-9]/.test(value) && /aws|secret/i.test(text.slice(Math.max(0, match.index - 80), match.index)),
+      /[a-z]/.test(value) &&
+      /[A-Z]/.test(value) &&
+      /[0-9]/.test(value) &&
+      /aws|secret/i.test(text.slice(Math.max(0, match.index - 80), match.index)),
   }),
 ];

@@ -1,6 +1,13 @@
 import { EngramError } from '../kernel/errors.js';
 import { isHighEntropyToken } from './high-entropy-token.js';
-import { assignmentDetector, basicAuthDetector, bearerDetector, commandLineDetector, curlUserDetector, proseDetector } from './secret-context-detectors.js';
+import {
+  assignmentDetector,
+  basicAuthDetector,
+  bearerDetector,
+  commandLineDetector,
+  curlUserDetector,
+  proseDetector,
+} from './secret-context-detectors.js';
 import { PLACEHOLDER_PREFIX, type Detector, type Emit, type SecretKind, type SecretMatch } from './secret-detector.js';
 import { pemDetector, PROVIDER_DETECTORS } from './secret-provider-patterns.js';
 import { URL_SPAN, urlPasswordDetector, urlPathDetector, urlQueryDetector } from './secret-url-detectors.js';
@@ -72,7 +79,8 @@ const entropyDetector: Detector = {
 
 // URLs, UUIDs and OpenSSH public keys: long, random-looking, and not secrets by themselves.
 const UUID = /\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b/g;
-const SSH_PUBLIC_KEY = /\b(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d{3}|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com) AAAA[A-Za-z0-9+/]{20,}={0,3}/g;
+const SSH_PUBLIC_KEY =
+  /\b(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d{3}|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com) AAAA[A-Za-z0-9+/]{20,}={0,3}/g;
 
 /** Finds every secret in a text, without overlaps, in text order. */
 export function findSecrets(text: string): SecretMatch[] {

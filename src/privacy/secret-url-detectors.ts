@@ -53,7 +53,8 @@ export const urlQueryDetector: Detector = {
 };
 
 // Path segments that say the segments after them are a credential.
-const PATH_SECRET_HINT = /^(?:hooks?|webhooks?|webhookb2|incomingwebhook|tokens?|keys?|secrets?|api[-_]?keys?|access[-_]?tokens?|signatures?|passwords?)$/i;
+const PATH_SECRET_HINT =
+  /^(?:hooks?|webhooks?|webhookb2|incomingwebhook|tokens?|keys?|secrets?|api[-_]?keys?|access[-_]?tokens?|signatures?|passwords?)$/i;
 const UUID_SEGMENT = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const MIN_PATH_SECRET = 8;
 

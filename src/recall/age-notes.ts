@@ -34,7 +34,8 @@ export function ageNote(memory: Pick<Memory, 'updatedAt'>, now: string, options:
   const days = Number.isFinite(exact) ? Math.floor(exact) : 0;
   if (!(exact > ageNoteDays) && !(exact > staleDays)) return { state: 'fresh', days };
   const age = `${formatDays(days)} old`;
-  if (exact > staleDays) return { state: 'stale', days, age, note: 'stale: may be out of date, verify before relying on it' };
+  if (exact > staleDays)
+    return { state: 'stale', days, age, note: 'stale: may be out of date, verify before relying on it' };
   return { state: 'aging', days, age, note: 'may be out of date' };
 }
 

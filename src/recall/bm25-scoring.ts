@@ -72,8 +72,20 @@ export function fullTextToken(term: string): string | undefined {
  * forms of an irregular word ("bought", "buy") count as one term, its document frequency the sum
  * of theirs.
  */
-export function scoreBm25(documents: readonly string[], terms: readonly string[], statistics: Bm25Statistics, parameters: Bm25Parameters): number[] {
-  const queryTokens = [...new Set(terms.map(fullTextToken).filter((token): token is string => token !== undefined).map(baseToken))];
+export function scoreBm25(
+  documents: readonly string[],
+  terms: readonly string[],
+  statistics: Bm25Statistics,
+  parameters: Bm25Parameters,
+): number[] {
+  const queryTokens = [
+    ...new Set(
+      terms
+        .map(fullTextToken)
+        .filter((token): token is string => token !== undefined)
+        .map(baseToken),
+    ),
+  ];
   const tokenized = documents.map(fullTextTokens);
   const averageLength = tokenized.reduce((sum, tokens) => sum + tokens.length, 0) / Math.max(1, tokenized.length) || 1;
   const { k1, b } = parameters;

@@ -69,11 +69,19 @@ export function addConversationContext<T extends { memory: Memory; relevance: nu
     if (!position) return { hit, relevance: hit.relevance };
     const neighbour = [position.turn, ...position.adjacent]
       .map((key) => (key === undefined ? undefined : bestOther(byTurn.get(key), index)))
-      .reduce((best, candidate) => (candidate && (!best || candidate.relevance > best.relevance) ? candidate : best), undefined);
+      .reduce(
+        (best, candidate) => (candidate && (!best || candidate.relevance > best.relevance) ? candidate : best),
+        undefined,
+      );
     const session = bestOther(bySession.get(position.session), index);
     const context: ContextSupport = { own: Math.max(0, hit.relevance) };
-    if (neighbour && weights.neighbourWeight > 0) context.neighbour = { id: hits[neighbour.index]!.memory.id, added: weights.neighbourWeight * neighbour.relevance };
-    if (session && weights.sessionWeight > 0) context.session = { id: hits[session.index]!.memory.id, added: weights.sessionWeight * session.relevance };
+    if (neighbour && weights.neighbourWeight > 0)
+      context.neighbour = {
+        id: hits[neighbour.index]!.memory.id,
+        added: weights.neighbourWeight * neighbour.relevance,
+      };
+    if (session && weights.sessionWeight > 0)
+      context.session = { id: hits[session.index]!.memory.id, added: weights.sessionWeight * session.relevance };
     if (!context.neighbour && !context.session) return { hit, relevance: hit.relevance };
     return { hit, relevance: context.own + (context.neighbour?.added ?? 0) + (context.session?.added ?? 0), context };
   });
@@ -121,7 +129,10 @@ function checkWeights(weights: ContextWeights): void {
   for (const key of ['neighbourWeight', 'sessionWeight'] as const) {
     const value = weights[key];
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1) {
-      throw new EngramError('CONFIG_INVALID', `Invalid conversation context ${key} ${JSON.stringify(value)}: a number from 0 to 1.`);
+      throw new EngramError(
+        'CONFIG_INVALID',
+        `Invalid conversation context ${key} ${JSON.stringify(value)}: a number from 0 to 1.`,
+      );
     }
   }
 }

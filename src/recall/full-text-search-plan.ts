@@ -32,7 +32,11 @@ export function worthProbingTerms(terms: readonly string[], totalMemories: numbe
  * `documents(term)` is a count of the memories holding the term, which may be capped at the
  * threshold. Whether the rare terms suffice is judged in the asked scopes by the caller.
  */
-export function selectiveTerms(terms: readonly string[], totalMemories: number, documents: (term: string) => number): string[] {
+export function selectiveTerms(
+  terms: readonly string[],
+  totalMemories: number,
+  documents: (term: string) => number,
+): string[] {
   if (!worthProbingTerms(terms, totalMemories)) return [...terms];
   const threshold = commonTermThreshold(totalMemories);
   const rare = terms.filter((term) => {

@@ -58,7 +58,7 @@ export const LLM_SELECTION_WARNINGS = {
 
 const SYSTEM_PROMPT = [
   'You choose which saved memories an AI assistant should be reminded of before it answers the user.',
-  'You get the user\'s message, the tools the assistant used recently, and a list of memories, one per line:',
+  "You get the user's message, the tools the assistant used recently, and a list of memories, one per line:",
   'handle, type, name, age, and a one-line description.',
   '',
   'Pick the memories that will clearly help with this message, at most {maxPicks}, most useful first.',
@@ -98,12 +98,25 @@ export async function selectMemoriesWithModel(
   // Bounded reads whatever the store's size: the most recently written memories, plus those the
   // message names in full text (an old memory that fits the message deserves a line too).
   const types = request.types && { types: request.types };
-  const recent = await store.list({ scopes, archived: 'exclude', invalid: 'exclude', order: 'updated-desc', limit: Math.min(manifestMax + surfaced.size, 100_000), ...types });
+  const recent = await store.list({
+    scopes,
+    archived: 'exclude',
+    invalid: 'exclude',
+    order: 'updated-desc',
+    limit: Math.min(manifestMax + surfaced.size, 100_000),
+    ...types,
+  });
   const terms = withWordForms(queryTerms(request.query));
-  const relevant = terms.length === 0 || manifestMax === 0 ? [] : await store.searchText({ scopes, terms, match: 'any', limit: manifestMax, ...types });
-  const active = [...new Map([...recent, ...relevant.map((hit) => hit.memory)].map((memory) => [memory.id, memory])).values()];
+  const relevant =
+    terms.length === 0 || manifestMax === 0
+      ? []
+      : await store.searchText({ scopes, terms, match: 'any', limit: manifestMax, ...types });
+  const active = [
+    ...new Map([...recent, ...relevant.map((hit) => hit.memory)].map((memory) => [memory.id, memory])).values(),
+  ];
   const manifest = buildSelectionManifest(active, { now, max: manifestMax, surfaced, settings });
-  if (manifest.length === 0 || maxPicks === 0) return { memories: [], manifest, status: 'empty-manifest', warnings: [] };
+  if (manifest.length === 0 || maxPicks === 0)
+    return { memories: [], manifest, status: 'empty-manifest', warnings: [] };
 
   const prompt = formatSelectionPrompt({
     query: cutToBytes(cleanText(request.query), settings.recall.llmQueryMaxTokens * settings.tokens.bytesPerTextToken),
@@ -136,7 +149,13 @@ export async function selectMemoriesWithModel(
 
   const handles = parseSelectionOutput(text);
   if (handles === undefined) {
-    return { memories: [], manifest, status: 'fallback', warnings: [LLM_SELECTION_WARNINGS.malformed], ...(usage && { usage }) };
+    return {
+      memories: [],
+      manifest,
+      status: 'fallback',
+      warnings: [LLM_SELECTION_WARNINGS.malformed],
+      ...(usage && { usage }),
+    };
   }
   const warnings: string[] = [];
   const byKey = new Map<string, ManifestEntry>();
@@ -173,13 +192,16 @@ export function buildSelectionManifest(
   memories: readonly Memory[],
   options: { now: string; max: number; surfaced?: ReadonlySet<string>; settings?: RecallDependencies['settings'] },
 ): ManifestEntry[] {
-  const usefulAt = (memory: Memory): number => Math.max(Date.parse(memory.updatedAt), memory.lastAccessedAt ? Date.parse(memory.lastAccessedAt) : 0);
+  const usefulAt = (memory: Memory): number =>
+    Math.max(Date.parse(memory.updatedAt), memory.lastAccessedAt ? Date.parse(memory.lastAccessedAt) : 0);
   const chosen = memories
     .filter((memory) => !memory.archived && memory.invalidAt === null && !options.surfaced?.has(memory.id))
     .sort((a, b) => usefulAt(b) - usefulAt(a) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     .slice(0, Math.max(0, options.max));
   const handles = assignHandles(chosen.map((memory) => memory.id));
-  const ageOptions = options.settings ? { ageNoteDays: options.settings.recall.ageNoteDays, staleDays: options.settings.recall.staleDays } : {};
+  const ageOptions = options.settings
+    ? { ageNoteDays: options.settings.recall.ageNoteDays, staleDays: options.settings.recall.staleDays }
+    : {};
   return chosen.map((memory) => ({
     handle: handles.get(memory.id)!,
     id: memory.id,
@@ -191,7 +213,11 @@ export function buildSelectionManifest(
 }
 
 /** The user turn of the selection request: the message, the recent tools and one manifest line per memory. */
-export function formatSelectionPrompt(input: { query: string; recentTools: readonly string[]; manifest: readonly ManifestEntry[] }): string {
+export function formatSelectionPrompt(input: {
+  query: string;
+  recentTools: readonly string[];
+  manifest: readonly ManifestEntry[];
+}): string {
   const lines = input.manifest.map((entry) => {
     const age = entry.ageDays === 0 ? 'today' : entry.ageDays === 1 ? '1 day old' : `${entry.ageDays} days old`;
     return `${entry.handle} | ${entry.type} | ${cleanText(entry.name)} | ${age} | ${cleanText(entry.description)}`;
@@ -247,7 +273,8 @@ export function assignHandles(ids: readonly string[]): Map<string, string> {
   const taken = new Set<string>();
   for (const id of [...ids].sort()) {
     let handle = `m${fnv1a(id).toString(36).padStart(7, '0')}`;
-    for (let salt = 1; taken.has(handle); salt += 1) handle = `m${fnv1a(id).toString(36).padStart(7, '0')}${fnv1a(`${salt}:${id}`).toString(36).slice(0, 3)}`;
+    for (let salt = 1; taken.has(handle); salt += 1)
+      handle = `m${fnv1a(id).toString(36).padStart(7, '0')}${fnv1a(`${salt}:${id}`).toString(36).slice(0, 3)}`;
     taken.add(handle);
     handles.set(id, handle);
   }
@@ -257,7 +284,11 @@ export function assignHandles(ids: readonly string[]): Map<string, string> {
 class SelectionTimeout extends Error {}
 
 /** Runs `work` with a signal that fires after `timeoutMs` or when `outer` fires; never waits longer, even if `work` ignores its signal. */
-async function withTimeout<T>(work: (signal: AbortSignal) => Promise<T>, timeoutMs: number, outer: AbortSignal | undefined): Promise<T> {
+async function withTimeout<T>(
+  work: (signal: AbortSignal) => Promise<T>,
+  timeoutMs: number,
+  outer: AbortSignal | undefined,
+): Promise<T> {
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const onAbort = (): void => controller.abort(outer?.reason);
@@ -307,7 +338,10 @@ function cutToBytes(text: string, maxBytes: number): string {
 
 function boundedInteger(value: unknown, field: string, minimum: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum || value > 1_000_000) {
-    throw new EngramError('INVALID_INPUT', `Invalid ${field} ${JSON.stringify(value)}: a whole number from ${minimum}.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Invalid ${field} ${JSON.stringify(value)}: a whole number from ${minimum}.`,
+    );
   }
   return value;
 }

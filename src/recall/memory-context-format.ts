@@ -1,5 +1,10 @@
 import { ageNote, formatAgeNote, type AgeNoteOptions } from './age-notes.js';
-import { BLOCK_PREAMBLE, MEMORY_CONTEXT_CLOSE, MEMORY_CONTEXT_OPEN, STATIC_PREAMBLE } from '../privacy/injected-markers.js';
+import {
+  BLOCK_PREAMBLE,
+  MEMORY_CONTEXT_CLOSE,
+  MEMORY_CONTEXT_OPEN,
+  STATIC_PREAMBLE,
+} from '../privacy/injected-markers.js';
 import { EngramError } from '../kernel/errors.js';
 import type { Memory } from '../memory/memory.js';
 import { DEFAULT_SETTINGS } from '../kernel/settings.js';
@@ -105,7 +110,8 @@ export function packMemoryContext(candidates: readonly ContextCandidate[], optio
   if (included.length === 0) return { block: '', tokens: 0, included, omitted };
   const block = `${BLOCK_HEAD}${entries.join('')}${BLOCK_TAIL}`;
   const tokens = tokensForBytes(utf8ByteLength(block), bytesPerToken);
-  if (tokens > maxTokens) throw new EngramError('INTERNAL', `Memory context packed to ${tokens} tokens over a budget of ${maxTokens}.`);
+  if (tokens > maxTokens)
+    throw new EngramError('INTERNAL', `Memory context packed to ${tokens} tokens over a budget of ${maxTokens}.`);
   return { block, tokens, included, omitted };
 }
 
@@ -120,6 +126,11 @@ export function formatStaticMemoryPart(indexText: string): string {
 }
 
 function attribute(name: string, value: string): string {
-  const escaped = value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/[\u0000-\u001F\u007F-\u009F]/g, ' ');
+  const escaped = value
+    .replace(/&/g, '&amp;')
+    .replace(/"/g, '&quot;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/[\u0000-\u001F\u007F-\u009F]/g, ' ');
   return `${name}="${escaped}"`;
 }

@@ -1,11 +1,22 @@
 import { EngramError } from '../kernel/errors.js';
-import { packMemoryContext, formatStaticMemoryPart, type ContextCandidate, type PackedMemory } from './memory-context-format.js';
+import {
+  packMemoryContext,
+  formatStaticMemoryPart,
+  type ContextCandidate,
+  type PackedMemory,
+} from './memory-context-format.js';
 import { buildMemoryIndex } from '../memory/memory-index.js';
 import type { Scope } from '../memory/scope.js';
 import { estimateTextTokens } from '../kernel/token-estimate.js';
 import type { LanguageModel, LanguageModelUsage } from '../contracts/language-model.js';
 import { selectMemoriesWithModel, type LlmSelection } from './llm-selection.js';
-import { recallMemories, recordHits, type RecallDependencies, type RecallOptions, type RecallResult } from './recall-memories.js';
+import {
+  recallMemories,
+  recordHits,
+  type RecallDependencies,
+  type RecallOptions,
+  type RecallResult,
+} from './recall-memories.js';
 
 export interface MemoryContextOptions extends Omit<RecallOptions, 'recordAccess'> {
   /** Token budget of the `<memory_context>` block, wrapper included; default `injection.maxTokens` (3,000). */
@@ -63,7 +74,8 @@ export async function buildMemoryContext(
   options: MemoryContextOptions = {},
 ): Promise<MemoryContext> {
   if (typeof query !== 'string') throw new EngramError('INVALID_INPUT', 'A memory context query is a string.');
-  if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'Memory context options are an object.');
+  if (options === null || typeof options !== 'object')
+    throw new EngramError('INVALID_INPUT', 'Memory context options are an object.');
   const { settings, store } = dependencies;
   const maxTokens = options.maxTokens ?? settings.injection.maxTokens;
   if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 0 || maxTokens > 10_000_000) {
@@ -72,7 +84,17 @@ export async function buildMemoryContext(
   if (options.model !== undefined && typeof options.model?.generate !== 'function') {
     throw new EngramError('INVALID_INPUT', 'model must be a LanguageModel with a generate() method.');
   }
-  const { maxTokens: _budget, model, recentTools, surfaced, exclude, signal, recordAccess, includeStaticPart, ...recallOptions } = options;
+  const {
+    maxTokens: _budget,
+    model,
+    recentTools,
+    surfaced,
+    exclude,
+    signal,
+    recordAccess,
+    includeStaticPart,
+    ...recallOptions
+  } = options;
   // One instant for the whole turn, so ranking, age notes and hits agree.
   const instant = dependencies.now();
   const fixed: RecallDependencies = { ...dependencies, now: () => instant };
@@ -104,7 +126,8 @@ export async function buildMemoryContext(
     offered.add(memory.id);
   }
   for (const entry of ranked.memories) {
-    if (!offered.has(entry.memory.id)) candidates.push({ memory: entry.memory, score: entry.parts.score, source: 'ranked' });
+    if (!offered.has(entry.memory.id))
+      candidates.push({ memory: entry.memory, score: entry.parts.score, source: 'ranked' });
   }
   const packed = packMemoryContext(candidates, {
     maxTokens,
@@ -115,7 +138,14 @@ export async function buildMemoryContext(
   });
 
   const staticPart = includeStaticPart === false ? '' : await buildStaticPart(dependencies, ranked.scopes);
-  if (recordAccess !== false) warnings.push(...(await recordHits(store, packed.included.map((entry) => entry.memory.id), now)));
+  if (recordAccess !== false)
+    warnings.push(
+      ...(await recordHits(
+        store,
+        packed.included.map((entry) => entry.memory.id),
+        now,
+      )),
+    );
   return {
     query,
     at: now,
@@ -124,7 +154,11 @@ export async function buildMemoryContext(
     block: packed.block,
     included: packed.included,
     omitted: packed.omitted,
-    tokens: { staticPart: estimateTextTokens(staticPart, { bytesPerToken: settings.tokens.bytesPerTextToken }), block: packed.tokens, budget: maxTokens },
+    tokens: {
+      staticPart: estimateTextTokens(staticPart, { bytesPerToken: settings.tokens.bytesPerTextToken }),
+      block: packed.tokens,
+      budget: maxTokens,
+    },
     warnings,
     ...(selection && {
       selection: {
@@ -147,8 +181,13 @@ async function recallWithout(
 ): Promise<RecallResult> {
   const topK = options.topK ?? dependencies.settings.recall.topK;
   // An invalid top_k goes to recallMemories unchanged, which refuses it.
-  if (!exclude || !Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K) return recallMemories(dependencies, query, scopes, { ...options, recordAccess: false });
-  const wider = await recallMemories(dependencies, query, scopes, { ...options, topK: Math.min(MAX_TOP_K, topK + exclude.size), recordAccess: false });
+  if (!exclude || !Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K)
+    return recallMemories(dependencies, query, scopes, { ...options, recordAccess: false });
+  const wider = await recallMemories(dependencies, query, scopes, {
+    ...options,
+    topK: Math.min(MAX_TOP_K, topK + exclude.size),
+    recordAccess: false,
+  });
   return { ...wider, memories: wider.memories.filter((entry) => !exclude.has(entry.memory.id)).slice(0, topK) };
 }
 
@@ -164,7 +203,10 @@ const INDEX_RESERVED_LINES = 4;
  * says how many it leaves to recall. Nothing in it depends on hits or access times, so recalls
  * never change it; reads are bounded (a count and one page), whatever the store's size.
  */
-export async function buildStaticPart(dependencies: Pick<RecallDependencies, 'store' | 'settings'>, scopes: readonly Scope[]): Promise<string> {
+export async function buildStaticPart(
+  dependencies: Pick<RecallDependencies, 'store' | 'settings'>,
+  scopes: readonly Scope[],
+): Promise<string> {
   const { store, settings } = dependencies;
   const active = { scopes, archived: 'exclude', invalid: 'exclude' } as const;
   const limit = Math.max(1, settings.index.maxLines - INDEX_RESERVED_LINES);
@@ -176,6 +218,9 @@ export async function buildStaticPart(dependencies: Pick<RecallDependencies, 'st
     maxBytes: settings.index.maxBytes,
     entryMaxChars: settings.index.entryMaxChars,
   });
-  const note = total > memories.length ? `\n> This index lists the ${memories.length} most important of ${total} memories; recall finds the others.\n` : '';
+  const note =
+    total > memories.length
+      ? `\n> This index lists the ${memories.length} most important of ${total} memories; recall finds the others.\n`
+      : '';
   return formatStaticMemoryPart(`${index.text}${note}`);
 }

@@ -58,7 +58,9 @@ export function queryTerms(text: string, maxTerms: number = MAX_QUERY_TERMS): st
     if (seen.has(word) || word.length > MAX_WORD_LENGTH) return;
     seen.add(word);
     all.push(word);
-    const dated = MONTH_STOP_WORDS.has(word) && [words[index - 1], words[index + 1]].some((next) => next !== undefined && NUMBER.test(next));
+    const dated =
+      MONTH_STOP_WORDS.has(word) &&
+      [words[index - 1], words[index + 1]].some((next) => next !== undefined && NUMBER.test(next));
     if (!STOP_WORDS.has(word) || dated) content.push(word);
   });
   // A query made only of stop words ("who am I") still deserves a search.

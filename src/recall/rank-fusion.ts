@@ -33,12 +33,20 @@ export interface FusedCandidate {
  * candidate however the embedder ranks it), and ranks rather than raw scores are fused because
  * BM25 and cosine live on scales that differ per query and per model.
  */
-export function fuseByReciprocalRank(textHits: readonly TextHit[], vectorHits: readonly VectorHit[], k: number): FusedCandidate[] {
+export function fuseByReciprocalRank(
+  textHits: readonly TextHit[],
+  vectorHits: readonly VectorHit[],
+  k: number,
+): FusedCandidate[] {
   const fused = new Map<string, FusedCandidate>();
   const bestText = Math.max(0, ...textHits.map((hit) => hit.relevance));
   textHits.forEach((hit, index) => {
     const relevance = bestText > 0 ? Math.max(0, hit.relevance) / bestText : 1;
-    fused.set(hit.memory.id, { memory: hit.memory, relevance: 1 / (k + index + 1), text: { rank: index + 1, relevance } });
+    fused.set(hit.memory.id, {
+      memory: hit.memory,
+      relevance: 1 / (k + index + 1),
+      text: { rank: index + 1, relevance },
+    });
   });
   vectorHits.forEach((hit, index) => {
     const vector = { rank: index + 1, similarity: hit.similarity };
@@ -62,7 +70,11 @@ export function withComponents(ranked: readonly RankedMemory[], candidates: read
     if (!candidate) return entry;
     return {
       ...entry,
-      parts: { ...entry.parts, ...(candidate.text && { text: candidate.text }), ...(candidate.vector && { vector: candidate.vector }) },
+      parts: {
+        ...entry.parts,
+        ...(candidate.text && { text: candidate.text }),
+        ...(candidate.vector && { vector: candidate.vector }),
+      },
     };
   });
 }
@@ -89,7 +101,10 @@ export async function vectorCandidates(
   if (query.trim() === '') return { hits: [], warnings: [] };
   const space = await vectors.space();
   if (space === undefined) return { hits: [], warnings: ['vectors-missing'] };
-  if (space.model !== embedder.model || (embedder.dimensions !== undefined && embedder.dimensions !== space.dimensions)) {
+  if (
+    space.model !== embedder.model ||
+    (embedder.dimensions !== undefined && embedder.dimensions !== space.dimensions)
+  ) {
     return { hits: [], warnings: ['vector-space-differs'] };
   }
   let vector: Float32Array | undefined;
@@ -99,6 +114,11 @@ export async function vectorCandidates(
     return { hits: [], warnings: ['embedding-failed'] };
   }
   if (!vector || vector.length !== space.dimensions) return { hits: [], warnings: ['vector-space-differs'] };
-  const hits = await vectors.search({ scopes: search.scopes, vector, limit: search.limit, ...(search.types && { types: search.types }) });
+  const hits = await vectors.search({
+    scopes: search.scopes,
+    vector,
+    limit: search.limit,
+    ...(search.types && { types: search.types }),
+  });
   return { hits, warnings: [] };
 }

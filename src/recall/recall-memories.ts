@@ -73,29 +73,61 @@ export async function recallMemories(
     sessionWeight: settings.recall.contextSessionWeight,
   });
   // Fuse, never gate: vector hits join the full-text candidates; none are dropped for lack of a vector.
-  const vectorSide = await vectorCandidates(dependencies, query, { scopes, limit, ...(options.types && { types: options.types }) });
-  const fused = vectorSide.hits.length > 0 ? fuseByReciprocalRank(hits, vectorSide.hits, settings.embedding.fusionK) : undefined;
+  const vectorSide = await vectorCandidates(dependencies, query, {
+    scopes,
+    limit,
+    ...(options.types && { types: options.types }),
+  });
+  const fused =
+    vectorSide.hits.length > 0 ? fuseByReciprocalRank(hits, vectorSide.hits, settings.embedding.fusionK) : undefined;
   const now = dependencies.now().toISOString();
-  const ranked = rankByRelevance(fused ?? hits, { now, recencyBase: settings.recall.recencyBase, recencyFloor: settings.recall.recencyFloor })
+  const ranked = rankByRelevance(fused ?? hits, {
+    now,
+    recencyBase: settings.recall.recencyBase,
+    recencyFloor: settings.recall.recencyFloor,
+  })
     .filter((entry) => entry.parts.score >= minScore)
     .slice(0, topK);
   const warnings = [...vectorSide.warnings];
-  if (options.recordAccess !== false) warnings.push(...(await recordHits(store, ranked.map((entry) => entry.memory.id), now)));
-  return { query, terms, scopes, memories: withContext(fused ? withComponents(ranked, fused) : ranked, hits), warnings };
+  if (options.recordAccess !== false)
+    warnings.push(
+      ...(await recordHits(
+        store,
+        ranked.map((entry) => entry.memory.id),
+        now,
+      )),
+    );
+  return {
+    query,
+    terms,
+    scopes,
+    memories: withContext(fused ? withComponents(ranked, fused) : ranked, hits),
+    warnings,
+  };
 }
 
 /** Copies what conversation context lent each memory into its score parts, relative to the best full-text hit (for `--explain`). */
-function withContext(ranked: readonly RankedMemory[], hits: ReadonlyArray<TextHit & { context?: ContextSupport }>): RankedMemory[] {
+function withContext(
+  ranked: readonly RankedMemory[],
+  hits: ReadonlyArray<TextHit & { context?: ContextSupport }>,
+): RankedMemory[] {
   const best = Math.max(0, ...hits.map((hit) => hit.relevance));
   if (best === 0) return [...ranked];
   const byId = new Map(hits.map((hit) => [hit.memory.id, hit.context]));
   return ranked.map((entry) => {
     const context = byId.get(entry.memory.id);
     if (!context) return entry;
-    const relative = (added: { id: string; added: number } | undefined) => added && { id: added.id, added: added.added / best };
+    const relative = (added: { id: string; added: number } | undefined) =>
+      added && { id: added.id, added: added.added / best };
     const neighbour = relative(context.neighbour);
     const session = relative(context.session);
-    return { ...entry, parts: { ...entry.parts, context: { own: context.own / best, ...(neighbour && { neighbour }), ...(session && { session }) } } };
+    return {
+      ...entry,
+      parts: {
+        ...entry.parts,
+        context: { own: context.own / best, ...(neighbour && { neighbour }), ...(session && { session }) },
+      },
+    };
   });
 }
 
@@ -110,7 +142,8 @@ export async function recordHits(store: MemoryStore, ids: readonly string[], now
     await store.recordAccess([...new Set(ids)], now);
     return [];
   } catch (error) {
-    if (isEngramError(error) && (error.code === 'STORE_ERROR' || error.code === 'STORE_CLOSED')) return ['hits-not-recorded'];
+    if (isEngramError(error) && (error.code === 'STORE_ERROR' || error.code === 'STORE_CLOSED'))
+      return ['hits-not-recorded'];
     throw error;
   }
 }

@@ -1,5 +1,10 @@
 import { EngramError } from '../kernel/errors.js';
-import { detectExplicitMemory, type ExplicitIntent, type ForgetIntent, type RememberIntent } from './explicit-memory.js';
+import {
+  detectExplicitMemory,
+  type ExplicitIntent,
+  type ForgetIntent,
+  type RememberIntent,
+} from './explicit-memory.js';
 import type { Memory, MemorySource } from '../memory/memory.js';
 import { lexicalProfile } from './near-duplicate.js';
 import { assertScope, type Scope } from '../memory/scope.js';
@@ -48,8 +53,13 @@ export interface ExplicitMemoryResult {
  * await applyExplicitMemory(engram, 'From now on, use pnpm instead of npm.');
  * // outcomes: [{ action: 'created', memory: { type: 'feedback', content: 'Use pnpm instead of npm.', … } }]
  */
-export async function applyExplicitMemory(engram: Engram, message: string, options: ExplicitMemoryWriteOptions = {}): Promise<ExplicitMemoryResult> {
-  if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'Explicit-memory options are an object.');
+export async function applyExplicitMemory(
+  engram: Engram,
+  message: string,
+  options: ExplicitMemoryWriteOptions = {},
+): Promise<ExplicitMemoryResult> {
+  if (options === null || typeof options !== 'object')
+    throw new EngramError('INVALID_INPUT', 'Explicit-memory options are an object.');
   const scope = assertScope(options.scope ?? engram.defaultScope);
   const actor = options.actor ?? EXPLICIT_MEMORY_ACTOR;
   if (typeof actor !== 'string' || actor.trim() === '' || actor.length > 200) {
@@ -61,7 +71,11 @@ export async function applyExplicitMemory(engram: Engram, message: string, optio
   return { outcomes };
 }
 
-async function applyIntent(engram: Engram, intent: ExplicitIntent, options: ExplicitMemoryWriteOptions & { scope: Scope; actor: string }): Promise<ExplicitMemoryOutcome> {
+async function applyIntent(
+  engram: Engram,
+  intent: ExplicitIntent,
+  options: ExplicitMemoryWriteOptions & { scope: Scope; actor: string },
+): Promise<ExplicitMemoryOutcome> {
   if (intent.kind === 'remember') {
     if (options.dryRun) return { intent, action: 'would-save', warnings: [] };
     const result = await engram.save(
@@ -97,17 +111,41 @@ export async function findForgetTarget(
   engram: Engram,
   query: string,
   scope: Scope,
-): Promise<{ status: 'match'; memory: Memory; candidates: ForgetCandidate[] } | { status: 'no-match' | 'ambiguous'; candidates: ForgetCandidate[] }> {
-  if (typeof query !== 'string' || query.trim() === '') throw new EngramError('INVALID_INPUT', 'A forget query is a non-empty string.');
+): Promise<
+  | { status: 'match'; memory: Memory; candidates: ForgetCandidate[] }
+  | { status: 'no-match' | 'ambiguous'; candidates: ForgetCandidate[] }
+> {
+  if (typeof query !== 'string' || query.trim() === '')
+    throw new EngramError('INVALID_INPUT', 'A forget query is a non-empty string.');
   const settings = engram.settings.explicitMemory;
   const wanted = lexicalProfile(query).words;
   if (wanted.size === 0) return { status: 'no-match', candidates: [] };
-  const recalled = await engram.recall(query, { scopes: [scope], topK: settings.forgetCandidates, minScore: 0, recordAccess: false });
+  const recalled = await engram.recall(query, {
+    scopes: [scope],
+    topK: settings.forgetCandidates,
+    minScore: 0,
+    recordAccess: false,
+  });
   const scored = recalled.memories
-    .map(({ memory }) => ({ memory, ...wordMatch(wanted, lexicalProfile(`${memory.name.replace(/-/g, ' ')} ${memory.description} ${memory.content}`).words) }))
+    .map(({ memory }) => ({
+      memory,
+      ...wordMatch(
+        wanted,
+        lexicalProfile(`${memory.name.replace(/-/g, ' ')} ${memory.description} ${memory.content}`).words,
+      ),
+    }))
     .sort((a, b) => b.coverage - a.coverage || b.overlap - a.overlap);
-  const candidates = scored.slice(0, 5).map(({ memory, coverage, overlap }) => ({ id: memory.id, name: memory.name, coverage: round(coverage), overlap: round(overlap) }));
-  const qualified = scored.filter((entry) => entry.coverage >= settings.forgetMinCoverage).sort((a, b) => b.overlap - a.overlap || b.coverage - a.coverage);
+  const candidates = scored
+    .slice(0, 5)
+    .map(({ memory, coverage, overlap }) => ({
+      id: memory.id,
+      name: memory.name,
+      coverage: round(coverage),
+      overlap: round(overlap),
+    }));
+  const qualified = scored
+    .filter((entry) => entry.coverage >= settings.forgetMinCoverage)
+    .sort((a, b) => b.overlap - a.overlap || b.coverage - a.coverage);
   const [best, second] = qualified;
   if (!best) return { status: 'no-match', candidates };
   if (second && best.overlap - second.overlap < settings.forgetMinLead) return { status: 'ambiguous', candidates };

@@ -76,7 +76,10 @@ function sentenceSpans(masked: string): Array<{ start: number; end: number }> {
     const character = masked[index]!;
     let cut = -1;
     if (character === '\n') cut = index;
-    else if ((character === '.' || character === '!' || character === '?') && (index + 1 === masked.length || /\s/.test(masked[index + 1]!))) {
+    else if (
+      (character === '.' || character === '!' || character === '?') &&
+      (index + 1 === masked.length || /\s/.test(masked[index + 1]!))
+    ) {
       if (character === '.' && ABBREVIATION.test(masked.slice(Math.max(start, index - 8), index + 1))) continue;
       cut = index + 1;
     }
@@ -101,18 +104,23 @@ const LEAD_IN = new RegExp(
   'iu',
 );
 const PLEASE = /^(?:please|pls|kindly)\s*,?\s+/i;
-const HYPOTHETICAL = /^(?:if|when|whenever|unless|suppose|supposing|imagine|what if|in case|even if|whether|assuming|let's say|hypothetically|maybe|perhaps|would|should|do|does|did|is|are|was|were|have|has|had|why|how|what|who|where)\b/i;
+const HYPOTHETICAL =
+  /^(?:if|when|whenever|unless|suppose|supposing|imagine|what if|in case|even if|whether|assuming|let's say|hypothetically|maybe|perhaps|would|should|do|does|did|is|are|was|were|have|has|had|why|how|what|who|where)\b/i;
 
 const REMEMBER =
   /^(?:(?:can|could|would) you\s+(?:please\s+)?|i\s+(?:want|need|would like|'d like|’d like)\s+you\s+to\s+)?(?:remember|keep in mind|don'?t forget|don’t forget|do not forget|never forget|note for the future|for future reference)(?:\s+(?:that|this))?(?:\s*[:,—–-]\s*|\s+)(?=\S)/i;
 const PLEASE_REMEMBER = /^(?:please|pls|kindly)\s*,?\s+remember(?:\s+(?:that|this))?(?:\s*[:,—–-]\s*|\s+)(?=\S)/i;
 const FORGET =
   /^(?:(?:you can|you may|please|just)\s+)*(?:forget|stop remembering|don'?t remember|don’t remember|do not remember|no need to remember)(?:\s+(?:that|about|what i said about|the fact that))?\s+(?=\S)/i;
-const FROM_NOW_ON_LEAD = /^(?:from now on|going forward|from here on(?: out)?|moving forward|henceforth|in the future)\s*,?\s+(?=\S)/i;
+const FROM_NOW_ON_LEAD =
+  /^(?:from now on|going forward|from here on(?: out)?|moving forward|henceforth|in the future)\s*,?\s+(?=\S)/i;
 const FROM_NOW_ON_TAIL = /\s*,?\s+(?:from now on|going forward|from here on(?: out)?|moving forward)\s*[.!]?\s*$/i;
-const ALWAYS_NEVER = /^(?:you\s+(?:should|must|need to|have to|ought to)\s+)?(always|never|never ever|don'?t ever|don’t ever|do not ever)\s+/i;
-const PREFERENCE = /^i(?:\s+(?:really\s+|strongly\s+|generally\s+|usually\s+|much\s+|definitely\s+|always\s+)?(prefer|would prefer|would rather)|['’]d\s+(?:much\s+)?(prefer|rather))\s+(?=\S)/i;
-const LIKING = /^i\s+(?:really\s+|absolutely\s+|truly\s+|do\s+)?(like|love|enjoy|hate|dislike|don'?t like|don’t like|do not like|can'?t stand|can’t stand)\s+(?=\S)/i;
+const ALWAYS_NEVER =
+  /^(?:you\s+(?:should|must|need to|have to|ought to)\s+)?(always|never|never ever|don'?t ever|don’t ever|do not ever)\s+/i;
+const PREFERENCE =
+  /^i(?:\s+(?:really\s+|strongly\s+|generally\s+|usually\s+|much\s+|definitely\s+|always\s+)?(prefer|would prefer|would rather)|['’]d\s+(?:much\s+)?(prefer|rather))\s+(?=\S)/i;
+const LIKING =
+  /^i\s+(?:really\s+|absolutely\s+|truly\s+|do\s+)?(like|love|enjoy|hate|dislike|don'?t like|don’t like|do not like|can'?t stand|can’t stand)\s+(?=\S)/i;
 const IDENTITY_NOUNS =
   '(?:(?:preferred|favou?rite)\\s+[a-z][\\w-]*(?:\\s+[a-z][\\w-]*){0,2}|' +
   '(?:(?:first|last|full|legal|nick|user|display)\\s*)?name|nickname|pronouns|e-?mail(?: address)?|time ?zone|role|job(?: title)?|title|company|employer|' +
@@ -122,15 +130,19 @@ const IDENTITY = new RegExp(`^my\\s+(${IDENTITY_NOUNS})\\s+(is|are)\\s+(?=\\S)`,
 const CALL_ME = /^(?:please\s+)?(?:call me|i go by)\s+(?=\S)/i;
 
 // Every trigger holds one of these words: sentences without any are skipped cheaply.
-const TRIGGER_WORD = /remember|forget|always|never|now on|forward|here on|henceforth|future|prefer|rather|like|love|enjoy|hate|stand|my\s|call me|go by/i;
+const TRIGGER_WORD =
+  /remember|forget|always|never|now on|forward|here on|henceforth|future|prefer|rather|like|love|enjoy|hate|stand|my\s|call me|go by/i;
 
 // Content that points at the conversation rather than a lasting fact: not worth a memory.
-const DEICTIC = /^(?:it|this|that|these|those|them|him|her|you|your|yours|how|what|the way|when you|everything|all of (?:it|this|that)|anything|so|too|very much|a lot)\b/i;
-const CATCH_ALL = /^(?:it|that|this|them|those|these|everything|all|all of (?:it|this|that|them)|anything|what i (?:just )?said|the last (?:one|message|thing)|everything you know)[.!]?$/i;
+const DEICTIC =
+  /^(?:it|this|that|these|those|them|him|her|you|your|yours|how|what|the way|when you|everything|all of (?:it|this|that)|anything|so|too|very much|a lot)\b/i;
+const CATCH_ALL =
+  /^(?:it|that|this|them|those|these|everything|all|all of (?:it|this|that|them)|anything|what i (?:just )?said|the last (?:one|message|thing)|everything you know)[.!]?$/i;
 // A name as people write it: one to four capitalized words ("Ada", "Dr. Lovelace").
 const PERSON_NAME = /^\p{Lu}[\p{L}'’.-]*(?:\s+\p{Lu}[\p{L}'’.-]*){0,3}$/u;
 const NOT_A_LIKING = /^to (?:say|ask|bother|interrupt|admit|break it|tell you|be that)\b/i;
-const WHEN_ALWAYS = /^(?:when|whenever|before|after)\b[^,;]{1,80},\s*(?:please\s+)?(?:you\s+(?:should|must)\s+)?(?:always|never|don'?t ever|don’t ever|do not ever)\s+(\p{L}+)\s+\S/iu;
+const WHEN_ALWAYS =
+  /^(?:when|whenever|before|after)\b[^,;]{1,80},\s*(?:please\s+)?(?:you\s+(?:should|must)\s+)?(?:always|never|don'?t ever|don’t ever|do not ever)\s+(\p{L}+)\s+\S/iu;
 const HEDGED_VALUE = /^(?:not|probably|maybe|perhaps|kind of|sort of|i think|unknown|unclear|a secret|private)\b/i;
 
 // Words after "always"/"never" that are not a verb in its base form (so not an instruction).
@@ -140,8 +152,45 @@ const NOT_A_VERB = new Set(
   good great nice true false fine ok okay i you we they he she it me us them was were had did is are am has does said seen heard
   gone done made got thought told knew went came saw felt found`.split(/\s+/),
 );
-const VERB_ALLOWLIST_ED = new Set(['embed', 'feed', 'seed', 'need', 'proceed', 'exceed', 'succeed', 'shred', 'bleed', 'breed', 'speed', 'heed']);
-const VERB_ALLOWLIST_S = new Set(['pass', 'press', 'access', 'address', 'process', 'focus', 'discuss', 'dismiss', 'bypass', 'express', 'stress', 'guess', 'miss', 'kiss', 'toss', 'cross', 'bless', 'assess', 'compress', 'possess', 'harass', 'canvas', 'alias']);
+const VERB_ALLOWLIST_ED = new Set([
+  'embed',
+  'feed',
+  'seed',
+  'need',
+  'proceed',
+  'exceed',
+  'succeed',
+  'shred',
+  'bleed',
+  'breed',
+  'speed',
+  'heed',
+]);
+const VERB_ALLOWLIST_S = new Set([
+  'pass',
+  'press',
+  'access',
+  'address',
+  'process',
+  'focus',
+  'discuss',
+  'dismiss',
+  'bypass',
+  'express',
+  'stress',
+  'guess',
+  'miss',
+  'kiss',
+  'toss',
+  'cross',
+  'bless',
+  'assess',
+  'compress',
+  'possess',
+  'harass',
+  'canvas',
+  'alias',
+]);
 
 function looksLikeBaseVerb(word: string): boolean {
   const lower = word.toLowerCase();
@@ -165,7 +214,8 @@ const FEEDBACK_START =
  * // [{ kind: 'remember', type: 'feedback', content: 'Use pnpm instead of npm.', … }]
  */
 export function detectExplicitMemory(message: string, options: ExplicitMemoryOptions = {}): ExplicitIntent[] {
-  if (typeof message !== 'string') throw new EngramError('INVALID_INPUT', 'An explicit-memory message is a string (the text the user typed).');
+  if (typeof message !== 'string')
+    throw new EngramError('INVALID_INPUT', 'An explicit-memory message is a string (the text the user typed).');
   const limits = (options.settings ?? DEFAULT_SETTINGS).explicitMemory;
   if (message.length > limits.maxMessageChars) {
     throw new EngramError(
@@ -180,14 +230,21 @@ export function detectExplicitMemory(message: string, options: ExplicitMemoryOpt
     if (intents.length >= limits.maxIntentsPerMessage) break;
     if (span.end - span.start > limits.maxStatementChars) continue;
     if (!TRIGGER_WORD.test(masked.slice(span.start, span.end))) continue;
-    const intent = readSentence(text.slice(span.start, span.end), masked.slice(span.start, span.end), limits.importance);
+    const intent = readSentence(
+      text.slice(span.start, span.end),
+      masked.slice(span.start, span.end),
+      limits.importance,
+    );
     if (intent && !intents.some((known) => sameIntent(known, intent))) intents.push(intent);
   }
   return intents;
 }
 
 function sameIntent(a: ExplicitIntent, b: ExplicitIntent): boolean {
-  return a.kind === b.kind && (a.kind === 'forget' ? a.query === (b as ForgetIntent).query : a.content === (b as RememberIntent).content);
+  return (
+    a.kind === b.kind &&
+    (a.kind === 'forget' ? a.query === (b as ForgetIntent).query : a.content === (b as RememberIntent).content)
+  );
 }
 
 function readSentence(original: string, masked: string, importance: number): ExplicitIntent | undefined {
@@ -198,7 +255,8 @@ function readSentence(original: string, masked: string, importance: number): Exp
   const question = /\?\s*$/.test(original);
   // "When writing tests, never mock the database": an instruction with its condition, not a hypothetical.
   const whenFirst = question ? null : WHEN_ALWAYS.exec(rest());
-  if (whenFirst && looksLikeBaseVerb(whenFirst[1]!)) return instruction(stripTerminal(original.slice(cursor).trim()), 'always-never', importance, 'feedback');
+  if (whenFirst && looksLikeBaseVerb(whenFirst[1]!))
+    return instruction(stripTerminal(original.slice(cursor).trim()), 'always-never', importance, 'feedback');
   if (HYPOTHETICAL.test(rest())) return undefined;
 
   // Polite requests ("can you remember that …?", "please remember …") may end with "?".
@@ -214,7 +272,8 @@ function readSentence(original: string, masked: string, importance: number): Exp
   if (forget) {
     cursor += forget[0].length;
     const query = stripTerminal(body());
-    if (query.length < 2 || CATCH_ALL.test(query) || /^(?:to|the last|it|them|everything|anything|all)\b/i.test(query)) return undefined;
+    if (query.length < 2 || CATCH_ALL.test(query) || /^(?:to|the last|it|them|everything|anything|all)\b/i.test(query))
+      return undefined;
     return { kind: 'forget', query, trigger: 'forget' };
   }
   const please = PLEASE.exec(rest());
@@ -227,12 +286,16 @@ function readSentence(original: string, masked: string, importance: number): Exp
     return instruction(stripTerminal(body()), 'from-now-on', importance);
   }
   const tail = FROM_NOW_ON_TAIL.exec(rest());
-  if (tail && tail.index > 0) return instruction(original.slice(cursor, cursor + tail.index).trim(), 'from-now-on', importance);
+  if (tail && tail.index > 0)
+    return instruction(original.slice(cursor, cursor + tail.index).trim(), 'from-now-on', importance);
   const always = ALWAYS_NEVER.exec(rest());
   if (always) {
-    const after = rest().slice(always[0].length).split(/\s+/).map((word) => word.replace(/[.,;:!?]+$/, ''));
+    const after = rest()
+      .slice(always[0].length)
+      .split(/\s+/)
+      .map((word) => word.replace(/[.,;:!?]+$/, ''));
     // "never really push …": one adverb may stand between the word and the verb.
-    const verb = /ly$/i.test(after[0] ?? '') && after.length > 1 ? after[1]! : after[0] ?? '';
+    const verb = /ly$/i.test(after[0] ?? '') && after.length > 1 ? after[1]! : (after[0] ?? '');
     if (!looksLikeBaseVerb(verb) || after.length < 2) return undefined;
     const word = always[1]!.toLowerCase().startsWith('always') ? 'Always' : 'Never';
     const statement = `${word} ${original.slice(cursor + always[0].length).trim()}`;
@@ -261,7 +324,12 @@ function readSentence(original: string, masked: string, importance: number): Exp
     cursor += identity[0].length;
     const value = stripTerminal(body());
     if (value.length === 0 || value.split(/\s+/).length > 12 || HEDGED_VALUE.test(value)) return undefined;
-    return statementOf(`The user's ${identity[1]!.toLowerCase()} ${identity[2]!.toLowerCase()} ${value}`, 'user', 'identity', importance);
+    return statementOf(
+      `The user's ${identity[1]!.toLowerCase()} ${identity[2]!.toLowerCase()} ${value}`,
+      'user',
+      'identity',
+      importance,
+    );
   }
   const callMe = CALL_ME.exec(rest());
   if (callMe) {
@@ -285,30 +353,64 @@ function rememberStatement(statement: string, importance: number): RememberInten
   // "don't forget to X" is a reminder for the task at hand, not a fact to keep.
   if (statement.split(/\s+/).length < 2 || CATCH_ALL.test(statement) || /^to\b/i.test(statement)) return undefined;
   const normalized = toThirdPerson(statement);
-  const type: MemoryType = /^the user\b/i.test(normalized) ? 'user' : FEEDBACK_START.test(statement) || /\bfrom now on\b/i.test(statement) ? 'feedback' : 'project';
+  const type: MemoryType = /^the user\b/i.test(normalized)
+    ? 'user'
+    : FEEDBACK_START.test(statement) || /\bfrom now on\b/i.test(statement)
+      ? 'feedback'
+      : 'project';
   return statementOf(normalized, type, 'remember', importance);
 }
 
 /** An instruction to the agent ("always …", "from now on, …"): feedback, unless it says who the user is. */
-function instruction(statement: string, trigger: ExplicitTrigger, importance: number, type?: MemoryType): RememberIntent | undefined {
-  if (statement.split(/\s+/).length < 2 || DEICTIC.test(statement) || /^(?:there|things|we'll see)\b/i.test(statement)) return undefined;
+function instruction(
+  statement: string,
+  trigger: ExplicitTrigger,
+  importance: number,
+  type?: MemoryType,
+): RememberIntent | undefined {
+  if (statement.split(/\s+/).length < 2 || DEICTIC.test(statement) || /^(?:there|things|we'll see)\b/i.test(statement))
+    return undefined;
   const normalized = toThirdPerson(statement);
   const firstWord = statement.split(/\s+/)[0]!.replace(/[^\p{L}'’-]/gu, '');
   const chosen: MemoryType =
-    type ?? (/^the user\b/i.test(normalized) ? 'user' : FEEDBACK_START.test(statement) || looksLikeBaseVerb(firstWord) ? 'feedback' : 'project');
+    type ??
+    (/^the user\b/i.test(normalized)
+      ? 'user'
+      : FEEDBACK_START.test(statement) || looksLikeBaseVerb(firstWord)
+        ? 'feedback'
+        : 'project');
   return statementOf(normalized, chosen, trigger, importance);
 }
 
-function statementOf(text: string, type: MemoryType, trigger: ExplicitTrigger, importance: number): RememberIntent | undefined {
+function statementOf(
+  text: string,
+  type: MemoryType,
+  trigger: ExplicitTrigger,
+  importance: number,
+): RememberIntent | undefined {
   const content = sentenceCase(text);
   if (content.replace(/[^\p{L}\p{N}]/gu, '').length < 3) return undefined;
   // From the redacted text: a slug of a secret would hold it lowercased, past any pattern's reach.
-  const nameSource = redactSecrets(content).text.replace(/^The user's\s+/i, 'user ').replace(/^The user\s+/i, 'user ').replace(/['’]/g, '');
-  return { kind: 'remember', type, content, name: deriveName(nameSource), description: deriveDescription(content), importance, trigger };
+  const nameSource = redactSecrets(content)
+    .text.replace(/^The user's\s+/i, 'user ')
+    .replace(/^The user\s+/i, 'user ')
+    .replace(/['’]/g, '');
+  return {
+    kind: 'remember',
+    type,
+    content,
+    name: deriveName(nameSource),
+    description: deriveDescription(content),
+    importance,
+    trigger,
+  };
 }
 
 function stripTerminal(text: string): string {
-  return text.replace(/[\s.!?…]+$/u, '').replace(/^[\s:,—–-]+/u, '').trim();
+  return text
+    .replace(/[\s.!?…]+$/u, '')
+    .replace(/^[\s:,—–-]+/u, '')
+    .trim();
 }
 
 function sentenceCase(text: string): string {
@@ -321,8 +423,46 @@ function sentenceCase(text: string): string {
 // ---------------------------------------------------------------------------------------------
 // First person → "the user", outside code spans.
 
-const MODALS = new Set(['can', 'could', 'will', 'would', 'should', 'must', 'might', 'may', 'shall', 'did', 'cannot', "can't", 'didn’t', "didn't", "won't", "wouldn't", "shouldn't", "couldn't"]);
-const ADVERBS = new Set(['always', 'never', 'usually', 'often', 'sometimes', 'really', 'also', 'only', 'just', 'mostly', 'generally', 'still', 'rarely', 'typically', 'normally', 'strongly', 'definitely', 'mainly']);
+const MODALS = new Set([
+  'can',
+  'could',
+  'will',
+  'would',
+  'should',
+  'must',
+  'might',
+  'may',
+  'shall',
+  'did',
+  'cannot',
+  "can't",
+  'didn’t',
+  "didn't",
+  "won't",
+  "wouldn't",
+  "shouldn't",
+  "couldn't",
+]);
+const ADVERBS = new Set([
+  'always',
+  'never',
+  'usually',
+  'often',
+  'sometimes',
+  'really',
+  'also',
+  'only',
+  'just',
+  'mostly',
+  'generally',
+  'still',
+  'rarely',
+  'typically',
+  'normally',
+  'strongly',
+  'definitely',
+  'mainly',
+]);
 const IRREGULAR_THIRD: ReadonlyMap<string, string> = new Map([
   ['have', 'has'],
   ['be', 'is'],
@@ -367,13 +507,16 @@ function rewriteFirstPerson(text: string): string {
     .replace(/\b[Mm]yself\b/g, 'the user')
     .replace(/\b[Mm]e\b/g, 'the user');
   // "I <adverb>? <verb>": conjugate the verb for "the user".
-  out = out.replace(/\b[Ii]\b(?![.'’-]\p{L})(\s+)(?:(\p{L}+)(\s+))?(\p{L}[\p{L}'’-]*)/gu, (whole, space: string, adverb: string | undefined, space2: string | undefined, verb: string) => {
-    if (adverb !== undefined && !ADVERBS.has(adverb.toLowerCase())) {
-      // Not an adverb: the first word is the verb itself.
-      return `the user${space}${thirdPerson(adverb)}${space2}${verb}`;
-    }
-    return `the user${space}${adverb !== undefined ? `${adverb}${space2}` : ''}${thirdPerson(verb)}`;
-  });
+  out = out.replace(
+    /\b[Ii]\b(?![.'’-]\p{L})(\s+)(?:(\p{L}+)(\s+))?(\p{L}[\p{L}'’-]*)/gu,
+    (whole, space: string, adverb: string | undefined, space2: string | undefined, verb: string) => {
+      if (adverb !== undefined && !ADVERBS.has(adverb.toLowerCase())) {
+        // Not an adverb: the first word is the verb itself.
+        return `the user${space}${thirdPerson(adverb)}${space2}${verb}`;
+      }
+      return `the user${space}${adverb !== undefined ? `${adverb}${space2}` : ''}${thirdPerson(verb)}`;
+    },
+  );
   // A lone "I" left (at the end, before punctuation).
   return out.replace(/\b[Ii]\b(?![.'’-]\p{L})(?=\s*[,.;:!?)]|\s*$)/gu, 'the user');
 }

@@ -12,7 +12,9 @@ export interface VectorDependencies {
 
 /** The text a memory's vector is computed from: its name, description and content. */
 export function memoryEmbeddingText(memory: Pick<Memory, 'name' | 'description' | 'content'>): string {
-  return [memory.name.replace(/[-_.]+/g, ' '), memory.description, memory.content].filter((part) => part.trim() !== '').join('\n');
+  return [memory.name.replace(/[-_.]+/g, ' '), memory.description, memory.content]
+    .filter((part) => part.trim() !== '')
+    .join('\n');
 }
 
 /** What a best-effort vector write did. */
@@ -29,7 +31,10 @@ export interface StoreVectorsResult {
  * happened, so a failing embedder or a store in another vector space only yields a warning, and
  * the memories wait for `engram reindex`. A store without a space takes this embedder's.
  */
-export async function storeMemoryVectors(dependencies: VectorDependencies, memories: readonly Memory[]): Promise<StoreVectorsResult> {
+export async function storeMemoryVectors(
+  dependencies: VectorDependencies,
+  memories: readonly Memory[],
+): Promise<StoreVectorsResult> {
   const { vectors: index, embedder } = dependencies;
   if (memories.length === 0) return { stored: 0, warnings: [] };
   let vectors: Float32Array[];
@@ -81,11 +86,17 @@ export interface ReindexReport {
  * length differs from the store's space, the space changes first, which drops all old vectors, so
  * everything is re-embedded rather than mixing two spaces. Safe to interrupt and rerun.
  */
-export async function reindexVectors(dependencies: VectorDependencies, options: ReindexOptions): Promise<ReindexReport> {
+export async function reindexVectors(
+  dependencies: VectorDependencies,
+  options: ReindexOptions,
+): Promise<ReindexReport> {
   const { vectors: index, embedder } = dependencies;
   const batchSize = options.batchSize;
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
-    throw new EngramError('INVALID_INPUT', `Invalid batch size ${JSON.stringify(batchSize)}: a whole number from 1 to 10000.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Invalid batch size ${JSON.stringify(batchSize)}: a whole number from 1 to 10000.`,
+    );
   }
   const previousSpace = await index.space();
   // One small request first: it learns the vector length, and a broken embedder fails here, before
@@ -93,29 +104,53 @@ export async function reindexVectors(dependencies: VectorDependencies, options: 
   const [probe] = await embedder.embed(['engram'], options.signal ? { signal: options.signal } : {});
   const dimensions = probe!.length;
   const { dropped } = await index.setSpace({ model: embedder.model, dimensions });
-  const spaceChanged = previousSpace !== undefined && (previousSpace.model !== embedder.model || previousSpace.dimensions !== dimensions);
+  const spaceChanged =
+    previousSpace !== undefined && (previousSpace.model !== embedder.model || previousSpace.dimensions !== dimensions);
   const total = (await index.counts()).missing;
   let embedded = 0;
   const skippedIds = new Set<string>();
   options.onProgress?.({ done: 0, total });
   for (;;) {
     options.signal?.throwIfAborted();
-    const batch = (await index.missing({ limit: batchSize + skippedIds.size })).filter((memory) => !skippedIds.has(memory.id)).slice(0, batchSize);
+    const batch = (await index.missing({ limit: batchSize + skippedIds.size }))
+      .filter((memory) => !skippedIds.has(memory.id))
+      .slice(0, batchSize);
     if (batch.length === 0) break;
-    const vectors = await embedder.embed(batch.map(memoryEmbeddingText), options.signal ? { signal: options.signal } : {});
-    const entries = batch.map((memory, index) => ({ id: memory.id, vector: vectors[index]!, updatedAt: memory.updatedAt }));
+    const vectors = await embedder.embed(
+      batch.map(memoryEmbeddingText),
+      options.signal ? { signal: options.signal } : {},
+    );
+    const entries = batch.map((memory, index) => ({
+      id: memory.id,
+      vector: vectors[index]!,
+      updatedAt: memory.updatedAt,
+    }));
     if (entries.some((entry) => entry.vector.length !== dimensions)) {
-      throw new EngramError('EMBEDDING_FAILED', `The embedder ${JSON.stringify(embedder.model)} changed its vector length during reindex; run engram reindex again.`);
+      throw new EngramError(
+        'EMBEDDING_FAILED',
+        `The embedder ${JSON.stringify(embedder.model)} changed its vector length during reindex; run engram reindex again.`,
+      );
     }
     const usable = entries.filter((entry) => hasDirection(entry.vector));
     const stored = await index.put(usable);
     embedded += stored;
     // Whatever was not stored (zero vector, changed meanwhile) is not retried in this run.
     if (stored < batch.length) {
-      const still = new Set((await index.missing({ limit: batchSize + skippedIds.size + batch.length })).map((memory) => memory.id));
+      const still = new Set(
+        (await index.missing({ limit: batchSize + skippedIds.size + batch.length })).map((memory) => memory.id),
+      );
       for (const memory of batch) if (still.has(memory.id)) skippedIds.add(memory.id);
     }
     options.onProgress?.({ done: Math.min(total, embedded + skippedIds.size), total });
   }
-  return { model: embedder.model, dimensions, previousSpace, spaceChanged, dropped, total, embedded, skipped: skippedIds.size };
+  return {
+    model: embedder.model,
+    dimensions,
+    previousSpace,
+    spaceChanged,
+    dropped,
+    total,
+    embedded,
+    skipped: skippedIds.size,
+  };
 }

@@ -85,7 +85,8 @@ export function lexicalProfile(text: string): LexicalProfile {
 
 /** The Jaccard index of two profiles' content words, 0..1 (1 for two texts of function words only that read the same). */
 export function lexicalSimilarity(a: LexicalProfile, b: LexicalProfile): number {
-  if (a.words.size === 0 || b.words.size === 0) return a.words.size === b.words.size && a.normalized === b.normalized ? 1 : 0;
+  if (a.words.size === 0 || b.words.size === 0)
+    return a.words.size === b.words.size && a.normalized === b.normalized ? 1 : 0;
   let shared = 0;
   for (const word of a.words) if (b.words.has(word)) shared += 1;
   return shared / (a.words.size + b.words.size - shared);
@@ -104,10 +105,16 @@ export function compareLexically(a: LexicalProfile, b: LexicalProfile, threshold
 }
 
 /** Decides whether two texts are near-duplicates from their embeddings' cosine similarity, still refusing contradictions. */
-export function compareByCosine(cosine: number, a: LexicalProfile, b: LexicalProfile, threshold: number): DuplicateVerdict {
+export function compareByCosine(
+  cosine: number,
+  a: LexicalProfile,
+  b: LexicalProfile,
+  threshold: number,
+): DuplicateVerdict {
   const contradiction = contradictionReason(a, b);
   if (contradiction) return { duplicate: false, similarity: cosine, method: 'cosine', reason: contradiction };
-  if (!(cosine >= threshold)) return { duplicate: false, similarity: cosine, method: 'cosine', reason: 'below-threshold' };
+  if (!(cosine >= threshold))
+    return { duplicate: false, similarity: cosine, method: 'cosine', reason: 'below-threshold' };
   return { duplicate: true, similarity: cosine, method: 'cosine' };
 }
 
@@ -142,7 +149,8 @@ export function mergePatch(existing: Memory, incoming: IncomingStatement): Memor
   const content = saysLess ? existing.content : incoming.content;
   const patch: MemoryPatch = {};
   if (content !== existing.content) patch.content = content;
-  if (incoming.importance !== undefined && incoming.importance > existing.importance) patch.importance = incoming.importance;
+  if (incoming.importance !== undefined && incoming.importance > existing.importance)
+    patch.importance = incoming.importance;
   if (incoming.type !== undefined && incoming.type !== existing.type) patch.type = incoming.type;
   if (incoming.name !== undefined && incoming.name !== existing.name) patch.name = incoming.name;
   if (incoming.description !== undefined) {
@@ -156,7 +164,8 @@ export function mergePatch(existing: Memory, incoming: IncomingStatement): Memor
 
 function contradictionReason(a: LexicalProfile, b: LexicalProfile): 'negation-differs' | 'values-differ' | undefined {
   if (a.negated !== b.negated) return 'negation-differs';
-  if (a.values.length !== b.values.length || a.values.some((value, index) => value !== b.values[index])) return 'values-differ';
+  if (a.values.length !== b.values.length || a.values.some((value, index) => value !== b.values[index]))
+    return 'values-differ';
   return undefined;
 }
 

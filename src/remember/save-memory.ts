@@ -71,7 +71,11 @@ export const DEDUPE_ACTOR_SUFFIX = ' (dedupe)';
  * A store without the vectors role dedupes by words; one without locks checks and writes unlocked.
  * Either says so in `warnings`.
  */
-export async function saveMemory(dependencies: SaveDependencies, input: NewMemory, options: SaveOptions): Promise<SaveResult> {
+export async function saveMemory(
+  dependencies: SaveDependencies,
+  input: NewMemory,
+  options: SaveOptions,
+): Promise<SaveResult> {
   const { store, settings } = dependencies;
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new EngramError('INVALID_INPUT', 'A memory is an object with at least content.');
@@ -83,7 +87,8 @@ export async function saveMemory(dependencies: SaveDependencies, input: NewMemor
   const checked = normalizeNewMemory(input, { now: new Date(0).toISOString(), id: 'unsaved', limits: settings.memory });
   const warnings: string[] = [];
   // Vectors take an embedder and a store that holds them.
-  const vectorSide: VectorDependencies | undefined = dependencies.embedder && store.vectors ? { vectors: store.vectors, embedder: dependencies.embedder } : undefined;
+  const vectorSide: VectorDependencies | undefined =
+    dependencies.embedder && store.vectors ? { vectors: store.vectors, embedder: dependencies.embedder } : undefined;
   if (dependencies.embedder && !vectorSide) warnings.push('vector-search-unavailable');
   const embedder = vectorSide?.embedder;
   // The vector of the memory as it would be stored, so it is compared with stored vectors like for like.
@@ -132,7 +137,9 @@ export async function saveMemory(dependencies: SaveDependencies, input: NewMemor
     return { action: 'merged', memory, found, changeId, needsVector };
   };
   if (!store.locks) warnings.push('write-lock-unavailable');
-  const outcome = store.locks ? await store.locks.hold(`memory-write:${checked.scope}`, checkThenWrite) : await checkThenWrite();
+  const outcome = store.locks
+    ? await store.locks.hold(`memory-write:${checked.scope}`, checkThenWrite)
+    : await checkThenWrite();
   if (outcome.action === 'created') return { memory: outcome.memory, action: 'created', warnings };
   if (outcome.needsVector) await storeVector(vectorSide!, outcome.memory, undefined, warnings);
   return {
@@ -167,13 +174,21 @@ export async function findNearDuplicate(
   const consider = (memory: Memory, verdict: DuplicateVerdict): void => {
     if (!verdict.duplicate || memory.id === target.excludeId) return;
     // The most similar wins; on a tie, the oldest, which other memories and files may point to.
-    if (!best || verdict.similarity > best.verdict.similarity || (verdict.similarity === best.verdict.similarity && memory.createdAt < best.memory.createdAt)) {
+    if (
+      !best ||
+      verdict.similarity > best.verdict.similarity ||
+      (verdict.similarity === best.verdict.similarity && memory.createdAt < best.memory.createdAt)
+    ) {
       best = { memory, verdict };
     }
   };
   if (vector && store.vectors) {
     const hits = await store.vectors.search({ scopes: [target.scope], vector, limit });
-    for (const hit of hits) consider(hit.memory, compareByCosine(hit.similarity, profile, lexicalProfile(hit.memory.content), settings.dedupe.cosineThreshold));
+    for (const hit of hits)
+      consider(
+        hit.memory,
+        compareByCosine(hit.similarity, profile, lexicalProfile(hit.memory.content), settings.dedupe.cosineThreshold),
+      );
     if (best) return best;
   }
   // Fuse, never gate: a weak embedder must not hide a restatement that words alone recognise.
@@ -185,7 +200,11 @@ export async function findNearDuplicate(
   ];
   for (const search of searches) {
     const hits = await store.searchText({ scopes: [target.scope], ...search, limit });
-    for (const hit of hits) consider(hit.memory, compareLexically(profile, lexicalProfile(hit.memory.content), settings.dedupe.lexicalThreshold));
+    for (const hit of hits)
+      consider(
+        hit.memory,
+        compareLexically(profile, lexicalProfile(hit.memory.content), settings.dedupe.lexicalThreshold),
+      );
     if (best) return best;
   }
   return best;
@@ -222,7 +241,12 @@ async function embedOne(embedder: Embedder, text: string, warnings: string[]): P
 }
 
 /** Stores a written memory's vector (the one given, or a fresh one); best effort, since the write itself is done. */
-async function storeVector(dependencies: VectorDependencies, memory: Memory, vector: Float32Array | undefined, warnings: string[]): Promise<void> {
+async function storeVector(
+  dependencies: VectorDependencies,
+  memory: Memory,
+  vector: Float32Array | undefined,
+  warnings: string[],
+): Promise<void> {
   try {
     if (vector) {
       await dependencies.vectors.put([{ id: memory.id, vector, updatedAt: memory.updatedAt }]);

@@ -38,7 +38,13 @@ export const RUNS = 'it runs other programs';
 
 /** Sorts a command's arguments into options, option values, positionals and what follows `--`, refusing the refused options. */
 export function parseArguments(command: string, args: readonly string[], rule: OptionRule): ParsedArguments {
-  const parsed: ParsedArguments = { options: new Set(), positionals: [], afterSeparator: [], separatorIndex: -1, paths: [] };
+  const parsed: ParsedArguments = {
+    options: new Set(),
+    positionals: [],
+    afterSeparator: [],
+    separatorIndex: -1,
+    paths: [],
+  };
   const refused = rule.refused ?? {};
   const value = (option: string, given: string): void => {
     if ((rule.patternValued ?? []).includes(option)) return;
@@ -91,10 +97,13 @@ export function parseArguments(command: string, args: readonly string[], rule: O
 function canonicalLongOption(command: string, option: string, rule: OptionRule): string {
   const refused = rule.refused ?? {};
   if (refused[option] !== undefined) throw refusedOption(command, option, refused[option]!);
-  const known = [...(rule.longValued ?? []), ...(rule.fileValued ?? []), ...(rule.patternValued ?? [])].filter((name) => name.startsWith('--'));
+  const known = [...(rule.longValued ?? []), ...(rule.fileValued ?? []), ...(rule.patternValued ?? [])].filter((name) =>
+    name.startsWith('--'),
+  );
   if (known.includes(option) || option.length < 3) return option;
   const refusedName = Object.keys(refused).find((name) => name.startsWith('--') && name.startsWith(option));
-  if (refusedName !== undefined) throw refusedOption(command, option, `it abbreviates ${refusedName}, and ${refused[refusedName]!}`);
+  if (refusedName !== undefined)
+    throw refusedOption(command, option, `it abbreviates ${refusedName}, and ${refused[refusedName]!}`);
   const matches = [...new Set(known.filter((name) => name.startsWith(option)))];
   return matches.length === 1 ? matches[0]! : option;
 }

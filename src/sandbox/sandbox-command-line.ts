@@ -21,11 +21,15 @@ const SHELL_SYNTAX: ReadonlyArray<[RegExp, string]> = [
  * interpret (pipes, `;`, `&`, `$`, backticks, `<`, `>`, parentheses, line breaks) is refused.
  */
 export function splitCommandLine(line: unknown, maxLength: number): string[] {
-  if (typeof line !== 'string' || line.trim().length === 0) throw sandboxDenied('The command must be a non-empty string, such as "git log -5 --oneline".');
-  if (line.length > maxLength) throw sandboxDenied(`The command is ${line.length} characters long; commands are at most ${maxLength}.`);
+  if (typeof line !== 'string' || line.trim().length === 0)
+    throw sandboxDenied('The command must be a non-empty string, such as "git log -5 --oneline".');
+  if (line.length > maxLength)
+    throw sandboxDenied(`The command is ${line.length} characters long; commands are at most ${maxLength}.`);
   for (const [pattern, what] of SHELL_SYNTAX) {
     if (pattern.test(line)) {
-      throw sandboxDenied(`Shell syntax is refused: the command contains ${what}. Commands run without a shell; run one read-only command at a time, without pipes or redirections.`);
+      throw sandboxDenied(
+        `Shell syntax is refused: the command contains ${what}. Commands run without a shell; run one read-only command at a time, without pipes or redirections.`,
+      );
     }
   }
   const words: string[] = [];

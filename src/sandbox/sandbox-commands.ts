@@ -1,4 +1,12 @@
-import { FOLLOWS_LINKS, parseArguments, refusedOption, RUNS, WRITES, type OptionRule, type PathArgument } from './sandbox-arguments.js';
+import {
+  FOLLOWS_LINKS,
+  parseArguments,
+  refusedOption,
+  RUNS,
+  WRITES,
+  type OptionRule,
+  type PathArgument,
+} from './sandbox-arguments.js';
 import { GIT_SUBCOMMANDS, planGit } from './sandbox-git.js';
 import { secretSearchExclusions } from '../privacy/secret-files.js';
 import { sandboxDenied } from './sandbox-denied.js';
@@ -26,7 +34,19 @@ const GREP_FILE = ['-f', '--file'];
 const RULES: Record<Exclude<SandboxCommand, 'find' | 'git'>, OptionRule> = {
   ls: {
     shortValued: 'ITw',
-    longValued: ['--block-size', '--format', '--hide', '--ignore', '--indicator-style', '--quoting-style', '--sort', '--time', '--time-style', '--tabsize', '--width'],
+    longValued: [
+      '--block-size',
+      '--format',
+      '--hide',
+      '--ignore',
+      '--indicator-style',
+      '--quoting-style',
+      '--sort',
+      '--time',
+      '--time-style',
+      '--tabsize',
+      '--width',
+    ],
     patternValued: ['-I', '--hide', '--ignore', '--time-style', '--format'],
     refused: { '-L': FOLLOWS_LINKS, '--dereference': FOLLOWS_LINKS },
   },
@@ -35,21 +55,76 @@ const RULES: Record<Exclude<SandboxCommand, 'find' | 'git'>, OptionRule> = {
   tail: {
     shortValued: 'ncs',
     longValued: ['--lines', '--bytes', '--sleep-interval', '--max-unchanged-stats'],
-    refused: { '-f': 'it waits for more output forever', '-F': 'it waits for more output forever', '--follow': 'it waits for more output forever', '--pid': 'it waits for a process' },
+    refused: {
+      '-f': 'it waits for more output forever',
+      '-F': 'it waits for more output forever',
+      '--follow': 'it waits for more output forever',
+      '--pid': 'it waits for a process',
+    },
   },
   wc: { refused: { '--files0-from': 'it reads file names from another file' } },
   grep: {
     shortValued: 'efmABCdD',
-    longValued: ['--regexp', '--file', '--max-count', '--after-context', '--before-context', '--context', '--include', '--exclude', '--exclude-dir', '--exclude-from', '--label', '--binary-files', '--devices', '--directories', '--group-separator'],
+    longValued: [
+      '--regexp',
+      '--file',
+      '--max-count',
+      '--after-context',
+      '--before-context',
+      '--context',
+      '--include',
+      '--exclude',
+      '--exclude-dir',
+      '--exclude-from',
+      '--label',
+      '--binary-files',
+      '--devices',
+      '--directories',
+      '--group-separator',
+    ],
     fileValued: [...GREP_FILE, '--exclude-from'],
     patternValued: [...GREP_PATTERN, '--include', '--exclude', '--exclude-dir', '--label', '--group-separator'],
     refused: { '-R': FOLLOWS_LINKS, '--dereference-recursive': FOLLOWS_LINKS },
   },
   rg: {
     shortValued: 'efgtTmABCMjErd',
-    longValued: ['--regexp', '--file', '--glob', '--iglob', '--type', '--type-not', '--type-add', '--max-count', '--after-context', '--before-context', '--context', '--max-columns', '--threads', '--encoding', '--replace', '--max-depth', '--ignore-file', '--sort', '--sortr', '--max-filesize', '--context-separator', '--field-match-separator', '--path-separator'],
+    longValued: [
+      '--regexp',
+      '--file',
+      '--glob',
+      '--iglob',
+      '--type',
+      '--type-not',
+      '--type-add',
+      '--max-count',
+      '--after-context',
+      '--before-context',
+      '--context',
+      '--max-columns',
+      '--threads',
+      '--encoding',
+      '--replace',
+      '--max-depth',
+      '--ignore-file',
+      '--sort',
+      '--sortr',
+      '--max-filesize',
+      '--context-separator',
+      '--field-match-separator',
+      '--path-separator',
+    ],
     fileValued: [...GREP_FILE, '--ignore-file'],
-    patternValued: [...GREP_PATTERN, '-g', '--glob', '--iglob', '-r', '--replace', '--type-add', '--context-separator', '--field-match-separator'],
+    patternValued: [
+      ...GREP_PATTERN,
+      '-g',
+      '--glob',
+      '--iglob',
+      '-r',
+      '--replace',
+      '--type-add',
+      '--context-separator',
+      '--field-match-separator',
+    ],
     refused: {
       '--pre': RUNS,
       '--pre-glob': RUNS,
@@ -90,7 +165,9 @@ export function planCommand(words: readonly string[]): CommandPlan {
   const [name, ...args] = words;
   if (name === undefined || !(SANDBOX_COMMANDS as readonly string[]).includes(name)) {
     const shown = JSON.stringify((name ?? '').slice(0, 60));
-    throw sandboxDenied(`The command ${shown} is not allowed; read-only commands only: ${SANDBOX_COMMANDS.join(', ')} (git ${GIT_SUBCOMMANDS.join('|')}). Nothing here can write files except memories, through the memory tool.`);
+    throw sandboxDenied(
+      `The command ${shown} is not allowed; read-only commands only: ${SANDBOX_COMMANDS.join(', ')} (git ${GIT_SUBCOMMANDS.join('|')}). Nothing here can write files except memories, through the memory tool.`,
+    );
   }
   const command = name as SandboxCommand;
   if (command === 'find') return planFind(args);
@@ -112,7 +189,8 @@ export function planCommand(words: readonly string[]): CommandPlan {
   for (const file of files) paths.push({ value: file, readsFile: true });
   // The exclusions go last (before any "--"): when --include and --exclude disagree, the last one wins.
   const separator = parsed.separatorIndex;
-  const ordered = separator === -1 ? [...args, ...extra] : [...args.slice(0, separator), ...extra, ...args.slice(separator)];
+  const ordered =
+    separator === -1 ? [...args, ...extra] : [...args.slice(0, separator), ...extra, ...args.slice(separator)];
   return { command, args: ordered, paths };
 }
 
@@ -149,7 +227,8 @@ function planFind(args: readonly string[]): CommandPlan {
 /** grep and rg options that leave secret files and folders (SECRET_FILE_NAMES) and `.git` out of a search. */
 function searchExclusions(command: 'grep' | 'rg'): string[] {
   const { files, directories } = secretSearchExclusions();
-  if (command === 'grep') return [...files.map((glob) => `--exclude=${glob}`), ...directories.map((name) => `--exclude-dir=${name}`)];
+  if (command === 'grep')
+    return [...files.map((glob) => `--exclude=${glob}`), ...directories.map((name) => `--exclude-dir=${name}`)];
   // rg skips a folder whose name matches an excluding glob, at any depth.
   return [...files, ...directories].map((glob) => `--glob=!${glob}`);
 }

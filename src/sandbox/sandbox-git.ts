@@ -1,4 +1,11 @@
-import { parseArguments, refusedOption, RUNS, WRITES, type OptionRule, type PathArgument } from './sandbox-arguments.js';
+import {
+  parseArguments,
+  refusedOption,
+  RUNS,
+  WRITES,
+  type OptionRule,
+  type PathArgument,
+} from './sandbox-arguments.js';
 import { SECRET_DIRECTORY_NAMES, SECRET_FILE_NAMES } from '../privacy/secret-files.js';
 import { sandboxDenied } from './sandbox-denied.js';
 
@@ -15,7 +22,20 @@ export interface GitPlan {
 
 const GIT_RULE: OptionRule = {
   shortValued: 'nSGL',
-  patternValued: ['-S', '-G', '--grep', '--author', '--committer', '--format', '--pretty', '--since', '--until', '--after', '--before', '--date'],
+  patternValued: [
+    '-S',
+    '-G',
+    '--grep',
+    '--author',
+    '--committer',
+    '--format',
+    '--pretty',
+    '--since',
+    '--until',
+    '--after',
+    '--before',
+    '--date',
+  ],
   refused: {
     '--output': WRITES,
     '--no-index': 'it compares files outside the repository',
@@ -25,21 +45,46 @@ const GIT_RULE: OptionRule = {
     '--show-signature': RUNS,
     '--paginate': RUNS,
     '--full-diff': 'it shows the changes of files outside the paths asked for, secret files included',
-    '--follow': 'it follows a file back through renames, past the checks on its older names; run git log on the path without it',
+    '--follow':
+      'it follows a file back through renames, past the checks on its older names; run git log on the path without it',
     '--submodule': 'it shows changes inside submodules, where the exclusion of secret files does not reach',
   },
 };
 
 // `git branch` only lists: any option outside this list could create, rename or delete a branch.
 const BRANCH_OPTIONS = new Set([
-  '-a', '--all', '-r', '--remotes', '-l', '--list', '-v', '--verbose', '--show-current', '-i', '--ignore-case',
-  '--contains', '--no-contains', '--merged', '--no-merged', '--points-at', '--sort', '--format', '--column', '--no-column',
-  '--color', '--no-color', '--abbrev', '--no-abbrev', '-q', '--quiet',
+  '-a',
+  '--all',
+  '-r',
+  '--remotes',
+  '-l',
+  '--list',
+  '-v',
+  '--verbose',
+  '--show-current',
+  '-i',
+  '--ignore-case',
+  '--contains',
+  '--no-contains',
+  '--merged',
+  '--no-merged',
+  '--points-at',
+  '--sort',
+  '--format',
+  '--column',
+  '--no-column',
+  '--color',
+  '--no-color',
+  '--abbrev',
+  '--no-abbrev',
+  '-q',
+  '--quiet',
 ]);
 const BRANCH_VALUED = ['--contains', '--no-contains', '--merged', '--no-merged', '--points-at', '--sort', '--format'];
 
 // `git status -v` prints the staged diff of every file, whatever paths were asked for.
-const STATUS_VERBOSE = 'it shows the diff of every staged file, secret files included, whatever paths are given; use git diff --cached instead';
+const STATUS_VERBOSE =
+  'it shows the diff of every staged file, secret files included, whatever paths are given; use git diff --cached instead';
 const STATUS_REFUSED: Readonly<Record<string, string>> = { '-v': STATUS_VERBOSE, '--verbose': STATUS_VERBOSE };
 
 // Subcommands that print file contents (diffs): secret files are cut out of them with exclude pathspecs.
@@ -48,7 +93,19 @@ const SHOWS_CONTENT = new Set(['status', 'log', 'diff', 'show']);
 const SHOWS_OBJECTS = new Set(['show', 'diff']);
 
 // No pager, no fsmonitor hook, no signature checks (they run gpg), no diffs inside submodules.
-const SAFETY = ['--no-pager', '-c', 'core.fsmonitor=false', '-c', 'core.pager=cat', '-c', 'color.ui=never', '-c', 'log.showSignature=false', '-c', 'diff.submodule=short'];
+const SAFETY = [
+  '--no-pager',
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.pager=cat',
+  '-c',
+  'color.ui=never',
+  '-c',
+  'log.showSignature=false',
+  '-c',
+  'diff.submodule=short',
+];
 
 /**
  * Exclude pathspecs for every secret file and folder of SECRET_FILE_NAMES, at any depth and in any
@@ -69,7 +126,9 @@ export function planGit(args: readonly string[]): GitPlan {
   const [subcommand, ...rest] = args;
   if (subcommand === undefined || !(GIT_SUBCOMMANDS as readonly string[]).includes(subcommand)) {
     const shown = JSON.stringify((subcommand ?? '').slice(0, 60));
-    throw sandboxDenied(`git ${shown} is not allowed; only git ${GIT_SUBCOMMANDS.join(', ')}, which read the repository and change nothing. Options go after the subcommand.`);
+    throw sandboxDenied(
+      `git ${shown} is not allowed; only git ${GIT_SUBCOMMANDS.join(', ')}, which read the repository and change nothing. Options go after the subcommand.`,
+    );
   }
   const rule: OptionRule =
     subcommand === 'branch'
@@ -80,12 +139,15 @@ export function planGit(args: readonly string[]): GitPlan {
   const parsed = parseArguments(`git ${subcommand}`, rest, rule);
   if (subcommand === 'branch') {
     for (const option of parsed.options) {
-      if (!BRANCH_OPTIONS.has(option)) throw refusedOption('git branch', option, 'git branch may only list branches here');
+      if (!BRANCH_OPTIONS.has(option))
+        throw refusedOption('git branch', option, 'git branch may only list branches here');
     }
     // A name after "--" creates a branch just as well as one before it.
     const names = parsed.positionals.length + parsed.afterSeparator.length;
     if (names > 0 && !parsed.options.has('-l') && !parsed.options.has('--list')) {
-      throw sandboxDenied('git branch with a name would create a branch; to list branches matching a pattern, add --list.');
+      throw sandboxDenied(
+        'git branch with a name would create a branch; to list branches matching a pattern, add --list.',
+      );
     }
   }
   // Revisions and paths are told apart only by git, so every word is checked as a file read.
@@ -94,13 +156,18 @@ export function planGit(args: readonly string[]): GitPlan {
     paths.push({ value, readsFile: true });
     // `rev:path`, `:0:path`, `HEAD@{1 day ago}:path` and log -L's `range:path` show a file as committed:
     // every text after a colon is checked, so whichever one git reads as the path is.
-    for (let colon = value.indexOf(':'); colon !== -1 && colon < value.length - 1; colon = value.indexOf(':', colon + 1)) {
+    for (
+      let colon = value.indexOf(':');
+      colon !== -1 && colon < value.length - 1;
+      colon = value.indexOf(':', colon + 1)
+    ) {
       paths.push({ value: value.slice(colon + 1), readsFile: true });
     }
   }
   const objectChecks = SHOWS_OBJECTS.has(subcommand) ? parsed.positionals.filter((word) => !word.includes(':')) : [];
   // -L takes no pathspec (its file is checked above), so there is nothing to exclude from.
   const exclusions = SHOWS_CONTENT.has(subcommand) && !parsed.options.has('-L') ? SECRET_PATHSPECS : [];
-  const noPrograms = subcommand === 'diff' || subcommand === 'show' || subcommand === 'log' ? ['--no-ext-diff', '--no-textconv'] : [];
+  const noPrograms =
+    subcommand === 'diff' || subcommand === 'show' || subcommand === 'log' ? ['--no-ext-diff', '--no-textconv'] : [];
   return { args: [...SAFETY, subcommand, ...noPrograms, ...rest, ...exclusions], paths, objectChecks };
 }

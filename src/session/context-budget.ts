@@ -31,17 +31,29 @@ export interface ContextUsage {
 }
 
 /** Estimated tokens of one message: text at ~4 bytes a token, JSON (tool inputs, JSON tool results) at ~2, plus framing. */
-export function estimateMessageTokens(message: { content: string | readonly ContentBlock[] }, settings: Pick<Settings, 'tokens'> = DEFAULT_SETTINGS): number {
+export function estimateMessageTokens(
+  message: { content: string | readonly ContentBlock[] },
+  settings: Pick<Settings, 'tokens'> = DEFAULT_SETTINGS,
+): number {
   const { bytesPerTextToken, bytesPerJsonToken } = settings.tokens;
-  if (typeof message?.content === 'string') return MESSAGE_OVERHEAD_TOKENS + tokensForBytes(utf8ByteLength(message.content), bytesPerTextToken);
-  if (!Array.isArray(message?.content)) throw new EngramError('INVALID_INPUT', 'A message to estimate needs content: a string or an array of content blocks.');
+  if (typeof message?.content === 'string')
+    return MESSAGE_OVERHEAD_TOKENS + tokensForBytes(utf8ByteLength(message.content), bytesPerTextToken);
+  if (!Array.isArray(message?.content))
+    throw new EngramError(
+      'INVALID_INPUT',
+      'A message to estimate needs content: a string or an array of content blocks.',
+    );
   let tokens = MESSAGE_OVERHEAD_TOKENS;
-  for (const block of message.content as readonly ContentBlock[]) tokens += BLOCK_OVERHEAD_TOKENS + blockTokens(block, bytesPerTextToken, bytesPerJsonToken);
+  for (const block of message.content as readonly ContentBlock[])
+    tokens += BLOCK_OVERHEAD_TOKENS + blockTokens(block, bytesPerTextToken, bytesPerJsonToken);
   return tokens;
 }
 
 /** Estimated tokens of several messages (the sum of {@link estimateMessageTokens}). */
-export function estimateMessagesTokens(messages: ReadonlyArray<{ content: string | readonly ContentBlock[] }>, settings: Pick<Settings, 'tokens'> = DEFAULT_SETTINGS): number {
+export function estimateMessagesTokens(
+  messages: ReadonlyArray<{ content: string | readonly ContentBlock[] }>,
+  settings: Pick<Settings, 'tokens'> = DEFAULT_SETTINGS,
+): number {
   let tokens = 0;
   for (const message of messages) tokens += estimateMessageTokens(message, settings);
   return tokens;
@@ -52,7 +64,10 @@ function blockTokens(block: ContentBlock, bytesPerTextToken: number, bytesPerJso
     case 'text':
       return tokensForBytes(utf8ByteLength(String(block.text)), bytesPerTextToken);
     case 'tool_use':
-      return tokensForBytes(utf8ByteLength(String(block.name)), bytesPerTextToken) + tokensForBytes(utf8ByteLength(JSON.stringify(block.input ?? {})), bytesPerJsonToken);
+      return (
+        tokensForBytes(utf8ByteLength(String(block.name)), bytesPerTextToken) +
+        tokensForBytes(utf8ByteLength(JSON.stringify(block.input ?? {})), bytesPerJsonToken)
+      );
     case 'tool_result': {
       const content = String(block.content);
       return tokensForBytes(utf8ByteLength(content), looksLikeJson(content) ? bytesPerJsonToken : bytesPerTextToken);
@@ -74,8 +89,14 @@ function looksLikeJson(text: string): boolean {
  * Estimated tokens of a request's fixed prefix: the system blocks (joined as the provider sees them)
  * and the tool definitions as JSON. Every request of a session and of its forked helpers starts with it.
  */
-export function estimatePrefixTokens(prefix: { system: readonly SystemBlock[]; tools: readonly ToolDefinition[] }): number {
-  return estimateTextTokens(prefix.system.map((block) => block.text).join('\n\n')) + estimateJsonTokens(JSON.stringify(prefix.tools));
+export function estimatePrefixTokens(prefix: {
+  system: readonly SystemBlock[];
+  tools: readonly ToolDefinition[];
+}): number {
+  return (
+    estimateTextTokens(prefix.system.map((block) => block.text).join('\n\n')) +
+    estimateJsonTokens(JSON.stringify(prefix.tools))
+  );
 }
 
 /**
@@ -86,7 +107,10 @@ export function estimatePrefixTokens(prefix: { system: readonly SystemBlock[]; t
 export function contextTokensFromUsage(usage: LanguageModelUsage): number {
   const values = [usage?.inputTokens, usage?.outputTokens, usage?.cacheReadTokens ?? 0, usage?.cacheWriteTokens ?? 0];
   if (values.some((value) => typeof value !== 'number' || !Number.isFinite(value) || value < 0)) {
-    throw new EngramError('INVALID_INPUT', 'Usage token counts must be non-negative numbers (inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens).');
+    throw new EngramError(
+      'INVALID_INPUT',
+      'Usage token counts must be non-negative numbers (inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens).',
+    );
   }
   // totalInputTokens (src/models/language-model-content.ts) plus outputTokens; summed here so the core imports no values from above it.
   return usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0) + usage.outputTokens;
@@ -99,7 +123,9 @@ export function contextTokensFromUsage(usage: LanguageModelUsage): number {
  * that are gone or changed), and an estimate of every message after it. `measure` replaces
  * {@link estimateMessageTokens} (a caller that caches estimates per message).
  */
-export function contextTokenCount<Message extends { role?: string; content: string | readonly ContentBlock[]; usage?: LanguageModelUsage }>(
+export function contextTokenCount<
+  Message extends { role?: string; content: string | readonly ContentBlock[]; usage?: LanguageModelUsage },
+>(
   messages: readonly Message[],
   settings: Pick<Settings, 'tokens'> = DEFAULT_SETTINGS,
   options: { usageValidFrom?: number; measure?: (message: Message) => number } = {},
@@ -112,7 +138,9 @@ export function contextTokenCount<Message extends { role?: string; content: stri
   let estimated = 0;
   // With no valid report every message is estimated (those before `from` are still sent).
   for (let next = reported ? index + 1 : 0; next < messages.length; next += 1) estimated += measure(messages[next]!);
-  return reported ? { reportedInputTokens: contextTokensFromUsage(messages[index]!.usage!), estimatedSinceReport: estimated } : { estimatedSinceReport: estimated };
+  return reported
+    ? { reportedInputTokens: contextTokensFromUsage(messages[index]!.usage!), estimatedSinceReport: estimated }
+    : { estimatedSinceReport: estimated };
 }
 
 /** One `<model>=<tokens>` entry of `session.modelContextWindows`. */
@@ -127,7 +155,11 @@ const WINDOW_ENTRY = /^([^=\s*]+)(\*?)\s*=\s*(\d[\d_]*)([km]?)$/i;
 
 /** Parses `session.modelContextWindows` ("claude-sonnet-4-5=1m, gpt-4o*=128k"); refuses a malformed entry with CONFIG_INVALID. */
 export function parseModelContextWindows(text: string): ModelContextWindow[] {
-  if (typeof text !== 'string') throw new EngramError('CONFIG_INVALID', 'session.modelContextWindows must be a string of <model>=<tokens> entries.');
+  if (typeof text !== 'string')
+    throw new EngramError(
+      'CONFIG_INVALID',
+      'session.modelContextWindows must be a string of <model>=<tokens> entries.',
+    );
   const entries: ModelContextWindow[] = [];
   for (const raw of text.split(/[,;\n]/)) {
     const entry = raw.trim();
@@ -158,7 +190,9 @@ export function contextWindowFor(modelId: string | undefined, settings: Pick<Set
   let chosen: string | undefined;
   if (typeof modelId === 'string' && modelId !== '') {
     const exact = entries.findLast((entry) => !entry.prefix && entry.pattern === modelId);
-    const prefixed = entries.filter((entry) => entry.prefix && modelId.startsWith(entry.pattern)).sort((a, b) => b.pattern.length - a.pattern.length)[0];
+    const prefixed = entries
+      .filter((entry) => entry.prefix && modelId.startsWith(entry.pattern))
+      .sort((a, b) => b.pattern.length - a.pattern.length)[0];
     const match = exact ?? prefixed;
     if (match) {
       window = match.tokens;
@@ -177,7 +211,11 @@ export function contextWindowFor(modelId: string | undefined, settings: Pick<Set
 /** How many warning ratios `tokens` has reached in `window` (ratios from `session.warnRatios`, at most 3 levels). */
 export function warningLevel(tokens: number, window: number, settings: Pick<Settings, 'session'>): 0 | 1 | 2 | 3 {
   assertCount(tokens, 'tokens');
-  if (!(typeof window === 'number' && Number.isFinite(window) && window > 0)) throw new EngramError('INVALID_INPUT', `The context window must be a positive number of tokens, got ${String(window)}.`);
+  if (!(typeof window === 'number' && Number.isFinite(window) && window > 0))
+    throw new EngramError(
+      'INVALID_INPUT',
+      `The context window must be a positive number of tokens, got ${String(window)}.`,
+    );
   // tokens / window is correctly rounded, so usage exactly at a ratio (140,000 of 200,000 at 0.7) reaches it.
   const ratio = tokens / window;
   const reached = settings.session.warnRatios.filter((threshold) => ratio >= threshold).length;
@@ -185,7 +223,10 @@ export function warningLevel(tokens: number, window: number, settings: Pick<Sett
 }
 
 /** Where the context stands: reported input tokens of the last request plus the estimate since, against the window. */
-export function contextUsage(input: { reportedInputTokens?: number; estimatedSinceReport: number; window: number }, settings: Pick<Settings, 'session'>): ContextUsage {
+export function contextUsage(
+  input: { reportedInputTokens?: number; estimatedSinceReport: number; window: number },
+  settings: Pick<Settings, 'session'>,
+): ContextUsage {
   if (input.reportedInputTokens !== undefined) assertCount(input.reportedInputTokens, 'reportedInputTokens');
   assertCount(input.estimatedSinceReport, 'estimatedSinceReport');
   const tokens = (input.reportedInputTokens ?? 0) + input.estimatedSinceReport;

@@ -75,11 +75,16 @@ export class FileReadCache {
 
   /** Remembers that the model read `path` (`bytes` of content) at this mtime and size, evicting the least recently used past the caps. */
   record(path: string, read: { stat: FileReadStat; bytes: number }): void {
-    if (read === null || typeof read !== 'object') throw new EngramError('INVALID_INPUT', 'record(path, { stat, bytes }) takes the stat and byte count of the read.');
+    if (read === null || typeof read !== 'object')
+      throw new EngramError(
+        'INVALID_INPUT',
+        'record(path, { stat, bytes }) takes the stat and byte count of the read.',
+      );
     const { stat, bytes } = read;
     checkPath(path);
     checkStat(stat);
-    if (!(Number.isSafeInteger(bytes) && bytes >= 0)) throw new EngramError('INVALID_INPUT', `bytes must be a whole number of at least 0, got ${String(bytes)}.`);
+    if (!(Number.isSafeInteger(bytes) && bytes >= 0))
+      throw new EngramError('INVALID_INPUT', `bytes must be a whole number of at least 0, got ${String(bytes)}.`);
     this.forget(path);
     // Holding one read larger than the whole budget would evict everything else for it.
     if (bytes > this.maxBytes || this.maxEntries === 0) return;
@@ -115,11 +120,18 @@ function checkPath(path: string): void {
 
 function checkStat(stat: FileReadStat): void {
   if (!(stat && Number.isFinite(stat.mtimeMs) && Number.isSafeInteger(stat.size) && stat.size >= 0)) {
-    throw new EngramError('INVALID_INPUT', 'A file-read cache check needs the file\'s stat: a finite mtimeMs and a whole, non-negative size.');
+    throw new EngramError(
+      'INVALID_INPUT',
+      "A file-read cache check needs the file's stat: a finite mtimeMs and a whole, non-negative size.",
+    );
   }
 }
 
 function wholeNumber(value: number, name: string): number {
-  if (!(Number.isSafeInteger(value) && value >= 0)) throw new EngramError('INVALID_INPUT', `FileReadCache ${name} must be a whole number of at least 0, got ${String(value)}.`);
+  if (!(Number.isSafeInteger(value) && value >= 0))
+    throw new EngramError(
+      'INVALID_INPUT',
+      `FileReadCache ${name} must be a whole number of at least 0, got ${String(value)}.`,
+    );
   return value;
 }

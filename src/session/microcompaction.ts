@@ -54,7 +54,12 @@ export interface MicrocompactionResult {
 export function microcompact(messages: readonly SessionMessage[], input: MicrocompactionInput): MicrocompactionResult {
   checkInput(messages, input);
   const protectFrom = input.protectFrom ?? messages.length;
-  const unchanged: MicrocompactionResult = { messages: [...messages], changed: false, clearedToolResults: 0, droppedMeta: 0 };
+  const unchanged: MicrocompactionResult = {
+    messages: [...messages],
+    changed: false,
+    clearedToolResults: 0,
+    droppedMeta: 0,
+  };
   const lastAssistantAt = input.lastAssistantAt ?? lastAssistantTime(messages, protectFrom);
   if (lastAssistantAt === undefined) return unchanged;
   if (!(input.now.getTime() - lastAssistantAt.getTime() > input.idleMinutes * 60_000)) return unchanged;
@@ -62,7 +67,10 @@ export function microcompact(messages: readonly SessionMessage[], input: Microco
   const kept = dropMeta(messages, protectFrom);
   const droppedMeta = messages.length - kept.length;
   const protectedStart = protectFrom - droppedMeta;
-  const cleared = input.clearToolResults === false ? { messages: kept, count: 0 } : clearOldToolResults(kept, protectedStart, input.keepRecent, input.excludeTools ?? []);
+  const cleared =
+    input.clearToolResults === false
+      ? { messages: kept, count: 0 }
+      : clearOldToolResults(kept, protectedStart, input.keepRecent, input.excludeTools ?? []);
   const changed = droppedMeta > 0 || cleared.count > 0;
   return changed ? { messages: cleared.messages, changed, clearedToolResults: cleared.count, droppedMeta } : unchanged;
 }
@@ -76,18 +84,25 @@ function dropMeta(messages: readonly SessionMessage[], protectFrom: number): Ses
   const kept: SessionMessage[] = [];
   let lastDropped: SessionMessage | undefined;
   for (const [index, message] of messages.entries()) {
-    const droppable = index < protectFrom && message.meta === true && message.compactSummary !== true && !hasToolBlocks(message);
+    const droppable =
+      index < protectFrom && message.meta === true && message.compactSummary !== true && !hasToolBlocks(message);
     if (droppable) {
       if (message.role === 'user') lastDropped = message;
       continue;
     }
-    if (kept.length === 0 && messages[0]?.role === 'user' && message.role === 'assistant' && lastDropped) kept.push(lastDropped);
+    if (kept.length === 0 && messages[0]?.role === 'user' && message.role === 'assistant' && lastDropped)
+      kept.push(lastDropped);
     kept.push(message);
   }
   return kept;
 }
 
-function clearOldToolResults(messages: SessionMessage[], protectFrom: number, keepRecent: number, excludeTools: readonly string[]): { messages: SessionMessage[]; count: number } {
+function clearOldToolResults(
+  messages: SessionMessage[],
+  protectFrom: number,
+  keepRecent: number,
+  excludeTools: readonly string[],
+): { messages: SessionMessage[]; count: number } {
   const toolNames = new Map<string, string>();
   const positions: Array<{ message: number; block: number }> = [];
   for (const [messageIndex, message] of messages.entries()) {
@@ -97,7 +112,9 @@ function clearOldToolResults(messages: SessionMessage[], protectFrom: number, ke
       else if (block.type === 'tool_result') positions.push({ message: messageIndex, block: blockIndex });
     }
   }
-  const clearable = positions.slice(0, Math.max(0, positions.length - keepRecent)).filter((position) => position.message < protectFrom);
+  const clearable = positions
+    .slice(0, Math.max(0, positions.length - keepRecent))
+    .filter((position) => position.message < protectFrom);
   const result = [...messages];
   let count = 0;
   for (const position of clearable) {
@@ -107,7 +124,10 @@ function clearOldToolResults(messages: SessionMessage[], protectFrom: number, ke
     const toolName = toolNames.get(block.toolUseId);
     if (toolName !== undefined && excludeTools.includes(toolName)) continue;
     // Copy the message (once) and its content array before changing one block: the input stays as it was.
-    const copy = message === messages[position.message] ? { ...message, content: [...(message.content as ContentBlock[])] } : message;
+    const copy =
+      message === messages[position.message]
+        ? { ...message, content: [...(message.content as ContentBlock[])] }
+        : message;
     (copy.content as ContentBlock[])[position.block] = { ...block, content: OLD_TOOL_RESULT_PLACEHOLDER };
     result[position.message] = copy;
     count += 1;
@@ -116,7 +136,10 @@ function clearOldToolResults(messages: SessionMessage[], protectFrom: number, ke
 }
 
 function hasToolBlocks(message: SessionMessage): boolean {
-  return typeof message.content !== 'string' && message.content.some((block) => block.type === 'tool_use' || block.type === 'tool_result');
+  return (
+    typeof message.content !== 'string' &&
+    message.content.some((block) => block.type === 'tool_use' || block.type === 'tool_result')
+  );
 }
 
 function lastAssistantTime(messages: readonly SessionMessage[], protectFrom: number): Date | undefined {
@@ -130,23 +153,43 @@ function lastAssistantTime(messages: readonly SessionMessage[], protectFrom: num
 }
 
 function checkInput(messages: readonly SessionMessage[], input: MicrocompactionInput): void {
-  if (!Array.isArray(messages)) throw new EngramError('INVALID_INPUT', 'microcompact needs the session messages as an array.');
-  if (!(input?.now instanceof Date) || Number.isNaN(input.now.getTime())) throw new EngramError('INVALID_INPUT', 'microcompact needs `now` as a valid Date (the injected clock).');
-  if (input.lastAssistantAt !== undefined && (!(input.lastAssistantAt instanceof Date) || Number.isNaN(input.lastAssistantAt.getTime()))) {
+  if (!Array.isArray(messages))
+    throw new EngramError('INVALID_INPUT', 'microcompact needs the session messages as an array.');
+  if (!(input?.now instanceof Date) || Number.isNaN(input.now.getTime()))
+    throw new EngramError('INVALID_INPUT', 'microcompact needs `now` as a valid Date (the injected clock).');
+  if (
+    input.lastAssistantAt !== undefined &&
+    (!(input.lastAssistantAt instanceof Date) || Number.isNaN(input.lastAssistantAt.getTime()))
+  ) {
     throw new EngramError('INVALID_INPUT', '`lastAssistantAt` must be a valid Date when given.');
   }
   if (!(typeof input.idleMinutes === 'number' && Number.isFinite(input.idleMinutes) && input.idleMinutes >= 0)) {
-    throw new EngramError('INVALID_INPUT', `idleMinutes must be a non-negative number (session.microcompactIdleMinutes), got ${String(input.idleMinutes)}.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `idleMinutes must be a non-negative number (session.microcompactIdleMinutes), got ${String(input.idleMinutes)}.`,
+    );
   }
   if (!(Number.isSafeInteger(input.keepRecent) && input.keepRecent >= 0)) {
-    throw new EngramError('INVALID_INPUT', `keepRecent must be a whole number of at least 0 (session.microcompactKeepRecent), got ${String(input.keepRecent)}.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `keepRecent must be a whole number of at least 0 (session.microcompactKeepRecent), got ${String(input.keepRecent)}.`,
+    );
   }
-  if (input.protectFrom !== undefined && !(Number.isSafeInteger(input.protectFrom) && input.protectFrom >= 0 && input.protectFrom <= messages.length)) {
-    throw new EngramError('INVALID_INPUT', `protectFrom must be a message index from 0 to ${messages.length}, got ${String(input.protectFrom)}.`);
+  if (
+    input.protectFrom !== undefined &&
+    !(Number.isSafeInteger(input.protectFrom) && input.protectFrom >= 0 && input.protectFrom <= messages.length)
+  ) {
+    throw new EngramError(
+      'INVALID_INPUT',
+      `protectFrom must be a message index from 0 to ${messages.length}, got ${String(input.protectFrom)}.`,
+    );
   }
   for (const message of messages) {
     if (!message || (typeof message.content !== 'string' && !Array.isArray(message.content))) {
-      throw new EngramError('INVALID_INPUT', 'Every session message needs content: a string or an array of content blocks.');
+      throw new EngramError(
+        'INVALID_INPUT',
+        'Every session message needs content: a string or an array of content blocks.',
+      );
     }
   }
 }
@@ -156,7 +199,11 @@ function checkInput(messages: readonly SessionMessage[], input: MicrocompactionI
  * the last assistant message) is never touched, the idle gap is measured from that message, and with
  * server-side context editing (`session.serverContextEditing`) only meta messages are dropped here.
  */
-export function microcompactSession(messages: readonly SessionMessage[], now: Date, settings: Pick<Settings, 'session'>): MicrocompactionResult {
+export function microcompactSession(
+  messages: readonly SessionMessage[],
+  now: Date,
+  settings: Pick<Settings, 'session'>,
+): MicrocompactionResult {
   const lastAssistant = messages.findLastIndex((message) => message.role === 'assistant');
   if (lastAssistant < 0) return { messages: [...messages], changed: false, clearedToolResults: 0, droppedMeta: 0 };
   return microcompact(messages, {

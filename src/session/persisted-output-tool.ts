@@ -18,24 +18,46 @@ export function readPersistedOutputTool(storage: ToolResultStorage): SessionTool
         type: 'object',
         properties: {
           tool_use_id: { type: 'string', description: 'The id of the tool use whose result was saved.' },
-          path: { type: 'string', description: 'The file the <persisted-output> block names (instead of tool_use_id).' },
+          path: {
+            type: 'string',
+            description: 'The file the <persisted-output> block names (instead of tool_use_id).',
+          },
           offset: { type: 'integer', minimum: 0, description: 'Byte offset to start at (default 0).' },
           limit: { type: 'integer', minimum: 1, description: `Bytes to read (default and most ${storage.pageBytes}).` },
         },
       },
     },
     async run(input): Promise<SessionToolOutput> {
-      const toolUseId = typeof input.tool_use_id === 'string' ? input.tool_use_id : typeof input.path === 'string' ? storage.toolUseIdForPath(input.path) : undefined;
+      const toolUseId =
+        typeof input.tool_use_id === 'string'
+          ? input.tool_use_id
+          : typeof input.path === 'string'
+            ? storage.toolUseIdForPath(input.path)
+            : undefined;
       if (toolUseId === undefined) {
-        return { content: `Give tool_use_id, or the path of a file a <persisted-output> block named (under ${storage.directory}).`, isError: true };
+        return {
+          content: `Give tool_use_id, or the path of a file a <persisted-output> block named (under ${storage.directory}).`,
+          isError: true,
+        };
       }
       try {
         const room = Math.max(1, storage.thresholdBytes - PAGE_HEADER_BYTES);
-        const limit = input.limit === undefined ? Math.min(storage.pageBytes, room) : typeof input.limit === 'number' ? Math.min(input.limit, room) : input.limit;
-        const page = await storage.read(toolUseId, { ...(input.offset === undefined ? {} : { offset: input.offset as number }), limit: limit as number });
+        const limit =
+          input.limit === undefined
+            ? Math.min(storage.pageBytes, room)
+            : typeof input.limit === 'number'
+              ? Math.min(input.limit, room)
+              : input.limit;
+        const page = await storage.read(toolUseId, {
+          ...(input.offset === undefined ? {} : { offset: input.offset as number }),
+          limit: limit as number,
+        });
         const end = page.offset + Buffer.byteLength(page.text, 'utf8');
-        const next = page.nextOffset === undefined ? 'This is the end of the output.' : `Next page: offset ${page.nextOffset}.`;
-        return { content: `Bytes ${page.offset} to ${end} of ${page.totalBytes} of the output of tool use ${toolUseId}. ${next}\n\n${page.text}` };
+        const next =
+          page.nextOffset === undefined ? 'This is the end of the output.' : `Next page: offset ${page.nextOffset}.`;
+        return {
+          content: `Bytes ${page.offset} to ${end} of ${page.totalBytes} of the output of tool use ${toolUseId}. ${next}\n\n${page.text}`,
+        };
       } catch (error) {
         if (error instanceof EngramError) return { content: error.message, isError: true };
         throw error;

@@ -1,4 +1,10 @@
-import { contextTokenCount, contextUsage, estimateMessageTokens, estimatePrefixTokens, type ContextUsage } from './context-budget.js';
+import {
+  contextTokenCount,
+  contextUsage,
+  estimateMessageTokens,
+  estimatePrefixTokens,
+  type ContextUsage,
+} from './context-budget.js';
 import type { Settings } from '../kernel/settings.js';
 import type { SystemBlock, ToolDefinition } from '../contracts/language-model.js';
 import type { SessionMessage } from '../contracts/session-message.js';
@@ -19,7 +25,11 @@ export class SessionAccounting {
   #usageValidFrom = 0;
   #warnedLevel = 0;
 
-  constructor(options: { settings: Settings; window: number; prefix: { system: readonly SystemBlock[]; tools: readonly ToolDefinition[] } }) {
+  constructor(options: {
+    settings: Settings;
+    window: number;
+    prefix: { system: readonly SystemBlock[]; tools: readonly ToolDefinition[] };
+  }) {
     this.#settings = options.settings;
     this.window = options.window;
     this.prefixTokens = estimatePrefixTokens(options.prefix);
@@ -34,13 +44,21 @@ export class SessionAccounting {
 
   /** The next request's input: the latest valid report (input, cache, output) plus the estimate since; prefix + every message when there is none. */
   tokens(messages: readonly SessionMessage[]): number {
-    const count = contextTokenCount(messages, this.#settings, { usageValidFrom: this.#usageValidFrom, measure: (message) => this.estimate(message) });
-    return count.reportedInputTokens === undefined ? this.prefixTokens + count.estimatedSinceReport : count.reportedInputTokens + count.estimatedSinceReport;
+    const count = contextTokenCount(messages, this.#settings, {
+      usageValidFrom: this.#usageValidFrom,
+      measure: (message) => this.estimate(message),
+    });
+    return count.reportedInputTokens === undefined
+      ? this.prefixTokens + count.estimatedSinceReport
+      : count.reportedInputTokens + count.estimatedSinceReport;
   }
 
   /** Where the context stands against the window. */
   usage(messages: readonly SessionMessage[]): ContextUsage {
-    return contextUsage({ reportedInputTokens: this.tokens(messages), estimatedSinceReport: 0, window: this.window }, this.#settings);
+    return contextUsage(
+      { reportedInputTokens: this.tokens(messages), estimatedSinceReport: 0, window: this.window },
+      this.#settings,
+    );
   }
 
   /**
@@ -54,7 +72,10 @@ export class SessionAccounting {
 
   /** The warning level `tokens` reaches when it is higher than any announced since the last compaction (else undefined). */
   newWarning(tokens: number): { level: 1 | 2 | 3; usage: ContextUsage } | undefined {
-    const usage = contextUsage({ reportedInputTokens: tokens, estimatedSinceReport: 0, window: this.window }, this.#settings);
+    const usage = contextUsage(
+      { reportedInputTokens: tokens, estimatedSinceReport: 0, window: this.window },
+      this.#settings,
+    );
     if (usage.level <= this.#warnedLevel) return undefined;
     this.#warnedLevel = usage.level;
     return { level: usage.level as 1 | 2 | 3, usage };

@@ -14,12 +14,24 @@ export interface SessionEventMap {
   /** A tool result over `session.toolResultThresholdBytes` went to disk; the message keeps a frozen preview. */
   'tool-result-persisted': { toolUseId: string; path: string; bytes: number };
   /** Layer 2 cleared old tool results and dropped meta messages after an idle gap. */
-  'microcompaction-applied': { clearedToolResults: number; droppedMeta: number; tokensBefore: number; tokensAfter: number };
+  'microcompaction-applied': {
+    clearedToolResults: number;
+    droppedMeta: number;
+    tokensBefore: number;
+    tokensAfter: number;
+  };
   'notes-update-started': { lastMessageUuid: string };
   'notes-update-finished': { lastMessageUuid: string };
   'notes-update-failed': { lastMessageUuid: string; error: unknown };
   'compaction-started': { trigger: 'auto' | 'manual'; preTokens: number };
-  'compaction-finished': { trigger: 'auto' | 'manual'; boundary: CompactBoundary; modelCalls: number; preTokens: number; postTokens: number; warnings: string[] };
+  'compaction-finished': {
+    trigger: 'auto' | 'manual';
+    boundary: CompactBoundary;
+    modelCalls: number;
+    preTokens: number;
+    postTokens: number;
+    warnings: string[];
+  };
   /** `tripped`: the circuit breaker is open, auto-compaction stops until a manual compaction succeeds. */
   'compaction-failed': { trigger: 'auto' | 'manual'; error: unknown; failuresInARow: number; tripped: boolean };
   /**

@@ -18,8 +18,15 @@ export function deepFreeze<Value>(value: Value): Value {
 
 /** A message with its content frozen deeply: once in a session, only (micro)compaction replaces it. */
 export function freezeMessage(message: SessionMessage): SessionMessage {
-  const content = typeof message.content === 'string' ? message.content : Object.freeze(message.content.map((block) => deepFreeze({ ...block })));
-  return Object.freeze({ ...message, content: content as ContentBlock[], ...(message.usage && { usage: Object.freeze({ ...message.usage }) }) });
+  const content =
+    typeof message.content === 'string'
+      ? message.content
+      : Object.freeze(message.content.map((block) => deepFreeze({ ...block })));
+  return Object.freeze({
+    ...message,
+    content: content as ContentBlock[],
+    ...(message.usage && { usage: Object.freeze({ ...message.usage }) }),
+  });
 }
 
 /** What a request sends of a session message: role and content (the content is shared, not copied: it is frozen). */

@@ -1,6 +1,12 @@
 import type { Settings } from '../kernel/settings.js';
 import type { ToolResultBlock, ToolUseBlock } from '../contracts/language-model.js';
-import type { CompactBoundary, ResumedSession, SessionMessage, SessionMetadata, TodoItem } from '../contracts/session-message.js';
+import type {
+  CompactBoundary,
+  ResumedSession,
+  SessionMessage,
+  SessionMetadata,
+  TodoItem,
+} from '../contracts/session-message.js';
 import { freezeMessage } from './session-message-helpers.js';
 import { WorkingMemory } from './working-memory.js';
 
@@ -23,8 +29,20 @@ export const INTERRUPTED_TOOL_RESULT = 'Interrupted: the session ended before th
  * plan and the files edited from the latest compact boundary. Tool calls a killed process left open
  * are answered as interrupted by the next user message (`errorToolResults`).
  */
-export function sessionStartState(resumed: ResumedSession | undefined, settings: Settings, now: () => Date): SessionStartState {
-  if (!resumed) return { messages: [], lastUuid: null, workingMemory: new WorkingMemory({ settings, now }), plan: undefined, filesEdited: [], createdAt: undefined };
+export function sessionStartState(
+  resumed: ResumedSession | undefined,
+  settings: Settings,
+  now: () => Date,
+): SessionStartState {
+  if (!resumed)
+    return {
+      messages: [],
+      lastUuid: null,
+      workingMemory: new WorkingMemory({ settings, now }),
+      plan: undefined,
+      filesEdited: [],
+      createdAt: undefined,
+    };
   const messages = resumed.messages.map(freezeMessage);
   return {
     messages,
@@ -42,12 +60,23 @@ export function planFromBoundary(boundary: CompactBoundary | undefined): string 
 }
 
 /** Error results that close open tool calls (a killed process, a user who moved on, a result that could not be kept). */
-export function errorToolResults(pending: readonly ToolUseBlock[], content: string = INTERRUPTED_TOOL_RESULT): ToolResultBlock[] {
+export function errorToolResults(
+  pending: readonly ToolUseBlock[],
+  content: string = INTERRUPTED_TOOL_RESULT,
+): ToolResultBlock[] {
   return pending.map((use): ToolResultBlock => ({ type: 'tool_result', toolUseId: use.id, content, isError: true }));
 }
 
 /** The metadata line of a transcript (what a listing shows and resume reads back): title, place, model, first and latest message, count. */
-export function sessionMetadata(input: { sessionId: string; title?: string; cwd?: string; gitBranch: string; model: string; createdAt?: string; messages: readonly SessionMessage[] }): SessionMetadata {
+export function sessionMetadata(input: {
+  sessionId: string;
+  title?: string;
+  cwd?: string;
+  gitBranch: string;
+  model: string;
+  createdAt?: string;
+  messages: readonly SessionMessage[];
+}): SessionMetadata {
   const createdAt = input.createdAt ?? input.messages[0]?.timestamp;
   return {
     sessionId: input.sessionId,

@@ -16,7 +16,12 @@ export interface PreparedToolResults {
  * result is stored before the caller adds the message, so a failing disk changes nothing; a Node
  * error of the disk becomes STORE_ERROR naming the call (EngramErrors, e.g. CONFLICT, pass as they are).
  */
-export async function prepareToolResults(options: { pending: readonly ToolUseBlock[]; results: ReadonlyMap<string, ToolResultInput>; storage: ToolResultStorage | undefined; thresholdBytes: number }): Promise<PreparedToolResults> {
+export async function prepareToolResults(options: {
+  pending: readonly ToolUseBlock[];
+  results: ReadonlyMap<string, ToolResultInput>;
+  storage: ToolResultStorage | undefined;
+  thresholdBytes: number;
+}): Promise<PreparedToolResults> {
   const prepared: PreparedToolResults = { blocks: [], persisted: [] };
   for (const use of options.pending) {
     const result = options.results.get(use.id)!;
@@ -28,17 +33,30 @@ export async function prepareToolResults(options: { pending: readonly ToolUseBlo
     } else if (Buffer.byteLength(content) > options.thresholdBytes) {
       content = cutToBytes(content, options.thresholdBytes);
     }
-    prepared.blocks.push({ type: 'tool_result', toolUseId: use.id, content, ...(result.isError === true && { isError: true }) });
+    prepared.blocks.push({
+      type: 'tool_result',
+      toolUseId: use.id,
+      content,
+      ...(result.isError === true && { isError: true }),
+    });
   }
   return prepared;
 }
 
-async function store(storage: ToolResultStorage, toolUseId: string, content: string): ReturnType<ToolResultStorage['store']> {
+async function store(
+  storage: ToolResultStorage,
+  toolUseId: string,
+  content: string,
+): ReturnType<ToolResultStorage['store']> {
   try {
     return await storage.store(toolUseId, content);
   } catch (error) {
     if (isEngramError(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
-    throw new EngramError('STORE_ERROR', `The tool result of ${toolUseId} could not be stored in ${storage.directory} (${code}); nothing was added. Check that the folder is writable.`, { cause: error });
+    throw new EngramError(
+      'STORE_ERROR',
+      `The tool result of ${toolUseId} could not be stored in ${storage.directory} (${code}); nothing was added. Check that the folder is writable.`,
+      { cause: error },
+    );
   }
 }

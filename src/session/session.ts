@@ -3,14 +3,32 @@ import { autoCompactThreshold, compactionTripped, shouldAutoCompact } from './co
 import { EngramError } from '../kernel/errors.js';
 import { contextEditingFor, microcompactSession } from './microcompaction.js';
 import { DEFAULT_SETTINGS, type Settings } from '../kernel/settings.js';
-import type { ContentBlock, LanguageModel, LanguageModelRequest, LanguageModelResponse, SystemBlock, ToolDefinition, ToolUseBlock } from '../contracts/language-model.js';
+import type {
+  ContentBlock,
+  LanguageModel,
+  LanguageModelRequest,
+  LanguageModelResponse,
+  SystemBlock,
+  ToolDefinition,
+  ToolUseBlock,
+} from '../contracts/language-model.js';
 import { withLastMessageCached } from '../contracts/language-model-content.js';
 import { Compactor, type CompactionResult } from './compaction/compaction.js';
 import { FileReadCache } from './file-read-cache.js';
 import type { ForkPrefix } from './forked-helper.js';
 import { SessionAccounting } from './session-accounting.js';
 import { SessionEvents, type SessionEventListener, type SessionEventName } from './session-events.js';
-import { checkMaxOutputTokens, checkPlan, checkResponse, checkToolResults, checkUserContent, newSessionId, overflow, storedAssistantContent, systemBlocks } from './session-input.js';
+import {
+  checkMaxOutputTokens,
+  checkPlan,
+  checkResponse,
+  checkToolResults,
+  checkUserContent,
+  newSessionId,
+  overflow,
+  storedAssistantContent,
+  systemBlocks,
+} from './session-input.js';
 import type { SessionMessage, SessionMetadata, SessionTranscriptSink, TodoItem } from '../contracts/session-message.js';
 import { freezeMessage, pendingToolUses, wireMessage } from './session-message-helpers.js';
 import type { SessionNotes } from './notes/session-notes.js';
@@ -63,7 +81,13 @@ export class Session {
   readonly #notes: SessionNotesDriver;
   readonly #now: () => Date;
   readonly #generateId: () => string;
-  readonly #stats: SessionStats = { requests: 0, compactions: 0, microcompactions: 0, notesUpdates: 0, persistedToolResults: 0 };
+  readonly #stats: SessionStats = {
+    requests: 0,
+    compactions: 0,
+    microcompactions: 0,
+    notesUpdates: 0,
+    persistedToolResults: 0,
+  };
   readonly #filesEdited: Set<string>;
   #messages: SessionMessage[];
   #lastUuid: string | null;
@@ -76,7 +100,12 @@ export class Session {
 
   /** Builds a session in memory (no I/O); see `openSession` for one backed by files under ENGRAM_HOME. */
   constructor(options: SessionOptions) {
-    if (options === null || typeof options !== 'object' || !options.model || typeof options.model.generate !== 'function') {
+    if (
+      options === null ||
+      typeof options !== 'object' ||
+      !options.model ||
+      typeof options.model.generate !== 'function'
+    ) {
       throw new EngramError('INVALID_INPUT', 'A Session needs options with a model (a LanguageModel).');
     }
     this.model = options.model;
@@ -86,21 +115,56 @@ export class Session {
     this.sessionId = options.resumed?.sessionId ?? options.sessionId ?? newSessionId();
     this.contextWindow = options.contextWindow ?? contextWindowFor(this.model.modelId, this.settings);
     if (!Number.isInteger(this.contextWindow) || this.contextWindow < 1_000) {
-      throw new EngramError('CONFIG_INVALID', `The context window must be a whole number of tokens from 1000, got ${this.contextWindow}.`);
+      throw new EngramError(
+        'CONFIG_INVALID',
+        `The context window must be a whole number of tokens from 1000, got ${this.contextWindow}.`,
+      );
     }
     this.system = systemBlocks(options.system);
     this.#storage = options.toolResultStorage;
     const tools = [...(options.tools ?? [])];
-    if (this.#storage && !tools.some((tool) => tool.definition.name === 'read_persisted_output')) tools.push(readPersistedOutputTool(this.#storage));
+    if (this.#storage && !tools.some((tool) => tool.definition.name === 'read_persisted_output'))
+      tools.push(readPersistedOutputTool(this.#storage));
     this.tools = Object.freeze(tools);
     this.#definitions = Object.freeze(tools.map((tool) => tool.definition));
-    this.#accounting = new SessionAccounting({ settings: this.settings, window: this.contextWindow, prefix: { system: this.system, tools: this.#definitions } });
+    this.#accounting = new SessionAccounting({
+      settings: this.settings,
+      window: this.contextWindow,
+      prefix: { system: this.system, tools: this.#definitions },
+    });
     this.#transcript = options.transcript;
     this.#transcriptPath = options.transcriptPath;
-    this.#transcript?.onWriteError?.((error) => this.#events.emit('transcript-error', { error, ...(this.#transcriptPath !== undefined && { path: this.#transcriptPath }) }));
-    this.#notes = new SessionNotesDriver({ notes: options.notes, events: this.#events, settings: this.settings, window: this.contextWindow, model: this.model, sessionId: this.sessionId, now: this.#now, generateId: this.#generateId });
-    this.#compactor = options.compactor ?? new Compactor({ settings: this.settings, model: this.model, generateId: this.#generateId, now: this.#now, ...(options.preCompactHooks && { preCompactHooks: options.preCompactHooks }) });
-    this.fileReadCache = options.fileReadCache ?? new FileReadCache({ maxEntries: this.settings.session.fileCacheEntries, maxBytes: this.settings.session.fileCacheBytes });
+    this.#transcript?.onWriteError?.((error) =>
+      this.#events.emit('transcript-error', {
+        error,
+        ...(this.#transcriptPath !== undefined && { path: this.#transcriptPath }),
+      }),
+    );
+    this.#notes = new SessionNotesDriver({
+      notes: options.notes,
+      events: this.#events,
+      settings: this.settings,
+      window: this.contextWindow,
+      model: this.model,
+      sessionId: this.sessionId,
+      now: this.#now,
+      generateId: this.#generateId,
+    });
+    this.#compactor =
+      options.compactor ??
+      new Compactor({
+        settings: this.settings,
+        model: this.model,
+        generateId: this.#generateId,
+        now: this.#now,
+        ...(options.preCompactHooks && { preCompactHooks: options.preCompactHooks }),
+      });
+    this.fileReadCache =
+      options.fileReadCache ??
+      new FileReadCache({
+        maxEntries: this.settings.session.fileCacheEntries,
+        maxBytes: this.settings.session.fileCacheBytes,
+      });
     this.cwd = options.cwd ?? options.resumed?.metadata.cwd;
     this.gitBranch = options.gitBranch ?? options.resumed?.metadata.gitBranch ?? '';
     this.#title = options.title ?? options.resumed?.metadata.title;
@@ -151,7 +215,10 @@ export class Session {
 
   /** Failed compactions in a row and whether the circuit breaker stopped auto-compaction. */
   get compactionState(): { failuresInARow: number; tripped: boolean } {
-    return { failuresInARow: this.#compactor.failuresInARow, tripped: compactionTripped({ failuresInARow: this.#compactor.failuresInARow }, this.settings) };
+    return {
+      failuresInARow: this.#compactor.failuresInARow,
+      tripped: compactionTripped({ failuresInARow: this.#compactor.failuresInARow }, this.settings),
+    };
   }
 
   /**
@@ -160,14 +227,25 @@ export class Session {
    * first thing microcompaction drops. Tool calls still open (a killed process, a failed turn, a user
    * who moved on) are first answered as interrupted, so the conversation stays valid.
    */
-  addUserMessage(content: string | readonly ContentBlock[], options: { context?: string; meta?: boolean } = {}): SessionMessage {
+  addUserMessage(
+    content: string | readonly ContentBlock[],
+    options: { context?: string; meta?: boolean } = {},
+  ): SessionMessage {
     this.#checkOpen();
     const checked = checkUserContent(content, 'content');
-    const context = options.context === undefined || options.context === '' ? undefined : checkUserContent(options.context, 'context');
-    const tokens = estimateMessageTokens({ content: checked }, this.settings) + (context === undefined ? 0 : estimateMessageTokens({ content: context }, this.settings));
+    const context =
+      options.context === undefined || options.context === ''
+        ? undefined
+        : checkUserContent(options.context, 'context');
+    const tokens =
+      estimateMessageTokens({ content: checked }, this.settings) +
+      (context === undefined ? 0 : estimateMessageTokens({ content: context }, this.settings));
     const room = autoCompactThreshold(this.contextWindow, this.settings) - this.#accounting.prefixTokens;
     if (tokens > room) {
-      throw new EngramError('PAYLOAD_TOO_LARGE', `The message is about ${tokens} tokens; at most ${room} fit in this session's context window. Attach large content as a file or tool result instead.`);
+      throw new EngramError(
+        'PAYLOAD_TOO_LARGE',
+        `The message is about ${tokens} tokens; at most ${room} fit in this session's context window. Attach large content as a file or tool result instead.`,
+      );
     }
     const pending = pendingToolUses(this.#messages);
     if (pending.length > 0) this.#append({ role: 'user', content: errorToolResults(pending) });
@@ -185,9 +263,21 @@ export class Session {
   async addToolResults(results: readonly ToolResultInput[]): Promise<SessionMessage> {
     this.#checkOpen();
     const pending = pendingToolUses(this.#messages);
-    if (pending.length === 0) throw new EngramError('INVALID_INPUT', 'There are no tool calls to answer: the last message is not an assistant message with tool_use blocks.');
-    const byId = checkToolResults(results, pending.map((use) => use.id));
-    const { blocks, persisted } = await prepareToolResults({ pending, results: byId, storage: this.#storage, thresholdBytes: this.settings.session.toolResultThresholdBytes });
+    if (pending.length === 0)
+      throw new EngramError(
+        'INVALID_INPUT',
+        'There are no tool calls to answer: the last message is not an assistant message with tool_use blocks.',
+      );
+    const byId = checkToolResults(
+      results,
+      pending.map((use) => use.id),
+    );
+    const { blocks, persisted } = await prepareToolResults({
+      pending,
+      results: byId,
+      storage: this.#storage,
+      thresholdBytes: this.settings.session.toolResultThresholdBytes,
+    });
     this.#checkOpen();
     const message = this.#append({ role: 'user', content: blocks });
     for (const result of results) {
@@ -213,16 +303,23 @@ export class Session {
     this.#checkOpen();
     const maxOutputTokens = checkMaxOutputTokens(options?.maxOutputTokens, this.contextWindow);
     if (this.#messages.length === 0 || this.#messages.at(-1)!.role !== 'user') {
-      throw new EngramError('INVALID_INPUT', 'A request needs a user message or tool results last: call addUserMessage or addToolResults first.');
+      throw new EngramError(
+        'INVALID_INPUT',
+        'A request needs a user message or tool results last: call addUserMessage or addToolResults first.',
+      );
     }
-    if (this.#busy) throw new EngramError('CONFLICT', 'The session is already preparing a request or compacting; await it first.');
+    if (this.#busy)
+      throw new EngramError('CONFLICT', 'The session is already preparing a request or compacting; await it first.');
     this.#busy = true;
     try {
       this.#microcompact();
       let tokens = this.#tokens();
       const overWindow = (): boolean => tokens + maxOutputTokens > this.contextWindow;
       const breaker = { failuresInARow: this.#compactor.failuresInARow };
-      if (shouldAutoCompact(tokens, this.contextWindow, this.settings, breaker) || (overWindow() && !compactionTripped(breaker, this.settings))) {
+      if (
+        shouldAutoCompact(tokens, this.contextWindow, this.settings, breaker) ||
+        (overWindow() && !compactionTripped(breaker, this.settings))
+      ) {
         let failure: unknown;
         try {
           await this.#compact({ trigger: 'auto', signal: options.signal });
@@ -232,7 +329,13 @@ export class Session {
         tokens = this.#tokens();
         if (failure !== undefined && overWindow()) throw overflow(tokens, maxOutputTokens, this.contextWindow, failure);
       }
-      if (overWindow()) throw overflow(tokens, maxOutputTokens, this.contextWindow, this.compactionState.tripped ? 'the compaction circuit breaker is open' : undefined);
+      if (overWindow())
+        throw overflow(
+          tokens,
+          maxOutputTokens,
+          this.contextWindow,
+          this.compactionState.tripped ? 'the compaction circuit breaker is open' : undefined,
+        );
       this.#warn(tokens);
       const contextEditing = contextEditingFor(this.settings);
       this.#stats.requests += 1;
@@ -258,22 +361,41 @@ export class Session {
   recordResponse(response: LanguageModelResponse): SessionMessage {
     this.#checkOpen();
     checkResponse(response);
-    if (this.#messages.at(-1)?.role !== 'user') throw new EngramError('INVALID_INPUT', 'recordResponse answers a prepared request: the last message must be the user message or tool results that were sent.');
+    if (this.#messages.at(-1)?.role !== 'user')
+      throw new EngramError(
+        'INVALID_INPUT',
+        'recordResponse answers a prepared request: the last message must be the user message or tool results that were sent.',
+      );
     const content = storedAssistantContent(response);
-    const message = this.#append({ role: 'assistant', content, usage: { ...response.usage }, model: this.model.modelId });
+    const message = this.#append({
+      role: 'assistant',
+      content,
+      usage: { ...response.usage },
+      model: this.model.modelId,
+    });
     const tokens = this.#tokens();
     this.#warn(tokens);
-    this.#notes.afterResponse({ toolCalls: content.filter((block): block is ToolUseBlock => block.type === 'tool_use').length }, this.#notesContext(tokens));
+    this.#notes.afterResponse(
+      { toolCalls: content.filter((block): block is ToolUseBlock => block.type === 'tool_use').length },
+      this.#notesContext(tokens),
+    );
     return message;
   }
 
   /** Compacts now (`/compact [instructions]`): the fast path from the session notes, else a summary. */
-  async compact(options: { trigger?: 'auto' | 'manual'; instructions?: string; signal?: AbortSignal } = {}): Promise<CompactionResult> {
+  async compact(
+    options: { trigger?: 'auto' | 'manual'; instructions?: string; signal?: AbortSignal } = {},
+  ): Promise<CompactionResult> {
     this.#checkOpen();
-    if (this.#busy) throw new EngramError('CONFLICT', 'The session is already preparing a request or compacting; await it first.');
+    if (this.#busy)
+      throw new EngramError('CONFLICT', 'The session is already preparing a request or compacting; await it first.');
     this.#busy = true;
     try {
-      return await this.#compact({ trigger: options.trigger ?? 'manual', instructions: options.instructions, signal: options.signal });
+      return await this.#compact({
+        trigger: options.trigger ?? 'manual',
+        instructions: options.instructions,
+        signal: options.signal,
+      });
     } finally {
       this.#busy = false;
     }
@@ -308,7 +430,8 @@ export class Session {
 
   /** Sets the title recorded in the transcript's metadata (shown by session listings). */
   setTitle(title: string): void {
-    if (typeof title !== 'string' || title.length > 200) throw new EngramError('INVALID_INPUT', 'A session title is text of at most 200 characters.');
+    if (typeof title !== 'string' || title.length > 200)
+      throw new EngramError('INVALID_INPUT', 'A session title is text of at most 200 characters.');
     this.#title = title;
   }
 
@@ -327,19 +450,33 @@ export class Session {
     if (options.abortBackground) this.#notes.abort();
     await this.#notes.waitForBackground();
     if (this.#transcript) {
-      if (this.#lastUuid !== null) this.#transcript.append({ kind: 'metadata', metadata: this.metadata(), timestamp: this.#now().toISOString() });
+      if (this.#lastUuid !== null)
+        this.#transcript.append({ kind: 'metadata', metadata: this.metadata(), timestamp: this.#now().toISOString() });
       await this.#transcript.close();
     }
   }
 
   /** Title, place and counts of the session, as the transcript's metadata line records them. */
   metadata(): SessionMetadata {
-    return sessionMetadata({ sessionId: this.sessionId, title: this.#title, cwd: this.cwd, gitBranch: this.gitBranch, model: this.model.modelId, createdAt: this.#createdAt, messages: this.#messages });
+    return sessionMetadata({
+      sessionId: this.sessionId,
+      title: this.#title,
+      cwd: this.cwd,
+      gitBranch: this.gitBranch,
+      model: this.model.modelId,
+      createdAt: this.#createdAt,
+      messages: this.#messages,
+    });
   }
 
-  async #compact(input: { trigger: 'auto' | 'manual'; instructions?: string; signal?: AbortSignal }): Promise<CompactionResult> {
+  async #compact(input: {
+    trigger: 'auto' | 'manual';
+    instructions?: string;
+    signal?: AbortSignal;
+  }): Promise<CompactionResult> {
     if (this.#messages.length === 0) throw new EngramError('INVALID_INPUT', 'There is nothing to compact yet.');
-    if (pendingToolUses(this.#messages).length > 0) throw new EngramError('INVALID_INPUT', 'Answer the pending tool calls (addToolResults) before compacting.');
+    if (pendingToolUses(this.#messages).length > 0)
+      throw new EngramError('INVALID_INPUT', 'Answer the pending tool calls (addToolResults) before compacting.');
     const preTokens = this.#tokens();
     this.#events.emit('compaction-started', { trigger: input.trigger, preTokens });
     let result: CompactionResult;
@@ -350,7 +487,11 @@ export class Session {
         prefix: this.forkPrefix(),
         preTokens,
         ...(this.notes && { notes: this.notes }),
-        reinject: { recentFiles: this.#recentFiles.slice(-5).reverse(), ...(this.#plan !== undefined && { plan: this.#plan }), todos: this.todos.map((todo) => ({ ...todo })) },
+        reinject: {
+          recentFiles: this.#recentFiles.slice(-5).reverse(),
+          ...(this.#plan !== undefined && { plan: this.#plan }),
+          todos: this.todos.map((todo) => ({ ...todo })),
+        },
         metadata: { filesEdited: [...this.#filesEdited], gitBranch: this.gitBranch },
         ...(input.instructions !== undefined && { customInstructions: input.instructions }),
         ...(input.signal && { signal: input.signal }),
@@ -359,7 +500,12 @@ export class Session {
       });
     } catch (error) {
       const failuresInARow = this.#compactor.failuresInARow;
-      this.#events.emit('compaction-failed', { trigger: input.trigger, error, failuresInARow, tripped: compactionTripped({ failuresInARow }, this.settings) });
+      this.#events.emit('compaction-failed', {
+        trigger: input.trigger,
+        error,
+        failuresInARow,
+        tripped: compactionTripped({ failuresInARow }, this.settings),
+      });
       throw error;
     }
     const before = { messages: this.#messages, lastUuid: this.#lastUuid };
@@ -381,7 +527,14 @@ export class Session {
     this.#stats.compactions += 1;
     const postTokens = this.#tokens();
     this.#notes.afterCompaction(postTokens);
-    this.#events.emit('compaction-finished', { trigger: input.trigger, boundary: result.boundary, modelCalls: result.modelCalls, preTokens, postTokens, warnings: result.warnings });
+    this.#events.emit('compaction-finished', {
+      trigger: input.trigger,
+      boundary: result.boundary,
+      modelCalls: result.modelCalls,
+      preTokens,
+      postTokens,
+      warnings: result.warnings,
+    });
     return result;
   }
 
@@ -393,11 +546,21 @@ export class Session {
     this.fileReadCache.clear();
     this.#accounting.forgetReports(this.#messages.length);
     this.#stats.microcompactions += 1;
-    this.#events.emit('microcompaction-applied', { clearedToolResults: result.clearedToolResults, droppedMeta: result.droppedMeta, tokensBefore, tokensAfter: this.#tokens() });
+    this.#events.emit('microcompaction-applied', {
+      clearedToolResults: result.clearedToolResults,
+      droppedMeta: result.droppedMeta,
+      tokensBefore,
+      tokensAfter: this.#tokens(),
+    });
   }
 
   #notesContext(tokens?: number): NotesDriverContext {
-    return { prefix: () => this.forkPrefix(), tokens: tokens ?? this.#tokens(), lastMessageUuid: this.#messages.at(-1)!.uuid, breaker: { failuresInARow: this.#compactor.failuresInARow } };
+    return {
+      prefix: () => this.forkPrefix(),
+      tokens: tokens ?? this.#tokens(),
+      lastMessageUuid: this.#messages.at(-1)!.uuid,
+      breaker: { failuresInARow: this.#compactor.failuresInARow },
+    };
   }
 
   #warn(tokens: number): void {
@@ -433,6 +596,7 @@ export class Session {
   }
 
   #checkOpen(): void {
-    if (this.#closed) throw new EngramError('INVALID_INPUT', 'This session is closed; open or resume a session to continue.');
+    if (this.#closed)
+      throw new EngramError('INVALID_INPUT', 'This session is closed; open or resume a session to continue.');
   }
 }

@@ -58,7 +58,10 @@ export class WorkingMemory {
    * Working memory of a resumed session: its todo list from the transcript. Lenient, since the file
    * may have been edited: items that do not pass the checks are left out, the list is cut at the cap.
    */
-  static fromResumed(resumed: { todos: readonly unknown[] }, options: Omit<WorkingMemoryOptions, 'todos'> = {}): WorkingMemory {
+  static fromResumed(
+    resumed: { todos: readonly unknown[] },
+    options: Omit<WorkingMemoryOptions, 'todos'> = {},
+  ): WorkingMemory {
     const memory = new WorkingMemory(options);
     const kept: TodoItem[] = [];
     for (const todo of Array.isArray(resumed?.todos) ? resumed.todos : []) {
@@ -94,17 +97,26 @@ export class WorkingMemory {
   /** The todo list as plain text (the plan a compaction re-injects and records in its boundary); '' when empty. */
   renderTodos(): string {
     const marks: Record<TodoStatus, string> = { pending: '[ ]', in_progress: '[~]', completed: '[x]' };
-    return this.#todos.map((todo) => `${marks[todo.status]} ${todo.status === 'in_progress' && todo.activeForm ? todo.activeForm : todo.content}`).join('\n');
+    return this.#todos
+      .map(
+        (todo) =>
+          `${marks[todo.status]} ${todo.status === 'in_progress' && todo.activeForm ? todo.activeForm : todo.content}`,
+      )
+      .join('\n');
   }
 
   /** Records a new task as pending. */
   addTask(input: { description: string; id?: string }): WorkingTask {
     const description = typeof input?.description === 'string' ? input.description.trim() : '';
     if (description.length === 0 || description.length > TASK_DESCRIPTION_MAX_CHARS) {
-      throw new EngramError('INVALID_INPUT', `A task needs a description of 1 to ${TASK_DESCRIPTION_MAX_CHARS} characters.`);
+      throw new EngramError(
+        'INVALID_INPUT',
+        `A task needs a description of 1 to ${TASK_DESCRIPTION_MAX_CHARS} characters.`,
+      );
     }
     const id = input.id ?? this.#generateId();
-    if (typeof id !== 'string' || id.length === 0 || id.length > 200) throw new EngramError('INVALID_INPUT', 'A task id is a non-empty string of at most 200 characters.');
+    if (typeof id !== 'string' || id.length === 0 || id.length > 200)
+      throw new EngramError('INVALID_INPUT', 'A task id is a non-empty string of at most 200 characters.');
     if (this.#tasks.has(id)) throw new EngramError('CONFLICT', `A task ${id} exists already; give a new id or none.`);
     const task: WorkingTask = { id, description, status: 'pending', createdAt: this.#now().toISOString() };
     this.#tasks.set(id, task);
@@ -113,13 +125,18 @@ export class WorkingMemory {
 
   /** Moves a task on: pending → running → completed | failed | killed (pending may also end directly). A finished task stays finished. */
   updateTask(id: string, change: { status: TaskStatus; result?: string }): WorkingTask {
-    if (change === null || typeof change !== 'object') throw new EngramError('INVALID_INPUT', 'updateTask(id, { status, result? }) takes the new status.');
+    if (change === null || typeof change !== 'object')
+      throw new EngramError('INVALID_INPUT', 'updateTask(id, { status, result? }) takes the new status.');
     const { status, result } = change;
     const task = this.#tasks.get(id);
-    if (!task) throw new EngramError('NOT_FOUND', `No task ${JSON.stringify(String(id).slice(0, 60))} in this session.`);
-    if (!['pending', 'running', ...FINISHED].includes(status)) throw new EngramError('INVALID_INPUT', 'A task status is pending, running, completed, failed or killed.');
-    if (FINISHED.has(task.status)) throw new EngramError('CONFLICT', `Task ${id} is ${task.status} already; a finished task does not change.`);
-    if (status === 'pending' && task.status === 'running') throw new EngramError('CONFLICT', `Task ${id} is running; it can only finish (completed, failed, killed).`);
+    if (!task)
+      throw new EngramError('NOT_FOUND', `No task ${JSON.stringify(String(id).slice(0, 60))} in this session.`);
+    if (!['pending', 'running', ...FINISHED].includes(status))
+      throw new EngramError('INVALID_INPUT', 'A task status is pending, running, completed, failed or killed.');
+    if (FINISHED.has(task.status))
+      throw new EngramError('CONFLICT', `Task ${id} is ${task.status} already; a finished task does not change.`);
+    if (status === 'pending' && task.status === 'running')
+      throw new EngramError('CONFLICT', `Task ${id} is running; it can only finish (completed, failed, killed).`);
     if (result !== undefined && (typeof result !== 'string' || result.length > TASK_RESULT_MAX_CHARS)) {
       throw new EngramError('INVALID_INPUT', `A task result is text of at most ${TASK_RESULT_MAX_CHARS} characters.`);
     }
@@ -143,20 +160,44 @@ export class WorkingMemory {
   }
 
   private checkTodos(todos: unknown): readonly TodoItem[] {
-    if (!Array.isArray(todos)) throw new EngramError('INVALID_INPUT', 'todos must be an array of { content, status, activeForm? } items.');
-    if (todos.length > this.#maxItems) throw new EngramError('INVALID_INPUT', `A todo list holds at most ${this.#maxItems} items, not ${todos.length}; merge or drop some.`);
+    if (!Array.isArray(todos))
+      throw new EngramError('INVALID_INPUT', 'todos must be an array of { content, status, activeForm? } items.');
+    if (todos.length > this.#maxItems)
+      throw new EngramError(
+        'INVALID_INPUT',
+        `A todo list holds at most ${this.#maxItems} items, not ${todos.length}; merge or drop some.`,
+      );
     return Object.freeze(
       todos.map((todo: unknown, index) => {
-        if (todo === null || typeof todo !== 'object' || Array.isArray(todo)) throw new EngramError('INVALID_INPUT', `todos[${index}] must be an object { content, status, activeForm? }.`);
+        if (todo === null || typeof todo !== 'object' || Array.isArray(todo))
+          throw new EngramError('INVALID_INPUT', `todos[${index}] must be an object { content, status, activeForm? }.`);
         const item = todo as Record<string, unknown>;
-        if (typeof item.content !== 'string' || item.content.trim().length === 0 || item.content.length > this.#maxChars) {
-          throw new EngramError('INVALID_INPUT', `todos[${index}].content must be text of 1 to ${this.#maxChars} characters.`);
+        if (
+          typeof item.content !== 'string' ||
+          item.content.trim().length === 0 ||
+          item.content.length > this.#maxChars
+        ) {
+          throw new EngramError(
+            'INVALID_INPUT',
+            `todos[${index}].content must be text of 1 to ${this.#maxChars} characters.`,
+          );
         }
-        if (!TODO_STATUSES.includes(item.status as TodoStatus)) throw new EngramError('INVALID_INPUT', `todos[${index}].status must be pending, in_progress or completed.`);
-        if (item.activeForm !== undefined && (typeof item.activeForm !== 'string' || item.activeForm.length > this.#maxChars)) {
-          throw new EngramError('INVALID_INPUT', `todos[${index}].activeForm must be text of at most ${this.#maxChars} characters.`);
+        if (!TODO_STATUSES.includes(item.status as TodoStatus))
+          throw new EngramError('INVALID_INPUT', `todos[${index}].status must be pending, in_progress or completed.`);
+        if (
+          item.activeForm !== undefined &&
+          (typeof item.activeForm !== 'string' || item.activeForm.length > this.#maxChars)
+        ) {
+          throw new EngramError(
+            'INVALID_INPUT',
+            `todos[${index}].activeForm must be text of at most ${this.#maxChars} characters.`,
+          );
         }
-        return Object.freeze({ content: item.content, status: item.status as TodoStatus, ...(typeof item.activeForm === 'string' && item.activeForm !== '' && { activeForm: item.activeForm }) });
+        return Object.freeze({
+          content: item.content,
+          status: item.status as TodoStatus,
+          ...(typeof item.activeForm === 'string' && item.activeForm !== '' && { activeForm: item.activeForm }),
+        });
       }),
     );
   }
@@ -171,7 +212,10 @@ export const TODO_WRITE_RESULT =
  * new list (the session appends it to its transcript). A malformed list is an error result; the old
  * list stays.
  */
-export function todoWriteTool(workingMemory: WorkingMemory, onChange?: (todos: TodoItem[], previous: TodoItem[]) => void): SessionTool {
+export function todoWriteTool(
+  workingMemory: WorkingMemory,
+  onChange?: (todos: TodoItem[], previous: TodoItem[]) => void,
+): SessionTool {
   return {
     definition: {
       name: 'todo_write',
@@ -188,7 +232,10 @@ export function todoWriteTool(workingMemory: WorkingMemory, onChange?: (todos: T
               properties: {
                 content: { type: 'string', minLength: 1, description: 'What to do, imperative ("Run the tests").' },
                 status: { type: 'string', enum: [...TODO_STATUSES] },
-                activeForm: { type: 'string', description: 'Present-continuous form shown while in progress ("Running the tests").' },
+                activeForm: {
+                  type: 'string',
+                  description: 'Present-continuous form shown while in progress ("Running the tests").',
+                },
               },
               required: ['content', 'status'],
               additionalProperties: false,
@@ -204,7 +251,8 @@ export function todoWriteTool(workingMemory: WorkingMemory, onChange?: (todos: T
       try {
         change = workingMemory.setTodos(input?.todos);
       } catch (error) {
-        if (error instanceof EngramError) return { content: `Error: ${error.message} The todo list was not changed.`, isError: true };
+        if (error instanceof EngramError)
+          return { content: `Error: ${error.message} The todo list was not changed.`, isError: true };
         throw error;
       }
       onChange?.(change.newTodos, change.oldTodos);

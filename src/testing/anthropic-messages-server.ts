@@ -1,5 +1,10 @@
 import { estimateTextTokens } from '../kernel/token-estimate.js';
-import type { AppliedContextEdit, ContentBlock, LanguageModelMessage, LanguageModelStopReason } from '../contracts/language-model.js';
+import type {
+  AppliedContextEdit,
+  ContentBlock,
+  LanguageModelMessage,
+  LanguageModelStopReason,
+} from '../contracts/language-model.js';
 import {
   breakStream,
   rawBodyText,
@@ -31,18 +36,35 @@ export interface AnthropicMessagesServerOptions {
 }
 
 const ERRORS: Record<ScriptedModelError['kind'], { status: number; type: string; message: string }> = {
-  rate_limit: { status: 429, type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit.' },
+  rate_limit: {
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'Number of request tokens has exceeded your per-minute rate limit.',
+  },
   overloaded: { status: 529, type: 'overloaded_error', message: 'Overloaded' },
   server: { status: 500, type: 'api_error', message: 'Internal server error' },
   unavailable: { status: 503, type: 'api_error', message: 'Service unavailable' },
   auth: { status: 401, type: 'authentication_error', message: 'invalid x-api-key' },
-  permission: { status: 403, type: 'permission_error', message: 'Your API key does not have permission to use the specified resource.' },
+  permission: {
+    status: 403,
+    type: 'permission_error',
+    message: 'Your API key does not have permission to use the specified resource.',
+  },
   not_found: { status: 404, type: 'not_found_error', message: 'The requested resource could not be found.' },
   invalid_request: { status: 400, type: 'invalid_request_error', message: 'Invalid request.' },
-  too_large: { status: 413, type: 'request_too_large', message: 'Request exceeds the maximum allowed number of bytes.' },
+  too_large: {
+    status: 413,
+    type: 'request_too_large',
+    message: 'Request exceeds the maximum allowed number of bytes.',
+  },
 };
 
-const WIRE_STOP_REASONS: Record<LanguageModelStopReason, string> = { end: 'end_turn', tool_use: 'tool_use', max_tokens: 'max_tokens', other: 'refusal' };
+const WIRE_STOP_REASONS: Record<LanguageModelStopReason, string> = {
+  end: 'end_turn',
+  tool_use: 'tool_use',
+  max_tokens: 'max_tokens',
+  other: 'refusal',
+};
 
 /**
  * Starts a loopback server speaking Anthropic's Messages API (`POST /v1/messages`) to the real SDK:
@@ -56,7 +78,9 @@ const WIRE_STOP_REASONS: Record<LanguageModelStopReason, string> = { end: 'end_t
  * server.script({ error: { kind: 'rate_limit', retryAfter: 1 } }, { message: { text: 'Hi' } });
  * const client = new Anthropic({ apiKey: 'test', baseURL: server.url });
  */
-export async function startAnthropicMessagesServer(options: AnthropicMessagesServerOptions = {}): Promise<LanguageModelServer> {
+export async function startAnthropicMessagesServer(
+  options: AnthropicMessagesServerOptions = {},
+): Promise<LanguageModelServer> {
   const cache = new SimulatedPromptCache({ minCacheableTokens: options.minCacheableTokens ?? 1_024 });
   const chunk = options.streamChunkCharacters ?? 16;
   let count = 0;
@@ -71,7 +95,8 @@ export async function startAnthropicMessagesServer(options: AnthropicMessagesSer
         if (request.method !== 'POST' || request.path.split('?')[0] !== '/v1/messages') {
           return errorReply({ kind: 'not_found', message: `Unknown route ${request.method} ${request.path}.` }, index);
         }
-        if (options.apiKey !== undefined && !carriesKey(request, options.apiKey)) return errorReply({ kind: 'auth' }, index);
+        if (options.apiKey !== undefined && !carriesKey(request, options.apiKey))
+          return errorReply({ kind: 'auth' }, index);
         if (reply && !('message' in reply)) return passThrough(reply, index);
         const problem = checkRequest(request);
         if (problem) return errorReply({ kind: 'invalid_request', message: problem }, index);
@@ -80,10 +105,23 @@ export async function startAnthropicMessagesServer(options: AnthropicMessagesSer
         const rendered = renderMessage(message, body, cache, index);
         const headers = { 'request-id': wireId('req_', index), ...reply?.headers };
         if (body.stream === true) {
-          const stream = breakStream(streamEvents(rendered, chunk), reply?.streamBreak, isTextDeltaEvent, (error) => errorEvent(error, index));
-          return { status: 200, headers, ...stream, ...(reply?.delayMs && { delayMs: reply.delayMs }), ...(reply?.chunkDelayMs && { chunkDelayMs: reply.chunkDelayMs }) };
+          const stream = breakStream(streamEvents(rendered, chunk), reply?.streamBreak, isTextDeltaEvent, (error) =>
+            errorEvent(error, index),
+          );
+          return {
+            status: 200,
+            headers,
+            ...stream,
+            ...(reply?.delayMs && { delayMs: reply.delayMs }),
+            ...(reply?.chunkDelayMs && { chunkDelayMs: reply.chunkDelayMs }),
+          };
         }
-        return { status: 200, headers, body: JSON.stringify(rendered), ...(reply?.delayMs && { delayMs: reply.delayMs }) };
+        return {
+          status: 200,
+          headers,
+          body: JSON.stringify(rendered),
+          ...(reply?.delayMs && { delayMs: reply.delayMs }),
+        };
       },
     },
     options.respond,
@@ -92,7 +130,8 @@ export async function startAnthropicMessagesServer(options: AnthropicMessagesSer
 
 function passThrough(reply: Exclude<ModelServerReply, { message: ScriptedModelMessage }>, index: number): WireReply {
   if ('hang' in reply || 'destroy' in reply) return reply;
-  if ('error' in reply) return { ...errorReply(reply.error, index, reply.headers), ...(reply.delayMs && { delayMs: reply.delayMs }) };
+  if ('error' in reply)
+    return { ...errorReply(reply.error, index, reply.headers), ...(reply.delayMs && { delayMs: reply.delayMs }) };
   return {
     status: reply.status ?? 200,
     headers: { 'request-id': wireId('req_', index), ...reply.headers },
@@ -102,10 +141,21 @@ function passThrough(reply: Exclude<ModelServerReply, { message: ScriptedModelMe
 }
 
 /** An Anthropic error answer: its status, `{type:'error', error:{type, message}, request_id}` and headers. */
-export function anthropicErrorReply(error: ScriptedModelError, requestId = wireId('req_', 0)): { status: number; headers: Record<string, string>; body: string } {
+export function anthropicErrorReply(
+  error: ScriptedModelError,
+  requestId = wireId('req_', 0),
+): { status: number; headers: Record<string, string>; body: string } {
   const known = ERRORS[error.kind];
-  const body = { type: 'error', error: { type: known.type, message: error.message ?? known.message }, request_id: requestId };
-  return { status: known.status, headers: { 'request-id': requestId, ...retryAfterHeader(error) }, body: JSON.stringify(body) };
+  const body = {
+    type: 'error',
+    error: { type: known.type, message: error.message ?? known.message },
+    request_id: requestId,
+  };
+  return {
+    status: known.status,
+    headers: { 'request-id': requestId, ...retryAfterHeader(error) },
+    body: JSON.stringify(body),
+  };
 }
 
 function errorReply(error: ScriptedModelError, index: number, headers: Record<string, string> = {}): WireReply {
@@ -133,9 +183,11 @@ function carriesKey(request: RecordedModelRequest, key: string): boolean {
 function checkRequest(request: RecordedModelRequest): string | undefined {
   if (typeof request.headers['anthropic-version'] !== 'string') return 'anthropic-version: header is required';
   const body = request.body as Record<string, unknown> | null;
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'There was an error parsing the body of your request: it is not a JSON object.';
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    return 'There was an error parsing the body of your request: it is not a JSON object.';
   if (typeof body.model !== 'string' || body.model === '') return 'model: Field required';
-  if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1) return 'max_tokens: must be a positive integer';
+  if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1)
+    return 'max_tokens: must be a positive integer';
   if (!Array.isArray(body.messages) || body.messages.length === 0) return 'messages: at least one message is required';
   let marks = 0;
   const count = (block: unknown): void => {
@@ -143,19 +195,22 @@ function checkRequest(request: RecordedModelRequest): string | undefined {
   };
   (Array.isArray(body.tools) ? body.tools : []).forEach(count);
   (Array.isArray(body.system) ? body.system : []).forEach(count);
-  if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) return 'system: Input should be a valid string or list';
+  if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system))
+    return 'system: Input should be a valid string or list';
   for (const block of Array.isArray(body.system) ? body.system : []) {
     if ((block as { text?: unknown })?.text === '') return 'system: text content blocks must be non-empty';
   }
   let previousToolUses = new Set<string>();
   for (const [index, message] of (body.messages as Array<{ role?: unknown; content?: unknown }>).entries()) {
-    if (message?.role !== 'user' && message?.role !== 'assistant') return `messages.${index}.role: Input should be 'user' or 'assistant'`;
+    if (message?.role !== 'user' && message?.role !== 'assistant')
+      return `messages.${index}.role: Input should be 'user' or 'assistant'`;
     const blocks = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
     if (!Array.isArray(blocks)) return `messages.${index}.content: Input should be a valid string or list`;
     const toolUses = new Set<string>();
     for (const block of blocks as Array<Record<string, unknown>>) {
       count(block);
-      if (block?.type === 'text' && block.text === '' && index < (body.messages as unknown[]).length - 1) return `messages.${index}: text content blocks must be non-empty`;
+      if (block?.type === 'text' && block.text === '' && index < (body.messages as unknown[]).length - 1)
+        return `messages.${index}: text content blocks must be non-empty`;
       if (block?.type === 'tool_use') toolUses.add(String(block.id));
       if (block?.type === 'tool_result' && !previousToolUses.has(String(block.tool_use_id))) {
         return `messages.${index}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
@@ -170,31 +225,56 @@ function checkRequest(request: RecordedModelRequest): string | undefined {
 /** Context editing needs its beta header, and each edit must have the shape the API documents (FORMATS §4.2). */
 function checkContextManagement(request: RecordedModelRequest, management: unknown): string | undefined {
   if (management === undefined || management === null) return undefined;
-  const betas = String(request.headers['anthropic-beta'] ?? '').split(',').map((beta) => beta.trim());
+  const betas = String(request.headers['anthropic-beta'] ?? '')
+    .split(',')
+    .map((beta) => beta.trim());
   if (!betas.includes('context-management-2025-06-27')) return 'context_management: Extra inputs are not permitted';
   const edits = (management as { edits?: unknown }).edits;
   if (edits !== undefined && !Array.isArray(edits)) return 'context_management.edits: Input should be a valid list';
   for (const [index, edit] of ((edits as Array<Record<string, unknown>> | undefined) ?? []).entries()) {
     const where = `context_management.edits.${index}`;
-    if (edit?.type !== 'clear_tool_uses_20250919' && edit?.type !== 'clear_thinking_20251015') return `${where}.type: Input tag ${JSON.stringify(edit?.type)} does not match any of the expected tags`;
-    for (const [field, types] of [['trigger', ['input_tokens', 'tool_uses']], ['keep', ['tool_uses', 'thinking_turns']], ['clear_at_least', ['input_tokens']]] as const) {
+    if (edit?.type !== 'clear_tool_uses_20250919' && edit?.type !== 'clear_thinking_20251015')
+      return `${where}.type: Input tag ${JSON.stringify(edit?.type)} does not match any of the expected tags`;
+    for (const [field, types] of [
+      ['trigger', ['input_tokens', 'tool_uses']],
+      ['keep', ['tool_uses', 'thinking_turns']],
+      ['clear_at_least', ['input_tokens']],
+    ] as const) {
       const raw = edit[field];
       if (raw === undefined || raw === null || (field === 'keep' && raw === 'all')) continue;
       const value = raw as { type?: unknown; value?: unknown };
-      if (!(types as readonly unknown[]).includes(value.type) || typeof value.value !== 'number' || !Number.isInteger(value.value) || value.value < 0) {
+      if (
+        !(types as readonly unknown[]).includes(value.type) ||
+        typeof value.value !== 'number' ||
+        !Number.isInteger(value.value) ||
+        value.value < 0
+      ) {
         return `${where}.${field}: expected {type: ${types.join('|')}, value: a whole number}`;
       }
     }
-    if (edit.exclude_tools !== undefined && edit.exclude_tools !== null && !(Array.isArray(edit.exclude_tools) && edit.exclude_tools.every((name) => typeof name === 'string'))) {
+    if (
+      edit.exclude_tools !== undefined &&
+      edit.exclude_tools !== null &&
+      !(Array.isArray(edit.exclude_tools) && edit.exclude_tools.every((name) => typeof name === 'string'))
+    ) {
       return `${where}.exclude_tools: Input should be a valid list of strings`;
     }
   }
   return undefined;
 }
 
-function renderMessage(message: ScriptedModelMessage, body: Record<string, unknown>, cache: SimulatedPromptCache, index: number): Record<string, unknown> {
+function renderMessage(
+  message: ScriptedModelMessage,
+  body: Record<string, unknown>,
+  cache: SimulatedPromptCache,
+  index: number,
+): Record<string, unknown> {
   const content = message.content ?? [{ type: 'text' as const, text: message.text ?? '' }];
-  const wireContent = content.map((block) => (block.type === 'text' ? { type: 'text', text: block.text, citations: null } : { type: 'tool_use', id: block.id, name: block.name, input: block.input }));
+  const wireContent = content.map((block) =>
+    block.type === 'text'
+      ? { type: 'text', text: block.text, citations: null }
+      : { type: 'tool_use', id: block.id, name: block.name, input: block.input },
+  );
   const stopReason = message.stopReason ?? (content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end');
   const { segments, breakpoints } = promptSegments(body);
   const cached = cache.explicit(String(body.model), segments, breakpoints);
@@ -216,12 +296,19 @@ function renderMessage(message: ScriptedModelMessage, body: Record<string, unkno
     stop_details: null,
     container: null,
     usage,
-    context_management: message.contextEdits || body.context_management ? { applied_edits: (message.contextEdits ?? []).map(toAppliedEdit) } : null,
+    context_management:
+      message.contextEdits || body.context_management
+        ? { applied_edits: (message.contextEdits ?? []).map(toAppliedEdit) }
+        : null,
   };
 }
 
 function toAppliedEdit(edit: AppliedContextEdit): Record<string, unknown> {
-  return { type: edit.type, cleared_tool_uses: edit.clearedToolUses ?? 0, cleared_input_tokens: edit.clearedInputTokens ?? 0 };
+  return {
+    type: edit.type,
+    cleared_tool_uses: edit.clearedToolUses ?? 0,
+    cleared_input_tokens: edit.clearedInputTokens ?? 0,
+  };
 }
 
 /** The request's parts in prompt order (tools, system, messages) and which of them carry cache_control. */
@@ -229,15 +316,21 @@ function promptSegments(body: Record<string, unknown>): { segments: string[]; br
   const segments: string[] = [];
   const breakpoints: number[] = [];
   const add = (part: unknown, text: string): void => {
-    if (part && typeof part === 'object' && (part as { cache_control?: unknown }).cache_control) breakpoints.push(segments.length);
+    if (part && typeof part === 'object' && (part as { cache_control?: unknown }).cache_control)
+      breakpoints.push(segments.length);
     segments.push(text);
   };
-  const withoutMark = (part: unknown): string => JSON.stringify(part, (key, value) => (key === 'cache_control' ? undefined : value));
+  const withoutMark = (part: unknown): string =>
+    JSON.stringify(part, (key, value) => (key === 'cache_control' ? undefined : value));
   for (const tool of Array.isArray(body.tools) ? body.tools : []) add(tool, withoutMark(tool));
   if (typeof body.system === 'string') add(undefined, body.system);
-  for (const block of Array.isArray(body.system) ? body.system : []) add(block, String((block as { text?: unknown }).text));
-  for (const message of Array.isArray(body.messages) ? (body.messages as Array<{ role: string; content: unknown }>) : []) {
-    const blocks = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : (message.content as unknown[]);
+  for (const block of Array.isArray(body.system) ? body.system : [])
+    add(block, String((block as { text?: unknown }).text));
+  for (const message of Array.isArray(body.messages)
+    ? (body.messages as Array<{ role: string; content: unknown }>)
+    : []) {
+    const blocks =
+      typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : (message.content as unknown[]);
     for (const block of blocks) add(block, `${message.role}:${withoutMark(block)}`);
   }
   return { segments, breakpoints };
@@ -245,21 +338,46 @@ function promptSegments(body: Record<string, unknown>): { segments: string[]; br
 
 /** The SSE events of a streamed message, as the API sends them. */
 function streamEvents(message: Record<string, unknown>, chunk: number): string[] {
-  const event = (type: string, data: Record<string, unknown>): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const event = (type: string, data: Record<string, unknown>): string =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
   const usage = message.usage as Record<string, unknown>;
-  const events = [event('message_start', { message: { ...message, content: [], stop_reason: null, context_management: null, usage: { ...usage, output_tokens: 1 } } }), event('ping', {})];
+  const events = [
+    event('message_start', {
+      message: {
+        ...message,
+        content: [],
+        stop_reason: null,
+        context_management: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
+    }),
+    event('ping', {}),
+  ];
   (message.content as Array<Record<string, unknown>>).forEach((block, index) => {
     if (block.type === 'text') {
       events.push(event('content_block_start', { index, content_block: { type: 'text', text: '', citations: null } }));
-      for (const piece of pieces(String(block.text), chunk)) events.push(event('content_block_delta', { index, delta: { type: 'text_delta', text: piece } }));
+      for (const piece of pieces(String(block.text), chunk))
+        events.push(event('content_block_delta', { index, delta: { type: 'text_delta', text: piece } }));
     } else {
-      events.push(event('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } }));
-      for (const piece of pieces(JSON.stringify(block.input), chunk)) events.push(event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: piece } }));
+      events.push(
+        event('content_block_start', {
+          index,
+          content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+        }),
+      );
+      for (const piece of pieces(JSON.stringify(block.input), chunk))
+        events.push(event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: piece } }));
     }
     events.push(event('content_block_stop', { index }));
   });
   // Applied context edits arrive on the final message_delta (FORMATS §4.2).
-  events.push(event('message_delta', { delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage, context_management: message.context_management ?? null }));
+  events.push(
+    event('message_delta', {
+      delta: { stop_reason: message.stop_reason, stop_sequence: null },
+      usage,
+      context_management: message.context_management ?? null,
+    }),
+  );
   events.push(event('message_stop', {}));
   return events;
 }
@@ -267,7 +385,8 @@ function streamEvents(message: Record<string, unknown>, chunk: number): string[]
 function pieces(text: string, size: number): string[] {
   const characters = [...text];
   const parts: string[] = [];
-  for (let start = 0; start < characters.length; start += size) parts.push(characters.slice(start, start + size).join(''));
+  for (let start = 0; start < characters.length; start += size)
+    parts.push(characters.slice(start, start + size).join(''));
   return parts.length > 0 ? parts : [''];
 }
 
@@ -275,12 +394,19 @@ function pieces(text: string, size: number): string[] {
 export function summarizeMessagesRequest(body: unknown): ModelRequestSummary | undefined {
   const record = body as Record<string, unknown> | null;
   if (record === null || typeof record !== 'object' || !Array.isArray(record.messages)) return undefined;
-  const system = typeof record.system === 'string' ? [{ text: record.system }] : Array.isArray(record.system) ? (record.system as Array<{ text: string; cache_control?: unknown }>) : [];
+  const system =
+    typeof record.system === 'string'
+      ? [{ text: record.system }]
+      : Array.isArray(record.system)
+        ? (record.system as Array<{ text: string; cache_control?: unknown }>)
+        : [];
   const choice = record.tool_choice as { type?: string; name?: string } | undefined;
   return {
     model: String(record.model),
     system: system.map((block) => block.text).join('\n\n'),
-    cachedSystemBlocks: system.filter((block) => (block as { cache_control?: unknown }).cache_control).map((block) => block.text),
+    cachedSystemBlocks: system
+      .filter((block) => (block as { cache_control?: unknown }).cache_control)
+      .map((block) => block.text),
     messages: (record.messages as Array<{ role: 'user' | 'assistant'; content: unknown }>).map(readMessage),
     tools: Array.isArray(record.tools) ? (record.tools as Array<{ name: string }>).map((tool) => tool.name) : [],
     ...(choice && { toolChoice: choice.type === 'tool' ? `tool:${choice.name}` : String(choice.type) }),
@@ -293,10 +419,24 @@ export function summarizeMessagesRequest(body: unknown): ModelRequestSummary | u
 function readMessage(message: { role: 'user' | 'assistant'; content: unknown }): LanguageModelMessage {
   if (typeof message.content === 'string') return { role: message.role, content: message.content };
   const blocks = (message.content as Array<Record<string, unknown>>).map((block): ContentBlock => {
-    if (block.type === 'tool_use') return { type: 'tool_use', id: String(block.id), name: String(block.name), input: block.input as Record<string, unknown> };
+    if (block.type === 'tool_use')
+      return {
+        type: 'tool_use',
+        id: String(block.id),
+        name: String(block.name),
+        input: block.input as Record<string, unknown>,
+      };
     if (block.type === 'tool_result') {
-      const content = typeof block.content === 'string' ? block.content : ((block.content as Array<{ text?: string }> | undefined) ?? []).map((part) => part.text ?? '').join('');
-      return { type: 'tool_result', toolUseId: String(block.tool_use_id), content, ...(block.is_error !== undefined && { isError: Boolean(block.is_error) }) };
+      const content =
+        typeof block.content === 'string'
+          ? block.content
+          : ((block.content as Array<{ text?: string }> | undefined) ?? []).map((part) => part.text ?? '').join('');
+      return {
+        type: 'tool_result',
+        toolUseId: String(block.tool_use_id),
+        content,
+        ...(block.is_error !== undefined && { isError: Boolean(block.is_error) }),
+      };
     }
     return { type: 'text', text: String(block.text) };
   });

@@ -9,9 +9,15 @@ import { runStoreWorkersTogether, unexpectedStderr } from './store-write-worker-
  */
 const STATEMENTS: ReadonlyArray<readonly [string, string?]> = [
   ['The staging database is refreshed from production every Sunday night.'],
-  ['Always run the linter before committing changes to the repository.', 'Always run the linter before committing changes to the shared repository.'],
+  [
+    'Always run the linter before committing changes to the repository.',
+    'Always run the linter before committing changes to the shared repository.',
+  ],
   ['Deploys go through the GitHub Actions pipeline, never by hand.'],
-  ['The user prefers concise answers with code examples first.', 'The user prefers concise answers with runnable code examples first.'],
+  [
+    'The user prefers concise answers with code examples first.',
+    'The user prefers concise answers with runnable code examples first.',
+  ],
 ];
 
 export interface ConcurrentSaveCheckOptions {
@@ -50,11 +56,25 @@ export async function expectConcurrentSavesDeduplicated(options: ConcurrentSaveC
     store,
     Array.from({ length: processes }, (_, index) => {
       const statements = STATEMENTS.map((wordings) => wordings[index % wordings.length]!);
-      return { url, task: { mode: 'save', scope, statements, rounds, actor: `saver-${index}`, latencyMs: options.latencyMs ?? 30 } as const };
+      return {
+        url,
+        task: {
+          mode: 'save',
+          scope,
+          statements,
+          rounds,
+          actor: `saver-${index}`,
+          latencyMs: options.latencyMs ?? 30,
+        } as const,
+      };
     }),
   );
   for (const result of results) {
-    expect({ exitCode: result.exitCode, signal: result.signal, stderr: unexpectedStderr(result.stderr) }).toEqual({ exitCode: 0, signal: null, stderr: '' });
+    expect({ exitCode: result.exitCode, signal: result.signal, stderr: unexpectedStderr(result.stderr) }).toEqual({
+      exitCode: 0,
+      signal: null,
+      stderr: '',
+    });
     expect(result.ids).toHaveLength(rounds * STATEMENTS.length);
   }
   const lines = results.flatMap((result) => result.ids.map((line) => JSON.parse(line) as SaveLine));
@@ -65,7 +85,10 @@ export async function expectConcurrentSavesDeduplicated(options: ConcurrentSaveC
     const saves = lines.filter((line) => line.statement === statement);
     const ids = [...new Set(saves.map((line) => line.id))];
     expect(ids, `every save of statement ${statement} went to one memory`).toHaveLength(1);
-    expect(saves.filter((line) => line.action === 'created'), `statement ${statement} was created once`).toHaveLength(1);
+    expect(
+      saves.filter((line) => line.action === 'created'),
+      `statement ${statement} was created once`,
+    ).toHaveLength(1);
     const memory = memories.find((candidate) => candidate.id === ids[0]);
     expect(memory, `the memory of statement ${statement} is stored`).toBeDefined();
     // Every save after the first was a repeat, and each repeat counts as a use.
@@ -79,7 +102,9 @@ export async function expectConcurrentSavesDeduplicated(options: ConcurrentSaveC
     for (const [index, entry] of history.entries()) {
       if (index === 0) continue;
       expect(entry.actor).toMatch(/ \(dedupe\)$/);
-      expect(entry.before?.content, 'each update starts from the state the one before it left').toBe(history[index - 1]!.after?.content);
+      expect(entry.before?.content, 'each update starts from the state the one before it left').toBe(
+        history[index - 1]!.after?.content,
+      );
     }
     expect(history.at(-1)!.after?.content).toBe(memory!.content);
   }

@@ -3,9 +3,16 @@
 // chat completions, /v1/embeddings). The conformance suites register vitest tests, so they are a
 // separate entry, `engram/testing/suites`: importing this one never loads vitest.
 // test/exports.test.ts pins this list: a change to it is a deliberate diff.
-export { ScriptedLanguageModel, type ScriptedAnswer, type ScriptedLanguageModelOptions } from './scripted-language-model.js';
+export {
+  ScriptedLanguageModel,
+  type ScriptedAnswer,
+  type ScriptedLanguageModelOptions,
+} from './scripted-language-model.js';
 export { startAnthropicMessagesServer, type AnthropicMessagesServerOptions } from './anthropic-messages-server.js';
-export { startOpenAiChatCompletionsServer, type OpenAiChatCompletionsServerOptions } from './openai-chat-completions-server.js';
+export {
+  startOpenAiChatCompletionsServer,
+  type OpenAiChatCompletionsServerOptions,
+} from './openai-chat-completions-server.js';
 export type {
   LanguageModelServer,
   RecordedModelRequest,

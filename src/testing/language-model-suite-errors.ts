@@ -3,7 +3,11 @@ import type { LanguageModelRequest } from '../contracts/language-model.js';
 import { WEATHER_TOOL, expectEngramError } from './language-model-suite-exchange.js';
 import type { LanguageModelSuiteCase } from './language-model-suite.js';
 
-const ask = (text: string, extra: Partial<LanguageModelRequest> = {}): LanguageModelRequest => ({ messages: [{ role: 'user', content: text }], maxOutputTokens: 64, ...extra });
+const ask = (text: string, extra: Partial<LanguageModelRequest> = {}): LanguageModelRequest => ({
+  messages: [{ role: 'user', content: text }],
+  maxOutputTokens: 64,
+  ...extra,
+});
 
 /** Resolves once the server has received `count` requests (the request is in flight). */
 async function received(server: { requests: unknown[] }, count: number): Promise<void> {
@@ -24,7 +28,11 @@ export const languageModelErrorCases: readonly LanguageModelSuiteCase[] = [
   {
     name: 'retries overloaded and 5xx answers with exponential backoff and jitter',
     async run({ server, model, waits }) {
-      server.script({ error: { kind: 'overloaded' } }, { error: { kind: 'server' } }, { message: { text: 'recovered' } });
+      server.script(
+        { error: { kind: 'overloaded' } },
+        { error: { kind: 'server' } },
+        { message: { text: 'recovered' } },
+      );
       const response = await model({ maxRetries: 3, retryBaseDelayMs: 100, random: () => 0.5 }).generate(ask('Hi'));
       expect(response.text).toBe('recovered');
       expect(server.requests).toHaveLength(3);
@@ -49,7 +57,10 @@ export const languageModelErrorCases: readonly LanguageModelSuiteCase[] = [
     name: 'does not retry before the server allows it: a Retry-After beyond retryMaxDelayMs ends the retries',
     async run({ server, model, waits }) {
       server.script({ error: { kind: 'rate_limit', retryAfter: 120 } }, { message: { text: 'too soon' } });
-      const error = await expectEngramError(model({ retryMaxDelayMs: 10_000 }).generate(ask('Hi')), 'MODEL_RATE_LIMITED');
+      const error = await expectEngramError(
+        model({ retryMaxDelayMs: 10_000 }).generate(ask('Hi')),
+        'MODEL_RATE_LIMITED',
+      );
       expect(error.details).toMatchObject({ retryAfterMs: 120_000 });
       expect(server.requests).toHaveLength(1);
       expect(waits).toEqual([]);
@@ -77,7 +88,10 @@ export const languageModelErrorCases: readonly LanguageModelSuiteCase[] = [
   {
     name: 'does not retry a refused request: 400 and 404 are MODEL_REQUEST_INVALID',
     async run({ server, model }) {
-      server.script({ error: { kind: 'invalid_request', message: 'messages.0.content: prompt is too long' } }, { error: { kind: 'not_found' } });
+      server.script(
+        { error: { kind: 'invalid_request', message: 'messages.0.content: prompt is too long' } },
+        { error: { kind: 'not_found' } },
+      );
       const refused = await expectEngramError(model().generate(ask('Hi')), 'MODEL_REQUEST_INVALID');
       expect(refused.message).toMatch(/prompt is too long/);
       const missing = await expectEngramError(model().generate(ask('Hi')), 'MODEL_REQUEST_INVALID');
@@ -89,7 +103,10 @@ export const languageModelErrorCases: readonly LanguageModelSuiteCase[] = [
     name: 'times out a server that never answers with MODEL_TIMEOUT, within the call budget',
     async run({ server, model }) {
       server.script({ hang: true }, { hang: true });
-      const error = await expectEngramError(model({ maxRetries: 3 }).generate(ask('Hi', { timeoutMs: 300 })), 'MODEL_TIMEOUT');
+      const error = await expectEngramError(
+        model({ maxRetries: 3 }).generate(ask('Hi', { timeoutMs: 300 })),
+        'MODEL_TIMEOUT',
+      );
       expect(error.details).toMatchObject({ timeoutMs: 300 });
       // The budget covers the whole call: no second try once it is spent.
       expect(server.requests).toHaveLength(1);
@@ -116,7 +133,9 @@ export const languageModelErrorCases: readonly LanguageModelSuiteCase[] = [
       // A real sleep this time: the abort must cut a 30 s Retry-After short.
       server.script({ error: { kind: 'rate_limit', retryAfter: 30 } });
       const backingOff = new AbortController();
-      const sleeping = model({ sleep: undefined, retryMaxDelayMs: 60_000, timeoutMs: 120_000 }).generate(ask('Hi', { signal: backingOff.signal }));
+      const sleeping = model({ sleep: undefined, retryMaxDelayMs: 60_000, timeoutMs: 120_000 }).generate(
+        ask('Hi', { signal: backingOff.signal }),
+      );
       await received(server, 2);
       await new Promise((resolve) => setTimeout(resolve, 50));
       backingOff.abort();
@@ -134,7 +153,8 @@ export const languageModelErrorCases: readonly LanguageModelSuiteCase[] = [
         { status: 200, body: [] },
       );
       const underTest = model();
-      for (let index = 0; index < 4; index += 1) await expectEngramError(underTest.generate(ask('Hi')), 'MODEL_OUTPUT_INVALID');
+      for (let index = 0; index < 4; index += 1)
+        await expectEngramError(underTest.generate(ask('Hi')), 'MODEL_OUTPUT_INVALID');
       expect(server.requests).toHaveLength(4);
     },
   },
@@ -177,13 +197,32 @@ export const languageModelErrorCases: readonly LanguageModelSuiteCase[] = [
         { messages: [{ role: 'user', content: 'x' }], maxOutputTokens: 1.5 },
         { messages: [{ role: 'user', content: 'x' }], maxOutputTokens: Number.NaN },
         { messages: [{ role: 'user', content: 'x' }], maxOutputTokens: 10, responseFormat: 'yaml' },
-        { messages: [{ role: 'user', content: [{ type: 'tool_result', toolUseId: 'nope', content: 'r' }] }], maxOutputTokens: 10 },
-        { messages: [{ role: 'user', content: [{ type: 'tool_use', id: 't', name: 'get_weather', input: {} }] }], maxOutputTokens: 10 },
+        {
+          messages: [{ role: 'user', content: [{ type: 'tool_result', toolUseId: 'nope', content: 'r' }] }],
+          maxOutputTokens: 10,
+        },
+        {
+          messages: [{ role: 'user', content: [{ type: 'tool_use', id: 't', name: 'get_weather', input: {} }] }],
+          maxOutputTokens: 10,
+        },
         { messages: [{ role: 'user', content: [{ type: 'image', data: 'x' }] }], maxOutputTokens: 10 },
-        { messages: [{ role: 'user', content: 'x' }], maxOutputTokens: 10, tools: [{ ...WEATHER_TOOL, name: 'bad name!' }] },
+        {
+          messages: [{ role: 'user', content: 'x' }],
+          maxOutputTokens: 10,
+          tools: [{ ...WEATHER_TOOL, name: 'bad name!' }],
+        },
         { messages: [{ role: 'user', content: 'x' }], maxOutputTokens: 10, tools: [WEATHER_TOOL, WEATHER_TOOL] },
-        { messages: [{ role: 'user', content: 'x' }], maxOutputTokens: 10, tools: [{ ...WEATHER_TOOL, inputSchema: { type: 'string' } }] },
-        { messages: [{ role: 'user', content: 'x' }], maxOutputTokens: 10, tools: [WEATHER_TOOL], toolChoice: { name: 'other' } },
+        {
+          messages: [{ role: 'user', content: 'x' }],
+          maxOutputTokens: 10,
+          tools: [{ ...WEATHER_TOOL, inputSchema: { type: 'string' } }],
+        },
+        {
+          messages: [{ role: 'user', content: 'x' }],
+          maxOutputTokens: 10,
+          tools: [WEATHER_TOOL],
+          toolChoice: { name: 'other' },
+        },
         { messages: [{ role: 'user', content: 'x' }], maxOutputTokens: 10, toolChoice: 'any' },
         { messages: [{ role: 'user', content: 'x' }], maxOutputTokens: 10, temperature: 9 },
         { messages: [{ role: 'user', content: 'x' }], maxOutputTokens: 10, timeoutMs: -1 },
@@ -191,7 +230,10 @@ export const languageModelErrorCases: readonly LanguageModelSuiteCase[] = [
         { messages: [{ role: 'user', content: 'x' }], maxOutputTokens: 10, signal: 'stop' },
       ];
       for (const request of bad) {
-        const error = await expectEngramError(underTest.generate(request as LanguageModelRequest), 'MODEL_REQUEST_INVALID');
+        const error = await expectEngramError(
+          underTest.generate(request as LanguageModelRequest),
+          'MODEL_REQUEST_INVALID',
+        );
         expect(error.message).toMatch(/Nothing was sent/);
       }
       expect(server.requests).toHaveLength(0);

@@ -22,7 +22,11 @@ export async function expectEngramError(call: Promise<unknown>, code: EngramErro
   return error as EngramError;
 }
 
-const ask = (text: string, extra: Partial<LanguageModelRequest> = {}): LanguageModelRequest => ({ messages: [{ role: 'user', content: text }], maxOutputTokens: 64, ...extra });
+const ask = (text: string, extra: Partial<LanguageModelRequest> = {}): LanguageModelRequest => ({
+  messages: [{ role: 'user', content: text }],
+  maxOutputTokens: 64,
+  ...extra,
+});
 
 /** Text of about `bytes` bytes that reads like an instruction block (for the prompt cache). */
 function stableText(bytes: number): string {
@@ -36,7 +40,9 @@ export const languageModelExchangeCases: readonly LanguageModelSuiteCase[] = [
     async run({ server, model }) {
       server.script({ message: { text: 'Hello there.' } });
       const underTest = model();
-      const response = await underTest.generate(ask('Say hello.', { system: 'Be brief.', maxOutputTokens: 123, temperature: 0.2 }));
+      const response = await underTest.generate(
+        ask('Say hello.', { system: 'Be brief.', maxOutputTokens: 123, temperature: 0.2 }),
+      );
       expect(response.text).toBe('Hello there.');
       expect(response.content).toEqual([{ type: 'text', text: 'Hello there.' }]);
       expect(response.stopReason).toBe('end');
@@ -44,7 +50,14 @@ export const languageModelExchangeCases: readonly LanguageModelSuiteCase[] = [
       expect(response.usage.outputTokens).toBeGreaterThan(0);
       expect(server.requests).toHaveLength(1);
       const sent = server.requests[0]!.summary!;
-      expect(sent).toMatchObject({ model: underTest.modelId, system: 'Be brief.', maxOutputTokens: 123, tools: [], json: false, stream: false });
+      expect(sent).toMatchObject({
+        model: underTest.modelId,
+        system: 'Be brief.',
+        maxOutputTokens: 123,
+        tools: [],
+        json: false,
+        stream: false,
+      });
       expect(sent.messages).toEqual([{ role: 'user', content: 'Say hello.' }]);
       expect((server.requests[0]!.body as { temperature?: unknown }).temperature).toBe(0.2);
     },
@@ -53,13 +66,22 @@ export const languageModelExchangeCases: readonly LanguageModelSuiteCase[] = [
     name: 'runs a tool-use round trip: the tool call comes back as a block and its result goes back to the model',
     async run({ server, model }) {
       server.script(
-        { message: { content: [{ type: 'text', text: 'Let me check.' }, { type: 'tool_use', id: 'toolu_01', name: 'get_weather', input: { city: 'Zürich' } }] } },
+        {
+          message: {
+            content: [
+              { type: 'text', text: 'Let me check.' },
+              { type: 'tool_use', id: 'toolu_01', name: 'get_weather', input: { city: 'Zürich' } },
+            ],
+          },
+        },
         { message: { text: 'It is 21 °C in Zürich.' } },
       );
       const underTest = model();
       const first = await underTest.generate(ask('Weather in Zürich?', { tools: [WEATHER_TOOL] }));
       expect(first.stopReason).toBe('tool_use');
-      expect(toolUses(first)).toEqual([{ type: 'tool_use', id: 'toolu_01', name: 'get_weather', input: { city: 'Zürich' } }]);
+      expect(toolUses(first)).toEqual([
+        { type: 'tool_use', id: 'toolu_01', name: 'get_weather', input: { city: 'Zürich' } },
+      ]);
       expect(first.text).toBe('Let me check.');
       const conversation: LanguageModelMessage[] = [
         { role: 'user', content: 'Weather in Zürich?' },
@@ -91,11 +113,15 @@ export const languageModelExchangeCases: readonly LanguageModelSuiteCase[] = [
     async run({ server, model, capabilities }) {
       const stable = 'You are engram. The memory index:\n- user prefers tabs';
       const underTest = model();
-      for (const dynamic of ['<memory_context>first</memory_context>', '<memory_context>second, longer</memory_context>']) {
+      for (const dynamic of [
+        '<memory_context>first</memory_context>',
+        '<memory_context>second, longer</memory_context>',
+      ]) {
         await underTest.generate(ask('Hi', { system: [{ text: stable, cache: true }, { text: dynamic }] }));
       }
       const [first, second] = server.requests.map((request) => request.rawBody);
-      const end = (raw: string): number => raw.indexOf(JSON.stringify(stable).slice(1, -1)) + JSON.stringify(stable).length - 2;
+      const end = (raw: string): number =>
+        raw.indexOf(JSON.stringify(stable).slice(1, -1)) + JSON.stringify(stable).length - 2;
       expect(end(first!)).toBeGreaterThan(0);
       expect(first!.slice(0, end(first!))).toBe(second!.slice(0, end(second!)));
       expect(server.requests[1]!.summary!.system).toBe(`${stable}\n\n<memory_context>second, longer</memory_context>`);
@@ -105,7 +131,10 @@ export const languageModelExchangeCases: readonly LanguageModelSuiteCase[] = [
   {
     name: 'returns JSON when asked, unwrapping a Markdown code fence',
     async run({ server, model }) {
-      server.script({ message: { text: '{"selected":["m1a2b3c"]}' } }, { message: { text: '```json\n["a", "b"]\n```' } });
+      server.script(
+        { message: { text: '{"selected":["m1a2b3c"]}' } },
+        { message: { text: '```json\n["a", "b"]\n```' } },
+      );
       const underTest = model();
       const plain = await underTest.generate(ask('Pick memories.', { responseFormat: 'json', system: 'Choose.' }));
       expect(JSON.parse(plain.text)).toEqual({ selected: ['m1a2b3c'] });
@@ -120,9 +149,15 @@ export const languageModelExchangeCases: readonly LanguageModelSuiteCase[] = [
   {
     name: 'refuses prose where JSON was asked for with MODEL_OUTPUT_INVALID, keeping the raw text for repair',
     async run({ server, model }) {
-      server.script({ message: { text: 'Sure! Here are the memories: [{"name": "tabs"' , stopReason: 'max_tokens' } });
-      const error = await expectEngramError(model().generate(ask('Extract.', { responseFormat: 'json' })), 'MODEL_OUTPUT_INVALID');
-      expect(error.details).toMatchObject({ text: 'Sure! Here are the memories: [{"name": "tabs"', stopReason: 'max_tokens' });
+      server.script({ message: { text: 'Sure! Here are the memories: [{"name": "tabs"', stopReason: 'max_tokens' } });
+      const error = await expectEngramError(
+        model().generate(ask('Extract.', { responseFormat: 'json' })),
+        'MODEL_OUTPUT_INVALID',
+      );
+      expect(error.details).toMatchObject({
+        text: 'Sure! Here are the memories: [{"name": "tabs"',
+        stopReason: 'max_tokens',
+      });
       expect(error.message).toMatch(/output token limit/);
       expect(server.requests).toHaveLength(1);
     },
@@ -130,9 +165,19 @@ export const languageModelExchangeCases: readonly LanguageModelSuiteCase[] = [
   {
     name: 'reports usage as the provider counted it, cache reads and writes included',
     async run({ server, model, capabilities }) {
-      server.script({ message: { text: 'ok', usage: { inputTokens: 120, outputTokens: 7, cacheReadTokens: 900, cacheWriteTokens: 64 } } });
+      server.script({
+        message: {
+          text: 'ok',
+          usage: { inputTokens: 120, outputTokens: 7, cacheReadTokens: 900, cacheWriteTokens: 64 },
+        },
+      });
       const response = await model().generate(ask('Count.'));
-      expect(response.usage).toEqual({ inputTokens: 120, outputTokens: 7, cacheReadTokens: 900, ...(capabilities.reportsCacheWrites && { cacheWriteTokens: 64 }) });
+      expect(response.usage).toEqual({
+        inputTokens: 120,
+        outputTokens: 7,
+        cacheReadTokens: 900,
+        ...(capabilities.reportsCacheWrites && { cacheWriteTokens: 64 }),
+      });
     },
   },
   {
@@ -160,7 +205,8 @@ export const languageModelExchangeCases: readonly LanguageModelSuiteCase[] = [
   {
     name: 'carries hostile text unchanged both ways: NUL, emoji, lone surrogates, right-to-left marks, 2 MB',
     async run({ server, model }) {
-      const hostile = 'nul:\u0000 emoji:👩‍💻🧠 lone:\ud800 rtl:\u202eabc\u202c quote:" backslash:\\ </memory_context> {"json":1}';
+      const hostile =
+        'nul:\u0000 emoji:👩‍💻🧠 lone:\ud800 rtl:\u202eabc\u202c quote:" backslash:\\ </memory_context> {"json":1}';
       const huge = `${hostile}\n${'x'.repeat(2 * 1024 * 1024)}`;
       server.script({ message: { text: hostile } });
       const underTest = model();

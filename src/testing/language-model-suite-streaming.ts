@@ -3,7 +3,11 @@ import type { LanguageModelRequest, LanguageModelResponse } from '../contracts/l
 import { WEATHER_TOOL, expectEngramError } from './language-model-suite-exchange.js';
 import type { LanguageModelSuiteCase } from './language-model-suite.js';
 
-const ask = (text: string, extra: Partial<LanguageModelRequest> = {}): LanguageModelRequest => ({ messages: [{ role: 'user', content: text }], maxOutputTokens: 256, ...extra });
+const ask = (text: string, extra: Partial<LanguageModelRequest> = {}): LanguageModelRequest => ({
+  messages: [{ role: 'user', content: text }],
+  maxOutputTokens: 256,
+  ...extra,
+});
 
 /** Collects the deltas of one streamed call. */
 function collector(): { deltas: string[]; onTextDelta: (text: string) => void; first: Promise<string> } {
@@ -23,13 +27,24 @@ function collector(): { deltas: string[]; onTextDelta: (text: string) => void; f
 }
 
 /** The answer without the parts that differ by design between two calls (none but usage's cache split). */
-const shape = (response: LanguageModelResponse): unknown => ({ text: response.text, content: response.content, stopReason: response.stopReason, outputTokens: response.usage.outputTokens });
+const shape = (response: LanguageModelResponse): unknown => ({
+  text: response.text,
+  content: response.content,
+  stopReason: response.stopReason,
+  outputTokens: response.usage.outputTokens,
+});
 
 const LONG_ANSWER = 'Streaming sends the answer in pieces as the model writes it, so a terminal can show it at once. ';
 
 async function settledState(promise: Promise<unknown>): Promise<'pending' | 'settled'> {
   const marker = Symbol('pending');
-  const winner = await Promise.race([promise.then(() => 'settled' as const, () => 'settled' as const), Promise.resolve(marker)]);
+  const winner = await Promise.race([
+    promise.then(
+      () => 'settled' as const,
+      () => 'settled' as const,
+    ),
+    Promise.resolve(marker),
+  ]);
   return winner === marker ? 'pending' : 'settled';
 }
 
@@ -47,7 +62,9 @@ export const languageModelStreamingCases: readonly LanguageModelSuiteCase[] = [
       expect(stream.deltas.join('')).toBe(text);
       expect(stream.deltas.length).toBeGreaterThan(3);
       expect(streamed.usage.inputTokens).toBeGreaterThan(0);
-      expect(streamed.usage.inputTokens + (streamed.usage.cacheReadTokens ?? 0)).toBe(plain.usage.inputTokens + (plain.usage.cacheReadTokens ?? 0));
+      expect(streamed.usage.inputTokens + (streamed.usage.cacheReadTokens ?? 0)).toBe(
+        plain.usage.inputTokens + (plain.usage.cacheReadTokens ?? 0),
+      );
       expect(server.requests.map((request) => request.summary?.stream)).toEqual([false, true]);
       // The streamed request is the same request otherwise.
       expect(server.requests[1]!.summary!.messages).toEqual(server.requests[0]!.summary!.messages);
@@ -58,13 +75,20 @@ export const languageModelStreamingCases: readonly LanguageModelSuiteCase[] = [
     async run({ server, model }) {
       const content = [
         { type: 'text' as const, text: 'Let me look that up for you.' },
-        { type: 'tool_use' as const, id: 'toolu_s1', name: 'get_weather', input: { city: 'Zürich', details: { hourly: true, days: [1, 2, 3] } } },
+        {
+          type: 'tool_use' as const,
+          id: 'toolu_s1',
+          name: 'get_weather',
+          input: { city: 'Zürich', details: { hourly: true, days: [1, 2, 3] } },
+        },
       ];
       server.script({ message: { content } }, { message: { content } });
       const underTest = model();
       const plain = await underTest.generate(ask('Weather?', { tools: [WEATHER_TOOL] }));
       const stream = collector();
-      const streamed = await underTest.generate(ask('Weather?', { tools: [WEATHER_TOOL], onTextDelta: stream.onTextDelta }));
+      const streamed = await underTest.generate(
+        ask('Weather?', { tools: [WEATHER_TOOL], onTextDelta: stream.onTextDelta }),
+      );
       expect(streamed.content).toEqual(plain.content);
       expect(streamed.stopReason).toBe('tool_use');
       expect(stream.deltas.join('')).toBe('Let me look that up for you.');
@@ -94,12 +118,18 @@ export const languageModelStreamingCases: readonly LanguageModelSuiteCase[] = [
     name: 'a stream that fails after text was shown is MODEL_UNAVAILABLE at once (not retried, so nothing repeats)',
     async run({ server, model, waits }) {
       server.script(
-        { message: { text: LONG_ANSWER.repeat(2) }, streamBreak: { afterTextDeltas: 2, then: { error: { kind: 'overloaded' } } } },
+        {
+          message: { text: LONG_ANSWER.repeat(2) },
+          streamBreak: { afterTextDeltas: 2, then: { error: { kind: 'overloaded' } } },
+        },
         { message: { text: LONG_ANSWER.repeat(2) }, streamBreak: { afterTextDeltas: 1, then: 'destroy' } },
       );
       for (const expected of [2, 1]) {
         const stream = collector();
-        const error = await expectEngramError(model().generate(ask('Go.', { onTextDelta: stream.onTextDelta })), 'MODEL_UNAVAILABLE');
+        const error = await expectEngramError(
+          model().generate(ask('Go.', { onTextDelta: stream.onTextDelta })),
+          'MODEL_UNAVAILABLE',
+        );
         expect(error.message).toMatch(/broke off a streamed answer/);
         expect(error.details).toMatchObject({ partial: true });
         expect(stream.deltas).toHaveLength(expected);
@@ -129,7 +159,10 @@ export const languageModelStreamingCases: readonly LanguageModelSuiteCase[] = [
     async run({ server, model }) {
       server.script({ message: { text: LONG_ANSWER.repeat(2) }, streamBreak: { afterTextDeltas: 1, then: 'hang' } });
       const stream = collector();
-      await expectEngramError(model({ timeoutMs: 400 }).generate(ask('Go.', { onTextDelta: stream.onTextDelta })), 'MODEL_TIMEOUT');
+      await expectEngramError(
+        model({ timeoutMs: 400 }).generate(ask('Go.', { onTextDelta: stream.onTextDelta })),
+        'MODEL_TIMEOUT',
+      );
       expect(stream.deltas).toHaveLength(1);
     },
   },
@@ -137,8 +170,20 @@ export const languageModelStreamingCases: readonly LanguageModelSuiteCase[] = [
     name: 'context editing: sent and reported where the provider edits server-side, otherwise left out',
     async run({ server, model, capabilities }) {
       const contextEdits = [{ type: 'clear_tool_uses_20250919', clearedToolUses: 4, clearedInputTokens: 51_200 }];
-      server.script({ message: { text: 'edited', contextEdits } }, { message: { text: 'edited, streamed', contextEdits } }, { message: { text: 'plain' } });
-      const contextEditing = { clearToolUses: { triggerInputTokens: 30_000, keepToolUses: 3, clearAtLeastTokens: 5_000, excludeTools: ['memory'], clearToolInputs: false } };
+      server.script(
+        { message: { text: 'edited', contextEdits } },
+        { message: { text: 'edited, streamed', contextEdits } },
+        { message: { text: 'plain' } },
+      );
+      const contextEditing = {
+        clearToolUses: {
+          triggerInputTokens: 30_000,
+          keepToolUses: 3,
+          clearAtLeastTokens: 5_000,
+          excludeTools: ['memory'],
+          clearToolInputs: false,
+        },
+      };
       const underTest = model();
       const plain = await underTest.generate(ask('Hi', { contextEditing }));
       const stream = collector();
@@ -185,7 +230,10 @@ export const languageModelStreamingCases: readonly LanguageModelSuiteCase[] = [
         { contextEditing: { clearToolUses: { clearToolInputs: 'yes' } } },
       ];
       for (const extra of bad) {
-        const error = await expectEngramError(underTest.generate({ ...ask('x'), ...extra } as LanguageModelRequest), 'MODEL_REQUEST_INVALID');
+        const error = await expectEngramError(
+          underTest.generate({ ...ask('x'), ...extra } as LanguageModelRequest),
+          'MODEL_REQUEST_INVALID',
+        );
         expect(error.message).toMatch(/Nothing was sent/);
       }
       expect(server.requests).toHaveLength(0);

@@ -93,8 +93,14 @@ export function runLanguageModelSuite(options: LanguageModelSuiteOptions): void 
   const skip = options.skip ?? {};
   describe(`LanguageModel conformance: ${options.name}`, () => {
     it('skips only cases that exist, each with a reason', () => {
-      expect(Object.keys(skip).filter((name) => !names.has(name)), 'skip names unknown cases').toEqual([]);
-      expect(Object.keys(skip).filter((name) => !/\S/.test(skip[name] ?? '')), 'skipped cases without a reason').toEqual([]);
+      expect(
+        Object.keys(skip).filter((name) => !names.has(name)),
+        'skip names unknown cases',
+      ).toEqual([]);
+      expect(
+        Object.keys(skip).filter((name) => !/\S/.test(skip[name] ?? '')),
+        'skipped cases without a reason',
+      ).toEqual([]);
     });
     for (const group of groups) {
       describe(group.title, () => {
@@ -121,7 +127,16 @@ async function runCase(options: LanguageModelSuiteOptions, suiteCase: LanguageMo
       apiKey: API_KEY,
       capabilities: options.capabilities,
       model: (overrides = {}) =>
-        options.createModel(server.url, { apiKey: API_KEY, timeoutMs: 10_000, maxRetries: 2, retryBaseDelayMs: 100, retryMaxDelayMs: 5_000, sleep: recordingSleep, random: () => 0.5, ...overrides }),
+        options.createModel(server.url, {
+          apiKey: API_KEY,
+          timeoutMs: 10_000,
+          maxRetries: 2,
+          retryBaseDelayMs: 100,
+          retryMaxDelayMs: 5_000,
+          sleep: recordingSleep,
+          random: () => 0.5,
+          ...overrides,
+        }),
     });
   } finally {
     await server.close();

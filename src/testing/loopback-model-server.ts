@@ -1,6 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AppliedContextEdit, LanguageModelMessage, LanguageModelStopReason, LanguageModelUsage, TextBlock, ToolUseBlock } from '../contracts/language-model.js';
+import type {
+  AppliedContextEdit,
+  LanguageModelMessage,
+  LanguageModelStopReason,
+  LanguageModelUsage,
+  TextBlock,
+  ToolUseBlock,
+} from '../contracts/language-model.js';
 
 /** One request a loopback model server received, as sent on the wire, with a provider-neutral reading of it. */
 export interface RecordedModelRequest {
@@ -58,7 +65,16 @@ export interface ScriptedStreamBreak {
 
 /** An error in engram's terms; each server answers it with its API's status and error shape. */
 export interface ScriptedModelError {
-  kind: 'rate_limit' | 'overloaded' | 'server' | 'unavailable' | 'auth' | 'permission' | 'not_found' | 'invalid_request' | 'too_large';
+  kind:
+    | 'rate_limit'
+    | 'overloaded'
+    | 'server'
+    | 'unavailable'
+    | 'auth'
+    | 'permission'
+    | 'not_found'
+    | 'invalid_request'
+    | 'too_large';
   message?: string;
   /** Sent as Retry-After (seconds, or an HTTP date). */
   retryAfter?: number | string;
@@ -66,7 +82,13 @@ export interface ScriptedModelError {
 
 /** One scripted reply: a message, an error, a raw HTTP answer, a hang (no answer until the client gives up) or a dropped connection. */
 export type ModelServerReply =
-  | { message: ScriptedModelMessage; delayMs?: number; headers?: Record<string, string>; chunkDelayMs?: number; streamBreak?: ScriptedStreamBreak }
+  | {
+      message: ScriptedModelMessage;
+      delayMs?: number;
+      headers?: Record<string, string>;
+      chunkDelayMs?: number;
+      streamBreak?: ScriptedStreamBreak;
+    }
   | { error: ScriptedModelError; delayMs?: number; headers?: Record<string, string> }
   | { status?: number; headers?: Record<string, string>; body: unknown; delayMs?: number }
   | { hang: true }
@@ -75,12 +97,22 @@ export type ModelServerReply =
 /** A reply, or a function of the request that returns one (undefined: the server's default answer). */
 export type ModelServerResponder =
   | ModelServerReply
-  | ((request: RecordedModelRequest, index: number) => ModelServerReply | undefined | Promise<ModelServerReply | undefined>);
+  | ((
+      request: RecordedModelRequest,
+      index: number,
+    ) => ModelServerReply | undefined | Promise<ModelServerReply | undefined>);
 
 /** What a provider server hands the plumbing to send. */
 export type WireReply =
   | { status: number; headers: Record<string, string>; body: string; delayMs?: number }
-  | { status: number; headers: Record<string, string>; events: string[]; chunkDelayMs?: number; delayMs?: number; end?: 'close' | 'destroy' | 'hang' }
+  | {
+      status: number;
+      headers: Record<string, string>;
+      events: string[];
+      chunkDelayMs?: number;
+      delayMs?: number;
+      end?: 'close' | 'destroy' | 'hang';
+    }
   | { hang: true }
   | { destroy: true; delayMs?: number };
 
@@ -110,7 +142,10 @@ export interface LoopbackPlumbing {
 }
 
 /** Starts the HTTP plumbing shared by the loopback model servers: recording, scripting, delays, hangs, dropped connections. */
-export async function startLoopbackModelServer(plumbing: LoopbackPlumbing, respond?: ModelServerResponder): Promise<LanguageModelServer> {
+export async function startLoopbackModelServer(
+  plumbing: LoopbackPlumbing,
+  respond?: ModelServerResponder,
+): Promise<LanguageModelServer> {
   const queue: ModelServerResponder[] = [];
   const requests: RecordedModelRequest[] = [];
   const server: Server = createServer((incoming, outgoing) => {
@@ -134,7 +169,15 @@ export async function startLoopbackModelServer(plumbing: LoopbackPlumbing, respo
       // Recorded as text.
     }
     const summary = tooLarge ? undefined : safeSummary(plumbing, body);
-    const request: RecordedModelRequest = { method: incoming.method ?? '', path: incoming.url ?? '', headers: { ...incoming.headers }, body, rawBody, bytes, ...(summary && { summary }) };
+    const request: RecordedModelRequest = {
+      method: incoming.method ?? '',
+      path: incoming.url ?? '',
+      headers: { ...incoming.headers },
+      body,
+      rawBody,
+      bytes,
+      ...(summary && { summary }),
+    };
     const index = requests.length;
     requests.push(request);
     let wire: WireReply;
@@ -189,7 +232,11 @@ async function send(wire: WireReply, incoming: IncomingMessage, outgoing: Server
     return;
   }
   if ('events' in wire) {
-    outgoing.writeHead(wire.status, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...wire.headers });
+    outgoing.writeHead(wire.status, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      ...wire.headers,
+    });
     for (const event of wire.events) {
       if (outgoing.destroyed) return;
       outgoing.write(event);

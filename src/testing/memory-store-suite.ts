@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { missingRoles, STORE_ROLES, type MemoryStore, type StoreRole, type StoreWith } from '../contracts/memory-store.js';
+import {
+  missingRoles,
+  STORE_ROLES,
+  type MemoryStore,
+  type StoreRole,
+  type StoreWith,
+} from '../contracts/memory-store.js';
 import { checkpointCases } from './store-cases/checkpoint-cases.js';
 import { checkpointCleanupCases, jobCleanupCases } from './store-cases/cleanup-cases.js';
 import { concurrentWriteCases } from './store-cases/concurrent-write-cases.js';
@@ -41,7 +47,10 @@ export interface MemoryStoreSuiteOptions {
 
 /** The suite by role: the ledger first, then each optional role (a group's cases may use others too: see its `roles`). */
 const ROLES: ReadonlyArray<{ title: string; groups: readonly StoreSuiteGroup[] }> = [
-  { title: 'ledger', groups: [writeCases, importCases, readCases, scopeIsolationCases, searchCases, historyCases, concurrentWriteCases] },
+  {
+    title: 'ledger',
+    groups: [writeCases, importCases, readCases, scopeIsolationCases, searchCases, historyCases, concurrentWriteCases],
+  },
   { title: 'vectors role', groups: [vectorCases] },
   { title: 'jobs role', groups: [jobQueueCases, jobWorkerCases, jobCleanupCases] },
   { title: 'checkpoints role', groups: [checkpointCases, checkpointCleanupCases] },
@@ -70,7 +79,8 @@ export function runMemoryStoreSuite(options: MemoryStoreSuiteOptions): void {
   for (const part of ROLES) {
     for (const group of part.groups) {
       for (const suiteCase of group.cases) {
-        if (names.has(suiteCase.name)) throw new Error(`Two conformance cases are named ${JSON.stringify(suiteCase.name)}.`);
+        if (names.has(suiteCase.name))
+          throw new Error(`Two conformance cases are named ${JSON.stringify(suiteCase.name)}.`);
         names.add(suiteCase.name);
       }
     }
@@ -80,9 +90,18 @@ export function runMemoryStoreSuite(options: MemoryStoreSuiteOptions): void {
 
   describe(`MemoryStore conformance: ${options.name}`, () => {
     it('skips only cases that exist, each with a reason, and names only roles that exist', () => {
-      expect(Object.keys(skip).filter((name) => !names.has(name)), 'skip names unknown cases').toEqual([]);
-      expect(Object.keys(skip).filter((name) => !/\S/.test(skip[name] ?? '')), 'skipped cases without a reason').toEqual([]);
-      expect([...roles].filter((role) => !(STORE_ROLES as readonly string[]).includes(role)), 'roles names unknown roles').toEqual([]);
+      expect(
+        Object.keys(skip).filter((name) => !names.has(name)),
+        'skip names unknown cases',
+      ).toEqual([]);
+      expect(
+        Object.keys(skip).filter((name) => !/\S/.test(skip[name] ?? '')),
+        'skipped cases without a reason',
+      ).toEqual([]);
+      expect(
+        [...roles].filter((role) => !(STORE_ROLES as readonly string[]).includes(role)),
+        'roles names unknown roles',
+      ).toEqual([]);
     });
     for (const part of ROLES) {
       describe(part.title, () => {
@@ -90,7 +109,11 @@ export function runMemoryStoreSuite(options: MemoryStoreSuiteOptions): void {
           describe(group.title, () => {
             for (const suiteCase of group.cases) {
               const lacking = suiteCase.roles.filter((role) => !roles.has(role));
-              const reason = Object.hasOwn(skip, suiteCase.name) ? skip[suiteCase.name] : lacking.length > 0 ? lackingReason(lacking) : undefined;
+              const reason = Object.hasOwn(skip, suiteCase.name)
+                ? skip[suiteCase.name]
+                : lacking.length > 0
+                  ? lackingReason(lacking)
+                  : undefined;
               if (reason !== undefined) {
                 it.skip(`${suiteCase.name} [skipped: ${reason}]`, () => {});
               } else {

@@ -30,19 +30,52 @@ export interface OpenAiChatCompletionsServerOptions {
   streamChunkCharacters?: number;
 }
 
-const ERRORS: Record<ScriptedModelError['kind'], { status: number; type: string; code: string | null; message: string }> = {
-  rate_limit: { status: 429, type: 'requests', code: 'rate_limit_exceeded', message: 'Rate limit reached for requests per min. Please try again later.' },
-  overloaded: { status: 503, type: 'server_error', code: null, message: 'The engine is currently overloaded, please try again later.' },
-  server: { status: 500, type: 'server_error', code: null, message: 'The server had an error while processing your request. Sorry about that!' },
+const ERRORS: Record<
+  ScriptedModelError['kind'],
+  { status: number; type: string; code: string | null; message: string }
+> = {
+  rate_limit: {
+    status: 429,
+    type: 'requests',
+    code: 'rate_limit_exceeded',
+    message: 'Rate limit reached for requests per min. Please try again later.',
+  },
+  overloaded: {
+    status: 503,
+    type: 'server_error',
+    code: null,
+    message: 'The engine is currently overloaded, please try again later.',
+  },
+  server: {
+    status: 500,
+    type: 'server_error',
+    code: null,
+    message: 'The server had an error while processing your request. Sorry about that!',
+  },
   unavailable: { status: 503, type: 'server_error', code: null, message: 'Service unavailable.' },
   auth: { status: 401, type: 'invalid_request_error', code: 'invalid_api_key', message: 'Incorrect API key provided.' },
-  permission: { status: 403, type: 'invalid_request_error', code: 'permission_denied', message: 'You are not allowed to use this model.' },
-  not_found: { status: 404, type: 'invalid_request_error', code: 'model_not_found', message: 'The model does not exist or you do not have access to it.' },
+  permission: {
+    status: 403,
+    type: 'invalid_request_error',
+    code: 'permission_denied',
+    message: 'You are not allowed to use this model.',
+  },
+  not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    code: 'model_not_found',
+    message: 'The model does not exist or you do not have access to it.',
+  },
   invalid_request: { status: 400, type: 'invalid_request_error', code: null, message: 'Invalid request.' },
   too_large: { status: 413, type: 'invalid_request_error', code: 'request_too_large', message: 'Request too large.' },
 };
 
-const FINISH_REASONS: Record<LanguageModelStopReason, string> = { end: 'stop', tool_use: 'tool_calls', max_tokens: 'length', other: 'content_filter' };
+const FINISH_REASONS: Record<LanguageModelStopReason, string> = {
+  end: 'stop',
+  tool_use: 'tool_calls',
+  max_tokens: 'length',
+  other: 'content_filter',
+};
 
 /**
  * Starts a loopback server speaking OpenAI chat completions (`POST /v1/chat/completions`) to the
@@ -55,7 +88,9 @@ const FINISH_REASONS: Record<LanguageModelStopReason, string> = { end: 'stop', t
  * server.script({ message: { content: [{ type: 'tool_use', id: 'call_1', name: 'search', input: { q: 'x' } }] } });
  * const client = new OpenAI({ apiKey: 'test', baseURL: server.url });
  */
-export async function startOpenAiChatCompletionsServer(options: OpenAiChatCompletionsServerOptions = {}): Promise<LanguageModelServer> {
+export async function startOpenAiChatCompletionsServer(
+  options: OpenAiChatCompletionsServerOptions = {},
+): Promise<LanguageModelServer> {
   const cache = new SimulatedPromptCache({ minCacheableTokens: options.minCacheableTokens ?? 1_024 });
   const chunk = options.streamChunkCharacters ?? 16;
   let count = 0;
@@ -68,11 +103,20 @@ export async function startOpenAiChatCompletionsServer(options: OpenAiChatComple
       answer(request, reply) {
         const index = count++;
         if (request.method !== 'POST' || request.path.split('?')[0] !== '/v1/chat/completions') {
-          return errorReply({ kind: 'not_found', message: `Unknown request URL: ${request.method} ${request.path}.` }, index);
+          return errorReply(
+            { kind: 'not_found', message: `Unknown request URL: ${request.method} ${request.path}.` },
+            index,
+          );
         }
         if (options.apiKey !== undefined && request.headers.authorization !== `Bearer ${options.apiKey}`) {
           const given = String(request.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
-          return errorReply({ kind: 'auth', message: `Incorrect API key provided: ${maskKey(given)}. You can find your API key in your account settings.` }, index);
+          return errorReply(
+            {
+              kind: 'auth',
+              message: `Incorrect API key provided: ${maskKey(given)}. You can find your API key in your account settings.`,
+            },
+            index,
+          );
         }
         if (reply && !('message' in reply)) return passThrough(reply, index);
         const problem = checkRequest(request);
@@ -82,8 +126,19 @@ export async function startOpenAiChatCompletionsServer(options: OpenAiChatComple
         const headers = { 'x-request-id': wireId('req_', index), ...reply?.headers };
         const delay = reply?.delayMs ? { delayMs: reply.delayMs } : {};
         if (body.stream === true) {
-          const stream = breakStream(streamEvents(completion, body, chunk), reply?.streamBreak, isTextDeltaEvent, streamErrorEvent);
-          return { status: 200, headers, ...stream, ...delay, ...(reply?.chunkDelayMs && { chunkDelayMs: reply.chunkDelayMs }) };
+          const stream = breakStream(
+            streamEvents(completion, body, chunk),
+            reply?.streamBreak,
+            isTextDeltaEvent,
+            streamErrorEvent,
+          );
+          return {
+            status: 200,
+            headers,
+            ...stream,
+            ...delay,
+            ...(reply?.chunkDelayMs && { chunkDelayMs: reply.chunkDelayMs }),
+          };
         }
         return { status: 200, headers, body: JSON.stringify(completion), ...delay };
       },
@@ -94,15 +149,28 @@ export async function startOpenAiChatCompletionsServer(options: OpenAiChatComple
 
 function passThrough(reply: Exclude<ModelServerReply, { message: ScriptedModelMessage }>, index: number): WireReply {
   if ('hang' in reply || 'destroy' in reply) return reply;
-  if ('error' in reply) return { ...errorReply(reply.error, index, reply.headers), ...(reply.delayMs && { delayMs: reply.delayMs }) };
-  return { status: reply.status ?? 200, headers: { 'x-request-id': wireId('req_', index), ...reply.headers }, body: rawBodyText(reply.body), ...(reply.delayMs && { delayMs: reply.delayMs }) };
+  if ('error' in reply)
+    return { ...errorReply(reply.error, index, reply.headers), ...(reply.delayMs && { delayMs: reply.delayMs }) };
+  return {
+    status: reply.status ?? 200,
+    headers: { 'x-request-id': wireId('req_', index), ...reply.headers },
+    body: rawBodyText(reply.body),
+    ...(reply.delayMs && { delayMs: reply.delayMs }),
+  };
 }
 
 /** An OpenAI error answer: its status, `{error:{message, type, param, code}}` and headers. */
-export function openAiErrorReply(error: ScriptedModelError, requestId = wireId('req_', 0)): { status: number; headers: Record<string, string>; body: string } {
+export function openAiErrorReply(
+  error: ScriptedModelError,
+  requestId = wireId('req_', 0),
+): { status: number; headers: Record<string, string>; body: string } {
   const known = ERRORS[error.kind];
   const body = { error: { message: error.message ?? known.message, type: known.type, param: null, code: known.code } };
-  return { status: known.status, headers: { 'x-request-id': requestId, ...retryAfterHeader(error) }, body: JSON.stringify(body) };
+  return {
+    status: known.status,
+    headers: { 'x-request-id': requestId, ...retryAfterHeader(error) },
+    body: JSON.stringify(body),
+  };
 }
 
 function errorReply(error: ScriptedModelError, index: number, headers: Record<string, string> = {}): WireReply {
@@ -122,23 +190,29 @@ function isTextDeltaEvent(event: string): boolean {
 
 /** OpenAI shows a refused key as its first 3 and last 4 characters. */
 function maskKey(key: string): string {
-  return key.length <= 8 ? '*'.repeat(key.length) : `${key.slice(0, 3)}${'*'.repeat(Math.min(20, key.length - 7))}${key.slice(-4)}`;
+  return key.length <= 8
+    ? '*'.repeat(key.length)
+    : `${key.slice(0, 3)}${'*'.repeat(Math.min(20, key.length - 7))}${key.slice(-4)}`;
 }
 
 /** What OpenAI refuses that a client could get wrong; undefined when the request is fine. */
 function checkRequest(request: RecordedModelRequest): string | undefined {
   const body = request.body as Record<string, unknown> | null;
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'We could not parse the JSON body of your request.';
-  if (typeof body.model !== 'string' || body.model === '') return "you must provide a model parameter";
-  if (!Array.isArray(body.messages) || body.messages.length === 0) return "'messages' must contain at least one message.";
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    return 'We could not parse the JSON body of your request.';
+  if (typeof body.model !== 'string' || body.model === '') return 'you must provide a model parameter';
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    return "'messages' must contain at least one message.";
   for (const field of ['max_tokens', 'max_completion_tokens']) {
     const value = body[field];
-    if (value !== undefined && value !== null && (typeof value !== 'number' || !Number.isInteger(value) || value < 1)) return `Invalid '${field}': must be a positive integer.`;
+    if (value !== undefined && value !== null && (typeof value !== 'number' || !Number.isInteger(value) || value < 1))
+      return `Invalid '${field}': must be a positive integer.`;
   }
   let openCalls = new Set<string>();
   for (const [index, message] of (body.messages as Array<Record<string, unknown>>).entries()) {
     const role = message?.role;
-    if (!['system', 'developer', 'user', 'assistant', 'tool'].includes(String(role))) return `Invalid value for 'messages[${index}].role': ${JSON.stringify(role)}.`;
+    if (!['system', 'developer', 'user', 'assistant', 'tool'].includes(String(role)))
+      return `Invalid value for 'messages[${index}].role': ${JSON.stringify(role)}.`;
     if (role === 'tool') {
       if (!openCalls.has(String(message.tool_call_id))) {
         return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
@@ -152,16 +226,30 @@ function checkRequest(request: RecordedModelRequest): string | undefined {
     }
   }
   const format = (body.response_format as { type?: unknown } | undefined)?.type;
-  if (format === 'json_object' && !(body.messages as Array<{ content?: unknown }>).some((message) => /json/i.test(JSON.stringify(message.content ?? '')))) {
+  if (
+    format === 'json_object' &&
+    !(body.messages as Array<{ content?: unknown }>).some((message) =>
+      /json/i.test(JSON.stringify(message.content ?? '')),
+    )
+  ) {
     return "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.";
   }
   return undefined;
 }
 
-function renderCompletion(message: ScriptedModelMessage, body: Record<string, unknown>, cache: SimulatedPromptCache, index: number): Record<string, unknown> {
+function renderCompletion(
+  message: ScriptedModelMessage,
+  body: Record<string, unknown>,
+  cache: SimulatedPromptCache,
+  index: number,
+): Record<string, unknown> {
   const content = message.content ?? [{ type: 'text' as const, text: message.text ?? '' }];
   const text = content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('');
-  const calls = content.flatMap((block) => (block.type === 'tool_use' ? [{ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input) } }] : []));
+  const calls = content.flatMap((block) =>
+    block.type === 'tool_use'
+      ? [{ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input) } }]
+      : [],
+  );
   const stopReason = message.stopReason ?? (calls.length > 0 ? 'tool_use' : 'end');
   const cached = cache.automatic(String(body.model), JSON.stringify([body.tools ?? null, body.messages]));
   const cachedTokens = message.usage?.cacheReadTokens ?? cached.cacheRead;
@@ -175,7 +263,13 @@ function renderCompletion(message: ScriptedModelMessage, body: Record<string, un
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: text === '' && calls.length > 0 ? null : text, refusal: null, annotations: [], ...(calls.length > 0 && { tool_calls: calls }) },
+        message: {
+          role: 'assistant',
+          content: text === '' && calls.length > 0 ? null : text,
+          refusal: null,
+          annotations: [],
+          ...(calls.length > 0 && { tool_calls: calls }),
+        },
         logprobs: null,
         finish_reason: FINISH_REASONS[stopReason],
       },
@@ -185,7 +279,12 @@ function renderCompletion(message: ScriptedModelMessage, body: Record<string, un
       completion_tokens: completionTokens,
       total_tokens: promptTokens + completionTokens,
       prompt_tokens_details: { cached_tokens: cachedTokens, audio_tokens: 0 },
-      completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+      completion_tokens_details: {
+        reasoning_tokens: 0,
+        audio_tokens: 0,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0,
+      },
     },
     service_tier: 'default',
     system_fingerprint: 'fp_loopback',
@@ -194,14 +293,33 @@ function renderCompletion(message: ScriptedModelMessage, body: Record<string, un
 
 /** The SSE chunks of a streamed completion, ending with `data: [DONE]`. */
 function streamEvents(completion: Record<string, unknown>, body: Record<string, unknown>, size: number): string[] {
-  const [choice] = completion.choices as Array<{ message: { content: string | null; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> }; finish_reason: string }>;
-  const base = { id: completion.id, object: 'chat.completion.chunk', created: completion.created, model: completion.model, system_fingerprint: 'fp_loopback' };
-  const data = (delta: Record<string, unknown>, finish: string | null = null): string => `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+  const [choice] = completion.choices as Array<{
+    message: {
+      content: string | null;
+      tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
+    };
+    finish_reason: string;
+  }>;
+  const base = {
+    id: completion.id,
+    object: 'chat.completion.chunk',
+    created: completion.created,
+    model: completion.model,
+    system_fingerprint: 'fp_loopback',
+  };
+  const data = (delta: Record<string, unknown>, finish: string | null = null): string =>
+    `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
   const events = [data({ role: 'assistant', content: '', refusal: null })];
-  for (const piece of pieces(choice!.message.content ?? '', size)) if (piece !== '') events.push(data({ content: piece }));
+  for (const piece of pieces(choice!.message.content ?? '', size))
+    if (piece !== '') events.push(data({ content: piece }));
   (choice!.message.tool_calls ?? []).forEach((call, index) => {
-    events.push(data({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }));
-    for (const piece of pieces(call.function.arguments, size)) events.push(data({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    events.push(
+      data({
+        tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }],
+      }),
+    );
+    for (const piece of pieces(call.function.arguments, size))
+      events.push(data({ tool_calls: [{ index, function: { arguments: piece } }] }));
   });
   events.push(data({}, choice!.finish_reason));
   if ((body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true) {
@@ -214,7 +332,8 @@ function streamEvents(completion: Record<string, unknown>, body: Record<string, 
 function pieces(text: string, size: number): string[] {
   const characters = [...text];
   const parts: string[] = [];
-  for (let start = 0; start < characters.length; start += size) parts.push(characters.slice(start, start + size).join(''));
+  for (let start = 0; start < characters.length; start += size)
+    parts.push(characters.slice(start, start + size).join(''));
   return parts;
 }
 
@@ -222,9 +341,18 @@ function pieces(text: string, size: number): string[] {
 export function summarizeChatRequest(body: unknown): ModelRequestSummary | undefined {
   const record = body as Record<string, unknown> | null;
   if (record === null || typeof record !== 'object' || !Array.isArray(record.messages)) return undefined;
-  const wire = record.messages as Array<{ role: string; content?: unknown; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>; tool_call_id?: string }>;
+  const wire = record.messages as Array<{
+    role: string;
+    content?: unknown;
+    tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
+    tool_call_id?: string;
+  }>;
   const textOf = (content: unknown): string =>
-    typeof content === 'string' ? content : Array.isArray(content) ? content.map((part: { text?: string }) => part.text ?? '').join('') : '';
+    typeof content === 'string'
+      ? content
+      : Array.isArray(content)
+        ? content.map((part: { text?: string }) => part.text ?? '').join('')
+        : '';
   const messages: LanguageModelMessage[] = [];
   let pendingResults: ContentBlock[] = [];
   const flushResults = (): void => {
@@ -234,7 +362,11 @@ export function summarizeChatRequest(body: unknown): ModelRequestSummary | undef
   for (const message of wire) {
     if (message.role === 'system' || message.role === 'developer') continue;
     if (message.role === 'tool') {
-      pendingResults.push({ type: 'tool_result', toolUseId: String(message.tool_call_id), content: textOf(message.content) });
+      pendingResults.push({
+        type: 'tool_result',
+        toolUseId: String(message.tool_call_id),
+        content: textOf(message.content),
+      });
       continue;
     }
     if (message.role === 'user' && pendingResults.length > 0) {
@@ -246,7 +378,13 @@ export function summarizeChatRequest(body: unknown): ModelRequestSummary | undef
     if (message.role === 'assistant' && message.tool_calls?.length) {
       const text = textOf(message.content);
       const blocks: ContentBlock[] = text === '' ? [] : [{ type: 'text', text }];
-      for (const call of message.tool_calls) blocks.push({ type: 'tool_use', id: call.id, name: call.function.name, input: JSON.parse(call.function.arguments || '{}') });
+      for (const call of message.tool_calls)
+        blocks.push({
+          type: 'tool_use',
+          id: call.id,
+          name: call.function.name,
+          input: JSON.parse(call.function.arguments || '{}'),
+        });
       messages.push({ role: 'assistant', content: blocks });
     } else {
       messages.push({ role: message.role === 'assistant' ? 'assistant' : 'user', content: textOf(message.content) });
@@ -257,11 +395,19 @@ export function summarizeChatRequest(body: unknown): ModelRequestSummary | undef
   const format = (record.response_format as { type?: string } | undefined)?.type;
   return {
     model: String(record.model),
-    system: wire.filter((message) => message.role === 'system' || message.role === 'developer').map((message) => textOf(message.content)).join('\n\n'),
+    system: wire
+      .filter((message) => message.role === 'system' || message.role === 'developer')
+      .map((message) => textOf(message.content))
+      .join('\n\n'),
     cachedSystemBlocks: [],
     messages,
-    tools: Array.isArray(record.tools) ? (record.tools as Array<{ function?: { name?: string } }>).map((tool) => String(tool.function?.name)) : [],
-    ...(choice !== undefined && { toolChoice: typeof choice === 'string' ? (choice === 'required' ? 'any' : choice) : `tool:${choice.function?.name}` }),
+    tools: Array.isArray(record.tools)
+      ? (record.tools as Array<{ function?: { name?: string } }>).map((tool) => String(tool.function?.name))
+      : [],
+    ...(choice !== undefined && {
+      toolChoice:
+        typeof choice === 'string' ? (choice === 'required' ? 'any' : choice) : `tool:${choice.function?.name}`,
+    }),
     maxOutputTokens: Number(record.max_completion_tokens ?? record.max_tokens ?? 0),
     json: format === 'json_object' || format === 'json_schema',
     stream: record.stream === true,

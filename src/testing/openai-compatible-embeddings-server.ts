@@ -45,7 +45,9 @@ export interface EmbeddingsServer {
 }
 
 const STOP_WORDS = new Set(
-  'a an and are as at be by do does did for from has have how i in is it its my of on or that the their them they this to was were what when where which who why will with you your user'.split(' '),
+  'a an and are as at be by do does did for from has have how i in is it its my of on or that the their them they this to was were what when where which who why will with you your user'.split(
+    ' ',
+  ),
 );
 
 /**
@@ -53,7 +55,10 @@ const STOP_WORDS = new Set(
  * pseudo-random unit direction from its hash, and the sum is normalized. Texts that share words
  * get similar vectors; texts with no shared word are close to orthogonal.
  */
-export function hashedWordVector(text: string, options: { dimensions: number; synonyms?: Record<string, string> }): number[] {
+export function hashedWordVector(
+  text: string,
+  options: { dimensions: number; synonyms?: Record<string, string> },
+): number[] {
   const { dimensions, synonyms = {} } = options;
   const vector = new Array<number>(dimensions).fill(0);
   for (const raw of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
@@ -114,7 +119,12 @@ export async function startEmbeddingsServer(options: EmbeddingsServerOptions = {
     } catch {
       // Recorded as text.
     }
-    const request: RecordedEmbeddingsRequest = { method: incoming.method ?? '', path: incoming.url ?? '', headers: { ...incoming.headers }, body };
+    const request: RecordedEmbeddingsRequest = {
+      method: incoming.method ?? '',
+      path: incoming.url ?? '',
+      headers: { ...incoming.headers },
+      body,
+    };
     requests.push(request);
     const scripted = queue.shift() ?? options.respond?.(request);
     if (scripted?.delayMs) await new Promise((resolve) => setTimeout(resolve, scripted.delayMs));
@@ -124,21 +134,30 @@ export async function startEmbeddingsServer(options: EmbeddingsServerOptions = {
     }
     const answer = scripted?.body !== undefined || scripted?.status !== undefined ? scripted : defaultAnswer(request);
     const status = answer.status ?? 200;
-    const payload = answer.body === undefined ? '' : typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+    const payload =
+      answer.body === undefined ? '' : typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
     outgoing.writeHead(status, { 'content-type': 'application/json', ...scripted?.headers, ...answer.headers });
     outgoing.end(payload);
   }
 
   function defaultAnswer(request: RecordedEmbeddingsRequest): ScriptedEmbeddingsResponse {
     if (request.method !== 'POST' || request.path !== '/v1/embeddings') {
-      return { status: 404, body: embeddingsErrorBody(`Unknown route ${request.method} ${request.path}`, { type: 'not_found' }) };
+      return {
+        status: 404,
+        body: embeddingsErrorBody(`Unknown route ${request.method} ${request.path}`, { type: 'not_found' }),
+      };
     }
     const body = request.body as { model?: unknown; input?: unknown } | null;
     const input = typeof body?.input === 'string' ? [body.input] : body?.input;
     if (typeof body?.model !== 'string' || !Array.isArray(input) || input.some((item) => typeof item !== 'string')) {
-      return { status: 400, body: embeddingsErrorBody("'input' must be a string or an array of strings, with a 'model'.") };
+      return {
+        status: 400,
+        body: embeddingsErrorBody("'input' must be a string or an array of strings, with a 'model'."),
+      };
     }
-    const vectors = (input as string[]).map((item) => hashedWordVector(item, { dimensions, ...(options.synonyms && { synonyms: options.synonyms }) }));
+    const vectors = (input as string[]).map((item) =>
+      hashedWordVector(item, { dimensions, ...(options.synonyms && { synonyms: options.synonyms }) }),
+    );
     return { status: 200, body: embeddingsResponseBody(vectors, options.model ?? body.model) };
   }
 

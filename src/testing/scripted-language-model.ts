@@ -85,8 +85,12 @@ export class ScriptedLanguageModel implements LanguageModel {
       })),
     });
     request.signal?.throwIfAborted();
-    const index = call < this.#script.length ? call : this.#whenExhausted === 'repeat-last' ? this.#script.length - 1 : -1;
-    if (index < 0) throw new Error(`ScriptedLanguageModel: the script has ${this.#script.length} answers and this is call ${call + 1}.`);
+    const index =
+      call < this.#script.length ? call : this.#whenExhausted === 'repeat-last' ? this.#script.length - 1 : -1;
+    if (index < 0)
+      throw new Error(
+        `ScriptedLanguageModel: the script has ${this.#script.length} answers and this is call ${call + 1}.`,
+      );
     let answer = this.#script[index]!;
     while (typeof answer === 'function') answer = await answer(request, call);
     if (typeof answer === 'string') return this.#stream(request, respond(request, answer));
@@ -127,19 +131,28 @@ function respond(
     text,
     content,
     stopReason: answer.stopReason ?? (hasToolUse ? 'tool_use' : 'end'),
-    usage: { inputTokens: estimateTextTokens(input), outputTokens: estimateTextTokens(answer.content === undefined ? text : JSON.stringify(content)), ...answer.usage },
+    usage: {
+      inputTokens: estimateTextTokens(input),
+      outputTokens: estimateTextTokens(answer.content === undefined ? text : JSON.stringify(content)),
+      ...answer.usage,
+    },
   };
 }
 
 function checkRequest(request: LanguageModelRequest): void {
   if (request === null || typeof request !== 'object') throw new TypeError('generate() takes a request object.');
-  if (!Array.isArray(request.messages) || request.messages.length === 0) throw new TypeError('A request needs at least one message.');
+  if (!Array.isArray(request.messages) || request.messages.length === 0)
+    throw new TypeError('A request needs at least one message.');
   for (const message of request.messages) {
-    if (message?.role !== 'user' && message?.role !== 'assistant') throw new TypeError(`Unknown message role ${JSON.stringify(message?.role)}.`);
-    if (typeof message.content !== 'string' && !Array.isArray(message.content)) throw new TypeError('Message content is a string or an array of blocks.');
+    if (message?.role !== 'user' && message?.role !== 'assistant')
+      throw new TypeError(`Unknown message role ${JSON.stringify(message?.role)}.`);
+    if (typeof message.content !== 'string' && !Array.isArray(message.content))
+      throw new TypeError('Message content is a string or an array of blocks.');
   }
   if (!Number.isInteger(request.maxOutputTokens) || request.maxOutputTokens < 1) {
-    throw new TypeError(`maxOutputTokens must be a whole number from 1, got ${JSON.stringify(request.maxOutputTokens)}.`);
+    throw new TypeError(
+      `maxOutputTokens must be a whole number from 1, got ${JSON.stringify(request.maxOutputTokens)}.`,
+    );
   }
   if (request.responseFormat !== undefined && request.responseFormat !== 'text' && request.responseFormat !== 'json') {
     throw new TypeError(`Unknown responseFormat ${JSON.stringify(request.responseFormat)}.`);

@@ -1,6 +1,12 @@
 import { estimateMessagesTokens } from '../session/context-budget.js';
 import { estimateJsonTokens, estimateTextTokens } from '../kernel/token-estimate.js';
-import type { ContentBlock, LanguageModelMessage, LanguageModelRequest, TextBlock, ToolUseBlock } from '../contracts/language-model.js';
+import type {
+  ContentBlock,
+  LanguageModelMessage,
+  LanguageModelRequest,
+  TextBlock,
+  ToolUseBlock,
+} from '../contracts/language-model.js';
 import { systemText } from '../contracts/language-model-content.js';
 import type { SessionTool } from '../contracts/session-tool.js';
 import type { ScriptedModelMessage } from './loopback-model-server.js';
@@ -28,7 +34,24 @@ export interface SessionWorkloadOptions {
 
 const NOTES_MARKER = '<current-notes>';
 const SUMMARY_MARKER = 'write a detailed summary of the conversation so far';
-const WORDS = ['export', 'function', 'const', 'return', 'session', 'message', 'tokens', 'context', 'window', 'notes', 'compact', 'result', 'value', 'await', 'import', 'interface'];
+const WORDS = [
+  'export',
+  'function',
+  'const',
+  'return',
+  'session',
+  'message',
+  'tokens',
+  'context',
+  'window',
+  'notes',
+  'compact',
+  'result',
+  'value',
+  'await',
+  'import',
+  'interface',
+];
 
 /** A number from a 32-bit hash of the text: the workload's only source of variety. */
 export function workloadHash(text: string): number {
@@ -71,7 +94,10 @@ export function workloadToolRounds(turn: number): number {
 }
 
 /** The answer to one request, in engram's terms (the loopback servers and ScriptedLanguageModel both take it). */
-export function workloadAnswer(messages: readonly LanguageModelMessage[], options: SessionWorkloadOptions = {}): ScriptedModelMessage {
+export function workloadAnswer(
+  messages: readonly LanguageModelMessage[],
+  options: SessionWorkloadOptions = {},
+): ScriptedModelMessage {
   const kind = classifyWorkloadRequest(messages);
   if (kind === 'notes') return { text: notesAnswer(messages) };
   if (kind === 'summary') return { text: summaryAnswer(messages) };
@@ -80,7 +106,12 @@ export function workloadAnswer(messages: readonly LanguageModelMessage[], option
   const results = typeof last.content === 'string' ? [] : last.content.filter((block) => block.type === 'tool_result');
   const round = results.length === 0 ? 0 : roundOf(results[0]!.type === 'tool_result' ? results[0]!.toolUseId : '') + 1;
   if (round < workloadToolRounds(turn)) {
-    const call: ToolUseBlock = { type: 'tool_use', id: `toolu_${turn}_${round}`, name: 'read_file', input: { path: `src/module-${(turn * 7 + round) % 97}.ts`, call: `${turn}.${round}` } };
+    const call: ToolUseBlock = {
+      type: 'tool_use',
+      id: `toolu_${turn}_${round}`,
+      name: 'read_file',
+      input: { path: `src/module-${(turn * 7 + round) % 97}.ts`, call: `${turn}.${round}` },
+    };
     return { content: [{ type: 'text', text: `Reading ${String(call.input.path)}.` }, call] };
   }
   const answer = options.answerBytes ?? { min: 300, max: 1_500 };
@@ -92,7 +123,10 @@ export function workloadAnswer(messages: readonly LanguageModelMessage[], option
  * The workload's answer for an in-process ScriptedLanguageModel, with the input tokens a provider
  * would report (engram's estimate of system + tools + every message, tool results included).
  */
-export function workloadScriptedAnswer(request: LanguageModelRequest, options: SessionWorkloadOptions = {}): ScriptedModelMessage {
+export function workloadScriptedAnswer(
+  request: LanguageModelRequest,
+  options: SessionWorkloadOptions = {},
+): ScriptedModelMessage {
   return { ...workloadAnswer(request.messages, options), usage: { inputTokens: estimatedInputTokens(request) } };
 }
 
@@ -112,13 +146,18 @@ export function workloadReadFileTool(options: SessionWorkloadOptions = {}): Sess
     definition: {
       name: 'read_file',
       description: 'Reads a file of the project and returns its text with line numbers.',
-      inputSchema: { type: 'object', properties: { path: { type: 'string' }, call: { type: 'string' } }, required: ['path'] },
+      inputSchema: {
+        type: 'object',
+        properties: { path: { type: 'string' }, call: { type: 'string' } },
+        required: ['path'],
+      },
     },
     async run(input) {
       calls += 1;
       const path = String(input.path);
       const seed = `${path}:${String(input.call)}`;
-      const bytes = calls % bigEvery === 0 ? bigBytes : sizes.min + (workloadHash(seed) % Math.max(1, sizes.max - sizes.min));
+      const bytes =
+        calls % bigEvery === 0 ? bigBytes : sizes.min + (workloadHash(seed) % Math.max(1, sizes.max - sizes.min));
       const content = workloadText(seed, bytes);
       return { content, filesRead: [{ path, content: content.slice(0, 4_000) }] };
     },

@@ -37,7 +37,11 @@ export interface StoreCaseDefinition<R extends StoreRole> {
  * Defines a group of cases over the ledger and the optional `roles` (none: the ledger alone). The
  * cases see a store typed with those roles only; the suite skips them for a backend without one.
  */
-export function storeCaseGroup<R extends StoreRole = never>(group: { title: string; roles: readonly R[]; cases: ReadonlyArray<StoreCaseDefinition<R>> }): StoreSuiteGroup {
+export function storeCaseGroup<R extends StoreRole = never>(group: {
+  title: string;
+  roles: readonly R[];
+  cases: ReadonlyArray<StoreCaseDefinition<R>>;
+}): StoreSuiteGroup {
   return {
     title: group.title,
     cases: group.cases.map((definition) => ({
@@ -101,11 +105,16 @@ export async function outcomeOf(action: () => Promise<unknown>): Promise<string>
 
 /** A readable label for a hostile input, with NaN and Infinity spelled out (JSON would print null). */
 export function describeInput(input: Record<string, unknown>): string {
-  return JSON.stringify(input, (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? String(value) : value));
+  return JSON.stringify(input, (_key, value: unknown) =>
+    typeof value === 'number' && !Number.isFinite(value) ? String(value) : value,
+  );
 }
 
 /** Everything a refused write must leave as it was: whole-store stats and the memories of some scopes. */
-export async function fingerprint(store: MemoryStore, scopes: readonly Scope[]): Promise<{ stats: StoreStats; memories: Memory[] }> {
+export async function fingerprint(
+  store: MemoryStore,
+  scopes: readonly Scope[],
+): Promise<{ stats: StoreStats; memories: Memory[] }> {
   return { stats: await store.stats(), memories: await store.list({ ...everything(scopes), order: 'created-asc' }) };
 }
 

@@ -21,13 +21,17 @@ export function locateStoreWriteWorker(from: string = import.meta.url): string {
     if (existsSync(manifest) && readPackageName(manifest) === 'engram') {
       const worker = join(directory, WORKER_PATH);
       if (!existsSync(worker)) {
-        throw new Error(`The store write worker is missing at ${worker}: run \`npm run build\` first (npm test does it for you).`);
+        throw new Error(
+          `The store write worker is missing at ${worker}: run \`npm run build\` first (npm test does it for you).`,
+        );
       }
       return worker;
     }
     const parent = dirname(directory);
     if (parent === directory) {
-      throw new Error(`No package.json named "engram" above ${fileURLToPath(from)}: cannot find ${WORKER_PATH}; run \`npm run build\` in the engram package.`);
+      throw new Error(
+        `No package.json named "engram" above ${fileURLToPath(from)}: cannot find ${WORKER_PATH}; run \`npm run build\` in the engram package.`,
+      );
     }
     directory = parent;
   }
@@ -91,7 +95,10 @@ export function spawnStoreWorker(options: StoreWorkerOptions): StoreWriteWorker 
  * varies by seconds on a busy machine; a fixed start time would let the first finish alone.
  * Returns each worker's output without the `ready` line.
  */
-export async function runStoreWorkersTogether(store: StoreWith<'checkpoints'>, workers: ReadonlyArray<Omit<StoreWorkerOptions, 'startSignal' | 'startAt'>>): Promise<StoreWriteWorkerResult[]> {
+export async function runStoreWorkersTogether(
+  store: StoreWith<'checkpoints'>,
+  workers: ReadonlyArray<Omit<StoreWorkerOptions, 'startSignal' | 'startAt'>>,
+): Promise<StoreWriteWorkerResult[]> {
   const signal = `store-worker-start:${randomUUID()}`;
   let waiting = workers.length;
   let started = false;
@@ -153,7 +160,10 @@ export function unexpectedStderr(stderr: string): string {
  * Collects a worker's output until it exits. `onId` sees each id as it is printed, so a caller
  * can act (e.g. kill the worker) part-way through.
  */
-export function collectStoreWriteWorker(child: StoreWriteWorker, onId?: (id: string, printed: number) => void): Promise<StoreWriteWorkerResult> {
+export function collectStoreWriteWorker(
+  child: StoreWriteWorker,
+  onId?: (id: string, printed: number) => void,
+): Promise<StoreWriteWorkerResult> {
   return new Promise((resolve, reject) => {
     const ids: string[] = [];
     let pending = '';

@@ -13,7 +13,15 @@ export type StoreWorkerTask =
    * written. `report: 'end'` prints them all at the end instead, then `timing:<first>:<last>` (epoch
    * ms when the first and last writes returned), so a benchmark times the store, not a pipe write per memory.
    */
-  | { mode: 'write'; scope: string; count: number | 'unbounded'; tag: string; batchSize?: number; report?: 'each' | 'end'; warmup?: number }
+  | {
+      mode: 'write';
+      scope: string;
+      count: number | 'unbounded';
+      tag: string;
+      batchSize?: number;
+      report?: 'each' | 'end';
+      warmup?: number;
+    }
   /** Claims jobs of a queue and completes them until none is due; prints `<job id> <attempts>` per claim. */
   | { mode: 'claim-jobs'; queue: string; worker: string; leaseMs: number }
   /** Adds 1 to a checkpoint `count` times, reading and writing it under a store lock; prints each value written. */
@@ -45,17 +53,32 @@ export async function warmUpStoreWorkerTask(store: MemoryStore, task: StoreWorke
   if (task.mode !== 'write' || !task.warmup) return;
   const change = { actor: `store-write-worker:${task.tag}` };
   for (let index = 0; index < task.warmup; index += 1) {
-    await store.create({ scope: task.scope, name: `${task.tag}-warmup-${index}`, content: `Writer ${task.tag} warmed up with memory number ${index}.` }, change);
+    await store.create(
+      {
+        scope: task.scope,
+        name: `${task.tag}-warmup-${index}`,
+        content: `Writer ${task.tag} warmed up with memory number ${index}.`,
+      },
+      change,
+    );
   }
 }
 
 /** Runs a task against an open store, writing its lines with `print`. */
-export async function runStoreWorkerTask(store: MemoryStore, task: StoreWorkerTask, print: (line: string) => void): Promise<void> {
+export async function runStoreWorkerTask(
+  store: MemoryStore,
+  task: StoreWorkerTask,
+  print: (line: string) => void,
+): Promise<void> {
   switch (task.mode) {
     case 'write': {
       const count = task.count === 'unbounded' ? Number.POSITIVE_INFINITY : task.count;
       const batchSize = Math.max(1, Math.floor(task.batchSize ?? 1));
-      const input = (index: number) => ({ scope: task.scope, name: `${task.tag}-${index}`, content: `Writer ${task.tag} wrote memory number ${index} of its run.` });
+      const input = (index: number) => ({
+        scope: task.scope,
+        name: `${task.tag}-${index}`,
+        content: `Writer ${task.tag} wrote memory number ${index} of its run.`,
+      });
       const change = { actor: `store-write-worker:${task.tag}` };
       const atEnd = task.report === 'end';
       const written: string[] = [];
@@ -71,7 +94,11 @@ export async function runStoreWorkerTask(store: MemoryStore, task: StoreWorkerTa
           continue;
         }
         const size = Math.min(batchSize, count - index);
-        for (const memory of await store.createMany(Array.from({ length: size }, (_, offset) => input(index + offset)), change)) done(memory.id);
+        for (const memory of await store.createMany(
+          Array.from({ length: size }, (_, offset) => input(index + offset)),
+          change,
+        ))
+          done(memory.id);
       }
       if (atEnd) {
         const lastAt = Date.now();
@@ -95,13 +122,17 @@ export async function runStoreWorkerTask(store: MemoryStore, task: StoreWorkerTa
       const locks = requireRole(store, 'locks', 'a lock-increment task');
       const checkpoints = requireRole(store, 'checkpoints', 'a lock-increment task');
       for (let index = 0; index < task.count; index += 1) {
-        const written = await locks.hold(task.lock, async () => {
-          const value = Number((await checkpoints.get(task.checkpoint)) ?? '0');
-          // Read, pause, write: without mutual exclusion another process would write in between.
-          await sleep(1);
-          await checkpoints.set(task.checkpoint, String(value + 1));
-          return value + 1;
-        }, { waitMs: 60_000 });
+        const written = await locks.hold(
+          task.lock,
+          async () => {
+            const value = Number((await checkpoints.get(task.checkpoint)) ?? '0');
+            // Read, pause, write: without mutual exclusion another process would write in between.
+            await sleep(1);
+            await checkpoints.set(task.checkpoint, String(value + 1));
+            return value + 1;
+          },
+          { waitMs: 60_000 },
+        );
         print(String(written));
       }
       return;
@@ -115,7 +146,12 @@ export async function runStoreWorkerTask(store: MemoryStore, task: StoreWorkerTa
       return;
     }
     case 'save': {
-      const engram = new Engram({ store: withLatency(store, task.latencyMs ?? 0), defaultScope: task.scope, actor: task.actor, onWarning: () => undefined });
+      const engram = new Engram({
+        store: withLatency(store, task.latencyMs ?? 0),
+        defaultScope: task.scope,
+        actor: task.actor,
+        onWarning: () => undefined,
+      });
       for (let round = 0; round < task.rounds; round += 1) {
         for (const [statement, content] of task.statements.entries()) {
           const result = await engram.save({ content });
@@ -147,13 +183,17 @@ function withLatency(store: MemoryStore, latencyMs: number): MemoryStore {
 function delayed<T extends object>(
   target: T,
   latencyMs: number,
-  { immediate = new Set(), replaced = new Map() }: { immediate?: ReadonlySet<PropertyKey>; replaced?: ReadonlyMap<PropertyKey, object> } = {},
+  {
+    immediate = new Set(),
+    replaced = new Map(),
+  }: { immediate?: ReadonlySet<PropertyKey>; replaced?: ReadonlyMap<PropertyKey, object> } = {},
 ): T {
   return new Proxy(target, {
     get(object, property, receiver) {
       if (replaced.has(property)) return replaced.get(property);
       const value = Reflect.get(object, property, receiver) as unknown;
-      if (typeof value !== 'function' || immediate.has(property)) return typeof value === 'function' ? value.bind(object) : value;
+      if (typeof value !== 'function' || immediate.has(property))
+        return typeof value === 'function' ? value.bind(object) : value;
       return async (...args: unknown[]) => {
         await sleep(latencyMs);
         return (value as (...parameters: unknown[]) => unknown).apply(object, args);

@@ -13,7 +13,8 @@ import { parseArgs } from 'node:util';
 import { openStore } from '../node/open-store.js';
 import { runStoreWorkerTask, warmUpStoreWorkerTask, type StoreWorkerTask } from './store-write-worker-tasks.js';
 
-const USAGE = 'usage: store-write-worker --url <store url> --task <task JSON> [--start-at <epoch ms>] [--start-signal <checkpoint>]';
+const USAGE =
+  'usage: store-write-worker --url <store url> --task <task JSON> [--start-at <epoch ms>] [--start-signal <checkpoint>]';
 /** How often a worker waiting for its start signal looks for it. */
 const SIGNAL_POLL_MS = 1;
 
@@ -39,7 +40,8 @@ async function main(): Promise<void> {
     const signal = values['start-signal'];
     if (signal !== undefined) {
       process.stdout.write('ready\n');
-      while ((await store.checkpoints.get(signal)) === undefined) await new Promise((resolve) => setTimeout(resolve, SIGNAL_POLL_MS));
+      while ((await store.checkpoints.get(signal)) === undefined)
+        await new Promise((resolve) => setTimeout(resolve, SIGNAL_POLL_MS));
     }
     await runStoreWorkerTask(store, task, (line) => process.stdout.write(`${line}\n`));
   } finally {

@@ -30,14 +30,22 @@ async function openEngram(): Promise<Engram> {
 }
 
 const readTool: SessionTool = {
-  definition: { name: 'read_file', description: 'Reads a file.', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } },
+  definition: {
+    name: 'read_file',
+    description: 'Reads a file.',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } } },
+  },
   run: async (input) => ({ content: `${String(input.path)}: region eu-central-1` }),
 };
 
 describe('MemoryTurn.run: one agent turn on a Session with memory', () => {
   it('puts the block, then the host context, before the user message (never in the system prompt) and queues the answered turn', async () => {
     const engram = await openEngram();
-    const deploy = await engram.remember({ name: 'deploy-region', content: 'The API deploys to the Frankfurt region (eu-central-1).', type: 'project' });
+    const deploy = await engram.remember({
+      name: 'deploy-region',
+      content: 'The API deploys to the Frankfurt region (eu-central-1).',
+      type: 'project',
+    });
     const extractor = new Extractor({ engram, autoStart: false });
     cleanups.push(() => extractor.stop());
     const memoryTurn = new MemoryTurn({ engram, extractor });
@@ -45,7 +53,10 @@ describe('MemoryTurn.run: one agent turn on a Session with memory', () => {
     const model = new ScriptedLanguageModel({ script: ['It deploys to Frankfurt.', 'Tuesdays.'] });
     const session = new Session({ model, system, sessionId: 'chat-1', tools: [readTool] });
 
-    const result = await memoryTurn.run(session, { content: 'Where does the API deploy, Frankfurt?', context: 'Rule: source files use named exports.' });
+    const result = await memoryTurn.run(session, {
+      content: 'Where does the API deploy, Frankfurt?',
+      context: 'Rule: source files use named exports.',
+    });
 
     expect(result.text).toBe('It deploys to Frankfurt.');
     expect(result.injection.status).toBe('injected');
@@ -68,7 +79,9 @@ describe('MemoryTurn.run: one agent turn on a Session with memory', () => {
     // The next turn on the same subject: the memory is in the conversation already, not injected twice.
     const next = await memoryTurn.run(session, { content: 'And when do deploys to Frankfurt happen?' });
     expect(next.injection.status).toBe('nothing-recalled');
-    expect(model.requests[1]!.messages.map(messageText).filter((text) => text.includes('eu-central-1'))).toHaveLength(1);
+    expect(model.requests[1]!.messages.map(messageText).filter((text) => text.includes('eu-central-1'))).toHaveLength(
+      1,
+    );
     expect(await next.extraction).toMatchObject({ status: 'queued', messages: 2 });
   });
 
@@ -78,7 +91,13 @@ describe('MemoryTurn.run: one agent turn on a Session with memory', () => {
     cleanups.push(() => extractor.stop());
     const memoryTurn = new MemoryTurn({ engram, extractor });
     const model = new ScriptedLanguageModel({
-      script: [{ content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'deploy.yaml' } }], stopReason: 'tool_use' }, 'It deploys to eu-central-1.'],
+      script: [
+        {
+          content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'deploy.yaml' } }],
+          stopReason: 'tool_use',
+        },
+        'It deploys to eu-central-1.',
+      ],
     });
     const session = new Session({ model, sessionId: 'chat-2', tools: [readTool] });
 
@@ -88,7 +107,12 @@ describe('MemoryTurn.run: one agent turn on a Session with memory', () => {
     expect(await result.extraction).toMatchObject({ status: 'queued', jobs: 1, messages: 4 });
     const jobs = await engram.store.jobs!.list({ queue: EXTRACTION_QUEUE });
     expect(jobs).toHaveLength(1);
-    expect((jobs[0]!.payload as ExtractionJobPayload).messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect((jobs[0]!.payload as ExtractionJobPayload).messages.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
   });
 
   it('a store that fails leaves the turn to run without memory', async () => {

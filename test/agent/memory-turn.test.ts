@@ -36,7 +36,14 @@ afterEach(async () => {
 });
 
 /** A real SQLite store in a temp folder, an Engram over it, and memory turns that record their events. */
-async function fixture(options: { settings?: (settings: Settings) => void; embedder?: Embedder; model?: LanguageModel; busyTimeoutMs?: number } = {}): Promise<Fixture> {
+async function fixture(
+  options: {
+    settings?: (settings: Settings) => void;
+    embedder?: Embedder;
+    model?: LanguageModel;
+    busyTimeoutMs?: number;
+  } = {},
+): Promise<Fixture> {
   const directory = await mkdtemp(join(tmpdir(), 'engram-memory-turn-'));
   const path = join(directory, 'engram.db');
   const settings = structuredClone(DEFAULT_SETTINGS) as Settings;
@@ -104,8 +111,18 @@ async function expectCode(action: () => unknown, code: string): Promise<void> {
 describe('MemoryTurn before a request', () => {
   it('returns the static part and the <memory_context> block, with the memories, their scores and events', async () => {
     const { engram, events, turn } = await fixture();
-    const deploy = await engram.remember({ name: 'deploy-region', description: 'Where the API is deployed', content: FRANKFURT, type: 'project' });
-    await engram.remember({ name: 'tabs', description: 'Indentation preference', content: 'The user indents with tabs, never spaces.', type: 'user' });
+    const deploy = await engram.remember({
+      name: 'deploy-region',
+      description: 'Where the API is deployed',
+      content: FRANKFURT,
+      type: 'project',
+    });
+    await engram.remember({
+      name: 'tabs',
+      description: 'Indentation preference',
+      content: 'The user indents with tabs, never spaces.',
+      type: 'user',
+    });
     const memoryTurn = turn();
 
     const injection = await memoryTurn.beforeRequest(QUESTION);
@@ -140,7 +157,11 @@ describe('MemoryTurn before a request', () => {
     await engram.remember({ name: 'deploy-region', content: FRANKFURT, type: 'project' });
     const memoryTurn = turn();
     const first = await memoryTurn.beforeRequest(QUESTION);
-    await engram.remember({ name: 'staging-database', content: 'The staging database is called atlas.', type: 'project' });
+    await engram.remember({
+      name: 'staging-database',
+      content: 'The staging database is called atlas.',
+      type: 'project',
+    });
     const second = await memoryTurn.beforeRequest('What is the staging database called?');
     expect(second.staticPart).toBe(first.staticPart);
     expect(second.block).toContain('atlas');
@@ -155,9 +176,15 @@ describe('MemoryTurn before a request', () => {
 
   it('leaves out what this conversation surfaced (top_k still counts new memories); the set restores in another process and after forgetSurfaced', async () => {
     // One memory a request, and no score floor: which of the two comes first does not matter here.
-    const { engram, turn } = await fixture({ settings: (settings) => Object.assign(settings.recall, { topK: 1, minScore: 0 }) });
+    const { engram, turn } = await fixture({
+      settings: (settings) => Object.assign(settings.recall, { topK: 1, minScore: 0 }),
+    });
     await engram.remember({ name: 'deploy-region', content: FRANKFURT, type: 'project' });
-    await engram.remember({ name: 'deploy-window', content: 'Deploys of the API service to Frankfurt happen on Tuesdays.', type: 'project' });
+    await engram.remember({
+      name: 'deploy-window',
+      content: 'Deploys of the API service to Frankfurt happen on Tuesdays.',
+      type: 'project',
+    });
     const memoryTurn = turn();
 
     const first = await memoryTurn.beforeRequest(QUESTION);
@@ -189,7 +216,10 @@ describe('MemoryTurn before a request', () => {
   it('packs the block within the token budget and counts what did not fit', async () => {
     const { engram, turn } = await fixture();
     for (const region of ['Frankfurt', 'Paris', 'Dublin']) {
-      await engram.remember({ content: `The API service deploys a replica to ${region}. ${'It runs behind a load balancer with health checks. '.repeat(12)}`, type: 'project' });
+      await engram.remember({
+        content: `The API service deploys a replica to ${region}. ${'It runs behind a load balancer with health checks. '.repeat(12)}`,
+        type: 'project',
+      });
     }
     const wide = await turn().beforeRequest('Which regions does the API service deploy to?');
     expect(wide.memories).toHaveLength(3);
@@ -211,7 +241,9 @@ describe('MemoryTurn before a request', () => {
 describe('MemoryTurn fails open', () => {
   it('past the time cap the LLM retriever is cut and what ranked recall found is still given', async () => {
     const selection = new ScriptedLanguageModel({ script: [{ hang: true }] });
-    const { engram, events, turn } = await fixture({ settings: (settings) => (settings.recall.llmTimeoutMs = 600_000) });
+    const { engram, events, turn } = await fixture({
+      settings: (settings) => (settings.recall.llmTimeoutMs = 600_000),
+    });
     const deploy = await engram.remember({ name: 'deploy-region', content: FRANKFURT, type: 'project' });
 
     const injection = await turn({ selectionModel: selection, recallTimeoutMs: 20 }).beforeRequest(QUESTION);
@@ -228,7 +260,10 @@ describe('MemoryTurn fails open', () => {
     const server: EmbeddingsServer = await startEmbeddingsServer({ dimensions: 16 });
     cleanups.push(() => server.close());
     const embedder = new OpenAiCompatibleEmbedder({ baseUrl: server.baseUrl, model: 'hashed-words', maxRetries: 0 });
-    const { engram, events, turn } = await fixture({ embedder, settings: (settings) => (settings.embedding.queryTimeoutMs = 3_000) });
+    const { engram, events, turn } = await fixture({
+      embedder,
+      settings: (settings) => (settings.embedding.queryTimeoutMs = 3_000),
+    });
     await engram.remember({ name: 'deploy-region', content: FRANKFURT, type: 'project' });
     const memoryTurn = turn({ recallTimeoutMs: 50 });
     const before = await memoryTurn.staticPart();
@@ -260,7 +295,9 @@ describe('MemoryTurn fails open', () => {
         },
       ],
     });
-    const { engram, events, turn } = await fixture({ settings: (settings) => (settings.recall.llmTimeoutMs = 600_000) });
+    const { engram, events, turn } = await fixture({
+      settings: (settings) => (settings.recall.llmTimeoutMs = 600_000),
+    });
     await engram.remember({ name: 'deploy-region', content: FRANKFURT, type: 'project' });
     const memoryTurn = turn({ selectionModel: selection, recallTimeoutMs: 600_000 });
 
@@ -269,7 +306,9 @@ describe('MemoryTurn fails open', () => {
     expect(abandoned).toMatchObject({ status: 'aborted', block: '', memories: [], warnings: ['recall-aborted'] });
     expect(selection.requests[0]!.signal?.aborted).toBe(true);
     expect(memoryTurn.surfacedIds()).toEqual([]);
-    expect(await memoryTurn.beforeRequest(QUESTION, { signal: controller.signal })).toMatchObject({ status: 'aborted' });
+    expect(await memoryTurn.beforeRequest(QUESTION, { signal: controller.signal })).toMatchObject({
+      status: 'aborted',
+    });
     expect(selection.requests).toHaveLength(1);
     expect(events.map((event) => event.type)).toEqual(['recall-aborted', 'recall-aborted']);
   });
@@ -283,7 +322,14 @@ describe('MemoryTurn fails open', () => {
     await store.close();
 
     const injection = await fresh.beforeRequest(QUESTION);
-    expect(injection).toMatchObject({ status: 'failed', staticPart: '', block: '', memories: [], warnings: ['recall-failed'], error: { code: 'STORE_CLOSED' } });
+    expect(injection).toMatchObject({
+      status: 'failed',
+      staticPart: '',
+      block: '',
+      memories: [],
+      warnings: ['recall-failed'],
+      error: { code: 'STORE_CLOSED' },
+    });
     expect(events).toContainEqual({ type: 'recall-failed', error: injection.error });
     expect(await fresh.staticPart()).toBe('');
     // A static part built before the failure stays: the cached prefix does not change.
@@ -291,7 +337,7 @@ describe('MemoryTurn fails open', () => {
     expect(kept).toMatchObject({ status: 'failed', staticPart, block: '' });
   });
 
-  it("a store whose write lock another connection holds: recall answers (WAL readers go on), hits and queueing fail open and catch up", async () => {
+  it('a store whose write lock another connection holds: recall answers (WAL readers go on), hits and queueing fail open and catch up', async () => {
     const { path, engram, events, turn } = await fixture({ busyTimeoutMs: 20 });
     await engram.remember({ name: 'deploy-region', content: FRANKFURT, type: 'project' });
     const memoryTurn = turn({ extractor: queueingExtractor(engram) });
@@ -312,7 +358,9 @@ describe('MemoryTurn fails open', () => {
     const retried = await memoryTurn.afterResponse(conversation([...messages, ...userAndAnswer(2, 'Thanks.')]));
     expect(retried).toMatchObject({ status: 'queued', jobs: 1, messages: 4 });
     const [job] = await engram.store.jobs!.list({ queue: EXTRACTION_QUEUE });
-    expect((job!.payload as ExtractionJobPayload).recalled.map((memory) => memory.id)).toEqual([injection.memories[0]!.memory.id]);
+    expect((job!.payload as ExtractionJobPayload).recalled.map((memory) => memory.id)).toEqual([
+      injection.memories[0]!.memory.id,
+    ]);
   });
 
   it('a listener that throws changes nothing', async () => {
@@ -349,7 +397,9 @@ describe('MemoryTurn after a response', () => {
       { type: 'extraction-queued', sessionId: 'session-1', jobs: 1, messages: 2 },
     ]);
     // Nothing new since: nothing queued.
-    expect(await memoryTurn.afterResponse(conversation([...first, ...userAndAnswer(2, 'And staging goes to Dublin.')]))).toMatchObject({ status: 'nothing-new', jobs: 0 });
+    expect(
+      await memoryTurn.afterResponse(conversation([...first, ...userAndAnswer(2, 'And staging goes to Dublin.')])),
+    ).toMatchObject({ status: 'nothing-new', jobs: 0 });
   });
 
   it('a turn that ends in a tool call waits for the final answer, which queues it whole', async () => {
@@ -357,24 +407,49 @@ describe('MemoryTurn after a response', () => {
     const memoryTurn = turn({ extractor: queueingExtractor(engram) });
     const messages: ConversationMessage[] = [
       { id: 'u1', role: 'user', text: 'Remember that the API deploys to Frankfurt, and read the config.' },
-      { id: 'a1', role: 'assistant', text: 'Reading.', toolCalls: [{ id: 'toolu_1', name: 'read_file', input: { path: 'deploy.yaml' } }] },
+      {
+        id: 'a1',
+        role: 'assistant',
+        text: 'Reading.',
+        toolCalls: [{ id: 'toolu_1', name: 'read_file', input: { path: 'deploy.yaml' } }],
+      },
     ];
     expect(await memoryTurn.afterResponse(conversation(messages))).toMatchObject({ status: 'deferred', jobs: 0 });
     expect(events).toContainEqual({ type: 'extraction-deferred', sessionId: 'session-1' });
-    messages.push({ id: 't1', role: 'tool', text: '', toolResults: [{ toolUseId: 'toolu_1', content: 'region: eu-central-1' }] });
+    messages.push({
+      id: 't1',
+      role: 'tool',
+      text: '',
+      toolResults: [{ toolUseId: 'toolu_1', content: 'region: eu-central-1' }],
+    });
     // A host that knows better says so.
-    expect(await memoryTurn.afterResponse(conversation(messages), { final: false })).toMatchObject({ status: 'deferred' });
+    expect(await memoryTurn.afterResponse(conversation(messages), { final: false })).toMatchObject({
+      status: 'deferred',
+    });
     expect(await engram.store.jobs!.list({ queue: EXTRACTION_QUEUE })).toHaveLength(0);
     messages.push({ id: 'a2', role: 'assistant', text: 'It deploys to eu-central-1.' });
 
-    expect(await memoryTurn.afterResponse(conversation(messages))).toMatchObject({ status: 'queued', jobs: 1, messages: 4 });
+    expect(await memoryTurn.afterResponse(conversation(messages))).toMatchObject({
+      status: 'queued',
+      jobs: 1,
+      messages: 4,
+    });
     const [job] = await engram.store.jobs!.list({ queue: EXTRACTION_QUEUE });
-    expect((job!.payload as ExtractionJobPayload).messages.map((message) => message.id)).toEqual(['u1', 'a1', 't1', 'a2']);
+    expect((job!.payload as ExtractionJobPayload).messages.map((message) => message.id)).toEqual([
+      'u1',
+      'a1',
+      't1',
+      'a2',
+    ]);
   });
 
   it('without an extractor it does nothing and says so', async () => {
     const { turn } = await fixture();
-    expect(await turn().afterResponse(conversation(userAndAnswer(1, 'Hello.')))).toEqual({ status: 'off', jobs: 0, messages: 0 });
+    expect(await turn().afterResponse(conversation(userAndAnswer(1, 'Hello.')))).toEqual({
+      status: 'off',
+      jobs: 0,
+      messages: 0,
+    });
   });
 });
 
@@ -391,7 +466,8 @@ describe('MemoryTurn with hostile input', () => {
       expect(injection).toMatchObject({ status: 'nothing-recalled', block: '', memories: [] });
       expect(injection.staticPart).toContain('deploy-region');
     }
-    const found = (message: string) => memoryTurn.beforeRequest(message).then((injection) => injection.memories.map((entry) => entry.memory.id));
+    const found = (message: string) =>
+      memoryTurn.beforeRequest(message).then((injection) => injection.memories.map((entry) => entry.memory.id));
     expect(await found('\u0000Frankfurt\u001b[31m deploy\u0007 region?\u2028')).toEqual([deploy.id]);
     // 2 MB of pasted log, the question at the end (and a surrogate pair cut in half at the seam).
     expect(await found(`${'😀'.repeat(1_000_000)} Where do we deploy? Frankfurt?`)).toEqual([deploy.id]);
@@ -431,14 +507,25 @@ describe('MemoryTurn with hostile input', () => {
   it('a malformed conversation or recalled list is reported, never thrown, and the next good call still queues', async () => {
     const { engram, events, turn } = await fixture();
     const memoryTurn = turn({ extractor: queueingExtractor(engram) });
-    const hostile: unknown[] = [null, 'text', { sessionId: 's', messages: 'x' }, { sessionId: '', messages: [] }, { sessionId: 's', messages: [{ id: 'u1', role: 'robot', text: 'hi' }] }];
+    const hostile: unknown[] = [
+      null,
+      'text',
+      { sessionId: 's', messages: 'x' },
+      { sessionId: '', messages: [] },
+      { sessionId: 's', messages: [{ id: 'u1', role: 'robot', text: 'hi' }] },
+    ];
     for (const value of hostile) {
       const result = await memoryTurn.afterResponse(value as Conversation);
       expect(result).toMatchObject({ status: 'failed', error: { code: 'INVALID_INPUT' } });
     }
-    expect(await memoryTurn.afterResponse(conversation(userAndAnswer(1, 'Hello.')), { recalled: [{ id: 42 }] as never })).toMatchObject({ status: 'failed' });
+    expect(
+      await memoryTurn.afterResponse(conversation(userAndAnswer(1, 'Hello.')), { recalled: [{ id: 42 }] as never }),
+    ).toMatchObject({ status: 'failed' });
     expect(events.filter((event) => event.type === 'extraction-failed')).toHaveLength(hostile.length + 1);
     expect(await engram.store.jobs!.list({ queue: EXTRACTION_QUEUE })).toHaveLength(0);
-    expect(await memoryTurn.afterResponse(conversation(userAndAnswer(1, 'Hello.')))).toMatchObject({ status: 'queued', jobs: 1 });
+    expect(await memoryTurn.afterResponse(conversation(userAndAnswer(1, 'Hello.')))).toMatchObject({
+      status: 'queued',
+      jobs: 1,
+    });
   });
 });

@@ -7,8 +7,21 @@ describe('sessionConversation', () => {
     const conversation = sessionConversation('s1', [
       { uuid: 'm1', role: 'user', content: '<memory_context>…</memory_context>', timestamp: at, meta: true },
       { uuid: 'm2', role: 'user', content: 'Remember that I use pnpm.', timestamp: at },
-      { uuid: 'm3', role: 'assistant', content: [{ type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 't1', name: 'read_file', input: { path: 'a' } }], timestamp: at },
-      { uuid: 'm4', role: 'user', content: [{ type: 'tool_result', toolUseId: 't1', content: 'file text' }], timestamp: at },
+      {
+        uuid: 'm3',
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Checking.' },
+          { type: 'tool_use', id: 't1', name: 'read_file', input: { path: 'a' } },
+        ],
+        timestamp: at,
+      },
+      {
+        uuid: 'm4',
+        role: 'user',
+        content: [{ type: 'tool_result', toolUseId: 't1', content: 'file text' }],
+        timestamp: at,
+      },
     ]);
     expect(conversation.messages.map((message) => [message.id, message.role, message.meta ?? false])).toEqual([
       ['m1', 'user', true],

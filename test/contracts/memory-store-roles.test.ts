@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OpenAiCompatibleEmbedder } from '../../src/adapters/embedding/openai-compatible-embedder.js';
 import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
-import { missingRoles, STORE_ROLES, type MemoryLedger, type MemoryStore, type StoreRole, type StoreRoles } from '../../src/contracts/memory-store.js';
+import {
+  missingRoles,
+  STORE_ROLES,
+  type MemoryLedger,
+  type MemoryStore,
+  type StoreRole,
+  type StoreRoles,
+} from '../../src/contracts/memory-store.js';
 import { Engram } from '../../src/engram.js';
 import { Extractor } from '../../src/extraction/extractor.js';
 import { EngramError } from '../../src/kernel/errors.js';
@@ -75,7 +82,10 @@ async function embedder(): Promise<OpenAiCompatibleEmbedder> {
   return new OpenAiCompatibleEmbedder({ baseUrl: server.baseUrl, model: 'hashed-words', maxRetries: 0 });
 }
 
-function engramOver(store: MemoryStore, options: { embedder?: OpenAiCompatibleEmbedder; warnings?: string[] } = {}): Engram {
+function engramOver(
+  store: MemoryStore,
+  options: { embedder?: OpenAiCompatibleEmbedder; warnings?: string[] } = {},
+): Engram {
   return new Engram({
     store,
     defaultScope: SCOPE,
@@ -109,8 +119,10 @@ runMemoryStoreSuite({
   },
   roles: [],
   skip: {
-    'two processes writing 1,000 memories each at once lose nothing': 'workers open the SQLite file itself; the SQLite suite runs it',
-    'no read returns a memory outside the scopes it names (10,000 random queries over 20 scopes)': 'the wrapper passes reads on unchanged; the SQLite suite runs it',
+    'two processes writing 1,000 memories each at once lose nothing':
+      'workers open the SQLite file itself; the SQLite suite runs it',
+    'no read returns a memory outside the scopes it names (10,000 random queries over 20 scopes)':
+      'the wrapper passes reads on unchanged; the SQLite suite runs it',
   },
 });
 
@@ -129,7 +141,9 @@ describe('a store without the vectors role', () => {
     const engram = engramOver(store, { embedder: await embedder() });
     await engram.remember({ content: 'Deploys go out with ArgoCD every Friday.' });
     const recalled = await engram.recall('ArgoCD deploys');
-    expect(recalled.memories.map((entry) => entry.memory.content)).toEqual(['Deploys go out with ArgoCD every Friday.']);
+    expect(recalled.memories.map((entry) => entry.memory.content)).toEqual([
+      'Deploys go out with ArgoCD every Friday.',
+    ]);
     expect(recalled.warnings).toContain('vector-search-unavailable');
 
     // The same embedder over a store with vectors searches them: the warning is the missing role's.
@@ -142,7 +156,11 @@ describe('a store without the vectors role', () => {
     const engram = engramOver(await ledgerOnly(), { embedder: await embedder() });
     const first = await engram.save({ content: 'The staging database is refreshed every Sunday night.' });
     const again = await engram.save({ content: 'The staging database is refreshed every Sunday night.' });
-    expect({ first: first.action, again: again.action, same: again.memory.id === first.memory.id }).toEqual({ first: 'created', again: 'merged', same: true });
+    expect({ first: first.action, again: again.action, same: again.memory.id === first.memory.id }).toEqual({
+      first: 'created',
+      again: 'merged',
+      same: true,
+    });
     expect(again.warnings).toContain('vector-search-unavailable');
     const refused = await codeOf(() => engram.reindex());
     expect(refused.code).toBe('STORE_UNSUPPORTED');
@@ -162,7 +180,9 @@ describe('a store without the locks role', () => {
     expect(await engram.count()).toBe(1);
 
     // With locks there is no such warning.
-    expect((await engramOver(store).save({ content: 'Always run the linter before committing.' })).warnings).not.toContain('write-lock-unavailable');
+    expect(
+      (await engramOver(store).save({ content: 'Always run the linter before committing.' })).warnings,
+    ).not.toContain('write-lock-unavailable');
   });
 });
 
@@ -182,12 +202,21 @@ describe('a store without jobs (or checkpoints, or locks)', () => {
       const engram = engramOver(withRoles(store, roles));
       const extractor = new Extractor({ engram, autoStart: false, onWarning: (warning) => warnings.push(warning) });
       const result = await extractor.afterTurn(conversation);
-      expect(result, `roles ${roles.join(', ')}`).toEqual({ status: 'unavailable', jobs: [], messages: 0, cursorFallback: false, warnings: ['extraction-queue-unavailable'] });
+      expect(result, `roles ${roles.join(', ')}`).toEqual({
+        status: 'unavailable',
+        jobs: [],
+        messages: 0,
+        cursorFallback: false,
+        warnings: ['extraction-queue-unavailable'],
+      });
       expect(await extractor.afterTurn(conversation)).toMatchObject({ status: 'unavailable' });
       expect(warnings).toHaveLength(1);
       const missing = ['jobs', 'checkpoints', 'locks'].filter((role) => !(roles as readonly string[]).includes(role));
       for (const role of missing) expect(warnings[0]).toContain(`store.${role}`);
-      expect(await extractor.applyExplicitOnly(conversation)).toMatchObject({ written: [], warnings: ['extraction-queue-unavailable'] });
+      expect(await extractor.applyExplicitOnly(conversation)).toMatchObject({
+        written: [],
+        warnings: ['extraction-queue-unavailable'],
+      });
       expect(await extractor.drain()).toEqual([]);
       extractor.start();
       expect(extractor.worker.running).toBe(false);
@@ -213,7 +242,9 @@ describe('a store without the records role', () => {
     ] as const) {
       const refused = await codeOf(() => copyStore(from, to));
       expect(refused.code).toBe('STORE_UNSUPPORTED');
-      expect(refused.message).toMatch(/no record copy \(store\.records\), which copying a store \(engram migrate\) needs/);
+      expect(refused.message).toMatch(
+        /no record copy \(store\.records\), which copying a store \(engram migrate\) needs/,
+      );
     }
     expect(await holdsNoRecords(target.store)).toBe(true);
   });
@@ -224,7 +255,9 @@ describe('a store without the records role', () => {
     await source.store.vectors.setSpace({ model: 'm', dimensions: 2 });
     await source.store.vectors.put([{ id: memory.id, vector: Float32Array.from([1, 0]) }]);
     const target = await sqliteStore();
-    const refused = await codeOf(() => copyStore(source.store, withRoles(target.store, ['jobs', 'locks', 'checkpoints', 'records'])));
+    const refused = await codeOf(() =>
+      copyStore(source.store, withRoles(target.store, ['jobs', 'locks', 'checkpoints', 'records'])),
+    );
     expect(refused.code).toBe('STORE_UNSUPPORTED');
     expect(refused.message).toMatch(/no vectors/);
     expect(await holdsNoRecords(target.store)).toBe(true);

@@ -23,11 +23,24 @@ function problemsOf(text: string): string {
 describe('parseEvalDataset', () => {
   it('reads memories (snake_case dates too) and queries with tags', () => {
     const dataset = parseEvalDataset(
-      [memory('m1', 'project:app', { created_at: '2024-01-02T03:04:05.000Z' }), memory('m2'), query('q1', ['m1', 'm2', 'm1'], { tags: ['single-hop'] })].join('\n'),
+      [
+        memory('m1', 'project:app', { created_at: '2024-01-02T03:04:05.000Z' }),
+        memory('m2'),
+        query('q1', ['m1', 'm2', 'm1'], { tags: ['single-hop'] }),
+      ].join('\n'),
     );
     expect(dataset.memories.map((entry) => entry.id)).toEqual(['m1', 'm2']);
     expect(dataset.memories[0]!.createdAt).toBe('2024-01-02T03:04:05.000Z');
-    expect(dataset.queries).toEqual([{ line: 3, id: 'q1', scope: 'project:app', query: 'how do we deploy?', relevant: ['m1', 'm2'], tags: ['single-hop'] }]);
+    expect(dataset.queries).toEqual([
+      {
+        line: 3,
+        id: 'q1',
+        scope: 'project:app',
+        query: 'how do we deploy?',
+        relevant: ['m1', 'm2'],
+        tags: ['single-hop'],
+      },
+    ]);
     expect(dataset.skipped).toEqual([]);
   });
 
@@ -73,14 +86,23 @@ describe('parseEvalDataset', () => {
   });
 
   it('refuses oversized lines and queries without reading them as JSON', () => {
-    const huge = JSON.stringify({ kind: 'query', id: 'q1', scope: 'project:app', query: 'x'.repeat(2 * 1024 * 1024), relevant: ['m1'] });
+    const huge = JSON.stringify({
+      kind: 'query',
+      id: 'q1',
+      scope: 'project:app',
+      query: 'x'.repeat(2 * 1024 * 1024),
+      relevant: ['m1'],
+    });
     expect(problemsOf([memory('m1'), huge].join('\n'))).toMatch(/line 2: Line is \d+ bytes; at most 1048576/);
     const long = query('q1', ['m1'], { query: 'why '.repeat(5_000) });
     expect(problemsOf([memory('m1'), long].join('\n'))).toMatch(/line 2: .*at most 10000 are accepted/);
   });
 
   it('lists at most 20 problems, says how many more, and keeps hostile values short', () => {
-    const lines = [memory('m1'), ...Array.from({ length: 30 }, (_, index) => query(`q${index}-${'\u0007'.repeat(500)}`, ['nope']))];
+    const lines = [
+      memory('m1'),
+      ...Array.from({ length: 30 }, (_, index) => query(`q${index}-${'\u0007'.repeat(500)}`, ['nope'])),
+    ];
     const message = problemsOf(lines.join('\n'));
     expect(message).toContain('30 invalid line(s)');
     expect(message).toContain('… and 10 more');
@@ -90,13 +112,22 @@ describe('parseEvalDataset', () => {
 
   it('refuses a dataset without memories or without scorable queries', () => {
     expect(problemsOf(query('q1', []))).toMatch(/line 1: .*which holds no memory/);
-    expect(problemsOf([memory('m1'), query('q1', [])].join('\n'))).toMatch(/no query with relevant memories.*1 had an empty relevant list/);
+    expect(problemsOf([memory('m1'), query('q1', [])].join('\n'))).toMatch(
+      /no query with relevant memories.*1 had an empty relevant list/,
+    );
     expect(problemsOf('')).toMatch(/no memory lines/);
   });
 
   it('refuses tags that are not short strings and hostile prototype keys stay data', () => {
-    expect(problemsOf([memory('m1'), query('q1', ['m1'], { tags: [42] })].join('\n'))).toMatch(/"tags" must be an array/);
-    const dataset = parseEvalDataset([memory('m1'), '{"kind":"query","id":"__proto__","scope":"project:app","query":"deploy","relevant":["m1"],"__proto__":{"x":1}}'].join('\n'));
+    expect(problemsOf([memory('m1'), query('q1', ['m1'], { tags: [42] })].join('\n'))).toMatch(
+      /"tags" must be an array/,
+    );
+    const dataset = parseEvalDataset(
+      [
+        memory('m1'),
+        '{"kind":"query","id":"__proto__","scope":"project:app","query":"deploy","relevant":["m1"],"__proto__":{"x":1}}',
+      ].join('\n'),
+    );
     expect(dataset.queries[0]!.id).toBe('__proto__');
     expect(dataset.warnings.join(' ')).toContain('__proto__');
   });

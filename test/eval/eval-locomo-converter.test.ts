@@ -13,7 +13,13 @@ const FIXTURE = [
       speaker_b: 'Bob',
       session_1_date_time: '1:56 pm on 8 May, 2023',
       session_1: [
-        { speaker: 'Ann', dia_id: 'D1:1', text: 'I adopted a puppy!', blip_caption: 'a photo of a small brown dog', img_url: ['x'] },
+        {
+          speaker: 'Ann',
+          dia_id: 'D1:1',
+          text: 'I adopted a puppy!',
+          blip_caption: 'a photo of a small brown dog',
+          img_url: ['x'],
+        },
         { speaker: 'Bob', dia_id: 'D1:2', text: 'What is its name?' },
       ],
       session_2_date_time: '10:02 am on 12 June, 2023',
@@ -50,7 +56,12 @@ describe('LoCoMo converter', () => {
       created_at: '2023-05-08T13:56:00.000Z',
       source: { sessionId: 'conv-1:session_1', turnId: 'D1:1' },
     });
-    expect(memories.map((record) => record.source.sessionId)).toEqual(['conv-1:session_1', 'conv-1:session_1', 'conv-1:session_2', 'conv-1:session_2']);
+    expect(memories.map((record) => record.source.sessionId)).toEqual([
+      'conv-1:session_1',
+      'conv-1:session_1',
+      'conv-1:session_2',
+      'conv-1:session_2',
+    ]);
     expect(memories[2]!.created_at).toBe('2023-06-12T10:02:00.000Z');
     expect(memories[1]!.content).toBe('Bob: What is its name?');
   });
@@ -95,15 +106,31 @@ describe('LoCoMo converter', () => {
   });
 });
 
-describe.skipIf(!existsSync(LOCOMO_SOURCE))('LoCoMo converter on ../shared/data/locomo (skipped when the data is absent)', () => {
-  it('reproduces the counts ../shared/data/README.md gives', () => {
-    const { lines, report } = convertLocomo(JSON.parse(readFileSync(LOCOMO_SOURCE, 'utf8')));
-    expect(report).toMatchObject({ conversations: 10, sessions: 272, turns: 5_882, captionedTurns: 1_226, questions: 1_986, questionsWithoutEvidence: 4 });
-    expect(report.droppedEvidence).toEqual(['conv-42:D10:19', 'conv-42:D', 'conv-47:D4:36']);
-    const dataset = parseEvalDataset(lines.join('\n'));
-    expect(dataset.queries.length + dataset.skipped.length).toBe(1_986);
-    const tags = new Map<string, number>();
-    for (const query of [...dataset.queries]) for (const tag of query.tags) tags.set(tag, (tags.get(tag) ?? 0) + 1);
-    expect(Object.fromEntries(tags)).toEqual({ 'multi-hop': 282, temporal: 321, 'open-domain': 92, 'single-hop': 841, adversarial: 446 });
-  });
-});
+describe.skipIf(!existsSync(LOCOMO_SOURCE))(
+  'LoCoMo converter on ../shared/data/locomo (skipped when the data is absent)',
+  () => {
+    it('reproduces the counts ../shared/data/README.md gives', () => {
+      const { lines, report } = convertLocomo(JSON.parse(readFileSync(LOCOMO_SOURCE, 'utf8')));
+      expect(report).toMatchObject({
+        conversations: 10,
+        sessions: 272,
+        turns: 5_882,
+        captionedTurns: 1_226,
+        questions: 1_986,
+        questionsWithoutEvidence: 4,
+      });
+      expect(report.droppedEvidence).toEqual(['conv-42:D10:19', 'conv-42:D', 'conv-47:D4:36']);
+      const dataset = parseEvalDataset(lines.join('\n'));
+      expect(dataset.queries.length + dataset.skipped.length).toBe(1_986);
+      const tags = new Map<string, number>();
+      for (const query of [...dataset.queries]) for (const tag of query.tags) tags.set(tag, (tags.get(tag) ?? 0) + 1);
+      expect(Object.fromEntries(tags)).toEqual({
+        'multi-hop': 282,
+        temporal: 321,
+        'open-domain': 92,
+        'single-hop': 841,
+        adversarial: 446,
+      });
+    });
+  },
+);

@@ -1,7 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { convertMemoryBank, MEMORYBANK_EVIDENCE, MEMORYBANK_SOURCE, readMemoryBank } from '../../scripts/memorybank-to-jsonl.js';
+import {
+  convertMemoryBank,
+  MEMORYBANK_EVIDENCE,
+  MEMORYBANK_SOURCE,
+  readMemoryBank,
+} from '../../scripts/memorybank-to-jsonl.js';
 import { parseEvalDataset } from '../../src/eval/eval-dataset.js';
 
 // MemoryBank's shape, with its quirks: user keys padded with spaces, quoted questions.
@@ -17,7 +22,10 @@ const HISTORIES = {
     },
   },
 };
-const QUESTIONS = ['{"Ada": ["What animals did I see at the aquarium?", "\\"On April 28th, which podcast did you recommend?\\"", "I don\'t like fish, right?"]}', ''];
+const QUESTIONS = [
+  '{"Ada": ["What animals did I see at the aquarium?", "\\"On April 28th, which podcast did you recommend?\\"", "I don\'t like fish, right?"]}',
+  '',
+];
 const EVIDENCE = { Ada: [['2023-04-27#1', '2023-04-27#2'], ['2023-04-28#1'], []] };
 
 describe('MemoryBank converter', () => {
@@ -52,19 +60,32 @@ describe('MemoryBank converter', () => {
   });
 
   it('refuses labels that name no exchange or do not match the questions', () => {
-    expect(() => convertMemoryBank(HISTORIES, QUESTIONS, { Ada: [['2023-04-27#9'], [], []] })).toThrow(/names no exchange/);
-    expect(() => convertMemoryBank(HISTORIES, QUESTIONS, { Ada: [['2023-04-27#1']] })).toThrow(/3 probing questions but 1 evidence lists/);
+    expect(() => convertMemoryBank(HISTORIES, QUESTIONS, { Ada: [['2023-04-27#9'], [], []] })).toThrow(
+      /names no exchange/,
+    );
+    expect(() => convertMemoryBank(HISTORIES, QUESTIONS, { Ada: [['2023-04-27#1']] })).toThrow(
+      /3 probing questions but 1 evidence lists/,
+    );
     expect(() => convertMemoryBank([], QUESTIONS, EVIDENCE)).toThrow(/JSON object keyed by user/);
   });
 });
 
-describe.skipIf(!existsSync(resolve(MEMORYBANK_SOURCE, 'memory_bank_en.json')))('MemoryBank converter on ../shared/data/memorybank (skipped when absent)', () => {
-  it('labels every probing question against an exchange that exists', () => {
-    const converted = readMemoryBank()!;
-    expect(converted.report).toEqual({ users: 15, days: 150, exchanges: 566, questions: 100, questionsWithoutEvidence: 1 });
-    const dataset = parseEvalDataset(converted.lines.join('\n'));
-    expect(dataset.queries).toHaveLength(99);
-    const evidence = JSON.parse(readFileSync(MEMORYBANK_EVIDENCE, 'utf8')) as Record<string, string[][]>;
-    expect(Object.values(evidence).flat()).toHaveLength(100);
-  });
-});
+describe.skipIf(!existsSync(resolve(MEMORYBANK_SOURCE, 'memory_bank_en.json')))(
+  'MemoryBank converter on ../shared/data/memorybank (skipped when absent)',
+  () => {
+    it('labels every probing question against an exchange that exists', () => {
+      const converted = readMemoryBank()!;
+      expect(converted.report).toEqual({
+        users: 15,
+        days: 150,
+        exchanges: 566,
+        questions: 100,
+        questionsWithoutEvidence: 1,
+      });
+      const dataset = parseEvalDataset(converted.lines.join('\n'));
+      expect(dataset.queries).toHaveLength(99);
+      const evidence = JSON.parse(readFileSync(MEMORYBANK_EVIDENCE, 'utf8')) as Record<string, string[][]>;
+      expect(Object.values(evidence).flat()).toHaveLength(100);
+    });
+  },
+);

@@ -25,7 +25,10 @@ afterEach(async () => {
 async function setup(): Promise<{ path: string; server: LanguageModelServer }> {
   const directory = await mkdtemp(join(tmpdir(), 'engram-crash-'));
   const server = await startAnthropicMessagesServer();
-  cleanups.push(() => rm(directory, { recursive: true, force: true }), () => server.close());
+  cleanups.push(
+    () => rm(directory, { recursive: true, force: true }),
+    () => server.close(),
+  );
   return { path: join(directory, 'engram.db'), server };
 }
 
@@ -57,8 +60,19 @@ async function survivor(path: string, url: string): Promise<{ engram: Engram; ex
   const store = new SqliteMemoryStore({ path });
   await store.open();
   cleanups.push(() => store.close());
-  const engram = new Engram({ store, settings: DEFAULT_SETTINGS, defaultScope: PROJECT, readScopes: [PROJECT, 'global'], onWarning: () => {} });
-  const model = new AnthropicLanguageModel({ model: 'claude-haiku-5-5', baseUrl: url, apiKey: 'sk-ant-test', maxRetries: 0 });
+  const engram = new Engram({
+    store,
+    settings: DEFAULT_SETTINGS,
+    defaultScope: PROJECT,
+    readScopes: [PROJECT, 'global'],
+    onWarning: () => {},
+  });
+  const model = new AnthropicLanguageModel({
+    model: 'claude-haiku-5-5',
+    baseUrl: url,
+    apiKey: 'sk-ant-test',
+    maxRetries: 0,
+  });
   return { engram, extractor: new Extractor({ engram, model, autoStart: false }) };
 }
 
@@ -79,11 +93,17 @@ describe('a crash between accepting and running a job loses nothing', () => {
     expect(result).toMatchObject({ status: 'queued', jobs: [{ created: true }] });
     await killed(child);
 
-    server.script({ message: { text: answer({ content: 'On-call is managed in the PagerDuty schedule PLATFORM.', type: 'reference' }) } });
+    server.script({
+      message: {
+        text: answer({ content: 'On-call is managed in the PagerDuty schedule PLATFORM.', type: 'reference' }),
+      },
+    });
     const { engram, extractor } = await survivor(path, server.url);
     const outcomes = await extractor.drain();
     expect(outcomes.map((outcome) => outcome.state)).toEqual(['done']);
-    expect((await engram.list()).map((memory) => [memory.content, memory.source?.turnId])).toEqual([['On-call is managed in the PagerDuty schedule PLATFORM.', 'a1']]);
+    expect((await engram.list()).map((memory) => [memory.content, memory.source?.turnId])).toEqual([
+      ['On-call is managed in the PagerDuty schedule PLATFORM.', 'a1'],
+    ]);
     expect(server.requests).toHaveLength(1);
   });
 
@@ -92,11 +112,16 @@ describe('a crash between accepting and running a job loses nothing', () => {
     server.script({ hang: true });
     const { child } = await startWorker([path, 'run', server.url]);
     // The worker claimed the job and is waiting on the model: now it dies.
-    for (let waited = 0; server.requests.length === 0 && waited < 200; waited += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let waited = 0; server.requests.length === 0 && waited < 200; waited += 1)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect(server.requests).toHaveLength(1);
     await killed(child);
 
-    server.script({ message: { text: answer({ content: 'On-call is managed in the PagerDuty schedule PLATFORM.', type: 'reference' }) } });
+    server.script({
+      message: {
+        text: answer({ content: 'On-call is managed in the PagerDuty schedule PLATFORM.', type: 'reference' }),
+      },
+    });
     const { engram, extractor } = await survivor(path, server.url);
     const [job] = await engram.store.jobs!.list({ queue: EXTRACTION_QUEUE });
     expect(job).toMatchObject({ state: 'running', attempts: 1 });
@@ -105,6 +130,14 @@ describe('a crash between accepting and running a job loses nothing', () => {
     expect(await engram.count()).toBe(1);
     expect((await engram.store.jobs!.get(job!.id))!).toMatchObject({ state: 'done', attempts: 2 });
     // The replay of the same turn by the dead process's conversation adds nothing.
-    expect(await extractor.afterTurn({ sessionId: 'crash-session', messages: [{ id: 'u1', role: 'user', text: 'x' }, { id: 'a1', role: 'assistant', text: 'y' }] })).toMatchObject({ status: 'nothing-new' });
+    expect(
+      await extractor.afterTurn({
+        sessionId: 'crash-session',
+        messages: [
+          { id: 'u1', role: 'user', text: 'x' },
+          { id: 'a1', role: 'assistant', text: 'y' },
+        ],
+      }),
+    ).toMatchObject({ status: 'nothing-new' });
   });
 });

@@ -1,7 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EngramError } from '../../src/kernel/errors.js';
 import type { Conversation } from '../../src/contracts/conversation.js';
-import { EXTRACTION_QUEUE, cursorCheckpointName, formatCursor, parseCursor, type ExtractionJobPayload } from '../../src/extraction/extraction-job-payload.js';
+import {
+  EXTRACTION_QUEUE,
+  cursorCheckpointName,
+  formatCursor,
+  parseCursor,
+  type ExtractionJobPayload,
+} from '../../src/extraction/extraction-job-payload.js';
 import type { JobOutcome } from '../../src/extraction/extraction-worker.js';
 import { Extractor, type ExtractorOptions } from '../../src/extraction/extractor.js';
 import { applyExplicitStatements, type ExplicitMemoryHandler } from '../../src/extraction/explicit-statements.js';
@@ -24,9 +30,21 @@ afterEach(async () => fixture.close());
 const session = (messages: Conversation['messages'], sessionId = 'chat-1'): Conversation => ({ sessionId, messages });
 const down = { error: new EngramError('MODEL_UNAVAILABLE', 'The model server is down.') };
 
-function extractor(script: readonly ScriptedAnswer[], options: Partial<ExtractorOptions> = {}): { extractor: Extractor; model: ScriptedLanguageModel } {
+function extractor(
+  script: readonly ScriptedAnswer[],
+  options: Partial<ExtractorOptions> = {},
+): { extractor: Extractor; model: ScriptedLanguageModel } {
   const model = new ScriptedLanguageModel({ script });
-  return { model, extractor: new Extractor({ engram: fixture.engram, model, autoStart: false, now: () => new Date(fixture.clock.now), ...options }) };
+  return {
+    model,
+    extractor: new Extractor({
+      engram: fixture.engram,
+      model,
+      autoStart: false,
+      now: () => new Date(fixture.clock.now),
+      ...options,
+    }),
+  };
 }
 
 /** The default explicit rules, counting the messages they are applied to. */
@@ -37,7 +55,9 @@ function countingExplicit(): { handler: ExplicitMemoryHandler; texts: string[] }
 
 async function fridayMemories(): Promise<void> {
   await fixture.engram.remember({ content: 'The team deploys on Fridays.' });
-  await fixture.engram.remember({ content: 'The team deploys on Fridays from the main branch using the blue pipeline.' });
+  await fixture.engram.remember({
+    content: 'The team deploys on Fridays from the main branch using the blue pipeline.',
+  });
 }
 
 async function activeContents(): Promise<string[]> {
@@ -57,10 +77,12 @@ describe('explicit statements are applied once per source message', () => {
     const [outcome] = await subject.drain();
     expect(outcome).toMatchObject({ state: 'done', report: { status: 'extracted', written: [] } });
     expect(model.calls).toBe(1);
-    expect(await activeContents()).toEqual(['The team deploys on Fridays from the main branch using the blue pipeline.']);
+    expect(await activeContents()).toEqual([
+      'The team deploys on Fridays from the main branch using the blue pipeline.',
+    ]);
   });
 
-  it('a run that covers a failed job does not apply that job\'s statements again', async () => {
+  it("a run that covers a failed job does not apply that job's statements again", async () => {
     await fridayMemories();
     const explicit = countingExplicit();
     const { extractor: subject } = extractor([down, '[]'], { explicit: explicit.handler });
@@ -73,20 +95,33 @@ describe('explicit statements are applied once per source message', () => {
     expect(outcomes.map((outcome) => outcome.state)).toEqual(['done']);
     fixture.clock.now += 120_000;
     const retried = await subject.drain();
-    expect(retried).toEqual([expect.objectContaining({ state: 'done', report: expect.objectContaining({ status: 'already-done' }) })]);
-    expect(explicit.texts).toEqual(['Forget that the team deploys on Fridays.', 'Remember that the staging database is PostgreSQL 15.']);
-    expect(await activeContents()).toEqual(['The staging database is PostgreSQL 15.', 'The team deploys on Fridays from the main branch using the blue pipeline.']);
+    expect(retried).toEqual([
+      expect.objectContaining({ state: 'done', report: expect.objectContaining({ status: 'already-done' }) }),
+    ]);
+    expect(explicit.texts).toEqual([
+      'Forget that the team deploys on Fridays.',
+      'Remember that the staging database is PostgreSQL 15.',
+    ]);
+    expect(await activeContents()).toEqual([
+      'The staging database is PostgreSQL 15.',
+      'The team deploys on Fridays from the main branch using the blue pipeline.',
+    ]);
   });
 
   it('a statement written before is still known to the model, so it is not extracted again', async () => {
-    const { extractor: subject, model } = extractor([down, answer({ content: 'Releases are tagged with semantic versions.' })]);
+    const { extractor: subject, model } = extractor([
+      down,
+      answer({ content: 'Releases are tagged with semantic versions.' }),
+    ]);
     const conversation = session(turn(1, 'Remember that the billing service owner is Dana.'));
     await subject.afterTurn(conversation);
     await subject.drain();
     fixture.clock.now += 120_000;
     await subject.drain();
     expect(model.calls).toBe(2);
-    expect(model.lastRequest!.messages[0]!.content).toMatch(/<already_known>\n- \[\w+\] [a-z0-9-]+: The billing service owner is Dana\./);
+    expect(model.lastRequest!.messages[0]!.content).toMatch(
+      /<already_known>\n- \[\w+\] [a-z0-9-]+: The billing service owner is Dana\./,
+    );
   });
 
   it('skips explicit statements when the main agent wrote memory in the span: only the cursor moves', async () => {
@@ -94,7 +129,18 @@ describe('explicit statements are applied once per source message', () => {
     await subject.afterTurn(
       session([
         { id: 'u1', role: 'user', text: 'Remember that we use pnpm.' },
-        { id: 'a1', role: 'assistant', text: 'Saving it.', toolCalls: [{ id: 't1', name: 'memory', input: { command: 'create', path: '/memories/pnpm.md', file_text: 'We use pnpm.' } }] },
+        {
+          id: 'a1',
+          role: 'assistant',
+          text: 'Saving it.',
+          toolCalls: [
+            {
+              id: 't1',
+              name: 'memory',
+              input: { command: 'create', path: '/memories/pnpm.md', file_text: 'We use pnpm.' },
+            },
+          ],
+        },
         { id: 'a2', role: 'assistant', text: 'Saved.' },
       ]),
     );
@@ -107,14 +153,24 @@ describe('explicit statements are applied once per source message', () => {
 });
 
 describe('agent mode on retry', () => {
-  const toolUse = (id: string, input: Record<string, unknown>): ScriptedAnswer => ({ content: [{ type: 'tool_use', id, name: 'memory', input }] });
+  const toolUse = (id: string, input: Record<string, unknown>): ScriptedAnswer => ({
+    content: [{ type: 'tool_use', id, name: 'memory', input }],
+  });
 
   it('does not run the helper again once it wrote memory: the retry only moves the cursor', async () => {
     const { extractor: subject, model } = extractor(
       [
-        toolUse('t1', { command: 'create', path: '/memories/deploy-day.md', file_text: '---\nname: deploy-day\ndescription: Deploy day\ntype: project\n---\nDeploys happen on Fridays.' }),
+        toolUse('t1', {
+          command: 'create',
+          path: '/memories/deploy-day.md',
+          file_text: '---\nname: deploy-day\ndescription: Deploy day\ntype: project\n---\nDeploys happen on Fridays.',
+        }),
         down,
-        toolUse('t2', { command: 'create', path: '/memories/deploy-day-again.md', file_text: 'Deploys happen on Fridays.' }),
+        toolUse('t2', {
+          command: 'create',
+          path: '/memories/deploy-day-again.md',
+          file_text: 'Deploys happen on Fridays.',
+        }),
         'Done.',
       ],
       { mode: 'agent' },
@@ -125,7 +181,9 @@ describe('agent mode on retry', () => {
     fixture.clock.now += 120_000;
     const [outcome] = await subject.drain();
     expect(outcome).toMatchObject({ state: 'done', report: { status: 'extracted', modelCalls: 0 } });
-    expect((outcome as Extract<JobOutcome, { state: 'done' }>).report.warnings.join(' ')).toMatch(/already wrote memory/);
+    expect((outcome as Extract<JobOutcome, { state: 'done' }>).report.warnings.join(' ')).toMatch(
+      /already wrote memory/,
+    );
     expect(model.calls).toBe(2);
     expect((await fixture.engram.list()).map((memory) => memory.name)).toEqual(['deploy-day']);
     expect(parseCursor(await fixture.store.checkpoints.get(cursorCheckpointName('chat-1')))?.messageId).toBe('a1');
@@ -145,11 +203,21 @@ describe('turns the cursor has passed', () => {
     const claimedSecond = await fixture.store.jobs.claim({ queue: EXTRACTION_QUEUE, worker: 'other', leaseMs: 60_000 });
     expect([claimedFirst!.id, claimedSecond!.id]).toEqual([first!.id, second!.id]);
     await fixture.store.jobs.complete(second!.id, 'other');
-    await fixture.store.checkpoints.set(cursorCheckpointName('chat-1'), formatCursor({ messageId: 'a2', sequence: (second!.payload as ExtractionJobPayload).sequence }));
-    await fixture.store.jobs.fail(first!.id, 'other', { error: 'stopped', retryAt: new Date(fixture.clock.now).toISOString() });
+    await fixture.store.checkpoints.set(
+      cursorCheckpointName('chat-1'),
+      formatCursor({ messageId: 'a2', sequence: (second!.payload as ExtractionJobPayload).sequence }),
+    );
+    await fixture.store.jobs.fail(first!.id, 'other', {
+      error: 'stopped',
+      retryAt: new Date(fixture.clock.now).toISOString(),
+    });
 
     const [outcome] = await subject.drain();
-    expect(outcome).toMatchObject({ job: { id: first!.id }, state: 'done', report: { status: 'already-done', span: { messages: 0 } } });
+    expect(outcome).toMatchObject({
+      job: { id: first!.id },
+      state: 'done',
+      report: { status: 'already-done', span: { messages: 0 } },
+    });
     expect(model.calls).toBe(0);
     expect(parseCursor(await fixture.store.checkpoints.get(cursorCheckpointName('chat-1')))?.messageId).toBe('a2');
   });
@@ -192,9 +260,17 @@ describe('stopping the worker', () => {
     let inFlight = new Promise<void>((resolve) => (started = resolve));
     const hang: ScriptedAnswer = (request) => {
       started();
-      return new Promise((_, reject) => request.signal!.addEventListener('abort', () => reject(request.signal!.reason), { once: true }));
+      return new Promise((_, reject) =>
+        request.signal!.addEventListener('abort', () => reject(request.signal!.reason), { once: true }),
+      );
     };
-    const { extractor: subject } = extractor([hang, hang, hang, hang, answer({ content: 'The CI runs on Buildkite.' })]);
+    const { extractor: subject } = extractor([
+      hang,
+      hang,
+      hang,
+      hang,
+      answer({ content: 'The CI runs on Buildkite.' }),
+    ]);
     await subject.afterTurn(session(turn(1, 'CI is Buildkite.')));
     // More stops than the job has attempts (3): each one gives it back untouched.
     for (let stop = 0; stop < 4; stop += 1) {

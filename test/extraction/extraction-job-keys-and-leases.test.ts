@@ -29,9 +29,17 @@ describe('extraction job keys', () => {
 
   it('queues and extracts two sessions whose plain keys would collide as two jobs, each reading only its own turn', async () => {
     fixture = await openExtractionFixture();
-    const script: ScriptedAnswer[] = [answer({ content: 'The first session deploys on Fridays.' }), answer({ content: 'The second session uses Postgres 15.' })];
+    const script: ScriptedAnswer[] = [
+      answer({ content: 'The first session deploys on Fridays.' }),
+      answer({ content: 'The second session uses Postgres 15.' }),
+    ];
     const model = new ScriptedLanguageModel({ script });
-    const extractor = new Extractor({ engram: fixture.engram, model, autoStart: false, now: () => new Date(fixture!.clock.now) });
+    const extractor = new Extractor({
+      engram: fixture.engram,
+      model,
+      autoStart: false,
+      now: () => new Date(fixture!.clock.now),
+    });
     // Session "a:b" ending at message "c-reply", session "a" ending at message "b:c-reply": "a:b:c-reply" both, unescaped.
     const first = await extractor.afterTurn({ sessionId: 'a:b', messages: messages('c', 'We deploy on Fridays.') });
     const second = await extractor.afterTurn({ sessionId: 'a', messages: messages('b:c', 'We use Postgres 15.') });
@@ -53,9 +61,21 @@ describe('extraction job leases', () => {
     const outcomes: JobOutcome[] = [];
     // A model that never answers unless aborted.
     const model = new ScriptedLanguageModel({
-      script: [(request) => new Promise((_, reject) => request.signal!.addEventListener('abort', () => reject(request.signal!.reason), { once: true })), answer({ content: 'The build uses pnpm.' })],
+      script: [
+        (request) =>
+          new Promise((_, reject) =>
+            request.signal!.addEventListener('abort', () => reject(request.signal!.reason), { once: true }),
+          ),
+        answer({ content: 'The build uses pnpm.' }),
+      ],
     });
-    const extractor = new Extractor({ engram: fixture.engram, model, autoStart: false, now: () => new Date(fixture!.clock.now), onOutcome: (outcome) => outcomes.push(outcome) });
+    const extractor = new Extractor({
+      engram: fixture.engram,
+      model,
+      autoStart: false,
+      now: () => new Date(fixture!.clock.now),
+      onOutcome: (outcome) => outcomes.push(outcome),
+    });
     await extractor.afterTurn({ sessionId: 'chat-1', messages: messages('u1', 'The build uses pnpm.') });
     const [first] = await extractor.drain();
     expect(first).toMatchObject({ state: 'retrying', code: 'JOB_LEASE_LOST' });

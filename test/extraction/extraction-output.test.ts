@@ -12,10 +12,24 @@ import type { Memory } from '../../src/memory/memory.js';
 const PROJECT = 'project:github.com/acme/app';
 
 function context(overrides: Partial<OutputContext> = {}): OutputContext {
-  return { scopes: { project: PROJECT }, maxMemories: 5, limits: DEFAULT_MEMORY_LIMITS, known: profileKnown([]), threshold: 0.8, ...overrides };
+  return {
+    scopes: { project: PROJECT },
+    maxMemories: 5,
+    limits: DEFAULT_MEMORY_LIMITS,
+    known: profileKnown([]),
+    threshold: 0.8,
+    ...overrides,
+  };
 }
 
-const good = { type: 'project', name: 'deploy-day', description: 'Deploys happen on Fridays', content: 'Deploys happen on Fridays after the freeze.', importance: 0.7, scope: 'project' };
+const good = {
+  type: 'project',
+  name: 'deploy-day',
+  description: 'Deploys happen on Fridays',
+  content: 'Deploys happen on Fridays after the freeze.',
+  importance: 0.7,
+  scope: 'project',
+};
 
 describe('reading a cheap-mode answer', () => {
   it('takes a well-formed array as it is', () => {
@@ -28,7 +42,10 @@ describe('reading a cheap-mode answer', () => {
   it('takes the object JSON modes ask for, {"memories": [...]}, and a bare array, without repairs', () => {
     for (const text of [JSON.stringify({ memories: [good] }), JSON.stringify([good])]) {
       const parsed = parseExtractionOutput(text, context());
-      expect(parsed.candidates.map((candidate) => candidate.name), text).toEqual(['deploy-day']);
+      expect(
+        parsed.candidates.map((candidate) => candidate.name),
+        text,
+      ).toEqual(['deploy-day']);
       expect(parsed.repairs, text).toEqual([]);
     }
     expect(parseExtractionOutput('{"memories": []}', context())).toEqual({ candidates: [], dropped: [], repairs: [] });
@@ -50,13 +67,29 @@ describe('reading a cheap-mode answer', () => {
     ];
     for (const [answer, repair] of cases) {
       const parsed = parseExtractionOutput(answer, context());
-      expect(parsed.candidates.map((candidate) => candidate.name), answer).toEqual(['deploy-day']);
+      expect(
+        parsed.candidates.map((candidate) => candidate.name),
+        answer,
+      ).toEqual(['deploy-day']);
       expect(parsed.repairs, answer).toContain(repair);
     }
   });
 
   it('fills a missing name, description, type, importance and scope, and maps synonyms', () => {
-    const parsed = parseExtractionOutput(JSON.stringify([{ content: 'The user prefers tabs over spaces.' }, { type: 'preference', name: 'Prefers Dark Mode!', fact: 'The user works in dark mode.', importance: '8', scope: 'user', description: 'Dark\nmode' }]), context());
+    const parsed = parseExtractionOutput(
+      JSON.stringify([
+        { content: 'The user prefers tabs over spaces.' },
+        {
+          type: 'preference',
+          name: 'Prefers Dark Mode!',
+          fact: 'The user works in dark mode.',
+          importance: '8',
+          scope: 'user',
+          description: 'Dark\nmode',
+        },
+      ]),
+      context(),
+    );
     expect(parsed.candidates[0]).toMatchObject({
       type: 'project',
       name: 'the-user-prefers-tabs-over-spaces',
@@ -64,10 +97,37 @@ describe('reading a cheap-mode answer', () => {
       importance: 0.5,
       scope: PROJECT,
     });
-    expect(parsed.candidates[0]!.repairs).toEqual(expect.arrayContaining(['name-derived-from-content', 'description-derived-from-content', 'type-defaulted', 'importance-defaulted', 'scope-defaulted-to-project']));
-    expect(parsed.candidates[1]).toMatchObject({ type: 'user', name: 'prefers-dark-mode', content: 'The user works in dark mode.', importance: 0.8, scope: 'global', description: 'Dark mode' });
-    expect(parsed.candidates[1]!.repairs).toEqual(expect.arrayContaining(['type-mapped-from-preference', 'name-made-a-slug', 'content-read-from-fact', 'importance-scaled-from-0-10', 'user-scope-written-to-global', 'description-made-one-line']));
-    const withUser = parseExtractionOutput(JSON.stringify([{ content: 'The user is a data engineer.', scope: 'user' }]), context({ scopes: { project: PROJECT, user: 'user:alice' } }));
+    expect(parsed.candidates[0]!.repairs).toEqual(
+      expect.arrayContaining([
+        'name-derived-from-content',
+        'description-derived-from-content',
+        'type-defaulted',
+        'importance-defaulted',
+        'scope-defaulted-to-project',
+      ]),
+    );
+    expect(parsed.candidates[1]).toMatchObject({
+      type: 'user',
+      name: 'prefers-dark-mode',
+      content: 'The user works in dark mode.',
+      importance: 0.8,
+      scope: 'global',
+      description: 'Dark mode',
+    });
+    expect(parsed.candidates[1]!.repairs).toEqual(
+      expect.arrayContaining([
+        'type-mapped-from-preference',
+        'name-made-a-slug',
+        'content-read-from-fact',
+        'importance-scaled-from-0-10',
+        'user-scope-written-to-global',
+        'description-made-one-line',
+      ]),
+    );
+    const withUser = parseExtractionOutput(
+      JSON.stringify([{ content: 'The user is a data engineer.', scope: 'user' }]),
+      context({ scopes: { project: PROJECT, user: 'user:alice' } }),
+    );
     expect(withUser.candidates[0]!.scope).toBe('user:alice');
   });
 
@@ -85,7 +145,9 @@ describe('reading a cheap-mode answer', () => {
       { content: 'x'.repeat(DEFAULT_MEMORY_LIMITS.maxContentBytes + 1) },
       good,
       good,
-      ...['one', 'two', 'three', 'four', 'five'].map((word) => ({ content: `Fact number ${word} about the billing service.` })),
+      ...['one', 'two', 'three', 'four', 'five'].map((word) => ({
+        content: `Fact number ${word} about the billing service.`,
+      })),
     ];
     const parsed = parseExtractionOutput(JSON.stringify(answer), context());
     expect(parsed.candidates).toHaveLength(5);
@@ -112,15 +174,24 @@ describe('reading a cheap-mode answer', () => {
       { content: 'The team decided to keep the billing service in Go.' },
     ];
     const parsed = parseExtractionOutput(JSON.stringify(answer), context());
-    expect(parsed.dropped.map((item) => item.reason)).toEqual(['conversation-summary', 'code', 'task-state', 'git-history']);
-    expect(parsed.candidates.map((candidate) => candidate.content)).toEqual(['The team decided to keep the billing service in Go.']);
+    expect(parsed.dropped.map((item) => item.reason)).toEqual([
+      'conversation-summary',
+      'code',
+      'task-state',
+      'git-history',
+    ]);
+    expect(parsed.candidates.map((candidate) => candidate.content)).toEqual([
+      'The team decided to keep the billing service in Go.',
+    ]);
     // Narrow rules: facts that merely mention these words stay.
     expect(neverStoredReason('The user asked that reviews always include a test plan.')).toBeUndefined();
     expect(neverStoredReason('The defaced logo file must never be merged into main.')).toBeUndefined();
   });
 
   it('drops an answer that repeats a known (recalled) memory, but keeps a changed value or a negation', () => {
-    const known = profileKnown([{ id: 'mem_db', content: "The user's database is PostgreSQL 15 on a private server." }]);
+    const known = profileKnown([
+      { id: 'mem_db', content: "The user's database is PostgreSQL 15 on a private server." },
+    ]);
     const parsed = parseExtractionOutput(
       JSON.stringify([
         { content: "The user's database is PostgreSQL 15 on a private server." },
@@ -144,11 +215,22 @@ describe('reading a cheap-mode answer', () => {
 describe('recalled memories in the prompt', () => {
   const head = `${MEMORY_CONTEXT_OPEN}\n${INJECTED_PREAMBLES.memoryContext}\n`;
 
-  it('reads the memories of engram\'s <memory_context> block back', () => {
-    const memory = { id: 'mem_01', type: 'feedback', name: 'tabs', content: 'Use tabs. <b>bold</b> "quoted"', updatedAt: '2026-01-01T00:00:00.000Z' } as Memory;
+  it("reads the memories of engram's <memory_context> block back", () => {
+    const memory = {
+      id: 'mem_01',
+      type: 'feedback',
+      name: 'tabs',
+      content: 'Use tabs. <b>bold</b> "quoted"',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+    } as Memory;
     const block = `${head}${formatMemoryEntry(memory, '2026-01-02T00:00:00.000Z')}</memory_context>`;
-    expect(recalledFromText(`before ${block} after`)).toEqual([{ id: 'mem_01', type: 'feedback', name: 'tabs', content: 'Use tabs. <b>bold</b> "quoted"' }]);
-    expect(recalledFromText(`${block}\n${block.replace('mem_01', 'mem_02')}`).map((entry) => entry.id)).toEqual(['mem_01', 'mem_02']);
+    expect(recalledFromText(`before ${block} after`)).toEqual([
+      { id: 'mem_01', type: 'feedback', name: 'tabs', content: 'Use tabs. <b>bold</b> "quoted"' },
+    ]);
+    expect(recalledFromText(`${block}\n${block.replace('mem_01', 'mem_02')}`).map((entry) => entry.id)).toEqual([
+      'mem_01',
+      'mem_02',
+    ]);
     expect(recalledFromText('no block here')).toEqual([]);
     expect(findKnownDuplicate('Use tabs.', profileKnown([{ id: 'mem_01', content: 'Use tabs.' }]), 0.8)).toBe('mem_01');
   });
@@ -165,7 +247,10 @@ describe('recalled memories in the prompt', () => {
     expect(recalledFromText(head + '<memory a>x'.repeat(64_000))).toEqual([]);
     expect(recalledFromText(head + '<memory id="m1" '.repeat(40_000))).toEqual([]);
     expect(recalledFromText((head + 'x').repeat(5_000))).toEqual([]);
-    const many = Array.from({ length: 3_000 }, (_, index) => `<memory id="m${index}" type="user" name="n">\nFact ${index}.\n</memory>`).join('\n');
+    const many = Array.from(
+      { length: 3_000 },
+      (_, index) => `<memory id="m${index}" type="user" name="n">\nFact ${index}.\n</memory>`,
+    ).join('\n');
     const found = recalledFromText(`${head}${many}</memory_context>`);
     // A block is read up to a cap (far above any injection budget): the rest is not engram's.
     expect(found.length).toBeGreaterThan(100);
@@ -174,7 +259,7 @@ describe('recalled memories in the prompt', () => {
   });
 });
 
-describe('reading JSON from a model\'s text', () => {
+describe("reading JSON from a model's text", () => {
   it('finds the value as is, in a fence, or in prose, whichever bracket opens first', () => {
     expect(readJsonAnswer('{"a":1}', 'end', 'Test')).toBe('{"a":1}');
     expect(readJsonAnswer('```json\n[1, 2]\n```', 'end', 'Test')).toBe('[1, 2]');
@@ -189,13 +274,24 @@ describe('reading JSON from a model\'s text', () => {
     } catch (error) {
       caught = error;
     }
-    expect(caught).toMatchObject({ code: 'MODEL_OUTPUT_INVALID', message: expect.stringMatching(/cut off at the output token limit/), details: { text: '[{"a":1},' } });
+    expect(caught).toMatchObject({
+      code: 'MODEL_OUTPUT_INVALID',
+      message: expect.stringMatching(/cut off at the output token limit/),
+      details: { text: '[{"a":1},' },
+    });
   });
 
   it('repairs trailing commas and a cut-off array only when asked to', () => {
     expect(readJsonText('[1, 2,]')).toBeUndefined();
-    expect(readJsonText('[1, 2,]', { repair: true })).toEqual({ value: [1, 2], json: '[1, 2]', reading: 'trailing-commas-removed' });
-    expect(readJsonText('[{"a":1},{"b":', { repair: true })).toMatchObject({ value: [{ a: 1 }], reading: 'cut-off-array-closed' });
+    expect(readJsonText('[1, 2,]', { repair: true })).toEqual({
+      value: [1, 2],
+      json: '[1, 2]',
+      reading: 'trailing-commas-removed',
+    });
+    expect(readJsonText('[{"a":1},{"b":', { repair: true })).toMatchObject({
+      value: [{ a: 1 }],
+      reading: 'cut-off-array-closed',
+    });
     expect(readJsonText('no json')).toBeUndefined();
   });
 });
@@ -245,10 +341,23 @@ describe('memory writes of the main agent', () => {
     expect(isMemoryWriteCall(call('mcp__engram__remember', { content: 'x' }))).toBe(true);
     expect(isMemoryWriteCall(call('mcp__plugin_engram_memory__memory_create', { path: '/memories/a.md' }))).toBe(true);
     expect(isMemoryWriteCall(call('mcp__engram__recall', { query: 'x' }))).toBe(false);
-    expect(isMemoryWriteCall(call('Write', { file_path: '/home/me/.claude/projects/-home-me-app/memory/user_role.md' }))).toBe(true);
+    expect(
+      isMemoryWriteCall(call('Write', { file_path: '/home/me/.claude/projects/-home-me-app/memory/user_role.md' })),
+    ).toBe(true);
     expect(isMemoryWriteCall(call('Edit', { file_path: '/home/me/app/src/memory/cache.ts' }))).toBe(false);
-    expect(isMemoryWriteCall(call('Read', { file_path: '/home/me/.claude/projects/-home-me-app/memory/MEMORY.md' }))).toBe(false);
+    expect(
+      isMemoryWriteCall(call('Read', { file_path: '/home/me/.claude/projects/-home-me-app/memory/MEMORY.md' })),
+    ).toBe(false);
     expect(spanWroteMemory([{ id: 'm', role: 'user', text: 'x', wroteMemory: true }])).toBe(true);
-    expect(spanWroteMemory([{ id: 'm', role: 'tool', text: '', toolResults: [{ toolUseId: 't', content: 'File created successfully at: /memories/a.md' }] }])).toBe(false);
+    expect(
+      spanWroteMemory([
+        {
+          id: 'm',
+          role: 'tool',
+          text: '',
+          toolResults: [{ toolUseId: 't', content: 'File created successfully at: /memories/a.md' }],
+        },
+      ]),
+    ).toBe(false);
   });
 });

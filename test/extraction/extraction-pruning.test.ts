@@ -18,7 +18,10 @@ describe('pruning finished extraction work', () => {
     fixture = await openExtractionFixture({ extraction: { retainDays: 7 } });
     const { store, engram, clock } = fixture;
     const extractor = new Extractor({ engram, autoStart: false, now: () => new Date(clock.now) });
-    const conversation = { sessionId: 'session-1', messages: turn(1, 'Remember that the staging database listens on port 5433.') };
+    const conversation = {
+      sessionId: 'session-1',
+      messages: turn(1, 'Remember that the staging database listens on port 5433.'),
+    };
     await extractor.afterTurn(conversation);
     await extractor.worker.drain();
     expect(await store.jobs.counts('extraction')).toMatchObject({ done: 1 });

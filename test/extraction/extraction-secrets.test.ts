@@ -22,11 +22,18 @@ afterEach(async () => {
 describe('secrets never reach the store through extraction', () => {
   it(`redacts every kind of the corpus (${SECRET_CASES.length} cases, ${new Set(SECRET_CASES.map((entry) => entry.kind)).size} kinds) in queued turns, model answers, explicit writes and memories`, async () => {
     expect(new Set(SECRET_CASES.map((entry) => entry.kind)).size).toBeGreaterThanOrEqual(20);
-    const model = new AnthropicLanguageModel({ model: 'claude-haiku-5-5', baseUrl: server.url, apiKey: 'sk-ant-test', maxRetries: 0 });
+    const model = new AnthropicLanguageModel({
+      model: 'claude-haiku-5-5',
+      baseUrl: server.url,
+      apiKey: 'sk-ant-test',
+      maxRetries: 0,
+    });
     const extractor = new Extractor({ engram: fixture.engram, model, autoStart: false, onWarning: () => {} });
     for (const [index, entry] of SECRET_CASES.entries()) {
       // The model echoes the secret as if it had seen it: the write path must still redact it.
-      server.script({ message: { text: answer({ content: `Connection detail ${index}: ${entry.text}`, name: `detail-${index}` }) } });
+      server.script({
+        message: { text: answer({ content: `Connection detail ${index}: ${entry.text}`, name: `detail-${index}` }) },
+      });
       await extractor.afterTurn({
         sessionId: `secret-${index}`,
         messages: [
@@ -37,7 +44,10 @@ describe('secrets never reach the store through extraction', () => {
         ],
       });
       const outcomes = await extractor.drain();
-      expect(outcomes.map((outcome) => outcome.state), entry.kind).toEqual(['done']);
+      expect(
+        outcomes.map((outcome) => outcome.state),
+        entry.kind,
+      ).toEqual(['done']);
     }
     expect(server.requests).toHaveLength(SECRET_CASES.length);
     const memories = await fixture.engram.list({ limit: 1_000 });
@@ -46,13 +56,15 @@ describe('secrets never reach the store through extraction', () => {
 
     const path = fixture.path;
     await fixture.store.close();
-    const stored = [path, `${path}-wal`].map((file) => {
-      try {
-        return readFileSync(file).toString('latin1');
-      } catch {
-        return '';
-      }
-    }).join('\n');
+    const stored = [path, `${path}-wal`]
+      .map((file) => {
+        try {
+          return readFileSync(file).toString('latin1');
+        } catch {
+          return '';
+        }
+      })
+      .join('\n');
     const sent = server.requests.map((request) => request.rawBody).join('\n');
     for (const entry of SECRET_CASES) {
       for (const secret of entry.secrets) {

@@ -3,7 +3,12 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { activeInstructions, formatInstructions, loadInstructions, type InstructionSet } from '../../src/instructions/node/instruction-files.js';
+import {
+  activeInstructions,
+  formatInstructions,
+  loadInstructions,
+  type InstructionSet,
+} from '../../src/instructions/node/instruction-files.js';
 import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
 
 let root: string;
@@ -28,7 +33,9 @@ function write(path: string, text: string | Buffer): string {
   return path;
 }
 
-function load(options: { cwd?: string; settings?: Partial<typeof DEFAULT_SETTINGS.instructions>; excludes?: string[] } = {}): Promise<InstructionSet> {
+function load(
+  options: { cwd?: string; settings?: Partial<typeof DEFAULT_SETTINGS.instructions>; excludes?: string[] } = {},
+): Promise<InstructionSet> {
   return loadInstructions({
     cwd: options.cwd ?? project,
     home,
@@ -118,7 +125,12 @@ describe('load order', () => {
     write(join(project, 'CLAUDE.md'), 'Root.');
     write(join(project, 'sub', 'CLAUDE.md'), 'Sub.');
     symlinkSync(project, join(root, 'link'));
-    const set = await loadInstructions({ cwd: join(project, 'sub'), home, managedPath, projectRoot: join(root, 'link') });
+    const set = await loadInstructions({
+      cwd: join(project, 'sub'),
+      home,
+      managedPath,
+      projectRoot: join(root, 'link'),
+    });
     expect(set.files.map((file) => file.path)).toEqual([join(project, 'CLAUDE.md'), join(project, 'sub', 'CLAUDE.md')]);
     expect(set.projectRoot).toBe(project);
   });
@@ -127,7 +139,10 @@ describe('load order', () => {
     write(managedPath, 'Policy.');
     write(join(project, 'CLAUDE.md'), 'Root.');
     write(join(project, 'vendor', 'CLAUDE.md'), 'Vendored, excluded.');
-    const set = await load({ cwd: join(project, 'vendor'), excludes: [`${project}/vendor/**`, '**/etc/claude-code/*'] });
+    const set = await load({
+      cwd: join(project, 'vendor'),
+      excludes: [`${project}/vendor/**`, '**/etc/claude-code/*'],
+    });
     expect(set.files.map((file) => file.content)).toEqual(['Policy.', 'Root.']);
   });
 });
@@ -151,14 +166,20 @@ describe('rules with paths:', () => {
 
   it('in a nested folder match relative to that folder, and their imports inherit the paths', async () => {
     const app = join(project, 'app');
-    write(join(app, '.claude', 'rules', 'views.md'), '---\npaths: views/**\n---\nViews rule, see @../../view-details.md');
+    write(
+      join(app, '.claude', 'rules', 'views.md'),
+      '---\npaths: views/**\n---\nViews rule, see @../../view-details.md',
+    );
     write(join(app, 'view-details.md'), 'View details.');
     const set = await load({ cwd: app });
     expect(set.warnings).toEqual([]);
     const details = set.files.find((file) => file.content === 'View details.')!;
     expect(details.paths).toEqual(['views/**']);
     expect(activeInstructions(set, ['views/a.html'])).toHaveLength(0);
-    expect(activeInstructions(set, ['app/views/a.html']).map((file) => file.content)).toEqual(['Views rule, see @../../view-details.md', 'View details.']);
+    expect(activeInstructions(set, ['app/views/a.html']).map((file) => file.content)).toEqual([
+      'Views rule, see @../../view-details.md',
+      'View details.',
+    ]);
   });
 
   it('caps how many patterns one rule may expand to, with a warning', async () => {
@@ -182,11 +203,14 @@ describe('rules with paths:', () => {
   it('bounds a huge rules folder: entries looked at and files loaded', async () => {
     const rules = join(project, '.claude', 'rules');
     mkdirSync(rules, { recursive: true });
-    for (let index = 0; index < 300; index += 1) writeFileSync(join(rules, `r${String(index).padStart(3, '0')}.md`), `Rule ${index}.`);
+    for (let index = 0; index < 300; index += 1)
+      writeFileSync(join(rules, `r${String(index).padStart(3, '0')}.md`), `Rule ${index}.`);
     const byEntries = await load({ settings: { maxRuleEntries: 120 } });
     expect(byEntries.files).toHaveLength(120);
     expect(byEntries.files.at(-1)!.content).toBe('Rule 119.');
-    expect(byEntries.warnings).toEqual([`${rules}: more than 120 entries (instructions.maxRuleEntries); the rest are not read`]);
+    expect(byEntries.warnings).toEqual([
+      `${rules}: more than 120 entries (instructions.maxRuleEntries); the rest are not read`,
+    ]);
     const byFiles = await load({ settings: { maxFiles: 40 } });
     expect(byFiles.files).toHaveLength(40);
     expect(byFiles.warnings).toHaveLength(1);
@@ -196,7 +220,10 @@ describe('rules with paths:', () => {
 
 describe('@path imports', () => {
   it('resolve relative, absolute and ~/ paths, each imported file after its importer', async () => {
-    write(join(project, 'CLAUDE.md'), `Read @docs/style.md and @${join(root, 'shared', 'abs.md')} and @~/.claude/personal.md.`);
+    write(
+      join(project, 'CLAUDE.md'),
+      `Read @docs/style.md and @${join(root, 'shared', 'abs.md')} and @~/.claude/personal.md.`,
+    );
     write(join(project, 'docs', 'style.md'), 'Style: see @../AGENTS.md');
     write(join(project, 'AGENTS.md'), 'Agents file.');
     write(join(root, 'shared', 'abs.md'), 'Absolute.');
@@ -212,11 +239,16 @@ describe('@path imports', () => {
       ['Personal.', 'repo/CLAUDE.md'],
     ]);
     expect(set.files.every((file) => file.scope === 'project')).toBe(true);
-    expect(formatInstructions(set.files)).toContain(`Contents of ${join(project, 'AGENTS.md')} (project instructions, shared with the codebase; imported by ${join(project, 'docs', 'style.md')}):`);
+    expect(formatInstructions(set.files)).toContain(
+      `Contents of ${join(project, 'AGENTS.md')} (project instructions, shared with the codebase; imported by ${join(project, 'docs', 'style.md')}):`,
+    );
   });
 
   it('ignore imports in code spans, fences and HTML comments', async () => {
-    write(join(project, 'CLAUDE.md'), 'Use `@inline.md` literally.\n```\n@fenced.md\n```\n<!-- @commented.md -->\nDone.');
+    write(
+      join(project, 'CLAUDE.md'),
+      'Use `@inline.md` literally.\n```\n@fenced.md\n```\n<!-- @commented.md -->\nDone.',
+    );
     const set = await load();
     expect(set.files).toHaveLength(1);
     expect(set.warnings).toEqual([]);
@@ -225,9 +257,17 @@ describe('@path imports', () => {
 
   it('load five levels deep; the sixth is not loaded and a warning says so', async () => {
     write(join(project, 'CLAUDE.md'), '@level1.md');
-    for (let level = 1; level <= 6; level += 1) write(join(project, `level${level}.md`), `Level ${level}. @level${level + 1}.md`);
+    for (let level = 1; level <= 6; level += 1)
+      write(join(project, `level${level}.md`), `Level ${level}. @level${level + 1}.md`);
     const set = await load();
-    expect(set.files.map((file) => file.path.slice(project.length + 1))).toEqual(['CLAUDE.md', 'level1.md', 'level2.md', 'level3.md', 'level4.md', 'level5.md']);
+    expect(set.files.map((file) => file.path.slice(project.length + 1))).toEqual([
+      'CLAUDE.md',
+      'level1.md',
+      'level2.md',
+      'level3.md',
+      'level4.md',
+      'level5.md',
+    ]);
     expect(set.warnings).toEqual([
       `${join(project, 'level6.md')} (imported by ${join(project, 'level5.md')}, line 1): past the import depth limit of 5 (instructions.maxImportDepth); not loaded`,
     ]);
@@ -240,23 +280,36 @@ describe('@path imports', () => {
     write(join(project, 'a.md'), 'A @b.md');
     write(join(project, 'b.md'), 'B @a.md and @CLAUDE.md and @./b.md');
     const set = await load();
-    expect(set.files.map((file) => file.content)).toEqual(['Root @a.md', 'A @b.md', 'B @a.md and @CLAUDE.md and @./b.md']);
+    expect(set.files.map((file) => file.content)).toEqual([
+      'Root @a.md',
+      'A @b.md',
+      'B @a.md and @CLAUDE.md and @./b.md',
+    ]);
     expect(set.warnings).toHaveLength(3);
     for (const warning of set.warnings) expect(warning).toMatch(/import cycle/);
-    expect(set.warnings[0]).toContain(`${join(project, 'CLAUDE.md')} -> ${join(project, 'a.md')} -> ${join(project, 'b.md')} -> ${join(project, 'a.md')}`);
+    expect(set.warnings[0]).toContain(
+      `${join(project, 'CLAUDE.md')} -> ${join(project, 'a.md')} -> ${join(project, 'b.md')} -> ${join(project, 'a.md')}`,
+    );
   });
 
   it('follow at most maxFiles imports of one file, and list at most maxFiles problems, then count the rest', async () => {
     write(join(project, 'CLAUDE.md'), Array.from({ length: 50 }, (_, index) => `@missing${index}.md`).join(' '));
     const set = await load({ settings: { maxFiles: 10 } });
     expect(set.files).toHaveLength(1);
-    expect(set.warnings[0]).toBe(`${join(project, 'CLAUDE.md')}: 50 @imports, more than 10 (instructions.maxFiles); only the first 10 are followed`);
-    expect(set.warnings.slice(1, 10)).toEqual(Array.from({ length: 9 }, (_, index) => expect.stringContaining(`missing${index}.md`)));
+    expect(set.warnings[0]).toBe(
+      `${join(project, 'CLAUDE.md')}: 50 @imports, more than 10 (instructions.maxFiles); only the first 10 are followed`,
+    );
+    expect(set.warnings.slice(1, 10)).toEqual(
+      Array.from({ length: 9 }, (_, index) => expect.stringContaining(`missing${index}.md`)),
+    );
     expect(set.warnings[10]).toBe('1 more problems not listed (over instructions.maxFiles)');
     expect(set.warnings).toHaveLength(11);
     const rules = join(project, '.claude', 'rules');
     mkdirSync(rules, { recursive: true });
-    execFileSync('mkfifo', Array.from({ length: 25 }, (_, index) => join(rules, `pipe${String(index).padStart(2, '0')}.md`)));
+    execFileSync(
+      'mkfifo',
+      Array.from({ length: 25 }, (_, index) => join(rules, `pipe${String(index).padStart(2, '0')}.md`)),
+    );
     const many = await load({ settings: { maxFiles: 10 } });
     expect(many.warnings).toHaveLength(11);
     expect(many.warnings[10]).toBe('26 more problems not listed (over instructions.maxFiles)');
@@ -273,13 +326,34 @@ describe('@path imports', () => {
     symlinkSync(join(project, '.env'), join(project, 'docs', 'env.md'));
     write(
       join(project, 'CLAUDE.md'),
-      ['Project.', '@~/.ssh/id_rsa', '@.env', '@~/notes.md', '@../elsewhere/other.md', '@docs/linked.md', '@docs/env.md', '@~/.claude/.credentials.json', '@docs/ok.md'].join('\n'),
+      [
+        'Project.',
+        '@~/.ssh/id_rsa',
+        '@.env',
+        '@~/notes.md',
+        '@../elsewhere/other.md',
+        '@docs/linked.md',
+        '@docs/env.md',
+        '@~/.claude/.credentials.json',
+        '@docs/ok.md',
+      ].join('\n'),
     );
     write(join(project, 'CLAUDE.local.md'), `@${join(home, '.ssh', 'id_rsa')}`);
     const set = await load();
-    expect(set.files.map((file) => file.path)).toEqual([join(project, 'CLAUDE.md'), join(project, 'docs', 'ok.md'), join(project, 'CLAUDE.local.md')]);
+    expect(set.files.map((file) => file.path)).toEqual([
+      join(project, 'CLAUDE.md'),
+      join(project, 'docs', 'ok.md'),
+      join(project, 'CLAUDE.local.md'),
+    ]);
     const text = formatInstructions(set.files);
-    for (const secret of ['home-key-secret', 'project-env-secret', 'claude-login-secret', 'Home notes', 'Another repository']) expect(text).not.toContain(secret);
+    for (const secret of [
+      'home-key-secret',
+      'project-env-secret',
+      'claude-login-secret',
+      'Home notes',
+      'Another repository',
+    ])
+      expect(text).not.toContain(secret);
     const importer = join(project, 'CLAUDE.md');
     const outside = `outside the project (${project}) and ~/.claude; not loaded. Project instructions may import only files there; to allow another folder, add it to the setting instructions.allowImportsFrom (folders separated by ":")`;
     const secret = 'a file that usually holds secrets (keys, tokens, passwords); instruction imports never load one';
@@ -299,7 +373,9 @@ describe('@path imports', () => {
     expect(allowed.files.map((file) => file.content)).toContain('Another repository.');
     expect(allowed.files.map((file) => file.content)).toContain('Home notes, personal.');
     expect(formatInstructions(allowed.files)).not.toMatch(/home-key-secret|project-env-secret|claude-login-secret/);
-    expect(allowed.warnings[0]).toBe('instructions.allowImportsFrom: "relative/folder" is not an absolute or ~/ path; ignored');
+    expect(allowed.warnings[0]).toBe(
+      'instructions.allowImportsFrom: "relative/folder" is not an absolute or ~/ path; ignored',
+    );
     expect(allowed.warnings.filter((warning) => warning.endsWith(secret))).toHaveLength(5);
   });
 
@@ -321,7 +397,9 @@ describe('@path imports', () => {
     expect(set.warnings).toEqual([
       expect.stringMatching(/\.aws\/credentials \(imported by .*, line 1\): a file that usually holds secrets/),
       expect.stringMatching(/server\.PEM \(imported by .*, line 1\): a file that usually holds secrets/),
-      expect.stringMatching(/elsewhere\.md \(imported by .*, line 1\): outside your home folder; not loaded\. User instructions may import only files there/),
+      expect.stringMatching(
+        /elsewhere\.md \(imported by .*, line 1\): outside your home folder; not loaded\. User instructions may import only files there/,
+      ),
     ]);
   });
 
@@ -330,14 +408,19 @@ describe('@path imports', () => {
     write(join(project, 'present.md'), 'Present.');
     const set = await load();
     expect(set.files.map((file) => file.content)).toEqual(['See @missing.md and @present.md', 'Present.']);
-    expect(set.warnings).toEqual([`${join(project, 'missing.md')} (imported by ${join(project, 'CLAUDE.md')}): not found; skipped`]);
+    expect(set.warnings).toEqual([
+      `${join(project, 'missing.md')} (imported by ${join(project, 'CLAUDE.md')}): not found; skipped`,
+    ]);
   });
 });
 
 describe('content and hostile files', () => {
-  it('strips block-level HTML comments and CRLF, and keeps a rule\'s body without frontmatter', async () => {
+  it("strips block-level HTML comments and CRLF, and keeps a rule's body without frontmatter", async () => {
     write(join(project, 'CLAUDE.md'), '\uFEFF# Project\r\n<!-- for maintainers only -->\r\nUse pnpm.\r\n');
-    write(join(project, '.claude', 'rules', 'r.md'), '---\r\npaths: x/**\r\n---\r\n<!--\r\nhidden\r\n-->\r\nRule text.');
+    write(
+      join(project, '.claude', 'rules', 'r.md'),
+      '---\r\npaths: x/**\r\n---\r\n<!--\r\nhidden\r\n-->\r\nRule text.',
+    );
     const set = await load();
     expect(set.files.map((file) => file.content)).toEqual(['# Project\nUse pnpm.\n', 'Rule text.']);
   });
@@ -347,7 +430,9 @@ describe('content and hostile files', () => {
     write(join(project, 'CLAUDE.local.md'), 'Small local file.');
     const set = await load();
     expect(set.files.map((file) => file.content)).toEqual(['Small local file.']);
-    expect(set.warnings).toEqual([`${big}: ${4 * 1024 * 1024 + 1} bytes, over the 4194304-byte limit (instructions.maxFileBytes); skipped`]);
+    expect(set.warnings).toEqual([
+      `${big}: ${4 * 1024 * 1024 + 1} bytes, over the 4194304-byte limit (instructions.maxFileBytes); skipped`,
+    ]);
     write(big, Buffer.alloc(4 * 1024 * 1024, 'b'));
     expect((await load()).files[0]!.content).toHaveLength(4 * 1024 * 1024);
   });
@@ -398,11 +483,19 @@ describe('content and hostile files', () => {
   });
 
   it('refuses bad options with a clear INVALID_INPUT', async () => {
-    await expect(loadInstructions({ cwd: join(root, 'nope'), home })).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('not an existing directory') });
+    await expect(loadInstructions({ cwd: join(root, 'nope'), home })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      message: expect.stringContaining('not an existing directory'),
+    });
     await expect(loadInstructions({ cwd: project, home: '' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     await expect(loadInstructions({ cwd: project, home: 'a\0b' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
-    await expect(loadInstructions({ cwd: root, home, projectRoot: project })).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('not inside the project root') });
-    await expect(loadInstructions({ cwd: project, home, managedPath: '\0' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(loadInstructions({ cwd: root, home, projectRoot: project })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      message: expect.stringContaining('not inside the project root'),
+    });
+    await expect(loadInstructions({ cwd: project, home, managedPath: '\0' })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
   });
 
   it('gives byte-identical system text for the same files, and different text when a file changes', async () => {

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { activeInstructions, formatInstructions, type InstructionFile } from '../../src/instructions/instruction-format.js';
+import {
+  activeInstructions,
+  formatInstructions,
+  type InstructionFile,
+} from '../../src/instructions/instruction-format.js';
 import {
   expandGlobs,
   findImports,
@@ -11,7 +15,9 @@ import {
 
 describe('paths: frontmatter', () => {
   it('reads a block list, quoted or not, and leaves the body without the frontmatter', () => {
-    const parsed = parseRuleFrontmatter('---\npaths:\n  - "src/api/**/*.ts"\n  - tests/**/*.test.ts # the tests\n---\n# API rules\nUse zod.\n');
+    const parsed = parseRuleFrontmatter(
+      '---\npaths:\n  - "src/api/**/*.ts"\n  - tests/**/*.test.ts # the tests\n---\n# API rules\nUse zod.\n',
+    );
     expect(parsed.paths).toEqual(['src/api/**/*.ts', 'tests/**/*.test.ts']);
     expect(parsed.body).toBe('# API rules\nUse zod.\n');
     expect(parsed.warnings).toEqual([]);
@@ -39,7 +45,10 @@ describe('paths: frontmatter', () => {
   });
 
   it('leaves a file without frontmatter untouched', () => {
-    expect(parseRuleFrontmatter('# Title\n---\npaths: x\n---\n')).toEqual({ body: '# Title\n---\npaths: x\n---\n', warnings: [] });
+    expect(parseRuleFrontmatter('# Title\n---\npaths: x\n---\n')).toEqual({
+      body: '# Title\n---\npaths: x\n---\n',
+      warnings: [],
+    });
   });
 });
 
@@ -97,7 +106,8 @@ describe('glob matching', () => {
 
 describe('@path imports', () => {
   it('finds imports at a line start or after white space, in order and once each', () => {
-    const text = 'See @README and @docs/git.md.\n@~/.claude/personal.md\n- also @./a\\ b.md, @/abs/path.md\nmail me at me@example.com\n@docs/git.md again';
+    const text =
+      'See @README and @docs/git.md.\n@~/.claude/personal.md\n- also @./a\\ b.md, @/abs/path.md\nmail me at me@example.com\n@docs/git.md again';
     expect(findImports(text)).toEqual([
       { path: 'README', line: 1 },
       { path: 'docs/git.md', line: 1 },
@@ -139,8 +149,21 @@ describe('@path imports', () => {
 
 describe('block-level HTML comments', () => {
   it('strips comments that start a line (over several lines too) and keeps inline ones and code', () => {
-    const text = ['# Rules', '<!-- maintainer note: @secret.md -->', 'Use tabs.', '<!--', 'multi', 'line -->', 'Keep <!-- inline --> this.', '```html', '<!-- in code -->', '```'].join('\n');
-    expect(stripBlockHtmlComments(text)).toBe(['# Rules', 'Use tabs.', 'Keep <!-- inline --> this.', '```html', '<!-- in code -->', '```'].join('\n'));
+    const text = [
+      '# Rules',
+      '<!-- maintainer note: @secret.md -->',
+      'Use tabs.',
+      '<!--',
+      'multi',
+      'line -->',
+      'Keep <!-- inline --> this.',
+      '```html',
+      '<!-- in code -->',
+      '```',
+    ].join('\n');
+    expect(stripBlockHtmlComments(text)).toBe(
+      ['# Rules', 'Use tabs.', 'Keep <!-- inline --> this.', '```html', '<!-- in code -->', '```'].join('\n'),
+    );
   });
 
   it('keeps text after the closing --> and leaves an unclosed comment as text', () => {
@@ -156,27 +179,46 @@ describe('block-level HTML comments', () => {
 describe('active instructions and the system block', () => {
   const files: InstructionFile[] = [
     { path: '/etc/claude-code/CLAUDE.md', scope: 'managed', content: 'No force pushes.\n' },
-    { path: '/p/.claude/rules/api.md', scope: 'project', content: 'Validate with zod.', paths: ['src/api/**/*.{ts,tsx}'], patterns: ['src/api/**/*.ts', 'src/api/**/*.tsx'], baseDirectory: '/p' },
+    {
+      path: '/p/.claude/rules/api.md',
+      scope: 'project',
+      content: 'Validate with zod.',
+      paths: ['src/api/**/*.{ts,tsx}'],
+      patterns: ['src/api/**/*.ts', 'src/api/**/*.tsx'],
+      baseDirectory: '/p',
+    },
     { path: '/p/CLAUDE.local.md', scope: 'local', content: '\n\nMy sandbox URL is local.\n\n' },
     { path: '/p/docs/empty.md', scope: 'project', content: '  \n', importedFrom: '/p/CLAUDE.md' },
   ];
   const set = { files, warnings: [], projectRoot: '/p' };
 
   it('includes a path-scoped rule only while a matching file is worked on (absolute or root-relative)', () => {
-    expect(activeInstructions(set, []).map((file) => file.path)).toEqual(['/etc/claude-code/CLAUDE.md', '/p/CLAUDE.local.md', '/p/docs/empty.md']);
+    expect(activeInstructions(set, []).map((file) => file.path)).toEqual([
+      '/etc/claude-code/CLAUDE.md',
+      '/p/CLAUDE.local.md',
+      '/p/docs/empty.md',
+    ]);
     expect(activeInstructions(set, ['README.md']).map((file) => file.path)).not.toContain('/p/.claude/rules/api.md');
-    expect(activeInstructions(set, ['src/api/users/route.tsx']).map((file) => file.path)).toContain('/p/.claude/rules/api.md');
+    expect(activeInstructions(set, ['src/api/users/route.tsx']).map((file) => file.path)).toContain(
+      '/p/.claude/rules/api.md',
+    );
     expect(activeInstructions(set, ['/p/src/api/x.ts']).map((file) => file.path)).toContain('/p/.claude/rules/api.md');
     // Outside the base directory nothing matches, however the path is spelled.
-    expect(activeInstructions(set, ['/q/src/api/x.ts', '../src/api/x.ts', '']).map((file) => file.path)).not.toContain('/p/.claude/rules/api.md');
+    expect(activeInstructions(set, ['/q/src/api/x.ts', '../src/api/x.ts', '']).map((file) => file.path)).not.toContain(
+      '/p/.claude/rules/api.md',
+    );
   });
 
   it('formats each file under its path and scope, byte-stable, skipping empty files', () => {
     const text = formatInstructions(files);
     expect(text).toBe(formatInstructions(structuredClone(files)));
     expect(text).toContain('Contents of /etc/claude-code/CLAUDE.md (managed policy instructions');
-    expect(text).toContain('Contents of /p/.claude/rules/api.md (project instructions, shared with the codebase; applies while working on files matching src/api/**/*.{ts,tsx}):\n\nValidate with zod.');
-    expect(text).toContain("Contents of /p/CLAUDE.local.md (the user's private instructions for this project, not checked in):\n\nMy sandbox URL is local.");
+    expect(text).toContain(
+      'Contents of /p/.claude/rules/api.md (project instructions, shared with the codebase; applies while working on files matching src/api/**/*.{ts,tsx}):\n\nValidate with zod.',
+    );
+    expect(text).toContain(
+      "Contents of /p/CLAUDE.local.md (the user's private instructions for this project, not checked in):\n\nMy sandbox URL is local.",
+    );
     expect(text).not.toContain('/p/docs/empty.md');
     expect(text.indexOf('No force pushes.')).toBeLessThan(text.indexOf('My sandbox URL'));
     expect(formatInstructions([])).toBe('');

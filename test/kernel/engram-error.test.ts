@@ -36,8 +36,15 @@ console.log(JSON.stringify({
 
 describe('EngramError across copies of engram', () => {
   it('isEngramError recognises an error made by a second copy of the module, and nothing that only looks like one', async () => {
-    expect(existsSync(BUILT_ERRORS), 'run `npm run build` first: this test loads dist/kernel/errors.js twice').toBe(true);
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', TWO_COPIES, pathToFileURL(BUILT_ERRORS).href]);
+    expect(existsSync(BUILT_ERRORS), 'run `npm run build` first: this test loads dist/kernel/errors.js twice').toBe(
+      true,
+    );
+    const { stdout } = await run(process.execPath, [
+      '--input-type=module',
+      '-e',
+      TWO_COPIES,
+      pathToFileURL(BUILT_ERRORS).href,
+    ]);
     expect(JSON.parse(stdout)).toEqual({
       distinctClasses: true,
       // What the brand is for: class identity does not cross copies.
@@ -61,7 +68,13 @@ describe('EngramError across copies of engram', () => {
     expect(error).toBeInstanceOf(Error);
     expect(isEngramError(error)).toBe(true);
     expect(errorKind(error)).toBe('store');
-    expect({ name: error.name, code: error.code, message: error.message, cause: error.cause, details: error.details }).toEqual({
+    expect({
+      name: error.name,
+      code: error.code,
+      message: error.message,
+      cause: error.cause,
+      details: error.details,
+    }).toEqual({
       name: 'EngramError',
       code: 'STORE_ERROR',
       message: 'The store could not write.',

@@ -65,7 +65,9 @@ function configError(action: () => unknown): EngramError {
 /** Every dotted path of a settings object, in its key order. */
 function leafPaths(value: object, prefix = ''): string[] {
   return Object.entries(value).flatMap(([key, child]) =>
-    child !== null && typeof child === 'object' && !Array.isArray(child) ? leafPaths(child as object, `${prefix}${key}.`) : [`${prefix}${key}`],
+    child !== null && typeof child === 'object' && !Array.isArray(child)
+      ? leafPaths(child as object, `${prefix}${key}.`)
+      : [`${prefix}${key}`],
   );
 }
 
@@ -76,8 +78,11 @@ describe('the settings table', () => {
       expect(definition.path, definition.path).toMatch(/^[a-z][a-zA-Z]*\.[a-z][a-zA-Z0-9]*$/);
       expect(definition.description.trim().length, definition.path).toBeGreaterThan(10);
       expect(definition.description, definition.path).not.toMatch(/[\r\n]/);
-      expect(readSettingValue(definition, definition.default, 'its default'), definition.path).toEqual(definition.default);
-      if (definition.type === 'string' && definition.values) expect(definition.values, definition.path).toContain(definition.default);
+      expect(readSettingValue(definition, definition.default, 'its default'), definition.path).toEqual(
+        definition.default,
+      );
+      if (definition.type === 'string' && definition.values)
+        expect(definition.values, definition.path).toContain(definition.default);
       if (definition.secret) expect(definition.type, definition.path).toBe('string');
     }
   });
@@ -86,12 +91,15 @@ describe('the settings table', () => {
     const names = SETTING_DEFINITIONS.flatMap((definition) => (definition.env ? [definition.env] : []));
     expect(new Set(names).size).toBe(names.length);
     for (const name of names) expect(name).toMatch(/^[A-Z][A-Z0-9_]*$/);
-    expect(SETTING_DEFINITIONS.flatMap((definition) => (definition.env ? [[definition.path, definition.env]] : []))).toEqual(ENVIRONMENT_VARIABLES);
+    expect(
+      SETTING_DEFINITIONS.flatMap((definition) => (definition.env ? [[definition.path, definition.env]] : [])),
+    ).toEqual(ENVIRONMENT_VARIABLES);
   });
 
-  it('derives DEFAULT_SETTINGS from the table: the same paths, the table\'s defaults, frozen all the way down', () => {
+  it("derives DEFAULT_SETTINGS from the table: the same paths, the table's defaults, frozen all the way down", () => {
     expect(leafPaths(DEFAULT_SETTINGS)).toEqual(SETTING_DEFINITIONS.map((definition) => definition.path));
-    for (const definition of SETTING_DEFINITIONS) expect(getSetting(DEFAULT_SETTINGS, definition.path), definition.path).toEqual(definition.default);
+    for (const definition of SETTING_DEFINITIONS)
+      expect(getSetting(DEFAULT_SETTINGS, definition.path), definition.path).toEqual(definition.default);
     expect(new Set(SETTING_DEFINITIONS.map((definition) => definition.path)).size).toBe(SETTING_DEFINITIONS.length);
     // A few of SPEC.md's numbers, read the way every caller reads them.
     expect(DEFAULT_SETTINGS.recall.topK).toBe(6);
@@ -131,31 +139,53 @@ describe('the settings table', () => {
 describe('reading a value against its definition', () => {
   const definition = (path: string): SettingDefinition => findSettingDefinition(path)!;
 
-  it('converts text to the setting\'s type and refuses what its range or allowed values do not hold', () => {
+  it("converts text to the setting's type and refuses what its range or allowed values do not hold", () => {
     expect(findSettingDefinition('recall.nothing')).toBeUndefined();
     expect(readSettingValue(definition('recall.topK'), ' 12 ', 'flag')).toBe(12);
     expect(readSettingValue(definition('session.warnRatios'), '0.5, 0.9', 'flag')).toEqual([0.5, 0.9]);
     expect(readSettingValue(definition('session.serverContextEditing'), '1', 'flag')).toBe(true);
     expect(readSettingValue(definition('model.provider'), 'anthropic', 'flag')).toBe('anthropic');
-    expect(configError(() => readSettingValue(definition('recall.topK'), '0', 'flag')).message).toMatch(/whole number from 1 to 1000/);
-    expect(configError(() => readSettingValue(definition('recall.minScore'), 1.5, 'x')).message).toMatch(/a number from 0 to 1/);
-    expect(configError(() => readSettingValue(definition('recall.minScore'), -0.1, 'x')).message).toMatch(/not a non-negative number/);
-    expect(configError(() => readSettingValue(definition('session.warnRatios'), '0.5,2', 'x')).message).toMatch(/from 0 to 1/);
-    expect(configError(() => readSettingValue(definition('session.warnRatios'), [0.5, 'x'], 'x')).message).toMatch(/list of non-negative numbers/);
-    expect(configError(() => readSettingValue(definition('model.provider'), 'gpt', 'ENGRAM_MODEL_PROVIDER')).message).toMatch(
-      /ENGRAM_MODEL_PROVIDER: "gpt" is unknown; use auto, anthropic, openai-compatible or none/,
+    expect(configError(() => readSettingValue(definition('recall.topK'), '0', 'flag')).message).toMatch(
+      /whole number from 1 to 1000/,
     );
-    expect(configError(() => readSettingValue(definition('embedding.provider'), 'mystery', 'x')).message).toMatch(/use none or openai-compatible/);
-    expect(configError(() => readSettingValue(definition('server.host'), 42, 'x')).message).toMatch(/expected a string/);
-    expect(configError(() => readSettingValue(definition('session.serverContextEditing'), 'yes', 'x')).message).toMatch(/not true or false/);
+    expect(configError(() => readSettingValue(definition('recall.minScore'), 1.5, 'x')).message).toMatch(
+      /a number from 0 to 1/,
+    );
+    expect(configError(() => readSettingValue(definition('recall.minScore'), -0.1, 'x')).message).toMatch(
+      /not a non-negative number/,
+    );
+    expect(configError(() => readSettingValue(definition('session.warnRatios'), '0.5,2', 'x')).message).toMatch(
+      /from 0 to 1/,
+    );
+    expect(configError(() => readSettingValue(definition('session.warnRatios'), [0.5, 'x'], 'x')).message).toMatch(
+      /list of non-negative numbers/,
+    );
+    expect(
+      configError(() => readSettingValue(definition('model.provider'), 'gpt', 'ENGRAM_MODEL_PROVIDER')).message,
+    ).toMatch(/ENGRAM_MODEL_PROVIDER: "gpt" is unknown; use auto, anthropic, openai-compatible or none/);
+    expect(configError(() => readSettingValue(definition('embedding.provider'), 'mystery', 'x')).message).toMatch(
+      /use none or openai-compatible/,
+    );
+    expect(configError(() => readSettingValue(definition('server.host'), 42, 'x')).message).toMatch(
+      /expected a string/,
+    );
+    expect(configError(() => readSettingValue(definition('session.serverContextEditing'), 'yes', 'x')).message).toMatch(
+      /not true or false/,
+    );
   });
 
   it('checks adapter options by setting path without converting text, naming the setting', () => {
     expect(checkSetting('embedding.batchSize', 16)).toBe(16);
-    expect(configError(() => checkSetting('embedding.batchSize', 0)).message).toMatch(/embedding\.batchSize: 0 must be a whole number from 1 to 2048/);
-    expect(configError(() => checkSetting('embedding.batchSize', '16')).message).toMatch(/embedding\.batchSize.*not a non-negative number/);
+    expect(configError(() => checkSetting('embedding.batchSize', 0)).message).toMatch(
+      /embedding\.batchSize: 0 must be a whole number from 1 to 2048/,
+    );
+    expect(configError(() => checkSetting('embedding.batchSize', '16')).message).toMatch(
+      /embedding\.batchSize.*not a non-negative number/,
+    );
     expect(configError(() => checkSetting('model.timeoutMs', 0)).message).toMatch(/model\.timeoutMs/);
-    expect(configError(() => checkSetting('session.serverContextEditing', 'true')).message).toMatch(/not true or false/);
+    expect(configError(() => checkSetting('session.serverContextEditing', 'true')).message).toMatch(
+      /not true or false/,
+    );
     expect(configError(() => checkSetting('nothing.here' as never, 1)).message).toMatch(/Unknown setting/);
   });
 });

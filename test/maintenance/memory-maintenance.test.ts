@@ -32,7 +32,13 @@ beforeEach(async () => {
   counter += 1;
   store = new SqliteMemoryStore({ path: join(directory, `store-${counter}.db`), now: () => clock });
   await store.open();
-  engram = new Engram({ store, defaultScope: PROJECT, readScopes: [PROJECT, 'global'], now: () => clock, actor: 'test' });
+  engram = new Engram({
+    store,
+    defaultScope: PROJECT,
+    readScopes: [PROJECT, 'global'],
+    now: () => clock,
+    actor: 'test',
+  });
 });
 
 afterEach(async () => {
@@ -41,17 +47,31 @@ afterEach(async () => {
 
 /** What a user could observe, minus updatedAt (an undo is itself a change, so it moves that clock). */
 async function observable(): Promise<unknown> {
-  const memories = await store.list({ scopes: [PROJECT, OTHER, 'global'], archived: 'include', invalid: 'include', order: 'created-asc' });
+  const memories = await store.list({
+    scopes: [PROJECT, OTHER, 'global'],
+    archived: 'include',
+    invalid: 'include',
+    order: 'created-asc',
+  });
   return memories.map(({ updatedAt: _updatedAt, ...rest }) => rest);
 }
 
 async function snapshot(): Promise<string> {
-  const memories = await store.list({ scopes: [PROJECT, OTHER, 'global'], archived: 'include', invalid: 'include', order: 'created-asc' });
+  const memories = await store.list({
+    scopes: [PROJECT, OTHER, 'global'],
+    archived: 'include',
+    invalid: 'include',
+    order: 'created-asc',
+  });
   const histories = await Promise.all(memories.map((memory) => store.history(memory.id)));
   return JSON.stringify({ memories, histories, stats: await store.stats() });
 }
 
-async function writeAt(daysAgo: number, content: string, fields: { importance?: number; scope?: string } = {}): Promise<Memory> {
+async function writeAt(
+  daysAgo: number,
+  content: string,
+  fields: { importance?: number; scope?: string } = {},
+): Promise<Memory> {
   clock = new Date(NOW - daysAgo * DAY);
   const memory = await engram.save({ content, ...fields }, { dedupe: false });
   clock = new Date(NOW);
@@ -59,7 +79,14 @@ async function writeAt(daysAgo: number, content: string, fields: { importance?: 
 }
 
 describe('engram dedupe (library)', () => {
-  async function seed(): Promise<{ oldest: Memory; middle: Memory; newest: Memory; apart: Memory; elsewhere: Memory; contradiction: Memory }> {
+  async function seed(): Promise<{
+    oldest: Memory;
+    middle: Memory;
+    newest: Memory;
+    apart: Memory;
+    elsewhere: Memory;
+    contradiction: Memory;
+  }> {
     const oldest = await writeAt(30, 'Always run the linter before committing.', { importance: 0.4 });
     const middle = await writeAt(20, 'Always run the linter before committing changes.', { importance: 0.8 });
     const newest = await writeAt(10, 'Always run the linter before committing changes!', { importance: 0.3 });
@@ -97,8 +124,13 @@ describe('engram dedupe (library)', () => {
       [newest.id, 'invalidate'],
     ]);
     const keeper = await engram.get(oldest.id);
-    expect(keeper).toMatchObject({ content: 'Always run the linter before committing changes!', importance: 0.8, invalidAt: null });
-    for (const id of [middle.id, newest.id]) expect(await engram.get(id)).toMatchObject({ supersededBy: oldest.id, invalidAt: new Date(NOW).toISOString() });
+    expect(keeper).toMatchObject({
+      content: 'Always run the linter before committing changes!',
+      importance: 0.8,
+      invalidAt: null,
+    });
+    for (const id of [middle.id, newest.id])
+      expect(await engram.get(id)).toMatchObject({ supersededBy: oldest.id, invalidAt: new Date(NOW).toISOString() });
     for (const id of [apart.id, elsewhere.id, contradiction.id]) expect((await store.get(id))!.invalidAt).toBeNull();
     for (const change of report.changes) expect((await store.getChange(change.changeId))!.actor).toBe('test (dedupe)');
 
@@ -114,7 +146,9 @@ describe('engram dedupe (library)', () => {
     await seed();
     const before = await snapshot();
     for (const threshold of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '0.5' as unknown as number]) {
-      await expect(engram.dedupe({ apply: true, lexicalThreshold: threshold })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(engram.dedupe({ apply: true, lexicalThreshold: threshold })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
     }
     await expect(engram.dedupe({ apply: true, scopes: ['project:'] })).rejects.toMatchObject({ code: 'INVALID_SCOPE' });
     await expect(engram.dedupe({ apply: true, scopes: [] })).rejects.toMatchObject({ code: 'INVALID_SCOPE' });
@@ -145,13 +179,19 @@ describe('aging', () => {
     const dry = await engram.age({ dryRun: true });
     expect(await snapshot()).toBe(before);
     expect(dry.candidates.map((memory) => memory.id)).toEqual([memories.old!.id, memories.justBelow!.id]);
-    expect(dry).toMatchObject({ dryRun: true, archived: [], cutoff: new Date(NOW - 90 * DAY).toISOString(), scopes: [PROJECT, 'global'] });
+    expect(dry).toMatchObject({
+      dryRun: true,
+      archived: [],
+      cutoff: new Date(NOW - 90 * DAY).toISOString(),
+      scopes: [PROJECT, 'global'],
+    });
 
     const report = await engram.age();
     expect(report.archived).toEqual([memories.old!.id, memories.justBelow!.id]);
     expect((await engram.get(memories.old!.id)).archived).toBe(true);
     expect((await store.history(memories.old!.id)).at(-1)).toMatchObject({ action: 'archive', actor: 'test (aging)' });
-    for (const key of ['young', 'exactly', 'important', 'recalled', 'elsewhere']) expect((await store.get(memories[key]!.id))!.archived, key).toBe(false);
+    for (const key of ['young', 'exactly', 'important', 'recalled', 'elsewhere'])
+      expect((await store.get(memories[key]!.id))!.archived, key).toBe(false);
     expect((await engram.stats([PROJECT])).archived).toBe(2);
     const recalled = await engram.recall('old unimportant', { recordAccess: false, minScore: 0 });
     expect(recalled.memories.map(({ memory }) => memory.id)).not.toContain(memories.old!.id);
@@ -162,11 +202,20 @@ describe('aging', () => {
 
     // A restored memory is back in recall, and a restore counts as use: the next run leaves it alone...
     await engram.restore(memories.old!.id);
-    expect((await engram.recall('old unimportant', { minScore: 0, recordAccess: false })).memories.map(({ memory }) => memory.id)).toContain(memories.old!.id);
+    expect(
+      (await engram.recall('old unimportant', { minScore: 0, recordAccess: false })).memories.map(
+        ({ memory }) => memory.id,
+      ),
+    ).toContain(memories.old!.id);
     expect((await engram.age()).archived).toEqual([]);
     // ...until it goes unused for another 90 days.
     clock = new Date(NOW + 91 * DAY);
-    expect((await engram.age()).archived).toEqual([memories.recalled!.id, memories.old!.id, memories.exactly!.id, memories.young!.id]);
+    expect((await engram.age()).archived).toEqual([
+      memories.recalled!.id,
+      memories.old!.id,
+      memories.exactly!.id,
+      memories.young!.id,
+    ]);
   });
 });
 

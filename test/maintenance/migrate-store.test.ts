@@ -39,7 +39,12 @@ async function expectCode(action: () => Promise<unknown>, code: string): Promise
 
 /** Everything a refused copy must leave unchanged in a store. */
 async function snapshot(store: SqliteMemoryStore): Promise<unknown> {
-  return { records: await readAll(store), space: await store.vectors.space(), stats: await store.stats(), jobs: await store.jobs.counts() };
+  return {
+    records: await readAll(store),
+    space: await store.vectors.space(),
+    stats: await store.stats(),
+    jobs: await store.jobs.counts(),
+  };
 }
 
 describe('copyStore between two SQLite stores', () => {
@@ -54,20 +59,42 @@ describe('copyStore between two SQLite stores', () => {
     expect(records.memories.length).toBeGreaterThan(1_400);
     expect(records.history.length).toBeGreaterThan(records.memories.length);
     expect(records.vectors.length).toBeGreaterThan(900);
-    expect(records.memories.some((memory) => memory.archived) && records.memories.some((memory) => memory.invalidAt !== null)).toBe(true);
-    expect(records.history.some((entry) => entry.undoOf !== null) && records.history.some((entry) => entry.action === 'delete')).toBe(true);
+    expect(
+      records.memories.some((memory) => memory.archived) &&
+        records.memories.some((memory) => memory.invalidAt !== null),
+    ).toBe(true);
+    expect(
+      records.history.some((entry) => entry.undoOf !== null) &&
+        records.history.some((entry) => entry.action === 'delete'),
+    ).toBe(true);
     expect(new Set(records.jobs.map((job) => job.state))).toEqual(new Set(['pending', 'running', 'done', 'failed']));
     expect(records.checkpoints.length).toBeGreaterThan(5);
-    expect(report).toMatchObject({ resumed: false, written: countsOf(records), skipped: NO_RECORDS, vectorSpace: SEED_SPACE });
+    expect(report).toMatchObject({
+      resumed: false,
+      written: countsOf(records),
+      skipped: NO_RECORDS,
+      vectorSpace: SEED_SPACE,
+    });
     expect(report.target).toEqual(report.source);
     expect(report.source.counts).toEqual(countsOf(records));
     expect(report.source.checksums.memories).toMatch(/^sha256:[0-9a-f]{64}$/);
     await expectSameStores(source, middle);
 
     // Progress: each phase in order, each ending at its total.
-    expect([...new Set(phases.map((progress) => progress.phase))]).toEqual(['memories', 'history', 'vectors', 'jobs', 'checkpoints', 'verifying']);
+    expect([...new Set(phases.map((progress) => progress.phase))]).toEqual([
+      'memories',
+      'history',
+      'vectors',
+      'jobs',
+      'checkpoints',
+      'verifying',
+    ]);
     const lastOf = (phase: string): CopyProgress => phases.filter((progress) => progress.phase === phase).at(-1)!;
-    expect(lastOf('memories')).toEqual({ phase: 'memories', done: records.memories.length, total: records.memories.length });
+    expect(lastOf('memories')).toEqual({
+      phase: 'memories',
+      done: records.memories.length,
+      total: records.memories.length,
+    });
     expect(lastOf('vectors').done).toBe(records.vectors.length);
     expect(lastOf('verifying').done).toBe(lastOf('verifying').total);
 
@@ -78,10 +105,16 @@ describe('copyStore between two SQLite stores', () => {
 
     // The copies work as stores: search, vectors and undo behave as in the source.
     const hits = async (store: MemoryStore): Promise<string[]> =>
-      (await store.searchText({ scopes: ['project:alpha', 'global'], terms: ['word42', 'updated'], limit: 50 })).map((hit) => `${hit.memory.id} ${hit.relevance.toFixed(9)}`).sort();
+      (await store.searchText({ scopes: ['project:alpha', 'global'], terms: ['word42', 'updated'], limit: 50 }))
+        .map((hit) => `${hit.memory.id} ${hit.relevance.toFixed(9)}`)
+        .sort();
     expect(await hits(back)).toEqual(await hits(source));
     const probe = records.vectors[0]!;
-    const nearest = await back.vectors.search({ scopes: ['global', 'project:alpha', 'project:beta', 'project:a_b%', 'user:alice', 'session:s-1'], vector: probe.vector, limit: 1 });
+    const nearest = await back.vectors.search({
+      scopes: ['global', 'project:alpha', 'project:beta', 'project:a_b%', 'user:alice', 'session:s-1'],
+      vector: probe.vector,
+      limit: 1,
+    });
     expect(nearest[0]!.similarity).toBeCloseTo(1, 5);
     const deleted = records.history.find((entry) => entry.action === 'delete')!;
     await back.undo(deleted.id, ACTOR);
@@ -123,7 +156,11 @@ describe('copyStore between two SQLite stores', () => {
       expect(report.skipped).toEqual(countsOf(partial));
       const all = countsOf(records);
       const skipped = countsOf(partial);
-      expect(report.written).toEqual(Object.fromEntries(Object.entries(all).map(([kind, count]) => [kind, count - skipped[kind as keyof typeof all]])));
+      expect(report.written).toEqual(
+        Object.fromEntries(
+          Object.entries(all).map(([kind, count]) => [kind, count - skipped[kind as keyof typeof all]]),
+        ),
+      );
       await expectSameStores(source, target);
       // A finished copy run again changes nothing.
       const rerun = await copyStore(source, target);
@@ -156,12 +193,18 @@ describe('copyStore between two SQLite stores', () => {
     const interrupted = await sqliteStore();
     const controller = new AbortController();
     await expect(
-      copyStore(source, interrupted, { pageSize: 10, signal: controller.signal, onProgress: (progress) => progress.done >= 30 && controller.abort() }),
+      copyStore(source, interrupted, {
+        pageSize: 10,
+        signal: controller.signal,
+        onProgress: (progress) => progress.done >= 30 && controller.abort(),
+      }),
     ).rejects.toThrow();
     const first = (await readAll(interrupted)).memories[0]!;
     await source.update(first.id, { content: 'Changed after the interrupted copy.' }, ACTOR);
     const interruptedBefore = await snapshot(interrupted);
-    expect((await expectCode(() => copyStore(source, interrupted), 'CONFLICT')).message).toMatch(/differs from the source's.*empty store/);
+    expect((await expectCode(() => copyStore(source, interrupted), 'CONFLICT')).message).toMatch(
+      /differs from the source's.*empty store/,
+    );
     expect(await snapshot(interrupted)).toEqual(interruptedBefore);
 
     // Vectors of another model.
@@ -175,13 +218,17 @@ describe('copyStore between two SQLite stores', () => {
     const withCursor = await sqliteStore();
     await withCursor.checkpoints.set('extraction-cursor:elsewhere', 'msg-1');
     const cursorBefore = await snapshot(withCursor);
-    expect((await expectCode(() => copyStore(source, withCursor), 'CONFLICT')).message).toContain('checkpoint "extraction-cursor:elsewhere", which the source does not have');
+    expect((await expectCode(() => copyStore(source, withCursor), 'CONFLICT')).message).toContain(
+      'checkpoint "extraction-cursor:elsewhere", which the source does not have',
+    );
     expect(await snapshot(withCursor)).toEqual(cursorBefore);
     const jobEdited = await sqliteStore();
     await copyStore(source, jobEdited);
     const [failed] = await jobEdited.jobs.list({ states: ['failed'] });
     await jobEdited.jobs.retry(failed!.id);
-    expect((await expectCode(() => copyStore(source, jobEdited), 'CONFLICT')).message).toContain(`job "${failed!.id}" differs`);
+    expect((await expectCode(() => copyStore(source, jobEdited), 'CONFLICT')).message).toContain(
+      `job "${failed!.id}" differs`,
+    );
   });
 
   it('refuses the same store on both sides and malformed page sizes, writing nothing', async () => {
@@ -221,8 +268,13 @@ describe('copyStore between two SQLite stores', () => {
         }),
       'STORE_ERROR',
     );
-    expect(error.message).toMatch(/does not match its source.*memories: \d+ in the source, \d+ in the target.*Stop every writer/);
-    const details = error.details as { source: { counts: { memories: number } }; target: { counts: { memories: number } } };
+    expect(error.message).toMatch(
+      /does not match its source.*memories: \d+ in the source, \d+ in the target.*Stop every writer/,
+    );
+    const details = error.details as {
+      source: { counts: { memories: number } };
+      target: { counts: { memories: number } };
+    };
     expect(details.source.counts.memories).toBe(details.target.counts.memories + 1);
   });
 

@@ -5,7 +5,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { renderMemoryFile } from '../../src/memory/memory-file.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import { Engram } from '../../src/engram.js';
-import { ANTHROPIC_MEMORY_TOOL, anthropicNativeTool, memoryToolDefinition } from '../../src/contracts/memory-tool-definition.js';
+import {
+  ANTHROPIC_MEMORY_TOOL,
+  anthropicNativeTool,
+  memoryToolDefinition,
+} from '../../src/contracts/memory-tool-definition.js';
 import { memoryToolHandlers } from '../../src/adapters/models/anthropic-memory-tool-handlers.js';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import { humanSize, memoryToolText } from '../../src/memory-tool/memory-tool-text.js';
@@ -15,21 +19,30 @@ import { openTemporaryStore, type TemporaryStore } from '../support/temporary-st
 const PROJECT = 'project:github.com/acme/app';
 const FOREIGN = 'project:github.com/acme/other';
 const START = Date.parse('2026-03-01T09:00:00.000Z');
-const LISTING = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:";
+const LISTING =
+  "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:";
 
 let temporary: TemporaryStore;
 let engram: Engram;
 let tool: MemoryTool;
 
 function open(options: Partial<MemoryToolOptions> = {}, settings: Settings = DEFAULT_SETTINGS): MemoryTool {
-  engram = new Engram({ store: temporary.store, settings, defaultScope: PROJECT, now: () => new Date(temporary.clock.now) });
+  engram = new Engram({
+    store: temporary.store,
+    settings,
+    defaultScope: PROJECT,
+    now: () => new Date(temporary.clock.now),
+  });
   return new MemoryTool({ engram, ...options });
 }
 
 beforeEach(async () => {
   temporary = await openTemporaryStore(START);
   tool = open();
-  await temporary.store.create({ scope: FOREIGN, name: 'secret-plan', content: 'Project Bluebird ships in May.' }, { actor: 'test' });
+  await temporary.store.create(
+    { scope: FOREIGN, name: 'secret-plan', content: 'Project Bluebird ships in May.' },
+    { actor: 'test' },
+  );
 });
 
 afterEach(async () => {
@@ -50,7 +63,11 @@ async function refused(input: unknown, using: MemoryTool = tool): Promise<Memory
 
 /** Everything in the store, archived and invalidated included, and the length of its history. */
 async function snapshot(): Promise<string> {
-  const memories = await temporary.store.list({ scopes: [PROJECT, 'global', FOREIGN], archived: 'include', invalid: 'include' });
+  const memories = await temporary.store.list({
+    scopes: [PROJECT, 'global', FOREIGN],
+    archived: 'include',
+    invalid: 'include',
+  });
   return JSON.stringify({ memories, stats: await temporary.store.stats() });
 }
 
@@ -63,13 +80,27 @@ async function only(name: string, scope = PROJECT) {
 describe('view', () => {
   it('lists an empty /memories without an error: the root, its index and the global folder', async () => {
     expect(await ok({ command: 'view', path: '/memories' })).toBe(
-      [LISTING, '32B\t/memories', '16B\t/memories/MEMORY.md', '16B\t/memories/global/', '16B\t/memories/global/MEMORY.md'].join('\n'),
+      [
+        LISTING,
+        '32B\t/memories',
+        '16B\t/memories/MEMORY.md',
+        '16B\t/memories/global/',
+        '16B\t/memories/global/MEMORY.md',
+      ].join('\n'),
     );
   });
 
-  it('lists files two levels deep with du-style sizes, and never another project\'s memories', async () => {
-    await ok({ command: 'create', path: '/memories/user-preferences.md', file_text: 'The user prefers tabs over spaces.' });
-    await ok({ command: 'create', path: '/memories/global/commit-style.md', file_text: 'Commit messages are written in English.' });
+  it("lists files two levels deep with du-style sizes, and never another project's memories", async () => {
+    await ok({
+      command: 'create',
+      path: '/memories/user-preferences.md',
+      file_text: 'The user prefers tabs over spaces.',
+    });
+    await ok({
+      command: 'create',
+      path: '/memories/global/commit-style.md',
+      file_text: 'Commit messages are written in English.',
+    });
     const listing = (await ok({ command: 'view', path: '/memories' })).split('\n');
     expect(listing[0]).toBe(LISTING);
     const paths = listing.slice(1).map((line) => line.split('\t')[1]);
@@ -88,11 +119,19 @@ describe('view', () => {
 
     const global = (await ok({ command: 'view', path: '/memories/global' })).split('\n');
     expect(global[0]).toBe(LISTING.replace('/memories,', '/memories/global,'));
-    expect(global.slice(1).map((line) => line.split('\t')[1])).toEqual(['/memories/global', '/memories/global/MEMORY.md', '/memories/global/commit-style.md']);
+    expect(global.slice(1).map((line) => line.split('\t')[1])).toEqual([
+      '/memories/global',
+      '/memories/global/MEMORY.md',
+      '/memories/global/commit-style.md',
+    ]);
   });
 
   it('shows a file with 6-wide right-aligned line numbers and a TAB, whole or by view_range', async () => {
-    await ok({ command: 'create', path: '/memories/database.md', file_text: 'The database is PostgreSQL 15.\nIt runs on a private server.' });
+    await ok({
+      command: 'create',
+      path: '/memories/database.md',
+      file_text: 'The database is PostgreSQL 15.\nIt runs on a private server.',
+    });
     const memory = await only('database');
     const lines = renderMemoryFile(memory).slice(0, -1).split('\n');
     const view = await ok({ command: 'view', path: '/memories/database.md' });
@@ -113,9 +152,12 @@ describe('view', () => {
     expect(await ok({ command: 'view', path: '/memories/Database.MD' })).toContain('PostgreSQL 15');
   });
 
-  it('answers the protocol\'s error for a missing file, and refuses bad view ranges', async () => {
+  it("answers the protocol's error for a missing file, and refuses bad view ranges", async () => {
     const missing = await refused({ command: 'view', path: '/memories/nothing.md' });
-    expect(missing).toMatchObject({ content: 'The path /memories/nothing.md does not exist. Please provide a valid path.', code: 'NOT_FOUND' });
+    expect(missing).toMatchObject({
+      content: 'The path /memories/nothing.md does not exist. Please provide a valid path.',
+      code: 'NOT_FOUND',
+    });
     expect((await refused({ command: 'view', path: '/memories/projects/notes.md' })).content).toBe(
       'The path /memories/projects/notes.md does not exist. Please provide a valid path.',
     );
@@ -123,18 +165,32 @@ describe('view', () => {
     expect((await refused({ command: 'view', path: '/memories/secret-plan.md' })).code).toBe('NOT_FOUND');
 
     await ok({ command: 'create', path: '/memories/short.md', file_text: 'One line.' });
-    const length = renderMemoryFile(await only('short')).slice(0, -1).split('\n').length;
+    const length = renderMemoryFile(await only('short'))
+      .slice(0, -1)
+      .split('\n').length;
     expect((await refused({ command: 'view', path: '/memories/short.md', view_range: [0, 2] })).content).toBe(
       `Error: Invalid \`view_range\` parameter: [0, 2]. Its first element \`0\` should be within the range of lines of the file: [1, ${length}]`,
     );
-    expect((await refused({ command: 'view', path: '/memories/short.md', view_range: [5, 2] })).content).toMatch(/second element `2`/);
-    expect((await refused({ command: 'view', path: '/memories/short.md', view_range: [1] })).content).toMatch(/Invalid `view_range` parameter: \[1\]/);
-    expect((await refused({ command: 'view', path: '/memories/short.md', view_range: 'all' })).content).toMatch(/two integers/);
-    expect((await refused({ command: 'view', path: '/memories', view_range: [1, 2] })).content).toMatch(/is a directory/);
+    expect((await refused({ command: 'view', path: '/memories/short.md', view_range: [5, 2] })).content).toMatch(
+      /second element `2`/,
+    );
+    expect((await refused({ command: 'view', path: '/memories/short.md', view_range: [1] })).content).toMatch(
+      /Invalid `view_range` parameter: \[1\]/,
+    );
+    expect((await refused({ command: 'view', path: '/memories/short.md', view_range: 'all' })).content).toMatch(
+      /two integers/,
+    );
+    expect((await refused({ command: 'view', path: '/memories', view_range: [1, 2] })).content).toMatch(
+      /is a directory/,
+    );
   });
 
-  it('serves each folder\'s MEMORY.md, read-only', async () => {
-    await ok({ command: 'create', path: '/memories/user-preferences.md', file_text: 'The user prefers tabs over spaces.' });
+  it("serves each folder's MEMORY.md, read-only", async () => {
+    await ok({
+      command: 'create',
+      path: '/memories/user-preferences.md',
+      file_text: 'The user prefers tabs over spaces.',
+    });
     expect(await ok({ command: 'view', path: '/memories/MEMORY.md' })).toBe(
       "Here's the content of /memories/MEMORY.md with line numbers:\n     1\t# Memory index\n     2\t\n     3\t- [user-preferences](user-preferences.md) — The user prefers tabs over spaces.",
     );
@@ -158,31 +214,55 @@ describe('view', () => {
     await ok({ command: 'create', path: '/memories/long.md', file_text: content }, small);
     const view = await ok({ command: 'view', path: '/memories/long.md' }, small);
     expect(view.length).toBeLessThanOrEqual(1_000 + 200);
-    const note = /\[Output cut at 1000 characters: lines 1-(\d+) of (\d+) shown\. View the rest with view_range \[(\d+), -1\]\.\]$/.exec(view);
+    const note =
+      /\[Output cut at 1000 characters: lines 1-(\d+) of (\d+) shown\. View the rest with view_range \[(\d+), -1\]\.\]$/.exec(
+        view,
+      );
     expect(note, view).not.toBeNull();
     expect(Number(note![3])).toBe(Number(note![1]) + 1);
     const rest = await ok({ command: 'view', path: '/memories/long.md', view_range: [Number(note![3]), -1] }, small);
     expect(rest.split('\n')[1]).toMatch(new RegExp(`^\\s+${note![3]}\\t`));
 
     const capped = open({}, { ...DEFAULT_SETTINGS, memoryTool: { ...DEFAULT_SETTINGS.memoryTool, maxLines: 5 } });
-    expect((await refused({ command: 'view', path: '/memories/long.md' }, capped)).content).toBe('File /memories/long.md exceeds maximum line limit of 5 lines.');
-    expect(memoryToolText.tooManyLines('/memories/a.md', 999_999)).toBe('File /memories/a.md exceeds maximum line limit of 999,999 lines.');
+    expect((await refused({ command: 'view', path: '/memories/long.md' }, capped)).content).toBe(
+      'File /memories/long.md exceeds maximum line limit of 5 lines.',
+    );
+    expect(memoryToolText.tooManyLines('/memories/a.md', 999_999)).toBe(
+      'File /memories/a.md exceeds maximum line limit of 999,999 lines.',
+    );
   });
 
   it('formats sizes as du -h does', () => {
     expect([0, 512, 1023, 1024, 1536, 4096, 10_230, 12 * 1024, 1.5 * 1024 * 1024].map(humanSize)).toEqual([
-      '0B', '512B', '1023B', '1.0K', '1.5K', '4.0K', '10K', '12K', '1.5M',
+      '0B',
+      '512B',
+      '1023B',
+      '1.0K',
+      '1.5K',
+      '4.0K',
+      '10K',
+      '12K',
+      '1.5M',
     ]);
   });
 });
 
 describe('create', () => {
   it('creates a memory from plain text: the file name is its name, the text its content', async () => {
-    expect(await ok({ command: 'create', path: '/memories/user-preferences.md', file_text: 'The user prefers tabs over spaces.\n' })).toBe(
-      'File created successfully at: /memories/user-preferences.md',
-    );
+    expect(
+      await ok({
+        command: 'create',
+        path: '/memories/user-preferences.md',
+        file_text: 'The user prefers tabs over spaces.\n',
+      }),
+    ).toBe('File created successfully at: /memories/user-preferences.md');
     const memory = await only('user-preferences');
-    expect(memory).toMatchObject({ scope: PROJECT, content: 'The user prefers tabs over spaces.', type: 'project', source: { origin: 'memory-tool' } });
+    expect(memory).toMatchObject({
+      scope: PROJECT,
+      content: 'The user prefers tabs over spaces.',
+      type: 'project',
+      source: { origin: 'memory-tool' },
+    });
     expect((await temporary.store.history(memory.id))[0]).toMatchObject({ action: 'create', actor: 'memory-tool' });
   });
 
@@ -222,16 +302,22 @@ describe('create', () => {
     await ok({ command: 'create', path: '/memories/editor.md', file_text: 'The user edits in Vim.' });
     const first = await only('editor');
     temporary.clock.now += 60_000;
-    expect(await ok({ command: 'create', path: '/memories/editor.md', file_text: 'The user edits in Helix since March.' })).toBe(
-      'File created successfully at: /memories/editor.md',
-    );
+    expect(
+      await ok({ command: 'create', path: '/memories/editor.md', file_text: 'The user edits in Helix since March.' }),
+    ).toBe('File created successfully at: /memories/editor.md');
     const second = await only('editor');
-    expect(second).toMatchObject({ id: first.id, content: 'The user edits in Helix since March.', description: 'The user edits in Helix since March.' });
+    expect(second).toMatchObject({
+      id: first.id,
+      content: 'The user edits in Helix since March.',
+      description: 'The user edits in Helix since March.',
+    });
     expect((await temporary.store.history(first.id)).map((entry) => entry.action)).toEqual(['create', 'update']);
 
     const strict = open({ onExistingFile: 'error' });
     const before = await snapshot();
-    expect(await refused({ command: 'create', path: '/memories/EDITOR.md', file_text: 'Emacs.' }, strict)).toMatchObject({
+    expect(
+      await refused({ command: 'create', path: '/memories/EDITOR.md', file_text: 'Emacs.' }, strict),
+    ).toMatchObject({
       content: 'Error: File /memories/EDITOR.md already exists',
       code: 'CONFLICT',
     });
@@ -239,8 +325,16 @@ describe('create', () => {
   });
 
   it('goes through dedupe: a restatement under a new name updates the near-duplicate, which moves to the new file', async () => {
-    await ok({ command: 'create', path: '/memories/database.md', file_text: 'The project database is PostgreSQL 15 on a private server.' });
-    const created = await ok({ command: 'create', path: '/memories/db-version.md', file_text: 'The project database is PostgreSQL 15 on a private server.' });
+    await ok({
+      command: 'create',
+      path: '/memories/database.md',
+      file_text: 'The project database is PostgreSQL 15 on a private server.',
+    });
+    const created = await ok({
+      command: 'create',
+      path: '/memories/db-version.md',
+      file_text: 'The project database is PostgreSQL 15 on a private server.',
+    });
     expect(created).toBe(
       'File created successfully at: /memories/db-version.md\n(It nearly repeated /memories/database.md, so that memory was updated and now lives at /memories/db-version.md instead of a duplicate being added.)',
     );
@@ -250,11 +344,27 @@ describe('create', () => {
 
   it('never stores secrets: create, str_replace and insert all go through the redacting write path', async () => {
     const token = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
-    const created = await ok({ command: 'create', path: '/memories/deploy.md', file_text: `Deploys use the token ${token}.` });
-    expect(created).toMatch(/^File created successfully at: \/memories\/deploy.md\n\(Secrets were replaced by placeholders before storing: github-token\./);
-    await ok({ command: 'str_replace', path: '/memories/deploy.md', old_str: 'Deploys use', new_str: 'With AKIAIOSFODNN7EXAMPLE, deploys use' });
+    const created = await ok({
+      command: 'create',
+      path: '/memories/deploy.md',
+      file_text: `Deploys use the token ${token}.`,
+    });
+    expect(created).toMatch(
+      /^File created successfully at: \/memories\/deploy.md\n\(Secrets were replaced by placeholders before storing: github-token\./,
+    );
+    await ok({
+      command: 'str_replace',
+      path: '/memories/deploy.md',
+      old_str: 'Deploys use',
+      new_str: 'With AKIAIOSFODNN7EXAMPLE, deploys use',
+    });
     const length = (await ok({ command: 'view', path: '/memories/deploy.md' })).split('\n').length - 1;
-    await ok({ command: 'insert', path: '/memories/deploy.md', insert_line: length, insert_text: 'Database: postgres://admin:hunter2secret@db.internal:5432/app' });
+    await ok({
+      command: 'insert',
+      path: '/memories/deploy.md',
+      insert_line: length,
+      insert_text: 'Database: postgres://admin:hunter2secret@db.internal:5432/app',
+    });
     const stored = JSON.stringify(await temporary.store.history((await only('deploy')).id));
     for (const secret of [token, 'AKIAIOSFODNN7EXAMPLE', 'hunter2secret']) expect(stored).not.toContain(secret);
   });
@@ -273,11 +383,27 @@ describe('create', () => {
       [{ command: 'create', path: '/memories/projects/notes.md', file_text: 'x y' }, /Cannot create .*not a folder/],
       [{ command: 'create', path: '/memories/global/a/b.md', file_text: 'x y' }, /Cannot create/],
       [{ command: 'create', path: '/memories/empty.md', file_text: '' }, /no content/],
-      [{ command: 'create', path: '/memories/blank.md', file_text: '---\ndescription: nothing\n---\n\n' }, /no content/],
+      [
+        { command: 'create', path: '/memories/blank.md', file_text: '---\ndescription: nothing\n---\n\n' },
+        /no content/,
+      ],
       [{ command: 'create', path: '/memories/bell.md', file_text: 'ring \u0007 ring' }, /control characters/],
-      [{ command: 'create', path: '/memories/yaml.md', file_text: '---\nname: [unclosed\n---\n\nBody.' }, /Malformed frontmatter/],
-      [{ command: 'create', path: '/memories/bomb.md', file_text: '---\na: &a [x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n---\n\nBody.' }, /alias/],
-      [{ command: 'create', path: '/memories/type.md', file_text: '---\nmetadata:\n  type: secret\n---\n\nBody.' }, /Invalid type/],
+      [
+        { command: 'create', path: '/memories/yaml.md', file_text: '---\nname: [unclosed\n---\n\nBody.' },
+        /Malformed frontmatter/,
+      ],
+      [
+        {
+          command: 'create',
+          path: '/memories/bomb.md',
+          file_text: '---\na: &a [x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n---\n\nBody.',
+        },
+        /alias/,
+      ],
+      [
+        { command: 'create', path: '/memories/type.md', file_text: '---\nmetadata:\n  type: secret\n---\n\nBody.' },
+        /Invalid type/,
+      ],
       [{ command: 'create', path: '/memories/huge.md', file_text: 'x'.repeat(200 * 1024) }, /at most 131072 bytes/],
       [{ command: 'create', path: '/memories/big.md', file_text: 'x'.repeat(70 * 1024) }, /at most 65536 bytes/],
     ];
@@ -292,17 +418,30 @@ describe('create', () => {
 
 describe('str_replace', () => {
   beforeEach(async () => {
-    await ok({ command: 'create', path: '/memories/database.md', file_text: 'The database is PostgreSQL 15.\nBackups run nightly.\nThe replica is PostgreSQL 15 too.' });
+    await ok({
+      command: 'create',
+      path: '/memories/database.md',
+      file_text: 'The database is PostgreSQL 15.\nBackups run nightly.\nThe replica is PostgreSQL 15 too.',
+    });
   });
 
   it('replaces text that occurs once, writes it back as an update and shows a numbered snippet', async () => {
     const memory = await only('database');
-    const result = await ok({ command: 'str_replace', path: '/memories/database.md', old_str: 'nightly', new_str: 'every hour' });
+    const result = await ok({
+      command: 'str_replace',
+      path: '/memories/database.md',
+      old_str: 'nightly',
+      new_str: 'every hour',
+    });
     const lines = renderMemoryFile(await only('database')).split('\n');
     const changed = lines.indexOf('Backups run every hour.') + 1;
-    expect(result.split('\n')[0]).toBe('The memory file has been edited. Here is the snippet showing the change (with line numbers):');
+    expect(result.split('\n')[0]).toBe(
+      'The memory file has been edited. Here is the snippet showing the change (with line numbers):',
+    );
     expect(result).toContain(`${String(changed).padStart(6)}\tBackups run every hour.`);
-    expect((await only('database')).content).toBe('The database is PostgreSQL 15.\nBackups run every hour.\nThe replica is PostgreSQL 15 too.');
+    expect((await only('database')).content).toBe(
+      'The database is PostgreSQL 15.\nBackups run every hour.\nThe replica is PostgreSQL 15 too.',
+    );
     expect((await temporary.store.history(memory.id)).at(-1)).toMatchObject({ action: 'update', actor: 'memory-tool' });
   });
 
@@ -312,43 +451,85 @@ describe('str_replace', () => {
     const first = lines.indexOf('The database is PostgreSQL 15.') + 1;
     // Line 3 is the description, derived from the first line of the content.
     expect(lines[2]).toBe('description: The database is PostgreSQL 15.');
-    expect((await refused({ command: 'str_replace', path: '/memories/database.md', old_str: 'PostgreSQL 15', new_str: 'PostgreSQL 16' })).content).toBe(
+    expect(
+      (
+        await refused({
+          command: 'str_replace',
+          path: '/memories/database.md',
+          old_str: 'PostgreSQL 15',
+          new_str: 'PostgreSQL 16',
+        })
+      ).content,
+    ).toBe(
       `No replacement was performed. Multiple occurrences of old_str \`PostgreSQL 15\` in lines: 3, ${first}, ${first + 2}. Please ensure it is unique`,
     );
-    expect((await refused({ command: 'str_replace', path: '/memories/database.md', old_str: 'MySQL', new_str: 'x' })).content).toBe(
-      'No replacement was performed, old_str `MySQL` did not appear verbatim in /memories/database.md.',
-    );
-    expect((await refused({ command: 'str_replace', path: '/memories/missing.md', old_str: 'a', new_str: 'b' })).content).toBe(
-      'Error: The path /memories/missing.md does not exist. Please provide a valid path.',
-    );
-    expect((await refused({ command: 'str_replace', path: '/memories/global', old_str: 'a', new_str: 'b' })).content).toBe(
-      'Error: The path /memories/global does not exist. Please provide a valid path.',
-    );
-    expect((await refused({ command: 'str_replace', path: '/memories/database.md', old_str: '', new_str: 'b' })).content).toMatch(/old_str is empty/);
+    expect(
+      (await refused({ command: 'str_replace', path: '/memories/database.md', old_str: 'MySQL', new_str: 'x' }))
+        .content,
+    ).toBe('No replacement was performed, old_str `MySQL` did not appear verbatim in /memories/database.md.');
+    expect(
+      (await refused({ command: 'str_replace', path: '/memories/missing.md', old_str: 'a', new_str: 'b' })).content,
+    ).toBe('Error: The path /memories/missing.md does not exist. Please provide a valid path.');
+    expect(
+      (await refused({ command: 'str_replace', path: '/memories/global', old_str: 'a', new_str: 'b' })).content,
+    ).toBe('Error: The path /memories/global does not exist. Please provide a valid path.');
+    expect(
+      (await refused({ command: 'str_replace', path: '/memories/database.md', old_str: '', new_str: 'b' })).content,
+    ).toMatch(/old_str is empty/);
     expect(await snapshot()).toBe(before);
   });
 
   it('does not count the copy of the first line in a derived description, but counts a description the model wrote', async () => {
     await ok({ command: 'create', path: '/memories/editor.md', file_text: 'The user edits in Helix.' });
     await ok({ command: 'str_replace', path: '/memories/editor.md', old_str: 'Helix', new_str: 'Zed' });
-    expect(await only('editor')).toMatchObject({ content: 'The user edits in Zed.', description: 'The user edits in Zed.' });
+    expect(await only('editor')).toMatchObject({
+      content: 'The user edits in Zed.',
+      description: 'The user edits in Zed.',
+    });
 
-    await ok({ command: 'create', path: '/memories/shell.md', file_text: '---\ndescription: Shell is fish\n---\n\nThe shell is fish.' });
-    expect((await refused({ command: 'str_replace', path: '/memories/shell.md', old_str: 'fish', new_str: 'zsh' })).content).toMatch(
+    await ok({
+      command: 'create',
+      path: '/memories/shell.md',
+      file_text: '---\ndescription: Shell is fish\n---\n\nThe shell is fish.',
+    });
+    expect(
+      (await refused({ command: 'str_replace', path: '/memories/shell.md', old_str: 'fish', new_str: 'zsh' })).content,
+    ).toMatch(
       /^No replacement was performed\. Multiple occurrences of old_str `fish` in lines: 3, \d+\. Please ensure it is unique$/,
     );
   });
 
   it('deletes old_str when new_str is omitted, and follows a derived description', async () => {
     await ok({ command: 'str_replace', path: '/memories/database.md', old_str: 'Backups run nightly.\n' });
-    expect(await only('database')).toMatchObject({ content: 'The database is PostgreSQL 15.\nThe replica is PostgreSQL 15 too.', description: 'The database is PostgreSQL 15.' });
-    await ok({ command: 'str_replace', path: '/memories/database.md', old_str: 'The database is PostgreSQL 15.\nThe replica', new_str: 'The replica' });
-    expect(await only('database')).toMatchObject({ content: 'The replica is PostgreSQL 15 too.', description: 'The replica is PostgreSQL 15 too.' });
+    expect(await only('database')).toMatchObject({
+      content: 'The database is PostgreSQL 15.\nThe replica is PostgreSQL 15 too.',
+      description: 'The database is PostgreSQL 15.',
+    });
+    await ok({
+      command: 'str_replace',
+      path: '/memories/database.md',
+      old_str: 'The database is PostgreSQL 15.\nThe replica',
+      new_str: 'The replica',
+    });
+    expect(await only('database')).toMatchObject({
+      content: 'The replica is PostgreSQL 15 too.',
+      description: 'The replica is PostgreSQL 15 too.',
+    });
   });
 
   it('edits frontmatter fields engram lets change, and refuses the ones it keeps', async () => {
-    await ok({ command: 'str_replace', path: '/memories/database.md', old_str: 'type: project', new_str: 'type: reference' });
-    await ok({ command: 'str_replace', path: '/memories/database.md', old_str: 'importance: 0.5', new_str: 'importance: 0.8' });
+    await ok({
+      command: 'str_replace',
+      path: '/memories/database.md',
+      old_str: 'type: project',
+      new_str: 'type: reference',
+    });
+    await ok({
+      command: 'str_replace',
+      path: '/memories/database.md',
+      old_str: 'importance: 0.5',
+      new_str: 'importance: 0.8',
+    });
     const memory = await only('database');
     expect(memory).toMatchObject({ type: 'reference', importance: 0.8 });
 
@@ -363,13 +544,25 @@ describe('str_replace', () => {
       ['importance: 0.8', 'importance: [1', /Malformed frontmatter/],
     ];
     for (const [oldString, newString, expected] of kept) {
-      const result = await refused({ command: 'str_replace', path: '/memories/database.md', old_str: oldString, new_str: newString });
+      const result = await refused({
+        command: 'str_replace',
+        path: '/memories/database.md',
+        old_str: oldString,
+        new_str: newString,
+      });
       expect(result.content).toMatch(expected);
       expect(result.content).toMatch(/^Error: /);
     }
-    expect((await refused({ command: 'str_replace', path: '/memories/database.md', old_str: '---\nname', new_str: 'oops\n---\nname' })).content).toMatch(
-      /frontmatter \(lines 1-\d+\) must stay at the top/,
-    );
+    expect(
+      (
+        await refused({
+          command: 'str_replace',
+          path: '/memories/database.md',
+          old_str: '---\nname',
+          new_str: 'oops\n---\nname',
+        })
+      ).content,
+    ).toMatch(/frontmatter \(lines 1-\d+\) must stay at the top/);
     expect(await snapshot()).toBe(before);
   });
 });
@@ -380,30 +573,66 @@ describe('insert', () => {
   });
 
   it('inserts after a line (0 = top of the body is refused above the frontmatter; the end works)', async () => {
-    const length = renderMemoryFile(await only('deploys')).slice(0, -1).split('\n').length;
-    expect(await ok({ command: 'insert', path: '/memories/deploys.md', insert_line: length, insert_text: 'Production needs a manual approval.\n' })).toBe(
-      'The file /memories/deploys.md has been edited.',
+    const length = renderMemoryFile(await only('deploys'))
+      .slice(0, -1)
+      .split('\n').length;
+    expect(
+      await ok({
+        command: 'insert',
+        path: '/memories/deploys.md',
+        insert_line: length,
+        insert_text: 'Production needs a manual approval.\n',
+      }),
+    ).toBe('The file /memories/deploys.md has been edited.');
+    expect((await only('deploys')).content).toBe(
+      'Deploys go through GitHub Actions.\nProduction needs a manual approval.',
     );
-    expect((await only('deploys')).content).toBe('Deploys go through GitHub Actions.\nProduction needs a manual approval.');
-    await ok({ command: 'insert', path: '/memories/deploys.md', insert_line: String(length - 1), insert_text: '## Deploys' });
-    expect((await only('deploys')).content).toBe('## Deploys\nDeploys go through GitHub Actions.\nProduction needs a manual approval.');
-    expect((await refused({ command: 'insert', path: '/memories/deploys.md', insert_line: 0, insert_text: 'Top.' })).content).toMatch(/must stay at the top/);
+    await ok({
+      command: 'insert',
+      path: '/memories/deploys.md',
+      insert_line: String(length - 1),
+      insert_text: '## Deploys',
+    });
+    expect((await only('deploys')).content).toBe(
+      '## Deploys\nDeploys go through GitHub Actions.\nProduction needs a manual approval.',
+    );
+    expect(
+      (await refused({ command: 'insert', path: '/memories/deploys.md', insert_line: 0, insert_text: 'Top.' })).content,
+    ).toMatch(/must stay at the top/);
   });
 
   it('answers the protocol errors: insert_line out of range, missing file, a folder', async () => {
     const before = await snapshot();
-    const length = renderMemoryFile(await only('deploys')).slice(0, -1).split('\n').length;
+    const length = renderMemoryFile(await only('deploys'))
+      .slice(0, -1)
+      .split('\n').length;
     for (const line of [-1, length + 1, 1.5, 'three', null]) {
-      const result = await refused({ command: 'insert', path: '/memories/deploys.md', insert_line: line, insert_text: 'x' });
+      const result = await refused({
+        command: 'insert',
+        path: '/memories/deploys.md',
+        insert_line: line,
+        insert_text: 'x',
+      });
       expect(result.content).toMatch(
-        line === null ? /Missing required parameter `insert_line`/ : new RegExp(`^Error: Invalid \`insert_line\` parameter: .+\\. It should be within the range of lines of the file: \\[0, ${length}\\]$`),
+        line === null
+          ? /Missing required parameter `insert_line`/
+          : new RegExp(
+              `^Error: Invalid \`insert_line\` parameter: .+\\. It should be within the range of lines of the file: \\[0, ${length}\\]$`,
+            ),
       );
     }
-    expect((await refused({ command: 'insert', path: '/memories/deploys.md', insert_line: length + 1, insert_text: 'x' })).content).toBe(
+    expect(
+      (await refused({ command: 'insert', path: '/memories/deploys.md', insert_line: length + 1, insert_text: 'x' }))
+        .content,
+    ).toBe(
       `Error: Invalid \`insert_line\` parameter: ${length + 1}. It should be within the range of lines of the file: [0, ${length}]`,
     );
-    expect((await refused({ command: 'insert', path: '/memories/gone.md', insert_line: 0, insert_text: 'x' })).content).toBe('Error: The path /memories/gone.md does not exist');
-    expect((await refused({ command: 'insert', path: '/memories', insert_line: 0, insert_text: 'x' })).content).toBe('Error: The path /memories does not exist');
+    expect(
+      (await refused({ command: 'insert', path: '/memories/gone.md', insert_line: 0, insert_text: 'x' })).content,
+    ).toBe('Error: The path /memories/gone.md does not exist');
+    expect((await refused({ command: 'insert', path: '/memories', insert_line: 0, insert_text: 'x' })).content).toBe(
+      'Error: The path /memories does not exist',
+    );
     expect(await snapshot()).toBe(before);
   });
 });
@@ -412,17 +641,33 @@ describe('delete', () => {
   it('forgets the memory (archived, kept in history); refuses the root and folders; answers missing files', async () => {
     await ok({ command: 'create', path: '/memories/temporary.md', file_text: 'The demo runs on port 4000.' });
     const memory = await only('temporary');
-    expect(await ok({ command: 'delete', path: '/memories/temporary.md' })).toBe('Successfully deleted /memories/temporary.md');
+    expect(await ok({ command: 'delete', path: '/memories/temporary.md' })).toBe(
+      'Successfully deleted /memories/temporary.md',
+    );
     expect(await temporary.store.get(memory.id)).toMatchObject({ archived: true });
-    expect((await temporary.store.history(memory.id)).at(-1)).toMatchObject({ action: 'archive', actor: 'memory-tool' });
+    expect((await temporary.store.history(memory.id)).at(-1)).toMatchObject({
+      action: 'archive',
+      actor: 'memory-tool',
+    });
     expect((await refused({ command: 'view', path: '/memories/temporary.md' })).code).toBe('NOT_FOUND');
 
     const before = await snapshot();
-    expect(await refused({ command: 'delete', path: '/memories' })).toMatchObject({ content: 'Error: Cannot delete the /memories directory itself' });
-    expect((await refused({ command: 'delete', path: '/memories/' })).content).toBe('Error: Cannot delete the /memories directory itself');
-    expect((await refused({ command: 'delete', path: '/memories/global' })).content).toMatch(/^Error: Cannot delete \/memories\/global: it is the folder of scope global/);
-    expect(await refused({ command: 'delete', path: '/memories/temporary.md' })).toMatchObject({ content: 'Error: The path /memories/temporary.md does not exist', code: 'NOT_FOUND' });
-    expect((await refused({ command: 'delete', path: '/memories/secret-plan.md' })).content).toBe('Error: The path /memories/secret-plan.md does not exist');
+    expect(await refused({ command: 'delete', path: '/memories' })).toMatchObject({
+      content: 'Error: Cannot delete the /memories directory itself',
+    });
+    expect((await refused({ command: 'delete', path: '/memories/' })).content).toBe(
+      'Error: Cannot delete the /memories directory itself',
+    );
+    expect((await refused({ command: 'delete', path: '/memories/global' })).content).toMatch(
+      /^Error: Cannot delete \/memories\/global: it is the folder of scope global/,
+    );
+    expect(await refused({ command: 'delete', path: '/memories/temporary.md' })).toMatchObject({
+      content: 'Error: The path /memories/temporary.md does not exist',
+      code: 'NOT_FOUND',
+    });
+    expect((await refused({ command: 'delete', path: '/memories/secret-plan.md' })).content).toBe(
+      'Error: The path /memories/secret-plan.md does not exist',
+    );
     expect(await snapshot()).toBe(before);
   });
 });
@@ -435,9 +680,9 @@ describe('rename', () => {
 
   it('renames a memory within its folder: same id, new name, history', async () => {
     const memory = await only('editor');
-    expect(await ok({ command: 'rename', old_path: '/memories/editor.md', new_path: '/memories/preferred-editor.md' })).toBe(
-      'Successfully renamed /memories/editor.md to /memories/preferred-editor.md',
-    );
+    expect(
+      await ok({ command: 'rename', old_path: '/memories/editor.md', new_path: '/memories/preferred-editor.md' }),
+    ).toBe('Successfully renamed /memories/editor.md to /memories/preferred-editor.md');
     expect(await only('preferred-editor')).toMatchObject({ id: memory.id, content: 'The user edits in Helix.' });
     expect((await temporary.store.history(memory.id)).at(-1)).toMatchObject({ action: 'update', actor: 'memory-tool' });
     expect(await ok({ command: 'view', path: '/memories/preferred-editor.md' })).toContain('name: preferred-editor');
@@ -445,23 +690,37 @@ describe('rename', () => {
 
   it('answers the protocol errors and refuses moves between scopes, changing nothing', async () => {
     const before = await snapshot();
-    expect(await refused({ command: 'rename', old_path: '/memories/editor.md', new_path: '/memories/shell.md' })).toMatchObject({
+    expect(
+      await refused({ command: 'rename', old_path: '/memories/editor.md', new_path: '/memories/shell.md' }),
+    ).toMatchObject({
       content: 'Error: The destination /memories/shell.md already exists',
       code: 'CONFLICT',
     });
-    expect((await refused({ command: 'rename', old_path: '/memories/editor.md', new_path: '/memories/global' })).content).toBe(
-      'Error: The destination /memories/global already exists',
+    expect(
+      (await refused({ command: 'rename', old_path: '/memories/editor.md', new_path: '/memories/global' })).content,
+    ).toBe('Error: The destination /memories/global already exists');
+    expect((await refused({ command: 'rename', old_path: '/memories', new_path: '/memories/x' })).content).toBe(
+      'Error: Cannot rename the /memories directory itself',
     );
-    expect((await refused({ command: 'rename', old_path: '/memories', new_path: '/memories/x' })).content).toBe('Error: Cannot rename the /memories directory itself');
-    expect((await refused({ command: 'rename', old_path: '/memories/nothing.md', new_path: '/memories/x.md' })).content).toBe(
-      'Error: The path /memories/nothing.md does not exist',
-    );
-    expect((await refused({ command: 'rename', old_path: '/memories/global', new_path: '/memories/shared' })).content).toMatch(/folders keep their names/);
-    expect((await refused({ command: 'rename', old_path: '/memories/editor.md', new_path: '/memories/global/editor.md' })).content).toMatch(
+    expect(
+      (await refused({ command: 'rename', old_path: '/memories/nothing.md', new_path: '/memories/x.md' })).content,
+    ).toBe('Error: The path /memories/nothing.md does not exist');
+    expect(
+      (await refused({ command: 'rename', old_path: '/memories/global', new_path: '/memories/shared' })).content,
+    ).toMatch(/folders keep their names/);
+    expect(
+      (await refused({ command: 'rename', old_path: '/memories/editor.md', new_path: '/memories/global/editor.md' }))
+        .content,
+    ).toMatch(
       /^Error: Cannot move \/memories\/editor.md to \/memories\/global: .*create it at \/memories\/global\/editor.md and delete \/memories\/editor.md\.$/,
     );
-    expect((await refused({ command: 'rename', old_path: '/memories/editor.md', new_path: '/memories/Bad Name.md' })).content).toMatch(/Invalid file name/);
-    expect((await refused({ command: 'rename', old_path: '/memories/editor.md', new_path: '/memories/a/b/c.md' })).content).toMatch(/Cannot rename to/);
+    expect(
+      (await refused({ command: 'rename', old_path: '/memories/editor.md', new_path: '/memories/Bad Name.md' }))
+        .content,
+    ).toMatch(/Invalid file name/);
+    expect(
+      (await refused({ command: 'rename', old_path: '/memories/editor.md', new_path: '/memories/a/b/c.md' })).content,
+    ).toMatch(/Cannot rename to/);
     expect(await snapshot()).toBe(before);
   });
 });
@@ -528,7 +787,10 @@ describe('paths and input', () => {
       [{ command: 'str_replace', path: '/memories/a.md', new_str: 'x' }, /Missing required parameter `old_str`/],
       [{ command: 'insert', path: '/memories/a.md', insert_line: 0 }, /Missing required parameter `insert_text`/],
       [{ command: 'rename', old_path: '/memories/a.md' }, /Missing required parameter `new_path`/],
-      [{ command: 'str_replace', path: '/memories/a.md', old_str: 'x'.repeat(200 * 1024), new_str: '' }, /`old_str` is 204800 bytes/],
+      [
+        { command: 'str_replace', path: '/memories/a.md', old_str: 'x'.repeat(200 * 1024), new_str: '' },
+        /`old_str` is 204800 bytes/,
+      ],
     ];
     for (const [input, expected] of cases) expect((await refused(input)).content).toMatch(expected);
     expect(await snapshot()).toBe(before);
@@ -544,8 +806,14 @@ describe('paths and input', () => {
 describe('layout and definitions', () => {
   it('puts each visible scope in its own folder, refuses clashing folders and a default scope it cannot see', async () => {
     const custom = open({ scopes: [PROJECT, 'global', 'user:ada'], directories: { 'user:ada': 'me' } });
-    expect(custom.layout.folders.map((folder) => [folder.name, folder.scope])).toEqual([['global', 'global'], ['me', 'user:ada']]);
-    await ok({ command: 'create', path: '/memories/me/languages.md', file_text: 'Ada reads French and English.' }, custom);
+    expect(custom.layout.folders.map((folder) => [folder.name, folder.scope])).toEqual([
+      ['global', 'global'],
+      ['me', 'user:ada'],
+    ]);
+    await ok(
+      { command: 'create', path: '/memories/me/languages.md', file_text: 'Ada reads French and English.' },
+      custom,
+    );
     expect((await only('languages', 'user:ada')).scope).toBe('user:ada');
     expect(custom.instructions).toContain('/memories/me/<name>.md holds memories of scope user:ada');
 
@@ -555,11 +823,13 @@ describe('layout and definitions', () => {
       ['user', 'user:a'],
       ['user-b-c', 'user:b.c'],
     ]);
-    expect(() => open({ scopes: [PROJECT, 'user:a', 'user:b'], directories: { 'user:a': 'people', 'user:b': 'people' } })).toThrow(
-      /would share the memory-tool folder "people"/,
-    );
+    expect(() =>
+      open({ scopes: [PROJECT, 'user:a', 'user:b'], directories: { 'user:a': 'people', 'user:b': 'people' } }),
+    ).toThrow(/would share the memory-tool folder "people"/);
     expect(() => open({ scopes: ['global'], defaultScope: PROJECT })).toThrow(/must be one of its scopes/);
-    expect(() => open({ scopes: [PROJECT, 'global'], directories: { global: '../up' } })).toThrow(/Invalid memory-tool folder name/);
+    expect(() => open({ scopes: [PROJECT, 'global'], directories: { global: '../up' } })).toThrow(
+      /Invalid memory-tool folder name/,
+    );
     expect(() => open({ scopes: [] })).toThrow(/at least one scope/);
   });
 
@@ -567,28 +837,41 @@ describe('layout and definitions', () => {
     const definition = tool.definition();
     expect(definition.name).toBe('memory');
     expect(definition.inputSchema).toMatchObject({ type: 'object', required: ['command'] });
-    expect((definition.inputSchema as any).properties.command.enum).toEqual(['view', 'create', 'str_replace', 'insert', 'delete', 'rename']);
+    expect((definition.inputSchema as any).properties.command.enum).toEqual([
+      'view',
+      'create',
+      'str_replace',
+      'insert',
+      'delete',
+      'rename',
+    ]);
     expect(definition.description).toContain('/memories/global/<name>.md');
     expect(anthropicNativeTool(definition)).toEqual({ type: 'memory_20250818', name: 'memory' });
     expect(anthropicNativeTool(memoryToolDefinition())).toBe(ANTHROPIC_MEMORY_TOOL);
     expect(anthropicNativeTool({ ...definition })).toBeUndefined();
   });
 
-  it('serves the Anthropic SDK\'s betaMemoryTool helper through memoryToolHandlers: refusals are ToolErrors holding the exact text', async () => {
+  it("serves the Anthropic SDK's betaMemoryTool helper through memoryToolHandlers: refusals are ToolErrors holding the exact text", async () => {
     const runnable = betaMemoryTool(memoryToolHandlers(tool));
     expect(runnable).toMatchObject({ type: 'memory_20250818', name: 'memory' });
-    expect(await runnable.run({ command: 'create', path: '/memories/sdk.md', file_text: 'Created through the SDK helper.' })).toBe(
-      'File created successfully at: /memories/sdk.md',
+    expect(
+      await runnable.run({ command: 'create', path: '/memories/sdk.md', file_text: 'Created through the SDK helper.' }),
+    ).toBe('File created successfully at: /memories/sdk.md');
+    const missing = await Promise.resolve(runnable.run({ command: 'view', path: '/memories/none.md' })).catch(
+      (error: unknown) => error,
     );
-    const missing = await Promise.resolve(runnable.run({ command: 'view', path: '/memories/none.md' })).catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(ToolError);
-    expect((missing as ToolError).content).toBe('The path /memories/none.md does not exist. Please provide a valid path.');
+    expect((missing as ToolError).content).toBe(
+      'The path /memories/none.md does not exist. Please provide a valid path.',
+    );
   });
 
   it('answers through the SDK\'s tool runner with the reference strings exactly, "Error:" only where the protocol has it', async () => {
     const api = await startAnthropicMessagesServer({ apiKey: 'sk-ant-test' });
     try {
-      const call = (id: string, input: Record<string, unknown>) => ({ message: { content: [{ type: 'tool_use' as const, id, name: 'memory', input }] } });
+      const call = (id: string, input: Record<string, unknown>) => ({
+        message: { content: [{ type: 'tool_use' as const, id, name: 'memory', input }] },
+      });
       api.script(
         call('toolu_1', { command: 'view', path: '/memories/none.md' }),
         call('toolu_2', { command: 'delete', path: '/memories/none.md' }),
@@ -607,10 +890,27 @@ describe('layout and definitions', () => {
         })
         .runUntilDone();
       expect(final.content).toMatchObject([{ type: 'text', text: 'Done.' }]);
-      const resultOf = (index: number) => (api.requests[index]!.body as { messages: Array<{ content: unknown }> }).messages.at(-1)!.content;
-      expect(resultOf(1)).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'The path /memories/none.md does not exist. Please provide a valid path.', is_error: true }]);
-      expect(resultOf(2)).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_2', content: 'Error: The path /memories/none.md does not exist', is_error: true }]);
-      expect(resultOf(3)).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_3', content: 'File created successfully at: /memories/runner.md' }]);
+      const resultOf = (index: number) =>
+        (api.requests[index]!.body as { messages: Array<{ content: unknown }> }).messages.at(-1)!.content;
+      expect(resultOf(1)).toEqual([
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_1',
+          content: 'The path /memories/none.md does not exist. Please provide a valid path.',
+          is_error: true,
+        },
+      ]);
+      expect(resultOf(2)).toEqual([
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_2',
+          content: 'Error: The path /memories/none.md does not exist',
+          is_error: true,
+        },
+      ]);
+      expect(resultOf(3)).toEqual([
+        { type: 'tool_result', tool_use_id: 'toolu_3', content: 'File created successfully at: /memories/runner.md' },
+      ]);
       expect((await only('runner')).content).toBe('Written by the tool runner.');
     } finally {
       await api.close();

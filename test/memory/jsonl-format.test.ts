@@ -14,8 +14,23 @@ describe('serializeMemoryLine', () => {
     expect(line).not.toContain('\n');
     expect(line.startsWith('{"kind":"memory","id":"mem-1","scope":"project:acme","type":"project"')).toBe(true);
     expect(Object.keys(JSON.parse(line) as object)).toEqual([
-      'kind', 'id', 'scope', 'type', 'name', 'description', 'content', 'importance', 'source', 'createdAt',
-      'updatedAt', 'lastAccessedAt', 'hitCount', 'validFrom', 'invalidAt', 'supersededBy', 'archived',
+      'kind',
+      'id',
+      'scope',
+      'type',
+      'name',
+      'description',
+      'content',
+      'importance',
+      'source',
+      'createdAt',
+      'updatedAt',
+      'lastAccessedAt',
+      'hitCount',
+      'validFrom',
+      'invalidAt',
+      'supersededBy',
+      'archived',
     ]);
   });
 
@@ -46,9 +61,9 @@ describe('serializeMemoryLine', () => {
     expect(parsed.errors).toEqual([]);
     expect(parsed.warnings).toEqual([]);
     expect(parsed.memories.map((entry) => entry.line)).toEqual([1, 2]);
-    expect(parsed.memories.map((entry) => normalizeNewMemory(entry.input, { now: '2030-01-01T00:00:00.000Z', id: 'x' }))).toStrictEqual(
-      memories,
-    );
+    expect(
+      parsed.memories.map((entry) => normalizeNewMemory(entry.input, { now: '2030-01-01T00:00:00.000Z', id: 'x' })),
+    ).toStrictEqual(memories);
   });
 });
 
@@ -92,13 +107,19 @@ describe('parseJsonl', () => {
       '{"kind":"memory","id":"m2","scope":"global","content":"Another fact."}',
     ].join('\n');
     const parsed = parseJsonl(text);
-    expect(parsed.memories.map((entry) => [entry.line, entry.input.id])).toEqual([[1, 'm1'], [3, 'm2']]);
-    expect(parsed.others).toEqual([{ line: 2, value: { kind: 'query', question: 'Where does Alice live?', answer: 'Lisbon' } }]);
+    expect(parsed.memories.map((entry) => [entry.line, entry.input.id])).toEqual([
+      [1, 'm1'],
+      [3, 'm2'],
+    ]);
+    expect(parsed.others).toEqual([
+      { line: 2, value: { kind: 'query', question: 'Where does Alice live?', answer: 'Lisbon' } },
+    ]);
     expect(parsed.errors).toEqual([]);
   });
 
   it('skips blank lines, tolerates a BOM and CRLF, and keeps 1-based line numbers', () => {
-    const text = '\uFEFF{"id":"m1","scope":"global","content":"One."}\r\n\r\n   \r\n{"id":"m2","scope":"global","content":"Two."}\r\n';
+    const text =
+      '\uFEFF{"id":"m1","scope":"global","content":"One."}\r\n\r\n   \r\n{"id":"m2","scope":"global","content":"Two."}\r\n';
     const parsed = parseJsonl(text);
     expect(parsed.memories.map((entry) => entry.line)).toEqual([1, 4]);
     expect(parsed.memories[0]!.input.content).toBe('One.');
@@ -112,7 +133,10 @@ describe('parseJsonl', () => {
   });
 
   it('caps the number of warnings listed and says how many more there were', () => {
-    const lines = Array.from({ length: 120 }, (_unused, index) => `{"id":"m${index}","scope":"global","content":"x","extra":1}`);
+    const lines = Array.from(
+      { length: 120 },
+      (_unused, index) => `{"id":"m${index}","scope":"global","content":"x","extra":1}`,
+    );
     const parsed = parseJsonl(lines.join('\n'));
     expect(parsed.memories).toHaveLength(120);
     expect(parsed.warnings).toHaveLength(51);
@@ -151,7 +175,10 @@ describe('parseJsonl', () => {
       '{"id":"ok-2","scope":"global","content":"Also fine.","created_at":"2024-01-01T00:00:00Z","createdAt":"2024-01-01T00:00:00Z"}',
     ].join('\n');
     const parsed = parseJsonl(text);
-    expect(parsed.memories.map((entry) => [entry.line, entry.input.id])).toEqual([[1, 'ok-1'], [19, 'ok-2']]);
+    expect(parsed.memories.map((entry) => [entry.line, entry.input.id])).toEqual([
+      [1, 'ok-1'],
+      [19, 'ok-2'],
+    ]);
     const byLine = new Map(parsed.errors.map((error) => [error.line, error.message]));
     expect([...byLine.keys()]).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]);
     expect(byLine.get(2)).toMatch(/^Not valid JSON/);

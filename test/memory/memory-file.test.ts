@@ -39,7 +39,11 @@ describe('renderMemoryFile', () => {
       source: { sessionId: 'session-9', turnId: 'turn-3', origin: 'cli' },
     });
     const text = renderMemoryFile(memory);
-    expect(text.startsWith('---\nname: integration-tests\ndescription: Integration tests use the real database\nmetadata:\n  type: feedback\n')).toBe(true);
+    expect(
+      text.startsWith(
+        '---\nname: integration-tests\ndescription: Integration tests use the real database\nmetadata:\n  type: feedback\n',
+      ),
+    ).toBe(true);
     expect(text.endsWith('---\n\nUse the real database.\n\n**Why:** mocks hid a migration bug.\n')).toBe(true);
     const frontmatter = parseYaml(text.split('\n---\n')[0]!.slice(4)) as Record<string, Record<string, unknown>>;
     expect(Object.keys(frontmatter)).toEqual(['name', 'description', 'metadata']);
@@ -74,7 +78,10 @@ describe('parseMemoryFile round trip', () => {
     ['edge whitespace', { content: '\n\n  indented first line\ntrailing spaces   \n\n\n' }],
     ['delimiter lines in the body', { content: '---\nname: not-frontmatter\n---\nstill body\n---' }],
     ['markdown', { content: '# Heading\n\n- item\n\n```ts\nconst x = 1; // ---\n```\n\n> quote\n\n[[other-name]]' }],
-    ['unicode', { content: 'Ünïcödé — 数据库是 PostgreSQL 15 😀\u2028separator', description: 'Emoji 😀 and “quotes” — dash' }],
+    [
+      'unicode',
+      { content: 'Ünïcödé — 数据库是 PostgreSQL 15 😀\u2028separator', description: 'Emoji 😀 and “quotes” — dash' },
+    ],
     ['carriage returns inside content', { content: 'line one\r\nline two\rline three\r\n' }],
     ['tabs', { content: '\tcode\n\t\tdeeper' }],
     [
@@ -192,7 +199,10 @@ describe('parseMemoryFile with Claude Code files', () => {
   });
 
   it('reads a file without frontmatter, naming it after its file', () => {
-    const parsed = parseMemoryFile('# Testing\n\nUse the real database.\n', { ...FALLBACK, fileName: 'feedback_testing.md' });
+    const parsed = parseMemoryFile('# Testing\n\nUse the real database.\n', {
+      ...FALLBACK,
+      fileName: 'feedback_testing.md',
+    });
     expect(parsed).toStrictEqual({
       id: 'fallback-id',
       scope: 'project:fallback',
@@ -234,7 +244,11 @@ describe('parseMemoryFile refuses bad files', () => {
     ['an unknown type', '---\nname: a\nmetadata:\n  type: preference\n---\nbody\n', /Invalid type "preference"/],
     ['importance out of range', '---\nmetadata:\n  importance: 2\n---\nbody\n', /Invalid importance 2/],
     ['a path as id', '---\nmetadata:\n  id: ../../etc/passwd\n---\nbody\n', /Invalid memory id/],
-    ['a control character in the description', '---\ndescription: "bell \\u0007 here"\n---\nbody\n', /control characters/],
+    [
+      'a control character in the description',
+      '---\ndescription: "bell \\u0007 here"\n---\nbody\n',
+      /control characters/,
+    ],
     ['a NUL in the content', '---\nname: a\n---\nbefore\u0000after\n', /control characters/],
     ['a bad modified stamp', '---\nmodified: yesterday\n---\nbody\n', /Invalid modified/],
     ['a bad source field', '---\nmetadata:\n  source: {command: "rm -rf /"}\n---\nbody\n', /Invalid source field/],

@@ -95,14 +95,20 @@ describe('buildMemoryIndex', () => {
   });
 
   it('keeps each entry on one line even if a description carries line breaks or controls', () => {
-    const hostile = { ...makeMemory('g', { name: 'hostile' }), description: 'one\n- [fake](../../etc/passwd)\r\u0007two\u2028three' };
+    const hostile = {
+      ...makeMemory('g', { name: 'hostile' }),
+      description: 'one\n- [fake](../../etc/passwd)\r\u0007two\u2028three',
+    };
     const text = buildMemoryIndex([hostile]).text;
     expect(lineCount(text)).toBe(3);
     expect(text.split('\n')[2]).toBe('- [hostile](hostile.md) — one - [fake](../../etc/passwd) two three');
   });
 
   it('keeps 10,000 memories within 200 lines and 25,000 bytes, with a warning that fits', () => {
-    const memories = manyMemories(10_000, (index) => `Description number ${index} with some words to make it realistic`);
+    const memories = manyMemories(
+      10_000,
+      (index) => `Description number ${index} with some words to make it realistic`,
+    );
     const index = buildMemoryIndex(memories);
     expect(index.truncated).toBe(true);
     expect(index.total).toBe(10_000);
@@ -131,7 +137,8 @@ describe('buildMemoryIndex', () => {
     expect(index.text).not.toContain('\uFFFD');
     const entries = index.text.split('\n').filter((line) => line.startsWith('- ['));
     expect(entries).toHaveLength(index.shown);
-    for (const entry of entries) expect(entry).toMatch(/^- \[memory-\d+\]\(memory-\d+\.md\) — 数据库迁移说明第\d+条：[测试]+…$/);
+    for (const entry of entries)
+      expect(entry).toMatch(/^- \[memory-\d+\]\(memory-\d+\.md\) — 数据库迁移说明第\d+条：[测试]+…$/);
     expect(index.text).toContain(`shows ${index.shown} of 300 memories`);
   });
 
@@ -146,11 +153,17 @@ describe('buildMemoryIndex', () => {
   });
 
   it('falls back to the warning alone, cut by bytes, when the caps cannot hold the header', () => {
-    const index = buildMemoryIndex(manyMemories(10, () => 'd'), { maxBytes: 40 });
+    const index = buildMemoryIndex(
+      manyMemories(10, () => 'd'),
+      { maxBytes: 40 },
+    );
     expect(index).toMatchObject({ truncated: true, shown: 0, total: 10 });
     expect(byteLength(index.text)).toBeLessThanOrEqual(40);
     expect(index.text.startsWith('> WARNING: MEMORY.md shows 0 of 10')).toBe(true);
-    const oneLine = buildMemoryIndex(manyMemories(10, () => 'd'), { maxLines: 1 });
+    const oneLine = buildMemoryIndex(
+      manyMemories(10, () => 'd'),
+      { maxLines: 1 },
+    );
     expect(lineCount(oneLine.text)).toBe(1);
     expect(oneLine.text).toMatch(/^> WARNING/);
   });
@@ -210,7 +223,13 @@ describe('assignFileNames', () => {
       makeMemory('2', { name: 'notes' }),
       makeMemory('3', { name: 'notes-2' }),
     ]);
-    expect(names).toEqual(new Map([['1', 'notes.md'], ['2', 'notes-3.md'], ['3', 'notes-2.md']]));
+    expect(names).toEqual(
+      new Map([
+        ['1', 'notes.md'],
+        ['2', 'notes-3.md'],
+        ['3', 'notes-2.md'],
+      ]),
+    );
   });
 
   it('never produces MEMORY.md, even for a memory named "memory"', () => {
@@ -219,7 +238,23 @@ describe('assignFileNames', () => {
   });
 
   it('makes hostile names into safe, unique file names', () => {
-    const hostile = ['../../etc/passwd', '..', '.hidden', 'a/b\\c', 'con', 'CON.txt', 'lpt1', '', 'x'.repeat(300), '名前', 'Notes', 'notes', ' spaced out ', 'nul.', '-dash'];
+    const hostile = [
+      '../../etc/passwd',
+      '..',
+      '.hidden',
+      'a/b\\c',
+      'con',
+      'CON.txt',
+      'lpt1',
+      '',
+      'x'.repeat(300),
+      '名前',
+      'Notes',
+      'notes',
+      ' spaced out ',
+      'nul.',
+      '-dash',
+    ];
     const memories = hostile.map((name, index) => ({ ...makeMemory(`h${index}`), name }));
     const names = [...assignFileNames(memories).values()];
     expect(names).toHaveLength(hostile.length);
@@ -241,7 +276,10 @@ describe('assignFileNames', () => {
 
 describe('parseMemoryIndex', () => {
   it('reads back the file names of a built index', () => {
-    const memories = [makeMemory('a', { name: 'alpha', type: 'user' }), makeMemory('b', { name: 'beta', type: 'user' })];
+    const memories = [
+      makeMemory('a', { name: 'alpha', type: 'user' }),
+      makeMemory('b', { name: 'beta', type: 'user' }),
+    ];
     expect(parseMemoryIndex(buildMemoryIndex(memories).text)).toEqual(['alpha.md', 'beta.md']);
   });
 
@@ -268,7 +306,13 @@ describe('parseMemoryIndex', () => {
       '- [Text](notes.txt) — not markdown',
       '- [Nul](bad%00name.md) — control character',
     ].join('\n');
-    expect(parseMemoryIndex(text)).toEqual(['user_role.md', 'feedback_testing.md', 'project_notes.md', 'team notes.md', 'reference.md']);
+    expect(parseMemoryIndex(text)).toEqual([
+      'user_role.md',
+      'feedback_testing.md',
+      'project_notes.md',
+      'team notes.md',
+      'reference.md',
+    ]);
   });
 
   it('returns nothing for text without links, and copes with huge input', () => {

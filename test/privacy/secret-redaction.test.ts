@@ -22,15 +22,18 @@ describe('the secrets corpus', () => {
     expect([...SECRET_KINDS].filter((kind) => !kinds.has(kind))).toEqual([]);
   });
 
-  it.each(SECRET_CASES.map((entry, index) => [`${index} ${entry.kind}`, entry] as const))('redacts %s and names its kind', (_label, entry) => {
-    const result = redactSecrets(entry.text);
-    for (const secret of entry.secrets) expect(result.text).not.toContain(secret);
-    expect(result.kinds).toContain(entry.kind);
-    expect(result.text).toContain(redactionPlaceholder(entry.kind));
-    for (const kept of entry.keeps ?? []) expect(result.text).toContain(kept);
-    // The report names kinds only: nothing of the secret travels with it.
-    expect(JSON.stringify(result.kinds)).not.toContain(entry.secrets[0]!.slice(0, 12));
-  });
+  it.each(SECRET_CASES.map((entry, index) => [`${index} ${entry.kind}`, entry] as const))(
+    'redacts %s and names its kind',
+    (_label, entry) => {
+      const result = redactSecrets(entry.text);
+      for (const secret of entry.secrets) expect(result.text).not.toContain(secret);
+      expect(result.kinds).toContain(entry.kind);
+      expect(result.text).toContain(redactionPlaceholder(entry.kind));
+      for (const kept of entry.keeps ?? []) expect(result.text).toContain(kept);
+      // The report names kinds only: nothing of the secret travels with it.
+      expect(JSON.stringify(result.kinds)).not.toContain(entry.secrets[0]!.slice(0, 12));
+    },
+  );
 
   it('redacts every secret of a document that holds them all, and counts them', () => {
     const document = SECRET_CASES.map((entry) => entry.text).join('\n\n');
@@ -57,13 +60,17 @@ describe('the secrets corpus', () => {
   it('reports spans in text order without overlaps', () => {
     const document = SECRET_CASES.map((entry) => entry.text).join(' | ');
     const matches = findSecrets(document);
-    for (let index = 1; index < matches.length; index += 1) expect(matches[index]!.start).toBeGreaterThanOrEqual(matches[index - 1]!.end);
+    for (let index = 1; index < matches.length; index += 1)
+      expect(matches[index]!.start).toBeGreaterThanOrEqual(matches[index - 1]!.end);
   });
 });
 
 describe('context rules keep what is not secret', () => {
   it.each([
-    ['postgres://app:S3cretPw9@db.internal:5432/orders', 'postgres://app:[REDACTED:url-password]@db.internal:5432/orders'],
+    [
+      'postgres://app:S3cretPw9@db.internal:5432/orders',
+      'postgres://app:[REDACTED:url-password]@db.internal:5432/orders',
+    ],
     ['DB_PASSWORD=correcthorse', 'DB_PASSWORD=[REDACTED:password]'],
     ['password: hunter22', 'password: [REDACTED:password]'],
     ['"api_key": "abc"', '"api_key": "[REDACTED:credential-assignment]"'],
@@ -74,8 +81,14 @@ describe('context rules keep what is not secret', () => {
     ['docker login -p Sup3rS3cret! -u me', 'docker login -p [REDACTED:password] -u me'],
     ['Password: correcthorsebatterystaple', 'Password: [REDACTED:password]'],
     ['the wifi password is sunflower', 'the wifi password is [REDACTED:password]'],
-    ['https://hooks.zapier.com/hooks/catch/1234567/abcdefXyZ12345QwErTy/', 'https://hooks.zapier.com/hooks/catch/1234567/[REDACTED:webhook-url]/'],
-    ['POST to https://hooks.example.org/hooks/x9Fq2LmZ7pRt4Wv8 now', 'POST to https://hooks.example.org/hooks/[REDACTED:url-path-secret] now'],
+    [
+      'https://hooks.zapier.com/hooks/catch/1234567/abcdefXyZ12345QwErTy/',
+      'https://hooks.zapier.com/hooks/catch/1234567/[REDACTED:webhook-url]/',
+    ],
+    [
+      'POST to https://hooks.example.org/hooks/x9Fq2LmZ7pRt4Wv8 now',
+      'POST to https://hooks.example.org/hooks/[REDACTED:url-path-secret] now',
+    ],
     ['app#access_token=9f8e7d6c5b4a39&state=x', 'app#access_token=[REDACTED:credential-assignment]&state=x'],
   ])('%s', (input, expected) => {
     expect(redactSecrets(input).text).toBe(expected);
@@ -107,12 +120,18 @@ describe('the high-entropy rule', () => {
       state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
       return state / 2_147_483_648;
     };
-    return Array.from({ length: count }, () => Array.from({ length }, () => alphabet[Math.floor(next() * alphabet.length)]).join(''));
+    return Array.from({ length: count }, () =>
+      Array.from({ length }, () => alphabet[Math.floor(next() * alphabet.length)]).join(''),
+    );
   }
   const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
   it('catches most random base62 and base64 tokens of 32 characters or more', () => {
-    for (const [alphabet, seed] of [[BASE62, 7], [`${BASE62}+/`, 11], [`${BASE62}-_`, 13]] as const) {
+    for (const [alphabet, seed] of [
+      [BASE62, 7],
+      [`${BASE62}+/`, 11],
+      [`${BASE62}-_`, 13],
+    ] as const) {
       const tokens = randomTokens(400, 40, alphabet, seed);
       const caught = tokens.filter((token) => isHighEntropyToken(token)).length;
       expect(caught / tokens.length).toBeGreaterThan(0.85);
@@ -166,7 +185,10 @@ describe('bad input', () => {
     expect(redactSecrets(body).text).toBe('[REDACTED:private-key]');
     // One random-looking token of 64 KB: long tokens are held to a capped entropy bar, so it is caught.
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-    const endless = Array.from({ length: size }, (_, index) => alphabet[(index * 7919 + ((index * index) % 61)) % alphabet.length]).join('');
+    const endless = Array.from(
+      { length: size },
+      (_, index) => alphabet[(index * 7919 + ((index * index) % 61)) % alphabet.length],
+    ).join('');
     expect(redactSecrets(endless).text).toBe('[REDACTED:high-entropy-token]');
     // A long token of three letters is not random, whatever its length.
     expect(redactSecrets('aB3'.repeat(size / 3)).count).toBe(0);
@@ -191,25 +213,33 @@ describe('bad input', () => {
 });
 
 // Real conversations as a false-positive check: no one in them shares a credential.
-describe.skipIf(!existsSync(LOCOMO) || !existsSync(MEMORYBANK))('no false positives on real conversations (skipped without ../shared/data)', () => {
-  it('finds nothing in LoCoMo turns and captions or in MemoryBank logs', () => {
-    const texts: string[] = [];
-    for (const sample of JSON.parse(readFileSync(LOCOMO, 'utf8')) as Array<{ conversation: Record<string, unknown> }>) {
-      for (const turns of Object.values(sample.conversation)) {
-        if (!Array.isArray(turns)) continue;
-        for (const turn of turns as Array<{ text: string; blip_caption?: string }>) texts.push(`${turn.text} ${turn.blip_caption ?? ''}`);
+describe.skipIf(!existsSync(LOCOMO) || !existsSync(MEMORYBANK))(
+  'no false positives on real conversations (skipped without ../shared/data)',
+  () => {
+    it('finds nothing in LoCoMo turns and captions or in MemoryBank logs', () => {
+      const texts: string[] = [];
+      for (const sample of JSON.parse(readFileSync(LOCOMO, 'utf8')) as Array<{
+        conversation: Record<string, unknown>;
+      }>) {
+        for (const turns of Object.values(sample.conversation)) {
+          if (!Array.isArray(turns)) continue;
+          for (const turn of turns as Array<{ text: string; blip_caption?: string }>)
+            texts.push(`${turn.text} ${turn.blip_caption ?? ''}`);
+        }
       }
-    }
-    texts.push(readFileSync(MEMORYBANK, 'utf8'));
-    expect(texts.length).toBeGreaterThan(5_000);
-    const found = texts.flatMap((text) => findSecrets(text).map((match) => `${match.kind}: ${text.slice(match.start, match.end)}`));
-    expect(found).toEqual([]);
-  });
+      texts.push(readFileSync(MEMORYBANK, 'utf8'));
+      expect(texts.length).toBeGreaterThan(5_000);
+      const found = texts.flatMap((text) =>
+        findSecrets(text).map((match) => `${match.kind}: ${text.slice(match.start, match.end)}`),
+      );
+      expect(found).toEqual([]);
+    });
 
-  it('finds nothing in the image URLs LoCoMo shares but the signed tokens (JWTs) some of them carry', () => {
-    const urls = [...new Set(readFileSync(LOCOMO, 'utf8').match(/https?:\/\/[^\s"']+/g) ?? [])];
-    expect(urls.length).toBeGreaterThan(500);
-    const kinds = urls.flatMap((url) => findSecrets(url).map((match) => match.kind));
-    expect(kinds.filter((kind) => kind !== 'jwt')).toEqual([]);
-  });
-});
+    it('finds nothing in the image URLs LoCoMo shares but the signed tokens (JWTs) some of them carry', () => {
+      const urls = [...new Set(readFileSync(LOCOMO, 'utf8').match(/https?:\/\/[^\s"']+/g) ?? [])];
+      expect(urls.length).toBeGreaterThan(500);
+      const kinds = urls.flatMap((url) => findSecrets(url).map((match) => match.kind));
+      expect(kinds.filter((kind) => kind !== 'jwt')).toEqual([]);
+    });
+  },
+);

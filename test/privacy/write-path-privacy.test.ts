@@ -28,13 +28,20 @@ import { SECRET_CASES } from '../fixtures/secrets-corpus.js';
 
 const SECRETS = [...new Set(SECRET_CASES.flatMap((entry) => entry.secrets))];
 // The full-text index keeps words lowercased and split at punctuation: look for those pieces too.
-const INDEX_PIECES = [...new Set(SECRETS.flatMap((secret) => secret.toLowerCase().match(/[a-z0-9]{16,}/g) ?? []).map((piece) => piece.slice(0, 16)))];
+const INDEX_PIECES = [
+  ...new Set(
+    SECRETS.flatMap((secret) => secret.toLowerCase().match(/[a-z0-9]{16,}/g) ?? []).map((piece) => piece.slice(0, 16)),
+  ),
+];
 const ONE_LINE = SECRET_CASES.filter((entry) => !entry.text.includes('\n') && entry.text.length <= 280);
 const DOCUMENT = SECRET_CASES.map((entry) => entry.text).join('\n\n');
 
 function leaked(text: string): string[] {
   const lower = text.toLowerCase();
-  return [...SECRETS.filter((secret) => text.includes(secret)), ...INDEX_PIECES.filter((piece) => lower.includes(piece))];
+  return [
+    ...SECRETS.filter((secret) => text.includes(secret)),
+    ...INDEX_PIECES.filter((piece) => lower.includes(piece)),
+  ];
 }
 
 /** Every row of every table of a SQLite file, as text, and the raw bytes of the file and its WAL. */
@@ -43,12 +50,17 @@ function readStoreFiles(path: string): { rows: string; bytes: string; tables: Re
   const tables: Record<string, number> = {};
   let rows = '';
   try {
-    const names = database.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>;
+    const names = database.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{
+      name: string;
+    }>;
     for (const { name } of names) {
-      const all = database.prepare(`SELECT * FROM "${name.replace(/"/g, '""')}"`).all() as Array<Record<string, unknown>>;
+      const all = database.prepare(`SELECT * FROM "${name.replace(/"/g, '""')}"`).all() as Array<
+        Record<string, unknown>
+      >;
       tables[name] = all.length;
       for (const row of all) {
-        for (const value of Object.values(row)) rows += `${Buffer.isBuffer(value) ? value.toString('latin1') : String(value)}\n`;
+        for (const value of Object.values(row))
+          rows += `${Buffer.isBuffer(value) ? value.toString('latin1') : String(value)}\n`;
       }
     }
   } finally {
@@ -103,8 +115,17 @@ describe('the library, explicit statements and the memory tool', () => {
     embeddings = await startEmbeddingsServer({ dimensions: 32 });
     store = new SqliteMemoryStore({ path: path() });
     await store.open();
-    const embedder = new OpenAiCompatibleEmbedder({ baseUrl: embeddings.baseUrl, model: 'hashed-words', maxRetries: 0 });
-    engram = new Engram({ store, defaultScope: 'project:github.com/acme/app', embedder, onWarning: (warning) => warnings.push(warning) });
+    const embedder = new OpenAiCompatibleEmbedder({
+      baseUrl: embeddings.baseUrl,
+      model: 'hashed-words',
+      maxRetries: 0,
+    });
+    engram = new Engram({
+      store,
+      defaultScope: 'project:github.com/acme/app',
+      embedder,
+      onWarning: (warning) => warnings.push(warning),
+    });
   });
 
   afterAll(async () => {
@@ -120,23 +141,35 @@ describe('the library, explicit statements and the memory tool', () => {
       expect(leaked(JSON.stringify(result))).toEqual([]);
     }
     // Secrets in the name and the description are redacted too; the name stays a slug.
-    const named = await engram.save({ content: 'The release bot token lives in the vault.', name: SECRET_CASES.find((entry) => entry.kind === 'github-token')!.secrets[0]!, description: ONE_LINE[0]!.text });
+    const named = await engram.save({
+      content: 'The release bot token lives in the vault.',
+      name: SECRET_CASES.find((entry) => entry.kind === 'github-token')!.secrets[0]!,
+      description: ONE_LINE[0]!.text,
+    });
     expect(named.memory.name).toBe('redacted-github-token');
     expect(named.memory.description).toContain('[REDACTED:anthropic-api-key]');
     expect(leaked(warnings.join('\n'))).toEqual([]);
   });
 
   it('a name derived from unredacted text loses the secret it holds in lowercase', async () => {
-    const token = SECRET_CASES.find((entry) => entry.kind === 'credential-assignment' && entry.text.startsWith('The deploy token'))!.secrets[0]!;
+    const token = SECRET_CASES.find(
+      (entry) => entry.kind === 'credential-assignment' && entry.text.startsWith('The deploy token'),
+    )!.secrets[0]!;
     const aws = SECRET_CASES.find((entry) => entry.kind === 'aws-access-key-id')!.secrets[0]!;
-    const saved = await engram.save({ content: `The deploy token is ${token}; the CI key is ${aws}.`, name: `deploy-token-is-${token.slice(0, 20)}-ci-key-${aws.toLowerCase()}` });
+    const saved = await engram.save({
+      content: `The deploy token is ${token}; the CI key is ${aws}.`,
+      name: `deploy-token-is-${token.slice(0, 20)}-ci-key-${aws.toLowerCase()}`,
+    });
     expect(saved.memory.name).toBe('deploy-token-is-redacted-ci-key-redacted');
     expect(saved.warnings).toContain('secrets-redacted');
   });
 
   it('update: a clean memory edited to hold every secret keeps none, in the row or its history', async () => {
     const memory = await engram.remember({ content: 'The deploy checklist lives in the wiki.' });
-    const updated = await engram.update(memory.id, { content: DOCUMENT.slice(0, 60_000), description: ONE_LINE[1]!.text });
+    const updated = await engram.update(memory.id, {
+      content: DOCUMENT.slice(0, 60_000),
+      description: ONE_LINE[1]!.text,
+    });
     expect(leaked(JSON.stringify(updated))).toEqual([]);
     const history = await engram.history(memory.id);
     expect(history.at(-1)!.after!.content).toContain('[REDACTED:');
@@ -144,18 +177,30 @@ describe('the library, explicit statements and the memory tool', () => {
   });
 
   it('importMemories: memories that carry ids, replacing existing ones too', async () => {
-    const inputs = SECRET_CASES.map((entry, index) => ({ id: `mem_import_${index}`, scope: 'project:github.com/acme/app', content: entry.text, description: 'Imported note' }));
+    const inputs = SECRET_CASES.map((entry, index) => ({
+      id: `mem_import_${index}`,
+      scope: 'project:github.com/acme/app',
+      content: entry.text,
+      description: 'Imported note',
+    }));
     const report = await engram.importMemories(inputs);
     expect(report.created).toBe(SECRET_CASES.length);
     expect(new Set(report.redacted)).toEqual(new Set(SECRET_CASES.map((entry) => entry.kind)));
-    const replaced = await engram.importMemories(inputs.map((input) => ({ ...input, content: `${input.content} (v2)` })), { onExisting: 'replace' });
+    const replaced = await engram.importMemories(
+      inputs.map((input) => ({ ...input, content: `${input.content} (v2)` })),
+      { onExisting: 'replace' },
+    );
     expect(replaced.replaced).toBe(SECRET_CASES.length);
   });
 
   it('explicit statements: "remember that …" with a secret in it', async () => {
     for (const entry of ONE_LINE) {
       // Its own scope, so the statement is written rather than merged into the copy saved above.
-      const result = await applyExplicitMemory(engram, `Remember that we use this: ${entry.text.replace(/[.!?]$/, '')}.`, { scope: 'session:explicit' });
+      const result = await applyExplicitMemory(
+        engram,
+        `Remember that we use this: ${entry.text.replace(/[.!?]$/, '')}.`,
+        { scope: 'session:explicit' },
+      );
       expect(result.outcomes.map((outcome) => outcome.action)).toEqual(['created']);
       expect(result.outcomes[0]).toMatchObject({ warnings: expect.arrayContaining(['secrets-redacted']) });
     }
@@ -163,13 +208,27 @@ describe('the library, explicit statements and the memory tool', () => {
 
   it('the memory tool: create, str_replace and insert with secrets', async () => {
     const tool = new MemoryTool({ engram });
-    const created = await tool.run({ command: 'create', path: '/memories/credentials-note.md', file_text: `${ONE_LINE[2]!.text}\n\nKeys are kept in the vault.\n` });
+    const created = await tool.run({
+      command: 'create',
+      path: '/memories/credentials-note.md',
+      file_text: `${ONE_LINE[2]!.text}\n\nKeys are kept in the vault.\n`,
+    });
     expect(created.isError, created.content).toBe(false);
-    const replaced = await tool.run({ command: 'str_replace', path: '/memories/credentials-note.md', old_str: 'kept in the vault', new_str: ONE_LINE[3]!.text });
+    const replaced = await tool.run({
+      command: 'str_replace',
+      path: '/memories/credentials-note.md',
+      old_str: 'kept in the vault',
+      new_str: ONE_LINE[3]!.text,
+    });
     expect(replaced.isError, replaced.content).toBe(false);
     const before = await tool.run({ command: 'view', path: '/memories/credentials-note.md' });
     const lines = before.content.split('\n').filter((line) => /^\s*\d+\t/.test(line)).length;
-    const inserted = await tool.run({ command: 'insert', path: '/memories/credentials-note.md', insert_line: lines, insert_text: `${ONE_LINE[4]!.text}\n` });
+    const inserted = await tool.run({
+      command: 'insert',
+      path: '/memories/credentials-note.md',
+      insert_line: lines,
+      insert_text: `${ONE_LINE[4]!.text}\n`,
+    });
     expect(inserted.isError, inserted.content).toBe(false);
     const view = await tool.run({ command: 'view', path: '/memories/credentials-note.md' });
     expect(view.content).toContain('[REDACTED:');
@@ -200,7 +259,10 @@ describe('long fields allowed by raised limits', () => {
       const name = `${'rollout-notes-'.repeat(150)}${openrouter}`;
       expect(description.length).toBeGreaterThan(20_000);
       expect(name.length).toBeGreaterThan(2_000);
-      const saved = await engram.save({ content: 'Rollout notes, with the keys it used.', description, name }, { dedupe: false });
+      const saved = await engram.save(
+        { content: 'Rollout notes, with the keys it used.', description, name },
+        { dedupe: false },
+      );
       expect(saved.redacted).toEqual(expect.arrayContaining(['anthropic-api-key', 'openrouter-api-key']));
       expect(saved.memory.description).toContain('[REDACTED:anthropic-api-key]');
       expect(saved.memory.name).toMatch(/redacted-openrouter-api-key$/);
@@ -218,7 +280,9 @@ describe('long fields allowed by raised limits', () => {
     const secret = SECRET_CASES.find((entry) => entry.kind === 'github-token')!.secrets[0]!;
     const long = `${'a'.repeat(30_000)} ${secret}`;
     expect(sanitizeMemoryFields({ description: long }).value.description).not.toContain(secret);
-    expect(sanitizeMemoryFields({ description: long }, { maxDescriptionChars: 50_000 }).value.description).not.toContain(secret);
+    expect(
+      sanitizeMemoryFields({ description: long }, { maxDescriptionChars: 50_000 }).value.description,
+    ).not.toContain(secret);
     // Past the caller's own limit it is left as given: the caller's validation refuses it (see the store test above).
     expect(sanitizeMemoryFields({ description: long }, { maxDescriptionChars: 300 }).value.description).toBe(long);
   });
@@ -237,12 +301,24 @@ describe('the CLI: engram remember and engram import', () => {
   });
 
   it('engram remember --stdin with every secret, and with secrets in arguments and options', async () => {
-    const result = await workspace.json<{ warnings: string[]; redacted: string[]; memory: { content: string } }>(['remember', '--stdin', '--no-dedupe', '--scope', 'global'], 0, { input: DOCUMENT });
+    const result = await workspace.json<{ warnings: string[]; redacted: string[]; memory: { content: string } }>(
+      ['remember', '--stdin', '--no-dedupe', '--scope', 'global'],
+      0,
+      { input: DOCUMENT },
+    );
     expect(result.warnings).toContain('secrets-redacted');
     expect(result.memory.content).toContain('[REDACTED:private-key]');
     outputs.push(JSON.stringify(result));
     for (const entry of ONE_LINE.slice(0, 6)) {
-      const run = await workspace.run(['remember', entry.text, '--description', entry.text.slice(0, 200), '--scope', 'global', '--no-dedupe']);
+      const run = await workspace.run([
+        'remember',
+        entry.text,
+        '--description',
+        entry.text.slice(0, 200),
+        '--scope',
+        'global',
+        '--no-dedupe',
+      ]);
       expect(run.code, run.stderr).toBe(0);
       expect(run.stderr).toContain('secrets-redacted');
       outputs.push(run.stdout, run.stderr);
@@ -251,7 +327,10 @@ describe('the CLI: engram remember and engram import', () => {
 
   it('engram import of a JSON Lines file and of a Claude Code memory directory', async () => {
     const jsonl = join(workspace.root, 'memories.jsonl');
-    writeFileSync(jsonl, `${SECRET_CASES.map((entry, index) => JSON.stringify({ kind: 'memory', id: `mem_jsonl_${index}`, scope: 'global', content: entry.text })).join('\n')}\n`);
+    writeFileSync(
+      jsonl,
+      `${SECRET_CASES.map((entry, index) => JSON.stringify({ kind: 'memory', id: `mem_jsonl_${index}`, scope: 'global', content: entry.text })).join('\n')}\n`,
+    );
     const imported = await workspace.json<{ created: number }>(['import', jsonl, '--scope', 'global']);
     expect(imported.created).toBe(SECRET_CASES.length);
     outputs.push(JSON.stringify(imported));
@@ -259,9 +338,17 @@ describe('the CLI: engram remember and engram import', () => {
     const claude = join(workspace.root, 'claude-memory');
     mkdirSync(claude);
     ONE_LINE.slice(0, 10).forEach((entry, index) => {
-      writeFileSync(join(claude, `note_${index}.md`), `---\nname: note-${index}\ndescription: ${JSON.stringify(entry.text.slice(0, 200))}\ntype: reference\n---\n\n${entry.text}\n`);
+      writeFileSync(
+        join(claude, `note_${index}.md`),
+        `---\nname: note-${index}\ndescription: ${JSON.stringify(entry.text.slice(0, 200))}\ntype: reference\n---\n\n${entry.text}\n`,
+      );
     });
-    writeFileSync(join(claude, 'MEMORY.md'), ONE_LINE.slice(0, 10).map((_, index) => `- [note-${index}](note_${index}.md)`).join('\n'));
+    writeFileSync(
+      join(claude, 'MEMORY.md'),
+      ONE_LINE.slice(0, 10)
+        .map((_, index) => `- [note-${index}](note_${index}.md)`)
+        .join('\n'),
+    );
     const fromDirectory = await workspace.json<{ created: number }>(['import', claude, '--scope', 'global']);
     expect(fromDirectory.created).toBe(10);
     outputs.push(JSON.stringify(fromDirectory));
@@ -269,7 +356,8 @@ describe('the CLI: engram remember and engram import', () => {
 
   it('left no secret in the store, in any file under ENGRAM_HOME, or in what the CLI printed', () => {
     expectNoSecrets(join(workspace.home, 'engram.db'), SECRET_CASES.length + 10);
-    for (const file of filesUnder(workspace.home)) expect(leaked(readFileSync(file).toString('latin1')), file).toEqual([]);
+    for (const file of filesUnder(workspace.home))
+      expect(leaked(readFileSync(file).toString('latin1')), file).toEqual([]);
     expect(leaked(outputs.join('\n'))).toEqual([]);
   });
 });
@@ -285,7 +373,11 @@ describe('REST and MCP', () => {
   beforeAll(async () => {
     store = new SqliteMemoryStore({ path: path() });
     await store.open();
-    const engram = new Engram({ store, defaultScope: 'project:github.com/acme/app', onWarning: (warning) => logged.push(warning) });
+    const engram = new Engram({
+      store,
+      defaultScope: 'project:github.com/acme/app',
+      onWarning: (warning) => logged.push(warning),
+    });
     server = await startServer({
       engram,
       host: '127.0.0.1',
@@ -305,8 +397,16 @@ describe('REST and MCP', () => {
     await store?.close();
   });
 
-  async function api(method: string, route: string, body: unknown): Promise<{ status: number; body: any; text: string }> {
-    const response = await fetch(`${server.url}${route}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  async function api(
+    method: string,
+    route: string,
+    body: unknown,
+  ): Promise<{ status: number; body: any; text: string }> {
+    const response = await fetch(`${server.url}${route}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const text = await response.text();
     answers.push(text);
     return { status: response.status, body: JSON.parse(text), text };
@@ -318,20 +418,32 @@ describe('REST and MCP', () => {
       expect(created.status, created.text).toBe(201);
     }
     const plain = await api('POST', '/v1/memories', { content: 'The on-call rota is in PagerDuty.' });
-    const patched = await api('PATCH', `/v1/memories/${plain.body.memory.id}`, { content: DOCUMENT.slice(0, 60_000), description: ONE_LINE[5]!.text });
+    const patched = await api('PATCH', `/v1/memories/${plain.body.memory.id}`, {
+      content: DOCUMENT.slice(0, 60_000),
+      description: ONE_LINE[5]!.text,
+    });
     expect(patched.status, patched.text).toBe(200);
   });
 
   it('MCP memory_save and memory_update', async () => {
     for (const entry of SECRET_CASES) {
       // In global, so each is written rather than merged into its REST twin in the project scope.
-      const result = (await client.callTool({ name: 'memory_save', arguments: { content: entry.text, scope: 'global' } })) as CallToolResult;
+      const result = (await client.callTool({
+        name: 'memory_save',
+        arguments: { content: entry.text, scope: 'global' },
+      })) as CallToolResult;
       expect(result.isError, JSON.stringify(result)).toBeFalsy();
       answers.push(JSON.stringify(result));
     }
-    const saved = (await client.callTool({ name: 'memory_save', arguments: { content: 'Staging deploys go through Argo CD.' } })) as CallToolResult;
+    const saved = (await client.callTool({
+      name: 'memory_save',
+      arguments: { content: 'Staging deploys go through Argo CD.' },
+    })) as CallToolResult;
     const id = (saved.structuredContent as { memory: { id: string } }).memory.id;
-    const updated = (await client.callTool({ name: 'memory_update', arguments: { id, content: DOCUMENT.slice(0, 60_000), description: ONE_LINE[6]!.text } })) as CallToolResult;
+    const updated = (await client.callTool({
+      name: 'memory_update',
+      arguments: { id, content: DOCUMENT.slice(0, 60_000), description: ONE_LINE[6]!.text },
+    })) as CallToolResult;
     expect(updated.isError, JSON.stringify(updated)).toBeFalsy();
     answers.push(JSON.stringify(updated));
   });

@@ -12,15 +12,23 @@ import { withWordForms } from '../../src/recall/word-forms.js';
 import type { Memory } from '../../src/memory/memory.js';
 import { Engram } from '../../src/engram.js';
 
-const stats = (documentCount: number, frequencies: Record<string, number>) => ({ documentCount, documentFrequencies: new Map(Object.entries(frequencies)) });
+const stats = (documentCount: number, frequencies: Record<string, number>) => ({
+  documentCount,
+  documentFrequencies: new Map(Object.entries(frequencies)),
+});
 
 describe('full-text tokens', () => {
   it('are the tokens SQLite FTS5 (porter unicode61 remove_diacritics 2) indexes', () => {
-    const text = "Caroline's café reopened in 2023: naïve résumés, running 5K races and don't-stop dancing — ÉCOLE Zürich!";
+    const text =
+      "Caroline's café reopened in 2023: naïve résumés, running 5K races and don't-stop dancing — ÉCOLE Zürich!";
     const db = new Database(':memory:');
-    db.exec("CREATE VIRTUAL TABLE f USING fts5(t, tokenize = 'porter unicode61 remove_diacritics 2'); CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance')");
+    db.exec(
+      "CREATE VIRTUAL TABLE f USING fts5(t, tokenize = 'porter unicode61 remove_diacritics 2'); CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance')",
+    );
     db.prepare('INSERT INTO f (t) VALUES (?)').run(text);
-    const indexed = (db.prepare('SELECT term FROM v ORDER BY offset').all() as Array<{ term: string }>).map((row) => row.term);
+    const indexed = (db.prepare('SELECT term FROM v ORDER BY offset').all() as Array<{ term: string }>).map(
+      (row) => row.term,
+    );
     db.close();
     expect(fullTextTokens(text)).toEqual(indexed);
   });
@@ -30,7 +38,12 @@ describe('scoreBm25', () => {
   const parameters = { k1: 1.2, b: 0.3 };
 
   it('scores 0 without a query term, and a rare term above a common one', () => {
-    const scores = scoreBm25(['the deploy runs nightly', 'postgres is the database', 'nothing here'], ['postgres', 'deploy'], stats(100, { postgr: 2, deploi: 60 }), parameters);
+    const scores = scoreBm25(
+      ['the deploy runs nightly', 'postgres is the database', 'nothing here'],
+      ['postgres', 'deploy'],
+      stats(100, { postgr: 2, deploi: 60 }),
+      parameters,
+    );
     expect(scores[2]).toBe(0);
     expect(scores[1]).toBeGreaterThan(scores[0]!);
   });
@@ -83,10 +96,29 @@ describe('irregular word forms', () => {
     expect(withWordForms(['Buying', 'children', 'buy'])).toEqual(['Buying', 'buy', 'bought', 'children', 'child']);
     expect(withWordForms(['write', 'written'])).toEqual(['write', 'wrote', 'written']);
     // Forms that are words of their own, stop-word verbs and "ate" (which stems to "at") stay alone.
-    expect(withWordForms(['saw', 'left', 'found', 'rose', 'went', 'ate', 'postgres'])).toEqual(['saw', 'left', 'found', 'rose', 'went', 'ate', 'postgres']);
+    expect(withWordForms(['saw', 'left', 'found', 'rose', 'went', 'ate', 'postgres'])).toEqual([
+      'saw',
+      'left',
+      'found',
+      'rose',
+      'went',
+      'ate',
+      'postgres',
+    ]);
     expect(withWordForms([])).toEqual([]);
     // Ordinals also search their number: questions say "May 6th", memories "6 May 2023".
-    expect(withWordForms(['may', '6th', '1st', '22nd', '03rd', 'fifth'])).toEqual(['may', '6th', '6', '1st', '1', '22nd', '22', '03rd', '3', 'fifth']);
+    expect(withWordForms(['may', '6th', '1st', '22nd', '03rd', 'fifth'])).toEqual([
+      'may',
+      '6th',
+      '6',
+      '1st',
+      '1',
+      '22nd',
+      '22',
+      '03rd',
+      '3',
+      'fifth',
+    ]);
   });
 
   it('are one term to BM25: a memory that says "bought" matches "buy", with the forms’ document counts summed', () => {
@@ -120,7 +152,9 @@ describe('irregular word forms', () => {
       expect(bought.terms).toEqual(['nate', 'buy', 'bought']);
       expect(bought.memories[0]!.memory.content).toMatch(/bought a second turtle tank/);
       const written = await engram.recall('Who has written a screenplay?', { recordAccess: false, minScore: 0 });
-      expect(written.memories.map((entry) => entry.memory.content)).toContain('Joanna wrote a screenplay about sisters.');
+      expect(written.memories.map((entry) => entry.memory.content)).toContain(
+        'Joanna wrote a screenplay about sisters.',
+      );
     } finally {
       await store.close();
       await rm(directory, { recursive: true, force: true });
@@ -131,7 +165,12 @@ describe('irregular word forms', () => {
 describe('query terms', () => {
   it('drops question words, possessives and contraction endings, keeps numbers', () => {
     expect(queryTerms("What's Nate's favorite dish from 2022?")).toEqual(['nate', 'favorite', 'dish', '2022']);
-    expect(queryTerms("Why didn't the build run? I can't see it and won't guess")).toEqual(['build', 'run', 'see', 'guess']);
+    expect(queryTerms("Why didn't the build run? I can't see it and won't guess")).toEqual([
+      'build',
+      'run',
+      'see',
+      'guess',
+    ]);
     expect(queryTerms('who am I')).toEqual(['who', 'am', 'i']);
   });
 
@@ -144,9 +183,22 @@ describe('query terms', () => {
 
 describe('recency floor', () => {
   const base: Memory = {
-    id: 'x', scope: 'project:a', type: 'project', name: 'n', description: 'd', content: 'c', importance: 0.5, source: null,
-    createdAt: '2025-01-01T00:00:00.000Z', updatedAt: '2025-01-01T00:00:00.000Z', lastAccessedAt: null, hitCount: 0,
-    validFrom: '2025-01-01T00:00:00.000Z', invalidAt: null, supersededBy: null, archived: false,
+    id: 'x',
+    scope: 'project:a',
+    type: 'project',
+    name: 'n',
+    description: 'd',
+    content: 'c',
+    importance: 0.5,
+    source: null,
+    createdAt: '2025-01-01T00:00:00.000Z',
+    updatedAt: '2025-01-01T00:00:00.000Z',
+    lastAccessedAt: null,
+    hitCount: 0,
+    validFrom: '2025-01-01T00:00:00.000Z',
+    invalidAt: null,
+    supersededBy: null,
+    archived: false,
   };
   const now = '2026-01-01T00:00:00.000Z';
   const candidates = [
@@ -155,7 +207,10 @@ describe('recency floor', () => {
   ];
 
   it('without a floor, a year of age buries the best match; with one, relevance decides', () => {
-    expect(rankByRelevance(candidates, { now, recencyBase: 0.98 }).map((entry) => entry.memory.id)).toEqual(['fresh-partial', 'old-exact']);
+    expect(rankByRelevance(candidates, { now, recencyBase: 0.98 }).map((entry) => entry.memory.id)).toEqual([
+      'fresh-partial',
+      'old-exact',
+    ]);
     const floored = rankByRelevance(candidates, { now, recencyBase: 0.98, recencyFloor: 0.5 });
     expect(floored.map((entry) => entry.memory.id)).toEqual(['old-exact', 'fresh-partial']);
     // The recency factor itself is still 0.98^days; only its weight in the score has a floor.
@@ -168,7 +223,14 @@ describe('recency floor', () => {
     const store = new SqliteMemoryStore({ path: join(directory, 'memory.db') });
     try {
       await store.open();
-      await store.create({ scope: 'project:a', content: 'The production database is PostgreSQL 15.', createdAt: '2025-07-01T00:00:00.000Z' }, { actor: 'test' });
+      await store.create(
+        {
+          scope: 'project:a',
+          content: 'The production database is PostgreSQL 15.',
+          createdAt: '2025-07-01T00:00:00.000Z',
+        },
+        { actor: 'test' },
+      );
       const engram = new Engram({ store, defaultScope: 'project:a', now: () => new Date(now) });
       const result = await engram.recall('which database is in production?', { recordAccess: false });
       expect(result.memories).toHaveLength(1);
@@ -182,11 +244,20 @@ describe('recency floor', () => {
 
 describe('SqliteMemoryStore full-text options', () => {
   it('refuses BM25 parameters out of range before any I/O', () => {
-    expect(() => new SqliteMemoryStore({ path: '/nonexistent/x.db', fullText: { k1: 1.2, b: 2 } })).toThrow(/b from 0 to 1/);
-    expect(() => new SqliteMemoryStore({ path: '/nonexistent/x.db', fullText: { k1: -1, b: 0.3 } })).toThrow(/k1 from 0 to 100/);
-    expect(() => new SqliteMemoryStore({ path: '/nonexistent/x.db', fullText: { k1: Number.NaN, b: 0.3 } })).toThrow(/Invalid full-text/);
+    expect(() => new SqliteMemoryStore({ path: '/nonexistent/x.db', fullText: { k1: 1.2, b: 2 } })).toThrow(
+      /b from 0 to 1/,
+    );
+    expect(() => new SqliteMemoryStore({ path: '/nonexistent/x.db', fullText: { k1: -1, b: 0.3 } })).toThrow(
+      /k1 from 0 to 100/,
+    );
+    expect(() => new SqliteMemoryStore({ path: '/nonexistent/x.db', fullText: { k1: Number.NaN, b: 0.3 } })).toThrow(
+      /Invalid full-text/,
+    );
     for (const coverage of [-1, 4.5, Number.NaN, Number.POSITIVE_INFINITY, '1' as unknown as number]) {
-      expect(() => new SqliteMemoryStore({ path: '/nonexistent/x.db', fullText: { k1: 1.2, b: 0.3, coverage } }), String(coverage)).toThrow(/recall\.fullTextCoverage/);
+      expect(
+        () => new SqliteMemoryStore({ path: '/nonexistent/x.db', fullText: { k1: 1.2, b: 0.3, coverage } }),
+        String(coverage),
+      ).toThrow(/recall\.fullTextCoverage/);
     }
   });
 
@@ -195,10 +266,19 @@ describe('SqliteMemoryStore full-text options', () => {
     const store = new SqliteMemoryStore({ path: join(directory, 'memory.db') });
     try {
       await store.open();
-      const filler = Array.from({ length: 30 }, (_, index) => ({ scope: 'project:a', content: `Team note ${index}: the team meets on Mondays.` }));
+      const filler = Array.from({ length: 30 }, (_, index) => ({
+        scope: 'project:a',
+        content: `Team note ${index}: the team meets on Mondays.`,
+      }));
       await store.createMany(filler, { actor: 'test' });
       const [detailed] = await store.createMany(
-        [{ scope: 'project:a', content: 'The team moved the nightly Kafka consumer to the ingest cluster after the outage, and the consumer now retries with backoff before paging anyone on call.' }],
+        [
+          {
+            scope: 'project:a',
+            content:
+              'The team moved the nightly Kafka consumer to the ingest cluster after the outage, and the consumer now retries with backoff before paging anyone on call.',
+          },
+        ],
         { actor: 'test' },
       );
       const hits = await store.searchText({ scopes: ['project:a'], terms: ['team', 'kafka', 'consumer'], limit: 5 });

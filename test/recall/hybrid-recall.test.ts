@@ -7,7 +7,12 @@ import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store
 import type { Scope } from '../../src/memory/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import { Engram } from '../../src/engram.js';
-import { embeddingsResponseBody, startEmbeddingsServer, type EmbeddingsServer, type EmbeddingsServerOptions } from '../../src/testing/index.js';
+import {
+  embeddingsResponseBody,
+  startEmbeddingsServer,
+  type EmbeddingsServer,
+  type EmbeddingsServerOptions,
+} from '../../src/testing/index.js';
 import { createRandomSource } from '../../src/testing/store-suite-support.js';
 
 const DIMENSIONS = 32;
@@ -39,7 +44,12 @@ function embedderFor(server: EmbeddingsServer, model = 'hashed-words'): OpenAiCo
   return new OpenAiCompatibleEmbedder({ baseUrl: server.baseUrl, model, maxRetries: 0 });
 }
 
-function engramFor(store: SqliteMemoryStore, embedder?: OpenAiCompatibleEmbedder, warnings: string[] = [], settings: Settings = DEFAULT_SETTINGS): Engram {
+function engramFor(
+  store: SqliteMemoryStore,
+  embedder?: OpenAiCompatibleEmbedder,
+  warnings: string[] = [],
+  settings: Settings = DEFAULT_SETTINGS,
+): Engram {
   return new Engram({
     store,
     settings,
@@ -50,7 +60,8 @@ function engramFor(store: SqliteMemoryStore, embedder?: OpenAiCompatibleEmbedder
   });
 }
 
-const inputTexts = (server: EmbeddingsServer): string[] => server.requests.flatMap((request) => (request.body as { input: string[] }).input);
+const inputTexts = (server: EmbeddingsServer): string[] =>
+  server.requests.flatMap((request) => (request.body as { input: string[] }).input);
 
 describe('vectors on write', () => {
   it('remember stores a vector computed by the embedder; update recomputes it from the new text', async () => {
@@ -65,7 +76,11 @@ describe('vectors on write', () => {
     await engram.update(memory.id, { content: 'The user deploys with Flux on Mondays.' });
     expect(await store.vectors.counts()).toEqual({ stored: 1, missing: 0 });
     expect(inputTexts(server).at(-1)).toContain('Flux on Mondays');
-    const [hit] = await store.vectors.search({ scopes: ['project:hybrid'], vector: (await embedderFor(server).embed([inputTexts(server).at(-1)!]))[0]!, limit: 1 });
+    const [hit] = await store.vectors.search({
+      scopes: ['project:hybrid'],
+      vector: (await embedderFor(server).embed([inputTexts(server).at(-1)!]))[0]!,
+      limit: 1,
+    });
     expect(hit!.similarity).toBeCloseTo(1, 5);
   });
 
@@ -78,11 +93,20 @@ describe('vectors on write', () => {
     expect(await store.get(memory.id)).toEqual(memory);
     expect(await store.vectors.counts()).toEqual({ stored: 0, missing: 1 });
     await engram.update(memory.id, { content: 'Integration tests use the real Postgres database, no mocks.' });
-    expect(warnings.some((warning) => warning.startsWith('embedding-failed') && warning.includes('engram reindex'))).toBe(true);
+    expect(
+      warnings.some((warning) => warning.startsWith('embedding-failed') && warning.includes('engram reindex')),
+    ).toBe(true);
 
     const healthy = await startServer();
     const report = await engramFor(store, embedderFor(healthy)).reindex();
-    expect(report).toMatchObject({ model: 'hashed-words', dimensions: DIMENSIONS, embedded: 1, skipped: 0, total: 1, spaceChanged: false });
+    expect(report).toMatchObject({
+      model: 'hashed-words',
+      dimensions: DIMENSIONS,
+      embedded: 1,
+      skipped: 0,
+      total: 1,
+      spaceChanged: false,
+    });
     expect(await store.vectors.counts()).toEqual({ stored: 1, missing: 0 });
   });
 
@@ -103,13 +127,32 @@ describe('engram reindex (library)', () => {
   it('backfills memories written before an embedder existed, in batches, and a rerun has nothing to do', async () => {
     const store = await openStore();
     const plain = engramFor(store);
-    for (let index = 0; index < 7; index += 1) await plain.remember({ content: `Fact ${index}: the service listens on port 80${index}.`, name: `fact-${index}` });
+    for (let index = 0; index < 7; index += 1)
+      await plain.remember({
+        content: `Fact ${index}: the service listens on port 80${index}.`,
+        name: `fact-${index}`,
+      });
     expect(await store.vectors.counts()).toEqual({ stored: 0, missing: 7 });
     const server = await startServer();
     const progress: Array<[number, number]> = [];
-    const report = await engramFor(store, embedderFor(server)).reindex({ batchSize: 3, onProgress: ({ done, total }) => progress.push([done, total]) });
-    expect(report).toMatchObject({ embedded: 7, total: 7, skipped: 0, dropped: 0, spaceChanged: false, previousSpace: undefined });
-    expect(progress).toEqual([[0, 7], [3, 7], [6, 7], [7, 7]]);
+    const report = await engramFor(store, embedderFor(server)).reindex({
+      batchSize: 3,
+      onProgress: ({ done, total }) => progress.push([done, total]),
+    });
+    expect(report).toMatchObject({
+      embedded: 7,
+      total: 7,
+      skipped: 0,
+      dropped: 0,
+      spaceChanged: false,
+      previousSpace: undefined,
+    });
+    expect(progress).toEqual([
+      [0, 7],
+      [3, 7],
+      [6, 7],
+      [7, 7],
+    ]);
     // One probe for the vector length, then batches of 3, 3 and 1.
     expect(server.requests.map((request) => (request.body as { input: string[] }).input.length)).toEqual([1, 3, 3, 1]);
     // The text embedded is name, description and content.
@@ -123,7 +166,8 @@ describe('engram reindex (library)', () => {
     const store = await openStore();
     const first = await startServer();
     const engram = engramFor(store, embedderFor(first, 'model-a'));
-    for (let index = 0; index < 4; index += 1) await engram.remember({ content: `Unrelated fact ${index} about topic${index}.` });
+    for (let index = 0; index < 4; index += 1)
+      await engram.remember({ content: `Unrelated fact ${index} about topic${index}.` });
     expect(await store.vectors.space()).toEqual({ model: 'model-a', dimensions: DIMENSIONS });
 
     // A new model: recall ignores the old vectors (and says so) until reindex.
@@ -133,7 +177,14 @@ describe('engram reindex (library)', () => {
     expect(before.warnings).toEqual(['vector-space-differs']);
     expect(before.memories.map((entry) => entry.memory.content)).toEqual(['Unrelated fact 1 about topic1.']);
     const report = await switched.reindex();
-    expect(report).toMatchObject({ model: 'model-b', dimensions: 16, spaceChanged: true, dropped: 4, embedded: 4, previousSpace: { model: 'model-a', dimensions: DIMENSIONS } });
+    expect(report).toMatchObject({
+      model: 'model-b',
+      dimensions: 16,
+      spaceChanged: true,
+      dropped: 4,
+      embedded: 4,
+      previousSpace: { model: 'model-a', dimensions: DIMENSIONS },
+    });
     expect(await store.vectors.space()).toEqual({ model: 'model-b', dimensions: 16 });
     expect((await switched.recall('topic1', { recordAccess: false })).warnings).toEqual([]);
   });
@@ -189,19 +240,28 @@ describe('hybrid recall', () => {
     const honest = await startServer();
     const writer = engramFor(store, embedderFor(honest));
     for (const content of FACTS) await writer.remember({ content });
-    for (let index = 0; index < 40; index += 1) await writer.remember({ content: `Filler memory ${index} about subject${index}.` });
+    for (let index = 0; index < 40; index += 1)
+      await writer.remember({ content: `Filler memory ${index} about subject${index}.` });
 
     const random = createRandomSource(7);
     const junk = await startServer({
       respond: (request) => {
         const input = (request.body as { input: string[] }).input;
-        return { body: embeddingsResponseBody(input.map(() => Array.from({ length: DIMENSIONS }, () => random.next() - 0.5)), 'hashed-words') };
+        return {
+          body: embeddingsResponseBody(
+            input.map(() => Array.from({ length: DIMENSIONS }, () => random.next() - 0.5)),
+            'hashed-words',
+          ),
+        };
       },
     });
     for (const query of ['kubernetes cluster', 'where are pipeline bugs tracked?', 'tabs or spaces']) {
       const result = await engramFor(store, embedderFor(junk)).recall(query, { recordAccess: false });
       const expected = (await engramFor(store).recall(query, { recordAccess: false })).memories[0]!.memory.id;
-      expect(result.memories.map((entry) => entry.memory.id), query).toContain(expected);
+      expect(
+        result.memories.map((entry) => entry.memory.id),
+        query,
+      ).toContain(expected);
     }
 
     const failing = await startServer({ respond: () => ({ status: 500, body: { error: 'boom' } }) });
@@ -211,7 +271,9 @@ describe('hybrid recall', () => {
 
     const slow = await startServer({ respond: () => ({ delayMs: 2_000 }) });
     const settings = { ...DEFAULT_SETTINGS, embedding: { ...DEFAULT_SETTINGS.embedding, queryTimeoutMs: 100 } };
-    const timedOut = await engramFor(store, embedderFor(slow), [], settings).recall('kubernetes cluster', { recordAccess: false });
+    const timedOut = await engramFor(store, embedderFor(slow), [], settings).recall('kubernetes cluster', {
+      recordAccess: false,
+    });
     expect(timedOut.warnings).toEqual(['embedding-failed']);
     expect(timedOut.memories[0]!.memory.content).toBe(FACTS[5]);
   });
@@ -220,13 +282,36 @@ describe('hybrid recall', () => {
     const store = await openStore();
     const server = await startServer();
     const embedder = embedderFor(server);
-    const scopes: Scope[] = ['global', 'project:app', 'project:app2', 'project:App', 'project:a_b', 'project:axb', 'session:1', 'user:alice'];
-    const words = ['kestrel', 'basalt', 'quinoa', 'marimba', 'tundra', 'zephyr', 'obsidian', 'lantern', 'walrus', 'saffron'];
+    const scopes: Scope[] = [
+      'global',
+      'project:app',
+      'project:app2',
+      'project:App',
+      'project:a_b',
+      'project:axb',
+      'session:1',
+      'user:alice',
+    ];
+    const words = [
+      'kestrel',
+      'basalt',
+      'quinoa',
+      'marimba',
+      'tundra',
+      'zephyr',
+      'obsidian',
+      'lantern',
+      'walrus',
+      'saffron',
+    ];
     const random = createRandomSource(42);
     const engram = engramFor(store, embedder);
     for (const scope of scopes) {
       for (let index = 0; index < 8; index += 1) {
-        await engram.remember({ scope, content: `${random.sample(words, 3).join(' ')} note ${index} in ${scope}.` }, { actor: 'test' });
+        await engram.remember(
+          { scope, content: `${random.sample(words, 3).join(' ')} note ${index} in ${scope}.` },
+          { actor: 'test' },
+        );
       }
     }
     expect((await store.vectors.counts()).missing).toBe(0);
@@ -236,13 +321,16 @@ describe('hybrid recall', () => {
       const text = random.sample(words, random.integer(1, 3)).join(' ');
       const result = await engram.recall(text, { scopes: readScopes, topK: 50, minScore: 0, recordAccess: false });
       const leak = result.memories.find((entry) => !readScopes.includes(entry.memory.scope));
-      if (leak) problems.push(`recall ${JSON.stringify(text)} in ${JSON.stringify(readScopes)} returned ${leak.memory.scope}`);
+      if (leak)
+        problems.push(`recall ${JSON.stringify(text)} in ${JSON.stringify(readScopes)} returned ${leak.memory.scope}`);
       const [vector] = await embedder.embed([text]);
       const hits = await store.vectors.search({ scopes: readScopes, vector: vector!, limit: 100 });
       const vectorLeak = hits.find((hit) => !readScopes.includes(hit.memory.scope));
-      if (vectorLeak) problems.push(`vectors.search in ${JSON.stringify(readScopes)} returned ${vectorLeak.memory.scope}`);
+      if (vectorLeak)
+        problems.push(`vectors.search in ${JSON.stringify(readScopes)} returned ${vectorLeak.memory.scope}`);
       const inScope = (await store.stats(readScopes)).active;
-      if (hits.length !== inScope) problems.push(`vectors.search in ${JSON.stringify(readScopes)} found ${hits.length} of ${inScope}`);
+      if (hits.length !== inScope)
+        problems.push(`vectors.search in ${JSON.stringify(readScopes)} found ${hits.length} of ${inScope}`);
     }
     expect(problems).toEqual([]);
   });

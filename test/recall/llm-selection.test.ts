@@ -4,7 +4,12 @@ import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
 import { Engram } from '../../src/engram.js';
 import type { LanguageModelRequest } from '../../src/contracts/language-model.js';
 import { messageText } from '../../src/contracts/language-model-content.js';
-import { assignHandles, parseSelectionOutput, selectMemoriesWithModel, LLM_SELECTION_WARNINGS } from '../../src/recall/llm-selection.js';
+import {
+  assignHandles,
+  parseSelectionOutput,
+  selectMemoriesWithModel,
+  LLM_SELECTION_WARNINGS,
+} from '../../src/recall/llm-selection.js';
 import { ScriptedLanguageModel } from '../../src/testing/index.js';
 import { openTemporaryStore, type TemporaryStore } from '../support/temporary-store.js';
 
@@ -28,7 +33,12 @@ function dependencies() {
 }
 
 function engram(scopes: string[] = ['project:a', 'global']): Engram {
-  return new Engram({ store: temporary.store, defaultScope: 'project:a', readScopes: scopes, now: () => new Date(temporary.clock.now) });
+  return new Engram({
+    store: temporary.store,
+    defaultScope: 'project:a',
+    readScopes: scopes,
+    now: () => new Date(temporary.clock.now),
+  });
 }
 
 async function seed(inputs: Array<Partial<NewMemory> & { content: string }>): Promise<string[]> {
@@ -64,10 +74,24 @@ describe('LLM selection (scripted model)', () => {
       })),
     );
     // An old memory the message names gets a line, and having been used yesterday puts it first.
-    const [used] = await seed([{ name: 'old-but-used', description: 'Used yesterday', content: 'Old note about the quokka gateway.', createdAt: iso(-900), lastAccessedAt: iso(-1) }]);
-    const [unrelated] = await seed([{ name: 'old-unrelated', description: 'Unrelated', content: 'Old note about lunch.', createdAt: iso(-800) }]);
+    const [used] = await seed([
+      {
+        name: 'old-but-used',
+        description: 'Used yesterday',
+        content: 'Old note about the quokka gateway.',
+        createdAt: iso(-900),
+        lastAccessedAt: iso(-1),
+      },
+    ]);
+    const [unrelated] = await seed([
+      { name: 'old-unrelated', description: 'Unrelated', content: 'Old note about lunch.', createdAt: iso(-800) },
+    ]);
     const model = new ScriptedLanguageModel({ script: ['{"selected": []}'] });
-    const selection = await selectMemoriesWithModel(dependencies(), ['project:a'], { model, query: 'Where is the quokka gateway?', recentTools: ['Bash', 'Read'] });
+    const selection = await selectMemoriesWithModel(dependencies(), ['project:a'], {
+      model,
+      query: 'Where is the quokka gateway?',
+      recentTools: ['Bash', 'Read'],
+    });
 
     expect(selection.status).toBe('selected');
     expect(selection.manifest).toHaveLength(200);
@@ -77,7 +101,9 @@ describe('LLM selection (scripted model)', () => {
     expect(selection.manifest.map((entry) => entry.id)).not.toContain(unrelated);
     const request = model.lastRequest!;
     expect(manifestLines(request)).toHaveLength(200);
-    expect(manifestLines(request)[0]).toMatch(/^m[0-9a-z]{7} \| project \| old-but-used \| 900 days old \| Used yesterday$/);
+    expect(manifestLines(request)[0]).toMatch(
+      /^m[0-9a-z]{7} \| project \| old-but-used \| 900 days old \| Used yesterday$/,
+    );
     expect(request.messages[0]!.content).toContain('Where is the quokka gateway?');
     expect(request.messages[0]!.content).toContain('Recently used tools: Bash, Read');
     expect(request.responseFormat).toBe('json');
@@ -86,9 +112,18 @@ describe('LLM selection (scripted model)', () => {
   });
 
   it('returns at most 5 picks, in the model’s order, and says when it had to drop some', async () => {
-    await seed(Array.from({ length: 9 }, (_, index) => ({ name: `tip-${index}`, description: `Tip ${index}`, content: `Tip ${index}.` })));
+    await seed(
+      Array.from({ length: 9 }, (_, index) => ({
+        name: `tip-${index}`,
+        description: `Tip ${index}`,
+        content: `Tip ${index}.`,
+      })),
+    );
     const model = new ScriptedLanguageModel({
-      script: [(request) => JSON.stringify({ selected: [8, 7, 6, 5, 4, 3, 2, 1].map((index) => handleOf(request, `tip-${index}`)) })],
+      script: [
+        (request) =>
+          JSON.stringify({ selected: [8, 7, 6, 5, 4, 3, 2, 1].map((index) => handleOf(request, `tip-${index}`)) }),
+      ],
     });
     const selection = await selectMemoriesWithModel(dependencies(), ['project:a'], { model, query: 'tips' });
     expect(selection.memories.map((memory) => memory.name)).toEqual(['tip-8', 'tip-7', 'tip-6', 'tip-5', 'tip-4']);
@@ -96,12 +131,24 @@ describe('LLM selection (scripted model)', () => {
   });
 
   it('leaves memories already surfaced in this session out of the manifest and out of the picks', async () => {
-    const ids = await seed(['alpha', 'beta', 'gamma'].map((name) => ({ name, description: `About ${name}`, content: `The ${name} service.` })));
+    const ids = await seed(
+      ['alpha', 'beta', 'gamma'].map((name) => ({
+        name,
+        description: `About ${name}`,
+        content: `The ${name} service.`,
+      })),
+    );
     const surfaced = new Set([ids[0]!, ids[1]!]);
     const handles = assignHandles(ids);
     // The model names a surfaced memory by handle and by id anyway.
-    const model = new ScriptedLanguageModel({ script: [JSON.stringify({ selected: [handles.get(ids[0]!), ids[1], handles.get(ids[2]!)] })] });
-    const selection = await selectMemoriesWithModel(dependencies(), ['project:a'], { model, query: 'services', surfaced });
+    const model = new ScriptedLanguageModel({
+      script: [JSON.stringify({ selected: [handles.get(ids[0]!), ids[1], handles.get(ids[2]!)] })],
+    });
+    const selection = await selectMemoriesWithModel(dependencies(), ['project:a'], {
+      model,
+      query: 'services',
+      surfaced,
+    });
     expect(manifestLines(model.lastRequest).map((line) => line.split(' | ')[2])).toEqual(['gamma']);
     expect(selection.memories.map((memory) => memory.id)).toEqual([ids[2]]);
     expect(selection.warnings).toContain(LLM_SELECTION_WARNINGS.unknownHandles);
@@ -110,7 +157,11 @@ describe('LLM selection (scripted model)', () => {
   it('does not ask the model when everything was already surfaced', async () => {
     const ids = await seed([{ content: 'Only fact.' }]);
     const model = new ScriptedLanguageModel({ script: [] });
-    const selection = await selectMemoriesWithModel(dependencies(), ['project:a'], { model, query: 'x', surfaced: new Set(ids) });
+    const selection = await selectMemoriesWithModel(dependencies(), ['project:a'], {
+      model,
+      query: 'x',
+      surfaced: new Set(ids),
+    });
     expect(selection).toMatchObject({ status: 'empty-manifest', memories: [] });
     expect(model.calls).toBe(0);
   });
@@ -122,10 +173,17 @@ describe('LLM selection (scripted model)', () => {
       { scope: 'project:b', name: 'outside-two', content: 'Project B deploys with Nomad.' },
     ]);
     const outsideHandles = assignHandles(outside);
-    const script = [JSON.stringify({ selected: [...outside, ...outside.map((id) => outsideHandles.get(id)), 'global', '*', '../project:b'] })];
+    const script = [
+      JSON.stringify({
+        selected: [...outside, ...outside.map((id) => outsideHandles.get(id)), 'global', '*', '../project:b'],
+      }),
+    ];
     const model = new ScriptedLanguageModel({ script, whenExhausted: 'repeat-last' });
 
-    const selection = await selectMemoriesWithModel(dependencies(), ['project:a'], { model, query: 'how do we deploy?' });
+    const selection = await selectMemoriesWithModel(dependencies(), ['project:a'], {
+      model,
+      query: 'how do we deploy?',
+    });
     expect(selection.memories).toEqual([]);
     expect(selection.manifest.map((entry) => entry.id)).toEqual([inside]);
     expect(model.lastRequest!.messages[0]!.content).not.toContain('Project B');
@@ -138,9 +196,19 @@ describe('LLM selection (scripted model)', () => {
 
   it('falls back to ranked recall with a warning when the output is malformed, never throwing', async () => {
     await seed([{ name: 'tests', content: 'Integration tests use the real database, no mocks.', importance: 0.9 }]);
-    for (const output of ['', 'I think m123 is useful', '{"selected": "m1"}', '{"selected": [', 'null', '```json\n{"oops": 1}\n```']) {
+    for (const output of [
+      '',
+      'I think m123 is useful',
+      '{"selected": "m1"}',
+      '{"selected": [',
+      'null',
+      '```json\n{"oops": 1}\n```',
+    ]) {
       const model = new ScriptedLanguageModel({ script: [output] });
-      const context = await engram().buildMemoryContext('how should I write integration tests?', { model, recordAccess: false });
+      const context = await engram().buildMemoryContext('how should I write integration tests?', {
+        model,
+        recordAccess: false,
+      });
       expect(context.warnings).toContain(LLM_SELECTION_WARNINGS.malformed);
       expect(context.selection).toMatchObject({ status: 'fallback', picked: [] });
       expect(context.included.map((entry) => entry.memory.name)).toEqual(['tests']);
@@ -153,10 +221,17 @@ describe('LLM selection (scripted model)', () => {
     const cases: Array<[ScriptedLanguageModel, string]> = [
       [new ScriptedLanguageModel({ script: [{ error: new Error('529 overloaded') }] }), LLM_SELECTION_WARNINGS.failed],
       [new ScriptedLanguageModel({ script: [{ hang: true }] }), LLM_SELECTION_WARNINGS.timeout],
-      [new ScriptedLanguageModel({ script: [() => new Promise<never>(() => undefined)] }), LLM_SELECTION_WARNINGS.timeout],
+      [
+        new ScriptedLanguageModel({ script: [() => new Promise<never>(() => undefined)] }),
+        LLM_SELECTION_WARNINGS.timeout,
+      ],
     ];
     for (const [model, warning] of cases) {
-      const selection = await selectMemoriesWithModel(dependencies(), ['project:a'], { model, query: 'integration tests', timeoutMs: 30 });
+      const selection = await selectMemoriesWithModel(dependencies(), ['project:a'], {
+        model,
+        query: 'integration tests',
+        timeoutMs: 30,
+      });
       expect(selection).toMatchObject({ status: 'fallback', memories: [], warnings: [warning] });
       expect(model.calls).toBe(1);
     }
@@ -178,7 +253,9 @@ describe('LLM selection (scripted model)', () => {
       { name: 'deploy', content: 'Deploys go through the release train on Tuesdays.' },
       { name: 'style', content: 'The user prefers tabs over spaces in every language.', type: 'user' },
     ]);
-    const model = new ScriptedLanguageModel({ script: [(request) => JSON.stringify({ selected: [handleOf(request, 'style'), handleOf(request, 'tests')] })] });
+    const model = new ScriptedLanguageModel({
+      script: [(request) => JSON.stringify({ selected: [handleOf(request, 'style'), handleOf(request, 'tests')] })],
+    });
     // "deploy" and "release" make the deploy memory a clear match, above min_score however full-text weighs coverage.
     const context = await engram().buildMemoryContext('integration tests for the deploy release', { model });
     expect(context.included.map((entry) => [entry.memory.name, entry.source])).toEqual([
@@ -213,10 +290,16 @@ describe('LLM selection (scripted model)', () => {
   });
 
   it('refuses a missing model or a non-string query with a clear error', async () => {
-    await expect(selectMemoriesWithModel(dependencies(), ['project:a'], { model: {} as never, query: 'x' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(
+      selectMemoriesWithModel(dependencies(), ['project:a'], { model: {} as never, query: 'x' }),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     const model = new ScriptedLanguageModel({ script: [] });
-    await expect(selectMemoriesWithModel(dependencies(), ['project:a'], { model, query: 42 as never })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
-    await expect(engram().buildMemoryContext('x', { model: 'claude' as never })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(
+      selectMemoriesWithModel(dependencies(), ['project:a'], { model, query: 42 as never }),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(engram().buildMemoryContext('x', { model: 'claude' as never })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
   });
 });
 
@@ -227,29 +310,54 @@ describe('parseSelectionOutput', () => {
     expect(parseSelectionOutput('{"selected_memories":["a", 3, null, "b"]}')).toEqual(['a', 'b']);
     expect(parseSelectionOutput('```json\n{"selected": ["x"]}\n```')).toEqual(['x']);
     expect(parseSelectionOutput('Here you go: {"selected": ["y"]} hope it helps')).toEqual(['y']);
-    for (const bad of ['', 'none', '{"selected": "a"}', '{"selected": [', '42', 'null', '{}']) expect(parseSelectionOutput(bad)).toBeUndefined();
+    for (const bad of ['', 'none', '{"selected": "a"}', '{"selected": [', '42', 'null', '{}'])
+      expect(parseSelectionOutput(bad)).toBeUndefined();
   });
 });
 
 describe('ScriptedLanguageModel', () => {
   it('answers in script order, records requests, and checks them like a provider would', async () => {
-    const model = new ScriptedLanguageModel({ script: ['one', { text: 'two', usage: { inputTokens: 7, cacheReadTokens: 3 } }] });
-    const request = { system: 'sys', messages: [{ role: 'user' as const, content: 'hello there' }], maxOutputTokens: 10 };
-    expect(await model.generate(request)).toEqual({ text: 'one', content: [{ type: 'text', text: 'one' }], stopReason: 'end', usage: { inputTokens: 4, outputTokens: 1 } });
-    expect(await model.generate(request)).toEqual({ text: 'two', content: [{ type: 'text', text: 'two' }], stopReason: 'end', usage: { inputTokens: 7, outputTokens: 1, cacheReadTokens: 3 } });
+    const model = new ScriptedLanguageModel({
+      script: ['one', { text: 'two', usage: { inputTokens: 7, cacheReadTokens: 3 } }],
+    });
+    const request = {
+      system: 'sys',
+      messages: [{ role: 'user' as const, content: 'hello there' }],
+      maxOutputTokens: 10,
+    };
+    expect(await model.generate(request)).toEqual({
+      text: 'one',
+      content: [{ type: 'text', text: 'one' }],
+      stopReason: 'end',
+      usage: { inputTokens: 4, outputTokens: 1 },
+    });
+    expect(await model.generate(request)).toEqual({
+      text: 'two',
+      content: [{ type: 'text', text: 'two' }],
+      stopReason: 'end',
+      usage: { inputTokens: 7, outputTokens: 1, cacheReadTokens: 3 },
+    });
     await expect(model.generate(request)).rejects.toThrow(/script has 2 answers/);
     expect(model.calls).toBe(3);
     expect(model.requests[0]).toEqual(request);
     expect(model.requests[0]).not.toBe(request);
     await expect(model.generate({ messages: [], maxOutputTokens: 5 })).rejects.toThrow(TypeError);
-    await expect(model.generate({ messages: [{ role: 'system' as never, content: 'x' }], maxOutputTokens: 5 })).rejects.toThrow(/role/);
-    await expect(model.generate({ messages: [{ role: 'user', content: 'x' }], maxOutputTokens: 0 })).rejects.toThrow(/maxOutputTokens/);
+    await expect(
+      model.generate({ messages: [{ role: 'system' as never, content: 'x' }], maxOutputTokens: 5 }),
+    ).rejects.toThrow(/role/);
+    await expect(model.generate({ messages: [{ role: 'user', content: 'x' }], maxOutputTokens: 0 })).rejects.toThrow(
+      /maxOutputTokens/,
+    );
   });
 
   it('rejects once its request is aborted', async () => {
     const model = new ScriptedLanguageModel({ script: [{ text: 'late', delayMs: 10_000 }] });
     const controller = new AbortController();
-    const pending = model.generate({ messages: [{ role: 'user', content: 'x' }], maxOutputTokens: 5, signal: controller.signal });
+    const pending = model.generate({
+      messages: [{ role: 'user', content: 'x' }],
+      maxOutputTokens: 5,
+      signal: controller.signal,
+    });
     controller.abort(new Error('stop'));
     await expect(pending).rejects.toThrow('stop');
   });

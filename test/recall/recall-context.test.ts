@@ -11,12 +11,31 @@ import { Engram } from '../../src/engram.js';
 const WEIGHTS = { neighbourWeight: 0.3, sessionWeight: 0.1 };
 const NOW = '2026-03-01T12:00:00.000Z';
 
-function hit(id: string, relevance: number, source: MemorySource | null, scope = 'project:a'): { memory: Memory; relevance: number } {
+function hit(
+  id: string,
+  relevance: number,
+  source: MemorySource | null,
+  scope = 'project:a',
+): { memory: Memory; relevance: number } {
   return {
     relevance,
     memory: {
-      id, scope: scope as Memory['scope'], type: 'project', name: id, description: id, content: id, importance: 0.5, source,
-      createdAt: NOW, updatedAt: NOW, lastAccessedAt: null, hitCount: 0, validFrom: NOW, invalidAt: null, supersededBy: null, archived: false,
+      id,
+      scope: scope as Memory['scope'],
+      type: 'project',
+      name: id,
+      description: id,
+      content: id,
+      importance: 0.5,
+      source,
+      createdAt: NOW,
+      updatedAt: NOW,
+      lastAccessedAt: null,
+      hitCount: 0,
+      validFrom: NOW,
+      invalidAt: null,
+      supersededBy: null,
+      archived: false,
     },
   };
 }
@@ -33,7 +52,11 @@ describe('addConversationContext', () => {
     const byId = new Map(result.map((entry) => [entry.memory.id, entry]));
     // answer: own 2 + 0.3 × 10 (adjacent question) + 0.1 × 10 (best other of its session).
     expect(byId.get('answer')!.relevance).toBeCloseTo(6, 12);
-    expect(byId.get('answer')!.context).toEqual({ own: 2, neighbour: { id: 'question', added: 3 }, session: { id: 'question', added: 1 } });
+    expect(byId.get('answer')!.context).toEqual({
+      own: 2,
+      neighbour: { id: 'question', added: 3 },
+      session: { id: 'question', added: 1 },
+    });
     // question: its neighbour is the answer (2), its best other same-session hit is same-session (3).
     expect(byId.get('question')!.relevance).toBeCloseTo(10 + 0.6 + 0.3, 12);
     // D1:9 is no neighbour of anything here; it only gets the session share.
@@ -44,8 +67,15 @@ describe('addConversationContext', () => {
   });
 
   it('counts the same turn and numbered turns one apart under the same prefix as adjacent, nothing else', () => {
-    const neighbourOf = (a: MemorySource, b: MemorySource, scopes: [string, string] = ['project:a', 'project:a']): string | undefined => {
-      const result = addConversationContext([hit('strong', 10, a, scopes[0]), hit('weak', 1, b, scopes[1])], { neighbourWeight: 0.5, sessionWeight: 0 });
+    const neighbourOf = (
+      a: MemorySource,
+      b: MemorySource,
+      scopes: [string, string] = ['project:a', 'project:a'],
+    ): string | undefined => {
+      const result = addConversationContext([hit('strong', 10, a, scopes[0]), hit('weak', 1, b, scopes[1])], {
+        neighbourWeight: 0.5,
+        sessionWeight: 0,
+      });
       return result.find((entry) => entry.memory.id === 'weak')!.context?.neighbour?.id;
     };
     expect(neighbourOf({ sessionId: 's', turnId: '7' }, { sessionId: 's', turnId: '8' })).toBe('strong');
@@ -56,8 +86,12 @@ describe('addConversationContext', () => {
     expect(neighbourOf({ sessionId: 's', turnId: '7' }, { sessionId: 's', turnId: '9' })).toBeUndefined();
     expect(neighbourOf({ sessionId: 's', turnId: 'D3:5' }, { sessionId: 's', turnId: 'D4:6' })).toBeUndefined();
     expect(neighbourOf({ sessionId: 's', turnId: '7' }, { sessionId: 't', turnId: '8' })).toBeUndefined();
-    expect(neighbourOf({ sessionId: 's', turnId: '7' }, { sessionId: 's', turnId: '8' }, ['project:a', 'project:b'])).toBeUndefined();
-    expect(neighbourOf({ sessionId: 's', turnId: '0f3c9e1a-77' }, { sessionId: 's', turnId: '9b2d4c11-78' })).toBeUndefined();
+    expect(
+      neighbourOf({ sessionId: 's', turnId: '7' }, { sessionId: 's', turnId: '8' }, ['project:a', 'project:b']),
+    ).toBeUndefined();
+    expect(
+      neighbourOf({ sessionId: 's', turnId: '0f3c9e1a-77' }, { sessionId: 's', turnId: '9b2d4c11-78' }),
+    ).toBeUndefined();
     expect(neighbourOf({ sessionId: 's' }, { sessionId: 's' })).toBeUndefined();
   });
 
@@ -71,27 +105,50 @@ describe('addConversationContext', () => {
   });
 
   it('is deterministic: ties keep the order they came in, whatever the input order of the rest', () => {
-    const hits = [hit('x', 2, { sessionId: 's', turnId: '1' }), hit('y', 2, { sessionId: 't', turnId: '1' }), hit('z', 2, null)];
+    const hits = [
+      hit('x', 2, { sessionId: 's', turnId: '1' }),
+      hit('y', 2, { sessionId: 't', turnId: '1' }),
+      hit('z', 2, null),
+    ];
     expect(addConversationContext(hits, WEIGHTS).map((entry) => entry.memory.id)).toEqual(['x', 'y', 'z']);
-    expect(addConversationContext([...hits].reverse(), WEIGHTS).map((entry) => entry.memory.id)).toEqual(['z', 'y', 'x']);
+    expect(addConversationContext([...hits].reverse(), WEIGHTS).map((entry) => entry.memory.id)).toEqual([
+      'z',
+      'y',
+      'x',
+    ]);
   });
 
   it('refuses weights outside 0..1 with CONFIG_INVALID', () => {
     const hits = [hit('a', 1, { sessionId: 's', turnId: '1' }), hit('b', 2, { sessionId: 's', turnId: '2' })];
-    for (const bad of [-0.1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '0.3' as unknown as number, undefined as unknown as number]) {
-      expect(() => addConversationContext(hits, { neighbourWeight: bad, sessionWeight: 0.1 }), String(bad)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
-      expect(() => addConversationContext(hits, { neighbourWeight: 0.3, sessionWeight: bad }), String(bad)).toThrow(/sessionWeight/);
+    for (const bad of [
+      -0.1,
+      1.5,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      '0.3' as unknown as number,
+      undefined as unknown as number,
+    ]) {
+      expect(() => addConversationContext(hits, { neighbourWeight: bad, sessionWeight: 0.1 }), String(bad)).toThrow(
+        expect.objectContaining({ code: 'CONFIG_INVALID' }),
+      );
+      expect(() => addConversationContext(hits, { neighbourWeight: 0.3, sessionWeight: bad }), String(bad)).toThrow(
+        /sessionWeight/,
+      );
     }
   });
 
   it('stays linear on a large candidate pool with hostile turn ids', () => {
     const hits = Array.from({ length: 5_000 }, (_, index) =>
-      hit(`m${index}`, (index % 97) + 1, { sessionId: `s${index % 50}`, turnId: index % 3 === 0 ? `${'9'.repeat(200)}${index}` : `t-${index}` }),
+      hit(`m${index}`, (index % 97) + 1, {
+        sessionId: `s${index % 50}`,
+        turnId: index % 3 === 0 ? `${'9'.repeat(200)}${index}` : `t-${index}`,
+      }),
     );
     const result = addConversationContext(hits, WEIGHTS);
     expect(result).toHaveLength(5_000);
     expect(new Set(result.map((entry) => entry.memory.id)).size).toBe(5_000);
-    for (let index = 1; index < result.length; index += 1) expect(result[index - 1]!.relevance).toBeGreaterThanOrEqual(result[index]!.relevance);
+    for (let index = 1; index < result.length; index += 1)
+      expect(result[index - 1]!.relevance).toBeGreaterThanOrEqual(result[index]!.relevance);
   });
 });
 
@@ -119,7 +176,10 @@ describe('recall with conversation context (SQLite)', () => {
     source: { sessionId, turnId },
   });
 
-  const settingsWith = (recall: Partial<Settings['recall']>): Settings => ({ ...DEFAULT_SETTINGS, recall: { ...DEFAULT_SETTINGS.recall, ...recall } });
+  const settingsWith = (recall: Partial<Settings['recall']>): Settings => ({
+    ...DEFAULT_SETTINGS,
+    recall: { ...DEFAULT_SETTINGS.recall, ...recall },
+  });
   const recallIds = async (settings: Settings, query: string): Promise<string[]> => {
     const engram = new Engram({ store, settings, readScopes: ['project:talk'], now: () => new Date(NOW) });
     const result = await engram.recall(query, { recordAccess: false, topK: 3, minScore: 0 });
@@ -143,13 +203,21 @@ describe('recall with conversation context (SQLite)', () => {
     const off = await recallIds(settingsWith({ contextNeighbourWeight: 0, contextSessionWeight: 0 }), query);
     expect(off[0]).toBe(question!.id);
     expect(off).not.toContain(answer!.id);
-    const engram = new Engram({ store, settings: DEFAULT_SETTINGS, readScopes: ['project:talk'], now: () => new Date(NOW) });
+    const engram = new Engram({
+      store,
+      settings: DEFAULT_SETTINGS,
+      readScopes: ['project:talk'],
+      now: () => new Date(NOW),
+    });
     const result = await engram.recall(query, { recordAccess: false, topK: 3, minScore: 0 });
     expect(result.memories.slice(0, 2).map((entry) => entry.memory.id)).toEqual([question!.id, answer!.id]);
     const parts = result.memories[1]!.parts;
     expect(parts.context?.neighbour?.id).toBe(question!.id);
     // Without an embedder the relevance shown is exactly what its parts add up to.
-    expect(parts.relevance).toBeCloseTo(parts.context!.own + parts.context!.neighbour!.added + (parts.context!.session?.added ?? 0), 12);
+    expect(parts.relevance).toBeCloseTo(
+      parts.context!.own + parts.context!.neighbour!.added + (parts.context!.session?.added ?? 0),
+      12,
+    );
   });
 
   it('changes nothing for memories written without a source', async () => {
@@ -161,7 +229,10 @@ describe('recall with conversation context (SQLite)', () => {
       { actor: 'test' },
     );
     const withContext = await recallIds(DEFAULT_SETTINGS, 'when does the production deploy run nightly?');
-    const without = await recallIds(settingsWith({ contextNeighbourWeight: 0, contextSessionWeight: 0 }), 'when does the production deploy run nightly?');
+    const without = await recallIds(
+      settingsWith({ contextNeighbourWeight: 0, contextSessionWeight: 0 }),
+      'when does the production deploy run nightly?',
+    );
     expect(withContext).toHaveLength(3);
     expect(withContext).toEqual(without);
   });

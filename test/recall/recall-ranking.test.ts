@@ -51,19 +51,37 @@ describe('ranking under an injected clock', () => {
       ),
       ACTOR,
     );
-    const first = await engramAt(10).recall('when does the production deploy run?', { recordAccess: false, topK: 20, minScore: 0 });
-    const second = await engramAt(10).recall('when does the production deploy run?', { recordAccess: false, topK: 20, minScore: 0 });
+    const first = await engramAt(10).recall('when does the production deploy run?', {
+      recordAccess: false,
+      topK: 20,
+      minScore: 0,
+    });
+    const second = await engramAt(10).recall('when does the production deploy run?', {
+      recordAccess: false,
+      topK: 20,
+      minScore: 0,
+    });
     expect(first.memories.length).toBeGreaterThan(5);
     expect(second.memories).toEqual(first.memories);
 
     // A later clock changes recency, so the scores move: the clock really is the one injected.
-    const later = await engramAt(200).recall('when does the production deploy run?', { recordAccess: false, topK: 20, minScore: 0 });
-    expect(later.memories.map((entry) => entry.parts.recency)).not.toEqual(first.memories.map((entry) => entry.parts.recency));
+    const later = await engramAt(200).recall('when does the production deploy run?', {
+      recordAccess: false,
+      topK: 20,
+      minScore: 0,
+    });
+    expect(later.memories.map((entry) => entry.parts.recency)).not.toEqual(
+      first.memories.map((entry) => entry.parts.recency),
+    );
   });
 
   it('ranks the same memories in the same order whatever order they were written in', async () => {
     const inputs = Array.from({ length: 12 }, (_, index) =>
-      memory({ id: `mem-${String(index).padStart(2, '0')}`, content: `Shared cache fact ${index % 4}.`, importance: 0.5 }),
+      memory({
+        id: `mem-${String(index).padStart(2, '0')}`,
+        content: `Shared cache fact ${index % 4}.`,
+        importance: 0.5,
+      }),
     );
     await store.createMany(inputs, ACTOR);
     const forward = await engramAt(1).recall('shared cache', { recordAccess: false, topK: 12, minScore: 0 });
@@ -73,14 +91,22 @@ describe('ranking under an injected clock', () => {
     await other.open();
     try {
       await other.createMany([...inputs].reverse(), ACTOR);
-      const reversed = await new Engram({ store: other, readScopes: ['project:rank'], now: () => new Date(T0 + DAY) }).recall('shared cache', {
+      const reversed = await new Engram({
+        store: other,
+        readScopes: ['project:rank'],
+        now: () => new Date(T0 + DAY),
+      }).recall('shared cache', {
         recordAccess: false,
         topK: 12,
         minScore: 0,
       });
-      expect(reversed.memories.map((entry) => entry.memory.id)).toEqual(forward.memories.map((entry) => entry.memory.id));
+      expect(reversed.memories.map((entry) => entry.memory.id)).toEqual(
+        forward.memories.map((entry) => entry.memory.id),
+      );
       // Ties are broken by id, so equal scores still come out in one order.
-      const tied = forward.memories.filter((entry) => entry.parts.score === forward.memories[0]!.parts.score).map((entry) => entry.memory.id);
+      const tied = forward.memories
+        .filter((entry) => entry.parts.score === forward.memories[0]!.parts.score)
+        .map((entry) => entry.memory.id);
       expect(tied).toEqual([...tied].sort());
     } finally {
       await other.close();
@@ -91,7 +117,10 @@ describe('ranking under an injected clock', () => {
 
 describe('each ranking factor on its own', () => {
   it('recency halves in about 34 days since last access (0.98^34 ≈ 0.50)', async () => {
-    const [created] = await store.createMany([memory({ content: 'The billing service owns the invoices table.', lastAccessedAt: at(0) })], ACTOR);
+    const [created] = await store.createMany(
+      [memory({ content: 'The billing service owns the invoices table.', lastAccessedAt: at(0) })],
+      ACTOR,
+    );
     const today = await engramAt(0).recall('billing invoices', { recordAccess: false, minScore: 0 });
     const month = await engramAt(34).recall('billing invoices', { recordAccess: false, minScore: 0 });
     expect(today.memories[0]!.memory.id).toBe(created!.id);
@@ -119,7 +148,9 @@ describe('each ranking factor on its own', () => {
   it('orders memories equal in relevance and recency by importance (weight 0.5 + importance)', async () => {
     const importances = [0.2, 0.9, 0, 0.5, 1];
     await store.createMany(
-      importances.map((importance, index) => memory({ id: `imp-${index}`, content: 'The staging database is refreshed every Sunday.', importance })),
+      importances.map((importance, index) =>
+        memory({ id: `imp-${index}`, content: 'The staging database is refreshed every Sunday.', importance }),
+      ),
       ACTOR,
     );
     const result = await engramAt(0).recall('staging database refresh', { recordAccess: false, minScore: 0 });
@@ -146,7 +177,9 @@ describe('each ranking factor on its own', () => {
     expect(loose.memories[0]!.parts.score).toBeCloseTo(expected, 12);
     const score = loose.memories[0]!.parts.score;
     expect((await engram.recall('vpn endpoint', { recordAccess: false, minScore: score })).memories).toHaveLength(1);
-    expect((await engram.recall('vpn endpoint', { recordAccess: false, minScore: score + 1e-9 })).memories).toHaveLength(0);
+    expect(
+      (await engram.recall('vpn endpoint', { recordAccess: false, minScore: score + 1e-9 })).memories,
+    ).toHaveLength(0);
   });
 });
 
@@ -185,7 +218,12 @@ describe('rankByRelevance (pure)', () => {
 
   it('is deterministic: the same input in any order gives the same output', () => {
     const candidates = Array.from({ length: 30 }, (_, index) => ({
-      memory: { ...base, id: `m${String(index).padStart(2, '0')}`, importance: (index % 3) / 2, lastAccessedAt: at(-(index % 7)) },
+      memory: {
+        ...base,
+        id: `m${String(index).padStart(2, '0')}`,
+        importance: (index % 3) / 2,
+        lastAccessedAt: at(-(index % 7)),
+      },
       relevance: index % 4,
     }));
     const forward = rankByRelevance(candidates, { now: at(0), recencyBase: 0.98 });

@@ -37,12 +37,24 @@ afterEach(async () => {
 });
 
 function engramWith(options: { embedder?: Embedder } = {}): Engram {
-  return new Engram({ store, defaultScope: PROJECT, readScopes: [PROJECT, 'global'], now: () => clock, onWarning: () => undefined, ...options });
+  return new Engram({
+    store,
+    defaultScope: PROJECT,
+    readScopes: [PROJECT, 'global'],
+    now: () => clock,
+    onWarning: () => undefined,
+    ...options,
+  });
 }
 
 /** Everything a user could observe in the store: every memory in every state, and every history entry. */
 async function snapshot(): Promise<string> {
-  const memories = await store.list({ scopes: [PROJECT, OTHER, 'global'], archived: 'include', invalid: 'include', order: 'created-asc' });
+  const memories = await store.list({
+    scopes: [PROJECT, OTHER, 'global'],
+    archived: 'include',
+    invalid: 'include',
+    order: 'created-asc',
+  });
   const histories = await Promise.all(memories.map((memory) => store.history(memory.id)));
   return JSON.stringify({ memories, histories, stats: await store.stats() });
 }
@@ -54,7 +66,11 @@ function later(minutes: number): void {
 describe('dedupe on write', () => {
   it('updates a near-duplicate in the same scope instead of adding one, and history shows the update', async () => {
     const engram = engramWith();
-    const first = await engram.save({ content: 'Always run the linter before committing.', type: 'feedback', importance: 0.7 });
+    const first = await engram.save({
+      content: 'Always run the linter before committing.',
+      type: 'feedback',
+      importance: 0.7,
+    });
     expect(first.action).toBe('created');
     later(5);
     const second = await engram.save({ content: 'Always run the linter before committing changes.', importance: 0.4 });
@@ -94,10 +110,22 @@ describe('dedupe on write', () => {
   it('keeps facts that merely share a topic, contradict, or change a value as separate memories', async () => {
     const engram = engramWith();
     const pairs: Array<[string, string]> = [
-      ['The user prefers tabs for indentation in TypeScript, JavaScript, Go and Rust files.', 'The user prefers spaces for indentation in TypeScript, JavaScript, Go and Rust files.'],
-      ['The project database is PostgreSQL 15 on a private server.', 'The project database is PostgreSQL 16 on a private server.'],
-      ['Integration tests use the real database, with fixtures per test.', 'Integration tests do not use the real database, with fixtures per test.'],
-      ['Run database migrations before deploying the API server to production.', 'Run database migrations after deploying the API server to production.'],
+      [
+        'The user prefers tabs for indentation in TypeScript, JavaScript, Go and Rust files.',
+        'The user prefers spaces for indentation in TypeScript, JavaScript, Go and Rust files.',
+      ],
+      [
+        'The project database is PostgreSQL 15 on a private server.',
+        'The project database is PostgreSQL 16 on a private server.',
+      ],
+      [
+        'Integration tests use the real database, with fixtures per test.',
+        'Integration tests do not use the real database, with fixtures per test.',
+      ],
+      [
+        'Run database migrations before deploying the API server to production.',
+        'Run database migrations after deploying the API server to production.',
+      ],
     ];
     for (const [a, b] of pairs) {
       expect((await engram.save({ content: a })).action).toBe('created');
@@ -137,7 +165,12 @@ describe('dedupe on write', () => {
   it('takes a named type, name and description and re-derives a derived description', async () => {
     const engram = engramWith();
     const first = await engram.save({ content: 'The user writes tests before writing code.', type: 'user' });
-    const merged = await engram.save({ content: 'The user writes the tests before writing the code.', type: 'feedback', name: 'tests-first', importance: 0.9 });
+    const merged = await engram.save({
+      content: 'The user writes the tests before writing the code.',
+      type: 'feedback',
+      name: 'tests-first',
+      importance: 0.9,
+    });
     expect(merged.memory).toMatchObject({
       id: first.memory.id,
       type: 'feedback',
@@ -152,17 +185,29 @@ describe('dedupe on write', () => {
     const terms = candidateTerms(text, lexicalProfile(text), 0.8);
     // 9 content words: a duplicate shares at least 8 of them, so any 2 suffice.
     expect(terms).toEqual(['terminal', 'prefers']);
-    for (const restatement of ['The user prefers dark mode in every editor and terminal they use.', 'User prefers dark mode in every editor and terminal they use at work daily.']) {
+    for (const restatement of [
+      'The user prefers dark mode in every editor and terminal they use.',
+      'User prefers dark mode in every editor and terminal they use at work daily.',
+    ]) {
       const words = lexicalProfile(restatement).words;
-      expect(terms.some((term) => words.has(porterStem(term))), restatement).toBe(true);
+      expect(
+        terms.some((term) => words.has(porterStem(term))),
+        restatement,
+      ).toBe(true);
     }
 
     // Among many memories sharing most words, the one near-duplicate is still found.
     const engram = engramWith();
-    for (let index = 0; index < 60; index += 1) await engram.save({ content: `The user prefers dark mode in every editor and terminal, variant ${index}.` }, { dedupe: false });
+    for (let index = 0; index < 60; index += 1)
+      await engram.save(
+        { content: `The user prefers dark mode in every editor and terminal, variant ${index}.` },
+        { dedupe: false },
+      );
     const original = await engram.save({ content: text });
     expect(original.action).toBe('created');
-    const again = await engram.save({ content: 'The user prefers dark mode in every editor and terminal they use at work!' });
+    const again = await engram.save({
+      content: 'The user prefers dark mode in every editor and terminal they use at work!',
+    });
     expect(again.mergedInto).toBe(original.memory.id);
   });
 
@@ -181,7 +226,10 @@ describe('dedupe on write', () => {
       [['array'], {}, 'INVALID_INPUT'],
     ];
     for (const [input, options, code] of attempts) {
-      await expect(engram.save(input as never, options as never), JSON.stringify(input).slice(0, 60)).rejects.toMatchObject({ code });
+      await expect(
+        engram.save(input as never, options as never),
+        JSON.stringify(input).slice(0, 60),
+      ).rejects.toMatchObject({ code });
     }
     expect(await snapshot()).toBe(before);
     // Query syntax, emoji and a near-limit body are just text: compared and stored, never parsed.
@@ -249,6 +297,11 @@ describe('dedupe on write with embeddings', () => {
     const first = await engram.save({ content: 'Bugs are tracked in Linear, project INGEST.' });
     embedder.failing = true;
     const again = await engram.save({ content: 'Bugs are tracked in Linear, project INGEST!' });
-    expect(again).toMatchObject({ action: 'merged', mergedInto: first.memory.id, method: 'lexical', warnings: ['embedding-failed'] });
+    expect(again).toMatchObject({
+      action: 'merged',
+      mergedInto: first.memory.id,
+      method: 'lexical',
+      warnings: ['embedding-failed'],
+    });
   });
 });

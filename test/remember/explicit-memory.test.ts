@@ -35,7 +35,11 @@ describe('statements that are captured', () => {
     ['Always run the tests before committing.', 'feedback', 'Always run the tests before committing.'],
     ['Never push directly to main.', 'feedback', 'Never push directly to main.'],
     ['Please always ask me before deleting files.', 'feedback', 'Always ask the user before deleting files.'],
-    ['You should never mock the database in integration tests.', 'feedback', 'Never mock the database in integration tests.'],
+    [
+      'You should never mock the database in integration tests.',
+      'feedback',
+      'Never mock the database in integration tests.',
+    ],
     ['When writing tests, never mock the database.', 'feedback', 'When writing tests, never mock the database.'],
     ['- always pass --frozen-lockfile in CI', 'feedback', 'Always pass --frozen-lockfile in CI.'],
     ['I prefer tabs over spaces.', 'user', 'The user prefers tabs over spaces.'],
@@ -61,7 +65,9 @@ describe('statements that are captured', () => {
   });
 
   it('gives each intent a valid slug, a one-line description and the explicit importance', () => {
-    const intents = detectExplicitMemory("Remember that I use tabs. From now on, never commit to main. I don't like long answers. My name is Ada.");
+    const intents = detectExplicitMemory(
+      "Remember that I use tabs. From now on, never commit to main. I don't like long answers. My name is Ada.",
+    );
     expect(intents).toHaveLength(4);
     for (const intent of intents) {
       if (intent.kind !== 'remember') throw new Error('remember expected');
@@ -69,14 +75,24 @@ describe('statements that are captured', () => {
       expect(assertDescription(intent.description)).toBe(intent.description);
       expect(intent.importance).toBe(DEFAULT_SETTINGS.explicitMemory.importance);
     }
-    expect(intents.map((intent) => intent.kind === 'remember' && intent.name)).toEqual(['user-uses-tabs', 'never-commit-to-main', 'user-doesnt-like-long-answers', 'user-name-is-ada']);
+    expect(intents.map((intent) => intent.kind === 'remember' && intent.name)).toEqual([
+      'user-uses-tabs',
+      'never-commit-to-main',
+      'user-doesnt-like-long-answers',
+      'user-name-is-ada',
+    ]);
   });
 
   it('takes several statements of one message in order, each once, at most maxIntentsPerMessage', () => {
     expect(remembered('Always run the linter before pushing. Always run the linter before pushing!')).toHaveLength(1);
-    const many = Array.from({ length: 9 }, (_, index) => `Remember that service ${index} listens on port ${8000 + index}.`).join(' ');
+    const many = Array.from(
+      { length: 9 },
+      (_, index) => `Remember that service ${index} listens on port ${8000 + index}.`,
+    ).join(' ');
     expect(detectExplicitMemory(many)).toHaveLength(DEFAULT_SETTINGS.explicitMemory.maxIntentsPerMessage);
-    const settings = { explicitMemory: { ...DEFAULT_SETTINGS.explicitMemory, maxIntentsPerMessage: 2, importance: 0.9 } };
+    const settings = {
+      explicitMemory: { ...DEFAULT_SETTINGS.explicitMemory, maxIntentsPerMessage: 2, importance: 0.9 },
+    };
     const intents = detectExplicitMemory(many, { settings });
     expect(intents).toHaveLength(2);
     expect(intents[0]).toMatchObject({ importance: 0.9 });
@@ -132,7 +148,7 @@ describe('statements that are not', () => {
     'My manager is out this week.',
     'Call me when it is done.',
     "Don't forget to run the tests.",
-    'Forget it, let\'s move on.',
+    "Forget it, let's move on.",
     'Forget about it.',
     'Forget everything.',
     // private
@@ -143,7 +159,9 @@ describe('statements that are not', () => {
   });
 
   it('never stores private text that sits inside an otherwise valid statement', () => {
-    expect(remembered('Remember that I live in <private>4 Elm St,</private> Springfield.')).toEqual([{ type: 'user', content: 'The user lives in Springfield.' }]);
+    expect(remembered('Remember that I live in <private>4 Elm St,</private> Springfield.')).toEqual([
+      { type: 'user', content: 'The user lives in Springfield.' },
+    ]);
   });
 });
 
@@ -151,7 +169,10 @@ describe('first person becomes the user', () => {
   it.each([
     ['I use tabs', 'the user uses tabs'],
     ['I always push on Fridays', 'the user always pushes on Fridays'],
-    ["I'm a backend engineer and my team owns billing", "the user is a backend engineer and the user's team owns billing"],
+    [
+      "I'm a backend engineer and my team owns billing",
+      "the user is a backend engineer and the user's team owns billing",
+    ],
     ["I've moved to Lisbon", 'the user has moved to Lisbon'],
     ["I don't drink coffee", "the user doesn't drink coffee"],
     ['I can read Go but I try to avoid it', 'the user can read Go but the user tries to avoid it'],
@@ -189,7 +210,12 @@ describe('applied through the library over a real store', () => {
 
   beforeEach(async () => {
     temporary = await openTemporaryStore(Date.parse('2025-03-01T12:00:00.000Z'));
-    engram = new Engram({ store: temporary.store, defaultScope: PROJECT, now: () => new Date(temporary.clock.now), onWarning: (warning) => warnings.push(warning) });
+    engram = new Engram({
+      store: temporary.store,
+      defaultScope: PROJECT,
+      now: () => new Date(temporary.clock.now),
+      onWarning: (warning) => warnings.push(warning),
+    });
     warnings.length = 0;
   });
 
@@ -202,10 +228,18 @@ describe('applied through the library over a real store', () => {
   }
 
   it('writes what was asked at once, typed and important, and dedupes a restatement', async () => {
-    const first = await applyExplicitMemory(engram, 'Remember that I use tabs. From now on, never push to main.', { source: { sessionId: 's1', turnId: 't1' } });
+    const first = await applyExplicitMemory(engram, 'Remember that I use tabs. From now on, never push to main.', {
+      source: { sessionId: 's1', turnId: 't1' },
+    });
     expect(first.outcomes.map((outcome) => outcome.action)).toEqual(['created', 'created']);
     const [tabs, push] = first.outcomes.map((outcome) => ('memory' in outcome ? outcome.memory! : undefined));
-    expect(tabs).toMatchObject({ scope: PROJECT, type: 'user', content: 'The user uses tabs.', importance: 0.8, source: { origin: 'explicit', sessionId: 's1', turnId: 't1' } });
+    expect(tabs).toMatchObject({
+      scope: PROJECT,
+      type: 'user',
+      content: 'The user uses tabs.',
+      importance: 0.8,
+      source: { origin: 'explicit', sessionId: 's1', turnId: 't1' },
+    });
     expect(push).toMatchObject({ type: 'feedback', content: 'Never push to main.' });
     expect((await engram.history(tabs!.id))[0]).toMatchObject({ action: 'create', actor: 'explicit-memory' });
 
@@ -217,7 +251,9 @@ describe('applied through the library over a real store', () => {
   it('archives the one memory a "forget" clearly points at, and it leaves recall', async () => {
     await applyExplicitMemory(engram, 'Remember that I use tabs. Remember that the staging DB listens on port 5433.');
     const result = await applyExplicitMemory(engram, 'Forget that I use tabs.', { actor: 'chat' });
-    expect(result.outcomes).toMatchObject([{ action: 'archived', memory: { content: 'The user uses tabs.', archived: true } }]);
+    expect(result.outcomes).toMatchObject([
+      { action: 'archived', memory: { content: 'The user uses tabs.', archived: true } },
+    ]);
     expect(await active()).toEqual(['The staging DB listens on port 5433.']);
     expect((await engram.recall('tabs')).memories).toEqual([]);
     const archivedId = (result.outcomes[0] as { memory: { id: string } }).memory.id;
@@ -238,7 +274,9 @@ describe('applied through the library over a real store', () => {
 
   it('picks the close match over a memory that merely mentions the words', async () => {
     await engram.remember({ content: 'The user uses tabs.' });
-    await engram.remember({ content: 'The user uses tabs in Go, spaces in YAML, and two-space indents in JSON fixtures.' });
+    await engram.remember({
+      content: 'The user uses tabs in Go, spaces in YAML, and two-space indents in JSON fixtures.',
+    });
     const target = await findForgetTarget(engram, 'I use tabs', PROJECT);
     expect(target.status).toBe('match');
     expect(target.status === 'match' && target.memory.content).toBe('The user uses tabs.');
@@ -253,7 +291,9 @@ describe('applied through the library over a real store', () => {
 
   it('reports without writing in a dry run', async () => {
     await engram.remember({ content: 'The user uses tabs.' });
-    const result = await applyExplicitMemory(engram, 'Always run the tests first. Forget that I use tabs.', { dryRun: true });
+    const result = await applyExplicitMemory(engram, 'Always run the tests first. Forget that I use tabs.', {
+      dryRun: true,
+    });
     expect(result.outcomes.map((outcome) => outcome.action)).toEqual(['would-save', 'would-archive']);
     expect(await active()).toEqual(['The user uses tabs.']);
   });
@@ -271,8 +311,12 @@ describe('applied through the library over a real store', () => {
 
   it('refuses bad options and bad messages with clear errors, changing nothing', async () => {
     await expect(applyExplicitMemory(engram, 42 as unknown as string)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
-    await expect(applyExplicitMemory(engram, 'Remember that I use tabs.', { scope: 'nowhere' as never })).rejects.toMatchObject({ code: 'INVALID_SCOPE' });
-    await expect(applyExplicitMemory(engram, 'Remember that I use tabs.', { actor: '' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(
+      applyExplicitMemory(engram, 'Remember that I use tabs.', { scope: 'nowhere' as never }),
+    ).rejects.toMatchObject({ code: 'INVALID_SCOPE' });
+    await expect(applyExplicitMemory(engram, 'Remember that I use tabs.', { actor: '' })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
     await expect(applyExplicitMemory(engram, 'x', null as never)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     await expect(findForgetTarget(engram, '   ', PROJECT)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     expect(await engram.count()).toBe(0);

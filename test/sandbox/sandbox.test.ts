@@ -1,6 +1,17 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +32,11 @@ let sandbox: Sandbox;
 let temporary: TemporaryStore;
 
 function git(...args: string[]): void {
-  execFileSync('git', args, { cwd: root, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: base } });
+  execFileSync('git', args, {
+    cwd: root,
+    stdio: 'ignore',
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: base },
+  });
 }
 
 function settingsWith(sandboxSettings: Partial<Settings['sandbox']>): Settings {
@@ -39,7 +54,10 @@ beforeAll(async () => {
   mkdirSync(join(root, 'keys'));
   mkdirSync(join(root, 'bin'));
   writeFileSync(join(root, 'README.md'), '# Acme app\nDeploys run on Fridays.\nTODO: write more docs.\n');
-  writeFileSync(join(root, 'src', 'index.ts'), "export const answer = 42;\n// TODO: remove the legacy path\nexport function legacy() { return 'aaaa'; }\n");
+  writeFileSync(
+    join(root, 'src', 'index.ts'),
+    "export const answer = 42;\n// TODO: remove the legacy path\nexport function legacy() { return 'aaaa'; }\n",
+  );
   writeFileSync(join(root, 'src', 'util.ts'), 'export const pad = (text: string) => text.padStart(6);\n');
   writeFileSync(join(root, 'docs', 'notes.md'), 'Integration tests use the real database.\n');
   writeFileSync(join(root, '.env'), 'API_TOKEN=ENV-SECRET-CONTENT\n');
@@ -56,9 +74,15 @@ beforeAll(async () => {
   git('init', '-q', '-b', 'main');
   git('-c', 'user.name=Test', '-c', 'user.email=test@example.com', 'add', 'README.md', 'src', 'docs');
   git('-c', 'user.name=Test', '-c', 'user.email=test@example.com', 'commit', '-q', '-m', 'First commit');
-  writeFileSync(join(root, 'README.md'), '# Acme app\nDeploys run on Fridays.\nTODO: write more docs.\nReleases are tagged.\n');
+  writeFileSync(
+    join(root, 'README.md'),
+    '# Acme app\nDeploys run on Fridays.\nTODO: write more docs.\nReleases are tagged.\n',
+  );
   git('-c', 'user.name=Test', '-c', 'user.email=test@example.com', 'commit', '-q', '-am', 'Second commit');
-  writeFileSync(join(root, 'README.md'), '# Acme app\nDeploys run on Fridays and Tuesdays.\nTODO: write more docs.\nReleases are tagged.\n');
+  writeFileSync(
+    join(root, 'README.md'),
+    '# Acme app\nDeploys run on Fridays and Tuesdays.\nTODO: write more docs.\nReleases are tagged.\n',
+  );
 
   temporary = await openTemporaryStore(Date.parse('2026-03-01T09:00:00.000Z'));
   const engram = new Engram({ store: temporary.store, defaultScope: 'project:acme' });
@@ -85,7 +109,10 @@ function diskState(): string {
         entries.push(`d ${path} ${info.mtimeMs}`);
         walk(path);
       } else if (info.isSymbolicLink()) entries.push(`l ${path} -> ${readlinkSync(path)}`);
-      else if (info.isFile()) entries.push(`f ${path} ${info.size} ${info.mtimeMs} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`);
+      else if (info.isFile())
+        entries.push(
+          `f ${path} ${info.size} ${info.mtimeMs} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`,
+        );
       else entries.push(`s ${path} ${info.mtimeMs}`);
     }
   };
@@ -285,13 +312,34 @@ describe('escape attempts fail with SANDBOX_DENIED and change nothing on disk', 
 
   it('writes exist only as memories: write and edit tools do not exist, and the memory tool writes to the store, not the disk', async () => {
     const before = diskState();
-    for (const name of ['write_file', 'edit_file', 'create_file', 'str_replace_based_edit_tool', 'bash', 'delete_file']) {
+    for (const name of [
+      'write_file',
+      'edit_file',
+      'create_file',
+      'str_replace_based_edit_tool',
+      'bash',
+      'delete_file',
+    ]) {
       expect(await denied(name, { path: 'README.md', content: 'overwritten' })).toMatch(/No tool writes files/);
     }
-    expect(sandbox.tools.map((tool) => tool.name)).toEqual(['read_file', 'list_directory', 'search_files', 'run_command', 'memory']);
-    const memory = await run('memory', { command: 'create', path: '/memories/deploy-days.md', file_text: 'Deploys run on Fridays and Tuesdays.' });
+    expect(sandbox.tools.map((tool) => tool.name)).toEqual([
+      'read_file',
+      'list_directory',
+      'search_files',
+      'run_command',
+      'memory',
+    ]);
+    const memory = await run('memory', {
+      command: 'create',
+      path: '/memories/deploy-days.md',
+      file_text: 'Deploys run on Fridays and Tuesdays.',
+    });
     expect(memory).toEqual({ content: 'File created successfully at: /memories/deploy-days.md', isError: false });
-    const escape = await run('memory', { command: 'create', path: '/memories/../../project/README.md', file_text: 'overwritten' });
+    const escape = await run('memory', {
+      command: 'create',
+      path: '/memories/../../project/README.md',
+      file_text: 'overwritten',
+    });
     expect(escape).toMatchObject({ isError: true, code: 'SANDBOX_DENIED' });
     expect(diskState()).toBe(before);
     const [stored] = await temporary.store.list({ scopes: ['project:acme'] });
@@ -302,7 +350,10 @@ describe('escape attempts fail with SANDBOX_DENIED and change nothing on disk', 
   it('a sandbox without a memory tool writes nothing at all', async () => {
     const bare = await openSandbox({ root });
     expect(bare.tools.map((tool) => tool.name)).toEqual(['read_file', 'list_directory', 'search_files', 'run_command']);
-    expect(await bare.runSandboxTool('memory', { command: 'view', path: '/memories' })).toMatchObject({ isError: true, code: 'SANDBOX_DENIED' });
+    expect(await bare.runSandboxTool('memory', { command: 'view', path: '/memories' })).toMatchObject({
+      isError: true,
+      code: 'SANDBOX_DENIED',
+    });
   });
 
   it('never runs a project file in place of an allowed command, whatever PATH says', async () => {
@@ -317,29 +368,52 @@ describe('allowed tools work inside the project', () => {
     expect(await allowed('read_file', { path: 'README.md' })).toBe(
       '     1\t# Acme app\n     2\tDeploys run on Fridays and Tuesdays.\n     3\tTODO: write more docs.\n     4\tReleases are tagged.',
     );
-    expect(await allowed('read_file', { path: 'README.md', offset: 2, limit: 1 })).toBe('     2\tDeploys run on Fridays and Tuesdays.\n[Lines 2-2 of 4 shown. Read on with offset 3.]');
+    expect(await allowed('read_file', { path: 'README.md', offset: 2, limit: 1 })).toBe(
+      '     2\tDeploys run on Fridays and Tuesdays.\n[Lines 2-2 of 4 shown. Read on with offset 3.]',
+    );
     expect(await allowed('read_file', { path: join(root, 'src', 'util.ts') })).toContain('padStart');
     expect(await allowed('read_file', { path: 'link-in/index.ts' })).toContain('answer = 42');
-    expect(await allowed('read_file', { path: 'binary.dat' })).toBe('binary.dat is a binary file (4 bytes); it is not shown.');
+    expect(await allowed('read_file', { path: 'binary.dat' })).toBe(
+      'binary.dat is a binary file (4 bytes); it is not shown.',
+    );
     expect(await run('read_file', { path: 'src' })).toMatchObject({ isError: true, code: 'INVALID_INPUT' });
     expect(await run('read_file', { path: 'nothing.md' })).toMatchObject({ isError: true, code: 'NOT_FOUND' });
-    expect(await run('read_file', { path: 'README.md', offset: 0 })).toMatchObject({ isError: true, code: 'INVALID_INPUT' });
+    expect(await run('read_file', { path: 'README.md', offset: 0 })).toMatchObject({
+      isError: true,
+      code: 'INVALID_INPUT',
+    });
     expect(await run('read_file', {})).toMatchObject({ isError: true, code: 'INVALID_INPUT' });
   });
 
   it('cuts reads at readMaxBytes and says where to continue', async () => {
     const small = await openSandbox({ root, settings: settingsWith({ readMaxBytes: 40 }) });
-    expect(await allowed('read_file', { path: 'README.md' }, small)).toBe('     1\t# Acme app\n[Lines 1-1 of 4 shown. Read on with offset 2.]');
+    expect(await allowed('read_file', { path: 'README.md' }, small)).toBe(
+      '     1\t# Acme app\n[Lines 1-1 of 4 shown. Read on with offset 2.]',
+    );
   });
 
   it('lists folders without following links out', async () => {
     expect(await allowed('list_directory', {})).toBe(
       [
-        './ (13 entries)', '.env (29 bytes)', '.git/', 'README.md (92 bytes)', 'bin/', 'binary.dat (4 bytes)', 'docs/', 'keys/',
-        'link-file-out@', 'link-in@', 'link-out@', 'pipe (special file)', 'slow.txt (680 bytes)', 'src/',
+        './ (13 entries)',
+        '.env (29 bytes)',
+        '.git/',
+        'README.md (92 bytes)',
+        'bin/',
+        'binary.dat (4 bytes)',
+        'docs/',
+        'keys/',
+        'link-file-out@',
+        'link-in@',
+        'link-out@',
+        'pipe (special file)',
+        'slow.txt (680 bytes)',
+        'src/',
       ].join('\n'),
     );
-    expect(await allowed('list_directory', { path: 'src' })).toBe('src/ (2 entries)\nindex.ts (102 bytes)\nutil.ts (55 bytes)');
+    expect(await allowed('list_directory', { path: 'src' })).toBe(
+      'src/ (2 entries)\nindex.ts (102 bytes)\nutil.ts (55 bytes)',
+    );
     expect(await run('list_directory', { path: 'README.md' })).toMatchObject({ isError: true, code: 'INVALID_INPUT' });
   });
 
@@ -351,13 +425,18 @@ describe('allowed tools work inside the project', () => {
       '1 match in 2 files searched:\nsrc/index.ts:2: // TODO: remove the legacy path',
     );
     expect(await allowed('search_files', { pattern: '^export (const|function) \\w+', regex: true, path: 'src' })).toBe(
-      '3 matches in 2 files searched:\nsrc/index.ts:1: export const answer = 42;\nsrc/index.ts:3: export function legacy() { return \'aaaa\'; }\nsrc/util.ts:1: export const pad = (text: string) => text.padStart(6);',
+      "3 matches in 2 files searched:\nsrc/index.ts:1: export const answer = 42;\nsrc/index.ts:3: export function legacy() { return 'aaaa'; }\nsrc/util.ts:1: export const pad = (text: string) => text.padStart(6);",
     );
     expect(await allowed('search_files', { pattern: 'First commit' })).toMatch(/^No matches/);
-    expect(await run('search_files', { pattern: '(', regex: true })).toMatchObject({ isError: true, code: 'INVALID_INPUT' });
+    expect(await run('search_files', { pattern: '(', regex: true })).toMatchObject({
+      isError: true,
+      code: 'INVALID_INPUT',
+    });
     expect(await run('search_files', { pattern: '' })).toMatchObject({ isError: true, code: 'INVALID_INPUT' });
     const capped = await openSandbox({ root, settings: settingsWith({ searchMaxMatches: 1 }) });
-    expect(await allowed('search_files', { pattern: 'a' }, capped)).toMatch(/\[Search stopped at 1 matches \(sandbox.searchMaxMatches\)/);
+    expect(await allowed('search_files', { pattern: 'a' }, capped)).toMatch(
+      /\[Search stopped at 1 matches \(sandbox.searchMaxMatches\)/,
+    );
   });
 
   it('stops a catastrophic regular expression within the time budget instead of hanging', async () => {
@@ -369,24 +448,46 @@ describe('allowed tools work inside the project', () => {
 
   it('runs the read-only commands with execFile in the project root', async () => {
     const before = diskState();
-    expect((await allowed('run_command', { command: 'ls -a src' })).split('\n')).toEqual(['.', '..', 'index.ts', 'util.ts']);
-    expect(await allowed('run_command', { command: 'cat README.md' })).toContain('Deploys run on Fridays and Tuesdays.');
+    expect((await allowed('run_command', { command: 'ls -a src' })).split('\n')).toEqual([
+      '.',
+      '..',
+      'index.ts',
+      'util.ts',
+    ]);
+    expect(await allowed('run_command', { command: 'cat README.md' })).toContain(
+      'Deploys run on Fridays and Tuesdays.',
+    );
     expect(await allowed('run_command', { command: 'head -n 1 README.md' })).toBe('# Acme app');
     expect(await allowed('run_command', { command: 'tail -n 1 README.md' })).toBe('Releases are tagged.');
     expect(await allowed('run_command', { command: 'wc -l README.md' })).toBe('4 README.md');
-    expect(await allowed('run_command', { command: 'grep -rn TODO src' })).toBe('src/index.ts:2:// TODO: remove the legacy path');
+    expect(await allowed('run_command', { command: 'grep -rn TODO src' })).toBe(
+      'src/index.ts:2:// TODO: remove the legacy path',
+    );
     expect(await allowed('run_command', { command: 'grep -rl SECRET-CONTENT .' })).toBe('[No matches.]');
-    expect(await allowed('run_command', { command: 'grep -r --include=.env --include=*.pem SECRET-CONTENT .' })).toBe('[No matches.]');
+    expect(await allowed('run_command', { command: 'grep -r --include=.env --include=*.pem SECRET-CONTENT .' })).toBe(
+      '[No matches.]',
+    );
     expect(await allowed('run_command', { command: 'grep -r -e SECRET-CONTENT -- .' })).toBe('[No matches.]');
-    expect(await allowed('run_command', { command: 'grep -rn --include=*.ts TODO' })).toBe('src/index.ts:2:// TODO: remove the legacy path');
-    expect(await allowed('run_command', { command: 'grep -e "Fridays and" README.md' })).toBe('Deploys run on Fridays and Tuesdays.');
-    expect((await allowed('run_command', { command: "find src -name '*.ts'" })).split('\n').sort()).toEqual(['src/index.ts', 'src/util.ts']);
+    expect(await allowed('run_command', { command: 'grep -rn --include=*.ts TODO' })).toBe(
+      'src/index.ts:2:// TODO: remove the legacy path',
+    );
+    expect(await allowed('run_command', { command: 'grep -e "Fridays and" README.md' })).toBe(
+      'Deploys run on Fridays and Tuesdays.',
+    );
+    expect((await allowed('run_command', { command: "find src -name '*.ts'" })).split('\n').sort()).toEqual([
+      'src/index.ts',
+      'src/util.ts',
+    ]);
     expect(await allowed('run_command', { command: 'cat link-in/util.ts' })).toContain('padStart');
     expect(await allowed('run_command', { command: 'git status --short' })).toContain(' M README.md');
-    expect((await allowed('run_command', { command: 'git log --oneline' })).split('\n').map((line) => line.slice(8))).toEqual(['Second commit', 'First commit']);
+    expect(
+      (await allowed('run_command', { command: 'git log --oneline' })).split('\n').map((line) => line.slice(8)),
+    ).toEqual(['Second commit', 'First commit']);
     expect(await allowed('run_command', { command: 'git log --format=%s HEAD~1..HEAD' })).toBe('Second commit');
     expect(await allowed('run_command', { command: 'git diff' })).toContain('+Deploys run on Fridays and Tuesdays.');
-    expect(await allowed('run_command', { command: 'git diff HEAD~1 -- README.md' })).toContain('+Releases are tagged.');
+    expect(await allowed('run_command', { command: 'git diff HEAD~1 -- README.md' })).toContain(
+      '+Releases are tagged.',
+    );
     expect(await allowed('run_command', { command: 'git show --stat HEAD' })).toContain('Second commit');
     expect(await allowed('run_command', { command: 'git show HEAD:src/util.ts' })).toContain('padStart');
     expect(await allowed('run_command', { command: 'git branch' })).toBe('* main');
@@ -409,7 +510,9 @@ describe('allowed tools work inside the project', () => {
     const small = await openSandbox({ root, settings: settingsWith({ outputMaxBytes: 16 }) });
     const cut = await small.runSandboxTool('run_command', { command: 'cat README.md' });
     expect(cut.isError).toBe(false);
-    expect(cut.content).toBe('# Acme app\nDeplo\n[Output cut at 16 bytes (sandbox.outputMaxBytes); the command was stopped. Narrow it down.]');
+    expect(cut.content).toBe(
+      '# Acme app\nDeplo\n[Output cut at 16 bytes (sandbox.outputMaxBytes); the command was stopped. Narrow it down.]',
+    );
   });
 
   it('says when an allowed command is not installed', async () => {
@@ -469,14 +572,45 @@ describe('secret files stay out of grep, rg and git', () => {
   }
 
   it('one list names the secret files: credentials, .pgpass, keystores, .ssh, .aws, .gnupg, .git/config, in any case where it matters', () => {
-    for (const path of ['.env', '.env.local', 'a/.pgpass', 'x.jks', 'release.keystore', 'KEY.PEM', 'credentials', 'credentials.json', 'credentials.csv', '.aws/config', 'home/.ssh/known_hosts', '.gnupg/pubring.kbx', '.git/config', 'id_ed25519', '.claude/.credentials.json']) {
+    for (const path of [
+      '.env',
+      '.env.local',
+      'a/.pgpass',
+      'x.jks',
+      'release.keystore',
+      'KEY.PEM',
+      'credentials',
+      'credentials.json',
+      'credentials.csv',
+      '.aws/config',
+      'home/.ssh/known_hosts',
+      '.gnupg/pubring.kbx',
+      '.git/config',
+      'id_ed25519',
+      '.claude/.credentials.json',
+    ]) {
       expect(isSecretPath(path), path).toBe(true);
     }
-    for (const path of ['.env.example', 'id_rsa.pub', 'src/credentials.ts', 'config/git.config', 'README.md', 'keys.md']) expect(isSecretPath(path), path).toBe(false);
+    for (const path of [
+      '.env.example',
+      'id_rsa.pub',
+      'src/credentials.ts',
+      'config/git.config',
+      'README.md',
+      'keys.md',
+    ])
+      expect(isSecretPath(path), path).toBe(false);
   });
 
   it('grep leaves secret files, secret folders and .git out however recursion is asked for', async () => {
-    for (const command of ['grep -rn SECRET .', 'grep --rec -n SECRET .', 'grep --recursive SECRET .', 'grep -d recurse SECRET .', 'grep --directories=recurse SECRET .', 'grep -r -e SECRET -- .']) {
+    for (const command of [
+      'grep -rn SECRET .',
+      'grep --rec -n SECRET .',
+      'grep --recursive SECRET .',
+      'grep -d recurse SECRET .',
+      'grep --directories=recurse SECRET .',
+      'grep -r -e SECRET -- .',
+    ]) {
       expect(await clean(command)).toBe('[No matches.]');
     }
     expect(await clean('grep -rn changed .')).toBe('./src/app.ts:1:export const app = "changed";');
@@ -487,10 +621,24 @@ describe('secret files stay out of grep, rg and git', () => {
   it('rg gets the same exclusions, derived from the same list', () => {
     const { args } = planCommand(['rg', '-uuu', 'SECRET', '.']);
     expect(args.slice(0, 3)).toEqual(['-uuu', 'SECRET', '.']);
-    expect(args).toEqual(expect.arrayContaining(['--glob=!.env', '--glob=!.pgpass', '--glob=!credentials', '--glob=!*.[pP][eE][mM]', '--glob=!*.[jJ][kK][sS]', '--glob=!.ssh', '--glob=!.aws', '--glob=!.gnupg', '--glob=!.git']));
+    expect(args).toEqual(
+      expect.arrayContaining([
+        '--glob=!.env',
+        '--glob=!.pgpass',
+        '--glob=!credentials',
+        '--glob=!*.[pP][eE][mM]',
+        '--glob=!*.[jJ][kK][sS]',
+        '--glob=!.ssh',
+        '--glob=!.aws',
+        '--glob=!.gnupg',
+        '--glob=!.git',
+      ]),
+    );
     const grep = planCommand(['grep', '--rec', 'x', '--', '.']).args;
     expect(grep.at(-2)).toBe('--');
-    expect(grep).toEqual(expect.arrayContaining(['--exclude=.env', '--exclude=credentials.*', '--exclude-dir=.aws', '--exclude-dir=.git']));
+    expect(grep).toEqual(
+      expect.arrayContaining(['--exclude=.env', '--exclude=credentials.*', '--exclude-dir=.aws', '--exclude-dir=.git']),
+    );
   });
 
   it('git refuses secret files named as paths, as rev:path, by index stage, or by blob id', async () => {
@@ -531,7 +679,15 @@ describe('secret files stay out of grep, rg and git', () => {
     expect(await clean('git diff --cached')).toBe('[No output.]');
     expect(await clean('git diff HEAD --stat')).not.toMatch(/\.env/);
     expect(await clean('git status --short')).toBe(' M src/app.ts');
-    for (const command of ["git log -p -- '*.env'", "git log -p -- '.en*'", "git log -p -- '*'", 'git log -p -- .', 'git show HEAD -- config', "git log -p -- '**'", "git log -p -- 'config/*'"]) {
+    for (const command of [
+      "git log -p -- '*.env'",
+      "git log -p -- '.en*'",
+      "git log -p -- '*'",
+      'git log -p -- .',
+      'git show HEAD -- config',
+      "git log -p -- '**'",
+      "git log -p -- 'config/*'",
+    ]) {
       expect(await clean(command)).not.toMatch(/\+TOKEN|aws_secret/);
     }
     expect(await clean('git show HEAD:src/app.ts')).toBe('export const app = "visible";');
@@ -556,7 +712,9 @@ describe('git stays inside the project root', () => {
 
     // The environment alone already stops git at the root (GIT_CEILING_DIRECTORIES)...
     const sandboxEnv = sandboxEnvironment({ PATH: process.env.PATH, HOME: base }, await resolveSandboxRoot(inner));
-    expect(() => execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: inner, env: sandboxEnv, stdio: 'pipe' })).toThrow(/not a git repository/);
+    expect(() =>
+      execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: inner, env: sandboxEnv, stdio: 'pipe' }),
+    ).toThrow(/not a git repository/);
 
     // ...and the sandbox refuses git plainly rather than running it.
     const nested = await openSandbox({ root: inner, env: { PATH: process.env.PATH ?? '', HOME: base } });
@@ -567,7 +725,10 @@ describe('git stays inside the project root', () => {
       expect(result.content).not.toMatch(/OUTSIDE-REPO/);
     }
     // The other tools still work there.
-    expect(await nested.runSandboxTool('run_command', { command: 'cat a.txt' })).toEqual({ content: 'hello', isError: false });
+    expect(await nested.runSandboxTool('run_command', { command: 'cat a.txt' })).toEqual({
+      content: 'hello',
+      isError: false,
+    });
   });
 
   it('a repository whose work tree is set elsewhere (core.worktree) is refused; a repository at the root works', async () => {
@@ -586,6 +747,9 @@ describe('git stays inside the project root', () => {
     execFileSync('git', ['config', '--unset', 'core.worktree'], { cwd: inner, env });
     writeFileSync(join(inner, 'here.txt'), 'inside\n');
     const fixed = await openSandbox({ root: inner, env: { PATH: process.env.PATH ?? '', HOME: base } });
-    expect(await fixed.runSandboxTool('run_command', { command: 'git status --short' })).toEqual({ content: '?? here.txt', isError: false });
+    expect(await fixed.runSandboxTool('run_command', { command: 'git status --short' })).toEqual({
+      content: '?? here.txt',
+      isError: false,
+    });
   });
 });

@@ -42,13 +42,17 @@ describe('estimateMessageTokens', () => {
     const input = { path: 'src/index.ts', lines: [1, 2, 3] };
     const json = JSON.stringify(input);
     const withToolUse = estimateMessageTokens({ content: [{ type: 'tool_use', id: 'toolu_1', name: 'read', input }] });
-    const withEmptyInput = estimateMessageTokens({ content: [{ type: 'tool_use', id: 'toolu_1', name: 'read', input: {} }] });
+    const withEmptyInput = estimateMessageTokens({
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'read', input: {} }],
+    });
     expect(withToolUse - withEmptyInput).toBe(Math.ceil(json.length / 2) - Math.ceil(2 / 2));
 
     // A tool result holding a JSON document is counted as JSON, prose as text.
     const jsonResult = JSON.stringify({ rows: Array.from({ length: 50 }, (_, index) => ({ index })) });
     const asJson = estimateMessageTokens({ content: [{ type: 'tool_result', toolUseId: 't', content: jsonResult }] });
-    const asText = estimateMessageTokens({ content: [{ type: 'tool_result', toolUseId: 't', content: `x${jsonResult}` }] });
+    const asText = estimateMessageTokens({
+      content: [{ type: 'tool_result', toolUseId: 't', content: `x${jsonResult}` }],
+    });
     expect(asJson).toBeGreaterThan(asText);
   });
 
@@ -56,12 +60,16 @@ describe('estimateMessageTokens', () => {
     const accented = 'é'.repeat(400); // 800 bytes
     expect(estimateMessageTokens({ content: accented }) - estimateMessageTokens({ content: '' })).toBe(200);
     const denser = { ...DEFAULT_SETTINGS, tokens: { bytesPerTextToken: 2, bytesPerJsonToken: 1 } };
-    expect(estimateMessageTokens({ content: accented }, denser) - estimateMessageTokens({ content: '' }, denser)).toBe(400);
+    expect(estimateMessageTokens({ content: accented }, denser) - estimateMessageTokens({ content: '' }, denser)).toBe(
+      400,
+    );
   });
 
   it('sums several messages and counts a block type it does not know by its JSON', () => {
     const messages = [{ content: 'hello there' }, { content: [{ type: 'text' as const, text: 'answer' }] }];
-    expect(estimateMessagesTokens(messages)).toBe(estimateMessageTokens(messages[0]!) + estimateMessageTokens(messages[1]!));
+    expect(estimateMessagesTokens(messages)).toBe(
+      estimateMessageTokens(messages[0]!) + estimateMessageTokens(messages[1]!),
+    );
     const unknown = { content: [{ type: 'image', source: 'x'.repeat(100) }] } as never;
     expect(estimateMessageTokens(unknown)).toBeGreaterThan(50);
   });
@@ -74,7 +82,12 @@ describe('estimateMessageTokens', () => {
 });
 
 describe('reported versus estimated tokens', () => {
-  const usage: LanguageModelUsage = { inputTokens: 1_200, outputTokens: 500, cacheReadTokens: 150_000, cacheWriteTokens: 3_000 };
+  const usage: LanguageModelUsage = {
+    inputTokens: 1_200,
+    outputTokens: 500,
+    cacheReadTokens: 150_000,
+    cacheWriteTokens: 3_000,
+  };
 
   it('counts every input token of the request (uncached + cache read + cache write) plus the answer', () => {
     expect(totalInputTokens(usage)).toBe(154_200);
@@ -117,20 +130,57 @@ describe('reported versus estimated tokens', () => {
   it('refuses malformed usage', () => {
     engramError(() => contextTokensFromUsage({ inputTokens: -1, outputTokens: 0 }), 'INVALID_INPUT');
     engramError(() => contextTokensFromUsage({ inputTokens: Number.NaN, outputTokens: 0 }), 'INVALID_INPUT');
-    engramError(() => contextTokensFromUsage({ inputTokens: 1, outputTokens: 1, cacheReadTokens: Number.POSITIVE_INFINITY }), 'INVALID_INPUT');
+    engramError(
+      () => contextTokensFromUsage({ inputTokens: 1, outputTokens: 1, cacheReadTokens: Number.POSITIVE_INFINITY }),
+      'INVALID_INPUT',
+    );
     engramError(() => contextTokensFromUsage(undefined as never), 'INVALID_INPUT');
   });
 });
 
 describe('warning levels', () => {
   const cases: Array<[number, Array<[number, 0 | 1 | 2 | 3]>]> = [
-    [200_000, [[0, 0], [139_999, 0], [140_000, 1], [169_999, 1], [170_000, 2], [183_999, 2], [184_000, 3], [199_999, 3], [260_000, 3]]],
-    [1_000_000, [[699_999, 0], [700_000, 1], [849_999, 1], [850_000, 2], [919_999, 2], [920_000, 3]]],
-    [128_000, [[89_599, 0], [89_600, 1], [108_799, 1], [108_800, 2], [117_759, 2], [117_760, 3]]],
+    [
+      200_000,
+      [
+        [0, 0],
+        [139_999, 0],
+        [140_000, 1],
+        [169_999, 1],
+        [170_000, 2],
+        [183_999, 2],
+        [184_000, 3],
+        [199_999, 3],
+        [260_000, 3],
+      ],
+    ],
+    [
+      1_000_000,
+      [
+        [699_999, 0],
+        [700_000, 1],
+        [849_999, 1],
+        [850_000, 2],
+        [919_999, 2],
+        [920_000, 3],
+      ],
+    ],
+    [
+      128_000,
+      [
+        [89_599, 0],
+        [89_600, 1],
+        [108_799, 1],
+        [108_800, 2],
+        [117_759, 2],
+        [117_760, 3],
+      ],
+    ],
   ];
   for (const [window, steps] of cases) {
     it(`steps exactly at 70%, 85% and 92% of a ${window}-token window`, () => {
-      for (const [tokens, level] of steps) expect([tokens, warningLevel(tokens, window, DEFAULT_SETTINGS)]).toEqual([tokens, level]);
+      for (const [tokens, level] of steps)
+        expect([tokens, warningLevel(tokens, window, DEFAULT_SETTINGS)]).toEqual([tokens, level]);
     });
   }
 
@@ -144,28 +194,41 @@ describe('warning levels', () => {
   });
 
   it('refuses a window or token count that is not a count', () => {
-    for (const window of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) engramError(() => warningLevel(10, window, DEFAULT_SETTINGS), 'INVALID_INPUT');
-    for (const tokens of [-1, Number.NaN]) engramError(() => warningLevel(tokens, 100, DEFAULT_SETTINGS), 'INVALID_INPUT');
+    for (const window of [0, -5, Number.NaN, Number.POSITIVE_INFINITY])
+      engramError(() => warningLevel(10, window, DEFAULT_SETTINGS), 'INVALID_INPUT');
+    for (const tokens of [-1, Number.NaN])
+      engramError(() => warningLevel(tokens, 100, DEFAULT_SETTINGS), 'INVALID_INPUT');
   });
 });
 
 describe('contextUsage', () => {
   it('adds the reported tokens and the estimate, and leaves the output reserve out of the effective window', () => {
-    const used = contextUsage({ reportedInputTokens: 100_000, estimatedSinceReport: 40_000, window: 200_000 }, DEFAULT_SETTINGS);
+    const used = contextUsage(
+      { reportedInputTokens: 100_000, estimatedSinceReport: 40_000, window: 200_000 },
+      DEFAULT_SETTINGS,
+    );
     expect(used).toEqual({ tokens: 140_000, window: 200_000, effectiveWindow: 180_000, ratio: 0.7, level: 1 });
     const estimateOnly = contextUsage({ estimatedSinceReport: 5_000, window: 200_000 }, DEFAULT_SETTINGS);
     expect(estimateOnly).toMatchObject({ tokens: 5_000, level: 0, ratio: 0.025 });
   });
 
   it('refuses negative or missing numbers', () => {
-    engramError(() => contextUsage({ reportedInputTokens: -1, estimatedSinceReport: 0, window: 200_000 }, DEFAULT_SETTINGS), 'INVALID_INPUT');
-    engramError(() => contextUsage({ estimatedSinceReport: Number.NaN, window: 200_000 }, DEFAULT_SETTINGS), 'INVALID_INPUT');
+    engramError(
+      () => contextUsage({ reportedInputTokens: -1, estimatedSinceReport: 0, window: 200_000 }, DEFAULT_SETTINGS),
+      'INVALID_INPUT',
+    );
+    engramError(
+      () => contextUsage({ estimatedSinceReport: Number.NaN, window: 200_000 }, DEFAULT_SETTINGS),
+      'INVALID_INPUT',
+    );
     engramError(() => contextUsage({ estimatedSinceReport: 1 } as never, DEFAULT_SETTINGS), 'INVALID_INPUT');
   });
 });
 
 describe('contextWindowFor', () => {
-  const settings = withSession({ modelContextWindows: 'claude-sonnet-4-5=1m, claude-*=200k; claude-haiku*=150_000\ngpt-4o*=128k,gpt-4o-mini=64000' });
+  const settings = withSession({
+    modelContextWindows: 'claude-sonnet-4-5=1m, claude-*=200k; claude-haiku*=150_000\ngpt-4o*=128k,gpt-4o-mini=64000',
+  });
 
   it('uses session.contextWindow when no entry names the model', () => {
     expect(contextWindowFor(undefined, DEFAULT_SETTINGS)).toBe(200_000);
@@ -192,10 +255,16 @@ describe('contextWindowFor', () => {
 
   it('refuses malformed entries and windows no larger than the output reserve, saying what to fix', () => {
     for (const text of ['claude', 'x=abc', '=5', 'x=0', 'a*b=5', 'x=1.5m', 'x = -3', 'x=99999999999999999999']) {
-      const error = engramError(() => contextWindowFor('x', withSession({ modelContextWindows: text })), 'CONFIG_INVALID');
+      const error = engramError(
+        () => contextWindowFor('x', withSession({ modelContextWindows: text })),
+        'CONFIG_INVALID',
+      );
       expect(error.message).toContain('session.modelContextWindows');
     }
-    const tooSmall = engramError(() => contextWindowFor('tiny', withSession({ modelContextWindows: 'tiny=8k' })), 'CONFIG_INVALID');
+    const tooSmall = engramError(
+      () => contextWindowFor('tiny', withSession({ modelContextWindows: 'tiny=8k' })),
+      'CONFIG_INVALID',
+    );
     expect(tooSmall.message).toContain('session.outputReserve');
     expect(contextWindowFor('tiny', withSession({ modelContextWindows: 'tiny=8k', outputReserve: 2_000 }))).toBe(8_000);
   });
@@ -210,10 +279,16 @@ describe('the settings loader holds the per-model windows', () => {
 
   it('reads session.modelContextWindows from a config file and from ENGRAM_MODEL_CONTEXT_WINDOWS', async () => {
     directory = await mkdtemp(join(tmpdir(), 'engram-budget-'));
-    await writeFile(join(directory, 'config.json'), JSON.stringify({ session: { modelContextWindows: 'big-model=1m' } }));
+    await writeFile(
+      join(directory, 'config.json'),
+      JSON.stringify({ session: { modelContextWindows: 'big-model=1m' } }),
+    );
     const fromFile = loadSettings({ cwd: directory, env: { ENGRAM_HOME: directory } }).settings;
     expect(contextWindowFor('big-model', fromFile)).toBe(1_000_000);
-    const fromEnv = loadSettings({ cwd: directory, env: { ENGRAM_HOME: directory, ENGRAM_MODEL_CONTEXT_WINDOWS: 'big-model=400k' } }).settings;
+    const fromEnv = loadSettings({
+      cwd: directory,
+      env: { ENGRAM_HOME: directory, ENGRAM_MODEL_CONTEXT_WINDOWS: 'big-model=400k' },
+    }).settings;
     expect(contextWindowFor('big-model', fromEnv)).toBe(400_000);
   });
 });

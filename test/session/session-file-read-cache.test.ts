@@ -9,7 +9,10 @@ import { FILE_UNCHANGED_MARKER, FileReadCache } from '../../src/session/file-rea
 const STAT = { mtimeMs: 1_700_000_000_000.25, size: 1_234 };
 
 function defaults(): FileReadCache {
-  return new FileReadCache({ maxEntries: DEFAULT_SETTINGS.session.fileCacheEntries, maxBytes: DEFAULT_SETTINGS.session.fileCacheBytes });
+  return new FileReadCache({
+    maxEntries: DEFAULT_SETTINGS.session.fileCacheEntries,
+    maxBytes: DEFAULT_SETTINGS.session.fileCacheBytes,
+  });
 }
 
 describe('FileReadCache', () => {

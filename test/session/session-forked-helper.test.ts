@@ -2,7 +2,12 @@ import { unmarkedMessage } from '../support/session-support.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AnthropicLanguageModel } from '../../src/adapters/models/anthropic-language-model.js';
 import { EngramError } from '../../src/kernel/errors.js';
-import type { LanguageModelMessage, LanguageModelRequest, SystemBlock, ToolDefinition } from '../../src/contracts/language-model.js';
+import type {
+  LanguageModelMessage,
+  LanguageModelRequest,
+  SystemBlock,
+  ToolDefinition,
+} from '../../src/contracts/language-model.js';
 import { runForkedHelper, type ForkedHelperOptions, type ForkPrefix } from '../../src/session/forked-helper.js';
 import type { SessionTranscriptEntry, SessionTranscriptSink } from '../../src/contracts/session-message.js';
 import type { SessionTool } from '../../src/contracts/session-tool.js';
@@ -18,7 +23,15 @@ afterEach(async () => {
 async function anthropic(): Promise<{ api: LanguageModelServer; model: AnthropicLanguageModel }> {
   const api = await startAnthropicMessagesServer({ minCacheableTokens: 100 });
   servers.push(api);
-  return { api, model: new AnthropicLanguageModel({ model: 'claude-haiku-5-5', baseUrl: api.url, apiKey: 'sk-ant-test', maxRetries: 0 }) };
+  return {
+    api,
+    model: new AnthropicLanguageModel({
+      model: 'claude-haiku-5-5',
+      baseUrl: api.url,
+      apiKey: 'sk-ant-test',
+      maxRetries: 0,
+    }),
+  };
 }
 
 const system: SystemBlock[] = [
@@ -26,16 +39,33 @@ const system: SystemBlock[] = [
   { text: 'Project instructions: run npm test before committing.' },
 ];
 const tools: ToolDefinition[] = [
-  { name: 'read_file', description: 'Reads a file.', inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
-  { name: 'write_file', description: 'Writes a file.', inputSchema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } } },
+  {
+    name: 'read_file',
+    description: 'Reads a file.',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+  },
+  {
+    name: 'write_file',
+    description: 'Writes a file.',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } },
+  },
 ];
 
 /** A parent conversation with a tool round, ending in the assistant's answer and a new user turn. */
 function parentMessages(): LanguageModelMessage[] {
   return [
     { role: 'user', content: 'Fix the failing parser test.' },
-    { role: 'assistant', content: [{ type: 'text', text: 'Reading the parser.' }, { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'src/parser.ts' } }] },
-    { role: 'user', content: [{ type: 'tool_result', toolUseId: 'toolu_1', content: 'export function parse() { return 1; }' }] },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Reading the parser.' },
+        { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'src/parser.ts' } },
+      ],
+    },
+    {
+      role: 'user',
+      content: [{ type: 'tool_result', toolUseId: 'toolu_1', content: 'export function parse() { return 1; }' }],
+    },
     { role: 'assistant', content: [{ type: 'text', text: 'The parser returns a constant; I will fix it.' }] },
     { role: 'user', content: 'Go ahead, and keep the public API.' },
   ];
@@ -70,12 +100,17 @@ class CollectingSink implements SessionTranscriptSink {
 }
 
 describe('a forked helper on the wire', () => {
-  it('begins its request with the parent\'s last request byte for byte and reads the parent\'s cached prefix', async () => {
+  it("begins its request with the parent's last request byte for byte and reads the parent's cached prefix", async () => {
     const { api, model } = await anthropic();
     const messages = parentMessages();
     await model.generate({ system, tools, messages, maxOutputTokens: 1_000 });
     api.script({ message: { text: '<no-changes/>' } });
-    const result = await runForkedHelper({ model, prefix: { system, tools, messages }, instruction: 'Summarize the session so far.', maxOutputTokens: 500 });
+    const result = await runForkedHelper({
+      model,
+      prefix: { system, tools, messages },
+      instruction: 'Summarize the session so far.',
+      maxOutputTokens: 500,
+    });
 
     expect(api.requests).toHaveLength(2);
     const [parent, helper] = api.requests as [RecordedModelRequest, RecordedModelRequest];
@@ -84,7 +119,9 @@ describe('a forked helper on the wire', () => {
     expect(helperPrompt.length).toBeGreaterThan(parentPrompt.length);
     expect(helperPrompt.startsWith(parentPrompt)).toBe(true);
     // Only its own instruction follows, marked as the end of the prefix to cache.
-    expect(helperPrompt.slice(parentPrompt.length)).toBe(',{"role":"user","content":[{"type":"text","text":"Summarize the session so far.","cache_control":{"type":"ephemeral"}}]}]');
+    expect(helperPrompt.slice(parentPrompt.length)).toBe(
+      ',{"role":"user","content":[{"type":"text","text":"Summarize the session so far.","cache_control":{"type":"ephemeral"}}]}]',
+    );
     // The system blocks and tools go out identical, cache marks included.
     expect((helper.body as { system: unknown }).system).toEqual((parent.body as { system: unknown }).system);
     expect((helper.body as { tools: unknown }).tools).toEqual((parent.body as { tools: unknown }).tools);
@@ -97,10 +134,20 @@ describe('a forked helper on the wire', () => {
     const { api, model } = await anthropic();
     const messages: LanguageModelMessage[] = [
       ...parentMessages(),
-      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_2', name: 'write_file', input: { path: 'src/parser.ts', content: 'x' } }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool_use', id: 'toolu_2', name: 'write_file', input: { path: 'src/parser.ts', content: 'x' } },
+        ],
+      },
     ];
     api.script({ message: { text: 'ok' } });
-    await runForkedHelper({ model, prefix: { system, tools, messages }, instruction: 'Note what is in progress.', maxOutputTokens: 100 });
+    await runForkedHelper({
+      model,
+      prefix: { system, tools, messages },
+      instruction: 'Note what is in progress.',
+      maxOutputTokens: 100,
+    });
     const sent = (api.requests[0]!.body as { messages: Array<{ role: string; content: unknown }> }).messages;
     expect(sent.at(-1)).toEqual({
       role: 'user',
@@ -112,13 +159,18 @@ describe('a forked helper on the wire', () => {
     expect(JSON.stringify(sent.slice(0, -1))).toBe(JSON.stringify((await wireOf(messages)).messages));
   });
 
-  it('runs only allowed tools: other calls get an error result, allowed ones run with the helper\'s signal', async () => {
+  it("runs only allowed tools: other calls get an error result, allowed ones run with the helper's signal", async () => {
     const { api, model } = await anthropic();
     const seen: Array<{ input: Record<string, unknown>; aborted: boolean; toolUseId: string; sessionId: string }> = [];
     const readFile: SessionTool = {
       definition: tools[0]!,
       async run(input, context) {
-        seen.push({ input, aborted: context.signal.aborted, toolUseId: context.toolUseId, sessionId: context.sessionId });
+        seen.push({
+          input,
+          aborted: context.signal.aborted,
+          toolUseId: context.toolUseId,
+          sessionId: context.sessionId,
+        });
         return { content: 'file text' };
       },
     };
@@ -142,11 +194,26 @@ describe('a forked helper on the wire', () => {
       allowedTools: { read_file: readFile },
       sessionId: 'session-1',
     });
-    expect(result).toMatchObject({ text: 'done', turns: 2, stoppedBy: 'answer', toolCalls: [{ name: 'write_file', isError: true }, { name: 'read_file', isError: false }] });
-    expect(seen).toEqual([{ input: { path: 'README.md' }, aborted: false, toolUseId: 'toolu_b', sessionId: 'session-1' }]);
+    expect(result).toMatchObject({
+      text: 'done',
+      turns: 2,
+      stoppedBy: 'answer',
+      toolCalls: [
+        { name: 'write_file', isError: true },
+        { name: 'read_file', isError: false },
+      ],
+    });
+    expect(seen).toEqual([
+      { input: { path: 'README.md' }, aborted: false, toolUseId: 'toolu_b', sessionId: 'session-1' },
+    ]);
     const last = api.requests[1]!.summary!.messages.at(-1)!;
     expect(last.content).toEqual([
-      { type: 'tool_result', toolUseId: 'toolu_a', content: expect.stringMatching(/"write_file" is not available to this helper; it may use only read_file/), isError: true },
+      {
+        type: 'tool_result',
+        toolUseId: 'toolu_a',
+        content: expect.stringMatching(/"write_file" is not available to this helper; it may use only read_file/),
+        isError: true,
+      },
       { type: 'tool_result', toolUseId: 'toolu_b', content: 'file text' },
     ]);
     // The second request still begins with the first one (cache marks aside: only the latest message carries one).
@@ -158,7 +225,9 @@ describe('a forked helper on the wire', () => {
   });
 
   it('stops at the turn cap without running the tools of its last turn', async () => {
-    const model = new ScriptedLanguageModel({ script: [{ content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: { path: 'a' } }] }] });
+    const model = new ScriptedLanguageModel({
+      script: [{ content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: { path: 'a' } }] }],
+    });
     let ran = 0;
     const result = await runForkedHelper({
       model,
@@ -172,8 +241,8 @@ describe('a forked helper on the wire', () => {
   });
 });
 
-describe('a forked helper\'s isolation', () => {
-  it('aborting the helper leaves the parent\'s signal alone; the parent goes on', async () => {
+describe("a forked helper's isolation", () => {
+  it("aborting the helper leaves the parent's signal alone; the parent goes on", async () => {
     const { api, model } = await anthropic();
     const parent = new AbortController();
     const helper = new AbortController();
@@ -183,14 +252,24 @@ describe('a forked helper\'s isolation', () => {
       arrived();
       return { hang: true };
     });
-    const running = runForkedHelper({ model, prefix: { system, tools, messages: parentMessages() }, instruction: 'Go.', maxOutputTokens: 50, parentSignal: parent.signal, signal: helper.signal });
+    const running = runForkedHelper({
+      model,
+      prefix: { system, tools, messages: parentMessages() },
+      instruction: 'Go.',
+      maxOutputTokens: 50,
+      parentSignal: parent.signal,
+      signal: helper.signal,
+    });
     await requestArrived;
     helper.abort();
     const result = await running;
     expect(result).toMatchObject({ aborted: true, stoppedBy: 'aborted', turns: 0 });
     expect(parent.signal.aborted).toBe(false);
     api.script({ message: { text: 'parent answer' } });
-    expect((await model.generate({ system, tools, messages: parentMessages(), maxOutputTokens: 50, signal: parent.signal })).text).toBe('parent answer');
+    expect(
+      (await model.generate({ system, tools, messages: parentMessages(), maxOutputTokens: 50, signal: parent.signal }))
+        .text,
+    ).toBe('parent answer');
   });
 
   it('aborting the parent aborts the helper, even before it starts', async () => {
@@ -202,7 +281,13 @@ describe('a forked helper\'s isolation', () => {
       arrived();
       return { hang: true };
     });
-    const running = runForkedHelper({ model, prefix: { system, tools, messages: parentMessages() }, instruction: 'Go.', maxOutputTokens: 50, parentSignal: parent.signal });
+    const running = runForkedHelper({
+      model,
+      prefix: { system, tools, messages: parentMessages() },
+      instruction: 'Go.',
+      maxOutputTokens: 50,
+      parentSignal: parent.signal,
+    });
     await requestArrived;
     parent.abort();
     expect(await running).toMatchObject({ aborted: true, stoppedBy: 'aborted' });
@@ -210,11 +295,19 @@ describe('a forked helper\'s isolation', () => {
     const before = api.requests.length;
     const gone = new AbortController();
     gone.abort();
-    expect(await runForkedHelper({ model, prefix: { system, tools, messages: parentMessages() }, instruction: 'Go.', maxOutputTokens: 50, parentSignal: gone.signal })).toMatchObject({ aborted: true, turns: 0 });
+    expect(
+      await runForkedHelper({
+        model,
+        prefix: { system, tools, messages: parentMessages() },
+        instruction: 'Go.',
+        maxOutputTokens: 50,
+        parentSignal: gone.signal,
+      }),
+    ).toMatchObject({ aborted: true, turns: 0 });
     expect(api.requests.length).toBe(before);
   });
 
-  it('cannot change the parent\'s messages: it works on frozen copies', async () => {
+  it("cannot change the parent's messages: it works on frozen copies", async () => {
     const prefix: ForkPrefix = { system, tools, messages: parentMessages() };
     const before = structuredClone(prefix);
     const received: LanguageModelRequest[] = [];
@@ -227,7 +320,9 @@ describe('a forked helper\'s isolation', () => {
           expect(() => {
             first.content = 'rewritten';
           }).toThrowError(TypeError);
-          expect(() => (request.messages[2]!.content as unknown[]).push({ type: 'text', text: 'extra' })).toThrowError(TypeError);
+          expect(() => (request.messages[2]!.content as unknown[]).push({ type: 'text', text: 'extra' })).toThrowError(
+            TypeError,
+          );
           expect(() => {
             (request.system as SystemBlock[])[0]!.text = 'changed';
           }).toThrowError(TypeError);
@@ -248,7 +343,7 @@ describe('a forked helper\'s isolation', () => {
     expect(Object.isFrozen(prefix.messages[0])).toBe(false);
   });
 
-  it('writes its own messages (not the parent\'s) to the sidechain transcript it is given', async () => {
+  it("writes its own messages (not the parent's) to the sidechain transcript it is given", async () => {
     const sink = new CollectingSink();
     let id = 0;
     const model = new ScriptedLanguageModel({
@@ -267,7 +362,7 @@ describe('a forked helper\'s isolation', () => {
       now: () => new Date('2026-03-01T10:00:00.000Z'),
     });
     expect(sink.entries.map((entry) => entry.kind)).toEqual(['message', 'message', 'message', 'message']);
-    const messages = sink.entries.map((entry) => (entry as Extract<SessionTranscriptEntry, { kind: 'message' }>));
+    const messages = sink.entries.map((entry) => entry as Extract<SessionTranscriptEntry, { kind: 'message' }>);
     expect(messages.map((entry) => [entry.message.uuid, entry.parentUuid, entry.message.role])).toEqual([
       ['uuid-1', null, 'user'],
       ['uuid-2', 'uuid-1', 'assistant'],
@@ -287,14 +382,26 @@ describe('a forked helper\'s isolation', () => {
   it('passes on a model failure that is not an abort', async () => {
     const { api, model } = await anthropic();
     api.script({ error: { kind: 'invalid_request', message: 'prompt is too long' } });
-    await expect(runForkedHelper({ model, prefix: { system, tools, messages: parentMessages() }, instruction: 'Go.', maxOutputTokens: 50 })).rejects.toMatchObject({
+    await expect(
+      runForkedHelper({
+        model,
+        prefix: { system, tools, messages: parentMessages() },
+        instruction: 'Go.',
+        maxOutputTokens: 50,
+      }),
+    ).rejects.toMatchObject({
       code: 'MODEL_REQUEST_INVALID',
     });
   });
 });
 
 describe('a forked helper refuses bad options before sending anything', () => {
-  const good = (): ForkedHelperOptions => ({ model: new ScriptedLanguageModel({ script: ['x'] }), prefix: { system, tools, messages: parentMessages() }, instruction: 'Go.', maxOutputTokens: 10 });
+  const good = (): ForkedHelperOptions => ({
+    model: new ScriptedLanguageModel({ script: ['x'] }),
+    prefix: { system, tools, messages: parentMessages() },
+    instruction: 'Go.',
+    maxOutputTokens: 10,
+  });
   it.each<[string, (options: ForkedHelperOptions) => unknown]>([
     ['no model', (options) => ({ ...options, model: undefined })],
     ['a prefix without messages', (options) => ({ ...options, prefix: { system: [], tools: [] } })],
@@ -306,8 +413,17 @@ describe('a forked helper refuses bad options before sending anything', () => {
     ['a huge turn count', (options) => ({ ...options, maxTurns: 10_000 })],
     ['a signal that is not one', (options) => ({ ...options, parentSignal: { aborted: false } })],
     ['a tool without run', (options) => ({ ...options, allowedTools: { read_file: { definition: tools[0] } } })],
-    ['a system-role message', (options) => ({ ...options, prefix: { ...options.prefix, messages: [{ role: 'system', content: 'x' }] } })],
-    ['a prefix holding a function', (options) => ({ ...options, prefix: { ...options.prefix, messages: [{ role: 'user', content: 'x', extra: () => 1 }] } })],
+    [
+      'a system-role message',
+      (options) => ({ ...options, prefix: { ...options.prefix, messages: [{ role: 'system', content: 'x' }] } }),
+    ],
+    [
+      'a prefix holding a function',
+      (options) => ({
+        ...options,
+        prefix: { ...options.prefix, messages: [{ role: 'user', content: 'x', extra: () => 1 }] },
+      }),
+    ],
   ])('%s', async (_, change) => {
     const options = change(good()) as ForkedHelperOptions;
     const error = await runForkedHelper(options).then(
@@ -324,5 +440,7 @@ describe('a forked helper refuses bad options before sending anything', () => {
 /** What the real adapter would send for these messages (for comparing the helper's copy with the parent's own). */
 async function wireOf(messages: LanguageModelMessage[]): Promise<{ messages: unknown[] }> {
   const { toMessagesRequest } = await import('../../src/adapters/models/anthropic-language-model.js');
-  return toMessagesRequest('claude-haiku-5-5', { system, tools, messages, maxOutputTokens: 1 }) as unknown as { messages: unknown[] };
+  return toMessagesRequest('claude-haiku-5-5', { system, tools, messages, maxOutputTokens: 1 }) as unknown as {
+    messages: unknown[];
+  };
 }

@@ -4,7 +4,17 @@ import { runAgentTurn } from '../../src/agent/agent-turn.js';
 import type { SessionEventMap } from '../../src/session/session-events.js';
 import { Session } from '../../src/session/session.js';
 import { workloadReadFileTool, workloadUserMessage } from '../../src/testing/scripted-session-workload.js';
-import { SMALL_WORKLOAD, estimatedRequestTokens, requestKind, sequentialIds, smallWindowSettings, steppingClock, temporaryDirectory, workloadServer, type LoopbackModel } from '../support/session-support.js';
+import {
+  SMALL_WORKLOAD,
+  estimatedRequestTokens,
+  requestKind,
+  sequentialIds,
+  smallWindowSettings,
+  steppingClock,
+  temporaryDirectory,
+  workloadServer,
+  type LoopbackModel,
+} from '../support/session-support.js';
 import { openSession } from '../../src/node/session-open.js';
 
 /**
@@ -61,7 +71,9 @@ async function runLongSession(options: { notes: boolean }) {
 
 describe('a long session against the loopback Anthropic server', () => {
   it('with session notes: never over the window, compacts by the fast path with zero model calls', async () => {
-    const { session, settings, compactions, failures, assistantUsage, requests } = await runLongSession({ notes: true });
+    const { session, settings, compactions, failures, assistantUsage, requests } = await runLongSession({
+      notes: true,
+    });
     const window = settings.session.contextWindow;
     expect(failures).toEqual([]);
     expect(compactions.length).toBeGreaterThanOrEqual(3);
@@ -96,9 +108,13 @@ describe('a long session against the loopback Anthropic server', () => {
     }
     const kinds = requests.map(requestKind);
     expect(kinds.filter((kind) => kind === 'notes')).toEqual([]);
-    expect(kinds.filter((kind) => kind === 'summary').length).toBe(compactions.reduce((sum, compaction) => sum + compaction.modelCalls, 0));
+    expect(kinds.filter((kind) => kind === 'summary').length).toBe(
+      compactions.reduce((sum, compaction) => sum + compaction.modelCalls, 0),
+    );
     for (const request of requests) {
-      expect(estimatedRequestTokens(request, settings) + (request.body as { max_tokens: number }).max_tokens).toBeLessThanOrEqual(window);
+      expect(
+        estimatedRequestTokens(request, settings) + (request.body as { max_tokens: number }).max_tokens,
+      ).toBeLessThanOrEqual(window);
     }
     for (const tokens of assistantUsage) expect(tokens + settings.session.maxOutputTokens).toBeLessThanOrEqual(window);
   });

@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/node/load-settings.js';
 import { EngramError } from '../../src/kernel/errors.js';
-import { contextEditingFor, microcompact, OLD_TOOL_RESULT_PLACEHOLDER, type MicrocompactionInput } from '../../src/session/microcompaction.js';
+import {
+  contextEditingFor,
+  microcompact,
+  OLD_TOOL_RESULT_PLACEHOLDER,
+  type MicrocompactionInput,
+} from '../../src/session/microcompaction.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import type { ContentBlock, ToolResultBlock } from '../../src/contracts/language-model.js';
 import type { SessionMessage } from '../../src/contracts/session-message.js';
@@ -24,8 +29,29 @@ function session(rounds: number, options: { toolName?: (round: number) => string
   for (let round = 1; round <= rounds; round += 1) {
     add({ role: 'user', content: `<memory_context>memories for round ${round}</memory_context>`, meta: true });
     add({ role: 'user', content: `Please look at file ${round}.` });
-    add({ role: 'assistant', content: [{ type: 'text', text: 'Reading it.' }, { type: 'tool_use', id: `toolu_${round}`, name: options.toolName?.(round) ?? 'read_file', input: { path: `f${round}` } }] });
-    add({ role: 'user', content: [{ type: 'tool_result', toolUseId: `toolu_${round}`, content: `content of file ${round} `.repeat(50), ...(round === 2 ? { isError: true } : {}) }] });
+    add({
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Reading it.' },
+        {
+          type: 'tool_use',
+          id: `toolu_${round}`,
+          name: options.toolName?.(round) ?? 'read_file',
+          input: { path: `f${round}` },
+        },
+      ],
+    });
+    add({
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          toolUseId: `toolu_${round}`,
+          content: `content of file ${round} `.repeat(50),
+          ...(round === 2 ? { isError: true } : {}),
+        },
+      ],
+    });
     add({ role: 'assistant', content: `File ${round} is fine.` });
   }
   return messages;
@@ -44,7 +70,11 @@ function deepFreeze<T>(value: T): T {
 }
 
 function toolResults(messages: readonly SessionMessage[]): ToolResultBlock[] {
-  return messages.flatMap((message) => (typeof message.content === 'string' ? [] : message.content.filter((block): block is ToolResultBlock => block.type === 'tool_result')));
+  return messages.flatMap((message) =>
+    typeof message.content === 'string'
+      ? []
+      : message.content.filter((block): block is ToolResultBlock => block.type === 'tool_result'),
+  );
 }
 
 /** Every tool_use is answered by a tool_result with its id in the very next message, and every tool_result answers the tool_use just before it. */
@@ -54,18 +84,31 @@ function expectPairing(messages: readonly SessionMessage[]): void {
     for (const block of message.content) {
       if (block.type === 'tool_use') {
         const next = messages[index + 1];
-        expect(next && typeof next.content !== 'string' && next.content.some((candidate) => candidate.type === 'tool_result' && candidate.toolUseId === block.id)).toBe(true);
+        expect(
+          next &&
+            typeof next.content !== 'string' &&
+            next.content.some((candidate) => candidate.type === 'tool_result' && candidate.toolUseId === block.id),
+        ).toBe(true);
       }
       if (block.type === 'tool_result') {
         const previous = messages[index - 1];
-        expect(previous && typeof previous.content !== 'string' && previous.content.some((candidate) => candidate.type === 'tool_use' && candidate.id === block.toolUseId)).toBe(true);
+        expect(
+          previous &&
+            typeof previous.content !== 'string' &&
+            previous.content.some((candidate) => candidate.type === 'tool_use' && candidate.id === block.toolUseId),
+        ).toBe(true);
       }
     }
   }
 }
 
 function run(messages: readonly SessionMessage[], overrides: Partial<MicrocompactionInput> = {}) {
-  return microcompact(messages, { now: new Date(lastAssistantTime(messages) + 61 * MINUTE), idleMinutes: 60, keepRecent: 5, ...overrides });
+  return microcompact(messages, {
+    now: new Date(lastAssistantTime(messages) + 61 * MINUTE),
+    idleMinutes: 60,
+    keepRecent: 5,
+    ...overrides,
+  });
 }
 
 describe('microcompact: when it fires', () => {
@@ -86,9 +129,18 @@ describe('microcompact: when it fires', () => {
     const messages = deepFreeze(session(8));
     const now = new Date(lastAssistantTime(messages) + 2 * MINUTE);
     expect(microcompact(messages, { now, idleMinutes: 60, keepRecent: 5 }).changed).toBe(false);
-    expect(microcompact(messages, { now, lastAssistantAt: new Date(now.getTime() - 61 * MINUTE), idleMinutes: 60, keepRecent: 5 }).changed).toBe(true);
+    expect(
+      microcompact(messages, {
+        now,
+        lastAssistantAt: new Date(now.getTime() - 61 * MINUTE),
+        idleMinutes: 60,
+        keepRecent: 5,
+      }).changed,
+    ).toBe(true);
     const onlyUser = deepFreeze([session(1)[1]!]);
-    expect(microcompact(onlyUser, { now: new Date(START + 1_000 * MINUTE), idleMinutes: 60, keepRecent: 0 })).toMatchObject({ changed: false, droppedMeta: 0 });
+    expect(
+      microcompact(onlyUser, { now: new Date(START + 1_000 * MINUTE), idleMinutes: 60, keepRecent: 0 }),
+    ).toMatchObject({ changed: false, droppedMeta: 0 });
   });
 });
 
@@ -101,8 +153,21 @@ describe('microcompact: what it clears', () => {
     expect(result.messages[0]).toBe(messages[0]);
     expect(result.messages.filter((message) => message.meta && !message.compactSummary)).toEqual([]);
     const results = toolResults(result.messages);
-    expect(results.map((block) => block.toolUseId)).toEqual(['toolu_1', 'toolu_2', 'toolu_3', 'toolu_4', 'toolu_5', 'toolu_6', 'toolu_7', 'toolu_8']);
-    expect(results.slice(0, 3).map((block) => block.content)).toEqual([OLD_TOOL_RESULT_PLACEHOLDER, OLD_TOOL_RESULT_PLACEHOLDER, OLD_TOOL_RESULT_PLACEHOLDER]);
+    expect(results.map((block) => block.toolUseId)).toEqual([
+      'toolu_1',
+      'toolu_2',
+      'toolu_3',
+      'toolu_4',
+      'toolu_5',
+      'toolu_6',
+      'toolu_7',
+      'toolu_8',
+    ]);
+    expect(results.slice(0, 3).map((block) => block.content)).toEqual([
+      OLD_TOOL_RESULT_PLACEHOLDER,
+      OLD_TOOL_RESULT_PLACEHOLDER,
+      OLD_TOOL_RESULT_PLACEHOLDER,
+    ]);
     expect(results[1]!.isError).toBe(true);
     expect(results.slice(3)).toEqual(toolResults(messages).slice(3));
     expectPairing(result.messages);
@@ -125,7 +190,9 @@ describe('microcompact: what it clears', () => {
 
   it('keeps a meta message that carries tool blocks, and the one that keeps the list opening with the user', () => {
     const base = session(2);
-    const withToolMeta = deepFreeze(base.map((message) => (message.uuid === 'm4' ? { ...message, meta: true } : message)));
+    const withToolMeta = deepFreeze(
+      base.map((message) => (message.uuid === 'm4' ? { ...message, meta: true } : message)),
+    );
     const result = run(withToolMeta, { keepRecent: 0 });
     expect(result.messages.some((message) => message.uuid === 'm4')).toBe(true);
     expectPairing(result.messages);
@@ -154,11 +221,26 @@ describe('microcompact: what it never does', () => {
   it('is idempotent: a second run changes nothing and gives the same bytes', () => {
     const messages = deepFreeze(session(10));
     const first = run(messages);
-    const second = microcompact(deepFreeze(first.messages), { now: new Date(lastAssistantTime(messages) + 61 * MINUTE), idleMinutes: 60, keepRecent: 5 });
+    const second = microcompact(deepFreeze(first.messages), {
+      now: new Date(lastAssistantTime(messages) + 61 * MINUTE),
+      idleMinutes: 60,
+      keepRecent: 5,
+    });
     expect(second).toMatchObject({ changed: false, clearedToolResults: 0, droppedMeta: 0 });
     expect(JSON.stringify(second.messages)).toBe(JSON.stringify(first.messages));
     // Later, with more turns added, the earlier placeholders stay byte-identical.
-    const later = run(deepFreeze([...first.messages, ...session(2).slice(1).map((message) => ({ ...message, uuid: `late-${message.uuid}`, timestamp: new Date(START + 500 * MINUTE).toISOString() }))]));
+    const later = run(
+      deepFreeze([
+        ...first.messages,
+        ...session(2)
+          .slice(1)
+          .map((message) => ({
+            ...message,
+            uuid: `late-${message.uuid}`,
+            timestamp: new Date(START + 500 * MINUTE).toISOString(),
+          })),
+      ]),
+    );
     expect(JSON.stringify(later.messages.slice(0, 5))).toBe(JSON.stringify(first.messages.slice(0, 5)));
   });
 
@@ -185,7 +267,7 @@ describe('microcompact: what it never does', () => {
     expect(run(messages, { keepRecent: 0, protectFrom: 0 })).toMatchObject({ changed: false });
   });
 
-  it('keeps tool_use / tool_result pairs and the results\' ids over many random sessions', () => {
+  it("keeps tool_use / tool_result pairs and the results' ids over many random sessions", () => {
     let seed = 7;
     const random = (): number => {
       seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
@@ -197,15 +279,29 @@ describe('microcompact: what it never does', () => {
       let toolId = 0;
       const push = (role: 'user' | 'assistant', content: string | ContentBlock[], meta = false): void => {
         clock += 1_000;
-        messages.push({ uuid: `u${messages.length}`, role, content, timestamp: new Date(clock).toISOString(), ...(meta ? { meta } : {}) });
+        messages.push({
+          uuid: `u${messages.length}`,
+          role,
+          content,
+          timestamp: new Date(clock).toISOString(),
+          ...(meta ? { meta } : {}),
+        });
       };
       push('user', 'start');
       for (let step = Math.floor(random() * 12); step > 0; step -= 1) {
         if (random() < 0.3) push('user', 'injected', true);
         const calls = Math.floor(random() * 3);
         const ids = Array.from({ length: calls }, () => `toolu_${(toolId += 1)}`);
-        push('assistant', [{ type: 'text', text: 'x' }, ...ids.map((id) => ({ type: 'tool_use' as const, id, name: random() < 0.2 ? 'memory' : 'read', input: {} }))]);
-        if (calls > 0) push('user', ids.map((id) => ({ type: 'tool_result' as const, toolUseId: id, content: `result ${id}` })), random() < 0.1);
+        push('assistant', [
+          { type: 'text', text: 'x' },
+          ...ids.map((id) => ({ type: 'tool_use' as const, id, name: random() < 0.2 ? 'memory' : 'read', input: {} })),
+        ]);
+        if (calls > 0)
+          push(
+            'user',
+            ids.map((id) => ({ type: 'tool_result' as const, toolUseId: id, content: `result ${id}` })),
+            random() < 0.1,
+          );
         else push('user', 'go on');
       }
       deepFreeze(messages);
@@ -218,11 +314,17 @@ describe('microcompact: what it never does', () => {
       };
       const result = microcompact(messages, input);
       expectPairing(result.messages);
-      expect(toolResults(result.messages).map((block) => block.toolUseId)).toEqual(toolResults(messages).map((block) => block.toolUseId));
-      expect(result.messages.slice(result.messages.length - (messages.length - input.protectFrom))).toEqual(messages.slice(input.protectFrom));
+      expect(toolResults(result.messages).map((block) => block.toolUseId)).toEqual(
+        toolResults(messages).map((block) => block.toolUseId),
+      );
+      expect(result.messages.slice(result.messages.length - (messages.length - input.protectFrom))).toEqual(
+        messages.slice(input.protectFrom),
+      );
       expect(result.messages[0]?.role).toBe('user');
       // The protected tail moved up by the meta messages dropped before it.
-      expect(microcompact(result.messages, { ...input, protectFrom: input.protectFrom - result.droppedMeta }).changed).toBe(false);
+      expect(
+        microcompact(result.messages, { ...input, protectFrom: input.protectFrom - result.droppedMeta }).changed,
+      ).toBe(false);
     }
   });
 });
@@ -262,12 +364,19 @@ describe('microcompact: bad input', () => {
 });
 
 describe('contextEditingFor', () => {
-  const on = (session: Partial<Settings['session']>): Settings => ({ ...DEFAULT_SETTINGS, session: { ...DEFAULT_SETTINGS.session, ...session } });
+  const on = (session: Partial<Settings['session']>): Settings => ({
+    ...DEFAULT_SETTINGS,
+    session: { ...DEFAULT_SETTINGS.session, ...session },
+  });
 
   it('is off by default and asks for clear_tool_uses keeping microcompactKeepRecent, never clearing the memory tool, when on', () => {
     expect(contextEditingFor(DEFAULT_SETTINGS)).toBeUndefined();
-    expect(contextEditingFor(on({ serverContextEditing: true }))).toEqual({ clearToolUses: { keepToolUses: 5, excludeTools: ['memory'] } });
-    expect(contextEditingFor(on({ serverContextEditing: true, microcompactKeepRecent: 2 }))?.clearToolUses.keepToolUses).toBe(2);
+    expect(contextEditingFor(on({ serverContextEditing: true }))).toEqual({
+      clearToolUses: { keepToolUses: 5, excludeTools: ['memory'] },
+    });
+    expect(
+      contextEditingFor(on({ serverContextEditing: true, microcompactKeepRecent: 2 }))?.clearToolUses.keepToolUses,
+    ).toBe(2);
     // Only a real boolean true turns it on (the loader passes config values through as they are).
     expect(contextEditingFor(on({ serverContextEditing: 'yes' as never }))).toBeUndefined();
   });

@@ -4,8 +4,20 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
 import { runAgentTurn } from '../../src/agent/agent-turn.js';
 import { Session } from '../../src/session/session.js';
-import { workloadReadFileTool, workloadUserMessage, type SessionWorkloadOptions } from '../../src/testing/scripted-session-workload.js';
-import { promptPrefixText, requestKind, sequentialIds, steppingClock, temporaryDirectory, workloadServer, type LoopbackModel } from '../support/session-support.js';
+import {
+  workloadReadFileTool,
+  workloadUserMessage,
+  type SessionWorkloadOptions,
+} from '../../src/testing/scripted-session-workload.js';
+import {
+  promptPrefixText,
+  requestKind,
+  sequentialIds,
+  steppingClock,
+  temporaryDirectory,
+  workloadServer,
+  type LoopbackModel,
+} from '../support/session-support.js';
 import { openSession } from '../../src/node/session-open.js';
 
 /**
@@ -15,7 +27,12 @@ import { openSession } from '../../src/node/session-open.js';
  * per-turn recalled memory (which goes in the turn's user message, never the system prompt).
  */
 
-const WORKLOAD: SessionWorkloadOptions = { resultBytes: { min: 200, max: 1_500 }, bigResultEvery: 10, bigResultBytes: 60_000, answerBytes: { min: 200, max: 800 } };
+const WORKLOAD: SessionWorkloadOptions = {
+  resultBytes: { min: 200, max: 1_500 },
+  bigResultEvery: 10,
+  bigResultBytes: 60_000,
+  answerBytes: { min: 200, max: 800 },
+};
 
 let loopback: LoopbackModel | undefined;
 let cleanup: Array<() => Promise<void>> = [];
@@ -48,14 +65,20 @@ describe('prompt-prefix stability', () => {
       settings: DEFAULT_SETTINGS,
       home: home.path,
       cwd: '/work/project',
-      system: [{ text: 'You are a careful coding assistant.' }, { text: '# MEMORY.md\n- [user prefers short answers](user_short.md)', cache: true }],
+      system: [
+        { text: 'You are a careful coding assistant.' },
+        { text: '# MEMORY.md\n- [user prefers short answers](user_short.md)', cache: true },
+      ],
       tools: [workloadReadFileTool(WORKLOAD)],
       now: steppingClock(2_000).now,
       generateId: sequentialIds(),
     }).session;
     for (let turn = 1; turn <= 100; turn += 1) {
       // Recalled memory changes every turn: it must not disturb the prefix.
-      await runAgentTurn(session, { content: workloadUserMessage(turn), context: `<memory-context>\nrecalled for turn ${turn}\n</memory-context>` });
+      await runAgentTurn(session, {
+        content: workloadUserMessage(turn),
+        context: `<memory-context>\nrecalled for turn ${turn}\n</memory-context>`,
+      });
     }
     await session.close();
     expect(session.stats.compactions).toBe(0);
@@ -68,7 +91,9 @@ describe('prompt-prefix stability', () => {
     for (const [index, request] of turns.entries()) {
       const prefix = promptPrefixText(request);
       if (previous !== undefined && !prefix.startsWith(previous)) {
-        throw new Error(`Request ${index} does not begin with request ${index - 1}: they differ from byte ${firstDifference(previous, prefix)}.`);
+        throw new Error(
+          `Request ${index} does not begin with request ${index - 1}: they differ from byte ${firstDifference(previous, prefix)}.`,
+        );
       }
       previous = prefix;
     }
@@ -87,7 +112,9 @@ describe('prompt-prefix stability', () => {
     for (const request of notes) {
       const count = request.summary!.messages.length;
       const text = promptPrefixText(request);
-      const shared = turns.some((turn) => turn.summary!.messages.length >= count - 2 && text.startsWith(promptPrefixText(turn)));
+      const shared = turns.some(
+        (turn) => turn.summary!.messages.length >= count - 2 && text.startsWith(promptPrefixText(turn)),
+      );
       expect(shared).toBe(true);
     }
   });

@@ -8,8 +8,18 @@ import { EngramError } from '../../src/kernel/errors.js';
 import { runAgentTurn } from '../../src/agent/agent-turn.js';
 import { openSession, resumeSession, type OpenSessionOptions } from '../../src/node/session-open.js';
 import { ScriptedLanguageModel } from '../../src/testing/scripted-language-model.js';
-import { workloadScriptedAnswer, workloadReadFileTool, workloadUserMessage } from '../../src/testing/scripted-session-workload.js';
-import { sequentialIds, smallWindowSettings, SMALL_WORKLOAD, steppingClock, temporaryDirectory } from '../support/session-support.js';
+import {
+  workloadScriptedAnswer,
+  workloadReadFileTool,
+  workloadUserMessage,
+} from '../../src/testing/scripted-session-workload.js';
+import {
+  sequentialIds,
+  smallWindowSettings,
+  SMALL_WORKLOAD,
+  steppingClock,
+  temporaryDirectory,
+} from '../support/session-support.js';
 
 /**
  * Transcripts through the Session (SPEC §2): every message, boundary and todo list is appended; a
@@ -18,7 +28,8 @@ import { sequentialIds, smallWindowSettings, SMALL_WORKLOAD, steppingClock, temp
  */
 
 const openedSession = async (options: OpenSessionOptions) => openSession(options).session;
-const resumedSession = async (options: OpenSessionOptions & { sessionId: string }) => (await resumeSession(options)).session;
+const resumedSession = async (options: OpenSessionOptions & { sessionId: string }) =>
+  (await resumeSession(options)).session;
 
 const CHILD = fileURLToPath(new URL('../fixtures/session-kill-child.ts', import.meta.url));
 const CWD = '/work/project';
@@ -30,7 +41,10 @@ afterEach(async () => {
 });
 
 function workloadModel(): ScriptedLanguageModel {
-  return new ScriptedLanguageModel({ whenExhausted: 'repeat-last', script: [(request) => workloadScriptedAnswer(request, SMALL_WORKLOAD)] });
+  return new ScriptedLanguageModel({
+    whenExhausted: 'repeat-last',
+    script: [(request) => workloadScriptedAnswer(request, SMALL_WORKLOAD)],
+  });
 }
 
 describe('Session transcripts and resume', () => {
@@ -38,7 +52,9 @@ describe('Session transcripts and resume', () => {
     const home = await temporaryDirectory();
     cleanup.push(home.remove);
     const sessionId = 'killed-session';
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, home.path, CWD, sessionId], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, home.path, CWD, sessionId], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const reported = new Map<number, { uuid: string; count: number }>();
@@ -70,20 +86,31 @@ describe('Session transcripts and resume', () => {
     const resumed = await readSessionTranscript(paths.transcript);
     // Turn 25 and everything before it survived (the turns after it may have too, up to the kill).
     const text = await readFile(paths.transcript, 'utf8');
-    for (let turn = 1; turn <= KILL_AFTER_TURN; turn += 1) expect(text).toContain(`"uuid":"${reported.get(turn)!.uuid}"`);
+    for (let turn = 1; turn <= KILL_AFTER_TURN; turn += 1)
+      expect(text).toContain(`"uuid":"${reported.get(turn)!.uuid}"`);
     expect(resumed.messages.length).toBeGreaterThan(0);
     expect(resumed.skippedLines).toBeLessThanOrEqual(1);
 
     // A torn last line (the kill in the middle of a write) is skipped, never fatal.
     await appendFile(paths.transcript, '{"type":"user","uuid":"torn","message":{"role":"us');
     const model = workloadModel();
-    const session = await resumedSession({ model, home: home.path, cwd: CWD, sessionId, system: 'You are terse.', tools: [workloadReadFileTool(SMALL_WORKLOAD)], notes: false });
+    const session = await resumedSession({
+      model,
+      home: home.path,
+      cwd: CWD,
+      sessionId,
+      system: 'You are terse.',
+      tools: [workloadReadFileTool(SMALL_WORKLOAD)],
+      notes: false,
+    });
     expect(session.sessionId).toBe(sessionId);
     expect(session.messages.map((message) => message.uuid)).toEqual(resumed.messages.map((message) => message.uuid));
     await runAgentTurn(session, { content: workloadUserMessage(1_000) });
     // The request went out with the whole resumed conversation first, then the new turn.
     const request = model.requests[0]!;
-    expect(request.messages.slice(0, resumed.messages.length).map((message) => message.content)).toEqual(resumed.messages.map((message) => message.content));
+    expect(request.messages.slice(0, resumed.messages.length).map((message) => message.content)).toEqual(
+      resumed.messages.map((message) => message.content),
+    );
     await session.close();
     const again = await readSessionTranscript(paths.transcript);
     expect(again.messages.map((message) => message.uuid)).toEqual(session.messages.map((message) => message.uuid));
@@ -113,20 +140,26 @@ describe('Session transcripts and resume', () => {
     first.on('compaction-finished', (event) => boundaries.push(event.boundary.uuid));
     first.setTodos([{ content: 'Read every module', status: 'in_progress', activeForm: 'Reading modules' }]);
     first.setPlan('1. read modules 2. answer');
-    for (let turn = 1; boundaries.length < 2; turn += 1) await runAgentTurn(first, { content: workloadUserMessage(turn) });
+    for (let turn = 1; boundaries.length < 2; turn += 1)
+      await runAgentTurn(first, { content: workloadUserMessage(turn) });
     await runAgentTurn(first, { content: workloadUserMessage(500) });
     await first.close();
 
     const second = await open(true);
     expect(second.messages.map((message) => message.uuid)).toEqual(first.messages.map((message) => message.uuid));
     expect(second.messages[0]!.compactSummary).toBe(true);
-    expect(second.todos).toEqual([{ content: 'Read every module', status: 'in_progress', activeForm: 'Reading modules' }]);
+    expect(second.todos).toEqual([
+      { content: 'Read every module', status: 'in_progress', activeForm: 'Reading modules' },
+    ]);
     expect(second.plan).toBe(first.plan);
     const resumedBoundaries: string[] = [];
     second.on('compaction-finished', (event) => resumedBoundaries.push(event.boundary.uuid));
-    for (let turn = 600; resumedBoundaries.length < 1; turn += 1) await runAgentTurn(second, { content: workloadUserMessage(turn) });
+    for (let turn = 600; resumedBoundaries.length < 1; turn += 1)
+      await runAgentTurn(second, { content: workloadUserMessage(turn) });
     await second.close();
-    const final = await readSessionTranscript(sessionPaths({ home: home.path, cwd: CWD, sessionId: 'compacted' }).transcript);
+    const final = await readSessionTranscript(
+      sessionPaths({ home: home.path, cwd: CWD, sessionId: 'compacted' }).transcript,
+    );
     expect(final.boundary?.uuid).toBe(resumedBoundaries[0]);
     expect(final.messages.map((message) => message.uuid)).toEqual(second.messages.map((message) => message.uuid));
   });
@@ -135,11 +168,25 @@ describe('Session transcripts and resume', () => {
     const home = await temporaryDirectory();
     cleanup.push(home.remove);
     const model = workloadModel();
-    const session = await openedSession({ model, home: home.path, cwd: CWD, sessionId: 'open-calls', notes: false, tools: [workloadReadFileTool(SMALL_WORKLOAD)] });
+    const session = await openedSession({
+      model,
+      home: home.path,
+      cwd: CWD,
+      sessionId: 'open-calls',
+      notes: false,
+      tools: [workloadReadFileTool(SMALL_WORKLOAD)],
+    });
     session.addUserMessage(workloadUserMessage(1));
     session.recordResponse(await model.generate(await session.prepareRequest({ maxOutputTokens: 500 })));
     await session.close();
-    const resumed = await resumedSession({ model: workloadModel(), home: home.path, cwd: CWD, sessionId: 'open-calls', notes: false, tools: [workloadReadFileTool(SMALL_WORKLOAD)] });
+    const resumed = await resumedSession({
+      model: workloadModel(),
+      home: home.path,
+      cwd: CWD,
+      sessionId: 'open-calls',
+      notes: false,
+      tools: [workloadReadFileTool(SMALL_WORKLOAD)],
+    });
     const result = await runAgentTurn(resumed, { content: workloadUserMessage(4) });
     expect(result.stopReason).toBe('end');
     expect(JSON.stringify(resumed.messages[2]!.content)).toMatch(/Interrupted/);
@@ -150,13 +197,17 @@ describe('Session transcripts and resume', () => {
     const home = await temporaryDirectory();
     cleanup.push(home.remove);
     const model = workloadModel();
-    await expect(resumedSession({ model, home: home.path, cwd: CWD, sessionId: 'never-written' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(
+      resumedSession({ model, home: home.path, cwd: CWD, sessionId: 'never-written' }),
+    ).rejects.toMatchObject({ code: 'NOT_FOUND' });
     for (const sessionId of ['../escape', 'a/b', '', 'x'.repeat(300)]) {
       await expect(resumedSession({ model, home: home.path, cwd: CWD, sessionId })).rejects.toBeInstanceOf(EngramError);
     }
     // A session that never got a message leaves no file behind.
     const empty = await openedSession({ model, home: home.path, cwd: CWD, sessionId: 'empty' });
     await empty.close();
-    await expect(readFile(sessionPaths({ home: home.path, cwd: CWD, sessionId: 'empty' }).transcript)).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(
+      readFile(sessionPaths({ home: home.path, cwd: CWD, sessionId: 'empty' }).transcript),
+    ).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

@@ -12,7 +12,12 @@ import { Session, type SessionOptions } from '../../src/session/session.js';
 import type { SessionTool } from '../../src/contracts/session-tool.js';
 import { ToolResultStorage } from '../../src/session/node/tool-result-storage.js';
 import { ScriptedLanguageModel } from '../../src/testing/scripted-language-model.js';
-import { classifyWorkloadRequest, estimatedInputTokens, workloadAnswer, workloadScriptedAnswer } from '../../src/testing/scripted-session-workload.js';
+import {
+  classifyWorkloadRequest,
+  estimatedInputTokens,
+  workloadAnswer,
+  workloadScriptedAnswer,
+} from '../../src/testing/scripted-session-workload.js';
 import { sequentialIds, smallWindowSettings, temporaryDirectory } from '../support/session-support.js';
 import { nodeNotesFiles } from '../../src/session/node/session-notes-files.js';
 import { openSession, resumeSession } from '../../src/node/session-open.js';
@@ -37,17 +42,26 @@ async function directory(): Promise<string> {
 
 function bytesTool(bytes: number): SessionTool {
   return {
-    definition: { name: 'read_file', description: 'Reads a file.', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } },
+    definition: {
+      name: 'read_file',
+      description: 'Reads a file.',
+      inputSchema: { type: 'object', properties: { path: { type: 'string' } } },
+    },
     run: async (input) => ({ content: `${String(input.path)}:\n${'x'.repeat(bytes)}` }),
   };
 }
 
 function workloadModel(): ScriptedLanguageModel {
-  return new ScriptedLanguageModel({ whenExhausted: 'repeat-last', script: [(request) => workloadScriptedAnswer(request)] });
+  return new ScriptedLanguageModel({
+    whenExhausted: 'repeat-last',
+    script: [(request) => workloadScriptedAnswer(request)],
+  });
 }
 
 function toolResults(session: Session): ToolResultBlock[] {
-  return session.messages.flatMap((message) => (typeof message.content === 'string' ? [] : message.content)).filter((block): block is ToolResultBlock => block.type === 'tool_result');
+  return session.messages
+    .flatMap((message) => (typeof message.content === 'string' ? [] : message.content))
+    .filter((block): block is ToolResultBlock => block.type === 'tool_result');
 }
 
 async function expectCode(action: () => unknown, code: string): Promise<EngramError> {
@@ -70,8 +84,17 @@ describe('session notes never ask for more than the context window', () => {
         (request: LanguageModelRequest) => {
           const usage = { inputTokens: estimatedInputTokens(request) };
           const last = request.messages.at(-1)!;
-          if (classifyWorkloadRequest(request.messages) === 'turn' && typeof last.content === 'string' && last.content.startsWith('Turn 1:')) {
-            const calls = Array.from({ length: 5 }, (_, index): ToolUseBlock => ({ type: 'tool_use', id: `toolu_${index}`, name: 'read_file', input: { path: `src/file-${index}.ts` } }));
+          if (
+            classifyWorkloadRequest(request.messages) === 'turn' &&
+            typeof last.content === 'string' &&
+            last.content.startsWith('Turn 1:')
+          ) {
+            const calls = Array.from({ length: 5 }, (_, index): ToolUseBlock => ({
+              type: 'tool_use',
+              id: `toolu_${index}`,
+              name: 'read_file',
+              input: { path: `src/file-${index}.ts` },
+            }));
             return { content: [{ type: 'text', text: 'Reading five files.' }, ...calls], usage };
           }
           return { ...workloadAnswer(request.messages), usage };
@@ -95,16 +118,37 @@ describe('session notes never ask for more than the context window', () => {
     const window = settings.session.contextWindow;
     const model = fiveCallModel();
     const notesPath = join(await directory(), 'notes.md');
-    const session = new Session({ model, settings, system: 'You are terse.', tools: [bytesTool(resultBytes)], notes: { path: notesPath, files: nodeNotesFiles }, generateId: sequentialIds() });
+    const session = new Session({
+      model,
+      settings,
+      system: 'You are terse.',
+      tools: [bytesTool(resultBytes)],
+      notes: { path: notesPath, files: nodeNotesFiles },
+      generateId: sequentialIds(),
+    });
     const failed: Array<SessionEventMap['notes-update-failed']> = [];
     session.on('notes-update-failed', (event) => failed.push(event));
     session.addUserMessage(`Turn 1: ${'y'.repeat(userBytes)}`);
     session.recordResponse(await model.generate(await session.prepareRequest({ maxOutputTokens: 2_000 })));
     const calls = session.messages.at(-1)!.content as ToolUseBlock[];
-    await session.addToolResults(await Promise.all(calls.filter((block) => block.type === 'tool_use').map(async (call) => ({ toolUseId: call.id, ...(await bytesTool(resultBytes).run(call.input, { sessionId: '', toolUseId: call.id, signal: new AbortController().signal })) }))));
+    await session.addToolResults(
+      await Promise.all(
+        calls
+          .filter((block) => block.type === 'tool_use')
+          .map(async (call) => ({
+            toolUseId: call.id,
+            ...(await bytesTool(resultBytes).run(call.input, {
+              sessionId: '',
+              toolUseId: call.id,
+              signal: new AbortController().signal,
+            })),
+          })),
+      ),
+    );
     await session.waitForBackground();
     const notesRequests = model.requests.filter((request) => classifyWorkloadRequest(request.messages) === 'notes');
-    for (const request of notesRequests) expect(estimatedInputTokens(request) + request.maxOutputTokens).toBeLessThanOrEqual(window);
+    for (const request of notesRequests)
+      expect(estimatedInputTokens(request) + request.maxOutputTokens).toBeLessThanOrEqual(window);
     if (userBytes === 40_000) {
       expect(notesRequests).toHaveLength(1);
       expect(failed).toEqual([]);
@@ -121,9 +165,19 @@ describe('a failed write leaves the session usable', () => {
     const root = await directory();
     await writeFile(join(root, 'blocker'), 'a file, not a folder');
     const settings = smallWindowSettings();
-    const storage = new ToolResultStorage({ directory: join(root, 'blocker', 'tool-results'), thresholdBytes: settings.session.toolResultThresholdBytes, previewBytes: 1_000 });
+    const storage = new ToolResultStorage({
+      directory: join(root, 'blocker', 'tool-results'),
+      thresholdBytes: settings.session.toolResultThresholdBytes,
+      previewBytes: 1_000,
+    });
     const model = workloadModel();
-    const session = new Session({ model, settings, tools: [bytesTool(30_000)], toolResultStorage: storage, generateId: sequentialIds() });
+    const session = new Session({
+      model,
+      settings,
+      tools: [bytesTool(30_000)],
+      toolResultStorage: storage,
+      generateId: sequentialIds(),
+    });
     const first = await runAgentTurn(session, { content: 'Turn 1: read a big file' });
     expect(first.stopReason).toBe('end');
     const results = toolResults(session);
@@ -140,11 +194,27 @@ describe('a failed write leaves the session usable', () => {
   it('addToolResults wraps a storage failure in STORE_ERROR and keeps the calls open', async () => {
     const root = await directory();
     await writeFile(join(root, 'blocker'), 'x');
-    const storage = new ToolResultStorage({ directory: join(root, 'blocker', 'tool-results'), thresholdBytes: 100, previewBytes: 50 });
-    const session = new Session({ model: workloadModel(), settings: smallWindowSettings(), toolResultStorage: storage, generateId: sequentialIds() });
+    const storage = new ToolResultStorage({
+      directory: join(root, 'blocker', 'tool-results'),
+      thresholdBytes: 100,
+      previewBytes: 50,
+    });
+    const session = new Session({
+      model: workloadModel(),
+      settings: smallWindowSettings(),
+      toolResultStorage: storage,
+      generateId: sequentialIds(),
+    });
     session.addUserMessage('Turn 1: read');
-    session.recordResponse({ text: '', content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: {} }], usage: { inputTokens: 10, outputTokens: 5 } });
-    const error = await expectCode(() => session.addToolResults([{ toolUseId: 'toolu_1', content: 'z'.repeat(500) }]), 'STORE_ERROR');
+    session.recordResponse({
+      text: '',
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: {} }],
+      usage: { inputTokens: 10, outputTokens: 5 },
+    });
+    const error = await expectCode(
+      () => session.addToolResults([{ toolUseId: 'toolu_1', content: 'z'.repeat(500) }]),
+      'STORE_ERROR',
+    );
     expect(error.message).toMatch(/tool result/i);
     expect(session.messages).toHaveLength(2);
     // The user moves on: the open call is answered as interrupted, and the conversation is valid again.
@@ -156,23 +226,44 @@ describe('a failed write leaves the session usable', () => {
 
   it('a message the transcript refuses changes nothing', async () => {
     const root = await directory();
-    const transcript = new SessionTranscriptWriter({ path: join(root, 's.jsonl'), sessionId: 'refused', maxLineBytes: 4_000 });
-    const session = new Session({ model: workloadModel(), settings: smallWindowSettings(), transcript, generateId: sequentialIds() });
+    const transcript = new SessionTranscriptWriter({
+      path: join(root, 's.jsonl'),
+      sessionId: 'refused',
+      maxLineBytes: 4_000,
+    });
+    const session = new Session({
+      model: workloadModel(),
+      settings: smallWindowSettings(),
+      transcript,
+      generateId: sequentialIds(),
+    });
     await expectCode(() => session.addUserMessage(`Turn 1: ${'w'.repeat(8_000)}`), 'PAYLOAD_TOO_LARGE');
     expect(session.messages).toEqual([]);
     expect(session.metadata().messageCount).toBe(0);
     session.addUserMessage('Turn 1: short');
-    session.recordResponse({ text: '', content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: {} }], usage: { inputTokens: 10, outputTokens: 5 } });
+    session.recordResponse({
+      text: '',
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: {} }],
+      usage: { inputTokens: 10, outputTokens: 5 },
+    });
     // A tool result the transcript refuses: the call stays open, the caller can answer again.
-    await expectCode(() => session.addToolResults([{ toolUseId: 'toolu_1', content: 'r'.repeat(8_000) }]), 'PAYLOAD_TOO_LARGE');
+    await expectCode(
+      () => session.addToolResults([{ toolUseId: 'toolu_1', content: 'r'.repeat(8_000) }]),
+      'PAYLOAD_TOO_LARGE',
+    );
     expect(session.messages).toHaveLength(2);
     await session.addToolResults([{ toolUseId: 'toolu_1', content: 'short' }]);
     expect(session.messages).toHaveLength(3);
-    await expectCode(() => session.recordResponse({ text: 'v'.repeat(8_000), usage: { inputTokens: 10, outputTokens: 5 } }), 'PAYLOAD_TOO_LARGE');
+    await expectCode(
+      () => session.recordResponse({ text: 'v'.repeat(8_000), usage: { inputTokens: 10, outputTokens: 5 } }),
+      'PAYLOAD_TOO_LARGE',
+    );
     expect(session.messages).toHaveLength(3);
     await session.close();
     const lines = (await readFile(join(root, 's.jsonl'), 'utf8')).trim().split('\n');
-    expect(lines.filter((line) => line.includes('"type":"user"') || line.includes('"type":"assistant"'))).toHaveLength(3);
+    expect(lines.filter((line) => line.includes('"type":"user"') || line.includes('"type":"assistant"'))).toHaveLength(
+      3,
+    );
   });
 
   it('a plan over session.planMaxChars is refused and the old plan stays', async () => {
@@ -196,9 +287,18 @@ describe('a failed write leaves the session usable', () => {
     // The project folder is taken by a regular file: the transcript cannot be created there (root or not).
     await mkdir(join(paths.projectDirectory, '..'), { recursive: true });
     await writeFile(paths.projectDirectory, 'in the way');
-    const session = openSession({ model: workloadModel(), settings, home, cwd, sessionId: 'unwritable', notes: false }).session;
+    const session = openSession({
+      model: workloadModel(),
+      settings,
+      home,
+      cwd,
+      sessionId: 'unwritable',
+      notes: false,
+    }).session;
     const errors: Array<SessionEventMap['transcript-error']> = [];
-    const reported = new Promise<void>((resolve) => session.on('transcript-error', (event) => (errors.push(event), resolve())));
+    const reported = new Promise<void>((resolve) =>
+      session.on('transcript-error', (event) => (errors.push(event), resolve())),
+    );
     await runAgentTurn(session, { content: 'Turn 4: hello' });
     await reported;
     expect(errors[0]!.error).toBeInstanceOf(EngramError);
@@ -217,12 +317,22 @@ describe('working memory and accounting through the Session', () => {
     const home = await directory();
     const settings = smallWindowSettings();
     settings.session.todoMaxItems = 300;
-    const options = { model: workloadModel(), settings, home, cwd: '/work/project', sessionId: 'todos', notes: false } as const;
+    const options = {
+      model: workloadModel(),
+      settings,
+      home,
+      cwd: '/work/project',
+      sessionId: 'todos',
+      notes: false,
+    } as const;
     const session = openSession(options).session;
     const todos = Array.from({ length: 250 }, (_, index) => ({ content: `item ${index}`, status: 'pending' as const }));
     session.setTodos(todos);
     await runAgentTurn(session, { content: 'Turn 4: hello' });
-    await expectCode(() => session.setTodos(Array.from({ length: 301 }, () => ({ content: 'x', status: 'pending' as const }))), 'INVALID_INPUT');
+    await expectCode(
+      () => session.setTodos(Array.from({ length: 301 }, () => ({ content: 'x', status: 'pending' as const }))),
+      'INVALID_INPUT',
+    );
     expect(session.todos).toHaveLength(250);
     await session.close();
     const resumed = (await resumeSession(options)).session;

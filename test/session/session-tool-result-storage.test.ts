@@ -19,7 +19,9 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-function storage(options: Partial<{ thresholdBytes: number; previewBytes: number; pageBytes: number }> = {}): ToolResultStorage {
+function storage(
+  options: Partial<{ thresholdBytes: number; previewBytes: number; pageBytes: number }> = {},
+): ToolResultStorage {
   return new ToolResultStorage({
     directory,
     thresholdBytes: options.thresholdBytes ?? DEFAULT_SETTINGS.session.toolResultThresholdBytes,
@@ -31,7 +33,9 @@ function storage(options: Partial<{ thresholdBytes: number; previewBytes: number
 /** The preview a replacement carries. */
 function previewIn(replacement: string): string {
   const start = replacement.indexOf('):\n') + 3;
-  const end = replacement.endsWith('\n...\n</persisted-output>') ? replacement.length - '\n...\n</persisted-output>'.length : replacement.length - '\n</persisted-output>'.length;
+  const end = replacement.endsWith('\n...\n</persisted-output>')
+    ? replacement.length - '\n...\n</persisted-output>'.length
+    : replacement.length - '\n</persisted-output>'.length;
   return replacement.slice(start, end);
 }
 
@@ -77,7 +81,11 @@ describe('store', () => {
     expect((await readFile(path)).equals(Buffer.from(content, 'utf8'))).toBe(true);
     expect((await stat(path)).mode & 0o777).toBe(0o600);
     expect((await stat(directory)).mode & 0o777).toBe(0o700);
-    expect(stored.content.startsWith(`<persisted-output>\nOutput too large (${bytes} bytes). Full output saved to: ${path}\n\nPreview (first 2KB):\n`)).toBe(true);
+    expect(
+      stored.content.startsWith(
+        `<persisted-output>\nOutput too large (${bytes} bytes). Full output saved to: ${path}\n\nPreview (first 2KB):\n`,
+      ),
+    ).toBe(true);
     expect(stored.content.endsWith('\n...\n</persisted-output>')).toBe(true);
     const preview = previewIn(stored.content);
     expect(content.startsWith(preview)).toBe(true);
@@ -90,7 +98,11 @@ describe('store', () => {
     const content = mixedText(60_000);
     const first = await storage().store('toolu_frozen', content);
     const again = await storage().store('toolu_frozen', content);
-    const reopened = await new ToolResultStorage({ directory: join(directory, '.', ''), thresholdBytes: 50_000, previewBytes: 2_000 }).store('toolu_frozen', content);
+    const reopened = await new ToolResultStorage({
+      directory: join(directory, '.', ''),
+      thresholdBytes: 50_000,
+      previewBytes: 2_000,
+    }).store('toolu_frozen', content);
     expect(again.content).toBe(first.content);
     expect(reopened.content).toBe(first.content);
     expect(Buffer.from(again.content).equals(Buffer.from(first.content))).toBe(true);
@@ -101,7 +113,10 @@ describe('store', () => {
     for (let previewBytes = 1; previewBytes <= 40; previewBytes += 1) {
       for (const skip of [0, 1, 2, 3]) {
         const text = 'a'.repeat(skip) + content;
-        const stored = await storage({ thresholdBytes: 100, previewBytes }).store(`toolu_p${previewBytes}_${skip}`, text);
+        const stored = await storage({ thresholdBytes: 100, previewBytes }).store(
+          `toolu_p${previewBytes}_${skip}`,
+          text,
+        );
         const preview = previewIn(stored.content);
         expect(Buffer.byteLength(preview)).toBeLessThanOrEqual(previewBytes);
         expect(preview).not.toContain('\uFFFD');
@@ -179,7 +194,13 @@ describe('read', () => {
     await results.store('toolu_pages', content);
     const short = mixedText(120);
     await results.store('toolu_short', short);
-    for (const [id, limit] of [['toolu_short', 1], ['toolu_short', 2], ['toolu_short', 3], ['toolu_short', 7], ['toolu_pages', 1_000]] as const) {
+    for (const [id, limit] of [
+      ['toolu_short', 1],
+      ['toolu_short', 2],
+      ['toolu_short', 3],
+      ['toolu_short', 7],
+      ['toolu_pages', 1_000],
+    ] as const) {
       const expected = id === 'toolu_short' ? short : content;
       let text = '';
       let offset: number | undefined = 0;
@@ -215,8 +236,10 @@ describe('read', () => {
     const results = storage({ thresholdBytes: 10 });
     await results.store('toolu_r', 'r'.repeat(100));
     await rejection(results.read('toolu_r', { offset: 101 }), 'INVALID_INPUT');
-    for (const offset of [-1, 1.5, Number.NaN, '3' as never]) await rejection(results.read('toolu_r', { offset }), 'INVALID_INPUT');
-    for (const limit of [0, -5, 2.5, Number.POSITIVE_INFINITY]) await rejection(results.read('toolu_r', { limit }), 'INVALID_INPUT');
+    for (const offset of [-1, 1.5, Number.NaN, '3' as never])
+      await rejection(results.read('toolu_r', { offset }), 'INVALID_INPUT');
+    for (const limit of [0, -5, 2.5, Number.POSITIVE_INFINITY])
+      await rejection(results.read('toolu_r', { limit }), 'INVALID_INPUT');
     const missing = await rejection(results.read('toolu_never'), 'NOT_FOUND');
     expect(missing.message).toContain('toolu_never');
   });
@@ -238,12 +261,17 @@ describe('read_persisted_output', () => {
     expect((await results.store('toolu_reader', first.content)).persisted).toBeUndefined();
 
     const byPath = await tool.run({ path: stored.persisted!.path, offset: 0, limit: 200 }, context);
-    expect(byPath.content).toMatch(/^Bytes 0 to \d+ of \d+ of the output of tool use toolu_tool\. Next page: offset \d+\.\n\n/);
+    expect(byPath.content).toMatch(
+      /^Bytes 0 to \d+ of \d+ of the output of tool use toolu_tool\. Next page: offset \d+\.\n\n/,
+    );
     let text = '';
     let offset: number | undefined = 0;
     while (offset !== undefined) {
       const page = await tool.run({ tool_use_id: 'toolu_tool', offset }, context);
-      const header = /^Bytes (\d+) to (\d+) of \d+ of the output of tool use toolu_tool\. (?:Next page: offset (\d+)\.|This is the end of the output\.)\n\n/.exec(page.content)!;
+      const header =
+        /^Bytes (\d+) to (\d+) of \d+ of the output of tool use toolu_tool\. (?:Next page: offset (\d+)\.|This is the end of the output\.)\n\n/.exec(
+          page.content,
+        )!;
       text += page.content.slice(header[0].length);
       offset = header[3] === undefined ? undefined : Number(header[3]);
     }

@@ -54,7 +54,10 @@ describe('WorkingMemory', () => {
       [{ content: 42, status: 'pending' }],
       [{ content: 'x', status: 'pending', activeForm: ['no'] }],
       [{ content: 'y'.repeat(DEFAULT_SETTINGS.session.todoItemMaxChars + 1), status: 'pending' }],
-      Array.from({ length: DEFAULT_SETTINGS.session.todoMaxItems + 1 }, (_, index) => ({ content: `item ${index}`, status: 'pending' })),
+      Array.from({ length: DEFAULT_SETTINGS.session.todoMaxItems + 1 }, (_, index) => ({
+        content: `item ${index}`,
+        status: 'pending',
+      })),
     ];
     for (const todos of hostile) {
       const result = await tool.run({ todos } as Record<string, unknown>, context);
@@ -78,21 +81,45 @@ describe('WorkingMemory', () => {
     const idle = memory.addTask({ description: 'Never started' });
     expect(notes).toMatchObject({ id: 'task-1', status: 'pending', createdAt: '2026-06-01T10:00:00.000Z' });
     clock.now += 1_000;
-    expect(memory.updateTask('task-1', { status: 'running' })).toMatchObject({ status: 'running', startedAt: '2026-06-01T10:00:01.000Z' });
+    expect(memory.updateTask('task-1', { status: 'running' })).toMatchObject({
+      status: 'running',
+      startedAt: '2026-06-01T10:00:01.000Z',
+    });
     clock.now += 1_000;
-    expect(memory.updateTask('task-1', { status: 'completed', result: 'notes updated' })).toMatchObject({ status: 'completed', finishedAt: '2026-06-01T10:00:02.000Z', result: 'notes updated' });
+    expect(memory.updateTask('task-1', { status: 'completed', result: 'notes updated' })).toMatchObject({
+      status: 'completed',
+      finishedAt: '2026-06-01T10:00:02.000Z',
+      result: 'notes updated',
+    });
     memory.updateTask(search.id, { status: 'running' });
-    expect(memory.updateTask(search.id, { status: 'failed', result: 'timeout' })).toMatchObject({ status: 'failed', result: 'timeout' });
-    expect(() => memory.updateTask('task-1', { status: 'running' })).toThrowError(expect.objectContaining({ code: 'CONFLICT' }));
-    expect(() => memory.updateTask('nope', { status: 'running' })).toThrowError(expect.objectContaining({ code: 'NOT_FOUND' }));
-    expect(() => memory.updateTask(idle.id, { status: 'paused' as never })).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
-    expect(() => memory.updateTask(idle.id, 'running' as never)).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
-    expect(() => memory.updateTask(idle.id, { status: 'running', result: 'x'.repeat(20_000) })).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    expect(memory.updateTask(search.id, { status: 'failed', result: 'timeout' })).toMatchObject({
+      status: 'failed',
+      result: 'timeout',
+    });
+    expect(() => memory.updateTask('task-1', { status: 'running' })).toThrowError(
+      expect.objectContaining({ code: 'CONFLICT' }),
+    );
+    expect(() => memory.updateTask('nope', { status: 'running' })).toThrowError(
+      expect.objectContaining({ code: 'NOT_FOUND' }),
+    );
+    expect(() => memory.updateTask(idle.id, { status: 'paused' as never })).toThrowError(
+      expect.objectContaining({ code: 'INVALID_INPUT' }),
+    );
+    expect(() => memory.updateTask(idle.id, 'running' as never)).toThrowError(
+      expect.objectContaining({ code: 'INVALID_INPUT' }),
+    );
+    expect(() => memory.updateTask(idle.id, { status: 'running', result: 'x'.repeat(20_000) })).toThrowError(
+      expect.objectContaining({ code: 'INVALID_INPUT' }),
+    );
     expect(() => memory.addTask({ description: '' })).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
-    expect(() => memory.addTask({ description: 'dup', id: 'task-1' })).toThrowError(expect.objectContaining({ code: 'CONFLICT' }));
+    expect(() => memory.addTask({ description: 'dup', id: 'task-1' })).toThrowError(
+      expect.objectContaining({ code: 'CONFLICT' }),
+    );
     const running = memory.addTask({ description: 'Background job' });
     memory.updateTask(running.id, { status: 'running' });
-    expect(() => memory.updateTask(running.id, { status: 'pending' })).toThrowError(expect.objectContaining({ code: 'CONFLICT' }));
+    expect(() => memory.updateTask(running.id, { status: 'pending' })).toThrowError(
+      expect.objectContaining({ code: 'CONFLICT' }),
+    );
     expect(memory.killUnfinished('the user interrupted')).toBe(2);
     expect(memory.tasks.map((task) => [task.description, task.status])).toEqual([
       ['Update session notes', 'completed'],
@@ -109,10 +136,33 @@ describe('WorkingMemory', () => {
     const path = join(root, 'wm-1.jsonl');
     const writer = new SessionTranscriptWriter({ path, sessionId: 'wm-1', now });
     const memory = new WorkingMemory({ now });
-    const tool = todoWriteTool(memory, (todos) => writer.append({ kind: 'todos', todos, timestamp: now().toISOString() }));
-    writer.append({ kind: 'message', message: { uuid: 'u1', role: 'user', content: 'Ship it', timestamp: now().toISOString() }, parentUuid: null });
-    await tool.run({ todos: [{ content: 'Write changelog', status: 'completed' }, { content: 'Tag release', status: 'in_progress', activeForm: 'Tagging the release' }] }, context);
-    await tool.run({ todos: [{ content: 'Write changelog', status: 'completed' }, { content: 'Tag release', status: 'completed' }, { content: 'Announce', status: 'pending' }] }, context);
+    const tool = todoWriteTool(memory, (todos) =>
+      writer.append({ kind: 'todos', todos, timestamp: now().toISOString() }),
+    );
+    writer.append({
+      kind: 'message',
+      message: { uuid: 'u1', role: 'user', content: 'Ship it', timestamp: now().toISOString() },
+      parentUuid: null,
+    });
+    await tool.run(
+      {
+        todos: [
+          { content: 'Write changelog', status: 'completed' },
+          { content: 'Tag release', status: 'in_progress', activeForm: 'Tagging the release' },
+        ],
+      },
+      context,
+    );
+    await tool.run(
+      {
+        todos: [
+          { content: 'Write changelog', status: 'completed' },
+          { content: 'Tag release', status: 'completed' },
+          { content: 'Announce', status: 'pending' },
+        ],
+      },
+      context,
+    );
     await writer.close();
 
     const resumed = await readSessionTranscript(path);
@@ -122,7 +172,18 @@ describe('WorkingMemory', () => {
 
     // A hand-edited file: bad items are left out and the list is cut at the cap, resume still works.
     const small = { session: { ...DEFAULT_SETTINGS.session, todoMaxItems: 2 } };
-    const lenient = WorkingMemory.fromResumed({ todos: [{ content: 'a', status: 'pending' }, { content: 5, status: 'pending' }, null, { content: 'b', status: 'completed' }, { content: 'c', status: 'pending' }] }, { settings: small });
+    const lenient = WorkingMemory.fromResumed(
+      {
+        todos: [
+          { content: 'a', status: 'pending' },
+          { content: 5, status: 'pending' },
+          null,
+          { content: 'b', status: 'completed' },
+          { content: 'c', status: 'pending' },
+        ],
+      },
+      { settings: small },
+    );
     expect(lenient.todos).toEqual([
       { content: 'a', status: 'pending' },
       { content: 'b', status: 'completed' },
@@ -133,13 +194,25 @@ describe('WorkingMemory', () => {
   it('never touches long-term memory: the store is byte-for-byte the same after a session of todos and tasks', async () => {
     const temporary = await openTemporaryStore(clock.now);
     try {
-      const engram = new Engram({ store: temporary.store, defaultScope: 'project:github.com/acme/app', onWarning: () => {} });
-      await engram.save({ name: 'deploy', description: 'How we deploy', content: 'We deploy with make deploy.', type: 'project' });
+      const engram = new Engram({
+        store: temporary.store,
+        defaultScope: 'project:github.com/acme/app',
+        onWarning: () => {},
+      });
+      await engram.save({
+        name: 'deploy',
+        description: 'How we deploy',
+        content: 'We deploy with make deploy.',
+        type: 'project',
+      });
       const before = await summarizeStore(temporary.store, { pageSize: 100 });
       const memory = new WorkingMemory({ now });
       const tool = todoWriteTool(memory);
       await tool.run({ todos: [{ content: 'Remember that we always deploy on Fridays', status: 'pending' }] }, context);
-      await tool.run({ todos: [{ content: 'Remember that we always deploy on Fridays', status: 'completed' }] }, context);
+      await tool.run(
+        { todos: [{ content: 'Remember that we always deploy on Fridays', status: 'completed' }] },
+        context,
+      );
       const task = memory.addTask({ description: 'Remember this forever: the API key rotates monthly' });
       memory.updateTask(task.id, { status: 'running' });
       memory.updateTask(task.id, { status: 'completed', result: 'done' });

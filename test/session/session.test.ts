@@ -33,7 +33,10 @@ function controlledModel(reported: { inputTokens?: number }) {
     script: [
       (request) => {
         const answer = workloadAnswer(request.messages);
-        const usage: Partial<LanguageModelUsage> | undefined = classifyWorkloadRequest(request.messages) === 'turn' && reported.inputTokens !== undefined ? { inputTokens: reported.inputTokens } : undefined;
+        const usage: Partial<LanguageModelUsage> | undefined =
+          classifyWorkloadRequest(request.messages) === 'turn' && reported.inputTokens !== undefined
+            ? { inputTokens: reported.inputTokens }
+            : undefined;
         return { ...answer, ...(usage && { usage }) };
       },
     ],
@@ -48,7 +51,11 @@ function events<Name extends SessionEventName>(session: Session, name: Name): Ar
 
 function fileTool(bytes: () => number): SessionTool {
   return {
-    definition: { name: 'read_file', description: 'Reads a file.', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } },
+    definition: {
+      name: 'read_file',
+      description: 'Reads a file.',
+      inputSchema: { type: 'object', properties: { path: { type: 'string' } } },
+    },
     run: async (input) => {
       const content = `${String(input.path)}:\n${'x'.repeat(bytes())}`;
       return { content, filesRead: [{ path: String(input.path), content }] };
@@ -57,7 +64,12 @@ function fileTool(bytes: () => number): SessionTool {
 }
 
 function newSession(options: Partial<SessionOptions> & { model: SessionOptions['model'] }): Session {
-  return new Session({ settings: smallWindowSettings(), system: 'You are terse.', generateId: sequentialIds(), ...options });
+  return new Session({
+    settings: smallWindowSettings(),
+    system: 'You are terse.',
+    generateId: sequentialIds(),
+    ...options,
+  });
 }
 
 async function expectCode(action: () => unknown, code: string): Promise<EngramError> {
@@ -79,7 +91,10 @@ describe('Session: bad input changes nothing', () => {
     await expectCode(() => session.prepareRequest({ maxOutputTokens: 100 }), 'INVALID_INPUT');
     await expectCode(() => session.addUserMessage(''), 'INVALID_INPUT');
     await expectCode(() => session.addUserMessage(42 as never), 'INVALID_INPUT');
-    await expectCode(() => session.addUserMessage([{ type: 'tool_result', toolUseId: 'x', content: 'y' }] as never), 'INVALID_INPUT');
+    await expectCode(
+      () => session.addUserMessage([{ type: 'tool_result', toolUseId: 'x', content: 'y' }] as never),
+      'INVALID_INPUT',
+    );
     await expectCode(() => session.addUserMessage([{ type: 'text', text: '' }]), 'INVALID_INPUT');
     const oversized = await expectCode(() => session.addUserMessage('word '.repeat(200_000)), 'PAYLOAD_TOO_LARGE');
     expect(oversized.message).toMatch(/fit in this session's context window/);
@@ -87,17 +102,43 @@ describe('Session: bad input changes nothing', () => {
     expect(session.messages).toEqual([]);
 
     session.addUserMessage('Turn 1: look at src/module-1.ts');
-    for (const bad of [0, 1.5, -3, Number.NaN, 40_000, '100']) await expectCode(() => session.prepareRequest({ maxOutputTokens: bad as number }), 'INVALID_INPUT');
+    for (const bad of [0, 1.5, -3, Number.NaN, 40_000, '100'])
+      await expectCode(() => session.prepareRequest({ maxOutputTokens: bad as number }), 'INVALID_INPUT');
     await expectCode(() => session.recordResponse(null as never), 'INVALID_INPUT');
-    await expectCode(() => session.recordResponse({ text: 'hi', usage: { inputTokens: -1, outputTokens: 1 } }), 'INVALID_INPUT');
-    await expectCode(() => session.recordResponse({ text: 'hi', content: [{ type: 'tool_result', toolUseId: 'x', content: 'y' }], usage: { inputTokens: 1, outputTokens: 1 } }), 'INVALID_INPUT');
+    await expectCode(
+      () => session.recordResponse({ text: 'hi', usage: { inputTokens: -1, outputTokens: 1 } }),
+      'INVALID_INPUT',
+    );
+    await expectCode(
+      () =>
+        session.recordResponse({
+          text: 'hi',
+          content: [{ type: 'tool_result', toolUseId: 'x', content: 'y' }],
+          usage: { inputTokens: 1, outputTokens: 1 },
+        }),
+      'INVALID_INPUT',
+    );
     await expectCode(() => session.recordResponse({ text: 'hi' } as never), 'INVALID_INPUT');
     expect(session.messages).toHaveLength(1);
 
-    session.recordResponse({ text: '', content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'a' } }], usage: { inputTokens: 10, outputTokens: 5 } });
+    session.recordResponse({
+      text: '',
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'a' } }],
+      usage: { inputTokens: 10, outputTokens: 5 },
+    });
     await expectCode(() => session.addToolResults([{ toolUseId: 'toolu_other', content: 'x' }]), 'INVALID_INPUT');
-    await expectCode(() => session.addToolResults([{ toolUseId: 'toolu_1', content: 'x' }, { toolUseId: 'toolu_1', content: 'x' }]), 'INVALID_INPUT');
-    await expectCode(() => session.addToolResults([{ toolUseId: 'toolu_1', content: { text: 'x' } as never }]), 'INVALID_INPUT');
+    await expectCode(
+      () =>
+        session.addToolResults([
+          { toolUseId: 'toolu_1', content: 'x' },
+          { toolUseId: 'toolu_1', content: 'x' },
+        ]),
+      'INVALID_INPUT',
+    );
+    await expectCode(
+      () => session.addToolResults([{ toolUseId: 'toolu_1', content: { text: 'x' } as never }]),
+      'INVALID_INPUT',
+    );
     await expectCode(() => session.addToolResults([]), 'INVALID_INPUT');
     await expectCode(() => session.compact(), 'INVALID_INPUT');
     expect(session.messages).toHaveLength(2);
@@ -106,7 +147,10 @@ describe('Session: bad input changes nothing', () => {
 
     await expectCode(() => session.setTodos([{ content: 'x', status: 'done' } as never]), 'INVALID_INPUT');
     await expectCode(() => session.setTodos('todo' as never), 'INVALID_INPUT');
-    await expectCode(() => session.setTodos(Array.from({ length: 10_000 }, () => ({ content: 'x', status: 'pending' as const }))), 'INVALID_INPUT');
+    await expectCode(
+      () => session.setTodos(Array.from({ length: 10_000 }, () => ({ content: 'x', status: 'pending' as const }))),
+      'INVALID_INPUT',
+    );
     expect(session.todos).toEqual([]);
     // Messages are frozen: no caller can rewrite what was sent.
     expect(() => ((session.messages[2]!.content as ToolResultBlock[])[0]!.content = 'rewritten')).toThrow(TypeError);
@@ -119,7 +163,11 @@ describe('Session: bad input changes nothing', () => {
     const session = newSession({ model: controlledModel({}) });
     session.addUserMessage('hello');
     await session.prepareRequest({ maxOutputTokens: 100 });
-    session.recordResponse({ text: '', content: [{ type: 'text', text: '' }], usage: { inputTokens: 10, outputTokens: 0 } });
+    session.recordResponse({
+      text: '',
+      content: [{ type: 'text', text: '' }],
+      usage: { inputTokens: 10, outputTokens: 0 },
+    });
     expect(session.messages[1]!.content).toEqual([{ type: 'text', text: '(no content)' }]);
   });
 });
@@ -131,7 +179,10 @@ describe('Session: token accounting and warnings', () => {
     const before = session.usage().tokens;
     expect(before).toBeGreaterThan(0);
     await session.prepareRequest({ maxOutputTokens: 100 });
-    session.recordResponse({ text: 'answer', usage: { inputTokens: 1_000, outputTokens: 3, cacheReadTokens: 500, cacheWriteTokens: 250 } });
+    session.recordResponse({
+      text: 'answer',
+      usage: { inputTokens: 1_000, outputTokens: 3, cacheReadTokens: 500, cacheWriteTokens: 250 },
+    });
     const afterAnswer = session.usage().tokens;
     // 1,750 reported (input + cache read + cache write, FORMATS §4.3) + the answer's estimate.
     expect(afterAnswer).toBeGreaterThan(1_750);
@@ -150,7 +201,13 @@ describe('Session: token accounting and warnings', () => {
     settings.compaction.thresholdRatio = 0.99;
     const session = newSession({ model, settings });
     const warnings = events(session, 'context-warning');
-    for (const [turn, tokens] of [[4, 50_000], [8, 71_000], [12, 72_000], [16, 86_000], [20, 93_000]] as const) {
+    for (const [turn, tokens] of [
+      [4, 50_000],
+      [8, 71_000],
+      [12, 72_000],
+      [16, 86_000],
+      [20, 93_000],
+    ] as const) {
       reported.inputTokens = tokens;
       await runAgentTurn(session, { content: `Turn ${turn}: go`, maxOutputTokens: 500 });
     }
@@ -164,15 +221,26 @@ describe('Session: layers fire on SPEC conditions (injected clock and token coun
     const directory = await temporaryDirectory();
     cleanup.push(directory.remove);
     const settings = smallWindowSettings();
-    const storage = new ToolResultStorage({ directory: directory.path, thresholdBytes: settings.session.toolResultThresholdBytes, previewBytes: settings.session.toolResultPreviewBytes });
-    const session = newSession({ model: controlledModel({}), settings, toolResultStorage: storage, tools: [fileTool(() => 30_000)] });
+    const storage = new ToolResultStorage({
+      directory: directory.path,
+      thresholdBytes: settings.session.toolResultThresholdBytes,
+      previewBytes: settings.session.toolResultPreviewBytes,
+    });
+    const session = newSession({
+      model: controlledModel({}),
+      settings,
+      toolResultStorage: storage,
+      tools: [fileTool(() => 30_000)],
+    });
     const persisted = events(session, 'tool-result-persisted');
     await runAgentTurn(session, { content: 'Turn 1: read' });
     expect(session.tools.map((tool) => tool.definition.name)).toEqual(['read_file', 'read_persisted_output']);
     expect(persisted).toHaveLength(1);
     expect((await stat(persisted[0]!.path)).mode & 0o777).toBe(0o600);
     expect((await readFile(persisted[0]!.path, 'utf8')).length).toBeGreaterThan(30_000);
-    const result = session.messages.flatMap((message) => (typeof message.content === 'string' ? [] : message.content)).find((block) => block.type === 'tool_result') as ToolResultBlock;
+    const result = session.messages
+      .flatMap((message) => (typeof message.content === 'string' ? [] : message.content))
+      .find((block) => block.type === 'tool_result') as ToolResultBlock;
     expect(result.content).toMatch(/^<persisted-output>/);
     expect(Buffer.byteLength(result.content)).toBeLessThan(2_000);
   });
@@ -181,9 +249,15 @@ describe('Session: layers fire on SPEC conditions (injected clock and token coun
     const clock = steppingClock(1_000);
     const settings = smallWindowSettings();
     settings.session.microcompactKeepRecent = 2;
-    const session = newSession({ model: controlledModel({}), settings, now: clock.now, tools: [fileTool(() => 2_000)] });
+    const session = newSession({
+      model: controlledModel({}),
+      settings,
+      now: clock.now,
+      tools: [fileTool(() => 2_000)],
+    });
     const applied = events(session, 'microcompaction-applied');
-    for (const turn of [1, 2, 3]) await runAgentTurn(session, { content: `Turn ${turn}: read`, context: `memory for ${turn}` });
+    for (const turn of [1, 2, 3])
+      await runAgentTurn(session, { content: `Turn ${turn}: read`, context: `memory for ${turn}` });
     session.fileReadCache.record('/p/a.ts', { stat: { mtimeMs: 1, size: 10 }, bytes: 10 });
     clock.advance(59 * 60_000);
     await runAgentTurn(session, { content: 'Turn 4: think' });
@@ -194,7 +268,9 @@ describe('Session: layers fire on SPEC conditions (injected clock and token coun
     await runAgentTurn(session, { content: 'Turn 5: read', context: 'memory for 5' });
     expect(applied).toHaveLength(1);
     expect(applied[0]!.droppedMeta).toBe(3);
-    const results = session.messages.flatMap((message) => (typeof message.content === 'string' ? [] : message.content)).filter((block): block is ToolResultBlock => block.type === 'tool_result');
+    const results = session.messages
+      .flatMap((message) => (typeof message.content === 'string' ? [] : message.content))
+      .filter((block): block is ToolResultBlock => block.type === 'tool_result');
     const cleared = results.filter((block) => block.content === OLD_TOOL_RESULT_PLACEHOLDER).length;
     expect(cleared).toBeGreaterThan(0);
     expect(applied[0]!.clearedToolResults).toBe(cleared);
@@ -217,11 +293,18 @@ describe('Session: layers fire on SPEC conditions (injected clock and token coun
         async (request) => {
           const kind = classifyWorkloadRequest(request.messages);
           if (kind === 'notes') await notesGate;
-          return { ...workloadAnswer(request.messages), ...(kind === 'turn' && { usage: { inputTokens: reported.inputTokens! } }) };
+          return {
+            ...workloadAnswer(request.messages),
+            ...(kind === 'turn' && { usage: { inputTokens: reported.inputTokens! } }),
+          };
         },
       ],
     });
-    const session = newSession({ model, notes: { path: `${directory.path}/notes.md`, files: nodeNotesFiles }, tools: [fileTool(() => 100)] });
+    const session = newSession({
+      model,
+      notes: { path: `${directory.path}/notes.md`, files: nodeNotesFiles },
+      tools: [fileTool(() => 100)],
+    });
     const started = events(session, 'notes-update-started');
     const finished = events(session, 'notes-update-finished');
     // Turn 4 makes no tool call (a natural break), but the context (7,000) is under notes.initThresholdTokens (8,000).
@@ -298,11 +381,13 @@ describe('Session: layers fire on SPEC conditions (injected clock and token coun
     const failed = events(session, 'compaction-failed');
     await runAgentTurn(session, { content: 'Turn 4: hello' });
     // Over the threshold (33,000) but the request still fits the window: each failure is a warning event, the turn goes on.
-    for (const turn of [8, 12, 16]) await runAgentTurn(session, { content: `Turn ${turn}: hello`, maxOutputTokens: 1_000 });
+    for (const turn of [8, 12, 16])
+      await runAgentTurn(session, { content: `Turn ${turn}: hello`, maxOutputTokens: 1_000 });
     expect(failed.map((event) => event.failuresInARow)).toEqual([1, 2, 3]);
     expect(failed[2]!.tripped).toBe(true);
     expect(session.compactionState).toEqual({ failuresInARow: 3, tripped: true });
-    const turnRequests = () => model.requests.filter((request) => classifyWorkloadRequest(request.messages) === 'turn').length;
+    const turnRequests = () =>
+      model.requests.filter((request) => classifyWorkloadRequest(request.messages) === 'turn').length;
     const sent = turnRequests();
     await runAgentTurn(session, { content: 'Turn 20: hello', maxOutputTokens: 1_000 });
     expect(failed).toHaveLength(3);
@@ -329,12 +414,16 @@ describe('runAgentTurn', () => {
     const result = await runAgentTurn(session, { content: 'Turn 3: read three files', maxToolRounds: 2 });
     expect(result.stopReason).toBe('max-tool-rounds');
     expect(result.toolCalls).toBe(2);
-    const results = session.messages.flatMap((message) => (typeof message.content === 'string' ? [] : message.content)).filter((block): block is ToolResultBlock => block.type === 'tool_result');
+    const results = session.messages
+      .flatMap((message) => (typeof message.content === 'string' ? [] : message.content))
+      .filter((block): block is ToolResultBlock => block.type === 'tool_result');
     expect(results.every((block) => block.isError === true && block.content.includes('SANDBOX_DENIED'))).toBe(true);
 
     const bare = newSession({ model: controlledModel({}) });
     await runAgentTurn(bare, { content: 'Turn 1: read' });
-    const answer = bare.messages.flatMap((message) => (typeof message.content === 'string' ? [] : message.content)).find((block) => block.type === 'tool_result') as ToolResultBlock;
+    const answer = bare.messages
+      .flatMap((message) => (typeof message.content === 'string' ? [] : message.content))
+      .find((block) => block.type === 'tool_result') as ToolResultBlock;
     expect(answer.isError).toBe(true);
     expect(answer.content).toMatch(/Unknown tool read_file/);
     await expectCode(() => runAgentTurn(bare, { content: 'x', maxToolRounds: 0 }), 'INVALID_INPUT');

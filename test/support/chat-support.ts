@@ -51,7 +51,11 @@ export async function startTestChat(options: TestChatOptions): Promise<TestChat>
     await mkdir(join(project, path, '..'), { recursive: true });
     await writeFile(join(project, path), content);
   }
-  const opened = await openEngram({ cwd: project, env: { ENGRAM_HOME: engramHome, HOME: userHome }, ...(options.settings && { flags: options.settings }) });
+  const opened = await openEngram({
+    cwd: project,
+    env: { ENGRAM_HOME: engramHome, HOME: userHome },
+    ...(options.settings && { flags: options.settings }),
+  });
   const input = new PassThrough();
   const output = new PassThrough();
   let written = '';

@@ -24,10 +24,19 @@ export interface RunOptions {
 
 /** Runs `engram <args>` as a child process with its own ENGRAM_HOME and working directory. */
 export function runEngram(args: readonly string[], options: RunOptions): Promise<EngramRun> {
-  const env: Record<string, string | undefined> = { PATH: process.env.PATH, HOME: options.home, ENGRAM_HOME: options.home, ...options.env };
+  const env: Record<string, string | undefined> = {
+    PATH: process.env.PATH,
+    HOME: options.home,
+    ENGRAM_HOME: options.home,
+    ...options.env,
+  };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [ENGRAM_BINARY, ...args], { cwd: options.cwd, env: env as NodeJS.ProcessEnv, stdio: 'pipe' });
+    const child = spawn(process.execPath, [ENGRAM_BINARY, ...args], {
+      cwd: options.cwd,
+      env: env as NodeJS.ProcessEnv,
+      stdio: 'pipe',
+    });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
@@ -45,7 +54,9 @@ export function runEngram(args: readonly string[], options: RunOptions): Promise
           try {
             return JSON.parse(out);
           } catch {
-            throw new Error(`stdout is not one JSON document:\n${out}\nstderr:\n${Buffer.concat(stderr).toString('utf8')}`);
+            throw new Error(
+              `stdout is not one JSON document:\n${out}\nstderr:\n${Buffer.concat(stderr).toString('utf8')}`,
+            );
           }
         },
       });
@@ -81,7 +92,9 @@ export function createWorkspace(): Workspace {
     async json(args, expectedCode = 0, options = {}) {
       const result = await runEngram([...args, '--json'], { cwd, home, ...options });
       if (result.code !== expectedCode) {
-        throw new Error(`engram ${args.join(' ')} exited ${result.code}, expected ${expectedCode}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+        throw new Error(
+          `engram ${args.join(' ')} exited ${result.code}, expected ${expectedCode}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
+        );
       }
       return result.json();
     },

@@ -20,19 +20,33 @@ export interface ExtractionFixture {
 }
 
 /** Opens a fresh store in a temp folder; `settings` overrides parts of the defaults. */
-export async function openExtractionFixture(overrides: { extraction?: Partial<Settings['extraction']>; jobs?: Partial<Settings['jobs']> } = {}): Promise<ExtractionFixture> {
+export async function openExtractionFixture(
+  overrides: { extraction?: Partial<Settings['extraction']>; jobs?: Partial<Settings['jobs']> } = {},
+): Promise<ExtractionFixture> {
   const directory = await mkdtemp(join(tmpdir(), 'engram-extraction-'));
   const clock = { now: Date.UTC(2026, 0, 5, 10, 0, 0) };
   const now = (): Date => new Date(clock.now);
   const settings: Settings = {
     ...DEFAULT_SETTINGS,
-    extraction: { ...DEFAULT_SETTINGS.extraction, retryBaseDelayMs: 1_000, retryMaxDelayMs: 60_000, ...overrides.extraction },
+    extraction: {
+      ...DEFAULT_SETTINGS.extraction,
+      retryBaseDelayMs: 1_000,
+      retryMaxDelayMs: 60_000,
+      ...overrides.extraction,
+    },
     jobs: { ...DEFAULT_SETTINGS.jobs, ...overrides.jobs },
   };
   const path = join(directory, 'engram.db');
   const store = new SqliteMemoryStore({ path, now, jobs: settings.jobs });
   await store.open();
-  const engram = new Engram({ store, settings, defaultScope: PROJECT, readScopes: [PROJECT, 'global'], now, actor: 'test' });
+  const engram = new Engram({
+    store,
+    settings,
+    defaultScope: PROJECT,
+    readScopes: [PROJECT, 'global'],
+    now,
+    actor: 'test',
+  });
   return {
     directory,
     path,
@@ -56,11 +70,19 @@ export function turn(index: number, userText: string, assistantText = 'Noted.'):
 }
 
 /** A cheap-mode answer holding these memories (project scope, type project unless given). */
-export function answer(...memories: Array<{ content: string; name?: string; type?: string; scope?: string; importance?: number }>): string {
+export function answer(
+  ...memories: Array<{ content: string; name?: string; type?: string; scope?: string; importance?: number }>
+): string {
   return JSON.stringify(
     memories.map((memory) => ({
       type: memory.type ?? 'project',
-      name: memory.name ?? memory.content.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 40),
+      name:
+        memory.name ??
+        memory.content
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, '-')
+          .replace(/^-|-$/g, '')
+          .slice(0, 40),
       description: memory.content.slice(0, 100),
       content: memory.content,
       importance: memory.importance ?? 0.6,

@@ -43,17 +43,21 @@ export async function seedRichStore(store: FullStore, count: number, seed = 1): 
     ...(index % 3 === 0 && { source: { sessionId: `session-${index % 17}`, turnId: `turn-${index}`, origin: 'seed' } }),
   }));
   const memories: Memory[] = [];
-  for (let start = 0; start < inputs.length; start += 1_000) memories.push(...(await store.createMany(inputs.slice(start, start + 1_000), ACTOR)));
+  for (let start = 0; start < inputs.length; start += 1_000)
+    memories.push(...(await store.createMany(inputs.slice(start, start + 1_000), ACTOR)));
   const withVectors = memories.filter((_, index) => index % 10 < 7);
   for (let start = 0; start < withVectors.length; start += 1_000) {
-    await store.vectors.put(withVectors.slice(start, start + 1_000).map((memory) => ({ id: memory.id, vector: vectorOf(random) })));
+    await store.vectors.put(
+      withVectors.slice(start, start + 1_000).map((memory) => ({ id: memory.id, vector: vectorOf(random) })),
+    );
   }
   const hits: string[] = [];
   for (const [index, memory] of memories.entries()) {
     if (index % 50 === 0) {
       // A text change drops the vector; some get a new one computed from the new text.
       const updated = await store.update(memory.id, { content: `${memory.content} Updated.`, importance: 0.9 }, ACTOR);
-      if (index % 100 === 0) await store.vectors.put([{ id: memory.id, vector: vectorOf(random), updatedAt: updated.updatedAt }]);
+      if (index % 100 === 0)
+        await store.vectors.put([{ id: memory.id, vector: vectorOf(random), updatedAt: updated.updatedAt }]);
     } else if (index % 53 === 1) {
       await store.archive(memory.id, ACTOR);
     } else if (index % 59 === 2 && index + 1 < memories.length) {
@@ -68,24 +72,35 @@ export async function seedRichStore(store: FullStore, count: number, seed = 1): 
     if (index % 7 === 0) hits.push(memory.id);
   }
   const live = new Set((await readAll(store)).memories.map((memory) => memory.id));
-  await store.recordAccess(hits.filter((id) => live.has(id)), '2025-03-04T05:06:07.089Z');
+  await store.recordAccess(
+    hits.filter((id) => live.has(id)),
+    '2025-03-04T05:06:07.089Z',
+  );
   await seedJobsAndCheckpoints(store, Math.max(5, Math.round(count / 50)), seed);
 }
 
 /** Extraction-like jobs in every state (done, failed, retrying, running, pending) and a cursor checkpoint per session. */
 async function seedJobsAndCheckpoints(store: FullStore, count: number, seed: number): Promise<void> {
   for (let index = 0; index < count; index += 1) {
-    await store.jobs.enqueue({ queue: 'extraction', key: `session-${index % 7}:turn-${index}`, payload: { seed, turn: index, text: SPICE[index % SPICE.length] }, maxAttempts: 2 });
+    await store.jobs.enqueue({
+      queue: 'extraction',
+      key: `session-${index % 7}:turn-${index}`,
+      payload: { seed, turn: index, text: SPICE[index % SPICE.length] },
+      maxAttempts: 2,
+    });
   }
   for (let index = 0; index < count - 1; index += 1) {
     const job = await store.jobs.claim({ queue: 'extraction', worker: `worker-${index % 3}`, leaseMs: 600_000 });
     if (!job) break;
     if (index % 4 === 0) await store.jobs.complete(job.id, job.lockedBy!);
-    else if (index % 4 === 1) await store.jobs.fail(job.id, job.lockedBy!, { error: `failed: ${SPICE[index % SPICE.length]}` });
-    else if (index % 4 === 2) await store.jobs.fail(job.id, job.lockedBy!, { error: 'retry later', retryAt: '2099-01-01T00:00:00.000Z' });
+    else if (index % 4 === 1)
+      await store.jobs.fail(job.id, job.lockedBy!, { error: `failed: ${SPICE[index % SPICE.length]}` });
+    else if (index % 4 === 2)
+      await store.jobs.fail(job.id, job.lockedBy!, { error: 'retry later', retryAt: '2099-01-01T00:00:00.000Z' });
     // index % 4 === 3: left running, its lease held.
   }
-  for (let session = 0; session < 7; session += 1) await store.checkpoints.set(`extraction-cursor:session-${session}`, `msg-${seed}-${session}`);
+  for (let session = 0; session < 7; session += 1)
+    await store.checkpoints.set(`extraction-cursor:session-${session}`, `msg-${seed}-${session}`);
   await store.checkpoints.set('aging:last-run', "2025-03-04T05:06:07.089Z'); DROP TABLE checkpoints; --");
 }
 
@@ -99,7 +114,13 @@ export interface AllRecords {
 
 /** How many records of each kind, as copy reports count them. */
 export function countsOf(records: AllRecords): Record<keyof AllRecords, number> {
-  return { memories: records.memories.length, history: records.history.length, vectors: records.vectors.length, jobs: records.jobs.length, checkpoints: records.checkpoints.length };
+  return {
+    memories: records.memories.length,
+    history: records.history.length,
+    vectors: records.vectors.length,
+    jobs: records.jobs.length,
+    checkpoints: records.checkpoints.length,
+  };
 }
 
 /** No records of any kind. */
@@ -107,7 +128,9 @@ export const NO_RECORDS = { memories: 0, history: 0, vectors: 0, jobs: 0, checkp
 
 /** Every record of a store, read page by page. */
 export async function readAll(store: FullStore, limit = 2_000): Promise<AllRecords> {
-  const read = async <T extends { id: string } | { name: string }>(page: (input: { after?: string; limit: number }) => Promise<T[]>): Promise<T[]> => {
+  const read = async <T extends { id: string } | { name: string }>(
+    page: (input: { after?: string; limit: number }) => Promise<T[]>,
+  ): Promise<T[]> => {
     const all: T[] = [];
     const key = (record: T): string => ('id' in record ? record.id : record.name);
     for (;;) {
@@ -142,6 +165,8 @@ export async function expectSameStores(left: FullStore, right: FullStore): Promi
   expect(await right.stats()).toEqual(await left.stats());
   expect(await right.vectors.counts()).toEqual(await left.vectors.counts());
   // History as a reader sees it, memory by memory, in order (a sample: every 97th memory that ever existed).
-  const memoryIds = [...new Set(a.history.map((entry) => entry.memoryId))].sort().filter((_, index) => index % 97 === 0);
+  const memoryIds = [...new Set(a.history.map((entry) => entry.memoryId))]
+    .sort()
+    .filter((_, index) => index % 97 === 0);
   for (const id of memoryIds) expect(await right.history(id)).toEqual(await left.history(id));
 }

@@ -39,5 +39,7 @@ export async function withServerClient<T>(serverUrl: string, work: (client: pg.P
 
 /** Drops a schema and everything in it. */
 export async function dropSchema(serverUrl: string, schema: string): Promise<void> {
-  await withServerClient(serverUrl, (client) => client.query(`DROP SCHEMA IF EXISTS "${schema.replace(/"/g, '""')}" CASCADE`));
+  await withServerClient(serverUrl, (client) =>
+    client.query(`DROP SCHEMA IF EXISTS "${schema.replace(/"/g, '""')}" CASCADE`),
+  );
 }

@@ -62,7 +62,9 @@ async function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -70,7 +72,9 @@ async function freePort(): Promise<number> {
 /** Runs a server binary, as the `postgres` user when this process is root (the binaries refuse root). */
 async function runServerBinary(bin: string, program: string, args: string[]): Promise<void> {
   const asRoot = process.getuid?.() === 0;
-  const [command, commandArgs] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, program), ...args]] : [join(bin, program), args];
+  const [command, commandArgs] = asRoot
+    ? ['runuser', ['-u', 'postgres', '--', join(bin, program), ...args]]
+    : [join(bin, program), args];
   try {
     await run(command, commandArgs, { timeout: 120_000 });
   } catch (error) {
@@ -100,8 +104,17 @@ export async function startThrowawayCluster(bin: string): Promise<PostgresServer
   };
   try {
     await runServerBinary(bin, 'initdb', [
-      '-D', data, '-U', 'postgres', `--pwfile=${passwordFile}`, '--auth-host=scram-sha-256', '--auth-local=trust',
-      '-E', 'UTF8', '--locale=C', '--no-sync',
+      '-D',
+      data,
+      '-U',
+      'postgres',
+      `--pwfile=${passwordFile}`,
+      '--auth-host=scram-sha-256',
+      '--auth-local=trust',
+      '-E',
+      'UTF8',
+      '--locale=C',
+      '--no-sync',
     ]);
     // Throwaway: no fsync, no Unix socket, loopback only, room for the pools of parallel test files.
     await appendFile(
@@ -121,11 +134,22 @@ export async function startThrowawayCluster(bin: string): Promise<PostgresServer
     // case's queries); every other role, e.g. the one the wrong-password test makes, needs its password.
     await writeFile(
       join(data, 'pg_hba.conf'),
-      [`host all ${TEST_ROLE} 127.0.0.1/32 trust`, 'host all all 127.0.0.1/32 scram-sha-256', 'local all all trust', ''].join('\n'),
+      [
+        `host all ${TEST_ROLE} 127.0.0.1/32 trust`,
+        'host all all 127.0.0.1/32 scram-sha-256',
+        'local all all trust',
+        '',
+      ].join('\n'),
     );
     if (process.getuid?.() === 0) await run('chown', ['postgres:postgres', join(data, 'pg_hba.conf')]);
     await runServerBinary(bin, 'pg_ctl', ['-D', data, '-l', join(folder, 'server.log'), '-w', '-t', '60', 'start']);
-    const admin = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password: superuserPassword, database: 'postgres' });
+    const admin = new pg.Client({
+      host: '127.0.0.1',
+      port,
+      user: 'postgres',
+      password: superuserPassword,
+      database: 'postgres',
+    });
     await admin.connect();
     try {
       await admin.query(`CREATE ROLE ${TEST_ROLE} LOGIN CREATEROLE PASSWORD '${TEST_PASSWORD}'`);
@@ -141,7 +165,9 @@ export async function startThrowawayCluster(bin: string): Promise<PostgresServer
 }
 
 /** The server for this run: the one named by ENGRAM_TEST_POSTGRES_URL, a throwaway cluster, or the reason there is none. */
-export async function resolvePostgresServer(env: NodeJS.ProcessEnv = process.env): Promise<PostgresServer | { skipReason: string }> {
+export async function resolvePostgresServer(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<PostgresServer | { skipReason: string }> {
   const url = env.ENGRAM_TEST_POSTGRES_URL;
   if (url) return { url, stop: async () => undefined };
   const bin = findPostgresBinaries(env);
@@ -153,7 +179,9 @@ export async function resolvePostgresServer(env: NodeJS.ProcessEnv = process.env
 }
 
 /** vitest global setup: provides `postgresUrl` (or `postgresSkipReason`) and stops the cluster it started. */
-export default async function setup(project: { provide(key: 'postgresUrl' | 'postgresSkipReason', value: string): void }): Promise<() => Promise<void>> {
+export default async function setup(project: {
+  provide(key: 'postgresUrl' | 'postgresSkipReason', value: string): void;
+}): Promise<() => Promise<void>> {
   const server = await resolvePostgresServer();
   if ('skipReason' in server) {
     if (process.env.CI === 'true') throw new Error(`CI=true but the Postgres tests cannot run: ${server.skipReason}`);

@@ -21,7 +21,16 @@ import type { MemoryStore } from '../../src/contracts/memory-store.js';
 import { createRandomSource } from '../../src/testing/store-suite-support.js';
 
 export type PostgresWorkerTask =
-  | { mode: 'mixed'; url: string; scope: string; tag: string; seed: number; count: number; shared: string[]; startAt: number }
+  | {
+      mode: 'mixed';
+      url: string;
+      scope: string;
+      tag: string;
+      seed: number;
+      count: number;
+      shared: string[];
+      startAt: number;
+    }
   | { mode: 'batches'; url: string; scope: string; tag: string; batchSize: number };
 
 /** One line of a `mixed` worker: the operation, the memory (or memories) it touched, and how it ended. */
@@ -35,10 +44,16 @@ export type PostgresWorker = ChildProcessByStdio<null, Readable, Readable>;
 
 /** Starts a worker process running `task`. */
 export function spawnPostgresWorker(task: PostgresWorkerTask): PostgresWorker {
-  return spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), JSON.stringify(task)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), JSON.stringify(task)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
-async function runMixed(store: MemoryStore, task: Extract<PostgresWorkerTask, { mode: 'mixed' }>, print: (line: MixedLine) => void): Promise<void> {
+async function runMixed(
+  store: MemoryStore,
+  task: Extract<PostgresWorkerTask, { mode: 'mixed' }>,
+  print: (line: MixedLine) => void,
+): Promise<void> {
   const random = createRandomSource(task.seed);
   const actor = { actor: `mixed-writer:${task.tag}` };
   const own: string[] = [];
@@ -58,13 +73,24 @@ async function runMixed(store: MemoryStore, task: Extract<PostgresWorkerTask, { 
     const target = own.length > 0 ? random.pick(own) : undefined;
     const shared = random.pick(task.shared);
     if (roll < 0.3 || target === undefined) {
-      const memory = await store.create({ scope: task.scope, name: `${task.tag}-${index}`, content: `Writer ${task.tag} created memory ${index}.` }, actor);
+      const memory = await store.create(
+        { scope: task.scope, name: `${task.tag}-${index}`, content: `Writer ${task.tag} created memory ${index}.` },
+        actor,
+      );
       own.push(memory.id);
       print({ op: 'create', ids: [memory.id], outcome: 'ok' });
     } else if (roll < 0.45) {
-      await attempt('update', [target], () => store.update(target, { content: `Writer ${task.tag} rewrote its memory at step ${index}.`, importance: random.next() }, actor));
+      await attempt('update', [target], () =>
+        store.update(
+          target,
+          { content: `Writer ${task.tag} rewrote its memory at step ${index}.`, importance: random.next() },
+          actor,
+        ),
+      );
     } else if (roll < 0.6) {
-      await attempt('update', [shared], () => store.update(shared, { content: `Writer ${task.tag} rewrote the shared memory at step ${index}.` }, actor));
+      await attempt('update', [shared], () =>
+        store.update(shared, { content: `Writer ${task.tag} rewrote the shared memory at step ${index}.` }, actor),
+      );
     } else if (roll < 0.67) {
       await attempt('archive', [target], () => store.archive(target, actor));
     } else if (roll < 0.72) {
@@ -72,7 +98,9 @@ async function runMixed(store: MemoryStore, task: Extract<PostgresWorkerTask, { 
     } else if (roll < 0.77) {
       // Another writer may toggle it in between: then this one is refused with CONFLICT.
       const archived = (await store.get(shared))?.archived ?? false;
-      await attempt(archived ? 'restore' : 'archive', [shared], () => (archived ? store.restore(shared, actor) : store.archive(shared, actor)));
+      await attempt(archived ? 'restore' : 'archive', [shared], () =>
+        archived ? store.restore(shared, actor) : store.archive(shared, actor),
+      );
     } else if (roll < 0.82) {
       await attempt('invalidate', [target], () => store.invalidate(target, {}, actor));
     } else if (roll < 0.87) {
@@ -85,12 +113,20 @@ async function runMixed(store: MemoryStore, task: Extract<PostgresWorkerTask, { 
   }
 }
 
-async function runBatches(store: MemoryStore, task: Extract<PostgresWorkerTask, { mode: 'batches' }>, print: (line: string) => void): Promise<void> {
+async function runBatches(
+  store: MemoryStore,
+  task: Extract<PostgresWorkerTask, { mode: 'batches' }>,
+  print: (line: string) => void,
+): Promise<void> {
   for (let batch = 0; ; batch += 1) {
     print(`begin ${batch}`);
     // importMany is one explicit transaction of many statements: a kill lands between them, before COMMIT.
     await store.importMany(
-      Array.from({ length: task.batchSize }, (_, index) => ({ scope: task.scope, name: `${task.tag}-b${batch}-${index}`, content: `Batch ${batch} item ${index} of ${task.tag}.` })),
+      Array.from({ length: task.batchSize }, (_, index) => ({
+        scope: task.scope,
+        name: `${task.tag}-b${batch}-${index}`,
+        content: `Batch ${batch} item ${index} of ${task.tag}.`,
+      })),
       { onExisting: 'fail' },
       { actor: `batch-writer:${task.tag}` },
     );
@@ -120,4 +156,3 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.exitCode = 1;
   });
 }
-

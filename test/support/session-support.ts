@@ -8,7 +8,12 @@ import { estimateJsonTokens, estimateTextTokens } from '../../src/kernel/token-e
 import type { LanguageModelMessage } from '../../src/contracts/language-model.js';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer, RecordedModelRequest } from '../../src/testing/loopback-model-server.js';
-import { classifyWorkloadRequest, workloadAnswer, type SessionWorkloadOptions, type WorkloadRequestKind } from '../../src/testing/scripted-session-workload.js';
+import {
+  classifyWorkloadRequest,
+  workloadAnswer,
+  type SessionWorkloadOptions,
+  type WorkloadRequestKind,
+} from '../../src/testing/scripted-session-workload.js';
 
 /** Settings of a small window (40K tokens), scaled so every layer fires within a few hundred turns. */
 export function smallWindowSettings(overrides: { contextWindow?: number } = {}): Settings {
@@ -32,10 +37,18 @@ export function smallWindowSettings(overrides: { contextWindow?: number } = {}):
 }
 
 /** Workload sizes that fit the small window. */
-export const SMALL_WORKLOAD: SessionWorkloadOptions = { resultBytes: { min: 500, max: 6_000 }, bigResultEvery: 7, bigResultBytes: 40_000, answerBytes: { min: 200, max: 900 } };
+export const SMALL_WORKLOAD: SessionWorkloadOptions = {
+  resultBytes: { min: 500, max: 6_000 },
+  bigResultEvery: 7,
+  bigResultBytes: 40_000,
+  answerBytes: { min: 200, max: 900 },
+};
 
 /** A clock that moves `stepMs` each time it is read, from a fixed start. */
-export function steppingClock(stepMs = 1_000, start = Date.parse('2026-03-01T09:00:00.000Z')): { now: () => Date; advance: (ms: number) => void } {
+export function steppingClock(
+  stepMs = 1_000,
+  start = Date.parse('2026-03-01T09:00:00.000Z'),
+): { now: () => Date; advance: (ms: number) => void } {
   let time = start;
   return {
     now: () => new Date((time += stepMs)),
@@ -58,9 +71,13 @@ export interface LoopbackModel {
 }
 
 /** The loopback Anthropic server answering the workload, and the real SDK adapter pointed at it. */
-export async function workloadServer(options: SessionWorkloadOptions = SMALL_WORKLOAD, modelId = 'claude-test-1'): Promise<LoopbackModel> {
+export async function workloadServer(
+  options: SessionWorkloadOptions = SMALL_WORKLOAD,
+  modelId = 'claude-test-1',
+): Promise<LoopbackModel> {
   const server = await startAnthropicMessagesServer({
-    respond: (request) => (request.summary ? { message: workloadAnswer(request.summary.messages, options) } : undefined),
+    respond: (request) =>
+      request.summary ? { message: workloadAnswer(request.summary.messages, options) } : undefined,
   });
   const model = new AnthropicLanguageModel({ model: modelId, baseUrl: server.url, apiKey: 'test-key' });
   return { server, model, close: () => server.close() };
@@ -76,7 +93,11 @@ export function estimatedRequestTokens(request: RecordedModelRequest, settings: 
   const body = request.body as { system?: Array<{ text: string }>; tools?: unknown[] };
   const system = (body.system ?? []).map((block) => block.text).join('\n\n');
   const tools = body.tools ?? [];
-  return estimateTextTokens(system) + (tools.length > 0 ? estimateJsonTokens(JSON.stringify(tools.map(stripCacheMark))) : 0) + estimateMessagesTokens(request.summary!.messages as LanguageModelMessage[], settings);
+  return (
+    estimateTextTokens(system) +
+    (tools.length > 0 ? estimateJsonTokens(JSON.stringify(tools.map(stripCacheMark))) : 0) +
+    estimateMessagesTokens(request.summary!.messages as LanguageModelMessage[], settings)
+  );
 }
 
 /** system + tools + messages of a recorded request as bytes in prompt order; the last `]` of the messages left open so a longer conversation extends it. */
@@ -94,7 +115,11 @@ export function unmarkedMessage(message: unknown): unknown {
   if (!Array.isArray(content)) return { role, content };
   const blocks = content.map(stripCacheMark);
   const only = blocks[0] as { type?: string; text?: string } | undefined;
-  const wasString = blocks.length === 1 && only?.type === 'text' && Object.keys(only).length === 2 && (content[0] as Record<string, unknown>).cache_control !== undefined;
+  const wasString =
+    blocks.length === 1 &&
+    only?.type === 'text' &&
+    Object.keys(only).length === 2 &&
+    (content[0] as Record<string, unknown>).cache_control !== undefined;
   return { role, content: wasString ? only!.text : blocks };
 }
 
@@ -104,7 +129,9 @@ function stripCacheMark(tool: unknown): unknown {
 }
 
 /** A temporary directory removed by the returned function. */
-export async function temporaryDirectory(prefix = 'engram-session-'): Promise<{ path: string; remove: () => Promise<void> }> {
+export async function temporaryDirectory(
+  prefix = 'engram-session-',
+): Promise<{ path: string; remove: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }

@@ -12,14 +12,20 @@ export interface CreateEmbedderOptions {
  * The embedder the settings configure, or undefined for provider `none` (the default): nothing
  * leaves the machine unless an embedder is configured.
  */
-export function createEmbedder(settings: Pick<Settings, 'embedding'>, options: CreateEmbedderOptions = {}): Embedder | undefined {
+export function createEmbedder(
+  settings: Pick<Settings, 'embedding'>,
+  options: CreateEmbedderOptions = {},
+): Embedder | undefined {
   const embedding = settings.embedding;
   switch (embedding.provider) {
     case 'none':
       return undefined;
     case 'openai-compatible':
       if (embedding.baseUrl === '') {
-        throw new EngramError('CONFIG_INVALID', 'embedding.provider is openai-compatible but embedding.baseUrl is empty: set ENGRAM_EMBEDDING_BASE_URL (e.g. http://localhost:11434/v1).');
+        throw new EngramError(
+          'CONFIG_INVALID',
+          'embedding.provider is openai-compatible but embedding.baseUrl is empty: set ENGRAM_EMBEDDING_BASE_URL (e.g. http://localhost:11434/v1).',
+        );
       }
       return new OpenAiCompatibleEmbedder({
         baseUrl: embedding.baseUrl,

@@ -2,7 +2,15 @@ import { EngramError } from '../../kernel/errors.js';
 import { DEFAULT_SETTINGS, checkSetting } from '../../kernel/settings.js';
 import type { EmbedOptions, Embedder } from '../../contracts/embedder.js';
 import { checkBaseUrl } from '../http/base-url.js';
-import { HttpRequestPolicy, HttpStatusError, gaveUpNote, networkReason, redact, type AttemptFailure, type HttpFailureReport } from '../http/request-policy.js';
+import {
+  HttpRequestPolicy,
+  HttpStatusError,
+  gaveUpNote,
+  networkReason,
+  redact,
+  type AttemptFailure,
+  type HttpFailureReport,
+} from '../http/request-policy.js';
 
 export interface OpenAiCompatibleEmbedderOptions {
   /** The API root that `/embeddings` hangs off: https://api.openai.com/v1, http://localhost:11434/v1 (Ollama), a vLLM, LM Studio or TEI server. */
@@ -55,7 +63,8 @@ export class OpenAiCompatibleEmbedder implements Embedder {
   readonly #fetch: typeof fetch;
 
   constructor(options: OpenAiCompatibleEmbedderOptions) {
-    if (options === null || typeof options !== 'object') throw configInvalid('The embedder takes an options object with baseUrl and model.');
+    if (options === null || typeof options !== 'object')
+      throw configInvalid('The embedder takes an options object with baseUrl and model.');
     const baseUrl = checkBaseUrl(options.baseUrl, {
       setting: 'embedding.baseUrl',
       example: 'https://api.openai.com/v1 or http://localhost:11434/v1',
@@ -63,10 +72,13 @@ export class OpenAiCompatibleEmbedder implements Embedder {
     });
     this.#endpoint = `${baseUrl}/embeddings`;
     if (typeof options.model !== 'string' || options.model.trim() === '' || options.model.length > 200) {
-      throw configInvalid('Set embedding.model to the embedding model id (e.g. text-embedding-3-small, nomic-embed-text).');
+      throw configInvalid(
+        'Set embedding.model to the embedding model id (e.g. text-embedding-3-small, nomic-embed-text).',
+      );
     }
     this.model = options.model;
-    if (options.apiKey !== undefined && typeof options.apiKey !== 'string') throw configInvalid('embedding.apiKey must be a string.');
+    if (options.apiKey !== undefined && typeof options.apiKey !== 'string')
+      throw configInvalid('embedding.apiKey must be a string.');
     this.#apiKey = options.apiKey === '' ? undefined : options.apiKey;
     const dimensions = checkSetting('embedding.dimensions', options.dimensions ?? 0);
     this.#configuredDimensions = dimensions === 0 ? undefined : dimensions;
@@ -74,7 +86,10 @@ export class OpenAiCompatibleEmbedder implements Embedder {
     this.#policy = new HttpRequestPolicy({
       attemptTimeoutMs: checkSetting('embedding.timeoutMs', options.timeoutMs ?? defaults.timeoutMs),
       maxRetries: checkSetting('embedding.maxRetries', options.maxRetries ?? defaults.maxRetries),
-      retryBaseDelayMs: checkSetting('embedding.retryBaseDelayMs', options.retryBaseDelayMs ?? defaults.retryBaseDelayMs),
+      retryBaseDelayMs: checkSetting(
+        'embedding.retryBaseDelayMs',
+        options.retryBaseDelayMs ?? defaults.retryBaseDelayMs,
+      ),
       retryMaxDelayMs: checkSetting('embedding.retryMaxDelayMs', options.retryMaxDelayMs ?? defaults.retryMaxDelayMs),
       // Mostly background work (a write's vector, reindex), one request at a time: a plain doubling backoff,
       // and a Retry-After beyond the cap is waited out at the cap rather than costing the vector.
@@ -103,7 +118,11 @@ export class OpenAiCompatibleEmbedder implements Embedder {
 
   async #embedBatch(texts: readonly string[], signal: AbortSignal | undefined): Promise<Float32Array[]> {
     const body = JSON.stringify({ model: this.model, input: texts, encoding_format: 'float' });
-    const payload = await this.#policy.run((attemptSignal) => this.#post(body, attemptSignal), { signal }, this.#report);
+    const payload = await this.#policy.run(
+      (attemptSignal) => this.#post(body, attemptSignal),
+      { signal },
+      this.#report,
+    );
     return this.#parse(payload, texts.length);
   }
 
@@ -127,13 +146,22 @@ export class OpenAiCompatibleEmbedder implements Embedder {
     return {
       describe: (error): AttemptFailure =>
         error instanceof HttpStatusError
-          ? { kind: 'http', status: error.status, statusText: error.statusText, headers: error.headers, message: this.#errorMessage(error.body) }
+          ? {
+              kind: 'http',
+              status: error.status,
+              statusText: error.statusText,
+              headers: error.headers,
+              message: this.#errorMessage(error.body),
+            }
           : { kind: 'network', message: networkReason(error), cause: error },
       failed: (failure, { gaveUp }) => {
         const note = gaveUp ? ` ${gaveUpNote(gaveUp, 'embedding')}` : '';
         switch (failure.kind) {
           case 'http':
-            return this.#failure(`answered ${failure.status} ${failure.statusText ?? ''}: ${failure.message}${hintFor(failure.status)}${note}`, { status: failure.status });
+            return this.#failure(
+              `answered ${failure.status} ${failure.statusText ?? ''}: ${failure.message}${hintFor(failure.status)}${note}`,
+              { status: failure.status },
+            );
           case 'timeout':
             return this.#failure(`did not answer within ${failure.timeoutMs} ms (embedding.timeoutMs)${note}`);
           case 'network':
@@ -172,12 +200,21 @@ export class OpenAiCompatibleEmbedder implements Embedder {
 
   #parse(payload: unknown, expected: number): Float32Array[] {
     const data = (payload as { data?: unknown } | null)?.data;
-    if (!Array.isArray(data)) throw this.#failure('answered without a "data" array: is embedding.baseUrl an OpenAI-compatible API root (ending in /v1)?');
+    if (!Array.isArray(data))
+      throw this.#failure(
+        'answered without a "data" array: is embedding.baseUrl an OpenAI-compatible API root (ending in /v1)?',
+      );
     if (data.length !== expected) throw this.#failure(`answered ${data.length} embeddings for ${expected} texts.`);
     const vectors = new Array<Float32Array | undefined>(expected);
     data.forEach((item: WireEmbedding, position) => {
       const index = item?.index === undefined ? position : item.index;
-      if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= expected || vectors[index] !== undefined) {
+      if (
+        typeof index !== 'number' ||
+        !Number.isInteger(index) ||
+        index < 0 ||
+        index >= expected ||
+        vectors[index] !== undefined
+      ) {
         throw this.#failure(`answered an embedding with an invalid index ${JSON.stringify(index)}.`);
       }
       vectors[index] = this.#vector(item?.embedding, index);
@@ -190,7 +227,8 @@ export class OpenAiCompatibleEmbedder implements Embedder {
     if (typeof raw === 'string') {
       // Some servers answer base64 (little-endian float32) whatever encoding_format asked for.
       const bytes = Buffer.from(raw, 'base64');
-      if (bytes.length % 4 !== 0) throw this.#failure(`answered embedding ${index} as base64 that is not float32 data.`);
+      if (bytes.length % 4 !== 0)
+        throw this.#failure(`answered embedding ${index} as base64 that is not float32 data.`);
       vector = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
     } else if (Array.isArray(raw) && raw.every((value) => typeof value === 'number')) {
       vector = Float32Array.from(raw as number[]);

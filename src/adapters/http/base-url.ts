@@ -25,12 +25,19 @@ export function checkBaseUrl(value: unknown, options: CheckBaseUrlOptions): stri
     url = undefined;
   }
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new EngramError('CONFIG_INVALID', `Invalid ${options.setting} ${JSON.stringify(String(value).slice(0, 120))}: an http(s) URL such as ${options.example}.`);
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Invalid ${options.setting} ${JSON.stringify(String(value).slice(0, 120))}: an http(s) URL such as ${options.example}.`,
+    );
   }
   if (url.username !== '' || url.password !== '') {
-    throw new EngramError('CONFIG_INVALID', `${options.setting} must not carry credentials; set ${options.keySetting} instead.`);
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `${options.setting} must not carry credentials; set ${options.keySetting} instead.`,
+    );
   }
-  if (url.search !== '' || url.hash !== '') throw new EngramError('CONFIG_INVALID', `${options.setting} must not carry a query or fragment.`);
+  if (url.search !== '' || url.hash !== '')
+    throw new EngramError('CONFIG_INVALID', `${options.setting} must not carry a query or fragment.`);
   return url.href.replace(/\/+$/, '');
 }
 

@@ -105,8 +105,10 @@ export class HttpRequestPolicy {
     this.maxRetries = wholeNumber(options.maxRetries, 'maxRetries', 0);
     this.retryBaseDelayMs = wholeNumber(options.retryBaseDelayMs, 'retryBaseDelayMs', 0);
     this.retryMaxDelayMs = wholeNumber(options.retryMaxDelayMs, 'retryMaxDelayMs', 0);
-    this.callTimeoutMs = options.callTimeoutMs === undefined ? undefined : wholeNumber(options.callTimeoutMs, 'callTimeoutMs', 1);
-    this.attemptTimeoutMs = options.attemptTimeoutMs === undefined ? undefined : wholeNumber(options.attemptTimeoutMs, 'attemptTimeoutMs', 1);
+    this.callTimeoutMs =
+      options.callTimeoutMs === undefined ? undefined : wholeNumber(options.callTimeoutMs, 'callTimeoutMs', 1);
+    this.attemptTimeoutMs =
+      options.attemptTimeoutMs === undefined ? undefined : wholeNumber(options.attemptTimeoutMs, 'attemptTimeoutMs', 1);
     this.#jitter = options.jitter ?? 'equal';
     this.#retryAfterBeyondMax = options.retryAfterBeyondMax ?? 'fail';
     this.#sleep = options.sleep ?? abortableSleep;
@@ -119,7 +121,11 @@ export class HttpRequestPolicy {
    * fires. `attempt` gets a signal to hand to its client and the time this try may take. An
    * EngramError thrown by `attempt` passes through untried-again.
    */
-  async run<T>(attempt: (signal: AbortSignal, remainingMs: number) => Promise<T>, call: HttpCallOptions, report: HttpFailureReport): Promise<T> {
+  async run<T>(
+    attempt: (signal: AbortSignal, remainingMs: number) => Promise<T>,
+    call: HttpCallOptions,
+    report: HttpFailureReport,
+  ): Promise<T> {
     const budget = call.timeoutMs ?? this.callTimeoutMs;
     const deadline = budget === undefined ? undefined : this.#now() + budget;
     for (let tries = 1; ; tries += 1) {
@@ -173,7 +179,11 @@ export class HttpRequestPolicy {
   }
 }
 
-async function runOnce<T>(attempt: (signal: AbortSignal, remainingMs: number) => Promise<T>, limit: number, outer: AbortSignal | undefined): Promise<T> {
+async function runOnce<T>(
+  attempt: (signal: AbortSignal, remainingMs: number) => Promise<T>,
+  limit: number,
+  outer: AbortSignal | undefined,
+): Promise<T> {
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let onAbort: (() => void) | undefined;
@@ -246,8 +256,14 @@ export class HttpStatusError extends Error {
 
 /** Errors outside an SDK's tree: an unreadable body, a connection cut while the body was read. */
 export function describeNonSdkError(error: unknown): AttemptFailure {
-  if (error instanceof SyntaxError) return { kind: 'output', message: `a body that is not valid JSON (${error.message})` };
-  if (error instanceof TypeError && /terminated|fetch failed|socket|ECONNRESET|other side closed/i.test(`${error.message} ${String((error.cause as Error | undefined)?.message ?? '')}`)) {
+  if (error instanceof SyntaxError)
+    return { kind: 'output', message: `a body that is not valid JSON (${error.message})` };
+  if (
+    error instanceof TypeError &&
+    /terminated|fetch failed|socket|ECONNRESET|other side closed/i.test(
+      `${error.message} ${String((error.cause as Error | undefined)?.message ?? '')}`,
+    )
+  ) {
     return { kind: 'network', message: 'the connection broke while the answer was read', cause: error };
   }
   return { kind: 'other', message: error instanceof Error ? error.message : String(error), cause: error };
@@ -283,13 +299,20 @@ export function redact(text: string, secrets: readonly string[]): string {
   for (const secret of secrets) {
     if (typeof secret === 'string' && secret.length >= 4) clean = clean.split(secret).join('[redacted]');
   }
-  clean = clean.replace(/(bearer\s+)[^\s"',]+/gi, '$1[redacted]').replace(/[\u0000-\u001F\u007F]+/g, ' ').replace(/\s+/g, ' ').trim();
+  clean = clean
+    .replace(/(bearer\s+)[^\s"',]+/gi, '$1[redacted]')
+    .replace(/[\u0000-\u001F\u007F]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return clean.length > MESSAGE_LIMIT ? `${clean.slice(0, MESSAGE_LIMIT)}…` : clean;
 }
 
 function wholeNumber(value: unknown, name: string, minimum: number): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < minimum) {
-    throw new EngramError('CONFIG_INVALID', `Invalid ${name} ${JSON.stringify(value)} of the HTTP request policy: a whole number of at least ${minimum}.`);
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Invalid ${name} ${JSON.stringify(value)} of the HTTP request policy: a whole number of at least ${minimum}.`,
+    );
   }
   return value;
 }

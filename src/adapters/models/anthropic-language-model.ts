@@ -16,10 +16,22 @@ import { JSON_ANSWER_INSTRUCTION } from './json-answer.js';
 import { checkLanguageModelRequest } from './language-model-request-check.js';
 import { checkApiKey, checkModelId, type ModelAdapterOptions } from './model-adapter-options.js';
 import { checkBaseUrl, describeEndpoint } from '../http/base-url.js';
-import { describeNonSdkError, networkReason, type AttemptFailure, type HttpRequestPolicy } from '../http/request-policy.js';
+import {
+  describeNonSdkError,
+  networkReason,
+  type AttemptFailure,
+  type HttpRequestPolicy,
+} from '../http/request-policy.js';
 import { modelFailureReport, modelRequestPolicy, type ModelCallContext } from './model-call-policy.js';
 import { collectMessageStream } from './anthropic-message-stream.js';
-import { CONTEXT_MANAGEMENT_BETA, StreamCutShort, TextDeltaRelay, checkStreamingAndContextEditing, readAppliedEdits, toContextManagement } from './model-streaming-request.js';
+import {
+  CONTEXT_MANAGEMENT_BETA,
+  StreamCutShort,
+  TextDeltaRelay,
+  checkStreamingAndContextEditing,
+  readAppliedEdits,
+  toContextManagement,
+} from './model-streaming-request.js';
 
 type AnthropicSdk = typeof import('@anthropic-ai/sdk');
 
@@ -60,10 +72,19 @@ export class AnthropicLanguageModel implements LanguageModel {
   #client: Anthropic | undefined;
 
   constructor(options: AnthropicLanguageModelOptions) {
-    if (options === null || typeof options !== 'object') throw new EngramError('CONFIG_INVALID', 'AnthropicLanguageModel takes an options object with a model id.');
-    this.modelId = checkModelId(options.model, 'set model.model / ENGRAM_MODEL to an Anthropic model id, e.g. claude-sonnet-5-5.');
+    if (options === null || typeof options !== 'object')
+      throw new EngramError('CONFIG_INVALID', 'AnthropicLanguageModel takes an options object with a model id.');
+    this.modelId = checkModelId(
+      options.model,
+      'set model.model / ENGRAM_MODEL to an Anthropic model id, e.g. claude-sonnet-5-5.',
+    );
     this.#apiKey = checkApiKey(options.apiKey, 'The Anthropic API key (ANTHROPIC_API_KEY or model.apiKey)');
-    this.baseUrl = checkBaseUrl(options.baseUrl, { setting: 'Anthropic base URL (ANTHROPIC_BASE_URL or model.baseUrl)', example: DEFAULT_BASE_URL, fallback: DEFAULT_BASE_URL, keySetting: 'the API key' });
+    this.baseUrl = checkBaseUrl(options.baseUrl, {
+      setting: 'Anthropic base URL (ANTHROPIC_BASE_URL or model.baseUrl)',
+      example: DEFAULT_BASE_URL,
+      fallback: DEFAULT_BASE_URL,
+      keySetting: 'the API key',
+    });
     if (options.cacheTtl !== undefined && options.cacheTtl !== '5m' && options.cacheTtl !== '1h') {
       throw new EngramError('CONFIG_INVALID', `cacheTtl is "5m" or "1h", got ${JSON.stringify(options.cacheTtl)}.`);
     }
@@ -83,12 +104,15 @@ export class AnthropicLanguageModel implements LanguageModel {
     const context = this.#context(sdk);
     const message = await this.#policy.run(
       // The SDK's own timeout stays above the policy's, so the policy decides and reports it.
-      (signal, remainingMs) => this.#attempt(client, body, request, context, { signal, timeout: remainingMs + 1_000, maxRetries: 0 }),
+      (signal, remainingMs) =>
+        this.#attempt(client, body, request, context, { signal, timeout: remainingMs + 1_000, maxRetries: 0 }),
       request,
       modelFailureReport(context),
     );
     const response = readMessage(message, request, context.service);
-    const contextEdits = request.contextEditing ? readAppliedEdits((message as { context_management?: unknown }).context_management) : [];
+    const contextEdits = request.contextEditing
+      ? readAppliedEdits((message as { context_management?: unknown }).context_management)
+      : [];
     return request.contextEditing ? { ...response, contextEdits } : response;
   }
 
@@ -104,10 +128,16 @@ export class AnthropicLanguageModel implements LanguageModel {
     context: ModelCallContext,
     options: { signal: AbortSignal; timeout: number; maxRetries: number },
   ): Promise<unknown> {
-    const editing = request.contextEditing && { context_management: toContextManagement(request.contextEditing), betas: [CONTEXT_MANAGEMENT_BETA] };
+    const editing = request.contextEditing && {
+      context_management: toContextManagement(request.contextEditing),
+      betas: [CONTEXT_MANAGEMENT_BETA],
+    };
     const create = (params: Record<string, unknown>): Promise<unknown> =>
       editing
-        ? client.beta.messages.create({ ...params, ...editing } as unknown as Parameters<Anthropic['beta']['messages']['create']>[0], options)
+        ? client.beta.messages.create(
+            { ...params, ...editing } as unknown as Parameters<Anthropic['beta']['messages']['create']>[0],
+            options,
+          )
         : client.messages.create(params as unknown as Anthropic.MessageCreateParams, options);
     const onTextDelta = request.onTextDelta;
     if (!onTextDelta) return create(body as unknown as Record<string, unknown>);
@@ -147,7 +177,11 @@ export class AnthropicLanguageModel implements LanguageModel {
 }
 
 /** The Messages API request for an engram request: cache marks on system blocks, tools, tool blocks. */
-export function toMessagesRequest(model: string, request: LanguageModelRequest, cacheTtl: '5m' | '1h' = '5m'): Anthropic.MessageCreateParamsNonStreaming {
+export function toMessagesRequest(
+  model: string,
+  request: LanguageModelRequest,
+  cacheTtl: '5m' | '1h' = '5m',
+): Anthropic.MessageCreateParamsNonStreaming {
   const blocks = typeof request.system === 'string' ? [{ text: request.system }] : (request.system ?? []);
   // Anthropic refuses empty text blocks; a mark on one belongs to the block before it (the same prefix).
   const kept: Array<{ text: string; cache: boolean }> = [];
@@ -157,10 +191,15 @@ export function toMessagesRequest(model: string, request: LanguageModelRequest, 
   }
   // Only the last marks count when more are given: they end the longest prefixes. Marked messages
   // come after every system block in prompt order, so they are kept first.
-  const markedMessages = new Set(request.messages.flatMap((message, index) => (message.cache === true ? [index] : [])).slice(-MAX_CACHE_BREAKPOINTS));
+  const markedMessages = new Set(
+    request.messages.flatMap((message, index) => (message.cache === true ? [index] : [])).slice(-MAX_CACHE_BREAKPOINTS),
+  );
   const systemMarks = kept.flatMap((block, index) => (block.cache ? [index] : []));
-  const marked = new Set(systemMarks.slice(systemMarks.length - Math.min(systemMarks.length, MAX_CACHE_BREAKPOINTS - markedMessages.size)));
-  const cacheControl: Anthropic.CacheControlEphemeral = cacheTtl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
+  const marked = new Set(
+    systemMarks.slice(systemMarks.length - Math.min(systemMarks.length, MAX_CACHE_BREAKPOINTS - markedMessages.size)),
+  );
+  const cacheControl: Anthropic.CacheControlEphemeral =
+    cacheTtl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
   const system: Anthropic.TextBlockParam[] = kept.map((block, index) => ({
     type: 'text' as const,
     text: block.text,
@@ -179,7 +218,9 @@ export function toMessagesRequest(model: string, request: LanguageModelRequest, 
     model,
     max_tokens: request.maxOutputTokens,
     ...(system.length > 0 && { system }),
-    messages: request.messages.map((message, index) => toMessageParam(message, markedMessages.has(index) ? cacheControl : undefined)),
+    messages: request.messages.map((message, index) =>
+      toMessageParam(message, markedMessages.has(index) ? cacheControl : undefined),
+    ),
     ...(tools.length > 0 && { tools: tools.map(toToolParam) }),
     ...(tools.length > 0 &&
       choice !== undefined && {
@@ -192,13 +233,22 @@ export function toMessagesRequest(model: string, request: LanguageModelRequest, 
 function toToolParam(tool: ToolDefinition): Anthropic.ToolUnion {
   const native = anthropicNativeTool(tool);
   if (native) return { ...native };
-  return { name: tool.name, description: tool.description, input_schema: tool.inputSchema as Anthropic.Tool.InputSchema };
+  return {
+    name: tool.name,
+    description: tool.description,
+    input_schema: tool.inputSchema as Anthropic.Tool.InputSchema,
+  };
 }
 
-function toMessageParam(message: LanguageModelMessage, cacheControl?: Anthropic.CacheControlEphemeral): Anthropic.MessageParam {
+function toMessageParam(
+  message: LanguageModelMessage,
+  cacheControl?: Anthropic.CacheControlEphemeral,
+): Anthropic.MessageParam {
   if (typeof message.content === 'string') {
     // A breakpoint sits on a block: a marked string becomes one text block.
-    return cacheControl ? { role: message.role, content: [{ type: 'text', text: message.content, cache_control: cacheControl }] } : { role: message.role, content: message.content };
+    return cacheControl
+      ? { role: message.role, content: [{ type: 'text', text: message.content, cache_control: cacheControl }] }
+      : { role: message.role, content: message.content };
   }
   const content = message.content.map((block): Anthropic.ContentBlockParam => {
     switch (block.type) {
@@ -207,10 +257,16 @@ function toMessageParam(message: LanguageModelMessage, cacheControl?: Anthropic.
       case 'tool_use':
         return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
       case 'tool_result':
-        return { type: 'tool_result', tool_use_id: block.toolUseId, content: block.content, ...(block.isError !== undefined && { is_error: block.isError }) };
+        return {
+          type: 'tool_result',
+          tool_use_id: block.toolUseId,
+          content: block.content,
+          ...(block.isError !== undefined && { is_error: block.isError }),
+        };
     }
   });
-  if (cacheControl && content.length > 0) content[content.length - 1] = { ...content.at(-1)!, cache_control: cacheControl } as Anthropic.ContentBlockParam;
+  if (cacheControl && content.length > 0)
+    content[content.length - 1] = { ...content.at(-1)!, cache_control: cacheControl } as Anthropic.ContentBlockParam;
   return { role: message.role, content } as Anthropic.MessageParam;
 }
 
@@ -226,9 +282,13 @@ const STOP_REASONS: Record<string, LanguageModelStopReason> = {
 /** Reads a Messages API answer, refusing (MODEL_OUTPUT_INVALID) what does not have its shape. */
 function readMessage(message: unknown, request: LanguageModelRequest, service: string): LanguageModelResponse {
   const invalid: (what: string) => never = (what) => {
-    throw new EngramError('MODEL_OUTPUT_INVALID', `${service} answered ${what}; expected a Messages API message. Is the base URL an Anthropic Messages API?`);
+    throw new EngramError(
+      'MODEL_OUTPUT_INVALID',
+      `${service} answered ${what}; expected a Messages API message. Is the base URL an Anthropic Messages API?`,
+    );
   };
-  if (message === null || typeof message !== 'object' || Array.isArray(message)) invalid(typeof message === 'string' ? 'a body that is not JSON' : 'something that is not a message');
+  if (message === null || typeof message !== 'object' || Array.isArray(message))
+    invalid(typeof message === 'string' ? 'a body that is not JSON' : 'something that is not a message');
   const record = message as { content?: unknown; stop_reason?: unknown; usage?: unknown };
   if (!Array.isArray(record.content)) invalid('without a content array');
   const content: ContentBlock[] = [];
@@ -239,9 +299,16 @@ function readMessage(message: unknown, request: LanguageModelRequest, service: s
       if (typeof block.text !== 'string') invalid('a text block without text');
       content.push({ type: 'text', text: block.text as string });
     } else if (block.type === 'tool_use') {
-      if (typeof block.id !== 'string' || typeof block.name !== 'string') invalid('a tool_use block without id or name');
-      if (block.input === null || typeof block.input !== 'object' || Array.isArray(block.input)) invalid('a tool_use block whose input is not an object');
-      content.push({ type: 'tool_use', id: block.id as string, name: block.name as string, input: block.input as Record<string, unknown> });
+      if (typeof block.id !== 'string' || typeof block.name !== 'string')
+        invalid('a tool_use block without id or name');
+      if (block.input === null || typeof block.input !== 'object' || Array.isArray(block.input))
+        invalid('a tool_use block whose input is not an object');
+      content.push({
+        type: 'tool_use',
+        id: block.id as string,
+        name: block.name as string,
+        input: block.input as Record<string, unknown>,
+      });
     }
     // Thinking and server-tool blocks have no place in engram's interface: skipped.
   }
@@ -260,11 +327,17 @@ function readMessage(message: unknown, request: LanguageModelRequest, service: s
 }
 
 function readUsage(raw: unknown, invalid: (what: string) => never): LanguageModelUsage {
-  const usage = raw as { input_tokens?: unknown; output_tokens?: unknown; cache_creation_input_tokens?: unknown; cache_read_input_tokens?: unknown } | null;
+  const usage = raw as {
+    input_tokens?: unknown;
+    output_tokens?: unknown;
+    cache_creation_input_tokens?: unknown;
+    cache_read_input_tokens?: unknown;
+  } | null;
   if (usage === null || typeof usage !== 'object') invalid('without usage');
   const count = (value: unknown, field: string, optional: boolean): number | undefined => {
     if (optional && (value === undefined || value === null)) return undefined;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) invalid(`usage.${field} that is not a token count`);
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+      invalid(`usage.${field} that is not a token count`);
     return value as number;
   };
   const cacheWrite = count(usage.cache_creation_input_tokens, 'cache_creation_input_tokens', true);
@@ -278,15 +351,27 @@ function readUsage(raw: unknown, invalid: (what: string) => never): LanguageMode
 }
 
 /** Statuses of the error types the API can send inside a stream, which then carries no HTTP status of its own. */
-const STREAMED_ERROR_STATUS: Record<string, number> = { overloaded_error: 529, api_error: 500, rate_limit_error: 429, timeout_error: 504, invalid_request_error: 400 };
+const STREAMED_ERROR_STATUS: Record<string, number> = {
+  overloaded_error: 529,
+  api_error: 500,
+  rate_limit_error: 429,
+  timeout_error: 504,
+  invalid_request_error: 400,
+};
 
 /** The SDK's errors in the policy's terms. */
 function describeSdkError(sdk: AnthropicSdk, error: unknown): AttemptFailure {
-  if (error instanceof sdk.APIConnectionError) return { kind: 'network', message: networkReason(error), cause: error.cause };
+  if (error instanceof sdk.APIConnectionError)
+    return { kind: 'network', message: networkReason(error), cause: error.cause };
   if (error instanceof StreamCutShort) return { kind: 'network', message: error.message };
   if (error instanceof sdk.APIError && error.status === undefined && typeof error.type === 'string') {
     const said = (error.error as { error?: { message?: unknown } } | undefined)?.error?.message;
-    return { kind: 'http', status: STREAMED_ERROR_STATUS[error.type] ?? 500, errorType: error.type, message: typeof said === 'string' ? said : undefined };
+    return {
+      kind: 'http',
+      status: STREAMED_ERROR_STATUS[error.type] ?? 500,
+      errorType: error.type,
+      message: typeof said === 'string' ? said : undefined,
+    };
   }
   if (error instanceof sdk.APIError && typeof error.status === 'number') {
     return {

@@ -13,11 +13,13 @@ import type { MemoryTool } from '../../memory-tool/memory-tool.js';
  * await client.beta.messages.toolRunner({ model, max_tokens: 1024, messages, tools: [memory] }).runUntilDone();
  */
 export function memoryToolHandlers(tool: MemoryTool): MemoryToolHandlers {
-  const handler = (command: (typeof MEMORY_TOOL_COMMANDS)[number]) => async (input: object): Promise<string> => {
-    const result = await tool.run({ ...input, command });
-    if (result.isError) throw new ToolError(result.content);
-    return result.content;
-  };
+  const handler =
+    (command: (typeof MEMORY_TOOL_COMMANDS)[number]) =>
+    async (input: object): Promise<string> => {
+      const result = await tool.run({ ...input, command });
+      if (result.isError) throw new ToolError(result.content);
+      return result.content;
+    };
   const handlers = Object.fromEntries(MEMORY_TOOL_COMMANDS.map((command) => [command, handler(command)]));
   return handlers as MemoryToolHandlers;
 }

@@ -9,14 +9,25 @@ type WireBlock = Record<string, unknown> & { type?: unknown };
  * (output tokens, and context edits applied server-side). Tool inputs arrive as partial JSON and
  * are parsed when their block stops (a SyntaxError when they are not JSON).
  */
-export async function collectMessageStream(events: AsyncIterable<unknown>, relay: TextDeltaRelay): Promise<Record<string, unknown>> {
+export async function collectMessageStream(
+  events: AsyncIterable<unknown>,
+  relay: TextDeltaRelay,
+): Promise<Record<string, unknown>> {
   let message: Record<string, unknown> | undefined;
   const content: WireBlock[] = [];
   const partialJson = new Map<number, string>();
   let usage: Record<string, unknown> = {};
   let complete = false;
   for await (const raw of events) {
-    const event = raw as { type?: unknown; index?: unknown; message?: unknown; content_block?: unknown; delta?: unknown; usage?: unknown; context_management?: unknown };
+    const event = raw as {
+      type?: unknown;
+      index?: unknown;
+      message?: unknown;
+      content_block?: unknown;
+      delta?: unknown;
+      usage?: unknown;
+      context_management?: unknown;
+    };
     switch (event.type) {
       case 'message_start': {
         message = { ...(event.message as Record<string, unknown>) };

@@ -52,7 +52,10 @@ export function selectLanguageModel(settings: Pick<Settings, 'model'>): ModelSel
   const model = settings.model;
   const provider = model.provider as string;
   if (!(MODEL_PROVIDERS as readonly string[]).includes(provider)) {
-    throw new EngramError('CONFIG_INVALID', `Unknown model.provider ${JSON.stringify(String(provider).slice(0, 40))}: use auto, anthropic, openai-compatible or none.`);
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Unknown model.provider ${JSON.stringify(String(provider).slice(0, 40))}: use auto, anthropic, openai-compatible or none.`,
+    );
   }
   if (provider === 'none') return { provider: 'none', reason: 'model.provider is none (ENGRAM_MODEL_PROVIDER)' };
   if (provider === 'anthropic') return anthropicSelection(model, 'model.provider anthropic');
@@ -64,11 +67,17 @@ export function selectLanguageModel(settings: Pick<Settings, 'model'>): ModelSel
   if (model.apiKey !== '' || model.baseUrl !== '') throw new EngramError('CONFIG_INVALID', genericUnderAuto(model));
   if (model.anthropicApiKey !== '') return anthropicSelection(model, 'ANTHROPIC_API_KEY (model.anthropicApiKey)');
   if (model.openaiApiKey !== '' || model.openaiBaseUrl !== '') {
-    const selection = openAiSelection(model, model.openaiApiKey !== '' ? 'OPENAI_API_KEY (model.openaiApiKey)' : 'OPENAI_BASE_URL (model.openaiBaseUrl)');
+    const selection = openAiSelection(
+      model,
+      model.openaiApiKey !== '' ? 'OPENAI_API_KEY (model.openaiApiKey)' : 'OPENAI_BASE_URL (model.openaiBaseUrl)',
+    );
     // Found in the environment, perhaps set for another tool: a missing model id degrades to offline, said in the notice.
     return typeof selection === 'string' ? { provider: 'none', reason: selection } : selection;
   }
-  const unused = model.anthropicBaseUrl !== '' ? ' (ANTHROPIC_BASE_URL is set without ANTHROPIC_API_KEY: set ENGRAM_MODEL_PROVIDER=anthropic to use it without a key)' : '';
+  const unused =
+    model.anthropicBaseUrl !== ''
+      ? ' (ANTHROPIC_BASE_URL is set without ANTHROPIC_API_KEY: set ENGRAM_MODEL_PROVIDER=anthropic to use it without a key)'
+      : '';
   return { provider: 'none', reason: `no model key or base URL is set${unused}` };
 }
 
@@ -79,7 +88,10 @@ export function selectLanguageModel(settings: Pick<Settings, 'model'>): ModelSel
  * @example
  * const model = createLanguageModel(loadSettings().settings, { purpose: 'side', onNotice: console.warn });
  */
-export function createLanguageModel(settings: Pick<Settings, 'model'>, options: CreateLanguageModelOptions = {}): LanguageModel | undefined {
+export function createLanguageModel(
+  settings: Pick<Settings, 'model'>,
+  options: CreateLanguageModelOptions = {},
+): LanguageModel | undefined {
   const selection = selectLanguageModel(settings);
   if (selection.provider === 'none') {
     options.onNotice?.(`${MODEL_OFFLINE_NOTICE} (${selection.reason})`);
@@ -99,7 +111,9 @@ export function createLanguageModel(settings: Pick<Settings, 'model'>, options: 
     ...(options.random && { random: options.random }),
     ...(options.now && { now: options.now }),
   };
-  return selection.provider === 'anthropic' ? new AnthropicLanguageModel(common) : new OpenAiCompatibleLanguageModel(common);
+  return selection.provider === 'anthropic'
+    ? new AnthropicLanguageModel(common)
+    : new OpenAiCompatibleLanguageModel(common);
 }
 
 /**
@@ -107,17 +121,25 @@ export function createLanguageModel(settings: Pick<Settings, 'model'>, options: 
  * auto would pick comes from other settings (often keys in the environment for other tools).
  */
 function genericUnderAuto(model: Settings['model']): string {
-  const given = [model.baseUrl !== '' && 'model.baseUrl (ENGRAM_MODEL_BASE_URL)', model.apiKey !== '' && 'model.apiKey (ENGRAM_MODEL_API_KEY)'].filter(Boolean).join(' and ');
+  const given = [
+    model.baseUrl !== '' && 'model.baseUrl (ENGRAM_MODEL_BASE_URL)',
+    model.apiKey !== '' && 'model.apiKey (ENGRAM_MODEL_API_KEY)',
+  ]
+    .filter(Boolean)
+    .join(' and ');
   const found = [
     model.anthropicApiKey !== '' && 'ANTHROPIC_API_KEY',
     model.anthropicBaseUrl !== '' && 'ANTHROPIC_BASE_URL',
     model.openaiApiKey !== '' && 'OPENAI_API_KEY',
     model.openaiBaseUrl !== '' && 'OPENAI_BASE_URL',
   ].filter(Boolean);
-  const environment = found.length > 0 ? `; ${found.join(', ')} ${found.length === 1 ? 'is' : 'are'} also set, and engram will not pair a key with a server it was not given for` : '';
+  const environment =
+    found.length > 0
+      ? `; ${found.join(', ')} ${found.length === 1 ? 'is' : 'are'} also set, and engram will not pair a key with a server it was not given for`
+      : '';
   return (
     `${given} ${model.baseUrl !== '' && model.apiKey !== '' ? 'are' : 'is'} set but model.provider is auto, so engram cannot tell which API ${model.baseUrl !== '' && model.apiKey !== '' ? 'they belong' : 'it belongs'} to${environment}. ` +
-    'Set ENGRAM_MODEL_PROVIDER (model.provider) to anthropic or openai-compatible, or use the provider\'s own settings (ANTHROPIC_BASE_URL, OPENAI_BASE_URL) instead.'
+    "Set ENGRAM_MODEL_PROVIDER (model.provider) to anthropic or openai-compatible, or use the provider's own settings (ANTHROPIC_BASE_URL, OPENAI_BASE_URL) instead."
   );
 }
 
@@ -125,7 +147,10 @@ function anthropicSelection(model: Settings['model'], chosenBy: string): ModelSe
   const apiKey = model.apiKey || model.anthropicApiKey;
   const baseUrl = model.baseUrl || model.anthropicBaseUrl;
   if (apiKey === '' && baseUrl === '') {
-    throw new EngramError('CONFIG_INVALID', 'model.provider is anthropic but no key is set: set ANTHROPIC_API_KEY (or model.apiKey), or ANTHROPIC_BASE_URL for a server that needs none.');
+    throw new EngramError(
+      'CONFIG_INVALID',
+      'model.provider is anthropic but no key is set: set ANTHROPIC_API_KEY (or model.apiKey), or ANTHROPIC_BASE_URL for a server that needs none.',
+    );
   }
   const defaults = DEFAULT_MODEL_IDS.anthropic;
   const main = model.model || defaults.main;
@@ -141,11 +166,26 @@ function openAiSelection(model: Settings['model'], chosenBy: string): ModelSelec
   }
   if (isOpenAi(baseUrl)) {
     const defaults = DEFAULT_MODEL_IDS['openai-compatible'];
-    return { provider: 'openai-compatible', model: model.model || defaults.main, sideModel: model.sideModel || defaults.side, baseUrl, apiKey, chosenBy };
+    return {
+      provider: 'openai-compatible',
+      model: model.model || defaults.main,
+      sideModel: model.sideModel || defaults.side,
+      baseUrl,
+      apiKey,
+      chosenBy,
+    };
   }
   // Another server (Ollama, vLLM, LM Studio) serves models engram cannot guess.
-  if (model.model === '') return `no model id for the OpenAI-compatible server at ${safeOrigin(baseUrl)}: set ENGRAM_MODEL (model.model) to a model it serves, e.g. llama3.1`;
-  return { provider: 'openai-compatible', model: model.model, sideModel: model.sideModel || model.model, baseUrl, apiKey, chosenBy };
+  if (model.model === '')
+    return `no model id for the OpenAI-compatible server at ${safeOrigin(baseUrl)}: set ENGRAM_MODEL (model.model) to a model it serves, e.g. llama3.1`;
+  return {
+    provider: 'openai-compatible',
+    model: model.model,
+    sideModel: model.sideModel || model.model,
+    baseUrl,
+    apiKey,
+    chosenBy,
+  };
 }
 
 function isOpenAi(baseUrl: string): boolean {

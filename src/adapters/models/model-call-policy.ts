@@ -1,6 +1,13 @@
 import { EngramError, type EngramErrorCode } from '../../kernel/errors.js';
 import { DEFAULT_SETTINGS, checkSetting } from '../../kernel/settings.js';
-import { HttpRequestPolicy, gaveUpNote, isRetryableStatus, redact, type AttemptFailure, type HttpFailureReport } from '../http/request-policy.js';
+import {
+  HttpRequestPolicy,
+  gaveUpNote,
+  isRetryableStatus,
+  redact,
+  type AttemptFailure,
+  type HttpFailureReport,
+} from '../http/request-policy.js';
 
 /** Retry, backoff and time budget of a model adapter's calls; defaults from the `model.*` settings. */
 export interface ModelRetryOptions {
@@ -66,10 +73,16 @@ export function modelFailureReport(context: ModelCallContext): HttpFailureReport
     failed: (failure, { attempts, gaveUp }) => {
       const error = toEngramError(failure, context, attempts);
       if (!gaveUp) return error;
-      const details = { ...error.details, ...(gaveUp.reason === 'retry-after-too-long' && { retryAfterMs: gaveUp.retryAfterMs }) };
+      const details = {
+        ...error.details,
+        ...(gaveUp.reason === 'retry-after-too-long' && { retryAfterMs: gaveUp.retryAfterMs }),
+      };
       return new EngramError(error.code, `${error.message} ${gaveUpNote(gaveUp, 'model')}`, { details });
     },
-    aborted: (signal) => new EngramError('MODEL_ABORTED', 'The model call was aborted by its caller; nothing was returned.', { cause: signal?.reason }),
+    aborted: (signal) =>
+      new EngramError('MODEL_ABORTED', 'The model call was aborted by its caller; nothing was returned.', {
+        cause: signal?.reason,
+      }),
     timedOut: (budget) => timedOut(context, budget),
   };
 }
@@ -98,22 +111,45 @@ function toEngramError(failure: AttemptFailure, context: ModelCallContext, tries
   const attempts = tries > 1 ? ` (after ${tries} attempts)` : '';
   switch (failure.kind) {
     case 'network':
-      return new EngramError('MODEL_UNAVAILABLE', `${context.service} could not be reached${attempts}: ${clean(failure.message)}. Check the base URL (${context.endpointHint}) and the network.`, {
-        cause: failure.cause,
-        details: { attempts: tries },
-      });
+      return new EngramError(
+        'MODEL_UNAVAILABLE',
+        `${context.service} could not be reached${attempts}: ${clean(failure.message)}. Check the base URL (${context.endpointHint}) and the network.`,
+        {
+          cause: failure.cause,
+          details: { attempts: tries },
+        },
+      );
     case 'timeout':
       // Model calls have one budget for the whole call, so a single try does not time out on its own; kept for completeness.
-      return new EngramError('MODEL_TIMEOUT', `${context.service} did not answer one try within ${failure.timeoutMs} ms${attempts}.`, { details: { timeoutMs: failure.timeoutMs, attempts: tries } });
+      return new EngramError(
+        'MODEL_TIMEOUT',
+        `${context.service} did not answer one try within ${failure.timeoutMs} ms${attempts}.`,
+        { details: { timeoutMs: failure.timeoutMs, attempts: tries } },
+      );
     case 'output':
-      return new EngramError('MODEL_OUTPUT_INVALID', `${context.service} answered something engram cannot read: ${clean(failure.message)}`, { details: { attempts: tries } });
+      return new EngramError(
+        'MODEL_OUTPUT_INVALID',
+        `${context.service} answered something engram cannot read: ${clean(failure.message)}`,
+        { details: { attempts: tries } },
+      );
     case 'other':
-      return new EngramError('MODEL_UNAVAILABLE', `${context.service} failed: ${clean(failure.message)}`, { details: { attempts: tries } });
+      return new EngramError('MODEL_UNAVAILABLE', `${context.service} failed: ${clean(failure.message)}`, {
+        details: { attempts: tries },
+      });
     case 'http': {
       const what = [failure.status, failure.errorType].filter(Boolean).join(' ');
       const said = clean(failure.message).replace(/[.!\s]+$/, '');
-      const details = { status: failure.status, attempts: tries, ...(failure.errorType && { type: failure.errorType }), ...(failure.requestId && { requestId: failure.requestId }) };
-      return new EngramError(code, `${context.service} answered ${what}${attempts}${said ? `: ${said}` : ''}. ${hintFor(failure.status, code, context)}`.trim(), { details });
+      const details = {
+        status: failure.status,
+        attempts: tries,
+        ...(failure.errorType && { type: failure.errorType }),
+        ...(failure.requestId && { requestId: failure.requestId }),
+      };
+      return new EngramError(
+        code,
+        `${context.service} answered ${what}${attempts}${said ? `: ${said}` : ''}. ${hintFor(failure.status, code, context)}`.trim(),
+        { details },
+      );
     }
   }
 }
@@ -124,13 +160,18 @@ function hintFor(status: number, code: EngramErrorCode, context: ModelCallContex
   if (status === 403) return `The API key may not use this model or endpoint (${context.keyHint}).`;
   if (status === 404) return `Check the base URL and the model id (${context.endpointHint}).`;
   if (status === 413) return 'The request is too large: send a shorter prompt.';
-  if (code === 'MODEL_RATE_LIMITED') return 'The provider is rate limiting: try again later, or raise model.maxRetries / model.retryMaxDelayMs.';
+  if (code === 'MODEL_RATE_LIMITED')
+    return 'The provider is rate limiting: try again later, or raise model.maxRetries / model.retryMaxDelayMs.';
   if (code === 'MODEL_UNAVAILABLE') return 'The provider is down or overloaded: try again later.';
   return '';
 }
 
 function timedOut(context: ModelCallContext, budget: number): EngramError {
-  return new EngramError('MODEL_TIMEOUT', `${context.service} did not answer within ${budget} ms. Raise model.timeoutMs (or the request's timeoutMs), or try again later.`, {
-    details: { timeoutMs: budget },
-  });
+  return new EngramError(
+    'MODEL_TIMEOUT',
+    `${context.service} did not answer within ${budget} ms. Raise model.timeoutMs (or the request's timeoutMs), or try again later.`,
+    {
+      details: { timeoutMs: budget },
+    },
+  );
 }

@@ -1,5 +1,9 @@
 import { EngramError } from '../../kernel/errors.js';
-import type { AppliedContextEdit, ContextEditingRequest, LanguageModelRequest } from '../../contracts/language-model.js';
+import type {
+  AppliedContextEdit,
+  ContextEditingRequest,
+  LanguageModelRequest,
+} from '../../contracts/language-model.js';
 import { redact } from '../http/request-policy.js';
 import type { ModelCallContext } from './model-call-policy.js';
 
@@ -20,20 +24,35 @@ export function checkStreamingAndContextEditing(request: LanguageModelRequest): 
   const editing = request.contextEditing as unknown;
   if (editing === undefined) return;
   const clear = (editing as { clearToolUses?: unknown } | null)?.clearToolUses as Record<string, unknown> | undefined;
-  if (editing === null || typeof editing !== 'object' || clear === null || typeof clear !== 'object' || Array.isArray(clear)) {
+  if (
+    editing === null ||
+    typeof editing !== 'object' ||
+    clear === null ||
+    typeof clear !== 'object' ||
+    Array.isArray(clear)
+  ) {
     invalid('contextEditing is {clearToolUses: {…}}.');
   }
   for (const field of ['triggerInputTokens', 'keepToolUses', 'clearAtLeastTokens'] as const) {
     const value = clear[field];
-    if (value !== undefined && (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_TOKENS)) {
+    if (
+      value !== undefined &&
+      (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_TOKENS)
+    ) {
       invalid(`contextEditing.clearToolUses.${field} must be a whole number from 0 to ${MAX_TOKENS}.`);
     }
   }
   const exclude = clear.excludeTools;
-  if (exclude !== undefined && (!Array.isArray(exclude) || exclude.length > MAX_EXCLUDED_TOOLS || !exclude.every((name) => typeof name === 'string' && /^[a-zA-Z0-9_-]{1,64}$/.test(name)))) {
+  if (
+    exclude !== undefined &&
+    (!Array.isArray(exclude) ||
+      exclude.length > MAX_EXCLUDED_TOOLS ||
+      !exclude.every((name) => typeof name === 'string' && /^[a-zA-Z0-9_-]{1,64}$/.test(name)))
+  ) {
     invalid(`contextEditing.clearToolUses.excludeTools must be a list of at most ${MAX_EXCLUDED_TOOLS} tool names.`);
   }
-  if (clear.clearToolInputs !== undefined && typeof clear.clearToolInputs !== 'boolean') invalid('contextEditing.clearToolUses.clearToolInputs must be true or false.');
+  if (clear.clearToolInputs !== undefined && typeof clear.clearToolInputs !== 'boolean')
+    invalid('contextEditing.clearToolUses.clearToolInputs must be true or false.');
 }
 
 /** Anthropic's `context_management` body for engram's request (`clear_tool_uses_20250919`). */
@@ -43,9 +62,13 @@ export function toContextManagement(editing: ContextEditingRequest): { edits: Ar
     edits: [
       {
         type: 'clear_tool_uses_20250919',
-        ...(clear.triggerInputTokens !== undefined && { trigger: { type: 'input_tokens', value: clear.triggerInputTokens } }),
+        ...(clear.triggerInputTokens !== undefined && {
+          trigger: { type: 'input_tokens', value: clear.triggerInputTokens },
+        }),
         ...(clear.keepToolUses !== undefined && { keep: { type: 'tool_uses', value: clear.keepToolUses } }),
-        ...(clear.clearAtLeastTokens !== undefined && { clear_at_least: { type: 'input_tokens', value: clear.clearAtLeastTokens } }),
+        ...(clear.clearAtLeastTokens !== undefined && {
+          clear_at_least: { type: 'input_tokens', value: clear.clearAtLeastTokens },
+        }),
         ...(clear.excludeTools !== undefined && { exclude_tools: [...clear.excludeTools] }),
         ...(clear.clearToolInputs !== undefined && { clear_tool_inputs: clear.clearToolInputs }),
       },
@@ -57,13 +80,20 @@ export function toContextManagement(editing: ContextEditingRequest): { edits: Ar
 export function readAppliedEdits(management: unknown): AppliedContextEdit[] {
   const applied = (management as { applied_edits?: unknown } | null | undefined)?.applied_edits;
   if (!Array.isArray(applied)) return [];
-  const count = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined);
+  const count = (value: unknown): number | undefined =>
+    typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
   return applied.flatMap((raw): AppliedContextEdit[] => {
     const edit = raw as { type?: unknown; cleared_tool_uses?: unknown; cleared_input_tokens?: unknown } | null;
     if (edit === null || typeof edit !== 'object' || typeof edit.type !== 'string') return [];
     const toolUses = count(edit.cleared_tool_uses);
     const inputTokens = count(edit.cleared_input_tokens);
-    return [{ type: edit.type, ...(toolUses !== undefined && { clearedToolUses: toolUses }), ...(inputTokens !== undefined && { clearedInputTokens: inputTokens }) }];
+    return [
+      {
+        type: edit.type,
+        ...(toolUses !== undefined && { clearedToolUses: toolUses }),
+        ...(inputTokens !== undefined && { clearedInputTokens: inputTokens }),
+      },
+    ];
   });
 }
 
@@ -93,12 +123,21 @@ export class TextDeltaRelay {
   fail(error: unknown, context: ModelCallContext): unknown {
     if (!this.#delivered || this.#signal.aborted || error instanceof EngramError) return error;
     const failure = context.describe(error);
-    const said = failure.kind === 'http' ? [failure.errorType, failure.message].filter(Boolean).join(': ') : failure.kind === 'timeout' ? undefined : failure.message;
+    const said =
+      failure.kind === 'http'
+        ? [failure.errorType, failure.message].filter(Boolean).join(': ')
+        : failure.kind === 'timeout'
+          ? undefined
+          : failure.message;
     const reason = redact(said ?? '', context.secrets) || 'the connection broke';
-    return new EngramError('MODEL_UNAVAILABLE', `${context.service} broke off a streamed answer after part of it was shown (${reason}). It was not retried, so no text repeats: send the message again.`, {
-      cause: error,
-      details: { partial: true },
-    });
+    return new EngramError(
+      'MODEL_UNAVAILABLE',
+      `${context.service} broke off a streamed answer after part of it was shown (${reason}). It was not retried, so no text repeats: send the message again.`,
+      {
+        cause: error,
+        details: { partial: true },
+      },
+    );
   }
 }
 

@@ -13,7 +13,10 @@ interface ToolCallParts {
  * the finish reason, and usage from the last chunk (`stream_options.include_usage`; servers that
  * send none count zero, as without streaming).
  */
-export async function collectChatCompletionStream(chunks: AsyncIterable<unknown>, relay: TextDeltaRelay): Promise<Record<string, unknown>> {
+export async function collectChatCompletionStream(
+  chunks: AsyncIterable<unknown>,
+  relay: TextDeltaRelay,
+): Promise<Record<string, unknown>> {
   let content = '';
   let refusal = '';
   let sawContent = false;
@@ -23,7 +26,8 @@ export async function collectChatCompletionStream(chunks: AsyncIterable<unknown>
   for await (const raw of chunks) {
     const chunk = raw as { choices?: unknown; usage?: unknown };
     if (chunk.usage !== undefined && chunk.usage !== null) usage = chunk.usage;
-    const choice = (Array.isArray(chunk.choices) ? chunk.choices[0] : undefined) as { delta?: unknown; finish_reason?: unknown } | undefined;
+    const choice = (Array.isArray(chunk.choices) ? chunk.choices[0] : undefined) as
+      { delta?: unknown; finish_reason?: unknown } | undefined;
     if (!choice) continue;
     if (choice.finish_reason !== undefined && choice.finish_reason !== null) finishReason = choice.finish_reason;
     const delta = (choice.delta ?? {}) as { content?: unknown; refusal?: unknown; tool_calls?: unknown };
@@ -46,7 +50,11 @@ export async function collectChatCompletionStream(chunks: AsyncIterable<unknown>
   if (finishReason === undefined) throw new StreamCutShort('a finish_reason');
   const toolCalls = [...calls.entries()]
     .sort(([left], [right]) => left - right)
-    .map(([, call]) => ({ ...(call.id !== undefined && { id: call.id }), type: 'function', function: { name: call.name, arguments: call.arguments } }));
+    .map(([, call]) => ({
+      ...(call.id !== undefined && { id: call.id }),
+      type: 'function',
+      function: { name: call.name, arguments: call.arguments },
+    }));
   return {
     object: 'chat.completion',
     choices: [

@@ -52,15 +52,22 @@ export function parsePostgresUrl(url: string, defaults: PostgresConnectionDefaul
     // No cause: Node's URL error carries the whole input, password included.
     parsed = new URL(url);
   } catch {
-    throw new EngramError('CONFIG_INVALID', `Invalid Postgres store URL ${redactedUrl}: use postgres://user:password@host:port/database?schema=name.`);
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Invalid Postgres store URL ${redactedUrl}: use postgres://user:password@host:port/database?schema=name.`,
+    );
   }
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
-    throw new EngramError('CONFIG_INVALID', `Invalid Postgres store URL ${redactedUrl}: it must start with postgres://.`);
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Invalid Postgres store URL ${redactedUrl}: it must start with postgres://.`,
+    );
   }
   const parameters = parsed.searchParams;
   const take = (name: string): string | undefined => {
     const values = parameters.getAll(name);
-    if (values.length > 1) throw new EngramError('CONFIG_INVALID', `The Postgres store URL ${redactedUrl} gives ${name} twice.`);
+    if (values.length > 1)
+      throw new EngramError('CONFIG_INVALID', `The Postgres store URL ${redactedUrl} gives ${name} twice.`);
     parameters.delete(name);
     return values[0];
   };
@@ -72,16 +79,31 @@ export function parsePostgresUrl(url: string, defaults: PostgresConnectionDefaul
     );
   }
   const poolSize = whole(take('pool'), 'pool', 1, MAX_POOL_SIZE, defaults.poolSize, redactedUrl);
-  const statementTimeoutMs = whole(take('statement_timeout'), 'statement_timeout', 0, MAX_TIMEOUT_MS, defaults.statementTimeoutMs, redactedUrl);
+  const statementTimeoutMs = whole(
+    take('statement_timeout'),
+    'statement_timeout',
+    0,
+    MAX_TIMEOUT_MS,
+    defaults.statementTimeoutMs,
+    redactedUrl,
+  );
   const connectTimeoutSeconds = take('connect_timeout');
   const connectTimeoutMs =
-    connectTimeoutSeconds === undefined ? defaults.connectTimeoutMs : whole(connectTimeoutSeconds, 'connect_timeout', 0, 86_400, 0, redactedUrl) * 1_000;
+    connectTimeoutSeconds === undefined
+      ? defaults.connectTimeoutMs
+      : whole(connectTimeoutSeconds, 'connect_timeout', 0, 86_400, 0, redactedUrl) * 1_000;
   if (parameters.has('options')) {
-    throw new EngramError('CONFIG_INVALID', `The Postgres store URL ${redactedUrl} sets options: engram sets the session options itself (schema, statement_timeout).`);
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `The Postgres store URL ${redactedUrl} sets options: engram sets the session options itself (schema, statement_timeout).`,
+    );
   }
   const sslMode = parameters.get('sslmode');
   if (sslMode !== null && !(SSL_MODES as readonly string[]).includes(sslMode)) {
-    throw new EngramError('CONFIG_INVALID', `Invalid sslmode ${JSON.stringify(sslMode.slice(0, 40))} in the Postgres store URL: one of ${SSL_MODES.join(', ')}.`);
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Invalid sslmode ${JSON.stringify(sslMode.slice(0, 40))} in the Postgres store URL: one of ${SSL_MODES.join(', ')}.`,
+    );
   }
   // The driver reads sslmode=require as verify-full unless told to follow libpq; engram follows libpq.
   if (sslMode !== null && !parameters.has('uselibpqcompat')) parameters.set('uselibpqcompat', 'true');
@@ -126,11 +148,21 @@ export function withPostgresSchema(url: string, schema: string): string {
   return parsed.toString();
 }
 
-function whole(raw: string | undefined, name: string, minimum: number, maximum: number, fallback: number, redactedUrl: string): number {
+function whole(
+  raw: string | undefined,
+  name: string,
+  minimum: number,
+  maximum: number,
+  fallback: number,
+  redactedUrl: string,
+): number {
   if (raw === undefined) return fallback;
   const value = Number(raw);
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < minimum || value > maximum) {
-    throw new EngramError('CONFIG_INVALID', `Invalid ${name}=${JSON.stringify(raw.slice(0, 40))} in the Postgres store URL ${redactedUrl}: a whole number from ${minimum} to ${maximum}.`);
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Invalid ${name}=${JSON.stringify(raw.slice(0, 40))} in the Postgres store URL ${redactedUrl}: a whole number from ${minimum} to ${maximum}.`,
+    );
   }
   return value;
 }

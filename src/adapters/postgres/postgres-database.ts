@@ -25,7 +25,11 @@ export interface QueryOptions {
 /** Something that runs SQL: the pool, or one transaction's connection. */
 export interface PostgresQueryable {
   /** With `prepared`, the statement is parsed and planned once per connection (for fixed, hot statements). */
-  query<Row = Record<string, unknown>>(sql: string, parameters?: readonly unknown[], options?: QueryOptions): Promise<QueryOutcome<Row>>;
+  query<Row = Record<string, unknown>>(
+    sql: string,
+    parameters?: readonly unknown[],
+    options?: QueryOptions,
+  ): Promise<QueryOutcome<Row>>;
 }
 
 /** What the store's parts (full text, vectors, jobs, locks, record copy) use to reach the database. */
@@ -47,7 +51,9 @@ export interface PostgresDedicatedConnection extends PostgresQueryable {
 // below 2^53. The driver's default is a string.
 const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    oid === pg.types.builtins.INT8
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
 /** The pool and migrations of one Postgres store. */
@@ -62,7 +68,12 @@ export class PostgresDatabase implements PostgresAccess {
   constructor(settings: PostgresConnectionSettings, onWarning: (message: string) => void) {
     this.#settings = settings;
     this.#onWarning = onWarning;
-    this.#context = { target: settings.target, user: settings.user, schema: settings.schema, statementTimeoutMs: settings.statementTimeoutMs };
+    this.#context = {
+      target: settings.target,
+      user: settings.user,
+      schema: settings.schema,
+      statementTimeoutMs: settings.statementTimeoutMs,
+    };
   }
 
   get schemaVersion(): number {
@@ -74,9 +85,14 @@ export class PostgresDatabase implements PostgresAccess {
     if (this.#pool) return;
     const pool = this.#createPool(this.#settings.poolSize);
     try {
-      const [{ version }] = (await this.#run(pool, 'SELECT current_setting($1)::int AS version', ['server_version_num'])).rows as [{ version: number }];
+      const [{ version }] = (
+        await this.#run(pool, 'SELECT current_setting($1)::int AS version', ['server_version_num'])
+      ).rows as [{ version: number }];
       if (version < MINIMUM_SERVER_VERSION) {
-        throw new EngramError('STORE_UNSUPPORTED', `Postgres at ${this.#settings.target} runs version ${version}; engram needs PostgreSQL 13 or newer.`);
+        throw new EngramError(
+          'STORE_UNSUPPORTED',
+          `Postgres at ${this.#settings.target} runs version ${version}; engram needs PostgreSQL 13 or newer.`,
+        );
       }
       // Read-only: a schema from a newer engram is refused before anything writes to it.
       const found = await this.#storedVersion(pool);
@@ -96,13 +112,19 @@ export class PostgresDatabase implements PostgresAccess {
     await Promise.all(pools.map((pool) => pool?.end().catch(() => undefined)));
   }
 
-  async query<Row = Record<string, unknown>>(sql: string, parameters: readonly unknown[] = [], options: QueryOptions = {}): Promise<QueryOutcome<Row>> {
+  async query<Row = Record<string, unknown>>(
+    sql: string,
+    parameters: readonly unknown[] = [],
+    options: QueryOptions = {},
+  ): Promise<QueryOutcome<Row>> {
     return this.#run<Row>(this.#openPool(), sql, parameters, options);
   }
 
   async transaction<T>(work: (transaction: PostgresQueryable) => Promise<T>): Promise<T> {
     const client = await this.#connect(this.#openPool());
-    const transaction: PostgresQueryable = { query: (sql, parameters = [], options = {}) => this.#run(client, sql, parameters, options) };
+    const transaction: PostgresQueryable = {
+      query: (sql, parameters = [], options = {}) => this.#run(client, sql, parameters, options),
+    };
     let broken = false;
     try {
       await transaction.query('BEGIN');
@@ -163,7 +185,9 @@ export class PostgresDatabase implements PostgresAccess {
       types,
     });
     // An idle connection dropped by the server (restart, idle timeout) must not crash the process.
-    pool.on('error', (error) => this.#onWarning(`A Postgres connection of the store closed: ${toStoreError(error, this.#context).message}`));
+    pool.on('error', (error) =>
+      this.#onWarning(`A Postgres connection of the store closed: ${toStoreError(error, this.#context).message}`),
+    );
     return pool;
   }
 
@@ -175,9 +199,18 @@ export class PostgresDatabase implements PostgresAccess {
     }
   }
 
-  async #run<Row>(target: pg.Pool | pg.PoolClient, sql: string, parameters: readonly unknown[] = [], options: QueryOptions = {}): Promise<QueryOutcome<Row>> {
+  async #run<Row>(
+    target: pg.Pool | pg.PoolClient,
+    sql: string,
+    parameters: readonly unknown[] = [],
+    options: QueryOptions = {},
+  ): Promise<QueryOutcome<Row>> {
     try {
-      const result = await target.query({ text: sql, values: parameters as unknown[], ...(options.prepared && { name: statementName(sql) }) });
+      const result = await target.query({
+        text: sql,
+        values: parameters as unknown[],
+        ...(options.prepared && { name: statementName(sql) }),
+      });
       return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
     } catch (error) {
       throw toStoreError(error, this.#context);
@@ -186,11 +219,16 @@ export class PostgresDatabase implements PostgresAccess {
 
   async #storedVersion(target: pg.Pool | pg.PoolClient): Promise<number> {
     const table = `${this.#settings.schema}.schema_migrations`;
-    const [{ exists }] = (await this.#run(target, 'SELECT to_regclass($1) IS NOT NULL AS exists', [table])).rows as [{ exists: boolean }];
-    if (!exists) return 0;
-    const [{ version }] = (await this.#run(target, `SELECT COALESCE(MAX(version), 0) AS version FROM ${quoteIdentifier(this.#settings.schema)}.schema_migrations`)).rows as [
-      { version: number },
+    const [{ exists }] = (await this.#run(target, 'SELECT to_regclass($1) IS NOT NULL AS exists', [table])).rows as [
+      { exists: boolean },
     ];
+    if (!exists) return 0;
+    const [{ version }] = (
+      await this.#run(
+        target,
+        `SELECT COALESCE(MAX(version), 0) AS version FROM ${quoteIdentifier(this.#settings.schema)}.schema_migrations`,
+      )
+    ).rows as [{ version: number }];
     return version;
   }
 
@@ -200,19 +238,29 @@ export class PostgresDatabase implements PostgresAccess {
     try {
       await client.query('BEGIN');
       // Processes opening a fresh schema at once: one migrates, the others wait and find it done.
-      await client.query("SELECT pg_advisory_xact_lock(hashtextextended('engram-migrate:' || $1, 0))", [this.#settings.schema]);
-      const [{ present }] = (await client.query('SELECT to_regnamespace($1) IS NOT NULL AS present', [this.#settings.schema])).rows as [{ present: boolean }];
+      await client.query("SELECT pg_advisory_xact_lock(hashtextextended('engram-migrate:' || $1, 0))", [
+        this.#settings.schema,
+      ]);
+      const [{ present }] = (
+        await client.query('SELECT to_regnamespace($1) IS NOT NULL AS present', [this.#settings.schema])
+      ).rows as [{ present: boolean }];
       // Only when missing: CREATE SCHEMA needs CREATE on the database even when the schema exists.
       if (!present) await client.query(`CREATE SCHEMA ${schema}`);
       await client.query(`SET LOCAL search_path TO ${schema}`);
-      await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)');
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)',
+      );
       const start = await this.#storedVersion(client);
       if (start > LATEST_POSTGRES_VERSION) throw this.#newerSchema(start);
       let version = start;
       for (const migration of POSTGRES_MIGRATIONS) {
         if (migration.version <= start || migration.version > targetVersion) continue;
         await client.query(migration.sql);
-        await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [migration.version, migration.name, Date.now()]);
+        await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+          migration.version,
+          migration.name,
+          Date.now(),
+        ]);
         version = migration.version;
       }
       await client.query('COMMIT');
@@ -251,4 +299,3 @@ function statementName(sql: string): string {
 export function quoteIdentifier(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
-

@@ -14,7 +14,16 @@ export interface PostgresErrorContext {
   statementTimeoutMs: number;
 }
 
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'ECONNRESET', 'EPIPE']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'EPIPE',
+]);
 
 /** The SQLSTATE of a server error, or the Node code of a socket error. */
 export function errorCode(error: unknown): string {
@@ -28,7 +37,10 @@ export function toStoreError(error: unknown, context: PostgresErrorContext): Eng
   const code = errorCode(error);
   const message = (error as Error | undefined)?.message ?? String(error);
   const where = context.target;
-  if (UNREACHABLE.has(code) || /timeout expired|Connection terminated|connect ETIMEDOUT|timeout exceeded when trying to connect/i.test(message)) {
+  if (
+    UNREACHABLE.has(code) ||
+    /timeout expired|Connection terminated|connect ETIMEDOUT|timeout exceeded when trying to connect/i.test(message)
+  ) {
     return new EngramError(
       'STORE_ERROR',
       `Cannot reach the Postgres server at ${where} (${code || message}): check that it runs and that the store URL's host and port are right.`,
@@ -38,9 +50,17 @@ export function toStoreError(error: unknown, context: PostgresErrorContext): Eng
   switch (code) {
     case '28P01':
     case '28000':
-      return new EngramError('CONFIG_INVALID', `Postgres refused the login of ${context.user} at ${where}: check the user and password in the store URL.`, { cause: error });
+      return new EngramError(
+        'CONFIG_INVALID',
+        `Postgres refused the login of ${context.user} at ${where}: check the user and password in the store URL.`,
+        { cause: error },
+      );
     case '3D000':
-      return new EngramError('CONFIG_INVALID', `Postgres at ${where} has no such database: create it or fix the store URL (${message}).`, { cause: error });
+      return new EngramError(
+        'CONFIG_INVALID',
+        `Postgres at ${where} has no such database: create it or fix the store URL (${message}).`,
+        { cause: error },
+      );
     case '42501':
       return new EngramError(
         'STORE_ERROR',
@@ -60,17 +80,29 @@ export function toStoreError(error: unknown, context: PostgresErrorContext): Eng
       return new EngramError('STORE_ERROR', `The Postgres store is busy (${message}); try again.`, { cause: error });
     case '53300':
     case '53400':
-      return new EngramError('STORE_ERROR', `Postgres at ${where} has no connection to spare (${message}): lower the pool size (?pool=) or raise max_connections.`, { cause: error });
+      return new EngramError(
+        'STORE_ERROR',
+        `Postgres at ${where} has no connection to spare (${message}): lower the pool size (?pool=) or raise max_connections.`,
+        { cause: error },
+      );
     case '22021':
     case '22P05':
-      return new EngramError('INVALID_INPUT', `Postgres cannot store this text (${message}); remove NUL or invalid characters.`, { cause: error });
+      return new EngramError(
+        'INVALID_INPUT',
+        `Postgres cannot store this text (${message}); remove NUL or invalid characters.`,
+        { cause: error },
+      );
     case '23505':
       return new EngramError('CONFLICT', `A record with this id already exists (${message}).`, { cause: error });
     default:
       break;
   }
   if (/does not support SSL|SSL/i.test(message) && code === '') {
-    return new EngramError('STORE_UNSUPPORTED', `The SSL connection to ${where} failed (${message}): check sslmode and the server's SSL setup.`, { cause: error });
+    return new EngramError(
+      'STORE_UNSUPPORTED',
+      `The SSL connection to ${where} failed (${message}): check sslmode and the server's SSL setup.`,
+      { cause: error },
+    );
   }
   return new EngramError('STORE_ERROR', `Postgres store error at ${where}: ${message}`, { cause: error });
 }

@@ -89,7 +89,8 @@ export function searchDocument(memory: Pick<Memory, 'name' | 'description' | 'co
 /** The tsquery of one query term: its lexeme, or the phrase of its lexemes; undefined if it has none Postgres can hold. */
 export function termQuery(term: string): string | undefined {
   const tokens = fullTextTokens(term);
-  if (tokens.length === 0 || tokens.some((token) => Buffer.byteLength(token, 'utf8') > MAX_LEXEME_BYTES)) return undefined;
+  if (tokens.length === 0 || tokens.some((token) => Buffer.byteLength(token, 'utf8') > MAX_LEXEME_BYTES))
+    return undefined;
   return tokens.length === 1 ? quoteLexeme(tokens[0]!) : `(${tokens.map(quoteLexeme).join(' <-> ')})`;
 }
 
@@ -152,13 +153,22 @@ export class PostgresFullTextIndex {
     // Phrases have no document frequency of their own (as in FTS5's vocabulary); they are counted only to pick terms.
     const counted = usable.filter((unit) => !estimated(unit) && (selecting || unit.token !== undefined));
     const { total, counts } = await this.#count(counted, selecting);
-    const documents = (unit: SearchUnit): number => (estimated(unit) ? Math.round(common.get(unit.token!)! * total) : (counts.get(unit.term) ?? 0));
+    const documents = (unit: SearchUnit): number =>
+      estimated(unit) ? Math.round(common.get(unit.token!)! * total) : (counts.get(unit.term) ?? 0);
     const statistics = (chosen: readonly SearchUnit[]): Bm25Statistics => ({
       documentCount: total,
-      documentFrequencies: new Map(chosen.filter((unit) => unit.token !== undefined).map((unit) => [unit.token!, documents(unit)])),
+      documentFrequencies: new Map(
+        chosen.filter((unit) => unit.token !== undefined).map((unit) => [unit.token!, documents(unit)]),
+      ),
     });
 
-    if (selecting && worthProbingTerms(usable.map((unit) => unit.term), total)) {
+    if (
+      selecting &&
+      worthProbingTerms(
+        usable.map((unit) => unit.term),
+        total,
+      )
+    ) {
       const byTerm = new Map(usable.map((unit) => [unit.term, unit]));
       const selective = new Set(selectiveTerms([...byTerm.keys()], total, (term) => documents(byTerm.get(term)!)));
       const rare = usable.filter((unit) => selective.has(unit.term));
@@ -168,8 +178,11 @@ export class PostgresFullTextIndex {
         if (hits.length >= Math.min(query.sufficientHits!, query.limit)) return hits;
       }
       // Counts were capped at the threshold to pick terms; the common ones are counted in full now.
-      const capped = usable.filter((unit) => unit.token !== undefined && !estimated(unit) && documents(unit) >= commonTermThreshold(total));
-      if (capped.length > 0) for (const [term, count] of (await this.#count(capped, false)).counts) counts.set(term, count);
+      const capped = usable.filter(
+        (unit) => unit.token !== undefined && !estimated(unit) && documents(unit) >= commonTermThreshold(total),
+      );
+      if (capped.length > 0)
+        for (const [term, count] of (await this.#count(capped, false)).counts) counts.set(term, count);
     }
     return this.#rankedCandidates(usable, query, statistics(usable));
   }
@@ -219,7 +232,11 @@ export class PostgresFullTextIndex {
   }
 
   /** Candidates in the asked scopes, the pool picked by idf-weighted ts_rank, ordered by engram's BM25. */
-  async #rankedCandidates(units: readonly SearchUnit[], query: CheckedTextSearch, statistics: Bm25Statistics): Promise<TextHit[]> {
+  async #rankedCandidates(
+    units: readonly SearchUnit[],
+    query: CheckedTextSearch,
+    statistics: Bm25Statistics,
+  ): Promise<TextHit[]> {
     const parameters = new SqlParameters();
     const match = parameters.add(units.map((unit) => unit.tsquery).join(query.match === 'all' ? ' & ' : ' | '));
     const weights = parameters.add(FIELD_WEIGHTS);
@@ -230,13 +247,23 @@ export class PostgresFullTextIndex {
         return `${parameters.add(weight)}::float8 * ts_rank(${weights}::real[], search_document, ${parameters.add(unit.tsquery)}::tsquery)`;
       })
       .join(' + ');
-    const clauses = [`search_document @@ ${match}::tsquery`, `scope = ANY(${parameters.add(query.scopes)}::text[])`, 'NOT archived', 'invalid_at IS NULL'];
+    const clauses = [
+      `search_document @@ ${match}::tsquery`,
+      `scope = ANY(${parameters.add(query.scopes)}::text[])`,
+      'NOT archived',
+      'invalid_at IS NULL',
+    ];
     if (query.types && query.types.length > 0) clauses.push(`type = ANY(${parameters.add(query.types)}::text[])`);
     const sql = `SELECT ${memoryColumns('m')}, ${rank} AS pool_rank FROM memories m
       WHERE ${clauses.join(' AND ')}
       ORDER BY pool_rank DESC, m.seq LIMIT ${parameters.add(Math.max(query.limit, POSTGRES_RESCORE_POOL))}`;
     const rows = (await this.#database.query<MemoryRow>(sql, parameters.values)).rows;
-    return rankCandidatesByBm25(rows.map(rowToMemory), units.map((unit) => unit.term), statistics, this.#parameters, query.limit);
+    return rankCandidatesByBm25(
+      rows.map(rowToMemory),
+      units.map((unit) => unit.term),
+      statistics,
+      this.#parameters,
+      query.limit,
+    );
   }
 }
-

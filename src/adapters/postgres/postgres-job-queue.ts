@@ -1,5 +1,12 @@
 import { EngramError } from '../../kernel/errors.js';
-import type { FinishedJobFilter, Job, JobFilter, JobQueue, JobState, NewJob } from '../../contracts/memory-store-jobs.js';
+import type {
+  FinishedJobFilter,
+  Job,
+  JobFilter,
+  JobQueue,
+  JobState,
+  NewJob,
+} from '../../contracts/memory-store-jobs.js';
 import {
   checkClaim,
   checkFailure,
@@ -41,12 +48,25 @@ export class PostgresJobQueue implements JobQueue {
       await this.#database.query<JobRow>(
         `INSERT INTO jobs (id, queue, key, payload, state, attempts, max_attempts, run_at, created_at, updated_at)
          VALUES ($1, $2, $3, $4, 'pending', 0, $5, $6, $7, $7) ON CONFLICT (queue, key) DO NOTHING RETURNING ${JOB_COLUMNS}`,
-        [createSortableId('job', now), checked.queue, checked.key, checked.payloadJson, checked.maxAttempts, checked.runAt, now],
+        [
+          createSortableId('job', now),
+          checked.queue,
+          checked.key,
+          checked.payloadJson,
+          checked.maxAttempts,
+          checked.runAt,
+          now,
+        ],
       )
     ).rows;
     if (inserted) return { job: rowToJob(inserted), created: true };
     // Jobs are never deleted, so the one holding the key is there to read.
-    const [existing] = (await this.#database.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = $1 AND key = $2`, [checked.queue, checked.key])).rows;
+    const [existing] = (
+      await this.#database.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = $1 AND key = $2`, [
+        checked.queue,
+        checked.key,
+      ])
+    ).rows;
     return { job: rowToJob(existing!), created: false };
   }
 
@@ -68,7 +88,10 @@ export class PostgresJobQueue implements JobQueue {
         if (row.state === 'running' && row.attempts >= row.max_attempts) {
           // Its worker died on every attempt it had: a job that kills workers must not loop forever.
           const error = `The lease of worker ${row.locked_by ?? '?'} ran out on attempt ${row.attempts} of ${row.max_attempts} (the worker stopped or hung).`;
-          await transaction.query("UPDATE jobs SET state = 'failed', locked_by = NULL, locked_until = NULL, last_error = $1, updated_at = $2 WHERE id = $3", [error, now, row.id]);
+          await transaction.query(
+            "UPDATE jobs SET state = 'failed', locked_by = NULL, locked_until = NULL, last_error = $1, updated_at = $2 WHERE id = $3",
+            [error, now, row.id],
+          );
           continue;
         }
         const [claimed] = (
@@ -87,7 +110,10 @@ export class PostgresJobQueue implements JobQueue {
     const checkedWorker = checkWorker(worker);
     const now = this.#now();
     return this.#leased(checkedId, checkedWorker, (transaction) =>
-      transaction.query<JobRow>(`UPDATE jobs SET state = 'done', locked_by = NULL, locked_until = NULL, updated_at = $1 WHERE id = $2 RETURNING ${JOB_COLUMNS}`, [now, checkedId]),
+      transaction.query<JobRow>(
+        `UPDATE jobs SET state = 'done', locked_by = NULL, locked_until = NULL, updated_at = $1 WHERE id = $2 RETURNING ${JOB_COLUMNS}`,
+        [now, checkedId],
+      ),
     );
   }
 
@@ -115,9 +141,16 @@ export class PostgresJobQueue implements JobQueue {
     return this.#database.transaction(async (transaction) => {
       const row = await this.#row(transaction, checkedId, true);
       if (!row) throw jobNotFound(checkedId);
-      if (row.state !== 'failed') throw new EngramError('CONFLICT', `Job ${checkedId} is ${row.state}, not failed: only a failed job can be retried.`);
+      if (row.state !== 'failed')
+        throw new EngramError(
+          'CONFLICT',
+          `Job ${checkedId} is ${row.state}, not failed: only a failed job can be retried.`,
+        );
       const [updated] = (
-        await transaction.query<JobRow>(`UPDATE jobs SET state = 'pending', attempts = 0, run_at = $1, updated_at = $1 WHERE id = $2 RETURNING ${JOB_COLUMNS}`, [now, checkedId])
+        await transaction.query<JobRow>(
+          `UPDATE jobs SET state = 'pending', attempts = 0, run_at = $1, updated_at = $1 WHERE id = $2 RETURNING ${JOB_COLUMNS}`,
+          [now, checkedId],
+        )
       ).rows;
       return rowToJob(updated!);
     });
@@ -137,12 +170,20 @@ export class PostgresJobQueue implements JobQueue {
     if (states !== undefined) conditions.push(`state = ANY(${parameters.add(states)}::text[])`);
     const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
     const limitClause = limit === undefined ? '' : `LIMIT ${parameters.add(limit)}`;
-    return (await this.#database.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs ${where} ORDER BY seq ${limitClause}`, parameters.values)).rows.map(rowToJob);
+    return (
+      await this.#database.query<JobRow>(
+        `SELECT ${JOB_COLUMNS} FROM jobs ${where} ORDER BY seq ${limitClause}`,
+        parameters.values,
+      )
+    ).rows.map(rowToJob);
   }
 
   async delete(filter: FinishedJobFilter): Promise<number> {
     const { queue, states, updatedBefore } = checkJobDeletion(filter);
-    const result = await this.#database.query('DELETE FROM jobs WHERE queue = $1 AND state = ANY($2::text[]) AND updated_at < $3', [queue, states, updatedBefore]);
+    const result = await this.#database.query(
+      'DELETE FROM jobs WHERE queue = $1 AND state = ANY($2::text[]) AND updated_at < $3',
+      [queue, states, updatedBefore],
+    );
     return result.rowCount ?? 0;
   }
 
@@ -150,8 +191,13 @@ export class PostgresJobQueue implements JobQueue {
     const checked = queue === undefined ? undefined : checkQueue(queue);
     const rows = (
       checked === undefined
-        ? await this.#database.query<{ state: JobState; n: number }>('SELECT state, count(*) AS n FROM jobs GROUP BY state')
-        : await this.#database.query<{ state: JobState; n: number }>('SELECT state, count(*) AS n FROM jobs WHERE queue = $1 GROUP BY state', [checked])
+        ? await this.#database.query<{ state: JobState; n: number }>(
+            'SELECT state, count(*) AS n FROM jobs GROUP BY state',
+          )
+        : await this.#database.query<{ state: JobState; n: number }>(
+            'SELECT state, count(*) AS n FROM jobs WHERE queue = $1 GROUP BY state',
+            [checked],
+          )
     ).rows;
     const counts: Record<JobState, number> = { pending: 0, running: 0, done: 0, failed: 0 };
     for (const row of rows) counts[row.state] = row.n;
@@ -159,7 +205,11 @@ export class PostgresJobQueue implements JobQueue {
   }
 
   /** Runs `change` on a job `worker` still holds, the row locked; JOB_LEASE_LOST when another worker took it or it ended. */
-  async #leased(id: string, worker: string, change: (transaction: PostgresQueryable, row: JobRow) => Promise<{ rows: JobRow[] }>): Promise<Job> {
+  async #leased(
+    id: string,
+    worker: string,
+    change: (transaction: PostgresQueryable, row: JobRow) => Promise<{ rows: JobRow[] }>,
+  ): Promise<Job> {
     return this.#database.transaction(async (transaction) => {
       const row = await this.#row(transaction, id, true);
       if (!row) throw jobNotFound(id);
@@ -177,7 +227,11 @@ export class PostgresJobQueue implements JobQueue {
   }
 
   async #row(queryable: PostgresQueryable, id: string, forUpdate: boolean): Promise<JobRow | undefined> {
-    const [row] = (await queryable.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`, [id])).rows;
+    const [row] = (
+      await queryable.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`, [
+        id,
+      ])
+    ).rows;
     return row;
   }
 

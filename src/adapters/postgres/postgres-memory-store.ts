@@ -1,12 +1,45 @@
 import type { Bm25Parameters } from '../../recall/bm25-scoring.js';
 import { EngramError, isEngramError } from '../../kernel/errors.js';
-import { DEFAULT_MEMORY_LIMITS, normalizeNewMemory, normalizePatch, type Memory, type MemoryLimits, type MemoryPatch, type NewMemory } from '../../memory/memory.js';
-import { applyPatch, archiveMemory, changeTime, invalidateMemory, planImport, planUndo, restoreMemory, type ExistingPolicy } from '../../memory/memory-changes.js';
+import {
+  DEFAULT_MEMORY_LIMITS,
+  normalizeNewMemory,
+  normalizePatch,
+  type Memory,
+  type MemoryLimits,
+  type MemoryPatch,
+  type NewMemory,
+} from '../../memory/memory.js';
+import {
+  applyPatch,
+  archiveMemory,
+  changeTime,
+  invalidateMemory,
+  planImport,
+  planUndo,
+  restoreMemory,
+  type ExistingPolicy,
+} from '../../memory/memory-changes.js';
 import type { Scope } from '../../memory/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import type { ChangeAction, ChangeContext, HistoryEntry } from '../../memory/memory-history.js';
-import type { ImportReport, MemoryFilter, MemoryStore, StoreInfo, StoreStats, TextHit, TextSearch } from '../../contracts/memory-store.js';
-import { checkActor, checkInstant, checkMemoryFilter, checkScopes, checkTextSearch, checkUnchangedSince, memoryNotFound } from '../../contracts/store-checks/store-input.js';
+import type {
+  ImportReport,
+  MemoryFilter,
+  MemoryStore,
+  StoreInfo,
+  StoreStats,
+  TextHit,
+  TextSearch,
+} from '../../contracts/memory-store.js';
+import {
+  checkActor,
+  checkInstant,
+  checkMemoryFilter,
+  checkScopes,
+  checkTextSearch,
+  checkUnchangedSince,
+  memoryNotFound,
+} from '../../contracts/store-checks/store-input.js';
 import { createSortableId } from '../../kernel/ids.js';
 import { parsePostgresUrl, redactPostgresUrl, type PostgresConnectionSettings } from './postgres-connection-url.js';
 import { PostgresCheckpoints } from './postgres-checkpoints.js';
@@ -93,13 +126,27 @@ export class PostgresMemoryStore implements MemoryStore {
     this.#warn = options.onWarning ?? ((message: string) => process.emitWarning(message, 'EngramWarning'));
     const fullText = options.fullText;
     if (fullText !== undefined && !(fullText.k1 >= 0 && fullText.k1 <= 100 && fullText.b >= 0 && fullText.b <= 1)) {
-      throw new EngramError('CONFIG_INVALID', `Invalid full-text parameters ${JSON.stringify(fullText)}: k1 from 0 to 100, b from 0 to 1.`);
+      throw new EngramError(
+        'CONFIG_INVALID',
+        `Invalid full-text parameters ${JSON.stringify(fullText)}: k1 from 0 to 100, b from 0 to 1.`,
+      );
     }
     this.#database = new PostgresDatabase(this.#settings, this.#warn);
-    this.#fullText = new PostgresFullTextIndex(this.#database, fullText ?? { k1: DEFAULT_SETTINGS.recall.fullTextK1, b: DEFAULT_SETTINGS.recall.fullTextB });
+    this.#fullText = new PostgresFullTextIndex(
+      this.#database,
+      fullText ?? { k1: DEFAULT_SETTINGS.recall.fullTextK1, b: DEFAULT_SETTINGS.recall.fullTextB },
+    );
     const now = () => this.#now();
-    this.vectors = new PostgresVectorIndex({ database: this.#database, now, beforeUse: (mode) => this.#warnAboutVectorsOnce(mode) });
-    this.jobs = new PostgresJobQueue({ database: this.#database, now, defaults: () => options.jobs ?? DEFAULT_SETTINGS.jobs });
+    this.vectors = new PostgresVectorIndex({
+      database: this.#database,
+      now,
+      beforeUse: (mode) => this.#warnAboutVectorsOnce(mode),
+    });
+    this.jobs = new PostgresJobQueue({
+      database: this.#database,
+      now,
+      defaults: () => options.jobs ?? DEFAULT_SETTINGS.jobs,
+    });
     this.checkpoints = new PostgresCheckpoints({ database: this.#database, now });
     this.locks = new PostgresStoreLock({
       database: this.#database,
@@ -135,7 +182,11 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   info(): StoreInfo {
-    return { backend: 'postgres', location: redactPostgresUrl(this.#options.url), schemaVersion: this.#database.schemaVersion };
+    return {
+      backend: 'postgres',
+      location: redactPostgresUrl(this.#options.url),
+      schemaVersion: this.#database.schemaVersion,
+    };
   }
 
   async create(input: NewMemory, change: ChangeContext): Promise<Memory> {
@@ -145,7 +196,9 @@ export class PostgresMemoryStore implements MemoryStore {
 
   async createMany(inputs: readonly NewMemory[], change: ChangeContext): Promise<Memory[]> {
     const now = this.#now().toISOString();
-    const memories = inputs.map((input) => normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }));
+    const memories = inputs.map((input) =>
+      normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }),
+    );
     refuseRepeatedIds(memories, 'batch');
     const actor = checkActor(change);
     if (memories.length === 0) return [];
@@ -153,19 +206,27 @@ export class PostgresMemoryStore implements MemoryStore {
     // One statement: every memory and its history entry, or none of them.
     await insertMemoriesWithHistory(this.#database, memories, entries).catch((error: unknown) => {
       if (!(isEngramError(error) && error.code === 'CONFLICT')) throw error;
-      const id = /\(id\)=\((.*)\) already exists/.exec(String((error.cause as { detail?: unknown } | undefined)?.detail))?.[1];
+      const id = /\(id\)=\((.*)\) already exists/.exec(
+        String((error.cause as { detail?: unknown } | undefined)?.detail),
+      )?.[1];
       throw new EngramError('CONFLICT', `A memory with id ${id ?? 'of this batch'} already exists.`, { cause: error });
     });
     return memories;
   }
 
-  async importMany(inputs: readonly NewMemory[], options: { onExisting: ExistingPolicy }, change: ChangeContext): Promise<ImportReport> {
+  async importMany(
+    inputs: readonly NewMemory[],
+    options: { onExisting: ExistingPolicy },
+    change: ChangeContext,
+  ): Promise<ImportReport> {
     if (!Array.isArray(inputs)) throw new EngramError('INVALID_INPUT', 'An import is an array of memories.');
     if (!['skip', 'replace', 'fail'].includes(options?.onExisting)) {
       throw new EngramError('INVALID_INPUT', 'onExisting must be "skip", "replace" or "fail".');
     }
     const now = this.#now().toISOString();
-    const memories = inputs.map((input) => normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }));
+    const memories = inputs.map((input) =>
+      normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }),
+    );
     refuseRepeatedIds(memories, 'import');
     const actor = checkActor(change);
     const report: ImportReport = { created: 0, replaced: 0, skipped: 0, written: [] };
@@ -194,12 +255,20 @@ export class PostgresMemoryStore implements MemoryStore {
 
   async get(id: string, scopes?: readonly Scope[]): Promise<Memory | undefined> {
     if (scopes === undefined) {
-      const [row] = (await this.#database.query<MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1`, [id], PREPARED)).rows;
+      const [row] = (
+        await this.#database.query<MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1`, [id], PREPARED)
+      ).rows;
       return row && rowToMemory(row);
     }
     const checked = checkScopes(scopes);
     if (checked.length === 0) return undefined;
-    const [row] = (await this.#database.query<MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1 AND scope = ANY($2::text[])`, [id, checked], PREPARED)).rows;
+    const [row] = (
+      await this.#database.query<MemoryRow>(
+        `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1 AND scope = ANY($2::text[])`,
+        [id, checked],
+        PREPARED,
+      )
+    ).rows;
     return row && rowToMemory(row);
   }
 
@@ -211,8 +280,10 @@ export class PostgresMemoryStore implements MemoryStore {
   async invalidate(id: string, options: { supersededBy?: string }, change: ChangeContext): Promise<Memory> {
     return this.#change(id, change, 'invalidate', async (memory, now, transaction) => {
       if (options.supersededBy !== undefined) {
-        const [successor] = (await transaction.query('SELECT 1 FROM memories WHERE id = $1', [options.supersededBy])).rows;
-        if (!successor) throw new EngramError('INVALID_INPUT', `The superseding memory ${options.supersededBy} does not exist.`);
+        const [successor] = (await transaction.query('SELECT 1 FROM memories WHERE id = $1', [options.supersededBy]))
+          .rows;
+        if (!successor)
+          throw new EngramError('INVALID_INPUT', `The superseding memory ${options.supersededBy} does not exist.`);
       }
       return invalidateMemory(memory, now, options.supersededBy);
     });
@@ -233,7 +304,16 @@ export class PostgresMemoryStore implements MemoryStore {
       if (!before) throw memoryNotFound(id);
       checkUnchangedSince(before, change);
       await transaction.query('DELETE FROM memories WHERE id = $1', [id], PREPARED);
-      await this.#record(transaction, 'delete', id, before, null, actor, changeTime(before, this.#now().toISOString()), null);
+      await this.#record(
+        transaction,
+        'delete',
+        id,
+        before,
+        null,
+        actor,
+        changeTime(before, this.#now().toISOString()),
+        null,
+      );
     });
   }
 
@@ -249,7 +329,9 @@ export class PostgresMemoryStore implements MemoryStore {
   async count(filter: MemoryFilter): Promise<number> {
     const parameters = new SqlParameters();
     const where = filterClause(checkMemoryFilter(filter), parameters);
-    const [row] = (await this.#database.query<{ n: number }>(`SELECT count(*) AS n FROM memories WHERE ${where}`, parameters.values)).rows;
+    const [row] = (
+      await this.#database.query<{ n: number }>(`SELECT count(*) AS n FROM memories WHERE ${where}`, parameters.values)
+    ).rows;
     return row!.n;
   }
 
@@ -262,7 +344,8 @@ export class PostgresMemoryStore implements MemoryStore {
 
   async recordAccess(ids: readonly string[], at: string): Promise<void> {
     const milliseconds = checkInstant(at, 'at');
-    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) throw new EngramError('INVALID_INPUT', 'recordAccess takes an array of memory ids.');
+    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string'))
+      throw new EngramError('INVALID_INPUT', 'recordAccess takes an array of memory ids.');
     if (ids.length === 0) return;
     // Rows are locked in id order first, so two recalls recording overlapping hits never deadlock.
     // An id given twice counts twice, as two recorded hits.
@@ -277,7 +360,13 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async history(memoryId: string): Promise<HistoryEntry[]> {
-    const rows = (await this.#database.query<HistoryRow>(`SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE memory_id = $1 ORDER BY seq`, [memoryId], PREPARED)).rows;
+    const rows = (
+      await this.#database.query<HistoryRow>(
+        `SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE memory_id = $1 ORDER BY seq`,
+        [memoryId],
+        PREPARED,
+      )
+    ).rows;
     return rows.map(rowToHistory);
   }
 
@@ -289,7 +378,11 @@ export class PostgresMemoryStore implements MemoryStore {
     const actor = checkActor(change);
     return this.#database.transaction(async (transaction) => {
       const entry = await this.#readChange(transaction, changeId);
-      if (!entry) throw new EngramError('NOT_FOUND', `No change with id ${changeId}; "engram show <memory>" lists a memory's changes.`);
+      if (!entry)
+        throw new EngramError(
+          'NOT_FOUND',
+          `No change with id ${changeId}; "engram show <memory>" lists a memory's changes.`,
+        );
       const current = await this.#lockedMemory(transaction, entry.memoryId);
       const now = changeTime(current ?? { updatedAt: entry.at }, this.#now().toISOString());
       const plan = planUndo(entry, current, now);
@@ -304,11 +397,22 @@ export class PostgresMemoryStore implements MemoryStore {
           await insertMemories(transaction, [plan.after]).catch((error: unknown) => {
             // Another process brought the memory back first.
             throw isEngramError(error) && error.code === 'CONFLICT'
-              ? new EngramError('UNDO_CONFLICT', `Cannot undo ${entry.id}: memory ${entry.memoryId} exists again.`, { cause: error })
+              ? new EngramError('UNDO_CONFLICT', `Cannot undo ${entry.id}: memory ${entry.memoryId} exists again.`, {
+                  cause: error,
+                })
               : error;
           });
         }
-        entryId = await this.#record(transaction, plan.action, entry.memoryId, plan.before, plan.after, actor, now, entry.id);
+        entryId = await this.#record(
+          transaction,
+          plan.action,
+          entry.memoryId,
+          plan.before,
+          plan.after,
+          actor,
+          now,
+          entry.id,
+        );
       }
       return (await this.#readChange(transaction, entryId))!;
     });
@@ -354,17 +458,37 @@ export class PostgresMemoryStore implements MemoryStore {
     return entry.id;
   }
 
-  #entry(action: ChangeAction, memoryId: string, before: Memory | null, after: Memory | null, actor: string, now: string, undoOf: string | null): HistoryEntry {
+  #entry(
+    action: ChangeAction,
+    memoryId: string,
+    before: Memory | null,
+    after: Memory | null,
+    actor: string,
+    now: string,
+    undoOf: string | null,
+  ): HistoryEntry {
     return { id: createSortableId('chg', Date.parse(now)), memoryId, action, actor, at: now, before, after, undoOf };
   }
 
   async #lockedMemory(transaction: PostgresQueryable, id: string): Promise<Memory | undefined> {
-    const [row] = (await transaction.query<MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1 FOR UPDATE`, [id], PREPARED)).rows;
+    const [row] = (
+      await transaction.query<MemoryRow>(
+        `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1 FOR UPDATE`,
+        [id],
+        PREPARED,
+      )
+    ).rows;
     return row && rowToMemory(row);
   }
 
   async #readChange(queryable: PostgresQueryable, changeId: string): Promise<HistoryEntry | undefined> {
-    const [row] = (await queryable.query<HistoryRow>(`SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE id = $1`, [changeId], PREPARED)).rows;
+    const [row] = (
+      await queryable.query<HistoryRow>(
+        `SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE id = $1`,
+        [changeId],
+        PREPARED,
+      )
+    ).rows;
     return row && rowToHistory(row);
   }
 

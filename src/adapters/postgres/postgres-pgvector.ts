@@ -45,16 +45,25 @@ export async function detectPgvector(database: PostgresQueryable): Promise<Vecto
     // In public, not the store's schema: dropping one store's schema must not take the type from the others.
     await database.query('CREATE EXTENSION IF NOT EXISTS vector SCHEMA public');
   } catch (error) {
-    return { kind: 'engram', reason: `pgvector is on the server but could not be enabled in this database (${(error as Error).message}); run CREATE EXTENSION vector as its owner` };
+    return {
+      kind: 'engram',
+      reason: `pgvector is on the server but could not be enabled in this database (${(error as Error).message}); run CREATE EXTENSION vector as its owner`,
+    };
   }
   const created = await installed();
-  return created ? { kind: 'pgvector', pgvector: created } : { kind: 'engram', reason: 'pgvector could not be enabled in this database' };
+  return created
+    ? { kind: 'pgvector', pgvector: created }
+    : { kind: 'engram', reason: 'pgvector could not be enabled in this database' };
 }
 
 /** The SQL names of pgvector's objects, qualified by the extension's schema. */
 export function pgvectorNames(pgvector: Pgvector): { type: string; distance: string; operatorClass: string } {
   const schema = quoteIdentifier(pgvector.schema);
-  return { type: `${schema}.vector`, distance: `OPERATOR(${schema}.<=>)`, operatorClass: `${schema}.vector_cosine_ops` };
+  return {
+    type: `${schema}.vector`,
+    distance: `OPERATOR(${schema}.<=>)`,
+    operatorClass: `${schema}.vector_cosine_ops`,
+  };
 }
 
 /**
@@ -72,11 +81,17 @@ export async function ensureEmbeddingTable(database: PostgresQueryable, pgvector
 }
 
 /** Rebuilds the HNSW index for the space's length (none past pgvector's 2,000 dimensions: searches are then exact). */
-export async function indexEmbeddings(database: PostgresQueryable, pgvector: Pgvector, dimensions: number): Promise<void> {
+export async function indexEmbeddings(
+  database: PostgresQueryable,
+  pgvector: Pgvector,
+  dimensions: number,
+): Promise<void> {
   const { type, operatorClass } = pgvectorNames(pgvector);
   await database.query('DROP INDEX IF EXISTS memory_embeddings_hnsw');
   if (dimensions > MAX_INDEXED_DIMENSIONS) return;
-  await database.query(`CREATE INDEX memory_embeddings_hnsw ON memory_embeddings USING hnsw ((embedding::${type}(${dimensions})) ${operatorClass})`);
+  await database.query(
+    `CREATE INDEX memory_embeddings_hnsw ON memory_embeddings USING hnsw ((embedding::${type}(${dimensions})) ${operatorClass})`,
+  );
 }
 
 /** A float32 vector in pgvector's text form. */

@@ -32,9 +32,12 @@ export function filterClause(filter: ReturnType<typeof checkMemoryFilter>, param
   if (filter.archived === 'only') clauses.push('archived');
   if (filter.invalid === 'exclude') clauses.push('invalid_at IS NULL');
   if (filter.invalid === 'only') clauses.push('invalid_at IS NOT NULL');
-  if (filter.updatedBefore !== undefined) clauses.push(`updated_at < ${parameters.add(checkInstant(filter.updatedBefore, 'updatedBefore'))}`);
+  if (filter.updatedBefore !== undefined)
+    clauses.push(`updated_at < ${parameters.add(checkInstant(filter.updatedBefore, 'updatedBefore'))}`);
   if (filter.accessedBefore !== undefined) {
-    clauses.push(`COALESCE(last_accessed_at, created_at) < ${parameters.add(checkInstant(filter.accessedBefore, 'accessedBefore'))}`);
+    clauses.push(
+      `COALESCE(last_accessed_at, created_at) < ${parameters.add(checkInstant(filter.accessedBefore, 'accessedBefore'))}`,
+    );
   }
   if (filter.importanceBelow !== undefined) clauses.push(`importance < ${parameters.add(filter.importanceBelow)}`);
   return clauses.join(' AND ');

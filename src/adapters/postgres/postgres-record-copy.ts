@@ -1,8 +1,21 @@
 import type { Memory, MemoryLimits } from '../../memory/memory.js';
-import { JOB_COLUMNS, restoredJobValues, rowToCheckpoint, rowToJob, type CheckpointRow, type JobRow } from '../sql/job-rows.js';
+import {
+  JOB_COLUMNS,
+  restoredJobValues,
+  rowToCheckpoint,
+  rowToJob,
+  type CheckpointRow,
+  type JobRow,
+} from '../sql/job-rows.js';
 import type { HistoryEntry } from '../../memory/memory-history.js';
 import type { Job } from '../../contracts/memory-store-jobs.js';
-import type { CheckpointRecord, ExportPage, RecordCopy, RestoreReport, StoreRecords } from '../../contracts/memory-store-records.js';
+import type {
+  CheckpointRecord,
+  ExportPage,
+  RecordCopy,
+  RestoreReport,
+  StoreRecords,
+} from '../../contracts/memory-store-records.js';
 import type { VectorEntry, VectorSpace } from '../../contracts/memory-store-vectors.js';
 import {
   checkExportPage,
@@ -23,7 +36,21 @@ import { MEMORY_COLUMNS, rowToHistory, rowToMemory, type HistoryRow, type Memory
 import { vectorBytes, vectorFromBytes } from './postgres-vector-index.js';
 
 const HISTORY_COLUMNS = 'id, memory_id, action, actor, at, before, after, undo_of';
-const JOB_COLUMN_TYPES = ['text', 'text', 'text', 'text', 'text', 'int4', 'int4', 'int8', 'text', 'int8', 'text', 'int8', 'int8'];
+const JOB_COLUMN_TYPES = [
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'int4',
+  'int4',
+  'int8',
+  'text',
+  'int8',
+  'text',
+  'int8',
+  'int8',
+];
 const INSERT_JOBS = `INSERT INTO jobs (${JOB_COLUMNS}) SELECT * FROM unnest(${JOB_COLUMN_TYPES.map((type, index) => `$${index + 1}::${type}[]`).join(', ')})`;
 
 /** What the record copy needs from the store besides its connection. */
@@ -51,13 +78,23 @@ export class PostgresRecordCopy implements RecordCopy {
 
   async exportMemories(input: ExportPage): Promise<Memory[]> {
     const page = checkExportPage(input);
-    const rows = (await this.#database.query<MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id > $1 ORDER BY id LIMIT $2`, [page.after, page.limit])).rows;
+    const rows = (
+      await this.#database.query<MemoryRow>(
+        `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id > $1 ORDER BY id LIMIT $2`,
+        [page.after, page.limit],
+      )
+    ).rows;
     return rows.map(rowToMemory);
   }
 
   async exportHistory(input: ExportPage): Promise<HistoryEntry[]> {
     const page = checkExportPage(input);
-    const rows = (await this.#database.query<HistoryRow>(`SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE id > $1 ORDER BY id LIMIT $2`, [page.after, page.limit])).rows;
+    const rows = (
+      await this.#database.query<HistoryRow>(
+        `SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE id > $1 ORDER BY id LIMIT $2`,
+        [page.after, page.limit],
+      )
+    ).rows;
     return rows.map(rowToHistory);
   }
 
@@ -70,24 +107,40 @@ export class PostgresRecordCopy implements RecordCopy {
         [page.after, page.limit],
       )
     ).rows;
-    return rows.map((row) => ({ id: row.id, vector: vectorFromBytes(row.vector), updatedAt: new Date(row.updated_at).toISOString() }));
+    return rows.map((row) => ({
+      id: row.id,
+      vector: vectorFromBytes(row.vector),
+      updatedAt: new Date(row.updated_at).toISOString(),
+    }));
   }
 
   async exportJobs(input: ExportPage): Promise<Job[]> {
     const page = checkExportPage(input);
-    const rows = (await this.#database.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id > $1 ORDER BY id LIMIT $2`, [page.after, page.limit])).rows;
+    const rows = (
+      await this.#database.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id > $1 ORDER BY id LIMIT $2`, [
+        page.after,
+        page.limit,
+      ])
+    ).rows;
     return rows.map(rowToJob);
   }
 
   async exportCheckpoints(input: ExportPage): Promise<CheckpointRecord[]> {
     const page = checkExportPage(input, 'name');
-    const rows = (await this.#database.query<CheckpointRow>('SELECT name, value, updated_at FROM checkpoints WHERE name > $1 ORDER BY name LIMIT $2', [page.after, page.limit])).rows;
+    const rows = (
+      await this.#database.query<CheckpointRow>(
+        'SELECT name, value, updated_at FROM checkpoints WHERE name > $1 ORDER BY name LIMIT $2',
+        [page.after, page.limit],
+      )
+    ).rows;
     return rows.map(rowToCheckpoint);
   }
 
   /** Writes memories, history, vectors, jobs and checkpoints in one transaction; identical ids are skipped, differing ones refused. */
   async restore(records: StoreRecords): Promise<RestoreReport> {
-    const checked = checkStoreRecords(records, this.#options.limits(), { maxPayloadBytes: this.#options.maxPayloadBytes() });
+    const checked = checkStoreRecords(records, this.#options.limits(), {
+      maxPayloadBytes: this.#options.maxPayloadBytes(),
+    });
     const report: RestoreReport = {
       written: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
       skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
@@ -95,9 +148,12 @@ export class PostgresRecordCopy implements RecordCopy {
     return this.#database.transaction(async (transaction) => {
       // Each kind: read what is there under the given ids in one query, then write the new ones in one.
       const storedMemories = new Map(
-        (await transaction.query<MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`, [checked.memories.map((memory) => memory.id)])).rows.map(
-          (row) => [row.id, rowToMemory(row)] as const,
-        ),
+        (
+          await transaction.query<MemoryRow>(
+            `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`,
+            [checked.memories.map((memory) => memory.id)],
+          )
+        ).rows.map((row) => [row.id, rowToMemory(row)] as const),
       );
       const newMemories: Memory[] = [];
       for (const memory of checked.memories) {
@@ -110,9 +166,12 @@ export class PostgresRecordCopy implements RecordCopy {
       report.skipped.memories = checked.memories.length - newMemories.length;
 
       const storedHistory = new Map(
-        (await transaction.query<HistoryRow>(`SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE id = ANY($1::text[])`, [checked.history.map((entry) => entry.id)])).rows.map(
-          (row) => [row.id, rowToHistory(row)] as const,
-        ),
+        (
+          await transaction.query<HistoryRow>(
+            `SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE id = ANY($1::text[])`,
+            [checked.history.map((entry) => entry.id)],
+          )
+        ).rows.map((row) => [row.id, rowToHistory(row)] as const),
       );
       const newHistory: HistoryEntry[] = [];
       for (const entry of checked.history) {
@@ -140,28 +199,31 @@ export class PostgresRecordCopy implements RecordCopy {
         // A vector belongs to one version of its memory's text: without that version it would attach a wrong meaning.
         if (row === undefined || row.updated_at !== Date.parse(entry.updatedAt)) throw vectorWithoutMemory(entry.id);
         if (row.vector === null) newVectors.push(entry);
-        else if (!sameVector({ id: entry.id, vector: vectorFromBytes(row.vector), updatedAt: entry.updatedAt }, entry)) throw differentRecord('vector', entry.id);
+        else if (!sameVector({ id: entry.id, vector: vectorFromBytes(row.vector), updatedAt: entry.updatedAt }, entry))
+          throw differentRecord('vector', entry.id);
       }
       if (newVectors.length > 0) {
-        await transaction.query('INSERT INTO memory_vectors (memory_id, vector) SELECT * FROM unnest($1::text[], $2::bytea[])', [
-          newVectors.map((entry) => entry.id),
-          newVectors.map((entry) => vectorBytes(entry.vector)),
-        ]);
+        await transaction.query(
+          'INSERT INTO memory_vectors (memory_id, vector) SELECT * FROM unnest($1::text[], $2::bytea[])',
+          [newVectors.map((entry) => entry.id), newVectors.map((entry) => vectorBytes(entry.vector))],
+        );
       }
       await this.#options.mirrorVectors(transaction, newVectors);
       report.written.vectors = newVectors.length;
       report.skipped.vectors = vectors.length - newVectors.length;
 
       const newJobs = await this.#newJobs(transaction, checked.jobs);
-      if (newJobs.length > 0) await transaction.query(INSERT_JOBS, columns(newJobs.map(restoredJobValues), JOB_COLUMN_TYPES.length));
+      if (newJobs.length > 0)
+        await transaction.query(INSERT_JOBS, columns(newJobs.map(restoredJobValues), JOB_COLUMN_TYPES.length));
       report.written.jobs = newJobs.length;
       report.skipped.jobs = checked.jobs.length - newJobs.length;
 
       const storedCheckpoints = new Map(
         (
-          await transaction.query<CheckpointRow>('SELECT name, value, updated_at FROM checkpoints WHERE name = ANY($1::text[]) ORDER BY name FOR UPDATE', [
-            checked.checkpoints.map((checkpoint) => checkpoint.name),
-          ])
+          await transaction.query<CheckpointRow>(
+            'SELECT name, value, updated_at FROM checkpoints WHERE name = ANY($1::text[]) ORDER BY name FOR UPDATE',
+            [checked.checkpoints.map((checkpoint) => checkpoint.name)],
+          )
         ).rows.map((row) => [row.name, rowToCheckpoint(row)] as const),
       );
       const newCheckpoints: CheckpointRecord[] = [];
@@ -171,11 +233,14 @@ export class PostgresRecordCopy implements RecordCopy {
         else if (!sameCheckpoint(stored, checkpoint)) throw differentRecord('checkpoint', checkpoint.name);
       }
       if (newCheckpoints.length > 0) {
-        await transaction.query('INSERT INTO checkpoints (name, value, updated_at) SELECT * FROM unnest($1::text[], $2::text[], $3::int8[])', [
-          newCheckpoints.map((checkpoint) => checkpoint.name),
-          newCheckpoints.map((checkpoint) => checkpoint.value),
-          newCheckpoints.map((checkpoint) => Date.parse(checkpoint.updatedAt)),
-        ]);
+        await transaction.query(
+          'INSERT INTO checkpoints (name, value, updated_at) SELECT * FROM unnest($1::text[], $2::text[], $3::int8[])',
+          [
+            newCheckpoints.map((checkpoint) => checkpoint.name),
+            newCheckpoints.map((checkpoint) => checkpoint.value),
+            newCheckpoints.map((checkpoint) => Date.parse(checkpoint.updatedAt)),
+          ],
+        );
       }
       report.written.checkpoints = newCheckpoints.length;
       report.skipped.checkpoints = checked.checkpoints.length - newCheckpoints.length;
@@ -209,11 +274,12 @@ export class PostgresRecordCopy implements RecordCopy {
   }
 
   async #space(transaction: PostgresQueryable): Promise<VectorSpace | undefined> {
-    const [row] = (await transaction.query<VectorSpace>('SELECT model, dimensions FROM vector_space WHERE id = 1 FOR SHARE')).rows;
+    const [row] = (
+      await transaction.query<VectorSpace>('SELECT model, dimensions FROM vector_space WHERE id = 1 FOR SHARE')
+    ).rows;
     return row && { model: row.model, dimensions: row.dimensions };
   }
 }
-
 
 /** One array per column (what `unnest` takes) from rows of values. */
 function columns(rows: readonly unknown[][], width: number): unknown[][] {

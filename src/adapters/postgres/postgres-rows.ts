@@ -23,8 +23,6 @@ export function memoryColumns(alias: string): string {
     .join(', ');
 }
 
-
-
 /** Parameter values for WRITTEN_COLUMNS, in order. */
 export function memoryValues(memory: Memory): unknown[] {
   return [
@@ -46,7 +44,6 @@ export function memoryValues(memory: Memory): unknown[] {
     memory.archived,
   ];
 }
-
 
 /** `$start, $start+1, …` for `count` parameters. */
 export function parameterList(count: number, start = 1): string {

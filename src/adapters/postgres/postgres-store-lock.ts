@@ -46,7 +46,9 @@ export class PostgresStoreLock implements StoreLocks {
         } catch (error) {
           // Closing the connection releases the lock on the server.
           broken = true;
-          this.#dependencies.onWarning(`engram: could not release the store lock ${JSON.stringify(request.name)} (${(error as Error).message}); its connection is closed instead.`);
+          this.#dependencies.onWarning(
+            `engram: could not release the store lock ${JSON.stringify(request.name)} (${(error as Error).message}); its connection is closed instead.`,
+          );
         }
       }
     } finally {
@@ -54,13 +56,27 @@ export class PostgresStoreLock implements StoreLocks {
     }
   }
 
-  async #acquire(connection: { query: PostgresAccess['query'] }, key: string, name: string, waitMs: number): Promise<void> {
+  async #acquire(
+    connection: { query: PostgresAccess['query'] },
+    key: string,
+    name: string,
+    waitMs: number,
+  ): Promise<void> {
     // A free lock (the usual case) is taken in one round trip; only a busy one is waited for.
-    const [row] = (await connection.query<{ taken: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS taken', [key], { prepared: true })).rows;
+    const [row] = (
+      await connection.query<{ taken: boolean }>(
+        'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS taken',
+        [key],
+        { prepared: true },
+      )
+    ).rows;
     if (row!.taken) return;
     if (waitMs === 0) throw timeout(name, waitMs);
     // The wait is the server's: lock_timeout cancels it; the statement timeout must not cut it shorter.
-    await connection.query("SELECT set_config('lock_timeout', $1, false), set_config('statement_timeout', '0', false)", [`${waitMs}ms`]);
+    await connection.query(
+      "SELECT set_config('lock_timeout', $1, false), set_config('statement_timeout', '0', false)",
+      [`${waitMs}ms`],
+    );
     try {
       await connection.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]);
     } catch (error) {

@@ -1,10 +1,30 @@
 import type { Memory } from '../../memory/memory.js';
 import { cosineSimilarity } from '../../recall/vector-similarity.js';
-import type { VectorCounts, VectorEntry, VectorHit, VectorIndex, VectorSearch, VectorSpace } from '../../contracts/memory-store-vectors.js';
-import { checkBackfillLimit, checkVectorEntries, checkVectorSearch, checkVectorSpace, hasDirection } from '../../contracts/store-checks/vector-input.js';
+import type {
+  VectorCounts,
+  VectorEntry,
+  VectorHit,
+  VectorIndex,
+  VectorSearch,
+  VectorSpace,
+} from '../../contracts/memory-store-vectors.js';
+import {
+  checkBackfillLimit,
+  checkVectorEntries,
+  checkVectorSearch,
+  checkVectorSpace,
+  hasDirection,
+} from '../../contracts/store-checks/vector-input.js';
 import type { PostgresAccess, PostgresQueryable } from './postgres-database.js';
 import { SqlParameters } from './postgres-queries.js';
-import { EXACT_SEARCH_BELOW, ensureEmbeddingTable, indexEmbeddings, pgvectorNames, vectorLiteral, type VectorSearchMode } from './postgres-pgvector.js';
+import {
+  EXACT_SEARCH_BELOW,
+  ensureEmbeddingTable,
+  indexEmbeddings,
+  pgvectorNames,
+  vectorLiteral,
+  type VectorSearchMode,
+} from './postgres-pgvector.js';
 import { MEMORY_COLUMNS, memoryColumns, rowToMemory, type MemoryRow } from './postgres-rows.js';
 
 // Vectors on Postgres. The record is float32 bytes in `memory_vectors` (as in SQLite). Where the
@@ -54,7 +74,12 @@ export class PostgresVectorIndex implements VectorIndex {
       await transaction.query('LOCK TABLE vector_space IN SHARE ROW EXCLUSIVE MODE');
       await ensureEmbeddingTable(transaction, mode.pgvector);
       const space = await this.space(transaction);
-      const indexed = (await transaction.query("SELECT 1 FROM pg_class WHERE relname = 'memory_embeddings_hnsw' AND relnamespace = current_schema()::regnamespace")).rows.length > 0;
+      const indexed =
+        (
+          await transaction.query(
+            "SELECT 1 FROM pg_class WHERE relname = 'memory_embeddings_hnsw' AND relnamespace = current_schema()::regnamespace",
+          )
+        ).rows.length > 0;
       if (space && !indexed) await indexEmbeddings(transaction, mode.pgvector, space.dimensions);
       // Vectors stored while pgvector was missing (or by a copy): mirror them now, a page at a time.
       for (;;) {
@@ -64,13 +89,19 @@ export class PostgresVectorIndex implements VectorIndex {
           )
         ).rows;
         if (missing.length === 0) break;
-        await this.mirror(transaction, missing.map((row) => ({ id: row.memory_id, vector: vectorFromBytes(row.vector) })));
+        await this.mirror(
+          transaction,
+          missing.map((row) => ({ id: row.memory_id, vector: vectorFromBytes(row.vector) })),
+        );
       }
     });
   }
 
   /** Copies stored vectors into the pgvector column (no-op without pgvector); part of the caller's transaction. */
-  async mirror(transaction: PostgresQueryable, entries: ReadonlyArray<{ id: string; vector: Float32Array }>): Promise<void> {
+  async mirror(
+    transaction: PostgresQueryable,
+    entries: ReadonlyArray<{ id: string; vector: Float32Array }>,
+  ): Promise<void> {
     if (this.#mode.kind !== 'pgvector' || entries.length === 0) return;
     const { type } = pgvectorNames(this.#mode.pgvector);
     await transaction.query(
@@ -114,19 +145,29 @@ export class PostgresVectorIndex implements VectorIndex {
   async put(entries: readonly VectorEntry[]): Promise<number> {
     this.#beforeUse(this.#mode);
     return this.#database.transaction(async (transaction) => {
-      const [spaceRow] = (await transaction.query<VectorSpace>('SELECT model, dimensions FROM vector_space WHERE id = 1 FOR SHARE')).rows;
-      const checked = checkVectorEntries(entries, spaceRow && { model: spaceRow.model, dimensions: spaceRow.dimensions });
+      const [spaceRow] = (
+        await transaction.query<VectorSpace>('SELECT model, dimensions FROM vector_space WHERE id = 1 FOR SHARE')
+      ).rows;
+      const checked = checkVectorEntries(
+        entries,
+        spaceRow && { model: spaceRow.model, dimensions: spaceRow.dimensions },
+      );
       if (checked.length === 0) return 0;
       // FOR SHARE: the memories cannot change text or go away before this transaction ends, so a
       // vector is never attached to text it was not computed from.
       const rows = (
-        await transaction.query<{ id: string; updated_at: number }>('SELECT id, updated_at FROM memories WHERE id = ANY($1::text[]) ORDER BY id FOR SHARE', [
-          checked.map((entry) => entry.id),
-        ])
+        await transaction.query<{ id: string; updated_at: number }>(
+          'SELECT id, updated_at FROM memories WHERE id = ANY($1::text[]) ORDER BY id FOR SHARE',
+          [checked.map((entry) => entry.id)],
+        )
       ).rows;
       const versions = new Map(rows.map((row) => [row.id, row.updated_at]));
       // Computed from an older version of the text: storing it would attach a stale meaning.
-      const current = checked.filter((entry) => versions.has(entry.id) && (entry.updatedAt === undefined || versions.get(entry.id) === Date.parse(entry.updatedAt)));
+      const current = checked.filter(
+        (entry) =>
+          versions.has(entry.id) &&
+          (entry.updatedAt === undefined || versions.get(entry.id) === Date.parse(entry.updatedAt)),
+      );
       if (current.length === 0) return 0;
       await transaction.query(
         `INSERT INTO memory_vectors (memory_id, vector) SELECT * FROM unnest($1::text[], $2::bytea[])
@@ -144,14 +185,22 @@ export class PostgresVectorIndex implements VectorIndex {
     const query = checkVectorSearch(input, space);
     if (space === undefined || query.limit === 0 || query.scopes.length === 0 || !hasDirection(query.vector)) return [];
     const parameters = new SqlParameters();
-    const clauses = [`m.scope = ANY(${parameters.add(query.scopes)}::text[])`, 'NOT m.archived', 'm.invalid_at IS NULL'];
+    const clauses = [
+      `m.scope = ANY(${parameters.add(query.scopes)}::text[])`,
+      'NOT m.archived',
+      'm.invalid_at IS NULL',
+    ];
     if (query.types && query.types.length > 0) clauses.push(`m.type = ANY(${parameters.add(query.types)}::text[])`);
     const nearest =
       this.#mode.kind === 'pgvector'
         ? await this.#nearestInDatabase(query.vector, query.limit, space.dimensions, clauses, parameters)
         : await this.#nearestInEngram(query.vector, query.limit, clauses, parameters);
     if (nearest.length === 0) return [];
-    const rows = (await this.#database.query<MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = ANY($1::text[])`, [nearest.map((hit) => hit.id)])).rows;
+    const rows = (
+      await this.#database.query<MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = ANY($1::text[])`, [
+        nearest.map((hit) => hit.id),
+      ])
+    ).rows;
     const byId = new Map(rows.map((row) => [row.id, rowToMemory(row)]));
     // A memory deleted between the two reads is left out rather than returned half-read.
     return nearest.flatMap((hit) => {
@@ -161,7 +210,12 @@ export class PostgresVectorIndex implements VectorIndex {
   }
 
   /** Exact cosine over the filtered rows' vectors, computed here. */
-  async #nearestInEngram(vector: Float32Array, limit: number, clauses: string[], parameters: SqlParameters): Promise<Array<{ id: string; similarity: number }>> {
+  async #nearestInEngram(
+    vector: Float32Array,
+    limit: number,
+    clauses: string[],
+    parameters: SqlParameters,
+  ): Promise<Array<{ id: string; similarity: number }>> {
     const candidates = (
       await this.#database.query<{ seq: number; id: string; vector: Buffer }>(
         `SELECT m.seq, m.id, v.vector FROM memories m JOIN memory_vectors v ON v.memory_id = m.id WHERE ${clauses.join(' AND ')}`,
@@ -169,8 +223,14 @@ export class PostgresVectorIndex implements VectorIndex {
       )
     ).rows;
     return candidates
-      .map((candidate) => ({ id: candidate.id, seq: candidate.seq, similarity: cosineSimilarity(vector, vectorFromBytes(candidate.vector)) }))
-      .filter((candidate): candidate is { id: string; seq: number; similarity: number } => candidate.similarity !== undefined)
+      .map((candidate) => ({
+        id: candidate.id,
+        seq: candidate.seq,
+        similarity: cosineSimilarity(vector, vectorFromBytes(candidate.vector)),
+      }))
+      .filter(
+        (candidate): candidate is { id: string; seq: number; similarity: number } => candidate.similarity !== undefined,
+      )
       .sort((a, b) => b.similarity - a.similarity || a.seq - b.seq)
       .slice(0, limit);
   }
@@ -194,7 +254,11 @@ export class PostgresVectorIndex implements VectorIndex {
     const query = parameters.add(vectorLiteral(vector));
     const limitParameter = parameters.add(limit);
     return this.#database.transaction(async (transaction) => {
-      const [estimate] = (await transaction.query<{ rows: number }>("SELECT reltuples::float8 AS rows FROM pg_class WHERE oid = 'memory_embeddings'::regclass")).rows;
+      const [estimate] = (
+        await transaction.query<{ rows: number }>(
+          "SELECT reltuples::float8 AS rows FROM pg_class WHERE oid = 'memory_embeddings'::regclass",
+        )
+      ).rows;
       const indexed = dimensions <= 2_000 && (estimate?.rows ?? 0) >= EXACT_SEARCH_BELOW;
       if (indexed) {
         await transaction.query(`SET LOCAL hnsw.ef_search = ${Math.min(1_000, Math.max(40, limit))}`);
@@ -210,7 +274,9 @@ export class PostgresVectorIndex implements VectorIndex {
           parameters.values,
         )
       ).rows;
-      return rows.filter((row) => Number.isFinite(row.distance)).map((row) => ({ id: row.id, similarity: 1 - row.distance }));
+      return rows
+        .filter((row) => Number.isFinite(row.distance))
+        .map((row) => ({ id: row.id, similarity: 1 - row.distance }));
     });
   }
 
@@ -226,7 +292,11 @@ export class PostgresVectorIndex implements VectorIndex {
   }
 
   async counts(): Promise<VectorCounts> {
-    const [row] = (await this.#database.query<{ stored: number; total: number }>('SELECT (SELECT count(*) FROM memory_vectors) AS stored, (SELECT count(*) FROM memories) AS total')).rows;
+    const [row] = (
+      await this.#database.query<{ stored: number; total: number }>(
+        'SELECT (SELECT count(*) FROM memory_vectors) AS stored, (SELECT count(*) FROM memories) AS total',
+      )
+    ).rows;
     return { stored: row!.stored, missing: row!.total - row!.stored };
   }
 }

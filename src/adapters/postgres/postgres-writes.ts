@@ -9,13 +9,31 @@ import { memoryValues, WRITTEN_COLUMNS } from './postgres-rows.js';
 // unnested), so a batch costs one round trip, not one per row.
 
 /** Postgres types of WRITTEN_COLUMNS, in order, for unnesting one array per column. */
-const MEMORY_COLUMN_TYPES = ['text', 'text', 'text', 'text', 'text', 'text', 'float8', 'text', 'int8', 'int8', 'int8', 'int8', 'int8', 'int8', 'text', 'bool'];
+const MEMORY_COLUMN_TYPES = [
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'float8',
+  'text',
+  'int8',
+  'int8',
+  'int8',
+  'int8',
+  'int8',
+  'int8',
+  'text',
+  'bool',
+];
 const HISTORY_COLUMNS = ['id', 'memory_id', 'action', 'actor', 'at', 'before', 'after', 'undo_of'];
 const HISTORY_COLUMN_TYPES = ['text', 'text', 'text', 'text', 'int8', 'text', 'text', 'text'];
 
 const MEMORY_ROWS = (start: number): string =>
   `SELECT * FROM unnest(${[...MEMORY_COLUMN_TYPES, 'tsvector'].map((type, index) => `$${start + index}::${type}[]`).join(', ')})`;
-const HISTORY_ROWS = (start: number): string => `SELECT * FROM unnest(${HISTORY_COLUMN_TYPES.map((type, index) => `$${start + index}::${type}[]`).join(', ')})`;
+const HISTORY_ROWS = (start: number): string =>
+  `SELECT * FROM unnest(${HISTORY_COLUMN_TYPES.map((type, index) => `$${start + index}::${type}[]`).join(', ')})`;
 
 const INSERT_MEMORIES = `INSERT INTO memories (${WRITTEN_COLUMNS.join(', ')}, search_document) ${MEMORY_ROWS(1)}`;
 const INSERT_HISTORY = `INSERT INTO memory_history (${HISTORY_COLUMNS.join(', ')}) ${HISTORY_ROWS(1)}`;
@@ -67,12 +85,22 @@ export async function insertMemories(queryable: PostgresQueryable, memories: rea
 }
 
 /** Inserts memories and their history entries in one statement: all or nothing, even outside a transaction. */
-export async function insertMemoriesWithHistory(queryable: PostgresQueryable, memories: readonly Memory[], entries: readonly HistoryEntry[]): Promise<void> {
+export async function insertMemoriesWithHistory(
+  queryable: PostgresQueryable,
+  memories: readonly Memory[],
+  entries: readonly HistoryEntry[],
+): Promise<void> {
   if (memories.length === 1 && entries.length === 1) {
-    await queryable.query(INSERT_MEMORY_WITH_HISTORY, [...memoryValues(memories[0]!), searchDocument(memories[0]!), ...historyValues(entries[0]!)], { prepared: true });
+    await queryable.query(
+      INSERT_MEMORY_WITH_HISTORY,
+      [...memoryValues(memories[0]!), searchDocument(memories[0]!), ...historyValues(entries[0]!)],
+      { prepared: true },
+    );
     return;
   }
-  await queryable.query(INSERT_MEMORIES_WITH_HISTORY, [...memoryColumns(memories), ...historyColumns(entries)], { prepared: true });
+  await queryable.query(INSERT_MEMORIES_WITH_HISTORY, [...memoryColumns(memories), ...historyColumns(entries)], {
+    prepared: true,
+  });
 }
 
 /** Overwrites every field of an existing memory (its id stays). */
@@ -84,4 +112,3 @@ export async function replaceMemory(queryable: PostgresQueryable, memory: Memory
 export async function insertHistory(queryable: PostgresQueryable, entries: readonly HistoryEntry[]): Promise<void> {
   if (entries.length > 0) await queryable.query(INSERT_HISTORY, historyColumns(entries), { prepared: true });
 }
-

@@ -20,7 +20,8 @@ export interface JobRow {
   updated_at: number;
 }
 
-export const JOB_COLUMNS = 'id, queue, key, payload, state, attempts, max_attempts, run_at, locked_by, locked_until, last_error, created_at, updated_at';
+export const JOB_COLUMNS =
+  'id, queue, key, payload, state, attempts, max_attempts, run_at, locked_by, locked_until, last_error, created_at, updated_at';
 
 const iso = (milliseconds: number): string => new Date(milliseconds).toISOString();
 
@@ -44,13 +45,30 @@ export function rowToJob(row: JobRow): Job {
 }
 
 export function jobNotFound(id: string): EngramError {
-  return new EngramError('NOT_FOUND', `No job with id ${JSON.stringify(id.slice(0, 140))}; "jobs.list" shows the jobs there are.`);
+  return new EngramError(
+    'NOT_FOUND',
+    `No job with id ${JSON.stringify(id.slice(0, 140))}; "jobs.list" shows the jobs there are.`,
+  );
 }
 
 /** A restored job's values in JOB_COLUMNS order (times as epoch milliseconds, the payload as its JSON text). */
 export function restoredJobValues(job: RestoredJob): unknown[] {
   const time = (value: string | null): number | null => (value === null ? null : Date.parse(value));
-  return [job.id, job.queue, job.key, job.payloadJson, job.state, job.attempts, job.maxAttempts, time(job.runAt), job.lockedBy, time(job.lockedUntil), job.lastError, time(job.createdAt), time(job.updatedAt)];
+  return [
+    job.id,
+    job.queue,
+    job.key,
+    job.payloadJson,
+    job.state,
+    job.attempts,
+    job.maxAttempts,
+    time(job.runAt),
+    job.lockedBy,
+    time(job.lockedUntil),
+    job.lastError,
+    time(job.createdAt),
+    time(job.updatedAt),
+  ];
 }
 
 /** One row of `checkpoints` as both backends store it. */

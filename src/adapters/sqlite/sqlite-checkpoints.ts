@@ -1,6 +1,11 @@
 import type Database from 'better-sqlite3';
 import type { CheckpointFilter, Checkpoints } from '../../contracts/memory-store-checkpoints.js';
-import { checkCheckpointDeletion, checkCheckpointName, checkCheckpointOptions, checkCheckpointValue } from '../../contracts/store-checks/job-input.js';
+import {
+  checkCheckpointDeletion,
+  checkCheckpointName,
+  checkCheckpointOptions,
+  checkCheckpointValue,
+} from '../../contracts/store-checks/job-input.js';
 import { guard } from './sqlite-database.js';
 
 /** What the checkpoints need from the store: its prepared statements, write transactions and clock. */
@@ -21,7 +26,10 @@ export class SqliteCheckpoints implements Checkpoints {
 
   async get(name: string): Promise<string | undefined> {
     const checked = checkCheckpointName(name);
-    const row = guard(() => this.#statement('SELECT value FROM checkpoints WHERE name = ?').get(checked) as { value: string } | undefined);
+    const row = guard(
+      () =>
+        this.#statement('SELECT value FROM checkpoints WHERE name = ?').get(checked) as { value: string } | undefined,
+    );
     return row?.value;
   }
 
@@ -37,9 +45,16 @@ export class SqliteCheckpoints implements Checkpoints {
           'INSERT INTO checkpoints (name, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
         ).run(checkedName, checkedValue, now).changes;
       } else if (expected === null) {
-        changes = this.#statement('INSERT INTO checkpoints (name, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING').run(checkedName, checkedValue, now).changes;
+        changes = this.#statement(
+          'INSERT INTO checkpoints (name, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING',
+        ).run(checkedName, checkedValue, now).changes;
       } else {
-        changes = this.#statement('UPDATE checkpoints SET value = ?, updated_at = ? WHERE name = ? AND value = ?').run(checkedValue, now, checkedName, expected).changes;
+        changes = this.#statement('UPDATE checkpoints SET value = ?, updated_at = ? WHERE name = ? AND value = ?').run(
+          checkedValue,
+          now,
+          checkedName,
+          expected,
+        ).changes;
       }
     });
     return changes === 1;
@@ -48,7 +63,14 @@ export class SqliteCheckpoints implements Checkpoints {
   async delete(filter: CheckpointFilter): Promise<number> {
     const { prefix, updatedBefore } = checkCheckpointDeletion(filter);
     // substr, not LIKE: the prefix is taken literally (names may hold % and _).
-    return guard(() => this.#statement('DELETE FROM checkpoints WHERE substr(name, 1, length(?)) = ? AND updated_at < ?').run(prefix, prefix, updatedBefore).changes);
+    return guard(
+      () =>
+        this.#statement('DELETE FROM checkpoints WHERE substr(name, 1, length(?)) = ? AND updated_at < ?').run(
+          prefix,
+          prefix,
+          updatedBefore,
+        ).changes,
+    );
   }
 
   #statement(sql: string): Database.Statement {

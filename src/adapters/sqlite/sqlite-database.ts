@@ -12,7 +12,8 @@ const SQLITE_HEADER = 'SQLite format 3\u0000';
 export function assertLooksLikeSqlite(path: string): void {
   if (!existsSync(path)) return;
   const stats = statSync(path);
-  if (stats.isDirectory()) throw new EngramError('STORE_CORRUPT', `The store path ${path} is a directory, not a database file.`);
+  if (stats.isDirectory())
+    throw new EngramError('STORE_CORRUPT', `The store path ${path} is a directory, not a database file.`);
   if (stats.size === 0) return;
   const header = Buffer.alloc(16);
   const descriptor = openSync(path, 'r');
@@ -32,7 +33,10 @@ export function assertLooksLikeSqlite(path: string): void {
 function schemaVersion(db: Database.Database): number {
   const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
   if (!exists) return 0;
-  return (db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as { version: number | null }).version ?? 0;
+  return (
+    (db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as { version: number | null }).version ??
+    0
+  );
 }
 
 export function assertSchemaNotNewer(db: Database.Database, path: string): void {
@@ -49,13 +53,19 @@ export function migrate(db: Database.Database, targetVersion: number): void {
   const current = (): number => schemaVersion(db);
   if (current() >= targetVersion) return;
   db.transaction(() => {
-    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
+    );
     // Another process may have migrated while this one waited for the lock.
     const start = current();
     for (const migration of SQLITE_MIGRATIONS) {
       if (migration.version <= start || migration.version > targetVersion) continue;
       migration.up(db);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, Date.now());
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        migration.version,
+        migration.name,
+        Date.now(),
+      );
     }
   }).immediate();
 }
@@ -68,7 +78,11 @@ export function guard<T>(work: () => T): T {
     if (isEngramError(error)) throw error;
     const code = (error as { code?: string }).code ?? '';
     if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
-      throw new EngramError('STORE_CORRUPT', `The database file is corrupt (${code}); engram will not modify it. Restore a backup or move it away.`, { cause: error });
+      throw new EngramError(
+        'STORE_CORRUPT',
+        `The database file is corrupt (${code}); engram will not modify it. Restore a backup or move it away.`,
+        { cause: error },
+      );
     }
     throw new EngramError('STORE_ERROR', `Store error: ${(error as Error).message}`, { cause: error });
   }

@@ -1,6 +1,13 @@
 import { fullTextToken, MAX_COVERAGE, type Bm25Parameters, type Bm25Statistics } from '../../recall/bm25-scoring.js';
 import { EngramError } from '../../kernel/errors.js';
-import { commonTermThreshold, rankCandidatesByBm25, RESCORE_POOL, searchableTerms, selectiveTerms, worthProbingTerms } from '../../recall/full-text-search-plan.js';
+import {
+  commonTermThreshold,
+  rankCandidatesByBm25,
+  RESCORE_POOL,
+  searchableTerms,
+  selectiveTerms,
+  worthProbingTerms,
+} from '../../recall/full-text-search-plan.js';
 import { baseToken, groupTokens } from '../../recall/word-forms.js';
 import type { TextHit } from '../../contracts/memory-store.js';
 import type { checkTextSearch } from '../../contracts/store-checks/store-input.js';
@@ -8,7 +15,9 @@ import { ftsMatchExpression, placeholders } from './sqlite-queries.js';
 import { MEMORY_COLUMNS, rowToMemory, type MemoryRow } from './sqlite-rows.js';
 import type { SqliteAccess } from './sqlite-vector-index.js';
 
-const MEMBER_COLUMNS = MEMORY_COLUMNS.split(', ').map((column) => `m.${column}`).join(', ');
+const MEMBER_COLUMNS = MEMORY_COLUMNS.split(', ')
+  .map((column) => `m.${column}`)
+  .join(', ');
 
 /** The full-text half of the SQLite store: FTS5 finds candidates in the asked scopes, engram's BM25 orders them. */
 export class SqliteFullTextIndex {
@@ -18,7 +27,10 @@ export class SqliteFullTextIndex {
   constructor(access: SqliteAccess, parameters: Bm25Parameters) {
     const { coverage } = parameters;
     if (coverage !== undefined && !(typeof coverage === 'number' && coverage >= 0 && coverage <= MAX_COVERAGE)) {
-      throw new EngramError('CONFIG_INVALID', `Invalid full-text coverage ${JSON.stringify(coverage)}: a number from 0 to ${MAX_COVERAGE} (setting recall.fullTextCoverage).`);
+      throw new EngramError(
+        'CONFIG_INVALID',
+        `Invalid full-text coverage ${JSON.stringify(coverage)}: a number from 0 to ${MAX_COVERAGE} (setting recall.fullTextCoverage).`,
+      );
     }
     this.#access = access;
     this.#parameters = parameters;
@@ -66,12 +78,23 @@ export class SqliteFullTextIndex {
    * forms the caller searched.
    */
   #statistics(terms: readonly string[]): Bm25Statistics {
-    const tokens = [...new Set(terms.map(fullTextToken).filter((token): token is string => token !== undefined).flatMap((token) => [token, ...groupTokens(baseToken(token))]))];
+    const tokens = [
+      ...new Set(
+        terms
+          .map(fullTextToken)
+          .filter((token): token is string => token !== undefined)
+          .flatMap((token) => [token, ...groupTokens(baseToken(token))]),
+      ),
+    ];
     const documentFrequencies = new Map<string, number>();
     const documentCount = (this.#access.statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
     if (tokens.length === 0) return { documentCount, documentFrequencies };
     // A temp view of the index's terms: made per connection, never stored, no migration needed.
-    this.#access.statement("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_vocabulary USING fts5vocab(main, 'memories_fts', 'row')").run();
+    this.#access
+      .statement(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_vocabulary USING fts5vocab(main, 'memories_fts', 'row')",
+      )
+      .run();
     const rows = this.#access
       .statement(`SELECT term, doc FROM temp.memories_fts_vocabulary WHERE term IN (${placeholders(tokens.length)})`)
       .all(...tokens) as Array<{ term: string; doc: number }>;
@@ -90,7 +113,13 @@ export class SqliteFullTextIndex {
     const total = (this.#access.statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
     if (!worthProbingTerms(terms, total)) return [...terms];
     const threshold = commonTermThreshold(total);
-    const probe = this.#access.statement('SELECT COUNT(*) AS n FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)');
-    return selectiveTerms(terms, total, (term) => (probe.get(ftsMatchExpression([term], 'any'), threshold) as { n: number }).n);
+    const probe = this.#access.statement(
+      'SELECT COUNT(*) AS n FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)',
+    );
+    return selectiveTerms(
+      terms,
+      total,
+      (term) => (probe.get(ftsMatchExpression([term], 'any'), threshold) as { n: number }).n,
+    );
   }
 }

@@ -1,6 +1,13 @@
 import type Database from 'better-sqlite3';
 import { EngramError } from '../../kernel/errors.js';
-import type { FinishedJobFilter, Job, JobFilter, JobQueue, JobState, NewJob } from '../../contracts/memory-store-jobs.js';
+import type {
+  FinishedJobFilter,
+  Job,
+  JobFilter,
+  JobQueue,
+  JobState,
+  NewJob,
+} from '../../contracts/memory-store-jobs.js';
 import {
   checkClaim,
   checkFailure,
@@ -43,8 +50,20 @@ export class SqliteJobQueue implements JobQueue {
       const inserted = this.#statement(
         `INSERT INTO jobs (id, queue, key, payload, state, attempts, max_attempts, run_at, created_at, updated_at)
          VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?) ON CONFLICT (queue, key) DO NOTHING`,
-      ).run(createSortableId('job', now), checked.queue, checked.key, checked.payloadJson, checked.maxAttempts, checked.runAt, now, now);
-      const row = this.#statement(`SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = ? AND key = ?`).get(checked.queue, checked.key) as JobRow;
+      ).run(
+        createSortableId('job', now),
+        checked.queue,
+        checked.key,
+        checked.payloadJson,
+        checked.maxAttempts,
+        checked.runAt,
+        now,
+        now,
+      );
+      const row = this.#statement(`SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = ? AND key = ?`).get(
+        checked.queue,
+        checked.key,
+      ) as JobRow;
       result = { job: rowToJob(row), created: inserted.changes === 1 };
     });
     return result!;
@@ -61,7 +80,9 @@ export class SqliteJobQueue implements JobQueue {
         if (row.state === 'running' && row.attempts >= row.max_attempts) {
           // Its worker died on every attempt it had: a job that kills workers must not loop forever.
           const error = `The lease of worker ${row.locked_by ?? '?'} ran out on attempt ${row.attempts} of ${row.max_attempts} (the worker stopped or hung).`;
-          this.#statement("UPDATE jobs SET state = 'failed', locked_by = NULL, locked_until = NULL, last_error = ?, updated_at = ? WHERE id = ?").run(error, now, row.id);
+          this.#statement(
+            "UPDATE jobs SET state = 'failed', locked_by = NULL, locked_until = NULL, last_error = ?, updated_at = ? WHERE id = ?",
+          ).run(error, now, row.id);
           continue;
         }
         this.#statement(
@@ -79,7 +100,9 @@ export class SqliteJobQueue implements JobQueue {
     const checkedWorker = checkWorker(worker);
     const now = this.#dependencies.now().getTime();
     return this.#leased(checkedId, checkedWorker, () => {
-      this.#statement("UPDATE jobs SET state = 'done', locked_by = NULL, locked_until = NULL, updated_at = ? WHERE id = ?").run(now, checkedId);
+      this.#statement(
+        "UPDATE jobs SET state = 'done', locked_by = NULL, locked_until = NULL, updated_at = ? WHERE id = ?",
+      ).run(now, checkedId);
     });
   }
 
@@ -90,14 +113,13 @@ export class SqliteJobQueue implements JobQueue {
     const now = this.#dependencies.now().getTime();
     return this.#leased(checkedId, checkedWorker, (row) => {
       if (retryAt !== undefined && row.attempts < row.max_attempts) {
-        this.#statement("UPDATE jobs SET state = 'pending', run_at = ?, locked_by = NULL, locked_until = NULL, last_error = ?, updated_at = ? WHERE id = ?").run(
-          retryAt,
-          error,
-          now,
-          checkedId,
-        );
+        this.#statement(
+          "UPDATE jobs SET state = 'pending', run_at = ?, locked_by = NULL, locked_until = NULL, last_error = ?, updated_at = ? WHERE id = ?",
+        ).run(retryAt, error, now, checkedId);
       } else {
-        this.#statement("UPDATE jobs SET state = 'failed', locked_by = NULL, locked_until = NULL, last_error = ?, updated_at = ? WHERE id = ?").run(error, now, checkedId);
+        this.#statement(
+          "UPDATE jobs SET state = 'failed', locked_by = NULL, locked_until = NULL, last_error = ?, updated_at = ? WHERE id = ?",
+        ).run(error, now, checkedId);
       }
     });
   }
@@ -110,9 +132,16 @@ export class SqliteJobQueue implements JobQueue {
       const row = this.#row(checkedId);
       if (!row) throw jobNotFound(checkedId);
       if (row.state !== 'failed') {
-        throw new EngramError('CONFLICT', `Job ${checkedId} is ${row.state}, not failed: only a failed job can be retried.`);
+        throw new EngramError(
+          'CONFLICT',
+          `Job ${checkedId} is ${row.state}, not failed: only a failed job can be retried.`,
+        );
       }
-      this.#statement("UPDATE jobs SET state = 'pending', attempts = 0, run_at = ?, updated_at = ? WHERE id = ?").run(now, now, checkedId);
+      this.#statement("UPDATE jobs SET state = 'pending', attempts = 0, run_at = ?, updated_at = ? WHERE id = ?").run(
+        now,
+        now,
+        checkedId,
+      );
       job = this.#read(checkedId);
     });
     return job!;
@@ -151,8 +180,13 @@ export class SqliteJobQueue implements JobQueue {
     const checked = queue === undefined ? undefined : checkQueue(queue);
     const rows = guard(() =>
       checked === undefined
-        ? (this.#statement('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state').all() as Array<{ state: JobState; n: number }>)
-        : (this.#statement('SELECT state, COUNT(*) AS n FROM jobs WHERE queue = ? GROUP BY state').all(checked) as Array<{ state: JobState; n: number }>),
+        ? (this.#statement('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state').all() as Array<{
+            state: JobState;
+            n: number;
+          }>)
+        : (this.#statement('SELECT state, COUNT(*) AS n FROM jobs WHERE queue = ? GROUP BY state').all(
+            checked,
+          ) as Array<{ state: JobState; n: number }>),
     );
     const counts: Record<JobState, number> = { pending: 0, running: 0, done: 0, failed: 0 };
     for (const row of rows) counts[row.state] = row.n;
@@ -168,7 +202,9 @@ export class SqliteJobQueue implements JobQueue {
       `SELECT seq, ${JOB_COLUMNS} FROM jobs WHERE queue = ? AND state = 'running' AND locked_until <= ? ORDER BY run_at, seq LIMIT 1`,
     ).get(queue, now) as (JobRow & { seq: number }) | undefined;
     if (!pending || !expired) return pending ?? expired;
-    return expired.run_at < pending.run_at || (expired.run_at === pending.run_at && expired.seq < pending.seq) ? expired : pending;
+    return expired.run_at < pending.run_at || (expired.run_at === pending.run_at && expired.seq < pending.seq)
+      ? expired
+      : pending;
   }
 
   /** Runs `change` on a job `worker` still holds, in one transaction; JOB_LEASE_LOST when another worker took it or it ended. */

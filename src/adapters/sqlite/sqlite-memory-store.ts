@@ -12,12 +12,37 @@ import {
   type MemoryPatch,
   type NewMemory,
 } from '../../memory/memory.js';
-import { applyPatch, archiveMemory, changeTime, invalidateMemory, planImport, planUndo, restoreMemory, type ExistingPolicy } from '../../memory/memory-changes.js';
+import {
+  applyPatch,
+  archiveMemory,
+  changeTime,
+  invalidateMemory,
+  planImport,
+  planUndo,
+  restoreMemory,
+  type ExistingPolicy,
+} from '../../memory/memory-changes.js';
 import type { Scope } from '../../memory/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import type { ChangeAction, ChangeContext, HistoryEntry } from '../../memory/memory-history.js';
-import type { ImportReport, MemoryFilter, MemoryStore, StoreInfo, StoreStats, TextHit, TextSearch } from '../../contracts/memory-store.js';
-import { checkActor, checkInstant, checkMemoryFilter, checkScopes, checkTextSearch, checkUnchangedSince, memoryNotFound } from '../../contracts/store-checks/store-input.js';
+import type {
+  ImportReport,
+  MemoryFilter,
+  MemoryStore,
+  StoreInfo,
+  StoreStats,
+  TextHit,
+  TextSearch,
+} from '../../contracts/memory-store.js';
+import {
+  checkActor,
+  checkInstant,
+  checkMemoryFilter,
+  checkScopes,
+  checkTextSearch,
+  checkUnchangedSince,
+  memoryNotFound,
+} from '../../contracts/store-checks/store-input.js';
 import { createSortableId } from '../../kernel/ids.js';
 import { assertLooksLikeSqlite, assertSchemaNotNewer, guard, migrate } from './sqlite-database.js';
 import { LATEST_SQLITE_VERSION } from './sqlite-migrations.js';
@@ -28,7 +53,14 @@ import { SqliteRecordCopy } from './sqlite-record-copy.js';
 import { SqliteCheckpoints } from './sqlite-checkpoints.js';
 import { SqliteJobQueue } from './sqlite-job-queue.js';
 import { SqliteStoreLock } from './sqlite-store-lock.js';
-import { MEMORY_COLUMNS, memoryToParameters, rowToHistory, rowToMemory, type HistoryRow, type MemoryRow } from './sqlite-rows.js';
+import {
+  MEMORY_COLUMNS,
+  memoryToParameters,
+  rowToHistory,
+  rowToMemory,
+  type HistoryRow,
+  type MemoryRow,
+} from './sqlite-rows.js';
 
 export interface SqliteMemoryStoreOptions {
   /** The database file; created with its folder on first open. */
@@ -81,11 +113,20 @@ export class SqliteMemoryStore implements MemoryStore {
     this.#limits = options.limits ?? DEFAULT_MEMORY_LIMITS;
     const fullText = options.fullText;
     if (fullText !== undefined && !(fullText.k1 >= 0 && fullText.k1 <= 100 && fullText.b >= 0 && fullText.b <= 1)) {
-      throw new EngramError('CONFIG_INVALID', `Invalid full-text parameters ${JSON.stringify(fullText)}: k1 from 0 to 100, b from 0 to 1.`);
+      throw new EngramError(
+        'CONFIG_INVALID',
+        `Invalid full-text parameters ${JSON.stringify(fullText)}: k1 from 0 to 100, b from 0 to 1.`,
+      );
     }
-    const access = { statement: (sql: string) => this.#statement(sql), transaction: (work: () => void) => this.#transaction(work) };
+    const access = {
+      statement: (sql: string) => this.#statement(sql),
+      transaction: (work: () => void) => this.#transaction(work),
+    };
     const now = () => this.#now();
-    this.#fullText = new SqliteFullTextIndex(access, fullText ?? { k1: DEFAULT_SETTINGS.recall.fullTextK1, b: DEFAULT_SETTINGS.recall.fullTextB });
+    this.#fullText = new SqliteFullTextIndex(
+      access,
+      fullText ?? { k1: DEFAULT_SETTINGS.recall.fullTextK1, b: DEFAULT_SETTINGS.recall.fullTextB },
+    );
     this.vectors = new SqliteVectorIndex({ ...access, now });
     this.jobs = new SqliteJobQueue({ ...access, now, defaults: () => options.jobs ?? DEFAULT_SETTINGS.jobs });
     this.checkpoints = new SqliteCheckpoints({ ...access, now });
@@ -145,7 +186,8 @@ export class SqliteMemoryStore implements MemoryStore {
 
   info(): StoreInfo {
     const version = this.#db
-      ? ((this.#db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as { version: number }).version ?? 0)
+      ? ((this.#db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as { version: number })
+          .version ?? 0)
       : 0;
     return { backend: 'sqlite', location: this.#options.path, schemaVersion: version };
   }
@@ -157,7 +199,9 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async createMany(inputs: readonly NewMemory[], change: ChangeContext): Promise<Memory[]> {
     const now = this.#now().toISOString();
-    const memories = inputs.map((input) => normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }));
+    const memories = inputs.map((input) =>
+      normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }),
+    );
     const ids = new Set<string>();
     for (const memory of memories) {
       if (ids.has(memory.id)) throw new EngramError('CONFLICT', `Memory id ${memory.id} appears twice in one batch.`);
@@ -173,13 +217,19 @@ export class SqliteMemoryStore implements MemoryStore {
     return memories;
   }
 
-  async importMany(inputs: readonly NewMemory[], options: { onExisting: ExistingPolicy }, change: ChangeContext): Promise<ImportReport> {
+  async importMany(
+    inputs: readonly NewMemory[],
+    options: { onExisting: ExistingPolicy },
+    change: ChangeContext,
+  ): Promise<ImportReport> {
     if (!Array.isArray(inputs)) throw new EngramError('INVALID_INPUT', 'An import is an array of memories.');
     if (!['skip', 'replace', 'fail'].includes(options?.onExisting)) {
       throw new EngramError('INVALID_INPUT', 'onExisting must be "skip", "replace" or "fail".');
     }
     const now = this.#now().toISOString();
-    const memories = inputs.map((input) => normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }));
+    const memories = inputs.map((input) =>
+      normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }),
+    );
     const ids = new Set<string>();
     for (const memory of memories) {
       if (ids.has(memory.id)) throw new EngramError('CONFLICT', `Memory id ${memory.id} appears twice in one import.`);
@@ -217,7 +267,10 @@ export class SqliteMemoryStore implements MemoryStore {
     const checked = checkScopes(scopes);
     if (checked.length === 0) return undefined;
     const row = guard(
-      () => this.#statement(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = ? AND scope IN (${placeholders(checked.length)})`).get(id, ...checked) as MemoryRow | undefined,
+      () =>
+        this.#statement(
+          `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = ? AND scope IN (${placeholders(checked.length)})`,
+        ).get(id, ...checked) as MemoryRow | undefined,
     );
     return row && rowToMemory(row);
   }
@@ -264,7 +317,10 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async count(filter: MemoryFilter): Promise<number> {
     const { where, parameters } = filterClause(checkMemoryFilter(filter));
-    return guard(() => (this.#statement(`SELECT COUNT(*) AS n FROM memories WHERE ${where}`).get(...parameters) as { n: number }).n);
+    return guard(
+      () =>
+        (this.#statement(`SELECT COUNT(*) AS n FROM memories WHERE ${where}`).get(...parameters) as { n: number }).n,
+    );
   }
 
   async searchText(search: TextSearch): Promise<TextHit[]> {
@@ -273,21 +329,29 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async recordAccess(ids: readonly string[], at: string): Promise<void> {
     const milliseconds = checkInstant(at, 'at');
-    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) throw new EngramError('INVALID_INPUT', 'recordAccess takes an array of memory ids.');
+    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string'))
+      throw new EngramError('INVALID_INPUT', 'recordAccess takes an array of memory ids.');
     if (ids.length === 0) return;
     this.#transaction(() => {
-      const statement = this.#statement('UPDATE memories SET hit_count = hit_count + 1, last_accessed_at = ? WHERE id = ?');
+      const statement = this.#statement(
+        'UPDATE memories SET hit_count = hit_count + 1, last_accessed_at = ? WHERE id = ?',
+      );
       for (const id of ids) statement.run(milliseconds, id);
     });
   }
 
   async history(memoryId: string): Promise<HistoryEntry[]> {
-    const rows = guard(() => this.#statement('SELECT * FROM memory_history WHERE memory_id = ? ORDER BY seq').all(memoryId) as HistoryRow[]);
+    const rows = guard(
+      () =>
+        this.#statement('SELECT * FROM memory_history WHERE memory_id = ? ORDER BY seq').all(memoryId) as HistoryRow[],
+    );
     return rows.map(rowToHistory);
   }
 
   async getChange(changeId: string): Promise<HistoryEntry | undefined> {
-    const row = guard(() => this.#statement('SELECT * FROM memory_history WHERE id = ?').get(changeId) as HistoryRow | undefined);
+    const row = guard(
+      () => this.#statement('SELECT * FROM memory_history WHERE id = ?').get(changeId) as HistoryRow | undefined,
+    );
     return row ? rowToHistory(row) : undefined;
   }
 
@@ -295,7 +359,11 @@ export class SqliteMemoryStore implements MemoryStore {
     let entryId = '';
     this.#transaction(() => {
       const row = this.#statement('SELECT * FROM memory_history WHERE id = ?').get(changeId) as HistoryRow | undefined;
-      if (!row) throw new EngramError('NOT_FOUND', `No change with id ${changeId}; "engram show <memory>" lists a memory's changes.`);
+      if (!row)
+        throw new EngramError(
+          'NOT_FOUND',
+          `No change with id ${changeId}; "engram show <memory>" lists a memory's changes.`,
+        );
       const entry = rowToHistory(row);
       const currentRow = this.#row(entry.memoryId);
       const current = currentRow ? rowToMemory(currentRow) : undefined;
@@ -315,7 +383,12 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async stats(scopes?: readonly Scope[]): Promise<StoreStats> {
     const scopeList = scopes === undefined ? undefined : checkScopes(scopes);
-    const where = scopeList === undefined ? '1 = 1' : scopeList.length === 0 ? '0 = 1' : `scope IN (${placeholders(scopeList.length)})`;
+    const where =
+      scopeList === undefined
+        ? '1 = 1'
+        : scopeList.length === 0
+          ? '0 = 1'
+          : `scope IN (${placeholders(scopeList.length)})`;
     const parameters = scopeList ?? [];
     return guard(() => {
       const totals = this.#statement(
@@ -325,20 +398,32 @@ export class SqliteMemoryStore implements MemoryStore {
          FROM memories WHERE ${where}`,
       ).get(...parameters) as { total: number; archived: number; invalid: number; active: number };
       const byType = { user: 0, feedback: 0, project: 0, reference: 0, procedure: 0 };
-      for (const row of this.#statement(`SELECT type, COUNT(*) AS n FROM memories WHERE ${where} GROUP BY type`).all(...parameters) as Array<{ type: keyof typeof byType; n: number }>) {
+      for (const row of this.#statement(`SELECT type, COUNT(*) AS n FROM memories WHERE ${where} GROUP BY type`).all(
+        ...parameters,
+      ) as Array<{ type: keyof typeof byType; n: number }>) {
         byType[row.type] = row.n;
       }
       const byScope: Record<string, number> = {};
-      for (const row of this.#statement(`SELECT scope, COUNT(*) AS n FROM memories WHERE ${where} GROUP BY scope ORDER BY scope`).all(...parameters) as Array<{ scope: string; n: number }>) {
+      for (const row of this.#statement(
+        `SELECT scope, COUNT(*) AS n FROM memories WHERE ${where} GROUP BY scope ORDER BY scope`,
+      ).all(...parameters) as Array<{ scope: string; n: number }>) {
         byScope[row.scope] = row.n;
       }
-      const historyWhere = scopeList === undefined ? '' : ` WHERE memory_id IN (SELECT id FROM memories WHERE ${where})`;
-      const history = (this.#statement(`SELECT COUNT(*) AS n FROM memory_history${historyWhere}`).get(...parameters) as { n: number }).n;
+      const historyWhere =
+        scopeList === undefined ? '' : ` WHERE memory_id IN (SELECT id FROM memories WHERE ${where})`;
+      const history = (
+        this.#statement(`SELECT COUNT(*) AS n FROM memory_history${historyWhere}`).get(...parameters) as { n: number }
+      ).n;
       return { ...totals, byType, byScope, historyEntries: history };
     });
   }
 
-  #change(id: string, change: ChangeContext, action: ChangeAction, transition: (memory: Memory, now: string) => Memory): Memory {
+  #change(
+    id: string,
+    change: ChangeContext,
+    action: ChangeAction,
+    transition: (memory: Memory, now: string) => Memory,
+  ): Memory {
     let result: Memory | undefined;
     this.#transaction(() => {
       const row = this.#row(id);
@@ -357,7 +442,9 @@ export class SqliteMemoryStore implements MemoryStore {
 
   #insert(memory: Memory): void {
     this.#statement(
-      `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES (${MEMORY_COLUMNS.split(', ').map((column) => `@${column}`).join(', ')})`,
+      `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES (${MEMORY_COLUMNS.split(', ')
+        .map((column) => `@${column}`)
+        .join(', ')})`,
     ).run(memoryToParameters(memory));
   }
 
@@ -369,16 +456,35 @@ export class SqliteMemoryStore implements MemoryStore {
     this.#statement(`UPDATE memories SET ${assignments} WHERE id = @id`).run(memoryToParameters(memory));
   }
 
-  #record(action: ChangeAction, memoryId: string, before: Memory | null, after: Memory | null, change: ChangeContext, now: string, undoOf: string | null): string {
+  #record(
+    action: ChangeAction,
+    memoryId: string,
+    before: Memory | null,
+    after: Memory | null,
+    change: ChangeContext,
+    now: string,
+    undoOf: string | null,
+  ): string {
     const id = createSortableId('chg', Date.parse(now));
     this.#statement(
       'INSERT INTO memory_history (id, memory_id, action, actor, at, before, after, undo_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    ).run(id, memoryId, action, checkActor(change), Date.parse(now), before && JSON.stringify(before), after && JSON.stringify(after), undoOf);
+    ).run(
+      id,
+      memoryId,
+      action,
+      checkActor(change),
+      Date.parse(now),
+      before && JSON.stringify(before),
+      after && JSON.stringify(after),
+      undoOf,
+    );
     return id;
   }
 
   #row(id: string): MemoryRow | undefined {
-    return guard(() => this.#statement(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = ?`).get(id) as MemoryRow | undefined);
+    return guard(
+      () => this.#statement(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = ?`).get(id) as MemoryRow | undefined,
+    );
   }
 
   #transaction(work: () => void): void {

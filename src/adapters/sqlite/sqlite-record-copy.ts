@@ -1,8 +1,21 @@
 import type { Memory, MemoryLimits } from '../../memory/memory.js';
-import { JOB_COLUMNS, restoredJobValues, rowToCheckpoint, rowToJob, type CheckpointRow, type JobRow } from '../sql/job-rows.js';
+import {
+  JOB_COLUMNS,
+  restoredJobValues,
+  rowToCheckpoint,
+  rowToJob,
+  type CheckpointRow,
+  type JobRow,
+} from '../sql/job-rows.js';
 import type { HistoryEntry } from '../../memory/memory-history.js';
 import type { Job } from '../../contracts/memory-store-jobs.js';
-import type { CheckpointRecord, ExportPage, RecordCopy, RestoreReport, StoreRecords } from '../../contracts/memory-store-records.js';
+import type {
+  CheckpointRecord,
+  ExportPage,
+  RecordCopy,
+  RestoreReport,
+  StoreRecords,
+} from '../../contracts/memory-store-records.js';
 import type { VectorEntry, VectorSpace } from '../../contracts/memory-store-vectors.js';
 import {
   checkExportPage,
@@ -16,7 +29,14 @@ import {
   sameVector,
   vectorWithoutMemory,
 } from '../../contracts/store-checks/record-copy-input.js';
-import { MEMORY_COLUMNS, memoryToParameters, rowToHistory, rowToMemory, type HistoryRow, type MemoryRow } from './sqlite-rows.js';
+import {
+  MEMORY_COLUMNS,
+  memoryToParameters,
+  rowToHistory,
+  rowToMemory,
+  type HistoryRow,
+  type MemoryRow,
+} from './sqlite-rows.js';
 import { guard } from './sqlite-database.js';
 import type { SqliteAccess } from './sqlite-vector-index.js';
 
@@ -27,9 +47,14 @@ export interface SqliteRecordCopyAccess extends SqliteAccess {
   maxPayloadBytes(): number;
 }
 
-const INSERT_MEMORY = `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES (${MEMORY_COLUMNS.split(', ').map((column) => `@${column}`).join(', ')})`;
-const INSERT_HISTORY = 'INSERT INTO memory_history (id, memory_id, action, actor, at, before, after, undo_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
-const INSERT_JOB = `INSERT INTO jobs (${JOB_COLUMNS}) VALUES (${JOB_COLUMNS.split(', ').map(() => '?').join(', ')})`;
+const INSERT_MEMORY = `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES (${MEMORY_COLUMNS.split(', ')
+  .map((column) => `@${column}`)
+  .join(', ')})`;
+const INSERT_HISTORY =
+  'INSERT INTO memory_history (id, memory_id, action, actor, at, before, after, undo_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
+const INSERT_JOB = `INSERT INTO jobs (${JOB_COLUMNS}) VALUES (${JOB_COLUMNS.split(', ')
+  .map(() => '?')
+  .join(', ')})`;
 
 /**
  * The store's record copy role, for copying it whole (`engram migrate`): every record by id, in pages, and the receiving
@@ -46,7 +71,9 @@ export class SqliteRecordCopy implements RecordCopy {
   async exportMemories(input: ExportPage): Promise<Memory[]> {
     return guard(() => {
       const page = checkExportPage(input);
-      const rows = this.#access.statement(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id > ? ORDER BY id LIMIT ?`).all(page.after, page.limit) as MemoryRow[];
+      const rows = this.#access
+        .statement(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id > ? ORDER BY id LIMIT ?`)
+        .all(page.after, page.limit) as MemoryRow[];
       return rows.map(rowToMemory);
     });
   }
@@ -54,7 +81,9 @@ export class SqliteRecordCopy implements RecordCopy {
   async exportHistory(input: ExportPage): Promise<HistoryEntry[]> {
     return guard(() => {
       const page = checkExportPage(input);
-      const rows = this.#access.statement('SELECT * FROM memory_history WHERE id > ? ORDER BY id LIMIT ?').all(page.after, page.limit) as HistoryRow[];
+      const rows = this.#access
+        .statement('SELECT * FROM memory_history WHERE id > ? ORDER BY id LIMIT ?')
+        .all(page.after, page.limit) as HistoryRow[];
       return rows.map(rowToHistory);
     });
   }
@@ -69,14 +98,20 @@ export class SqliteRecordCopy implements RecordCopy {
            WHERE m.id > ? ORDER BY m.id LIMIT ?`,
         )
         .all(page.after, page.limit) as Array<{ id: string; updated_at: number; vector: Buffer }>;
-      return rows.map((row) => ({ id: row.id, vector: vectorFromBlob(row.vector), updatedAt: new Date(row.updated_at).toISOString() }));
+      return rows.map((row) => ({
+        id: row.id,
+        vector: vectorFromBlob(row.vector),
+        updatedAt: new Date(row.updated_at).toISOString(),
+      }));
     });
   }
 
   async exportJobs(input: ExportPage): Promise<Job[]> {
     return guard(() => {
       const page = checkExportPage(input);
-      const rows = this.#access.statement(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id > ? ORDER BY id LIMIT ?`).all(page.after, page.limit) as JobRow[];
+      const rows = this.#access
+        .statement(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id > ? ORDER BY id LIMIT ?`)
+        .all(page.after, page.limit) as JobRow[];
       return rows.map(rowToJob);
     });
   }
@@ -84,7 +119,9 @@ export class SqliteRecordCopy implements RecordCopy {
   async exportCheckpoints(input: ExportPage): Promise<CheckpointRecord[]> {
     return guard(() => {
       const page = checkExportPage(input, 'name');
-      const rows = this.#access.statement('SELECT name, value, updated_at FROM checkpoints WHERE name > ? ORDER BY name LIMIT ?').all(page.after, page.limit) as CheckpointRow[];
+      const rows = this.#access
+        .statement('SELECT name, value, updated_at FROM checkpoints WHERE name > ? ORDER BY name LIMIT ?')
+        .all(page.after, page.limit) as CheckpointRow[];
       return rows.map(rowToCheckpoint);
     });
   }
@@ -92,7 +129,9 @@ export class SqliteRecordCopy implements RecordCopy {
   /** Writes memories, history, vectors, jobs and checkpoints in one transaction; identical ids are skipped, differing ones refused. */
   async restore(records: StoreRecords): Promise<RestoreReport> {
     return guard(() => {
-      const checked = checkStoreRecords(records, this.#access.limits(), { maxPayloadBytes: this.#access.maxPayloadBytes() });
+      const checked = checkStoreRecords(records, this.#access.limits(), {
+        maxPayloadBytes: this.#access.maxPayloadBytes(),
+      });
       const report: RestoreReport = {
         written: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
         skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
@@ -117,7 +156,16 @@ export class SqliteRecordCopy implements RecordCopy {
           if (row === undefined) {
             this.#access
               .statement(INSERT_HISTORY)
-              .run(entry.id, entry.memoryId, entry.action, entry.actor, Date.parse(entry.at), snapshot(entry.before), snapshot(entry.after), entry.undoOf);
+              .run(
+                entry.id,
+                entry.memoryId,
+                entry.action,
+                entry.actor,
+                Date.parse(entry.at),
+                snapshot(entry.before),
+                snapshot(entry.after),
+                entry.undoOf,
+              );
             report.written.history += 1;
           } else if (sameHistoryEntry(rowToHistory(row), entry)) {
             report.skipped.history += 1;
@@ -133,13 +181,19 @@ export class SqliteRecordCopy implements RecordCopy {
         );
         const insertVector = this.#access.statement('INSERT INTO memory_vectors (memory_rowid, vector) VALUES (?, ?)');
         for (const entry of vectors) {
-          const row = findVector.get(entry.id) as { memory_rowid: number; updated_at: number; vector: Buffer | null } | undefined;
+          const row = findVector.get(entry.id) as
+            { memory_rowid: number; updated_at: number; vector: Buffer | null } | undefined;
           // A vector belongs to one version of its memory's text: without that version it would attach a wrong meaning.
           if (row === undefined || row.updated_at !== Date.parse(entry.updatedAt)) throw vectorWithoutMemory(entry.id);
           if (row.vector === null) {
-            insertVector.run(row.memory_rowid, Buffer.from(entry.vector.buffer, entry.vector.byteOffset, entry.vector.byteLength));
+            insertVector.run(
+              row.memory_rowid,
+              Buffer.from(entry.vector.buffer, entry.vector.byteOffset, entry.vector.byteLength),
+            );
             report.written.vectors += 1;
-          } else if (sameVector({ id: entry.id, vector: vectorFromBlob(row.vector), updatedAt: entry.updatedAt }, entry)) {
+          } else if (
+            sameVector({ id: entry.id, vector: vectorFromBlob(row.vector), updatedAt: entry.updatedAt }, entry)
+          ) {
             report.skipped.vectors += 1;
           } else {
             throw differentRecord('vector', entry.id);
@@ -162,7 +216,9 @@ export class SqliteRecordCopy implements RecordCopy {
         }
 
         const findCheckpoint = this.#access.statement('SELECT name, value, updated_at FROM checkpoints WHERE name = ?');
-        const insertCheckpoint = this.#access.statement('INSERT INTO checkpoints (name, value, updated_at) VALUES (?, ?, ?)');
+        const insertCheckpoint = this.#access.statement(
+          'INSERT INTO checkpoints (name, value, updated_at) VALUES (?, ?, ?)',
+        );
         for (const checkpoint of checked.checkpoints) {
           const row = findCheckpoint.get(checkpoint.name) as CheckpointRow | undefined;
           if (row === undefined) {
@@ -180,7 +236,8 @@ export class SqliteRecordCopy implements RecordCopy {
   }
 
   #space(): VectorSpace | undefined {
-    const row = this.#access.statement('SELECT model, dimensions FROM vector_space WHERE id = 1').get() as VectorSpace | undefined;
+    const row = this.#access.statement('SELECT model, dimensions FROM vector_space WHERE id = 1').get() as
+      VectorSpace | undefined;
     return row && { model: row.model, dimensions: row.dimensions };
   }
 }

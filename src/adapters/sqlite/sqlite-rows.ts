@@ -10,7 +10,6 @@ export type HistoryRow = StoredHistoryRow;
 
 const milliseconds = (value: string): number => Date.parse(value);
 
-
 /** Named parameters for inserting or updating a memory row. */
 export function memoryToParameters(memory: Memory): Record<string, unknown> {
   return {
@@ -32,7 +31,6 @@ export function memoryToParameters(memory: Memory): Record<string, unknown> {
     archived: memory.archived ? 1 : 0,
   };
 }
-
 
 export const MEMORY_COLUMNS =
   'id, scope, type, name, description, content, importance, source, created_at, updated_at, last_accessed_at, hit_count, valid_from, invalid_at, superseded_by, archived';

@@ -66,7 +66,8 @@ export class SqliteStoreLock implements StoreLocks {
     });
 
     try {
-      if (previous && !(await settlesBefore(previous, deadline))) throw timeout(request.name, request.waitMs, settings.leaseMs);
+      if (previous && !(await settlesBefore(previous, deadline)))
+        throw timeout(request.name, request.waitMs, settings.leaseMs);
       const holder = await this.#acquire(request.name, deadline, request.waitMs, settings);
       const renewal = this.#keepRenewed(request.name, holder, settings.leaseMs);
       try {
@@ -95,7 +96,12 @@ export class SqliteStoreLock implements StoreLocks {
 
   #tryTake(name: string, holder: string, leaseMs: number): boolean {
     const now = this.#dependencies.now().getTime();
-    const current = guard(() => this.#dependencies.statement('SELECT holder, host, pid, locked_until FROM store_locks WHERE name = ?').get(name) as LockRow | undefined);
+    const current = guard(
+      () =>
+        this.#dependencies
+          .statement('SELECT holder, host, pid, locked_until FROM store_locks WHERE name = ?')
+          .get(name) as LockRow | undefined,
+    );
     if (current && current.locked_until > now && !this.#holderDied(current)) return false;
     // One statement: it inserts, or replaces the row it read (a lease run out or a dead holder),
     // and does nothing if another process took the lock since.
@@ -108,8 +114,16 @@ export class SqliteStoreLock implements StoreLocks {
                locked_until = excluded.locked_until, acquired_at = excluded.acquired_at
              WHERE store_locks.holder = @previous AND store_locks.locked_until = @previousUntil`,
           )
-          .run({ name, holder, host: this.#host(), pid: process.pid, until: now + leaseMs, now, previous: current?.holder ?? null, previousUntil: current?.locked_until ?? null })
-          .changes,
+          .run({
+            name,
+            holder,
+            host: this.#host(),
+            pid: process.pid,
+            until: now + leaseMs,
+            now,
+            previous: current?.holder ?? null,
+            previousUntil: current?.locked_until ?? null,
+          }).changes,
     );
     return changes === 1;
   }
@@ -133,19 +147,24 @@ export class SqliteStoreLock implements StoreLocks {
   /** Extends the lease a third of the way through, so a live holder never loses the lock to a slow `fn`. */
   #keepRenewed(name: string, holder: string, leaseMs: number): NodeJS.Timeout {
     let warned = false;
-    const timer = setInterval(() => {
-      try {
-        const changes = this.#dependencies
-          .statement('UPDATE store_locks SET locked_until = ? WHERE name = ? AND holder = ?')
-          .run(this.#dependencies.now().getTime() + leaseMs, name, holder).changes;
-        if (changes === 0 && !warned) {
-          warned = true;
-          this.#dependencies.onWarning(`engram: the store lock ${JSON.stringify(name)} was taken over while held (this process stalled past its ${leaseMs} ms lease).`);
+    const timer = setInterval(
+      () => {
+        try {
+          const changes = this.#dependencies
+            .statement('UPDATE store_locks SET locked_until = ? WHERE name = ? AND holder = ?')
+            .run(this.#dependencies.now().getTime() + leaseMs, name, holder).changes;
+          if (changes === 0 && !warned) {
+            warned = true;
+            this.#dependencies.onWarning(
+              `engram: the store lock ${JSON.stringify(name)} was taken over while held (this process stalled past its ${leaseMs} ms lease).`,
+            );
+          }
+        } catch {
+          // Busy or closed: the next tick tries again, and the lease covers the gap.
         }
-      } catch {
-        // Busy or closed: the next tick tries again, and the lease covers the gap.
-      }
-    }, Math.max(1, Math.floor(leaseMs / 3)));
+      },
+      Math.max(1, Math.floor(leaseMs / 3)),
+    );
     timer.unref();
     return timer;
   }
@@ -156,7 +175,9 @@ export class SqliteStoreLock implements StoreLocks {
     } catch (error) {
       // A closed store cannot delete the row: its lease ends it. Anything else is worth a word.
       if (!(isEngramError(error) && error.code === 'STORE_CLOSED')) {
-        this.#dependencies.onWarning(`engram: could not release the store lock ${JSON.stringify(name)} (${(error as Error).message}); it expires with its lease.`);
+        this.#dependencies.onWarning(
+          `engram: could not release the store lock ${JSON.stringify(name)} (${(error as Error).message}); it expires with its lease.`,
+        );
       }
     }
   }

@@ -1,8 +1,21 @@
 import type Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import type { Memory } from '../../memory/memory.js';
-import type { VectorCounts, VectorEntry, VectorHit, VectorIndex, VectorSearch, VectorSpace } from '../../contracts/memory-store-vectors.js';
-import { checkBackfillLimit, checkVectorEntries, checkVectorSearch, checkVectorSpace, hasDirection } from '../../contracts/store-checks/vector-input.js';
+import type {
+  VectorCounts,
+  VectorEntry,
+  VectorHit,
+  VectorIndex,
+  VectorSearch,
+  VectorSpace,
+} from '../../contracts/memory-store-vectors.js';
+import {
+  checkBackfillLimit,
+  checkVectorEntries,
+  checkVectorSearch,
+  checkVectorSpace,
+  hasDirection,
+} from '../../contracts/store-checks/vector-input.js';
 import { guard } from './sqlite-database.js';
 import { MEMORY_COLUMNS, rowToMemory, type MemoryRow } from './sqlite-rows.js';
 
@@ -26,13 +39,19 @@ export function loadVectorFunctions(
     return 'sqlite-vec';
   } catch (error) {
     const warn = options.onWarning ?? ((message: string) => process.emitWarning(message, 'EngramWarning'));
-    warn(`sqlite-vec could not be loaded (${(error as Error).message}); vector search uses a slower JavaScript cosine.`);
-    db.function('vec_distance_cosine', { deterministic: true }, (left: unknown, right: unknown) => cosineDistance(left, right));
+    warn(
+      `sqlite-vec could not be loaded (${(error as Error).message}); vector search uses a slower JavaScript cosine.`,
+    );
+    db.function('vec_distance_cosine', { deterministic: true }, (left: unknown, right: unknown) =>
+      cosineDistance(left, right),
+    );
     return 'javascript';
   }
 }
 
-const MEMBER_COLUMNS = MEMORY_COLUMNS.split(', ').map((column) => `m.${column}`).join(', ');
+const MEMBER_COLUMNS = MEMORY_COLUMNS.split(', ')
+  .map((column) => `m.${column}`)
+  .join(', ');
 
 /** What the vector index needs from the store besides its connection: the clock a new space is stamped with. */
 export interface SqliteVectorAccess extends SqliteAccess {
@@ -61,7 +80,9 @@ export class SqliteVectorIndex implements VectorIndex {
         if (current && current.model === space.model && current.dimensions === space.dimensions) return;
         dropped = this.#access.statement('DELETE FROM memory_vectors').run().changes;
         this.#access
-          .statement('INSERT INTO vector_space (id, model, dimensions, set_at) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET model = excluded.model, dimensions = excluded.dimensions, set_at = excluded.set_at')
+          .statement(
+            'INSERT INTO vector_space (id, model, dimensions, set_at) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET model = excluded.model, dimensions = excluded.dimensions, set_at = excluded.set_at',
+          )
           .run(space.model, space.dimensions, now);
       });
       return { dropped };
@@ -74,7 +95,9 @@ export class SqliteVectorIndex implements VectorIndex {
       this.#access.transaction(() => {
         const checked = checkVectorEntries(entries, this.#space());
         const find = this.#access.statement('SELECT rowid, updated_at FROM memories WHERE id = ?');
-        const write = this.#access.statement('INSERT INTO memory_vectors (memory_rowid, vector) VALUES (?, ?) ON CONFLICT (memory_rowid) DO UPDATE SET vector = excluded.vector');
+        const write = this.#access.statement(
+          'INSERT INTO memory_vectors (memory_rowid, vector) VALUES (?, ?) ON CONFLICT (memory_rowid) DO UPDATE SET vector = excluded.vector',
+        );
         for (const entry of checked) {
           const row = find.get(entry.id) as { rowid: number; updated_at: number } | undefined;
           if (!row) continue;
@@ -92,7 +115,8 @@ export class SqliteVectorIndex implements VectorIndex {
     return guard(() => {
       const space = this.#space();
       const query = checkVectorSearch(input, space);
-      if (space === undefined || query.limit === 0 || query.scopes.length === 0 || !hasDirection(query.vector)) return [];
+      if (space === undefined || query.limit === 0 || query.scopes.length === 0 || !hasDirection(query.vector))
+        return [];
       const parameters: unknown[] = [vectorBlob(query.vector), ...query.scopes];
       let typeClause = '';
       if (query.types && query.types.length > 0) {
@@ -110,7 +134,9 @@ export class SqliteVectorIndex implements VectorIndex {
         ) nearest JOIN memories m ON m.rowid = nearest.memory_rowid
         ORDER BY nearest.distance, m.rowid`;
       const rows = this.#access.statement(sql).all(...parameters) as Array<MemoryRow & { distance: number | null }>;
-      return rows.filter((row) => row.distance !== null).map((row) => ({ memory: rowToMemory(row), similarity: 1 - row.distance! }));
+      return rows
+        .filter((row) => row.distance !== null)
+        .map((row) => ({ memory: rowToMemory(row), similarity: 1 - row.distance! }));
     });
   }
 
@@ -132,7 +158,8 @@ export class SqliteVectorIndex implements VectorIndex {
   }
 
   #space(): VectorSpace | undefined {
-    const row = this.#access.statement('SELECT model, dimensions FROM vector_space WHERE id = 1').get() as VectorSpace | undefined;
+    const row = this.#access.statement('SELECT model, dimensions FROM vector_space WHERE id = 1').get() as
+      VectorSpace | undefined;
     return row ? { model: row.model, dimensions: row.dimensions } : undefined;
   }
 }

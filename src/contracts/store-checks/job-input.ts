@@ -44,7 +44,9 @@ export function checkCheckpointValue(value: unknown, field = 'A checkpoint value
   if (typeof value !== 'string') throw invalid(`${field} is a string.`);
   if (value.includes('\u0000')) throw invalid(`${field} may not contain NUL characters.`);
   if (Buffer.byteLength(value, 'utf8') > MAX_CHECKPOINT_VALUE_BYTES) {
-    throw invalid(`${field} is larger than ${MAX_CHECKPOINT_VALUE_BYTES} bytes; store a cursor or an id, not the data.`);
+    throw invalid(
+      `${field} is larger than ${MAX_CHECKPOINT_VALUE_BYTES} bytes; store a cursor or an id, not the data.`,
+    );
   }
   return value;
 }
@@ -52,7 +54,8 @@ export function checkCheckpointValue(value: unknown, field = 'A checkpoint value
 /** Checks the options of checkpoints.set: `expected` absent (plain set), null (set only if absent) or the value to replace. */
 export function checkCheckpointOptions(options: unknown): { expected?: string | null } {
   if (options === undefined) return {};
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw invalid('checkpoints.set options are an object: { expected? }.');
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    throw invalid('checkpoints.set options are an object: { expected? }.');
   const expected = (options as { expected?: unknown }).expected;
   if (expected === undefined) return {};
   if (expected === null) return { expected: null };
@@ -60,7 +63,12 @@ export function checkCheckpointOptions(options: unknown): { expected?: string | 
 }
 
 /** Checks the arguments of locks.hold; the wait defaults to `defaultWaitMs`. */
-export function checkLockRequest(name: unknown, fn: unknown, options: unknown, defaultWaitMs: number): { name: string; waitMs: number } {
+export function checkLockRequest(
+  name: unknown,
+  fn: unknown,
+  options: unknown,
+  defaultWaitMs: number,
+): { name: string; waitMs: number } {
   const checkedName = checkLockName(name);
   if (typeof fn !== 'function') throw invalid('locks.hold runs a function: locks.hold(name, async () => …).');
   if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
@@ -72,11 +80,16 @@ export function checkLockRequest(name: unknown, fn: unknown, options: unknown, d
 }
 
 /** Checks a new job and serializes its payload; maxAttempts and runAt get their defaults here. */
-export function checkNewJob(input: NewJob, defaults: { maxAttempts: number; maxPayloadBytes: number; now: number }): CheckedNewJob {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) throw invalid('A job is an object: { queue, key, payload, maxAttempts?, runAt? }.');
+export function checkNewJob(
+  input: NewJob,
+  defaults: { maxAttempts: number; maxPayloadBytes: number; now: number },
+): CheckedNewJob {
+  if (input === null || typeof input !== 'object' || Array.isArray(input))
+    throw invalid('A job is an object: { queue, key, payload, maxAttempts?, runAt? }.');
   const queue = checkQueue(input.queue);
   const key = identifier(input.key, 'A job key', MAX_JOB_KEY_LENGTH);
-  if (!Object.hasOwn(input, 'payload') || input.payload === undefined) throw invalid('A job has a payload: any JSON value (null for none).');
+  if (!Object.hasOwn(input, 'payload') || input.payload === undefined)
+    throw invalid('A job has a payload: any JSON value (null for none).');
   const payloadJson = serializePayload(input.payload, defaults.maxPayloadBytes);
   const maxAttempts = input.maxAttempts ?? defaults.maxAttempts;
   wholeNumber(maxAttempts, 'maxAttempts', 1, MAX_JOB_ATTEMPTS);
@@ -98,7 +111,8 @@ export function checkJobId(id: unknown): string {
 
 /** Checks the options of jobs.claim: a queue, a worker name and a lease from 1 ms to a day. */
 export function checkClaim(options: unknown): { queue: string; worker: string; leaseMs: number } {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw invalid('jobs.claim takes { queue, worker, leaseMs }.');
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    throw invalid('jobs.claim takes { queue, worker, leaseMs }.');
   const { queue, worker, leaseMs } = options as { queue?: unknown; worker?: unknown; leaseMs?: unknown };
   wholeNumber(leaseMs, 'leaseMs', 1, MAX_LEASE_MS);
   return { queue: checkQueue(queue), worker: checkWorker(worker), leaseMs: leaseMs as number };
@@ -106,7 +120,8 @@ export function checkClaim(options: unknown): { queue: string; worker: string; l
 
 /** Checks a failure report: the error text (cut to 4,000 characters) and an optional retry time. */
 export function checkFailure(failure: unknown): { error: string; retryAt?: number } {
-  if (failure === null || typeof failure !== 'object' || Array.isArray(failure)) throw invalid('jobs.fail takes { error, retryAt? }.');
+  if (failure === null || typeof failure !== 'object' || Array.isArray(failure))
+    throw invalid('jobs.fail takes { error, retryAt? }.');
   const { error, retryAt } = failure as { error?: unknown; retryAt?: unknown };
   if (typeof error !== 'string') throw invalid('jobs.fail needs error: a string saying what went wrong.');
   // Postgres text cannot hold NUL; an error message never needs one.
@@ -115,19 +130,29 @@ export function checkFailure(failure: unknown): { error: string; retryAt?: numbe
 }
 
 /** Checks the filter of jobs.delete: a queue, finished states only (a pending or running job is never deleted), an instant. */
-export function checkJobDeletion(filter: unknown): { queue: string; states: Array<'done' | 'failed'>; updatedBefore: number } {
-  if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) throw invalid('jobs.delete takes { queue, states, updatedBefore }.');
+export function checkJobDeletion(filter: unknown): {
+  queue: string;
+  states: Array<'done' | 'failed'>;
+  updatedBefore: number;
+} {
+  if (filter === null || typeof filter !== 'object' || Array.isArray(filter))
+    throw invalid('jobs.delete takes { queue, states, updatedBefore }.');
   const { queue, states, updatedBefore } = filter as { queue?: unknown; states?: unknown; updatedBefore?: unknown };
   const checked = checkStates(states);
   if (checked.length === 0 || checked.some((state) => state !== 'done' && state !== 'failed')) {
     throw invalid('jobs.delete deletes finished jobs only: states are "done" and/or "failed".');
   }
-  return { queue: checkQueue(queue), states: checked as Array<'done' | 'failed'>, updatedBefore: instant(updatedBefore, 'updatedBefore') };
+  return {
+    queue: checkQueue(queue),
+    states: checked as Array<'done' | 'failed'>,
+    updatedBefore: instant(updatedBefore, 'updatedBefore'),
+  };
 }
 
 /** Checks the filter of checkpoints.delete: a non-empty name prefix and an instant. */
 export function checkCheckpointDeletion(filter: unknown): { prefix: string; updatedBefore: number } {
-  if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) throw invalid('checkpoints.delete takes { prefix, updatedBefore }.');
+  if (filter === null || typeof filter !== 'object' || Array.isArray(filter))
+    throw invalid('checkpoints.delete takes { prefix, updatedBefore }.');
   const { prefix, updatedBefore } = filter as { prefix?: unknown; updatedBefore?: unknown };
   return { prefix: checkCheckpointName(prefix), updatedBefore: instant(updatedBefore, 'updatedBefore') };
 }
@@ -135,7 +160,8 @@ export function checkCheckpointDeletion(filter: unknown): { prefix: string; upda
 /** Checks a job listing filter: queue and states known, limit a whole number. */
 export function checkJobFilter(filter: JobFilter | undefined): { queue?: string; states?: JobState[]; limit?: number } {
   if (filter === undefined) return {};
-  if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) throw invalid('A job filter is an object: { queue?, states?, limit? }.');
+  if (filter === null || typeof filter !== 'object' || Array.isArray(filter))
+    throw invalid('A job filter is an object: { queue?, states?, limit? }.');
   const checked: { queue?: string; states?: JobState[]; limit?: number } = {};
   if (filter.queue !== undefined) checked.queue = checkQueue(filter.queue);
   if (filter.states !== undefined) checked.states = checkStates(filter.states);
@@ -149,7 +175,10 @@ export function checkJobFilter(filter: JobFilter | undefined): { queue?: string;
 export function checkStates(states: unknown): JobState[] {
   if (!Array.isArray(states)) throw invalid(`states is an array of ${JOB_STATES.join(', ')}.`);
   for (const state of states) {
-    if (!JOB_STATES.includes(state as JobState)) throw invalid(`Unknown job state ${JSON.stringify(String(state)).slice(0, 40)}: one of ${JOB_STATES.join(', ')}.`);
+    if (!JOB_STATES.includes(state as JobState))
+      throw invalid(
+        `Unknown job state ${JSON.stringify(String(state)).slice(0, 40)}: one of ${JOB_STATES.join(', ')}.`,
+      );
   }
   return [...new Set(states as JobState[])];
 }
@@ -163,7 +192,10 @@ export function serializePayload(payload: unknown, maxBytes: number): string {
   assertJsonValue(payload, 'payload', 0, new Set());
   const json = JSON.stringify(payload);
   if (Buffer.byteLength(json, 'utf8') > maxBytes) {
-    throw new EngramError('INVALID_INPUT', `A job payload is larger than ${maxBytes} bytes as JSON (setting jobs.maxPayloadBytes); store the data elsewhere and enqueue a reference.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `A job payload is larger than ${maxBytes} bytes as JSON (setting jobs.maxPayloadBytes); store the data elsewhere and enqueue a reference.`,
+    );
   }
   return json;
 }
@@ -174,7 +206,8 @@ function assertJsonValue(value: unknown, path: string, depth: number, seen: Set<
     if (!Number.isFinite(value)) throw invalid(`${path} is ${value}, which JSON cannot hold.`);
     return;
   }
-  if (typeof value !== 'object') throw invalid(`${path} is ${value === undefined ? 'undefined' : `a ${typeof value}`}, which JSON cannot hold.`);
+  if (typeof value !== 'object')
+    throw invalid(`${path} is ${value === undefined ? 'undefined' : `a ${typeof value}`}, which JSON cannot hold.`);
   if (depth >= MAX_PAYLOAD_DEPTH) throw invalid(`The payload nests deeper than ${MAX_PAYLOAD_DEPTH} levels.`);
   if (seen.has(value)) throw invalid(`${path} refers back to itself (a cycle).`);
   seen.add(value);
@@ -185,8 +218,10 @@ function assertJsonValue(value: unknown, path: string, depth: number, seen: Set<
     }
   } else {
     const prototype = Object.getPrototypeOf(value) as unknown;
-    if (prototype !== Object.prototype && prototype !== null) throw invalid(`${path} is not a plain object (a class instance, Date or Map); JSON would not give it back.`);
-    for (const [key, item] of Object.entries(value)) assertJsonValue(item, `${path}.${key.slice(0, 40)}`, depth + 1, seen);
+    if (prototype !== Object.prototype && prototype !== null)
+      throw invalid(`${path} is not a plain object (a class instance, Date or Map); JSON would not give it back.`);
+    for (const [key, item] of Object.entries(value))
+      assertJsonValue(item, `${path}.${key.slice(0, 40)}`, depth + 1, seen);
   }
   seen.delete(value);
 }

@@ -1,8 +1,29 @@
 import { EngramError, isEngramError } from '../../kernel/errors.js';
-import { assertMemoryId, assertTimestamp, MEMORY_FIELD_ORDER, normalizeNewMemory, type Memory, type MemoryLimits } from '../../memory/memory.js';
-import { canonicalHistoryEntry, canonicalJson, canonicalMemory, canonicalVector } from '../../memory/record-canonical-form.js';
+import {
+  assertMemoryId,
+  assertTimestamp,
+  MEMORY_FIELD_ORDER,
+  normalizeNewMemory,
+  type Memory,
+  type MemoryLimits,
+} from '../../memory/memory.js';
+import {
+  canonicalHistoryEntry,
+  canonicalJson,
+  canonicalMemory,
+  canonicalVector,
+} from '../../memory/record-canonical-form.js';
 import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
-import { checkCheckpointName, checkCheckpointValue, checkJobId, checkNewJob, checkWorker, MAX_COORDINATION_NAME_LENGTH, MAX_JOB_ATTEMPTS, MAX_JOB_ERROR_LENGTH } from './job-input.js';
+import {
+  checkCheckpointName,
+  checkCheckpointValue,
+  checkJobId,
+  checkNewJob,
+  checkWorker,
+  MAX_COORDINATION_NAME_LENGTH,
+  MAX_JOB_ATTEMPTS,
+  MAX_JOB_ERROR_LENGTH,
+} from './job-input.js';
 import { CHANGE_ACTIONS, type ChangeAction, type HistoryEntry } from '../../memory/memory-history.js';
 import { JOB_STATES, type Job } from '../memory-store-jobs.js';
 import type { CheckpointRecord, ExportPage, StoreRecords } from '../memory-store-records.js';
@@ -19,7 +40,21 @@ export const MAX_RESTORE_RECORDS = 10_000;
 
 const RECORD_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const HISTORY_FIELDS = ['id', 'memoryId', 'action', 'actor', 'at', 'before', 'after', 'undoOf'] as const;
-const JOB_FIELDS = ['id', 'queue', 'key', 'payload', 'state', 'attempts', 'maxAttempts', 'runAt', 'lockedBy', 'lockedUntil', 'lastError', 'createdAt', 'updatedAt'] as const;
+const JOB_FIELDS = [
+  'id',
+  'queue',
+  'key',
+  'payload',
+  'state',
+  'attempts',
+  'maxAttempts',
+  'runAt',
+  'lockedBy',
+  'lockedUntil',
+  'lastError',
+  'createdAt',
+  'updatedAt',
+] as const;
 const CHECKPOINT_FIELDS = ['name', 'value', 'updatedAt'] as const;
 const RECORD_KINDS = ['memories', 'history', 'vectors', 'jobs', 'checkpoints'] as const;
 /** Longest `after` of an export page: an id, or a checkpoint name (up to 500 characters). */
@@ -42,12 +77,16 @@ export interface RecordCheckOptions {
  * string (an id, or for checkpoints a name: `keyed: 'name'` allows the longer names those have).
  */
 export function checkExportPage(page: ExportPage, keyed: 'id' | 'name' = 'id'): { after: string; limit: number } {
-  if (page === null || typeof page !== 'object' || Array.isArray(page)) throw invalid('An export page is an object { limit, after? }.');
+  if (page === null || typeof page !== 'object' || Array.isArray(page))
+    throw invalid('An export page is an object { limit, after? }.');
   const { after, limit } = page;
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_EXPORT_PAGE) {
     throw invalid(`An export page's limit must be a whole number from 1 to ${MAX_EXPORT_PAGE}.`);
   }
-  if (after !== undefined && (typeof after !== 'string' || after.length > MAX_AFTER_LENGTH[keyed] || after.includes('\u0000'))) {
+  if (
+    after !== undefined &&
+    (typeof after !== 'string' || after.length > MAX_AFTER_LENGTH[keyed] || after.includes('\u0000'))
+  ) {
     throw invalid(`An export page's "after" must be the ${keyed} of the last record of the previous page.`);
   }
   return { after: after ?? '', limit };
@@ -63,22 +102,34 @@ export function checkStoreRecords(
   records: StoreRecords,
   limits: MemoryLimits,
   options: RecordCheckOptions = {},
-): { memories: Memory[]; history: HistoryEntry[]; vectors: readonly VectorEntry[]; jobs: RestoredJob[]; checkpoints: CheckpointRecord[] } {
+): {
+  memories: Memory[];
+  history: HistoryEntry[];
+  vectors: readonly VectorEntry[];
+  jobs: RestoredJob[];
+  checkpoints: CheckpointRecord[];
+} {
   if (records === null || typeof records !== 'object' || Array.isArray(records)) {
     throw invalid('records.restore takes an object { memories?, history?, vectors?, jobs?, checkpoints? } of arrays.');
   }
   for (const key of Object.keys(records)) {
-    if (!(RECORD_KINDS as readonly string[]).includes(key)) throw invalid(`Unknown record kind ${JSON.stringify(key.slice(0, 40))}: use ${RECORD_KINDS.join(', ')}.`);
+    if (!(RECORD_KINDS as readonly string[]).includes(key))
+      throw invalid(`Unknown record kind ${JSON.stringify(key.slice(0, 40))}: use ${RECORD_KINDS.join(', ')}.`);
   }
   for (const kind of RECORD_KINDS) {
     const list = records[kind];
     if (list === undefined) continue;
     if (!Array.isArray(list)) throw invalid(`${kind} must be an array.`);
     if (list.length > MAX_RESTORE_RECORDS) {
-      throw new EngramError('PAYLOAD_TOO_LARGE', `records.restore takes at most ${MAX_RESTORE_RECORDS} ${kind} per call; got ${list.length}. Send smaller pages.`);
+      throw new EngramError(
+        'PAYLOAD_TOO_LARGE',
+        `records.restore takes at most ${MAX_RESTORE_RECORDS} ${kind} per call; got ${list.length}. Send smaller pages.`,
+      );
     }
   }
-  const memories = (records.memories ?? []).map((memory, index) => checkMemoryRecord(memory, limits, `memory ${index}`));
+  const memories = (records.memories ?? []).map((memory, index) =>
+    checkMemoryRecord(memory, limits, `memory ${index}`),
+  );
   refuseDuplicates(memories, 'Memory');
   const history = (records.history ?? []).map((entry, index) => checkHistoryRecord(entry, limits, index));
   refuseDuplicates(history, 'History entry');
@@ -88,7 +139,11 @@ export function checkStoreRecords(
   const jobKeys = new Set<string>();
   for (const job of jobs) {
     const key = JSON.stringify([job.queue, job.key]);
-    if (jobKeys.has(key)) throw new EngramError('CONFLICT', `Two jobs of one records.restore call share queue ${JSON.stringify(job.queue.slice(0, 80))} and key ${JSON.stringify(job.key.slice(0, 80))}.`);
+    if (jobKeys.has(key))
+      throw new EngramError(
+        'CONFLICT',
+        `Two jobs of one records.restore call share queue ${JSON.stringify(job.queue.slice(0, 80))} and key ${JSON.stringify(job.key.slice(0, 80))}.`,
+      );
     jobKeys.add(key);
   }
   const checkpoints = (records.checkpoints ?? []).map((checkpoint, index) => checkCheckpointRecord(checkpoint, index));
@@ -100,11 +155,19 @@ export function checkStoreRecords(
 }
 
 /** Checks vectors to restore against the store's space; each must name the memory version (`updatedAt`) it was computed from. */
-export function checkRestoredVectors(vectors: readonly VectorEntry[], space: VectorSpace | undefined): RestoredVector[] {
+export function checkRestoredVectors(
+  vectors: readonly VectorEntry[],
+  space: VectorSpace | undefined,
+): RestoredVector[] {
   const checked = checkVectorEntries(vectors, space);
   return checked.map((entry) => {
-    if (entry.updatedAt === undefined) throw invalid(`The vector of ${entry.id} must carry the updatedAt of the memory version it was computed from.`);
-    return { id: entry.id, vector: entry.vector, updatedAt: assertTimestamp(entry.updatedAt, `updatedAt of the vector of ${entry.id}`) };
+    if (entry.updatedAt === undefined)
+      throw invalid(`The vector of ${entry.id} must carry the updatedAt of the memory version it was computed from.`);
+    return {
+      id: entry.id,
+      vector: entry.vector,
+      updatedAt: assertTimestamp(entry.updatedAt, `updatedAt of the vector of ${entry.id}`),
+    };
   });
 }
 
@@ -158,7 +221,10 @@ export function sameCheckpoint(left: CheckpointRecord, right: CheckpointRecord):
 }
 
 /** The CONFLICT a restore raises for an id that holds different data. */
-export function differentRecord(kind: 'memory' | 'history entry' | 'vector' | 'job' | 'checkpoint', id: string): EngramError {
+export function differentRecord(
+  kind: 'memory' | 'history entry' | 'vector' | 'job' | 'checkpoint',
+  id: string,
+): EngramError {
   return new EngramError(
     'CONFLICT',
     `The store already holds a different ${kind} ${JSON.stringify(id.slice(0, 140))}: it is not a copy of the same store. Nothing was written; restore into an empty store.`,
@@ -186,12 +252,15 @@ function checkMemoryRecord(value: unknown, limits: MemoryLimits, what: string): 
   } catch (error) {
     // Name the record: in a copy of thousands, "invalid name" alone does not say which one.
     if (!isEngramError(error)) throw error;
-    throw new EngramError(error.code, `${what} (${JSON.stringify(record.id.slice(0, 140))}): ${error.message}`, { cause: error });
+    throw new EngramError(error.code, `${what} (${JSON.stringify(record.id.slice(0, 140))}): ${error.message}`, {
+      cause: error,
+    });
   }
 }
 
 function checkHistoryRecord(value: unknown, limits: MemoryLimits, index: number): HistoryEntry {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid(`History entry ${index} is not an object.`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw invalid(`History entry ${index} is not an object.`);
   const record = value as Record<string, unknown>;
   const missing = HISTORY_FIELDS.filter((field) => record[field] === undefined);
   if (missing.length > 0) throw invalid(`History entry ${index} lacks ${missing.join(', ')}.`);
@@ -199,12 +268,17 @@ function checkHistoryRecord(value: unknown, limits: MemoryLimits, index: number)
   if (unknown.length > 0) throw invalid(`History entry ${index} has unknown fields ${unknown.slice(0, 5).join(', ')}.`);
   const id = checkRecordId(record.id, `the id of history entry ${index}`);
   const memoryId = assertMemoryId(record.memoryId);
-  if (!(CHANGE_ACTIONS as readonly unknown[]).includes(record.action)) throw invalid(`History entry ${id} has action ${JSON.stringify(record.action)}: use one of ${CHANGE_ACTIONS.join(', ')}.`);
-  if (typeof record.actor !== 'string' || record.actor.length === 0 || record.actor.length > 200) throw invalid(`History entry ${id} must name its actor (1-200 characters).`);
+  if (!(CHANGE_ACTIONS as readonly unknown[]).includes(record.action))
+    throw invalid(
+      `History entry ${id} has action ${JSON.stringify(record.action)}: use one of ${CHANGE_ACTIONS.join(', ')}.`,
+    );
+  if (typeof record.actor !== 'string' || record.actor.length === 0 || record.actor.length > 200)
+    throw invalid(`History entry ${id} must name its actor (1-200 characters).`);
   const snapshot = (field: 'before' | 'after'): Memory | null => {
     if (record[field] === null) return null;
     const memory = checkMemoryRecord(record[field], limits, `the "${field}" of history entry ${id}`);
-    if (memory.id !== memoryId) throw invalid(`The "${field}" of history entry ${id} is memory ${memory.id}, not ${memoryId}.`);
+    if (memory.id !== memoryId)
+      throw invalid(`The "${field}" of history entry ${id} is memory ${memory.id}, not ${memoryId}.`);
     return memory;
   };
   return {
@@ -220,27 +294,41 @@ function checkHistoryRecord(value: unknown, limits: MemoryLimits, index: number)
 }
 
 function checkJobRecord(value: unknown, index: number, maxPayloadBytes: number): RestoredJob {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid(`Job ${index} is not an object.`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw invalid(`Job ${index} is not an object.`);
   const record = value as Record<string, unknown>;
   // A payload of null is a payload; only a missing one is missing.
   const missing = JOB_FIELDS.filter((field) => record[field] === undefined);
-  if (missing.length > 0) throw invalid(`Job ${index} lacks ${missing.join(', ')}: a restored job carries every field.`);
+  if (missing.length > 0)
+    throw invalid(`Job ${index} lacks ${missing.join(', ')}: a restored job carries every field.`);
   const unknown = Object.keys(record).filter((key) => !(JOB_FIELDS as readonly string[]).includes(key));
   if (unknown.length > 0) throw invalid(`Job ${index} has unknown fields ${unknown.slice(0, 5).join(', ')}.`);
   const id = checkJobId(record.id);
   const what = `job ${JSON.stringify(id.slice(0, 140))}`;
   try {
     const checked = checkNewJob(
-      { queue: record.queue as string, key: record.key as string, payload: record.payload, maxAttempts: record.maxAttempts as number, runAt: record.runAt as string },
+      {
+        queue: record.queue as string,
+        key: record.key as string,
+        payload: record.payload,
+        maxAttempts: record.maxAttempts as number,
+        runAt: record.runAt as string,
+      },
       { maxAttempts: 1, maxPayloadBytes, now: 0 },
     );
-    if (!(JOB_STATES as readonly unknown[]).includes(record.state)) throw invalid(`state ${JSON.stringify(String(record.state).slice(0, 40))} is not one of ${JOB_STATES.join(', ')}.`);
+    if (!(JOB_STATES as readonly unknown[]).includes(record.state))
+      throw invalid(
+        `state ${JSON.stringify(String(record.state).slice(0, 40))} is not one of ${JOB_STATES.join(', ')}.`,
+      );
     const attempts = record.attempts;
     if (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 0 || attempts > MAX_JOB_ATTEMPTS) {
       throw invalid(`attempts must be a whole number from 0 to ${MAX_JOB_ATTEMPTS}.`);
     }
     const lastError = record.lastError;
-    if (lastError !== null && (typeof lastError !== 'string' || lastError.length > MAX_JOB_ERROR_LENGTH || lastError.includes('\u0000'))) {
+    if (
+      lastError !== null &&
+      (typeof lastError !== 'string' || lastError.length > MAX_JOB_ERROR_LENGTH || lastError.includes('\u0000'))
+    ) {
       throw invalid(`lastError is null or a text of at most ${MAX_JOB_ERROR_LENGTH} characters without NUL.`);
     }
     return {
@@ -261,12 +349,15 @@ function checkJobRecord(value: unknown, index: number, maxPayloadBytes: number):
     };
   } catch (error) {
     if (!isEngramError(error)) throw error;
-    throw new EngramError(error.code, `Invalid records: ${what}: ${error.message.replace(/^Invalid records: /, '')}`, { cause: error });
+    throw new EngramError(error.code, `Invalid records: ${what}: ${error.message.replace(/^Invalid records: /, '')}`, {
+      cause: error,
+    });
   }
 }
 
 function checkCheckpointRecord(value: unknown, index: number): CheckpointRecord {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid(`Checkpoint ${index} is not an object.`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw invalid(`Checkpoint ${index} is not an object.`);
   const record = value as Record<string, unknown>;
   const missing = CHECKPOINT_FIELDS.filter((field) => record[field] === undefined);
   if (missing.length > 0) throw invalid(`Checkpoint ${index} lacks ${missing.join(', ')}.`);
@@ -294,7 +385,8 @@ function checkRecordId(value: unknown, what: string): string {
 function refuseDuplicates(records: ReadonlyArray<{ id: string }>, what: string): void {
   const seen = new Set<string>();
   for (const record of records) {
-    if (seen.has(record.id)) throw new EngramError('CONFLICT', `${what} ${record.id} appears twice in one records.restore call.`);
+    if (seen.has(record.id))
+      throw new EngramError('CONFLICT', `${what} ${record.id} appears twice in one records.restore call.`);
     seen.add(record.id);
   }
 }

@@ -14,7 +14,9 @@ export const MAX_LIMIT = 100_000;
  * Checks a list filter once, for every backend: scopes valid and de-duplicated, enums known,
  * numbers finite and in range. Malformed filters are refused with INVALID_INPUT, never guessed at.
  */
-export function checkMemoryFilter(filter: MemoryFilter): Required<Pick<MemoryFilter, 'archived' | 'invalid' | 'order'>> & MemoryFilter & { scopes: Scope[] } {
+export function checkMemoryFilter(
+  filter: MemoryFilter,
+): Required<Pick<MemoryFilter, 'archived' | 'invalid' | 'order'>> & MemoryFilter & { scopes: Scope[] } {
   if (filter === null || typeof filter !== 'object') throw invalid('A filter is an object with scopes.');
   const archived = filter.archived ?? 'exclude';
   const invalidState = filter.invalid ?? 'exclude';
@@ -24,12 +26,16 @@ export function checkMemoryFilter(filter: MemoryFilter): Required<Pick<MemoryFil
   if (!ORDERS.includes(order)) throw invalid(`order must be one of ${ORDERS.join(', ')}.`);
   if (filter.limit !== undefined) wholeNumber(filter.limit, 'limit', 0, MAX_LIMIT);
   if (filter.offset !== undefined) wholeNumber(filter.offset, 'offset', 0, Number.MAX_SAFE_INTEGER);
-  if (filter.importanceBelow !== undefined && (typeof filter.importanceBelow !== 'number' || !Number.isFinite(filter.importanceBelow))) {
+  if (
+    filter.importanceBelow !== undefined &&
+    (typeof filter.importanceBelow !== 'number' || !Number.isFinite(filter.importanceBelow))
+  ) {
     throw invalid('importanceBelow must be a number.');
   }
   for (const field of ['updatedBefore', 'accessedBefore'] as const) {
     const value = filter[field];
-    if (value !== undefined && (typeof value !== 'string' || Number.isNaN(Date.parse(value)))) throw invalid(`${field} must be an ISO-8601 date-time.`);
+    if (value !== undefined && (typeof value !== 'string' || Number.isNaN(Date.parse(value))))
+      throw invalid(`${field} must be an ISO-8601 date-time.`);
   }
   return {
     ...filter,
@@ -44,7 +50,8 @@ export function checkMemoryFilter(filter: MemoryFilter): Required<Pick<MemoryFil
 /** Checks a full-text query: terms are strings, limit a whole number, match and types known. */
 export function checkTextSearch(query: TextSearch): TextSearch & { scopes: Scope[]; match: 'any' | 'all' } {
   if (query === null || typeof query !== 'object') throw invalid('A search is an object with scopes, terms and limit.');
-  if (!Array.isArray(query.terms) || query.terms.some((term) => typeof term !== 'string')) throw invalid('terms must be an array of strings.');
+  if (!Array.isArray(query.terms) || query.terms.some((term) => typeof term !== 'string'))
+    throw invalid('terms must be an array of strings.');
   if (query.terms.length > MAX_TERMS) throw invalid(`A search takes at most ${MAX_TERMS} terms.`);
   const match = query.match ?? 'any';
   if (match !== 'any' && match !== 'all') throw invalid('match must be "any" or "all".');
@@ -71,9 +78,13 @@ export function checkActor(change: ChangeContext): string {
 export function checkUnchangedSince(memory: Memory, change: ChangeContext): void {
   const expected = change.ifUpdatedAt;
   if (expected === undefined) return;
-  if (typeof expected !== 'string') throw new EngramError('INVALID_INPUT', 'ifUpdatedAt is the ISO-8601 updatedAt the change expects.');
+  if (typeof expected !== 'string')
+    throw new EngramError('INVALID_INPUT', 'ifUpdatedAt is the ISO-8601 updatedAt the change expects.');
   if (memory.updatedAt !== expected) {
-    throw new EngramError('CONFLICT', `Memory ${memory.id} changed since ${expected} (now ${memory.updatedAt}); nothing was applied. Read it again and retry.`);
+    throw new EngramError(
+      'CONFLICT',
+      `Memory ${memory.id} changed since ${expected} (now ${memory.updatedAt}); nothing was applied. Read it again and retry.`,
+    );
   }
 }
 

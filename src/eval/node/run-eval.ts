@@ -62,12 +62,18 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
   const nowMs = newestCreation(dataset) + CLOCK_OFFSET_MS;
   const now = (): Date => new Date(nowMs);
   const directory = await mkdtemp(join(options.temporaryDirectory ?? tmpdir(), 'engram-eval-'));
-  const store: MemoryStore = options.createStore?.({ settings, now }) ?? new SqliteMemoryStore({
-    path: join(directory, 'eval.db'),
-    limits: settings.memory,
-    now,
-    fullText: { k1: settings.recall.fullTextK1, b: settings.recall.fullTextB, coverage: settings.recall.fullTextCoverage },
-  });
+  const store: MemoryStore =
+    options.createStore?.({ settings, now }) ??
+    new SqliteMemoryStore({
+      path: join(directory, 'eval.db'),
+      limits: settings.memory,
+      now,
+      fullText: {
+        k1: settings.recall.fullTextK1,
+        b: settings.recall.fullTextB,
+        coverage: settings.recall.fullTextCoverage,
+      },
+    });
   try {
     await store.open();
     for (let start = 0; start < dataset.memories.length; start += BATCH) {
@@ -82,7 +88,12 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
     const injectedRecall: number[] = [];
     for (const query of dataset.queries) {
       const started = performance.now();
-      const result = await engram.recall(query.query, { scopes: [query.scope], topK, minScore: 0, recordAccess: false });
+      const result = await engram.recall(query.query, {
+        scopes: [query.scope],
+        topK,
+        minScore: 0,
+        recordAccess: false,
+      });
       latencies.push(performance.now() - started);
       scored.push({
         id: query.id,
@@ -92,14 +103,25 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
         tags: query.tags,
       });
       // What an agent would be given at the settings: the real <memory_context> block, counted as injection counts it.
-      const context = await engram.buildMemoryContext(query.query, { scopes: [query.scope], recordAccess: false, includeStaticPart: false });
+      const context = await engram.buildMemoryContext(query.query, {
+        scopes: [query.scope],
+        recordAccess: false,
+        includeStaticPart: false,
+      });
       defaultResults.push(context.included.length);
       injectedTokens.push(context.tokens.block);
-      injectedRecall.push(context.included.filter((entry) => query.relevant.includes(entry.memory.id)).length / query.relevant.length);
+      injectedRecall.push(
+        context.included.filter((entry) => query.relevant.includes(entry.memory.id)).length / query.relevant.length,
+      );
     }
     const scopes = new Set(dataset.memories.map((memory) => memory.scope));
     return {
-      dataset: { memories: dataset.memories.length, queries: dataset.queries.length, skipped: dataset.skipped.length, scopes: scopes.size },
+      dataset: {
+        memories: dataset.memories.length,
+        queries: dataset.queries.length,
+        skipped: dataset.skipped.length,
+        scopes: scopes.size,
+      },
       ks,
       now: now().toISOString(),
       overall: summarizeMetrics(scored, ks),
@@ -116,7 +138,12 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
       skipped: dataset.skipped,
       warnings: dataset.warnings,
       ...(options.includeQueries && {
-        queries: scored.map((query) => ({ id: query.id, tags: [...(query.tags ?? [])], relevant: query.relevantIds, ranking: [...query.ranking] })),
+        queries: scored.map((query) => ({
+          id: query.id,
+          tags: [...(query.tags ?? [])],
+          relevant: query.relevantIds,
+          ranking: [...query.ranking],
+        })),
       }),
     };
   } finally {
@@ -127,7 +154,8 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
 
 /** Checks and sorts the cut-offs: whole numbers from 1 to 1000, at least one, duplicates dropped. */
 export function checkKs(ks: readonly number[]): number[] {
-  if (!Array.isArray(ks) || ks.length === 0) throw new EngramError('INVALID_INPUT', 'Give at least one cut-off k, e.g. --k 5,10,25.');
+  if (!Array.isArray(ks) || ks.length === 0)
+    throw new EngramError('INVALID_INPUT', 'Give at least one cut-off k, e.g. --k 5,10,25.');
   for (const k of ks) {
     if (typeof k !== 'number' || !Number.isInteger(k) || k < 1 || k > MAX_EVAL_K) {
       throw new EngramError('INVALID_INPUT', `Invalid k ${JSON.stringify(k)}: a whole number from 1 to ${MAX_EVAL_K}.`);

@@ -30,7 +30,20 @@ export interface TranscriptFile extends ParsedTranscript {
 export const DEFAULT_TRANSCRIPT_MAX_BYTES = 256 * 1024 * 1024;
 
 // Line types of Claude Code transcripts (FORMATS.md §2.3), for detection only.
-const CLAUDE_LINE_TYPES = new Set(['user', 'assistant', 'system', 'summary', 'progress', 'attachment', 'file-history-snapshot', 'queue-operation', 'permission-mode', 'custom-title', 'agent-name', 'last-prompt']);
+const CLAUDE_LINE_TYPES = new Set([
+  'user',
+  'assistant',
+  'system',
+  'summary',
+  'progress',
+  'attachment',
+  'file-history-snapshot',
+  'queue-operation',
+  'permission-mode',
+  'custom-title',
+  'agent-name',
+  'last-prompt',
+]);
 const DETECTION_LINES = 20;
 
 /** Reads a transcript file: refuses what is not a readable UTF-8 text file, detects or checks its format, parses it. */
@@ -38,25 +51,45 @@ export async function readTranscriptFile(path: string, options: ReadTranscriptOp
   const absolute = resolve(path);
   const maxBytes = options.maxBytes ?? DEFAULT_TRANSCRIPT_MAX_BYTES;
   const info = await stat(absolute).catch((error: NodeJS.ErrnoException) => {
-    throw new EngramError(error.code === 'ENOENT' ? 'NOT_FOUND' : 'INVALID_INPUT', `Cannot read the transcript ${absolute} (${error.code ?? 'error'}).`, { cause: error });
+    throw new EngramError(
+      error.code === 'ENOENT' ? 'NOT_FOUND' : 'INVALID_INPUT',
+      `Cannot read the transcript ${absolute} (${error.code ?? 'error'}).`,
+      { cause: error },
+    );
   });
-  if (!info.isFile()) throw new EngramError('INVALID_INPUT', `${absolute} is not a regular file: give the path of a transcript file.`);
-  if (info.size > maxBytes) throw new EngramError('PAYLOAD_TOO_LARGE', `${absolute} is ${info.size} bytes; engram reads transcripts of at most ${maxBytes} bytes. Split the file.`);
+  if (!info.isFile())
+    throw new EngramError('INVALID_INPUT', `${absolute} is not a regular file: give the path of a transcript file.`);
+  if (info.size > maxBytes)
+    throw new EngramError(
+      'PAYLOAD_TOO_LARGE',
+      `${absolute} is ${info.size} bytes; engram reads transcripts of at most ${maxBytes} bytes. Split the file.`,
+    );
   let buffer: Buffer;
   try {
     buffer = await readFile(absolute);
   } catch (error) {
-    throw new EngramError('INVALID_INPUT', `Cannot read the transcript ${absolute} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, { cause: error });
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Cannot read the transcript ${absolute} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`,
+      { cause: error },
+    );
   }
   const text = decodeTranscript(buffer, absolute);
   const format = options.format ?? detectTranscriptFormat(text, absolute);
   const sessionId = options.sessionId ?? defaultSessionId(absolute);
-  const parsed = parseTranscript(text, format, { sessionId, ...(options.maxLineBytes !== undefined && { maxLineBytes: options.maxLineBytes }) });
+  const parsed = parseTranscript(text, format, {
+    sessionId,
+    ...(options.maxLineBytes !== undefined && { maxLineBytes: options.maxLineBytes }),
+  });
   return { ...parsed, path: absolute, format };
 }
 
 /** Parses a transcript's text in a known format. Pure. */
-export function parseTranscript(text: string, format: TranscriptFormat, options: { sessionId?: string; maxLineBytes?: number } = {}): ParsedTranscript {
+export function parseTranscript(
+  text: string,
+  format: TranscriptFormat,
+  options: { sessionId?: string; maxLineBytes?: number } = {},
+): ParsedTranscript {
   switch (format) {
     case 'claude':
       return parseClaudeCodeTranscript(text, options);
@@ -65,7 +98,10 @@ export function parseTranscript(text: string, format: TranscriptFormat, options:
     case 'text':
       return parsePlainTextTranscript(text, options);
     default:
-      throw new EngramError('INVALID_INPUT', `Unknown transcript format ${JSON.stringify(String(format).slice(0, 20))}: one of ${TRANSCRIPT_FORMATS.join(', ')}.`);
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Unknown transcript format ${JSON.stringify(String(format).slice(0, 20))}: one of ${TRANSCRIPT_FORMATS.join(', ')}.`,
+      );
   }
 }
 
@@ -93,7 +129,12 @@ export function detectTranscriptFormat(text: string, where = 'the transcript'): 
     jsonLines += 1;
     const record = value as Record<string, unknown>;
     if (record.type === ENGRAM_TRANSCRIPT_LINE_TYPE && typeof record.role === 'string') return 'engram';
-    if ((typeof record.type === 'string' && CLAUDE_LINE_TYPES.has(record.type)) || typeof record.parentUuid === 'string' || typeof record.uuid === 'string') return 'claude';
+    if (
+      (typeof record.type === 'string' && CLAUDE_LINE_TYPES.has(record.type)) ||
+      typeof record.parentUuid === 'string' ||
+      typeof record.uuid === 'string'
+    )
+      return 'claude';
   }
   if (jsonLines === 0) return 'text';
   throw new EngramError(
@@ -108,16 +149,25 @@ export function decodeTranscript(buffer: Buffer, where = 'the transcript'): stri
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(buffer);
   } catch {
-    throw new EngramError('INVALID_INPUT', `${where} is not UTF-8 text (binary data?); give a transcript: Claude Code or engram JSON Lines, or plain text.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `${where} is not UTF-8 text (binary data?); give a transcript: Claude Code or engram JSON Lines, or plain text.`,
+    );
   }
   if (text.includes('\u0000')) {
-    throw new EngramError('INVALID_INPUT', `${where} holds NUL bytes (binary data); give a transcript: Claude Code or engram JSON Lines, or plain text.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `${where} holds NUL bytes (binary data); give a transcript: Claude Code or engram JSON Lines, or plain text.`,
+    );
   }
   return text.startsWith('\uFEFF') ? text.slice(1) : text;
 }
 
 /** A session id for a file that names none: its base name plus a hash of its path, so two notes.txt never share a cursor. */
 export function defaultSessionId(absolutePath: string): string {
-  const name = basename(absolutePath).replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 80) || 'transcript';
+  const name =
+    basename(absolutePath)
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .slice(0, 80) || 'transcript';
   return `${name}-${createHash('sha256').update(absolutePath).digest('hex').slice(0, 12)}`;
 }

@@ -1,6 +1,17 @@
-import type { Conversation, ConversationMessage, ConversationToolCall, ConversationToolResult } from '../../contracts/conversation.js';
+import type {
+  Conversation,
+  ConversationMessage,
+  ConversationToolCall,
+  ConversationToolResult,
+} from '../../contracts/conversation.js';
 import { MAX_CONVERSATION_ID_LENGTH } from '../../contracts/conversation.js';
-import { objectField, readTranscriptLines, stringField, type TranscriptLine, type TranscriptLineOptions } from '../../kernel/transcript-lines.js';
+import {
+  objectField,
+  readTranscriptLines,
+  stringField,
+  type TranscriptLine,
+  type TranscriptLineOptions,
+} from '../../kernel/transcript-lines.js';
 
 /**
  * Claude Code session transcripts (`~/.claude/projects/<project>/<sessionId>.jsonl`, FORMATS.md §2).
@@ -27,7 +38,8 @@ export interface ClaudeCodeTranscriptOptions extends TranscriptLineOptions {
 /** Line types that are messages; every other type with a uuid is only a link of the chain. */
 const MESSAGE_TYPES = new Set(['user', 'assistant']);
 /** A user line whose text is one of these was produced by Claude Code, not typed. */
-const GENERATED_USER_TEXT = /^\s*(?:<command-(?:name|message|args)>|<local-command-(?:stdout|stderr)>|\[Request interrupted by user)/;
+const GENERATED_USER_TEXT =
+  /^\s*(?:<command-(?:name|message|args)>|<local-command-(?:stdout|stderr)>|\[Request interrupted by user)/;
 const MEMORY_CONTEXT_TAG = '<memory_context>';
 
 interface ChainNode {
@@ -46,7 +58,13 @@ export function parseClaudeCodeTranscript(text: string, options: ClaudeCodeTrans
   let sidechainLeaf: ChainNode | undefined;
   for (const line of read.lines) {
     const uuid = stringField(line.record, 'uuid');
-    if (uuid === undefined || uuid.length === 0 || uuid.length > MAX_CONVERSATION_ID_LENGTH || /[\u0000-\u001F]/.test(uuid)) continue;
+    if (
+      uuid === undefined ||
+      uuid.length === 0 ||
+      uuid.length > MAX_CONVERSATION_ID_LENGTH ||
+      /[\u0000-\u001F]/.test(uuid)
+    )
+      continue;
     // A uuid written twice (a resumed session re-appending) keeps its first line.
     if (byUuid.has(uuid)) continue;
     const node = { uuid, line };
@@ -72,7 +90,12 @@ export function parseClaudeCodeTranscript(text: string, options: ClaudeCodeTrans
 }
 
 /** Walks from the leaf to the root: parentUuid, or logicalParentUuid at a compact boundary, or the previous line when the field is absent (old files). */
-function walkBack(leaf: ChainNode, byUuid: Map<string, ChainNode>, previousInFile: Map<string, string>, warnings: string[]): ChainNode[] {
+function walkBack(
+  leaf: ChainNode,
+  byUuid: Map<string, ChainNode>,
+  previousInFile: Map<string, string>,
+  warnings: string[],
+): ChainNode[] {
   const chain: ChainNode[] = [];
   const visited = new Set<string>();
   let node: ChainNode | undefined = leaf;
@@ -85,12 +108,15 @@ function walkBack(leaf: ChainNode, byUuid: Map<string, ChainNode>, previousInFil
     chain.push(node);
     const record = node.line.record;
     let parent: unknown = record.parentUuid;
-    if ((parent === null || parent === undefined) && stringField(record, 'subtype') === 'compact_boundary') parent = record.logicalParentUuid;
+    if ((parent === null || parent === undefined) && stringField(record, 'subtype') === 'compact_boundary')
+      parent = record.logicalParentUuid;
     if (parent === undefined && !('parentUuid' in record)) parent = previousInFile.get(node.uuid) ?? null;
     if (typeof parent !== 'string') break;
     const next = byUuid.get(parent);
     if (!next) {
-      warnings.push(`line ${node.line.line} names a parent ${JSON.stringify(parent.slice(0, 60))} that is not in the file (a lost or torn line): the conversation starts after it`);
+      warnings.push(
+        `line ${node.line.line} names a parent ${JSON.stringify(parent.slice(0, 60))} that is not in the file (a lost or torn line): the conversation starts after it`,
+      );
       break;
     }
     node = next;
@@ -118,7 +144,13 @@ function chainToMessages(chain: readonly ChainNode[]): ConversationMessage[] {
         message.id = uuid;
         continue;
       }
-      const message: ConversationMessage = { id: uuid, role: 'assistant', text: parts.text, ...(parts.toolCalls.length > 0 && { toolCalls: parts.toolCalls }), ...(timestamp && { timestamp }) };
+      const message: ConversationMessage = {
+        id: uuid,
+        role: 'assistant',
+        text: parts.text,
+        ...(parts.toolCalls.length > 0 && { toolCalls: parts.toolCalls }),
+        ...(timestamp && { timestamp }),
+      };
       messages.push(message);
       reply = { apiId, message };
       continue;
@@ -127,7 +159,11 @@ function chainToMessages(chain: readonly ChainNode[]): ConversationMessage[] {
     if (type === 'user') {
       const body = objectField(record, 'message');
       const parts = readBlocks(body?.content);
-      const generated = record.isMeta === true || record.isCompactSummary === true || record.isVisibleInTranscriptOnly === true || GENERATED_USER_TEXT.test(parts.text);
+      const generated =
+        record.isMeta === true ||
+        record.isCompactSummary === true ||
+        record.isVisibleInTranscriptOnly === true ||
+        GENERATED_USER_TEXT.test(parts.text);
       const role = parts.toolResults.length > 0 ? 'tool' : 'user';
       messages.push({
         id: uuid,
@@ -142,9 +178,13 @@ function chainToMessages(chain: readonly ChainNode[]): ConversationMessage[] {
     // Hook output (engram's own <memory_context> among it) arrives as attachments: keep the
     // injected text as a meta message so extraction knows which memories were recalled.
     const injected = collectStrings(record).filter((value) => value.includes(MEMORY_CONTEXT_TAG));
-    if (injected.length > 0) messages.push({ id: uuid, role: 'user', text: injected.join('\n'), meta: true, ...(timestamp && { timestamp }) });
+    if (injected.length > 0)
+      messages.push({ id: uuid, role: 'user', text: injected.join('\n'), meta: true, ...(timestamp && { timestamp }) });
   }
-  return messages.filter((message) => message.text.trim() !== '' || (message.toolCalls?.length ?? 0) > 0 || (message.toolResults?.length ?? 0) > 0);
+  return messages.filter(
+    (message) =>
+      message.text.trim() !== '' || (message.toolCalls?.length ?? 0) > 0 || (message.toolResults?.length ?? 0) > 0,
+  );
 }
 
 interface BlockParts {
@@ -204,10 +244,16 @@ function collectStrings(value: unknown, found: string[] = [], depth = 0): string
   if (depth > 20) return found;
   if (typeof value === 'string') found.push(value);
   else if (Array.isArray(value)) for (const item of value) collectStrings(item, found, depth + 1);
-  else if (value !== null && typeof value === 'object') for (const item of Object.values(value)) collectStrings(item, found, depth + 1);
+  else if (value !== null && typeof value === 'object')
+    for (const item of Object.values(value)) collectStrings(item, found, depth + 1);
   return found;
 }
 
 function validId(value: string | undefined): string | undefined {
-  return value !== undefined && value.length > 0 && value.length <= MAX_CONVERSATION_ID_LENGTH && !/[\u0000-\u001F\u007F-\u009F]/.test(value) ? value : undefined;
+  return value !== undefined &&
+    value.length > 0 &&
+    value.length <= MAX_CONVERSATION_ID_LENGTH &&
+    !/[\u0000-\u001F\u007F-\u009F]/.test(value)
+    ? value
+    : undefined;
 }

@@ -1,8 +1,17 @@
-import type { ConversationMessage, ConversationToolCall, ConversationToolResult } from '../../contracts/conversation.js';
+import type {
+  ConversationMessage,
+  ConversationToolCall,
+  ConversationToolResult,
+} from '../../contracts/conversation.js';
 import { MAX_CONVERSATION_ID_LENGTH } from '../../contracts/conversation.js';
 import type { ContentBlock } from '../../contracts/language-model.js';
 import type { ParsedTranscript } from './claude-code-transcript.js';
-import { objectField, readTranscriptLines, stringField, type TranscriptLineOptions } from '../../kernel/transcript-lines.js';
+import {
+  objectField,
+  readTranscriptLines,
+  stringField,
+  type TranscriptLineOptions,
+} from '../../kernel/transcript-lines.js';
 
 /**
  * engram's own transcript: JSON Lines, one message a line, appended as a session runs.
@@ -54,7 +63,12 @@ export function parseEngramTranscript(text: string, options: EngramTranscriptOpt
     if (record.type !== ENGRAM_TRANSCRIPT_LINE_TYPE) continue;
     const id = stringField(record, 'id');
     const role = record.role;
-    if (id === undefined || id.length === 0 || id.length > MAX_CONVERSATION_ID_LENGTH || /[\u0000-\u001F\u007F-\u009F]/.test(id)) {
+    if (
+      id === undefined ||
+      id.length === 0 ||
+      id.length > MAX_CONVERSATION_ID_LENGTH ||
+      /[\u0000-\u001F\u007F-\u009F]/.test(id)
+    ) {
       warnings.push(`line ${line} has no usable id (1-${MAX_CONVERSATION_ID_LENGTH} characters): skipped`);
       continue;
     }
@@ -63,7 +77,9 @@ export function parseEngramTranscript(text: string, options: EngramTranscriptOpt
       continue;
     }
     if (role !== 'user' && role !== 'assistant') {
-      warnings.push(`line ${line} has role ${JSON.stringify(String(role).slice(0, 20))}, not user or assistant: skipped`);
+      warnings.push(
+        `line ${line} has role ${JSON.stringify(String(role).slice(0, 20))}, not user or assistant: skipped`,
+      );
       continue;
     }
     seen.add(id);
@@ -82,11 +98,25 @@ export function parseEngramTranscript(text: string, options: EngramTranscriptOpt
       ...(record.wroteMemory === true && { wroteMemory: true }),
     });
   }
-  const chosen = sessionId !== undefined && sessionId.length > 0 && sessionId.length <= MAX_CONVERSATION_ID_LENGTH && !/[\u0000-\u001F]/.test(sessionId) ? sessionId : undefined;
-  return { conversation: { sessionId: chosen ?? options.sessionId ?? 'engram', messages }, warnings, skippedLines: read.skipped };
+  const chosen =
+    sessionId !== undefined &&
+    sessionId.length > 0 &&
+    sessionId.length <= MAX_CONVERSATION_ID_LENGTH &&
+    !/[\u0000-\u001F]/.test(sessionId)
+      ? sessionId
+      : undefined;
+  return {
+    conversation: { sessionId: chosen ?? options.sessionId ?? 'engram', messages },
+    warnings,
+    skippedLines: read.skipped,
+  };
 }
 
-function readContent(content: unknown): { text: string; toolCalls: ConversationToolCall[]; toolResults: ConversationToolResult[] } {
+function readContent(content: unknown): {
+  text: string;
+  toolCalls: ConversationToolCall[];
+  toolResults: ConversationToolResult[];
+} {
   if (typeof content === 'string') return { text: content, toolCalls: [], toolResults: [] };
   const texts: string[] = [];
   const toolCalls: ConversationToolCall[] = [];
@@ -96,7 +126,12 @@ function readContent(content: unknown): { text: string; toolCalls: ConversationT
       if (block === null || typeof block !== 'object' || Array.isArray(block)) continue;
       const item = block as Record<string, unknown>;
       if (item.type === 'text' && typeof item.text === 'string') texts.push(item.text);
-      else if (item.type === 'tool_use') toolCalls.push({ id: stringField(item, 'id') ?? '', name: stringField(item, 'name') ?? 'unknown', input: objectField(item, 'input') ?? {} });
+      else if (item.type === 'tool_use')
+        toolCalls.push({
+          id: stringField(item, 'id') ?? '',
+          name: stringField(item, 'name') ?? 'unknown',
+          input: objectField(item, 'input') ?? {},
+        });
       else if (item.type === 'tool_result') {
         toolResults.push({
           toolUseId: stringField(item, 'toolUseId') ?? stringField(item, 'tool_use_id') ?? '',

@@ -32,7 +32,12 @@ export function parsePlainTextTranscript(text: string, options: PlainTextTranscr
     const messageText = entry.lines.join('\n').trim();
     if (messageText === '') continue;
     const ids = versionIds(`m${messages.length + 1}`, entry.lines);
-    messages.push({ id: ids.at(-1)!, role: entry.role, text: messageText, ...(ids.length > 1 && { partIds: ids.slice(-1 - MAX_EARLIER_VERSIONS, -1) }) });
+    messages.push({
+      id: ids.at(-1)!,
+      role: entry.role,
+      text: messageText,
+      ...(ids.length > 1 && { partIds: ids.slice(-1 - MAX_EARLIER_VERSIONS, -1) }),
+    });
   }
   return { conversation: { sessionId: options.sessionId ?? 'text', messages }, warnings: [], skippedLines: 0 };
 }
@@ -50,7 +55,10 @@ function speakerTurns(lines: readonly string[]): TextEntry[] {
     if (match) {
       turns.push(current);
       const speaker = match[1]!.toLowerCase();
-      current = { role: speaker === 'user' || speaker === 'human' ? 'user' : 'assistant', lines: [line.slice(match[0].length)] };
+      current = {
+        role: speaker === 'user' || speaker === 'human' ? 'user' : 'assistant',
+        lines: [line.slice(match[0].length)],
+      };
     } else {
       current.lines.push(line);
     }

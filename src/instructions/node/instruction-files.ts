@@ -15,7 +15,13 @@ import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import { isSecretPath } from '../../privacy/secret-files.js';
 import { findGitRoot } from '../../node/project-identity.js';
 
-export { activeInstructions, formatInstructions, type InstructionFile, type InstructionScope, type InstructionSet } from '../instruction-format.js';
+export {
+  activeInstructions,
+  formatInstructions,
+  type InstructionFile,
+  type InstructionScope,
+  type InstructionSet,
+} from '../instruction-format.js';
 
 export interface LoadInstructionsOptions {
   /** The working directory: project files load from `projectRoot` down to here. */
@@ -63,20 +69,29 @@ interface ImportRoots {
   described: string;
 }
 
-const SCOPE_NAMES: Record<InstructionScope, string> = { managed: 'Managed-policy', user: 'User', project: 'Project', local: 'Local project' };
+const SCOPE_NAMES: Record<InstructionScope, string> = {
+  managed: 'Managed-policy',
+  user: 'User',
+  project: 'Project',
+  local: 'Local project',
+};
 
 /** Loads instruction files in FORMATS §3.1 order: managed, user (+ rules), project root down to cwd (+ rules, local). */
 export async function loadInstructions(options: LoadInstructionsOptions): Promise<InstructionSet> {
   const limits = (options.settings ?? DEFAULT_SETTINGS).instructions;
   let cwd = await existingDirectory(options.cwd, 'cwd');
   const home = checkedPath(options.home, 'home');
-  let projectRoot = options.projectRoot === undefined ? undefined : await existingDirectory(options.projectRoot, 'projectRoot');
+  let projectRoot =
+    options.projectRoot === undefined ? undefined : await existingDirectory(options.projectRoot, 'projectRoot');
   // process.cwd() is a real path while a root given by hand may run through a symlink: then walk real paths.
   if (projectRoot !== undefined && !isInside(projectRoot, cwd)) {
     [projectRoot, cwd] = [await realpath(projectRoot), await realpath(cwd)];
   }
   if (projectRoot !== undefined && !isInside(projectRoot, cwd)) {
-    throw new EngramError('INVALID_INPUT', `The working directory ${cwd} is not inside the project root ${projectRoot}; pass a projectRoot that contains it.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `The working directory ${cwd} is not inside the project root ${projectRoot}; pass a projectRoot that contains it.`,
+    );
   }
   const managedPath = options.managedPath ?? limits.managedPath;
   if (managedPath !== '') checkedPath(managedPath, 'managedPath');
@@ -93,7 +108,11 @@ export async function loadInstructions(options: LoadInstructionsOptions): Promis
 
   if (managedPath !== '') {
     const path = resolve(managedPath);
-    await loader.load(path, { ...top, scope: 'managed', importRoots: importRoots([home, dirname(path), ...allowed], `your home folder and ${dirname(path)}`) });
+    await loader.load(path, {
+      ...top,
+      scope: 'managed',
+      importRoots: importRoots([home, dirname(path), ...allowed], `your home folder and ${dirname(path)}`),
+    });
   }
   await loader.load(join(home, '.claude', 'CLAUDE.md'), { ...top, scope: 'user', importRoots: userRoots });
   await loader.loadRules(join(home, RULES_FOLDER), 'user', root, userRoots);
@@ -125,10 +144,18 @@ class InstructionLoader {
 
   /** Loads one file and, depth first, what it imports. Problems become warnings, never throws. */
   async load(path: string, context: LoadContext): Promise<void> {
-    if (context.scope !== 'managed' && this.excludes.length > 0 && matchAnyGlob(this.excludes, path.split(sep).join('/'))) return;
+    if (
+      context.scope !== 'managed' &&
+      this.excludes.length > 0 &&
+      matchAnyGlob(this.excludes, path.split(sep).join('/'))
+    )
+      return;
     const where = context.importedFrom === undefined ? path : `${path} (imported by ${context.importedFrom})`;
     if (this.files.length >= this.limits.maxFiles) {
-      if (!this.fileLimitReported) this.warn(`${where}: more than ${this.limits.maxFiles} instruction files (instructions.maxFiles); this and later files skipped`);
+      if (!this.fileLimitReported)
+        this.warn(
+          `${where}: more than ${this.limits.maxFiles} instruction files (instructions.maxFiles); this and later files skipped`,
+        );
       this.fileLimitReported = true;
       return;
     }
@@ -152,11 +179,15 @@ class InstructionLoader {
     }
     if (this.loaded.has(real)) return;
     if (info.size > this.limits.maxFileBytes) {
-      this.warn(`${where}: ${info.size} bytes, over the ${this.limits.maxFileBytes}-byte limit (instructions.maxFileBytes); skipped`);
+      this.warn(
+        `${where}: ${info.size} bytes, over the ${this.limits.maxFileBytes}-byte limit (instructions.maxFileBytes); skipped`,
+      );
       return;
     }
     if (this.totalBytes + info.size > this.limits.maxTotalBytes) {
-      this.warn(`${where}: instruction files would pass ${this.limits.maxTotalBytes} bytes in all (instructions.maxTotalBytes); skipped`);
+      this.warn(
+        `${where}: instruction files would pass ${this.limits.maxTotalBytes} bytes in all (instructions.maxTotalBytes); skipped`,
+      );
       return;
     }
     const read = await readRegularFile(path, this.limits.maxFileBytes);
@@ -174,9 +205,12 @@ class InstructionLoader {
       text = frontmatter.body;
       if (frontmatter.paths) {
         const expanded = expandGlobs(frontmatter.paths, this.limits.maxPathPatterns);
-        if (expanded.tooLong > 0) this.warn(`${where}: ${expanded.tooLong} paths: pattern(s) longer than any path; ignored`);
+        if (expanded.tooLong > 0)
+          this.warn(`${where}: ${expanded.tooLong} paths: pattern(s) longer than any path; ignored`);
         if (expanded.truncated) {
-          this.warn(`${where}: paths: expands to more than ${this.limits.maxPathPatterns} patterns (instructions.maxPathPatterns); the rest are ignored`);
+          this.warn(
+            `${where}: paths: expands to more than ${this.limits.maxPathPatterns} patterns (instructions.maxPathPatterns); the rest are ignored`,
+          );
         }
         paths = { paths: frontmatter.paths, patterns: expanded.patterns, baseDirectory: context.rule.baseDirectory };
       }
@@ -192,13 +226,17 @@ class InstructionLoader {
     const imports = findImports(content);
     // No file can usefully import more files than may load in all; the rest is not even looked up.
     if (imports.length > this.limits.maxFiles) {
-      this.warn(`${where}: ${imports.length} @imports, more than ${this.limits.maxFiles} (instructions.maxFiles); only the first ${this.limits.maxFiles} are followed`);
+      this.warn(
+        `${where}: ${imports.length} @imports, more than ${this.limits.maxFiles} (instructions.maxFiles); only the first ${this.limits.maxFiles} are followed`,
+      );
     }
     for (const found of imports.slice(0, this.limits.maxFiles)) {
       const target = this.resolveImport(found.path, path);
       const named = `${target} (imported by ${path}, line ${found.line})`;
       if (context.depth + 1 > this.limits.maxImportDepth) {
-        this.warn(`${named}: past the import depth limit of ${this.limits.maxImportDepth} (instructions.maxImportDepth); not loaded`);
+        this.warn(
+          `${named}: past the import depth limit of ${this.limits.maxImportDepth} (instructions.maxImportDepth); not loaded`,
+        );
         continue;
       }
       const refusal = await this.importRefusal(target, context);
@@ -264,7 +302,12 @@ class InstructionLoader {
   }
 
   /** Loads every `*.md` under a rules folder (symlinks followed, each folder once), sorted by path. */
-  async loadRules(folder: string, scope: InstructionScope, baseDirectory: string, importRoots: ImportRoots): Promise<void> {
+  async loadRules(
+    folder: string,
+    scope: InstructionScope,
+    baseDirectory: string,
+    importRoots: ImportRoots,
+  ): Promise<void> {
     const files: string[] = [];
     const visited = new Set<string>();
     let entries = 0;
@@ -278,14 +321,17 @@ class InstructionLoader {
         names = (await readdir(directory)).sort();
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
-        if (code !== 'ENOENT' && code !== 'ENOTDIR') this.warn(`${directory}: unreadable rules folder (${describeError(error)}); skipped`);
+        if (code !== 'ENOENT' && code !== 'ENOTDIR')
+          this.warn(`${directory}: unreadable rules folder (${describeError(error)}); skipped`);
         return;
       }
       for (const name of names) {
         if (stopped) return;
         entries += 1;
         if (entries > this.limits.maxRuleEntries) {
-          this.warn(`${folder}: more than ${this.limits.maxRuleEntries} entries (instructions.maxRuleEntries); the rest are not read`);
+          this.warn(
+            `${folder}: more than ${this.limits.maxRuleEntries} entries (instructions.maxRuleEntries); the rest are not read`,
+          );
           stopped = true;
           return;
         }
@@ -296,7 +342,8 @@ class InstructionLoader {
       }
     };
     await walk(folder);
-    for (const path of files) await this.load(path, { scope, depth: 0, chain: [], rule: { baseDirectory }, optional: false, importRoots });
+    for (const path of files)
+      await this.load(path, { scope, depth: 0, chain: [], rule: { baseDirectory }, optional: false, importRoots });
   }
 
   /** Records a problem; past maxFiles of them (a file importing thousands of missing paths) they are only counted. */
@@ -385,7 +432,10 @@ function isInside(parent: string, child: string): boolean {
 
 function checkedPath(value: unknown, name: string): string {
   if (typeof value !== 'string' || value.trim() === '' || value.includes('\0')) {
-    throw new EngramError('INVALID_INPUT', `Instructions option ${name} must be a non-empty path without NUL characters; got ${JSON.stringify(String(value).slice(0, 80))}.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Instructions option ${name} must be a non-empty path without NUL characters; got ${JSON.stringify(String(value).slice(0, 80))}.`,
+    );
   }
   return resolve(value);
 }
@@ -393,11 +443,18 @@ function checkedPath(value: unknown, name: string): string {
 async function existingDirectory(value: unknown, name: string): Promise<string> {
   const path = checkedPath(value, name);
   const info = await stat(path).catch(() => undefined);
-  if (!info?.isDirectory()) throw new EngramError('INVALID_INPUT', `Instructions option ${name}: ${path} is not an existing directory.`);
+  if (!info?.isDirectory())
+    throw new EngramError('INVALID_INPUT', `Instructions option ${name}: ${path} is not an existing directory.`);
   return path;
 }
 
-function kindOf(info: { isDirectory(): boolean; isFIFO(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isSocket(): boolean }): string {
+function kindOf(info: {
+  isDirectory(): boolean;
+  isFIFO(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+  isSocket(): boolean;
+}): string {
   if (info.isDirectory()) return 'a directory';
   if (info.isFIFO()) return 'a FIFO';
   if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device';

@@ -12,7 +12,11 @@ const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL |
  * temporary file (mode 0600, flushed to disk) renamed into place. rename() replaces the directory
  * entry itself, so a symlink at `path` is swapped out, never written through.
  */
-export async function writeFileAtomically(path: string, text: string, failureCode: EngramErrorCode = 'STORE_ERROR'): Promise<void> {
+export async function writeFileAtomically(
+  path: string,
+  text: string,
+  failureCode: EngramErrorCode = 'STORE_ERROR',
+): Promise<void> {
   const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   try {
     const handle = await open(temporary, CREATE_FLAGS, 0o600);

@@ -88,10 +88,14 @@ export async function readMemoryDirectory(
   try {
     root = await realpath(directory);
   } catch (error) {
-    throw new EngramError('NOT_FOUND', `Memory directory ${directory} cannot be opened (${errorCode(error)}).`, { cause: error });
+    throw new EngramError('NOT_FOUND', `Memory directory ${directory} cannot be opened (${errorCode(error)}).`, {
+      cause: error,
+    });
   }
   const entries = await readdir(root, { withFileTypes: true }).catch((error: unknown) => {
-    throw new EngramError('INVALID_INPUT', `Memory directory ${directory} cannot be read (${errorCode(error)}).`, { cause: error });
+    throw new EngramError('INVALID_INPUT', `Memory directory ${directory} cannot be read (${errorCode(error)}).`, {
+      cause: error,
+    });
   });
   const names = entries
     .map((entry) => entry.name)
@@ -150,7 +154,10 @@ async function readFileInside(root: string, name: string, maxFileBytes: number):
     try {
       resolved = await realpath(target);
     } catch (error) {
-      throw new EngramError('INVALID_INPUT', `Symbolic link whose target cannot be read (${errorCode(error)}); skipped.`);
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Symbolic link whose target cannot be read (${errorCode(error)}); skipped.`,
+      );
     }
     if (!isInside(root, resolved)) {
       throw new EngramError('INVALID_INPUT', 'Symbolic link pointing outside the memory directory; skipped.');
@@ -182,7 +189,10 @@ async function readFileInside(root: string, name: string, maxFileBytes: number):
 }
 
 function tooLarge(size: number, maxFileBytes: number): EngramError {
-  return new EngramError('PAYLOAD_TOO_LARGE', `File is ${size} bytes or more; topic files over ${maxFileBytes} bytes are skipped.`);
+  return new EngramError(
+    'PAYLOAD_TOO_LARGE',
+    `File is ${size} bytes or more; topic files over ${maxFileBytes} bytes are skipped.`,
+  );
 }
 
 function isInside(root: string, path: string): boolean {
@@ -191,7 +201,8 @@ function isInside(root: string, path: string): boolean {
 }
 
 function errorCode(error: unknown): string {
-  if (error !== null && typeof error === 'object' && 'code' in error && typeof error.code === 'string') return error.code;
+  if (error !== null && typeof error === 'object' && 'code' in error && typeof error.code === 'string')
+    return error.code;
   return error instanceof Error ? error.message : String(error);
 }
 

@@ -15,7 +15,10 @@ const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants
 const BINARY_PROBE_BYTES = 8_000;
 
 /** Reads at most `maxBytes` bytes of a checked regular file: refuses folders, devices, FIFOs and sockets. */
-export async function readProjectFile(checked: CheckedPath, maxBytes: number): Promise<{ bytes: Buffer; size: number }> {
+export async function readProjectFile(
+  checked: CheckedPath,
+  maxBytes: number,
+): Promise<{ bytes: Buffer; size: number }> {
   if (!checked.exists) throw new EngramError('NOT_FOUND', `No file ${checked.shown} in the project.`);
   let handle;
   try {
@@ -25,8 +28,10 @@ export async function readProjectFile(checked: CheckedPath, maxBytes: number): P
   }
   try {
     const info = await handle.stat();
-    if (info.isDirectory()) throw new EngramError('INVALID_INPUT', `${checked.shown} is a folder; list it with list_directory.`);
-    if (!info.isFile()) throw sandboxDenied(`${checked.shown} is not a regular file (a device, FIFO or socket); only files can be read.`);
+    if (info.isDirectory())
+      throw new EngramError('INVALID_INPUT', `${checked.shown} is a folder; list it with list_directory.`);
+    if (!info.isFile())
+      throw sandboxDenied(`${checked.shown} is not a regular file (a device, FIFO or socket); only files can be read.`);
     const length = Math.min(info.size, maxBytes);
     const buffer = Buffer.alloc(length);
     let read = 0;
@@ -50,7 +55,11 @@ export function looksBinary(bytes: Uint8Array): boolean {
  * The read_file tool: lines of a project file, numbered like `cat -n`, from `offset` (1-based)
  * for `limit` lines, within the byte budget; binary files are named, not shown.
  */
-export async function readFileTool(root: SandboxRoot, limits: SandboxLimits, input: { path: unknown; offset?: unknown; limit?: unknown }): Promise<string> {
+export async function readFileTool(
+  root: SandboxRoot,
+  limits: SandboxLimits,
+  input: { path: unknown; offset?: unknown; limit?: unknown },
+): Promise<string> {
   const offset = optionalCount(input.offset, 'offset') ?? 1;
   const limit = optionalCount(input.limit, 'limit');
   const checked = await checkProjectPath(root, input.path, { maxLength: limits.maxPathLength });
@@ -60,7 +69,11 @@ export async function readFileTool(root: SandboxRoot, limits: SandboxLimits, inp
   const text = bytes.toString('utf8');
   const lines = (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n');
   if (text.length === 0) return `${checked.shown} is empty.`;
-  if (offset > lines.length) throw new EngramError('INVALID_INPUT', `offset ${offset} is past the end of ${checked.shown} (${lines.length} lines).`);
+  if (offset > lines.length)
+    throw new EngramError(
+      'INVALID_INPUT',
+      `offset ${offset} is past the end of ${checked.shown} (${lines.length} lines).`,
+    );
   const last = Math.min(lines.length, limit === undefined ? lines.length : offset + limit - 1);
   let output = '';
   let shownLast = offset - 1;
@@ -79,21 +92,37 @@ export async function readFileTool(root: SandboxRoot, limits: SandboxLimits, inp
 }
 
 /** The list_directory tool: a folder's entries, folders with "/", links with "@", files with their size. */
-export async function listDirectoryTool(root: SandboxRoot, limits: SandboxLimits, input: { path?: unknown }): Promise<string> {
-  const checked = await checkProjectPath(root, input.path ?? '.', { maxLength: limits.maxPathLength, refuseSecrets: false });
+export async function listDirectoryTool(
+  root: SandboxRoot,
+  limits: SandboxLimits,
+  input: { path?: unknown },
+): Promise<string> {
+  const checked = await checkProjectPath(root, input.path ?? '.', {
+    maxLength: limits.maxPathLength,
+    refuseSecrets: false,
+  });
   if (!checked.exists) throw new EngramError('NOT_FOUND', `No folder ${checked.shown} in the project.`);
   const info = await lstat(checked.absolute);
-  if (!info.isDirectory()) throw new EngramError('INVALID_INPUT', `${checked.shown} is not a folder; read it with read_file.`);
-  const entries = (await readdir(checked.absolute, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  if (!info.isDirectory())
+    throw new EngramError('INVALID_INPUT', `${checked.shown} is not a folder; read it with read_file.`);
+  const entries = (await readdir(checked.absolute, { withFileTypes: true })).sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
   const lines: string[] = [];
   for (const entry of entries.slice(0, limits.listMaxEntries)) {
     if (entry.isDirectory()) lines.push(`${entry.name}/`);
     else if (entry.isSymbolicLink()) lines.push(`${entry.name}@`);
-    else if (entry.isFile()) lines.push(`${entry.name} (${(await lstat(join(checked.absolute, entry.name)).catch(() => undefined))?.size ?? '?'} bytes)`);
+    else if (entry.isFile())
+      lines.push(
+        `${entry.name} (${(await lstat(join(checked.absolute, entry.name)).catch(() => undefined))?.size ?? '?'} bytes)`,
+      );
     else lines.push(`${entry.name} (special file)`);
   }
   const header = `${checked.shown}/ (${entries.length} ${entries.length === 1 ? 'entry' : 'entries'})`;
-  const cut = entries.length > limits.listMaxEntries ? [`[${entries.length - limits.listMaxEntries} more entries not shown.]`] : [];
+  const cut =
+    entries.length > limits.listMaxEntries
+      ? [`[${entries.length - limits.listMaxEntries} more entries not shown.]`]
+      : [];
   return [header, ...lines, ...cut].join('\n');
 }
 

@@ -42,7 +42,11 @@ export async function resolveSandboxRoot(root: string): Promise<SandboxRoot> {
   try {
     return { given, real: await realpath(given) };
   } catch (error) {
-    throw new EngramError('NOT_FOUND', `The sandbox root ${given} cannot be opened (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, { cause: error });
+    throw new EngramError(
+      'NOT_FOUND',
+      `The sandbox root ${given} cannot be opened (${(error as NodeJS.ErrnoException).code ?? 'error'}).`,
+      { cause: error },
+    );
   }
 }
 
@@ -52,25 +56,39 @@ export async function resolveSandboxRoot(root: string): Promise<SandboxRoot> {
  * inside the root, and, once symlinks are resolved, still inside the root. Refuses with
  * SANDBOX_DENIED; a path that does not exist is returned with `exists: false`.
  */
-export async function checkProjectPath(root: SandboxRoot, given: unknown, options: PathCheckOptions): Promise<CheckedPath> {
+export async function checkProjectPath(
+  root: SandboxRoot,
+  given: unknown,
+  options: PathCheckOptions,
+): Promise<CheckedPath> {
   const label = options.label ?? 'path';
-  if (typeof given !== 'string' || given.length === 0) throw new EngramError('INVALID_INPUT', `The ${label} must be a non-empty string.`);
+  if (typeof given !== 'string' || given.length === 0)
+    throw new EngramError('INVALID_INPUT', `The ${label} must be a non-empty string.`);
   const shown = JSON.stringify(given.length > 200 ? `${given.slice(0, 200)}…` : given);
-  if (given.length > options.maxLength) throw sandboxDenied(`The ${label} ${shown} is ${given.length} characters long; paths are at most ${options.maxLength}.`);
+  if (given.length > options.maxLength)
+    throw sandboxDenied(
+      `The ${label} ${shown} is ${given.length} characters long; paths are at most ${options.maxLength}.`,
+    );
   checkTraversal(given, label, shown);
 
   const lexical = resolve(root.given, given);
   const inside = insideOf(root.given, lexical) ?? insideOf(root.real, lexical);
   if (inside === undefined) {
-    throw sandboxDenied(`The ${label} ${shown} is outside the project (${root.given}); use a path relative to the project root.`);
+    throw sandboxDenied(
+      `The ${label} ${shown} is outside the project (${root.given}); use a path relative to the project root.`,
+    );
   }
   const { real, exists } = await realOrNearest(lexical);
   const realInside = insideOf(root.real, real);
   if (realInside === undefined) {
-    throw sandboxDenied(`The ${label} ${shown} leads outside the project through a symbolic link; only files inside the project can be used.`);
+    throw sandboxDenied(
+      `The ${label} ${shown} leads outside the project through a symbolic link; only files inside the project can be used.`,
+    );
   }
   if (options.refuseSecrets !== false && isSecretPath(realInside)) {
-    throw sandboxDenied(`The ${label} ${shown} is a file that usually holds secrets (keys, tokens, passwords); it is not readable here.`);
+    throw sandboxDenied(
+      `The ${label} ${shown} is a file that usually holds secrets (keys, tokens, passwords); it is not readable here.`,
+    );
   }
   return { absolute: real, shown: inside === '' ? '.' : inside.split(sep).join('/'), exists };
 }
@@ -83,10 +101,14 @@ export function checkTraversal(given: string, label: string, shown: string): voi
   let text = given;
   for (let round = 0; round <= MAX_DECODE_ROUNDS; round += 1) {
     const encoded = round > 0 ? ' (percent-encoded)' : '';
-    if (CONTROL.test(text)) throw sandboxDenied(`The ${label} ${shown} contains control characters${encoded}; use a plain path.`);
-    if (text.includes('\\')) throw sandboxDenied(`The ${label} ${shown} contains a backslash${encoded}; separate folders with "/".`);
+    if (CONTROL.test(text))
+      throw sandboxDenied(`The ${label} ${shown} contains control characters${encoded}; use a plain path.`);
+    if (text.includes('\\'))
+      throw sandboxDenied(`The ${label} ${shown} contains a backslash${encoded}; separate folders with "/".`);
     if (text.split('/').some((segment) => segment === '..')) {
-      throw sandboxDenied(`The ${label} ${shown} contains ".."${encoded}, which could leave the project; use a path inside the project root.`);
+      throw sandboxDenied(
+        `The ${label} ${shown} contains ".."${encoded}, which could leave the project; use a path inside the project root.`,
+      );
     }
     let decoded: string;
     try {
@@ -97,7 +119,9 @@ export function checkTraversal(given: string, label: string, shown: string): voi
     if (decoded === text) return;
     text = decoded;
   }
-  throw sandboxDenied(`The ${label} ${shown} is percent-encoded more than ${MAX_DECODE_ROUNDS} times; use a plain path.`);
+  throw sandboxDenied(
+    `The ${label} ${shown} is percent-encoded more than ${MAX_DECODE_ROUNDS} times; use a plain path.`,
+  );
 }
 
 /** The path of `target` relative to `base` when it is `base` or under it, else undefined. */
@@ -119,7 +143,8 @@ async function realOrNearest(path: string): Promise<{ real: string; exists: bool
       return { real: rest.length === 0 ? real : resolve(real, ...rest.reverse()), exists: rest.length === 0 };
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw sandboxDenied(`The path ${path} cannot be resolved (${code ?? 'error'}).`);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR')
+        throw sandboxDenied(`The path ${path} cannot be resolved (${code ?? 'error'}).`);
       const parent = dirname(current);
       if (parent === current) return { real: path, exists: false };
       rest.push(basename(current));

@@ -25,12 +25,25 @@ export interface ProcessResult {
  * Runs an executable with execFile (never a shell): stdin closed, killed with SIGKILL past the
  * timeout or once its output passes the cap.
  */
-export function runProcess(executable: string, args: readonly string[], options: ProcessOptions): Promise<ProcessResult> {
+export function runProcess(
+  executable: string,
+  args: readonly string[],
+  options: ProcessOptions,
+): Promise<ProcessResult> {
   return new Promise((resolve) => {
     const child = execFile(
       executable,
       [...args],
-      { cwd: options.cwd, env: options.env, timeout: options.timeoutMs, maxBuffer: options.maxOutputBytes, killSignal: 'SIGKILL', encoding: 'buffer', windowsHide: true, shell: false },
+      {
+        cwd: options.cwd,
+        env: options.env,
+        timeout: options.timeoutMs,
+        maxBuffer: options.maxOutputBytes,
+        killSignal: 'SIGKILL',
+        encoding: 'buffer',
+        windowsHide: true,
+        shell: false,
+      },
       (error, stdout, stderr) => {
         const failure = error as (NodeJS.ErrnoException & { killed?: boolean; code?: number | string }) | null;
         const truncated = failure?.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER';
@@ -48,9 +61,14 @@ export function runProcess(executable: string, args: readonly string[], options:
  * Finds an executable by name on PATH, skipping relative PATH entries and folders inside the
  * project, so a file the project ships (or a model wrote) can never stand in for `ls` or `git`.
  */
-export async function findExecutable(name: string, pathVariable: string | undefined, root: SandboxRoot): Promise<string | undefined> {
+export async function findExecutable(
+  name: string,
+  pathVariable: string | undefined,
+  root: SandboxRoot,
+): Promise<string | undefined> {
   for (const folder of (pathVariable ?? '').split(delimiter)) {
-    if (!isAbsolute(folder) || insideOf(root.real, folder) !== undefined || insideOf(root.given, folder) !== undefined) continue;
+    if (!isAbsolute(folder) || insideOf(root.real, folder) !== undefined || insideOf(root.given, folder) !== undefined)
+      continue;
     const candidate = join(folder, name);
     try {
       if (!(await stat(candidate)).isFile()) continue;
@@ -67,10 +85,16 @@ export async function findExecutable(name: string, pathVariable: string | undefi
  * The environment a sandboxed command gets: a trusted PATH, no credentials, no pager, no optional
  * git locks, and git's repository search stopped at the project root.
  */
-export function sandboxEnvironment(parent: Record<string, string | undefined>, root: SandboxRoot): Record<string, string> {
+export function sandboxEnvironment(
+  parent: Record<string, string | undefined>,
+  root: SandboxRoot,
+): Record<string, string> {
   const path = (parent.PATH ?? '')
     .split(delimiter)
-    .filter((folder) => isAbsolute(folder) && insideOf(root.real, folder) === undefined && insideOf(root.given, folder) === undefined)
+    .filter(
+      (folder) =>
+        isAbsolute(folder) && insideOf(root.real, folder) === undefined && insideOf(root.given, folder) === undefined,
+    )
     .join(delimiter);
   return {
     PATH: path,

@@ -21,20 +21,31 @@ const SKIPPED_FOLDERS = new Set(['.git', 'node_modules']);
 
 // Runs in its own context with a timeout, so a catastrophic regular expression (/(a+)+$/) is stopped
 // instead of freezing the process: V8 interrupts a running match when the timeout fires.
-const MATCH_LINES = new Script('found = []; for (let index = 0; index < lines.length; index += 1) if (pattern.test(lines[index])) found.push(index);');
+const MATCH_LINES = new Script(
+  'found = []; for (let index = 0; index < lines.length; index += 1) if (pattern.test(lines[index])) found.push(index);',
+);
 
 /**
  * The search_files tool: a grep written in JS over the files under a project folder, plain text
  * or a regular expression, bounded in files, matches, file size and time. It never follows
  * symbolic links, skips `.git`, `node_modules`, binary files and files that usually hold secrets.
  */
-export async function searchFilesTool(root: SandboxRoot, limits: SandboxLimits, input: SearchInput, now: () => number = Date.now): Promise<string> {
+export async function searchFilesTool(
+  root: SandboxRoot,
+  limits: SandboxLimits,
+  input: SearchInput,
+  now: () => number = Date.now,
+): Promise<string> {
   const { pattern, regex, ignore_case: ignoreCase, glob } = input;
   if (typeof pattern !== 'string' || pattern.length === 0 || pattern.length > MAX_PATTERN_LENGTH) {
     throw new EngramError('INVALID_INPUT', `pattern must be text of 1-${MAX_PATTERN_LENGTH} characters.`);
   }
-  for (const [name, value] of [['regex', regex], ['ignore_case', ignoreCase]] as const) {
-    if (value !== undefined && typeof value !== 'boolean') throw new EngramError('INVALID_INPUT', `${name} must be true or false.`);
+  for (const [name, value] of [
+    ['regex', regex],
+    ['ignore_case', ignoreCase],
+  ] as const) {
+    if (value !== undefined && typeof value !== 'boolean')
+      throw new EngramError('INVALID_INPUT', `${name} must be true or false.`);
   }
   if (glob !== undefined && (typeof glob !== 'string' || glob.length === 0 || glob.length > 200)) {
     throw new EngramError('INVALID_INPUT', 'glob must be a short pattern such as "*.ts" or "src/**/*.md".');
@@ -72,7 +83,9 @@ export async function searchFilesTool(root: SandboxRoot, limits: SandboxLimits, 
       break;
     }
     filesRead += 1;
-    const { bytes } = await readProjectFile({ absolute: path, shown, exists: true }, limits.searchMaxFileBytes).catch(() => ({ bytes: Buffer.alloc(0) }));
+    const { bytes } = await readProjectFile({ absolute: path, shown, exists: true }, limits.searchMaxFileBytes).catch(
+      () => ({ bytes: Buffer.alloc(0) }),
+    );
     if (bytes.length === 0 || looksBinary(bytes)) continue;
     const lines = bytes.toString('utf8').split('\n');
     for (const index of matcher(lines, remaining)) {
@@ -81,10 +94,15 @@ export async function searchFilesTool(root: SandboxRoot, limits: SandboxLimits, 
         break;
       }
       const line = lines[index]!.replace(/\r$/, '');
-      results.push(`${shown}:${index + 1}: ${line.length > MAX_SHOWN_LINE ? `${line.slice(0, MAX_SHOWN_LINE)}…` : line}`);
+      results.push(
+        `${shown}:${index + 1}: ${line.length > MAX_SHOWN_LINE ? `${line.slice(0, MAX_SHOWN_LINE)}…` : line}`,
+      );
     }
   }
-  const summary = results.length === 0 ? `No matches for ${JSON.stringify(pattern)} in ${start.shown} (${filesRead} files searched).` : `${results.length} ${results.length === 1 ? 'match' : 'matches'} in ${filesRead} files searched:`;
+  const summary =
+    results.length === 0
+      ? `No matches for ${JSON.stringify(pattern)} in ${start.shown} (${filesRead} files searched).`
+      : `${results.length} ${results.length === 1 ? 'match' : 'matches'} in ${filesRead} files searched:`;
   return [summary, ...results, ...(stopped ? [`[Search ${stopped}.]`] : [])].join('\n');
 }
 
@@ -114,7 +132,11 @@ function buildMatcher(pattern: string, isRegex: boolean, ignoreCase: boolean): L
       MATCH_LINES.runInContext(context, { timeout: Math.max(1, Math.floor(timeoutMs)) });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
-        throw new EngramError('INVALID_INPUT', 'The regular expression took too long (it may backtrack catastrophically); simplify it or search for plain text.', { cause: error });
+        throw new EngramError(
+          'INVALID_INPUT',
+          'The regular expression took too long (it may backtrack catastrophically); simplify it or search for plain text.',
+          { cause: error },
+        );
       }
       throw error;
     }
@@ -135,5 +157,7 @@ function globMatcher(glob: string): (path: string) => boolean {
     else source += character.replace(/[.+^${}()|[\]\\]/g, '\\$&');
   }
   const compiled = new RegExp(`^${source}$`);
-  return glob.includes('/') ? (path) => compiled.test(path) : (path) => compiled.test(path.slice(path.lastIndexOf('/') + 1));
+  return glob.includes('/')
+    ? (path) => compiled.test(path)
+    : (path) => compiled.test(path.slice(path.lastIndexOf('/') + 1));
 }

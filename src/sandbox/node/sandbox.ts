@@ -43,7 +43,8 @@ export function sandboxToolDefinition(name: (typeof SANDBOX_TOOL_NAMES)[number])
 const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
   {
     name: 'read_file',
-    description: 'Read a text file of the project, lines numbered. Paths are relative to the project root; nothing outside it can be read.',
+    description:
+      'Read a text file of the project, lines numbered. Paths are relative to the project root; nothing outside it can be read.',
     inputSchema: {
       type: 'object',
       properties: {
@@ -60,13 +61,16 @@ const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
     description: 'List a folder of the project: sub-folders end in "/", symbolic links in "@", files show their size.',
     inputSchema: {
       type: 'object',
-      properties: { path: { type: 'string', description: 'A folder relative to the project root; default the root (".").' } },
+      properties: {
+        path: { type: 'string', description: 'A folder relative to the project root; default the root (".").' },
+      },
       additionalProperties: false,
     },
   },
   {
     name: 'search_files',
-    description: 'Search the text of the files under a project folder (plain text by default, or a JavaScript regular expression); answers path:line: text.',
+    description:
+      'Search the text of the files under a project folder (plain text by default, or a JavaScript regular expression); answers path:line: text.',
     inputSchema: {
       type: 'object',
       properties: {
@@ -88,7 +92,12 @@ const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
       'find may not -exec or -delete. Nothing can write files: memories are written with the memory tool.',
     inputSchema: {
       type: 'object',
-      properties: { command: { type: 'string', description: 'The command line, e.g. "git log -5 --oneline" or "grep -rn TODO src".' } },
+      properties: {
+        command: {
+          type: 'string',
+          description: 'The command line, e.g. "git log -5 --oneline" or "grep -rn TODO src".',
+        },
+      },
       required: ['command'],
       additionalProperties: false,
     },
@@ -132,7 +141,10 @@ export class Sandbox {
   /** Runs one tool call; refusals and bad input come back as `isError` results, store failures are thrown. */
   async runSandboxTool(name: string, input: unknown): Promise<SandboxToolResult> {
     try {
-      const fields = (input !== null && typeof input === 'object' && !Array.isArray(input) ? input : {}) as Record<string, unknown>;
+      const fields = (input !== null && typeof input === 'object' && !Array.isArray(input) ? input : {}) as Record<
+        string,
+        unknown
+      >;
       switch (name) {
         case 'read_file':
           return { content: await this.readFile(fields as { path: unknown }), isError: false };
@@ -180,10 +192,18 @@ export class Sandbox {
   async runCommand(commandLine: unknown): Promise<SandboxToolResult> {
     const plan = planCommand(splitCommandLine(commandLine, this.#limits.maxCommandLength));
     for (const path of plan.paths) {
-      await checkProjectPath(this.root, path.value, { maxLength: this.#limits.maxPathLength, label: 'argument', refuseSecrets: path.readsFile });
+      await checkProjectPath(this.root, path.value, {
+        maxLength: this.#limits.maxPathLength,
+        label: 'argument',
+        refuseSecrets: path.readsFile,
+      });
     }
     const executable = await this.#executable(plan.command);
-    const run = { cwd: this.root.real, env: sandboxEnvironment(this.#env, this.root), timeoutMs: this.#limits.timeoutMs };
+    const run = {
+      cwd: this.root.real,
+      env: sandboxEnvironment(this.#env, this.root),
+      timeoutMs: this.#limits.timeoutMs,
+    };
     if (plan.command === 'git') {
       this.#gitProblem ??= gitWorkTreeProblem(executable, this.root.real, run);
       const problem = await this.#gitProblem;
@@ -194,7 +214,10 @@ export class Sandbox {
     const noMatch = (plan.command === 'grep' || plan.command === 'rg') && result.exitCode === 1;
     const parts = [result.stdout.replace(/\n$/, '')];
     if (result.stderr.trim() !== '') parts.push(`[stderr]\n${result.stderr.replace(/\n$/, '')}`);
-    if (result.truncated) parts.push(`[Output cut at ${this.#limits.outputMaxBytes} bytes (sandbox.outputMaxBytes); the command was stopped. Narrow it down.]`);
+    if (result.truncated)
+      parts.push(
+        `[Output cut at ${this.#limits.outputMaxBytes} bytes (sandbox.outputMaxBytes); the command was stopped. Narrow it down.]`,
+      );
     if (result.timedOut) parts.push(`[Stopped after ${this.#limits.timeoutMs} ms (sandbox.timeoutMs).]`);
     else if (noMatch) parts.push('[No matches.]');
     else if (result.exitCode !== 0 && !result.truncated) parts.push(`[Exit code ${result.exitCode ?? 'none'}.]`);
@@ -203,9 +226,14 @@ export class Sandbox {
   }
 
   async #executable(command: string): Promise<string> {
-    if (!this.#executables.has(command)) this.#executables.set(command, await findExecutable(command, this.#env.PATH, this.root));
+    if (!this.#executables.has(command))
+      this.#executables.set(command, await findExecutable(command, this.#env.PATH, this.root));
     const found = this.#executables.get(command);
-    if (found === undefined) throw new EngramError('NOT_FOUND', `${command} is not installed on this machine (not found on PATH outside the project).`);
+    if (found === undefined)
+      throw new EngramError(
+        'NOT_FOUND',
+        `${command} is not installed on this machine (not found on PATH outside the project).`,
+      );
     return found;
   }
 }

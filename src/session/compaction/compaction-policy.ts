@@ -20,7 +20,10 @@ export interface CompactionBreakerState {
  */
 export function autoCompactThreshold(window: number, settings: Pick<Settings, 'session' | 'compaction'>): number {
   if (typeof window !== 'number' || !Number.isFinite(window) || window <= 0) {
-    throw new EngramError('INVALID_INPUT', `A context window is a positive number of tokens, got ${String(window)}; check session.contextWindow / session.modelContextWindows.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `A context window is a positive number of tokens, got ${String(window)}; check session.contextWindow / session.modelContextWindows.`,
+    );
   }
   const effective = window - settings.session.outputReserve - settings.compaction.bufferTokens;
   const byRatio = Math.floor(settings.compaction.thresholdRatio * window);
@@ -33,7 +36,12 @@ export function compactionTripped(state: CompactionBreakerState, settings: Pick<
 }
 
 /** Whether automatic compaction should run now: the context is past (above) the threshold and the breaker is not tripped. */
-export function shouldAutoCompact(tokens: number, window: number, settings: Pick<Settings, 'session' | 'compaction'>, state: CompactionBreakerState): boolean {
+export function shouldAutoCompact(
+  tokens: number,
+  window: number,
+  settings: Pick<Settings, 'session' | 'compaction'>,
+  state: CompactionBreakerState,
+): boolean {
   if (typeof tokens !== 'number' || !Number.isFinite(tokens) || tokens < 0) return false;
   if (compactionTripped(state, settings)) return false;
   // SPEC: compaction fires when the context "passes" the threshold; at it, the request still goes out.

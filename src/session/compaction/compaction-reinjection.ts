@@ -34,7 +34,12 @@ const TODO_MARKS: Record<PlanTodoItem['status'], string> = { completed: '[x]', i
 
 /** A todo list as text, one item a line: `[x]` done, `[~]` in progress, `[ ]` pending. */
 export function renderTodos(todos: readonly PlanTodoItem[]): string {
-  return todos.map((todo) => `- ${TODO_MARKS[todo.status] ?? '[ ]'} ${todo.status === 'in_progress' && todo.activeForm ? todo.activeForm : todo.content}`).join('\n');
+  return todos
+    .map(
+      (todo) =>
+        `- ${TODO_MARKS[todo.status] ?? '[ ]'} ${todo.status === 'in_progress' && todo.activeForm ? todo.activeForm : todo.content}`,
+    )
+    .join('\n');
 }
 
 /** The plan as the boundary keeps it: the plan text, then the todo list. Undefined when there is neither. */
@@ -66,7 +71,11 @@ function cutToBytes(text: string, maxBytes: number): string {
  * are skipped; each file is cut to its cap with a note saying how to read the rest; files stop at
  * the file count or the total cap, newest first.
  */
-export function reinjection(input: ReinjectionInput, settings: Pick<Settings, 'compaction' | 'tokens'>, alreadyPresent: (content: string) => boolean = () => false): Reinjection {
+export function reinjection(
+  input: ReinjectionInput,
+  settings: Pick<Settings, 'compaction' | 'tokens'>,
+  alreadyPresent: (content: string) => boolean = () => false,
+): Reinjection {
   const { reinjectMaxFiles, reinjectFileMaxTokens, reinjectMaxTokens } = settings.compaction;
   const bytesPerToken = settings.tokens.bytesPerTextToken;
   const texts: string[] = [];
@@ -83,12 +92,17 @@ export function reinjection(input: ReinjectionInput, settings: Pick<Settings, 'c
     const whole = utf8ByteLength(file.content) <= maxBytes;
     const content = whole ? file.content : cutToBytes(file.content, maxBytes);
     if (content === '') continue;
-    const note = whole ? '' : ` (cut after ${utf8ByteLength(content)} of ${utf8ByteLength(file.content)} bytes: read the file again for the rest)`;
-    texts.push(`The file ${file.path} as it was last read before the conversation was compacted${note}:\n<file path=${JSON.stringify(file.path)}>\n${content}\n</file>`);
+    const note = whole
+      ? ''
+      : ` (cut after ${utf8ByteLength(content)} of ${utf8ByteLength(file.content)} bytes: read the file again for the rest)`;
+    texts.push(
+      `The file ${file.path} as it was last read before the conversation was compacted${note}:\n<file path=${JSON.stringify(file.path)}>\n${content}\n</file>`,
+    );
     files.push(file.path);
     total += tokensForBytes(utf8ByteLength(content), bytesPerToken);
   }
   const plan = planText(input);
-  if (plan) texts.push(`The plan in force when the conversation was compacted (keep following it):\n<plan>\n${plan}\n</plan>`);
+  if (plan)
+    texts.push(`The plan in force when the conversation was compacted (keep following it):\n<plan>\n${plan}\n</plan>`);
   return { texts, files, ...(plan !== undefined && { plan }) };
 }

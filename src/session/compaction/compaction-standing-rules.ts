@@ -26,7 +26,10 @@ function rulesInSummary(text: string): string[] {
   const start = text.indexOf(STANDING_RULES_HEADING);
   if (start < 0) return [];
   const rules: string[] = [];
-  for (const line of text.slice(start + STANDING_RULES_HEADING.length).split('\n').slice(1)) {
+  for (const line of text
+    .slice(start + STANDING_RULES_HEADING.length)
+    .split('\n')
+    .slice(1)) {
     const item = /^- (.+)$/.exec(line.trim());
     if (!item) break;
     rules.push(item[1]!.trim());
@@ -64,7 +67,11 @@ export function standingRules(messages: readonly CompactableMessage[]): string[]
 }
 
 function normalized(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, ' ').replace(/[.!]+$/, '').trim();
+  return text
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .replace(/[.!]+$/, '')
+    .trim();
 }
 
 function sameRule(a: string, b: string): boolean {

@@ -61,7 +61,8 @@ Answer in this shape:
 </summary>`;
 
 /** How a summary message opens (FORMATS §2.3: Claude Code's `isCompactSummary` user message). */
-export const COMPACT_SUMMARY_OPENING = 'This session is being continued from a previous conversation that ran out of context.';
+export const COMPACT_SUMMARY_OPENING =
+  'This session is being continued from a previous conversation that ran out of context.';
 
 /** What goes into the summarizer instruction besides the fixed prompt. */
 export interface SummaryInstructionOptions {
@@ -77,7 +78,9 @@ export interface SummaryInstructionOptions {
 export function summaryInstruction(options: SummaryInstructionOptions = {}): string {
   const parts = [COMPACTION_SUMMARY_PROMPT];
   if (options.standingRules && options.standingRules.length > 0) {
-    parts.push(`The user gave these standing rules; copy each one word for word into section 6:\n${options.standingRules.map((rule) => `- ${rule}`).join('\n')}`);
+    parts.push(
+      `The user gave these standing rules; copy each one word for word into section 6:\n${options.standingRules.map((rule) => `- ${rule}`).join('\n')}`,
+    );
   }
   const hooks = (options.hookInstructions ?? []).map((text) => text.trim()).filter((text) => text !== '');
   if (hooks.length > 0) parts.push(`Additional instructions from the pre-compact hooks:\n${hooks.join('\n\n')}`);
@@ -100,7 +103,10 @@ export function stripAnalysis(text: string): string {
   }
   const inside = /<summary>([\s\S]*?)(?:<\/summary>|$)/i.exec(rest);
   const summary = inside ? inside[1]! : rest;
-  return summary.replace(/<\/?summary>/gi, '').replace(/\n{3,}/g, '\n\n').trim();
+  return summary
+    .replace(/<\/?summary>/gi, '')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }
 
 export interface CompactSummaryTextOptions {
@@ -121,17 +127,25 @@ export function compactSummaryText(summary: string, options: CompactSummaryTextO
     : 'The summary below covers the earlier portion of the conversation.';
   const parts = [`${COMPACT_SUMMARY_OPENING} ${source}`, summary.trim()];
   if (options.transcriptPath) {
-    parts.push(`If you need specific details from before compaction (exact code snippets, error messages, content you produced), read the full transcript at: ${options.transcriptPath}`);
+    parts.push(
+      `If you need specific details from before compaction (exact code snippets, error messages, content you produced), read the full transcript at: ${options.transcriptPath}`,
+    );
   }
   if (options.recentMessagesKept) parts.push('Recent messages are preserved verbatim after this summary.');
   if (options.trigger !== 'manual') {
-    parts.push('Continue the conversation from where it left off without asking the user any further questions. Continue with the last task that you were asked to work on.');
+    parts.push(
+      'Continue the conversation from where it left off without asking the user any further questions. Continue with the last task that you were asked to work on.',
+    );
   }
   return parts.join('\n\n');
 }
 
 function isToolResultMessage(message: CompactableMessage): boolean {
-  return message.role === 'user' && typeof message.content !== 'string' && message.content.some((block) => block.type === 'tool_result');
+  return (
+    message.role === 'user' &&
+    typeof message.content !== 'string' &&
+    message.content.some((block) => block.type === 'tool_result')
+  );
 }
 
 /**
@@ -208,12 +222,20 @@ function stripBlock(block: ContentBlock, maxChars: number): ContentBlock {
       return stripped;
     }
     case 'tool_use': {
-      const input = Object.fromEntries(Object.entries(block.input ?? {}).map(([key, value]) => [key, typeof value === 'string' ? cutMiddle(stripText(value), maxChars) : value]));
+      const input = Object.fromEntries(
+        Object.entries(block.input ?? {}).map(([key, value]) => [
+          key,
+          typeof value === 'string' ? cutMiddle(stripText(value), maxChars) : value,
+        ]),
+      );
       return { ...block, input };
     }
     default:
       // Images, documents and other attachments a transcript may carry: a placeholder names what was there.
-      return { type: 'text', text: `[${String((block as { type?: unknown }).type ?? 'attachment')} removed for the summary]` };
+      return {
+        type: 'text',
+        text: `[${String((block as { type?: unknown }).type ?? 'attachment')} removed for the summary]`,
+      };
   }
 }
 
@@ -221,9 +243,15 @@ function stripBlock(block: ContentBlock, maxChars: number): ContentBlock {
  * Copies of the messages fit to send a summarizer: inline images and attachments replaced by a
  * placeholder, very long tool results (and long string tool inputs) cut to their head and tail.
  */
-export function stripBulkyContent<T extends CompactableMessage>(messages: readonly T[], options: StripBulkyOptions): T[] {
+export function stripBulkyContent<T extends CompactableMessage>(
+  messages: readonly T[],
+  options: StripBulkyOptions,
+): T[] {
   return messages.map((message) => ({
     ...message,
-    content: typeof message.content === 'string' ? stripText(message.content) : message.content.map((block) => stripBlock(block, options.toolResultMaxChars)),
+    content:
+      typeof message.content === 'string'
+        ? stripText(message.content)
+        : message.content.map((block) => stripBlock(block, options.toolResultMaxChars)),
   }));
 }

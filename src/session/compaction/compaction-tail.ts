@@ -32,7 +32,11 @@ export interface KeptTail {
 }
 
 function isToolResultMessage(message: CompactableMessage): boolean {
-  return message.role === 'user' && typeof message.content !== 'string' && message.content.some((block) => block.type === 'tool_result');
+  return (
+    message.role === 'user' &&
+    typeof message.content !== 'string' &&
+    message.content.some((block) => block.type === 'tool_result')
+  );
 }
 
 /**
@@ -43,21 +47,31 @@ function isToolResultMessage(message: CompactableMessage): boolean {
  * group) and while it is over `hardMaxTokens` (even the newest).
  */
 export function keptTail<T extends TailMessage>(messages: readonly T[], options: KeptTailOptions<T>): KeptTail {
-  const anchor = options.lastSummarizedUuid === undefined ? -1 : messages.findIndex((message) => message.uuid === options.lastSummarizedUuid);
+  const anchor =
+    options.lastSummarizedUuid === undefined
+      ? -1
+      : messages.findIndex((message) => message.uuid === options.lastSummarizedUuid);
   let start: number;
   if (anchor >= 0) {
     start = anchor + 1;
     while (start < messages.length && start > 0 && isToolResultMessage(messages[start]!)) start -= 1;
   } else {
     start = 0;
-    while (start < messages.length && (messages[start]!.compactSummary || (messages[start]!.meta && messages[start]!.role === 'user'))) start += 1;
+    while (
+      start < messages.length &&
+      (messages[start]!.compactSummary || (messages[start]!.meta && messages[start]!.role === 'user'))
+    )
+      start += 1;
   }
   const naturalStart = anchor >= 0 ? anchor + 1 : start;
   const groups = messageGroups(messages.slice(start));
   const sizes = groups.map((group) => group.reduce((sum, message) => sum + options.measure(message), 0));
   let total = sizes.reduce((sum, size) => sum + size, 0);
   let first = 0;
-  while (first < groups.length && ((total > options.softMaxTokens && first < groups.length - 1) || total > options.hardMaxTokens)) {
+  while (
+    first < groups.length &&
+    ((total > options.softMaxTokens && first < groups.length - 1) || total > options.hardMaxTokens)
+  ) {
     total -= sizes[first]!;
     start += groups[first]!.length;
     first += 1;

@@ -2,9 +2,22 @@ import { randomUUID } from 'node:crypto';
 import { autoCompactThreshold, compactionTripped } from './compaction-policy.js';
 import { reinjection } from './compaction-reinjection.js';
 import { standingRules, withStandingRules } from './compaction-standing-rules.js';
-import { compactSummaryText, droppableGroupCount, dropOldestGroups, messageGroups, stripAnalysis, stripBulkyContent, summaryInstruction } from './compaction-summary.js';
+import {
+  compactSummaryText,
+  droppableGroupCount,
+  dropOldestGroups,
+  messageGroups,
+  stripAnalysis,
+  stripBulkyContent,
+  summaryInstruction,
+} from './compaction-summary.js';
 import { keptTail } from './compaction-tail.js';
-import { contextWindowFor, estimateMessageTokens, estimateMessagesTokens, estimatePrefixTokens } from '../context-budget.js';
+import {
+  contextWindowFor,
+  estimateMessageTokens,
+  estimateMessagesTokens,
+  estimatePrefixTokens,
+} from '../context-budget.js';
 import { EngramError, isEngramError } from '../../kernel/errors.js';
 import type { Settings } from '../../kernel/settings.js';
 import { estimateTextTokens } from '../../kernel/token-estimate.js';
@@ -33,7 +46,10 @@ export interface CompactionNotes {
 }
 
 /** A user pre-compact hook: told a compaction is coming; text it returns is added to the summarizer's instructions. */
-export type PreCompactHook = (input: { trigger: 'auto' | 'manual'; messages: readonly SessionMessage[] }) => Promise<string | void>;
+export type PreCompactHook = (input: {
+  trigger: 'auto' | 'manual';
+  messages: readonly SessionMessage[];
+}) => Promise<string | void>;
 
 export interface CompactorOptions {
   settings: Pick<Settings, 'session' | 'compaction' | 'tokens'>;
@@ -81,7 +97,8 @@ export interface CompactionResult {
 }
 
 /** Context-length refusals, as Anthropic ("prompt is too long"), OpenAI ("maximum context length") and others word them. */
-const TOO_LONG = /prompt is too long|too long|context[ _-]?length|maximum context|context window|too many (input )?tokens|request_too_large|exceeds? the maximum/i;
+const TOO_LONG =
+  /prompt is too long|too long|context[ _-]?length|maximum context|context window|too many (input )?tokens|request_too_large|exceeds? the maximum/i;
 
 /** Whether a model error says the request did not fit the model's context. */
 export function isPromptTooLong(error: unknown): boolean {
@@ -100,11 +117,24 @@ export class Compactor {
   #running = false;
 
   constructor(options: CompactorOptions) {
-    if (options === null || typeof options !== 'object' || !options.settings?.compaction || !options.settings.session || !options.settings.tokens) {
-      throw new EngramError('INVALID_INPUT', 'Compactor takes an options object with settings (session, compaction and tokens sections).');
+    if (
+      options === null ||
+      typeof options !== 'object' ||
+      !options.settings?.compaction ||
+      !options.settings.session ||
+      !options.settings.tokens
+    ) {
+      throw new EngramError(
+        'INVALID_INPUT',
+        'Compactor takes an options object with settings (session, compaction and tokens sections).',
+      );
     }
-    if (options.model !== undefined && typeof options.model?.generate !== 'function') throw new EngramError('INVALID_INPUT', 'Compactor: model must be a LanguageModel.');
-    if (options.preCompactHooks !== undefined && (!Array.isArray(options.preCompactHooks) || options.preCompactHooks.some((hook) => typeof hook !== 'function'))) {
+    if (options.model !== undefined && typeof options.model?.generate !== 'function')
+      throw new EngramError('INVALID_INPUT', 'Compactor: model must be a LanguageModel.');
+    if (
+      options.preCompactHooks !== undefined &&
+      (!Array.isArray(options.preCompactHooks) || options.preCompactHooks.some((hook) => typeof hook !== 'function'))
+    ) {
       throw new EngramError('INVALID_INPUT', 'Compactor: preCompactHooks is an array of async functions.');
     }
     this.#settings = options.settings;
@@ -144,7 +174,8 @@ export class Compactor {
         { details: { failuresInARow: this.#failuresInARow } },
       );
     }
-    if (this.#running) throw new EngramError('CONFLICT', 'A compaction is already running for this session; await it first.');
+    if (this.#running)
+      throw new EngramError('CONFLICT', 'A compaction is already running for this session; await it first.');
     if (input.signal?.aborted) throw aborted();
     this.#running = true;
     try {
@@ -178,7 +209,12 @@ export class Compactor {
   }
 
   /** The fast path: the notes are the summary; messages after the last one they cover are kept. Undefined when the notes cannot serve. */
-  async #fromNotes(input: CompactionInput, window: number, rules: string[], warnings: string[]): Promise<CompactionResult | undefined> {
+  async #fromNotes(
+    input: CompactionInput,
+    window: number,
+    rules: string[],
+    warnings: string[],
+  ): Promise<CompactionResult | undefined> {
     const notes = input.notes!;
     let text: string;
     try {
@@ -194,7 +230,9 @@ export class Compactor {
     const lastUuid = notes.lastSummarizedUuid;
     const anchored = lastUuid !== undefined && input.messages.some((message) => message.uuid === lastUuid);
     if (!anchored && this.#model) {
-      warnings.push('The session notes do not say which messages they cover (for example after a resume); summarizing instead.');
+      warnings.push(
+        'The session notes do not say which messages they cover (for example after a resume); summarizing instead.',
+      );
       return undefined;
     }
     const summary = withStandingRules(text, rules);
@@ -203,7 +241,9 @@ export class Compactor {
     // Room under the threshold once the prefix, the summary and re-injection are in, less a buffer so the next turns fit.
     const room = threshold - estimatePrefixTokens(input.prefix) - headTokens - this.#settings.compaction.bufferTokens;
     if (room < 0) {
-      warnings.push(`The session notes (about ${estimateTextTokens(summary)} tokens) are too large to serve as the summary; summarizing instead.`);
+      warnings.push(
+        `The session notes (about ${estimateTextTokens(summary)} tokens) are too large to serve as the summary; summarizing instead.`,
+      );
       return undefined;
     }
     const tail = keptTail(input.messages, {
@@ -212,14 +252,30 @@ export class Compactor {
       hardMaxTokens: room,
       measure: (message) => estimateMessageTokens(message, this.#settings),
     });
-    if (tail.droppedUncovered > 0) warnings.push(`${tail.droppedUncovered} recent messages the notes do not cover were too large to keep.`);
+    if (tail.droppedUncovered > 0)
+      warnings.push(`${tail.droppedUncovered} recent messages the notes do not cover were too large to keep.`);
     const kept = input.messages.slice(tail.start).map(copyMessage);
     const lastSummarized = tail.start > 0 ? input.messages[tail.start - 1]!.uuid : lastUuid;
-    return this.#result(input, { summary, head: this.#head(input, summary, 'notes', kept), kept, method: 'notes', lastSummarizedUuid: lastSummarized, modelCalls: 0, droppedGroups: 0, warnings });
+    return this.#result(input, {
+      summary,
+      head: this.#head(input, summary, 'notes', kept),
+      kept,
+      method: 'notes',
+      lastSummarizedUuid: lastSummarized,
+      modelCalls: 0,
+      droppedGroups: 0,
+      warnings,
+    });
   }
 
   /** The summary path: pre-compact hooks, then a forked summarizer, retried with fewer groups while the request is too long. */
-  async #summarize(input: CompactionInput, model: LanguageModel, window: number, rules: string[], warnings: string[]): Promise<CompactionResult> {
+  async #summarize(
+    input: CompactionInput,
+    model: LanguageModel,
+    window: number,
+    rules: string[],
+    warnings: string[],
+  ): Promise<CompactionResult> {
     const { compaction } = this.#settings;
     const hookInstructions: string[] = [];
     for (const hook of this.#hooks) {
@@ -231,7 +287,11 @@ export class Compactor {
       }
     }
     if (input.signal?.aborted) throw aborted();
-    const instruction = summaryInstruction({ customInstructions: input.customInstructions, hookInstructions, standingRules: rules });
+    const instruction = summaryInstruction({
+      customInstructions: input.customInstructions,
+      hookInstructions,
+      standingRules: rules,
+    });
     const stripped = stripBulkyContent(input.messages, { toolResultMaxChars: compaction.toolResultMaxChars });
     const unchanged = JSON.stringify(stripped.map(wireMessage)) === JSON.stringify(input.messages.map(wireMessage));
     // Leave room for the answer; groups that cannot fit are dropped before the first call, not after a refusal.
@@ -246,11 +306,22 @@ export class Compactor {
     let modelCalls = 0;
     for (let attempt = 0; ; attempt += 1) {
       const sameAsParent = droppedGroups === 0 && unchanged && input.prefix.messages.length === input.messages.length;
-      const prefix: ForkPrefix = { system: input.prefix.system, tools: input.prefix.tools, messages: sameAsParent ? input.prefix.messages : summarizerMessages(messages, droppedGroups > 0) };
+      const prefix: ForkPrefix = {
+        system: input.prefix.system,
+        tools: input.prefix.tools,
+        messages: sameAsParent ? input.prefix.messages : summarizerMessages(messages, droppedGroups > 0),
+      };
       let answer: Awaited<ReturnType<typeof runForkedHelper>>;
       try {
         modelCalls += 1;
-        answer = await runForkedHelper({ model, prefix, instruction, maxOutputTokens: compaction.summaryMaxOutputTokens, maxTurns: 1, ...(input.signal && { parentSignal: input.signal }) });
+        answer = await runForkedHelper({
+          model,
+          prefix,
+          instruction,
+          maxOutputTokens: compaction.summaryMaxOutputTokens,
+          maxTurns: 1,
+          ...(input.signal && { parentSignal: input.signal }),
+        });
       } catch (error) {
         const droppable = droppableGroupCount(messages);
         if (isPromptTooLong(error) && attempt < compaction.maxRetries && droppable > 0) {
@@ -259,33 +330,80 @@ export class Compactor {
           droppedGroups += Math.min(count, droppable);
           continue;
         }
-        throw failed(error, modelCalls, droppedGroups, isPromptTooLong(error) ? ` even after dropping the ${droppedGroups} oldest message groups (compaction.maxRetries: ${compaction.maxRetries})` : '');
+        throw failed(
+          error,
+          modelCalls,
+          droppedGroups,
+          isPromptTooLong(error)
+            ? ` even after dropping the ${droppedGroups} oldest message groups (compaction.maxRetries: ${compaction.maxRetries})`
+            : '',
+        );
       }
       if (answer.aborted) throw aborted();
       const summary = stripAnalysis(answer.text);
       if (summary === '') {
-        throw new EngramError('COMPACTION_FAILED', `The summarizer answered ${answer.text.trim() === '' ? 'no text' : 'no summary (only an <analysis> block)'}; nothing was changed. Try again, or compact by hand with instructions.`, {
-          details: { modelCalls, droppedGroups, stoppedBy: answer.stoppedBy },
-        });
+        throw new EngramError(
+          'COMPACTION_FAILED',
+          `The summarizer answered ${answer.text.trim() === '' ? 'no text' : 'no summary (only an <analysis> block)'}; nothing was changed. Try again, or compact by hand with instructions.`,
+          {
+            details: { modelCalls, droppedGroups, stoppedBy: answer.stoppedBy },
+          },
+        );
       }
       const full = withStandingRules(summary, rules);
       const last = input.messages.at(-1)!.uuid;
-      return this.#result(input, { summary: full, head: this.#head(input, full, 'summary', []), kept: [], method: 'summary', lastSummarizedUuid: last, modelCalls, droppedGroups, warnings });
+      return this.#result(input, {
+        summary: full,
+        head: this.#head(input, full, 'summary', []),
+        kept: [],
+        method: 'summary',
+        lastSummarizedUuid: last,
+        modelCalls,
+        droppedGroups,
+        warnings,
+      });
     }
   }
 
   /** The texts of the summary message and the re-injection after it (files already in the kept messages are skipped). */
-  #head(input: CompactionInput, summary: string, method: 'notes' | 'summary', kept: readonly SessionMessage[]): { texts: string[]; plan?: string } {
+  #head(
+    input: CompactionInput,
+    summary: string,
+    method: 'notes' | 'summary',
+    kept: readonly SessionMessage[],
+  ): { texts: string[]; plan?: string } {
     const present = (content: string): boolean =>
-      kept.some((message) => (typeof message.content === 'string' ? message.content.includes(content) : message.content.some((block) => (block.type === 'tool_result' ? block.content : block.type === 'text' ? block.text : '').includes(content))));
+      kept.some((message) =>
+        typeof message.content === 'string'
+          ? message.content.includes(content)
+          : message.content.some((block) =>
+              (block.type === 'tool_result' ? block.content : block.type === 'text' ? block.text : '').includes(
+                content,
+              ),
+            ),
+      );
     const reinjected = reinjection(input.reinject, this.#settings, present);
-    const text = compactSummaryText(summary, { fromNotes: method === 'notes', recentMessagesKept: kept.length > 0, trigger: input.trigger, ...(input.transcriptPath && { transcriptPath: input.transcriptPath }) });
+    const text = compactSummaryText(summary, {
+      fromNotes: method === 'notes',
+      recentMessagesKept: kept.length > 0,
+      trigger: input.trigger,
+      ...(input.transcriptPath && { transcriptPath: input.transcriptPath }),
+    });
     return { texts: [text, ...reinjected.texts], ...(reinjected.plan !== undefined && { plan: reinjected.plan }) };
   }
 
   #result(
     input: CompactionInput,
-    parts: { summary: string; head: { texts: string[]; plan?: string }; kept: SessionMessage[]; method: 'notes' | 'summary'; lastSummarizedUuid: string | undefined; modelCalls: number; droppedGroups: number; warnings: string[] },
+    parts: {
+      summary: string;
+      head: { texts: string[]; plan?: string };
+      kept: SessionMessage[];
+      method: 'notes' | 'summary';
+      lastSummarizedUuid: string | undefined;
+      modelCalls: number;
+      droppedGroups: number;
+      warnings: string[];
+    },
   ): CompactionResult {
     const boundary: CompactBoundary = {
       uuid: this.#generateId(),
@@ -296,11 +414,19 @@ export class Compactor {
       ...(parts.lastSummarizedUuid !== undefined && { lastSummarizedUuid: parts.lastSummarizedUuid }),
       filesEdited: [...new Set(input.metadata.filesEdited)],
       ...(parts.head.plan !== undefined && { plan: parts.head.plan }),
-      ...(input.metadata.activeSkills && input.metadata.activeSkills.length > 0 && { activeSkills: [...input.metadata.activeSkills] }),
+      ...(input.metadata.activeSkills &&
+        input.metadata.activeSkills.length > 0 && { activeSkills: [...input.metadata.activeSkills] }),
       gitBranch: input.metadata.gitBranch,
     };
     const timestamp = boundary.timestamp;
-    const head = parts.head.texts.map((content, index): SessionMessage => ({ uuid: this.#generateId(), role: 'user', content, timestamp, meta: true, ...(index === 0 && { compactSummary: true }) }));
+    const head = parts.head.texts.map((content, index): SessionMessage => ({
+      uuid: this.#generateId(),
+      role: 'user',
+      content,
+      timestamp,
+      meta: true,
+      ...(index === 0 && { compactSummary: true }),
+    }));
     const messages = [...head, ...parts.kept];
     return {
       boundary,
@@ -317,12 +443,20 @@ export class Compactor {
 /** The summarizer's messages: a note when older groups were left out (and so the list starts with a user message). */
 function summarizerMessages(messages: readonly SessionMessage[], dropped: boolean): LanguageModelMessage[] {
   const list: LanguageModelMessage[] = messages.map(wireMessage);
-  if (dropped || list[0]?.role !== 'user') list.unshift({ role: 'user', content: '[The oldest part of this conversation was left out so the summary request fits the context window.]' });
+  if (dropped || list[0]?.role !== 'user')
+    list.unshift({
+      role: 'user',
+      content: '[The oldest part of this conversation was left out so the summary request fits the context window.]',
+    });
   return list;
 }
 
 /** How many groups to drop after a too-long refusal: enough to cover the overflow the provider named ("N tokens > M maximum"), else a fifth. */
-function groupsToDrop(messages: readonly SessionMessage[], error: EngramError, settings: Pick<Settings, 'tokens'>): number {
+function groupsToDrop(
+  messages: readonly SessionMessage[],
+  error: EngramError,
+  settings: Pick<Settings, 'tokens'>,
+): number {
   const groups = messageGroups(messages);
   const overflow = /(\d[\d,]*)\s*tokens?\s*>\s*(\d[\d,]*)/i.exec(error.message);
   if (overflow) {
@@ -344,15 +478,24 @@ function groupsToDrop(messages: readonly SessionMessage[], error: EngramError, s
 function countsAsFailure(error: unknown, signal: AbortSignal | undefined): boolean {
   if (signal?.aborted) return false;
   if (!isEngramError(error)) return true;
-  return error.code !== 'INVALID_INPUT' && error.code !== 'MODEL_ABORTED' && error.code !== 'CONFLICT' && error.code !== 'COMPACTION_DISABLED';
+  return (
+    error.code !== 'INVALID_INPUT' &&
+    error.code !== 'MODEL_ABORTED' &&
+    error.code !== 'CONFLICT' &&
+    error.code !== 'COMPACTION_DISABLED'
+  );
 }
 
 function failed(error: unknown, modelCalls: number, droppedGroups: number, note: string): EngramError {
   if (isEngramError(error) && (error.code === 'MODEL_ABORTED' || error.code === 'COMPACTION_FAILED')) return error;
-  return new EngramError('COMPACTION_FAILED', `The compaction summary could not be made${note}: ${describe(error)} Nothing was changed; the session goes on uncompacted.`, {
-    cause: error,
-    details: { modelCalls, droppedGroups, ...(isEngramError(error) && { modelError: error.code }) },
-  });
+  return new EngramError(
+    'COMPACTION_FAILED',
+    `The compaction summary could not be made${note}: ${describe(error)} Nothing was changed; the session goes on uncompacted.`,
+    {
+      cause: error,
+      details: { modelCalls, droppedGroups, ...(isEngramError(error) && { modelError: error.code }) },
+    },
+  );
 }
 
 function aborted(): EngramError {

@@ -41,17 +41,28 @@ const LAST_PROMPT_MAX_CHARS = 200;
 export async function listSessions(options: ListSessionsOptions): Promise<SessionSummary[]> {
   const { projectDirectory } = options;
   if (typeof projectDirectory !== 'string' || projectDirectory.length === 0 || projectDirectory.includes('\u0000')) {
-    throw new EngramError('INVALID_INPUT', 'Give the project folder of the sessions to list (<ENGRAM_HOME>/projects/<slug>).');
+    throw new EngramError(
+      'INVALID_INPUT',
+      'Give the project folder of the sessions to list (<ENGRAM_HOME>/projects/<slug>).',
+    );
   }
   const tailBytes = options.tailBytes ?? DEFAULT_SETTINGS.session.listingTailBytes;
-  if (!Number.isInteger(tailBytes) || tailBytes < 1) throw new EngramError('INVALID_INPUT', `tailBytes must be a positive whole number of bytes, not ${String(tailBytes)}.`);
+  if (!Number.isInteger(tailBytes) || tailBytes < 1)
+    throw new EngramError(
+      'INVALID_INPUT',
+      `tailBytes must be a positive whole number of bytes, not ${String(tailBytes)}.`,
+    );
   let names: string[];
   try {
     names = await readdir(projectDirectory);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return [];
-    throw new EngramError('INVALID_INPUT', `Cannot list sessions in ${projectDirectory} (${code ?? 'error'}): it must be a readable folder.`, { cause: error });
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Cannot list sessions in ${projectDirectory} (${code ?? 'error'}): it must be a readable folder.`,
+      { cause: error },
+    );
   }
   const files = names.filter((name) => name.endsWith('.jsonl') && isSessionId(name.slice(0, -'.jsonl'.length)));
   const summaries: SessionSummary[] = [];
@@ -65,7 +76,9 @@ export async function listSessions(options: ListSessionsOptions): Promise<Sessio
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
-  return summaries.sort((a, b) => (a.updatedAt === b.updatedAt ? a.sessionId.localeCompare(b.sessionId) : a.updatedAt < b.updatedAt ? 1 : -1));
+  return summaries.sort((a, b) =>
+    a.updatedAt === b.updatedAt ? a.sessionId.localeCompare(b.sessionId) : a.updatedAt < b.updatedAt ? 1 : -1,
+  );
 }
 
 /** The newest session of a project folder (what `--continue` resumes), or undefined. */
@@ -74,7 +87,11 @@ export async function latestSession(projectDirectory: string): Promise<SessionSu
 }
 
 /** One file's summary from its last `tailBytes`; undefined when it is not a regular file (or a symlink) or vanished meanwhile. */
-async function summarizeSession(path: string, sessionId: string, tailBytes: number): Promise<SessionSummary | undefined> {
+async function summarizeSession(
+  path: string,
+  sessionId: string,
+  tailBytes: number,
+): Promise<SessionSummary | undefined> {
   let handle;
   try {
     // lstat: a symlink planted in the folder is not followed (its target is no session of ours).
@@ -95,7 +112,13 @@ async function summarizeSession(path: string, sessionId: string, tailBytes: numb
       if (read.bytesRead === 0) break;
       bytesRead += read.bytesRead;
     }
-    const summary: SessionSummary = { sessionId, path, updatedAt: info.mtime.toISOString(), sizeBytes: info.size, bytesRead };
+    const summary: SessionSummary = {
+      sessionId,
+      path,
+      updatedAt: info.mtime.toISOString(),
+      sizeBytes: info.size,
+      bytesRead,
+    };
     applyTail(summary, buffer.subarray(0, bytesRead), start > 0);
     return summary;
   } finally {
@@ -128,9 +151,17 @@ function applyTail(summary: SessionSummary, tail: Buffer, startsMidLine: boolean
       if (updatedAt && !Number.isNaN(Date.parse(updatedAt)) && (!latest || updatedAt > latest)) latest = updatedAt;
     } else if (type === 'custom-title' && typeof record.customTitle === 'string') summary.title = record.customTitle;
     else if (type === 'user' || type === 'assistant') {
-      if (typeof record.timestamp === 'string' && !Number.isNaN(Date.parse(record.timestamp)) && (!latest || record.timestamp > latest)) latest = record.timestamp;
+      if (
+        typeof record.timestamp === 'string' &&
+        !Number.isNaN(Date.parse(record.timestamp)) &&
+        (!latest || record.timestamp > latest)
+      )
+        latest = record.timestamp;
       if (typeof record.cwd === 'string' && record.cwd !== '') summary.cwd ??= record.cwd;
-      const prompt = type === 'user' && record.isMeta !== true && record.isCompactSummary !== true ? promptText(record.message) : undefined;
+      const prompt =
+        type === 'user' && record.isMeta !== true && record.isCompactSummary !== true
+          ? promptText(record.message)
+          : undefined;
       if (prompt) summary.lastPrompt = prompt.slice(0, LAST_PROMPT_MAX_CHARS);
     }
   }
@@ -143,8 +174,14 @@ function promptText(message: unknown): string | undefined {
   const content = (message as Record<string, unknown>).content;
   if (typeof content === 'string') return content.trim() || undefined;
   if (!Array.isArray(content)) return undefined;
-  const texts = content.filter((block): block is { type: 'text'; text: string } => block !== null && typeof block === 'object' && block.type === 'text' && typeof block.text === 'string');
-  const text = texts.map((block) => block.text).join('\n').trim();
+  const texts = content.filter(
+    (block): block is { type: 'text'; text: string } =>
+      block !== null && typeof block === 'object' && block.type === 'text' && typeof block.text === 'string',
+  );
+  const text = texts
+    .map((block) => block.text)
+    .join('\n')
+    .trim();
   return text || undefined;
 }
 

@@ -14,27 +14,45 @@ export const nodeNotesFiles: NotesFiles = Object.freeze({
 });
 
 /** A UTF-8 file of at most `maxBytes`, or undefined when there is none. */
-async function readLimited(path: string, maxBytes: number, what: string, code: 'STORE_ERROR' | 'CONFIG_INVALID' = 'STORE_ERROR'): Promise<string | undefined> {
+async function readLimited(
+  path: string,
+  maxBytes: number,
+  what: string,
+  code: 'STORE_ERROR' | 'CONFIG_INVALID' = 'STORE_ERROR',
+): Promise<string | undefined> {
   let handle;
   try {
     // Checked before opening: opening a FIFO would wait for a writer.
-    if (!(await stat(path)).isFile()) throw new EngramError(code, `${what} (${path}) is not a regular file; remove it or point the setting at a file.`);
+    if (!(await stat(path)).isFile())
+      throw new EngramError(code, `${what} (${path}) is not a regular file; remove it or point the setting at a file.`);
     handle = await open(path, 'r');
   } catch (error) {
     if (isEngramError(error)) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new EngramError(code, `${what} (${path}) could not be read (${(error as NodeJS.ErrnoException).code ?? String(error)}).`, { cause: error });
+    throw new EngramError(
+      code,
+      `${what} (${path}) could not be read (${(error as NodeJS.ErrnoException).code ?? String(error)}).`,
+      { cause: error },
+    );
   }
   try {
     const info = await handle.stat();
-    if (!info.isFile()) throw new EngramError(code, `${what} (${path}) is not a regular file; remove it or point the setting at a file.`);
+    if (!info.isFile())
+      throw new EngramError(code, `${what} (${path}) is not a regular file; remove it or point the setting at a file.`);
     if (info.size > maxBytes) {
-      throw new EngramError('PAYLOAD_TOO_LARGE', `${what} (${path}) is ${info.size} bytes, over notes.maxFileBytes (${maxBytes}); shorten the file or raise the setting.`);
+      throw new EngramError(
+        'PAYLOAD_TOO_LARGE',
+        `${what} (${path}) is ${info.size} bytes, over notes.maxFileBytes (${maxBytes}); shorten the file or raise the setting.`,
+      );
     }
     return await handle.readFile('utf8');
   } catch (error) {
     if (isEngramError(error)) throw error;
-    throw new EngramError(code, `${what} (${path}) could not be read (${(error as NodeJS.ErrnoException).code ?? String(error)}).`, { cause: error });
+    throw new EngramError(
+      code,
+      `${what} (${path}) could not be read (${(error as NodeJS.ErrnoException).code ?? String(error)}).`,
+      { cause: error },
+    );
   } finally {
     await handle.close();
   }

@@ -49,7 +49,10 @@ export function projectSlug(cwd: string): string {
 export function sessionPaths(options: { home: string; cwd: string; sessionId: string }): SessionPaths {
   const { home, cwd } = options;
   if (typeof home !== 'string' || home.length === 0 || home.includes('\u0000')) {
-    throw new EngramError('INVALID_INPUT', 'The engram home must be a non-empty path (ENGRAM_HOME, default ~/.engram).');
+    throw new EngramError(
+      'INVALID_INPUT',
+      'The engram home must be a non-empty path (ENGRAM_HOME, default ~/.engram).',
+    );
   }
   const sessionId = validateSessionId(options.sessionId);
   const projectDirectory = join(resolve(home), 'projects', projectSlug(isAbsolute(cwd) ? cwd : resolve(cwd)));
@@ -79,7 +82,10 @@ export function validateSessionId(value: unknown, what = 'session id'): string {
     throw new EngramError('INVALID_INPUT', `The ${what} must be a non-empty string (letters, digits, '.', '_', '-').`);
   }
   if (value.length > SESSION_ID_MAX_LENGTH) {
-    throw new EngramError('INVALID_INPUT', `The ${what} is ${value.length} characters; use at most ${SESSION_ID_MAX_LENGTH}.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `The ${what} is ${value.length} characters; use at most ${SESSION_ID_MAX_LENGTH}.`,
+    );
   }
   if (!SESSION_ID_PATTERN.test(value)) {
     throw new EngramError(

@@ -2,7 +2,14 @@ import { open } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { EngramError } from '../../kernel/errors.js';
 import type { ContentBlock, LanguageModelUsage } from '../../contracts/language-model.js';
-import type { CompactBoundary, ResumedSession, SessionMessage, SessionMetadata, TodoItem, TodoStatus } from '../../contracts/session-message.js';
+import type {
+  CompactBoundary,
+  ResumedSession,
+  SessionMessage,
+  SessionMetadata,
+  TodoItem,
+  TodoStatus,
+} from '../../contracts/session-message.js';
 import { validateSessionId } from './session-paths.js';
 import { DEFAULT_TRANSCRIPT_MAX_LINE_BYTES } from '../../kernel/transcript-lines.js';
 
@@ -41,21 +48,40 @@ const CHUNK_BYTES = 4 * 1024 * 1024;
 const MAX_WARNINGS = 20;
 
 /** Rebuilds a session from its transcript file: messages from the latest leaf back to the latest boundary, todos, metadata. */
-export async function readSessionTranscript(path: string, options: ReadSessionTranscriptOptions = {}): Promise<ResumedTranscript> {
-  if (typeof path !== 'string' || path.length === 0 || path.includes('\u0000')) throw new EngramError('INVALID_INPUT', 'Give the path of a session transcript (.jsonl).');
+export async function readSessionTranscript(
+  path: string,
+  options: ReadSessionTranscriptOptions = {},
+): Promise<ResumedTranscript> {
+  if (typeof path !== 'string' || path.length === 0 || path.includes('\u0000'))
+    throw new EngramError('INVALID_INPUT', 'Give the path of a session transcript (.jsonl).');
   const state = new TranscriptState();
-  await forEachLine(path, options.maxLineBytes ?? DEFAULT_TRANSCRIPT_MAX_LINE_BYTES, (text, number) => state.add(text, number), (number) => state.skip(`line ${number} is over the line size limit: skipped`));
+  await forEachLine(
+    path,
+    options.maxLineBytes ?? DEFAULT_TRANSCRIPT_MAX_LINE_BYTES,
+    (text, number) => state.add(text, number),
+    (number) => state.skip(`line ${number} is over the line size limit: skipped`),
+  );
   return state.finish(path);
 }
 
 /** Calls `onLine` for each line of the file, reading it in chunks; lines over `maxLineBytes` go to `onOversized` unread. */
-async function forEachLine(path: string, maxLineBytes: number, onLine: (text: string, number: number) => void, onOversized: (number: number) => void): Promise<void> {
+async function forEachLine(
+  path: string,
+  maxLineBytes: number,
+  onLine: (text: string, number: number) => void,
+  onOversized: (number: number) => void,
+): Promise<void> {
   const handle = await open(path, 'r').catch((error: NodeJS.ErrnoException) => {
-    throw new EngramError(error.code === 'ENOENT' ? 'NOT_FOUND' : 'INVALID_INPUT', `Cannot read the session transcript ${path} (${error.code ?? 'error'}); list sessions to find one.`, { cause: error });
+    throw new EngramError(
+      error.code === 'ENOENT' ? 'NOT_FOUND' : 'INVALID_INPUT',
+      `Cannot read the session transcript ${path} (${error.code ?? 'error'}); list sessions to find one.`,
+      { cause: error },
+    );
   });
   try {
     const info = await handle.stat();
-    if (!info.isFile()) throw new EngramError('INVALID_INPUT', `${path} is not a regular file: give the path of a session transcript.`);
+    if (!info.isFile())
+      throw new EngramError('INVALID_INPUT', `${path} is not a regular file: give the path of a session transcript.`);
     // One buffer: the unfinished line is moved to its start and the next read lands after it (no concatenation).
     let buffer = Buffer.allocUnsafe(CHUNK_BYTES);
     let carried = 0;
@@ -144,7 +170,8 @@ class TranscriptState {
     const uuid = record.uuid;
     if (typeof uuid !== 'string' || uuid.length === 0 || uuid.length > 200) {
       // Other line types (summaries, queue operations) have no uuid; a message line must.
-      if (type === 'user' || type === 'assistant' || type === 'system') this.skip(`line ${number} is a ${type} line without a usable uuid: skipped`);
+      if (type === 'user' || type === 'assistant' || type === 'system')
+        this.skip(`line ${number} is a ${type} line without a usable uuid: skipped`);
       return;
     }
     const parent = record.parentUuid;
@@ -178,7 +205,7 @@ class TranscriptState {
     const chain: ChainNode[] = [];
     let boundary: CompactBoundary | undefined;
     const visited = new Set<string>();
-    for (let node = leaf ? this.nodes.get(leaf.uuid) : undefined; node; ) {
+    for (let node = leaf ? this.nodes.get(leaf.uuid) : undefined; node;) {
       if (visited.has(node.uuid)) {
         this.warnings.push(`the parentUuid links loop at ${node.uuid.slice(0, 60)}: the conversation starts there`);
         break;
@@ -193,7 +220,9 @@ class TranscriptState {
       if (typeof parent !== 'string') break;
       const next = this.nodes.get(parent);
       if (!next) {
-        this.warnings.push(`a line names a parent ${JSON.stringify(parent.slice(0, 60))} that is not in the file (a lost or torn line): the conversation starts after it`);
+        this.warnings.push(
+          `a line names a parent ${JSON.stringify(parent.slice(0, 60))} that is not in the file (a lost or torn line): the conversation starts after it`,
+        );
         break;
       }
       node = next;
@@ -232,7 +261,13 @@ function mergeReplies(chain: readonly ChainNode[]): SessionMessage[] {
     const message = node.message;
     if (!message) continue;
     const last = messages.at(-1);
-    if (last && lastApiId !== undefined && node.apiId === lastApiId && message.role === 'assistant' && last.role === 'assistant') {
+    if (
+      last &&
+      lastApiId !== undefined &&
+      node.apiId === lastApiId &&
+      message.role === 'assistant' &&
+      last.role === 'assistant'
+    ) {
       last.content = [...asBlocks(last.content), ...asBlocks(message.content)];
       last.uuid = message.uuid;
       if (message.usage) last.usage = message.usage;
@@ -248,7 +283,11 @@ function asBlocks(content: string | ContentBlock[]): ContentBlock[] {
   return typeof content === 'string' ? [{ type: 'text', text: content }] : content;
 }
 
-function readMessage(uuid: string, role: 'user' | 'assistant', record: Record<string, unknown>): SessionMessage | undefined {
+function readMessage(
+  uuid: string,
+  role: 'user' | 'assistant',
+  record: Record<string, unknown>,
+): SessionMessage | undefined {
   const body = record.message;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
   const wire = body as Record<string, unknown>;
@@ -278,10 +317,18 @@ function readContent(content: unknown): string | ContentBlock[] | undefined {
     const block = item as Record<string, unknown>;
     if (block.type === 'text' && typeof block.text === 'string') blocks.push({ type: 'text', text: block.text });
     else if (block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
-      const input = block.input !== null && typeof block.input === 'object' && !Array.isArray(block.input) ? (block.input as Record<string, unknown>) : {};
+      const input =
+        block.input !== null && typeof block.input === 'object' && !Array.isArray(block.input)
+          ? (block.input as Record<string, unknown>)
+          : {};
       blocks.push({ type: 'tool_use', id: block.id, name: block.name, input });
     } else if (block.type === 'tool_result' && typeof block.tool_use_id === 'string') {
-      blocks.push({ type: 'tool_result', toolUseId: block.tool_use_id, content: resultText(block.content), ...(block.is_error === true && { isError: true }) });
+      blocks.push({
+        type: 'tool_result',
+        toolUseId: block.tool_use_id,
+        content: resultText(block.content),
+        ...(block.is_error === true && { isError: true }),
+      });
     }
   }
   return blocks;
@@ -291,7 +338,11 @@ function resultText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .map((block) => (block !== null && typeof block === 'object' && typeof (block as { text?: unknown }).text === 'string' ? (block as { text: string }).text : ''))
+    .map((block) =>
+      block !== null && typeof block === 'object' && typeof (block as { text?: unknown }).text === 'string'
+        ? (block as { text: string }).text
+        : '',
+    )
     .filter((text) => text !== '')
     .join('\n');
 }
@@ -299,21 +350,33 @@ function resultText(content: unknown): string {
 function readUsage(value: unknown): LanguageModelUsage | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   const usage = value as Record<string, unknown>;
-  const count = (field: unknown): number | undefined => (typeof field === 'number' && Number.isFinite(field) && field >= 0 ? field : undefined);
+  const count = (field: unknown): number | undefined =>
+    typeof field === 'number' && Number.isFinite(field) && field >= 0 ? field : undefined;
   const inputTokens = count(usage.input_tokens);
   const outputTokens = count(usage.output_tokens);
   if (inputTokens === undefined || outputTokens === undefined) return undefined;
   const cacheRead = count(usage.cache_read_input_tokens);
   const cacheWrite = count(usage.cache_creation_input_tokens);
-  return { inputTokens, outputTokens, ...(cacheRead !== undefined && { cacheReadTokens: cacheRead }), ...(cacheWrite !== undefined && { cacheWriteTokens: cacheWrite }) };
+  return {
+    inputTokens,
+    outputTokens,
+    ...(cacheRead !== undefined && { cacheReadTokens: cacheRead }),
+    ...(cacheWrite !== undefined && { cacheWriteTokens: cacheWrite }),
+  };
 }
 
 function readBoundary(uuid: string, record: Record<string, unknown>): CompactBoundary {
   const compact = objectOrEmpty(record.compactMetadata);
   const engram = objectOrEmpty(record.engramBoundary);
-  const strings = (value: unknown): string[] | undefined => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : undefined);
+  const strings = (value: unknown): string[] | undefined =>
+    Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : undefined;
   const activeSkills = strings(engram.activeSkills);
-  const gitBranch = typeof engram.gitBranch === 'string' ? engram.gitBranch : typeof record.gitBranch === 'string' ? record.gitBranch : '';
+  const gitBranch =
+    typeof engram.gitBranch === 'string'
+      ? engram.gitBranch
+      : typeof record.gitBranch === 'string'
+        ? record.gitBranch
+        : '';
   return {
     uuid,
     timestamp: typeof record.timestamp === 'string' ? record.timestamp : '',
@@ -335,7 +398,11 @@ function readTodos(value: unknown): TodoItem[] | undefined {
     if (item === null || typeof item !== 'object') return undefined;
     const todo = item as Record<string, unknown>;
     if (typeof todo.content !== 'string' || !TODO_STATUSES.has(todo.status as TodoStatus)) return undefined;
-    todos.push({ content: todo.content, status: todo.status as TodoStatus, ...(typeof todo.activeForm === 'string' && { activeForm: todo.activeForm }) });
+    todos.push({
+      content: todo.content,
+      status: todo.status as TodoStatus,
+      ...(typeof todo.activeForm === 'string' && { activeForm: todo.activeForm }),
+    });
   }
   return todos;
 }
@@ -349,7 +416,8 @@ export function readMetadata(value: unknown): Partial<SessionMetadata> | undefin
     if (typeof source[key] === 'string') metadata[key] = source[key];
   }
   if (Array.isArray(source.tags)) metadata.tags = source.tags.filter((tag): tag is string => typeof tag === 'string');
-  if (typeof source.messageCount === 'number' && Number.isInteger(source.messageCount) && source.messageCount >= 0) metadata.messageCount = source.messageCount;
+  if (typeof source.messageCount === 'number' && Number.isInteger(source.messageCount) && source.messageCount >= 0)
+    metadata.messageCount = source.messageCount;
   return metadata;
 }
 
@@ -367,5 +435,8 @@ function pickSessionId(path: string, fromLines: string | undefined): string {
       // try the next
     }
   }
-  throw new EngramError('INVALID_INPUT', `Neither the file name of ${path} nor its lines give a valid session id: name it <sessionId>.jsonl.`);
+  throw new EngramError(
+    'INVALID_INPUT',
+    `Neither the file name of ${path} nor its lines give a valid session id: name it <sessionId>.jsonl.`,
+  );
 }

@@ -4,7 +4,13 @@ import { dirname } from 'node:path';
 import { EngramError } from '../../kernel/errors.js';
 import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
 import type { ContentBlock, LanguageModelUsage } from '../../contracts/language-model.js';
-import type { CompactBoundary, SessionMessage, SessionMetadata, SessionTranscriptEntry, SessionTranscriptSink } from '../../contracts/session-message.js';
+import type {
+  CompactBoundary,
+  SessionMessage,
+  SessionMetadata,
+  SessionTranscriptEntry,
+  SessionTranscriptSink,
+} from '../../contracts/session-message.js';
 import { packageVersion } from '../../node/package-version.js';
 import { subagentTranscriptPath, validateSessionId } from './session-paths.js';
 import { DEFAULT_TRANSCRIPT_MAX_LINE_BYTES } from '../../kernel/transcript-lines.js';
@@ -84,13 +90,25 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
     this.cwd = options.cwd ?? '';
     this.gitBranch = options.gitBranch ?? '';
     const interval = options.flushIntervalMs ?? DEFAULT_SETTINGS.session.transcriptFlushMs;
-    if (!Number.isFinite(interval) || interval < 0) throw new EngramError('INVALID_INPUT', `flushIntervalMs must be a non-negative number of milliseconds, not ${String(interval)}.`);
+    if (!Number.isFinite(interval) || interval < 0)
+      throw new EngramError(
+        'INVALID_INPUT',
+        `flushIntervalMs must be a non-negative number of milliseconds, not ${String(interval)}.`,
+      );
     this.flushIntervalMs = interval;
     this.now = options.now ?? (() => new Date());
-    this.sidechain = { isSidechain: options.isSidechain === true, ...(options.agentId !== undefined && { agentId: validateSessionId(options.agentId, 'agent id') }) };
+    this.sidechain = {
+      isSidechain: options.isSidechain === true,
+      ...(options.agentId !== undefined && { agentId: validateSessionId(options.agentId, 'agent id') }),
+    };
     if (options.onError) this.errorListeners.add(options.onError);
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_TRANSCRIPT_MAX_LINE_BYTES;
-    this.metadata = { ...options.metadata, sessionId: this.sessionId, ...(options.cwd !== undefined && { cwd: options.cwd }), ...(options.gitBranch !== undefined && { gitBranch: options.gitBranch }) };
+    this.metadata = {
+      ...options.metadata,
+      sessionId: this.sessionId,
+      ...(options.cwd !== undefined && { cwd: options.cwd }),
+      ...(options.gitBranch !== undefined && { gitBranch: options.gitBranch }),
+    };
   }
 
   /** Lines written to the file so far (not counting what is still buffered). */
@@ -110,17 +128,31 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
 
   /** Queues one entry; refuses a malformed one (INVALID_INPUT) or one over the line limit (PAYLOAD_TOO_LARGE) without queuing anything. */
   append(entry: SessionTranscriptEntry): void {
-    if (this.closed) throw new EngramError('STORE_CLOSED', `The transcript of session ${this.sessionId} is closed; open a new writer to append.`);
-    const record = entry?.kind === 'metadata' ? this.metadataRecord(checkedMetadata(entry.metadata, entry.timestamp)) : this.toRecord(entry);
+    if (this.closed)
+      throw new EngramError(
+        'STORE_CLOSED',
+        `The transcript of session ${this.sessionId} is closed; open a new writer to append.`,
+      );
+    const record =
+      entry?.kind === 'metadata'
+        ? this.metadataRecord(checkedMetadata(entry.metadata, entry.timestamp))
+        : this.toRecord(entry);
     let line: string;
     try {
       line = JSON.stringify(record);
     } catch (error) {
-      throw new EngramError('INVALID_INPUT', `A transcript entry could not be written as JSON (${(error as Error).message}).`, { cause: error });
+      throw new EngramError(
+        'INVALID_INPUT',
+        `A transcript entry could not be written as JSON (${(error as Error).message}).`,
+        { cause: error },
+      );
     }
     // UTF-8 takes at most 3 bytes per UTF-16 unit: only lines that could be over the limit are measured.
     if (line.length * 3 > this.maxLineBytes && Buffer.byteLength(line) > this.maxLineBytes) {
-      throw new EngramError('PAYLOAD_TOO_LARGE', `A transcript entry is over ${this.maxLineBytes} bytes; store large tool results on disk and keep a preview in the message.`);
+      throw new EngramError(
+        'PAYLOAD_TOO_LARGE',
+        `A transcript entry is over ${this.maxLineBytes} bytes; store large tool results on disk and keep a preview in the message.`,
+      );
     }
     this.track(entry);
     this.pending.push(line);
@@ -168,7 +200,12 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
   }
 
   private reportError(error: unknown): void {
-    const failure = error instanceof EngramError ? error : new EngramError('STORE_ERROR', `Could not write the transcript ${this.path} (${String(error)}).`, { cause: error });
+    const failure =
+      error instanceof EngramError
+        ? error
+        : new EngramError('STORE_ERROR', `Could not write the transcript ${this.path} (${String(error)}).`, {
+            cause: error,
+          });
     for (const listener of [...this.errorListeners]) {
       try {
         listener(failure);
@@ -193,7 +230,10 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
     // Raw newlines only ever separate lines (JSON escapes them inside strings), so this finds the last metadata line.
     const found = text.lastIndexOf(`\n${METADATA_LINE_START}`);
     const metadataAt = found >= 0 ? found + 1 : text.startsWith(METADATA_LINE_START) ? 0 : -1;
-    let bytesSinceMetadata = metadataAt < 0 ? this.bytesSinceMetadata + Buffer.byteLength(text) : Buffer.byteLength(text.slice(text.indexOf('\n', metadataAt) + 1));
+    let bytesSinceMetadata =
+      metadataAt < 0
+        ? this.bytesSinceMetadata + Buffer.byteLength(text)
+        : Buffer.byteLength(text.slice(text.indexOf('\n', metadataAt) + 1));
     if (bytesSinceMetadata > METADATA_REPEAT_BYTES) {
       const metadataLine = JSON.stringify(this.metadataRecord());
       lines.push(metadataLine);
@@ -214,7 +254,11 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
       this.pendingMessages += messages;
       throw error instanceof EngramError
         ? error
-        : new EngramError('STORE_ERROR', `Could not write the transcript ${this.path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`, { cause: error });
+        : new EngramError(
+            'STORE_ERROR',
+            `Could not write the transcript ${this.path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`,
+            { cause: error },
+          );
     }
     this.flushedLines += lines.length;
     this.flushedMessages += messages;
@@ -246,7 +290,11 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
   /** Keeps what the metadata line reports: counts, first and latest message, model, title and tags. */
   private track(entry: SessionTranscriptEntry): void {
     if (entry.kind === 'metadata') {
-      this.metadata = { ...this.metadata, ...checkedMetadata(entry.metadata, entry.timestamp), sessionId: this.sessionId };
+      this.metadata = {
+        ...this.metadata,
+        ...checkedMetadata(entry.metadata, entry.timestamp),
+        sessionId: this.sessionId,
+      };
       return;
     }
     if (entry.kind !== 'message') return;
@@ -262,7 +310,13 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
 
   /** The metadata line: what the writer knows, with `update` (a metadata entry being appended) on top. */
   private metadataRecord(update: Partial<SessionMetadata> = {}): Record<string, unknown> {
-    return { type: 'engram-metadata', sessionId: this.sessionId, timestamp: this.now().toISOString(), metadata: { ...this.metadata, ...update, sessionId: this.sessionId }, ...this.sidechainFields() };
+    return {
+      type: 'engram-metadata',
+      sessionId: this.sessionId,
+      timestamp: this.now().toISOString(),
+      metadata: { ...this.metadata, ...update, sessionId: this.sessionId },
+      ...this.sidechainFields(),
+    };
   }
 
   private sidechainFields(): Record<string, unknown> {
@@ -293,16 +347,31 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
         return this.boundaryRecord(entry.boundary);
       case 'todos':
         if (!Array.isArray(entry.todos)) throw invalid('a todos entry needs a todos array');
-        return { type: 'engram-todos', sessionId: this.sessionId, timestamp: checkedTimestamp(entry.timestamp), todos: entry.todos, ...this.sidechainFields() };
+        return {
+          type: 'engram-todos',
+          sessionId: this.sessionId,
+          timestamp: checkedTimestamp(entry.timestamp),
+          todos: entry.todos,
+          ...this.sidechainFields(),
+        };
       case 'file-snapshot': {
         if (!Array.isArray(entry.files)) throw invalid('a file-snapshot entry needs a files array');
         const messageId = checkedId(entry.messageUuid, 'messageUuid');
         const trackedFileBackups: Record<string, unknown> = {};
         for (const file of entry.files) {
-          if (file === null || typeof file !== 'object' || typeof file.path !== 'string') throw invalid('each snapshot file needs a path');
-          trackedFileBackups[file.path] = { backupFileName: file.backupPath ?? null, backupTime: checkedTimestamp(file.timestamp) };
+          if (file === null || typeof file !== 'object' || typeof file.path !== 'string')
+            throw invalid('each snapshot file needs a path');
+          trackedFileBackups[file.path] = {
+            backupFileName: file.backupPath ?? null,
+            backupTime: checkedTimestamp(file.timestamp),
+          };
         }
-        return { type: 'file-history-snapshot', messageId, snapshot: { messageId, trackedFileBackups, timestamp: this.now().toISOString() }, isSnapshotUpdate: false };
+        return {
+          type: 'file-history-snapshot',
+          messageId,
+          snapshot: { messageId, trackedFileBackups, timestamp: this.now().toISOString() },
+          isSnapshotUpdate: false,
+        };
       }
       case 'metadata':
         return this.metadataRecord(checkedMetadata(entry.metadata, entry.timestamp));
@@ -315,12 +384,20 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
     if (message === null || typeof message !== 'object') throw invalid('a message entry needs a message');
     const uuid = checkedId(message.uuid, 'uuid');
     if (parentUuid !== null) checkedId(parentUuid, 'parentUuid');
-    if (message.role !== 'user' && message.role !== 'assistant') throw invalid(`role must be user or assistant, not ${JSON.stringify(String(message.role)).slice(0, 40)}`);
+    if (message.role !== 'user' && message.role !== 'assistant')
+      throw invalid(`role must be user or assistant, not ${JSON.stringify(String(message.role)).slice(0, 40)}`);
     const content = wireContent(message.content);
     const timestamp = checkedTimestamp(message.timestamp);
     const body: Record<string, unknown> =
       message.role === 'assistant'
-        ? { type: 'message', role: 'assistant', model: message.model ?? '', content, stop_reason: null, ...(message.usage && { usage: wireUsage(message.usage) }) }
+        ? {
+            type: 'message',
+            role: 'assistant',
+            model: message.model ?? '',
+            content,
+            stop_reason: null,
+            ...(message.usage && { usage: wireUsage(message.usage) }),
+          }
         : { role: 'user', content };
     return {
       type: message.role,
@@ -334,11 +411,14 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
   private boundaryRecord(boundary: CompactBoundary): Record<string, unknown> {
     if (boundary === null || typeof boundary !== 'object') throw invalid('a compact-boundary entry needs a boundary');
     const uuid = checkedId(boundary.uuid, 'boundary uuid');
-    if (boundary.trigger !== 'auto' && boundary.trigger !== 'manual') throw invalid('a boundary trigger is auto or manual');
-    if (boundary.method !== 'notes' && boundary.method !== 'summary') throw invalid('a boundary method is notes or summary');
+    if (boundary.trigger !== 'auto' && boundary.trigger !== 'manual')
+      throw invalid('a boundary trigger is auto or manual');
+    if (boundary.method !== 'notes' && boundary.method !== 'summary')
+      throw invalid('a boundary method is notes or summary');
     if (!Number.isFinite(boundary.preTokens)) throw invalid('a boundary needs preTokens (a number)');
     if (!Array.isArray(boundary.filesEdited)) throw invalid('a boundary needs filesEdited (an array)');
-    const logicalParentUuid = boundary.lastSummarizedUuid === undefined ? null : checkedId(boundary.lastSummarizedUuid, 'lastSummarizedUuid');
+    const logicalParentUuid =
+      boundary.lastSummarizedUuid === undefined ? null : checkedId(boundary.lastSummarizedUuid, 'lastSummarizedUuid');
     return {
       type: 'system',
       subtype: 'compact_boundary',
@@ -360,9 +440,15 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
 }
 
 /** A writer for one helper agent's transcript: `<subagents>/agent-<agentId>.jsonl`, every line a sidechain line. */
-export function openSidechainTranscript(options: Omit<SessionTranscriptWriterOptions, 'path' | 'isSidechain'> & { subagents: string; agentId: string }): SessionTranscriptWriter {
+export function openSidechainTranscript(
+  options: Omit<SessionTranscriptWriterOptions, 'path' | 'isSidechain'> & { subagents: string; agentId: string },
+): SessionTranscriptWriter {
   const { subagents, ...rest } = options;
-  return new SessionTranscriptWriter({ ...rest, path: subagentTranscriptPath(subagents, options.agentId), isSidechain: true });
+  return new SessionTranscriptWriter({
+    ...rest,
+    path: subagentTranscriptPath(subagents, options.agentId),
+    isSidechain: true,
+  });
 }
 
 /** Engram content as Anthropic wire blocks (`tool_use_id`, `is_error`). */
@@ -376,13 +462,22 @@ export function wireContent(content: string | readonly ContentBlock[]): string |
         if (typeof block.text !== 'string') throw invalid('a text block needs text');
         return { type: 'text', text: block.text };
       case 'tool_use':
-        if (typeof block.id !== 'string' || typeof block.name !== 'string') throw invalid('a tool_use block needs id and name');
+        if (typeof block.id !== 'string' || typeof block.name !== 'string')
+          throw invalid('a tool_use block needs id and name');
         return { type: 'tool_use', id: block.id, name: block.name, input: block.input ?? {} };
       case 'tool_result':
-        if (typeof block.toolUseId !== 'string' || typeof block.content !== 'string') throw invalid('a tool_result block needs toolUseId and string content');
-        return { type: 'tool_result', tool_use_id: block.toolUseId, content: block.content, ...(block.isError === true && { is_error: true }) };
+        if (typeof block.toolUseId !== 'string' || typeof block.content !== 'string')
+          throw invalid('a tool_result block needs toolUseId and string content');
+        return {
+          type: 'tool_result',
+          tool_use_id: block.toolUseId,
+          content: block.content,
+          ...(block.isError === true && { is_error: true }),
+        };
       default:
-        throw invalid(`unknown content block type ${JSON.stringify(String((block as { type?: unknown }).type)).slice(0, 40)}`);
+        throw invalid(
+          `unknown content block type ${JSON.stringify(String((block as { type?: unknown }).type)).slice(0, 40)}`,
+        );
     }
   });
 }
@@ -399,16 +494,27 @@ function wireUsage(usage: LanguageModelUsage): Record<string, number> {
 /** Metadata a caller appends: known fields must have their types (a listing shows them). */
 function checkedMetadata(value: unknown, timestamp: unknown): Partial<SessionMetadata> {
   checkedTimestamp(timestamp);
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid('a metadata entry needs a metadata object');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw invalid('a metadata entry needs a metadata object');
   const metadata = value as Record<string, unknown>;
   for (const key of ['title', 'cwd', 'gitBranch', 'model', 'createdAt', 'updatedAt'] as const) {
     const field = metadata[key];
-    if (field !== undefined && (typeof field !== 'string' || field.length > 10_000)) throw invalid(`metadata.${key} must be a string of at most 10,000 characters`);
+    if (field !== undefined && (typeof field !== 'string' || field.length > 10_000))
+      throw invalid(`metadata.${key} must be a string of at most 10,000 characters`);
   }
-  if (metadata.tags !== undefined && (!Array.isArray(metadata.tags) || metadata.tags.length > 100 || metadata.tags.some((tag) => typeof tag !== 'string' || tag.length > 200))) {
+  if (
+    metadata.tags !== undefined &&
+    (!Array.isArray(metadata.tags) ||
+      metadata.tags.length > 100 ||
+      metadata.tags.some((tag) => typeof tag !== 'string' || tag.length > 200))
+  ) {
     throw invalid('metadata.tags must be at most 100 strings of at most 200 characters');
   }
-  if (metadata.messageCount !== undefined && (!Number.isInteger(metadata.messageCount) || (metadata.messageCount as number) < 0)) throw invalid('metadata.messageCount must be a non-negative integer');
+  if (
+    metadata.messageCount !== undefined &&
+    (!Number.isInteger(metadata.messageCount) || (metadata.messageCount as number) < 0)
+  )
+    throw invalid('metadata.messageCount must be a non-negative integer');
   const { sessionId: _ignored, ...rest } = metadata;
   return rest as Partial<SessionMetadata>;
 }
@@ -421,7 +527,8 @@ function checkedId(value: unknown, what: string): string {
 }
 
 function checkedTimestamp(value: unknown): string {
-  if (typeof value !== 'string' || value.length > 40 || Number.isNaN(Date.parse(value))) throw invalid('timestamp must be an ISO-8601 date string');
+  if (typeof value !== 'string' || value.length > 40 || Number.isNaN(Date.parse(value)))
+    throw invalid('timestamp must be an ISO-8601 date string');
   return value;
 }
 

@@ -56,11 +56,15 @@ export class ToolResultStorage {
   readonly pageBytes: number;
 
   constructor(options: ToolResultStorageOptions) {
-    if (typeof options?.directory !== 'string' || options.directory === '') throw new EngramError('INVALID_INPUT', 'ToolResultStorage needs the directory to store tool results in.');
+    if (typeof options?.directory !== 'string' || options.directory === '')
+      throw new EngramError('INVALID_INPUT', 'ToolResultStorage needs the directory to store tool results in.');
     this.directory = resolve(options.directory);
     this.thresholdBytes = positiveInteger(options.thresholdBytes, 'thresholdBytes (session.toolResultThresholdBytes)');
     this.previewBytes = positiveInteger(options.previewBytes, 'previewBytes (session.toolResultPreviewBytes)');
-    this.pageBytes = positiveInteger(options.pageBytes ?? DEFAULT_SETTINGS.session.toolResultPageBytes, 'pageBytes (session.toolResultPageBytes)');
+    this.pageBytes = positiveInteger(
+      options.pageBytes ?? DEFAULT_SETTINGS.session.toolResultPageBytes,
+      'pageBytes (session.toolResultPageBytes)',
+    );
   }
 
   /** The file a tool result is (or would be) stored in; refuses an unsafe id with INVALID_INPUT. */
@@ -75,18 +79,24 @@ export class ToolResultStorage {
    */
   async store(toolUseId: string, content: string): Promise<StoredToolResult> {
     const path = this.pathFor(toolUseId);
-    if (typeof content !== 'string') throw new EngramError('INVALID_INPUT', `The result of tool use ${toolUseId} must be text.`);
+    if (typeof content !== 'string')
+      throw new EngramError('INVALID_INPUT', `The result of tool use ${toolUseId} must be text.`);
     const data = Buffer.from(content, 'utf8');
     if (data.length <= this.thresholdBytes) return { content };
     await mkdir(this.directory, { recursive: true, mode: 0o700 });
     const existing = await lstat(path).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return undefined;
-      throw new EngramError('STORE_ERROR', `Could not check ${path} (${error.code ?? error.message}).`, { cause: error });
+      throw new EngramError('STORE_ERROR', `Could not check ${path} (${error.code ?? error.message}).`, {
+        cause: error,
+      });
     });
     if (existing) {
       // A result is stored once; an id seen again must carry the same content (a retried turn), never replace it.
       if (!existing.isFile() || !data.equals(await readFile(path))) {
-        throw new EngramError('CONFLICT', `A different tool result is already stored for tool use ${toolUseId} at ${path}; tool use ids must be unique within a session.`);
+        throw new EngramError(
+          'CONFLICT',
+          `A different tool result is already stored for tool use ${toolUseId} at ${path}; tool use ids must be unique within a session.`,
+        );
       }
     } else {
       await writeFileAtomically(path, content);
@@ -98,16 +108,34 @@ export class ToolResultStorage {
   async read(toolUseId: string, options: { offset?: number; limit?: number } = {}): Promise<ToolResultPage> {
     const path = this.pathFor(toolUseId);
     const offset = options.offset ?? 0;
-    if (!(Number.isSafeInteger(offset) && offset >= 0)) throw new EngramError('INVALID_INPUT', `offset must be a whole number of bytes, at least 0; got ${String(offset)}.`);
+    if (!(Number.isSafeInteger(offset) && offset >= 0))
+      throw new EngramError(
+        'INVALID_INPUT',
+        `offset must be a whole number of bytes, at least 0; got ${String(offset)}.`,
+      );
     const limit = options.limit ?? this.pageBytes;
-    if (!(Number.isSafeInteger(limit) && limit >= 1)) throw new EngramError('INVALID_INPUT', `limit must be a whole number of bytes, at least 1; got ${String(limit)}.`);
+    if (!(Number.isSafeInteger(limit) && limit >= 1))
+      throw new EngramError(
+        'INVALID_INPUT',
+        `limit must be a whole number of bytes, at least 1; got ${String(limit)}.`,
+      );
     const handle = await open(path, READ_FLAGS).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') throw new EngramError('NOT_FOUND', `No stored output for tool use ${toolUseId}; only results over ${this.thresholdBytes} bytes are stored.`);
-      throw new EngramError('STORE_ERROR', `Could not open ${path} (${error.code ?? error.message}).`, { cause: error });
+      if (error.code === 'ENOENT')
+        throw new EngramError(
+          'NOT_FOUND',
+          `No stored output for tool use ${toolUseId}; only results over ${this.thresholdBytes} bytes are stored.`,
+        );
+      throw new EngramError('STORE_ERROR', `Could not open ${path} (${error.code ?? error.message}).`, {
+        cause: error,
+      });
     });
     try {
       const totalBytes = (await handle.stat()).size;
-      if (offset > totalBytes) throw new EngramError('INVALID_INPUT', `offset ${offset} is past the end of the stored output (${totalBytes} bytes).`);
+      if (offset > totalBytes)
+        throw new EngramError(
+          'INVALID_INPUT',
+          `offset ${offset} is past the end of the stored output (${totalBytes} bytes).`,
+        );
       const want = Math.min(limit, this.pageBytes);
       // Read up to 3 bytes either side so the page can be moved onto character boundaries.
       const buffer = Buffer.alloc(Math.min(want + 6, totalBytes - offset));
@@ -123,7 +151,12 @@ export class ToolResultStorage {
       }
       const pageStart = offset + start;
       const pageEnd = offset + end;
-      return { text: bytes.subarray(start, end).toString('utf8'), offset: pageStart, totalBytes, ...(pageEnd < totalBytes ? { nextOffset: pageEnd } : {}) };
+      return {
+        text: bytes.subarray(start, end).toString('utf8'),
+        offset: pageStart,
+        totalBytes,
+        ...(pageEnd < totalBytes ? { nextOffset: pageEnd } : {}),
+      };
     } finally {
       await handle.close();
     }
@@ -131,7 +164,12 @@ export class ToolResultStorage {
 
   /** The tool use id a path names when it is one of this storage's files, else undefined. */
   toolUseIdForPath(path: string): string | undefined {
-    if (typeof path !== 'string' || path.length > this.directory.length + MAX_TOOL_USE_ID_LENGTH + 8 || path.includes('\0')) return undefined;
+    if (
+      typeof path !== 'string' ||
+      path.length > this.directory.length + MAX_TOOL_USE_ID_LENGTH + 8 ||
+      path.includes('\0')
+    )
+      return undefined;
     const full = resolve(this.directory, path);
     const prefix = this.directory + sep;
     if (!full.startsWith(prefix) || !full.endsWith('.txt')) return undefined;
@@ -178,7 +216,12 @@ function characterEnd(bytes: Buffer, start: number): number {
 }
 
 function checkToolUseId(toolUseId: string): string {
-  if (typeof toolUseId !== 'string' || toolUseId.length === 0 || toolUseId.length > MAX_TOOL_USE_ID_LENGTH || !SAFE_TOOL_USE_ID.test(toolUseId)) {
+  if (
+    typeof toolUseId !== 'string' ||
+    toolUseId.length === 0 ||
+    toolUseId.length > MAX_TOOL_USE_ID_LENGTH ||
+    !SAFE_TOOL_USE_ID.test(toolUseId)
+  ) {
     const shown = typeof toolUseId === 'string' ? JSON.stringify(toolUseId.slice(0, 60)) : typeof toolUseId;
     throw new EngramError(
       'INVALID_INPUT',
@@ -189,6 +232,10 @@ function checkToolUseId(toolUseId: string): string {
 }
 
 function positiveInteger(value: number, name: string): number {
-  if (!(Number.isSafeInteger(value) && value >= 1)) throw new EngramError('INVALID_INPUT', `ToolResultStorage ${name} must be a whole number of at least 1, got ${String(value)}.`);
+  if (!(Number.isSafeInteger(value) && value >= 1))
+    throw new EngramError(
+      'INVALID_INPUT',
+      `ToolResultStorage ${name} must be a whole number of at least 1, got ${String(value)}.`,
+    );
   return value;
 }

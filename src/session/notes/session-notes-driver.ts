@@ -7,7 +7,10 @@ import type { SessionEvents } from '../session-events.js';
 import { SessionNotes, type SessionNotesEvent, type SessionNotesOptions } from './session-notes.js';
 
 /** Session notes the Session builds: the file, and optionally a helper model, template, prompt and sidechain transcripts. */
-export type SessionNotesConfig = Omit<SessionNotesOptions, 'settings' | 'onEvent' | 'model' | 'now' | 'generateId' | 'sessionId'> & { model?: LanguageModel };
+export type SessionNotesConfig = Omit<
+  SessionNotesOptions,
+  'settings' | 'onEvent' | 'model' | 'now' | 'generateId' | 'sessionId'
+> & { model?: LanguageModel };
 
 /** What the driver reads of its session when an update may start. */
 export interface NotesDriverContext {
@@ -51,13 +54,20 @@ export class SessionNotesDriver {
     this.#settings = options.settings;
     this.#window = options.window;
     this.#owned = options.notes !== undefined && !(options.notes instanceof SessionNotes);
-    this.notes = options.notes === undefined || options.notes instanceof SessionNotes ? options.notes : this.#build(options.notes, options);
+    this.notes =
+      options.notes === undefined || options.notes instanceof SessionNotes
+        ? options.notes
+        : this.#build(options.notes, options);
   }
 
   /** After a model turn: records it and starts an update now, or after the tool results when the turn called tools. */
   afterResponse(input: { toolCalls: number }, context: NotesDriverContext): void {
     if (!this.notes) return;
-    this.notes.noteTurn({ contextTokens: context.tokens, toolCalls: input.toolCalls, hadToolCall: input.toolCalls > 0 });
+    this.notes.noteTurn({
+      contextTokens: context.tokens,
+      toolCalls: input.toolCalls,
+      hadToolCall: input.toolCalls > 0,
+    });
     if (!this.notes.shouldUpdate()) return;
     if (input.toolCalls === 0) this.#start(context);
     else this.#pending = true;
@@ -91,7 +101,10 @@ export class SessionNotesDriver {
     if (shouldAutoCompact(context.tokens, this.#window, this.#settings, context.breaker)) return;
     const lastMessageUuid = context.lastMessageUuid;
     // update() returns at once: the helper runs in the background and never blocks the turn.
-    void notes.update(context.prefix(), { lastMessageUuid, budget: { contextTokens: context.tokens, window: this.#window } });
+    void notes.update(context.prefix(), {
+      lastMessageUuid,
+      budget: { contextTokens: context.tokens, window: this.#window },
+    });
     if (!notes.running) return;
     this.updates += 1;
     if (!this.#owned) this.#events.emit('notes-update-started', { lastMessageUuid });
@@ -100,12 +113,25 @@ export class SessionNotesDriver {
     });
   }
 
-  #build(config: SessionNotesConfig, options: { model: LanguageModel; sessionId: string; now: () => Date; generateId: () => string }): SessionNotes {
-    if (config === null || typeof config !== 'object') throw new EngramError('INVALID_INPUT', 'notes is a SessionNotes or { path, model?, template?, prompt? }.');
+  #build(
+    config: SessionNotesConfig,
+    options: { model: LanguageModel; sessionId: string; now: () => Date; generateId: () => string },
+  ): SessionNotes {
+    if (config === null || typeof config !== 'object')
+      throw new EngramError('INVALID_INPUT', 'notes is a SessionNotes or { path, model?, template?, prompt? }.');
     const relay = (event: SessionNotesEvent): void => {
-      if (event.type === 'notes-update-failed') this.#events.emit('notes-update-failed', { lastMessageUuid: event.lastMessageUuid, error: event.error });
+      if (event.type === 'notes-update-failed')
+        this.#events.emit('notes-update-failed', { lastMessageUuid: event.lastMessageUuid, error: event.error });
       else this.#events.emit(event.type, { lastMessageUuid: event.lastMessageUuid });
     };
-    return new SessionNotes({ ...config, model: config.model ?? options.model, settings: this.#settings, onEvent: relay, now: options.now, generateId: options.generateId, sessionId: options.sessionId });
+    return new SessionNotes({
+      ...config,
+      model: config.model ?? options.model,
+      settings: this.#settings,
+      onEvent: relay,
+      now: options.now,
+      generateId: options.generateId,
+      sessionId: options.sessionId,
+    });
   }
 }

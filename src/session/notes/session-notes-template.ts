@@ -29,10 +29,12 @@ export type SessionNotesSectionName = (typeof SESSION_NOTES_SECTIONS)[number];
 const DESCRIPTIONS: Record<SessionNotesSectionName, string> = {
   'Session Title': 'A short, distinctive title of 5 to 10 words for this session',
   'Current State': 'What is being worked on right now; pending tasks not yet done; the immediate next steps',
-  'Task Specification': "What the user asked for, in the user's own words where they matter; design decisions and constraints",
+  'Task Specification':
+    "What the user asked for, in the user's own words where they matter; design decisions and constraints",
   'Files and Functions': 'The important files and functions: what they hold and why they matter',
   Workflow: 'The commands that are run and in what order; how to read their output',
-  'Errors and Corrections': 'Errors met and how they were fixed; what the user corrected; approaches that failed and must not be retried',
+  'Errors and Corrections':
+    'Errors met and how they were fixed; what the user corrected; approaches that failed and must not be retried',
   'Codebase and System Documentation': 'The important parts of the system and how they fit together',
   Learnings: 'What worked well, what did not, what to avoid',
   'Key Results': 'When the user asked for a specific output (an answer, a table, a document), that exact result',
@@ -40,7 +42,9 @@ const DESCRIPTIONS: Record<SessionNotesSectionName, string> = {
 };
 
 /** The default notes file: each section a `#` heading with an italic line saying what belongs there. */
-export const DEFAULT_SESSION_NOTES_TEMPLATE: string = SESSION_NOTES_SECTIONS.map((name) => `# ${name}\n_${DESCRIPTIONS[name]}_\n`).join('\n');
+export const DEFAULT_SESSION_NOTES_TEMPLATE: string = SESSION_NOTES_SECTIONS.map(
+  (name) => `# ${name}\n_${DESCRIPTIONS[name]}_\n`,
+).join('\n');
 
 /**
  * The default update prompt, sent as the last user message after the parent's conversation (so the
@@ -137,7 +141,14 @@ export function parseNotesSections(text: string): NotesSection[] {
   const top = all.filter((heading) => heading.level === level);
   return top.map((heading, index) => {
     const end = top[index + 1]?.line.start ?? text.length;
-    return { name: heading.name, level, start: heading.line.start, bodyStart: heading.line.next, end, body: text.slice(heading.line.next, end) };
+    return {
+      name: heading.name,
+      level,
+      start: heading.line.start,
+      bodyStart: heading.line.next,
+      end,
+      body: text.slice(heading.line.next, end),
+    };
   });
 }
 
@@ -164,10 +175,15 @@ export function replaceNotesSection(text: string, section: string, body: string)
   const index = sections.findIndex((candidate) => sectionKey(candidate.name) === key);
   if (index === -1) {
     const names = sections.map((candidate) => JSON.stringify(candidate.name)).join(', ') || 'none';
-    throw new EngramError('INVALID_INPUT', `The session notes have no section named ${JSON.stringify(String(section).slice(0, 100))}; their sections: ${names}.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `The session notes have no section named ${JSON.stringify(String(section).slice(0, 100))}; their sections: ${names}.`,
+    );
   }
   const target = sections[index]!;
-  const content = containBody(body, target.level).replace(/^(?:[ \t]*\r?\n)+/, '').trimEnd();
+  const content = containBody(body, target.level)
+    .replace(/^(?:[ \t]*\r?\n)+/, '')
+    .trimEnd();
   const hasNext = index + 1 < sections.length;
   const separator = target.bodyStart === text.length && !text.endsWith('\n') ? '\n' : '';
   const formatted = (content === '' ? '' : `${content}\n`) + (hasNext ? '\n' : '');
@@ -202,7 +218,8 @@ const normalize = (text: string): string => text.replace(/\s+/g, ' ').trim();
  * or not, is no content (compaction must not use it as a summary).
  */
 export function hasRealNotesContent(text: string, template: string): boolean {
-  if (typeof text !== 'string' || typeof template !== 'string') throw new EngramError('INVALID_INPUT', 'Session notes and template are text (strings).');
+  if (typeof text !== 'string' || typeof template !== 'string')
+    throw new EngramError('INVALID_INPUT', 'Session notes and template are text (strings).');
   const current = normalize(text);
   if (current === '' || current === normalize(template)) return false;
   const sections = parseNotesSections(text);
@@ -221,7 +238,10 @@ export function hasRealNotesContent(text: string, template: string): boolean {
 /** The template's italic line under a section heading (`_…_` or `*…*`), if it has one. */
 export function sectionDescription(template: string, name: string): string | undefined {
   const section = findNotesSection(template, name);
-  const first = section?.body.split('\n').find((line) => line.trim() !== '')?.trim();
+  const first = section?.body
+    .split('\n')
+    .find((line) => line.trim() !== '')
+    ?.trim();
   return first !== undefined && /^(_[^_].*_|\*[^*].*\*)$/.test(first) ? first : undefined;
 }
 
@@ -255,11 +275,16 @@ export function notesOverCaps(text: string, settings: CapSettings): NotesCapRepo
 /** What the next update prompt adds when the notes are over a cap: the sections to condense, by name. */
 export function notesCapsNotice(report: NotesCapReport, settings: Pick<Settings, 'notes'>): string {
   if (!report.over) return '';
-  const parts = ['The notes are over their size caps: condense now, keeping the most important facts and dropping detail.'];
+  const parts = [
+    'The notes are over their size caps: condense now, keeping the most important facts and dropping detail.',
+  ];
   for (const section of report.sections) {
     parts.push(`- Condense "${section.name}": about ${section.tokens} tokens, cap ${settings.notes.sectionMaxTokens}.`);
   }
-  if (report.fileOver) parts.push(`- The whole file is about ${report.fileTokens} tokens, cap ${settings.notes.fileMaxTokens}: shorten the longest sections.`);
+  if (report.fileOver)
+    parts.push(
+      `- The whole file is about ${report.fileTokens} tokens, cap ${settings.notes.fileMaxTokens}: shorten the longest sections.`,
+    );
   return parts.join('\n');
 }
 
@@ -301,7 +326,10 @@ function prefixWithinBytes(text: string, maxBytes: number): string {
 }
 
 /** Fills the update prompt's placeholders. A prompt without {{notes}} gets the notes appended. */
-export function renderNotesPrompt(prompt: string, input: { notes: string; sections: readonly string[]; settings: Pick<Settings, 'notes'> }): string {
+export function renderNotesPrompt(
+  prompt: string,
+  input: { notes: string; sections: readonly string[]; settings: Pick<Settings, 'notes'> },
+): string {
   const values: Record<string, string> = {
     notes: input.notes,
     sections: input.sections.map((name) => `"${name}"`).join(', '),
@@ -309,7 +337,10 @@ export function renderNotesPrompt(prompt: string, input: { notes: string; sectio
     fileMaxTokens: String(input.settings.notes.fileMaxTokens),
   };
   // One pass, so placeholder-like text inside the notes is left as it is.
-  const filled = prompt.replace(/\{\{(notes|sections|sectionMaxTokens|fileMaxTokens)\}\}/g, (_, name: string) => values[name]!);
+  const filled = prompt.replace(
+    /\{\{(notes|sections|sectionMaxTokens|fileMaxTokens)\}\}/g,
+    (_, name: string) => values[name]!,
+  );
   return prompt.includes('{{notes}}') ? filled : `${filled}\n\n<current-notes>\n${input.notes}\n</current-notes>`;
 }
 
@@ -330,9 +361,13 @@ const NO_CHANGES = /<no-changes\s*\/>/;
  */
 export function parseSectionEdits(output: string, sections: readonly string[]): NotesSectionEdit[] {
   const refuse = (why: string): never => {
-    throw new EngramError('MODEL_OUTPUT_INVALID', `The session notes helper answered ${why}; the notes were left unchanged.`, {
-      details: { text: String(output).slice(0, 2_000) },
-    });
+    throw new EngramError(
+      'MODEL_OUTPUT_INVALID',
+      `The session notes helper answered ${why}; the notes were left unchanged.`,
+      {
+        details: { text: String(output).slice(0, 2_000) },
+      },
+    );
   };
   if (typeof output !== 'string') return refuse('no text');
   const known = new Map(sections.map((name) => [sectionKey(name), name]));
@@ -340,13 +375,15 @@ export function parseSectionEdits(output: string, sections: readonly string[]): 
   const seen = new Set<string>();
   for (const match of output.matchAll(SECTION_BLOCK)) {
     const name = known.get(sectionKey(match[1]!));
-    if (name === undefined) refuse(`an edit of an unknown section ${JSON.stringify(match[1])} (known: ${sections.join(', ')})`);
+    if (name === undefined)
+      refuse(`an edit of an unknown section ${JSON.stringify(match[1])} (known: ${sections.join(', ')})`);
     if (seen.has(name!)) refuse(`two edits of the section "${name}"`);
     seen.add(name!);
     edits.push({ section: name!, body: match[2]! });
   }
   const openers = output.match(/<section\b/g)?.length ?? 0;
-  if (openers !== edits.length) refuse('a section block that is not closed or not of the form <section name="…">…</section>');
+  if (openers !== edits.length)
+    refuse('a section block that is not closed or not of the form <section name="…">…</section>');
   if (edits.length === 0 && !NO_CHANGES.test(output)) refuse('neither section edits nor <no-changes/>');
   return edits;
 }

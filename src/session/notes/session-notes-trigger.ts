@@ -14,14 +14,18 @@ export interface NotesTriggerState {
 }
 
 /** Why the trigger fired or held back (stable strings, for logs and tests). */
-export type NotesTriggerReason = 'below-init-threshold' | 'not-enough-growth' | 'mid-tool-work' | 'tool-calls' | 'natural-break';
+export type NotesTriggerReason =
+  'below-init-threshold' | 'not-enough-growth' | 'mid-tool-work' | 'tool-calls' | 'natural-break';
 
 /**
  * SPEC §2 layer 3's update trigger: the context is above the initial threshold, AND it grew by at
  * least `notes.minGrowthTokens` since the last update (always required), AND either enough tool
  * calls happened since then or the model's latest turn made none (a natural break).
  */
-export function shouldUpdateSessionNotes(state: NotesTriggerState, settings: Pick<Settings, 'notes'>): { update: boolean; reason: NotesTriggerReason } {
+export function shouldUpdateSessionNotes(
+  state: NotesTriggerState,
+  settings: Pick<Settings, 'notes'>,
+): { update: boolean; reason: NotesTriggerReason } {
   checkState(state);
   const { initThresholdTokens, minGrowthTokens, minToolCalls } = settings.notes;
   // SPEC: the context must be "above" the initial threshold; at it, no update yet.
@@ -34,11 +38,18 @@ export function shouldUpdateSessionNotes(state: NotesTriggerState, settings: Pic
 }
 
 function checkState(state: NotesTriggerState): void {
-  if (state === null || typeof state !== 'object') throw new EngramError('INVALID_INPUT', 'The notes trigger takes a state object { contextTokens, toolCallsSinceLastUpdate, lastAssistantTurnHadToolCall }.');
+  if (state === null || typeof state !== 'object')
+    throw new EngramError(
+      'INVALID_INPUT',
+      'The notes trigger takes a state object { contextTokens, toolCallsSinceLastUpdate, lastAssistantTurnHadToolCall }.',
+    );
   const count = (value: unknown, field: string, optional = false): void => {
     if (optional && value === undefined) return;
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-      throw new EngramError('INVALID_INPUT', `The notes trigger's ${field} must be a finite number from 0, got ${JSON.stringify(value) ?? String(value)}.`);
+      throw new EngramError(
+        'INVALID_INPUT',
+        `The notes trigger's ${field} must be a finite number from 0, got ${JSON.stringify(value) ?? String(value)}.`,
+      );
     }
   };
   count(state.contextTokens, 'contextTokens');

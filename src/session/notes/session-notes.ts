@@ -23,7 +23,15 @@ import type { SessionTranscriptSink } from '../../contracts/session-message.js';
 /** What a notes update reports while it runs in the background. */
 export type SessionNotesEvent =
   | { type: 'notes-update-started'; at: Date; lastMessageUuid: string }
-  | { type: 'notes-update-finished'; at: Date; lastMessageUuid: string; changedSections: string[]; truncatedSections: string[]; usage: LanguageModelUsage; aborted: boolean }
+  | {
+      type: 'notes-update-finished';
+      at: Date;
+      lastMessageUuid: string;
+      changedSections: string[];
+      truncatedSections: string[];
+      usage: LanguageModelUsage;
+      aborted: boolean;
+    }
   | { type: 'notes-update-failed'; at: Date; lastMessageUuid: string; error: EngramError };
 
 /**
@@ -32,7 +40,12 @@ export type SessionNotesEvent =
  */
 export interface NotesFiles {
   /** A UTF-8 file of at most `maxBytes`, or undefined when there is none; failures are EngramErrors with `code` (default STORE_ERROR). */
-  read(path: string, maxBytes: number, what: string, code?: 'STORE_ERROR' | 'CONFIG_INVALID'): Promise<string | undefined>;
+  read(
+    path: string,
+    maxBytes: number,
+    what: string,
+    code?: 'STORE_ERROR' | 'CONFIG_INVALID',
+  ): Promise<string | undefined>;
   /** Replaces the file whole and atomically, making its folder (0700) first. */
   write(path: string, text: string): Promise<void>;
 }
@@ -87,11 +100,13 @@ export class SessionNotes {
   #stateRestored = false;
 
   constructor(options: SessionNotesOptions) {
-    if (options === null || typeof options !== 'object') throw new EngramError('INVALID_INPUT', 'SessionNotes takes an options object { path, settings, model? }.');
+    if (options === null || typeof options !== 'object')
+      throw new EngramError('INVALID_INPUT', 'SessionNotes takes an options object { path, settings, model? }.');
     if (typeof options.path !== 'string' || options.path.trim() === '' || options.path.includes('\0')) {
       throw new EngramError('INVALID_INPUT', 'SessionNotes needs the path of the notes file (a non-empty string).');
     }
-    if (!options.settings?.notes) throw new EngramError('INVALID_INPUT', 'SessionNotes needs settings with a notes section.');
+    if (!options.settings?.notes)
+      throw new EngramError('INVALID_INPUT', 'SessionNotes needs settings with a notes section.');
     if (typeof options.files?.read !== 'function' || typeof options.files.write !== 'function') {
       throw new EngramError('INVALID_INPUT', 'SessionNotes needs files { read, write } (nodeNotesFiles on Node).');
     }
@@ -125,7 +140,11 @@ export class SessionNotes {
   /** The notes as they stand: the file, or the template while there is none. */
   async read(): Promise<string> {
     await this.#restoreState();
-    const text = await this.#options.files.read(this.path, this.#options.settings.notes.maxFileBytes, 'The session notes');
+    const text = await this.#options.files.read(
+      this.path,
+      this.#options.settings.notes.maxFileBytes,
+      'The session notes',
+    );
     return text ?? (await this.#load()).template;
   }
 
@@ -138,13 +157,19 @@ export class SessionNotes {
   /** Records one finished model turn: the context's size now, the tool calls it made, whether it made any. */
   noteTurn(input: { contextTokens: number; toolCalls: number; hadToolCall: boolean }): void {
     const count = (value: unknown, field: string): number => {
-      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new EngramError('INVALID_INPUT', `noteTurn: ${field} must be a finite number from 0, got ${String(value)}.`);
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+        throw new EngramError(
+          'INVALID_INPUT',
+          `noteTurn: ${field} must be a finite number from 0, got ${String(value)}.`,
+        );
       return value;
     };
-    if (input === null || typeof input !== 'object') throw new EngramError('INVALID_INPUT', 'noteTurn takes { contextTokens, toolCalls, hadToolCall }.');
+    if (input === null || typeof input !== 'object')
+      throw new EngramError('INVALID_INPUT', 'noteTurn takes { contextTokens, toolCalls, hadToolCall }.');
     const contextTokens = count(input.contextTokens, 'contextTokens');
     const toolCalls = count(input.toolCalls, 'toolCalls');
-    if (typeof input.hadToolCall !== 'boolean') throw new EngramError('INVALID_INPUT', 'noteTurn: hadToolCall must be true or false.');
+    if (typeof input.hadToolCall !== 'boolean')
+      throw new EngramError('INVALID_INPUT', 'noteTurn: hadToolCall must be true or false.');
     this.#state = {
       ...this.#state,
       contextTokens,
@@ -173,14 +198,27 @@ export class SessionNotes {
    */
   async update(prefix: ForkPrefix, options: NotesUpdateOptions): Promise<void> {
     if (this.#running !== undefined) return;
-    const { lastMessageUuid, budget } = options !== null && typeof options === 'object' ? options : ({} as Partial<NotesUpdateOptions>);
+    const { lastMessageUuid, budget } =
+      options !== null && typeof options === 'object' ? options : ({} as Partial<NotesUpdateOptions>);
     const uuid = typeof lastMessageUuid === 'string' ? lastMessageUuid : '';
     if (uuid === '' || uuid.length > MAX_UUID_LENGTH) {
-      this.#report(uuid, new EngramError('INVALID_INPUT', `A notes update needs the uuid of the last message it covers (1 to ${MAX_UUID_LENGTH} characters).`));
+      this.#report(
+        uuid,
+        new EngramError(
+          'INVALID_INPUT',
+          `A notes update needs the uuid of the last message it covers (1 to ${MAX_UUID_LENGTH} characters).`,
+        ),
+      );
       return;
     }
     if (this.#options.model === undefined) {
-      this.#report(uuid, new EngramError('MODEL_NOT_CONFIGURED', 'Session notes are updated by a model and none is configured; set ANTHROPIC_API_KEY or OPENAI_API_KEY / ENGRAM_OPENAI_BASE_URL.'));
+      this.#report(
+        uuid,
+        new EngramError(
+          'MODEL_NOT_CONFIGURED',
+          'Session notes are updated by a model and none is configured; set ANTHROPIC_API_KEY or OPENAI_API_KEY / ENGRAM_OPENAI_BASE_URL.',
+        ),
+      );
       return;
     }
     const snapshot = { contextTokens: this.#state.contextTokens, toolCalls: this.#state.toolCallsSinceLastUpdate };
@@ -202,7 +240,14 @@ export class SessionNotes {
     this.#controller?.abort();
   }
 
-  async #run(model: LanguageModel, prefix: ForkPrefix, uuid: string, snapshot: { contextTokens: number; toolCalls: number }, signal: AbortSignal, budget?: { contextTokens: number; window: number }): Promise<void> {
+  async #run(
+    model: LanguageModel,
+    prefix: ForkPrefix,
+    uuid: string,
+    snapshot: { contextTokens: number; toolCalls: number },
+    signal: AbortSignal,
+    budget?: { contextTokens: number; window: number },
+  ): Promise<void> {
     const { settings } = this.#options;
     this.#options.onEvent?.({ type: 'notes-update-started', at: this.#now(), lastMessageUuid: uuid });
     const agentId = (this.#options.generateId ?? (() => crypto.randomUUID()))();
@@ -213,7 +258,8 @@ export class SessionNotes {
       const sections = parseNotesSections(current).map((section) => section.name);
       const caps = notesOverCaps(current, settings);
       const notice = notesCapsNotice(caps, settings);
-      const instruction = renderNotesPrompt(prompt, { notes: current, sections, settings }) + (notice === '' ? '' : `\n\n${notice}`);
+      const instruction =
+        renderNotesPrompt(prompt, { notes: current, sections, settings }) + (notice === '' ? '' : `\n\n${notice}`);
       if (budget) checkFits(budget, instruction, settings);
       transcript = this.#options.openHelperTranscript?.(agentId);
       const helper = await runForkedHelper({
@@ -229,21 +275,39 @@ export class SessionNotes {
         ...(this.#options.generateId && { generateId: this.#options.generateId }),
       });
       if (helper.aborted) {
-        this.#options.onEvent?.({ type: 'notes-update-finished', at: this.#now(), lastMessageUuid: uuid, changedSections: [], truncatedSections: [], usage: helper.usage, aborted: true });
+        this.#options.onEvent?.({
+          type: 'notes-update-finished',
+          at: this.#now(),
+          lastMessageUuid: uuid,
+          changedSections: [],
+          truncatedSections: [],
+          usage: helper.usage,
+          aborted: true,
+        });
         return;
       }
       // The file may have been edited while the helper ran (by the user): edits apply to what is there now.
       const latest = withSections(await this.read(), template);
-      const edits = parseSectionEdits(helper.text, parseNotesSections(latest).map((section) => section.name));
+      const edits = parseSectionEdits(
+        helper.text,
+        parseNotesSections(latest).map((section) => section.name),
+      );
       let text = latest;
       for (const edit of edits) {
         const description = sectionDescription(template, edit.section);
-        const body = description === undefined || edit.body.trimStart().startsWith(description) ? edit.body : `${description}\n${edit.body.replace(/^(?:[ \t]*\r?\n)+/, '')}`;
+        const body =
+          description === undefined || edit.body.trimStart().startsWith(description)
+            ? edit.body
+            : `${description}\n${edit.body.replace(/^(?:[ \t]*\r?\n)+/, '')}`;
         text = replaceNotesSection(text, edit.section, body);
       }
       const capped = capNotesSections(text, settings);
       if (capped.text !== latest) await this.#write(capped.text);
-      this.#state = { ...this.#state, tokensAtLastUpdate: snapshot.contextTokens, toolCallsSinceLastUpdate: Math.max(0, this.#state.toolCallsSinceLastUpdate - snapshot.toolCalls) };
+      this.#state = {
+        ...this.#state,
+        tokensAtLastUpdate: snapshot.contextTokens,
+        toolCallsSinceLastUpdate: Math.max(0, this.#state.toolCallsSinceLastUpdate - snapshot.toolCalls),
+      };
       this.#lastSummarizedUuid = uuid;
       await this.#saveState(uuid);
       this.#options.onEvent?.({
@@ -278,16 +342,27 @@ export class SessionNotes {
     if (this.#stateRestored) return;
     this.#stateRestored = true;
     try {
-      const saved = JSON.parse((await this.#options.files.read(this.statePath, 64 * 1024, 'The session notes state')) ?? 'null') as { lastSummarizedUuid?: unknown } | null;
+      const saved = JSON.parse(
+        (await this.#options.files.read(this.statePath, 64 * 1024, 'The session notes state')) ?? 'null',
+      ) as { lastSummarizedUuid?: unknown } | null;
       const uuid = saved?.lastSummarizedUuid;
-      if (this.#lastSummarizedUuid === undefined && typeof uuid === 'string' && uuid !== '' && uuid.length <= MAX_UUID_LENGTH) this.#lastSummarizedUuid = uuid;
+      if (
+        this.#lastSummarizedUuid === undefined &&
+        typeof uuid === 'string' &&
+        uuid !== '' &&
+        uuid.length <= MAX_UUID_LENGTH
+      )
+        this.#lastSummarizedUuid = uuid;
     } catch {
       // A damaged state file only costs the fast path until the next update rewrites it.
     }
   }
 
   async #saveState(uuid: string): Promise<void> {
-    await this.#options.files.write(this.statePath, `${JSON.stringify({ lastSummarizedUuid: uuid, updatedAt: this.#now().toISOString() })}\n`);
+    await this.#options.files.write(
+      this.statePath,
+      `${JSON.stringify({ lastSummarizedUuid: uuid, updatedAt: this.#now().toISOString() })}\n`,
+    );
   }
 
   async #write(text: string): Promise<void> {
@@ -309,7 +384,10 @@ export class SessionNotes {
       checkPrompt(prompt, `The notes prompt ${notes.promptPath} (notes.promptPath)`);
     }
     // Kept only once every file read well: a broken file is read again after the user fixes it.
-    this.#resources = { template: template ?? DEFAULT_SESSION_NOTES_TEMPLATE, prompt: prompt ?? DEFAULT_SESSION_NOTES_PROMPT };
+    this.#resources = {
+      template: template ?? DEFAULT_SESSION_NOTES_TEMPLATE,
+      prompt: prompt ?? DEFAULT_SESSION_NOTES_PROMPT,
+    };
     return this.#resources;
   }
 }
@@ -322,23 +400,40 @@ function withSections(text: string, template: string): string {
 
 function checkTemplate(template: unknown, what: string): void {
   if (typeof template !== 'string' || parseNotesSections(template).length === 0) {
-    throw new EngramError('CONFIG_INVALID', `${what} has no sections: write one Markdown heading per section ("# Current State"), or leave notes.templatePath empty for the default.`);
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `${what} has no sections: write one Markdown heading per section ("# Current State"), or leave notes.templatePath empty for the default.`,
+    );
   }
 }
 
 function checkPrompt(prompt: unknown, what: string): void {
-  if (typeof prompt !== 'string' || prompt.trim() === '') throw new EngramError('CONFIG_INVALID', `${what} is empty: write the update instructions, or leave notes.promptPath empty for the default.`);
+  if (typeof prompt !== 'string' || prompt.trim() === '')
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `${what} is empty: write the update instructions, or leave notes.promptPath empty for the default.`,
+    );
 }
 
 async function readSetting(files: NotesFiles, path: string, setting: string, maxBytes: number): Promise<string> {
   const text = await files.read(resolve(path), maxBytes, `The file ${setting} names`, 'CONFIG_INVALID');
-  if (text === undefined) throw new EngramError('CONFIG_INVALID', `${setting} names ${path}, which does not exist; fix the path or set it to '' for the default.`);
+  if (text === undefined)
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `${setting} names ${path}, which does not exist; fix the path or set it to '' for the default.`,
+    );
   return text;
 }
 
 /** Refuses an update whose request (the parent's context, the instruction, the output cap) would not fit the window. */
-function checkFits(budget: { contextTokens: number; window: number }, instruction: string, settings: SessionNotesOptions['settings']): void {
-  const input = budget.contextTokens + estimateMessageTokens({ content: instruction }, settings.tokens ? { tokens: settings.tokens } : DEFAULT_SETTINGS);
+function checkFits(
+  budget: { contextTokens: number; window: number },
+  instruction: string,
+  settings: SessionNotesOptions['settings'],
+): void {
+  const input =
+    budget.contextTokens +
+    estimateMessageTokens({ content: instruction }, settings.tokens ? { tokens: settings.tokens } : DEFAULT_SETTINGS);
   const output = settings.notes.updateMaxOutputTokens;
   if (input + output > budget.window) {
     throw new EngramError(
@@ -350,5 +445,9 @@ function checkFits(budget: { contextTokens: number; window: number }, instructio
 
 function asEngramError(error: unknown): EngramError {
   if (isEngramError(error)) return error;
-  return new EngramError('INTERNAL', `The session notes update failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  return new EngramError(
+    'INTERNAL',
+    `The session notes update failed: ${error instanceof Error ? error.message : String(error)}`,
+    { cause: error },
+  );
 }

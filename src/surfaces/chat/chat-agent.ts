@@ -9,7 +9,11 @@ import type { WrittenMemory } from '../../extraction/extraction-report.js';
 import { findForgetTarget, type ForgetCandidate } from '../../remember/explicit-memory-writes.js';
 import type { LanguageModel, SystemBlock, ToolUseBlock } from '../../contracts/language-model.js';
 import type { AgentTurnResult } from '../../agent/agent-turn.js';
-import { DEFAULT_RECALL_TIME_CAP_MS, type MemoryInjection, type MemoryTurnEvent } from '../../agent/memory-injection.js';
+import {
+  DEFAULT_RECALL_TIME_CAP_MS,
+  type MemoryInjection,
+  type MemoryTurnEvent,
+} from '../../agent/memory-injection.js';
 import { MemoryTurn } from '../../agent/memory-turn.js';
 import type { CompactionResult } from '../../session/compaction/compaction.js';
 import type { OpenedSession } from '../../node/session-open.js';
@@ -69,7 +73,9 @@ export interface ChatMemoryReport {
 }
 
 /** How /forget ended. */
-export type ChatForgetResult = { status: 'archived'; id: string; name: string } | { status: 'no-match' | 'ambiguous'; candidates: ForgetCandidate[] };
+export type ChatForgetResult =
+  | { status: 'archived'; id: string; name: string }
+  | { status: 'no-match' | 'ambiguous'; candidates: ForgetCandidate[] };
 
 /**
  * The reference agent of SPEC §6: one chat over a Session that uses every layer. The memory turn
@@ -119,7 +125,11 @@ export class ChatAgent {
 
   /** Loads the instructions and the memory index, and opens (or resumes) the session. */
   static async open(options: ChatAgentOptions): Promise<ChatAgent> {
-    if (options === null || typeof options !== 'object' || !options.engram || !options.model) throw new EngramError('INVALID_INPUT', 'ChatAgent.open takes { engram, model, cwd, engramHome, userHome, confirm }.');
+    if (options === null || typeof options !== 'object' || !options.engram || !options.model)
+      throw new EngramError(
+        'INVALID_INPUT',
+        'ChatAgent.open takes { engram, model, cwd, engramHome, userHome, confirm }.',
+      );
     const projectRoot = findGitRoot(options.cwd) ?? options.cwd;
     const settings = options.engram.settings;
     const instructions = await loadInstructions({
@@ -155,7 +165,11 @@ export class ChatAgent {
     agent = new ChatAgent({ options, projectRoot, instructions, system, opened, memoryTurn, extractor });
     // A refused import (a secret, a file outside the project) must not go unnoticed.
     const problems = instructions.warnings.length;
-    if (problems > 0) agent.#notice('warning', `instruction files: ${problems} problem${problems === 1 ? '' : 's'} (refused imports, skipped files); /memory lists them`);
+    if (problems > 0)
+      agent.#notice(
+        'warning',
+        `instruction files: ${problems} problem${problems === 1 ? '' : 's'} (refused imports, skipped files); /memory lists them`,
+      );
     return agent;
   }
 
@@ -182,10 +196,21 @@ export class ChatAgent {
    * memory block and newly active path-scoped rules injected as the turn's context, the agent loop,
    * then extraction queued. An abort (Ctrl-C) rejects with MODEL_ABORTED; the session goes on.
    */
-  async turn(text: string, options: { onTextDelta?: (text: string) => void; onToolCall?: (call: ToolUseBlock) => void; signal?: AbortSignal } = {}): Promise<ChatTurnResult> {
+  async turn(
+    text: string,
+    options: {
+      onTextDelta?: (text: string) => void;
+      onToolCall?: (call: ToolUseBlock) => void;
+      signal?: AbortSignal;
+    } = {},
+  ): Promise<ChatTurnResult> {
     this.#checkOpen();
     const rules = this.#rules.newlyActive(this.session, text);
-    const { injection, extraction: _queued, ...result } = await this.#memoryTurn.run(this.session, {
+    const {
+      injection,
+      extraction: _queued,
+      ...result
+    } = await this.#memoryTurn.run(this.session, {
       content: text,
       ...(rules !== '' && { context: rules }),
       ...(options.onTextDelta && { onTextDelta: options.onTextDelta }),
@@ -250,7 +275,11 @@ export class ChatAgent {
   async forget(target: string): Promise<ChatForgetResult> {
     this.#checkOpen();
     const wanted = target.trim();
-    if (wanted === '') throw new EngramError('INVALID_INPUT', 'Say what to forget: /forget <memory id> or /forget <words of the memory>.');
+    if (wanted === '')
+      throw new EngramError(
+        'INVALID_INPUT',
+        'Say what to forget: /forget <memory id> or /forget <words of the memory>.',
+      );
     const byId = await this.engram.get(wanted).catch((error: unknown) => {
       if (isEngramError(error) && (error.code === 'NOT_FOUND' || error.code === 'INVALID_INPUT')) return undefined;
       throw error;
@@ -294,7 +323,10 @@ export class ChatAgent {
       if (warning === 'recall-failed' || warning === 'recall-timed-out' || warning === 'recall-aborted') continue;
       if (this.#warned.has(warning)) continue;
       this.#warned.add(warning);
-      this.#notice('warning', warning === 'vector-search-unavailable' ? 'recall is full-text only (no embedder configured)' : warning);
+      this.#notice(
+        'warning',
+        warning === 'vector-search-unavailable' ? 'recall is full-text only (no embedder configured)' : warning,
+      );
     }
     const recalled = injection.memories.map((entry) => ({ id: entry.memory.id, name: entry.memory.name }));
     for (const memory of recalled) {
@@ -309,7 +341,10 @@ export class ChatAgent {
     if (event.type === 'extraction-failed') {
       this.#notice('extraction', `extraction was not queued: ${event.error.message}`);
     } else if (event.type === 'recall-failed') {
-      this.#notice('warning', `memory recall failed (${event.error.code}: ${event.error.message}); this message went without memory`);
+      this.#notice(
+        'warning',
+        `memory recall failed (${event.error.code}: ${event.error.message}); this message went without memory`,
+      );
     } else if (event.type === 'recall-timed-out' && event.kept === 0) {
       this.#notice('warning', `memory recall took over ${event.timeoutMs} ms; this message went without memory`);
     }
@@ -318,17 +353,34 @@ export class ChatAgent {
   #attach(): void {
     const session = this.session;
     this.#detach = [
-      session.on('context-warning', ({ level, usage }) => this.#notice('context-warning', `context ${Math.round(usage.ratio * 100)}% full (warning ${level} of 3); /compact frees room`)),
-      session.on('compaction-started', ({ trigger }) => this.#notice('compaction', `compacting the conversation (${trigger})…`)),
+      session.on('context-warning', ({ level, usage }) =>
+        this.#notice(
+          'context-warning',
+          `context ${Math.round(usage.ratio * 100)}% full (warning ${level} of 3); /compact frees room`,
+        ),
+      ),
+      session.on('compaction-started', ({ trigger }) =>
+        this.#notice('compaction', `compacting the conversation (${trigger})…`),
+      ),
       session.on('compaction-finished', ({ boundary, modelCalls, preTokens, postTokens }) => {
         this.#contextDropped();
-        this.#notice('compaction', `compacted ${preTokens} → ${postTokens} tokens from ${boundary.method === 'notes' ? 'the session notes' : 'a summary'} (${modelCalls} model call${modelCalls === 1 ? '' : 's'})`);
+        this.#notice(
+          'compaction',
+          `compacted ${preTokens} → ${postTokens} tokens from ${boundary.method === 'notes' ? 'the session notes' : 'a summary'} (${modelCalls} model call${modelCalls === 1 ? '' : 's'})`,
+        );
       }),
       session.on('microcompaction-applied', ({ droppedMeta }) => {
         if (droppedMeta > 0) this.#contextDropped();
       }),
-      session.on('compaction-failed', ({ error, tripped }) => this.#notice('compaction', `compaction failed: ${error instanceof Error ? error.message : String(error)}${tripped ? ' (automatic compaction is now off)' : ''}`)),
-      session.on('tool-result-persisted', ({ path, bytes }) => this.#notice('tool-result', `a ${bytes}-byte tool result was saved to ${path}`)),
+      session.on('compaction-failed', ({ error, tripped }) =>
+        this.#notice(
+          'compaction',
+          `compaction failed: ${error instanceof Error ? error.message : String(error)}${tripped ? ' (automatic compaction is now off)' : ''}`,
+        ),
+      ),
+      session.on('tool-result-persisted', ({ path, bytes }) =>
+        this.#notice('tool-result', `a ${bytes}-byte tool result was saved to ${path}`),
+      ),
       session.on('transcript-error', ({ error, path }) => {
         // Each later message retries and fails alike until the cause is fixed: the same problem is said once.
         const text = `the transcript${path === undefined ? '' : ` ${path}`} could not be written (${error instanceof Error ? error.message : String(error)}); the chat goes on and the lines are retried with each message`;
@@ -336,7 +388,9 @@ export class ChatAgent {
         this.#warned.add(text);
         this.#notice('transcript', text);
       }),
-      session.on('notes-update-failed', ({ error }) => this.#notice('notes', `session notes update failed: ${error instanceof Error ? error.message : String(error)}`)),
+      session.on('notes-update-failed', ({ error }) =>
+        this.#notice('notes', `session notes update failed: ${error instanceof Error ? error.message : String(error)}`),
+      ),
     ];
   }
 
@@ -356,7 +410,8 @@ export class ChatAgent {
     }
     for (const written of outcome.report.written) this.#stored.push(written);
     const created = outcome.report.written.filter((memory) => memory.action !== 'archived');
-    if (created.length > 0) this.#notice('extraction', `remembered: ${created.map((memory) => memory.name).join(', ')}`);
+    if (created.length > 0)
+      this.#notice('extraction', `remembered: ${created.map((memory) => memory.name).join(', ')}`);
   }
 
   #notice(kind: ChatNotice['kind'], text: string): void {

@@ -9,11 +9,23 @@ export interface ChatCommandHelp {
 }
 
 export const CHAT_COMMANDS: readonly ChatCommandHelp[] = [
-  { name: 'memory', usage: '/memory', summary: 'instruction files loaded, memories recalled this session, memories stored by extraction' },
-  { name: 'compact', usage: '/compact [instructions]', summary: 'compact the conversation now (from the session notes when they have content, else a summary)' },
+  {
+    name: 'memory',
+    usage: '/memory',
+    summary: 'instruction files loaded, memories recalled this session, memories stored by extraction',
+  },
+  {
+    name: 'compact',
+    usage: '/compact [instructions]',
+    summary: 'compact the conversation now (from the session notes when they have content, else a summary)',
+  },
   { name: 'notes', usage: '/notes', summary: 'show the session notes (kept up to date in the background)' },
-  { name: 'resume', usage: '/resume [id]', summary: 'list this project\'s sessions, or switch to one' },
-  { name: 'forget', usage: '/forget <id|text>', summary: 'archive a memory by id, or the one memory that clearly matches the text' },
+  { name: 'resume', usage: '/resume [id]', summary: "list this project's sessions, or switch to one" },
+  {
+    name: 'forget',
+    usage: '/forget <id|text>',
+    summary: 'archive a memory by id, or the one memory that clearly matches the text',
+  },
   { name: 'help', usage: '/help', summary: 'this list' },
   { name: 'exit', usage: '/exit', summary: 'save the transcript and quit (Ctrl-C twice, or Ctrl-D, too)' },
 ];

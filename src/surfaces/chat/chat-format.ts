@@ -7,15 +7,19 @@ export function formatMemoryReport(report: ChatMemoryReport): string {
   if (report.instructions.length === 0) lines.push('  (none: add CLAUDE.md to the project, or ~/.claude/CLAUDE.md)');
   for (const file of report.instructions) {
     const scoped = file.paths ? ` · paths ${file.paths.join(', ')} (${file.active ? 'active' : 'inactive'})` : '';
-    lines.push(`  ${file.scope.padEnd(7)} ${file.path} · ${file.lines} line${file.lines === 1 ? '' : 's'}, ${file.bytes} bytes${scoped}`);
+    lines.push(
+      `  ${file.scope.padEnd(7)} ${file.path} · ${file.lines} line${file.lines === 1 ? '' : 's'}, ${file.bytes} bytes${scoped}`,
+    );
   }
   for (const warning of report.instructionWarnings) lines.push(`  warning: ${warning}`);
   lines.push(`Memories recalled this session (scopes ${report.scopes.join(', ')}):`);
   if (report.recalled.length === 0) lines.push('  (none yet)');
-  for (const memory of report.recalled) lines.push(`  ${memory.id} ${memory.name} (${memory.turns} turn${memory.turns === 1 ? '' : 's'})`);
+  for (const memory of report.recalled)
+    lines.push(`  ${memory.id} ${memory.name} (${memory.turns} turn${memory.turns === 1 ? '' : 's'})`);
   lines.push('Memories stored by extraction this session:');
   if (report.stored.length === 0) lines.push('  (none yet: extraction runs in the background after each turn)');
-  for (const memory of report.stored) lines.push(`  ${memory.id} ${memory.name} · ${memory.type}, ${memory.action} (${memory.origin})`);
+  for (const memory of report.stored)
+    lines.push(`  ${memory.id} ${memory.name} · ${memory.type}, ${memory.action} (${memory.origin})`);
   return lines.join('\n');
 }
 
@@ -27,7 +31,9 @@ export function formatSessionList(sessions: readonly SessionSummary[], currentId
     const label = session.title ?? session.lastPrompt ?? '';
     const marker = session.sessionId === currentId ? '*' : ' ';
     const count = session.messageCount === undefined ? '' : ` · ${session.messageCount} messages`;
-    lines.push(`${marker} ${session.sessionId} · ${session.updatedAt}${count}${label ? ` · ${oneLine(label, 60)}` : ''}`);
+    lines.push(
+      `${marker} ${session.sessionId} · ${session.updatedAt}${count}${label ? ` · ${oneLine(label, 60)}` : ''}`,
+    );
   }
   if (sessions.length > 30) lines.push(`  … and ${sessions.length - 30} older`);
   return lines.join('\n');
@@ -35,7 +41,8 @@ export function formatSessionList(sessions: readonly SessionSummary[], currentId
 
 /** The text of /forget's answer. */
 export function formatForgetResult(result: ChatForgetResult): string {
-  if (result.status === 'archived') return `Forgot ${result.id} (${result.name}): archived, out of recall (engram restore ${result.id} brings it back).`;
+  if (result.status === 'archived')
+    return `Forgot ${result.id} (${result.name}): archived, out of recall (engram restore ${result.id} brings it back).`;
   const listed = result.candidates.map((candidate) => `  ${candidate.id} ${candidate.name}`).join('\n');
   if (result.status === 'ambiguous') return `Several memories match; nothing was forgotten. Name one by id:\n${listed}`;
   return `No memory clearly matches; nothing was forgotten.${listed ? ` Closest:\n${listed}` : ''}`;

@@ -1,4 +1,9 @@
-import { activeInstructions, formatInstructions, type InstructionFile, type InstructionSet } from '../../instructions/node/instruction-files.js';
+import {
+  activeInstructions,
+  formatInstructions,
+  type InstructionFile,
+  type InstructionSet,
+} from '../../instructions/node/instruction-files.js';
 import type { Session } from '../../session/session.js';
 
 /**
@@ -22,7 +27,8 @@ export class ChatPathRules {
    * in the context: never injected, or dropped since by a compaction. '' when there are none.
    */
   newlyActive(session: Session, text: string): string {
-    for (const path of [...session.filesEdited, ...recentReadPaths(session), ...mentionedPaths(text)]) this.#workingPaths.add(path);
+    for (const path of [...session.filesEdited, ...recentReadPaths(session), ...mentionedPaths(text)])
+      this.#workingPaths.add(path);
     const fresh: InstructionFile[] = [];
     for (const file of activeInstructions(this.#instructions, [...this.#workingPaths])) {
       if (file.paths === undefined || this.#injected.has(file.path)) continue;
@@ -58,5 +64,7 @@ function recentReadPaths(session: Session): string[] {
 
 /** Words of a message that look like project paths (`src/a.ts`), so a rule for them applies from the first turn. */
 function mentionedPaths(text: string): string[] {
-  return [...text.slice(0, 10_000).matchAll(/(?:^|\s)([\w.-]+(?:\/[\w.-]+)*\.\w{1,8})(?=$|[\s,;:!?)])/g)].map((match) => match[1]!).slice(0, 50);
+  return [...text.slice(0, 10_000).matchAll(/(?:^|\s)([\w.-]+(?:\/[\w.-]+)*\.\w{1,8})(?=$|[\s,;:!?)])/g)]
+    .map((match) => match[1]!)
+    .slice(0, 50);
 }

@@ -22,14 +22,25 @@ export const CHAT_SYSTEM_PROMPT = [
 ].join('\n');
 
 /** Opens the chat's session: a new one, the project's latest (`--continue`) or a named one (`--resume`). */
-export async function openChatSession(options: ChatAgentOptions, projectRoot: string, system: SystemBlock[]): Promise<OpenedSession> {
+export async function openChatSession(
+  options: ChatAgentOptions,
+  projectRoot: string,
+  system: SystemBlock[],
+): Promise<OpenedSession> {
   const settings = options.engram.settings;
   const root = await resolveSandboxRoot(projectRoot);
-  const fileReadCache = new FileReadCache({ maxEntries: settings.session.fileCacheEntries, maxBytes: settings.session.fileCacheBytes });
+  const fileReadCache = new FileReadCache({
+    maxEntries: settings.session.fileCacheEntries,
+    maxBytes: settings.session.fileCacheBytes,
+  });
   let sessionId: string | undefined;
   if (options.resume && 'latest' in options.resume) {
     const latest = await latestSession(join(options.engramHome, 'projects', projectSlug(projectRoot)));
-    if (!latest) throw new EngramError('NOT_FOUND', `There is no earlier chat in ${projectRoot} to continue; start one with "engram chat".`);
+    if (!latest)
+      throw new EngramError(
+        'NOT_FOUND',
+        `There is no earlier chat in ${projectRoot} to continue; start one with "engram chat".`,
+      );
     sessionId = latest.sessionId;
   } else if (options.resume) {
     sessionId = options.resume.sessionId;

@@ -72,7 +72,12 @@ export class ChatTerminal {
   /** Runs the chat until /exit, a second Ctrl-C or the end of input. */
   async run(agent: ChatAgent): Promise<void> {
     this.#agent = agent;
-    const readline = createInterface({ input: this.#options.input, output: this.#options.output, terminal: this.#options.terminal, prompt: PROMPT });
+    const readline = createInterface({
+      input: this.#options.input,
+      output: this.#options.output,
+      terminal: this.#options.terminal,
+      prompt: PROMPT,
+    });
     this.#readline = readline;
     const done = new Promise<void>((resolve) => {
       this.#quit = resolve;
@@ -81,7 +86,9 @@ export class ChatTerminal {
     readline.on('SIGINT', () => this.interrupt());
     readline.on('close', () => this.#requestQuit());
     const resumed = agent.session.messages.length;
-    this.#write(`engram chat · session ${agent.sessionId}${resumed > 0 ? ` (continued, ${resumed} messages)` : ''} · /help for commands\n`);
+    this.#write(
+      `engram chat · session ${agent.sessionId}${resumed > 0 ? ` (continued, ${resumed} messages)` : ''} · /help for commands\n`,
+    );
     this.#status(agent.usage());
     readline.prompt();
     await done;
@@ -145,7 +152,9 @@ export class ChatTerminal {
     const limit = this.#options.settings.chat.inputMaxBytes;
     const bytes = Buffer.byteLength(raw);
     if (bytes > limit) {
-      this.#write(`That message is ${bytes} bytes; a message holds at most ${limit} (chat.inputMaxBytes). Save large content to a file in the project and ask me to read it.\n`);
+      this.#write(
+        `That message is ${bytes} bytes; a message holds at most ${limit} (chat.inputMaxBytes). Save large content to a file in the project and ask me to read it.\n`,
+      );
       return;
     }
     const parsed = parseChatLine(raw.replace(CONTROL_CHARACTERS, ''));
@@ -175,13 +184,19 @@ export class ChatTerminal {
           return;
         case 'notes': {
           const notes = await agent.notes();
-          this.#write(notes.trim() === '' ? '(No session notes yet: they are written in the background once the conversation grows.)\n' : `${notes.trimEnd()}\n`);
+          this.#write(
+            notes.trim() === ''
+              ? '(No session notes yet: they are written in the background once the conversation grows.)\n'
+              : `${notes.trimEnd()}\n`,
+          );
           return;
         }
         case 'compact': {
           const result = await agent.compact(parsed.argument === '' ? undefined : parsed.argument);
           this.#flushNotices();
-          this.#write(`Compacted (${result.boundary.method === 'notes' ? 'from the session notes' : 'summary'}); ${agent.session.messages.length} messages now.\n`);
+          this.#write(
+            `Compacted (${result.boundary.method === 'notes' ? 'from the session notes' : 'summary'}); ${agent.session.messages.length} messages now.\n`,
+          );
           this.#status(agent.usage());
           return;
         }
@@ -223,7 +238,8 @@ export class ChatTerminal {
       });
       if (!streamed && result.text !== '') this.#write(result.text);
       this.#ensureNewLine();
-      if (result.stopReason === 'max-tool-rounds') this.#write('(stopped: too many tool rounds in one turn; say "go on" to continue)\n', 'dim');
+      if (result.stopReason === 'max-tool-rounds')
+        this.#write('(stopped: too many tool rounds in one turn; say "go on" to continue)\n', 'dim');
     } catch (error) {
       this.#ensureNewLine();
       if (controller.signal.aborted) this.#write('(interrupted)\n', 'dim');
@@ -278,7 +294,10 @@ export class ChatTerminal {
     const safe = clean(text);
     if (safe === '') return;
     const body = safe.endsWith('\n') ? safe.slice(0, -1) : safe;
-    const styled = style && this.#options.color && body !== '' ? `\u001b[${STYLES[style]}m${body}\u001b[0m${safe.slice(body.length)}` : safe;
+    const styled =
+      style && this.#options.color && body !== ''
+        ? `\u001b[${STYLES[style]}m${body}\u001b[0m${safe.slice(body.length)}`
+        : safe;
     this.#options.output.write(styled);
     this.#midLine = !safe.endsWith('\n');
   }
@@ -286,13 +305,18 @@ export class ChatTerminal {
 
 /** Text for the terminal without control characters (tab and newline kept), bidi controls shown as `<U+202E>`. */
 export function clean(text: string): string {
-  return text.replace(CONTROL_CHARACTERS, '').replace(BIDI_CONTROLS, (character) => `<U+${character.charCodeAt(0).toString(16).toUpperCase()}>`);
+  return text
+    .replace(CONTROL_CHARACTERS, '')
+    .replace(BIDI_CONTROLS, (character) => `<U+${character.charCodeAt(0).toString(16).toUpperCase()}>`);
 }
 
 /** A tool call on one line: its name and a short view of its input. */
 function describeCall(call: ToolUseBlock): string {
   const parts = Object.entries(call.input).map(([key, value]) => {
-    const shown = typeof value === 'string' ? JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value) : JSON.stringify(value);
+    const shown =
+      typeof value === 'string'
+        ? JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)
+        : JSON.stringify(value);
     return `${key}: ${shown !== undefined && shown.length > 80 ? `${shown.slice(0, 80)}…` : shown}`;
   });
   return `${call.name}(${parts.join(', ')})`;

@@ -50,7 +50,11 @@ export function createChatTools(options: ChatToolsOptions): SessionTool[] {
       },
       async run(input) {
         const checked = await checkProjectPath(root, input.path, { maxLength: limits.maxPathLength });
-        if (!checked.exists) throw new EngramError('NOT_FOUND', `No file ${checked.shown} in the project; list_files shows what is there.`);
+        if (!checked.exists)
+          throw new EngramError(
+            'NOT_FOUND',
+            `No file ${checked.shown} in the project; list_files shows what is there.`,
+          );
         const info = await stat(checked.absolute);
         // A range is its own entry: reading lines 1-50 says nothing about lines 51-100.
         const key = `${checked.absolute}#${String(input.offset ?? 1)}:${String(input.limit ?? '')}`;
@@ -58,10 +62,15 @@ export function createChatTools(options: ChatToolsOptions): SessionTool[] {
         // With server-side context editing the provider may clear an earlier result this cache cannot see go.
         const dedupe = settings.session.serverContextEditing !== true;
         if (dedupe && fileReadCache.check(key, fileStat)) return { content: FILE_UNCHANGED_MARKER };
-        const content = await readFileTool(root, limits, { path: input.path, offset: input.offset, limit: input.limit });
+        const content = await readFileTool(root, limits, {
+          path: input.path,
+          offset: input.offset,
+          limit: input.limit,
+        });
         // A result over the storage threshold reaches the model as a preview: only content it saw whole is "unchanged" later.
         const bytes = Buffer.byteLength(content);
-        if (dedupe && bytes <= settings.session.toolResultThresholdBytes) fileReadCache.record(key, { stat: fileStat, bytes });
+        if (dedupe && bytes <= settings.session.toolResultThresholdBytes)
+          fileReadCache.record(key, { stat: fileStat, bytes });
         return { content, filesRead: [{ path: checked.shown, content }] };
       },
     },
@@ -75,7 +84,9 @@ export function createChatTools(options: ChatToolsOptions): SessionTool[] {
       definition: sandboxToolDefinition('search_files'),
       async run(input) {
         const { pattern, path, regex, ignore_case: ignoreCase, glob } = input;
-        return { content: await searchFilesTool(root, limits, { pattern, path, regex, ignore_case: ignoreCase, glob }, now) };
+        return {
+          content: await searchFilesTool(root, limits, { pattern, path, regex, ignore_case: ignoreCase, glob }, now),
+        };
       },
     },
     {
@@ -85,33 +96,51 @@ export function createChatTools(options: ChatToolsOptions): SessionTool[] {
           'Write a text file inside the project (created, or replaced whole). The user is asked to confirm every write; if they decline, nothing is written. Paths are relative to the project root.',
         inputSchema: {
           type: 'object',
-          properties: { path: PATH_PROPERTY, content: { type: 'string', description: 'The complete new content of the file.' } },
+          properties: {
+            path: PATH_PROPERTY,
+            content: { type: 'string', description: 'The complete new content of the file.' },
+          },
           required: ['path', 'content'],
           additionalProperties: false,
         },
       },
       async run(input) {
         const content = input.content;
-        if (typeof content !== 'string') throw new EngramError('INVALID_INPUT', 'content must be the text of the file.');
+        if (typeof content !== 'string')
+          throw new EngramError('INVALID_INPUT', 'content must be the text of the file.');
         const bytes = Buffer.byteLength(content);
         if (bytes > settings.chat.writeMaxBytes) {
-          throw new EngramError('PAYLOAD_TOO_LARGE', `The content is ${bytes} bytes; write_file writes at most ${settings.chat.writeMaxBytes} (chat.writeMaxBytes).`);
+          throw new EngramError(
+            'PAYLOAD_TOO_LARGE',
+            `The content is ${bytes} bytes; write_file writes at most ${settings.chat.writeMaxBytes} (chat.writeMaxBytes).`,
+          );
         }
         if (typeof input.path === 'string' && INVISIBLE_FORMATTING.test(input.path)) {
-          const found = [...new Set(input.path.match(new RegExp(INVISIBLE_FORMATTING, 'gu')))].map((character) => `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`);
+          const found = [...new Set(input.path.match(new RegExp(INVISIBLE_FORMATTING, 'gu')))].map(
+            (character) => `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`,
+          );
           throw sandboxDenied(
             `write_file does not write a path holding invisible formatting characters (${found.join(', ')}): they can make the path the user confirms read as another. Use a plain path.`,
           );
         }
         const checked = await checkProjectPath(root, input.path, { maxLength: limits.maxPathLength });
         if (checked.shown === '.' || checked.shown.split('/').includes('.git')) {
-          throw sandboxDenied(`write_file does not write ${JSON.stringify(checked.shown)}: the project root and git's own folder are off limits.`);
+          throw sandboxDenied(
+            `write_file does not write ${JSON.stringify(checked.shown)}: the project root and git's own folder are off limits.`,
+          );
         }
         const existing = checked.exists ? await lstat(checked.absolute) : undefined;
-        if (existing && !existing.isFile()) throw new EngramError('INVALID_INPUT', `${checked.shown} is not a regular file; write_file only writes files.`);
+        if (existing && !existing.isFile())
+          throw new EngramError(
+            'INVALID_INPUT',
+            `${checked.shown} is not a regular file; write_file only writes files.`,
+          );
         const question = `Write ${bytes} bytes to ${checked.shown} (${existing ? `replacing ${existing.size} bytes` : 'new file'})?`;
         if (!(await confirm(question))) {
-          return { content: `The user declined: nothing was written to ${checked.shown}. Ask them what they want instead.`, isError: true };
+          return {
+            content: `The user declined: nothing was written to ${checked.shown}. Ask them what they want instead.`,
+            isError: true,
+          };
         }
         // Checked again after the question: the folder may have changed while the user read it.
         const again = await checkProjectPath(root, input.path, { maxLength: limits.maxPathLength });

@@ -54,8 +54,16 @@ export interface CommandDefinition {
 /** Flags every command accepts, before or after its name. */
 export const GLOBAL_OPTIONS: Record<string, CommandOption> = {
   json: { type: 'boolean', description: 'Print one JSON document on stdout instead of text' },
-  store: { type: 'string', valueName: 'url', description: 'Store to use: a SQLite path or sqlite://<path> (setting store.url)' },
-  project: { type: 'string', valueName: 'id', description: 'Project id to act on instead of the current directory’s (setting project.id)' },
+  store: {
+    type: 'string',
+    valueName: 'url',
+    description: 'Store to use: a SQLite path or sqlite://<path> (setting store.url)',
+  },
+  project: {
+    type: 'string',
+    valueName: 'id',
+    description: 'Project id to act on instead of the current directory’s (setting project.id)',
+  },
   help: { type: 'boolean', short: 'h', description: 'Show help for this command' },
 };
 
@@ -70,14 +78,25 @@ export function parseCommandArguments(
   const options = { ...GLOBAL_OPTIONS, ...definition.options };
   const config: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {};
   for (const [name, option] of Object.entries(options)) {
-    config[name] = { type: option.type, ...(option.short && { short: option.short }), ...(option.multiple && { multiple: true }) };
+    config[name] = {
+      type: option.type,
+      ...(option.short && { short: option.short }),
+      ...(option.multiple && { multiple: true }),
+    };
   }
   let parsed: { values: OptionValues; positionals: string[] };
   try {
-    parsed = parseArgs({ args: separatePositionals(argv, config), options: config, allowPositionals: true, strict: true }) as typeof parsed;
+    parsed = parseArgs({
+      args: separatePositionals(argv, config),
+      options: config,
+      allowPositionals: true,
+      strict: true,
+    }) as typeof parsed;
   } catch (error) {
     const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, '.');
-    throw new EngramError('INVALID_INPUT', `${message} Run "engram ${definition.name} --help" for its options.`, { cause: error });
+    throw new EngramError('INVALID_INPUT', `${message} Run "engram ${definition.name} --help" for its options.`, {
+      cause: error,
+    });
   }
   const { values, positionals } = parsed;
   const global: GlobalOptions = { json: values.json === true };
@@ -93,7 +112,10 @@ const SHORT_FLAGS = /^-[A-Za-z]+$/;
  * Moves every argument that cannot be a flag ("- fix the bug", "-(", "*") behind a "--", so a
  * query or text that starts with a dash is taken as text instead of failing as an unknown flag.
  */
-function separatePositionals(argv: readonly string[], config: Record<string, { type: 'string' | 'boolean'; short?: string }>): string[] {
+function separatePositionals(
+  argv: readonly string[],
+  config: Record<string, { type: 'string' | 'boolean'; short?: string }>,
+): string[] {
   const takesValue = new Set<string>();
   for (const [name, option] of Object.entries(config)) {
     if (option.type !== 'string') continue;
@@ -137,16 +159,24 @@ export function numberOption(values: OptionValues, name: string): number | undef
   const raw = stringOption(values, name);
   if (raw === undefined) return undefined;
   const value = raw.trim() === '' ? Number.NaN : Number(raw);
-  if (!Number.isFinite(value)) throw new EngramError('INVALID_INPUT', `Invalid --${name} ${JSON.stringify(raw.slice(0, 40))}: expected a number.`);
+  if (!Number.isFinite(value))
+    throw new EngramError('INVALID_INPUT', `Invalid --${name} ${JSON.stringify(raw.slice(0, 40))}: expected a number.`);
   return value;
 }
 
 /** A whole-number flag within bounds. */
-export function integerOption(values: OptionValues, name: string, bounds: { min: number; max: number }): number | undefined {
+export function integerOption(
+  values: OptionValues,
+  name: string,
+  bounds: { min: number; max: number },
+): number | undefined {
   const value = numberOption(values, name);
   if (value === undefined) return undefined;
   if (!Number.isInteger(value) || value < bounds.min || value > bounds.max) {
-    throw new EngramError('INVALID_INPUT', `Invalid --${name} ${value}: a whole number from ${bounds.min} to ${bounds.max}.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Invalid --${name} ${value}: a whole number from ${bounds.min} to ${bounds.max}.`,
+    );
   }
   return value;
 }
@@ -157,7 +187,9 @@ export function singlePositional(invocation: Pick<CommandInvocation, 'name' | 'p
   if (positionals.length !== 1) {
     throw new EngramError(
       'INVALID_INPUT',
-      positionals.length === 0 ? `Missing ${what}: engram ${name} <${what}>.` : `engram ${name} takes one ${what}, got ${positionals.length} arguments.`,
+      positionals.length === 0
+        ? `Missing ${what}: engram ${name} <${what}>.`
+        : `engram ${name} takes one ${what}, got ${positionals.length} arguments.`,
     );
   }
   return positionals[0]!;
@@ -166,6 +198,9 @@ export function singlePositional(invocation: Pick<CommandInvocation, 'name' | 'p
 /** Refuses positional arguments for a command that takes none. */
 export function noPositionals(invocation: Pick<CommandInvocation, 'name' | 'positionals'>): void {
   if (invocation.positionals.length > 0) {
-    throw new EngramError('INVALID_INPUT', `engram ${invocation.name} takes no arguments (got ${JSON.stringify(invocation.positionals[0]!.slice(0, 40))}).`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `engram ${invocation.name} takes no arguments (got ${JSON.stringify(invocation.positionals[0]!.slice(0, 40))}).`,
+    );
   }
 }

@@ -2,14 +2,24 @@ import { EngramError } from '../../kernel/errors.js';
 import { MEMORY_TYPES, assertMemoryType, type Memory, type MemoryType } from '../../memory/memory.js';
 import { assertScope, type Scope } from '../../memory/scope.js';
 import { openEngram, type OpenedEngram } from '../../node/open-engram.js';
-import { integerOption, numberOption, stringOptions, type CommandInvocation, type GlobalOptions, type OptionValues } from './cli-command.js';
+import {
+  integerOption,
+  numberOption,
+  stringOptions,
+  type CommandInvocation,
+  type GlobalOptions,
+  type OptionValues,
+} from './cli-command.js';
 import type { CliIo } from './cli-io.js';
 
 /** Recorded in history as the actor of changes made from the command line. */
 export const CLI_ACTOR = 'cli';
 
 /** Setting overrides that global flags carry, keyed by dotted setting path. */
-export function globalSettingFlags(global: GlobalOptions, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function globalSettingFlags(
+  global: GlobalOptions,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return { 'store.url': global.store, 'project.id': global.project, ...extra };
 }
 
@@ -46,7 +56,8 @@ export function scopeOption(values: OptionValues): Scope[] | undefined {
 export function writeScope(values: OptionValues, opened: OpenedEngram): Scope {
   const scopes = scopeOption(values);
   if (scopes === undefined) return opened.loaded.project.scope;
-  if (scopes.length !== 1) throw new EngramError('INVALID_INPUT', `A write goes to one scope; got ${scopes.length}: ${scopes.join(', ')}.`);
+  if (scopes.length !== 1)
+    throw new EngramError('INVALID_INPUT', `A write goes to one scope; got ${scopes.length}: ${scopes.join(', ')}.`);
   return scopes[0]!;
 }
 
@@ -73,7 +84,10 @@ export async function readStdin(io: Pick<CliIo, 'stdin'>, maxBytes: number): Pro
     const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
     total += buffer.length;
     if (total > maxBytes) {
-      throw new EngramError('PAYLOAD_TOO_LARGE', `Input on stdin is over ${maxBytes} bytes; a memory holds at most ${maxBytes} bytes. Store one fact per memory.`);
+      throw new EngramError(
+        'PAYLOAD_TOO_LARGE',
+        `Input on stdin is over ${maxBytes} bytes; a memory holds at most ${maxBytes} bytes. Store one fact per memory.`,
+      );
     }
     chunks.push(buffer);
   }

@@ -49,7 +49,8 @@ export function reportError(error: unknown, io: Pick<CliIo, 'stdout' | 'stderr' 
   io.stderr.write(`engram: ${message}\n`);
   if (io.env.ENGRAM_DEBUG === '1' && converted instanceof Error && converted.stack) {
     io.stderr.write(`${converted.stack}\n`);
-    if (converted.cause instanceof Error && converted.cause.stack) io.stderr.write(`caused by: ${converted.cause.stack}\n`);
+    if (converted.cause instanceof Error && converted.cause.stack)
+      io.stderr.write(`caused by: ${converted.cause.stack}\n`);
   }
   return exitCodeFor(converted);
 }

@@ -1,6 +1,11 @@
 import { parseArgs } from 'node:util';
 import { EngramError } from '../../kernel/errors.js';
-import { GLOBAL_OPTIONS_WITH_VALUES, parseCommandArguments, type CommandDefinition, type CommandOutput } from './cli-command.js';
+import {
+  GLOBAL_OPTIONS_WITH_VALUES,
+  parseCommandArguments,
+  type CommandDefinition,
+  type CommandOutput,
+} from './cli-command.js';
 import { EXIT_OK, reportError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { packageVersion } from '../../node/package-version.js';
@@ -45,7 +50,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (name === 'help') return await runHelp(rest, io);
     const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
     if (!load) {
-      throw new EngramError('INVALID_INPUT', `Unknown command ${JSON.stringify(name.slice(0, 40))}. Run "engram help" for the list of commands.`);
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Unknown command ${JSON.stringify(name.slice(0, 40))}. Run "engram help" for the list of commands.`,
+      );
     }
     const definition = await load();
     const { values, positionals, global } = parseCommandArguments(definition, rest);
@@ -79,7 +87,13 @@ function findCommandIndex(argv: readonly string[]): number {
 async function runWithoutCommand(argv: readonly string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args: [...argv],
-    options: { version: { type: 'boolean', short: 'v' }, help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, store: { type: 'string' }, project: { type: 'string' } },
+    options: {
+      version: { type: 'boolean', short: 'v' },
+      help: { type: 'boolean', short: 'h' },
+      json: { type: 'boolean' },
+      store: { type: 'string' },
+      project: { type: 'string' },
+    },
     strict: true,
   });
   if (values.version === true) {
@@ -96,13 +110,23 @@ async function runHelp(argv: readonly string[], io: CliIo): Promise<number> {
   const { formatGeneralHelp } = await import('./cli-help.js');
   if (topics.length > 0) {
     const load = Object.hasOwn(COMMANDS, topics[0]!) ? COMMANDS[topics[0]!] : undefined;
-    if (!load) throw new EngramError('INVALID_INPUT', `Unknown command ${JSON.stringify(topics[0]!.slice(0, 40))}. Run "engram help" for the list of commands.`);
+    if (!load)
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Unknown command ${JSON.stringify(topics[0]!.slice(0, 40))}. Run "engram help" for the list of commands.`,
+      );
     print(io, json, await commandHelp(await load()));
     return EXIT_OK;
   }
   const definitions = await Promise.all(Object.values(COMMANDS).map((load) => load()));
   print(io, json, {
-    data: { commands: definitions.map((definition) => ({ name: definition.name, summary: definition.summary, usage: `engram ${definition.usage}` })) },
+    data: {
+      commands: definitions.map((definition) => ({
+        name: definition.name,
+        summary: definition.summary,
+        usage: `engram ${definition.usage}`,
+      })),
+    },
     text: formatGeneralHelp(definitions),
   });
   return EXIT_OK;
@@ -110,7 +134,10 @@ async function runHelp(argv: readonly string[], io: CliIo): Promise<number> {
 
 async function commandHelp(definition: CommandDefinition): Promise<CommandOutput> {
   const { formatCommandHelp } = await import('./cli-help.js');
-  return { data: { command: definition.name, usage: `engram ${definition.usage}`, options: definition.options }, text: formatCommandHelp(definition) };
+  return {
+    data: { command: definition.name, usage: `engram ${definition.usage}`, options: definition.options },
+    text: formatCommandHelp(definition),
+  };
 }
 
 /** Prints a command's output: its JSON document with --json, else its text. */

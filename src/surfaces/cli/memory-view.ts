@@ -43,16 +43,29 @@ export function memoryColumns<Row>(pick: (row: Row) => Memory, ages: AgeThreshol
 }
 
 /** A table of memories fitted to the terminal, with the age legend under it when a row needs it. */
-export function formatMemoryTable(memories: readonly Memory[], io: Pick<CliIo, 'columns' | 'color'>, ages: AgeThresholds): string {
-  const table = formatTable(memoryColumns<Memory>((memory) => memory, ages), memories, { width: io.columns, color: io.color });
+export function formatMemoryTable(
+  memories: readonly Memory[],
+  io: Pick<CliIo, 'columns' | 'color'>,
+  ages: AgeThresholds,
+): string {
+  const table = formatTable(
+    memoryColumns<Memory>((memory) => memory, ages),
+    memories,
+    { width: io.columns, color: io.color },
+  );
   const legend = ageLegend(memories, ages);
   return legend === '' ? table : `${table}\n\n${legend}`;
 }
 
 /** One memory in full: its fields, its content, and (when given) its history. */
-export function formatMemoryDetail(memory: Memory, history: readonly HistoryEntry[] | undefined, io: Pick<CliIo, 'columns' | 'color'>): string {
+export function formatMemoryDetail(
+  memory: Memory,
+  history: readonly HistoryEntry[] | undefined,
+  io: Pick<CliIo, 'columns' | 'color'>,
+): string {
   const now = Date.now();
-  const when = (iso: string | null): string => (iso === null ? '-' : `${iso} (${formatAge(iso, now)}${formatAge(iso, now) === 'just now' ? '' : ' ago'})`);
+  const when = (iso: string | null): string =>
+    iso === null ? '-' : `${iso} (${formatAge(iso, now)}${formatAge(iso, now) === 'just now' ? '' : ' ago'})`;
   const source = memory.source
     ? Object.entries(memory.source)
         .map(([key, value]) => `${key}=${oneLine(String(value))}`)
@@ -69,7 +82,12 @@ export function formatMemoryDetail(memory: Memory, history: readonly HistoryEntr
     ['updated', when(memory.updatedAt)],
     ['last accessed', `${when(memory.lastAccessedAt)}, ${memory.hitCount} hit${memory.hitCount === 1 ? '' : 's'}`],
     ['valid from', memory.validFrom],
-    ['invalid at', memory.invalidAt === null ? '-' : `${memory.invalidAt}${memory.supersededBy ? ` (superseded by ${memory.supersededBy})` : ''}`],
+    [
+      'invalid at',
+      memory.invalidAt === null
+        ? '-'
+        : `${memory.invalidAt}${memory.supersededBy ? ` (superseded by ${memory.supersededBy})` : ''}`,
+    ],
     ['archived', memory.archived ? 'yes' : 'no'],
     ['source', source],
   ];

@@ -15,7 +15,11 @@ export async function pathInfo(path: string): Promise<Stats | undefined> {
     return await lstat(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new EngramError('INVALID_INPUT', `Cannot inspect ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, { cause: error });
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Cannot inspect ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`,
+      { cause: error },
+    );
   }
 }
 
@@ -26,9 +30,11 @@ export async function pathInfo(path: string): Promise<Stats | undefined> {
 export async function writeExportFile(path: string, text: string, options: { force: boolean }): Promise<string> {
   const target = resolve(path);
   const info = await pathInfo(target);
-  if (info?.isSymbolicLink()) throw new EngramError('INVALID_INPUT', `${target} is a symbolic link; engram never writes through one.`);
+  if (info?.isSymbolicLink())
+    throw new EngramError('INVALID_INPUT', `${target} is a symbolic link; engram never writes through one.`);
   if (info && !info.isFile()) throw new EngramError('INVALID_INPUT', `${target} exists and is not a regular file.`);
-  if (info && !options.force) throw new EngramError('INVALID_INPUT', `${target} already exists; pass --force to overwrite it.`);
+  if (info && !options.force)
+    throw new EngramError('INVALID_INPUT', `${target} already exists; pass --force to overwrite it.`);
   const parent = await pathInfo(dirname(target));
   if (!parent) throw new EngramError('INVALID_INPUT', `The folder ${dirname(target)} does not exist.`);
   await writeFileAtomically(target, text, 'INVALID_INPUT');
@@ -39,10 +45,15 @@ export async function writeExportFile(path: string, text: string, options: { for
  * Checks a directory an export will write into: not a symlink, not a file, and (without `force`)
  * no file at any of the names it will write unless engram wrote that file itself.
  */
-export async function assertExportDirectory(directory: string, fileNames: readonly string[], options: { force: boolean }): Promise<string> {
+export async function assertExportDirectory(
+  directory: string,
+  fileNames: readonly string[],
+  options: { force: boolean },
+): Promise<string> {
   const target = resolve(directory);
   const info = await pathInfo(target);
-  if (info?.isSymbolicLink()) throw new EngramError('INVALID_INPUT', `${target} is a symbolic link; engram never writes through one.`);
+  if (info?.isSymbolicLink())
+    throw new EngramError('INVALID_INPUT', `${target} is a symbolic link; engram never writes through one.`);
   if (!info) return target;
   if (!info.isDirectory()) throw new EngramError('INVALID_INPUT', `${target} exists and is not a directory.`);
   if (options.force) return target;
@@ -54,7 +65,10 @@ export async function assertExportDirectory(directory: string, fileNames: readon
   }
   if (foreign.length > 0) {
     const shown = foreign.slice(0, 5).join(', ') + (foreign.length > 5 ? ` and ${foreign.length - 5} more` : '');
-    throw new EngramError('INVALID_INPUT', `${target} holds files engram did not write (${shown}); pass --force to replace them, or pick an empty folder.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `${target} holds files engram did not write (${shown}); pass --force to replace them, or pick an empty folder.`,
+    );
   }
   return target;
 }

@@ -11,7 +11,10 @@ const WIDTH = 30;
  * A progress bar on `stream` when it is a terminal, else one that draws nothing (pipes and logs
  * get no carriage returns). Redraws only when the shown text changes.
  */
-export function createProgressBar(stream: { isTTY?: boolean; write(text: string): unknown }, label: string): ProgressBar {
+export function createProgressBar(
+  stream: { isTTY?: boolean; write(text: string): unknown },
+  label: string,
+): ProgressBar {
   if (stream.isTTY !== true) return { update: () => undefined, finish: () => undefined };
   let shown = '';
   return {

@@ -20,16 +20,23 @@ const GAP = '  ';
  * Formats rows as an aligned text table fitted to a width: squeezable columns are cut with "…",
  * in proportion to their minimum widths. Control characters in values are shown as spaces so a value cannot move the cursor.
  */
-export function formatTable<Row>(columns: ReadonlyArray<TableColumn<Row>>, rows: readonly Row[], options: TableOptions): string {
+export function formatTable<Row>(
+  columns: ReadonlyArray<TableColumn<Row>>,
+  rows: readonly Row[],
+  options: TableOptions,
+): string {
   const cells = rows.map((row) => columns.map((column) => oneLine(column.value(row))));
-  const widths = columns.map((column, index) => Math.max(displayWidth(column.header), ...cells.map((line) => displayWidth(line[index]!))));
+  const widths = columns.map((column, index) =>
+    Math.max(displayWidth(column.header), ...cells.map((line) => displayWidth(line[index]!))),
+  );
   let excess = widths.reduce((sum, width) => sum + width, 0) + GAP.length * (columns.length - 1) - options.width;
   for (; excess > 0; excess -= 1) {
     let widest = -1;
     for (const [index, column] of columns.entries()) {
       if (column.minWidth === undefined || widths[index]! <= column.minWidth) continue;
       // Shrink the column most over its floor relative to that floor, so floors act as weights.
-      if (widest === -1 || widths[index]! / column.minWidth > widths[widest]! / columns[widest]!.minWidth!) widest = index;
+      if (widest === -1 || widths[index]! / column.minWidth > widths[widest]! / columns[widest]!.minWidth!)
+        widest = index;
     }
     if (widest === -1) break;
     widths[widest]! -= 1;

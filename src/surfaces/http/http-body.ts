@@ -82,7 +82,9 @@ function readLimited(request: IncomingMessage, maxBodyBytes: number): Promise<Bu
     };
     const onError = (error: Error): void => {
       cleanup();
-      reject(new EngramError('INVALID_INPUT', `The request body could not be read: ${error.message}`, { cause: error }));
+      reject(
+        new EngramError('INVALID_INPUT', `The request body could not be read: ${error.message}`, { cause: error }),
+      );
     };
     const onAborted = (): void => onError(new Error('the client aborted the request'));
     request.on('data', onData);
@@ -93,5 +95,8 @@ function readLimited(request: IncomingMessage, maxBodyBytes: number): Promise<Bu
 }
 
 function tooLarge(maxBodyBytes: number): HttpProblem {
-  return new HttpProblem('PAYLOAD_TOO_LARGE', `The body is larger than the limit of ${maxBodyBytes} bytes (server.maxBodyBytes).`);
+  return new HttpProblem(
+    'PAYLOAD_TOO_LARGE',
+    `The body is larger than the limit of ${maxBodyBytes} bytes (server.maxBodyBytes).`,
+  );
 }

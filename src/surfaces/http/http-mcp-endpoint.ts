@@ -20,7 +20,11 @@ export async function handleMcpPost(
   body: unknown,
   options: McpEndpointOptions,
 ): Promise<void> {
-  const server = createMemoryMcpServer(options.engram, { scopes: options.scopes, version: options.version, actor: 'mcp-http' });
+  const server = createMemoryMcpServer(options.engram, {
+    scopes: options.scopes,
+    version: options.version,
+    actor: 'mcp-http',
+  });
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   response.on('close', () => {
     void transport.close().catch(() => undefined);

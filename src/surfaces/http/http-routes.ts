@@ -86,7 +86,10 @@ const routes: Route[] = [
 ];
 
 /** Finds the handler for a method and path; unknown paths are 404, known paths with another method 405. */
-export function matchRoute(method: string, pathname: string): { handler: RouteHandler; params: Record<string, string> } {
+export function matchRoute(
+  method: string,
+  pathname: string,
+): { handler: RouteHandler; params: Record<string, string> } {
   const parts = pathname.split('/').slice(1);
   const allowed: string[] = [];
   for (const candidate of routes) {
@@ -100,7 +103,10 @@ export function matchRoute(method: string, pathname: string): { handler: RouteHa
       allow: allowed.join(', '),
     });
   }
-  throw new HttpProblem('ROUTE_NOT_FOUND', `No route ${JSON.stringify(pathname.slice(0, 120))}; see GET /health and /v1/memories.`);
+  throw new HttpProblem(
+    'ROUTE_NOT_FOUND',
+    `No route ${JSON.stringify(pathname.slice(0, 120))}; see GET /health and /v1/memories.`,
+  );
 }
 
 function route(method: string, pattern: string, handler: RouteHandler): Route {
@@ -124,11 +130,19 @@ function matchSegments(segments: string[], parts: string[]): Record<string, stri
 }
 
 async function methodNotAllowedForMcp(): Promise<never> {
-  throw new HttpProblem('METHOD_NOT_ALLOWED', 'This MCP endpoint is stateless: send JSON-RPC messages with POST /mcp.', { allow: 'POST' });
+  throw new HttpProblem(
+    'METHOD_NOT_ALLOWED',
+    'This MCP endpoint is stateless: send JSON-RPC messages with POST /mcp.',
+    { allow: 'POST' },
+  );
 }
 
 async function createMemory(context: RouteContext): Promise<JsonReply> {
-  const { dedupe, ...input } = parseInput(createMemoryBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'memory');
+  const { dedupe, ...input } = parseInput(
+    createMemoryBody,
+    await readRequiredJsonBody(context.request, context.maxBodyBytes),
+    'memory',
+  );
   const result = await context.engram.save(input, { actor: context.actor, ...(dedupe !== undefined && { dedupe }) });
   const path = `/v1/memories/${encodeURIComponent(result.memory.id)}`;
   // 201 when a memory was created; 200 when the statement updated its near-duplicate (`action: merged`).
@@ -166,8 +180,15 @@ async function getMemory(context: RouteContext): Promise<JsonReply> {
 async function updateMemory(context: RouteContext): Promise<JsonReply> {
   const { scope } = parseInput(scopedQuery, queryObject(context.url.searchParams), 'query');
   const id = memoryId(context);
-  const patch = parseInput(updateMemoryBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'update');
-  const memory = await context.engram.update(id, patch, { actor: context.actor, scopes: requestScopes(context, scope) });
+  const patch = parseInput(
+    updateMemoryBody,
+    await readRequiredJsonBody(context.request, context.maxBodyBytes),
+    'update',
+  );
+  const memory = await context.engram.update(id, patch, {
+    actor: context.actor,
+    scopes: requestScopes(context, scope),
+  });
   return ok({ memory });
 }
 
@@ -176,7 +197,11 @@ async function forgetMemory(context: RouteContext): Promise<JsonReply> {
   const query = parseInput(deleteQuery, queryObject(context.url.searchParams), 'query');
   const id = memoryId(context);
   const hard = query.hard ?? false;
-  const memory = await context.engram.forget(id, { hard, actor: context.actor, scopes: requestScopes(context, query.scope) });
+  const memory = await context.engram.forget(id, {
+    hard,
+    actor: context.actor,
+    scopes: requestScopes(context, query.scope),
+  });
   return ok(hard ? { id, deleted: true } : { id, deleted: false, memory });
 }
 
@@ -200,7 +225,11 @@ async function memoryHistory(context: RouteContext): Promise<JsonReply> {
 }
 
 async function recall(context: RouteContext): Promise<JsonReply> {
-  const input = parseInput(recallBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'recall request');
+  const input = parseInput(
+    recallBody,
+    await readRequiredJsonBody(context.request, context.maxBodyBytes),
+    'recall request',
+  );
   const result = await context.engram.recall(input.query, {
     scopes: requestScopes(context, input.scopes),
     ...(input.topK !== undefined && { topK: input.topK }),
@@ -225,7 +254,10 @@ async function queueTurn(context: RouteContext): Promise<JsonReply> {
 
 async function undo(context: RouteContext): Promise<JsonReply> {
   const input = parseInput(undoBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'undo request');
-  const undone = await context.engram.undo(input.changeId, { actor: context.actor, scopes: requestScopes(context, input.scopes) });
+  const undone = await context.engram.undo(input.changeId, {
+    actor: context.actor,
+    scopes: requestScopes(context, input.scopes),
+  });
   return ok({ change: undone });
 }
 
@@ -264,5 +296,6 @@ function notFound(what: string, id: string): EngramError {
 /** GET and DELETE take no body; one sent anyway is refused rather than silently ignored. */
 async function assertNoBody(context: RouteContext): Promise<void> {
   const body = await readJsonBody(context.request, context.maxBodyBytes);
-  if (body !== undefined) throw new EngramError('INVALID_INPUT', `${context.request.method} ${context.url.pathname} takes no body.`);
+  if (body !== undefined)
+    throw new EngramError('INVALID_INPUT', `${context.request.method} ${context.url.pathname} takes no body.`);
 }

@@ -51,8 +51,16 @@ const turnMessage = z.strictObject({
   id: z.string().min(1).max(200),
   role: z.enum(['user', 'assistant', 'tool']),
   text: z.string(),
-  toolCalls: z.array(z.strictObject({ id: z.string().max(200), name: z.string().max(200), input: z.record(z.string(), z.unknown()) })).max(100).optional(),
-  toolResults: z.array(z.strictObject({ toolUseId: z.string().max(200), content: z.string(), isError: z.boolean().optional() })).max(100).optional(),
+  toolCalls: z
+    .array(
+      z.strictObject({ id: z.string().max(200), name: z.string().max(200), input: z.record(z.string(), z.unknown()) }),
+    )
+    .max(100)
+    .optional(),
+  toolResults: z
+    .array(z.strictObject({ toolUseId: z.string().max(200), content: z.string(), isError: z.boolean().optional() }))
+    .max(100)
+    .optional(),
   timestamp: z.string().max(40).optional(),
   meta: z.boolean().optional(),
 });
@@ -60,7 +68,17 @@ const turnMessage = z.strictObject({
 export const turnBody = z.strictObject({
   sessionId: z.string().min(1).max(200),
   messages: z.array(turnMessage).max(10_000),
-  recalled: z.array(z.strictObject({ id: z.string().min(1).max(200), content: z.string().optional(), name: z.string().optional(), type: z.string().optional() })).max(50).optional(),
+  recalled: z
+    .array(
+      z.strictObject({
+        id: z.string().min(1).max(200),
+        content: z.string().optional(),
+        name: z.string().optional(),
+        type: z.string().optional(),
+      }),
+    )
+    .max(50)
+    .optional(),
 });
 
 export const undoBody = z.strictObject({
@@ -73,10 +91,20 @@ export const emptyBody = z.strictObject({});
 const commaList = z
   .string()
   .max(20_000)
-  .transform((value) => value.split(',').map((part) => part.trim()).filter((part) => part.length > 0));
+  .transform((value) =>
+    value
+      .split(',')
+      .map((part) => part.trim())
+      .filter((part) => part.length > 0),
+  );
 const booleanFlag = z.enum(['true', 'false']).transform((value) => value === 'true');
 const filterMode = z.enum(['exclude', 'include', 'only']);
-const wholeNumber = (max: number) => z.string().regex(/^\d{1,9}$/, 'Expected a whole number.').transform(Number).pipe(z.number().max(max));
+const wholeNumber = (max: number) =>
+  z
+    .string()
+    .regex(/^\d{1,9}$/, 'Expected a whole number.')
+    .transform(Number)
+    .pipe(z.number().max(max));
 
 export const listQuery = z.strictObject({
   scope: commaList.optional(),
@@ -108,7 +136,8 @@ export function queryObject(searchParams: URLSearchParams): Record<string, strin
   // No prototype, so a parameter named __proto__ is just a (refused) unknown field.
   const out = Object.create(null) as Record<string, string>;
   for (const [key, value] of searchParams) {
-    if (Object.hasOwn(out, key)) throw new EngramError('INVALID_INPUT', `Query parameter ${JSON.stringify(key.slice(0, 40))} is given twice.`);
+    if (Object.hasOwn(out, key))
+      throw new EngramError('INVALID_INPUT', `Query parameter ${JSON.stringify(key.slice(0, 40))} is given twice.`);
     out[key] = value;
   }
   return out;

@@ -83,7 +83,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     } catch (error) {
       const wire = toWireError(error);
       if (wire.status >= 500) {
-        log(`engram serve: ${request.method} ${request.url}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        log(
+          `engram serve: ${request.method} ${request.url}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+        );
       }
       if (response.headersSent) {
         response.destroy();

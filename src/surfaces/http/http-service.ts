@@ -88,9 +88,13 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
   if (options.signal?.aborted) stop('abort');
 
   if (options.format === 'json') {
-    stdout.write(`${JSON.stringify({ url: server.url, port: server.port, project: project.scope, store: settings.store.url })}\n`);
+    stdout.write(
+      `${JSON.stringify({ url: server.url, port: server.port, project: project.scope, store: settings.store.url })}\n`,
+    );
   } else {
-    stdout.write(`engram listening on ${server.url} (project ${project.scope}, store ${settings.store.url}); Ctrl-C stops.\n`);
+    stdout.write(
+      `engram listening on ${server.url} (project ${project.scope}, store ${settings.store.url}); Ctrl-C stops.\n`,
+    );
     stdout.write(`MCP endpoint: ${server.url}/mcp\n`);
   }
   options.onListening?.(server);
@@ -128,7 +132,10 @@ function startDailyAging(
     intervalMs: intervalHours * 3_600_000,
     ...(options.agingTimers && { timers: options.agingTimers }),
     onReport: (report) => {
-      if (report.archived.length > 0) stderr.write(`engram: aging archived ${report.archived.length} memories not recalled since ${report.cutoff.slice(0, 10)}.\n`);
+      if (report.archived.length > 0)
+        stderr.write(
+          `engram: aging archived ${report.archived.length} memories not recalled since ${report.cutoff.slice(0, 10)}.\n`,
+        );
       options.onAging?.(report);
     },
     log: (message) => stderr.write(`${message}\n`),

@@ -13,7 +13,9 @@ export const MEMORY_FILE_TOOL_NAMES = [
   'memory_file_rename',
 ] as const;
 
-const path = z.string().describe('A path under /memories, e.g. /memories/user-preferences.md or /memories/global/commit-style.md.');
+const path = z
+  .string()
+  .describe('A path under /memories, e.g. /memories/user-preferences.md or /memories/global/commit-style.md.');
 
 /**
  * Registers Anthropic's memory-tool protocol as six MCP tools over the same `MemoryTool` (same
@@ -28,8 +30,13 @@ export function registerMemoryFileTools(server: McpServer, tool: MemoryTool, log
       const result = await tool.run(input);
       return { content: [{ type: 'text', text: result.content }], ...(result.isError && { isError: true }) };
     } catch (error) {
-      log(`engram mcp: memory file tool failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      return { content: [{ type: 'text', text: 'INTERNAL: Unexpected error in the memory server; see its log.' }], isError: true };
+      log(
+        `engram mcp: memory file tool failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
+      return {
+        content: [{ type: 'text', text: 'INTERNAL: Unexpected error in the memory server; see its log.' }],
+        isError: true,
+      };
     }
   };
   const layout = tool.instructions;
@@ -41,7 +48,13 @@ export function registerMemoryFileTools(server: McpServer, tool: MemoryTool, log
       description:
         'The memories as Markdown files with YAML frontmatter (Anthropic memory tool protocol). View /memories first: a folder gives a listing two levels deep with sizes; ' +
         `a file gives its lines numbered. view_range [start, end] reads part of a file (end -1 = to the end). ${layout}`,
-      inputSchema: { path, view_range: z.array(z.number()).optional().describe('For a file: [first line, last line], 1-based; last -1 reads to the end.') },
+      inputSchema: {
+        path,
+        view_range: z
+          .array(z.number())
+          .optional()
+          .describe('For a file: [first line, last line], 1-based; last -1 reads to the end.'),
+      },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (input) => run({ command: 'view', ...input }),
@@ -55,7 +68,10 @@ export function registerMemoryFileTools(server: McpServer, tool: MemoryTool, log
         'Create (or overwrite) one memory as a file: the file name is its name; the text is the memory, optionally after frontmatter with description, ' +
         'metadata.type (user, feedback, project, reference, procedure) and metadata.importance (0..1). One self-contained fact per file; never secrets. ' +
         'A text that nearly repeats an existing memory of the folder updates that memory instead.',
-      inputSchema: { path, file_text: z.string().describe('The whole file: optional frontmatter, then the memory in Markdown.') },
+      inputSchema: {
+        path,
+        file_text: z.string().describe('The whole file: optional frontmatter, then the memory in Markdown.'),
+      },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     async (input) => run({ command: 'create', ...input }),
@@ -82,7 +98,8 @@ export function registerMemoryFileTools(server: McpServer, tool: MemoryTool, log
     'memory_file_insert',
     {
       title: 'Insert into a memory file',
-      description: 'Insert text after a line of a memory file (numbers as memory_file_view shows them; the frontmatter stays at the top).',
+      description:
+        'Insert text after a line of a memory file (numbers as memory_file_view shows them; the frontmatter stays at the top).',
       inputSchema: {
         path,
         insert_line: z.number().describe('The line after which to insert (0 = before the first line).'),
@@ -97,7 +114,8 @@ export function registerMemoryFileTools(server: McpServer, tool: MemoryTool, log
     'memory_file_delete',
     {
       title: 'Delete a memory file',
-      description: 'Forget the memory a file holds: it is archived (kept in history, left out of recall and of these files). Folders and MEMORY.md cannot be deleted.',
+      description:
+        'Forget the memory a file holds: it is archived (kept in history, left out of recall and of these files). Folders and MEMORY.md cannot be deleted.',
       inputSchema: { path },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
@@ -109,7 +127,10 @@ export function registerMemoryFileTools(server: McpServer, tool: MemoryTool, log
     {
       title: 'Rename a memory file',
       description: 'Rename a memory (its file name is its name) within its folder; never overwrites an existing file.',
-      inputSchema: { old_path: path.describe('The file to rename.'), new_path: path.describe('Its new path, in the same folder.') },
+      inputSchema: {
+        old_path: path.describe('The file to rename.'),
+        new_path: path.describe('Its new path, in the same folder.'),
+      },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     async (input) => run({ command: 'rename', ...input }),

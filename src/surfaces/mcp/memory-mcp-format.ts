@@ -18,7 +18,13 @@ export function memorySummary(memory: Memory): Record<string, unknown> {
 
 /** One memory in full, as Markdown a model reads easily. */
 export function formatMemory(memory: Memory): string {
-  return [`## ${memory.name} (\`${memory.id}\`)`, metadataLine(memory), `> ${memory.description}`, '', memory.content].join('\n');
+  return [
+    `## ${memory.name} (\`${memory.id}\`)`,
+    metadataLine(memory),
+    `> ${memory.description}`,
+    '',
+    memory.content,
+  ].join('\n');
 }
 
 /** One list line: id, name, type, scope and description. */
@@ -30,7 +36,13 @@ export function formatMemoryLine(memory: Memory): string {
 /** One search hit with its rank and score. */
 export function formatRankedMemory(entry: RankedMemory, rank: number): string {
   const { memory, parts } = entry;
-  return [`### ${rank}. ${memory.name} (\`${memory.id}\`) — score ${parts.score.toFixed(2)}`, metadataLine(memory), '', memory.content, ''].join('\n');
+  return [
+    `### ${rank}. ${memory.name} (\`${memory.id}\`) — score ${parts.score.toFixed(2)}`,
+    metadataLine(memory),
+    '',
+    memory.content,
+    '',
+  ].join('\n');
 }
 
 function metadataLine(memory: Memory): string {
@@ -41,6 +53,9 @@ function metadataLine(memory: Memory): string {
     `updated: ${memory.updatedAt.slice(0, 10)}`,
   ];
   if (memory.archived) parts.push('archived');
-  if (memory.invalidAt) parts.push(`invalid since ${memory.invalidAt.slice(0, 10)}${memory.supersededBy ? ` (superseded by \`${memory.supersededBy}\`)` : ''}`);
+  if (memory.invalidAt)
+    parts.push(
+      `invalid since ${memory.invalidAt.slice(0, 10)}${memory.supersededBy ? ` (superseded by \`${memory.supersededBy}\`)` : ''}`,
+    );
   return parts.join(' · ');
 }

@@ -23,7 +23,11 @@ export interface MemoryMcpServerOptions {
 export const MEMORY_INDEX_URI = 'memory://index';
 
 const memoryType = z.enum(MEMORY_TYPES);
-const memoryId = z.string().min(1).max(200).describe('The memory id, as returned by memory_save, memory_search or memory_list.');
+const memoryId = z
+  .string()
+  .min(1)
+  .max(200)
+  .describe('The memory id, as returned by memory_save, memory_search or memory_list.');
 
 /**
  * An MCP server whose tools save, search, get, update, forget and list memories, confined to
@@ -43,7 +47,10 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
   /** A named scope must be one this server serves. */
   const allowedScope = (scope: string): Scope => {
     if (!scopes.includes(scope)) {
-      throw new EngramError('INVALID_SCOPE', `Scope ${JSON.stringify(scope.slice(0, 120))} is not available here; use one of ${scopeList}.`);
+      throw new EngramError(
+        'INVALID_SCOPE',
+        `Scope ${JSON.stringify(scope.slice(0, 120))} is not available here; use one of ${scopeList}.`,
+      );
     }
     return scope;
   };
@@ -83,9 +90,22 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
       inputSchema: {
         content: z.string().min(1).describe('The fact, in Markdown. One fact per memory.'),
         type: memoryType.optional().describe('Kind of memory; default "project".'),
-        name: z.string().max(200).optional().describe('Short lowercase slug, e.g. "database-version"; derived from the content when left out.'),
-        description: z.string().max(1000).optional().describe('One line saying what this memory is about; derived when left out.'),
-        importance: z.number().min(0).max(1).optional().describe('0..1, default 0.5; higher is recalled first and kept longer.'),
+        name: z
+          .string()
+          .max(200)
+          .optional()
+          .describe('Short lowercase slug, e.g. "database-version"; derived from the content when left out.'),
+        description: z
+          .string()
+          .max(1000)
+          .optional()
+          .describe('One line saying what this memory is about; derived when left out.'),
+        importance: z
+          .number()
+          .min(0)
+          .max(1)
+          .optional()
+          .describe('0..1, default 0.5; higher is recalled first and kept longer.'),
         scope: scopeField.optional().describe(`Where the memory lives; one of ${scopeList}.`),
       },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -111,7 +131,10 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
             { memory, action: result.action, mergedInto: memory.id },
           );
         }
-        return textResult(`Saved memory \`${memory.id}\` (${memory.type}, ${memory.scope}) as "${memory.name}".`, { memory, action: result.action });
+        return textResult(`Saved memory \`${memory.id}\` (${memory.type}, ${memory.scope}) as "${memory.name}".`, {
+          memory,
+          action: result.action,
+        });
       }),
   );
 
@@ -142,9 +165,18 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
         const text =
           found.length === 0
             ? `No memories match ${JSON.stringify(input.query)}.`
-            : [`Found ${found.length} ${found.length === 1 ? 'memory' : 'memories'} for ${JSON.stringify(input.query)}:`, '', ...found.map((entry, index) => formatRankedMemory(entry, index + 1))].join('\n');
+            : [
+                `Found ${found.length} ${found.length === 1 ? 'memory' : 'memories'} for ${JSON.stringify(input.query)}:`,
+                '',
+                ...found.map((entry, index) => formatRankedMemory(entry, index + 1)),
+              ].join('\n');
         return textResult(text, {
-          memories: found.map(({ memory, parts }) => ({ ...memorySummary(memory), content: memory.content, score: parts.score, parts })),
+          memories: found.map(({ memory, parts }) => ({
+            ...memorySummary(memory),
+            content: memory.content,
+            score: parts.score,
+            parts,
+          })),
         });
       }),
   );
@@ -184,9 +216,13 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
     async ({ id, ...fields }) =>
       run(async () => {
         const patch: MemoryPatch = {};
-        for (const [key, value] of Object.entries(fields)) if (value !== undefined) (patch as Record<string, unknown>)[key] = value;
+        for (const [key, value] of Object.entries(fields))
+          if (value !== undefined) (patch as Record<string, unknown>)[key] = value;
         if (Object.keys(patch).length === 0) {
-          throw new EngramError('INVALID_INPUT', 'Give at least one field to change: content, type, name, description or importance.');
+          throw new EngramError(
+            'INVALID_INPUT',
+            'Give at least one field to change: content, type, name, description or importance.',
+          );
         }
         const memory = await engram.update(id, patch, { actor, scopes });
         return textResult(`Updated memory \`${memory.id}\`.\n\n${formatMemory(memory)}`, { memory });
@@ -210,8 +246,13 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
       run(async () => {
         const hard = input.hard ?? false;
         const memory = await engram.forget(input.id, { hard, actor, scopes });
-        if (hard || !memory) return textResult(`Deleted memory \`${input.id}\` for good.`, { id: input.id, deleted: true });
-        return textResult(`Archived memory \`${memory.id}\` ("${memory.name}"): kept, but left out of search.`, { id: memory.id, deleted: false, memory });
+        if (hard || !memory)
+          return textResult(`Deleted memory \`${input.id}\` for good.`, { id: input.id, deleted: true });
+        return textResult(`Archived memory \`${memory.id}\` ("${memory.name}"): kept, but left out of search.`, {
+          id: memory.id,
+          deleted: false,
+          memory,
+        });
       }),
   );
 
@@ -219,12 +260,14 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
     'memory_list',
     {
       title: 'List memories',
-      description:
-        `List memories newest first (id, type, scope, name, description; use memory_get for the content). Lists all of ${scopeList} unless a scope is given.`,
+      description: `List memories newest first (id, type, scope, name, description; use memory_get for the content). Lists all of ${scopeList} unless a scope is given.`,
       inputSchema: {
         type: memoryType.optional().describe('Only memories of this type.'),
         scope: scopeField.optional().describe(`Only this scope; one of ${scopeList}.`),
-        archived: z.enum(['exclude', 'include', 'only']).optional().describe('Archived memories: exclude (default), include or only.'),
+        archived: z
+          .enum(['exclude', 'include', 'only'])
+          .optional()
+          .describe('Archived memories: exclude (default), include or only.'),
         limit: z.number().int().min(1).max(200).optional().describe('At most this many; default 50.'),
         offset: z.number().int().min(0).optional().describe('Skip this many (for paging).'),
       },
@@ -241,8 +284,15 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
         const offset = input.offset ?? 0;
         const [memories, total] = await Promise.all([engram.list({ ...filter, limit, offset }), engram.count(filter)]);
         const header =
-          memories.length === 0 ? 'No memories.' : `Showing ${offset + 1}-${offset + memories.length} of ${total} memories:`;
-        return textResult([header, ...memories.map(formatMemoryLine)].join('\n'), { memories: memories.map(memorySummary), total, limit, offset });
+          memories.length === 0
+            ? 'No memories.'
+            : `Showing ${offset + 1}-${offset + memories.length} of ${total} memories:`;
+        return textResult([header, ...memories.map(formatMemoryLine)].join('\n'), {
+          memories: memories.map(memorySummary),
+          total,
+          limit,
+          offset,
+        });
       }),
   );
 

@@ -32,7 +32,12 @@ export async function runStdioMcpServer(options: StdioMcpServerOptions = {}): Pr
     actor: 'mcp',
   });
   const scopes = [...new Set([opened.loaded.project.scope, 'global'])];
-  const server = createMemoryMcpServer(opened.engram, { scopes, version: options.version ?? packageVersion(), actor: 'mcp', log });
+  const server = createMemoryMcpServer(opened.engram, {
+    scopes,
+    version: options.version ?? packageVersion(),
+    actor: 'mcp',
+    log,
+  });
   const transport = new StdioServerTransport(input, output);
 
   let finish: () => void = () => undefined;

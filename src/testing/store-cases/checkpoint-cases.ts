@@ -14,7 +14,15 @@ export const checkpointCases = storeCaseGroup({
         expect(await store.checkpoints.set('extraction:session-1', 'msg_0002')).toBe(true);
         expect(await store.checkpoints.get('extraction:session-1')).toBe('msg_0002');
 
-        const values = ['', ' ', 'ü, 日本語, emoji 🚀', '{"cursor":"msg_9","at":"2025-01-01T00:00:00.000Z"}', "'; DROP TABLE checkpoints; --", 'line\nbreak\ttab', 'x'.repeat(100_000)];
+        const values = [
+          '',
+          ' ',
+          'ü, 日本語, emoji 🚀',
+          '{"cursor":"msg_9","at":"2025-01-01T00:00:00.000Z"}',
+          "'; DROP TABLE checkpoints; --",
+          'line\nbreak\ttab',
+          'x'.repeat(100_000),
+        ];
         for (const [index, value] of values.entries()) {
           expect(await store.checkpoints.set(`value-${index}`, value)).toBe(true);
           expect(await store.checkpoints.get(`value-${index}`)).toBe(value);
@@ -22,7 +30,11 @@ export const checkpointCases = storeCaseGroup({
         await store.checkpoints.set('Cursor', 'upper');
         await store.checkpoints.set('cursor', 'lower');
         await store.checkpoints.set('cursor ', 'trailing space');
-        expect([await store.checkpoints.get('Cursor'), await store.checkpoints.get('cursor'), await store.checkpoints.get('cursor ')]).toEqual(['upper', 'lower', 'trailing space']);
+        expect([
+          await store.checkpoints.get('Cursor'),
+          await store.checkpoints.get('cursor'),
+          await store.checkpoints.get('cursor '),
+        ]).toEqual(['upper', 'lower', 'trailing space']);
         expect(await store.checkpoints.get('extraction:session-1')).toBe('msg_0002');
       },
     },
@@ -48,7 +60,11 @@ export const checkpointCases = storeCaseGroup({
         expect(await store.checkpoints.get('schedule:aging')).toBe('run-3');
 
         // Of many callers that all read the same value, exactly one moves it on.
-        const outcomes = await Promise.all(Array.from({ length: 8 }, (_, index) => store.checkpoints.set('schedule:aging', `run-4-by-${index}`, { expected: 'run-3' })));
+        const outcomes = await Promise.all(
+          Array.from({ length: 8 }, (_, index) =>
+            store.checkpoints.set('schedule:aging', `run-4-by-${index}`, { expected: 'run-3' }),
+          ),
+        );
         expect(outcomes.filter(Boolean)).toHaveLength(1);
         expect(await store.checkpoints.get('schedule:aging')).toBe(`run-4-by-${outcomes.indexOf(true)}`);
       },
@@ -65,15 +81,29 @@ export const checkpointCases = storeCaseGroup({
         const badNames: unknown[] = ['', null, undefined, 42, ['kept'], 'n'.repeat(10_000), 'kept\u0000', 'tab\there'];
         for (const name of badNames) {
           await refused(`checkpoints.get ${describeInput({ name })}`, () => store.checkpoints.get(name as string));
-          await refused(`checkpoints.set ${describeInput({ name })}`, () => store.checkpoints.set(name as string, 'value'));
+          await refused(`checkpoints.set ${describeInput({ name })}`, () =>
+            store.checkpoints.set(name as string, 'value'),
+          );
         }
-        const badValues: unknown[] = [null, undefined, 42, { cursor: 1 }, 'nul\u0000inside', 'v'.repeat(2 * 1024 * 1024)];
+        const badValues: unknown[] = [
+          null,
+          undefined,
+          42,
+          { cursor: 1 },
+          'nul\u0000inside',
+          'v'.repeat(2 * 1024 * 1024),
+        ];
         for (const value of badValues) {
-          await refused(`checkpoints.set value ${describeInput({ value: typeof value === 'string' ? value.slice(0, 20) : value })}`, () => store.checkpoints.set('kept', value as string));
+          await refused(
+            `checkpoints.set value ${describeInput({ value: typeof value === 'string' ? value.slice(0, 20) : value })}`,
+            () => store.checkpoints.set('kept', value as string),
+          );
         }
         const badOptions: unknown[] = ['original', 42, [], { expected: 42 }, { expected: { value: 'original' } }];
         for (const options of badOptions) {
-          await refused(`checkpoints.set options ${describeInput({ options })}`, () => store.checkpoints.set('kept', 'changed', options as never));
+          await refused(`checkpoints.set options ${describeInput({ options })}`, () =>
+            store.checkpoints.set('kept', 'changed', options as never),
+          );
         }
         expect(problems).toEqual([]);
         expect(await store.checkpoints.get('kept')).toBe('original');

@@ -20,7 +20,9 @@ export const concurrentWriteCases = storeCaseGroup({
         );
         const results = await Promise.all(workers);
         for (const result of results) {
-          expect({ exitCode: result.exitCode, signal: result.signal, stderr: unexpectedStderr(result.stderr) }).toEqual({ exitCode: 0, signal: null, stderr: '' });
+          expect({ exitCode: result.exitCode, signal: result.signal, stderr: unexpectedStderr(result.stderr) }).toEqual(
+            { exitCode: 0, signal: null, stderr: '' },
+          );
           expect(result.ids).toHaveLength(WRITES_PER_PROCESS);
         }
         const printed = results.flatMap((result) => result.ids);
@@ -35,7 +37,9 @@ export const concurrentWriteCases = storeCaseGroup({
         const names = new Set(stored.map((memory) => memory.name));
         expect(names.size).toBe(2 * WRITES_PER_PROCESS);
         // The writes interleaved: in creation order, the writer changes more than once.
-        const writers = [...stored].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id)).map((memory) => memory.name.split('-')[0]);
+        const writers = [...stored]
+          .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
+          .map((memory) => memory.name.split('-')[0]);
         const switches = writers.filter((writer, index) => index > 0 && writer !== writers[index - 1]).length;
         expect(switches).toBeGreaterThan(1);
       },

@@ -2,7 +2,14 @@ import { expect } from 'vitest';
 import type { Memory } from '../../memory/memory.js';
 import type { MemoryStore } from '../../contracts/memory-store.js';
 import { CHANGE_ACTIONS, type ChangeAction, type HistoryEntry } from '../../memory/memory-history.js';
-import { everything, expectEngramError, fingerprint, sortedIds, SUITE_ACTOR, storeCaseGroup } from '../store-suite-support.js';
+import {
+  everything,
+  expectEngramError,
+  fingerprint,
+  sortedIds,
+  SUITE_ACTOR,
+  storeCaseGroup,
+} from '../store-suite-support.js';
 
 const EDITOR = { actor: 'suite-editor' };
 const UNDOER = { actor: 'suite-undoer' };
@@ -44,13 +51,64 @@ export const historyCases = storeCaseGroup({
         await store.delete(created.id, { actor: 'suite-deleter' });
 
         const history = await store.history(created.id);
-        expect(history.map(({ action, actor, before, after, undoOf, memoryId }) => ({ action, actor, before, after, undoOf, memoryId }))).toEqual([
-          { action: 'create', actor: SUITE_ACTOR.actor, before: null, after: created, undoOf: null, memoryId: created.id },
-          { action: 'update', actor: EDITOR.actor, before: created, after: updated, undoOf: null, memoryId: created.id },
-          { action: 'archive', actor: EDITOR.actor, before: updated, after: archived, undoOf: null, memoryId: created.id },
-          { action: 'restore', actor: EDITOR.actor, before: archived, after: restored, undoOf: null, memoryId: created.id },
-          { action: 'invalidate', actor: EDITOR.actor, before: restored, after: invalidated, undoOf: null, memoryId: created.id },
-          { action: 'delete', actor: 'suite-deleter', before: invalidated, after: null, undoOf: null, memoryId: created.id },
+        expect(
+          history.map(({ action, actor, before, after, undoOf, memoryId }) => ({
+            action,
+            actor,
+            before,
+            after,
+            undoOf,
+            memoryId,
+          })),
+        ).toEqual([
+          {
+            action: 'create',
+            actor: SUITE_ACTOR.actor,
+            before: null,
+            after: created,
+            undoOf: null,
+            memoryId: created.id,
+          },
+          {
+            action: 'update',
+            actor: EDITOR.actor,
+            before: created,
+            after: updated,
+            undoOf: null,
+            memoryId: created.id,
+          },
+          {
+            action: 'archive',
+            actor: EDITOR.actor,
+            before: updated,
+            after: archived,
+            undoOf: null,
+            memoryId: created.id,
+          },
+          {
+            action: 'restore',
+            actor: EDITOR.actor,
+            before: archived,
+            after: restored,
+            undoOf: null,
+            memoryId: created.id,
+          },
+          {
+            action: 'invalidate',
+            actor: EDITOR.actor,
+            before: restored,
+            after: invalidated,
+            undoOf: null,
+            memoryId: created.id,
+          },
+          {
+            action: 'delete',
+            actor: 'suite-deleter',
+            before: invalidated,
+            after: null,
+            undoOf: null,
+            memoryId: created.id,
+          },
         ]);
         const times = history.map((entry) => Date.parse(entry.at));
         for (const time of times) expect(Number.isNaN(time)).toBe(false);
@@ -76,7 +134,12 @@ export const historyCases = storeCaseGroup({
       name: 'undo of delete brings the memory back with the same id and fields',
       async run({ store }) {
         const created = await store.create(
-          { scope: 'project:undo', content: 'Deleted by mistake.', importance: 0.7, source: { sessionId: 'session-9' } },
+          {
+            scope: 'project:undo',
+            content: 'Deleted by mistake.',
+            importance: 0.7,
+            source: { sessionId: 'session-9' },
+          },
           SUITE_ACTOR,
         );
         await store.recordAccess([created.id], '2030-01-01T00:00:00.000Z');
@@ -93,12 +156,25 @@ export const historyCases = storeCaseGroup({
       name: 'undo of update restores the old fields',
       async run({ store }) {
         const memory = await store.create(
-          { scope: 'project:undo', type: 'project', content: 'The port is 8080.', importance: 0.3, source: { turnId: 'turn-1' } },
+          {
+            scope: 'project:undo',
+            type: 'project',
+            content: 'The port is 8080.',
+            importance: 0.3,
+            source: { turnId: 'turn-1' },
+          },
           SUITE_ACTOR,
         );
         await store.update(
           memory.id,
-          { type: 'reference', name: 'port', description: 'Port.', content: 'The port is 9090.', importance: 0.9, source: null },
+          {
+            type: 'reference',
+            name: 'port',
+            description: 'Port.',
+            content: 'The port is 9090.',
+            importance: 0.9,
+            source: null,
+          },
           EDITOR,
         );
         const update = await lastChange(store, memory.id, 'update');
@@ -113,7 +189,10 @@ export const historyCases = storeCaseGroup({
       name: 'undo of invalidate clears invalidAt and supersededBy',
       async run({ store }) {
         const memory = await store.create({ scope: 'project:undo', content: 'Wrongly overturned fact.' }, SUITE_ACTOR);
-        const successor = await store.create({ scope: 'project:undo', content: 'The supposed replacement.' }, SUITE_ACTOR);
+        const successor = await store.create(
+          { scope: 'project:undo', content: 'The supposed replacement.' },
+          SUITE_ACTOR,
+        );
         await store.invalidate(memory.id, { supersededBy: successor.id }, EDITOR);
         const invalidation = await lastChange(store, memory.id, 'invalidate');
         const undo = await store.undo(invalidation.id, UNDOER);
@@ -163,7 +242,10 @@ export const historyCases = storeCaseGroup({
         expect(await fingerprint(store, scopes)).toEqual(before);
         expect((await store.get(memory.id))?.content).toBe('Version three.');
 
-        const archivedOne = await store.create({ scope: 'project:conflict', content: 'Archived, then edited.' }, SUITE_ACTOR);
+        const archivedOne = await store.create(
+          { scope: 'project:conflict', content: 'Archived, then edited.' },
+          SUITE_ACTOR,
+        );
         await store.archive(archivedOne.id, EDITOR);
         const archiving = await lastChange(store, archivedOne.id, 'archive');
         await store.update(archivedOne.id, { importance: 0.1 }, EDITOR);
@@ -181,7 +263,10 @@ export const historyCases = storeCaseGroup({
         expect(await fingerprint(store, scopes)).toEqual(before);
 
         // Undoing a delete whose id is taken again.
-        const reborn = await store.create({ id: 'suite-reborn', scope: 'project:conflict', content: 'First life.' }, SUITE_ACTOR);
+        const reborn = await store.create(
+          { id: 'suite-reborn', scope: 'project:conflict', content: 'First life.' },
+          SUITE_ACTOR,
+        );
         await store.delete(reborn.id, EDITOR);
         const deletion = await lastChange(store, reborn.id, 'delete');
         await store.create({ id: 'suite-reborn', scope: 'project:conflict', content: 'Second life.' }, SUITE_ACTOR);
@@ -193,7 +278,10 @@ export const historyCases = storeCaseGroup({
     {
       name: 'recorded access does not block undo',
       async run({ store }) {
-        const memory = await store.create({ scope: 'project:undo', content: 'Recalled between edit and undo.' }, SUITE_ACTOR);
+        const memory = await store.create(
+          { scope: 'project:undo', content: 'Recalled between edit and undo.' },
+          SUITE_ACTOR,
+        );
         await store.update(memory.id, { importance: 0.95 }, EDITOR);
         const update = await lastChange(store, memory.id, 'update');
         await store.recordAccess([memory.id], '2030-01-01T00:00:00.000Z');

@@ -32,8 +32,14 @@ export const importCases = storeCaseGroup({
         const report = await store.importMany([incoming], { onExisting: 'skip' }, IMPORT_ACTOR);
         expect(report).toMatchObject({ created: 1, replaced: 0, skipped: 0 });
         expect(await store.get('mem_imported_1')).toEqual(incoming);
-        expect((await store.history('mem_imported_1')).map((entry) => [entry.action, entry.actor])).toEqual([['create', 'suite-import']]);
-        const again = await store.importMany([{ ...incoming, content: 'Changed.' }], { onExisting: 'skip' }, IMPORT_ACTOR);
+        expect((await store.history('mem_imported_1')).map((entry) => [entry.action, entry.actor])).toEqual([
+          ['create', 'suite-import'],
+        ]);
+        const again = await store.importMany(
+          [{ ...incoming, content: 'Changed.' }],
+          { onExisting: 'skip' },
+          IMPORT_ACTOR,
+        );
         expect(again).toMatchObject({ created: 0, replaced: 0, skipped: 1 });
         expect((await store.get('mem_imported_1'))!.content).toBe(incoming.content);
       },
@@ -41,14 +47,31 @@ export const importCases = storeCaseGroup({
     {
       name: 'importMany replace overwrites the whole memory and records an update; fail refuses',
       async run({ store }) {
-        const original = await store.create({ id: 'mem_replace', scope: 'project:import', content: 'Old fact.', importance: 0.2 }, SUITE_ACTOR);
-        const incoming = { id: 'mem_replace', scope: 'project:import', content: 'New fact.', importance: 0.9, archived: true, createdAt: '2024-05-05T00:00:00.000Z' };
+        const original = await store.create(
+          { id: 'mem_replace', scope: 'project:import', content: 'Old fact.', importance: 0.2 },
+          SUITE_ACTOR,
+        );
+        const incoming = {
+          id: 'mem_replace',
+          scope: 'project:import',
+          content: 'New fact.',
+          importance: 0.9,
+          archived: true,
+          createdAt: '2024-05-05T00:00:00.000Z',
+        };
         const before = await fingerprint(store, SCOPES);
         await expectEngramError(() => store.importMany([incoming], { onExisting: 'fail' }, IMPORT_ACTOR), 'CONFLICT');
         expect(await fingerprint(store, SCOPES)).toEqual(before);
-        expect(await store.importMany([incoming], { onExisting: 'replace' }, IMPORT_ACTOR)).toMatchObject({ replaced: 1 });
+        expect(await store.importMany([incoming], { onExisting: 'replace' }, IMPORT_ACTOR)).toMatchObject({
+          replaced: 1,
+        });
         const replaced = await store.get('mem_replace');
-        expect(replaced).toMatchObject({ content: 'New fact.', importance: 0.9, archived: true, createdAt: '2024-05-05T00:00:00.000Z' });
+        expect(replaced).toMatchObject({
+          content: 'New fact.',
+          importance: 0.9,
+          archived: true,
+          createdAt: '2024-05-05T00:00:00.000Z',
+        });
         const history = await store.history('mem_replace');
         expect(history.at(-1)).toMatchObject({ action: 'update', actor: 'suite-import', before: original });
         await store.undo(history.at(-1)!.id, SUITE_ACTOR);
@@ -58,7 +81,10 @@ export const importCases = storeCaseGroup({
     {
       name: 'importMany never reaches into another scope: an id that exists there is refused and nothing is written',
       async run({ store }) {
-        await store.create({ id: 'mem_alpha', scope: 'project:alpha', content: 'Alpha team deploys on Tuesdays.' }, SUITE_ACTOR);
+        await store.create(
+          { id: 'mem_alpha', scope: 'project:alpha', content: 'Alpha team deploys on Tuesdays.' },
+          SUITE_ACTOR,
+        );
         const before = await fingerprint(store, SCOPES);
         for (const onExisting of ['skip', 'replace', 'fail'] as const) {
           await expectEngramError(
@@ -94,12 +120,26 @@ export const importCases = storeCaseGroup({
             ),
           'INVALID_INPUT',
         );
-        await expectEngramError(() => store.importMany([null as never], { onExisting: 'skip' }, IMPORT_ACTOR), 'INVALID_INPUT');
         await expectEngramError(
-          () => store.importMany([{ id: 'mem_twice', scope: 'global', content: 'a' }, { id: 'mem_twice', scope: 'global', content: 'b' }], { onExisting: 'skip' }, IMPORT_ACTOR),
+          () => store.importMany([null as never], { onExisting: 'skip' }, IMPORT_ACTOR),
+          'INVALID_INPUT',
+        );
+        await expectEngramError(
+          () =>
+            store.importMany(
+              [
+                { id: 'mem_twice', scope: 'global', content: 'a' },
+                { id: 'mem_twice', scope: 'global', content: 'b' },
+              ],
+              { onExisting: 'skip' },
+              IMPORT_ACTOR,
+            ),
           'CONFLICT',
         );
-        await expectEngramError(() => store.importMany([], { onExisting: 'merge' as never }, IMPORT_ACTOR), 'INVALID_INPUT');
+        await expectEngramError(
+          () => store.importMany([], { onExisting: 'merge' as never }, IMPORT_ACTOR),
+          'INVALID_INPUT',
+        );
         expect(await fingerprint(store, SCOPES)).toEqual(before);
       },
     },

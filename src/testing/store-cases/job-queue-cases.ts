@@ -68,7 +68,13 @@ export const jobQueueCases = storeCaseGroup({
         expect(await store.jobs.get('job_that_does_not_exist')).toBeUndefined();
 
         for (const scalar of [null, 0, 'text', false, [1, 'two', { three: 3 }]]) {
-          const { job: other } = await store.jobs.enqueue({ queue: 'extract', key: `scalar-${JSON.stringify(scalar)}`, payload: scalar, maxAttempts: 2, runAt: '2030-01-01T00:00:00+01:00' });
+          const { job: other } = await store.jobs.enqueue({
+            queue: 'extract',
+            key: `scalar-${JSON.stringify(scalar)}`,
+            payload: scalar,
+            maxAttempts: 2,
+            runAt: '2030-01-01T00:00:00+01:00',
+          });
           expect(other).toMatchObject({ payload: scalar, maxAttempts: 2, runAt: '2029-12-31T23:00:00.000Z' });
           expect((await store.jobs.get(other.id))!.payload).toEqual(scalar);
         }
@@ -78,7 +84,12 @@ export const jobQueueCases = storeCaseGroup({
       name: 'jobs.enqueue is idempotent by key within a queue, whatever state the job is in',
       async run({ store }) {
         const first = await store.jobs.enqueue({ queue: 'extract', key: 'turn-1', payload: { version: 1 } });
-        const again = await store.jobs.enqueue({ queue: 'extract', key: 'turn-1', payload: { version: 2 }, maxAttempts: 9 });
+        const again = await store.jobs.enqueue({
+          queue: 'extract',
+          key: 'turn-1',
+          payload: { version: 2 },
+          maxAttempts: 9,
+        });
         expect(again).toEqual({ job: first.job, created: false });
         const elsewhere = await store.jobs.enqueue({ queue: 'reindex', key: 'turn-1', payload: null });
         expect(elsewhere.created).toBe(true);
@@ -86,14 +97,23 @@ export const jobQueueCases = storeCaseGroup({
 
         const claimed = await store.jobs.claim({ queue: 'extract', worker: 'w1', leaseMs: LONG_LEASE });
         expect(claimed?.id).toBe(first.job.id);
-        expect(await store.jobs.enqueue({ queue: 'extract', key: 'turn-1', payload: 3 })).toMatchObject({ created: false, job: { id: first.job.id, state: 'running' } });
+        expect(await store.jobs.enqueue({ queue: 'extract', key: 'turn-1', payload: 3 })).toMatchObject({
+          created: false,
+          job: { id: first.job.id, state: 'running' },
+        });
         await store.jobs.complete(first.job.id, 'w1');
-        expect(await store.jobs.enqueue({ queue: 'extract', key: 'turn-1', payload: 4 })).toMatchObject({ created: false, job: { id: first.job.id, state: 'done', payload: { version: 1 } } });
+        expect(await store.jobs.enqueue({ queue: 'extract', key: 'turn-1', payload: 4 })).toMatchObject({
+          created: false,
+          job: { id: first.job.id, state: 'done', payload: { version: 1 } },
+        });
 
         const doomed = await store.jobs.enqueue({ queue: 'extract', key: 'turn-2', payload: null, maxAttempts: 1 });
         await store.jobs.claim({ queue: 'extract', worker: 'w1', leaseMs: LONG_LEASE });
         await store.jobs.fail(doomed.job.id, 'w1', { error: 'model unavailable' });
-        expect(await store.jobs.enqueue({ queue: 'extract', key: 'turn-2', payload: null })).toMatchObject({ created: false, job: { id: doomed.job.id, state: 'failed' } });
+        expect(await store.jobs.enqueue({ queue: 'extract', key: 'turn-2', payload: null })).toMatchObject({
+          created: false,
+          job: { id: doomed.job.id, state: 'failed' },
+        });
 
         expect(await store.jobs.counts('extract')).toEqual({ pending: 0, running: 0, done: 1, failed: 1 });
         expect(await store.jobs.counts()).toEqual({ pending: 1, running: 0, done: 1, failed: 1 });
@@ -126,7 +146,9 @@ export const jobQueueCases = storeCaseGroup({
         expect(order).toEqual(['overdue', 'a', 'b', 'c']);
         expect(await store.jobs.get(ids.later!)).toMatchObject({ state: 'pending', attempts: 0 });
         expect(await store.jobs.counts('other')).toEqual({ pending: 1, running: 0, done: 0, failed: 0 });
-        expect(await store.jobs.claim({ queue: 'missing-queue', worker: 'worker-1', leaseMs: LONG_LEASE })).toBeUndefined();
+        expect(
+          await store.jobs.claim({ queue: 'missing-queue', worker: 'worker-1', leaseMs: LONG_LEASE }),
+        ).toBeUndefined();
       },
     },
     {
@@ -145,9 +167,17 @@ export const jobQueueCases = storeCaseGroup({
         expect(taken).toMatchObject({ id: slow.job.id, state: 'running', attempts: 2, lockedBy: 'second' });
 
         await expectEngramError(() => store.jobs.complete(slow.job.id, 'first'), 'JOB_LEASE_LOST');
-        await expectEngramError(() => store.jobs.fail(slow.job.id, 'first', { error: 'late failure', retryAt: new Date().toISOString() }), 'JOB_LEASE_LOST');
+        await expectEngramError(
+          () => store.jobs.fail(slow.job.id, 'first', { error: 'late failure', retryAt: new Date().toISOString() }),
+          'JOB_LEASE_LOST',
+        );
         expect(await store.jobs.get(slow.job.id)).toEqual(taken);
-        expect(await store.jobs.complete(slow.job.id, 'second')).toMatchObject({ state: 'done', attempts: 2, lockedBy: null, lockedUntil: null });
+        expect(await store.jobs.complete(slow.job.id, 'second')).toMatchObject({
+          state: 'done',
+          attempts: 2,
+          lockedBy: null,
+          lockedUntil: null,
+        });
       },
     },
     {
@@ -174,16 +204,33 @@ export const jobQueueCases = storeCaseGroup({
         await store.jobs.claim({ queue: 'retries', worker: 'w', leaseMs: LONG_LEASE });
         const retryAt = inAnHour();
         const backedOff = await store.jobs.fail(job.id, 'w', { error: 'rate limited', retryAt });
-        expect(backedOff).toMatchObject({ state: 'pending', attempts: 1, runAt: retryAt, lockedBy: null, lockedUntil: null, lastError: 'rate limited' });
+        expect(backedOff).toMatchObject({
+          state: 'pending',
+          attempts: 1,
+          runAt: retryAt,
+          lockedBy: null,
+          lockedUntil: null,
+          lastError: 'rate limited',
+        });
         expect(await store.jobs.claim({ queue: 'retries', worker: 'w', leaseMs: LONG_LEASE })).toBeUndefined();
 
         // A retry time that has come: due again at once, without waiting.
         const { job: soon } = await store.jobs.enqueue({ queue: 'soon', key: 'flaky', payload: null, maxAttempts: 2 });
         await store.jobs.claim({ queue: 'soon', worker: 'w', leaseMs: LONG_LEASE });
         await store.jobs.fail(soon.id, 'w', { error: 'first failure', retryAt: anHourAgo() });
-        expect(await store.jobs.claim({ queue: 'soon', worker: 'w', leaseMs: LONG_LEASE })).toMatchObject({ id: soon.id, attempts: 2, lastError: 'first failure' });
+        expect(await store.jobs.claim({ queue: 'soon', worker: 'w', leaseMs: LONG_LEASE })).toMatchObject({
+          id: soon.id,
+          attempts: 2,
+          lastError: 'first failure',
+        });
         const exhausted = await store.jobs.fail(soon.id, 'w', { error: 'second failure', retryAt: anHourAgo() });
-        expect(exhausted).toMatchObject({ state: 'failed', attempts: 2, lockedBy: null, lockedUntil: null, lastError: 'second failure' });
+        expect(exhausted).toMatchObject({
+          state: 'failed',
+          attempts: 2,
+          lockedBy: null,
+          lockedUntil: null,
+          lastError: 'second failure',
+        });
         expect(await store.jobs.claim({ queue: 'soon', worker: 'w', leaseMs: LONG_LEASE })).toBeUndefined();
 
         const { job: fatal } = await store.jobs.enqueue({ queue: 'fatal', key: 'k', payload: null, maxAttempts: 5 });
@@ -207,21 +254,36 @@ export const jobQueueCases = storeCaseGroup({
         await outlive(lease!);
         const next = await store.jobs.claim({ queue: 'poison', worker: 'survivor', leaseMs: LONG_LEASE });
         expect(next).toMatchObject({ key: 'next', attempts: 1 });
-        expect(await store.jobs.get(job.id)).toMatchObject({ state: 'failed', attempts: 1, lockedBy: null, lockedUntil: null, lastError: expect.stringMatching(/\S/) });
+        expect(await store.jobs.get(job.id)).toMatchObject({
+          state: 'failed',
+          attempts: 1,
+          lockedBy: null,
+          lockedUntil: null,
+          lastError: expect.stringMatching(/\S/),
+        });
         await expectEngramError(() => store.jobs.complete(job.id, 'doomed'), 'JOB_LEASE_LOST');
       },
     },
     {
       name: 'jobs.retry puts a failed job back to pending now with attempts reset; other states CONFLICT, unknown ids NOT_FOUND',
       async run({ store }) {
-        const { job } = await store.jobs.enqueue({ queue: 'q', key: 'broken', payload: null, maxAttempts: 1, runAt: anHourAgo() });
+        const { job } = await store.jobs.enqueue({
+          queue: 'q',
+          key: 'broken',
+          payload: null,
+          maxAttempts: 1,
+          runAt: anHourAgo(),
+        });
         await store.jobs.claim({ queue: 'q', worker: 'w', leaseMs: LONG_LEASE });
         await store.jobs.fail(job.id, 'w', { error: 'parser crashed' });
         const before = Date.now();
         const retried = await store.jobs.retry(job.id);
         expect(retried).toMatchObject({ id: job.id, state: 'pending', attempts: 0, lockedBy: null, lockedUntil: null });
         expect(Date.parse(retried.runAt)).toBeGreaterThanOrEqual(before - 1_000);
-        expect(await store.jobs.claim({ queue: 'q', worker: 'w', leaseMs: LONG_LEASE })).toMatchObject({ id: job.id, attempts: 1 });
+        expect(await store.jobs.claim({ queue: 'q', worker: 'w', leaseMs: LONG_LEASE })).toMatchObject({
+          id: job.id,
+          attempts: 1,
+        });
 
         await expectEngramError(() => store.jobs.retry(job.id), 'CONFLICT');
         await store.jobs.complete(job.id, 'w');
@@ -314,7 +376,8 @@ export const jobQueueCases = storeCaseGroup({
           const outcome = await outcomeOf(action);
           if (outcome !== 'INVALID_INPUT') problems.push(`${label}: ${outcome}`);
         };
-        for (const [index, input] of badJobs.entries()) await refused(`enqueue #${index} ${label(input)}`, () => store.jobs.enqueue(input as NewJob));
+        for (const [index, input] of badJobs.entries())
+          await refused(`enqueue #${index} ${label(input)}`, () => store.jobs.enqueue(input as NewJob));
 
         const claim = { queue: 'q', worker: 'w2', leaseMs: 1_000 };
         const badClaims: unknown[] = [
@@ -332,7 +395,10 @@ export const jobQueueCases = storeCaseGroup({
           { ...claim, leaseMs: 1e15 },
           { ...claim, leaseMs: '1000' },
         ];
-        for (const options of badClaims) await refused(`claim ${describeInput({ options: options as Record<string, unknown> })}`, () => store.jobs.claim(options as never));
+        for (const options of badClaims)
+          await refused(`claim ${describeInput({ options: options as Record<string, unknown> })}`, () =>
+            store.jobs.claim(options as never),
+          );
 
         const call = store.jobs as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
         const badCalls: Array<[string, unknown[]]> = [
@@ -359,7 +425,10 @@ export const jobQueueCases = storeCaseGroup({
           ['counts', [42]],
           ['counts', ['']],
         ];
-        for (const [method, args] of badCalls) await refused(`${method} ${describeInput({ args: JSON.stringify(args).slice(0, 80) })}`, () => call[method]!.apply(store.jobs, args));
+        for (const [method, args] of badCalls)
+          await refused(`${method} ${describeInput({ args: JSON.stringify(args).slice(0, 80) })}`, () =>
+            call[method]!.apply(store.jobs, args),
+          );
         expect(problems).toEqual([]);
 
         expect(await jobsFingerprint(store)).toEqual(before);
@@ -387,10 +456,15 @@ export const jobWorkerCases = storeCaseGroup({
         }
         const results = await runStoreWorkersTogether(
           store,
-          ['worker-a', 'worker-b'].map((worker) => ({ url, task: { mode: 'claim-jobs', queue, worker, leaseMs: LONG_LEASE } as const })),
+          ['worker-a', 'worker-b'].map((worker) => ({
+            url,
+            task: { mode: 'claim-jobs', queue, worker, leaseMs: LONG_LEASE } as const,
+          })),
         );
         for (const result of results) {
-          expect({ exitCode: result.exitCode, signal: result.signal, stderr: unexpectedStderr(result.stderr) }).toEqual({ exitCode: 0, signal: null, stderr: '' });
+          expect({ exitCode: result.exitCode, signal: result.signal, stderr: unexpectedStderr(result.stderr) }).toEqual(
+            { exitCode: 0, signal: null, stderr: '' },
+          );
         }
         const claims = results.map((result) => result.ids.map((line) => line.split(' ')));
         const claimed = claims.flat().map(([id]) => id!);
@@ -401,7 +475,12 @@ export const jobWorkerCases = storeCaseGroup({
         // Both really worked the queue at once.
         for (const own of claims) expect(own.length).toBeGreaterThan(0);
 
-        expect(await store.jobs.counts(queue)).toEqual({ pending: 0, running: 0, done: JOBS_FOR_TWO_WORKERS, failed: 0 });
+        expect(await store.jobs.counts(queue)).toEqual({
+          pending: 0,
+          running: 0,
+          done: JOBS_FOR_TWO_WORKERS,
+          failed: 0,
+        });
         const jobs = await store.jobs.list({ queue });
         expect(jobs.filter((job) => job.attempts !== 1 || job.lockedBy !== null)).toEqual([]);
       },

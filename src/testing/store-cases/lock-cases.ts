@@ -1,7 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import { describeInput, expectEngramError, outcomeOf, storeCaseGroup } from '../store-suite-support.js';
-import { collectStoreWriteWorker, runStoreWorkersTogether, spawnStoreWorker, unexpectedStderr } from '../store-write-worker-process.js';
+import {
+  collectStoreWriteWorker,
+  runStoreWorkersTogether,
+  spawnStoreWorker,
+  unexpectedStderr,
+} from '../store-write-worker-process.js';
 
 const INCREMENTS_PER_PROCESS = 40;
 
@@ -21,17 +26,23 @@ export const lockCases = storeCaseGroup({
     {
       name: 'locks.hold returns what fn returns, passes its error through unchanged, and releases the lock either way',
       async run({ store }) {
-        expect(await store.locks.hold('memory-write:project:app', async () => ({ answer: 42 }))).toEqual({ answer: 42 });
+        expect(await store.locks.hold('memory-write:project:app', async () => ({ answer: 42 }))).toEqual({
+          answer: 42,
+        });
         const failure = new Error('fn failed on purpose');
         let caught: unknown;
-        await store.locks.hold('memory-write:project:app', async () => {
-          throw failure;
-        }).catch((error: unknown) => {
-          caught = error;
-        });
+        await store.locks
+          .hold('memory-write:project:app', async () => {
+            throw failure;
+          })
+          .catch((error: unknown) => {
+            caught = error;
+          });
         expect(caught).toBe(failure);
         // Released: a short wait is enough (a lock left held would make this time out).
-        expect(await store.locks.hold('memory-write:project:app', async () => 'free again', { waitMs: 2_000 })).toBe('free again');
+        expect(await store.locks.hold('memory-write:project:app', async () => 'free again', { waitMs: 2_000 })).toBe(
+          'free again',
+        );
         // Different names nest; each is free again afterwards.
         const nested = await store.locks.hold('outer', async () => store.locks.hold('inner', async () => 'both held'));
         expect(nested).toBe('both held');
@@ -70,7 +81,9 @@ export const lockCases = storeCaseGroup({
           return 'holder done';
         });
         await taken;
-        expect(await store.locks.hold('memory-write:project:other', async () => 'not blocked', { waitMs: 2_000 })).toBe('not blocked');
+        expect(await store.locks.hold('memory-write:project:other', async () => 'not blocked', { waitMs: 2_000 })).toBe(
+          'not blocked',
+        );
         held.open();
         expect(await holder).toBe('holder done');
       },
@@ -92,14 +105,21 @@ export const lockCases = storeCaseGroup({
         let ran = false;
         const error = await expectEngramError(
           () =>
-            store.locks.hold('schedule:aging', async () => {
-              ran = true;
-            }, { waitMs: 150 }),
+            store.locks.hold(
+              'schedule:aging',
+              async () => {
+                ran = true;
+              },
+              { waitMs: 150 },
+            ),
           'LOCK_TIMEOUT',
         );
         expect(error.message).toContain('schedule:aging');
         expect(ran).toBe(false);
-        await expectEngramError(() => store.locks.hold('schedule:aging', async () => undefined, { waitMs: 0 }), 'LOCK_TIMEOUT');
+        await expectEngramError(
+          () => store.locks.hold('schedule:aging', async () => undefined, { waitMs: 0 }),
+          'LOCK_TIMEOUT',
+        );
         held.open();
         expect(await holder).toBe('holder finished');
         // The callers that gave up left nothing behind.
@@ -121,7 +141,17 @@ export const lockCases = storeCaseGroup({
         for (const notFunction of [null, undefined, 'fn', 42, {}]) {
           attempts.push([{ fn: notFunction }, () => store.locks.hold('lock', notFunction as never)]);
         }
-        for (const options of ['fast', 42, [], { waitMs: -1 }, { waitMs: 1.5 }, { waitMs: Number.NaN }, { waitMs: Number.POSITIVE_INFINITY }, { waitMs: '100' }, { waitMs: 1e12 }]) {
+        for (const options of [
+          'fast',
+          42,
+          [],
+          { waitMs: -1 },
+          { waitMs: 1.5 },
+          { waitMs: Number.NaN },
+          { waitMs: Number.POSITIVE_INFINITY },
+          { waitMs: '100' },
+          { waitMs: 1e12 },
+        ]) {
           attempts.push([{ options }, () => store.locks.hold('lock', fn, options as never)]);
         }
         for (const [input, attempt] of attempts) {
@@ -145,14 +175,25 @@ export const lockCases = storeCaseGroup({
         const exited = collectStoreWriteWorker(child, (line) => {
           if (line === 'locked') locked();
         });
-        await Promise.race([holding, exited.then((result) => expect.fail(`the holder exited early: ${result.stderr}`))]);
+        await Promise.race([
+          holding,
+          exited.then((result) => expect.fail(`the holder exited early: ${result.stderr}`)),
+        ]);
 
-        await expectEngramError(() => store.locks.hold('memory-write:project:shared', async () => 'too soon', { waitMs: 300 }), 'LOCK_TIMEOUT');
+        await expectEngramError(
+          () => store.locks.hold('memory-write:project:shared', async () => 'too soon', { waitMs: 300 }),
+          'LOCK_TIMEOUT',
+        );
         child.kill('SIGKILL');
         const result = await exited;
-        expect({ signal: result.signal, stderr: unexpectedStderr(result.stderr) }).toEqual({ signal: 'SIGKILL', stderr: '' });
+        expect({ signal: result.signal, stderr: unexpectedStderr(result.stderr) }).toEqual({
+          signal: 'SIGKILL',
+          stderr: '',
+        });
         // A dead holder's lock goes with its process (closed connection, or a pid that no longer exists).
-        expect(await store.locks.hold('memory-write:project:shared', async () => 'taken over', { waitMs: 10_000 })).toBe('taken over');
+        expect(
+          await store.locks.hold('memory-write:project:shared', async () => 'taken over', { waitMs: 10_000 }),
+        ).toBe('taken over');
       },
     },
   ],
@@ -169,10 +210,20 @@ export const lockedCheckpointCases = storeCaseGroup({
       async run({ store, url }) {
         const results = await runStoreWorkersTogether(
           store,
-          ['first', 'second'].map(() => ({ url, task: { mode: 'lock-increment', lock: 'counter-lock', checkpoint: 'counter', count: INCREMENTS_PER_PROCESS } as const })),
+          ['first', 'second'].map(() => ({
+            url,
+            task: {
+              mode: 'lock-increment',
+              lock: 'counter-lock',
+              checkpoint: 'counter',
+              count: INCREMENTS_PER_PROCESS,
+            } as const,
+          })),
         );
         for (const result of results) {
-          expect({ exitCode: result.exitCode, signal: result.signal, stderr: unexpectedStderr(result.stderr) }).toEqual({ exitCode: 0, signal: null, stderr: '' });
+          expect({ exitCode: result.exitCode, signal: result.signal, stderr: unexpectedStderr(result.stderr) }).toEqual(
+            { exitCode: 0, signal: null, stderr: '' },
+          );
           expect(result.ids).toHaveLength(INCREMENTS_PER_PROCESS);
         }
         expect(await store.checkpoints.get('counter')).toBe(String(2 * INCREMENTS_PER_PROCESS));

@@ -21,7 +21,10 @@ function keptBy(mode: (typeof FILTER_MODES)[number], flagged: boolean): boolean 
 }
 
 /** One active, one archived, one invalidated and one both archived and invalidated memory, all mentioning zebras. */
-async function createFourStates(store: MemoryStore, scope: string): Promise<Record<'active' | 'archived' | 'invalid' | 'both', Memory>> {
+async function createFourStates(
+  store: MemoryStore,
+  scope: string,
+): Promise<Record<'active' | 'archived' | 'invalid' | 'both', Memory>> {
   const active = await store.create({ scope, content: 'Active: the zebra crossing is on Main Street.' }, SUITE_ACTOR);
   const archived = await store.create({ scope, content: 'Archived: the zebra enclosure closes at five.' }, SUITE_ACTOR);
   const invalid = await store.create({ scope, content: 'Invalid: the zebra print shirt is blue.' }, SUITE_ACTOR);
@@ -31,7 +34,12 @@ async function createFourStates(store: MemoryStore, scope: string): Promise<Reco
   await store.invalidate(both.id, {}, SUITE_ACTOR);
   await store.archive(both.id, SUITE_ACTOR);
   const read = async (memory: Memory): Promise<Memory> => (await store.get(memory.id))!;
-  return { active: await read(active), archived: await read(archived), invalid: await read(invalid), both: await read(both) };
+  return {
+    active: await read(active),
+    archived: await read(archived),
+    invalid: await read(invalid),
+    both: await read(both),
+  };
 }
 
 export const readCases = storeCaseGroup({
@@ -113,9 +121,14 @@ export const readCases = storeCaseGroup({
           SUITE_ACTOR,
         );
         const ids = (memories: Memory[]): string[] => memories.map((memory) => memory.id);
-        const check = async (filter: Omit<MemoryFilter, 'scopes'>, expected: Array<Memory | undefined>): Promise<void> => {
+        const check = async (
+          filter: Omit<MemoryFilter, 'scopes'>,
+          expected: Array<Memory | undefined>,
+        ): Promise<void> => {
           const label = JSON.stringify(filter);
-          expect(ids(await store.list({ scopes: [scope], ...filter })), label).toEqual(expected.map((memory) => memory!.id));
+          expect(ids(await store.list({ scopes: [scope], ...filter })), label).toEqual(
+            expected.map((memory) => memory!.id),
+          );
           if (filter.limit === undefined && filter.offset === undefined) {
             expect(await store.count({ scopes: [scope], ...filter }), label).toBe(expected.length);
           }
@@ -170,7 +183,10 @@ export const readCases = storeCaseGroup({
         for (const scope of invalid) {
           await expectEngramError(() => store.list({ scopes: ['global', scope] }), 'INVALID_SCOPE');
           await expectEngramError(() => store.count({ scopes: ['global', scope] }), 'INVALID_SCOPE');
-          await expectEngramError(() => store.searchText({ scopes: ['global', scope], terms: ['rivers'], limit: 5 }), 'INVALID_SCOPE');
+          await expectEngramError(
+            () => store.searchText({ scopes: ['global', scope], terms: ['rivers'], limit: 5 }),
+            'INVALID_SCOPE',
+          );
           await expectEngramError(() => store.stats(['global', scope]), 'INVALID_SCOPE');
         }
         await expectEngramError(
@@ -179,7 +195,10 @@ export const readCases = storeCaseGroup({
         );
         await expectEngramError(() => store.get(memory.id, ['team:x']), 'INVALID_SCOPE');
         // A string is not a list of scopes (a substring match would leak `project:app` to `project:app2`).
-        await expectEngramError(() => store.get(memory.id, 'global-and-more' as unknown as string[]), ['INVALID_INPUT', 'INVALID_SCOPE']);
+        await expectEngramError(
+          () => store.get(memory.id, 'global-and-more' as unknown as string[]),
+          ['INVALID_INPUT', 'INVALID_SCOPE'],
+        );
         expect(await store.get(memory.id, [])).toBeUndefined();
         // Naming no scope may be refused or answered with nothing, but never with memories.
         const empty = { scopes: [] as string[] };
@@ -200,10 +219,22 @@ export const readCases = storeCaseGroup({
         const bystander = await store.create({ scope: 'global', content: 'Never recalled.' }, SUITE_ACTOR);
         const before = await store.stats();
         await store.recordAccess([memory.id], '2030-05-01T12:00:00+02:00');
-        expect(await store.get(memory.id)).toEqual({ ...memory, hitCount: 1, lastAccessedAt: '2030-05-01T10:00:00.000Z' });
+        expect(await store.get(memory.id)).toEqual({
+          ...memory,
+          hitCount: 1,
+          lastAccessedAt: '2030-05-01T10:00:00.000Z',
+        });
         await store.recordAccess([memory.id, bystander.id], '2030-05-02T10:00:00.000Z');
-        expect(await store.get(memory.id)).toEqual({ ...memory, hitCount: 2, lastAccessedAt: '2030-05-02T10:00:00.000Z' });
-        expect(await store.get(bystander.id)).toEqual({ ...bystander, hitCount: 1, lastAccessedAt: '2030-05-02T10:00:00.000Z' });
+        expect(await store.get(memory.id)).toEqual({
+          ...memory,
+          hitCount: 2,
+          lastAccessedAt: '2030-05-02T10:00:00.000Z',
+        });
+        expect(await store.get(bystander.id)).toEqual({
+          ...bystander,
+          hitCount: 1,
+          lastAccessedAt: '2030-05-02T10:00:00.000Z',
+        });
         await store.recordAccess([], '2030-05-03T10:00:00.000Z');
         expect((await store.get(memory.id))?.hitCount).toBe(2);
         expect(await store.history(memory.id)).toHaveLength(1);

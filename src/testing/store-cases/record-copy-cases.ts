@@ -4,7 +4,15 @@ import type { StoreWith } from '../../contracts/memory-store.js';
 import type { ExportPage, StoreRecords } from '../../contracts/memory-store-records.js';
 import type { VectorEntry } from '../../contracts/memory-store-vectors.js';
 import type { HistoryEntry } from '../../memory/memory-history.js';
-import { describeInput, everything, expectEngramError, fingerprint, outcomeOf, SUITE_ACTOR, storeCaseGroup } from '../store-suite-support.js';
+import {
+  describeInput,
+  everything,
+  expectEngramError,
+  fingerprint,
+  outcomeOf,
+  SUITE_ACTOR,
+  storeCaseGroup,
+} from '../store-suite-support.js';
 
 // Copying a store whole (`engram migrate`) reads it with the export pages and writes it into
 // another store with records.restore. A case gets one store, so the round trip here restores a
@@ -43,7 +51,11 @@ async function seedStore(store: StoreWith<'vectors'>): Promise<SeededStore> {
     SUITE_ACTOR,
   );
   await store.vectors.put(created.map((memory, index) => ({ id: memory.id, vector: vectorFor(index) })));
-  await store.update('mem_a', { content: 'Record copy fact 1: the bison moved to the north meadow.', importance: 0.9 }, EDITOR);
+  await store.update(
+    'mem_a',
+    { content: 'Record copy fact 1: the bison moved to the north meadow.', importance: 0.9 },
+    EDITOR,
+  );
   await store.archive('mem-1', EDITOR);
   await store.invalidate('mem.2', { supersededBy: 'zeta' }, EDITOR);
   await store.recordAccess(['MEM:3', 'zeta'], '2025-06-01T00:00:00.000Z');
@@ -53,11 +65,17 @@ async function seedStore(store: StoreWith<'vectors'>): Promise<SeededStore> {
   expect(renamed.name).toBe('renamed-fact');
   const rename = (await store.history('mem_a0')).at(-1)!;
   await store.undo(rename.id, EDITOR);
-  return { live: IDS.filter((id) => id !== 'Mem_b'), withVectors: ['mem_B', 'mem-1', 'mem.2', 'MEM:3', 'zeta'].sort(byteOrder) };
+  return {
+    live: IDS.filter((id) => id !== 'Mem_b'),
+    withVectors: ['mem_B', 'mem-1', 'mem.2', 'MEM:3', 'zeta'].sort(byteOrder),
+  };
 }
 
 /** Reads every record of one kind page by page, checking each page is in byte order and continues where the last stopped. */
-async function readAll<T extends { id: string }>(read: (page: ExportPage) => Promise<T[]>, limit: number): Promise<T[]> {
+async function readAll<T extends { id: string }>(
+  read: (page: ExportPage) => Promise<T[]>,
+  limit: number,
+): Promise<T[]> {
   const all: T[] = [];
   let after: string | undefined;
   for (;;) {
@@ -97,7 +115,10 @@ function renamed(records: Exported): Exported {
   const mapMemory = (memory: Memory): Memory => ({
     ...memory,
     id: mapId(memory.id),
-    supersededBy: memory.supersededBy !== null && memoryIds.has(memory.supersededBy) ? mapId(memory.supersededBy) : memory.supersededBy,
+    supersededBy:
+      memory.supersededBy !== null && memoryIds.has(memory.supersededBy)
+        ? mapId(memory.supersededBy)
+        : memory.supersededBy,
   });
   return {
     memories: records.memories.map(mapMemory),
@@ -131,9 +152,15 @@ export const recordCopyCases = storeCaseGroup({
 
         expect(ids(small.memories)).toEqual([...seeded.live].sort(byteOrder));
         for (const memory of small.memories) expect(memory).toEqual(await store.get(memory.id));
-        expect(small.memories.find((memory) => memory.id === 'MEM:3')).toMatchObject({ hitCount: 2, lastAccessedAt: '2025-06-02T12:30:00.000Z' });
+        expect(small.memories.find((memory) => memory.id === 'MEM:3')).toMatchObject({
+          hitCount: 2,
+          lastAccessedAt: '2025-06-02T12:30:00.000Z',
+        });
         expect(small.memories.filter((memory) => memory.archived).map((memory) => memory.id)).toEqual(['mem-1']);
-        expect(small.memories.find((memory) => memory.id === 'mem.2')).toMatchObject({ supersededBy: 'zeta', invalidAt: expect.any(String) });
+        expect(small.memories.find((memory) => memory.id === 'mem.2')).toMatchObject({
+          supersededBy: 'zeta',
+          invalidAt: expect.any(String),
+        });
 
         // History of every memory, the deleted one's included, and the undo with its link.
         const history: HistoryEntry[] = [];
@@ -148,12 +175,18 @@ export const recordCopyCases = storeCaseGroup({
           expect(entry.vector).toEqual(vectorFor(IDS.indexOf(entry.id)));
           expect(entry.updatedAt).toBe((await store.get(entry.id))!.updatedAt);
         }
-        expect(small.vectors.reduce((total, entry) => total + entry.vector.length, 0)).toBe(seeded.withVectors.length * SPACE.dimensions);
+        expect(small.vectors.reduce((total, entry) => total + entry.vector.length, 0)).toBe(
+          seeded.withVectors.length * SPACE.dimensions,
+        );
 
         // "after" is a plain value, never query text; any string starts after itself.
         const hostile = "'); DROP TABLE memories; --";
-        expect(ids(await store.records.exportMemories({ limit: 100, after: hostile }))).toEqual(ids(small.memories).filter((id) => id > hostile));
-        expect(ids(await store.records.exportMemories({ limit: 100, after: 'mem_' }))).toEqual(ids(small.memories).filter((id) => id > 'mem_'));
+        expect(ids(await store.records.exportMemories({ limit: 100, after: hostile }))).toEqual(
+          ids(small.memories).filter((id) => id > hostile),
+        );
+        expect(ids(await store.records.exportMemories({ limit: 100, after: 'mem_' }))).toEqual(
+          ids(small.memories).filter((id) => id > 'mem_'),
+        );
         expect(await store.records.exportHistory({ limit: 5, after: '\u{10FFFF}' })).toEqual([]);
         expect(await store.count(everything(SCOPES))).toBe(seeded.live.length);
       },
@@ -210,18 +243,28 @@ export const recordCopyCases = storeCaseGroup({
           written: { memories: half, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
           skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
         });
-        expect(await store.records.restore({ memories: copy.memories.slice(half), history: copy.history.slice(0, 3) })).toEqual({
+        expect(
+          await store.records.restore({ memories: copy.memories.slice(half), history: copy.history.slice(0, 3) }),
+        ).toEqual({
           written: { memories: copy.memories.length - half, history: 3, vectors: 0, jobs: 0, checkpoints: 0 },
           skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
         });
         expect(await store.records.restore({ history: copy.history.slice(3), vectors: copy.vectors })).toEqual({
-          written: { memories: 0, history: copy.history.length - 3, vectors: copy.vectors.length, jobs: 0, checkpoints: 0 },
+          written: {
+            memories: 0,
+            history: copy.history.length - 3,
+            vectors: copy.vectors.length,
+            jobs: 0,
+            checkpoints: 0,
+          },
           skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
         });
 
         for (const memory of copy.memories) expect(await store.get(memory.id)).toEqual(memory);
         for (const id of IDS) {
-          const expected = (await store.history(id)).map((entry) => copy.history.find((mapped) => mapped.id === `copy.${entry.id}`));
+          const expected = (await store.history(id)).map((entry) =>
+            copy.history.find((mapped) => mapped.id === `copy.${entry.id}`),
+          );
           expect(await store.history(`copy.${id}`)).toEqual(expected);
         }
         for (const entry of copy.history) expect(await store.getChange(entry.id)).toEqual(entry);
@@ -232,12 +275,19 @@ export const recordCopyCases = storeCaseGroup({
         const statsAfter = await store.stats();
         expect(statsAfter.total).toBe(statsBefore.total * 2);
         expect(statsAfter.historyEntries).toBe(statsBefore.historyEntries + copy.history.length);
-        expect(await store.vectors.counts()).toEqual({ stored: seeded.withVectors.length * 2, missing: (seeded.live.length - seeded.withVectors.length) * 2 });
+        expect(await store.vectors.counts()).toEqual({
+          stored: seeded.withVectors.length * 2,
+          missing: (seeded.live.length - seeded.withVectors.length) * 2,
+        });
 
         // Restored memories are found like created ones, by full text and by vector.
         const hits = await store.searchText({ scopes: SCOPES, terms: [WORDS[IDS.indexOf('zeta')]!], limit: 10 });
         expect(ids(hits.map((hit) => hit.memory)).sort()).toEqual(['copy.zeta', 'zeta']);
-        const nearest = await store.vectors.search({ scopes: SCOPES, vector: vectorFor(IDS.indexOf('MEM:3')), limit: 2 });
+        const nearest = await store.vectors.search({
+          scopes: SCOPES,
+          vector: vectorFor(IDS.indexOf('MEM:3')),
+          limit: 2,
+        });
         expect(ids(nearest.map((hit) => hit.memory)).sort()).toEqual(['MEM:3', 'copy.MEM:3']);
         expect(nearest[0]!.similarity).toBeCloseTo(1, 5);
 
@@ -247,7 +297,9 @@ export const recordCopyCases = storeCaseGroup({
         await store.undo(deleted.id, EDITOR);
         expect(await store.get('copy.Mem_b')).toEqual(deleted.before);
         const undoEntry = copy.history.find((entry) => entry.memoryId === 'copy.mem_a0' && entry.undoOf !== null)!;
-        expect(undoEntry.undoOf).toBe(copy.history.find((entry) => entry.memoryId === 'copy.mem_a0' && entry.action === 'update')!.id);
+        expect(undoEntry.undoOf).toBe(
+          copy.history.find((entry) => entry.memoryId === 'copy.mem_a0' && entry.action === 'update')!.id,
+        );
         await store.undo(undoEntry.id, EDITOR);
         expect((await store.get('copy.mem_a0'))!.name).toBe('renamed-fact');
         expect((await store.get('mem_a0'))!.name).not.toBe('renamed-fact');
@@ -261,22 +313,42 @@ export const recordCopyCases = storeCaseGroup({
         const before = await exportsAndFingerprint(store);
         expect(await store.records.restore(exported)).toEqual({
           written: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
-          skipped: { memories: exported.memories.length, history: exported.history.length, vectors: exported.vectors.length, jobs: 0, checkpoints: 0 },
+          skipped: {
+            memories: exported.memories.length,
+            history: exported.history.length,
+            vectors: exported.vectors.length,
+            jobs: 0,
+            checkpoints: 0,
+          },
         });
         expect(await exportsAndFingerprint(store)).toEqual(before);
 
         // A page that was half copied before an interruption: the copied part is skipped, the rest written.
         const copy = renamed(exported);
         await store.records.restore({ memories: copy.memories.slice(0, 3) });
-        expect(await store.records.restore({ memories: copy.memories, history: [...exported.history.slice(0, 2), ...copy.history] })).toEqual({
-          written: { memories: copy.memories.length - 3, history: copy.history.length, vectors: 0, jobs: 0, checkpoints: 0 },
+        expect(
+          await store.records.restore({
+            memories: copy.memories,
+            history: [...exported.history.slice(0, 2), ...copy.history],
+          }),
+        ).toEqual({
+          written: {
+            memories: copy.memories.length - 3,
+            history: copy.history.length,
+            vectors: 0,
+            jobs: 0,
+            checkpoints: 0,
+          },
           skipped: { memories: 3, history: 2, vectors: 0, jobs: 0, checkpoints: 0 },
         });
         expect(await store.records.restore({ memories: [], history: [], vectors: [] })).toEqual({
           written: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
           skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
         });
-        expect(await store.records.restore({})).toEqual({ written: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 }, skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 } });
+        expect(await store.records.restore({})).toEqual({
+          written: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
+          skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
+        });
       },
     },
     {
@@ -295,10 +367,25 @@ export const recordCopyCases = storeCaseGroup({
           ['changed scope', { memories: [fresh, { ...memory, scope: 'project:elsewhere' }] }],
           ['changed archived flag', { memories: [fresh, { ...memory, archived: !memory.archived }] }],
           ['history entry with another actor', { memories: [fresh], history: [{ ...entry, actor: 'someone-else' }] }],
-          ['history entry with another snapshot', { memories: [fresh], history: [{ ...entry, after: entry.after && { ...entry.after, importance: 0.01 } }] }],
-          ['vector with other values', { memories: [fresh], vectors: [{ ...vector, vector: Float32Array.from([9, 9, 9, 9]) }] }],
-          ['vector of another version of the memory', { memories: [fresh], vectors: [{ ...vector, updatedAt: '2001-01-01T00:00:00.000Z' }] }],
-          ['vector of a memory that is not there', { memories: [fresh], vectors: [{ id: 'no-such-memory', vector: vectorFor(1), updatedAt: fresh.updatedAt }] }],
+          [
+            'history entry with another snapshot',
+            { memories: [fresh], history: [{ ...entry, after: entry.after && { ...entry.after, importance: 0.01 } }] },
+          ],
+          [
+            'vector with other values',
+            { memories: [fresh], vectors: [{ ...vector, vector: Float32Array.from([9, 9, 9, 9]) }] },
+          ],
+          [
+            'vector of another version of the memory',
+            { memories: [fresh], vectors: [{ ...vector, updatedAt: '2001-01-01T00:00:00.000Z' }] },
+          ],
+          [
+            'vector of a memory that is not there',
+            {
+              memories: [fresh],
+              vectors: [{ id: 'no-such-memory', vector: vectorFor(1), updatedAt: fresh.updatedAt }],
+            },
+          ],
           ['the same memory twice in one call', { memories: [fresh, { ...fresh }] }],
           ['the same history entry twice in one call', { history: [entry, { ...entry }] }],
         ];
@@ -331,13 +418,24 @@ export const recordCopyCases = storeCaseGroup({
           supersededBy: null,
           archived: false,
         };
-        const entry: HistoryEntry = { id: 'chg-restored-1', memoryId: 'restored-1', action: 'create', actor: 'importer', at: memory.createdAt, before: null, after: memory, undoOf: null };
+        const entry: HistoryEntry = {
+          id: 'chg-restored-1',
+          memoryId: 'restored-1',
+          action: 'create',
+          actor: 'importer',
+          at: memory.createdAt,
+          before: null,
+          after: memory,
+          undoOf: null,
+        };
         const vector: VectorEntry = { id: 'restored-1', vector: vectorFor(0), updatedAt: memory.updatedAt };
         const { id: _id, ...withoutId } = memory;
         const before = await exportsAndFingerprint(store);
 
         // Vectors need a space; until one is set they are refused.
-        expect(await outcomeOf(() => store.records.restore({ memories: [memory], vectors: [vector] }))).toBe('INVALID_INPUT');
+        expect(await outcomeOf(() => store.records.restore({ memories: [memory], vectors: [vector] }))).toBe(
+          'INVALID_INPUT',
+        );
         await store.vectors.setSpace(SPACE);
 
         const cases: Array<[string, unknown, string]> = [
@@ -358,21 +456,69 @@ export const recordCopyCases = storeCaseGroup({
           ['importance above 1', { memories: [{ ...memory, importance: 2 }] }, 'INVALID_INPUT'],
           ['archived as a string', { memories: [{ ...memory, archived: 'yes' }] }, 'INVALID_INPUT'],
           ['a control character in content', { memories: [{ ...memory, content: 'bell \u0007' }] }, 'INVALID_INPUT'],
-          ['content over the size limit', { memories: [{ ...memory, content: 'x'.repeat(1024 * 1024) }] }, 'PAYLOAD_TOO_LARGE'],
-          ['more memories than one call takes', { memories: Array.from({ length: 10_001 }, (_, index) => ({ ...memory, id: `bulk-${index}` })) }, 'PAYLOAD_TOO_LARGE'],
-          ['history with an unknown action', { memories: [memory], history: [{ ...entry, action: 'drop' }] }, 'INVALID_INPUT'],
+          [
+            'content over the size limit',
+            { memories: [{ ...memory, content: 'x'.repeat(1024 * 1024) }] },
+            'PAYLOAD_TOO_LARGE',
+          ],
+          [
+            'more memories than one call takes',
+            { memories: Array.from({ length: 10_001 }, (_, index) => ({ ...memory, id: `bulk-${index}` })) },
+            'PAYLOAD_TOO_LARGE',
+          ],
+          [
+            'history with an unknown action',
+            { memories: [memory], history: [{ ...entry, action: 'drop' }] },
+            'INVALID_INPUT',
+          ],
           ['history without actor', { memories: [memory], history: [{ ...entry, actor: '' }] }, 'INVALID_INPUT'],
           ['history with a bad time', { memories: [memory], history: [{ ...entry, at: 'soon' }] }, 'INVALID_INPUT'],
           ['history with a bad id', { memories: [memory], history: [{ ...entry, id: '../../etc' }] }, 'INVALID_INPUT'],
-          ['history without undoOf', { memories: [memory], history: [{ ...entry, undoOf: undefined }] }, 'INVALID_INPUT'],
-          ['history whose snapshot is not an object', { memories: [memory], history: [{ ...entry, after: 'a memory' }] }, 'INVALID_INPUT'],
-          ['history whose snapshot is another memory', { memories: [memory], history: [{ ...entry, after: { ...memory, id: 'other' } }] }, 'INVALID_INPUT'],
-          ['history whose snapshot lacks fields', { memories: [memory], history: [{ ...entry, after: { id: 'restored-1', content: 'x' } }] }, 'INVALID_INPUT'],
-          ['a vector of the wrong length', { memories: [memory], vectors: [{ ...vector, vector: Float32Array.from([1, 2]) }] }, 'INVALID_INPUT'],
-          ['a vector holding NaN', { memories: [memory], vectors: [{ ...vector, vector: Float32Array.from([1, Number.NaN, 0, 0]) }] }, 'INVALID_INPUT'],
-          ['a vector of zeros', { memories: [memory], vectors: [{ ...vector, vector: new Float32Array(4) }] }, 'INVALID_INPUT'],
-          ['a vector as a plain array', { memories: [memory], vectors: [{ ...vector, vector: [1, 2, 3, 4] }] }, 'INVALID_INPUT'],
-          ['a vector without updatedAt', { memories: [memory], vectors: [{ id: vector.id, vector: vector.vector }] }, 'INVALID_INPUT'],
+          [
+            'history without undoOf',
+            { memories: [memory], history: [{ ...entry, undoOf: undefined }] },
+            'INVALID_INPUT',
+          ],
+          [
+            'history whose snapshot is not an object',
+            { memories: [memory], history: [{ ...entry, after: 'a memory' }] },
+            'INVALID_INPUT',
+          ],
+          [
+            'history whose snapshot is another memory',
+            { memories: [memory], history: [{ ...entry, after: { ...memory, id: 'other' } }] },
+            'INVALID_INPUT',
+          ],
+          [
+            'history whose snapshot lacks fields',
+            { memories: [memory], history: [{ ...entry, after: { id: 'restored-1', content: 'x' } }] },
+            'INVALID_INPUT',
+          ],
+          [
+            'a vector of the wrong length',
+            { memories: [memory], vectors: [{ ...vector, vector: Float32Array.from([1, 2]) }] },
+            'INVALID_INPUT',
+          ],
+          [
+            'a vector holding NaN',
+            { memories: [memory], vectors: [{ ...vector, vector: Float32Array.from([1, Number.NaN, 0, 0]) }] },
+            'INVALID_INPUT',
+          ],
+          [
+            'a vector of zeros',
+            { memories: [memory], vectors: [{ ...vector, vector: new Float32Array(4) }] },
+            'INVALID_INPUT',
+          ],
+          [
+            'a vector as a plain array',
+            { memories: [memory], vectors: [{ ...vector, vector: [1, 2, 3, 4] }] },
+            'INVALID_INPUT',
+          ],
+          [
+            'a vector without updatedAt',
+            { memories: [memory], vectors: [{ id: vector.id, vector: vector.vector }] },
+            'INVALID_INPUT',
+          ],
         ];
         const unexpected: string[] = [];
         for (const [label, records, code] of cases) {
@@ -391,13 +537,27 @@ export const recordCopyCases = storeCaseGroup({
           content: "Robert'); DROP TABLE memories; --\n$1 $$ :name ? %s \\x00 <script>alert(1)</script>",
           source: { sessionId: "'; DELETE FROM memory_history; --", origin: '" OR ""="' },
         };
-        const hostileEntry: HistoryEntry = { ...entry, id: 'chg-hostile-1', memoryId: 'hostile-1', actor: "x'); DROP TABLE memory_history; --", after: hostileMemory };
-        const report = await store.records.restore({ memories: [hostileMemory], history: [hostileEntry], vectors: [{ ...vector, id: 'hostile-1' }] });
+        const hostileEntry: HistoryEntry = {
+          ...entry,
+          id: 'chg-hostile-1',
+          memoryId: 'hostile-1',
+          actor: "x'); DROP TABLE memory_history; --",
+          after: hostileMemory,
+        };
+        const report = await store.records.restore({
+          memories: [hostileMemory],
+          history: [hostileEntry],
+          vectors: [{ ...vector, id: 'hostile-1' }],
+        });
         expect(report.written).toEqual({ memories: 1, history: 1, vectors: 1, jobs: 0, checkpoints: 0 });
         expect(await store.get('hostile-1')).toEqual(hostileMemory);
         expect(await store.history('hostile-1')).toEqual([hostileEntry]);
         expect(await store.count(everything(['project:copy']))).toBe(2);
-        expect((await store.searchText({ scopes: ['project:copy'], terms: ['robert'], limit: 5 })).map((hit) => hit.memory.id)).toEqual(['hostile-1']);
+        expect(
+          (await store.searchText({ scopes: ['project:copy'], terms: ['robert'], limit: 5 })).map(
+            (hit) => hit.memory.id,
+          ),
+        ).toEqual(['hostile-1']);
       },
     },
   ],

@@ -35,9 +35,36 @@ const EMPTY_SCOPE: Scope = 'project:nothing-here';
 
 /** Shared vocabulary: distinct words that no stemmer folds together and no stop list drops. */
 const VOCABULARY = [
-  'kestrel', 'basalt', 'quinoa', 'marimba', 'tundra', 'zephyr', 'obsidian', 'lantern', 'walrus', 'saffron',
-  'glacier', 'harbor', 'meadow', 'cobalt', 'falcon', 'juniper', 'pepper', 'violet', 'canyon', 'ember',
-  'orchid', 'pixel', 'quartz', 'raven', 'summit', 'thistle', 'umber', 'velvet', 'willow', 'yonder',
+  'kestrel',
+  'basalt',
+  'quinoa',
+  'marimba',
+  'tundra',
+  'zephyr',
+  'obsidian',
+  'lantern',
+  'walrus',
+  'saffron',
+  'glacier',
+  'harbor',
+  'meadow',
+  'cobalt',
+  'falcon',
+  'juniper',
+  'pepper',
+  'violet',
+  'canyon',
+  'ember',
+  'orchid',
+  'pixel',
+  'quartz',
+  'raven',
+  'summit',
+  'thistle',
+  'umber',
+  'velvet',
+  'willow',
+  'yonder',
 ] as const;
 const ABSENT_WORD = 'xylophonist';
 
@@ -61,7 +88,8 @@ function seedInputs(random: RandomSource): NewMemory[] {
     for (let count = 0; count < MEMORIES_PER_SCOPE; count += 1) {
       const words = Array.from({ length: random.integer(4, 10) }, () => random.pick(VOCABULARY));
       const createdAt = BASE_TIME + index * MINUTE;
-      const accessed = random.next() < 0.4 ? new Date(createdAt + random.integer(1, 2_000) * MINUTE).toISOString() : null;
+      const accessed =
+        random.next() < 0.4 ? new Date(createdAt + random.integer(1, 2_000) * MINUTE).toISOString() : null;
       inputs.push({
         scope,
         type: random.pick(MEMORY_TYPES),
@@ -107,7 +135,8 @@ function matchesFilter(memory: Memory, filter: MemoryFilter): boolean {
   if (!keeps(filter.archived, memory.archived)) return false;
   if (!keeps(filter.invalid, memory.invalidAt !== null)) return false;
   if (filter.importanceBelow !== undefined && !(memory.importance < filter.importanceBelow)) return false;
-  if (filter.updatedBefore !== undefined && !(Date.parse(memory.updatedAt) < Date.parse(filter.updatedBefore))) return false;
+  if (filter.updatedBefore !== undefined && !(Date.parse(memory.updatedAt) < Date.parse(filter.updatedBefore)))
+    return false;
   const accessed = memory.lastAccessedAt ?? memory.createdAt;
   if (filter.accessedBefore !== undefined && !(Date.parse(accessed) < Date.parse(filter.accessedBefore))) return false;
   return true;
@@ -140,7 +169,10 @@ async function checkQuery(store: MemoryStore, random: RandomSource, seeded: Seed
     const found = await store.list(filter);
     const leak = outside(found);
     if (leak) return `list ${JSON.stringify(filter)} returned ${leak.id} of ${leak.scope}`;
-    const expected = sortForOrder(seeded.map((entry) => entry.memory).filter((memory) => matchesFilter(memory, filter)), filter.order);
+    const expected = sortForOrder(
+      seeded.map((entry) => entry.memory).filter((memory) => matchesFilter(memory, filter)),
+      filter.order,
+    );
     const offset = filter.offset ?? 0;
     const window = expected.slice(offset, filter.limit === undefined ? undefined : offset + filter.limit);
     if (filter.order === 'importance-desc') {
@@ -148,7 +180,8 @@ async function checkQuery(store: MemoryStore, random: RandomSource, seeded: Seed
       const want = window.map((memory) => memory.importance).join(',');
       const got = found.map((memory) => memory.importance).join(',');
       const allowed = new Set(expected.map((memory) => memory.id));
-      if (want !== got || found.some((memory) => !allowed.has(memory.id))) return `list ${JSON.stringify(filter)} gave importances ${got}, wanted ${want}`;
+      if (want !== got || found.some((memory) => !allowed.has(memory.id)))
+        return `list ${JSON.stringify(filter)} gave importances ${got}, wanted ${want}`;
     } else if (found.map((memory) => memory.id).join(',') !== window.map((memory) => memory.id).join(',')) {
       return `list ${JSON.stringify(filter)} returned ${found.length} memories, wanted ${window.length} in order`;
     }
@@ -194,7 +227,8 @@ async function checkQuery(store: MemoryStore, random: RandomSource, seeded: Seed
     const found = await store.get(target.id, scopes);
     const shouldFind = inScopes(target);
     if (shouldFind && found?.id !== target.id) return `get ${target.id} in ${JSON.stringify(scopes)} found nothing`;
-    if (!shouldFind && found !== undefined) return `get ${target.id} of ${target.scope} found it in ${JSON.stringify(scopes)}`;
+    if (!shouldFind && found !== undefined)
+      return `get ${target.id} of ${target.scope} found it in ${JSON.stringify(scopes)}`;
     return undefined;
   }
 
@@ -202,7 +236,9 @@ async function checkQuery(store: MemoryStore, random: RandomSource, seeded: Seed
   const foreign = Object.keys(stats.byScope).find((scope) => !scopes.includes(scope));
   if (foreign) return `stats ${JSON.stringify(scopes)} counted scope ${foreign}`;
   const expected = seeded.filter((entry) => inScopes(entry.memory)).length;
-  return stats.total === expected ? undefined : `stats ${JSON.stringify(scopes)} total ${stats.total}, wanted ${expected}`;
+  return stats.total === expected
+    ? undefined
+    : `stats ${JSON.stringify(scopes)} total ${stats.total}, wanted ${expected}`;
 }
 
 export const scopeIsolationCases = storeCaseGroup({

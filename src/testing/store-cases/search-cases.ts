@@ -65,9 +65,15 @@ export const searchCases = storeCaseGroup({
           ],
           SUITE_ACTOR,
         );
-        expect(hitIds(await store.searchText({ scopes: [scope], terms: ['running'], limit: 10 }))).toEqual(sortedIds([runs!, run!]));
-        expect(hitIds(await store.searchText({ scopes: [scope], terms: ['run'], limit: 10 }))).toEqual(sortedIds([runs!, run!]));
-        expect(hitIds(await store.searchText({ scopes: [scope], terms: ['deployment'], limit: 10 }))).toEqual([manual!.id]);
+        expect(hitIds(await store.searchText({ scopes: [scope], terms: ['running'], limit: 10 }))).toEqual(
+          sortedIds([runs!, run!]),
+        );
+        expect(hitIds(await store.searchText({ scopes: [scope], terms: ['run'], limit: 10 }))).toEqual(
+          sortedIds([runs!, run!]),
+        );
+        expect(hitIds(await store.searchText({ scopes: [scope], terms: ['deployment'], limit: 10 }))).toEqual([
+          manual!.id,
+        ]);
       },
     },
     {
@@ -75,12 +81,19 @@ export const searchCases = storeCaseGroup({
       async run({ store }) {
         const scope = 'project:fields';
         const memory = await store.create(
-          { scope, name: 'deploy-checklist', description: 'How we ship releases.', content: 'Tag, build, sign, upload.' },
+          {
+            scope,
+            name: 'deploy-checklist',
+            description: 'How we ship releases.',
+            content: 'Tag, build, sign, upload.',
+          },
           SUITE_ACTOR,
         );
         await store.create({ scope, content: 'Unrelated: the coffee machine is on floor three.' }, SUITE_ACTOR);
         for (const term of ['checklist', 'releases', 'upload']) {
-          expect(hitIds(await store.searchText({ scopes: [scope], terms: [term], limit: 10 })), term).toEqual([memory.id]);
+          expect(hitIds(await store.searchText({ scopes: [scope], terms: [term], limit: 10 })), term).toEqual([
+            memory.id,
+          ]);
         }
       },
     },
@@ -88,7 +101,12 @@ export const searchCases = storeCaseGroup({
       name: "searchText match 'any' ranks memories matching more and rarer terms higher",
       async run({ store }) {
         const scope = 'project:ranking';
-        const fact = (content: string, index: number): NewMemory => ({ scope, name: `fact-${index}`, description: 'A stored fact.', content });
+        const fact = (content: string, index: number): NewMemory => ({
+          scope,
+          name: `fact-${index}`,
+          description: 'A stored fact.',
+          content,
+        });
         const [both, rare, common] = await store.createMany(
           [
             'Postgres replication uses two standby servers in the west region.',
@@ -97,11 +115,19 @@ export const searchCases = storeCaseGroup({
             'Postgres tuning notes for the reporting servers in the east region.',
             'Postgres vacuum settings for the billing servers in the east region.',
             'Postgres connection limits for the search servers in the east region.',
-            ...Array.from({ length: 10 }, (_, index) => `Unrelated note ${index} about the office kitchen and its kettle.`),
+            ...Array.from(
+              { length: 10 },
+              (_, index) => `Unrelated note ${index} about the office kitchen and its kettle.`,
+            ),
           ].map(fact),
           SUITE_ACTOR,
         );
-        const hits = await store.searchText({ scopes: [scope], terms: ['postgres', 'replication'], match: 'any', limit: 20 });
+        const hits = await store.searchText({
+          scopes: [scope],
+          terms: ['postgres', 'replication'],
+          match: 'any',
+          limit: 20,
+        });
         expect(hits).toHaveLength(6);
         expect(hits[0]!.memory.id).toBe(both!.id);
         const position = (id: string): number => hits.findIndex((hit) => hit.memory.id === id);
@@ -130,11 +156,23 @@ export const searchCases = storeCaseGroup({
           ],
           SUITE_ACTOR,
         );
-        const all = await store.searchText({ scopes: [scope], terms: ['postgres', 'replication'], match: 'all', limit: 10 });
+        const all = await store.searchText({
+          scopes: [scope],
+          terms: ['postgres', 'replication'],
+          match: 'all',
+          limit: 10,
+        });
         expect(hitIds(all)).toEqual([both!.id]);
-        const stems = await store.searchText({ scopes: [scope], terms: ['postgres', 'replica'], match: 'all', limit: 10 });
+        const stems = await store.searchText({
+          scopes: [scope],
+          terms: ['postgres', 'replica'],
+          match: 'all',
+          limit: 10,
+        });
         expect(hitIds(stems)).toEqual([stemmed!.id]);
-        expect(await store.searchText({ scopes: [scope], terms: ['postgres', 'kubernetes'], match: 'all', limit: 10 })).toEqual([]);
+        expect(
+          await store.searchText({ scopes: [scope], terms: ['postgres', 'kubernetes'], match: 'all', limit: 10 }),
+        ).toEqual([]);
       },
     },
     {
@@ -165,9 +203,9 @@ export const searchCases = storeCaseGroup({
         expect(prefix).not.toContain(football!.id);
         expect(prefix).toEqual([foo!.id]);
         expect(hitIds(await store.searchText({ scopes: [scope], terms: ['-foo'], limit: 10 }))).toEqual([foo!.id]);
-        expect(hitIds(await store.searchText({ scopes: [scope], terms: ['(', 'foo', ')'], match: 'any', limit: 10 }))).toEqual([
-          foo!.id,
-        ]);
+        expect(
+          hitIds(await store.searchText({ scopes: [scope], terms: ['(', 'foo', ')'], match: 'any', limit: 10 })),
+        ).toEqual([foo!.id]);
       },
     },
     {
@@ -177,7 +215,9 @@ export const searchCases = storeCaseGroup({
         await store.create({ scope, content: 'Anything at all could match an empty query.' }, SUITE_ACTOR);
         expect(await store.searchText({ scopes: [scope], terms: [], limit: 10 })).toEqual([]);
         expect(await store.searchText({ scopes: [scope], terms: ['', '   '], limit: 10 })).toEqual([]);
-        expect(await store.searchText({ scopes: [scope], terms: ['***', '()', '-'], match: 'any', limit: 10 })).toEqual([]);
+        expect(await store.searchText({ scopes: [scope], terms: ['***', '()', '-'], match: 'any', limit: 10 })).toEqual(
+          [],
+        );
         expect(await store.searchText({ scopes: [scope], terms: [], match: 'all', limit: 10 })).toEqual([]);
         expect(await store.searchText({ scopes: [scope], terms: ['anything'], limit: 0 })).toEqual([]);
       },
@@ -199,7 +239,9 @@ export const searchCases = storeCaseGroup({
         ];
         const outcomes: Record<string, string> = {};
         for (const extra of malformed) {
-          outcomes[describeInput(extra)] = await outcomeOf(() => store.searchText({ ...valid, ...extra } as unknown as TextSearch));
+          outcomes[describeInput(extra)] = await outcomeOf(() =>
+            store.searchText({ ...valid, ...extra } as unknown as TextSearch),
+          );
         }
         expect(outcomes).toEqual(Object.fromEntries(Object.keys(outcomes).map((key) => [key, 'INVALID_INPUT'])));
       },
@@ -208,12 +250,23 @@ export const searchCases = storeCaseGroup({
       name: 'searchText never returns archived or invalidated memories',
       async run({ store }) {
         const scope = 'project:search-states';
-        const active = await store.create({ scope, content: 'Active: the zebra crossing is on Main Street.' }, SUITE_ACTOR);
-        const archived = await store.create({ scope, content: 'Archived: the zebra enclosure closes at five.' }, SUITE_ACTOR);
+        const active = await store.create(
+          { scope, content: 'Active: the zebra crossing is on Main Street.' },
+          SUITE_ACTOR,
+        );
+        const archived = await store.create(
+          { scope, content: 'Archived: the zebra enclosure closes at five.' },
+          SUITE_ACTOR,
+        );
         const invalid = await store.create({ scope, content: 'Invalid: the zebra print shirt is blue.' }, SUITE_ACTOR);
         const both = await store.create({ scope, content: 'Both: the zebra mascot retired.' }, SUITE_ACTOR);
         const seeded = await store.create(
-          { scope, content: 'Seeded archived and invalid: the zebra herd migrated.', archived: true, invalidAt: '2024-01-01T00:00:00.000Z' },
+          {
+            scope,
+            content: 'Seeded archived and invalid: the zebra herd migrated.',
+            archived: true,
+            invalidAt: '2024-01-01T00:00:00.000Z',
+          },
           SUITE_ACTOR,
         );
         await store.archive(archived.id, SUITE_ACTOR);
@@ -225,20 +278,30 @@ export const searchCases = storeCaseGroup({
           expect(hitIds(hits)).toEqual([active.id]);
         }
         await store.restore(archived.id, SUITE_ACTOR);
-        expect(hitIds(await store.searchText({ scopes: [scope], terms: ['zebra'], limit: 10 }))).toEqual(sortedIds([active, archived]));
+        expect(hitIds(await store.searchText({ scopes: [scope], terms: ['zebra'], limit: 10 }))).toEqual(
+          sortedIds([active, archived]),
+        );
         await store.restore(both.id, SUITE_ACTOR);
         await store.restore(seeded.id, SUITE_ACTOR);
-        expect(hitIds(await store.searchText({ scopes: [scope], terms: ['zebra'], limit: 10 }))).toEqual(sortedIds([active, archived]));
+        expect(hitIds(await store.searchText({ scopes: [scope], terms: ['zebra'], limit: 10 }))).toEqual(
+          sortedIds([active, archived]),
+        );
       },
     },
     {
       name: 'searchText follows updates, deletes and undo of a delete',
       async run({ store }) {
         const scope = 'project:search-index';
-        const search = async (term: string): Promise<string[]> => hitIds(await store.searchText({ scopes: [scope], terms: [term], limit: 10 }));
+        const search = async (term: string): Promise<string[]> =>
+          hitIds(await store.searchText({ scopes: [scope], terms: [term], limit: 10 }));
         // Name and description are set so that only the content mentions the plant.
         const memory = await store.create(
-          { scope, name: 'office-greenery', description: 'What grows in the office.', content: 'The office plant is a fern.' },
+          {
+            scope,
+            name: 'office-greenery',
+            description: 'What grows in the office.',
+            content: 'The office plant is a fern.',
+          },
           SUITE_ACTOR,
         );
         expect(await search('fern')).toEqual([memory.id]);
@@ -273,7 +336,12 @@ export const searchCases = storeCaseGroup({
         expect(await store.searchText({ scopes: ['project:a'], terms: ['orchid'], limit: 10 })).toHaveLength(4);
         const users = await store.searchText({ scopes: ['project:a'], terms: ['orchid'], types: ['user'], limit: 10 });
         expect(hitIds(users)).toEqual(sortedIds([firstUser!, secondUser!]));
-        const both = await store.searchText({ scopes: ['project:a', 'project:b'], terms: ['orchid'], types: ['user'], limit: 10 });
+        const both = await store.searchText({
+          scopes: ['project:a', 'project:b'],
+          terms: ['orchid'],
+          types: ['user'],
+          limit: 10,
+        });
         expect(hitIds(both)).toEqual(sortedIds([firstUser!, secondUser!, otherScope!]));
         expect(await store.searchText({ scopes: ['project:c'], terms: ['orchid'], limit: 10 })).toEqual([]);
       },

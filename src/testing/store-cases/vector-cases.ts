@@ -3,13 +3,32 @@ import { MEMORY_TYPES, type Memory, type MemoryType, type NewMemory } from '../.
 import type { Scope } from '../../memory/scope.js';
 import type { StoreWith } from '../../contracts/memory-store.js';
 import type { VectorEntry, VectorSearch } from '../../contracts/memory-store-vectors.js';
-import { createRandomSource, describeInput, expectEngramError, outcomeOf, SUITE_ACTOR, type RandomSource, storeCaseGroup } from '../store-suite-support.js';
+import {
+  createRandomSource,
+  describeInput,
+  expectEngramError,
+  outcomeOf,
+  SUITE_ACTOR,
+  type RandomSource,
+  storeCaseGroup,
+} from '../store-suite-support.js';
 
 const SPACE = { model: 'conformance-embedder', dimensions: 4 } as const;
 const vector = (...values: number[]): Float32Array => Float32Array.from(values);
 
 /** Scopes that trip naive filters: prefixes, case variants, LIKE wildcards, colons. */
-const SCOPES: readonly Scope[] = ['global', 'project:app', 'project:app2', 'project:App', 'project:a_b', 'project:axb', 'project:100%', 'session:s-1', 'session:s-1:x', 'user:alice'];
+const SCOPES: readonly Scope[] = [
+  'global',
+  'project:app',
+  'project:app2',
+  'project:App',
+  'project:a_b',
+  'project:axb',
+  'project:100%',
+  'session:s-1',
+  'session:s-1:x',
+  'user:alice',
+];
 const RANDOM_DIMENSIONS = 8;
 const MEMORIES_PER_SCOPE = 25;
 const RANDOM_QUERIES = 2_000;
@@ -33,7 +52,11 @@ function cosine(a: Float32Array, b: Float32Array): number {
   return dot / Math.sqrt(normA * normB);
 }
 
-async function seedWithVectors(store: StoreWith<'vectors'>, inputs: NewMemory[], vectors: Float32Array[]): Promise<Memory[]> {
+async function seedWithVectors(
+  store: StoreWith<'vectors'>,
+  inputs: NewMemory[],
+  vectors: Float32Array[],
+): Promise<Memory[]> {
   const memories = await store.createMany(inputs, SUITE_ACTOR);
   await store.vectors.put(memories.map((memory, index) => ({ id: memory.id, vector: vectors[index]! })));
   return memories;
@@ -53,7 +76,12 @@ export const vectorCases = storeCaseGroup({
           [1, 2, 3].map((index) => ({ scope: 'project:vectors', content: `Vector fact number ${index}.` })),
           SUITE_ACTOR,
         );
-        expect(await store.vectors.put([{ id: first!.id, vector: vector(1, 0, 0, 0) }, { id: second!.id, vector: vector(0, 1, 0, 0) }])).toBe(2);
+        expect(
+          await store.vectors.put([
+            { id: first!.id, vector: vector(1, 0, 0, 0) },
+            { id: second!.id, vector: vector(0, 1, 0, 0) },
+          ]),
+        ).toBe(2);
         const hits = await store.vectors.search({ scopes: ['project:vectors'], vector: vector(1, 0, 0, 0), limit: 10 });
         expect(hits.map((hit) => hit.memory.id)).toEqual([first!.id, second!.id]);
         expect(hits[0]!.similarity).toBeCloseTo(1, 5);
@@ -75,22 +103,46 @@ export const vectorCases = storeCaseGroup({
         const angles = [0, 20, 45, 70, 100, 180];
         const memories = await seedWithVectors(
           store,
-          angles.map((angle, index) => ({ scope: 'project:angles', content: `At ${angle} degrees.`, type: index % 2 === 0 ? 'project' : 'user' })),
+          angles.map((angle, index) => ({
+            scope: 'project:angles',
+            content: `At ${angle} degrees.`,
+            type: index % 2 === 0 ? 'project' : 'user',
+          })),
           // Lengths differ on purpose: cosine must not care.
-          angles.map((angle, index) => vector(Math.cos((angle * Math.PI) / 180) * (index + 1), Math.sin((angle * Math.PI) / 180) * (index + 1), 0, 0)),
+          angles.map((angle, index) =>
+            vector(
+              Math.cos((angle * Math.PI) / 180) * (index + 1),
+              Math.sin((angle * Math.PI) / 180) * (index + 1),
+              0,
+              0,
+            ),
+          ),
         );
         const hits = await store.vectors.search({ scopes: ['project:angles'], vector: vector(3, 0, 0, 0), limit: 10 });
         expect(hits.map((hit) => hit.memory.id)).toEqual(memories.map((memory) => memory.id));
         hits.forEach((hit, index) => expect(hit.similarity).toBeCloseTo(Math.cos((angles[index]! * Math.PI) / 180), 4));
-        expect((await store.vectors.search({ scopes: ['project:angles'], vector: vector(1, 0, 0, 0), limit: 2 })).map((hit) => hit.memory.id)).toEqual(
-          memories.slice(0, 2).map((memory) => memory.id),
+        expect(
+          (await store.vectors.search({ scopes: ['project:angles'], vector: vector(1, 0, 0, 0), limit: 2 })).map(
+            (hit) => hit.memory.id,
+          ),
+        ).toEqual(memories.slice(0, 2).map((memory) => memory.id));
+        const users = await store.vectors.search({
+          scopes: ['project:angles'],
+          vector: vector(1, 0, 0, 0),
+          limit: 10,
+          types: ['user'],
+        });
+        expect(users.map((hit) => hit.memory.id)).toEqual(
+          memories.filter((memory) => memory.type === 'user').map((memory) => memory.id),
         );
-        const users = await store.vectors.search({ scopes: ['project:angles'], vector: vector(1, 0, 0, 0), limit: 10, types: ['user'] });
-        expect(users.map((hit) => hit.memory.id)).toEqual(memories.filter((memory) => memory.type === 'user').map((memory) => memory.id));
-        expect(await store.vectors.search({ scopes: ['project:angles'], vector: vector(1, 0, 0, 0), limit: 0 })).toEqual([]);
+        expect(
+          await store.vectors.search({ scopes: ['project:angles'], vector: vector(1, 0, 0, 0), limit: 0 }),
+        ).toEqual([]);
         expect(await store.vectors.search({ scopes: [], vector: vector(1, 0, 0, 0), limit: 5 })).toEqual([]);
         // A zero query has no direction: nothing is near it.
-        expect(await store.vectors.search({ scopes: ['project:angles'], vector: vector(0, 0, 0, 0), limit: 5 })).toEqual([]);
+        expect(
+          await store.vectors.search({ scopes: ['project:angles'], vector: vector(0, 0, 0, 0), limit: 5 }),
+        ).toEqual([]);
       },
     },
     {
@@ -118,11 +170,18 @@ export const vectorCases = storeCaseGroup({
         const problems: string[] = [];
         for (let query = 0; query < RANDOM_QUERIES && problems.length < 10; query += 1) {
           const scopes = random.sample([...SCOPES, 'project:nothing-here'], random.integer(1, 3));
-          const search: VectorSearch = { scopes, vector: randomVector(random, RANDOM_DIMENSIONS), limit: random.pick([1, 5, 20, 500]) };
+          const search: VectorSearch = {
+            scopes,
+            vector: randomVector(random, RANDOM_DIMENSIONS),
+            limit: random.pick([1, 5, 20, 500]),
+          };
           if (random.next() < 0.25) search.types = random.sample<MemoryType>(MEMORY_TYPES, random.integer(1, 2));
           const hits = await store.vectors.search(search);
           const leak = hits.find((hit) => !scopes.includes(hit.memory.scope));
-          if (leak) problems.push(`query ${query}: ${leak.memory.id} of ${leak.memory.scope} returned for ${JSON.stringify(scopes)}`);
+          if (leak)
+            problems.push(
+              `query ${query}: ${leak.memory.id} of ${leak.memory.scope} returned for ${JSON.stringify(scopes)}`,
+            );
           const expected = memories
             .filter((memory) => scopes.includes(memory.scope) && !memory.archived && memory.invalidAt === null)
             .filter((memory) => !search.types || search.types.includes(memory.type))
@@ -132,8 +191,12 @@ export const vectorCases = storeCaseGroup({
           if (hits.length !== want) problems.push(`query ${query}: ${hits.length} hits, wanted ${want}`);
           const kth = expected[want - 1];
           const weak = hits.find((hit) => kth !== undefined && hit.similarity < kth - 1e-4);
-          if (weak) problems.push(`query ${query}: ${weak.memory.id} (similarity ${weak.similarity}) is not among the ${want} nearest`);
-          if (hits.some((hit, index) => index > 0 && hit.similarity > hits[index - 1]!.similarity + 1e-6)) problems.push(`query ${query}: hits not best first`);
+          if (weak)
+            problems.push(
+              `query ${query}: ${weak.memory.id} (similarity ${weak.similarity}) is not among the ${want} nearest`,
+            );
+          if (hits.some((hit, index) => index > 0 && hit.similarity > hits[index - 1]!.similarity + 1e-6))
+            problems.push(`query ${query}: hits not best first`);
         }
         expect(problems).toEqual([]);
       },
@@ -152,11 +215,19 @@ export const vectorCases = storeCaseGroup({
         expect(await store.vectors.setSpace({ model: 'another-model', dimensions: 4 })).toEqual({ dropped: 3 });
         expect(await store.vectors.space()).toEqual({ model: 'another-model', dimensions: 4 });
         expect(await store.vectors.counts()).toEqual({ stored: 0, missing: 3 });
-        expect(await store.vectors.search({ scopes: ['project:space'], vector: vector(1, 0, 0, 0), limit: 5 })).toEqual([]);
+        expect(await store.vectors.search({ scopes: ['project:space'], vector: vector(1, 0, 0, 0), limit: 5 })).toEqual(
+          [],
+        );
         await store.vectors.put([{ id: memories[0]!.id, vector: vector(1, 1, 0, 0) }]);
         expect(await store.vectors.setSpace({ model: 'another-model', dimensions: 8 })).toEqual({ dropped: 1 });
-        await expectEngramError(() => store.vectors.search({ scopes: ['project:space'], vector: vector(1, 0, 0, 0), limit: 5 }), 'INVALID_INPUT');
-        await expectEngramError(() => store.vectors.put([{ id: memories[0]!.id, vector: vector(1, 0, 0, 0) }]), 'INVALID_INPUT');
+        await expectEngramError(
+          () => store.vectors.search({ scopes: ['project:space'], vector: vector(1, 0, 0, 0), limit: 5 }),
+          'INVALID_INPUT',
+        );
+        await expectEngramError(
+          () => store.vectors.put([{ id: memories[0]!.id, vector: vector(1, 0, 0, 0) }]),
+          'INVALID_INPUT',
+        );
         expect(await store.vectors.counts()).toEqual({ stored: 0, missing: 3 });
       },
     },
@@ -166,13 +237,19 @@ export const vectorCases = storeCaseGroup({
         await store.vectors.setSpace(SPACE);
         const [kept, archived, invalid] = await seedWithVectors(
           store,
-          ['kept', 'archived', 'invalid'].map((name) => ({ scope: 'project:states', name, content: `The ${name} memory.` })),
+          ['kept', 'archived', 'invalid'].map((name) => ({
+            scope: 'project:states',
+            name,
+            content: `The ${name} memory.`,
+          })),
           [vector(1, 0, 0, 0), vector(1, 0.1, 0, 0), vector(1, 0.2, 0, 0)],
         );
         await store.archive(archived!.id, SUITE_ACTOR);
         await store.invalidate(invalid!.id, {}, SUITE_ACTOR);
         const ids = async (): Promise<string[]> =>
-          (await store.vectors.search({ scopes: ['project:states'], vector: vector(1, 0, 0, 0), limit: 10 })).map((hit) => hit.memory.id);
+          (await store.vectors.search({ scopes: ['project:states'], vector: vector(1, 0, 0, 0), limit: 10 })).map(
+            (hit) => hit.memory.id,
+          );
         expect(await ids()).toEqual([kept!.id]);
         await store.restore(archived!.id, SUITE_ACTOR);
         expect(await ids()).toEqual([kept!.id, archived!.id]);
@@ -185,7 +262,11 @@ export const vectorCases = storeCaseGroup({
         await store.vectors.setSpace(SPACE);
         const [edited, tagged, deleted] = await seedWithVectors(
           store,
-          ['edited', 'tagged', 'deleted'].map((name) => ({ scope: 'project:follow', name, content: `The ${name} memory.` })),
+          ['edited', 'tagged', 'deleted'].map((name) => ({
+            scope: 'project:follow',
+            name,
+            content: `The ${name} memory.`,
+          })),
           [vector(1, 0, 0, 0), vector(0, 1, 0, 0), vector(0, 0, 1, 0)],
         );
         await store.update(tagged!.id, { importance: 0.9, type: 'user' }, SUITE_ACTOR);
@@ -197,7 +278,9 @@ export const vectorCases = storeCaseGroup({
         // An undone delete brings the memory back without a vector: vectors are recomputed, never resurrected.
         const deletion = (await store.history(deleted!.id)).at(-1)!;
         await store.undo(deletion.id, SUITE_ACTOR);
-        expect((await store.vectors.missing({ limit: 10 })).map((memory) => memory.id).sort()).toEqual([edited!.id, deleted!.id].sort());
+        expect((await store.vectors.missing({ limit: 10 })).map((memory) => memory.id).sort()).toEqual(
+          [edited!.id, deleted!.id].sort(),
+        );
         const hits = await store.vectors.search({ scopes: ['project:follow'], vector: vector(0, 1, 0, 0), limit: 10 });
         expect(hits.map((hit) => hit.memory.id)).toEqual([tagged!.id]);
       },
@@ -224,7 +307,10 @@ export const vectorCases = storeCaseGroup({
     {
       name: 'hostile vector input is refused with INVALID_INPUT and changes nothing',
       async run({ store }) {
-        const [memory] = await store.createMany([{ scope: 'project:hostile', content: 'A memory for hostile vectors.' }], SUITE_ACTOR);
+        const [memory] = await store.createMany(
+          [{ scope: 'project:hostile', content: 'A memory for hostile vectors.' }],
+          SUITE_ACTOR,
+        );
         const id = memory!.id;
         await expectEngramError(() => store.vectors.put([{ id, vector: vector(1, 0, 0, 0) }]), 'INVALID_INPUT');
         const badSpaces: unknown[] = [
@@ -256,14 +342,18 @@ export const vectorCases = storeCaseGroup({
           [{ id, vector: vector(Number.NaN, 0, 0, 0) }],
           [{ id, vector: vector(Number.POSITIVE_INFINITY, 0, 0, 0) }],
           [{ id, vector: vector(0, 0, 0, 0) }],
-          [{ id, vector: vector(1, 0, 0, 0) }, { id, vector: vector(0, 1, 0, 0) }],
+          [
+            { id, vector: vector(1, 0, 0, 0) },
+            { id, vector: vector(0, 1, 0, 0) },
+          ],
           [{ id: '', vector: vector(1, 0, 0, 0) }],
           [{ id, vector: vector(1, 0, 0, 0), updatedAt: 'yesterday' }],
           [{ vector: vector(1, 0, 0, 0) }],
         ];
         for (const entries of badEntries) {
           const outcome = await outcomeOf(() => store.vectors.put(entries as VectorEntry[]));
-          if (outcome !== 'INVALID_INPUT') problems.push(`vectors.put ${describeInput({ entries: String(entries) })}: ${outcome}`);
+          if (outcome !== 'INVALID_INPUT')
+            problems.push(`vectors.put ${describeInput({ entries: String(entries) })}: ${outcome}`);
         }
         const badSearches: unknown[] = [
           null,
@@ -279,7 +369,8 @@ export const vectorCases = storeCaseGroup({
         ];
         for (const search of badSearches) {
           const outcome = await outcomeOf(() => store.vectors.search(search as VectorSearch));
-          if (outcome !== 'INVALID_INPUT' && outcome !== 'INVALID_SCOPE') problems.push(`vectors.search ${describeInput({ search: String(search) })}: ${outcome}`);
+          if (outcome !== 'INVALID_INPUT' && outcome !== 'INVALID_SCOPE')
+            problems.push(`vectors.search ${describeInput({ search: String(search) })}: ${outcome}`);
         }
         for (const limit of [-1, 1.5, Number.NaN, '5']) {
           const outcome = await outcomeOf(() => store.vectors.missing({ limit } as never));

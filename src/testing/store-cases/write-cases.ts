@@ -1,7 +1,14 @@
 import { expect } from 'vitest';
 import { openStore } from '../../node/open-store.js';
 import { deriveDescription, deriveName, type Memory, type NewMemory } from '../../memory/memory.js';
-import { everything, expectEngramError, fingerprint, sortedIds, SUITE_ACTOR, storeCaseGroup } from '../store-suite-support.js';
+import {
+  everything,
+  expectEngramError,
+  fingerprint,
+  sortedIds,
+  SUITE_ACTOR,
+  storeCaseGroup,
+} from '../store-suite-support.js';
 
 const TEN_MEGABYTES = 10 * 1024 * 1024;
 
@@ -14,19 +21,41 @@ export const writeCases = storeCaseGroup({
       async run({ store }) {
         const memory = await store.create({ scope: 'project:cas', content: 'The CI runs on Buildkite.' }, SUITE_ACTOR);
         // Two changes in quick succession (often the same millisecond) still get distinct versions.
-        const first = await store.update(memory.id, { importance: 0.7 }, { ...SUITE_ACTOR, ifUpdatedAt: memory.updatedAt });
+        const first = await store.update(
+          memory.id,
+          { importance: 0.7 },
+          { ...SUITE_ACTOR, ifUpdatedAt: memory.updatedAt },
+        );
         const second = await store.update(memory.id, { importance: 0.8 }, SUITE_ACTOR);
         expect(Date.parse(first.updatedAt)).toBeGreaterThan(Date.parse(memory.updatedAt));
         expect(Date.parse(second.updatedAt)).toBeGreaterThan(Date.parse(first.updatedAt));
         // An editor that read `first` and writes back after `second` is refused; nothing changes.
         const before = await fingerprint(store, ['project:cas']);
         const history = (await store.history(memory.id)).length;
-        await expectEngramError(() => store.update(memory.id, { content: 'The CI runs on GitHub Actions.' }, { ...SUITE_ACTOR, ifUpdatedAt: first.updatedAt }), 'CONFLICT');
-        await expectEngramError(() => store.archive(memory.id, { ...SUITE_ACTOR, ifUpdatedAt: memory.updatedAt }), 'CONFLICT');
-        await expectEngramError(() => store.update(memory.id, { importance: 0.1 }, { ...SUITE_ACTOR, ifUpdatedAt: 42 as never }), 'INVALID_INPUT');
+        await expectEngramError(
+          () =>
+            store.update(
+              memory.id,
+              { content: 'The CI runs on GitHub Actions.' },
+              { ...SUITE_ACTOR, ifUpdatedAt: first.updatedAt },
+            ),
+          'CONFLICT',
+        );
+        await expectEngramError(
+          () => store.archive(memory.id, { ...SUITE_ACTOR, ifUpdatedAt: memory.updatedAt }),
+          'CONFLICT',
+        );
+        await expectEngramError(
+          () => store.update(memory.id, { importance: 0.1 }, { ...SUITE_ACTOR, ifUpdatedAt: 42 as never }),
+          'INVALID_INPUT',
+        );
         expect(await fingerprint(store, ['project:cas'])).toEqual(before);
         expect(await store.history(memory.id)).toHaveLength(history);
-        const third = await store.update(memory.id, { content: 'The CI runs on GitHub Actions.' }, { ...SUITE_ACTOR, ifUpdatedAt: second.updatedAt });
+        const third = await store.update(
+          memory.id,
+          { content: 'The CI runs on GitHub Actions.' },
+          { ...SUITE_ACTOR, ifUpdatedAt: second.updatedAt },
+        );
         expect(third.content).toBe('The CI runs on GitHub Actions.');
       },
     },
@@ -86,7 +115,11 @@ export const writeCases = storeCaseGroup({
         expect(await store.get('suite-full-1')).toEqual(input);
 
         const shifted = await store.create(
-          { scope: 'global', content: 'Times given with an offset are stored in UTC.', createdAt: '2024-03-01T12:00:00+02:00' },
+          {
+            scope: 'global',
+            content: 'Times given with an offset are stored in UTC.',
+            createdAt: '2024-03-01T12:00:00+02:00',
+          },
           SUITE_ACTOR,
         );
         expect(shifted.createdAt).toBe('2024-03-01T10:00:00.000Z');
@@ -126,7 +159,13 @@ export const writeCases = storeCaseGroup({
           { name: 'api-port', description: 'Port of the API server.', source: null },
           SUITE_ACTOR,
         );
-        expect(renamed).toEqual({ ...updated, name: 'api-port', description: 'Port of the API server.', source: null, updatedAt: renamed.updatedAt });
+        expect(renamed).toEqual({
+          ...updated,
+          name: 'api-port',
+          description: 'Port of the API server.',
+          source: null,
+          updatedAt: renamed.updatedAt,
+        });
         expect(await store.get(original.id)).toEqual(renamed);
       },
     },
@@ -149,9 +188,15 @@ export const writeCases = storeCaseGroup({
         const before = await fingerprint(store, ['project:valid']);
         const scopes = ['team:x', 'project:', '', 'GLOBAL', 'project:has space', 'user:"quoted"', 'session', ':id'];
         for (const scope of scopes) {
-          await expectEngramError(() => store.create({ scope, content: `Scope ${scope} is not valid.` }, SUITE_ACTOR), 'INVALID_SCOPE');
+          await expectEngramError(
+            () => store.create({ scope, content: `Scope ${scope} is not valid.` }, SUITE_ACTOR),
+            'INVALID_SCOPE',
+          );
         }
-        await expectEngramError(() => store.create({ content: 'No scope at all.' } as unknown as NewMemory, SUITE_ACTOR), 'INVALID_SCOPE');
+        await expectEngramError(
+          () => store.create({ content: 'No scope at all.' } as unknown as NewMemory, SUITE_ACTOR),
+          'INVALID_SCOPE',
+        );
         expect(await fingerprint(store, ['project:valid'])).toEqual(before);
       },
     },
@@ -187,12 +232,25 @@ export const writeCases = storeCaseGroup({
     {
       name: 'create refuses 10 MB content with PAYLOAD_TOO_LARGE and stores nothing',
       async run({ store }) {
-        const existing = await store.create({ scope: 'project:valid', content: 'A memory that was there before.' }, SUITE_ACTOR);
+        const existing = await store.create(
+          { scope: 'project:valid', content: 'A memory that was there before.' },
+          SUITE_ACTOR,
+        );
         const before = await fingerprint(store, ['project:valid']);
         const huge = 'word '.repeat(TEN_MEGABYTES / 5);
-        await expectEngramError(() => store.create({ scope: 'project:valid', content: huge }, SUITE_ACTOR), 'PAYLOAD_TOO_LARGE');
         await expectEngramError(
-          () => store.createMany([{ scope: 'project:valid', content: 'small' }, { scope: 'project:valid', content: huge }], SUITE_ACTOR),
+          () => store.create({ scope: 'project:valid', content: huge }, SUITE_ACTOR),
+          'PAYLOAD_TOO_LARGE',
+        );
+        await expectEngramError(
+          () =>
+            store.createMany(
+              [
+                { scope: 'project:valid', content: 'small' },
+                { scope: 'project:valid', content: huge },
+              ],
+              SUITE_ACTOR,
+            ),
           'PAYLOAD_TOO_LARGE',
         );
         await expectEngramError(() => store.update(existing.id, { content: huge }, SUITE_ACTOR), 'PAYLOAD_TOO_LARGE');
@@ -202,7 +260,10 @@ export const writeCases = storeCaseGroup({
     {
       name: 'create refuses an id that already exists with CONFLICT and keeps the original',
       async run({ store }) {
-        const original = await store.create({ id: 'suite-duplicate', scope: 'global', content: 'The original fact.' }, SUITE_ACTOR);
+        const original = await store.create(
+          { id: 'suite-duplicate', scope: 'global', content: 'The original fact.' },
+          SUITE_ACTOR,
+        );
         const before = await fingerprint(store, ['global', 'project:other']);
         await expectEngramError(
           () => store.create({ id: 'suite-duplicate', scope: 'project:other', content: 'An impostor.' }, SUITE_ACTOR),
@@ -234,16 +295,32 @@ export const writeCases = storeCaseGroup({
 
         const scopes = ['project:batch', 'user:batch', 'global'];
         const before = await fingerprint(store, scopes);
-        const good = (index: number): NewMemory => ({ scope: 'project:batch', content: `Would-be fact number ${index}.` });
+        const good = (index: number): NewMemory => ({
+          scope: 'project:batch',
+          content: `Would-be fact number ${index}.`,
+        });
         await expectEngramError(
           () => store.createMany([good(1), good(2), { ...good(3), importance: 7 }], SUITE_ACTOR),
           'INVALID_INPUT',
         );
-        await expectEngramError(() => store.createMany([good(4), { ...good(5), scope: 'team:x' }], SUITE_ACTOR), 'INVALID_SCOPE');
-        // The clash is only found in the database, after the first item was written: it must roll back.
-        await expectEngramError(() => store.createMany([good(6), { ...good(7), id: created[0]!.id }], SUITE_ACTOR), 'CONFLICT');
         await expectEngramError(
-          () => store.createMany([{ ...good(8), id: 'suite-twice' }, { ...good(9), id: 'suite-twice' }], SUITE_ACTOR),
+          () => store.createMany([good(4), { ...good(5), scope: 'team:x' }], SUITE_ACTOR),
+          'INVALID_SCOPE',
+        );
+        // The clash is only found in the database, after the first item was written: it must roll back.
+        await expectEngramError(
+          () => store.createMany([good(6), { ...good(7), id: created[0]!.id }], SUITE_ACTOR),
+          'CONFLICT',
+        );
+        await expectEngramError(
+          () =>
+            store.createMany(
+              [
+                { ...good(8), id: 'suite-twice' },
+                { ...good(9), id: 'suite-twice' },
+              ],
+              SUITE_ACTOR,
+            ),
           'CONFLICT',
         );
         expect(await fingerprint(store, scopes)).toEqual(before);
@@ -252,7 +329,10 @@ export const writeCases = storeCaseGroup({
     {
       name: 'update refuses unknown fields and invalid values and changes nothing',
       async run({ store }) {
-        const memory = await store.create({ scope: 'project:update', content: 'The cache lives in Redis.' }, SUITE_ACTOR);
+        const memory = await store.create(
+          { scope: 'project:update', content: 'The cache lives in Redis.' },
+          SUITE_ACTOR,
+        );
         const before = await fingerprint(store, ['project:update']);
         const invalidPatches: Array<Record<string, unknown>> = [
           { scope: 'global' },
@@ -311,7 +391,10 @@ export const writeCases = storeCaseGroup({
       name: 'invalidate marks a memory no longer true, links what superseded it, and refuses a missing successor',
       async run({ store }) {
         const old = await store.create({ scope: 'project:db', content: 'The database is PostgreSQL 14.' }, SUITE_ACTOR);
-        const replacement = await store.create({ scope: 'project:db', content: 'The database is PostgreSQL 15.' }, SUITE_ACTOR);
+        const replacement = await store.create(
+          { scope: 'project:db', content: 'The database is PostgreSQL 15.' },
+          SUITE_ACTOR,
+        );
         const invalidated = await store.invalidate(old.id, { supersededBy: replacement.id }, SUITE_ACTOR);
         expect(invalidated).toEqual({
           ...old,
@@ -325,19 +408,28 @@ export const writeCases = storeCaseGroup({
 
         const other = await store.create({ scope: 'project:db', content: 'The replica is read-only.' }, SUITE_ACTOR);
         const before = await fingerprint(store, ['project:db']);
-        await expectEngramError(() => store.invalidate(other.id, { supersededBy: 'suite-missing' }, SUITE_ACTOR), 'INVALID_INPUT');
+        await expectEngramError(
+          () => store.invalidate(other.id, { supersededBy: 'suite-missing' }, SUITE_ACTOR),
+          'INVALID_INPUT',
+        );
         expect(await fingerprint(store, ['project:db'])).toEqual(before);
       },
     },
     {
       name: 'writes are visible to another connection opened from the url and survive its close',
       async run({ store, url }) {
-        const first = await store.create({ scope: 'project:persist', content: 'Written by the first connection.' }, SUITE_ACTOR);
+        const first = await store.create(
+          { scope: 'project:persist', content: 'Written by the first connection.' },
+          SUITE_ACTOR,
+        );
         const second = await openStore(url);
         let secondWrote: Memory;
         try {
           expect(await second.get(first.id)).toEqual(first);
-          secondWrote = await second.create({ scope: 'project:persist', content: 'Written by the second connection.' }, SUITE_ACTOR);
+          secondWrote = await second.create(
+            { scope: 'project:persist', content: 'Written by the second connection.' },
+            SUITE_ACTOR,
+          );
         } finally {
           await second.close();
         }
@@ -356,10 +448,16 @@ export const writeCases = storeCaseGroup({
         const other = await openStore(url);
         const memory = await other.create({ scope: 'global', content: 'Written before closing.' }, SUITE_ACTOR);
         await other.close();
-        await expectEngramError(() => other.create({ scope: 'global', content: 'Written after closing.' }, SUITE_ACTOR), 'STORE_CLOSED');
+        await expectEngramError(
+          () => other.create({ scope: 'global', content: 'Written after closing.' }, SUITE_ACTOR),
+          'STORE_CLOSED',
+        );
         await expectEngramError(() => other.get(memory.id), 'STORE_CLOSED');
         await expectEngramError(() => other.list({ scopes: ['global'] }), 'STORE_CLOSED');
-        await expectEngramError(() => other.searchText({ scopes: ['global'], terms: ['written'], limit: 5 }), 'STORE_CLOSED');
+        await expectEngramError(
+          () => other.searchText({ scopes: ['global'], terms: ['written'], limit: 5 }),
+          'STORE_CLOSED',
+        );
       },
     },
     {

@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbedder } from '../../../src/adapters/embedding/create-embedder.js';
-import { OpenAiCompatibleEmbedder, type OpenAiCompatibleEmbedderOptions } from '../../../src/adapters/embedding/openai-compatible-embedder.js';
+import {
+  OpenAiCompatibleEmbedder,
+  type OpenAiCompatibleEmbedderOptions,
+} from '../../../src/adapters/embedding/openai-compatible-embedder.js';
 import { EngramError } from '../../../src/kernel/errors.js';
 import { DEFAULT_SETTINGS } from '../../../src/kernel/settings.js';
 import {
@@ -25,7 +28,10 @@ afterEach(async () => {
 });
 
 /** An embedder that records its backoff waits instead of sleeping. */
-function embedder(baseUrl: string, options: Partial<OpenAiCompatibleEmbedderOptions> = {}): { embedder: OpenAiCompatibleEmbedder; waits: number[] } {
+function embedder(
+  baseUrl: string,
+  options: Partial<OpenAiCompatibleEmbedderOptions> = {},
+): { embedder: OpenAiCompatibleEmbedder; waits: number[] } {
   const waits: number[] = [];
   const created = new OpenAiCompatibleEmbedder({
     baseUrl,
@@ -58,9 +64,15 @@ describe('OpenAI-compatible embedder over the real wire format', () => {
     expect(request!.path).toBe('/v1/embeddings');
     expect(request!.headers.authorization).toBe('Bearer sk-test-123');
     expect(request!.headers['content-type']).toBe('application/json');
-    expect(request!.body).toEqual({ model: 'test-embed', input: ['The user prefers tabs.', 'Deploys go through ArgoCD.'], encoding_format: 'float' });
+    expect(request!.body).toEqual({
+      model: 'test-embed',
+      input: ['The user prefers tabs.', 'Deploys go through ArgoCD.'],
+      encoding_format: 'float',
+    });
     expect(vectors.map((vector) => Array.from(vector))).toEqual(
-      ['The user prefers tabs.', 'Deploys go through ArgoCD.'].map((text) => Array.from(Float32Array.from(hashedWordVector(text, { dimensions: 8 })))),
+      ['The user prefers tabs.', 'Deploys go through ArgoCD.'].map((text) =>
+        Array.from(Float32Array.from(hashedWordVector(text, { dimensions: 8 }))),
+      ),
     );
     expect(client.dimensions).toBe(8);
   });
@@ -81,17 +93,34 @@ describe('OpenAI-compatible embedder over the real wire format', () => {
     const vectors = await client.embed(texts);
     expect(api.requests.map((request) => (request.body as { input: string[] }).input.length)).toEqual([4, 4, 2]);
     expect(api.requests.flatMap((request) => (request.body as { input: string[] }).input)).toEqual(texts);
-    expect(vectors.map((vector) => Array.from(vector))).toEqual(texts.map((text) => Array.from(Float32Array.from(hashedWordVector(text, { dimensions: 8 })))));
+    expect(vectors.map((vector) => Array.from(vector))).toEqual(
+      texts.map((text) => Array.from(Float32Array.from(hashedWordVector(text, { dimensions: 8 })))),
+    );
     expect(await client.embed([])).toEqual([]);
     expect(api.requests).toHaveLength(3);
   });
 
   it('orders answers by their index, even when the server shuffles them, and reads base64 embeddings', async () => {
     const api = await server();
-    const shuffled = { ...(embeddingsResponseBody([[1, 0], [0, 1]], 'test-embed') as object), data: [{ index: 1, embedding: [0, 1] }, { index: 0, embedding: [1, 0] }] };
+    const shuffled = {
+      ...(embeddingsResponseBody(
+        [
+          [1, 0],
+          [0, 1],
+        ],
+        'test-embed',
+      ) as object),
+      data: [
+        { index: 1, embedding: [0, 1] },
+        { index: 0, embedding: [1, 0] },
+      ],
+    };
     api.script({ body: shuffled });
     const { embedder: client } = embedder(api.baseUrl);
-    expect((await client.embed(['first', 'second'])).map((vector) => Array.from(vector))).toEqual([[1, 0], [0, 1]]);
+    expect((await client.embed(['first', 'second'])).map((vector) => Array.from(vector))).toEqual([
+      [1, 0],
+      [0, 1],
+    ]);
     const base64 = Buffer.from(new Float32Array([0.5, -0.25]).buffer).toString('base64');
     api.script({ body: { data: [{ index: 0, embedding: base64 }] } });
     expect(Array.from((await client.embed(['third']))[0]!)).toEqual([0.5, -0.25]);
@@ -99,7 +128,10 @@ describe('OpenAI-compatible embedder over the real wire format', () => {
 
   it('answers a 4xx with an OpenAI error body with a clear EMBEDDING_FAILED error, without retrying', async () => {
     const api = await server();
-    api.script({ status: 401, body: embeddingsErrorBody('Incorrect API key provided: sk-wrong.', { code: 'invalid_api_key' }) });
+    api.script({
+      status: 401,
+      body: embeddingsErrorBody('Incorrect API key provided: sk-wrong.', { code: 'invalid_api_key' }),
+    });
     const { embedder: client, waits } = embedder(api.baseUrl, { maxRetries: 3 });
     const error = await failure(() => client.embed(['hello']));
     expect(error.code).toBe('EMBEDDING_FAILED');
@@ -117,11 +149,21 @@ describe('OpenAI-compatible embedder over the real wire format', () => {
 
   it('retries 429 then succeeds, honouring Retry-After (seconds) and retry-after-ms', async () => {
     const api = await server();
-    api.script({ status: 429, headers: { 'retry-after': '2' }, body: embeddingsErrorBody('Rate limit reached', { type: 'requests' }) });
-    api.script({ status: 429, headers: { 'retry-after-ms': '150' }, body: embeddingsErrorBody('Rate limit reached', { type: 'requests' }) });
+    api.script({
+      status: 429,
+      headers: { 'retry-after': '2' },
+      body: embeddingsErrorBody('Rate limit reached', { type: 'requests' }),
+    });
+    api.script({
+      status: 429,
+      headers: { 'retry-after-ms': '150' },
+      body: embeddingsErrorBody('Rate limit reached', { type: 'requests' }),
+    });
     const { embedder: client, waits } = embedder(api.baseUrl, { maxRetries: 3, retryBaseDelayMs: 10 });
     const [vector] = await client.embed(['after the rate limit']);
-    expect(Array.from(vector!)).toEqual(Array.from(Float32Array.from(hashedWordVector('after the rate limit', { dimensions: 8 }))));
+    expect(Array.from(vector!)).toEqual(
+      Array.from(Float32Array.from(hashedWordVector('after the rate limit', { dimensions: 8 }))),
+    );
     expect(api.requests).toHaveLength(3);
     expect(waits).toEqual([2_000, 150]);
   });
@@ -129,7 +171,11 @@ describe('OpenAI-compatible embedder over the real wire format', () => {
   it('backs off exponentially on 5xx and network errors, caps the wait, and gives up after maxRetries', async () => {
     const api = await server();
     api.script({ status: 503, body: 'upstream overloaded' }, { destroy: true }, { status: 500 }, { status: 502 });
-    const { embedder: client, waits } = embedder(api.baseUrl, { maxRetries: 3, retryBaseDelayMs: 100, retryMaxDelayMs: 300 });
+    const { embedder: client, waits } = embedder(api.baseUrl, {
+      maxRetries: 3,
+      retryBaseDelayMs: 100,
+      retryMaxDelayMs: 300,
+    });
     const error = await failure(() => client.embed(['never']));
     expect(error.code).toBe('EMBEDDING_FAILED');
     expect(error.message).toContain('502');
@@ -187,11 +233,51 @@ describe('OpenAI-compatible embedder over the real wire format', () => {
     const answers: Array<[unknown, string]> = [
       [{ object: 'list' }, 'without a "data" array'],
       [{ data: [] }, 'answered 0 embeddings for 2 texts'],
-      [{ data: [{ index: 0, embedding: [1] }, { index: 0, embedding: [1] }] }, 'invalid index'],
-      [{ data: [{ index: 0, embedding: [1] }, { index: 7, embedding: [1] }] }, 'invalid index'],
-      [{ data: [{ index: 0, embedding: ['1'] }, { index: 1, embedding: [1] }] }, 'not a list of numbers'],
-      [{ data: [{ index: 0, embedding: [] }, { index: 1, embedding: [1] }] }, 'empty'],
-      [{ data: [{ index: 0, embedding: [1, 2] }, { index: 1, embedding: [1] }] }, 'different lengths'],
+      [
+        {
+          data: [
+            { index: 0, embedding: [1] },
+            { index: 0, embedding: [1] },
+          ],
+        },
+        'invalid index',
+      ],
+      [
+        {
+          data: [
+            { index: 0, embedding: [1] },
+            { index: 7, embedding: [1] },
+          ],
+        },
+        'invalid index',
+      ],
+      [
+        {
+          data: [
+            { index: 0, embedding: ['1'] },
+            { index: 1, embedding: [1] },
+          ],
+        },
+        'not a list of numbers',
+      ],
+      [
+        {
+          data: [
+            { index: 0, embedding: [] },
+            { index: 1, embedding: [1] },
+          ],
+        },
+        'empty',
+      ],
+      [
+        {
+          data: [
+            { index: 0, embedding: [1, 2] },
+            { index: 1, embedding: [1] },
+          ],
+        },
+        'different lengths',
+      ],
       ['<html>502 Bad Gateway</html>', 'not JSON'],
     ];
     for (const [body, message] of answers) {
@@ -256,12 +342,23 @@ describe('createEmbedder', () => {
 
   it('builds the OpenAI-compatible embedder from settings, and refuses an unknown provider or a missing base URL', async () => {
     const api = await server();
-    const settings = { embedding: { ...DEFAULT_SETTINGS.embedding, provider: 'openai-compatible' as const, baseUrl: api.baseUrl, model: 'test-embed', dimensions: 8 } };
+    const settings = {
+      embedding: {
+        ...DEFAULT_SETTINGS.embedding,
+        provider: 'openai-compatible' as const,
+        baseUrl: api.baseUrl,
+        model: 'test-embed',
+        dimensions: 8,
+      },
+    };
     const created = createEmbedder(settings);
     expect(created?.model).toBe('test-embed');
     expect(created?.dimensions).toBe(8);
     expect(await created!.embed(['configured'])).toHaveLength(1);
-    for (const embedding of [{ ...settings.embedding, baseUrl: '' }, { ...settings.embedding, provider: 'mystery' as never }]) {
+    for (const embedding of [
+      { ...settings.embedding, baseUrl: '' },
+      { ...settings.embedding, provider: 'mystery' as never },
+    ]) {
       let caught: unknown;
       try {
         createEmbedder({ embedding });

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { OpenAiCompatibleEmbedder } from '../../../src/adapters/embedding/openai-compatible-embedder.js';
 import { checkBaseUrl } from '../../../src/adapters/http/base-url.js';
-import { HttpRequestPolicy, HttpStatusError, networkReason, type AttemptFailure, type HttpFailureReport, type HttpRequestPolicyOptions } from '../../../src/adapters/http/request-policy.js';
+import {
+  HttpRequestPolicy,
+  HttpStatusError,
+  networkReason,
+  type AttemptFailure,
+  type HttpFailureReport,
+  type HttpRequestPolicyOptions,
+} from '../../../src/adapters/http/request-policy.js';
 import { AnthropicLanguageModel } from '../../../src/adapters/models/anthropic-language-model.js';
 import { OpenAiCompatibleLanguageModel } from '../../../src/adapters/models/openai-compatible-language-model.js';
 import { EngramError } from '../../../src/kernel/errors.js';
@@ -12,7 +19,9 @@ function recordingReport(): HttpFailureReport & { outcomes: unknown[] } {
   return {
     outcomes,
     describe: (error): AttemptFailure =>
-      error instanceof HttpStatusError ? { kind: 'http', status: error.status, headers: error.headers } : { kind: 'network', message: networkReason(error) },
+      error instanceof HttpStatusError
+        ? { kind: 'http', status: error.status, headers: error.headers }
+        : { kind: 'network', message: networkReason(error) },
     failed: (failure, outcome) => {
       outcomes.push({ failure: failure.kind === 'http' ? failure.status : failure.kind, ...outcome });
       return new EngramError('EMBEDDING_FAILED', `failed: ${failure.kind}`);
@@ -37,7 +46,10 @@ function policy(options: Partial<HttpRequestPolicyOptions> = {}): { policy: Http
 }
 
 /** An attempt that fails with each status in turn (a 2xx returns 'ok'). */
-function answers(...statuses: Array<number | { status: number; headers: Record<string, string> }>): { attempt: () => Promise<string>; tries: () => number } {
+function answers(...statuses: Array<number | { status: number; headers: Record<string, string> }>): {
+  attempt: () => Promise<string>;
+  tries: () => number;
+} {
   let tries = 0;
   return {
     tries: () => tries,
@@ -84,16 +96,29 @@ describe('the shared HTTP request policy', () => {
     const failing = policy();
     const report = recordingReport();
     await expect(failing.policy.run(answers(slowDown).attempt, {}, report)).rejects.toThrow(EngramError);
-    expect(report.outcomes).toEqual([{ failure: 429, attempts: 1, gaveUp: { reason: 'retry-after-too-long', retryAfterMs: 3_600_000, retryMaxDelayMs: 1_000 } }]);
+    expect(report.outcomes).toEqual([
+      {
+        failure: 429,
+        attempts: 1,
+        gaveUp: { reason: 'retry-after-too-long', retryAfterMs: 3_600_000, retryMaxDelayMs: 1_000 },
+      },
+    ]);
     expect(failing.waits).toEqual([]);
 
     const waiting = policy({ retryAfterBeyondMax: 'wait-max' });
-    expect(await waiting.policy.run(answers(slowDown, { status: 503, headers: { 'retry-after-ms': '250' } }).attempt, {}, recordingReport())).toBe('ok');
+    expect(
+      await waiting.policy.run(
+        answers(slowDown, { status: 503, headers: { 'retry-after-ms': '250' } }).attempt,
+        {},
+        recordingReport(),
+      ),
+    ).toBe('ok');
     expect(waiting.waits).toEqual([1_000, 250]);
   });
 
   it('a try that runs past attemptTimeoutMs is tried again; the call budget ending ends the call', async () => {
-    const hanging = (signal: AbortSignal): Promise<string> => new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted by the policy'))));
+    const hanging = (signal: AbortSignal): Promise<string> =>
+      new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted by the policy'))));
     const perTry = policy({ attemptTimeoutMs: 30, maxRetries: 2 });
     const report = recordingReport();
     await expect(perTry.policy.run(hanging, {}, report)).rejects.toThrow('failed: timeout');
@@ -103,7 +128,9 @@ describe('the shared HTTP request policy', () => {
     await expect(budgeted.policy.run(hanging, {}, recordingReport())).rejects.toThrow('budget 30 ms spent');
     expect(budgeted.waits).toEqual([]);
     // A call may bring its own budget.
-    await expect(budgeted.policy.run(hanging, { timeoutMs: 20 }, recordingReport())).rejects.toThrow('budget 20 ms spent');
+    await expect(budgeted.policy.run(hanging, { timeoutMs: 20 }, recordingReport())).rejects.toThrow(
+      'budget 20 ms spent',
+    );
   });
 
   it('stops at once on abort even when the attempt ignores its signal, and lets an EngramError through untried-again', async () => {
@@ -118,20 +145,33 @@ describe('the shared HTTP request policy', () => {
       tries += 1;
       throw new EngramError('MODEL_OUTPUT_INVALID', 'not JSON');
     };
-    await expect(policy().policy.run(refusing, {}, recordingReport())).rejects.toMatchObject({ code: 'MODEL_OUTPUT_INVALID' });
+    await expect(policy().policy.run(refusing, {}, recordingReport())).rejects.toMatchObject({
+      code: 'MODEL_OUTPUT_INVALID',
+    });
     expect(tries).toBe(1);
   });
 
   it('refuses options that are not whole numbers', () => {
-    for (const options of [{ maxRetries: -1 }, { retryBaseDelayMs: 1.5 }, { callTimeoutMs: 0 }, { attemptTimeoutMs: Number.NaN }]) {
-      expect(() => policy(options), JSON.stringify(options)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
+    for (const options of [
+      { maxRetries: -1 },
+      { retryBaseDelayMs: 1.5 },
+      { callTimeoutMs: 0 },
+      { attemptTimeoutMs: Number.NaN },
+    ]) {
+      expect(() => policy(options), JSON.stringify(options)).toThrow(
+        expect.objectContaining({ code: 'CONFIG_INVALID' }),
+      );
     }
   });
 });
 
 describe('base URLs, normalised in one place for the models and the embedder', () => {
   it('drops trailing slashes, uses the fallback when empty, and refuses credentials, queries, fragments and other schemes', () => {
-    const options = { setting: 'embedding.baseUrl', example: 'http://localhost:11434/v1', keySetting: 'embedding.apiKey' };
+    const options = {
+      setting: 'embedding.baseUrl',
+      example: 'http://localhost:11434/v1',
+      keySetting: 'embedding.apiKey',
+    };
     expect(checkBaseUrl('http://localhost:11434/v1//', options)).toBe('http://localhost:11434/v1');
     expect(checkBaseUrl('', { ...options, fallback: 'https://api.example.com' })).toBe('https://api.example.com');
     const refusals: Array<[unknown, RegExp]> = [
@@ -154,6 +194,9 @@ describe('base URLs, normalised in one place for the models and the embedder', (
       () => new OpenAiCompatibleLanguageModel({ baseUrl: url, model: 'llama3.1' }),
       () => new AnthropicLanguageModel({ baseUrl: url, model: 'claude-haiku-5-5' }),
     ];
-    for (const create of clients) expect(create).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringMatching(/query or fragment/) }));
+    for (const create of clients)
+      expect(create).toThrow(
+        expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringMatching(/query or fragment/) }),
+      );
   });
 });

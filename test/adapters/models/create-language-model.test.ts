@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadSettings } from '../../../src/node/load-settings.js';
 import { AnthropicLanguageModel } from '../../../src/adapters/models/anthropic-language-model.js';
-import { MODEL_OFFLINE_NOTICE, createLanguageModel, selectLanguageModel } from '../../../src/adapters/models/create-language-model.js';
+import {
+  MODEL_OFFLINE_NOTICE,
+  createLanguageModel,
+  selectLanguageModel,
+} from '../../../src/adapters/models/create-language-model.js';
 import { OpenAiCompatibleLanguageModel } from '../../../src/adapters/models/openai-compatible-language-model.js';
 import { EngramError } from '../../../src/kernel/errors.js';
 import { SETTING_DEFINITIONS, type Settings } from '../../../src/kernel/settings.js';
@@ -47,7 +51,9 @@ function configError(action: () => unknown): EngramError {
   throw new Error('expected CONFIG_INVALID');
 }
 
-async function anthropicServer(options: Parameters<typeof startAnthropicMessagesServer>[0] = {}): Promise<LanguageModelServer> {
+async function anthropicServer(
+  options: Parameters<typeof startAnthropicMessagesServer>[0] = {},
+): Promise<LanguageModelServer> {
   const server = await startAnthropicMessagesServer(options);
   cleanups.push(() => server.close());
   return server;
@@ -69,7 +75,11 @@ describe('choosing the language model from settings and environment', () => {
     const main = createLanguageModel(settings, { onNotice: (notice) => notices.push(notice) });
     const side = createLanguageModel(settings, { purpose: 'side' });
     expect(main).toBeInstanceOf(AnthropicLanguageModel);
-    expect([main!.provider, main!.modelId, side!.modelId]).toEqual(['anthropic', 'claude-sonnet-5-5', 'claude-haiku-5-5']);
+    expect([main!.provider, main!.modelId, side!.modelId]).toEqual([
+      'anthropic',
+      'claude-sonnet-5-5',
+      'claude-haiku-5-5',
+    ]);
     expect(notices).toEqual([]);
     expect(selectLanguageModel(settings)).toMatchObject({ chosenBy: expect.stringMatching(/ANTHROPIC_API_KEY/) });
   });
@@ -78,45 +88,88 @@ describe('choosing the language model from settings and environment', () => {
     const openai = createLanguageModel(settingsFrom({ OPENAI_API_KEY: 'sk-1' }), { purpose: 'side' });
     expect(openai).toBeInstanceOf(OpenAiCompatibleLanguageModel);
     expect(openai!.modelId).toBe('gpt-5.4-mini');
-    expect(createLanguageModel(settingsFrom({ OPENAI_API_KEY: 'sk-1', ANTHROPIC_API_KEY: 'sk-ant-1' }))!.provider).toBe('anthropic');
-    const chosen = createLanguageModel(settingsFrom({ OPENAI_API_KEY: 'sk-1', ANTHROPIC_API_KEY: 'sk-ant-1', ENGRAM_MODEL_PROVIDER: 'openai-compatible' }));
+    expect(createLanguageModel(settingsFrom({ OPENAI_API_KEY: 'sk-1', ANTHROPIC_API_KEY: 'sk-ant-1' }))!.provider).toBe(
+      'anthropic',
+    );
+    const chosen = createLanguageModel(
+      settingsFrom({
+        OPENAI_API_KEY: 'sk-1',
+        ANTHROPIC_API_KEY: 'sk-ant-1',
+        ENGRAM_MODEL_PROVIDER: 'openai-compatible',
+      }),
+    );
     expect([chosen!.provider, chosen!.modelId]).toEqual(['openai-compatible', 'gpt-5.4']);
-    const none = createLanguageModel(settingsFrom({ ANTHROPIC_API_KEY: 'sk-ant-1', ENGRAM_MODEL_PROVIDER: 'none' }), { onNotice: () => undefined });
+    const none = createLanguageModel(settingsFrom({ ANTHROPIC_API_KEY: 'sk-ant-1', ENGRAM_MODEL_PROVIDER: 'none' }), {
+      onNotice: () => undefined,
+    });
     expect(none).toBeUndefined();
   });
 
   it('a local OpenAI-compatible server needs ENGRAM_MODEL; without it engram stays offline and the notice says why', () => {
     const notices: string[] = [];
-    expect(createLanguageModel(settingsFrom({ OPENAI_BASE_URL: 'http://localhost:11434/v1' }), { onNotice: (notice) => notices.push(notice) })).toBeUndefined();
+    expect(
+      createLanguageModel(settingsFrom({ OPENAI_BASE_URL: 'http://localhost:11434/v1' }), {
+        onNotice: (notice) => notices.push(notice),
+      }),
+    ).toBeUndefined();
     expect(notices).toHaveLength(1);
     expect(notices[0]).toMatch(/ENGRAM_MODEL/);
     const settings = settingsFrom({ OPENAI_BASE_URL: 'http://localhost:11434/v1', ENGRAM_MODEL: 'llama3.1' });
-    expect([createLanguageModel(settings)!.modelId, createLanguageModel(settings, { purpose: 'side' })!.modelId]).toEqual(['llama3.1', 'llama3.1']);
-    const withSide = settingsFrom({ OPENAI_BASE_URL: 'http://localhost:11434/v1', ENGRAM_MODEL: 'llama3.1:70b', ENGRAM_SIDE_MODEL: 'llama3.2:3b' });
+    expect([
+      createLanguageModel(settings)!.modelId,
+      createLanguageModel(settings, { purpose: 'side' })!.modelId,
+    ]).toEqual(['llama3.1', 'llama3.1']);
+    const withSide = settingsFrom({
+      OPENAI_BASE_URL: 'http://localhost:11434/v1',
+      ENGRAM_MODEL: 'llama3.1:70b',
+      ENGRAM_SIDE_MODEL: 'llama3.2:3b',
+    });
     expect(createLanguageModel(withSide, { purpose: 'side' })!.modelId).toBe('llama3.2:3b');
     // Named explicitly, the missing model id is an error rather than a quiet fallback.
-    configError(() => createLanguageModel(settingsFrom({ OPENAI_BASE_URL: 'http://localhost:11434/v1', ENGRAM_MODEL_PROVIDER: 'openai-compatible' })));
+    configError(() =>
+      createLanguageModel(
+        settingsFrom({ OPENAI_BASE_URL: 'http://localhost:11434/v1', ENGRAM_MODEL_PROVIDER: 'openai-compatible' }),
+      ),
+    );
   });
 
   it('ANTHROPIC_BASE_URL alone stays offline (the notice names it); ENGRAM_MODEL_PROVIDER=anthropic uses it without a key', () => {
     const notices: string[] = [];
-    expect(createLanguageModel(settingsFrom({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:4000' }), { onNotice: (notice) => notices.push(notice) })).toBeUndefined();
+    expect(
+      createLanguageModel(settingsFrom({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:4000' }), {
+        onNotice: (notice) => notices.push(notice),
+      }),
+    ).toBeUndefined();
     expect(notices[0]).toMatch(/ANTHROPIC_BASE_URL is set without ANTHROPIC_API_KEY/);
-    const model = createLanguageModel(settingsFrom({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:4000', ENGRAM_MODEL_PROVIDER: 'anthropic' }));
+    const model = createLanguageModel(
+      settingsFrom({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:4000', ENGRAM_MODEL_PROVIDER: 'anthropic' }),
+    );
     expect(model).toBeInstanceOf(AnthropicLanguageModel);
     expect((model as AnthropicLanguageModel).baseUrl).toBe('http://127.0.0.1:4000');
   });
 
   it('refuses contradictory or malformed model settings with CONFIG_INVALID that says what to set', () => {
-    expect(configError(() => createLanguageModel(settingsFrom({ ENGRAM_MODEL_PROVIDER: 'gpt' }))).message).toMatch(/auto, anthropic, openai-compatible or none/);
-    expect(configError(() => createLanguageModel(settingsFrom({ ENGRAM_MODEL_PROVIDER: 'anthropic' }))).message).toMatch(/ANTHROPIC_API_KEY/);
-    expect(configError(() => createLanguageModel(settingsFrom({ ENGRAM_MODEL_PROVIDER: 'openai-compatible' }))).message).toMatch(/OPENAI_API_KEY/);
-    expect(configError(() => createLanguageModel(settingsFrom({ ENGRAM_MODEL_API_KEY: 'sk-x' }))).message).toMatch(/ENGRAM_MODEL_PROVIDER/);
+    expect(configError(() => createLanguageModel(settingsFrom({ ENGRAM_MODEL_PROVIDER: 'gpt' }))).message).toMatch(
+      /auto, anthropic, openai-compatible or none/,
+    );
+    expect(
+      configError(() => createLanguageModel(settingsFrom({ ENGRAM_MODEL_PROVIDER: 'anthropic' }))).message,
+    ).toMatch(/ANTHROPIC_API_KEY/);
+    expect(
+      configError(() => createLanguageModel(settingsFrom({ ENGRAM_MODEL_PROVIDER: 'openai-compatible' }))).message,
+    ).toMatch(/OPENAI_API_KEY/);
+    expect(configError(() => createLanguageModel(settingsFrom({ ENGRAM_MODEL_API_KEY: 'sk-x' }))).message).toMatch(
+      /ENGRAM_MODEL_PROVIDER/,
+    );
     configError(() => settingsFrom({ ENGRAM_MODEL_TIMEOUT_MS: '-5' }));
     configError(() => settingsFrom({ ENGRAM_MODEL_MAX_RETRIES: '99' }));
     configError(() => settingsFrom({ ENGRAM_MODEL_TIMEOUT_MS: 'soon' }));
-    configError(() => createLanguageModel(settingsFrom({ OPENAI_BASE_URL: 'localhost:11434', ENGRAM_MODEL: 'llama3.1' })));
-    configError(() => createLanguageModel(settingsFrom({ ANTHROPIC_API_KEY: 'sk-ant-1', ENGRAM_MODEL: 'bad\u0000model' })));
+    configError(() =>
+      createLanguageModel(settingsFrom({ OPENAI_BASE_URL: 'localhost:11434', ENGRAM_MODEL: 'llama3.1' })),
+    );
+    configError(() =>
+      createLanguageModel(settingsFrom({ ANTHROPIC_API_KEY: 'sk-ant-1', ENGRAM_MODEL: 'bad\u0000model' })),
+    );
     configError(() => createLanguageModel(settingsFrom({ ANTHROPIC_API_KEY: 'sk ant with spaces' })));
   });
 
@@ -132,18 +185,32 @@ describe('choosing the language model from settings and environment', () => {
     ];
     for (const env of ambiguous) {
       const error = configError(() => createLanguageModel(settingsFrom(env)));
-      expect(error.message, JSON.stringify(env)).toMatch(/model\.provider is auto.*Set ENGRAM_MODEL_PROVIDER \(model\.provider\) to anthropic or openai-compatible/);
+      expect(error.message, JSON.stringify(env)).toMatch(
+        /model\.provider is auto.*Set ENGRAM_MODEL_PROVIDER \(model\.provider\) to anthropic or openai-compatible/,
+      );
       expect(error.message).not.toMatch(/sk-ant-from-env|sk-openai-from-env|sk-other-key/);
     }
-    expect(configError(() => selectLanguageModel(settingsFrom({ ANTHROPIC_API_KEY: 'sk-ant-from-env', ENGRAM_MODEL_BASE_URL: other.url })))).toBeInstanceOf(EngramError);
+    expect(
+      configError(() =>
+        selectLanguageModel(settingsFrom({ ANTHROPIC_API_KEY: 'sk-ant-from-env', ENGRAM_MODEL_BASE_URL: other.url })),
+      ),
+    ).toBeInstanceOf(EngramError);
     expect(other.requests).toHaveLength(0);
 
     // Named explicitly, the same settings are a choice the user made: the key goes where they said.
-    const model = createLanguageModel(settingsFrom({ ENGRAM_MODEL_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-from-env', ENGRAM_MODEL_BASE_URL: other.url }))!;
+    const model = createLanguageModel(
+      settingsFrom({
+        ENGRAM_MODEL_PROVIDER: 'anthropic',
+        ANTHROPIC_API_KEY: 'sk-ant-from-env',
+        ENGRAM_MODEL_BASE_URL: other.url,
+      }),
+    )!;
     await model.generate({ messages: [{ role: 'user', content: 'hi' }], maxOutputTokens: 5 });
     expect(other.requests[0]!.headers.authorization).toBe('Bearer sk-ant-from-env');
     // And the provider's own settings still pair under auto.
-    expect(selectLanguageModel(settingsFrom({ ANTHROPIC_API_KEY: 'sk-ant-1', ANTHROPIC_BASE_URL: other.url }))).toMatchObject({ provider: 'anthropic', baseUrl: other.url, apiKey: 'sk-ant-1' });
+    expect(
+      selectLanguageModel(settingsFrom({ ANTHROPIC_API_KEY: 'sk-ant-1', ANTHROPIC_BASE_URL: other.url })),
+    ).toMatchObject({ provider: 'anthropic', baseUrl: other.url, apiKey: 'sk-ant-1' });
   });
 
   it('marks every model key as a secret, so "engram config" masks it', () => {
@@ -163,10 +230,17 @@ describe('models created from settings, on the wire', () => {
       ENGRAM_MODEL_MAX_RETRIES: '1',
     });
     const waits: number[] = [];
-    const model = createLanguageModel(settings, { purpose: 'side', sleep: async (milliseconds) => void waits.push(milliseconds) })!;
+    const model = createLanguageModel(settings, {
+      purpose: 'side',
+      sleep: async (milliseconds) => void waits.push(milliseconds),
+    })!;
     server.script({ message: { text: 'hello' } }, { error: { kind: 'server' } }, { error: { kind: 'server' } });
-    expect((await model.generate({ messages: [{ role: 'user', content: 'hi' }], maxOutputTokens: 5 })).text).toBe('hello');
-    const failure = await model.generate({ messages: [{ role: 'user', content: 'hi' }], maxOutputTokens: 5 }).catch((error: unknown) => error);
+    expect((await model.generate({ messages: [{ role: 'user', content: 'hi' }], maxOutputTokens: 5 })).text).toBe(
+      'hello',
+    );
+    const failure = await model
+      .generate({ messages: [{ role: 'user', content: 'hi' }], maxOutputTokens: 5 })
+      .catch((error: unknown) => error);
     expect((failure as EngramError).code).toBe('MODEL_UNAVAILABLE');
     expect(server.requests).toHaveLength(3);
     expect(waits).toHaveLength(1);
@@ -195,13 +269,27 @@ describe('openEngram and the model', () => {
     });
     const { home, project } = workspace();
     const notices: string[] = [];
-    const opened = await openEngram({ cwd: project, env: { ENGRAM_HOME: home, ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: server.url }, onNotice: (notice) => notices.push(notice) });
+    const opened = await openEngram({
+      cwd: project,
+      env: { ENGRAM_HOME: home, ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: server.url },
+      onNotice: (notice) => notices.push(notice),
+    });
     cleanups.push(() => opened.close());
     const { engram } = opened;
     expect(notices).toEqual([]);
     expect(engram.model?.modelId).toBe('claude-haiku-5-5');
-    const deploys = await engram.remember({ name: 'deploys', description: 'How releases reach production', content: 'Releases go out through ArgoCD on Tuesdays.', type: 'project' });
-    await engram.remember({ name: 'tabs', description: 'Indentation preference', content: 'The user prefers tabs.', type: 'user' });
+    const deploys = await engram.remember({
+      name: 'deploys',
+      description: 'How releases reach production',
+      content: 'Releases go out through ArgoCD on Tuesdays.',
+      type: 'project',
+    });
+    await engram.remember({
+      name: 'tabs',
+      description: 'Indentation preference',
+      content: 'The user prefers tabs.',
+      type: 'user',
+    });
 
     const context = await engram.buildMemoryContext('when do we ship?');
     expect(context.selection).toMatchObject({ status: 'selected', picked: [deploys.id] });
@@ -221,7 +309,11 @@ describe('openEngram and the model', () => {
   it('runs offline with nothing configured: no model, one notice, and memory context still built by ranking', async () => {
     const { home, project } = workspace();
     const notices: string[] = [];
-    const opened = await openEngram({ cwd: project, env: { ENGRAM_HOME: home }, onNotice: (notice) => notices.push(notice) });
+    const opened = await openEngram({
+      cwd: project,
+      env: { ENGRAM_HOME: home },
+      onNotice: (notice) => notices.push(notice),
+    });
     cleanups.push(() => opened.close());
     expect(opened.engram.model).toBeUndefined();
     expect(notices).toHaveLength(1);

@@ -16,7 +16,7 @@ const SQL = [
   '"; DROP SCHEMA public CASCADE; --',
   "$1'); DELETE FROM memory_history; --",
   "\\'; TRUNCATE jobs; --",
-  'E\'\\x27\'; SELECT pg_sleep(10); --',
+  "E'\\x27'; SELECT pg_sleep(10); --",
   "'::tsvector || 'x' @@ 'y' & !z | <-> :*",
   '$$; DROP FUNCTION memory_vectors_drop_stale(); $$',
   '/* comment */ UNION SELECT * FROM pg_authid --',
@@ -27,7 +27,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
 
-async function freshStore(options: { limits?: ConstructorParameters<typeof PostgresMemoryStore>[0]['limits'] } = {}): Promise<{ store: PostgresMemoryStore; schema: string }> {
+async function freshStore(
+  options: { limits?: ConstructorParameters<typeof PostgresMemoryStore>[0]['limits'] } = {},
+): Promise<{ store: PostgresMemoryStore; schema: string }> {
   const { url, schema } = freshSchemaUrl(serverUrl, 'hostile');
   const store = new PostgresMemoryStore({ url, onWarning: () => undefined, ...options });
   await store.open();
@@ -39,9 +41,14 @@ async function freshStore(options: { limits?: ConstructorParameters<typeof Postg
 /** The tables of a schema and how many rows each holds. */
 async function tables(schema: string): Promise<Record<string, number>> {
   return withServerClient(serverUrl, async (client) => {
-    const names = (await client.query<{ name: string }>('SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 ORDER BY 1', [schema])).rows;
+    const names = (
+      await client.query<{ name: string }>('SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 ORDER BY 1', [
+        schema,
+      ])
+    ).rows;
     const counts: Record<string, number> = {};
-    for (const { name } of names) counts[name] = Number((await client.query(`SELECT count(*) AS n FROM "${schema}"."${name}"`)).rows[0].n);
+    for (const { name } of names)
+      counts[name] = Number((await client.query(`SELECT count(*) AS n FROM "${schema}"."${name}"`)).rows[0].n);
     return counts;
   });
 }
@@ -63,7 +70,11 @@ describe.skipIf(!serverUrl)(`Postgres store with hostile input${serverUrl ? '' :
         actor,
       );
       expect(await store.get(memory.id, [scope])).toEqual(memory);
-      const updated = await store.update(memory.id, { content: `${text} (edited)`, description: `${text} (edited)` }, actor);
+      const updated = await store.update(
+        memory.id,
+        { content: `${text} (edited)`, description: `${text} (edited)` },
+        actor,
+      );
       expect(await store.get(memory.id)).toEqual(updated);
       expect((await store.history(memory.id)).map((entry) => entry.actor)).toEqual([text, text]);
 
@@ -80,7 +91,12 @@ describe.skipIf(!serverUrl)(`Postgres store with hostile input${serverUrl ? '' :
     expect(await store.vectors.space()).toEqual({ model: SQL[0], dimensions: 3 });
 
     // Searching for the words of SQL finds the memories that hold them, as words.
-    const hits = await store.searchText({ scopes: [scope], terms: ['drop', 'table', 'memories'], match: 'all', limit: 20 });
+    const hits = await store.searchText({
+      scopes: [scope],
+      terms: ['drop', 'table', 'memories'],
+      match: 'all',
+      limit: 20,
+    });
     expect(hits.length).toBeGreaterThan(0);
     for (const hit of hits) expect(hit.memory.content.toLowerCase()).toContain('drop');
     expect(await tables(schema)).toEqual({
@@ -93,7 +109,11 @@ describe.skipIf(!serverUrl)(`Postgres store with hostile input${serverUrl ? '' :
       vector_space: 1,
     });
     // The schemas next to this one (public, other stores) were not touched either.
-    const publicTables = await withServerClient(serverUrl, async (client) => (await client.query("SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = 'public'")).rows[0].n);
+    const publicTables = await withServerClient(
+      serverUrl,
+      async (client) =>
+        (await client.query("SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = 'public'")).rows[0].n,
+    );
     expect(publicTables).toBe(1);
   });
 
@@ -101,8 +121,14 @@ describe.skipIf(!serverUrl)(`Postgres store with hostile input${serverUrl ? '' :
     const { store } = await freshStore();
     const kept = await store.create({ scope: 'global', content: 'Here before the hostile writes.' }, { actor: 'test' });
     const before = await fingerprint(store, ['global']);
-    await expectEngramError(() => store.create({ scope: 'global', content: 'A fine fact.' }, { actor: 'nul\u0000actor' }), 'INVALID_INPUT');
-    await expectEngramError(() => store.update(kept.id, { importance: 0.9 }, { actor: 'nul\u0000actor' }), 'INVALID_INPUT');
+    await expectEngramError(
+      () => store.create({ scope: 'global', content: 'A fine fact.' }, { actor: 'nul\u0000actor' }),
+      'INVALID_INPUT',
+    );
+    await expectEngramError(
+      () => store.update(kept.id, { importance: 0.9 }, { actor: 'nul\u0000actor' }),
+      'INVALID_INPUT',
+    );
     await expectEngramError(() => store.vectors.setSpace({ model: 'nul\u0000model', dimensions: 2 }), 'INVALID_INPUT');
     await expectEngramError(() => store.checkpoints.set('name', 'nul\u0000value'), 'INVALID_INPUT');
     expect(await fingerprint(store, ['global'])).toEqual(before);
@@ -122,8 +148,12 @@ describe.skipIf(!serverUrl)(`Postgres store with hostile input${serverUrl ? '' :
       const memory = await store.create({ scope: 'project:huge', content }, actor);
       expect((await store.get(memory.id))?.content).toBe(content);
     }
-    await expectEngramError(() => store.create({ scope: 'project:huge', content: 'y'.repeat(64 * 1024 + 1) }, actor), 'PAYLOAD_TOO_LARGE');
-    const search = async (term: string): Promise<number> => (await store.searchText({ scopes: ['project:huge'], terms: [term], limit: 10 })).length;
+    await expectEngramError(
+      () => store.create({ scope: 'project:huge', content: 'y'.repeat(64 * 1024 + 1) }, actor),
+      'PAYLOAD_TOO_LARGE',
+    );
+    const search = async (term: string): Promise<number> =>
+      (await store.searchText({ scopes: ['project:huge'], terms: [term], limit: 10 })).length;
     // A word longer than Postgres can index is left out of the index; the rest of the memory is found.
     expect(await search('findme')).toBe(1);
     expect(await search('wa0')).toBe(1);
@@ -133,10 +163,14 @@ describe.skipIf(!serverUrl)(`Postgres store with hostile input${serverUrl ? '' :
   });
 
   it('past the 1 MB a Postgres tsvector holds, a store with a larger content limit still stores the text whole', async () => {
-    const { store } = await freshStore({ limits: { maxContentBytes: 4 * 1024 * 1024, maxNameLength: 80, maxDescriptionLength: 300 } });
+    const { store } = await freshStore({
+      limits: { maxContentBytes: 4 * 1024 * 1024, maxNameLength: 80, maxDescriptionLength: 300 },
+    });
     const words = Array.from({ length: 60_000 }, () => randomBytes(8).toString('hex')).join(' ');
     const memory = await store.create({ scope: 'project:huge', content: `opening ${words}` }, { actor: 'huge' });
     expect((await store.get(memory.id))?.content).toBe(`opening ${words}`);
-    expect((await store.searchText({ scopes: ['project:huge'], terms: ['opening'], limit: 5 })).map((hit) => hit.memory.id)).toEqual([memory.id]);
+    expect(
+      (await store.searchText({ scopes: ['project:huge'], terms: ['opening'], limit: 5 })).map((hit) => hit.memory.id),
+    ).toEqual([memory.id]);
   });
 });

@@ -22,7 +22,10 @@ describe('SQLite full-text search on a large store', () => {
       content: `Note ${index}: we deploy the service on weekdays${index % 500 === 0 ? ' through the quokka gateway' : ''}.`,
     }));
     await store.createMany(memories, ACTOR);
-    await store.create({ scope: 'project:a', content: 'Deploy deploy deploy: the deploy checklist lives in the wiki.' }, ACTOR);
+    await store.create(
+      { scope: 'project:a', content: 'Deploy deploy deploy: the deploy checklist lives in the wiki.' },
+      ACTOR,
+    );
   });
 
   afterAll(async () => {
@@ -40,18 +43,31 @@ describe('SQLite full-text search on a large store', () => {
   it('never lets another project decide what this one recalls: too few rare hits in scope means the full query', async () => {
     await store.createMany(
       [
-        ...Array.from({ length: 20 }, (_, index) => ({ scope: 'project:small', content: `Kubernetes note ${index}: we deploy with helm.` })),
+        ...Array.from({ length: 20 }, (_, index) => ({
+          scope: 'project:small',
+          content: `Kubernetes note ${index}: we deploy with helm.`,
+        })),
         { scope: 'project:small', content: 'The zebrafish lab deploys on Fridays.' },
       ],
       ACTOR,
     );
-    const hits = await store.searchText({ scopes: ['project:small'], terms: ['deploy', 'zebrafish'], limit: 50, sufficientHits: 6 });
+    const hits = await store.searchText({
+      scopes: ['project:small'],
+      terms: ['deploy', 'zebrafish'],
+      limit: 50,
+      sufficientHits: 6,
+    });
     expect(hits).toHaveLength(21);
     expect(hits[0]!.memory.content).toContain('zebrafish');
   });
 
   it('with sufficientHits, answers from the rare terms once enough memories in scope hold them', async () => {
-    const hits = await store.searchText({ scopes: ['project:a'], terms: ['deploy', 'quokka'], limit: 50, sufficientHits: 3 });
+    const hits = await store.searchText({
+      scopes: ['project:a'],
+      terms: ['deploy', 'quokka'],
+      limit: 50,
+      sufficientHits: 3,
+    });
     expect(hits.length).toBeGreaterThanOrEqual(3);
     expect(hits.every((hit) => hit.memory.content.includes('quokka'))).toBe(true);
     const exact = await store.searchText({ scopes: ['project:a'], terms: ['deploy', 'quokka'], limit: 50 });
@@ -60,7 +76,12 @@ describe('SQLite full-text search on a large store', () => {
 
   it('falls back to the common terms when the rare ones match nothing in the asked scopes', async () => {
     await store.create({ scope: 'project:c', content: 'The zebra service is deprecated.' }, ACTOR);
-    const hits = await store.searchText({ scopes: ['project:a'], terms: ['deploy', 'zebra'], limit: 3, sufficientHits: 3 });
+    const hits = await store.searchText({
+      scopes: ['project:a'],
+      terms: ['deploy', 'zebra'],
+      limit: 3,
+      sufficientHits: 3,
+    });
     expect(hits).toHaveLength(3);
     expect(hits[0]!.memory.content).toContain('checklist');
   });
@@ -77,7 +98,12 @@ describe('porterStem', () => {
     db.exec("CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance')");
     const insert = db.prepare('INSERT INTO f (rowid, a) VALUES (?, ?)');
     words.forEach((word, index) => insert.run(index + 1, word));
-    const tokens = new Map((db.prepare('SELECT doc, term FROM v').all() as Array<{ doc: number; term: string }>).map((row) => [row.doc, row.term]));
+    const tokens = new Map(
+      (db.prepare('SELECT doc, term FROM v').all() as Array<{ doc: number; term: string }>).map((row) => [
+        row.doc,
+        row.term,
+      ]),
+    );
     const mismatches = words.filter((word, index) => tokens.get(index + 1) !== porterStem(word));
     expect(mismatches).toEqual([]);
     db.close();

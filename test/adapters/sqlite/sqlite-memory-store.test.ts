@@ -9,7 +9,11 @@ import { SQLITE_MIGRATIONS } from '../../../src/adapters/sqlite/sqlite-migration
 import { EngramError } from '../../../src/kernel/errors.js';
 import type { MemoryStore } from '../../../src/contracts/memory-store.js';
 import { runMemoryStoreSuite } from '../../../src/testing/suites.js';
-import { collectStoreWriteWorker, spawnStoreWriteWorker, unexpectedStderr } from '../../../src/testing/store-write-worker-process.js';
+import {
+  collectStoreWriteWorker,
+  spawnStoreWriteWorker,
+  unexpectedStderr,
+} from '../../../src/testing/store-write-worker-process.js';
 
 const ACTOR = { actor: 'sqlite-test' };
 const LATEST_VERSION = SQLITE_MIGRATIONS.at(-1)!.version;
@@ -38,7 +42,9 @@ afterEach(async () => {
 });
 
 async function fileDigest(path: string): Promise<string> {
-  return createHash('sha256').update(await readFile(path)).digest('hex');
+  return createHash('sha256')
+    .update(await readFile(path))
+    .digest('hex');
 }
 
 /** Awaits an action that must fail with an EngramError of this code; returns the error. */
@@ -79,7 +85,10 @@ describe('SqliteMemoryStore migrations', () => {
     const old = new SqliteMemoryStore({ path, targetVersion: 1 });
     await old.open();
     expect(old.info().schemaVersion).toBe(1);
-    const written = await old.create({ scope: 'project:legacy', content: 'The legacy billing service runs on Fridays.' }, ACTOR);
+    const written = await old.create(
+      { scope: 'project:legacy', content: 'The legacy billing service runs on Fridays.' },
+      ACTOR,
+    );
     const edited = await old.update(written.id, { importance: 0.9 }, ACTOR);
     await old.close();
 
@@ -100,7 +109,11 @@ describe('SqliteMemoryStore migrations', () => {
       expect(store.info().schemaVersion).toBe(LATEST_VERSION);
       expect(await store.get(written.id)).toEqual(edited);
       expect((await store.history(written.id)).map((entry) => entry.action)).toEqual(['create', 'update']);
-      expect(await store.get('legacy-row')).toMatchObject({ scope: 'project:legacy', type: 'reference', createdAt: '2024-01-01T00:00:00.000Z' });
+      expect(await store.get('legacy-row')).toMatchObject({
+        scope: 'project:legacy',
+        type: 'reference',
+        createdAt: '2024-01-01T00:00:00.000Z',
+      });
       const hits = await store.searchText({ scopes: ['project:legacy'], terms: ['billing'], limit: 10 });
       expect(hits.map((hit) => hit.memory.id).sort()).toEqual([written.id, 'legacy-row'].sort());
       const fresh = await store.create({ scope: 'project:legacy', content: 'Billing moved to Mondays.' }, ACTOR);
@@ -109,7 +122,9 @@ describe('SqliteMemoryStore migrations', () => {
     });
 
     const check = new Database(path, { readonly: true });
-    const versions = check.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>;
+    const versions = check.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{
+      version: number;
+    }>;
     check.close();
     expect(versions.map((row) => row.version)).toEqual(SQLITE_MIGRATIONS.map((migration) => migration.version));
   });
@@ -137,7 +152,9 @@ describe('SqliteMemoryStore migrations', () => {
       });
       const raw = new Database(path);
       raw.pragma(`journal_mode = ${journalMode}`);
-      raw.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(LATEST_VERSION + 1, 'from the future', 0);
+      raw
+        .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+        .run(LATEST_VERSION + 1, 'from the future', 0);
       raw.close();
       const before = await fileDigest(path);
 
@@ -161,7 +178,10 @@ describe('SqliteMemoryStore crash safety', () => {
         child.kill('SIGKILL');
       }
     });
-    expect({ signal: result.signal, stderr: unexpectedStderr(result.stderr) }).toEqual({ signal: 'SIGKILL', stderr: '' });
+    expect({ signal: result.signal, stderr: unexpectedStderr(result.stderr) }).toEqual({
+      signal: 'SIGKILL',
+      stderr: '',
+    });
     expect(result.ids.length).toBeGreaterThanOrEqual(300);
 
     await withOpenStore(path, async (store) => {
@@ -174,7 +194,9 @@ describe('SqliteMemoryStore crash safety', () => {
     });
     const check = new Database(path);
     expect(check.pragma('integrity_check', { simple: true })).toBe('ok');
-    expect(() => check.prepare("INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')").run()).not.toThrow();
+    expect(() =>
+      check.prepare("INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')").run(),
+    ).not.toThrow();
     check.close();
   });
 });
@@ -183,7 +205,10 @@ describe('SqliteMemoryStore on a corrupt file', () => {
   const notDatabases: Array<[string, () => Buffer]> = [
     ['random bytes', () => randomBytes(64 * 1024)],
     ['a text file', () => Buffer.from('name,value\nport,8080\nhost,localhost\n'.repeat(200))],
-    ['the SQLite header followed by random bytes', () => Buffer.concat([Buffer.from('SQLite format 3\u0000', 'latin1'), seededGarbage(64 * 1024, 7)])],
+    [
+      'the SQLite header followed by random bytes',
+      () => Buffer.concat([Buffer.from('SQLite format 3\u0000', 'latin1'), seededGarbage(64 * 1024, 7)]),
+    ],
   ];
   for (const [label, contents] of notDatabases) {
     it(`refuses ${label} with STORE_CORRUPT and leaves the bytes unchanged`, async () => {
@@ -207,7 +232,9 @@ describe('SqliteMemoryStore on a corrupt file', () => {
   });
 
   /** A real store of 400 memories, closed, then damaged in place by `damage`. */
-  async function damagedDatabase(damage: (bytes: Buffer, pageSize: number) => void): Promise<{ path: string; digest: string }> {
+  async function damagedDatabase(
+    damage: (bytes: Buffer, pageSize: number) => void,
+  ): Promise<{ path: string; digest: string }> {
     const path = await temporaryPath();
     await withOpenStore(path, async (store) => {
       await store.createMany(
@@ -234,7 +261,10 @@ describe('SqliteMemoryStore on a corrupt file', () => {
       (error: unknown) => error,
     );
     if (opened === undefined) {
-      await engramError(() => store.list({ scopes: ['project:damaged'], archived: 'include', invalid: 'include' }), 'STORE_CORRUPT');
+      await engramError(
+        () => store.list({ scopes: ['project:damaged'], archived: 'include', invalid: 'include' }),
+        'STORE_CORRUPT',
+      );
     } else {
       expect(opened).toBeInstanceOf(EngramError);
       expect((opened as EngramError).code).toBe('STORE_CORRUPT');

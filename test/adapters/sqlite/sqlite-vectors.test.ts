@@ -29,7 +29,13 @@ describe('SQLite vectors', () => {
   it('migrates a version-2 store to version 3: memories kept, every one waiting for a vector', async () => {
     const path = await temporaryPath();
     const old = await opened({ path, targetVersion: 2 });
-    await old.createMany([{ scope: 'global', content: 'Written before vectors existed.' }, { scope: 'global', content: 'So was this.' }], ACTOR);
+    await old.createMany(
+      [
+        { scope: 'global', content: 'Written before vectors existed.' },
+        { scope: 'global', content: 'So was this.' },
+      ],
+      ACTOR,
+    );
     expect(old.info().schemaVersion).toBe(2);
     await old.close();
 
@@ -37,7 +43,10 @@ describe('SQLite vectors', () => {
     expect(store.info().schemaVersion).toBe(3);
     expect(await store.vectors.space()).toBeUndefined();
     expect(await store.vectors.counts()).toEqual({ stored: 0, missing: 2 });
-    expect((await store.vectors.missing({ limit: 10 })).map((memory) => memory.content)).toEqual(['Written before vectors existed.', 'So was this.']);
+    expect((await store.vectors.missing({ limit: 10 })).map((memory) => memory.content)).toEqual([
+      'Written before vectors existed.',
+      'So was this.',
+    ]);
     await store.close();
   });
 
@@ -56,7 +65,11 @@ describe('SQLite vectors', () => {
 
     const reopened = await opened({ path });
     expect(await reopened.vectors.space()).toEqual({ model: 'durable', dimensions: 3 });
-    const [hit] = await reopened.vectors.search({ scopes: ['global'], vector: Float32Array.from([0.25, -0.5, 1]), limit: 1 });
+    const [hit] = await reopened.vectors.search({
+      scopes: ['global'],
+      vector: Float32Array.from([0.25, -0.5, 1]),
+      limit: 1,
+    });
     expect(hit!.memory.id).toBe(memory!.id);
     expect(hit!.similarity).toBeCloseTo(1, 6);
     await reopened.close();
@@ -64,7 +77,10 @@ describe('SQLite vectors', () => {
 
   it('opens and searches with the same results when sqlite-vec cannot load, and warns once', async () => {
     const random = createRandomSource(99);
-    const inputs = Array.from({ length: 40 }, (_value, index) => ({ scope: index % 2 === 0 ? 'project:even' : 'project:odd', content: `Memory ${index}.` }));
+    const inputs = Array.from({ length: 40 }, (_value, index) => ({
+      scope: index % 2 === 0 ? 'project:even' : 'project:odd',
+      content: `Memory ${index}.`,
+    }));
     const vectors = inputs.map(() => Float32Array.from({ length: 6 }, () => random.next() - 0.5));
     const queries = Array.from({ length: 10 }, () => Float32Array.from({ length: 6 }, () => random.next() - 0.5));
 
@@ -89,13 +105,16 @@ describe('SQLite vectors', () => {
       await store.vectors.put(memories.map((memory, index) => ({ id: memory.id, vector: vectors[index]! })));
       const found: Array<[string, number]> = [];
       for (const vector of queries) {
-        for (const hit of await store.vectors.search({ scopes: ['project:even'], vector, limit: 5 })) found.push([hit.memory.id, Math.round(hit.similarity * 1e5) / 1e5]);
+        for (const hit of await store.vectors.search({ scopes: ['project:even'], vector, limit: 5 }))
+          found.push([hit.memory.id, Math.round(hit.similarity * 1e5) / 1e5]);
       }
       results.push(found);
       await store.close();
     }
     expect(results[0]).toHaveLength(50);
     expect(results[1]).toEqual(results[0]);
-    expect(warnings).toEqual([expect.stringContaining('sqlite-vec could not be loaded (no sqlite-vec build for this platform)')]);
+    expect(warnings).toEqual([
+      expect.stringContaining('sqlite-vec could not be loaded (no sqlite-vec build for this platform)'),
+    ]);
   });
 });

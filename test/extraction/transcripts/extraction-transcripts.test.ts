@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseClaudeCodeTranscript } from '../../../src/extraction/transcripts/claude-code-transcript.js';
-import { formatEngramTranscriptLine, parseEngramTranscript } from '../../../src/extraction/transcripts/engram-transcript.js';
+import {
+  formatEngramTranscriptLine,
+  parseEngramTranscript,
+} from '../../../src/extraction/transcripts/engram-transcript.js';
 import { parsePlainTextTranscript } from '../../../src/extraction/transcripts/plain-text-transcript.js';
 import { detectTranscriptFormat, readTranscriptFile } from '../../../src/extraction/node/read-transcript.js';
 import { messagesAfter } from '../../../src/contracts/conversation.js';
@@ -11,14 +14,35 @@ import { messagesAfter } from '../../../src/contracts/conversation.js';
 const directory = mkdtempSync(join(tmpdir(), 'engram-transcripts-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-const base = { isSidechain: false, userType: 'external', cwd: '/work/app', sessionId: 'sess-1', version: '2.1.39', gitBranch: 'main' };
+const base = {
+  isSidechain: false,
+  userType: 'external',
+  cwd: '/work/app',
+  sessionId: 'sess-1',
+  version: '2.1.39',
+  gitBranch: 'main',
+};
 let clock = 0;
 const at = (): string => new Date(Date.UTC(2026, 0, 5, 10, 0, clock++)).toISOString();
 
 function user(uuid: string, parentUuid: string | null, content: unknown, extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({ ...base, type: 'user', uuid, parentUuid, timestamp: at(), message: { role: 'user', content }, ...extra });
+  return JSON.stringify({
+    ...base,
+    type: 'user',
+    uuid,
+    parentUuid,
+    timestamp: at(),
+    message: { role: 'user', content },
+    ...extra,
+  });
 }
-function assistant(uuid: string, parentUuid: string, messageId: string, block: unknown, extra: Record<string, unknown> = {}): string {
+function assistant(
+  uuid: string,
+  parentUuid: string,
+  messageId: string,
+  block: unknown,
+  extra: Record<string, unknown> = {},
+): string {
   return JSON.stringify({
     ...base,
     type: 'assistant',
@@ -26,12 +50,28 @@ function assistant(uuid: string, parentUuid: string, messageId: string, block: u
     parentUuid,
     timestamp: at(),
     requestId: `req_${messageId}`,
-    message: { id: messageId, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [block], stop_reason: null, usage: { input_tokens: 10, output_tokens: 5 } },
+    message: {
+      id: messageId,
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5',
+      content: [block],
+      stop_reason: null,
+      usage: { input_tokens: 10, output_tokens: 5 },
+    },
     ...extra,
   });
 }
 function progress(uuid: string, parentUuid: string): string {
-  return JSON.stringify({ ...base, type: 'progress', uuid, parentUuid, timestamp: at(), data: { type: 'hook_progress', hookEvent: 'PostToolUse', hookName: 'x', command: 'node x' }, toolUseID: 'toolu_1' });
+  return JSON.stringify({
+    ...base,
+    type: 'progress',
+    uuid,
+    parentUuid,
+    timestamp: at(),
+    data: { type: 'hook_progress', hookEvent: 'PostToolUse', hookName: 'x', command: 'node x' },
+    toolUseID: 'toolu_1',
+  });
 }
 
 describe('Claude Code transcripts', () => {
@@ -47,16 +87,49 @@ describe('Claude Code transcripts', () => {
       // The branch the user kept.
       user('u2', 'a2', [{ type: 'text', text: 'Read the config please.' }]),
       assistant('a3', 'u2', 'msg_2', { type: 'text', text: 'Reading it.' }),
-      assistant('a4', 'a3', 'msg_2', { type: 'tool_use', id: 'toolu_1', name: 'Read', input: { file_path: '/work/app/config.yml' } }),
+      assistant('a4', 'a3', 'msg_2', {
+        type: 'tool_use',
+        id: 'toolu_1',
+        name: 'Read',
+        input: { file_path: '/work/app/config.yml' },
+      }),
       progress('p1', 'a4'),
-      user('r1', 'p1', [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'port: 8080' }] }], { toolUseResult: { file: 'x' } }),
+      user(
+        'r1',
+        'p1',
+        [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'port: 8080' }] }],
+        { toolUseResult: { file: 'x' } },
+      ),
       assistant('a5', 'r1', 'msg_3', { type: 'text', text: 'The port is 8080.' }),
-      JSON.stringify({ ...base, type: 'system', subtype: 'compact_boundary', uuid: 'cb', parentUuid: null, logicalParentUuid: 'a5', timestamp: at(), content: 'Conversation compacted', compactMetadata: { trigger: 'auto', preTokens: 150000 } }),
-      user('cs', 'cb', 'This session is being continued from a previous conversation that ran out of context. Summary: deploys.', { isCompactSummary: true }),
+      JSON.stringify({
+        ...base,
+        type: 'system',
+        subtype: 'compact_boundary',
+        uuid: 'cb',
+        parentUuid: null,
+        logicalParentUuid: 'a5',
+        timestamp: at(),
+        content: 'Conversation compacted',
+        compactMetadata: { trigger: 'auto', preTokens: 150000 },
+      }),
+      user(
+        'cs',
+        'cb',
+        'This session is being continued from a previous conversation that ran out of context. Summary: deploys.',
+        { isCompactSummary: true },
+      ),
       user('u3', 'cs', '<command-name>/model</command-name>'),
       user('u4', 'u3', 'From now on, use pnpm.'),
       assistant('a6', 'u4', 'msg_4', { type: 'text', text: 'Will do.' }),
-      JSON.stringify({ ...base, type: 'system', subtype: 'turn_duration', uuid: 's9', parentUuid: 'a6', durationMs: 1200, timestamp: at() }),
+      JSON.stringify({
+        ...base,
+        type: 'system',
+        subtype: 'turn_duration',
+        uuid: 's9',
+        parentUuid: 'a6',
+        durationMs: 1200,
+        timestamp: at(),
+      }),
     ];
     const { conversation, warnings } = parseClaudeCodeTranscript(lines.join('\n'));
     expect(warnings).toEqual([]);
@@ -89,7 +162,14 @@ describe('Claude Code transcripts', () => {
       '{"type":"assistant", this is not json',
       JSON.stringify([1, 2, 3]),
       assistant('a1', 'u1', 'msg_1', { type: 'text', text: 'x'.repeat(2_000) }),
-      JSON.stringify({ ...base, type: 'user', uuid: 'side', parentUuid: 'a1', isSidechain: true, message: { role: 'user', content: 'helper prompt' } }),
+      JSON.stringify({
+        ...base,
+        type: 'user',
+        uuid: 'side',
+        parentUuid: 'a1',
+        isSidechain: true,
+        message: { role: 'user', content: 'helper prompt' },
+      }),
       user('u2', 'a1', 'Second.'),
       '{"type":"assistant","uuid":"a2","parentUuid":"u2","message":{"id":"msg_2","content":[{"type":"te',
     ];
@@ -107,25 +187,52 @@ describe('Claude Code transcripts', () => {
   it('reads old files without parentUuid in file order, and survives loops in the links', () => {
     const old = [
       JSON.stringify({ type: 'user', uuid: 'u1', sessionId: 's', message: { role: 'user', content: 'Open README' } }),
-      JSON.stringify({ type: 'assistant', uuid: 'a1', sessionId: 's', message: { role: 'assistant', content: 'Done.' } }),
+      JSON.stringify({
+        type: 'assistant',
+        uuid: 'a1',
+        sessionId: 's',
+        message: { role: 'assistant', content: 'Done.' },
+      }),
     ];
-    expect(parseClaudeCodeTranscript(old.join('\n')).conversation.messages.map((message) => message.text)).toEqual(['Open README', 'Done.']);
+    expect(parseClaudeCodeTranscript(old.join('\n')).conversation.messages.map((message) => message.text)).toEqual([
+      'Open README',
+      'Done.',
+    ]);
     const loop = [user('x', 'y', 'one'), user('y', 'x', 'two')];
     const parsed = parseClaudeCodeTranscript(loop.join('\n'));
     expect(parsed.conversation.messages.map((message) => message.id)).toEqual(['x', 'y']);
     expect(parsed.warnings.join(' ')).toMatch(/loop/);
   });
 
-  it('reads a helper\'s own file, whose lines are all sidechain', () => {
-    const lines = [user('s1', null, 'Find the config.', { isSidechain: true, agentId: 'a1b2' }), assistant('s2', 's1', 'msg_s', { type: 'text', text: 'It is config.yml.' }, { isSidechain: true, agentId: 'a1b2' })];
-    expect(parseClaudeCodeTranscript(lines.join('\n')).conversation.messages.map((message) => message.id)).toEqual(['s1', 's2']);
+  it("reads a helper's own file, whose lines are all sidechain", () => {
+    const lines = [
+      user('s1', null, 'Find the config.', { isSidechain: true, agentId: 'a1b2' }),
+      assistant(
+        's2',
+        's1',
+        'msg_s',
+        { type: 'text', text: 'It is config.yml.' },
+        { isSidechain: true, agentId: 'a1b2' },
+      ),
+    ];
+    expect(parseClaudeCodeTranscript(lines.join('\n')).conversation.messages.map((message) => message.id)).toEqual([
+      's1',
+      's2',
+    ]);
   });
 
-  it('keeps hook output carrying engram\'s <memory_context> as a meta message', () => {
-    const block = '<memory_context>\nNotes recalled…\n<memory id="mem_1" type="user" name="tabs">\nThe user prefers tabs.\n</memory>\n</memory_context>';
+  it("keeps hook output carrying engram's <memory_context> as a meta message", () => {
+    const block =
+      '<memory_context>\nNotes recalled…\n<memory id="mem_1" type="user" name="tabs">\nThe user prefers tabs.\n</memory>\n</memory_context>';
     const lines = [
       user('u1', null, 'Hello'),
-      JSON.stringify({ ...base, type: 'attachment', uuid: 'att', parentUuid: 'u1', attachment: { type: 'hook_additional_context', content: [block] } }),
+      JSON.stringify({
+        ...base,
+        type: 'attachment',
+        uuid: 'att',
+        parentUuid: 'u1',
+        attachment: { type: 'hook_additional_context', content: [block] },
+      }),
       assistant('a1', 'att', 'msg_1', { type: 'text', text: 'Hi' }),
     ];
     const messages = parseClaudeCodeTranscript(lines.join('\n')).conversation.messages;
@@ -142,18 +249,36 @@ describe('engram transcripts', () => {
   it('reads message lines with string or block content, skipping other types, repeats and torn lines', () => {
     const text = [
       JSON.stringify({ type: 'session', sessionId: 'ignored-type' }),
-      formatEngramTranscriptLine({ type: 'message', id: 'm1', role: 'user', content: 'We use pnpm.', timestamp: '2026-01-05T10:00:00.000Z', sessionId: 'chat-7' }),
+      formatEngramTranscriptLine({
+        type: 'message',
+        id: 'm1',
+        role: 'user',
+        content: 'We use pnpm.',
+        timestamp: '2026-01-05T10:00:00.000Z',
+        sessionId: 'chat-7',
+      }),
       formatEngramTranscriptLine({
         type: 'message',
         id: 'm2',
         role: 'assistant',
         content: [
           { type: 'text', text: 'Saving.' },
-          { type: 'tool_use', id: 't1', name: 'memory', input: { command: 'create', path: '/memories/pnpm.md', file_text: 'x' } },
+          {
+            type: 'tool_use',
+            id: 't1',
+            name: 'memory',
+            input: { command: 'create', path: '/memories/pnpm.md', file_text: 'x' },
+          },
         ],
         timestamp: '2026-01-05T10:00:01.000Z',
       }),
-      formatEngramTranscriptLine({ type: 'message', id: 'm3', role: 'user', content: [{ type: 'tool_result', toolUseId: 't1', content: 'File created' }], timestamp: '2026-01-05T10:00:02.000Z' }),
+      formatEngramTranscriptLine({
+        type: 'message',
+        id: 'm3',
+        role: 'user',
+        content: [{ type: 'tool_result', toolUseId: 't1', content: 'File created' }],
+        timestamp: '2026-01-05T10:00:02.000Z',
+      }),
       JSON.stringify({ type: 'message', id: 'm1', role: 'user', content: 'again' }),
       JSON.stringify({ type: 'message', id: 'm4', role: 'system', content: 'nope' }),
       JSON.stringify({ type: 'message', role: 'user', content: 'no id' }),
@@ -173,7 +298,9 @@ describe('engram transcripts', () => {
 
 describe('plain text', () => {
   it('reads User:/Assistant: lines as a dialogue and other text as one user message per paragraph', () => {
-    const dialogue = parsePlainTextTranscript('User: We deploy on Fridays.\nAnd never on holidays.\nAssistant: Noted.\n\nhuman: Thanks\nUser: Thanks');
+    const dialogue = parsePlainTextTranscript(
+      'User: We deploy on Fridays.\nAnd never on holidays.\nAssistant: Noted.\n\nhuman: Thanks\nUser: Thanks',
+    );
     expect(dialogue.conversation.messages.map(({ role, text }) => ({ role, text }))).toEqual([
       { role: 'user', text: 'We deploy on Fridays.\nAnd never on holidays.' },
       { role: 'assistant', text: 'Noted.' },
@@ -183,9 +310,16 @@ describe('plain text', () => {
     const ids = dialogue.conversation.messages.map((message) => message.id);
     expect(ids.every((id) => /^m\d+-[0-9a-f]{12}$/.test(id))).toBe(true);
     expect(new Set(ids).size).toBe(4);
-    const notes = parsePlainTextTranscript('The user prefers tabs.\r\n\r\n\r\nReleases are on Tuesdays.\nAlways with a changelog.\n');
-    expect(notes.conversation.messages.map((message) => message.text)).toEqual(['The user prefers tabs.', 'Releases are on Tuesdays.\nAlways with a changelog.']);
-    expect(parsePlainTextTranscript('The user prefers tabs.\n').conversation.messages[0]!.id).toBe(notes.conversation.messages[0]!.id);
+    const notes = parsePlainTextTranscript(
+      'The user prefers tabs.\r\n\r\n\r\nReleases are on Tuesdays.\nAlways with a changelog.\n',
+    );
+    expect(notes.conversation.messages.map((message) => message.text)).toEqual([
+      'The user prefers tabs.',
+      'Releases are on Tuesdays.\nAlways with a changelog.',
+    ]);
+    expect(parsePlainTextTranscript('The user prefers tabs.\n').conversation.messages[0]!.id).toBe(
+      notes.conversation.messages[0]!.id,
+    );
   });
 
   it('gives text appended to the last message a new id, so the cursor reads it, and keeps the ids of what came before', () => {
@@ -217,7 +351,11 @@ describe('reading transcript files', () => {
 
   it('detects the format and names a session after the file when the file names none', async () => {
     expect(detectTranscriptFormat(user('u1', null, 'hi'))).toBe('claude');
-    expect(detectTranscriptFormat(formatEngramTranscriptLine({ type: 'message', id: 'm', role: 'user', content: 'x', timestamp: 'x' }))).toBe('engram');
+    expect(
+      detectTranscriptFormat(
+        formatEngramTranscriptLine({ type: 'message', id: 'm', role: 'user', content: 'x', timestamp: 'x' }),
+      ),
+    ).toBe('engram');
     expect(detectTranscriptFormat('Just some notes.\n{not json')).toBe('text');
     expect(() => detectTranscriptFormat('{"kind":"memory","id":"x"}')).toThrow(/--format claude\|engram\|text/);
     const text = await readTranscriptFile(write('notes.txt', 'User: hi\nAssistant: hello'));
@@ -228,11 +366,18 @@ describe('reading transcript files', () => {
   });
 
   it('refuses binary data, NUL bytes, directories, missing and oversized files with clear errors', async () => {
-    await expect(readTranscriptFile(write('binary.bin', Buffer.from([0xff, 0xfe, 0x00, 0x81, 0x80])))).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/not UTF-8 text/) });
-    await expect(readTranscriptFile(write('nul.txt', 'abc\u0000def'))).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/NUL bytes/) });
+    await expect(
+      readTranscriptFile(write('binary.bin', Buffer.from([0xff, 0xfe, 0x00, 0x81, 0x80]))),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/not UTF-8 text/) });
+    await expect(readTranscriptFile(write('nul.txt', 'abc\u0000def'))).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      message: expect.stringMatching(/NUL bytes/),
+    });
     mkdirSync(join(directory, 'folder'), { recursive: true });
     await expect(readTranscriptFile(join(directory, 'folder'))).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     await expect(readTranscriptFile(join(directory, 'missing.jsonl'))).rejects.toMatchObject({ code: 'NOT_FOUND' });
-    await expect(readTranscriptFile(write('big.txt', 'x'.repeat(5_000)), { maxBytes: 1_000 })).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    await expect(readTranscriptFile(write('big.txt', 'x'.repeat(5_000)), { maxBytes: 1_000 })).rejects.toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+    });
   });
 });

@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -54,9 +63,25 @@ async function rejection(promise: Promise<unknown>): Promise<EngramError> {
 
 describe('writeMemoryDirectory', () => {
   const memories = [
-    makeMemory('m1', { type: 'user', name: 'user-role', description: 'Data engineer', content: 'The user is a data engineer.' }),
-    makeMemory('m2', { type: 'feedback', name: 'testing', content: '---\nNo mocks.\n---\n', importance: 0.9, hitCount: 4 }),
-    makeMemory('m3', { type: 'project', name: 'testing', content: 'Second memory with the same name. 数据库', archived: true }),
+    makeMemory('m1', {
+      type: 'user',
+      name: 'user-role',
+      description: 'Data engineer',
+      content: 'The user is a data engineer.',
+    }),
+    makeMemory('m2', {
+      type: 'feedback',
+      name: 'testing',
+      content: '---\nNo mocks.\n---\n',
+      importance: 0.9,
+      hitCount: 4,
+    }),
+    makeMemory('m3', {
+      type: 'project',
+      name: 'testing',
+      content: 'Second memory with the same name. 数据库',
+      archived: true,
+    }),
   ];
 
   it('writes one topic file per memory and MEMORY.md last, and reads them back unchanged', async () => {
@@ -74,7 +99,9 @@ describe('writeMemoryDirectory', () => {
     const read = await readMemoryDirectory(directory, fallback());
     expect(read.errors).toEqual([]);
     expect(read.warnings).toEqual([]);
-    const restored = read.memories.map((input) => normalizeNewMemory(input, { now: '2030-01-01T00:00:00.000Z', id: 'unused' }));
+    const restored = read.memories.map((input) =>
+      normalizeNewMemory(input, { now: '2030-01-01T00:00:00.000Z', id: 'unused' }),
+    );
     expect(restored.sort((a, b) => a.id.localeCompare(b.id))).toStrictEqual(memories);
   });
 
@@ -117,7 +144,9 @@ describe('writeMemoryDirectory', () => {
   });
 
   it('keeps MEMORY.md within its caps for a large store', async () => {
-    const many = Array.from({ length: 500 }, (_unused, index) => makeMemory(`bulk-${index}`, { name: `bulk-${index}` }));
+    const many = Array.from({ length: 500 }, (_unused, index) =>
+      makeMemory(`bulk-${index}`, { name: `bulk-${index}` }),
+    );
     const result = await writeMemoryDirectory(directory, many, { maxLines: 50 });
     expect(result.files).toHaveLength(501);
     const index = readFileSync(join(directory, 'MEMORY.md'), 'utf8');
@@ -128,9 +157,18 @@ describe('writeMemoryDirectory', () => {
 
 describe('readMemoryDirectory', () => {
   it('reads both Claude Code frontmatter variants and plain Markdown files', async () => {
-    writeFile('MEMORY.md', '- [User role](user_role.md) — data engineer\n- [Testing](feedback_testing.md) — no mocks\n');
-    writeFile('user_role.md', '---\nname: user-role\ndescription: The user is a data engineer\nmetadata:\n  type: user\n---\n\nThe user is a data engineer.\n');
-    writeFile('feedback_testing.md', '---\r\nname: Testing Without Mocks\r\ndescription: Use the real database\r\ntype: feedback\r\n---\r\nNo mocks.\r\n**Why:** a mock hid a bug.\r\n');
+    writeFile(
+      'MEMORY.md',
+      '- [User role](user_role.md) — data engineer\n- [Testing](feedback_testing.md) — no mocks\n',
+    );
+    writeFile(
+      'user_role.md',
+      '---\nname: user-role\ndescription: The user is a data engineer\nmetadata:\n  type: user\n---\n\nThe user is a data engineer.\n',
+    );
+    writeFile(
+      'feedback_testing.md',
+      '---\r\nname: Testing Without Mocks\r\ndescription: Use the real database\r\ntype: feedback\r\n---\r\nNo mocks.\r\n**Why:** a mock hid a bug.\r\n',
+    );
     writeFile('plain notes.md', '# Deploys\n\nDeploys happen on Tuesdays.\n');
     writeFile('notes.txt', 'not markdown');
     writeFile('.hidden.md', 'hidden');
@@ -141,20 +179,42 @@ describe('readMemoryDirectory', () => {
     expect(read.errors).toEqual([]);
     expect(read.warnings).toEqual([]);
     expect(read.memories).toStrictEqual([
-      { id: 'generated-1', scope: 'project:imported', content: 'No mocks.\n**Why:** a mock hid a bug.', type: 'feedback', name: 'testing-without-mocks', description: 'Use the real database' },
-      { id: 'generated-2', scope: 'project:imported', content: '# Deploys\n\nDeploys happen on Tuesdays.', name: 'plain-notes' },
-      { id: 'generated-3', scope: 'project:imported', content: 'The user is a data engineer.', type: 'user', name: 'user-role', description: 'The user is a data engineer' },
+      {
+        id: 'generated-1',
+        scope: 'project:imported',
+        content: 'No mocks.\n**Why:** a mock hid a bug.',
+        type: 'feedback',
+        name: 'testing-without-mocks',
+        description: 'Use the real database',
+      },
+      {
+        id: 'generated-2',
+        scope: 'project:imported',
+        content: '# Deploys\n\nDeploys happen on Tuesdays.',
+        name: 'plain-notes',
+      },
+      {
+        id: 'generated-3',
+        scope: 'project:imported',
+        content: 'The user is a data engineer.',
+        type: 'user',
+        name: 'user-role',
+        description: 'The user is a data engineer',
+      },
     ]);
   });
 
   it('never reads outside the folder, whatever MEMORY.md or a symlink points at', async () => {
-    writeFile('MEMORY.md', [
-      '- [Passwd](../../etc/passwd) — traversal',
-      '- [Secret](../../outside/secret.md) — traversal to a real file',
-      `- [Absolute](${join(outside, 'secret.md')}) — absolute path`,
-      '- [Missing](missing.md) — dangling',
-      '',
-    ].join('\n'));
+    writeFile(
+      'MEMORY.md',
+      [
+        '- [Passwd](../../etc/passwd) — traversal',
+        '- [Secret](../../outside/secret.md) — traversal to a real file',
+        `- [Absolute](${join(outside, 'secret.md')}) — absolute path`,
+        '- [Missing](missing.md) — dangling',
+        '',
+      ].join('\n'),
+    );
     writeFile('good.md', '---\nname: good\n---\nA good memory.\n');
     symlinkSync(join(outside, 'secret.md'), join(directory, 'secret.md'));
     symlinkSync('/etc/passwd', join(directory, 'passwd.md'));
@@ -178,7 +238,10 @@ describe('readMemoryDirectory', () => {
   it('reports files over 1 MB, malformed files and non-text files, and still reads the rest', async () => {
     writeFile('huge.md', `---\nname: huge\n---\n${'x'.repeat(1024 * 1024)}\n`);
     writeFile('broken.md', '---\nname: [unclosed\n---\nbody\n');
-    writeFile('bomb.md', `---\na: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n---\nbody\n`);
+    writeFile(
+      'bomb.md',
+      `---\na: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n---\nbody\n`,
+    );
     writeFile('binary.md', Buffer.from([0xff, 0xfe, 0x00, 0x41, 0xc3, 0x28]));
     writeFile('control.md', '---\nname: control\n---\nescape \u001b[31m red\n');
     writeFile('empty.md', '');
@@ -188,7 +251,15 @@ describe('readMemoryDirectory', () => {
     const read = await readMemoryDirectory(directory, fallback());
     expect(read.memories.map((memory) => memory.content)).toEqual(['Still read.']);
     const errors = new Map(read.errors.map((error) => [error.file, error.message]));
-    expect([...errors.keys()].sort()).toEqual(['binary.md', 'bomb.md', 'broken.md', 'control.md', 'empty.md', 'folder.md', 'huge.md']);
+    expect([...errors.keys()].sort()).toEqual([
+      'binary.md',
+      'bomb.md',
+      'broken.md',
+      'control.md',
+      'empty.md',
+      'folder.md',
+      'huge.md',
+    ]);
     expect(errors.get('huge.md')).toMatch(/over 1048576 bytes are skipped/);
     expect(errors.get('broken.md')).toMatch(/^Malformed frontmatter/);
     expect(errors.get('bomb.md')).toMatch(/aliases/);
@@ -202,7 +273,10 @@ describe('readMemoryDirectory', () => {
     writeFile('medium.md', 'x'.repeat(2_000));
     const read = await readMemoryDirectory(directory, { ...fallback(), maxFileBytes: 1_000 });
     expect(read.memories).toEqual([]);
-    expect(read.errors[0]).toEqual({ file: 'medium.md', message: 'File is 2000 bytes or more; topic files over 1000 bytes are skipped.' });
+    expect(read.errors[0]).toEqual({
+      file: 'medium.md',
+      message: 'File is 2000 bytes or more; topic files over 1000 bytes are skipped.',
+    });
   });
 
   it.skipIf(process.platform === 'win32')('does not hang on a FIFO named like a topic file', async () => {

@@ -1,10 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { autoCompactThreshold, compactionTripped, shouldAutoCompact } from '../../../src/session/compaction/compaction-policy.js';
+import {
+  autoCompactThreshold,
+  compactionTripped,
+  shouldAutoCompact,
+} from '../../../src/session/compaction/compaction-policy.js';
 import { EngramError } from '../../../src/kernel/errors.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../../src/kernel/settings.js';
 
-function settingsWith(compaction: Partial<Settings['compaction']> = {}, session: Partial<Settings['session']> = {}): Settings {
-  return { ...DEFAULT_SETTINGS, compaction: { ...DEFAULT_SETTINGS.compaction, ...compaction }, session: { ...DEFAULT_SETTINGS.session, ...session } };
+function settingsWith(
+  compaction: Partial<Settings['compaction']> = {},
+  session: Partial<Settings['session']> = {},
+): Settings {
+  return {
+    ...DEFAULT_SETTINGS,
+    compaction: { ...DEFAULT_SETTINGS.compaction, ...compaction },
+    session: { ...DEFAULT_SETTINGS.session, ...session },
+  };
 }
 
 describe('compaction threshold (SPEC §2 layer 4)', () => {

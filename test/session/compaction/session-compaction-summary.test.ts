@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { planText, reinjection } from '../../../src/session/compaction/compaction-reinjection.js';
-import { missingRules, STANDING_RULES_HEADING, standingRules, withStandingRules } from '../../../src/session/compaction/compaction-standing-rules.js';
+import {
+  missingRules,
+  STANDING_RULES_HEADING,
+  standingRules,
+  withStandingRules,
+} from '../../../src/session/compaction/compaction-standing-rules.js';
 import {
   COMPACT_SUMMARY_OPENING,
   COMPACTION_SUMMARY_PROMPT,
@@ -20,14 +25,20 @@ import type { ContentBlock } from '../../../src/contracts/language-model.js';
 import type { SessionMessage } from '../../../src/contracts/session-message.js';
 
 let counter = 0;
-function message(role: 'user' | 'assistant', content: string | ContentBlock[], extra: Partial<SessionMessage> = {}): SessionMessage {
+function message(
+  role: 'user' | 'assistant',
+  content: string | ContentBlock[],
+  extra: Partial<SessionMessage> = {},
+): SessionMessage {
   counter += 1;
   return { uuid: `m${counter}`, role, content, timestamp: '2025-01-01T00:00:00.000Z', ...extra };
 }
 const user = (text: string, extra: Partial<SessionMessage> = {}): SessionMessage => message('user', text, extra);
 const assistant = (text: string): SessionMessage => message('assistant', [{ type: 'text', text }]);
-const toolCall = (id: string, name = 'read_file', input: Record<string, unknown> = { path: 'a.ts' }): SessionMessage => message('assistant', [{ type: 'tool_use', id, name, input }]);
-const toolResult = (id: string, content: string): SessionMessage => message('user', [{ type: 'tool_result', toolUseId: id, content }]);
+const toolCall = (id: string, name = 'read_file', input: Record<string, unknown> = { path: 'a.ts' }): SessionMessage =>
+  message('assistant', [{ type: 'tool_use', id, name, input }]);
+const toolResult = (id: string, content: string): SessionMessage =>
+  message('user', [{ type: 'tool_result', toolUseId: id, content }]);
 
 /** Every tool_result's tool_use is in the message just before it. */
 function pairsIntact(messages: readonly SessionMessage[]): boolean {
@@ -36,7 +47,11 @@ function pairsIntact(messages: readonly SessionMessage[]): boolean {
     return item.content.every((block) => {
       if (block.type !== 'tool_result') return true;
       const previous = messages[index - 1];
-      return previous !== undefined && typeof previous.content !== 'string' && previous.content.some((other) => other.type === 'tool_use' && other.id === block.toolUseId);
+      return (
+        previous !== undefined &&
+        typeof previous.content !== 'string' &&
+        previous.content.some((other) => other.type === 'tool_use' && other.id === block.toolUseId)
+      );
     });
   });
 }
@@ -55,7 +70,11 @@ describe('the nine-part summary prompt', () => {
   });
 
   it('adds the standing rules, hook text and the user instructions after the prompt', () => {
-    const text = summaryInstruction({ standingRules: ['Always use tabs.'], hookInstructions: ['  ', 'Mention the ticket id.'], customInstructions: 'Focus on the parser.' });
+    const text = summaryInstruction({
+      standingRules: ['Always use tabs.'],
+      hookInstructions: ['  ', 'Mention the ticket id.'],
+      customInstructions: 'Focus on the parser.',
+    });
     expect(text.startsWith(COMPACTION_SUMMARY_PROMPT)).toBe(true);
     expect(text).toContain('- Always use tabs.');
     expect(text).toContain('Mention the ticket id.');
@@ -66,7 +85,11 @@ describe('the nine-part summary prompt', () => {
 
 describe('stripAnalysis', () => {
   it('removes the analysis and keeps the summary body', () => {
-    expect(stripAnalysis('<analysis>\nthinking about tabs\n</analysis>\n\n<summary>\n1. Primary Request: fix it\n</summary>')).toBe('1. Primary Request: fix it');
+    expect(
+      stripAnalysis(
+        '<analysis>\nthinking about tabs\n</analysis>\n\n<summary>\n1. Primary Request: fix it\n</summary>',
+      ),
+    ).toBe('1. Primary Request: fix it');
     expect(stripAnalysis('<ANALYSIS>a</ANALYSIS>plain summary\n\n\n\nmore')).toBe('plain summary\n\nmore');
     expect(stripAnalysis('<analysis>one</analysis><analysis>two</analysis><summary>S</summary>')).toBe('S');
   });
@@ -97,7 +120,16 @@ describe('the summary message', () => {
 
 describe('message groups', () => {
   it('starts a group at each user turn and at each new API round, keeping tool pairs together', () => {
-    const list = [user('fix the bug'), toolCall('t1'), toolResult('t1', 'file'), toolCall('t2'), toolResult('t2', 'file 2'), assistant('done'), user('thanks'), assistant('welcome')];
+    const list = [
+      user('fix the bug'),
+      toolCall('t1'),
+      toolResult('t1', 'file'),
+      toolCall('t2'),
+      toolResult('t2', 'file 2'),
+      assistant('done'),
+      user('thanks'),
+      assistant('welcome'),
+    ];
     const groups = messageGroups(list);
     expect(groups.map((group) => group.map((item) => item.uuid))).toEqual([
       [list[0]!.uuid, list[1]!.uuid, list[2]!.uuid],
@@ -110,7 +142,16 @@ describe('message groups', () => {
 
   it('drops the oldest groups, never the newest or an earlier summary, and never orphans a tool result', () => {
     const summary = user('This session is being continued…', { compactSummary: true, meta: true });
-    const list = [summary, user('one'), toolCall('a'), toolResult('a', 'x'), user('two'), toolCall('b'), toolResult('b', 'y'), user('three')];
+    const list = [
+      summary,
+      user('one'),
+      toolCall('a'),
+      toolResult('a', 'x'),
+      user('two'),
+      toolCall('b'),
+      toolResult('b', 'y'),
+      user('three'),
+    ];
     expect(droppableGroupCount(list)).toBe(2);
     const once = dropOldestGroups(list, 1);
     expect(once.map((item) => item.uuid)).toEqual([summary, ...list.slice(4)].map((item) => item.uuid));
@@ -127,7 +168,12 @@ describe('stripBulkyContent', () => {
   it('replaces inline images, cuts long tool results to head and tail, and leaves the input alone', () => {
     const image = `data:image/png;base64,${'A'.repeat(5_000)}`;
     const long = `HEAD${'x'.repeat(50_000)}TAIL`;
-    const list = [user(`look ${image}`), toolCall('t1', 'write_file', { path: 'a', content: long }), toolResult('t1', long), message('user', [{ type: 'image', source: {} } as unknown as ContentBlock])];
+    const list = [
+      user(`look ${image}`),
+      toolCall('t1', 'write_file', { path: 'a', content: long }),
+      toolResult('t1', long),
+      message('user', [{ type: 'image', source: {} } as unknown as ContentBlock]),
+    ];
     const before = JSON.stringify(list);
     const stripped = stripBulkyContent(list, { toolResultMaxChars: 1_000 });
     expect(JSON.stringify(list)).toBe(before);
@@ -136,7 +182,9 @@ describe('stripBulkyContent', () => {
     expect(result.content.length).toBeLessThan(1_100);
     expect(result.content.startsWith('HEAD')).toBe(true);
     expect(result.content.endsWith('TAIL')).toBe(true);
-    expect(((stripped[1]!.content as ContentBlock[])[0] as unknown as { input: { content: string } }).input.content.length).toBeLessThan(1_100);
+    expect(
+      ((stripped[1]!.content as ContentBlock[])[0] as unknown as { input: { content: string } }).input.content.length,
+    ).toBeLessThan(1_100);
     expect(stripped[3]!.content).toEqual([{ type: 'text', text: '[image removed for the summary]' }]);
     expect(stripped.map((item) => item.uuid)).toEqual(list.map((item) => item.uuid));
   });
@@ -162,7 +210,10 @@ describe('standing rules', () => {
     expect(summary).toContain(`${STANDING_RULES_HEADING}\n- Always use tabs.\n- Never push to main.`);
     expect(missingRules(summary, rules)).toEqual([]);
     expect(missingRules('the user said: always use TABS', rules)).toEqual(['Never push to main.']);
-    const next = standingRules([user(compactSummaryText(summary), { compactSummary: true, meta: true }), user('I prefer pnpm over npm.')]);
+    const next = standingRules([
+      user(compactSummaryText(summary), { compactSummary: true, meta: true }),
+      user('I prefer pnpm over npm.'),
+    ]);
     expect(next).toEqual(['Always use tabs.', 'Never push to main.', 'The user prefers pnpm over npm.']);
     // Applying it twice keeps one section.
     expect(withStandingRules(summary, rules).split(STANDING_RULES_HEADING)).toHaveLength(2);
@@ -178,36 +229,93 @@ describe('the kept tail of a compaction from notes', () => {
   const measure = (item: SessionMessage): number => estimateMessageTokens(item);
 
   it('keeps what follows the last summarized message, moved back onto the tool_use of a split pair', () => {
-    const list = [user('one'), toolCall('a'), toolResult('a', 'r'), assistant('ok'), user('two'), toolCall('b'), toolResult('b', 'r2')];
-    expect(keptTail(list, { lastSummarizedUuid: list[3]!.uuid, softMaxTokens: 1e6, hardMaxTokens: 1e6, measure })).toEqual({ start: 4, anchored: true, droppedUncovered: 0 });
+    const list = [
+      user('one'),
+      toolCall('a'),
+      toolResult('a', 'r'),
+      assistant('ok'),
+      user('two'),
+      toolCall('b'),
+      toolResult('b', 'r2'),
+    ];
+    expect(
+      keptTail(list, { lastSummarizedUuid: list[3]!.uuid, softMaxTokens: 1e6, hardMaxTokens: 1e6, measure }),
+    ).toEqual({ start: 4, anchored: true, droppedUncovered: 0 });
     // The notes end on the tool_use: the result must not be kept without it.
-    const split = keptTail(list, { lastSummarizedUuid: list[1]!.uuid, softMaxTokens: 1e6, hardMaxTokens: 1e6, measure });
+    const split = keptTail(list, {
+      lastSummarizedUuid: list[1]!.uuid,
+      softMaxTokens: 1e6,
+      hardMaxTokens: 1e6,
+      measure,
+    });
     expect(split.start).toBe(1);
     expect(pairsIntact(list.slice(split.start))).toBe(true);
-    expect(keptTail(list, { lastSummarizedUuid: list.at(-1)!.uuid, softMaxTokens: 1e6, hardMaxTokens: 1e6, measure }).start).toBe(list.length);
+    expect(
+      keptTail(list, { lastSummarizedUuid: list.at(-1)!.uuid, softMaxTokens: 1e6, hardMaxTokens: 1e6, measure }).start,
+    ).toBe(list.length);
   });
 
   it('keeps fewer whole groups when the tail is too large, the newest group unless even it is over the hard cap', () => {
     const big = 'y'.repeat(40_000);
-    const list = [user('one'), toolCall('a'), toolResult('a', big), user('two'), toolCall('b'), toolResult('b', big), user('three')];
-    const soft = keptTail(list, { lastSummarizedUuid: list[0]!.uuid, softMaxTokens: 12_000, hardMaxTokens: 1e6, measure });
+    const list = [
+      user('one'),
+      toolCall('a'),
+      toolResult('a', big),
+      user('two'),
+      toolCall('b'),
+      toolResult('b', big),
+      user('three'),
+    ];
+    const soft = keptTail(list, {
+      lastSummarizedUuid: list[0]!.uuid,
+      softMaxTokens: 12_000,
+      hardMaxTokens: 1e6,
+      measure,
+    });
     expect(soft.start).toBe(3);
     expect(soft.droppedUncovered).toBe(2);
     expect(pairsIntact(list.slice(soft.start))).toBe(true);
-    const onlyNewest = keptTail(list, { lastSummarizedUuid: list[0]!.uuid, softMaxTokens: 10, hardMaxTokens: 1e6, measure });
+    const onlyNewest = keptTail(list, {
+      lastSummarizedUuid: list[0]!.uuid,
+      softMaxTokens: 10,
+      hardMaxTokens: 1e6,
+      measure,
+    });
     expect(onlyNewest.start).toBe(6);
-    const hard = keptTail([user('a'), user(big)], { lastSummarizedUuid: undefined, softMaxTokens: 10, hardMaxTokens: 100, measure });
+    const hard = keptTail([user('a'), user(big)], {
+      lastSummarizedUuid: undefined,
+      softMaxTokens: 10,
+      hardMaxTokens: 100,
+      measure,
+    });
     expect(hard.start).toBe(2);
   });
 
   it('without an anchor, skips an earlier summary and its re-injected messages', () => {
-    const list = [user('summary', { compactSummary: true, meta: true }), user('file', { meta: true }), user('next'), assistant('ok')];
-    expect(keptTail(list, { lastSummarizedUuid: 'unknown', softMaxTokens: 1e6, hardMaxTokens: 1e6, measure })).toEqual({ start: 2, anchored: false, droppedUncovered: 0 });
+    const list = [
+      user('summary', { compactSummary: true, meta: true }),
+      user('file', { meta: true }),
+      user('next'),
+      assistant('ok'),
+    ];
+    expect(keptTail(list, { lastSummarizedUuid: 'unknown', softMaxTokens: 1e6, hardMaxTokens: 1e6, measure })).toEqual({
+      start: 2,
+      anchored: false,
+      droppedUncovered: 0,
+    });
   });
 });
 
 describe('re-injection after a compaction', () => {
-  const settings = { ...DEFAULT_SETTINGS, compaction: { ...DEFAULT_SETTINGS.compaction, reinjectMaxFiles: 3, reinjectFileMaxTokens: 100, reinjectMaxTokens: 250 } };
+  const settings = {
+    ...DEFAULT_SETTINGS,
+    compaction: {
+      ...DEFAULT_SETTINGS.compaction,
+      reinjectMaxFiles: 3,
+      reinjectFileMaxTokens: 100,
+      reinjectMaxTokens: 250,
+    },
+  };
 
   it('re-injects the newest files within the per-file, count and total caps, then the plan', () => {
     const files = [
@@ -218,7 +326,19 @@ describe('re-injection after a compaction', () => {
       { path: 'third.ts', content: 'z'.repeat(2_000) },
       { path: 'fourth.ts', content: 'w' },
     ];
-    const result = reinjection({ recentFiles: files, plan: 'Fix the parser', todos: [{ content: 'write test', status: 'completed' }, { content: 'fix', status: 'in_progress', activeForm: 'Fixing' }, { content: 'ship', status: 'pending' }] }, settings, (content) => content === 'ALREADY IN CONTEXT');
+    const result = reinjection(
+      {
+        recentFiles: files,
+        plan: 'Fix the parser',
+        todos: [
+          { content: 'write test', status: 'completed' },
+          { content: 'fix', status: 'in_progress', activeForm: 'Fixing' },
+          { content: 'ship', status: 'pending' },
+        ],
+      },
+      settings,
+      (content) => content === 'ALREADY IN CONTEXT',
+    );
     expect(result.files).toEqual(['new.ts', 'old.ts', 'third.ts']);
     const [first, second, third, plan] = result.texts;
     expect(first).toContain('<file path="new.ts">');
@@ -228,7 +348,16 @@ describe('re-injection after a compaction', () => {
     // 250 total − 100 − 2 tokens used: the third file gets at most the rest.
     expect(third).toMatch(/cut after/);
     expect(plan).toContain('<plan>\nFix the parser\n\nTodo list:\n- [x] write test\n- [~] Fixing\n- [ ] ship\n</plan>');
-    expect(result.plan).toBe(planText({ plan: 'Fix the parser', todos: [{ content: 'write test', status: 'completed' }, { content: 'fix', status: 'in_progress', activeForm: 'Fixing' }, { content: 'ship', status: 'pending' }] }));
+    expect(result.plan).toBe(
+      planText({
+        plan: 'Fix the parser',
+        todos: [
+          { content: 'write test', status: 'completed' },
+          { content: 'fix', status: 'in_progress', activeForm: 'Fixing' },
+          { content: 'ship', status: 'pending' },
+        ],
+      }),
+    );
   });
 
   it('re-injects nothing when there are no files and no plan', () => {

@@ -8,8 +8,18 @@ import { COMPACTION_SUMMARY_PROMPT } from '../../../src/session/compaction/compa
 import { estimateMessageTokens } from '../../../src/session/context-budget.js';
 import { EngramError } from '../../../src/kernel/errors.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../../src/kernel/settings.js';
-import type { ContentBlock, LanguageModelMessage, SystemBlock, ToolDefinition } from '../../../src/contracts/language-model.js';
-import { Compactor, type CompactionInput, type CompactionNotes, type CompactorOptions } from '../../../src/session/compaction/compaction.js';
+import type {
+  ContentBlock,
+  LanguageModelMessage,
+  SystemBlock,
+  ToolDefinition,
+} from '../../../src/contracts/language-model.js';
+import {
+  Compactor,
+  type CompactionInput,
+  type CompactionNotes,
+  type CompactorOptions,
+} from '../../../src/session/compaction/compaction.js';
 import type { SessionMessage } from '../../../src/contracts/session-message.js';
 import { SessionNotes } from '../../../src/session/notes/session-notes.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
@@ -18,8 +28,16 @@ import { nodeNotesFiles } from '../../../src/session/node/session-notes-files.js
 
 const SYSTEM: SystemBlock[] = [{ text: 'You are a coding agent working in /repo.', cache: true }];
 const TOOLS: ToolDefinition[] = [
-  { name: 'read_file', description: 'Reads a file.', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } },
-  { name: 'write_file', description: 'Writes a file.', inputSchema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } } },
+  {
+    name: 'read_file',
+    description: 'Reads a file.',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } } },
+  },
+  {
+    name: 'write_file',
+    description: 'Writes a file.',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } },
+  },
 ];
 const ANALYSIS_SECRET = 'PRIVATE-CHAIN-OF-THOUGHT';
 const GOOD_SUMMARY = `<analysis>\n${ANALYSIS_SECRET}: the user wants a parser refactor.\n</analysis>\n\n<summary>\n1. Primary Request and Intent: refactor src/parser.ts and add tests.\n8. Current Work: running the tests.\n</summary>`;
@@ -35,18 +53,35 @@ afterEach(async () => {
   await rm(directory, { recursive: true, force: true });
 });
 
-const model = (): AnthropicLanguageModel => new AnthropicLanguageModel({ model: 'claude-haiku-5-5', baseUrl: server.url, apiKey: 'sk-ant-test', maxRetries: 0 });
+const model = (): AnthropicLanguageModel =>
+  new AnthropicLanguageModel({ model: 'claude-haiku-5-5', baseUrl: server.url, apiKey: 'sk-ant-test', maxRetries: 0 });
 
 let clock = 0;
 function compactor(options: Partial<CompactorOptions> = {}): Compactor {
   let id = 0;
-  return new Compactor({ settings: DEFAULT_SETTINGS, model: model(), generateId: () => `gen-${++id}`, now: () => new Date(Date.UTC(2025, 0, 1) + clock++ * 1_000), ...options });
+  return new Compactor({
+    settings: DEFAULT_SETTINGS,
+    model: model(),
+    generateId: () => `gen-${++id}`,
+    now: () => new Date(Date.UTC(2025, 0, 1) + clock++ * 1_000),
+    ...options,
+  });
 }
 
 let counter = 0;
-function message(role: 'user' | 'assistant', content: string | ContentBlock[], extra: Partial<SessionMessage> = {}): SessionMessage {
+function message(
+  role: 'user' | 'assistant',
+  content: string | ContentBlock[],
+  extra: Partial<SessionMessage> = {},
+): SessionMessage {
   counter += 1;
-  return { uuid: `msg-${counter}`, role, content, timestamp: new Date(Date.UTC(2025, 0, 1, 0, counter)).toISOString(), ...extra };
+  return {
+    uuid: `msg-${counter}`,
+    role,
+    content,
+    timestamp: new Date(Date.UTC(2025, 0, 1, 0, counter)).toISOString(),
+    ...extra,
+  };
 }
 
 /** A short coding session: the user states a standing rule in the first message; three tool rounds. */
@@ -54,10 +89,23 @@ function conversation(bigResult = ''): SessionMessage[] {
   return [
     message('user', 'Please refactor the parser in src/parser.ts. Always use tabs for indentation.'),
     message('assistant', [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'src/parser.ts' } }]),
-    message('user', [{ type: 'tool_result', toolUseId: 'toolu_1', content: `export function parse(text) {\n\treturn text.split(',');\n}\n${bigResult}` }]),
+    message('user', [
+      {
+        type: 'tool_result',
+        toolUseId: 'toolu_1',
+        content: `export function parse(text) {\n\treturn text.split(',');\n}\n${bigResult}`,
+      },
+    ]),
     message('assistant', [{ type: 'text', text: 'I read the parser; it splits on commas.' }]),
     message('user', 'Now add tests.'),
-    message('assistant', [{ type: 'tool_use', id: 'toolu_2', name: 'write_file', input: { path: 'test/parser.test.ts', content: "test('parse', () => {});" } }]),
+    message('assistant', [
+      {
+        type: 'tool_use',
+        id: 'toolu_2',
+        name: 'write_file',
+        input: { path: 'test/parser.test.ts', content: "test('parse', () => {});" },
+      },
+    ]),
     message('user', [{ type: 'tool_result', toolUseId: 'toolu_2', content: 'Wrote test/parser.test.ts' }]),
     message('assistant', [{ type: 'text', text: 'Tests added.' }]),
     message('user', 'Run them.'),
@@ -66,7 +114,8 @@ function conversation(bigResult = ''): SessionMessage[] {
   ];
 }
 
-const wire = (messages: readonly SessionMessage[]): LanguageModelMessage[] => messages.map((item) => ({ role: item.role, content: item.content }));
+const wire = (messages: readonly SessionMessage[]): LanguageModelMessage[] =>
+  messages.map((item) => ({ role: item.role, content: item.content }));
 
 function input(messages: SessionMessage[], extra: Partial<CompactionInput> = {}): CompactionInput {
   return {
@@ -74,7 +123,12 @@ function input(messages: SessionMessage[], extra: Partial<CompactionInput> = {})
     messages,
     prefix: { system: SYSTEM, tools: TOOLS, messages: wire(messages) },
     preTokens: 170_000,
-    reinject: { recentFiles: [{ path: 'src/parser.ts', content: "export function parse(text) {\n\treturn text.split(',');\n}\n" }], plan: 'Refactor, then test.' },
+    reinject: {
+      recentFiles: [
+        { path: 'src/parser.ts', content: "export function parse(text) {\n\treturn text.split(',');\n}\n" },
+      ],
+      plan: 'Refactor, then test.',
+    },
     metadata: { filesEdited: ['test/parser.test.ts'], gitBranch: 'feature/parser' },
     ...extra,
   };
@@ -87,12 +141,17 @@ function pairsIntact(messages: readonly SessionMessage[]): boolean {
     return item.content.every((block) => {
       if (block.type !== 'tool_result') return true;
       const previous = messages[index - 1];
-      return previous !== undefined && typeof previous.content !== 'string' && previous.content.some((other) => other.type === 'tool_use' && other.id === block.toolUseId);
+      return (
+        previous !== undefined &&
+        typeof previous.content !== 'string' &&
+        previous.content.some((other) => other.type === 'tool_use' && other.id === block.toolUseId)
+      );
     });
   });
 }
 
-const textOf = (item: SessionMessage): string => (typeof item.content === 'string' ? item.content : JSON.stringify(item.content));
+const textOf = (item: SessionMessage): string =>
+  typeof item.content === 'string' ? item.content : JSON.stringify(item.content);
 const body = (index: number): Record<string, any> => server.requests[index]!.body as Record<string, any>;
 const lastUserText = (index: number): string => {
   const content = body(index).messages.at(-1).content;
@@ -100,11 +159,24 @@ const lastUserText = (index: number): string => {
 };
 
 /** Real SessionNotes over a file in the temp dir, updated once through the loopback server. */
-async function notesUpdatedAt(messages: SessionMessage[], uuid: string, sections: string, delayMs?: number): Promise<SessionNotes> {
-  const notes = new SessionNotes({ path: join(directory, 'session-notes.md'), files: nodeNotesFiles, model: model(), settings: DEFAULT_SETTINGS });
+async function notesUpdatedAt(
+  messages: SessionMessage[],
+  uuid: string,
+  sections: string,
+  delayMs?: number,
+): Promise<SessionNotes> {
+  const notes = new SessionNotes({
+    path: join(directory, 'session-notes.md'),
+    files: nodeNotesFiles,
+    model: model(),
+    settings: DEFAULT_SETTINGS,
+  });
   server.script({ message: { text: sections }, ...(delayMs !== undefined && { delayMs }) });
   const upTo = messages.findIndex((item) => item.uuid === uuid) + 1;
-  await notes.update({ system: SYSTEM, tools: TOOLS, messages: wire(messages.slice(0, upTo)) }, { lastMessageUuid: uuid });
+  await notes.update(
+    { system: SYSTEM, tools: TOOLS, messages: wire(messages.slice(0, upTo)) },
+    { lastMessageUuid: uuid },
+  );
   return notes;
 }
 
@@ -112,7 +184,11 @@ describe('fast path: compaction from the session notes', () => {
   it('uses the notes with zero model calls and keeps the messages after the last summarized one, pairs intact', async () => {
     const messages = conversation();
     // The notes end on the write_file tool_use: its result must not be kept without it.
-    const notes = await notesUpdatedAt(messages, messages[5]!.uuid, '<section name="Current State">\nAdding tests to the parser refactor.\n</section>');
+    const notes = await notesUpdatedAt(
+      messages,
+      messages[5]!.uuid,
+      '<section name="Current State">\nAdding tests to the parser refactor.\n</section>',
+    );
     await notes.waitForIdle();
     expect(notes.lastSummarizedUuid).toBe(messages[5]!.uuid);
     const before = JSON.stringify(messages);
@@ -126,7 +202,9 @@ describe('fast path: compaction from the session notes', () => {
     const [summary, file, plan, ...kept] = result.messages;
     expect(summary!.compactSummary).toBe(true);
     expect(summary!.meta).toBe(true);
-    expect(textOf(summary!)).toMatch(/^This session is being continued from a previous conversation that ran out of context\./);
+    expect(textOf(summary!)).toMatch(
+      /^This session is being continued from a previous conversation that ran out of context\./,
+    );
     expect(textOf(summary!)).toContain('Adding tests to the parser refactor.');
     // The standing rule stated in the conversation survives even though the notes did not record it.
     expect(textOf(summary!)).toContain(`${STANDING_RULES_HEADING}\n- Always use tabs for indentation.`);
@@ -134,16 +212,32 @@ describe('fast path: compaction from the session notes', () => {
     expect(textOf(plan!)).toContain('Refactor, then test.');
     expect(kept.map((item) => item.uuid)).toEqual(messages.slice(5).map((item) => item.uuid));
     expect(pairsIntact(result.messages)).toBe(true);
-    expect(result.boundary).toMatchObject({ method: 'notes', trigger: 'auto', lastSummarizedUuid: messages[4]!.uuid, preTokens: 170_000, gitBranch: 'feature/parser' });
+    expect(result.boundary).toMatchObject({
+      method: 'notes',
+      trigger: 'auto',
+      lastSummarizedUuid: messages[4]!.uuid,
+      preTokens: 170_000,
+      gitBranch: 'feature/parser',
+    });
 
     // The provider accepts the compacted list as it is (the loopback server refuses orphaned tool results).
-    const next = await model().generate({ system: SYSTEM, tools: TOOLS, messages: wire(result.messages), maxOutputTokens: 100 });
+    const next = await model().generate({
+      system: SYSTEM,
+      tools: TOOLS,
+      messages: wire(result.messages),
+      maxOutputTokens: 100,
+    });
     expect(next.text).toBe('OK');
   });
 
   it('waits for a running notes update and uses what it wrote', async () => {
     const messages = conversation();
-    const notes = await notesUpdatedAt(messages, messages[7]!.uuid, '<section name="Current State">\nTests written; about to run them. The user wants tabs, always.\n</section>', 150);
+    const notes = await notesUpdatedAt(
+      messages,
+      messages[7]!.uuid,
+      '<section name="Current State">\nTests written; about to run them. The user wants tabs, always.\n</section>',
+      150,
+    );
     expect(await notes.hasContent()).toBe(false);
 
     const result = await compactor().compact(input(messages, { notes }));
@@ -163,7 +257,11 @@ describe('fast path: compaction from the session notes', () => {
       message('assistant', [{ type: 'text', text: 'Fixtures read.' }]),
       message('user', 'Thanks, go on.'),
     ];
-    const notes = await notesUpdatedAt(messages, messages[0]!.uuid, '<section name="Task Specification">\nRefactor the parser.\n</section>');
+    const notes = await notesUpdatedAt(
+      messages,
+      messages[0]!.uuid,
+      '<section name="Task Specification">\nRefactor the parser.\n</section>',
+    );
     await notes.waitForIdle();
     // A 60K window: threshold min(60K − 33K, 55.2K) = 27K; the 40K-token fixture result cannot stay.
     const result = await compactor().compact(input(messages, { notes, window: 60_000 }));
@@ -177,7 +275,12 @@ describe('fast path: compaction from the session notes', () => {
 
   it('offline, with notes that do not say what they cover, still compacts from them', async () => {
     const messages = conversation();
-    const notes: CompactionNotes = { hasContent: async () => true, waitForIdle: async () => undefined, read: async () => '# Session Title\nParser work', lastSummarizedUuid: undefined };
+    const notes: CompactionNotes = {
+      hasContent: async () => true,
+      waitForIdle: async () => undefined,
+      read: async () => '# Session Title\nParser work',
+      lastSummarizedUuid: undefined,
+    };
     const result = await compactor({ model: undefined }).compact(input(messages, { notes }));
     expect(result.boundary.method).toBe('notes');
     expect(result.modelCalls).toBe(0);
@@ -189,7 +292,12 @@ describe('fast path: compaction from the session notes', () => {
 describe('summary path: a forked summarizer', () => {
   it('sends the parent prefix then the nine-part prompt, strips <analysis>, and builds the summary message', async () => {
     const messages = conversation();
-    const parent = await model().generate({ system: SYSTEM, tools: TOOLS, messages: wire(messages), maxOutputTokens: 100 });
+    const parent = await model().generate({
+      system: SYSTEM,
+      tools: TOOLS,
+      messages: wire(messages),
+      maxOutputTokens: 100,
+    });
     expect(parent.text).toBe('OK');
     server.script({ message: { text: GOOD_SUMMARY } });
 
@@ -210,12 +318,19 @@ describe('summary path: a forked summarizer', () => {
     expect(result.summary).toContain('1. Primary Request and Intent: refactor src/parser.ts');
     expect(result.summary).toContain(`${STANDING_RULES_HEADING}\n- Always use tabs for indentation.`);
     const [summary, ...rest] = result.messages;
-    expect(textOf(summary!)).toMatch(/^This session is being continued from a previous conversation that ran out of context\./);
+    expect(textOf(summary!)).toMatch(
+      /^This session is being continued from a previous conversation that ran out of context\./,
+    );
     expect(textOf(summary!)).not.toContain(ANALYSIS_SECRET);
     expect(rest.every((item) => item.meta === true)).toBe(true);
     expect(result.boundary).toMatchObject({ method: 'summary', lastSummarizedUuid: messages.at(-1)!.uuid });
 
-    const next = await model().generate({ system: SYSTEM, tools: TOOLS, messages: wire(result.messages), maxOutputTokens: 100 });
+    const next = await model().generate({
+      system: SYSTEM,
+      tools: TOOLS,
+      messages: wire(result.messages),
+      maxOutputTokens: 100,
+    });
     expect(next.text).toBe('OK');
   });
 
@@ -224,7 +339,11 @@ describe('summary path: a forked summarizer', () => {
     server.script(forgetful, forgetful);
     const subject = compactor();
     const first = await subject.compact(input(conversation()));
-    const later = [...first.messages, message('user', 'Now rename parse to parseCsv.'), message('assistant', [{ type: 'text', text: 'Renamed.' }])];
+    const later = [
+      ...first.messages,
+      message('user', 'Now rename parse to parseCsv.'),
+      message('assistant', [{ type: 'text', text: 'Renamed.' }]),
+    ];
     const second = await subject.compact(input(later));
     expect(lastUserText(1)).toContain('- Always use tabs for indentation.');
     expect(textOf(second.messages[0]!)).toContain(`${STANDING_RULES_HEADING}\n- Always use tabs for indentation.`);
@@ -243,8 +362,14 @@ describe('summary path: a forked summarizer', () => {
   });
 
   it('drops the oldest groups and retries when the request is too long, at most maxRetries times', async () => {
-    const messages = [...conversation(), message('assistant', [{ type: 'text', text: 'All 3 tests pass.' }]), message('user', 'Great, commit it.')];
-    const tooLong = { error: { kind: 'invalid_request' as const, message: 'prompt is too long: 210000 tokens > 200000 maximum' } };
+    const messages = [
+      ...conversation(),
+      message('assistant', [{ type: 'text', text: 'All 3 tests pass.' }]),
+      message('user', 'Great, commit it.'),
+    ];
+    const tooLong = {
+      error: { kind: 'invalid_request' as const, message: 'prompt is too long: 210000 tokens > 200000 maximum' },
+    };
     server.script(tooLong, tooLong, { message: { text: GOOD_SUMMARY } });
 
     const result = await compactor().compact(input(messages));
@@ -263,9 +388,16 @@ describe('summary path: a forked summarizer', () => {
   });
 
   it('gives up after maxRetries retries of a too-long request, counting one failure and changing nothing', async () => {
-    const messages = [...conversation(), message('user', 'Continue.'), message('assistant', 'Continuing.'), message('user', 'And more.')];
+    const messages = [
+      ...conversation(),
+      message('user', 'Continue.'),
+      message('assistant', 'Continuing.'),
+      message('user', 'And more.'),
+    ];
     const before = JSON.stringify(messages);
-    const tooLong = { error: { kind: 'invalid_request' as const, message: 'prompt is too long: 999999 tokens > 200000 maximum' } };
+    const tooLong = {
+      error: { kind: 'invalid_request' as const, message: 'prompt is too long: 999999 tokens > 200000 maximum' },
+    };
     server.script(tooLong, tooLong, tooLong, tooLong, tooLong, tooLong);
     const subject = compactor();
     const error = await subject.compact(input(messages)).catch((caught: unknown) => caught);
@@ -376,8 +508,19 @@ describe('boundary and re-injection', () => {
       input(conversation(), {
         trigger: 'manual',
         preTokens: 123_456,
-        reinject: { recentFiles, plan: 'Refactor the parser, then test it.', todos: [{ content: 'Refactor', status: 'completed' }, { content: 'Test', status: 'in_progress', activeForm: 'Testing' }] },
-        metadata: { filesEdited: ['src/parser.ts', 'test/parser.test.ts', 'src/parser.ts'], gitBranch: 'feature/parser', activeSkills: ['tdd'] },
+        reinject: {
+          recentFiles,
+          plan: 'Refactor the parser, then test it.',
+          todos: [
+            { content: 'Refactor', status: 'completed' },
+            { content: 'Test', status: 'in_progress', activeForm: 'Testing' },
+          ],
+        },
+        metadata: {
+          filesEdited: ['src/parser.ts', 'test/parser.test.ts', 'src/parser.ts'],
+          gitBranch: 'feature/parser',
+          activeSkills: ['tdd'],
+        },
       }),
     );
     expect(result.boundary).toEqual({
@@ -398,7 +541,10 @@ describe('boundary and re-injection', () => {
     expect(paths.slice(0, 2)).toEqual(['src/a.ts', 'src/b.ts']);
     expect(new Set(paths).size).toBe(paths.length);
     const overhead = 80;
-    for (const item of files) expect(estimateMessageTokens(item)).toBeLessThanOrEqual(DEFAULT_SETTINGS.compaction.reinjectFileMaxTokens + overhead);
+    for (const item of files)
+      expect(estimateMessageTokens(item)).toBeLessThanOrEqual(
+        DEFAULT_SETTINGS.compaction.reinjectFileMaxTokens + overhead,
+      );
     const total = files.reduce((sum, item) => sum + estimateMessageTokens(item), 0);
     expect(total).toBeLessThanOrEqual(DEFAULT_SETTINGS.compaction.reinjectMaxTokens + overhead * files.length);
     expect(textOf(files[0]!)).toMatch(/read the file again for the rest/);
@@ -412,7 +558,11 @@ describe('failures and bad input', () => {
   it('offline with no notes content: a clear error, messages unchanged, counted once', async () => {
     const messages = conversation();
     const before = JSON.stringify(messages);
-    const notes = new SessionNotes({ path: join(directory, 'none', 'session-notes.md'), files: nodeNotesFiles, settings: DEFAULT_SETTINGS });
+    const notes = new SessionNotes({
+      path: join(directory, 'none', 'session-notes.md'),
+      files: nodeNotesFiles,
+      settings: DEFAULT_SETTINGS,
+    });
     const subject = compactor({ model: undefined });
     const error = await subject.compact(input(messages, { notes })).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(EngramError);
@@ -424,12 +574,19 @@ describe('failures and bad input', () => {
 
   it('notes too large to serve: summarized instead with a model, a clear error without one', async () => {
     const messages = conversation();
-    const huge: CompactionNotes = { hasContent: async () => true, waitForIdle: async () => undefined, read: async () => 'n'.repeat(800_000), lastSummarizedUuid: messages[3]!.uuid };
+    const huge: CompactionNotes = {
+      hasContent: async () => true,
+      waitForIdle: async () => undefined,
+      read: async () => 'n'.repeat(800_000),
+      lastSummarizedUuid: messages[3]!.uuid,
+    };
     server.script({ message: { text: GOOD_SUMMARY } });
     const online = await compactor().compact(input(messages, { notes: huge }));
     expect(online.boundary.method).toBe('summary');
     expect(online.warnings.join(' ')).toMatch(/too large to serve/);
-    const offline = await compactor({ model: undefined }).compact(input(messages, { notes: huge })).catch((caught: unknown) => caught);
+    const offline = await compactor({ model: undefined })
+      .compact(input(messages, { notes: huge }))
+      .catch((caught: unknown) => caught);
     expect((offline as EngramError).code).toBe('MODEL_NOT_CONFIGURED');
     expect((offline as EngramError).message).toMatch(/too large to serve as the summary\..*no model is configured/s);
   });
@@ -447,7 +604,12 @@ describe('failures and bad input', () => {
       { ...good, messages: duplicate },
       { ...good, messages: [{ uuid: 'x', role: 'system', content: 'hi' }] },
       { ...good, messages: [{ uuid: 'x', role: 'user', content: 42 }] },
-      { ...good, messages: [{ uuid: 'x', role: 'user', content: [{ type: 'tool_result', toolUseId: 'a', content: { nested: true } }] }] },
+      {
+        ...good,
+        messages: [
+          { uuid: 'x', role: 'user', content: [{ type: 'tool_result', toolUseId: 'a', content: { nested: true } }] },
+        ],
+      },
       { ...good, prefix: { system: 'text' } },
       { ...good, preTokens: -1 },
       { ...good, preTokens: Number.NaN },
@@ -482,6 +644,8 @@ describe('failures and bad input', () => {
     expect(subject.failuresInARow).toBe(0);
     const early = new AbortController();
     early.abort();
-    await expect(subject.compact(input(conversation(), { signal: early.signal }))).rejects.toMatchObject({ code: 'MODEL_ABORTED' });
+    await expect(subject.compact(input(conversation(), { signal: early.signal }))).rejects.toMatchObject({
+      code: 'MODEL_ABORTED',
+    });
   });
 });

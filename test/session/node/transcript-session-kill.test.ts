@@ -11,7 +11,9 @@ import { SessionTranscriptWriter } from '../../../src/session/node/session-trans
 const root = mkdtempSync(join(tmpdir(), 'engram-session-kill-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const WRITER = pathToFileURL(fileURLToPath(new URL('../../../src/session/node/session-transcript-writer.ts', import.meta.url))).href;
+const WRITER = pathToFileURL(
+  fileURLToPath(new URL('../../../src/session/node/session-transcript-writer.ts', import.meta.url)),
+).href;
 
 // The child appends 20 messages every millisecond, a linear chain, with the writer's real 100 ms
 // timer, and prints how many messages the writer has flushed each time that number changes.
@@ -40,8 +42,16 @@ tick();
 `;
 
 /** Starts the child; resolves with it and a live view of the highest flushed count it reported. */
-function startChild(path: string): { child: ChildProcessWithoutNullStreams; reported: () => number; reports: () => number; exited: Promise<NodeJS.Signals | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD, path], { stdio: 'pipe', cwd: fileURLToPath(new URL('..', import.meta.url)) });
+function startChild(path: string): {
+  child: ChildProcessWithoutNullStreams;
+  reported: () => number;
+  reports: () => number;
+  exited: Promise<NodeJS.Signals | null>;
+} {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD, path], {
+    stdio: 'pipe',
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
+  });
   let highest = 0;
   let reports = 0;
   let buffered = '';
@@ -59,7 +69,9 @@ function startChild(path: string): { child: ChildProcessWithoutNullStreams; repo
     }
   });
   const exited = new Promise<NodeJS.Signals | null>((resolve, reject) =>
-    child.once('exit', (code, signal) => (signal ? resolve(signal) : reject(new Error(`the child exited (${code}) on its own: ${errors}`)))),
+    child.once('exit', (code, signal) =>
+      signal ? resolve(signal) : reject(new Error(`the child exited (${code}) on its own: ${errors}`)),
+    ),
   );
   return { child, reported: () => highest, reports: () => reports, exited };
 }
@@ -90,13 +102,17 @@ describe('a session killed with SIGKILL', () => {
     const complete = lines.slice(0, -1);
     // Every complete line parses; only an unterminated last piece may be torn.
     for (const line of complete) expect(() => JSON.parse(line)).not.toThrow();
-    const messageLines = complete.map((line) => JSON.parse(line) as { type: string }).filter((line) => line.type === 'user' || line.type === 'assistant');
+    const messageLines = complete
+      .map((line) => JSON.parse(line) as { type: string })
+      .filter((line) => line.type === 'user' || line.type === 'assistant');
     expect(messageLines.length).toBeGreaterThanOrEqual(flushedBeforeKill);
 
     const resumed = await readSessionTranscript(path);
     expect(resumed.skippedLines).toBeLessThanOrEqual(1);
     expect(resumed.messages.length).toBeGreaterThanOrEqual(flushedBeforeKill);
-    expect(resumed.messages.map((message) => message.uuid)).toEqual(Array.from({ length: resumed.messages.length }, (_, index) => `k-${index}`));
+    expect(resumed.messages.map((message) => message.uuid)).toEqual(
+      Array.from({ length: resumed.messages.length }, (_, index) => `k-${index}`),
+    );
     expect(resumed.metadata.title).toBe('Killed mid-session');
 
     // A crash that tore the last line, then the session resumes and appends to the same file.
@@ -105,7 +121,11 @@ describe('a session killed with SIGKILL', () => {
     expect(torn.skippedLines).toBe(resumed.skippedLines + (text.endsWith('\n') ? 1 : 0));
     expect(torn.messages.length).toBe(resumed.messages.length);
     const writer = new SessionTranscriptWriter({ path, sessionId: 'killed-1', metadata: torn.metadata });
-    writer.append({ kind: 'message', message: { uuid: 'after-resume', role: 'user', content: 'still here?', timestamp: new Date().toISOString() }, parentUuid: torn.leafUuid! });
+    writer.append({
+      kind: 'message',
+      message: { uuid: 'after-resume', role: 'user', content: 'still here?', timestamp: new Date().toISOString() },
+      parentUuid: torn.leafUuid!,
+    });
     await writer.close();
     const continued = await readSessionTranscript(path);
     expect(continued.messages.at(-1)!.uuid).toBe('after-resume');

@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,10 +22,25 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const TAIL = 64 * 1024;
 
 /** Writes one session through the real writer: `count` exchanges starting at `day`, an optional title, closed or crashed. */
-async function writeSession(home: string, sessionId: string, options: { day: number; count: number; title?: string; padding?: number; close?: boolean }): Promise<string> {
+async function writeSession(
+  home: string,
+  sessionId: string,
+  options: { day: number; count: number; title?: string; padding?: number; close?: boolean },
+): Promise<string> {
   const paths = sessionPaths({ home, cwd: '/work/app', sessionId });
-  const writer = new SessionTranscriptWriter({ path: paths.transcript, sessionId, cwd: '/work/app', gitBranch: 'main', now: () => new Date(Date.UTC(2026, 4, options.day, 23)) });
-  if (options.title) writer.append({ kind: 'metadata', metadata: { sessionId, title: options.title }, timestamp: new Date().toISOString() });
+  const writer = new SessionTranscriptWriter({
+    path: paths.transcript,
+    sessionId,
+    cwd: '/work/app',
+    gitBranch: 'main',
+    now: () => new Date(Date.UTC(2026, 4, options.day, 23)),
+  });
+  if (options.title)
+    writer.append({
+      kind: 'metadata',
+      metadata: { sessionId, title: options.title },
+      timestamp: new Date().toISOString(),
+    });
   let parent: string | null = null;
   for (let index = 0; index < options.count; index += 1) {
     const role = index % 2 === 0 ? 'user' : 'assistant';
@@ -48,7 +72,12 @@ describe('listSessions', () => {
     await writeSession(home, 'old-session', { day: 1, count: 4, title: 'Old work' });
     await writeSession(home, 'new-session', { day: 3, count: 6, title: 'Newest work' });
     // About 2 MB: its first message and first metadata are far outside the tail.
-    const project = await writeSession(home, 'big-session', { day: 2, count: 2_000, title: 'Big work', padding: 1_000 });
+    const project = await writeSession(home, 'big-session', {
+      day: 2,
+      count: 2_000,
+      title: 'Big work',
+      padding: 1_000,
+    });
 
     const sessions = await listSessions({ projectDirectory: project });
     expect(sessions.map((session) => session.sessionId)).toEqual(['new-session', 'big-session', 'old-session']);
@@ -56,7 +85,14 @@ describe('listSessions', () => {
     const big = sessions[1]!;
     expect(big.sizeBytes).toBeGreaterThan(2_000_000);
     expect(big.bytesRead).toBe(TAIL);
-    expect(big).toMatchObject({ messageCount: 2_000, createdAt: '2026-05-02T10:00:00.000Z', updatedAt: '2026-05-02T10:00:01.999Z', cwd: '/work/app', gitBranch: 'main', model: 'claude-test' });
+    expect(big).toMatchObject({
+      messageCount: 2_000,
+      createdAt: '2026-05-02T10:00:00.000Z',
+      updatedAt: '2026-05-02T10:00:01.999Z',
+      cwd: '/work/app',
+      gitBranch: 'main',
+      model: 'claude-test',
+    });
     expect(big.lastPrompt).toMatch(/^question 1998 x+$/);
     expect(big.lastPrompt!.length).toBe(200);
     const small = sessions[0]!;
@@ -68,7 +104,13 @@ describe('listSessions', () => {
   it('reads only the tails of large files (bytes read by this process, counted by the kernel)', async () => {
     const home = mkdtempSync(join(root, 'home-'));
     let project = '';
-    for (let index = 0; index < 8; index += 1) project = await writeSession(home, `session-${index}`, { day: 1 + index, count: 1_000, title: `Work ${index}`, padding: 2_000 });
+    for (let index = 0; index < 8; index += 1)
+      project = await writeSession(home, `session-${index}`, {
+        day: 1 + index,
+        count: 1_000,
+        title: `Work ${index}`,
+        padding: 2_000,
+      });
     const before = readCharsOfThisProcess();
     const sessions = await listSessions({ projectDirectory: project });
     const read = readCharsOfThisProcess() - before;
@@ -78,12 +120,27 @@ describe('listSessions', () => {
     for (const session of sessions) expect(session.bytesRead).toBe(TAIL);
     // 8 tails are 512 KB; reading whole files would be over 16 MB.
     expect(read).toBeLessThan(2 * 1024 * 1024);
-    expect(sessions.map((session) => session.title)).toEqual(['Work 7', 'Work 6', 'Work 5', 'Work 4', 'Work 3', 'Work 2', 'Work 1', 'Work 0']);
+    expect(sessions.map((session) => session.title)).toEqual([
+      'Work 7',
+      'Work 6',
+      'Work 5',
+      'Work 4',
+      'Work 3',
+      'Work 2',
+      'Work 1',
+      'Work 0',
+    ]);
   });
 
   it('finds the title of a crashed session (never closed) in its tail: the writer repeats the metadata as it goes', async () => {
     const home = mkdtempSync(join(root, 'home-'));
-    const project = await writeSession(home, 'crashed', { day: 5, count: 600, title: 'Crashed work', padding: 500, close: false });
+    const project = await writeSession(home, 'crashed', {
+      day: 5,
+      count: 600,
+      title: 'Crashed work',
+      padding: 500,
+      close: false,
+    });
     const [session] = await listSessions({ projectDirectory: project });
     expect(session!.sizeBytes).toBeGreaterThan(4 * TAIL);
     expect(session!.title).toBe('Crashed work');
@@ -98,10 +155,16 @@ describe('listSessions', () => {
     writeFileSync(join(project, 'notes.txt'), 'not a transcript');
     mkdirSync(join(project, 'folder.jsonl'));
     symlinkSync('/etc/passwd', join(project, 'link.jsonl'));
-    writeFileSync(join(project, 'garbage.jsonl'), `${'\u0000binary'.repeat(20_000)}\nnot json\n[1]\n{"type":"engram-metadata","metadata":{"title":5,"updatedAt":"never"}}\n`);
+    writeFileSync(
+      join(project, 'garbage.jsonl'),
+      `${'\u0000binary'.repeat(20_000)}\nnot json\n[1]\n{"type":"engram-metadata","metadata":{"title":5,"updatedAt":"never"}}\n`,
+    );
     writeFileSync(join(project, 'empty.jsonl'), '');
     const torn = join(project, 'torn.jsonl');
-    writeFileSync(torn, `${JSON.stringify({ type: 'engram-metadata', sessionId: 'torn', metadata: { title: 'Torn' } })}\n${JSON.stringify({ type: 'user', uuid: 'u', timestamp: '2026-05-08T00:00:00.000Z', message: { role: 'user', content: 'cut here' } })}\n`);
+    writeFileSync(
+      torn,
+      `${JSON.stringify({ type: 'engram-metadata', sessionId: 'torn', metadata: { title: 'Torn' } })}\n${JSON.stringify({ type: 'user', uuid: 'u', timestamp: '2026-05-08T00:00:00.000Z', message: { role: 'user', content: 'cut here' } })}\n`,
+    );
     truncateSync(torn, readFileSync(torn).length - 5);
 
     const sessions = await listSessions({ projectDirectory: project, tailBytes: 4_096 });
@@ -124,8 +187,12 @@ describe('listSessions', () => {
     await expect(listSessions({ projectDirectory: file })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     await expect(listSessions({ projectDirectory: '' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     await expect(listSessions({ projectDirectory: 'x\u0000y' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
-    await expect(listSessions({ projectDirectory: root, tailBytes: 0 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
-    await expect(listSessions({ projectDirectory: root, tailBytes: 1.5 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(listSessions({ projectDirectory: root, tailBytes: 0 })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
+    await expect(listSessions({ projectDirectory: root, tailBytes: 1.5 })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
     expect(existsSync(file)).toBe(true);
   });
 });

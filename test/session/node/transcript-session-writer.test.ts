@@ -3,9 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { readTranscriptFile } from '../../../src/extraction/node/read-transcript.js';
-import { projectSlug, sessionPaths, subagentTranscriptPath, validateSessionId } from '../../../src/session/node/session-paths.js';
+import {
+  projectSlug,
+  sessionPaths,
+  subagentTranscriptPath,
+  validateSessionId,
+} from '../../../src/session/node/session-paths.js';
 import { readSessionTranscript } from '../../../src/session/node/session-transcript-reader.js';
-import { openSidechainTranscript, SessionTranscriptWriter } from '../../../src/session/node/session-transcript-writer.js';
+import {
+  openSidechainTranscript,
+  SessionTranscriptWriter,
+} from '../../../src/session/node/session-transcript-writer.js';
 import type { SessionMessage, SessionTranscriptEntry } from '../../../src/contracts/session-message.js';
 
 const root = mkdtempSync(join(tmpdir(), 'engram-session-writer-'));
@@ -13,9 +21,19 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 let counter = 0;
 const fixedNow = (): Date => new Date(Date.UTC(2026, 2, 1, 9, 0, 0, counter));
-function message(role: 'user' | 'assistant', content: SessionMessage['content'], extra: Partial<SessionMessage> = {}): SessionMessage {
+function message(
+  role: 'user' | 'assistant',
+  content: SessionMessage['content'],
+  extra: Partial<SessionMessage> = {},
+): SessionMessage {
   counter += 1;
-  return { uuid: `m-${counter}`, role, content, timestamp: new Date(Date.UTC(2026, 2, 1, 9, 0, counter)).toISOString(), ...extra };
+  return {
+    uuid: `m-${counter}`,
+    role,
+    content,
+    timestamp: new Date(Date.UTC(2026, 2, 1, 9, 0, counter)).toISOString(),
+    ...extra,
+  };
 }
 function lines(path: string): Array<Record<string, unknown>> {
   return readFileSync(path, 'utf8')
@@ -56,27 +74,63 @@ describe('session paths', () => {
       notes: '/h/.engram/projects/-work-app/abc-123/session-notes.md',
       subagents: '/h/.engram/projects/-work-app/abc-123/subagents',
     });
-    expect(subagentTranscriptPath(paths.subagents, 'acompact-1f')).toBe('/h/.engram/projects/-work-app/abc-123/subagents/agent-acompact-1f.jsonl');
+    expect(subagentTranscriptPath(paths.subagents, 'acompact-1f')).toBe(
+      '/h/.engram/projects/-work-app/abc-123/subagents/agent-acompact-1f.jsonl',
+    );
   });
 
   it('refuses session ids that could leave the project folder, and other hostile input', () => {
-    for (const bad of ['../escape', 'a/b', 'a\\b', '..', '.', '', ' x', 'x\u0000', 'x\n', 'é', 'a'.repeat(201), 42, null, undefined]) {
-      expect(() => sessionPaths({ home: '/h', cwd: '/w', sessionId: bad as string }), String(bad)).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    for (const bad of [
+      '../escape',
+      'a/b',
+      'a\\b',
+      '..',
+      '.',
+      '',
+      ' x',
+      'x\u0000',
+      'x\n',
+      'é',
+      'a'.repeat(201),
+      42,
+      null,
+      undefined,
+    ]) {
+      expect(() => sessionPaths({ home: '/h', cwd: '/w', sessionId: bad as string }), String(bad)).toThrowError(
+        expect.objectContaining({ code: 'INVALID_INPUT' }),
+      );
     }
     expect(validateSessionId('a'.repeat(200))).toHaveLength(200);
-    expect(() => sessionPaths({ home: '', cwd: '/w', sessionId: 'x' })).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    expect(() => sessionPaths({ home: '', cwd: '/w', sessionId: 'x' })).toThrowError(
+      expect.objectContaining({ code: 'INVALID_INPUT' }),
+    );
     expect(() => projectSlug('')).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
-    expect(() => subagentTranscriptPath('/s', '../../x')).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    expect(() => subagentTranscriptPath('/s', '../../x')).toThrowError(
+      expect.objectContaining({ code: 'INVALID_INPUT' }),
+    );
   });
 });
 
 describe('SessionTranscriptWriter', () => {
   it('creates nothing for a session without a real message: metadata, todos and meta messages alone never create the file', async () => {
     const paths = freshPaths();
-    const writer = new SessionTranscriptWriter({ path: paths.transcript, sessionId: 'session-1', cwd: '/work/acme app', now: fixedNow });
-    writer.append({ kind: 'metadata', metadata: { sessionId: 'session-1', title: 'Nothing yet' }, timestamp: fixedNow().toISOString() });
+    const writer = new SessionTranscriptWriter({
+      path: paths.transcript,
+      sessionId: 'session-1',
+      cwd: '/work/acme app',
+      now: fixedNow,
+    });
+    writer.append({
+      kind: 'metadata',
+      metadata: { sessionId: 'session-1', title: 'Nothing yet' },
+      timestamp: fixedNow().toISOString(),
+    });
     writer.append({ kind: 'todos', todos: [{ content: 'x', status: 'pending' }], timestamp: fixedNow().toISOString() });
-    writer.append({ kind: 'message', message: message('user', '<memory_context>…</memory_context>', { meta: true }), parentUuid: null });
+    writer.append({
+      kind: 'message',
+      message: message('user', '<memory_context>…</memory_context>', { meta: true }),
+      parentUuid: null,
+    });
     await writer.flush();
     await writer.close();
     expect(existsSync(paths.transcript)).toBe(false);
@@ -86,7 +140,13 @@ describe('SessionTranscriptWriter', () => {
 
   it('creates the file on the first real message with mode 0600 in 0700 folders, keeping what was queued before it in order', async () => {
     const paths = freshPaths();
-    const writer = new SessionTranscriptWriter({ path: paths.transcript, sessionId: 'session-1', cwd: '/work/acme app', gitBranch: 'main', now: fixedNow });
+    const writer = new SessionTranscriptWriter({
+      path: paths.transcript,
+      sessionId: 'session-1',
+      cwd: '/work/acme app',
+      gitBranch: 'main',
+      now: fixedNow,
+    });
     const meta = message('user', 'injected context', { meta: true });
     writer.append({ kind: 'message', message: meta, parentUuid: null });
     const first = message('user', 'Fix the login bug');
@@ -95,13 +155,30 @@ describe('SessionTranscriptWriter', () => {
     expect(existsSync(paths.transcript)).toBe(false);
     await writer.flush();
     expect(statSync(paths.transcript).mode & 0o777).toBe(0o600);
-    for (const directory of [join(paths.projectDirectory, '..', '..'), join(paths.projectDirectory, '..'), paths.projectDirectory]) {
+    for (const directory of [
+      join(paths.projectDirectory, '..', '..'),
+      join(paths.projectDirectory, '..'),
+      paths.projectDirectory,
+    ]) {
       expect(statSync(directory).mode & 0o777, directory).toBe(0o700);
     }
     const written = lines(paths.transcript);
     expect(written.map((line) => line.uuid)).toEqual([meta.uuid, first.uuid]);
-    expect(written[0]).toMatchObject({ type: 'user', isMeta: true, parentUuid: null, sessionId: 'session-1', cwd: '/work/acme app', gitBranch: 'main', isSidechain: false, userType: 'external' });
-    expect(written[1]).toMatchObject({ type: 'user', parentUuid: meta.uuid, message: { role: 'user', content: 'Fix the login bug' } });
+    expect(written[0]).toMatchObject({
+      type: 'user',
+      isMeta: true,
+      parentUuid: null,
+      sessionId: 'session-1',
+      cwd: '/work/acme app',
+      gitBranch: 'main',
+      isSidechain: false,
+      userType: 'external',
+    });
+    expect(written[1]).toMatchObject({
+      type: 'user',
+      parentUuid: meta.uuid,
+      message: { role: 'user', content: 'Fix the login bug' },
+    });
     await writer.close();
   });
 
@@ -123,12 +200,25 @@ describe('SessionTranscriptWriter', () => {
 
   it('writes Claude Code lines that readTranscript turns into the conversation', async () => {
     const paths = freshPaths();
-    const writer = new SessionTranscriptWriter({ path: paths.transcript, sessionId: 'session-1', cwd: '/work/app', gitBranch: 'main', now: fixedNow });
-    const ask = message('user', 'What is in README.md?');
-    const call = message('assistant', [{ type: 'text', text: 'Reading it.' }, { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'README.md' } }], {
-      model: 'claude-test',
-      usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 80, cacheWriteTokens: 5 },
+    const writer = new SessionTranscriptWriter({
+      path: paths.transcript,
+      sessionId: 'session-1',
+      cwd: '/work/app',
+      gitBranch: 'main',
+      now: fixedNow,
     });
+    const ask = message('user', 'What is in README.md?');
+    const call = message(
+      'assistant',
+      [
+        { type: 'text', text: 'Reading it.' },
+        { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'README.md' } },
+      ],
+      {
+        model: 'claude-test',
+        usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 80, cacheWriteTokens: 5 },
+      },
+    );
     const result = message('user', [{ type: 'tool_result', toolUseId: 'toolu_1', content: '# Acme\nA deploy tool.' }]);
     const reply = message('assistant', 'It describes Acme, a deploy tool.', { model: 'claude-test' });
     let parent: string | null = null;
@@ -136,7 +226,11 @@ describe('SessionTranscriptWriter', () => {
       writer.append({ kind: 'message', message: item, parentUuid: parent });
       parent = item.uuid;
     }
-    writer.append({ kind: 'file-snapshot', messageUuid: reply.uuid, files: [{ path: 'README.md', timestamp: fixedNow().toISOString() }] });
+    writer.append({
+      kind: 'file-snapshot',
+      messageUuid: reply.uuid,
+      files: [{ path: 'README.md', timestamp: fixedNow().toISOString() }],
+    });
     await writer.close();
 
     const written = lines(paths.transcript);
@@ -144,12 +238,22 @@ describe('SessionTranscriptWriter', () => {
       type: 'message',
       role: 'assistant',
       model: 'claude-test',
-      content: [{ type: 'text', text: 'Reading it.' }, { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'README.md' } }],
+      content: [
+        { type: 'text', text: 'Reading it.' },
+        { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'README.md' } },
+      ],
       stop_reason: null,
       usage: { input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 80, cache_creation_input_tokens: 5 },
     });
-    expect(written[2]!.message).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '# Acme\nA deploy tool.' }] });
-    expect(written[4]).toMatchObject({ type: 'file-history-snapshot', messageId: reply.uuid, snapshot: { trackedFileBackups: { 'README.md': { backupFileName: null } } } });
+    expect(written[2]!.message).toEqual({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '# Acme\nA deploy tool.' }],
+    });
+    expect(written[4]).toMatchObject({
+      type: 'file-history-snapshot',
+      messageId: reply.uuid,
+      snapshot: { trackedFileBackups: { 'README.md': { backupFileName: null } } },
+    });
 
     const file = await readTranscriptFile(paths.transcript);
     expect(file.format).toBe('claude');
@@ -157,16 +261,39 @@ describe('SessionTranscriptWriter', () => {
     expect(file.conversation.sessionId).toBe('session-1');
     expect(file.conversation.messages).toEqual([
       { id: ask.uuid, role: 'user', text: 'What is in README.md?', timestamp: ask.timestamp },
-      { id: call.uuid, role: 'assistant', text: 'Reading it.', toolCalls: [{ id: 'toolu_1', name: 'read_file', input: { path: 'README.md' } }], timestamp: call.timestamp },
-      { id: result.uuid, role: 'tool', text: '', toolResults: [{ toolUseId: 'toolu_1', content: '# Acme\nA deploy tool.' }], timestamp: result.timestamp },
+      {
+        id: call.uuid,
+        role: 'assistant',
+        text: 'Reading it.',
+        toolCalls: [{ id: 'toolu_1', name: 'read_file', input: { path: 'README.md' } }],
+        timestamp: call.timestamp,
+      },
+      {
+        id: result.uuid,
+        role: 'tool',
+        text: '',
+        toolResults: [{ toolUseId: 'toolu_1', content: '# Acme\nA deploy tool.' }],
+        timestamp: result.timestamp,
+      },
       { id: reply.uuid, role: 'assistant', text: 'It describes Acme, a deploy tool.', timestamp: reply.timestamp },
     ]);
   });
 
   it('re-appends the metadata at close: title, tags and counts in the last line', async () => {
     const paths = freshPaths();
-    const writer = new SessionTranscriptWriter({ path: paths.transcript, sessionId: 'session-1', cwd: '/work/app', gitBranch: 'dev', now: fixedNow, metadata: { tags: ['resumed'] } });
-    writer.append({ kind: 'metadata', metadata: { sessionId: 'ignored', title: 'Login bug' }, timestamp: fixedNow().toISOString() });
+    const writer = new SessionTranscriptWriter({
+      path: paths.transcript,
+      sessionId: 'session-1',
+      cwd: '/work/app',
+      gitBranch: 'dev',
+      now: fixedNow,
+      metadata: { tags: ['resumed'] },
+    });
+    writer.append({
+      kind: 'metadata',
+      metadata: { sessionId: 'ignored', title: 'Login bug' },
+      timestamp: fixedNow().toISOString(),
+    });
     const first = message('user', 'hello');
     const second = message('assistant', 'hi', { model: 'claude-test' });
     writer.append({ kind: 'message', message: first, parentUuid: null });
@@ -179,7 +306,17 @@ describe('SessionTranscriptWriter', () => {
     expect(after.at(-1)).toMatchObject({
       type: 'engram-metadata',
       sessionId: 'session-1',
-      metadata: { sessionId: 'session-1', title: 'Login bug', tags: ['resumed'], cwd: '/work/app', gitBranch: 'dev', model: 'claude-test', messageCount: 2, createdAt: first.timestamp, updatedAt: second.timestamp },
+      metadata: {
+        sessionId: 'session-1',
+        title: 'Login bug',
+        tags: ['resumed'],
+        cwd: '/work/app',
+        gitBranch: 'dev',
+        model: 'claude-test',
+        messageCount: 2,
+        createdAt: first.timestamp,
+        updatedAt: second.timestamp,
+      },
     });
     await writer.close(); // idempotent
     expect(lines(paths.transcript)).toHaveLength(after.length);
@@ -199,28 +336,71 @@ describe('SessionTranscriptWriter', () => {
       [{ kind: 'message', message: { ...message('user', 'x'), uuid: '' }, parentUuid: null }, 'INVALID_INPUT'],
       [{ kind: 'message', message: { ...message('user', 'x'), uuid: 'a\nb' }, parentUuid: null }, 'INVALID_INPUT'],
       [{ kind: 'message', message: message('user', 'x'), parentUuid: 7 }, 'INVALID_INPUT'],
-      [{ kind: 'message', message: { ...message('user', 'x'), timestamp: 'yesterday' }, parentUuid: null }, 'INVALID_INPUT'],
-      [{ kind: 'message', message: message('user', [{ type: 'image', data: 'x' }] as never), parentUuid: null }, 'INVALID_INPUT'],
+      [
+        { kind: 'message', message: { ...message('user', 'x'), timestamp: 'yesterday' }, parentUuid: null },
+        'INVALID_INPUT',
+      ],
+      [
+        { kind: 'message', message: message('user', [{ type: 'image', data: 'x' }] as never), parentUuid: null },
+        'INVALID_INPUT',
+      ],
       [{ kind: 'message', message: message('user', 42 as never), parentUuid: null }, 'INVALID_INPUT'],
-      [{ kind: 'message', message: message('assistant', [{ type: 'tool_use', id: 't', name: 'x', input: circular }]), parentUuid: null }, 'INVALID_INPUT'],
+      [
+        {
+          kind: 'message',
+          message: message('assistant', [{ type: 'tool_use', id: 't', name: 'x', input: circular }]),
+          parentUuid: null,
+        },
+        'INVALID_INPUT',
+      ],
       [{ kind: 'message', message: message('user', 'y'.repeat(10_000)), parentUuid: null }, 'PAYLOAD_TOO_LARGE'],
-      [{ kind: 'metadata', metadata: { sessionId: 's', title: 5 }, timestamp: new Date().toISOString() }, 'INVALID_INPUT'],
-      [{ kind: 'metadata', metadata: { sessionId: 's', tags: 'a,b' }, timestamp: new Date().toISOString() }, 'INVALID_INPUT'],
+      [
+        { kind: 'metadata', metadata: { sessionId: 's', title: 5 }, timestamp: new Date().toISOString() },
+        'INVALID_INPUT',
+      ],
+      [
+        { kind: 'metadata', metadata: { sessionId: 's', tags: 'a,b' }, timestamp: new Date().toISOString() },
+        'INVALID_INPUT',
+      ],
       [{ kind: 'todos', todos: 'none', timestamp: new Date().toISOString() }, 'INVALID_INPUT'],
-      [{ kind: 'compact-boundary', boundary: { uuid: 'b', timestamp: new Date().toISOString(), trigger: 'sometimes', method: 'notes', preTokens: 1, filesEdited: [], gitBranch: '' }, parentUuid: null }, 'INVALID_INPUT'],
+      [
+        {
+          kind: 'compact-boundary',
+          boundary: {
+            uuid: 'b',
+            timestamp: new Date().toISOString(),
+            trigger: 'sometimes',
+            method: 'notes',
+            preTokens: 1,
+            filesEdited: [],
+            gitBranch: '',
+          },
+          parentUuid: null,
+        },
+        'INVALID_INPUT',
+      ],
       [{ kind: 'file-snapshot', messageUuid: good.uuid, files: [{}] }, 'INVALID_INPUT'],
     ];
     for (const [entry, code] of bad) {
-      expect(() => writer.append(entry as SessionTranscriptEntry), JSON.stringify(entry, (_key, value) => (value === circular ? '[circular]' : value))?.slice(0, 80)).toThrowError(
-        expect.objectContaining({ code }),
-      );
+      expect(
+        () => writer.append(entry as SessionTranscriptEntry),
+        JSON.stringify(entry, (_key, value) => (value === circular ? '[circular]' : value))?.slice(0, 80),
+      ).toThrowError(expect.objectContaining({ code }));
     }
     await writer.close();
     expect(lines(paths.transcript).map((line) => line.type)).toEqual(['user', 'engram-metadata']);
-    expect(() => writer.append({ kind: 'message', message: message('user', 'late'), parentUuid: good.uuid })).toThrowError(expect.objectContaining({ code: 'STORE_CLOSED' }));
-    expect(() => new SessionTranscriptWriter({ path: '', sessionId: 'x' })).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
-    expect(() => new SessionTranscriptWriter({ path: '/tmp/x.jsonl', sessionId: '../x' })).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
-    expect(() => new SessionTranscriptWriter({ path: '/tmp/x.jsonl', sessionId: 'x', flushIntervalMs: -1 })).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    expect(() =>
+      writer.append({ kind: 'message', message: message('user', 'late'), parentUuid: good.uuid }),
+    ).toThrowError(expect.objectContaining({ code: 'STORE_CLOSED' }));
+    expect(() => new SessionTranscriptWriter({ path: '', sessionId: 'x' })).toThrowError(
+      expect.objectContaining({ code: 'INVALID_INPUT' }),
+    );
+    expect(() => new SessionTranscriptWriter({ path: '/tmp/x.jsonl', sessionId: '../x' })).toThrowError(
+      expect.objectContaining({ code: 'INVALID_INPUT' }),
+    );
+    expect(
+      () => new SessionTranscriptWriter({ path: '/tmp/x.jsonl', sessionId: 'x', flushIntervalMs: -1 }),
+    ).toThrowError(expect.objectContaining({ code: 'INVALID_INPUT' }));
   });
 
   it('never writes through a symlink planted at the transcript path, and keeps the lines for a retry', async () => {
@@ -231,7 +411,11 @@ describe('SessionTranscriptWriter', () => {
     mkdirSync(paths.projectDirectory, { recursive: true });
     symlinkSync(target, paths.transcript);
     const errors: unknown[] = [];
-    const writer = new SessionTranscriptWriter({ path: paths.transcript, sessionId: 'session-1', onError: (error) => errors.push(error) });
+    const writer = new SessionTranscriptWriter({
+      path: paths.transcript,
+      sessionId: 'session-1',
+      onError: (error) => errors.push(error),
+    });
     writer.append({ kind: 'message', message: message('user', 'secret plan'), parentUuid: null });
     await expect(writer.flush()).rejects.toMatchObject({ code: 'STORE_ERROR' });
     expect(readFileSync(target, 'utf8')).toBe('precious\n');
@@ -242,7 +426,13 @@ describe('SessionTranscriptWriter', () => {
 
   it('writes helper transcripts as sidechain files under <session>/subagents/ that both readers read', async () => {
     const paths = freshPaths();
-    const writer = openSidechainTranscript({ subagents: paths.subagents, agentId: 'notes-1', sessionId: 'session-1', cwd: '/work/app', now: fixedNow });
+    const writer = openSidechainTranscript({
+      subagents: paths.subagents,
+      agentId: 'notes-1',
+      sessionId: 'session-1',
+      cwd: '/work/app',
+      now: fixedNow,
+    });
     const ask = message('user', 'Update the notes');
     const answer = message('assistant', '<section name="Current State">Testing</section>', { model: 'claude-test' });
     writer.append({ kind: 'message', message: ask, parentUuid: null });
@@ -253,7 +443,10 @@ describe('SessionTranscriptWriter', () => {
     expect(lines(path)[0]).toMatchObject({ isSidechain: true, agentId: 'notes-1', sessionId: 'session-1' });
     expect(statSync(paths.subagents).mode & 0o777).toBe(0o700);
     const conversation = (await readTranscriptFile(path)).conversation;
-    expect(conversation.messages.map((item) => item.text)).toEqual(['Update the notes', '<section name="Current State">Testing</section>']);
+    expect(conversation.messages.map((item) => item.text)).toEqual([
+      'Update the notes',
+      '<section name="Current State">Testing</section>',
+    ]);
     const resumed = await readSessionTranscript(path);
     expect(resumed.messages.map((item) => item.uuid)).toEqual([ask.uuid, answer.uuid]);
   });

@@ -33,17 +33,30 @@ describe('the session notes template', () => {
       'Key Results',
       'Worklog',
     ]);
-    expect(parseNotesSections(DEFAULT_SESSION_NOTES_TEMPLATE).map((section) => section.name)).toEqual([...SESSION_NOTES_SECTIONS]);
+    expect(parseNotesSections(DEFAULT_SESSION_NOTES_TEMPLATE).map((section) => section.name)).toEqual([
+      ...SESSION_NOTES_SECTIONS,
+    ]);
   });
 
   it('is not real content untouched, nor with whitespace changes; it is once a section has content', () => {
     const template = DEFAULT_SESSION_NOTES_TEMPLATE;
     expect(hasRealNotesContent(template, template)).toBe(false);
-    expect(hasRealNotesContent(template.replace(/\n/g, '\n\n  ').replace(/ /g, '   ') + '\n\n\n', template)).toBe(false);
+    expect(hasRealNotesContent(template.replace(/\n/g, '\n\n  ').replace(/ /g, '   ') + '\n\n\n', template)).toBe(
+      false,
+    );
     expect(hasRealNotesContent('', template)).toBe(false);
     // Deleting a description is no content either.
     expect(hasRealNotesContent(template.replace(/_A short[^\n]*_\n/, ''), template)).toBe(false);
-    expect(hasRealNotesContent(replaceNotesSection(template, 'Worklog', '_Step by step, what was tried and done; very terse_\n- ran the tests'), template)).toBe(true);
+    expect(
+      hasRealNotesContent(
+        replaceNotesSection(
+          template,
+          'Worklog',
+          '_Step by step, what was tried and done; very terse_\n- ran the tests',
+        ),
+        template,
+      ),
+    ).toBe(true);
     expect(hasRealNotesContent(`Loose text before any heading\n\n${template}`, template)).toBe(true);
     expect(hasRealNotesContent('just some notes, no headings', template)).toBe(true);
   });
@@ -62,7 +75,9 @@ describe('parsing and replacing sections', () => {
     expect(sections.map((section) => section.name)).toEqual(['Session Title', 'Current State', 'Worklog']);
     expect(sections[1]!.body).toContain('## A subheading stays in its section');
     expect(sections[1]!.body).toContain('# not a heading: inside a fence');
-    expect(sections.map((section) => notes.slice(section.bodyStart, section.end))).toEqual(sections.map((section) => section.body));
+    expect(sections.map((section) => notes.slice(section.bodyStart, section.end))).toEqual(
+      sections.map((section) => section.body),
+    );
   });
 
   it('replaces one section and keeps every other byte identical', () => {
@@ -93,8 +108,12 @@ describe('parsing and replacing sections', () => {
 
   it('refuses an unknown section or a body that is not text, changing nothing', () => {
     expect(() => replaceNotesSection(DEFAULT_SESSION_NOTES_TEMPLATE, 'Nope', 'x')).toThrowError(EngramError);
-    expect(() => replaceNotesSection(DEFAULT_SESSION_NOTES_TEMPLATE, 'Nope', 'x')).toThrowError(/no section named "Nope".*Session Title/);
-    expect(() => replaceNotesSection(DEFAULT_SESSION_NOTES_TEMPLATE, 'Worklog', 42 as unknown as string)).toThrowError(/text/);
+    expect(() => replaceNotesSection(DEFAULT_SESSION_NOTES_TEMPLATE, 'Nope', 'x')).toThrowError(
+      /no section named "Nope".*Session Title/,
+    );
+    expect(() => replaceNotesSection(DEFAULT_SESSION_NOTES_TEMPLATE, 'Worklog', 42 as unknown as string)).toThrowError(
+      /text/,
+    );
     expect(() => parseNotesSections(undefined as unknown as string)).toThrowError(EngramError);
   });
 });
@@ -115,7 +134,8 @@ describe('caps', () => {
     expect(notesCapsNotice(notesOverCaps(notes, settings), settings)).toBe('');
 
     notes = DEFAULT_SESSION_NOTES_TEMPLATE;
-    for (const name of SESSION_NOTES_SECTIONS.slice(0, 7)) notes = replaceNotesSection(notes, name, 'z'.repeat(1_900 * 4));
+    for (const name of SESSION_NOTES_SECTIONS.slice(0, 7))
+      notes = replaceNotesSection(notes, name, 'z'.repeat(1_900 * 4));
     report = notesOverCaps(notes, settings);
     expect(report.sections).toEqual([]);
     expect(report.fileOver).toBe(true);
@@ -124,7 +144,11 @@ describe('caps', () => {
 
   it('cuts a section over twice its cap at the hard cap and leaves the others byte-identical', () => {
     const lines = Array.from({ length: 600 }, (_, index) => `- step ${index}: ${'ü'.repeat(20)}`).join('\n');
-    const notes = replaceNotesSection(replaceNotesSection(DEFAULT_SESSION_NOTES_TEMPLATE, 'Current State', 'fine'), 'Learnings', lines);
+    const notes = replaceNotesSection(
+      replaceNotesSection(DEFAULT_SESSION_NOTES_TEMPLATE, 'Current State', 'fine'),
+      'Learnings',
+      lines,
+    );
     expect(estimateTextTokens(lines)).toBeGreaterThan(4_000);
     const capped = capNotesSections(notes, settings);
     expect(capped.truncated).toEqual(['Learnings']);
@@ -144,17 +168,26 @@ describe('caps', () => {
 
 describe('the update prompt and the helper answer', () => {
   it('fills the placeholders once and appends the notes to a prompt that lacks them', () => {
-    const filled = renderNotesPrompt(DEFAULT_SESSION_NOTES_PROMPT, { notes: 'NOTES {{sections}}', sections: ['A', 'B'], settings });
+    const filled = renderNotesPrompt(DEFAULT_SESSION_NOTES_PROMPT, {
+      notes: 'NOTES {{sections}}',
+      sections: ['A', 'B'],
+      settings,
+    });
     expect(filled).toContain('<current-notes>\nNOTES {{sections}}\n</current-notes>');
     expect(filled).toContain('"A", "B"');
     expect(filled).toContain('under about 2000 tokens');
-    expect(renderNotesPrompt('Update the notes.', { notes: 'N', sections: [], settings })).toBe('Update the notes.\n\n<current-notes>\nN\n</current-notes>');
+    expect(renderNotesPrompt('Update the notes.', { notes: 'N', sections: [], settings })).toBe(
+      'Update the notes.\n\n<current-notes>\nN\n</current-notes>',
+    );
   });
 
   const names = [...SESSION_NOTES_SECTIONS];
 
   it('reads section blocks, case-insensitively named, ignoring text around them', () => {
-    const edits = parseSectionEdits('Here you go:\n<section name="current state">\nline 1\nline 2\n</section>\n<section name="Worklog">- did it</section>', names);
+    const edits = parseSectionEdits(
+      'Here you go:\n<section name="current state">\nline 1\nline 2\n</section>\n<section name="Worklog">- did it</section>',
+      names,
+    );
     expect(edits).toEqual([
       { section: 'Current State', body: 'line 1\nline 2' },
       { section: 'Worklog', body: '- did it' },

@@ -16,7 +16,11 @@ import type { LanguageModelRequest } from '../../../src/contracts/language-model
 import { messageText } from '../../../src/contracts/language-model-content.js';
 import type { ForkPrefix } from '../../../src/session/forked-helper.js';
 import type { SessionTranscriptEntry, SessionTranscriptSink } from '../../../src/contracts/session-message.js';
-import { SessionNotes, type SessionNotesEvent, type SessionNotesOptions } from '../../../src/session/notes/session-notes.js';
+import {
+  SessionNotes,
+  type SessionNotesEvent,
+  type SessionNotesOptions,
+} from '../../../src/session/notes/session-notes.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
 import { ScriptedLanguageModel, type ScriptedAnswer } from '../../../src/testing/scripted-language-model.js';
@@ -34,11 +38,20 @@ afterEach(async () => {
   await rm(directory, { recursive: true, force: true });
 });
 
-const settings = (notes: Partial<Settings['notes']> = {}): Pick<Settings, 'notes' | 'tokens'> => ({ notes: { ...DEFAULT_SETTINGS.notes, ...notes }, tokens: DEFAULT_SETTINGS.tokens });
+const settings = (notes: Partial<Settings['notes']> = {}): Pick<Settings, 'notes' | 'tokens'> => ({
+  notes: { ...DEFAULT_SETTINGS.notes, ...notes },
+  tokens: DEFAULT_SETTINGS.tokens,
+});
 
 const prefix: ForkPrefix = {
   system: [{ text: 'You are a coding agent. Never push to main.', cache: true }],
-  tools: [{ name: 'read_file', description: 'Reads a file.', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } }],
+  tools: [
+    {
+      name: 'read_file',
+      description: 'Reads a file.',
+      inputSchema: { type: 'object', properties: { path: { type: 'string' } } },
+    },
+  ],
   messages: [
     { role: 'user', content: 'Fix the parser in src/parser.ts.' },
     { role: 'assistant', content: 'Fixed: parse() now reads the tokens.' },
@@ -52,7 +65,11 @@ function gate(): { promise: Promise<void>; open: () => void } {
 }
 
 /** A scripted model whose answer waits until the test opens the gate, and that says when the request came. */
-function waitingModel(answer: ScriptedAnswer): { model: ScriptedLanguageModel; arrived: Promise<void>; release: () => void } {
+function waitingModel(answer: ScriptedAnswer): {
+  model: ScriptedLanguageModel;
+  arrived: Promise<void>;
+  release: () => void;
+} {
   const arrival = gate();
   const release = gate();
   const model = new ScriptedLanguageModel({
@@ -67,10 +84,21 @@ function waitingModel(answer: ScriptedAnswer): { model: ScriptedLanguageModel; a
   return { model, arrived: arrival.promise, release: release.open };
 }
 
-function collect(options: Omit<SessionNotesOptions, 'path' | 'settings' | 'files'> & { settings?: SessionNotesOptions['settings'] } = {}) {
+function collect(
+  options: Omit<SessionNotesOptions, 'path' | 'settings' | 'files'> & {
+    settings?: SessionNotesOptions['settings'];
+  } = {},
+) {
   const errors: EngramError[] = [];
   const events: SessionNotesEvent[] = [];
-  const notes = new SessionNotes({ path, files: nodeNotesFiles, settings: settings(), onError: (error) => errors.push(error), onEvent: (event) => events.push(event), ...options });
+  const notes = new SessionNotes({
+    path,
+    files: nodeNotesFiles,
+    settings: settings(),
+    onError: (error) => errors.push(error),
+    onEvent: (event) => events.push(event),
+    ...options,
+  });
   return { notes, errors, events };
 }
 
@@ -80,13 +108,22 @@ describe('session notes updates in the background', () => {
   it('returns before the model answers, then writes the section edits (loopback Anthropic server, real adapter)', async () => {
     const api = await startAnthropicMessagesServer();
     servers.push(api);
-    const model = new AnthropicLanguageModel({ model: 'claude-haiku-5-5', baseUrl: api.url, apiKey: 'sk-ant-test', maxRetries: 0 });
+    const model = new AnthropicLanguageModel({
+      model: 'claude-haiku-5-5',
+      baseUrl: api.url,
+      apiKey: 'sk-ant-test',
+      maxRetries: 0,
+    });
     const arrival = gate();
     const release = gate();
     api.script(async () => {
       arrival.open();
       await release.promise;
-      return { message: { text: '<section name="Current State">\nParser fixed; next: run npm test.\n</section>\n<section name="Session Title">Parser fix</section>' } };
+      return {
+        message: {
+          text: '<section name="Current State">\nParser fixed; next: run npm test.\n</section>\n<section name="Session Title">Parser fix</section>',
+        },
+      };
     });
     const { notes, errors, events } = collect({ model });
 
@@ -109,13 +146,19 @@ describe('session notes updates in the background', () => {
     const sections = parseNotesSections(text);
     const templateSections = parseNotesSections(DEFAULT_SESSION_NOTES_TEMPLATE);
     expect(sections.map((section) => section.name)).toEqual(templateSections.map((section) => section.name));
-    expect(sections[1]!.body).toBe('_What is being worked on right now; pending tasks not yet done; the immediate next steps_\nParser fixed; next: run npm test.\n\n');
+    expect(sections[1]!.body).toBe(
+      '_What is being worked on right now; pending tasks not yet done; the immediate next steps_\nParser fixed; next: run npm test.\n\n',
+    );
     expect(sections[0]!.body).toMatch(/^_A short[^\n]*_\nParser fix\n\n$/);
     for (const index of [2, 3, 4, 5, 6, 7, 8, 9]) expect(sections[index]!.body).toBe(templateSections[index]!.body);
     expect(notes.lastSummarizedUuid).toBe('message-2');
     expect(await notes.hasContent()).toBe(true);
     expect(events.map((event) => event.type)).toEqual(['notes-update-started', 'notes-update-finished']);
-    expect(events[1]).toMatchObject({ changedSections: ['Current State', 'Session Title'], truncatedSections: [], aborted: false });
+    expect(events[1]).toMatchObject({
+      changedSections: ['Current State', 'Session Title'],
+      truncatedSections: [],
+      aborted: false,
+    });
     // The helper's request carried the parent's prefix and then the update prompt with the current notes.
     const summary = api.requests[0]!.summary!;
     expect(summary.messages.slice(0, 2)).toEqual(prefix.messages);
@@ -123,11 +166,21 @@ describe('session notes updates in the background', () => {
   });
 
   it('edits only the sections named, keeps the others byte-identical, and applies them to the file as it is when the answer comes', async () => {
-    let existing = replaceNotesSection(DEFAULT_SESSION_NOTES_TEMPLATE, 'Worklog', '_Step by step, what was tried and done; very terse_\n- read the parser');
-    existing = replaceNotesSection(existing, 'Learnings', '_What worked well, what did not, what to avoid_\n- the tests are slow');
+    let existing = replaceNotesSection(
+      DEFAULT_SESSION_NOTES_TEMPLATE,
+      'Worklog',
+      '_Step by step, what was tried and done; very terse_\n- read the parser',
+    );
+    existing = replaceNotesSection(
+      existing,
+      'Learnings',
+      '_What worked well, what did not, what to avoid_\n- the tests are slow',
+    );
     await mkdir(join(directory, 'project', 'session-1'), { recursive: true });
     await writeFile(path, existing);
-    const { model, arrived, release } = waitingModel('<section name="Worklog">\n- read the parser\n- fixed parse()\n</section>');
+    const { model, arrived, release } = waitingModel(
+      '<section name="Worklog">\n- read the parser\n- fixed parse()\n</section>',
+    );
     const { notes, errors } = collect({ model });
     await notes.update(prefix, { lastMessageUuid: 'm2' });
     await arrived;
@@ -141,17 +194,25 @@ describe('session notes updates in the background', () => {
     const byName = (text: string) => new Map(parseNotesSections(text).map((section) => [section.name, section.body]));
     const before = byName(userEdited);
     for (const [name, body] of byName(after)) {
-      if (name === 'Worklog') expect(body).toBe('_Step by step, what was tried and done; very terse_\n- read the parser\n- fixed parse()\n');
+      if (name === 'Worklog')
+        expect(body).toBe('_Step by step, what was tried and done; very terse_\n- read the parser\n- fixed parse()\n');
       else expect(body).toBe(before.get(name));
     }
-    expect(after.slice(0, parseNotesSections(after).at(-1)!.bodyStart)).toBe(userEdited.slice(0, parseNotesSections(userEdited).at(-1)!.bodyStart));
+    expect(after.slice(0, parseNotesSections(after).at(-1)!.bodyStart)).toBe(
+      userEdited.slice(0, parseNotesSections(userEdited).at(-1)!.bodyStart),
+    );
   });
 
   it('reports failures through onError and never throws them into the turn', async () => {
     const api = await startAnthropicMessagesServer();
     servers.push(api);
     api.script({ error: { kind: 'server' } });
-    const model = new AnthropicLanguageModel({ model: 'claude-haiku-5-5', baseUrl: api.url, apiKey: 'sk-ant-test', maxRetries: 0 });
+    const model = new AnthropicLanguageModel({
+      model: 'claude-haiku-5-5',
+      baseUrl: api.url,
+      apiKey: 'sk-ant-test',
+      maxRetries: 0,
+    });
     const { notes, errors, events } = collect({ model });
     notes.noteTurn({ contextTokens: 50_000, toolCalls: 0, hadToolCall: false });
     await expect(notes.update(prefix, { lastMessageUuid: 'm2' })).resolves.toBeUndefined();
@@ -166,9 +227,15 @@ describe('session notes updates in the background', () => {
     expect(notes.shouldUpdate()).toBe(true);
 
     // A listener that throws cannot turn a failure into an unhandled rejection.
-    const throwing = new SessionNotes({ path, files: nodeNotesFiles, settings: settings(), model: new ScriptedLanguageModel({ script: [{ error: new Error('boom') }] }), onError: () => {
-      throw new Error('listener');
-    } });
+    const throwing = new SessionNotes({
+      path,
+      files: nodeNotesFiles,
+      settings: settings(),
+      model: new ScriptedLanguageModel({ script: [{ error: new Error('boom') }] }),
+      onError: () => {
+        throw new Error('listener');
+      },
+    });
     await throwing.update(prefix, { lastMessageUuid: 'm2' });
     await expect(throwing.waitForIdle()).resolves.toBeUndefined();
   });
@@ -204,14 +271,18 @@ describe('session notes updates in the background', () => {
   it('gives notes emptied or rewritten as free text their sections back, keeping the text', async () => {
     await mkdir(join(directory, 'project', 'session-1'), { recursive: true });
     await writeFile(path, '  \n');
-    const first = collect({ model: new ScriptedLanguageModel({ script: ['<section name="Worklog">- one</section>'] }) });
+    const first = collect({
+      model: new ScriptedLanguageModel({ script: ['<section name="Worklog">- one</section>'] }),
+    });
     await first.notes.update(prefix, { lastMessageUuid: 'm2' });
     await first.notes.waitForIdle();
     expect(first.errors).toEqual([]);
     expect(parseNotesSections(await readFile(path, 'utf8')).map((section) => section.name)).toHaveLength(10);
 
     await writeFile(path, 'My own scribbles.\n');
-    const second = collect({ model: new ScriptedLanguageModel({ script: ['<section name="Worklog">- two</section>'] }) });
+    const second = collect({
+      model: new ScriptedLanguageModel({ script: ['<section name="Worklog">- two</section>'] }),
+    });
     await second.notes.update(prefix, { lastMessageUuid: 'm3' });
     await second.notes.waitForIdle();
     const text = await readFile(path, 'utf8');
@@ -232,11 +303,15 @@ describe('session notes updates in the background', () => {
     await expect(stat(path)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
-  it('writes the helper\'s messages to a sidechain transcript it opens per update and closes', async () => {
+  it("writes the helper's messages to a sidechain transcript it opens per update and closes", async () => {
     const entries: SessionTranscriptEntry[] = [];
     const opened: string[] = [];
     let closed = 0;
-    const sink: SessionTranscriptSink = { append: (entry) => entries.push(entry), flush: async () => undefined, close: async () => void (closed += 1) };
+    const sink: SessionTranscriptSink = {
+      append: (entry) => entries.push(entry),
+      flush: async () => undefined,
+      close: async () => void (closed += 1),
+    };
     const { notes } = collect({
       model: new ScriptedLanguageModel({ script: ['<no-changes/>'] }),
       generateId: () => 'agent-or-uuid',
@@ -252,11 +327,15 @@ describe('session notes updates in the background', () => {
 
 describe('session notes across a resume', () => {
   it('remember the last message they cover, so a resumed session can compact from them', async () => {
-    const first = collect({ model: new ScriptedLanguageModel({ script: ['<section name="Current State">Parser fixed.</section>'] }) });
+    const first = collect({
+      model: new ScriptedLanguageModel({ script: ['<section name="Current State">Parser fixed.</section>'] }),
+    });
     await first.notes.update(prefix, { lastMessageUuid: 'message-7' });
     await first.notes.waitForIdle();
     expect(first.errors).toEqual([]);
-    expect(JSON.parse(await readFile(first.notes.statePath, 'utf8'))).toMatchObject({ lastSummarizedUuid: 'message-7' });
+    expect(JSON.parse(await readFile(first.notes.statePath, 'utf8'))).toMatchObject({
+      lastSummarizedUuid: 'message-7',
+    });
     expect((await stat(first.notes.statePath)).mode & 0o777).toBe(0o600);
 
     const resumed = new SessionNotes({ path, files: nodeNotesFiles, settings: settings() });
@@ -278,7 +357,9 @@ describe('session notes caps', () => {
     await mkdir(join(directory, 'project', 'session-1'), { recursive: true });
     await writeFile(path, existing);
     const runaway = Array.from({ length: 3_000 }, (_, index) => `- detail ${index}`).join('\n');
-    const model = new ScriptedLanguageModel({ script: [`<section name="Files and Functions">\n${runaway}\n</section>`] });
+    const model = new ScriptedLanguageModel({
+      script: [`<section name="Files and Functions">\n${runaway}\n</section>`],
+    });
     const { notes, errors, events } = collect({ model });
     await notes.update(prefix, { lastMessageUuid: 'm2' });
     await notes.waitForIdle();
@@ -287,7 +368,9 @@ describe('session notes caps', () => {
     expect(instruction).toMatch(/over their size caps/);
     expect(instruction).toContain('Condense "Worklog"');
     expect(instruction).not.toContain('Condense "Files and Functions"');
-    const files = parseNotesSections(await readFile(path, 'utf8')).find((section) => section.name === 'Files and Functions')!;
+    const files = parseNotesSections(await readFile(path, 'utf8')).find(
+      (section) => section.name === 'Files and Functions',
+    )!;
     expect(files.body).toContain(NOTES_SECTION_CUT_MARKER);
     expect(estimateTextTokens(files.body)).toBeLessThanOrEqual(4_000);
     expect(events.at(-1)).toMatchObject({ type: 'notes-update-finished', truncatedSections: ['Files and Functions'] });
@@ -310,11 +393,20 @@ describe('the trigger state the session feeds', () => {
     notes.noteTurn({ contextTokens: 43_000, toolCalls: 1, hadToolCall: true });
     expect(notes.shouldUpdate()).toBe(false);
     notes.noteTurn({ contextTokens: 45_000, toolCalls: 1, hadToolCall: true });
-    expect(notes.triggerState).toEqual({ contextTokens: 45_000, toolCallsSinceLastUpdate: 3, lastAssistantTurnHadToolCall: true });
+    expect(notes.triggerState).toEqual({
+      contextTokens: 45_000,
+      toolCallsSinceLastUpdate: 3,
+      lastAssistantTurnHadToolCall: true,
+    });
     expect(notes.shouldUpdate()).toBe(true);
     await notes.update(prefix, { lastMessageUuid: 'm6' });
     await notes.waitForIdle();
-    expect(notes.triggerState).toEqual({ contextTokens: 45_000, tokensAtLastUpdate: 45_000, toolCallsSinceLastUpdate: 0, lastAssistantTurnHadToolCall: true });
+    expect(notes.triggerState).toEqual({
+      contextTokens: 45_000,
+      tokensAtLastUpdate: 45_000,
+      toolCallsSinceLastUpdate: 0,
+      lastAssistantTurnHadToolCall: true,
+    });
     notes.noteTurn({ contextTokens: 49_999, toolCalls: 0, hadToolCall: false });
     expect(notes.shouldUpdate()).toBe(false);
     notes.noteTurn({ contextTokens: 50_000, toolCalls: 0, hadToolCall: false });
@@ -335,9 +427,10 @@ describe('the trigger state the session feeds', () => {
   });
 });
 
-describe('the user\'s own template and prompt', () => {
+describe("the user's own template and prompt", () => {
   const template = '## Goal\n_What we are after_\n\n## Status\n\n## Log\n';
-  const prompt = 'CUSTOM PROMPT. Sections: {{sections}}. Cap {{sectionMaxTokens}}.\n{{notes}}\nAnswer with <section> blocks.';
+  const prompt =
+    'CUSTOM PROMPT. Sections: {{sections}}. Cap {{sectionMaxTokens}}.\n{{notes}}\nAnswer with <section> blocks.';
 
   it('reads them from notes.templatePath and notes.promptPath', async () => {
     const templatePath = join(directory, 'template.md');
@@ -353,13 +446,20 @@ describe('the user\'s own template and prompt', () => {
     expect(errors).toEqual([]);
     const instruction = instructionOf(model.lastRequest);
     expect(instruction.startsWith('CUSTOM PROMPT. Sections: "Goal", "Status", "Log". Cap 2000.\n## Goal')).toBe(true);
-    expect(await readFile(path, 'utf8')).toBe('## Goal\n_What we are after_\nShip the parser fix.\n\n## Status\n\n## Log\n');
+    expect(await readFile(path, 'utf8')).toBe(
+      '## Goal\n_What we are after_\nShip the parser fix.\n\n## Status\n\n## Log\n',
+    );
     expect(await notes.hasContent()).toBe(true);
   });
 
   it('takes them as options too, over the settings', async () => {
     const model = new ScriptedLanguageModel({ script: ['<no-changes/>'] });
-    const { notes } = collect({ model, template, prompt: 'Only this. {{notes}}', settings: settings({ templatePath: join(directory, 'missing.md') }) });
+    const { notes } = collect({
+      model,
+      template,
+      prompt: 'Only this. {{notes}}',
+      settings: settings({ templatePath: join(directory, 'missing.md') }),
+    });
     expect(await notes.read()).toBe(template);
     await notes.update(prefix, { lastMessageUuid: 'm2' });
     await notes.waitForIdle();
@@ -367,15 +467,24 @@ describe('the user\'s own template and prompt', () => {
   });
 
   it('refuses a missing, empty or sectionless file with CONFIG_INVALID, and reports it from an update', async () => {
-    const missing = collect({ model: new ScriptedLanguageModel({ script: ['x'] }), settings: settings({ templatePath: join(directory, 'nope.md') }) });
-    await expect(missing.notes.read()).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/notes.templatePath names .*nope.md, which does not exist/) });
+    const missing = collect({
+      model: new ScriptedLanguageModel({ script: ['x'] }),
+      settings: settings({ templatePath: join(directory, 'nope.md') }),
+    });
+    await expect(missing.notes.read()).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: expect.stringMatching(/notes.templatePath names .*nope.md, which does not exist/),
+    });
     await missing.notes.update(prefix, { lastMessageUuid: 'm2' });
     await missing.notes.waitForIdle();
     expect(missing.errors.map((error) => error.code)).toEqual(['CONFIG_INVALID']);
 
     const flat = join(directory, 'flat.md');
     await writeFile(flat, 'no headings here');
-    await expect(collect({ settings: settings({ templatePath: flat }) }).notes.hasContent()).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/no sections/) });
+    await expect(collect({ settings: settings({ templatePath: flat }) }).notes.hasContent()).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: expect.stringMatching(/no sections/),
+    });
     const empty = join(directory, 'empty.txt');
     await writeFile(empty, '  \n');
     const model = new ScriptedLanguageModel({ script: ['x'] });
@@ -384,7 +493,9 @@ describe('the user\'s own template and prompt', () => {
     await emptyPrompt.notes.waitForIdle();
     expect(emptyPrompt.errors[0]).toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/is empty/) });
     expect(model.calls).toBe(0);
-    expect(() => new SessionNotes({ path, files: nodeNotesFiles, settings: settings(), template: 'plain text' })).toThrowError(/no sections/);
+    expect(
+      () => new SessionNotes({ path, files: nodeNotesFiles, settings: settings(), template: 'plain text' }),
+    ).toThrowError(/no sections/);
   });
 });
 
@@ -402,26 +513,45 @@ describe('session notes refuse bad input and change nothing', () => {
 
   it('noteTurn refuses counts that are not counts', () => {
     const { notes } = collect();
-    expect(() => notes.noteTurn({ contextTokens: Number.NaN, toolCalls: 0, hadToolCall: false })).toThrowError(/contextTokens/);
+    expect(() => notes.noteTurn({ contextTokens: Number.NaN, toolCalls: 0, hadToolCall: false })).toThrowError(
+      /contextTokens/,
+    );
     expect(() => notes.noteTurn({ contextTokens: 1, toolCalls: -2, hadToolCall: false })).toThrowError(/toolCalls/);
-    expect(() => notes.noteTurn({ contextTokens: 1, toolCalls: 0, hadToolCall: 'yes' as unknown as boolean })).toThrowError(/hadToolCall/);
-    expect(notes.triggerState).toEqual({ contextTokens: 0, toolCallsSinceLastUpdate: 0, lastAssistantTurnHadToolCall: false });
+    expect(() =>
+      notes.noteTurn({ contextTokens: 1, toolCalls: 0, hadToolCall: 'yes' as unknown as boolean }),
+    ).toThrowError(/hadToolCall/);
+    expect(notes.triggerState).toEqual({
+      contextTokens: 0,
+      toolCallsSinceLastUpdate: 0,
+      lastAssistantTurnHadToolCall: false,
+    });
   });
 
   it('an update with a bad uuid or prefix reports INVALID_INPUT and writes nothing', async () => {
     const existing = replaceNotesSection(DEFAULT_SESSION_NOTES_TEMPLATE, 'Current State', 'kept');
     await mkdir(join(directory, 'project', 'session-1'), { recursive: true });
     await writeFile(path, existing);
-    const model = new ScriptedLanguageModel({ script: ['<section name="Current State">lost</section>'], whenExhausted: 'repeat-last' });
+    const model = new ScriptedLanguageModel({
+      script: ['<section name="Current State">lost</section>'],
+      whenExhausted: 'repeat-last',
+    });
     const { notes, errors } = collect({ model });
     await notes.update(prefix, { lastMessageUuid: '' });
     await notes.update(prefix, { lastMessageUuid: 'u'.repeat(201) });
     await notes.update(prefix, undefined as never);
     await notes.update({ system: 'no', tools: [], messages: [] } as unknown as ForkPrefix, { lastMessageUuid: 'm2' });
     await notes.waitForIdle();
-    await notes.update({ ...prefix, messages: [{ role: 'system', content: 'x' }] } as unknown as ForkPrefix, { lastMessageUuid: 'm3' });
+    await notes.update({ ...prefix, messages: [{ role: 'system', content: 'x' }] } as unknown as ForkPrefix, {
+      lastMessageUuid: 'm3',
+    });
     await notes.waitForIdle();
-    expect(errors.map((error) => error.code)).toEqual(['INVALID_INPUT', 'INVALID_INPUT', 'INVALID_INPUT', 'INVALID_INPUT', 'INVALID_INPUT']);
+    expect(errors.map((error) => error.code)).toEqual([
+      'INVALID_INPUT',
+      'INVALID_INPUT',
+      'INVALID_INPUT',
+      'INVALID_INPUT',
+      'INVALID_INPUT',
+    ]);
     expect(errors[4]!.message).toMatch(/messages\[0\]\.role/);
     expect(model.calls).toBe(0);
     expect(await readFile(path, 'utf8')).toBe(existing);
@@ -434,7 +564,10 @@ describe('session notes refuse bad input and change nothing', () => {
     await writeFile(path, huge);
     const model = new ScriptedLanguageModel({ script: ['<no-changes/>'] });
     const { notes, errors } = collect({ model });
-    await expect(notes.read()).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE', message: expect.stringMatching(/over notes.maxFileBytes/) });
+    await expect(notes.read()).rejects.toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      message: expect.stringMatching(/over notes.maxFileBytes/),
+    });
     await notes.update(prefix, { lastMessageUuid: 'm2' });
     await notes.waitForIdle();
     expect(errors.map((error) => error.code)).toEqual(['PAYLOAD_TOO_LARGE']);
@@ -443,6 +576,8 @@ describe('session notes refuse bad input and change nothing', () => {
 
     const folder = join(directory, 'folder-notes');
     await mkdir(folder);
-    await expect(new SessionNotes({ path: folder, files: nodeNotesFiles, settings: settings() }).read()).rejects.toMatchObject({ code: 'STORE_ERROR', message: expect.stringMatching(/not a regular file/) });
+    await expect(
+      new SessionNotes({ path: folder, files: nodeNotesFiles, settings: settings() }).read(),
+    ).rejects.toMatchObject({ code: 'STORE_ERROR', message: expect.stringMatching(/not a regular file/) });
   });
 });

@@ -6,7 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSessionTranscript } from '../../../src/session/node/session-transcript-reader.js';
 import { messageText } from '../../../src/contracts/language-model-content.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
-import type { LanguageModelServer, ModelServerReply, RecordedModelRequest } from '../../../src/testing/loopback-model-server.js';
+import type {
+  LanguageModelServer,
+  ModelServerReply,
+  RecordedModelRequest,
+} from '../../../src/testing/loopback-model-server.js';
 import { ENGRAM_BINARY } from '../../support/cli-harness.js';
 import { unmarkedMessage } from '../../support/session-support.js';
 
@@ -26,7 +30,11 @@ interface PtyRun {
 function runInPty(args: string[], options: { cwd: string; env: Record<string, string> }): PtyRun {
   const quote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
   const command = [process.execPath, ENGRAM_BINARY, ...args].map(quote).join(' ');
-  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let written = '';
   child.stdout!.on('data', (chunk: Buffer) => {
     written += chunk.toString('utf8');
@@ -82,13 +90,25 @@ describe.skipIf(!hasScript)('engram chat in a pseudo-terminal', () => {
         const body = request.body as { tools?: Array<{ name: string }>; messages?: unknown[] };
         if (!body.tools?.some((tool) => tool.name === 'write_file')) return undefined;
         if (JSON.stringify(body.messages?.at(-1) ?? '').includes(SUMMARY_PROMPT_START)) {
-          return { message: { text: '<analysis>draft</analysis><summary>The user asked what README.md holds; it holds a heading and a vitest note.</summary>' } };
+          return {
+            message: {
+              text: '<analysis>draft</analysis><summary>The user asked what README.md holds; it holds a heading and a vitest note.</summary>',
+            },
+          };
         }
         mainRequests.push(request);
         return main.shift() ?? { message: { text: 'Nothing scripted for this turn.' } };
       },
     });
-    env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ENGRAM_HOME: home, ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url, TERM: 'xterm', NO_COLOR: '1' };
+    env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: home,
+      ENGRAM_HOME: home,
+      ANTHROPIC_API_KEY: 'test',
+      ANTHROPIC_BASE_URL: server.url,
+      TERM: 'xterm',
+      NO_COLOR: '1',
+    };
   });
 
   afterAll(async () => {
@@ -98,11 +118,32 @@ describe.skipIf(!hasScript)('engram chat in a pseudo-terminal', () => {
 
   it('streams answers with tools, compacts, refuses hostile input, interrupts with Ctrl-C, and writes a transcript that --continue resumes', async () => {
     main.push(
-      { message: { content: [{ type: 'text', text: 'Let me look.' }, { type: 'tool_use', id: 'toolu_read', name: 'read_file', input: { path: 'README.md' } }] } },
+      {
+        message: {
+          content: [
+            { type: 'text', text: 'Let me look.' },
+            { type: 'tool_use', id: 'toolu_read', name: 'read_file', input: { path: 'README.md' } },
+          ],
+        },
+      },
       { message: { text: LONG_ANSWER } },
-      { message: { content: [{ type: 'tool_use', id: 'toolu_escape', name: 'write_file', input: { path: '../outside.txt', content: 'escaped' } }] } },
+      {
+        message: {
+          content: [
+            {
+              type: 'tool_use',
+              id: 'toolu_escape',
+              name: 'write_file',
+              input: { path: '../outside.txt', content: 'escaped' },
+            },
+          ],
+        },
+      },
       { message: { text: 'I cannot write outside the project.' } },
-      { message: { text: 'Counting slowly: one two three four five six seven eight nine ten. '.repeat(20) }, chunkDelayMs: 40 },
+      {
+        message: { text: 'Counting slowly: one two three four five six seven eight nine ten. '.repeat(20) },
+        chunkDelayMs: 40,
+      },
       { message: { text: 'Back after the interruption.' } },
     );
     const chat = runInPty(['chat'], { cwd: project, env });
@@ -138,7 +179,9 @@ describe.skipIf(!hasScript)('engram chat in a pseudo-terminal', () => {
     // latest message it ends the cached prefix, so it carries the cache mark.
     const typed = (mainRequests[2]!.body as { messages: Array<{ content: unknown }> }).messages.at(-1)!;
     expect(unmarkedMessage(typed)).toEqual({ role: 'user', content: 'tab\there  bell done' });
-    expect(typed.content).toEqual([{ type: 'text', text: 'tab\there  bell done', cache_control: { type: 'ephemeral' } }]);
+    expect(typed.content).toEqual([
+      { type: 'text', text: 'tab\there  bell done', cache_control: { type: 'ephemeral' } },
+    ]);
 
     mark = chat.output().length;
     chat.type('Count for me.\r');
@@ -172,7 +215,9 @@ describe.skipIf(!hasScript)('engram chat in a pseudo-terminal', () => {
     again.type('\u0003');
     expect(await again.exit).toBe(0);
     const continued = await readSessionTranscript(transcriptLine![1]!);
-    expect(continued.messages.map((message) => messageText(message))).toContain('You asked about README.md and asked me to count.');
+    expect(continued.messages.map((message) => messageText(message))).toContain(
+      'You asked about README.md and asked me to count.',
+    );
   });
 
   it('says what to set and exits 2 when no model is configured', async () => {

@@ -34,7 +34,10 @@ describe('engram chat keeps the turn context through compactions', () => {
       ],
     });
     const session = await chat({ model, files: FILES });
-    await session.opened.engram.remember({ content: 'The deploy target is the Frankfurt region (eu-central-1).', type: 'project' });
+    await session.opened.engram.remember({
+      content: 'The deploy target is the Frankfurt region (eu-central-1).',
+      type: 'project',
+    });
     session.type('Where do we deploy the Frankfurt service? Look at the first source file.');
     await session.waitFor('Read it.');
     session.type('What else?');

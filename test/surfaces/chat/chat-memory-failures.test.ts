@@ -16,7 +16,10 @@ describe('engram chat when memory fails', () => {
     const session = await startTestChat({ model });
     chats.push(session);
     roots.push(session.root);
-    await session.opened.engram.remember({ content: 'The deploy target is the Frankfurt region (eu-central-1).', type: 'project' });
+    await session.opened.engram.remember({
+      content: 'The deploy target is the Frankfurt region (eu-central-1).',
+      type: 'project',
+    });
     await session.opened.engram.store.close();
 
     session.type('Where do we deploy the Frankfurt service?');

@@ -1,4 +1,15 @@
-import { appendFile, mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  mkdir,
+  mkdtemp,
+  readFile,
+  readdir,
+  realpath,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -24,22 +35,36 @@ async function chat(options: Parameters<typeof startTestChat>[0]): Promise<TestC
   return started;
 }
 
-const userTexts = (request: LanguageModelRequest): string[] => request.messages.filter((message) => message.role === 'user').map(messageText);
-const systemOf = (request: LanguageModelRequest): string => (Array.isArray(request.system) ? request.system.map((block) => block.text).join('\n') : String(request.system));
+const userTexts = (request: LanguageModelRequest): string[] =>
+  request.messages.filter((message) => message.role === 'user').map(messageText);
+const systemOf = (request: LanguageModelRequest): string =>
+  Array.isArray(request.system) ? request.system.map((block) => block.text).join('\n') : String(request.system);
 
 describe('engram chat terminal', () => {
   it('streams the answer, runs a read_file tool call, and shows a status line with context usage', async () => {
     const model = new ScriptedLanguageModel({
       streamChunkCharacters: 4,
       script: [
-        { content: [{ type: 'text', text: 'Reading.' }, { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'src/app.ts' } }] },
+        {
+          content: [
+            { type: 'text', text: 'Reading.' },
+            { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'src/app.ts' } },
+          ],
+        },
         'The file exports main, which starts the app.',
       ],
     });
     const deltas: string[] = [];
-    const session = await chat({ model, files: { 'src/app.ts': 'export function main() {}\n', 'CLAUDE.md': 'Use tabs, never spaces.\n' } });
+    const session = await chat({
+      model,
+      files: { 'src/app.ts': 'export function main() {}\n', 'CLAUDE.md': 'Use tabs, never spaces.\n' },
+    });
     const original = model.generate.bind(model);
-    model.generate = (request) => original({ ...request, ...(request.onTextDelta && { onTextDelta: (text: string) => (deltas.push(text), request.onTextDelta!(text)) }) });
+    model.generate = (request) =>
+      original({
+        ...request,
+        ...(request.onTextDelta && { onTextDelta: (text: string) => (deltas.push(text), request.onTextDelta!(text)) }),
+      });
     await session.waitFor(/\[context [\d.]+K?\/200K tokens \(\d+%\)/);
     session.type('What does src/app.ts export?');
     await session.waitFor('The file exports main, which starts the app.');
@@ -52,13 +77,23 @@ describe('engram chat terminal', () => {
     const result = second.messages.at(-1)!.content as unknown as Array<{ type: string; content?: string }>;
     expect(result[0]).toMatchObject({ type: 'tool_result', content: '     1\texport function main() {}' });
     expect(systemOf(second)).toContain('Use tabs, never spaces.');
-    expect(second.tools!.map((tool) => tool.name)).toEqual(['read_file', 'list_files', 'search_files', 'write_file', 'todo_write', 'read_persisted_output']);
+    expect(second.tools!.map((tool) => tool.name)).toEqual([
+      'read_file',
+      'list_files',
+      'search_files',
+      'write_file',
+      'todo_write',
+      'read_persisted_output',
+    ]);
   });
 
   it('injects recalled memory into the turn, never the system prompt, which stays byte-identical', async () => {
     const model = new ScriptedLanguageModel({ script: ['Noted.', 'Sure.'] });
     const session = await chat({ model });
-    await session.opened.engram.remember({ content: 'The deploy target is the Frankfurt region (eu-central-1).', type: 'project' });
+    await session.opened.engram.remember({
+      content: 'The deploy target is the Frankfurt region (eu-central-1).',
+      type: 'project',
+    });
     session.type('Where do we deploy the Frankfurt service?');
     await session.waitFor('Noted.');
     session.type('And the staging copy?');
@@ -72,9 +107,12 @@ describe('engram chat terminal', () => {
     expect(systemOf(first!)).not.toContain('eu-central-1');
     expect(JSON.stringify(second!.system)).toBe(JSON.stringify(first!.system));
     // The second request begins with the first one's messages, unchanged (cache marks aside: only the latest message carries one).
-    const unmarked = (messages: readonly LanguageModelMessage[]): string => JSON.stringify(messages.map(({ cache: _cache, ...message }) => message));
+    const unmarked = (messages: readonly LanguageModelMessage[]): string =>
+      JSON.stringify(messages.map(({ cache: _cache, ...message }) => message));
     expect(unmarked(second!.messages.slice(0, first!.messages.length))).toBe(unmarked(first!.messages));
-    expect(second!.messages.map((message) => message.cache === true)).toEqual(second!.messages.map((_, index) => index === second!.messages.length - 1));
+    expect(second!.messages.map((message) => message.cache === true)).toEqual(
+      second!.messages.map((_, index) => index === second!.messages.length - 1),
+    );
     expect(session.agent.memoryReport().recalled.map((memory) => memory.turns)).toEqual([1]);
   });
 
@@ -93,9 +131,27 @@ describe('engram chat terminal', () => {
   it('writes a file only after the user says yes; "no" (or anything else) writes nothing', async () => {
     const model = new ScriptedLanguageModel({
       script: [
-        { content: [{ type: 'tool_use', id: 'toolu_w1', name: 'write_file', input: { path: 'notes/todo.md', content: '- ship it\n' } }] },
+        {
+          content: [
+            {
+              type: 'tool_use',
+              id: 'toolu_w1',
+              name: 'write_file',
+              input: { path: 'notes/todo.md', content: '- ship it\n' },
+            },
+          ],
+        },
         'Written.',
-        { content: [{ type: 'tool_use', id: 'toolu_w2', name: 'write_file', input: { path: 'README.md', content: 'overwritten' } }] },
+        {
+          content: [
+            {
+              type: 'tool_use',
+              id: 'toolu_w2',
+              name: 'write_file',
+              input: { path: 'README.md', content: 'overwritten' },
+            },
+          ],
+        },
         'Not written, as you wish.',
       ],
     });
@@ -112,23 +168,45 @@ describe('engram chat terminal', () => {
     session.type('nope');
     await session.waitFor('Not written, as you wish.', mark);
     expect(await readFile(join(session.project, 'README.md'), 'utf8')).toBe('original\n');
-    const declined = model.requests[3]!.messages.at(-1)!.content as unknown as Array<{ content?: string; isError?: boolean }>;
+    const declined = model.requests[3]!.messages.at(-1)!.content as unknown as Array<{
+      content?: string;
+      isError?: boolean;
+    }>;
     expect(declined[0]).toMatchObject({ isError: true });
     expect(declined[0]!.content).toMatch(/declined: nothing was written/);
     expect(session.agent.session.filesEdited).toEqual(['notes/todo.md']);
   });
 
   it('refuses writes outside the project without asking: traversal, absolute paths, symlink escape, .git', async () => {
-    const outside = ['../escape.txt', '/etc/engram-test', 'link/escape.txt', '.git/config', 'a/%2e%2e/%2e%2e/escape.txt'];
+    const outside = [
+      '../escape.txt',
+      '/etc/engram-test',
+      'link/escape.txt',
+      '.git/config',
+      'a/%2e%2e/%2e%2e/escape.txt',
+    ];
     const model = new ScriptedLanguageModel({
-      script: [{ content: outside.map((path, index) => ({ type: 'tool_use' as const, id: `toolu_o${index}`, name: 'write_file', input: { path, content: 'x' } })) }, 'Refused, all of them.'],
+      script: [
+        {
+          content: outside.map((path, index) => ({
+            type: 'tool_use' as const,
+            id: `toolu_o${index}`,
+            name: 'write_file',
+            input: { path, content: 'x' },
+          })),
+        },
+        'Refused, all of them.',
+      ],
     });
     const session = await chat({ model });
     await symlink(session.root, join(session.project, 'link'));
     session.type('Write outside.');
     await session.waitFor('Refused, all of them.');
     expect(session.output()).not.toContain('[y/N]');
-    const results = model.requests[1]!.messages.at(-1)!.content as unknown as Array<{ content: string; isError?: boolean }>;
+    const results = model.requests[1]!.messages.at(-1)!.content as unknown as Array<{
+      content: string;
+      isError?: boolean;
+    }>;
     expect(results).toHaveLength(outside.length);
     for (const result of results) {
       expect(result.isError).toBe(true);
@@ -139,7 +217,9 @@ describe('engram chat terminal', () => {
   });
 
   it('reads an unchanged file once: the second read answers the unchanged marker, a changed file is read again', async () => {
-    const read = (id: string) => ({ content: [{ type: 'tool_use' as const, id, name: 'read_file', input: { path: 'a.txt' } }] });
+    const read = (id: string) => ({
+      content: [{ type: 'tool_use' as const, id, name: 'read_file', input: { path: 'a.txt' } }],
+    });
     const model = new ScriptedLanguageModel({ script: [read('r1'), 'one', read('r2'), 'two', read('r3'), 'three'] });
     const session = await chat({ model, files: { 'a.txt': 'alpha\n' } });
     session.type('read a');
@@ -149,7 +229,8 @@ describe('engram chat terminal', () => {
     await writeFile(join(session.project, 'a.txt'), 'alpha and beta\n');
     session.type('and once more');
     await session.waitFor('three');
-    const resultOf = (index: number): string => ((model.requests[index]!.messages.at(-1)!.content as unknown as Array<{ content: string }>)[0]!.content);
+    const resultOf = (index: number): string =>
+      (model.requests[index]!.messages.at(-1)!.content as unknown as Array<{ content: string }>)[0]!.content;
     expect(resultOf(1)).toBe('     1\talpha');
     expect(resultOf(3)).toMatch(/^File unchanged since it was last read/);
     expect(resultOf(5)).toBe('     1\talpha and beta');
@@ -157,7 +238,9 @@ describe('engram chat terminal', () => {
 
   it('reads a big file again in full: its first result was stored on disk and the model saw only a preview', async () => {
     const big = Array.from({ length: 2_000 }, (_, index) => `line ${index} ${'x'.repeat(40)}`).join('\n') + '\n';
-    const read = (id: string) => ({ content: [{ type: 'tool_use' as const, id, name: 'read_file', input: { path: 'big.txt' } }] });
+    const read = (id: string) => ({
+      content: [{ type: 'tool_use' as const, id, name: 'read_file', input: { path: 'big.txt' } }],
+    });
     const model = new ScriptedLanguageModel({ script: [read('b1'), 'one', read('b2'), 'two'] });
     const session = await chat({ model, files: { 'big.txt': big } });
     expect(Buffer.byteLength(big)).toBeGreaterThan(session.opened.engram.settings.session.toolResultThresholdBytes);
@@ -165,7 +248,8 @@ describe('engram chat terminal', () => {
     await session.waitFor('one');
     session.type('read big again');
     await session.waitFor('two');
-    const resultOf = (index: number): string => ((model.requests[index]!.messages.at(-1)!.content as unknown as Array<{ content: string }>)[0]!.content);
+    const resultOf = (index: number): string =>
+      (model.requests[index]!.messages.at(-1)!.content as unknown as Array<{ content: string }>)[0]!.content;
     expect(session.output()).toMatch(/a \d+-byte tool result was saved to .*b1/);
     expect(session.output()).toMatch(/a \d+-byte tool result was saved to .*b2/);
     expect(resultOf(1)).toContain('line 0 ');
@@ -174,21 +258,31 @@ describe('engram chat terminal', () => {
   });
 
   it('never answers "unchanged" with server-side context editing on: the provider may have cleared the earlier result', async () => {
-    const read = (id: string) => ({ content: [{ type: 'tool_use' as const, id, name: 'read_file', input: { path: 'a.txt' } }] });
+    const read = (id: string) => ({
+      content: [{ type: 'tool_use' as const, id, name: 'read_file', input: { path: 'a.txt' } }],
+    });
     const model = new ScriptedLanguageModel({ script: [read('r1'), 'one', read('r2'), 'two'] });
-    const session = await chat({ model, files: { 'a.txt': 'alpha\n' }, settings: { 'session.serverContextEditing': true } });
+    const session = await chat({
+      model,
+      files: { 'a.txt': 'alpha\n' },
+      settings: { 'session.serverContextEditing': true },
+    });
     session.type('read a');
     await session.waitFor('one');
     session.type('read a again');
     await session.waitFor('two');
-    const resultOf = (index: number): string => ((model.requests[index]!.messages.at(-1)!.content as unknown as Array<{ content: string }>)[0]!.content);
+    const resultOf = (index: number): string =>
+      (model.requests[index]!.messages.at(-1)!.content as unknown as Array<{ content: string }>)[0]!.content;
     expect(resultOf(1)).toBe('     1\talpha');
     expect(resultOf(3)).toBe('     1\talpha');
   });
 
   it('never sends a secret a project CLAUDE.md imports: the import is refused, said at start and listed by /memory', async () => {
     const model = new ScriptedLanguageModel({ script: ['Hello.'] });
-    const session = await chat({ model, files: { '.env': 'API_TOKEN=project-env-secret\n', 'CLAUDE.md': 'Project rule.\n@.env\n' } });
+    const session = await chat({
+      model,
+      files: { '.env': 'API_TOKEN=project-env-secret\n', 'CLAUDE.md': 'Project rule.\n@.env\n' },
+    });
     await session.waitFor('· instruction files: 1 problem (refused imports, skipped files); /memory lists them');
     session.type('Hi.');
     await session.waitFor('Hello.');
@@ -200,7 +294,13 @@ describe('engram chat terminal', () => {
 
   it('answers /help, unknown commands, /memory, /notes, /forget, and treats /etc/hosts-like text as a message', async () => {
     const model = new ScriptedLanguageModel({ script: ['It is a hosts file.'] });
-    const session = await chat({ model, files: { 'CLAUDE.md': 'Project rule.\n', '.claude/rules/tests.md': '---\npaths: ["test/**"]\n---\nTests use vitest.\n' } });
+    const session = await chat({
+      model,
+      files: {
+        'CLAUDE.md': 'Project rule.\n',
+        '.claude/rules/tests.md': '---\npaths: ["test/**"]\n---\nTests use vitest.\n',
+      },
+    });
     const memory = await session.opened.engram.remember({ content: 'The user prefers pnpm over npm.', type: 'user' });
     session.type('/help');
     await session.waitFor('/compact [instructions]');
@@ -225,7 +325,12 @@ describe('engram chat terminal', () => {
 
   it('/compact compacts through the summarizer, and the session goes on after the boundary', async () => {
     const model = new ScriptedLanguageModel({
-      script: ['First answer.', 'Second answer.', '<analysis>thinking</analysis>\n<summary>The user asked two questions about the build.</summary>', 'After compaction.'],
+      script: [
+        'First answer.',
+        'Second answer.',
+        '<analysis>thinking</analysis>\n<summary>The user asked two questions about the build.</summary>',
+        'After compaction.',
+      ],
     });
     const session = await chat({ model });
     session.type('First question?');
@@ -248,7 +353,8 @@ describe('engram chat terminal', () => {
     const model = new ScriptedLanguageModel({ script: [{ hang: true }, 'Still here.'] });
     const session = await chat({ model });
     session.type('Think for a long time.');
-    for (let tries = 0; model.calls === 0 && tries < 500; tries += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let tries = 0; model.calls === 0 && tries < 500; tries += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     session.terminal.interrupt();
     await session.waitFor('(interrupted)');
     session.type('Are you there?');
@@ -266,7 +372,9 @@ describe('engram chat terminal', () => {
   });
 
   it('refuses a huge pasted line, strips control characters both ways, and reads a pasted block as one message', async () => {
-    const model = new ScriptedLanguageModel({ script: ['\u001b[2J\u001b]0;pwned\u0007Clean answer.', 'Got both lines.'] });
+    const model = new ScriptedLanguageModel({
+      script: ['\u001b[2J\u001b]0;pwned\u0007Clean answer.', 'Got both lines.'],
+    });
     const session = await chat({ model, settings: { 'chat.inputMaxBytes': 4096 } });
     session.type('x'.repeat(10_000));
     await session.waitFor('That message is 10000 bytes; a message holds at most 4096 (chat.inputMaxBytes).');
@@ -284,10 +392,21 @@ describe('engram chat terminal', () => {
     const hostile = '\u001b]0;pwn\u0007x';
     const disguised = 'notes/\u202Egnp.sh';
     const model = new ScriptedLanguageModel({
-      script: ['Frankfurt it is.', { content: [{ type: 'tool_use', id: 'toolu_bidi', name: 'write_file', input: { path: disguised, content: 'echo hi' } }] }, 'Refused.'],
+      script: [
+        'Frankfurt it is.',
+        {
+          content: [
+            { type: 'tool_use', id: 'toolu_bidi', name: 'write_file', input: { path: disguised, content: 'echo hi' } },
+          ],
+        },
+        'Refused.',
+      ],
     });
     const session = await chat({ model });
-    const memory = await session.opened.engram.remember({ content: 'The deploy target is the Frankfurt region (eu-central-1).', type: 'project' });
+    const memory = await session.opened.engram.remember({
+      content: 'The deploy target is the Frankfurt region (eu-central-1).',
+      type: 'project',
+    });
     // A name the API would refuse, as a tampered or foreign store could hold it.
     const database = new Database(join(session.engramHome, 'engram.db'));
     database.prepare('UPDATE memories SET name = ? WHERE id = ?').run(hostile, memory.id);
@@ -296,8 +415,20 @@ describe('engram chat terminal', () => {
     await session.waitFor('Frankfurt it is.');
     expect(session.agent.memoryReport().recalled.map((entry) => entry.name)).toEqual([hostile]);
     // The transcript is written in the background: wait for it before adding a line of our own.
-    for (let tries = 0; tries < 500 && !(await stat(session.agent.transcriptPath).then(() => true, () => false)); tries += 1) await new Promise((resolve) => setTimeout(resolve, 10));
-    await appendFile(session.agent.transcriptPath, `${JSON.stringify({ type: 'custom-title', customTitle: `\u001b[2J${hostile} title`, sessionId: session.agent.sessionId })}\n`);
+    for (
+      let tries = 0;
+      tries < 500 &&
+      !(await stat(session.agent.transcriptPath).then(
+        () => true,
+        () => false,
+      ));
+      tries += 1
+    )
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    await appendFile(
+      session.agent.transcriptPath,
+      `${JSON.stringify({ type: 'custom-title', customTitle: `\u001b[2J${hostile} title`, sessionId: session.agent.sessionId })}\n`,
+    );
     let mark = session.output().length;
     session.type('/memory');
     await session.waitFor(`${memory.id} ]0;pwnx (1 turn)`, mark);
@@ -310,7 +441,9 @@ describe('engram chat terminal', () => {
     await session.waitFor('Refused.', mark);
     expect(session.output()).toContain('⏺ write_file(path: "notes/<U+202E>gnp.sh"');
     expect(session.output().slice(mark)).not.toContain('[y/N]');
-    const refused = (model.requests[2]!.messages.at(-1)!.content as unknown as Array<{ content: string; isError?: boolean }>)[0]!;
+    const refused = (
+      model.requests[2]!.messages.at(-1)!.content as unknown as Array<{ content: string; isError?: boolean }>
+    )[0]!;
     expect(refused.isError).toBe(true);
     expect(refused.content).toMatch(/SANDBOX_DENIED.*invisible formatting characters \(U\+202E\)/);
     expect(await readdir(session.project)).not.toContain('notes');
@@ -333,18 +466,24 @@ describe('engram chat terminal', () => {
     await session.waitFor(/· the transcript \S+\.jsonl could not be written \(.+\); the chat goes on/);
     session.type('Two?');
     await session.waitFor('Second.');
-    for (let tries = 0; failures < 2 && tries < 500; tries += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let tries = 0; failures < 2 && tries < 500; tries += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     expect(failures).toBeGreaterThanOrEqual(2);
     expect(session.output().match(/could not be written/g)).toHaveLength(1);
     await rm(blocked);
     chats.splice(chats.indexOf(session), 1);
     await session.finish();
     const transcript = await readSessionTranscript(session.agent.transcriptPath);
-    expect(transcript.messages.map((message) => messageText(message))).toEqual(expect.arrayContaining(['One?', 'Second.']));
+    expect(transcript.messages.map((message) => messageText(message))).toEqual(
+      expect.arrayContaining(['One?', 'Second.']),
+    );
   });
 
-  it('/resume lists this project\'s sessions and switches; a new chat with resume continues the transcript', async () => {
-    const model = new ScriptedLanguageModel({ script: ['Answer one.', 'Answer two.', 'Answer three.'], whenExhausted: 'repeat-last' });
+  it("/resume lists this project's sessions and switches; a new chat with resume continues the transcript", async () => {
+    const model = new ScriptedLanguageModel({
+      script: ['Answer one.', 'Answer two.', 'Answer three.'],
+      whenExhausted: 'repeat-last',
+    });
     const first = await chat({ model });
     first.type('Remember this conversation.');
     await first.waitFor('Answer one.');

@@ -58,12 +58,21 @@ describe('chat tools', () => {
     expect(read.content).toBe('     2\texport const b = 2;');
     expect(read.filesRead).toEqual([{ path: 'src/a.ts', content: read.content }]);
     expect((await tools.list_files!.run({}, context)).content).toMatch(/^\.\/ \(2 entries\)\n\.env \(9 bytes\)\nsrc\//);
-    expect((await tools.search_files!.run({ pattern: 'const b' }, context)).content).toContain('src/a.ts:2: export const b = 2;');
+    expect((await tools.search_files!.run({ pattern: 'const b' }, context)).content).toContain(
+      'src/a.ts:2: export const b = 2;',
+    );
   });
 
   it('refuses reads outside the project and of secret files, with SANDBOX_DENIED', async () => {
     await symlink(join(root, 'outside.txt'), join(project, 'link.txt'));
-    for (const path of ['../outside.txt', join(root, 'outside.txt'), 'link.txt', '.env', 'src/%2e%2e/%2e%2e/outside.txt', 'src/\u0000a.ts']) {
+    for (const path of [
+      '../outside.txt',
+      join(root, 'outside.txt'),
+      'link.txt',
+      '.env',
+      'src/%2e%2e/%2e%2e/outside.txt',
+      'src/\u0000a.ts',
+    ]) {
       expect((await refusal(tools.read_file!.run({ path }, context))).code).toBe('SANDBOX_DENIED');
     }
     expect((await refusal(tools.read_file!.run({ path: 42 }, context))).code).toBe('INVALID_INPUT');
@@ -84,9 +93,13 @@ describe('chat tools', () => {
     for (const path of ['../x.txt', '/tmp/x.txt', 'up/x.txt', '.git/hooks/pre-commit', '.', '.env']) {
       expect((await refusal(tools.write_file!.run({ path, content: 'x' }, context))).code).toBe('SANDBOX_DENIED');
     }
-    expect((await refusal(tools.write_file!.run({ path: 'big.txt', content: 'x'.repeat(1_001) }, context))).code).toBe('PAYLOAD_TOO_LARGE');
+    expect((await refusal(tools.write_file!.run({ path: 'big.txt', content: 'x'.repeat(1_001) }, context))).code).toBe(
+      'PAYLOAD_TOO_LARGE',
+    );
     expect((await refusal(tools.write_file!.run({ path: 'src', content: 'x' }, context))).code).toBe('INVALID_INPUT');
-    expect((await refusal(tools.write_file!.run({ path: 'n.txt', content: { text: 'x' } }, context))).code).toBe('INVALID_INPUT');
+    expect((await refusal(tools.write_file!.run({ path: 'n.txt', content: { text: 'x' } }, context))).code).toBe(
+      'INVALID_INPUT',
+    );
     expect(asked).toEqual([]);
     expect(await readFile(join(root, 'outside.txt'), 'utf8')).toBe('outside\n');
   });
@@ -94,7 +107,11 @@ describe('chat tools', () => {
 
 describe('chat lines', () => {
   it('reads commands, unknown commands, messages that start with a slash, and blank lines', () => {
-    expect(parseChatLine('  /compact keep the API notes ')).toEqual({ kind: 'command', name: 'compact', argument: 'keep the API notes' });
+    expect(parseChatLine('  /compact keep the API notes ')).toEqual({
+      kind: 'command',
+      name: 'compact',
+      argument: 'keep the API notes',
+    });
     expect(parseChatLine('/EXIT')).toEqual({ kind: 'command', name: 'exit', argument: '' });
     expect(parseChatLine('/nope')).toEqual({ kind: 'unknown-command', name: 'nope' });
     expect(parseChatLine('/usr/bin/env is what?')).toEqual({ kind: 'message', text: '/usr/bin/env is what?' });

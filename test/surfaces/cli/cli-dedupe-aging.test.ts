@@ -29,7 +29,12 @@ async function withStore<T>(now: number, work: (store: SqliteMemoryStore) => Pro
 /** Everything observable in the store: every memory and every history entry. */
 async function snapshot(): Promise<string> {
   return withStore(Date.now(), async (store) => {
-    const memories = await store.list({ scopes: [project, 'global', 'project:other'], archived: 'include', invalid: 'include', order: 'created-asc' });
+    const memories = await store.list({
+      scopes: [project, 'global', 'project:other'],
+      archived: 'include',
+      invalid: 'include',
+      order: 'created-asc',
+    });
     return JSON.stringify({ memories, history: await Promise.all(memories.map((memory) => store.history(memory.id))) });
   });
 }
@@ -38,13 +43,27 @@ describe('engram remember dedupes', () => {
   it('updates an existing memory for a near-duplicate and says so; --no-dedupe adds it anyway', async () => {
     const first = await workspace.json(['remember', 'Always run the linter before committing.']);
     expect(first).toMatchObject({ action: 'created' });
-    const human = await workspace.run(['remember', 'Always run the linter before committing changes.', '--importance', '0.8']);
+    const human = await workspace.run([
+      'remember',
+      'Always run the linter before committing changes.',
+      '--importance',
+      '0.8',
+    ]);
     expect(human.code).toBe(0);
-    expect(human.stdout).toMatch(new RegExp(`^Updated existing memory ${first.memory.id} \\(.*similarity 0\\.83\\).*engram undo chg_`));
+    expect(human.stdout).toMatch(
+      new RegExp(`^Updated existing memory ${first.memory.id} \\(.*similarity 0\\.83\\).*engram undo chg_`),
+    );
     const shown = await workspace.json(['show', first.memory.id]);
-    expect(shown.memory).toMatchObject({ content: 'Always run the linter before committing changes.', importance: 0.8 });
+    expect(shown.memory).toMatchObject({
+      content: 'Always run the linter before committing changes.',
+      importance: 0.8,
+    });
 
-    const forced = await workspace.json(['remember', 'Always run the linter before committing changes.', '--no-dedupe']);
+    const forced = await workspace.json([
+      'remember',
+      'Always run the linter before committing changes.',
+      '--no-dedupe',
+    ]);
     expect(forced.action).toBe('created');
     expect(forced.memory.id).not.toBe(first.memory.id);
 
@@ -67,8 +86,19 @@ describe('engram remember dedupes', () => {
 describe('engram dedupe', () => {
   it('dry run by default changes nothing; --apply merges; undo reverses each change', async () => {
     await workspace.json(['remember', 'Pipeline bugs are tracked in Linear project INGEST.', '--scope', 'global']);
-    await workspace.json(['remember', 'Pipeline bugs are tracked in the Linear project INGEST.', '--scope', 'global', '--no-dedupe']);
-    await workspace.json(['remember', 'Pipeline bugs are tracked in Linear project INGEST.', '--scope', 'project:other']);
+    await workspace.json([
+      'remember',
+      'Pipeline bugs are tracked in the Linear project INGEST.',
+      '--scope',
+      'global',
+      '--no-dedupe',
+    ]);
+    await workspace.json([
+      'remember',
+      'Pipeline bugs are tracked in Linear project INGEST.',
+      '--scope',
+      'project:other',
+    ]);
     const before = await snapshot();
 
     const dry = await workspace.run(['dedupe']);
@@ -87,13 +117,24 @@ describe('engram dedupe', () => {
 
     for (const change of [...applied.changes].reverse()) await workspace.json(['undo', change.changeId]);
     const after = JSON.parse(await snapshot()) as { memories: Array<Record<string, unknown>> };
-    const strip = (memories: Array<Record<string, unknown>>) => memories.map(({ updatedAt: _updatedAt, ...rest }) => rest);
+    const strip = (memories: Array<Record<string, unknown>>) =>
+      memories.map(({ updatedAt: _updatedAt, ...rest }) => rest);
     expect(strip(after.memories)).toEqual(strip((JSON.parse(before) as typeof after).memories));
   });
 
   it('refuses bad flags with exit 2 and changes nothing', async () => {
     const before = await snapshot();
-    for (const args of [['--threshold', 'abc'], ['--threshold', '2'], ['--threshold', '0'], ['--threshold', '-0.5'], ['--threshold'], ['extra'], ['--apply=yes'], ['--scope', 'project:'], ['--bogus']]) {
+    for (const args of [
+      ['--threshold', 'abc'],
+      ['--threshold', '2'],
+      ['--threshold', '0'],
+      ['--threshold', '-0.5'],
+      ['--threshold'],
+      ['extra'],
+      ['--apply=yes'],
+      ['--scope', 'project:'],
+      ['--bogus'],
+    ]) {
       const result = await workspace.run(['dedupe', '--apply', ...args]);
       expect(result.code, args.join(' ')).toBe(2);
     }
@@ -105,9 +146,17 @@ describe('engram age', () => {
   it('archives old, unimportant memories (dry run first), counts them in stats, and restore brings one back', async () => {
     const now = Date.now();
     const [old, young, important] = await withStore(now - 91 * DAY, async (store) => [
-      await store.create({ scope: project, content: 'An unimportant note from long ago.', importance: 0.2 }, { actor: 'seed' }),
-      await withStore(now - 89 * DAY, (recent) => recent.create({ scope: project, content: 'A note from 89 days ago.', importance: 0.2 }, { actor: 'seed' })),
-      await store.create({ scope: project, content: 'An important note from long ago.', importance: 0.5 }, { actor: 'seed' }),
+      await store.create(
+        { scope: project, content: 'An unimportant note from long ago.', importance: 0.2 },
+        { actor: 'seed' },
+      ),
+      await withStore(now - 89 * DAY, (recent) =>
+        recent.create({ scope: project, content: 'A note from 89 days ago.', importance: 0.2 }, { actor: 'seed' }),
+      ),
+      await store.create(
+        { scope: project, content: 'An important note from long ago.', importance: 0.5 },
+        { actor: 'seed' },
+      ),
     ]);
     const before = await snapshot();
     const dry = await workspace.run(['age', '--dry-run']);
@@ -118,12 +167,21 @@ describe('engram age', () => {
 
     const report = await workspace.json(['age']);
     expect(report).toMatchObject({ dryRun: false, archived: [old!.id] });
-    expect(report.candidates[0]).toEqual({ id: old!.id, scope: project, name: old!.name, importance: 0.2, lastAccessedAt: null, createdAt: old!.createdAt });
+    expect(report.candidates[0]).toEqual({
+      id: old!.id,
+      scope: project,
+      name: old!.name,
+      importance: 0.2,
+      lastAccessedAt: null,
+      createdAt: old!.createdAt,
+    });
     const stats = await workspace.json(['stats']);
     expect(stats.archived).toBe(1);
     const listed = await workspace.json(['list', '--archived']);
     expect(listed.memories.map((memory: any) => memory.id)).toEqual([old!.id]);
-    expect((await workspace.json(['list'])).memories.map((memory: any) => memory.id)).toEqual(expect.arrayContaining([young!.id, important!.id]));
+    expect((await workspace.json(['list'])).memories.map((memory: any) => memory.id)).toEqual(
+      expect.arrayContaining([young!.id, important!.id]),
+    );
 
     expect((await workspace.json(['restore', old!.id])).memory.archived).toBe(false);
     expect((await workspace.run(['age'])).stdout).toMatch(/^Nothing to archive/);

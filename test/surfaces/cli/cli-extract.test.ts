@@ -26,10 +26,31 @@ function claudeTranscript(sessionId: string, turns: Array<[string, string]>): st
   turns.forEach(([userText, assistantText], index) => {
     const user = `${sessionId}-u${index}`;
     const assistant = `${sessionId}-a${index}`;
-    lines.push(JSON.stringify({ type: 'user', uuid: user, parentUuid: parent, sessionId, timestamp: '2026-01-05T10:00:00.000Z', message: { role: 'user', content: userText } }));
     lines.push(
-      JSON.stringify({ type: 'progress', uuid: `${user}-p`, parentUuid: user, sessionId, data: { type: 'hook_progress' } }),
-      JSON.stringify({ type: 'assistant', uuid: assistant, parentUuid: `${user}-p`, sessionId, message: { id: `msg_${index}`, role: 'assistant', content: [{ type: 'text', text: assistantText }] } }),
+      JSON.stringify({
+        type: 'user',
+        uuid: user,
+        parentUuid: parent,
+        sessionId,
+        timestamp: '2026-01-05T10:00:00.000Z',
+        message: { role: 'user', content: userText },
+      }),
+    );
+    lines.push(
+      JSON.stringify({
+        type: 'progress',
+        uuid: `${user}-p`,
+        parentUuid: user,
+        sessionId,
+        data: { type: 'hook_progress' },
+      }),
+      JSON.stringify({
+        type: 'assistant',
+        uuid: assistant,
+        parentUuid: `${user}-p`,
+        sessionId,
+        message: { id: `msg_${index}`, role: 'assistant', content: [{ type: 'text', text: assistantText }] },
+      }),
     );
     parent = assistant;
   });
@@ -44,11 +65,30 @@ function write(name: string, content: string | Buffer): string {
 
 describe('engram extract', () => {
   it('extracts a Claude Code transcript with the configured model, and a second run reads only what is new', async () => {
-    const file = write('session.jsonl', claudeTranscript('cc-1', [['Our staging database is PostgreSQL 16 on db-staging.internal.', 'Got it.']]));
-    server.script({ message: { text: answer({ content: 'The staging database is PostgreSQL 16 on db-staging.internal.', name: 'staging-database', type: 'reference' }) } });
+    const file = write(
+      'session.jsonl',
+      claudeTranscript('cc-1', [['Our staging database is PostgreSQL 16 on db-staging.internal.', 'Got it.']]),
+    );
+    server.script({
+      message: {
+        text: answer({
+          content: 'The staging database is PostgreSQL 16 on db-staging.internal.',
+          name: 'staging-database',
+          type: 'reference',
+        }),
+      },
+    });
     const report = await workspace.json(['extract', file], 0, { env: modelEnv });
-    expect(report).toMatchObject({ format: 'claude', sessionId: 'cc-1', mode: 'cheap', modelCalls: 1, queued: { status: 'queued', messages: 2 } });
-    expect(report.written).toEqual([expect.objectContaining({ name: 'staging-database', action: 'created', turnId: 'cc-1-a0' })]);
+    expect(report).toMatchObject({
+      format: 'claude',
+      sessionId: 'cc-1',
+      mode: 'cheap',
+      modelCalls: 1,
+      queued: { status: 'queued', messages: 2 },
+    });
+    expect(report.written).toEqual([
+      expect.objectContaining({ name: 'staging-database', action: 'created', turnId: 'cc-1-a0' }),
+    ]);
     expect(server.requests).toHaveLength(1);
 
     const again = await workspace.run(['extract', file], { env: modelEnv });
@@ -56,7 +96,13 @@ describe('engram extract', () => {
     expect(again.stdout).toMatch(/Nothing new in .*session\.jsonl/);
     expect(server.requests).toHaveLength(1);
 
-    writeFileSync(file, claudeTranscript('cc-1', [['Our staging database is PostgreSQL 16 on db-staging.internal.', 'Got it.'], ['Thanks, that is all.', 'Bye.']]));
+    writeFileSync(
+      file,
+      claudeTranscript('cc-1', [
+        ['Our staging database is PostgreSQL 16 on db-staging.internal.', 'Got it.'],
+        ['Thanks, that is all.', 'Bye.'],
+      ]),
+    );
     server.script({ message: { text: '[]' } });
     const grown = await workspace.run(['extract', file], { env: modelEnv });
     expect(grown.code).toBe(0);
@@ -68,12 +114,20 @@ describe('engram extract', () => {
   });
 
   it('writes explicit statements from plain text and reports what the model answered and what was dropped', async () => {
-    const file = write('notes.txt', 'User: From now on, use pnpm instead of npm.\nAssistant: Will do.\nUser: The design review is every Monday at 10.');
+    const file = write(
+      'notes.txt',
+      'User: From now on, use pnpm instead of npm.\nAssistant: Will do.\nUser: The design review is every Monday at 10.',
+    );
     server.script({
       message: {
         text: JSON.stringify([
           { type: 'feedback', name: 'use-pnpm', content: 'Use pnpm instead of npm.', scope: 'project' },
-          { type: 'project', name: 'design-review-monday', content: 'The design review is every Monday at 10:00.', scope: 'project:somewhere/else' },
+          {
+            type: 'project',
+            name: 'design-review-monday',
+            content: 'The design review is every Monday at 10:00.',
+            scope: 'project:somewhere/else',
+          },
         ]),
       },
     });
@@ -90,14 +144,18 @@ describe('engram extract', () => {
     const file = write('offline.txt', 'Remember that the billing service owner is Dana.\n\nWe talked about lunch.');
     const result = await workspace.run(['extract', file, '--json']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/No language model is configured, so only explicit statements were applied \(1 written\)/);
+    expect(result.stderr).toMatch(
+      /No language model is configured, so only explicit statements were applied \(1 written\)/,
+    );
     const { error } = result.json();
     expect(error.code).toBe('MODEL_NOT_CONFIGURED');
     expect(error.details.written).toEqual([expect.objectContaining({ origin: 'explicit', action: 'created' })]);
     // Read again: each message's statements are applied once.
     const text = await workspace.run(['extract', file]);
     expect(text.code).toBe(2);
-    expect(text.stdout).toMatch(/2 new message\(s\)\. 2 of them were read for explicit statements before, so not again\./);
+    expect(text.stdout).toMatch(
+      /2 new message\(s\)\. 2 of them were read for explicit statements before, so not again\./,
+    );
     expect(text.stdout).toContain('no memory written');
     const listed = await workspace.json(['list', '--type', 'project,feedback,user,reference,procedure']);
     expect(listed.memories.filter((memory: any) => /Dana/.test(memory.content))).toHaveLength(1);
@@ -110,14 +168,19 @@ describe('engram extract', () => {
     expect((await workspace.run(['extract', file])).code).toBe(2);
     expect((await workspace.run(['extract', file])).code).toBe(2);
     const listed = await workspace.json(['list']);
-    expect(listed.memories.map((memory: any) => memory.content).filter((content: string) => /Fridays/.test(content))).toEqual(['The team deploys on Fridays from the main branch using the blue pipeline.']);
+    expect(
+      listed.memories.map((memory: any) => memory.content).filter((content: string) => /Fridays/.test(content)),
+    ).toEqual(['The team deploys on Fridays from the main branch using the blue pipeline.']);
   });
 
   it('reads text appended to the last paragraph of a plain-text file as new, and nothing before it', async () => {
     const file = write('growing.txt', 'The user prefers tabs.\n\nReleases go out on Tuesdays.\n');
     server.script({ message: { text: '{"memories": []}' } });
     expect((await workspace.run(['extract', file], { env: modelEnv })).code).toBe(0);
-    writeFileSync(file, 'The user prefers tabs.\n\nReleases go out on Tuesdays.\nEvery release gets a changelog entry.\n');
+    writeFileSync(
+      file,
+      'The user prefers tabs.\n\nReleases go out on Tuesdays.\nEvery release gets a changelog entry.\n',
+    );
     server.script({ message: { text: '{"memories": []}' } });
     const grown = await workspace.run(['extract', file], { env: modelEnv });
     expect(grown.code).toBe(0);
@@ -145,7 +208,10 @@ describe('engram extract', () => {
       expect(result.code, args.join(' ')).toBe(code);
       expect(result.stderr, args.join(' ')).toMatch(message);
     }
-    const torn = write('torn.jsonl', `${claudeTranscript('cc-torn', [['Hello', 'Hi']])}{"type":"user","uuid":"x","mess`);
+    const torn = write(
+      'torn.jsonl',
+      `${claudeTranscript('cc-torn', [['Hello', 'Hi']])}{"type":"user","uuid":"x","mess`,
+    );
     server.script({ message: { text: '[]' } });
     const tornRun = await workspace.run(['extract', torn], { env: modelEnv });
     expect(tornRun.code).toBe(0);
@@ -181,7 +247,9 @@ describe('engram queue', () => {
 
     server.script({ message: { text: answer({ content: 'The release train leaves every second Wednesday.' }) } });
     const ran = await workspace.json(['queue', 'run'], 0, { env: modelEnv });
-    expect(ran.outcomes).toEqual([expect.objectContaining({ state: 'done', report: expect.objectContaining({ status: 'extracted' }) })]);
+    expect(ran.outcomes).toEqual([
+      expect.objectContaining({ state: 'done', report: expect.objectContaining({ status: 'extracted' }) }),
+    ]);
     expect((await workspace.json(['queue'])).jobs).toEqual([]);
   });
 });

@@ -17,14 +17,43 @@ beforeAll(async () => {
   target = createWorkspace();
   // A rich store: several scopes and types, an archived and an invalidated memory, accessed ones.
   const seed = [
-    line({ id: 'mem_seed_invalid', scope: 'global', type: 'project', name: 'old-database', description: 'The database was MySQL', content: 'The database was MySQL 5.7.', importance: 0.3, createdAt: '2025-01-02T03:04:05.000Z', updatedAt: '2025-02-01T00:00:00.000Z', validFrom: '2025-01-02T03:04:05.000Z', invalidAt: '2025-03-01T00:00:00.000Z', supersededBy: 'mem_seed_user', hitCount: 4, lastAccessedAt: '2025-02-15T00:00:00.000Z', source: { sessionId: 's-1', turnId: 't-9', origin: 'extraction' } }),
-    line({ id: 'mem_seed_user', scope: 'user:alice', type: 'user', content: 'Alice prefers **short** answers.\n\n**Why:** she reads on a phone.', importance: 1 }),
+    line({
+      id: 'mem_seed_invalid',
+      scope: 'global',
+      type: 'project',
+      name: 'old-database',
+      description: 'The database was MySQL',
+      content: 'The database was MySQL 5.7.',
+      importance: 0.3,
+      createdAt: '2025-01-02T03:04:05.000Z',
+      updatedAt: '2025-02-01T00:00:00.000Z',
+      validFrom: '2025-01-02T03:04:05.000Z',
+      invalidAt: '2025-03-01T00:00:00.000Z',
+      supersededBy: 'mem_seed_user',
+      hitCount: 4,
+      lastAccessedAt: '2025-02-15T00:00:00.000Z',
+      source: { sessionId: 's-1', turnId: 't-9', origin: 'extraction' },
+    }),
+    line({
+      id: 'mem_seed_user',
+      scope: 'user:alice',
+      type: 'user',
+      content: 'Alice prefers **short** answers.\n\n**Why:** she reads on a phone.',
+      importance: 1,
+    }),
   ].join('\n');
   writeFileSync(join(source.root, 'seed.jsonl'), `${seed}\n`);
   await source.json(['import', join(source.root, 'seed.jsonl'), '--keep-scopes']);
   const archived = (await source.json(['remember', 'The old staging host was stage-1.', '--type', 'reference'])).memory;
   await source.json(['forget', archived.id]);
-  await source.json(['remember', 'Integration tests use the real database, no mocks.', '--type', 'feedback', '--importance', '0.9']);
+  await source.json([
+    'remember',
+    'Integration tests use the real database, no mocks.',
+    '--type',
+    'feedback',
+    '--importance',
+    '0.9',
+  ]);
   await source.json(['remember', 'A name that collides with the index file', '--name', 'memory']);
   await source.json(['remember', 'Reserved device names must not become files', '--name', 'con', '--scope', 'global']);
   await source.json(['recall', 'integration tests database']);
@@ -50,7 +79,11 @@ describe('engram export and import (JSON Lines)', () => {
     expect(readFileSync(again, 'utf8')).toBe(readFileSync(exported, 'utf8'));
 
     const invalid = await target.json(['show', 'mem_seed_invalid', '--scope', 'global']);
-    expect(invalid.memory).toMatchObject({ hitCount: 4, supersededBy: 'mem_seed_user', source: { sessionId: 's-1', turnId: 't-9', origin: 'extraction' } });
+    expect(invalid.memory).toMatchObject({
+      hitCount: 4,
+      supersededBy: 'mem_seed_user',
+      source: { sessionId: 's-1', turnId: 't-9', origin: 'extraction' },
+    });
     expect(invalid.history.map((entry: any) => [entry.action, entry.actor])).toEqual([['create', 'import']]);
     const toStdout = await target.run(['export', '--all']);
     expect(toStdout.stdout).toBe(readFileSync(exported, 'utf8'));
@@ -68,14 +101,21 @@ describe('engram export and import (JSON Lines)', () => {
 
   it('skips, replaces or refuses existing ids', async () => {
     const changed = join(target.root, 'changed.jsonl');
-    writeFileSync(changed, `${line({ id: 'mem_seed_user', scope: 'user:alice', content: 'Alice prefers detailed answers.' })}\n`);
+    writeFileSync(
+      changed,
+      `${line({ id: 'mem_seed_user', scope: 'user:alice', content: 'Alice prefers detailed answers.' })}\n`,
+    );
     expect((await target.run(['import', changed])).code).toBe(2); // user:alice is not this project: refused without --keep-scopes
     expect(await target.json(['import', changed, '--keep-scopes'])).toMatchObject({ created: 0, skipped: 1 });
     const refused = await target.run(['import', changed, '--keep-scopes', '--on-existing', 'fail', '--json']);
     expect(refused.code).toBe(2);
     expect(refused.json().error.code).toBe('CONFLICT');
-    expect(await target.json(['import', changed, '--keep-scopes', '--on-existing', 'replace'])).toMatchObject({ replaced: 1 });
-    expect((await target.json(['show', 'mem_seed_user', '--scope', 'user:alice'])).memory.content).toBe('Alice prefers detailed answers.');
+    expect(await target.json(['import', changed, '--keep-scopes', '--on-existing', 'replace'])).toMatchObject({
+      replaced: 1,
+    });
+    expect((await target.json(['show', 'mem_seed_user', '--scope', 'user:alice'])).memory.content).toBe(
+      'Alice prefers detailed answers.',
+    );
     expect((await target.run(['import', changed, '--on-existing', 'merge'])).code).toBe(2);
   });
 
@@ -127,10 +167,16 @@ describe('engram export and import (JSON Lines)', () => {
 
       // Lines that name no scope take --scope; without it they are invalid.
       const unscoped = join(fresh.root, 'unscoped.jsonl');
-      writeFileSync(unscoped, `${JSON.stringify({ id: 'mem_unscoped', content: 'Written by another tool.' })}\n${line({ id: 'mem_scoped', scope: 'global', content: 'Scoped.' })}\n`);
+      writeFileSync(
+        unscoped,
+        `${JSON.stringify({ id: 'mem_unscoped', content: 'Written by another tool.' })}\n${line({ id: 'mem_scoped', scope: 'global', content: 'Scoped.' })}\n`,
+      );
       expect((await fresh.run(['import', unscoped])).stderr).toMatch(/line 1: .*missing scope/);
       expect(await fresh.json(['import', unscoped, '--scope', 'user:dave'])).toMatchObject({ created: 2 });
-      expect((await fresh.json(['show', 'mem_unscoped', '--scope', 'user:dave'])).memory).toMatchObject({ type: 'project', importance: 0.5 });
+      expect((await fresh.json(['show', 'mem_unscoped', '--scope', 'user:dave'])).memory).toMatchObject({
+        type: 'project',
+        importance: 0.5,
+      });
       // --scope puts every memory into that scope, whatever the file says.
       expect((await fresh.json(['show', 'mem_scoped', '--scope', 'user:dave'])).memory.scope).toBe('user:dave');
     } finally {
@@ -197,7 +243,10 @@ describe('engram export and import (Claude Code memory directory)', () => {
       const directory = join(fresh.root, 'claude-memory');
       await fresh.json(['export', '--format', 'claude', '--dir', directory]);
       expect(readdirSync(directory).sort()).toEqual(['MEMORY.md', 'api-framework.md', 'staging-host.md']);
-      writeFileSync(join(directory, 'my-notes.md'), '---\nname: my-notes\ndescription: mine\n---\n\nHand-written, no engram id.\n');
+      writeFileSync(
+        join(directory, 'my-notes.md'),
+        '---\nname: my-notes\ndescription: mine\n---\n\nHand-written, no engram id.\n',
+      );
       symlinkSync(join(directory, 'staging-host.md'), join(directory, 'linked.md'));
       await fresh.json(['forget', gone.id, '--hard', '--yes']);
       const again = await fresh.json(['export', '--format', 'claude', '--dir', directory]);
@@ -243,8 +292,14 @@ describe('engram export and import (Claude Code memory directory)', () => {
         join(directory, 'MEMORY.md'),
         '- [Role](user_role.md) — who the user is\n- [Secret](../../../private/secret.md) — nope\n- [Also](<../../../private/secret.md>) — nope\n',
       );
-      writeFileSync(join(directory, 'user_role.md'), '---\nname: user-role\ndescription: The user is a data engineer\nmetadata:\n  type: user\n---\n\nThe user is a data engineer who works in Python.\n');
-      writeFileSync(join(directory, 'feedback_testing.md'), '---\nname: Testing Rules\ndescription: No mocks in integration tests\ntype: feedback\n---\n\nIntegration tests hit the real database.\n\n**Why:** mocks hid a broken migration.\n');
+      writeFileSync(
+        join(directory, 'user_role.md'),
+        '---\nname: user-role\ndescription: The user is a data engineer\nmetadata:\n  type: user\n---\n\nThe user is a data engineer who works in Python.\n',
+      );
+      writeFileSync(
+        join(directory, 'feedback_testing.md'),
+        '---\nname: Testing Rules\ndescription: No mocks in integration tests\ntype: feedback\n---\n\nIntegration tests hit the real database.\n\n**Why:** mocks hid a broken migration.\n',
+      );
 
       const imported = await fresh.json(['import', directory, '--scope', 'user:carol']);
       expect(imported).toMatchObject({ created: 2, format: 'claude' });

@@ -18,7 +18,13 @@ async function remember(text: string, ...flags: string[]): Promise<any> {
 
 describe('engram remember, recall, list, show', () => {
   it('remembers into the current project and recalls with a natural-language question', async () => {
-    const memory = await remember('Integration tests use the real database, no mocks.', '--type', 'feedback', '--importance', '0.9');
+    const memory = await remember(
+      'Integration tests use the real database, no mocks.',
+      '--type',
+      'feedback',
+      '--importance',
+      '0.9',
+    );
     expect(memory).toMatchObject({ type: 'feedback', importance: 0.9, scope: `project:${workspace.cwd}` });
     await remember('Deploys happen on Tuesdays after the standup.', '--scope', 'global', '--name', 'deploy-day');
 
@@ -51,7 +57,16 @@ describe('engram remember, recall, list, show', () => {
   });
 
   it('treats full-text syntax in queries as plain words (exit 0)', async () => {
-    for (const query of ['"foo AND (', 'NEAR(', '*', '"unbalanced', 'database OR', '- ^ : {col}', 'AND', "'; DROP TABLE memories; --"]) {
+    for (const query of [
+      '"foo AND (',
+      'NEAR(',
+      '*',
+      '"unbalanced',
+      'database OR',
+      '- ^ : {col}',
+      'AND',
+      "'; DROP TABLE memories; --",
+    ]) {
       const result = await workspace.run(['recall', query, '--json']);
       expect(result.code, query).toBe(0);
       expect(Array.isArray(result.json().memories), query).toBe(true);
@@ -64,10 +79,11 @@ describe('engram remember, recall, list, show', () => {
     const listed = await workspace.json(['list']);
     expect(listed.total).toBe(4);
     expect(listed.memories.map((memory: any) => memory.scope).sort()).toContain('global');
-    expect((await workspace.json(['list', '--type', 'feedback,reference'])).memories.map((memory: any) => memory.type).sort()).toEqual([
-      'feedback',
-      'reference',
-    ]);
+    expect(
+      (await workspace.json(['list', '--type', 'feedback,reference'])).memories
+        .map((memory: any) => memory.type)
+        .sort(),
+    ).toEqual(['feedback', 'reference']);
     const page = await workspace.json(['list', '--limit', '2', '--offset', '1']);
     expect(page.memories).toHaveLength(2);
     expect(page.memories[0].id).toBe(listed.memories[1].id);
@@ -101,9 +117,23 @@ describe('engram remember, recall, list, show', () => {
 describe('engram edit, forget, restore, undo, stats', () => {
   it('edits fields with flags and records the change', async () => {
     const memory = await remember('Use pnpm, not npm.');
-    const edited = await workspace.json(['edit', memory.id, '--importance', '0.8', '--name', 'package-manager', '--type', 'feedback']);
+    const edited = await workspace.json([
+      'edit',
+      memory.id,
+      '--importance',
+      '0.8',
+      '--name',
+      'package-manager',
+      '--type',
+      'feedback',
+    ]);
     expect(edited.changed.sort()).toEqual(['importance', 'name', 'type']);
-    expect(edited.memory).toMatchObject({ importance: 0.8, name: 'package-manager', type: 'feedback', content: 'Use pnpm, not npm.' });
+    expect(edited.memory).toMatchObject({
+      importance: 0.8,
+      name: 'package-manager',
+      type: 'feedback',
+      content: 'Use pnpm, not npm.',
+    });
     const same = await workspace.json(['edit', memory.id, '--importance', '0.8']);
     expect(same.changed).toEqual([]);
     expect((await workspace.run(['edit', memory.id, '--importance', '7'])).code).toBe(2);
@@ -157,7 +187,9 @@ execFileSync(process.execPath, [process.env.ENGRAM_MAIN, 'edit', process.env.RAC
 writeFileSync(file, readFileSync(file, 'utf8').replace('Tuesdays', 'Thursdays'));
 `,
     );
-    const raced = await workspace.run(['edit', memory.id], { env: { EDITOR: `node ${script}`, ENGRAM_MAIN: ENGRAM_BINARY, RACE_ID: memory.id } });
+    const raced = await workspace.run(['edit', memory.id], {
+      env: { EDITOR: `node ${script}`, ENGRAM_MAIN: ENGRAM_BINARY, RACE_ID: memory.id },
+    });
     expect(raced.code).not.toBe(0);
     expect(raced.stderr).toMatch(/changed while it was being edited; nothing was applied/);
     const shown = await workspace.json(['show', memory.id]);
@@ -186,7 +218,13 @@ writeFileSync(file, readFileSync(file, 'utf8').replace('Tuesdays', 'Thursdays'))
     expect(undone.change.action).toBe('create');
     const back = await workspace.json(['show', memory.id]);
     expect(back.memory.content).toBe('The CI runs on GitHub Actions.');
-    expect(back.history.map((entry: any) => entry.action)).toEqual(['create', 'archive', 'restore', 'delete', 'create']);
+    expect(back.history.map((entry: any) => entry.action)).toEqual([
+      'create',
+      'archive',
+      'restore',
+      'delete',
+      'create',
+    ]);
     expect((await workspace.run(['undo', back.history[1].id])).code).toBe(2);
     expect((await workspace.run(['undo', 'chg_nosuchchange'])).code).toBe(1);
   });
@@ -237,12 +275,25 @@ describe('hostile and malformed input', () => {
     expect(justOver.code).toBe(2);
     const nul = await workspace.run(['remember', '--stdin'], { input: 'null \u0000 byte' });
     expect(nul.code).toBe(2);
-    const piped = await workspace.json(['remember', '--stdin', '--type', 'procedure'], 0, { input: '# Release\n\n1. Tag\n2. Push\n' });
-    expect(piped.memory).toMatchObject({ content: '# Release\n\n1. Tag\n2. Push', description: 'Release', type: 'procedure' });
+    const piped = await workspace.json(['remember', '--stdin', '--type', 'procedure'], 0, {
+      input: '# Release\n\n1. Tag\n2. Push\n',
+    });
+    expect(piped.memory).toMatchObject({
+      content: '# Release\n\n1. Tag\n2. Push',
+      description: 'Release',
+      type: 'procedure',
+    });
   });
 
   it('rejects unknown commands and flags with exit 2 and no stack trace', async () => {
-    for (const args of [['frobnicate'], ['list', '--frobnicate'], ['recall'], ['show'], ['show', 'a', 'b'], ['export', '--format', 'xml']]) {
+    for (const args of [
+      ['frobnicate'],
+      ['list', '--frobnicate'],
+      ['recall'],
+      ['show'],
+      ['show', 'a', 'b'],
+      ['export', '--format', 'xml'],
+    ]) {
       const result = await workspace.run(args);
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr, args.join(' ')).toMatch(/^engram: .+\n$/);

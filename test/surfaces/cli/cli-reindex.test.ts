@@ -40,7 +40,15 @@ describe('engram reindex and hybrid recall from the command line', () => {
 
   it('reindex backfills every memory, records model and length, and reports counts in --json', async () => {
     const report = await workspace.json(['reindex'], 0, { env: embedding });
-    expect(report).toMatchObject({ model: 'hashed-words', dimensions: 24, total: 3, embedded: 3, skipped: 0, spaceChanged: false, vectors: { stored: 3, missing: 0 } });
+    expect(report).toMatchObject({
+      model: 'hashed-words',
+      dimensions: 24,
+      total: 3,
+      embedded: 3,
+      skipped: 0,
+      spaceChanged: false,
+      vectors: { stored: 3, missing: 0 },
+    });
     expect(server.requests.every((request) => request.headers.authorization === 'Bearer sk-cli-test')).toBe(true);
     const again = await workspace.json(['reindex'], 0, { env: embedding });
     expect(again).toMatchObject({ total: 0, embedded: 0, vectors: { stored: 3, missing: 0 } });
@@ -53,7 +61,10 @@ describe('engram reindex and hybrid recall from the command line', () => {
 
   it('remember computes the vector at once, and recall --explain shows the text and vector parts', async () => {
     await workspace.json(['remember', 'The user parks the sedan in garage B.'], 0, { env: embedding });
-    expect(await workspace.json(['reindex'], 0, { env: embedding })).toMatchObject({ total: 0, vectors: { stored: 4, missing: 0 } });
+    expect(await workspace.json(['reindex'], 0, { env: embedding })).toMatchObject({
+      total: 0,
+      vectors: { stored: 4, missing: 0 },
+    });
     const recall = await workspace.json(['recall', 'which car do I have?', '--explain'], 0, { env: embedding });
     expect(recall.warnings).toEqual([]);
     const contents = recall.memories.map((memory: { content: string }) => memory.content);
@@ -67,14 +78,26 @@ describe('engram reindex and hybrid recall from the command line', () => {
   });
 
   it('a changed model re-embeds everything instead of mixing spaces', async () => {
-    const report = await workspace.json(['reindex'], 0, { env: { ...embedding, ENGRAM_EMBEDDING_MODEL: 'hashed-words-v2' } });
-    expect(report).toMatchObject({ model: 'hashed-words-v2', spaceChanged: true, dropped: 4, embedded: 4, previousSpace: { model: 'hashed-words', dimensions: 24 } });
+    const report = await workspace.json(['reindex'], 0, {
+      env: { ...embedding, ENGRAM_EMBEDDING_MODEL: 'hashed-words-v2' },
+    });
+    expect(report).toMatchObject({
+      model: 'hashed-words-v2',
+      spaceChanged: true,
+      dropped: 4,
+      embedded: 4,
+      previousSpace: { model: 'hashed-words', dimensions: 24 },
+    });
     const stale = await workspace.json(['recall', 'which car do I have?'], 0, { env: embedding });
     expect(stale.warnings).toEqual(['vector-space-differs']);
   });
 
   it('refuses malformed flags and settings with exit code 2, and an unreachable embedder with exit code 3, changing nothing', async () => {
-    for (const args of [['reindex', '--batch-size', '0'], ['reindex', '--batch-size', 'lots'], ['reindex', 'extra']]) {
+    for (const args of [
+      ['reindex', '--batch-size', '0'],
+      ['reindex', '--batch-size', 'lots'],
+      ['reindex', 'extra'],
+    ]) {
       const result = await workspace.json(args, 2, { env: embedding });
       expect(result.error.code, args.join(' ')).toBe('INVALID_INPUT');
     }
@@ -88,11 +111,22 @@ describe('engram reindex and hybrid recall from the command line', () => {
       const result = await workspace.json(['list'], 2, { env });
       expect(result.error.code, JSON.stringify(env)).toBe('CONFIG_INVALID');
     }
-    const before = await workspace.json(['reindex'], 0, { env: { ...embedding, ENGRAM_EMBEDDING_MODEL: 'hashed-words-v2' } });
-    const down = await workspace.json(['reindex'], 3, { env: { ...embedding, ENGRAM_EMBEDDING_MODEL: 'hashed-words-v3', ENGRAM_EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1', ENGRAM_EMBEDDING_TIMEOUT_MS: '2000' } });
+    const before = await workspace.json(['reindex'], 0, {
+      env: { ...embedding, ENGRAM_EMBEDDING_MODEL: 'hashed-words-v2' },
+    });
+    const down = await workspace.json(['reindex'], 3, {
+      env: {
+        ...embedding,
+        ENGRAM_EMBEDDING_MODEL: 'hashed-words-v3',
+        ENGRAM_EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1',
+        ENGRAM_EMBEDDING_TIMEOUT_MS: '2000',
+      },
+    });
     expect(down.error.code).toBe('EMBEDDING_FAILED');
     expect(down.error.message).toContain('could not be reached');
-    const after = await workspace.json(['reindex'], 0, { env: { ...embedding, ENGRAM_EMBEDDING_MODEL: 'hashed-words-v2' } });
+    const after = await workspace.json(['reindex'], 0, {
+      env: { ...embedding, ENGRAM_EMBEDDING_MODEL: 'hashed-words-v2' },
+    });
     expect(after).toMatchObject({ spaceChanged: false, total: 0, vectors: before.vectors });
   });
 });
@@ -105,7 +139,15 @@ describe.skipIf(!hasScript)('engram reindex on a terminal (skipped: util-linux "
     const command = [process.execPath, ENGRAM_BINARY, 'reindex'].map(quote).join(' ');
     const child = spawn('script', ['-qec', command, '/dev/null'], {
       cwd: workspace.cwd,
-      env: { PATH: process.env.PATH, HOME: workspace.home, ENGRAM_HOME: workspace.home, TERM: 'xterm', ...embedding, ENGRAM_EMBEDDING_MODEL: 'hashed-words-v5', ENGRAM_EMBEDDING_BATCH_SIZE: '2' },
+      env: {
+        PATH: process.env.PATH,
+        HOME: workspace.home,
+        ENGRAM_HOME: workspace.home,
+        TERM: 'xterm',
+        ...embedding,
+        ENGRAM_EMBEDDING_MODEL: 'hashed-words-v5',
+        ENGRAM_EMBEDDING_BATCH_SIZE: '2',
+      },
     });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));

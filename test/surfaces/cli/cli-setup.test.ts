@@ -4,7 +4,13 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENGRAM_BINARY, createWorkspace, makeGitRepository, runEngram, type Workspace } from '../../support/cli-harness.js';
+import {
+  ENGRAM_BINARY,
+  createWorkspace,
+  makeGitRepository,
+  runEngram,
+  type Workspace,
+} from '../../support/cli-harness.js';
 
 let workspace: Workspace;
 
@@ -42,10 +48,16 @@ describe('project identity', () => {
 
     expect((await a.json(['list'])).memories.map((memory: any) => memory.id)).toEqual([fromA.id]);
     expect((await b.json(['list'])).memories.map((memory: any) => memory.id)).toEqual([fromB.id]);
-    expect((await a.json(['recall', 'where', 'does', 'the', 'app', 'deploy'])).memories.map((memory: any) => memory.id)).toEqual([fromA.id]);
+    expect(
+      (await a.json(['recall', 'where', 'does', 'the', 'app', 'deploy'])).memories.map((memory: any) => memory.id),
+    ).toEqual([fromA.id]);
     // "branch" matches both memories; each project still recalls only its own.
-    expect((await a.json(['recall', 'Heroku', 'release', 'branch'])).memories.map((memory: any) => memory.id)).toEqual([fromA.id]);
-    expect((await b.json(['recall', 'Fly.io', 'main', 'branch'])).memories.map((memory: any) => memory.id)).toEqual([fromB.id]);
+    expect((await a.json(['recall', 'Heroku', 'release', 'branch'])).memories.map((memory: any) => memory.id)).toEqual([
+      fromA.id,
+    ]);
+    expect((await b.json(['recall', 'Fly.io', 'main', 'branch'])).memories.map((memory: any) => memory.id)).toEqual([
+      fromB.id,
+    ]);
     expect((await a.json(['show', fromB.id], 1)).error.code).toBe('NOT_FOUND');
     expect((await a.json(['forget', fromB.id], 1)).error.code).toBe('NOT_FOUND');
     expect((await a.json(['export'])).memories.map((memory: any) => memory.id)).toEqual([fromA.id]);
@@ -86,15 +98,27 @@ describe('engram config', () => {
       const { settings } = result.json();
       const byPath = new Map<string, any>(settings.map((setting: any) => [setting.path, setting]));
       expect(byPath.get('recall.topK')).toMatchObject({ value: 11, source: 'env', origin: 'ENGRAM_TOP_K' });
-      expect(byPath.get('recall.staleDays')).toMatchObject({ value: 45, source: 'user-config', origin: join(workspace.home, 'config.json') });
-      expect(byPath.get('recall.minScore')).toMatchObject({ value: 0.4, source: 'project-config', origin: join(folder, '.engram.json') });
+      expect(byPath.get('recall.staleDays')).toMatchObject({
+        value: 45,
+        source: 'user-config',
+        origin: join(workspace.home, 'config.json'),
+      });
+      expect(byPath.get('recall.minScore')).toMatchObject({
+        value: 0.4,
+        source: 'project-config',
+        origin: join(folder, '.engram.json'),
+      });
       expect(byPath.get('store.url')).toMatchObject({ value: store, source: 'flag' });
       expect(byPath.get('injection.maxTokens')).toMatchObject({ value: 3000, source: 'default' });
       expect(byPath.get('server.token')).toMatchObject({ value: '********', source: 'env', masked: true });
       expect(settings.length).toBeGreaterThan(40);
       expect(result.stdout).not.toContain('super-secret-token');
 
-      const text = await runEngram(['config'], { cwd: folder, home: workspace.home, env: { ENGRAM_TOKEN: 'super-secret-token' } });
+      const text = await runEngram(['config'], {
+        cwd: folder,
+        home: workspace.home,
+        env: { ENGRAM_TOKEN: 'super-secret-token' },
+      });
       expect(text.stdout).toMatch(/^recall\.minScore\s+0\.4\s+project config /m);
       expect(text.stdout).not.toContain('super-secret-token');
 
@@ -129,7 +153,9 @@ describe('store errors', () => {
   it('exits 3 on a database of a newer schema', async () => {
     const path = join(workspace.root, 'newer.db');
     const database = new Database(path);
-    database.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+    database.exec(
+      'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
+    );
     database.prepare('INSERT INTO schema_migrations VALUES (999, ?, 0)').run('from the future');
     database.close();
     const result = await workspace.run(['list', '--json'], { env: { ENGRAM_STORE: path } });
@@ -146,14 +172,30 @@ describe('help and version', () => {
     expect((await workspace.run(['--version'])).stdout).toBe(`${version}\n`);
     const general = await workspace.run(['help']);
     expect(general.code).toBe(0);
-    for (const command of ['remember', 'recall', 'list', 'show', 'edit', 'forget', 'restore', 'undo', 'stats', 'export', 'import', 'config', 'serve', 'mcp']) {
+    for (const command of [
+      'remember',
+      'recall',
+      'list',
+      'show',
+      'edit',
+      'forget',
+      'restore',
+      'undo',
+      'stats',
+      'export',
+      'import',
+      'config',
+      'serve',
+      'mcp',
+    ]) {
       expect(general.stdout).toMatch(new RegExp(`^  ${command}\\s`, 'm'));
     }
     expect((await workspace.run([])).stdout).toBe(general.stdout);
     const recall = await workspace.run(['recall', '--help']);
     expect(recall.code).toBe(0);
     expect(recall.stdout).toMatch(/^Usage: engram recall/);
-    for (const flag of ['--top-k', '--min-score', '--scope', '--type', '--explain', '--json', '--store', '--project']) expect(recall.stdout).toContain(flag);
+    for (const flag of ['--top-k', '--min-score', '--scope', '--type', '--explain', '--json', '--store', '--project'])
+      expect(recall.stdout).toContain(flag);
     expect((await workspace.run(['help', 'recall'])).stdout).toBe(recall.stdout);
     expect((await workspace.run(['help', 'nonsense'])).code).toBe(2);
   });
@@ -172,7 +214,11 @@ describe('help and version', () => {
       }
     };
     const commands = join(dirname(ENGRAM_BINARY), 'commands');
-    for (const entry of [ENGRAM_BINARY, ...['recall', 'remember', 'list', 'show'].map((name) => join(commands, `${name}-command.js`))]) visit(entry);
+    for (const entry of [
+      ENGRAM_BINARY,
+      ...['recall', 'remember', 'list', 'show'].map((name) => join(commands, `${name}-command.js`)),
+    ])
+      visit(entry);
     expect(seen.size).toBeGreaterThan(10);
     expect([...bare].sort()).toEqual(['better-sqlite3', 'sqlite-vec']);
   });
@@ -208,7 +254,12 @@ describe('engram serve and engram mcp', () => {
   });
 
   it('speaks MCP over stdio and exits when stdin closes', async () => {
-    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cli-test', version: '0' } } };
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cli-test', version: '0' } },
+    };
     const child = spawn(process.execPath, [ENGRAM_BINARY, 'mcp'], {
       cwd: workspace.cwd,
       env: { PATH: process.env.PATH, ENGRAM_HOME: workspace.home, HOME: workspace.home },

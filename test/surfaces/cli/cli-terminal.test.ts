@@ -17,7 +17,10 @@ afterAll(() => workspace.cleanup());
 const quote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 
 /** Runs engram on a terminal; when the output shows `waitFor`, types `answer`. */
-function onTerminal(args: string[], options: { env?: Record<string, string>; waitFor?: string; answer?: string } = {}): Promise<{ code: number | null; output: string }> {
+function onTerminal(
+  args: string[],
+  options: { env?: Record<string, string>; waitFor?: string; answer?: string } = {},
+): Promise<{ code: number | null; output: string }> {
   const command = [process.execPath, ENGRAM_BINARY, ...args].map(quote).join(' ');
   const child = spawn('script', ['-qec', command, '/dev/null'], {
     cwd: workspace.cwd,

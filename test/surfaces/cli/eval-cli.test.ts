@@ -4,8 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
 
 const SCOPE = 'project:eval-fixture';
-const memory = (id: string, content: string, createdAt: string): string => JSON.stringify({ kind: 'memory', id, scope: SCOPE, content, created_at: createdAt });
-const query = (id: string, text: string, relevant: string[], tags: string[]): string => JSON.stringify({ kind: 'query', id, scope: SCOPE, query: text, relevant, tags });
+const memory = (id: string, content: string, createdAt: string): string =>
+  JSON.stringify({ kind: 'memory', id, scope: SCOPE, content, created_at: createdAt });
+const query = (id: string, text: string, relevant: string[], tags: string[]): string =>
+  JSON.stringify({ kind: 'query', id, scope: SCOPE, query: text, relevant, tags });
 
 // Three queries share words only with their answer; the fourth shares none, so recall@k is 3/4 for every k.
 const DATASET = [
@@ -64,7 +66,10 @@ describe('engram eval', () => {
 
   it('refuses a bad dataset with its line numbers and exit code 2', async () => {
     const bad = join(workspace.root, 'bad.jsonl');
-    writeFileSync(bad, `${DATASET}\n{"kind":"query","id":"q9","scope":"${SCOPE}","query":"x","relevant":["nope"]}\nnot json\n`);
+    writeFileSync(
+      bad,
+      `${DATASET}\n{"kind":"query","id":"q9","scope":"${SCOPE}","query":"x","relevant":["nope"]}\nnot json\n`,
+    );
     const run = await workspace.run(['eval', '--dataset', bad]);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/line 11: Query "q9" names unknown memory id "nope"/);

@@ -28,7 +28,10 @@ function setUpProject(): void {
   write(join(workspace.home, '.claude', 'CLAUDE.md'), 'User: answer briefly.\n');
   write(join(workspace.cwd, 'CLAUDE.md'), '# Project\nRun tests with npm test.\nSee @docs/style.md and @gone.md\n');
   write(join(workspace.cwd, 'docs', 'style.md'), 'Two-space indent.\n');
-  write(join(workspace.cwd, '.claude', 'rules', 'api.md'), '---\npaths:\n  - "src/api/**/*.{ts,tsx}"\n---\nAPI handlers validate input.\n');
+  write(
+    join(workspace.cwd, '.claude', 'rules', 'api.md'),
+    '---\npaths:\n  - "src/api/**/*.{ts,tsx}"\n---\nAPI handlers validate input.\n',
+  );
   write(join(workspace.cwd, 'CLAUDE.local.md'), 'Local: my port is 3001.\n');
 }
 
@@ -47,15 +50,23 @@ describe('engram instructions', () => {
     ]);
     expect(document.files[3].importedFrom).toBe(join(workspace.cwd, 'CLAUDE.md'));
     expect(document.files[4].paths).toEqual(['src/api/**/*.{ts,tsx}']);
-    expect(document.warnings).toEqual([`${join(workspace.cwd, 'gone.md')} (imported by ${join(workspace.cwd, 'CLAUDE.md')}): not found; skipped`]);
+    expect(document.warnings).toEqual([
+      `${join(workspace.cwd, 'gone.md')} (imported by ${join(workspace.cwd, 'CLAUDE.md')}): not found; skipped`,
+    ]);
     expect(document.text).toBeUndefined();
   });
 
   it('counts a path-scoped rule as active for a matching --working file', async () => {
     setUpProject();
-    const matching = await workspace.json(['instructions', '--root', '.', '--working', 'src/api/users.tsx'], 0, { env });
+    const matching = await workspace.json(['instructions', '--root', '.', '--working', 'src/api/users.tsx'], 0, {
+      env,
+    });
     expect(matching.files.find((file: any) => file.path.endsWith('api.md')).active).toBe(true);
-    const other = await workspace.json(['instructions', '--root', '.', '--working', 'src/ui/button.tsx', '--working', 'README.md'], 0, { env });
+    const other = await workspace.json(
+      ['instructions', '--root', '.', '--working', 'src/ui/button.tsx', '--working', 'README.md'],
+      0,
+      { env },
+    );
     expect(other.files.find((file: any) => file.path.endsWith('api.md')).active).toBe(false);
   });
 
@@ -67,7 +78,9 @@ describe('engram instructions', () => {
     expect(result.stdout).toMatch(/SCOPE\s+LINES\s+BYTES\s+ACTIVE\s+PATH\s+NOTE/);
     expect(result.stdout).toMatch(/managed\s+1\s+29\s+yes\s+\S*etc\/CLAUDE\.md/);
     expect(result.stdout).toMatch(/user\s+1\s+22\s+yes\s+~\/\.claude\/CLAUDE\.md/);
-    expect(result.stdout).toMatch(/project\s+1\s+29\s+no\s+\S*\.claude\/rules\/api\.md\s+paths: src\/api\/\*\*\/\*\.\{ts,tsx\}/);
+    expect(result.stdout).toMatch(
+      /project\s+1\s+29\s+no\s+\S*\.claude\/rules\/api\.md\s+paths: src\/api\/\*\*\/\*\.\{ts,tsx\}/,
+    );
     expect(result.stdout).toContain('warnings:\n  ');
     expect(result.stdout).toContain('gone.md');
   });
@@ -78,10 +91,14 @@ describe('engram instructions', () => {
     const second = await workspace.run(['instructions', '--root', '.', '--content'], { env });
     expect(first.code, first.stderr).toBe(0);
     expect(second.stdout).toBe(first.stdout);
-    expect(first.stdout).toContain(`Contents of ${managed} (managed policy instructions, set by an administrator):\n\nManaged: never push to main.`);
+    expect(first.stdout).toContain(
+      `Contents of ${managed} (managed policy instructions, set by an administrator):\n\nManaged: never push to main.`,
+    );
     expect(first.stdout.indexOf('Managed: never')).toBeLessThan(first.stdout.indexOf('Local: my port'));
     expect(first.stdout).not.toContain('API handlers validate input.');
-    const withRule = await workspace.run(['instructions', '--root', '.', '--content', '--working', 'src/api/a.ts'], { env });
+    const withRule = await workspace.run(['instructions', '--root', '.', '--content', '--working', 'src/api/a.ts'], {
+      env,
+    });
     expect(withRule.stdout).toContain('API handlers validate input.');
   });
 
@@ -93,9 +110,13 @@ describe('engram instructions', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('Cloned project.');
     expect(result.stdout).not.toMatch(/home-secret|project-env-secret/);
-    expect(result.stderr).toContain(`engram: warning: ${join(workspace.home, '.ssh', 'id_rsa')} (imported by ${join(workspace.cwd, 'CLAUDE.md')}, line 2): outside the project`);
+    expect(result.stderr).toContain(
+      `engram: warning: ${join(workspace.home, '.ssh', 'id_rsa')} (imported by ${join(workspace.cwd, 'CLAUDE.md')}, line 2): outside the project`,
+    );
     expect(result.stderr).toContain('instructions.allowImportsFrom');
-    expect(result.stderr).toContain(`engram: warning: ${join(workspace.cwd, '.env')} (imported by ${join(workspace.cwd, 'CLAUDE.md')}, line 3): a file that usually holds secrets`);
+    expect(result.stderr).toContain(
+      `engram: warning: ${join(workspace.cwd, '.env')} (imported by ${join(workspace.cwd, 'CLAUDE.md')}, line 3): a file that usually holds secrets`,
+    );
     const document = await workspace.json(['instructions', '--root', '.', '--content'], 0, { env });
     expect(JSON.stringify(document)).not.toMatch(/home-secret|project-env-secret/);
     expect(document.warnings).toHaveLength(2);
@@ -113,7 +134,10 @@ describe('engram instructions', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/^engram: --root .*nope is not an existing folder\./);
     const outside = await workspace.json(['instructions', '--root', join(workspace.root, 'home')], 2, { env });
-    expect(outside.error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('does not contain the current folder') });
+    expect(outside.error).toMatchObject({
+      code: 'INVALID_INPUT',
+      message: expect.stringContaining('does not contain the current folder'),
+    });
     const empty = await workspace.run(['instructions', '--root', ''], { env });
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain('Empty --root');
@@ -139,7 +163,9 @@ describe('engram instructions', () => {
     expect(document.files).toHaveLength(20);
     // Only the first 20 imports are followed, and loading stops at the file cap: f30.md … f1999.md (absent) are never looked up.
     expect(document.warnings).toEqual([
-      expect.stringMatching(/CLAUDE\.md: 2000 @imports, more than 20 \(instructions\.maxFiles\); only the first 20 are followed$/),
+      expect.stringMatching(
+        /CLAUDE\.md: 2000 @imports, more than 20 \(instructions\.maxFiles\); only the first 20 are followed$/,
+      ),
       expect.stringMatching(/f19\.md .*more than 20 instruction files \(instructions\.maxFiles\)/),
     ]);
   });
@@ -160,7 +186,14 @@ describe('engram instructions', () => {
     expect(result.code, result.stderr).toBe(0);
     const document = JSON.parse(result.stdout);
     expect(document.warnings).toContain(`${locked}: unreadable (EACCES); skipped`);
-    expect(document.files.map((file: any) => file.scope)).toEqual(['managed', 'user', 'project', 'project', 'project', 'local']);
+    expect(document.files.map((file: any) => file.scope)).toEqual([
+      'managed',
+      'user',
+      'project',
+      'project',
+      'project',
+      'local',
+    ]);
   });
 });
 
@@ -170,7 +203,10 @@ function chownRecursive(path: string, id: number): void {
   for (const name of readdirSync(path)) chownRecursive(join(path, name), id);
 }
 
-function runAs(args: string[], uid: number | undefined): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runAs(
+  args: string[],
+  uid: number | undefined,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [ENGRAM_BINARY, ...args], {
       cwd: workspace.cwd,

@@ -66,7 +66,15 @@ describe('engram migrate', () => {
   });
 
   it('prints a readable report without --json, and no progress bar when stderr is not a terminal', async () => {
-    const result = await workspace.run(['migrate', '--from', `sqlite://${sourcePath}`, '--to', join(workspace.root, 'text.db'), '--page-size', '64']);
+    const result = await workspace.run([
+      'migrate',
+      '--from',
+      `sqlite://${sourcePath}`,
+      '--to',
+      join(workspace.root, 'text.db'),
+      '--page-size',
+      '64',
+    ]);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(/memories\s+\d+ \(copied \d+, already there 0\)/);
@@ -76,14 +84,30 @@ describe('engram migrate', () => {
 
   it.skipIf(!hasScript)('draws a progress bar per phase on a terminal', async () => {
     const quote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
-    const command = [process.execPath, ENGRAM_BINARY, 'migrate', '--from', sourcePath, '--to', join(workspace.root, 'terminal.db'), '--page-size', '50'].map(quote).join(' ');
+    const command = [
+      process.execPath,
+      ENGRAM_BINARY,
+      'migrate',
+      '--from',
+      sourcePath,
+      '--to',
+      join(workspace.root, 'terminal.db'),
+      '--page-size',
+      '50',
+    ]
+      .map(quote)
+      .join(' ');
     const output = await new Promise<string>((resolve) => {
-      const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: workspace.cwd, env: { PATH: process.env.PATH, HOME: workspace.home, ENGRAM_HOME: workspace.home, TERM: 'xterm' } });
+      const child = spawn('script', ['-qec', command, '/dev/null'], {
+        cwd: workspace.cwd,
+        env: { PATH: process.env.PATH, HOME: workspace.home, ENGRAM_HOME: workspace.home, TERM: 'xterm' },
+      });
       let text = '';
       child.stdout.on('data', (chunk) => (text += chunk));
       child.on('close', () => resolve(text));
     });
-    for (const label of ['memories', 'history', 'vectors', 'verifying']) expect(output).toMatch(new RegExp(`\\r${label}\\s+\\[#+\\] \\d+/\\d+`));
+    for (const label of ['memories', 'history', 'vectors', 'verifying'])
+      expect(output).toMatch(new RegExp(`\\r${label}\\s+\\[#+\\] \\d+/\\d+`));
     expect(output).toContain('verified');
   });
 
@@ -91,11 +115,15 @@ describe('engram migrate', () => {
     const bigSource = join(workspace.root, 'big-source.db');
     await withStore(bigSource, (store) => seedRichStore(store, 2_000, 12));
     const targetPath = join(workspace.root, 'killed.db');
-    const child = spawn(process.execPath, [ENGRAM_BINARY, 'migrate', '--from', bigSource, '--to', targetPath, '--page-size', '2'], {
-      cwd: workspace.cwd,
-      env: { PATH: process.env.PATH, HOME: workspace.home, ENGRAM_HOME: workspace.home },
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      process.execPath,
+      [ENGRAM_BINARY, 'migrate', '--from', bigSource, '--to', targetPath, '--page-size', '2'],
+      {
+        cwd: workspace.cwd,
+        env: { PATH: process.env.PATH, HOME: workspace.home, ENGRAM_HOME: workspace.home },
+        stdio: 'ignore',
+      },
+    );
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     let finished = false;
     void exited.then(() => (finished = true));
@@ -116,7 +144,12 @@ describe('engram migrate', () => {
     expect(copied).toBeLessThan(total);
 
     const report = await workspace.json(['migrate', '--from', bigSource, '--to', targetPath]);
-    expect(report).toMatchObject({ resumed: true, verified: true, skipped: { memories: copied }, written: { memories: total - copied } });
+    expect(report).toMatchObject({
+      resumed: true,
+      verified: true,
+      skipped: { memories: copied },
+      written: { memories: total - copied },
+    });
     await expectSameFiles(bigSource, targetPath);
   });
 
@@ -160,7 +193,10 @@ describe('engram migrate', () => {
   });
 
   it('says what is wrong with a missing, empty or unreadable source and a target holding other data', async () => {
-    const missing = await workspace.json(['migrate', '--from', join(workspace.root, 'nope.db'), '--to', join(workspace.root, 'a.db')], 1);
+    const missing = await workspace.json(
+      ['migrate', '--from', join(workspace.root, 'nope.db'), '--to', join(workspace.root, 'a.db')],
+      1,
+    );
     expect(missing.error).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('nope.db') });
     expect(existsSync(join(workspace.root, 'a.db'))).toBe(false);
 
@@ -178,7 +214,9 @@ describe('engram migrate', () => {
     expect(readFileSync(notes, 'utf8')).toBe('not a database\n');
 
     const other = join(workspace.root, 'other.db');
-    await withStore(other, (store) => store.create({ scope: 'global', content: 'Somebody else’s memory.' }, { actor: 'test' }).then(() => undefined));
+    await withStore(other, (store) =>
+      store.create({ scope: 'global', content: 'Somebody else’s memory.' }, { actor: 'test' }).then(() => undefined),
+    );
     const before = digest(other);
     const conflict = await workspace.json(['migrate', '--from', sourcePath, '--to', other], 2);
     expect(conflict.error.code).toBe('CONFLICT');
@@ -186,7 +224,14 @@ describe('engram migrate', () => {
     expect(digest(other)).toBe(before);
 
     // A password in a Postgres URL is never printed, whatever goes wrong.
-    const secret = await workspace.run(['migrate', '--from', 'postgres://engram:hunter2-secret@127.0.0.1:1/engram?connect_timeout=1', '--to', join(workspace.root, 'd.db'), '--json']);
+    const secret = await workspace.run([
+      'migrate',
+      '--from',
+      'postgres://engram:hunter2-secret@127.0.0.1:1/engram?connect_timeout=1',
+      '--to',
+      join(workspace.root, 'd.db'),
+      '--json',
+    ]);
     expect(secret.code).not.toBe(0);
     expect(secret.stdout + secret.stderr).not.toContain('hunter2-secret');
     expect(JSON.parse(secret.stdout).error.code).toMatch(/^[A-Z_]+$/);

@@ -25,7 +25,14 @@ describe('graceful shutdown', () => {
     const fixture = fileURLToPath(new URL('../../fixtures/serve-http.mjs', import.meta.url));
     const child = spawn(process.execPath, [fixture], {
       cwd: directory,
-      env: { ...process.env, ENGRAM_HOME: home, ENGRAM_PORT: '0', ENGRAM_HOST: '127.0.0.1', ENGRAM_PROJECT: 'shutdown-test', ENGRAM_TOKEN: '' },
+      env: {
+        ...process.env,
+        ENGRAM_HOME: home,
+        ENGRAM_PORT: '0',
+        ENGRAM_HOST: '127.0.0.1',
+        ENGRAM_PROJECT: 'shutdown-test',
+        ENGRAM_TOKEN: '',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -47,7 +54,11 @@ describe('graceful shutdown', () => {
     });
 
     const post = (content: string) =>
-      fetch(`${url}/v1/memories`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content }) });
+      fetch(`${url}/v1/memories`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ content }),
+      });
 
     // A write whose body is still arriving when the signal comes.
     let finishBody: () => void = () => undefined;

@@ -24,7 +24,12 @@ interface ApiResult {
   body: any;
 }
 
-async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResult> {
+async function api(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<ApiResult> {
   const init: RequestInit = { method, headers: { ...headers } };
   if (body !== undefined) {
     init.headers = { 'content-type': 'application/json', ...headers };
@@ -61,7 +66,9 @@ function rawRequest(
         let text = '';
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }),
+        );
       },
     );
     outgoing.on('error', reject);
@@ -74,7 +81,10 @@ function rawRequest(
  * server that refuses early may close while the client still writes: real clients see EPIPE then,
  * so the write error is expected and the answer is read all the same.
  */
-function sendOversizedBody(url: string, framing: 'declared' | 'chunked'): Promise<{ status: number; body: any; piecesSent: number }> {
+function sendOversizedBody(
+  url: string,
+  framing: 'declared' | 'chunked',
+): Promise<{ status: number; body: any; piecesSent: number }> {
   const target = new URL(url);
   const piece = 'z'.repeat(1024 * 1024);
   const opening = '{"content":"';
@@ -84,7 +94,9 @@ function sendOversizedBody(url: string, framing: 'declared' | 'chunked'): Promis
     let piecesSent = 0;
     let answered = false;
     const finish = (): void => {
-      const match = /^HTTP\/1\.1 (\d{3})[\s\S]*?\r\ncontent-length: (\d+)\r\n[\s\S]*?\r\n\r\n([\s\S]*)$/i.exec(received);
+      const match = /^HTTP\/1\.1 (\d{3})[\s\S]*?\r\ncontent-length: (\d+)\r\n[\s\S]*?\r\n\r\n([\s\S]*)$/i.exec(
+        received,
+      );
       if (!match || Buffer.byteLength(match[3]!) < Number(match[2])) return;
       answered = true;
       socket.destroy();
@@ -99,12 +111,15 @@ function sendOversizedBody(url: string, framing: 'declared' | 'chunked'): Promis
       if (error.code !== 'EPIPE' && error.code !== 'ECONNRESET') reject(error);
     });
     socket.on('close', () => {
-      if (!answered) reject(new Error(`connection closed without a complete answer: ${JSON.stringify(received.slice(0, 200))}`));
+      if (!answered)
+        reject(new Error(`connection closed without a complete answer: ${JSON.stringify(received.slice(0, 200))}`));
     });
     socket.on('connect', async () => {
       const length = opening.length + 10 * piece.length + 2;
       const framingHeader = framing === 'declared' ? `content-length: ${length}` : 'transfer-encoding: chunked';
-      socket.write(`POST /v1/memories HTTP/1.1\r\nhost: ${target.host}\r\ncontent-type: application/json\r\n${framingHeader}\r\n\r\n`);
+      socket.write(
+        `POST /v1/memories HTTP/1.1\r\nhost: ${target.host}\r\ncontent-type: application/json\r\n${framingHeader}\r\n\r\n`,
+      );
       const send = (text: string): void => {
         socket.write(framing === 'chunked' ? `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n` : text);
       };
@@ -132,7 +147,10 @@ function expectError(result: ApiResult, status: number, code: string): void {
 async function snapshot(): Promise<string> {
   const memories = await store.list({ scopes: [PROJECT, OTHER, 'global'], archived: 'include', invalid: 'include' });
   const stats = await store.stats();
-  return JSON.stringify({ stats, memories: memories.map(({ hitCount: _hits, lastAccessedAt: _accessed, ...rest }) => rest) });
+  return JSON.stringify({
+    stats,
+    memories: memories.map(({ hitCount: _hits, lastAccessedAt: _accessed, ...rest }) => rest),
+  });
 }
 
 async function create(body: Record<string, unknown>): Promise<any> {
@@ -180,7 +198,13 @@ describe('REST routes', () => {
     });
     expect(result.status).toBe(201);
     const memory = result.body.memory;
-    expect(memory).toMatchObject({ scope: PROJECT, type: 'project', importance: 0.8, archived: false, source: { sessionId: 's-1' } });
+    expect(memory).toMatchObject({
+      scope: PROJECT,
+      type: 'project',
+      importance: 0.8,
+      archived: false,
+      source: { sessionId: 's-1' },
+    });
     expect(result.headers.get('location')).toBe(`/v1/memories/${memory.id}`);
     expect(await store.get(memory.id)).toMatchObject({ content: memory.content });
   });
@@ -191,13 +215,23 @@ describe('REST routes', () => {
 
     const theirs = await create({ content: 'The other project deploys with Fly.io.', scope: OTHER });
     expectError(await api('GET', `/v1/memories/${theirs.id}`), 404, 'NOT_FOUND');
-    expect((await api('GET', `/v1/memories/${theirs.id}?scope=${encodeURIComponent(OTHER)}`)).body.memory.id).toBe(theirs.id);
+    expect((await api('GET', `/v1/memories/${theirs.id}?scope=${encodeURIComponent(OTHER)}`)).body.memory.id).toBe(
+      theirs.id,
+    );
     expectError(await api('GET', '/v1/memories/mem_does_not_exist'), 404, 'NOT_FOUND');
   });
 
   it('GET /v1/memories lists with scope, type, archived, limit and offset filters', async () => {
-    const a = await create({ content: 'Pipeline bugs are tracked in Linear project INGEST.', type: 'reference', name: 'pipeline-bugs' });
-    const b = await create({ content: 'Release notes live in docs/releases on the wiki.', type: 'reference', name: 'release-notes' });
+    const a = await create({
+      content: 'Pipeline bugs are tracked in Linear project INGEST.',
+      type: 'reference',
+      name: 'pipeline-bugs',
+    });
+    const b = await create({
+      content: 'Release notes live in docs/releases on the wiki.',
+      type: 'reference',
+      name: 'release-notes',
+    });
     await api('DELETE', `/v1/memories/${b.id}`);
 
     const references = await api('GET', '/v1/memories?type=reference');
@@ -230,7 +264,10 @@ describe('REST routes', () => {
 
   it('PATCH, DELETE (archive), restore, history and hard DELETE work end to end', async () => {
     const memory = await create({ content: 'Integration tests use the real database, no mocks.', type: 'feedback' });
-    const patched = await api('PATCH', `/v1/memories/${memory.id}`, { importance: 0.9, description: 'Tests hit the real database' });
+    const patched = await api('PATCH', `/v1/memories/${memory.id}`, {
+      importance: 0.9,
+      description: 'Tests hit the real database',
+    });
     expect(patched.status).toBe(200);
     expect(patched.body.memory).toMatchObject({ importance: 0.9, description: 'Tests hit the real database' });
 
@@ -341,9 +378,21 @@ describe('hostile input is refused with a JSON error and changes nothing', () =>
     expectError(await post('null'), 400, 'INVALID_INPUT');
     expectError(await post('{"content": "x",'), 400, 'INVALID_JSON');
     expectError(await post("{'content': 'x'}"), 400, 'INVALID_JSON');
-    expectError(await post(JSON.stringify({ content: 'x' }), { 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
-    expectError(await post(JSON.stringify({ content: 'x' }), { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
-    expectError(await post(JSON.stringify({ content: 'x' }), { 'content-type': 'application/json; charset=latin1' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectError(
+      await post(JSON.stringify({ content: 'x' }), { 'content-type': 'text/plain' }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
+    expectError(
+      await post(JSON.stringify({ content: 'x' }), { 'content-type': 'application/x-www-form-urlencoded' }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
+    expectError(
+      await post(JSON.stringify({ content: 'x' }), { 'content-type': 'application/json; charset=latin1' }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
     expectError(await api('POST', '/v1/memories'), 400, 'INVALID_INPUT');
     // Within the body limit but past one memory's content limit (64 KB).
     expectError(await post({ content: 'y'.repeat(200 * 1024) }), 413, 'PAYLOAD_TOO_LARGE');
@@ -401,7 +450,18 @@ describe('hostile input is refused with a JSON error and changes nothing', () =>
   it('treats full-text syntax in recall queries as plain words', async () => {
     await create({ content: 'The foo service restarts nightly.' });
     const before = await snapshot();
-    for (const query of ['"foo AND (', 'foo OR bar NOT', 'NEAR(foo bar)', 'foo*', '^foo', 'content:foo', "'; DROP TABLE memories; --", '\u0000\u0007', '', '((((((']) {
+    for (const query of [
+      '"foo AND (',
+      'foo OR bar NOT',
+      'NEAR(foo bar)',
+      'foo*',
+      '^foo',
+      'content:foo',
+      "'; DROP TABLE memories; --",
+      '\u0000\u0007',
+      '',
+      '((((((',
+    ]) {
       const result = await api('POST', '/v1/recall', { query, recordAccess: false });
       expect(result.status, `${query}: ${result.text}`).toBe(200);
       expect(Array.isArray(result.body.memories)).toBe(true);
@@ -422,7 +482,10 @@ describe('hostile input is refused with a JSON error and changes nothing', () =>
     // A store that fails the way a bug would: a plain Error carrying internal details.
     const failingStore = new Proxy(realStore, {
       get(target, property, receiver) {
-        if (property === 'list') return async () => { throw new TypeError('secret detail at /home/engram/src/internal.ts:42'); };
+        if (property === 'list')
+          return async () => {
+            throw new TypeError('secret detail at /home/engram/src/internal.ts:42');
+          };
         const value = Reflect.get(target, property, receiver);
         return typeof value === 'function' ? value.bind(target) : value;
       },
@@ -478,23 +541,58 @@ describe('security', () => {
         startServer({ engram, host, port: 0, maxBodyBytes: 1024, version: 't', mcpScopes: [PROJECT] }),
       ).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining('token') });
     }
-    const open = await startServer({ engram, host: '0.0.0.0', port: 0, token: 'secret-token', maxBodyBytes: 1024, version: 't', mcpScopes: [PROJECT] });
+    const open = await startServer({
+      engram,
+      host: '0.0.0.0',
+      port: 0,
+      token: 'secret-token',
+      maxBodyBytes: 1024,
+      version: 't',
+      mcpScopes: [PROJECT],
+    });
     await open.close();
   });
 
   it('says clearly when the port is taken', async () => {
     await expect(
-      startServer({ engram, host: '127.0.0.1', port: server.port, maxBodyBytes: 1024, version: 't', mcpScopes: [PROJECT] }),
+      startServer({
+        engram,
+        host: '127.0.0.1',
+        port: server.port,
+        maxBodyBytes: 1024,
+        version: 't',
+        mcpScopes: [PROJECT],
+      }),
     ).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining('already in use') });
   });
 
   it('requires the bearer token on every route, /health and /mcp included', async () => {
-    const guarded = await startServer({ engram, host: '127.0.0.1', port: 0, token: 's3cret-token', maxBodyBytes: 1 << 20, version: 't', mcpScopes: [PROJECT] });
+    const guarded = await startServer({
+      engram,
+      host: '127.0.0.1',
+      port: 0,
+      token: 's3cret-token',
+      maxBodyBytes: 1 << 20,
+      version: 't',
+      mcpScopes: [PROJECT],
+    });
     try {
       const before = await snapshot();
-      const paths: Array<[string, string]> = [['GET', '/health'], ['GET', '/v1/memories'], ['POST', '/v1/memories'], ['POST', '/mcp'], ['GET', '/nowhere']];
+      const paths: Array<[string, string]> = [
+        ['GET', '/health'],
+        ['GET', '/v1/memories'],
+        ['POST', '/v1/memories'],
+        ['POST', '/mcp'],
+        ['GET', '/nowhere'],
+      ];
       for (const [method, path] of paths) {
-        for (const authorization of [undefined, 'Bearer wrong', 'Bearer s3cret-token-longer', 'Basic czNjcmV0LXRva2Vu', 's3cret-token']) {
+        for (const authorization of [
+          undefined,
+          'Bearer wrong',
+          'Bearer s3cret-token-longer',
+          'Basic czNjcmV0LXRva2Vu',
+          's3cret-token',
+        ]) {
           const response = await fetch(`${guarded.url}${path}`, {
             method,
             headers: { 'content-type': 'application/json', ...(authorization && { authorization }) },
@@ -515,7 +613,14 @@ describe('security', () => {
 
   it('refuses Host headers that are not loopback names (DNS rebinding)', async () => {
     const before = await snapshot();
-    for (const host of ['evil.example.com', 'evil.example.com:80', '127.0.0.1.nip.io', 'localhost.evil.com', '10.0.0.1', undefined]) {
+    for (const host of [
+      'evil.example.com',
+      'evil.example.com:80',
+      '127.0.0.1.nip.io',
+      'localhost.evil.com',
+      '10.0.0.1',
+      undefined,
+    ]) {
       const result = await rawRequest(server.url, {
         method: 'POST',
         path: '/v1/memories',

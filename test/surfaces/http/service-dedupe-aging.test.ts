@@ -43,7 +43,15 @@ describe('POST /v1/memories and memory_save with dedupe', () => {
     store = new SqliteMemoryStore({ path: join(directory, 'http.db') });
     await store.open();
     const engram = new Engram({ store, defaultScope: PROJECT, readScopes: [PROJECT, 'global'] });
-    server = await startServer({ engram, host: '127.0.0.1', port: 0, maxBodyBytes: 1 << 20, version: 'test', mcpScopes: [PROJECT, 'global'], log: () => undefined });
+    server = await startServer({
+      engram,
+      host: '127.0.0.1',
+      port: 0,
+      maxBodyBytes: 1 << 20,
+      version: 'test',
+      mcpScopes: [PROJECT, 'global'],
+      log: () => undefined,
+    });
   });
 
   afterAll(async () => {
@@ -52,7 +60,11 @@ describe('POST /v1/memories and memory_save with dedupe', () => {
   });
 
   const post = (body: unknown) =>
-    fetch(`${server.url}/v1/memories`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    fetch(`${server.url}/v1/memories`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
 
   async function state(): Promise<string> {
     const memories = await store.list({ scopes: [PROJECT, 'global'], archived: 'include', invalid: 'include' });
@@ -69,7 +81,12 @@ describe('POST /v1/memories and memory_save with dedupe', () => {
     const merged = await post({ content: 'The user prefers dark mode in every editor they use.', importance: 0.6 });
     expect(merged.status).toBe(200);
     const body = (await merged.json()) as any;
-    expect(body).toMatchObject({ action: 'merged', mergedInto: first.memory.id, method: 'lexical', memory: { id: first.memory.id, importance: 0.6 } });
+    expect(body).toMatchObject({
+      action: 'merged',
+      mergedInto: first.memory.id,
+      method: 'lexical',
+      memory: { id: first.memory.id, importance: 0.6 },
+    });
     expect(body.changeId).toMatch(/^chg_/);
     expect(merged.headers.get('content-location')).toBe(`/v1/memories/${first.memory.id}`);
 
@@ -95,7 +112,8 @@ describe('POST /v1/memories and memory_save with dedupe', () => {
     const client = new Client({ name: 'engram-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
     try {
-      const save = async (content: string) => (await client.callTool({ name: 'memory_save', arguments: { content } })) as CallToolResult;
+      const save = async (content: string) =>
+        (await client.callTool({ name: 'memory_save', arguments: { content } })) as CallToolResult;
       const first = await save('Staging runs on Kubernetes in eu-west-1.');
       expect(first.structuredContent).toMatchObject({ action: 'created' });
       const again = await save('In eu-west-1, staging runs on Kubernetes.');
@@ -114,8 +132,14 @@ describe('the service ages memories daily', () => {
     let clock = new Date(NOW - 100 * DAY);
     const seed = new SqliteMemoryStore({ path: join(home, 'engram.db'), now: () => clock });
     await seed.open();
-    const oldGlobal = await seed.create({ scope: 'global', content: 'An old global note.', importance: 0.2 }, { actor: 'seed' });
-    const oldElsewhere = await seed.create({ scope: 'project:elsewhere', content: 'An old note of another project.', importance: 0.2 }, { actor: 'seed' });
+    const oldGlobal = await seed.create(
+      { scope: 'global', content: 'An old global note.', importance: 0.2 },
+      { actor: 'seed' },
+    );
+    const oldElsewhere = await seed.create(
+      { scope: 'project:elsewhere', content: 'An old note of another project.', importance: 0.2 },
+      { actor: 'seed' },
+    );
     await seed.create({ scope: 'global', content: 'An old but important note.', importance: 0.9 }, { actor: 'seed' });
     await seed.close();
     clock = new Date(NOW);
@@ -159,7 +183,11 @@ describe('the service ages memories daily', () => {
 
     // A memory written "100 days ago" through the service, then a day passes: the next tick archives it.
     clock = new Date(NOW - 100 * DAY);
-    const response = await fetch(`${url}/v1/memories`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content: 'Written long ago.', importance: 0.1, scope: 'global' }) });
+    const response = await fetch(`${url}/v1/memories`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ content: 'Written long ago.', importance: 0.1, scope: 'global' }),
+    });
     const written = ((await response.json()) as any).memory;
     clock = new Date(NOW + DAY);
     tick!();

@@ -46,7 +46,13 @@ async function serve(name: string, env: Record<string, string> = {}): Promise<Se
   let url = '';
   const serving = runServeCommand({
     cwd: directory,
-    env: { ENGRAM_HOME: join(directory, name), ENGRAM_PORT: '0', ENGRAM_HOST: '127.0.0.1', ENGRAM_PROJECT: name, ...env },
+    env: {
+      ENGRAM_HOME: join(directory, name),
+      ENGRAM_PORT: '0',
+      ENGRAM_HOST: '127.0.0.1',
+      ENGRAM_PROJECT: name,
+      ...env,
+    },
     signal: controller.signal,
     stdout: new PassThrough(),
     stderr: errors,
@@ -64,7 +70,11 @@ async function serve(name: string, env: Record<string, string> = {}): Promise<Se
 }
 
 function postTurn(url: string, body: unknown): Promise<Response> {
-  return fetch(`${url}/v1/turns`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return fetch(`${url}/v1/turns`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }
 
 async function memoryContaining(url: string, text: string): Promise<any> {
@@ -89,7 +99,13 @@ describe('POST /v1/turns in engram serve', () => {
       expect(memory.source).toMatchObject({ sessionId: 'session-1' });
 
       // The same turn again is nothing new: no second memory.
-      const again = await postTurn(service.url, { sessionId: 'session-1', messages: [{ id: 'm1', role: 'user', text: 'Remember that the staging database listens on port 5433.' }, { id: 'm2', role: 'assistant', text: 'Noted.' }] });
+      const again = await postTurn(service.url, {
+        sessionId: 'session-1',
+        messages: [
+          { id: 'm1', role: 'user', text: 'Remember that the staging database listens on port 5433.' },
+          { id: 'm2', role: 'assistant', text: 'Noted.' },
+        ],
+      });
       expect(again.status).toBe(202);
       expect(await again.json()).toMatchObject({ status: 'nothing-new' });
       const listed = (await (await fetch(`${service.url}/v1/memories`)).json()) as { memories: unknown[] };
@@ -98,7 +114,12 @@ describe('POST /v1/turns in engram serve', () => {
       await service.stop();
     }
     expect(service.stderr().match(/offline/gi)?.length ?? 0).toBeGreaterThanOrEqual(1);
-    expect(service.stderr().split('\n').filter((line) => /offline/i.test(line))).toHaveLength(1);
+    expect(
+      service
+        .stderr()
+        .split('\n')
+        .filter((line) => /offline/i.test(line)),
+    ).toHaveLength(1);
   });
 
   it('with a model: the worker asks it once through the real SDK and stores what it extracted', async () => {
@@ -106,7 +127,16 @@ describe('POST /v1/turns in engram serve', () => {
     model.script({
       message: {
         text: JSON.stringify({
-          memories: [{ type: 'project', name: 'deploy-day', description: 'Deploys happen on Fridays', content: 'The team deploys on Fridays after the code freeze.', importance: 0.7, scope: 'project' }],
+          memories: [
+            {
+              type: 'project',
+              name: 'deploy-day',
+              description: 'Deploys happen on Fridays',
+              content: 'The team deploys on Fridays after the code freeze.',
+              importance: 0.7,
+              scope: 'project',
+            },
+          ],
         }),
       },
     });
@@ -141,7 +171,13 @@ describe('POST /v1/turns in engram serve', () => {
         { sessionId: 's', messages: 'hello' },
         { sessionId: 's', messages: [{ id: 'm1', role: 'system', text: 'x' }] },
         { sessionId: 's', messages: [{ id: 'm1', role: 'user', text: 42 }] },
-        { sessionId: 's', messages: [{ id: 'm1', role: 'user', text: 'a' }, { id: 'm1', role: 'user', text: 'b' }] },
+        {
+          sessionId: 's',
+          messages: [
+            { id: 'm1', role: 'user', text: 'a' },
+            { id: 'm1', role: 'user', text: 'b' },
+          ],
+        },
         { sessionId: 's\u0000x', messages: [{ id: 'm1', role: 'user', text: 'Remember that NUL ids are refused.' }] },
         { sessionId: 's', messages: [], extra: true },
         { sessionId: 'x'.repeat(5_000), messages: [] },
@@ -153,7 +189,10 @@ describe('POST /v1/turns in engram serve', () => {
         const answer = (await response.json()) as { error: { code: string; message: string } };
         expect(answer.error.message.length).toBeGreaterThan(0);
       }
-      const huge = await postTurn(service.url, { sessionId: 's', messages: [{ id: 'm1', role: 'user', text: 'y'.repeat(2 * 1024 * 1024) }] });
+      const huge = await postTurn(service.url, {
+        sessionId: 's',
+        messages: [{ id: 'm1', role: 'user', text: 'y'.repeat(2 * 1024 * 1024) }],
+      });
       expect(huge.status).toBe(413);
       const listed = (await (await fetch(`${service.url}/v1/memories`)).json()) as { memories: unknown[] };
       expect(listed.memories).toEqual([]);
@@ -166,9 +205,20 @@ describe('POST /v1/turns in engram serve', () => {
     const store = new SqliteMemoryStore({ path: join(directory, 'bare.db') });
     await store.open();
     const engram = new Engram({ store, defaultScope: 'project:bare' });
-    const server = await startServer({ engram, host: '127.0.0.1', port: 0, maxBodyBytes: 1 << 20, version: 'test', mcpScopes: ['project:bare'], log: () => undefined });
+    const server = await startServer({
+      engram,
+      host: '127.0.0.1',
+      port: 0,
+      maxBodyBytes: 1 << 20,
+      version: 'test',
+      mcpScopes: ['project:bare'],
+      log: () => undefined,
+    });
     try {
-      const response = await postTurn(server.url, { sessionId: 's', messages: [{ id: 'm1', role: 'user', text: 'hello' }] });
+      const response = await postTurn(server.url, {
+        sessionId: 's',
+        messages: [{ id: 'm1', role: 'user', text: 'hello' }],
+      });
       expect(response.status).toBe(503);
       expect(await response.json()).toMatchObject({ error: { code: 'EXTRACTION_UNAVAILABLE' } });
     } finally {

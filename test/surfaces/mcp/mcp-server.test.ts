@@ -15,7 +15,14 @@ const PROJECT_A = 'project:github.com/acme/alpha';
 const PROJECT_B = 'project:github.com/acme/bravo';
 const TOOL_NAMES = ['memory_forget', 'memory_get', 'memory_list', 'memory_save', 'memory_search', 'memory_update'];
 // The memory-tool protocol's commands, registered by src/surfaces/mcp/memory-file-mcp-tools.ts (tested in memory-tool-mcp.test.ts).
-const MEMORY_FILE_TOOL_NAMES = ['memory_file_create', 'memory_file_delete', 'memory_file_insert', 'memory_file_rename', 'memory_file_str_replace', 'memory_file_view'];
+const MEMORY_FILE_TOOL_NAMES = [
+  'memory_file_create',
+  'memory_file_delete',
+  'memory_file_insert',
+  'memory_file_rename',
+  'memory_file_str_replace',
+  'memory_file_view',
+];
 
 let directory: string;
 
@@ -43,7 +50,9 @@ function expectToolError(result: CallToolResult, code: string): void {
 }
 
 /** The same behaviour, whatever the transport: confinement, every tool's round trip, the index. */
-function describeMemoryTools(connect: () => Promise<{ client: Client; store: SqliteMemoryStore; scopes: { own: string; foreign: string } }>): void {
+function describeMemoryTools(
+  connect: () => Promise<{ client: Client; store: SqliteMemoryStore; scopes: { own: string; foreign: string } }>,
+): void {
   let client: Client;
   let store: SqliteMemoryStore;
   let own: string;
@@ -51,7 +60,11 @@ function describeMemoryTools(connect: () => Promise<{ client: Client; store: Sql
   let foreignId: string;
 
   beforeAll(async () => {
-    ({ client, store, scopes: { own, foreign } } = await connect());
+    ({
+      client,
+      store,
+      scopes: { own, foreign },
+    } = await connect());
     foreignId = (await store.list({ scopes: [foreign] }))[0]!.id;
   });
 
@@ -70,7 +83,9 @@ function describeMemoryTools(connect: () => Promise<{ client: Client; store: Sql
     expect(save.inputSchema.required).toEqual(['content']);
     expect(tools.find((tool) => tool.name === 'memory_search')!.annotations?.readOnlyHint).toBe(true);
     const { resources } = await client.listResources();
-    expect(resources).toEqual([expect.objectContaining({ uri: 'memory://index', name: 'memory-index', mimeType: 'text/markdown' })]);
+    expect(resources).toEqual([
+      expect.objectContaining({ uri: 'memory://index', name: 'memory-index', mimeType: 'text/markdown' }),
+    ]);
   });
 
   it('memory_save stores in the first scope by default, or a named allowed scope', async () => {
@@ -84,9 +99,15 @@ function describeMemoryTools(connect: () => Promise<{ client: Client; store: Sql
     const memory = (saved.structuredContent as any).memory;
     expect(memory).toMatchObject({ scope: own, type: 'project', name: 'alpha-deploys', importance: 0.9 });
     expect(text(saved)).toContain(memory.id);
-    expect(await store.get(memory.id)).toMatchObject({ content: 'The alpha service is deployed with Terraform on AWS.' });
+    expect(await store.get(memory.id)).toMatchObject({
+      content: 'The alpha service is deployed with Terraform on AWS.',
+    });
 
-    const global = await call(client, 'memory_save', { content: 'The user writes commit messages in English.', type: 'user', scope: 'global' });
+    const global = await call(client, 'memory_save', {
+      content: 'The user writes commit messages in English.',
+      type: 'user',
+      scope: 'global',
+    });
     expect((global.structuredContent as any).memory.scope).toBe('global');
   });
 
@@ -117,10 +138,17 @@ function describeMemoryTools(connect: () => Promise<{ client: Client; store: Sql
     expectToolError(await call(client, 'memory_get', { id: '../../etc/passwd' }), 'NOT_FOUND');
   });
 
-  it('memory_update changes fields; another project\'s memory is not found and stays unchanged', async () => {
+  it("memory_update changes fields; another project's memory is not found and stays unchanged", async () => {
     const [memory] = await store.list({ scopes: [own] });
-    const updated = await call(client, 'memory_update', { id: memory!.id, importance: 0.3, description: 'Changed through MCP' });
-    expect((updated.structuredContent as any).memory).toMatchObject({ importance: 0.3, description: 'Changed through MCP' });
+    const updated = await call(client, 'memory_update', {
+      id: memory!.id,
+      importance: 0.3,
+      description: 'Changed through MCP',
+    });
+    expect((updated.structuredContent as any).memory).toMatchObject({
+      importance: 0.3,
+      description: 'Changed through MCP',
+    });
     expect((await store.history(memory!.id)).at(-1)).toMatchObject({ action: 'update' });
 
     const before = await foreignState();
@@ -131,7 +159,8 @@ function describeMemoryTools(connect: () => Promise<{ client: Client; store: Sql
   });
 
   it('memory_forget archives by default and deletes with hard; never across projects', async () => {
-    const saved = (await call(client, 'memory_save', { content: 'Temporary: the demo runs on port 4000.' })).structuredContent as any;
+    const saved = (await call(client, 'memory_save', { content: 'Temporary: the demo runs on port 4000.' }))
+      .structuredContent as any;
     const archived = await call(client, 'memory_forget', { id: saved.memory.id });
     expect(archived.structuredContent).toMatchObject({ deleted: false, memory: { archived: true } });
     expect((await store.get(saved.memory.id))!.archived).toBe(true);
@@ -190,10 +219,21 @@ function describeMemoryTools(connect: () => Promise<{ client: Client; store: Sql
 }
 
 async function seed(store: SqliteMemoryStore, own: string, foreign: string): Promise<void> {
-  await store.create({ scope: own, content: 'The alpha database is PostgreSQL 15.', type: 'project', name: 'alpha-database' }, { actor: 'test' });
-  await store.create({ scope: 'global', content: 'The user prefers tabs over spaces.', type: 'user', name: 'tabs' }, { actor: 'test' });
   await store.create(
-    { scope: foreign, content: 'Bravo deploys with Fly.io; codename Bluebird.', type: 'project', name: 'bravo-bluebird' },
+    { scope: own, content: 'The alpha database is PostgreSQL 15.', type: 'project', name: 'alpha-database' },
+    { actor: 'test' },
+  );
+  await store.create(
+    { scope: 'global', content: 'The user prefers tabs over spaces.', type: 'user', name: 'tabs' },
+    { actor: 'test' },
+  );
+  await store.create(
+    {
+      scope: foreign,
+      content: 'Bravo deploys with Fly.io; codename Bluebird.',
+      type: 'project',
+      name: 'bravo-bluebird',
+    },
     { actor: 'test' },
   );
 }
@@ -219,7 +259,9 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     });
     client = new Client({ name: 'engram-test', version: '1.0.0' });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: 'Bearer mcp-test-token' } } }),
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+        requestInit: { headers: { authorization: 'Bearer mcp-test-token' } },
+      }),
     );
     expect(client.getServerVersion()).toMatchObject({ name: 'engram', version: '1.2.3' });
     return { client, store, scopes: { own: PROJECT_A, foreign: PROJECT_B } };

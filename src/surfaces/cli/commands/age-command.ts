@@ -12,7 +12,12 @@ export const ageCommand: CommandDefinition = {
   usage: 'age [--dry-run] [--all] [options]',
   options: {
     'dry-run': { type: 'boolean', description: 'Show what would be archived and change nothing' },
-    scope: { type: 'string', multiple: true, valueName: 'a,b', description: 'Scopes to age (default: the current project and global)' },
+    scope: {
+      type: 'string',
+      multiple: true,
+      valueName: 'a,b',
+      description: 'Scopes to age (default: the current project and global)',
+    },
     all: { type: 'boolean', description: 'Age every scope in the store (what the service does daily)' },
   },
   details:
@@ -59,7 +64,12 @@ function formatAgingReport(report: AgingReport, columns: number): string {
     .map((memory) => `  ${memory.id}  ${memory.importance.toFixed(2)}  ${truncate(oneLine(memory.name), width)}`);
   if (shown.length > MAX_LISTED) lines.push(`  … and ${shown.length - MAX_LISTED} more (--json lists them all)`);
   const count = (n: number): string => `${n} memor${n === 1 ? 'y' : 'ies'}`;
-  if (report.dryRun) return [`Dry run: would archive ${count(report.candidates.length)} in ${where} (${rule}):`, ...lines].join('\n');
+  if (report.dryRun)
+    return [`Dry run: would archive ${count(report.candidates.length)} in ${where} (${rule}):`, ...lines].join('\n');
   const skipped = report.skipped.length > 0 ? ` (${report.skipped.length} skipped: used or changed meanwhile)` : '';
-  return [`Archived ${count(report.archived.length)} in ${where} (${rule})${skipped}:`, ...lines, '"engram restore <id>" brings one back.'].join('\n');
+  return [
+    `Archived ${count(report.archived.length)} in ${where} (${rule})${skipped}:`,
+    ...lines,
+    '"engram restore <id>" brings one back.',
+  ].join('\n');
 }

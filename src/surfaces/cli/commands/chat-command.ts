@@ -18,8 +18,16 @@ export const chatCommand: CommandDefinition = {
   usage: 'chat [--continue | --resume <id>] [--model <id>] [options]',
   options: {
     continue: { type: 'boolean', short: 'c', description: 'Continue the latest chat of this project' },
-    resume: { type: 'string', valueName: 'id', description: 'Continue the chat with this session id (/resume in a chat lists them)' },
-    model: { type: 'string', valueName: 'id', description: 'Model id for this chat (setting model.model, ENGRAM_MODEL)' },
+    resume: {
+      type: 'string',
+      valueName: 'id',
+      description: 'Continue the chat with this session id (/resume in a chat lists them)',
+    },
+    model: {
+      type: 'string',
+      valueName: 'id',
+      description: 'Model id for this chat (setting model.model, ENGRAM_MODEL)',
+    },
   },
   details:
     'Tools: read_file, list_files, search_files inside the project, and write_file after you confirm. ' +
@@ -29,7 +37,8 @@ export const chatCommand: CommandDefinition = {
     const { values, global, io } = invocation;
     noPositionals(invocation);
     const resume = stringOption(values, 'resume');
-    if (values.continue === true && resume !== undefined) throw new EngramError('INVALID_INPUT', 'Give --continue or --resume <id>, not both.');
+    if (values.continue === true && resume !== undefined)
+      throw new EngramError('INVALID_INPUT', 'Give --continue or --resume <id>, not both.');
     const flags = globalSettingFlags(global, { 'model.model': stringOption(values, 'model') });
     // The model is checked before anything opens: without one there is nothing to chat with.
     const [{ loadSettings }, { createLanguageModel, selectLanguageModel }] = await Promise.all([
@@ -38,7 +47,8 @@ export const chatCommand: CommandDefinition = {
     ]);
     const loaded = loadSettings({ cwd: io.cwd, env: io.env, flags });
     const selection = selectLanguageModel(loaded.settings);
-    if (selection.provider === 'none') throw new EngramError('MODEL_NOT_CONFIGURED', `${CHAT_NEEDS_MODEL}\n(${selection.reason})`);
+    if (selection.provider === 'none')
+      throw new EngramError('MODEL_NOT_CONFIGURED', `${CHAT_NEEDS_MODEL}\n(${selection.reason})`);
     const model = createLanguageModel(loaded.settings, { purpose: 'main' })!;
     const [{ openEngram }, { ChatAgent }, { ChatTerminal }] = await Promise.all([
       import('../../../node/open-engram.js'),
@@ -46,7 +56,13 @@ export const chatCommand: CommandDefinition = {
       import('../../chat/chat-terminal.js'),
     ]);
     const opened = await openEngram({ cwd: io.cwd, env: io.env, flags, actor: CLI_ACTOR });
-    const terminal = new ChatTerminal({ input: io.stdin, output: io.stdout, terminal: io.interactive && io.stdout.isTTY === true, color: io.color, settings: opened.engram.settings });
+    const terminal = new ChatTerminal({
+      input: io.stdin,
+      output: io.stdout,
+      terminal: io.interactive && io.stdout.isTTY === true,
+      color: io.color,
+      settings: opened.engram.settings,
+    });
     // Outside a terminal, Ctrl-C reaches the process as SIGINT: it interrupts like in one.
     const onSignal = (): void => terminal.interrupt();
     process.on('SIGINT', onSignal);

@@ -52,12 +52,19 @@ export const configCommand: CommandDefinition = {
     const data = { home: loaded.home, project: loaded.project, settings };
     const header = formatFields([
       ['home', loaded.home],
-      ['project', `${loaded.project.scope} (from ${loaded.project.source}${loaded.project.configFile ? `, ${loaded.project.configFile}` : ''})`],
+      [
+        'project',
+        `${loaded.project.scope} (from ${loaded.project.source}${loaded.project.configFile ? `, ${loaded.project.configFile}` : ''})`,
+      ],
     ]);
     const table = formatTable(
       [
         { header: 'SETTING', value: (row: (typeof settings)[number]) => row.path },
-        { header: 'VALUE', value: (row) => (typeof row.value === 'string' ? row.value : JSON.stringify(row.value)), minWidth: 12 },
+        {
+          header: 'VALUE',
+          value: (row) => (typeof row.value === 'string' ? row.value : JSON.stringify(row.value)),
+          minWidth: 12,
+        },
         { header: 'SOURCE', value: (row) => describeSource(loaded.sources[row.path]), minWidth: 10 },
         { header: 'ENV', value: (row) => row.env ?? '' },
       ],

@@ -12,8 +12,17 @@ export const dedupeCommand: CommandDefinition = {
   usage: 'dedupe [--apply] [--threshold <0..1>] [options]',
   options: {
     apply: { type: 'boolean', description: 'Merge the groups found (default: only show them)' },
-    threshold: { type: 'string', valueName: '0..1', description: 'Lexical similarity needed (setting dedupe.lexicalThreshold, default 0.8)' },
-    scope: { type: 'string', multiple: true, valueName: 'a,b', description: 'Scopes to look in, each on its own (default: the current project and global)' },
+    threshold: {
+      type: 'string',
+      valueName: '0..1',
+      description: 'Lexical similarity needed (setting dedupe.lexicalThreshold, default 0.8)',
+    },
+    scope: {
+      type: 'string',
+      multiple: true,
+      valueName: 'a,b',
+      description: 'Scopes to look in, each on its own (default: the current project and global)',
+    },
   },
   details:
     'Each group keeps its oldest memory, updated with the newest wording and the highest importance; the others are\n' +
@@ -41,18 +50,26 @@ export function formatDedupeReport(report: DedupeReport, columns: number): strin
   for (const group of report.groups) {
     lines.push(`${group.scope}: keep ${group.keeper.id} "${truncate(oneLine(group.keeper.content), width)}"`);
     for (const duplicate of group.duplicates) {
-      lines.push(`  ${report.applied ? 'merged' : 'merge'} ${duplicate.memory.id} (${duplicate.method} ${duplicate.similarity.toFixed(2)}) "${truncate(oneLine(duplicate.memory.content), width)}"`);
+      lines.push(
+        `  ${report.applied ? 'merged' : 'merge'} ${duplicate.memory.id} (${duplicate.method} ${duplicate.similarity.toFixed(2)}) "${truncate(oneLine(duplicate.memory.content), width)}"`,
+      );
     }
-    if (group.patch.content !== undefined) lines.push(`  new content: "${truncate(oneLine(group.patch.content), width)}"`);
-    if (group.patch.importance !== undefined) lines.push(`  importance ${group.keeper.importance} → ${group.patch.importance}`);
+    if (group.patch.content !== undefined)
+      lines.push(`  new content: "${truncate(oneLine(group.patch.content), width)}"`);
+    if (group.patch.importance !== undefined)
+      lines.push(`  importance ${group.keeper.importance} → ${group.patch.importance}`);
   }
   const groups = `${report.groups.length} group${report.groups.length === 1 ? '' : 's'}`;
   const memories = `${report.merged} memor${report.merged === 1 ? 'y' : 'ies'}`;
   if (!report.applied) {
     lines.push('', `Dry run: ${memories} in ${groups} would be merged. Run "engram dedupe --apply" to merge them.`);
   } else {
-    lines.push('', `Merged ${memories} in ${groups} with ${report.changes.length} changes; "engram undo <change>" reverts each one.`);
-    if (report.changes.length <= MAX_LISTED_CHANGES) lines.push(...report.changes.map((change) => `  ${change.action} of ${change.memoryId}: ${change.changeId}`));
+    lines.push(
+      '',
+      `Merged ${memories} in ${groups} with ${report.changes.length} changes; "engram undo <change>" reverts each one.`,
+    );
+    if (report.changes.length <= MAX_LISTED_CHANGES)
+      lines.push(...report.changes.map((change) => `  ${change.action} of ${change.memoryId}: ${change.changeId}`));
     else lines.push('The change ids are in the --json output (changes).');
   }
   if (report.warnings.length > 0) lines.push(`Warnings: ${report.warnings.join(', ')}.`);

@@ -6,26 +6,48 @@ import { EngramError, isEngramError } from '../../../kernel/errors.js';
 import { assertMemoryType, type Memory, type MemoryPatch } from '../../../memory/memory.js';
 import { parseMemoryFile, renderMemoryFile } from '../../../memory/memory-file.js';
 import type { OpenedEngram } from '../../../node/open-engram.js';
-import { numberOption, singlePositional, stringOption, type CommandDefinition, type OptionValues } from '../cli-command.js';
+import {
+  numberOption,
+  singlePositional,
+  stringOption,
+  type CommandDefinition,
+  type OptionValues,
+} from '../cli-command.js';
 import { TYPE_NAMES, findMemory, readScopes, withEngram } from '../cli-engram.js';
 import type { CliIo } from '../cli-io.js';
 
 const EDITABLE_FIELDS = ['content', 'name', 'description', 'type', 'importance'] as const;
 // Bookkeeping an editor may show but not change: engram keeps these itself.
-const READ_ONLY_FIELDS = ['createdAt', 'updatedAt', 'lastAccessedAt', 'hitCount', 'validFrom', 'invalidAt', 'supersededBy', 'archived', 'source'] as const;
+const READ_ONLY_FIELDS = [
+  'createdAt',
+  'updatedAt',
+  'lastAccessedAt',
+  'hitCount',
+  'validFrom',
+  'invalidAt',
+  'supersededBy',
+  'archived',
+  'source',
+] as const;
 
 /** `engram edit`: change a memory: with field flags, or in $VISUAL/$EDITOR as Markdown. */
 export const editCommand: CommandDefinition = {
   name: 'edit',
   summary: 'Change a memory: with field flags, or in $VISUAL/$EDITOR as Markdown',
-  usage: 'edit <id> [--content <text>] [--name <slug>] [--description <text>] [--type <type>] [--importance <0..1>] [options]',
+  usage:
+    'edit <id> [--content <text>] [--name <slug>] [--description <text>] [--type <type>] [--importance <0..1>] [options]',
   options: {
     content: { type: 'string', valueName: 'text', description: 'New content' },
     name: { type: 'string', valueName: 'slug', description: 'New name' },
     description: { type: 'string', valueName: 'text', description: 'New one-line description' },
     type: { type: 'string', valueName: TYPE_NAMES, description: 'New type' },
     importance: { type: 'string', valueName: '0..1', description: 'New importance' },
-    scope: { type: 'string', multiple: true, valueName: 'a,b', description: 'Scopes to look in (default: the current project and global)' },
+    scope: {
+      type: 'string',
+      multiple: true,
+      valueName: 'a,b',
+      description: 'Scopes to look in (default: the current project and global)',
+    },
   },
   details:
     'Without field flags the memory opens in $VISUAL or $EDITOR as a Markdown file with YAML frontmatter; save and quit to apply the fields you changed (content, name, description, type, importance).',
@@ -41,12 +63,18 @@ export const editCommand: CommandDefinition = {
       const applied: MemoryPatch = {};
       for (const field of changed) (applied as Record<string, unknown>)[field] = patch[field];
       // Compare-and-set in the update's own transaction: a change made while the editor was open wins, and this one is refused.
-      const updated = await opened.engram.update(memory.id, applied, { scopes: [memory.scope], ifUpdatedAt: memory.updatedAt }).catch((error: unknown) => {
-        if (isEngramError(error) && error.code === 'CONFLICT') {
-          throw new EngramError('CONFLICT', `Memory ${memory.id} changed while it was being edited; nothing was applied. Run edit again.`, { cause: error });
-        }
-        throw error;
-      });
+      const updated = await opened.engram
+        .update(memory.id, applied, { scopes: [memory.scope], ifUpdatedAt: memory.updatedAt })
+        .catch((error: unknown) => {
+          if (isEngramError(error) && error.code === 'CONFLICT') {
+            throw new EngramError(
+              'CONFLICT',
+              `Memory ${memory.id} changed while it was being edited; nothing was applied. Run edit again.`,
+              { cause: error },
+            );
+          }
+          throw error;
+        });
       return { data: { memory: updated, changed }, text: `Updated ${updated.id}: ${changed.join(', ')}.` };
     });
   },
@@ -71,7 +99,10 @@ function patchFromFlags(values: OptionValues): MemoryPatch | undefined {
 async function patchFromEditor(memory: Memory, opened: OpenedEngram, io: CliIo): Promise<MemoryPatch> {
   const editor = io.env.VISUAL || io.env.EDITOR;
   if (!editor) {
-    throw new EngramError('INVALID_INPUT', 'Set $VISUAL or $EDITOR to edit in an editor, or pass field flags such as --content.');
+    throw new EngramError(
+      'INVALID_INPUT',
+      'Set $VISUAL or $EDITOR to edit in an editor, or pass field flags such as --content.',
+    );
   }
   const original = renderMemoryFile(memory);
   const folder = await mkdtemp(join(tmpdir(), 'engram-edit-'));
@@ -79,9 +110,22 @@ async function patchFromEditor(memory: Memory, opened: OpenedEngram, io: CliIo):
     const file = join(folder, `${memory.name}.md`);
     await writeFile(file, original, { mode: 0o600, flag: 'wx' });
     // Through a shell, as git does, so EDITOR may carry arguments ("code --wait").
-    const result = spawnSync(`${editor} ${shellQuote(file)}`, { shell: true, stdio: 'inherit', cwd: io.cwd, env: io.env as NodeJS.ProcessEnv });
-    if (result.error) throw new EngramError('INVALID_INPUT', `Could not start the editor ${JSON.stringify(editor)}: ${result.error.message}. Nothing changed.`);
-    if (result.status !== 0) throw new EngramError('INVALID_INPUT', `The editor exited with ${result.status ?? result.signal}; nothing changed.`);
+    const result = spawnSync(`${editor} ${shellQuote(file)}`, {
+      shell: true,
+      stdio: 'inherit',
+      cwd: io.cwd,
+      env: io.env as NodeJS.ProcessEnv,
+    });
+    if (result.error)
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Could not start the editor ${JSON.stringify(editor)}: ${result.error.message}. Nothing changed.`,
+      );
+    if (result.status !== 0)
+      throw new EngramError(
+        'INVALID_INPUT',
+        `The editor exited with ${result.status ?? result.signal}; nothing changed.`,
+      );
     const edited = await readFile(file, 'utf8');
     if (edited === original) return {};
     const parsed = parseMemoryFile(edited, {
@@ -91,10 +135,16 @@ async function patchFromEditor(memory: Memory, opened: OpenedEngram, io: CliIo):
       limits: opened.loaded.settings.memory,
     });
     if (parsed.id !== memory.id || parsed.scope !== memory.scope) {
-      throw new EngramError('INVALID_INPUT', 'The id and scope of a memory cannot be changed by editing; nothing changed.');
+      throw new EngramError(
+        'INVALID_INPUT',
+        'The id and scope of a memory cannot be changed by editing; nothing changed.',
+      );
     }
-    const ignored = READ_ONLY_FIELDS.filter((field) => parsed[field] !== undefined && JSON.stringify(parsed[field]) !== JSON.stringify(memory[field]));
-    if (ignored.length > 0) io.stderr.write(`engram: ignored changes to fields engram keeps itself: ${ignored.join(', ')}\n`);
+    const ignored = READ_ONLY_FIELDS.filter(
+      (field) => parsed[field] !== undefined && JSON.stringify(parsed[field]) !== JSON.stringify(memory[field]),
+    );
+    if (ignored.length > 0)
+      io.stderr.write(`engram: ignored changes to fields engram keeps itself: ${ignored.join(', ')}\n`);
     const patch: MemoryPatch = {};
     for (const field of EDITABLE_FIELDS) {
       if (parsed[field] !== undefined) (patch as Record<string, unknown>)[field] = parsed[field];

@@ -19,8 +19,16 @@ export const evalCommand: CommandDefinition = {
   summary: 'Measure recall@k and nDCG@k on a dataset of memories and queries with known answers',
   usage: 'eval --dataset <file.jsonl> [--k 5,10,25] [options]',
   options: {
-    dataset: { type: 'string', valueName: 'file', description: 'JSON Lines: memory lines as `engram export` writes them, plus query lines' },
-    k: { type: 'string', valueName: 'list', description: `Cut-offs to report, comma-separated (default ${DEFAULT_KS})` },
+    dataset: {
+      type: 'string',
+      valueName: 'file',
+      description: 'JSON Lines: memory lines as `engram export` writes them, plus query lines',
+    },
+    k: {
+      type: 'string',
+      valueName: 'list',
+      description: `Cut-offs to report, comma-separated (default ${DEFAULT_KS})`,
+    },
   },
   details: [
     'Query line: {"kind":"query","id":"q1","scope":"project:app","query":"which database do we use?","relevant":["mem-1"],"tags":["single-hop"]}',
@@ -32,7 +40,8 @@ export const evalCommand: CommandDefinition = {
     const { values, io, global } = invocation;
     noPositionals(invocation);
     const datasetOption = stringOption(values, 'dataset');
-    if (datasetOption === undefined || datasetOption.trim() === '') throw new EngramError('INVALID_INPUT', 'Missing --dataset <file.jsonl>.');
+    if (datasetOption === undefined || datasetOption.trim() === '')
+      throw new EngramError('INVALID_INPUT', 'Missing --dataset <file.jsonl>.');
     const ks = checkKs(parseKs(stringOption(values, 'k') ?? DEFAULT_KS));
     const path = resolve(io.cwd, datasetOption);
     const text = await readDataset(path);
@@ -46,17 +55,28 @@ export const evalCommand: CommandDefinition = {
 function parseKs(raw: string): number[] {
   const parts = raw.split(',').map((part) => part.trim());
   if (parts.some((part) => !/^\d{1,7}$/.test(part))) {
-    throw new EngramError('INVALID_INPUT', `Invalid --k ${JSON.stringify(raw.slice(0, 40))}: whole numbers separated by commas, e.g. 5,10,25.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Invalid --k ${JSON.stringify(raw.slice(0, 40))}: whole numbers separated by commas, e.g. 5,10,25.`,
+    );
   }
   return parts.map(Number);
 }
 
 async function readDataset(path: string): Promise<string> {
   const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
-    throw new EngramError(error.code === 'ENOENT' ? 'NOT_FOUND' : 'INVALID_INPUT', `Cannot read the dataset ${path} (${error.code ?? 'error'}).`, { cause: error });
+    throw new EngramError(
+      error.code === 'ENOENT' ? 'NOT_FOUND' : 'INVALID_INPUT',
+      `Cannot read the dataset ${path} (${error.code ?? 'error'}).`,
+      { cause: error },
+    );
   });
   if (!info.isFile()) throw new EngramError('INVALID_INPUT', `The dataset ${path} is not a file.`);
-  if (info.size > MAX_DATASET_BYTES) throw new EngramError('PAYLOAD_TOO_LARGE', `The dataset ${path} is ${info.size} bytes; at most ${MAX_DATASET_BYTES} are read.`);
+  if (info.size > MAX_DATASET_BYTES)
+    throw new EngramError(
+      'PAYLOAD_TOO_LARGE',
+      `The dataset ${path} is ${info.size} bytes; at most ${MAX_DATASET_BYTES} are read.`,
+    );
   const buffer = await readFile(path);
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(buffer);
@@ -73,8 +93,16 @@ function formatReport(path: string, report: EvalReport, width: number, color: bo
   const columns: Array<TableColumn<(typeof rows)[number]>> = [
     { header: 'TAG', value: (row) => row.label, minWidth: 8 },
     { header: 'QUERIES', value: (row) => String(row.summary.queries), align: 'right' },
-    ...report.ks.map((k) => ({ header: `R@${k}`, value: (row: (typeof rows)[number]) => row.summary.recall[k]!.toFixed(3), align: 'right' as const })),
-    ...report.ks.map((k) => ({ header: `nDCG@${k}`, value: (row: (typeof rows)[number]) => row.summary.ndcg[k]!.toFixed(3), align: 'right' as const })),
+    ...report.ks.map((k) => ({
+      header: `R@${k}`,
+      value: (row: (typeof rows)[number]) => row.summary.recall[k]!.toFixed(3),
+      align: 'right' as const,
+    })),
+    ...report.ks.map((k) => ({
+      header: `nDCG@${k}`,
+      value: (row: (typeof rows)[number]) => row.summary.ndcg[k]!.toFixed(3),
+      align: 'right' as const,
+    })),
   ];
   const { dataset, defaults } = report;
   const lines = [

@@ -16,12 +16,25 @@ export const exportCommand: CommandDefinition = {
   summary: 'Write memories as JSON Lines or as a Claude Code memory directory',
   usage: 'export [--format jsonl] [--out <file>]   |   export --format claude --dir <dir>   [options]',
   options: {
-    format: { type: 'string', valueName: FORMATS.join('|'), description: 'jsonl (default): one {"kind":"memory",…} object a line; claude: MEMORY.md plus one topic file per memory' },
+    format: {
+      type: 'string',
+      valueName: FORMATS.join('|'),
+      description:
+        'jsonl (default): one {"kind":"memory",…} object a line; claude: MEMORY.md plus one topic file per memory',
+    },
     out: { type: 'string', valueName: 'file', description: 'JSON Lines file to write (default stdout)' },
     dir: { type: 'string', valueName: 'dir', description: 'Directory for --format claude (created if missing)' },
-    scope: { type: 'string', multiple: true, valueName: 'a,b', description: 'Scopes to export (default: the current project)' },
+    scope: {
+      type: 'string',
+      multiple: true,
+      valueName: 'a,b',
+      description: 'Scopes to export (default: the current project)',
+    },
     all: { type: 'boolean', description: 'Export every scope in the store' },
-    force: { type: 'boolean', description: 'Overwrite an existing file (or files engram did not write); symlinks are never followed' },
+    force: {
+      type: 'boolean',
+      description: 'Overwrite an existing file (or files engram did not write); symlinks are never followed',
+    },
   },
   details:
     'Every field of every memory is exported, archived and invalidated ones included; history is not. Importing the file into an empty store gives back the same memories.',
@@ -30,28 +43,50 @@ export const exportCommand: CommandDefinition = {
     noPositionals(invocation);
     const format = stringOption(values, 'format') ?? 'jsonl';
     if (!(FORMATS as readonly string[]).includes(format)) {
-      throw new EngramError('INVALID_INPUT', `Invalid --format ${JSON.stringify(format.slice(0, 40))}: use ${FORMATS.join(' or ')}.`);
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Invalid --format ${JSON.stringify(format.slice(0, 40))}: use ${FORMATS.join(' or ')}.`,
+      );
     }
     const out = stringOption(values, 'out');
     const dir = stringOption(values, 'dir');
-    if (format === 'claude' && dir === undefined) throw new EngramError('INVALID_INPUT', 'export --format claude needs --dir <dir>.');
-    if (format === 'claude' && out !== undefined) throw new EngramError('INVALID_INPUT', '--out is for --format jsonl; use --dir with --format claude.');
-    if (format === 'jsonl' && dir !== undefined) throw new EngramError('INVALID_INPUT', '--dir is for --format claude; use --out with JSON Lines.');
-    if (values.all === true && values.scope !== undefined) throw new EngramError('INVALID_INPUT', 'Give --scope or --all, not both.');
+    if (format === 'claude' && dir === undefined)
+      throw new EngramError('INVALID_INPUT', 'export --format claude needs --dir <dir>.');
+    if (format === 'claude' && out !== undefined)
+      throw new EngramError('INVALID_INPUT', '--out is for --format jsonl; use --dir with --format claude.');
+    if (format === 'jsonl' && dir !== undefined)
+      throw new EngramError('INVALID_INPUT', '--dir is for --format claude; use --out with JSON Lines.');
+    if (values.all === true && values.scope !== undefined)
+      throw new EngramError('INVALID_INPUT', 'Give --scope or --all, not both.');
     const force = values.force === true;
     return withEngram(invocation, async (opened) => {
       const scopes = await exportScopes(values, opened);
-      const memories = scopes.length === 0 ? [] : await opened.engram.list({ scopes, archived: 'include', invalid: 'include', order: 'created-asc' });
+      const memories =
+        scopes.length === 0
+          ? []
+          : await opened.engram.list({ scopes, archived: 'include', invalid: 'include', order: 'created-asc' });
       const summary = { format, scopes, count: memories.length };
       if (format === 'claude') {
         const fileNames = assignFileNames(memories);
         const directory = await assertExportDirectory(dir!, [...fileNames.values()], { force });
         const { index, files } = await writeMemoryDirectory(directory, memories, opened.loaded.settings.index);
         const removed = await removeStaleTopicFiles(directory, [...fileNames.values()]);
-        const warning = index.truncated ? `\nWarning: MEMORY.md lists ${index.shown} of ${index.total} memories (cut at its caps); every topic file was written.` : '';
-        const stale = removed.length > 0 ? ` Removed ${removed.length} topic ${removed.length === 1 ? 'file' : 'files'} of memories no longer exported.` : '';
+        const warning = index.truncated
+          ? `\nWarning: MEMORY.md lists ${index.shown} of ${index.total} memories (cut at its caps); every topic file was written.`
+          : '';
+        const stale =
+          removed.length > 0
+            ? ` Removed ${removed.length} topic ${removed.length === 1 ? 'file' : 'files'} of memories no longer exported.`
+            : '';
         return {
-          data: { ...summary, dir: directory, files, removed, indexTruncated: index.truncated, indexShown: index.shown },
+          data: {
+            ...summary,
+            dir: directory,
+            files,
+            removed,
+            indexTruncated: index.truncated,
+            indexShown: index.shown,
+          },
           text: `Exported ${memories.length} memories to ${directory} (MEMORY.md and ${files.length - 1} topic files).${stale}${warning}`,
         };
       }

@@ -1,5 +1,9 @@
 import { resolve } from 'node:path';
-import { readTranscriptFile, TRANSCRIPT_FORMATS, type TranscriptFormat } from '../../../extraction/node/read-transcript.js';
+import {
+  readTranscriptFile,
+  TRANSCRIPT_FORMATS,
+  type TranscriptFormat,
+} from '../../../extraction/node/read-transcript.js';
 import { EngramError, errorKind } from '../../../kernel/errors.js';
 import type { DroppedItem } from '../../../extraction/extraction-output.js';
 import type { ExtractionRunReport, WrittenMemory } from '../../../extraction/extraction-report.js';
@@ -18,9 +22,22 @@ export const extractCommand: CommandDefinition = {
   summary: 'Extract long-term memories from a transcript (Claude Code, engram or plain text)',
   usage: 'extract <file> [--format claude|engram|text] [--mode cheap|agent] [--session <id>] [options]',
   options: {
-    format: { type: 'string', valueName: TRANSCRIPT_FORMATS.join('|'), description: 'How to read the file (default: detected)' },
-    mode: { type: 'string', valueName: MODES.join('|'), description: 'cheap: one model call a turn, JSON out (default); agent: a helper with the memory tool and sandboxed read-only tools' },
-    session: { type: 'string', valueName: 'id', description: 'Session id the cursor is kept under (default: the one the file names, else one made from its path)' },
+    format: {
+      type: 'string',
+      valueName: TRANSCRIPT_FORMATS.join('|'),
+      description: 'How to read the file (default: detected)',
+    },
+    mode: {
+      type: 'string',
+      valueName: MODES.join('|'),
+      description:
+        'cheap: one model call a turn, JSON out (default); agent: a helper with the memory tool and sandboxed read-only tools',
+    },
+    session: {
+      type: 'string',
+      valueName: 'id',
+      description: 'Session id the cursor is kept under (default: the one the file names, else one made from its path)',
+    },
   },
   details:
     'Only messages after the last extracted one are read (the cursor of the session), so running it again on a grown transcript reads what is new. ' +
@@ -31,23 +48,55 @@ export const extractCommand: CommandDefinition = {
     const path = resolve(io.cwd, singlePositional(invocation, 'file'));
     const format = stringOption(values, 'format') as TranscriptFormat | undefined;
     if (format !== undefined && !TRANSCRIPT_FORMATS.includes(format)) {
-      throw new EngramError('INVALID_INPUT', `Invalid --format ${JSON.stringify(String(format).slice(0, 40))}: use ${TRANSCRIPT_FORMATS.join(', ')}.`);
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Invalid --format ${JSON.stringify(String(format).slice(0, 40))}: use ${TRANSCRIPT_FORMATS.join(', ')}.`,
+      );
     }
     const mode = (stringOption(values, 'mode') ?? 'cheap') as (typeof MODES)[number];
-    if (!MODES.includes(mode)) throw new EngramError('INVALID_INPUT', `Invalid --mode ${JSON.stringify(String(mode).slice(0, 40))}: use ${MODES.join(' or ')}.`);
+    if (!MODES.includes(mode))
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Invalid --mode ${JSON.stringify(String(mode).slice(0, 40))}: use ${MODES.join(' or ')}.`,
+      );
     const session = stringOption(values, 'session');
     // The file is read and checked before the store opens: a bad file changes nothing.
-    const transcript = await readTranscriptFile(path, { ...(format && { format }), ...(session !== undefined && { sessionId: session }) });
+    const transcript = await readTranscriptFile(path, {
+      ...(format && { format }),
+      ...(session !== undefined && { sessionId: session }),
+    });
     if (session !== undefined) transcript.conversation.sessionId = session;
     const { conversation } = transcript;
     return withEngram(invocation, async (opened) => {
       const model = opened.engram.model;
-      const extractor = createExtractor({ engram: opened.engram, mode, projectRoot: opened.loaded.project.root, autoStart: false, ...(model && { model }) });
-      const head = { file: path, format: transcript.format, sessionId: conversation.sessionId, mode: model ? mode : 'offline', transcriptWarnings: transcript.warnings };
+      const extractor = createExtractor({
+        engram: opened.engram,
+        mode,
+        projectRoot: opened.loaded.project.root,
+        autoStart: false,
+        ...(model && { model }),
+      });
+      const head = {
+        file: path,
+        format: transcript.format,
+        sessionId: conversation.sessionId,
+        mode: model ? mode : 'offline',
+        transcriptWarnings: transcript.warnings,
+      };
       if (!model) {
         const explicit = await extractor.applyExplicitOnly(conversation);
-        const data = { ...head, messages: explicit.messages, appliedBefore: explicit.appliedBefore, written: explicit.written, dropped: [], warnings: explicit.warnings };
-        const before = explicit.appliedBefore > 0 ? ` ${explicit.appliedBefore} of them were read for explicit statements before, so not again.` : '';
+        const data = {
+          ...head,
+          messages: explicit.messages,
+          appliedBefore: explicit.appliedBefore,
+          written: explicit.written,
+          dropped: [],
+          warnings: explicit.warnings,
+        };
+        const before =
+          explicit.appliedBefore > 0
+            ? ` ${explicit.appliedBefore} of them were read for explicit statements before, so not again.`
+            : '';
         const text = [
           `Read ${path} (${transcript.format}, session ${conversation.sessionId}): ${explicit.messages} new message(s).${before}`,
           ...formatWritten(explicit.written),
@@ -77,20 +126,45 @@ export const extractCommand: CommandDefinition = {
         modelCalls: mine.reduce((sum, report) => sum + report.modelCalls, 0),
         usage: sumUsage(mine),
       };
-      const failure = outcomes.find((outcome): outcome is Exclude<JobOutcome, { state: 'done' }> => outcome.state !== 'done' && queued.jobs.some((job) => job.id === outcome.job.id));
-      const text = formatReport(path, transcript.format, conversation.sessionId, queued.messages, mine, transcript.warnings);
+      const failure = outcomes.find(
+        (outcome): outcome is Exclude<JobOutcome, { state: 'done' }> =>
+          outcome.state !== 'done' && queued.jobs.some((job) => job.id === outcome.job.id),
+      );
+      const text = formatReport(
+        path,
+        transcript.format,
+        conversation.sessionId,
+        queued.messages,
+        mine,
+        transcript.warnings,
+      );
       if (failure) {
         if (!invocation.global.json) io.stdout.write(`${text}\n`);
-        const next = failure.state === 'failed' ? `it is marked failed; "engram queue retry ${failure.job.id}" puts it back` : `it stays queued and is retried${failure.retryAt ? ` from ${failure.retryAt}` : ''} ("engram queue run" runs due jobs now)`;
-        throw new EngramError(isKnownCode(failure.code) ? failure.code : 'INTERNAL', `Extraction of ${path} did not finish: ${failure.error}. The job is kept: ${next}.`, { details: data });
+        const next =
+          failure.state === 'failed'
+            ? `it is marked failed; "engram queue retry ${failure.job.id}" puts it back`
+            : `it stays queued and is retried${failure.retryAt ? ` from ${failure.retryAt}` : ''} ("engram queue run" runs due jobs now)`;
+        throw new EngramError(
+          isKnownCode(failure.code) ? failure.code : 'INTERNAL',
+          `Extraction of ${path} did not finish: ${failure.error}. The job is kept: ${next}.`,
+          { details: data },
+        );
       }
       return { data, text };
     });
   },
 };
 
-function formatReport(path: string, format: string, sessionId: string, messages: number, reports: readonly ExtractionRunReport[], warnings: readonly string[]): string {
-  if (messages === 0 && reports.length === 0) return `Nothing new in ${path} (${format}, session ${sessionId}): every message was extracted before.`;
+function formatReport(
+  path: string,
+  format: string,
+  sessionId: string,
+  messages: number,
+  reports: readonly ExtractionRunReport[],
+  warnings: readonly string[],
+): string {
+  if (messages === 0 && reports.length === 0)
+    return `Nothing new in ${path} (${format}, session ${sessionId}): every message was extracted before.`;
   const calls = reports.reduce((sum, report) => sum + report.modelCalls, 0);
   const statuses = [...new Set(reports.map((report) => report.status))].filter((status) => status !== 'already-done');
   return [
@@ -103,7 +177,10 @@ function formatReport(path: string, format: string, sessionId: string, messages:
 
 function formatWritten(written: readonly WrittenMemory[]): string[] {
   if (written.length === 0) return ['  no memory written'];
-  return written.map((memory) => `  ${memory.action.padEnd(8)} ${memory.id} ${oneLine(memory.name)} (${memory.type}, ${memory.scope}${memory.origin === 'explicit' ? ', explicit' : ''})`);
+  return written.map(
+    (memory) =>
+      `  ${memory.action.padEnd(8)} ${memory.id} ${oneLine(memory.name)} (${memory.type}, ${memory.scope}${memory.origin === 'explicit' ? ', explicit' : ''})`,
+  );
 }
 
 function formatDropped(item: DroppedItem): string {
@@ -112,12 +189,19 @@ function formatDropped(item: DroppedItem): string {
 
 function describeFailure(outcome: JobOutcome): Record<string, unknown> {
   if (outcome.state === 'done') return {};
-  return { id: outcome.job.id, key: outcome.job.key, state: outcome.state, error: outcome.error, ...(outcome.retryAt && { retryAt: outcome.retryAt }) };
+  return {
+    id: outcome.job.id,
+    key: outcome.job.key,
+    state: outcome.state,
+    error: outcome.error,
+    ...(outcome.retryAt && { retryAt: outcome.retryAt }),
+  };
 }
 
 function sumUsage(reports: readonly ExtractionRunReport[]): ExtractionRunReport['usage'] {
   const total = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
-  for (const report of reports) for (const key of Object.keys(total) as Array<keyof typeof total>) total[key] += report.usage[key];
+  for (const report of reports)
+    for (const key of Object.keys(total) as Array<keyof typeof total>) total[key] += report.usage[key];
   return total;
 }
 

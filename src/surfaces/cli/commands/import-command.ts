@@ -21,7 +21,11 @@ export const importCommand: CommandDefinition = {
   summary: 'Load memories from a JSON Lines file or a Claude Code memory directory',
   usage: 'import <file.jsonl | memory-dir> [--on-existing skip|replace|fail] [--scope <scope>] [options]',
   options: {
-    'on-existing': { type: 'string', valueName: ON_EXISTING.join('|'), description: 'What to do with ids already in the store (default skip)' },
+    'on-existing': {
+      type: 'string',
+      valueName: ON_EXISTING.join('|'),
+      description: 'What to do with ids already in the store (default skip)',
+    },
     scope: { type: 'string', valueName: 'scope', description: 'Put every imported memory into this scope' },
     'keep-scopes': { type: 'boolean', description: 'Keep the scopes the file names, even other projects or global' },
   },
@@ -32,17 +36,27 @@ export const importCommand: CommandDefinition = {
     const path = resolve(invocation.io.cwd, singlePositional(invocation, 'path'));
     const onExisting = (stringOption(values, 'on-existing') ?? 'skip') as OnExisting;
     if (!ON_EXISTING.includes(onExisting)) {
-      throw new EngramError('INVALID_INPUT', `Invalid --on-existing ${JSON.stringify(String(onExisting).slice(0, 40))}: use ${ON_EXISTING.join(', ')}.`);
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Invalid --on-existing ${JSON.stringify(String(onExisting).slice(0, 40))}: use ${ON_EXISTING.join(', ')}.`,
+      );
     }
     // The path is the user's own: a symlink to a file or directory is followed like any path.
     const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
-      throw new EngramError(error.code === 'ENOENT' ? 'NOT_FOUND' : 'INVALID_INPUT', `Cannot import ${path} (${error.code ?? 'error'}).`, { cause: error });
+      throw new EngramError(
+        error.code === 'ENOENT' ? 'NOT_FOUND' : 'INVALID_INPUT',
+        `Cannot import ${path} (${error.code ?? 'error'}).`,
+        { cause: error },
+      );
     });
     if (!info.isDirectory() && !info.isFile()) {
       throw new EngramError('INVALID_INPUT', `Cannot import ${path}: not a regular file or a directory.`);
     }
     if (info.isFile() && info.size > MAX_IMPORT_BYTES) {
-      throw new EngramError('PAYLOAD_TOO_LARGE', `${path} is ${info.size} bytes; import reads at most ${MAX_IMPORT_BYTES} bytes. Split the file.`);
+      throw new EngramError(
+        'PAYLOAD_TOO_LARGE',
+        `${path} is ${info.size} bytes; import reads at most ${MAX_IMPORT_BYTES} bytes. Split the file.`,
+      );
     }
     return withEngram(invocation, async (opened) => {
       const limits = opened.loaded.settings.memory;
@@ -56,25 +70,46 @@ export const importCommand: CommandDefinition = {
           generateId: () => createSortableId('mem'),
         });
         if (read.errors.length > 0) {
-          throw problems(`${read.errors.length} topic file(s) in ${path} are invalid`, read.errors.map((error) => `${error.file}: ${error.message}`));
+          throw problems(
+            `${read.errors.length} topic file(s) in ${path} are invalid`,
+            read.errors.map((error) => `${error.file}: ${error.message}`),
+          );
         }
         inputs = read.memories;
         warnings = read.warnings;
       } else {
         const text = await readText(path);
         const explicitScope = scopeOption(values);
-        const parsed = parseJsonl(explicitScope ? withDefaultScope(text, writeScope(values, opened)) : text, { limits });
+        const parsed = parseJsonl(explicitScope ? withDefaultScope(text, writeScope(values, opened)) : text, {
+          limits,
+        });
         if (parsed.errors.length > 0) {
           throw problems(
-            `${parsed.errors.length} invalid line(s) in ${path} (line${parsed.errors.length === 1 ? '' : 's'} ${parsed.errors.map((error) => error.line).slice(0, MAX_LISTED_PROBLEMS).join(', ')})`,
+            `${parsed.errors.length} invalid line(s) in ${path} (line${parsed.errors.length === 1 ? '' : 's'} ${parsed.errors
+              .map((error) => error.line)
+              .slice(0, MAX_LISTED_PROBLEMS)
+              .join(', ')})`,
             parsed.errors.map((error) => `line ${error.line}: ${error.message}`),
           );
         }
         inputs = parsed.memories.map((entry) => entry.input);
-        warnings = [...parsed.warnings, ...(parsed.others.length > 0 ? [`Ignored ${parsed.others.length} line(s) of other kinds than "memory".`] : [])];
+        warnings = [
+          ...parsed.warnings,
+          ...(parsed.others.length > 0
+            ? [`Ignored ${parsed.others.length} line(s) of other kinds than "memory".`]
+            : []),
+        ];
       }
-      inputs = applyScopePolicy(inputs, scopeOption(values) === undefined ? undefined : writeScope(values, opened), opened.loaded.project.scope, values['keep-scopes'] === true);
-      const { written: _written, ...report } = await opened.engram.importMemories(inputs, { onExisting, actor: IMPORT_ACTOR });
+      inputs = applyScopePolicy(
+        inputs,
+        scopeOption(values) === undefined ? undefined : writeScope(values, opened),
+        opened.loaded.project.scope,
+        values['keep-scopes'] === true,
+      );
+      const { written: _written, ...report } = await opened.engram.importMemories(inputs, {
+        onExisting,
+        actor: IMPORT_ACTOR,
+      });
       const data = { path, format: kind, ...report, warnings };
       const text = [
         `Imported from ${path}: ${report.created} created, ${report.replaced} replaced, ${report.skipped} skipped (already present).`,
@@ -90,7 +125,11 @@ async function readText(path: string): Promise<string> {
   try {
     buffer = await readFile(path);
   } catch (error) {
-    throw new EngramError('INVALID_INPUT', `Cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, { cause: error });
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`,
+      { cause: error },
+    );
   }
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(buffer);
@@ -103,7 +142,12 @@ async function readText(path: string): Promise<string> {
  * An imported file names its own scopes. Unless the user says so, they must all be the current
  * project: a shared or downloaded file must not reach global (every project's prompts) or others.
  */
-function applyScopePolicy(inputs: NewMemory[], explicitScope: string | undefined, projectScope: string, keepScopes: boolean): NewMemory[] {
+function applyScopePolicy(
+  inputs: NewMemory[],
+  explicitScope: string | undefined,
+  projectScope: string,
+  keepScopes: boolean,
+): NewMemory[] {
   if (explicitScope !== undefined) return inputs.map((input) => ({ ...input, scope: explicitScope }));
   if (keepScopes) return inputs;
   const foreign = [...new Set(inputs.map((input) => input.scope).filter((scope) => scope !== projectScope))];
@@ -117,9 +161,13 @@ function applyScopePolicy(inputs: NewMemory[], explicitScope: string | undefined
 }
 
 function problems(headline: string, details: readonly string[]): EngramError {
-  const listed = details.slice(0, MAX_LISTED_PROBLEMS).map((detail) => `  ${detail.replace(/[\u0000-\u001F\u007F-\u009F]+/g, ' ')}`);
+  const listed = details
+    .slice(0, MAX_LISTED_PROBLEMS)
+    .map((detail) => `  ${detail.replace(/[\u0000-\u001F\u007F-\u009F]+/g, ' ')}`);
   const more = details.length > MAX_LISTED_PROBLEMS ? [`  … and ${details.length - MAX_LISTED_PROBLEMS} more`] : [];
-  return new EngramError('INVALID_INPUT', [`${headline}; nothing was imported:`, ...listed, ...more].join('\n'), { details: { problems: details } });
+  return new EngramError('INVALID_INPUT', [`${headline}; nothing was imported:`, ...listed, ...more].join('\n'), {
+    details: { problems: details },
+  });
 }
 
 /** Gives memory lines that name no scope the one from --scope; line numbers stay as they were. */
@@ -135,7 +183,11 @@ function withDefaultScope(text: string, scope: string): string {
       }
       if (value === null || typeof value !== 'object' || Array.isArray(value)) return line;
       const record = value as Record<string, unknown>;
-      if ((record.kind !== undefined && record.kind !== 'memory') || (record.scope !== undefined && record.scope !== null)) return line;
+      if (
+        (record.kind !== undefined && record.kind !== 'memory') ||
+        (record.scope !== undefined && record.scope !== null)
+      )
+        return line;
       return JSON.stringify({ ...record, scope });
     })
     .join('\n');

@@ -8,10 +8,27 @@ export const injectCommand: CommandDefinition = {
   summary: 'Print the memory context a model would receive for a message',
   usage: 'inject <message…> [options]',
   options: {
-    'max-tokens': { type: 'string', valueName: 'n', description: 'Token budget of the <memory_context> block (setting injection.maxTokens, default 3000)' },
-    'top-k': { type: 'string', valueName: 'n', description: 'How many memories recall offers at most (setting recall.topK, default 6)' },
-    'min-score': { type: 'string', valueName: '0..1', description: 'Lowest score recalled (setting recall.minScore, default 0.25)' },
-    scope: { type: 'string', multiple: true, valueName: 'a,b', description: 'Scopes to read (default: the current project and global)' },
+    'max-tokens': {
+      type: 'string',
+      valueName: 'n',
+      description: 'Token budget of the <memory_context> block (setting injection.maxTokens, default 3000)',
+    },
+    'top-k': {
+      type: 'string',
+      valueName: 'n',
+      description: 'How many memories recall offers at most (setting recall.topK, default 6)',
+    },
+    'min-score': {
+      type: 'string',
+      valueName: '0..1',
+      description: 'Lowest score recalled (setting recall.minScore, default 0.25)',
+    },
+    scope: {
+      type: 'string',
+      multiple: true,
+      valueName: 'a,b',
+      description: 'Scopes to read (default: the current project and global)',
+    },
     type: { type: 'string', multiple: true, valueName: TYPE_NAMES, description: 'Only these types (comma list)' },
     'dry-run': { type: 'boolean', description: 'Do not count the injected memories as hits' },
   },

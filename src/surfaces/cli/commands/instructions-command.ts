@@ -2,7 +2,12 @@ import { homedir } from 'node:os';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { loadSettings } from '../../../node/load-settings.js';
-import { activeInstructions, formatInstructions, loadInstructions, type InstructionFile } from '../../../instructions/node/instruction-files.js';
+import {
+  activeInstructions,
+  formatInstructions,
+  loadInstructions,
+  type InstructionFile,
+} from '../../../instructions/node/instruction-files.js';
 import { EngramError } from '../../../kernel/errors.js';
 import { estimateTextTokens, utf8ByteLength } from '../../../kernel/token-estimate.js';
 import { noPositionals, stringOption, stringOptions, type CommandDefinition } from '../cli-command.js';
@@ -15,15 +20,28 @@ export const instructionsCommand: CommandDefinition = {
   summary: 'List the instruction files (CLAUDE.md, rules, imports) that load for this folder',
   usage: 'instructions [options]',
   options: {
-    root: { type: 'string', valueName: 'dir', description: 'Top folder searched for project files (default: every ancestor of the current folder, as Claude Code does)' },
+    root: {
+      type: 'string',
+      valueName: 'dir',
+      description:
+        'Top folder searched for project files (default: every ancestor of the current folder, as Claude Code does)',
+    },
     working: {
       type: 'string',
       multiple: true,
       valueName: 'path',
       description: 'A file being worked on (repeatable): path-scoped rules matching it count as active',
     },
-    exclude: { type: 'string', multiple: true, valueName: 'glob', description: 'Skip files whose absolute path matches (repeatable; never the managed policy)' },
-    content: { type: 'boolean', description: 'Print the instructions text the model receives (active files only) instead of the list' },
+    exclude: {
+      type: 'string',
+      multiple: true,
+      valueName: 'glob',
+      description: 'Skip files whose absolute path matches (repeatable; never the managed policy)',
+    },
+    content: {
+      type: 'boolean',
+      description: 'Print the instructions text the model receives (active files only) instead of the list',
+    },
   },
   details: [
     'Load order, later files taking precedence: the managed policy (setting instructions.managedPath, env',
@@ -83,13 +101,17 @@ export const instructionsCommand: CommandDefinition = {
 /** The --root folder, resolved and checked here so the error names the flag. */
 async function rootOption(raw: string | undefined, cwd: string): Promise<string | undefined> {
   if (raw === undefined) return undefined;
-  if (raw.trim() === '' || raw.includes('\0')) throw new EngramError('INVALID_INPUT', 'Empty --root: name the top folder to search, or leave the flag out.');
+  if (raw.trim() === '' || raw.includes('\0'))
+    throw new EngramError('INVALID_INPUT', 'Empty --root: name the top folder to search, or leave the flag out.');
   const root = resolve(cwd, raw);
   const info = await stat(root).catch(() => undefined);
   if (!info?.isDirectory()) throw new EngramError('INVALID_INPUT', `--root ${root} is not an existing folder.`);
   const inside = relative(root, resolve(cwd));
   if (inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
-    throw new EngramError('INVALID_INPUT', `--root ${root} does not contain the current folder ${cwd}: name one of its parent folders.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `--root ${root} does not contain the current folder ${cwd}: name one of its parent folders.`,
+    );
   }
   return root;
 }
@@ -118,11 +140,16 @@ function formatListing(data: Listing, home: string, table: { width: number; colo
   const activeCount = data.files.filter((file) => file.active).length;
   const header = formatFields([
     ['project root', data.projectRoot],
-    ['files', `${data.files.length} loaded, ${activeCount} active now, ~${data.tokens} tokens in the instructions text`],
+    [
+      'files',
+      `${data.files.length} loaded, ${activeCount} active now, ~${data.tokens} tokens in the instructions text`,
+    ],
   ]);
   const parts = [header];
   if (data.files.length === 0) {
-    parts.push('No instruction files found: looked for CLAUDE.md, .claude/CLAUDE.md, .claude/rules/**/*.md and CLAUDE.local.md here and above, in ~/.claude, and the managed policy file.');
+    parts.push(
+      'No instruction files found: looked for CLAUDE.md, .claude/CLAUDE.md, .claude/rules/**/*.md and CLAUDE.local.md here and above, in ~/.claude, and the managed policy file.',
+    );
   } else {
     parts.push(
       formatTable(
@@ -134,7 +161,13 @@ function formatListing(data: Listing, home: string, table: { width: number; colo
           { header: 'PATH', value: (file) => shown(file.path), minWidth: 20 },
           {
             header: 'NOTE',
-            value: (file) => [file.paths && `paths: ${file.paths.join(', ')}`, file.importedFrom && `imported by ${shown(file.importedFrom)}`].filter(Boolean).join('; '),
+            value: (file) =>
+              [
+                file.paths && `paths: ${file.paths.join(', ')}`,
+                file.importedFrom && `imported by ${shown(file.importedFrom)}`,
+              ]
+                .filter(Boolean)
+                .join('; '),
             minWidth: 12,
           },
         ],

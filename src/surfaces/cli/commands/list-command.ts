@@ -11,7 +11,12 @@ export const listCommand: CommandDefinition = {
   summary: 'List memories, newest first',
   usage: 'list [options]',
   options: {
-    scope: { type: 'string', multiple: true, valueName: 'a,b', description: 'Scopes to read (default: the current project and global)' },
+    scope: {
+      type: 'string',
+      multiple: true,
+      valueName: 'a,b',
+      description: 'Scopes to read (default: the current project and global)',
+    },
     type: { type: 'string', multiple: true, valueName: TYPE_NAMES, description: 'Only these types (comma list)' },
     stale: { type: 'boolean', description: 'Only memories not updated for recall.staleDays (default 30) days' },
     archived: { type: 'boolean', description: 'Only archived memories' },
@@ -37,7 +42,13 @@ export const listCommand: CommandDefinition = {
       const memories = await opened.engram.list({ ...filter, limit, offset });
       const data = { scopes: filter.scopes, total, offset, limit, memories };
       if (memories.length === 0) {
-        return { data, text: total === 0 ? `No memories in ${filter.scopes.join(', ')}.` : `No memories past offset ${offset} (${total} in all).` };
+        return {
+          data,
+          text:
+            total === 0
+              ? `No memories in ${filter.scopes.join(', ')}.`
+              : `No memories past offset ${offset} (${total} in all).`,
+        };
       }
       let text = formatMemoryTable(memories, io, opened.loaded.settings.recall);
       if (offset > 0 || memories.length < total) {

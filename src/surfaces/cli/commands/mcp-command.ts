@@ -8,7 +8,8 @@ export const mcpCommand: CommandDefinition = {
   summary: 'Serve the memory tools over stdio (for MCP clients that spawn engram)',
   usage: 'mcp [options]',
   options: {},
-  details: 'stdout carries the MCP protocol; diagnostics go to stderr. Reads and writes the current project and global.',
+  details:
+    'stdout carries the MCP protocol; diagnostics go to stderr. Reads and writes the current project and global.',
   async run(invocation) {
     const { global, io } = invocation;
     noPositionals(invocation);

@@ -28,12 +28,25 @@ const MAX_URL_LENGTH = 4_096;
 /** `engram migrate`: copy a whole store into another (SQLite ↔ Postgres), verified, resumable. */
 export const migrateCommand: CommandDefinition = {
   name: 'migrate',
-  summary: 'Copy every memory, its history and vectors from one store to another (SQLite or Postgres), verified by checksums',
+  summary:
+    'Copy every memory, its history and vectors from one store to another (SQLite or Postgres), verified by checksums',
   usage: 'migrate --from <store-url> --to <store-url> [options]',
   options: {
-    from: { type: 'string', valueName: 'store-url', description: 'Store to copy: a SQLite path, sqlite://<path> or postgres://…' },
-    to: { type: 'string', valueName: 'store-url', description: 'Store to copy into: empty, or left by an interrupted migrate from the same source' },
-    'page-size': { type: 'string', valueName: 'n', description: `Records per page, each page one transaction (setting migrate.pageSize, default 500, at most ${MAX_EXPORT_PAGE})` },
+    from: {
+      type: 'string',
+      valueName: 'store-url',
+      description: 'Store to copy: a SQLite path, sqlite://<path> or postgres://…',
+    },
+    to: {
+      type: 'string',
+      valueName: 'store-url',
+      description: 'Store to copy into: empty, or left by an interrupted migrate from the same source',
+    },
+    'page-size': {
+      type: 'string',
+      valueName: 'n',
+      description: `Records per page, each page one transaction (setting migrate.pageSize, default 500, at most ${MAX_EXPORT_PAGE})`,
+    },
   },
   details: [
     'Copies memories, history and vectors verbatim (ids, times, hit counts, states, undo links), then reads both stores back',
@@ -46,14 +59,21 @@ export const migrateCommand: CommandDefinition = {
   async run(invocation) {
     const { values, io, global } = invocation;
     noPositionals(invocation);
-    if (global.store !== undefined) throw new EngramError('INVALID_INPUT', 'engram migrate names both stores with --from and --to; --store is not used.');
+    if (global.store !== undefined)
+      throw new EngramError(
+        'INVALID_INPUT',
+        'engram migrate names both stores with --from and --to; --store is not used.',
+      );
     const from = storeUrlOption(stringOption(values, 'from'), 'from');
     const to = storeUrlOption(stringOption(values, 'to'), 'to');
     const pageSizeFlag = integerOption(values, 'page-size', { min: 1, max: MAX_EXPORT_PAGE });
     const source = parseStoreUrl(from);
     const target = parseStoreUrl(to);
     if (storeIdentity(source) === storeIdentity(target)) {
-      throw new EngramError('INVALID_INPUT', `--from and --to name the same store (${displayUrl(from)}): copy into another one.`);
+      throw new EngramError(
+        'INVALID_INPUT',
+        `--from and --to name the same store (${displayUrl(from)}): copy into another one.`,
+      );
     }
     if (source.backend === 'sqlite' && !existsSync(source.path)) {
       throw new EngramError('NOT_FOUND', `No store at ${source.path} (--from): check the path.`);
@@ -67,7 +87,10 @@ export const migrateCommand: CommandDefinition = {
       const sourceStore = await openStore(from, storeOptions);
       opened.push(sourceStore);
       if (await holdsNoRecords(sourceStore)) {
-        throw new EngramError('NOT_FOUND', `The source store ${displayUrl(from)} holds no memories, history, vectors, jobs or checkpoints: nothing to copy (check --from).`);
+        throw new EngramError(
+          'NOT_FOUND',
+          `The source store ${displayUrl(from)} holds no memories, history, vectors, jobs or checkpoints: nothing to copy (check --from).`,
+        );
       }
       const targetStore = await openStore(to, storeOptions);
       opened.push(targetStore);
@@ -88,11 +111,23 @@ export const migrateCommand: CommandDefinition = {
 
 function storeUrlOption(value: string | undefined, name: 'from' | 'to'): string {
   if (value === undefined || value.trim() === '') {
-    throw new EngramError('INVALID_INPUT', `Missing --${name} <store-url>: engram migrate --from <store-url> --to <store-url>.`);
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Missing --${name} <store-url>: engram migrate --from <store-url> --to <store-url>.`,
+    );
   }
-  if (value.length > MAX_URL_LENGTH) throw new EngramError('INVALID_INPUT', `--${name} is ${value.length} characters long; a store URL has at most ${MAX_URL_LENGTH}.`);
-  if (value.includes('\u0000')) throw new EngramError('INVALID_INPUT', `--${name} holds a NUL character: not a store URL.`);
-  if (value.trim() === ':memory:') throw new EngramError('INVALID_INPUT', `--${name} :memory: is a store that vanishes on exit: name a file or a server.`);
+  if (value.length > MAX_URL_LENGTH)
+    throw new EngramError(
+      'INVALID_INPUT',
+      `--${name} is ${value.length} characters long; a store URL has at most ${MAX_URL_LENGTH}.`,
+    );
+  if (value.includes('\u0000'))
+    throw new EngramError('INVALID_INPUT', `--${name} holds a NUL character: not a store URL.`);
+  if (value.trim() === ':memory:')
+    throw new EngramError(
+      'INVALID_INPUT',
+      `--${name} :memory: is a store that vanishes on exit: name a file or a server.`,
+    );
   return value;
 }
 
@@ -136,7 +171,10 @@ function displayUrl(url: string): string {
 }
 
 /** One progress bar per phase on a terminal; nothing on a pipe. */
-function phaseProgress(stream: Parameters<typeof createProgressBar>[0]): { update: (progress: { phase: CopyPhase; done: number; total: number }) => void; finish: () => void } {
+function phaseProgress(stream: Parameters<typeof createProgressBar>[0]): {
+  update: (progress: { phase: CopyPhase; done: number; total: number }) => void;
+  finish: () => void;
+} {
   let phase: CopyPhase | undefined;
   let bar: ProgressBar | undefined;
   return {
@@ -159,9 +197,15 @@ function formatReport(report: CopyStoreReport & { from: string; to: string }): s
     ['resumed', report.resumed ? 'yes (an earlier copy had been interrupted)' : 'no'],
   ];
   for (const kind of RECORD_KINDS) {
-    fields.push([kind, `${report.target.counts[kind]} (copied ${report.written[kind]}, already there ${report.skipped[kind]})`]);
+    fields.push([
+      kind,
+      `${report.target.counts[kind]} (copied ${report.written[kind]}, already there ${report.skipped[kind]})`,
+    ]);
   }
-  fields.push(['vector space', report.vectorSpace ? `${report.vectorSpace.model} (${report.vectorSpace.dimensions} dimensions)` : 'none']);
+  fields.push([
+    'vector space',
+    report.vectorSpace ? `${report.vectorSpace.model} (${report.vectorSpace.dimensions} dimensions)` : 'none',
+  ]);
   for (const kind of RECORD_KINDS) fields.push([`checksum ${kind}`, report.target.checksums[kind]]);
   fields.push(['verified', 'counts and checksums of both stores are equal']);
   return formatFields(fields);

@@ -17,7 +17,12 @@ export const queueCommand: CommandDefinition = {
   summary: 'Show background jobs (pending, running, failed); retry a failed one; run due ones now',
   usage: 'queue [list] [--state pending,running,failed,done] [--limit n]   |   queue retry <id>   |   queue run',
   options: {
-    state: { type: 'string', multiple: true, valueName: JOB_STATES.join(','), description: 'Only jobs in these states (default pending, running, failed)' },
+    state: {
+      type: 'string',
+      multiple: true,
+      valueName: JOB_STATES.join(','),
+      description: 'Only jobs in these states (default pending, running, failed)',
+    },
     limit: { type: 'string', valueName: 'n', description: `How many jobs at most (default ${DEFAULT_LIMIT})` },
   },
   details:
@@ -27,26 +32,52 @@ export const queueCommand: CommandDefinition = {
   async run(invocation) {
     const { values, positionals } = invocation;
     const action = (positionals[0] ?? 'list') as (typeof ACTIONS)[number];
-    if (!ACTIONS.includes(action)) throw new EngramError('INVALID_INPUT', `Unknown queue action ${JSON.stringify(String(action).slice(0, 40))}: use list, retry <id> or run.`);
+    if (!ACTIONS.includes(action))
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Unknown queue action ${JSON.stringify(String(action).slice(0, 40))}: use list, retry <id> or run.`,
+      );
     const rest = positionals.slice(1);
     if (action === 'retry') {
-      if (rest.length !== 1) throw new EngramError('INVALID_INPUT', 'Missing job id: engram queue retry <id> (engram queue lists the ids).');
+      if (rest.length !== 1)
+        throw new EngramError('INVALID_INPUT', 'Missing job id: engram queue retry <id> (engram queue lists the ids).');
       return withEngram(invocation, async (opened) => {
         const job = await requireRole(opened.engram.store, 'jobs', 'engram queue').retry(rest[0]!);
-        return { data: { job: describeJob(job) }, text: `Job ${job.id} (${job.key}) is pending again; "engram queue run" runs it now, or the next extraction will.` };
+        return {
+          data: { job: describeJob(job) },
+          text: `Job ${job.id} (${job.key}) is pending again; "engram queue run" runs it now, or the next extraction will.`,
+        };
       });
     }
-    if (rest.length > 0) throw new EngramError('INVALID_INPUT', `engram queue ${action} takes no arguments (got ${JSON.stringify(rest[0]!.slice(0, 40))}).`);
+    if (rest.length > 0)
+      throw new EngramError(
+        'INVALID_INPUT',
+        `engram queue ${action} takes no arguments (got ${JSON.stringify(rest[0]!.slice(0, 40))}).`,
+      );
     if (action === 'run') {
       return withEngram(invocation, async (opened) => {
         const model = opened.engram.model;
-        const extractor = createExtractor({ engram: opened.engram, projectRoot: opened.loaded.project.root, autoStart: false, ...(model && { model }) });
+        const extractor = createExtractor({
+          engram: opened.engram,
+          projectRoot: opened.loaded.project.root,
+          autoStart: false,
+          ...(model && { model }),
+        });
         const outcomes = await extractor.drain();
-        const data = { offline: !model, outcomes: outcomes.map((outcome) => ({ job: describeJob(outcome.job), state: outcome.state, ...(outcome.state === 'done' ? { report: outcome.report } : { error: outcome.error }) })) };
+        const data = {
+          offline: !model,
+          outcomes: outcomes.map((outcome) => ({
+            job: describeJob(outcome.job),
+            state: outcome.state,
+            ...(outcome.state === 'done' ? { report: outcome.report } : { error: outcome.error }),
+          })),
+        };
         const done = outcomes.filter((outcome) => outcome.state === 'done').length;
         const lines = [
           `Ran ${outcomes.length} due job(s): ${done} done, ${outcomes.length - done} failed or waiting for a retry.${model ? '' : ' No model is configured: only explicit statements were applied.'}`,
-          ...outcomes.flatMap((outcome) => (outcome.state === 'done' ? [] : [`  ${outcome.job.id} ${outcome.state}: ${outcome.error}`])),
+          ...outcomes.flatMap((outcome) =>
+            outcome.state === 'done' ? [] : [`  ${outcome.job.id} ${outcome.state}: ${outcome.error}`],
+          ),
         ];
         return { data, text: lines.join('\n') };
       });
@@ -68,7 +99,12 @@ export const queueCommand: CommandDefinition = {
           { header: 'TRIES', value: (job: Job) => `${job.attempts}/${job.maxAttempts}`, align: 'right' },
           { header: 'QUEUED', value: (job: Job) => formatAge(job.createdAt, now), align: 'right' },
           { header: 'KEY', value: (job: Job) => job.key, minWidth: 12 },
-          { header: 'LAST ERROR', value: (job: Job) => job.lastError ?? (job.state === 'pending' && Date.parse(job.runAt) > now ? `retry at ${job.runAt}` : ''), minWidth: 12 },
+          {
+            header: 'LAST ERROR',
+            value: (job: Job) =>
+              job.lastError ?? (job.state === 'pending' && Date.parse(job.runAt) > now ? `retry at ${job.runAt}` : ''),
+            minWidth: 12,
+          },
         ],
         jobs,
         { width: invocation.io.columns, color: invocation.io.color },
@@ -82,7 +118,11 @@ function parseStates(raw: readonly string[]): JobState[] {
   if (raw.length === 0) return [...DEFAULT_STATES];
   const states = raw.flatMap((value) => value.split(',')).map((state) => state.trim());
   for (const state of states) {
-    if (!JOB_STATES.includes(state as JobState)) throw new EngramError('INVALID_INPUT', `Invalid --state ${JSON.stringify(state.slice(0, 40))}: use ${JOB_STATES.join(', ')}.`);
+    if (!JOB_STATES.includes(state as JobState))
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Invalid --state ${JSON.stringify(state.slice(0, 40))}: use ${JOB_STATES.join(', ')}.`,
+      );
   }
   return [...new Set(states as JobState[])];
 }
@@ -90,6 +130,11 @@ function parseStates(raw: readonly string[]): JobState[] {
 /** A job as the queue command shows it: everything but the payload (which holds conversation text). */
 function describeJob(job: Job): Omit<Job, 'payload'> & { sessionId?: string } {
   const { payload, ...rest } = job;
-  const sessionId = payload !== null && typeof payload === 'object' && typeof (payload as { sessionId?: unknown }).sessionId === 'string' ? (payload as { sessionId: string }).sessionId : undefined;
+  const sessionId =
+    payload !== null &&
+    typeof payload === 'object' &&
+    typeof (payload as { sessionId?: unknown }).sessionId === 'string'
+      ? (payload as { sessionId: string }).sessionId
+      : undefined;
   return { ...rest, ...(sessionId !== undefined && { sessionId }) };
 }

@@ -14,13 +14,27 @@ export const recallCommand: CommandDefinition = {
   summary: 'Find the memories most relevant to a question',
   usage: 'recall <query…> [options]',
   options: {
-    'top-k': { type: 'string', valueName: 'n', description: 'How many memories at most (setting recall.topK, default 6)' },
-    'min-score': { type: 'string', valueName: '0..1', description: 'Lowest score shown (setting recall.minScore, default 0.25)' },
-    scope: { type: 'string', multiple: true, valueName: 'a,b', description: 'Scopes to read (default: the current project and global)' },
+    'top-k': {
+      type: 'string',
+      valueName: 'n',
+      description: 'How many memories at most (setting recall.topK, default 6)',
+    },
+    'min-score': {
+      type: 'string',
+      valueName: '0..1',
+      description: 'Lowest score shown (setting recall.minScore, default 0.25)',
+    },
+    scope: {
+      type: 'string',
+      multiple: true,
+      valueName: 'a,b',
+      description: 'Scopes to read (default: the current project and global)',
+    },
     type: { type: 'string', multiple: true, valueName: TYPE_NAMES, description: 'Only these types (comma list)' },
     explain: { type: 'boolean', description: 'Show each result’s score parts: relevance, recency, importance weight' },
   },
-  details: 'The query is plain words; quotes, parentheses, AND, NEAR and * are searched as text, never as query syntax.',
+  details:
+    'The query is plain words; quotes, parentheses, AND, NEAR and * are searched as text, never as query syntax.',
   async run(invocation) {
     const { values, positionals, io } = invocation;
     const query = positionals.join(' ');
@@ -53,8 +67,18 @@ export const recallCommand: CommandDefinition = {
         // With an embedder, relevance is fused: show where each ranking put the memory (#rank value).
         ...(values.explain === true && result.memories.some((entry) => entry.parts.vector)
           ? ([
-              { header: 'TEXT', value: (entry) => (entry.parts.text ? `#${entry.parts.text.rank} ${score(entry.parts.text.relevance)}` : '-'), align: 'right' },
-              { header: 'VECTOR', value: (entry) => (entry.parts.vector ? `#${entry.parts.vector.rank} ${score(entry.parts.vector.similarity)}` : '-'), align: 'right' },
+              {
+                header: 'TEXT',
+                value: (entry) =>
+                  entry.parts.text ? `#${entry.parts.text.rank} ${score(entry.parts.text.relevance)}` : '-',
+                align: 'right',
+              },
+              {
+                header: 'VECTOR',
+                value: (entry) =>
+                  entry.parts.vector ? `#${entry.parts.vector.rank} ${score(entry.parts.vector.similarity)}` : '-',
+                align: 'right',
+              },
             ] satisfies Array<TableColumn<RankedMemory>>)
           : []),
         ...memoryColumns<RankedMemory>((entry) => entry.memory, opened.loaded.settings.recall).filter(
@@ -62,11 +86,19 @@ export const recallCommand: CommandDefinition = {
         ),
       ];
       let text = formatTable(columns, result.memories, { width: io.columns, color: io.color });
-      if (values.explain === true) text += '\n\nscore = relevance × recency × importance weight ÷ 1.5 (relevance is relative to the best match)';
+      if (values.explain === true)
+        text += '\n\nscore = relevance × recency × importance weight ÷ 1.5 (relevance is relative to the best match)';
       if (values.explain === true && result.memories.some((entry) => entry.parts.vector)) {
-        text += '\nrelevance = Σ 1/(k + rank) over the full-text (TEXT) and vector (VECTOR) rankings, k = embedding.fusionK';
+        text +=
+          '\nrelevance = Σ 1/(k + rank) over the full-text (TEXT) and vector (VECTOR) rankings, k = embedding.fusionK';
       }
-      const legend = values.explain === true ? '' : ageLegend(result.memories.map((entry) => entry.memory), opened.loaded.settings.recall);
+      const legend =
+        values.explain === true
+          ? ''
+          : ageLegend(
+              result.memories.map((entry) => entry.memory),
+              opened.loaded.settings.recall,
+            );
       if (legend !== '') text += `\n\n${legend}`;
       return { data, text };
     });

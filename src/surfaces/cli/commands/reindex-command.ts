@@ -10,7 +10,11 @@ export const reindexCommand: CommandDefinition = {
   summary: 'Compute vectors for memories that have none (all of them after an embedding model change)',
   usage: 'reindex [options]',
   options: {
-    'batch-size': { type: 'string', valueName: 'n', description: 'Memories embedded per round (setting embedding.batchSize, default 64)' },
+    'batch-size': {
+      type: 'string',
+      valueName: 'n',
+      description: 'Memories embedded per round (setting embedding.batchSize, default 64)',
+    },
   },
   details:
     'Needs an embedder (embedding.provider openai-compatible, embedding.baseUrl, embedding.model). The store records the\n' +
@@ -36,7 +40,12 @@ export const reindexCommand: CommandDefinition = {
       const fields: Array<[string, string]> = [
         ['model', `${report.model} (${report.dimensions} dimensions)`],
         ...(report.spaceChanged && report.previousSpace
-          ? ([['space changed', `from ${report.previousSpace.model} (${report.previousSpace.dimensions} dimensions): ${report.dropped} old vectors dropped`]] as Array<[string, string]>)
+          ? ([
+              [
+                'space changed',
+                `from ${report.previousSpace.model} (${report.previousSpace.dimensions} dimensions): ${report.dropped} old vectors dropped`,
+              ],
+            ] as Array<[string, string]>)
           : []),
         ['embedded', String(report.embedded)],
         ['skipped', String(report.skipped)],

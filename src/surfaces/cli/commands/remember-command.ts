@@ -19,7 +19,10 @@ export const rememberCommand: CommandDefinition = {
     description: { type: 'string', valueName: 'text', description: 'One-line description (default: the first line)' },
     importance: { type: 'string', valueName: '0..1', description: 'Importance from 0 to 1 (default 0.5)' },
     scope: { type: 'string', valueName: 'scope', description: 'Scope to write to (default: the current project)' },
-    'no-dedupe': { type: 'boolean', description: 'Always add a new memory, even when one in the scope says nearly the same' },
+    'no-dedupe': {
+      type: 'boolean',
+      description: 'Always add a new memory, even when one in the scope says nearly the same',
+    },
   },
   details:
     'Example: engram remember --type feedback "Integration tests use the real database, no mocks."\n' +
@@ -30,7 +33,10 @@ export const rememberCommand: CommandDefinition = {
       throw new EngramError('INVALID_INPUT', 'Give the text as arguments or with --stdin, not both.');
     }
     if (values.stdin !== true && positionals.length === 0) {
-      throw new EngramError('INVALID_INPUT', 'Nothing to remember: engram remember <text…>, or pipe it in with --stdin.');
+      throw new EngramError(
+        'INVALID_INPUT',
+        'Nothing to remember: engram remember <text…>, or pipe it in with --stdin.',
+      );
     }
     const type = stringOption(values, 'type');
     const importance = numberOption(values, 'importance');
@@ -58,13 +64,18 @@ export const rememberCommand: CommandDefinition = {
       );
       const { memory } = result;
       if (result.action === 'merged') {
-        const undo = result.changeId ? `; "engram undo ${result.changeId}" reverts the update` : '; it already said this, nothing changed';
+        const undo = result.changeId
+          ? `; "engram undo ${result.changeId}" reverts the update`
+          : '; it already said this, nothing changed';
         return {
           data: result,
           text: `Updated existing memory ${memory.id} (${memory.name}, similarity ${result.similarity!.toFixed(2)}) instead of adding a near-duplicate${undo}.`,
         };
       }
-      return { data: result, text: `Remembered ${memory.id} (${memory.type}, ${memory.scope}): ${memory.name} — ${oneLine(memory.description)}` };
+      return {
+        data: result,
+        text: `Remembered ${memory.id} (${memory.type}, ${memory.scope}): ${memory.name} — ${oneLine(memory.description)}`,
+      };
     });
   },
 };

@@ -8,7 +8,12 @@ export const restoreCommand: CommandDefinition = {
   summary: 'Bring an archived memory back into recall',
   usage: 'restore <id> [options]',
   options: {
-    scope: { type: 'string', multiple: true, valueName: 'a,b', description: 'Scopes to look in (default: the current project and global)' },
+    scope: {
+      type: 'string',
+      multiple: true,
+      valueName: 'a,b',
+      description: 'Scopes to look in (default: the current project and global)',
+    },
   },
   async run(invocation) {
     const id = singlePositional(invocation, 'id');

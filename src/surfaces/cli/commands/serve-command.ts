@@ -7,9 +7,21 @@ export const serveCommand: CommandDefinition = {
   summary: 'Run the HTTP service: JSON REST API and MCP at /mcp',
   usage: 'serve [--host <host>] [--port <port>] [--token <token>] [options]',
   options: {
-    host: { type: 'string', valueName: 'host', description: 'Address to bind (setting server.host, default 127.0.0.1); beyond loopback a token is required' },
-    port: { type: 'string', valueName: 'port', description: 'Port (setting server.port, default 7437; 0 picks a free one)' },
-    token: { type: 'string', valueName: 'token', description: 'Bearer token required on every request (setting server.token; prefer ENGRAM_TOKEN)' },
+    host: {
+      type: 'string',
+      valueName: 'host',
+      description: 'Address to bind (setting server.host, default 127.0.0.1); beyond loopback a token is required',
+    },
+    port: {
+      type: 'string',
+      valueName: 'port',
+      description: 'Port (setting server.port, default 7437; 0 picks a free one)',
+    },
+    token: {
+      type: 'string',
+      valueName: 'token',
+      description: 'Bearer token required on every request (setting server.token; prefer ENGRAM_TOKEN)',
+    },
   },
   details: 'Runs until SIGINT or SIGTERM, then finishes in-flight requests and exits.',
   async run(invocation) {

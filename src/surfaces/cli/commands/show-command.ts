@@ -8,7 +8,12 @@ export const showCommand: CommandDefinition = {
   summary: 'Show one memory and its history',
   usage: 'show <id> [options]',
   options: {
-    scope: { type: 'string', multiple: true, valueName: 'a,b', description: 'Scopes to look in (default: the current project and global)' },
+    scope: {
+      type: 'string',
+      multiple: true,
+      valueName: 'a,b',
+      description: 'Scopes to look in (default: the current project and global)',
+    },
   },
   async run(invocation) {
     const id = singlePositional(invocation, 'id');

@@ -8,7 +8,12 @@ export const statsCommand: CommandDefinition = {
   summary: 'Count memories by state, type and scope',
   usage: 'stats [options]',
   options: {
-    scope: { type: 'string', multiple: true, valueName: 'a,b', description: 'Scopes to count (default: the current project and global)' },
+    scope: {
+      type: 'string',
+      multiple: true,
+      valueName: 'a,b',
+      description: 'Scopes to count (default: the current project and global)',
+    },
     all: { type: 'boolean', description: 'Count every scope in the store' },
   },
   async run(invocation) {

@@ -7,7 +7,12 @@ export const undoCommand: CommandDefinition = {
   summary: 'Revert one change by its change id (see "engram show <id>")',
   usage: 'undo <change-id> [options]',
   options: {
-    scope: { type: 'string', multiple: true, valueName: 'a,b', description: 'Scopes the memory may be in (default: the current project and global)' },
+    scope: {
+      type: 'string',
+      multiple: true,
+      valueName: 'a,b',
+      description: 'Scopes the memory may be in (default: the current project and global)',
+    },
   },
   async run(invocation) {
     const changeId = singlePositional(invocation, 'change-id');
