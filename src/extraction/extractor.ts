@@ -218,9 +218,7 @@ export class Extractor {
    * applied once whatever reads them (`appliedBefore` counts those skipped for that). A store without
    * the roles extraction runs on applies nothing (warning `extraction-queue-unavailable`).
    */
-  async applyExplicitOnly(
-    conversation: Conversation,
-  ): Promise<{
+  async applyExplicitOnly(conversation: Conversation): Promise<{
     written: WrittenMemory[];
     warnings: string[];
     messages: number;

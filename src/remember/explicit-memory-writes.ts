@@ -135,14 +135,12 @@ export async function findForgetTarget(
       ),
     }))
     .sort((a, b) => b.coverage - a.coverage || b.overlap - a.overlap);
-  const candidates = scored
-    .slice(0, 5)
-    .map(({ memory, coverage, overlap }) => ({
-      id: memory.id,
-      name: memory.name,
-      coverage: round(coverage),
-      overlap: round(overlap),
-    }));
+  const candidates = scored.slice(0, 5).map(({ memory, coverage, overlap }) => ({
+    id: memory.id,
+    name: memory.name,
+    coverage: round(coverage),
+    overlap: round(overlap),
+  }));
   const qualified = scored
     .filter((entry) => entry.coverage >= settings.forgetMinCoverage)
     .sort((a, b) => b.overlap - a.overlap || b.coverage - a.coverage);

@@ -129,15 +129,13 @@ describe.skipIf(!serverUrl)(
         let overlap = 0;
         let wanted = 0;
         // Random queries, and each very common word alone (more matches than any pool).
-        const common = words
-          .slice(0, 5)
-          .flatMap((word) =>
-            [0, 5, 10, 15].map((scope) => ({
-              scopes: [`project:p${scope}`, `project:p${scope + 1}`],
-              terms: [word],
-              limit: 10,
-            })),
-          );
+        const common = words.slice(0, 5).flatMap((word) =>
+          [0, 5, 10, 15].map((scope) => ({
+            scopes: [`project:p${scope}`, `project:p${scope + 1}`],
+            terms: [word],
+            limit: 10,
+          })),
+        );
         for (const search of [...queries(words, 150, 12), ...common]) {
           // A limit of 50 is the candidate pool: fewer hits than that means every match was ranked.
           const wide = { ...search, limit: 50 };
