@@ -122,7 +122,8 @@ export interface MemoryAgentTurnResult extends AgentTurnResult {
  * const turn = new MemoryTurn({ engram, extractor });
  * const system = `${await turn.staticPart()}\n${basePrompt}`;
  * const injection = await turn.beforeRequest(userMessage, { staticPart: false });
- * messages.push({ role: 'user', content: injection.block }, { role: 'user', content: userMessage });
+ * if (injection.block !== '') messages.push({ role: 'user', content: injection.block });
+ * messages.push({ role: 'user', content: userMessage });
  * // … the model answers with `system` and `messages` …
  * void turn.afterResponse({ sessionId, messages: conversationSoFar });
  * @example
@@ -321,7 +322,8 @@ export class MemoryTurn {
   /**
    * One agent turn on a Session with memory: `beforeRequest` for the message, its block (then the host's
    * `context`) as the turn's context, runAgentTurn, then `afterResponse`. The user's turn is over
-   * when it returns (an answer, or the tool-round cap), so it is queued as final.
+   * when it returns (an answer, or the tool-round cap), so it is queued as final. When runAgentTurn
+   * throws before the block reached the session, what this turn surfaced is taken back.
    */
   async run(session: Session, options: MemoryAgentTurnOptions): Promise<MemoryAgentTurnResult> {
     if (options === null || typeof options !== 'object')
