@@ -86,7 +86,6 @@ export {
   type MemoryAgentTurnResult,
 } from './agent/memory-turn.js';
 export {
-  DEFAULT_RECALL_TIME_CAP_MS,
   type MemoryInjection,
   type MemoryTurnError,
   type MemoryTurnEvent,

@@ -25,7 +25,6 @@ const ENTRIES: readonly PinnedEntry[] = [
     source: 'src/index.ts',
     load: () => import('../src/index.js'),
     values: [
-      'DEFAULT_RECALL_TIME_CAP_MS',
       'DEFAULT_SETTINGS',
       'Engram',
       'EngramError',

@@ -62,9 +62,7 @@ export type MemoryTurnEvent =
   | { type: 'extraction-deferred'; sessionId: string }
   | { type: 'extraction-failed'; sessionId: string; error: MemoryTurnError };
 
-/** The recall time cap when the caller names none: a hook's whole deadline is about this. */
-export const DEFAULT_RECALL_TIME_CAP_MS = 1_000;
-/** Longest time cap accepted (10 minutes). */
+/** Longest time cap accepted (10 minutes): the maximum of `recall.timeCapMs` and `recall.llmTimeoutMs` too, so every value they take starts a memory turn. */
 export const MAX_RECALL_TIME_CAP_MS = 600_000;
 
 /** The error as plain data. */

@@ -11,7 +11,6 @@ import { recordHits } from '../recall/recall-memories.js';
 import type { Session } from '../session/session.js';
 import { runAgentTurn, type AgentTurnOptions, type AgentTurnResult } from './agent-turn.js';
 import {
-  DEFAULT_RECALL_TIME_CAP_MS,
   MAX_RECALL_TIME_CAP_MS,
   emptyInjection,
   later,
@@ -50,9 +49,12 @@ export interface MemoryTurnOptions {
   scopes?: readonly Scope[];
   /** Token budget of the `<memory_context>` block (default `injection.maxTokens`). */
   maxTokens?: number;
-  /** How long the before-request step may take before the request goes on without memory (default 1,000 ms). */
+  /** How long the before-request step may take before the request goes on without memory (default `recall.timeCapMs`, 1,000 ms). */
   recallTimeoutMs?: number;
-  /** `false`: the before-request step recalls nothing (the after-response step still queues). Default true. */
+  /**
+   * `false`: the turn reads no memory at all, the static part (the MEMORY.md index) included, since it
+   * is memory too; the after-response step still queues. Default true.
+   */
   recall?: boolean;
   /**
    * Leave out memories already surfaced in this conversation (default true): right when the injected
@@ -109,12 +111,29 @@ export interface MemoryAgentTurnResult extends AgentTurnResult {
  * queues extraction of the new messages without delaying the caller; `run` does both around an agent
  * turn on a Session. A class because a conversation has state: the surfaced set (restorable), the
  * static part kept byte-stable for the prompt cache, and the queueing still in flight (`flush`).
+ *
+ * A host that runs one process per prompt (a Claude Code hook) restores the surfaced set with
+ * `surfaced`, saves `surfacedIds()`, awaits `flush()` before it exits, and builds its Extractor with
+ * `autoStart: false`: else the extractor's polling worker keeps the process alive (the queued jobs
+ * are durable in the store; a detached worker or `engram serve` runs them).
  * @example
+ * // Chat style: the block goes into the conversation once (a context message before the user's) and
+ * // stays there, so memories surfaced earlier are left out; the system prompt is built once.
  * const turn = new MemoryTurn({ engram, extractor });
- * const injection = await turn.beforeRequest(userMessage);
+ * const system = `${await turn.staticPart()}\n${basePrompt}`;
+ * const injection = await turn.beforeRequest(userMessage, { staticPart: false });
+ * if (injection.block !== '') messages.push({ role: 'user', content: injection.block });
+ * messages.push({ role: 'user', content: userMessage });
+ * // … the model answers with `system` and `messages` …
+ * void turn.afterResponse({ sessionId, messages: conversationSoFar });
+ * @example
+ * // Client-wrapper style: the whole prompt is rebuilt on every request, so nothing injected before
+ * // is still there: excludeSurfaced false gives earlier memories again when they still fit.
+ * const turn = new MemoryTurn({ engram, extractor, excludeSurfaced: false });
+ * const injection = await turn.beforeRequest(lastUserMessage);
  * const system = `${injection.staticPart}\n${basePrompt}\n${injection.block}`;
  * // … the model answers …
- * void turn.afterResponse({ sessionId, messages });
+ * void turn.afterResponse({ sessionId, messages: conversationSoFar });
  */
 export class MemoryTurn {
   readonly #engram: MemoryTurnEngram;
@@ -172,7 +191,7 @@ export class MemoryTurn {
       MAX_TOKENS,
     );
     this.#timeoutMs = checkInteger(
-      options.recallTimeoutMs ?? DEFAULT_RECALL_TIME_CAP_MS,
+      options.recallTimeoutMs ?? engram.settings.recall.timeCapMs,
       'recallTimeoutMs',
       1,
       MAX_RECALL_TIME_CAP_MS,
@@ -238,7 +257,7 @@ export class MemoryTurn {
     return this.#injected(staticPart, context, budget, controller.signal.aborted);
   }
 
-  /** The static part alone (a session's start, a system prompt built once): fails open to ''. */
+  /** The static part alone (a session's start, a system prompt built once): fails open to '', and is '' with `recall: false`. */
   async staticPart(options: { signal?: AbortSignal } = {}): Promise<string> {
     return (await this.beforeRequest('', { ...(options.signal && { signal: options.signal }) })).staticPart;
   }
@@ -259,7 +278,11 @@ export class MemoryTurn {
   afterResponse(conversation: Conversation, options: AfterResponseOptions = {}): Promise<ExtractionQueueResult> {
     const given = (conversation as Partial<Conversation> | null)?.sessionId;
     const sessionId = typeof given === 'string' ? given.slice(0, MAX_ID_LENGTH) : '';
-    if (!this.#extractor) return Promise.resolve({ status: 'off', jobs: 0, messages: 0 });
+    if (!this.#extractor) {
+      // Nothing will be told of them: kept, the map would grow for as long as the conversation runs.
+      this.#unqueued.clear();
+      return Promise.resolve({ status: 'off', jobs: 0, messages: 0 });
+    }
     // Copied now: the caller's conversation may grow before the work runs.
     const snapshot = snapshotConversation(conversation);
     const final = typeof options?.final === 'boolean' ? options.final : !endsInToolCall(snapshot?.messages);
@@ -299,18 +322,35 @@ export class MemoryTurn {
   /**
    * One agent turn on a Session with memory: `beforeRequest` for the message, its block (then the host's
    * `context`) as the turn's context, runAgentTurn, then `afterResponse`. The user's turn is over
-   * when it returns (an answer, or the tool-round cap), so it is queued as final.
+   * when it returns (an answer, or the tool-round cap), so it is queued as final. When runAgentTurn
+   * throws before the block reached the session, what this turn surfaced is taken back.
    */
   async run(session: Session, options: MemoryAgentTurnOptions): Promise<MemoryAgentTurnResult> {
     if (options === null || typeof options !== 'object')
       throw new EngramError('INVALID_INPUT', 'run() takes { content, ... }.');
+    const surfacedBefore = new Set(this.#surfaced);
     const injection = await this.beforeRequest(contentText(options.content), {
       staticPart: false,
       ...(options.signal && { signal: options.signal }),
     });
     const context = [injection.block, options.context ?? ''].filter((part) => part !== '').join('\n\n');
     const { context: _hostContext, ...turn } = options;
-    const result = await runAgentTurn(session, { ...turn, ...(context !== '' && { context }) });
+    const start = session.messages.length;
+    let result: AgentTurnResult;
+    try {
+      result = await runAgentTurn(session, { ...turn, ...(context !== '' && { context }) });
+    } catch (error) {
+      // Refused before the block reached the session (an abort, PAYLOAD_TOO_LARGE): the model never saw
+      // these memories, so they are not surfaced and the next message may recall them again.
+      const added = session.messages
+        .slice(start)
+        .some((message) => message.meta === true && message.content === context);
+      if (!added) {
+        // A memory surfaced by an earlier turn (excludeSurfaced false) is still in the context from then.
+        this.#unsurface(injection.memories.map((entry) => entry.memory.id).filter((id) => !surfacedBefore.has(id)));
+      }
+      throw error;
+    }
     const extraction = this.afterResponse(sessionConversation(session.sessionId, session.messages), { final: true });
     return { ...result, injection, extraction };
   }
@@ -334,6 +374,14 @@ export class MemoryTurn {
   /** Waits for the queueing and hit recording still in flight (before a process exits, or a close). Never rejects. */
   async flush(): Promise<void> {
     while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+
+  /** Takes back what one injection newly surfaced, when it never reached the model. */
+  #unsurface(ids: readonly string[]): void {
+    for (const id of ids) {
+      this.#surfaced.delete(id);
+      this.#unqueued.delete(id);
+    }
   }
 
   async #context(
@@ -417,12 +465,14 @@ export class MemoryTurn {
     for (const entry of memories) {
       this.#surfaced.delete(entry.memory.id);
       this.#surfaced.add(entry.memory.id);
-      this.#unqueued.set(entry.memory.id, {
-        id: entry.memory.id,
-        name: entry.memory.name,
-        type: entry.memory.type,
-        content: entry.memory.content,
-      });
+      // Only an extractor is told which memories were known; without one nothing would empty the map.
+      if (this.#extractor)
+        this.#unqueued.set(entry.memory.id, {
+          id: entry.memory.id,
+          name: entry.memory.name,
+          type: entry.memory.type,
+          content: entry.memory.content,
+        });
     }
     while (this.#surfaced.size > MAX_SURFACED) this.#surfaced.delete(this.#surfaced.values().next().value!);
     const tokens = { staticPart: staticPart.tokens, block: context.tokens.block, budget };

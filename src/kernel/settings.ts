@@ -204,7 +204,15 @@ const SETTINGS_TABLE = {
       'Least recency weight age can leave a memory (0..1): weight = floor + (1 - floor) x recencyBase^days',
       { maximum: 1 },
     ),
-    llmTimeoutMs: number(10_000, 'How long the LLM retriever may take before recall falls back to ranking alone'),
+    llmTimeoutMs: integer(10_000, 'How long the LLM retriever may take before recall falls back to ranking alone', {
+      minimum: 1,
+      maximum: 600_000,
+    }),
+    timeCapMs: integer(1_000, 'How long the memory turn may recall before a request goes on without memory', {
+      minimum: 1,
+      maximum: 600_000,
+      env: 'ENGRAM_RECALL_TIME_CAP_MS',
+    }),
     llmMaxOutputTokens: number(256, 'Output token cap of the LLM retriever call'),
     llmQueryMaxTokens: number(2_000, 'Longest user message shown to the LLM retriever (longer is cut)'),
   },

@@ -1,4 +1,5 @@
 import { EngramError } from '../kernel/errors.js';
+import { DEFAULT_SETTINGS } from '../kernel/settings.js';
 import { sanitizeMemoryFields } from '../privacy/memory-privacy.js';
 import { assertScope, type Scope } from './scope.js';
 
@@ -89,10 +90,11 @@ export interface MemoryLimits {
   maxDescriptionLength: number;
 }
 
+/** The `memory.*` settings' defaults, for callers that pass no limits. */
 export const DEFAULT_MEMORY_LIMITS: MemoryLimits = {
-  maxContentBytes: 64 * 1024,
-  maxNameLength: 80,
-  maxDescriptionLength: 300,
+  maxContentBytes: DEFAULT_SETTINGS.memory.maxContentBytes,
+  maxNameLength: DEFAULT_SETTINGS.memory.maxNameLength,
+  maxDescriptionLength: DEFAULT_SETTINGS.memory.maxDescriptionLength,
 };
 
 export const DEFAULT_MEMORY_TYPE: MemoryType = 'project';

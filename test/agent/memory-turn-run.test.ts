@@ -115,6 +115,79 @@ describe('MemoryTurn.run: one agent turn on a Session with memory', () => {
     ]);
   });
 
+  it('a message the session refuses as too large leaves its memories unsurfaced: the next request still gets them', async () => {
+    const engram = await openEngram();
+    const deploy = await engram.remember({
+      name: 'deploy-region',
+      content: 'The API deploys to the Frankfurt region (eu-central-1).',
+      type: 'project',
+    });
+    const memoryTurn = new MemoryTurn({ engram });
+    const session = new Session({ model: new ScriptedLanguageModel({ script: [] }), sessionId: 'chat-4' });
+    const question = 'Where does the API deploy, Frankfurt?';
+
+    let refused: unknown;
+    await memoryTurn.run(session, { content: `${question} ${'More detail here. '.repeat(60_000)}` }).catch((error) => {
+      refused = error;
+    });
+
+    expect((refused as { code?: string } | undefined)?.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(session.messages).toHaveLength(0);
+    expect(memoryTurn.hasSurfaced(deploy.id)).toBe(false);
+    const again = await memoryTurn.beforeRequest(question);
+    expect(again.memories.map((entry) => entry.memory.id)).toEqual([deploy.id]);
+  });
+
+  it('an aborted turn takes back only what it surfaced, and the extractor is not told of it', async () => {
+    const engram = await openEngram();
+    const deploy = await engram.remember({
+      name: 'deploy-region',
+      content: 'The API deploys to the Frankfurt region (eu-central-1).',
+      type: 'project',
+    });
+    const schedule = await engram.remember({
+      name: 'deploy-schedule',
+      content: 'Deploys to Frankfurt happen on Tuesdays.',
+      type: 'project',
+    });
+    const extractor = new Extractor({ engram, autoStart: false });
+    cleanups.push(() => extractor.stop());
+    const controller = new AbortController();
+    // A rebuilt-prompt host that surfaced deploy-region earlier; Ctrl-C once the memories are chosen.
+    const memoryTurn = new MemoryTurn({
+      engram,
+      extractor,
+      excludeSurfaced: false,
+      surfaced: [deploy.id],
+      onEvent: (event) => {
+        if (event.type === 'memory-injected') controller.abort();
+      },
+    });
+    const session = new Session({ model: new ScriptedLanguageModel({ script: [] }), sessionId: 'chat-5' });
+
+    let aborted: unknown;
+    await memoryTurn
+      .run(session, { content: 'Where and when do deploys to Frankfurt happen?', signal: controller.signal })
+      .catch((error) => {
+        aborted = error;
+      });
+
+    expect(aborted).toBeDefined();
+    expect(session.messages).toHaveLength(0);
+    expect(memoryTurn.hasSurfaced(schedule.id)).toBe(false);
+    expect(memoryTurn.hasSurfaced(deploy.id)).toBe(true);
+    const queued = await memoryTurn.afterResponse({
+      sessionId: 'chat-5',
+      messages: [
+        { id: 'u1', role: 'user', text: 'Hello.' },
+        { id: 'a1', role: 'assistant', text: 'Hello.' },
+      ],
+    });
+    expect(queued).toMatchObject({ status: 'queued' });
+    const [job] = await engram.store.jobs!.list({ queue: EXTRACTION_QUEUE });
+    expect((job!.payload as ExtractionJobPayload).recalled.map((memory) => memory.id)).not.toContain(schedule.id);
+  });
+
   it('a store that fails leaves the turn to run without memory', async () => {
     const engram = await openEngram();
     const events: string[] = [];

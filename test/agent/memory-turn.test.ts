@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryTurn, type MemoryTurnOptions } from '../../src/agent/memory-turn.js';
-import type { MemoryTurnEvent } from '../../src/agent/memory-injection.js';
+import { MAX_RECALL_TIME_CAP_MS, type MemoryTurnEvent } from '../../src/agent/memory-injection.js';
 import { OpenAiCompatibleEmbedder } from '../../src/adapters/embedding/openai-compatible-embedder.js';
 import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
 import type { Conversation, ConversationMessage } from '../../src/contracts/conversation.js';
@@ -14,7 +14,7 @@ import { Engram } from '../../src/engram.js';
 import { EXTRACTION_QUEUE, type ExtractionJobPayload } from '../../src/extraction/extraction-job-payload.js';
 import { Extractor } from '../../src/extraction/extractor.js';
 import { EngramError } from '../../src/kernel/errors.js';
-import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
+import { DEFAULT_SETTINGS, checkSetting, findSettingDefinition, type Settings } from '../../src/kernel/settings.js';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../../src/testing/openai-compatible-embeddings-server.js';
 import { ScriptedLanguageModel } from '../../src/testing/scripted-language-model.js';
 
@@ -502,6 +502,32 @@ describe('MemoryTurn with hostile input', () => {
     const kept = new MemoryTurn({ engram, surfaced: many }).surfacedIds();
     expect(kept).toHaveLength(10_000);
     expect(kept[0]).toBe('mem_5');
+  });
+
+  it('starts with every time cap the settings accept: recall.timeCapMs, and recall.llmTimeoutMs as engram chat passes it', async () => {
+    const { engram } = await fixture();
+    for (const path of ['recall.timeCapMs', 'recall.llmTimeoutMs']) {
+      const definition = findSettingDefinition(path);
+      if (definition?.type !== 'number') throw new Error(`${path} is a number setting`);
+      expect(definition, path).toMatchObject({ integer: true, minimum: 1, maximum: MAX_RECALL_TIME_CAP_MS });
+      for (const value of [definition.minimum, definition.default, definition.maximum!]) {
+        const settings = structuredClone(DEFAULT_SETTINGS) as Settings;
+        settings.recall.timeCapMs = path === 'recall.timeCapMs' ? value : settings.recall.timeCapMs;
+        settings.recall.llmTimeoutMs = path === 'recall.llmTimeoutMs' ? value : settings.recall.llmTimeoutMs;
+        const configured = new Engram({ store: engram.store, settings, defaultScope: PROJECT, actor: 'test' });
+        expect(() => new MemoryTurn({ engram: configured })).not.toThrow();
+        expect(
+          () =>
+            new MemoryTurn({
+              engram: configured,
+              recallTimeoutMs: Math.max(settings.recall.timeCapMs, settings.recall.llmTimeoutMs),
+            }),
+        ).not.toThrow();
+      }
+      // What the table refuses, the memory turn would refuse too.
+      for (const value of [0, 1.5, MAX_RECALL_TIME_CAP_MS + 1])
+        expect(() => checkSetting(path as 'recall.timeCapMs', value), `${path} ${value}`).toThrow(EngramError);
+    }
   });
 
   it('a malformed conversation or recalled list is reported, never thrown, and the next good call still queues', async () => {

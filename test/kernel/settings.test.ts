@@ -23,6 +23,7 @@ const ENVIRONMENT_VARIABLES: ReadonlyArray<[string, string]> = [
   ['project.id', 'ENGRAM_PROJECT'],
   ['recall.topK', 'ENGRAM_TOP_K'],
   ['recall.minScore', 'ENGRAM_MIN_SCORE'],
+  ['recall.timeCapMs', 'ENGRAM_RECALL_TIME_CAP_MS'],
   ['session.modelContextWindows', 'ENGRAM_MODEL_CONTEXT_WINDOWS'],
   ['notes.templatePath', 'ENGRAM_NOTES_TEMPLATE'],
   ['notes.promptPath', 'ENGRAM_NOTES_PROMPT'],

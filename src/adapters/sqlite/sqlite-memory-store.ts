@@ -152,7 +152,9 @@ export class SqliteMemoryStore implements MemoryStore {
     }
     const db = guard(() => new Database(path));
     try {
-      guard(() => db.pragma(`busy_timeout = ${Math.floor(this.#options.busyTimeoutMs ?? 5_000)}`));
+      guard(() =>
+        db.pragma(`busy_timeout = ${Math.floor(this.#options.busyTimeoutMs ?? DEFAULT_SETTINGS.store.busyTimeoutMs)}`),
+      );
       // Refuse a newer schema before anything (even the journal mode) writes to the file.
       guard(() => assertSchemaNotNewer(db, path));
       guard(() => {

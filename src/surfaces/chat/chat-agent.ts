@@ -9,11 +9,7 @@ import type { WrittenMemory } from '../../extraction/extraction-report.js';
 import { findForgetTarget, type ForgetCandidate } from '../../remember/explicit-memory-writes.js';
 import type { LanguageModel, SystemBlock, ToolUseBlock } from '../../contracts/language-model.js';
 import type { AgentTurnResult } from '../../agent/agent-turn.js';
-import {
-  DEFAULT_RECALL_TIME_CAP_MS,
-  type MemoryInjection,
-  type MemoryTurnEvent,
-} from '../../agent/memory-injection.js';
+import type { MemoryInjection, MemoryTurnEvent } from '../../agent/memory-injection.js';
 import { MemoryTurn } from '../../agent/memory-turn.js';
 import type { CompactionResult } from '../../session/compaction/compaction.js';
 import type { OpenedSession } from '../../node/session-open.js';
@@ -156,8 +152,10 @@ export class ChatAgent {
     const memoryTurn = new MemoryTurn({
       engram: options.engram,
       ...(extractor && { extractor }),
+      // Unset, the memory turn picks with the engram's own model, as sideModel's fallback does here.
+      ...(options.sideModel && { selectionModel: options.sideModel }),
       // A person at the terminal waits for the LLM retriever as long as its own timeout allows.
-      recallTimeoutMs: Math.max(DEFAULT_RECALL_TIME_CAP_MS, settings.recall.llmTimeoutMs),
+      recallTimeoutMs: Math.max(settings.recall.timeCapMs, settings.recall.llmTimeoutMs),
       onEvent: (event) => agent && agent.#memoryEvent(event),
     });
     const system = systemPrompt(await memoryTurn.staticPart(), instructions);
@@ -316,7 +314,7 @@ export class ChatAgent {
     await this.session.close({ abortBackground: true });
   }
 
-  /** What /memory lists of a turn's injection; a degraded capability (no embedder: full-text recall) is said once, not every turn. */
+  /** What /memory lists of a turn's injection; a degraded capability (full-text recall only) is said once, not every turn. */
   #noteInjection(injection: MemoryInjection): Array<{ id: string; name: string }> {
     for (const warning of injection.warnings) {
       // Said by the memory event, with its reason.
@@ -325,7 +323,9 @@ export class ChatAgent {
       this.#warned.add(warning);
       this.#notice(
         'warning',
-        warning === 'vector-search-unavailable' ? 'recall is full-text only (no embedder configured)' : warning,
+        warning === 'vector-search-unavailable'
+          ? 'recall is full-text only (no embedder configured, or the store keeps no vectors)'
+          : warning,
       );
     }
     const recalled = injection.memories.map((entry) => ({ id: entry.memory.id, name: entry.memory.name }));
