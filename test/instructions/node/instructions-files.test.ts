@@ -8,8 +8,8 @@ import {
   formatInstructions,
   loadInstructions,
   type InstructionSet,
-} from '../../src/instructions/node/instruction-files.js';
-import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
+} from '../../../src/instructions/node/instruction-files.js';
+import { DEFAULT_SETTINGS } from '../../../src/kernel/settings.js';
 
 let root: string;
 let home: string;
