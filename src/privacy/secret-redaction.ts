@@ -12,8 +12,7 @@ import { PLACEHOLDER_PREFIX, type Detector, type Emit, type SecretKind, type Sec
 import { pemDetector, PROVIDER_DETECTORS } from './secret-provider-patterns.js';
 import { URL_SPAN, urlPasswordDetector, urlPathDetector, urlQueryDetector } from './secret-url-detectors.js';
 
-export { HIGH_ENTROPY_RULE, isHighEntropyToken, shannonEntropy } from './high-entropy-token.js';
-export { SECRET_KINDS, type SecretKind, type SecretMatch } from './secret-detector.js';
+export type { SecretKind } from './secret-detector.js';
 
 /**
  * Secret redaction (SPEC §3, "never stored"): finds credentials in text and replaces each with a
