@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 // The layering rules of docs/ARCHITECTURE.md, checked on the source itself: I/O only where it is
@@ -9,7 +10,9 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SRC = join(ROOT, 'src');
 
 const IO_MODULES = [
-  /^(node:)?(fs|fs\/promises|child_process|net|http|https|http2|os|readline|readline\/promises|tty|worker_threads|dgram|dns|cluster|sqlite)$/,
+  /^(node:)?(fs|fs\/promises|child_process|net|http|https|http2|tls|os|readline|readline\/promises|tty|repl)$/,
+  /^(node:)?(worker_threads|cluster|dgram|dns|dns\/promises|module|vm|inspector|inspector\/promises|v8|wasi)$/,
+  /^(node:)?(trace_events|sqlite)$/,
   /^better-sqlite3$/,
   /^@photostructure\/sqlite$/,
   /^pg$/,
@@ -21,8 +24,13 @@ const IO_MODULES = [
   /^playwright-core$/,
 ];
 
+/**
+ * One way a file reaches other code at run time. `specifier` is absent for a dynamic `import()` whose
+ * argument is not a literal: no scan can tell where it leads.
+ */
 interface RuntimeImport {
-  specifier: string;
+  kind: 'static' | 'dynamic' | 'require' | 'createRequire';
+  specifier?: string;
   line: number;
 }
 
@@ -34,33 +42,75 @@ function sourceFiles(directory: string): string[] {
   });
 }
 
-/** Imports that exist at run time: type-only imports and exports are erased by the compiler. */
-export function runtimeImports(text: string): RuntimeImport[] {
-  const found: RuntimeImport[] = [];
-  const lineOf = (index: number) => text.slice(0, index).split('\n').length;
-  const statement = /(?:^|\n)\s*(import|export)\s+(type\s+)?([^'";]*?)\s*from\s*['"]([^'"]+)['"]/g;
-  for (const match of text.matchAll(statement)) {
-    if (match[2]) continue;
-    const clause = match[3] ?? '';
-    if (match[1] === 'export' && !clause.includes('{') && !clause.includes('*')) continue;
-    const braces = /\{([^}]*)\}/.exec(clause);
-    const outside = clause
-      .replace(/\{[^}]*\}/, '')
-      .replace(/,/g, '')
-      .trim();
-    if (braces && !outside) {
-      const names = braces[1]!
-        .split(',')
-        .map((name) => name.trim())
-        .filter(Boolean);
-      if (names.length > 0 && names.every((name) => name.startsWith('type '))) continue;
-    }
-    found.push({ specifier: match[4]!, line: lineOf(match.index ?? 0) });
+/** The text of a string literal or of a template literal without substitutions, else undefined. */
+function literalText(node: ts.Node | undefined): string | undefined {
+  return node !== undefined && (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node))
+    ? node.text
+    : undefined;
+}
+
+/** Does this import or export declaration survive compilation (type-only ones are erased)? */
+function isRuntimeDeclaration(node: ts.ImportDeclaration | ts.ExportDeclaration): boolean {
+  if (ts.isImportDeclaration(node)) {
+    const clause = node.importClause;
+    if (clause === undefined) return true; // import './side-effect.js'
+    if (clause.isTypeOnly) return false;
+    if (clause.name !== undefined) return true;
+    const bindings = clause.namedBindings;
+    if (bindings === undefined || ts.isNamespaceImport(bindings)) return true;
+    return bindings.elements.length === 0 || !bindings.elements.every((element) => element.isTypeOnly);
   }
-  for (const match of text.matchAll(/(?:^|\n)\s*import\s*['"]([^'"]+)['"]/g))
-    found.push({ specifier: match[1]!, line: lineOf(match.index ?? 0) });
-  for (const match of text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g))
-    found.push({ specifier: match[1]!, line: lineOf(match.index ?? 0) });
+  if (node.isTypeOnly) return false;
+  const clause = node.exportClause;
+  if (clause === undefined || ts.isNamespaceExport(clause)) return true; // export * (as x) from
+  return clause.elements.length === 0 || !clause.elements.every((element) => element.isTypeOnly);
+}
+
+/** Is this call `require(…)`, `require.resolve(…)`, `createRequire(…)` or `x.createRequire(…)`? */
+function requireKind(call: ts.CallExpression): 'require' | 'createRequire' | undefined {
+  const callee = call.expression;
+  const name = ts.isIdentifier(callee)
+    ? callee.text
+    : ts.isPropertyAccessExpression(callee)
+      ? callee.name.text === 'createRequire'
+        ? 'createRequire'
+        : ts.isIdentifier(callee.expression) && callee.expression.text === 'require'
+          ? 'require'
+          : undefined
+      : undefined;
+  return name === 'require' || name === 'createRequire' ? name : undefined;
+}
+
+/**
+ * What a TypeScript source reaches at run time, read from its syntax tree (so text in comments and
+ * strings never counts): static imports and re-exports that survive compilation, side-effect imports,
+ * dynamic `import()`, `import x = require()`, `require(…)` and `createRequire(…)`.
+ */
+export function runtimeImports(text: string): RuntimeImport[] {
+  const source = ts.createSourceFile('scanned.ts', text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: RuntimeImport[] = [];
+  const add = (node: ts.Node, kind: RuntimeImport['kind'], specifier: string | undefined) => {
+    const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+    found.push(specifier === undefined ? { kind, line } : { kind, specifier, line });
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) {
+      const specifier = literalText(node.moduleSpecifier);
+      if (specifier !== undefined && isRuntimeDeclaration(node)) add(node, 'static', specifier);
+    } else if (ts.isImportEqualsDeclaration(node)) {
+      const reference = node.moduleReference;
+      if (!node.isTypeOnly && ts.isExternalModuleReference(reference))
+        add(node, 'require', literalText(reference.expression));
+    } else if (ts.isCallExpression(node)) {
+      if (node.expression.kind === ts.SyntaxKind.ImportKeyword) add(node, 'dynamic', literalText(node.arguments[0]));
+      else {
+        const kind = requireKind(node);
+        if (kind !== undefined) add(node, kind, literalText(node.arguments[0]));
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
   return found;
 }
 
@@ -71,21 +121,67 @@ export function mayDoIo(path: string): boolean {
 
 const isIoModule = (specifier: string) => IO_MODULES.some((pattern) => pattern.test(specifier));
 
-function resolveLocal(from: string, specifier: string): string | undefined {
-  if (!specifier.startsWith('.')) return undefined;
+/** Resolves a relative specifier to a path relative to src/ (a `.js` import names its `.ts` source). */
+function resolveLocal(from: string, specifier: string | undefined): string | undefined {
+  if (specifier === undefined || !specifier.startsWith('.')) return undefined;
   const target = relative(SRC, resolve(dirname(join(SRC, from)), specifier));
   return target.endsWith('.js') ? `${target.slice(0, -3)}.ts` : target;
 }
 
-function importGraph(): Map<string, Array<RuntimeImport & { target?: string }>> {
-  const graph = new Map<string, Array<RuntimeImport & { target?: string }>>();
+type ResolvedImport = RuntimeImport & { target?: string };
+
+/** Resolves each of a file's run-time imports that is relative. */
+function resolveImports(path: string, imports: RuntimeImport[]): ResolvedImport[] {
+  return imports.map((entry) => {
+    const target = resolveLocal(path, entry.specifier);
+    return target === undefined ? entry : { ...entry, target };
+  });
+}
+
+/** A pure file importing an I/O module. */
+function ioModuleViolations(path: string, imports: ResolvedImport[]): string[] {
+  if (mayDoIo(path)) return [];
+  return imports
+    .filter((entry) => entry.specifier !== undefined && isIoModule(entry.specifier))
+    .map((entry) => `src/${path}:${entry.line} imports ${entry.specifier}`);
+}
+
+/** A pure file importing a file inside an I/O place. */
+function ioPlaceViolations(path: string, imports: ResolvedImport[]): string[] {
+  if (mayDoIo(path)) return [];
+  return imports
+    .filter((entry) => entry.target !== undefined && mayDoIo(entry.target))
+    .map((entry) => `src/${path}:${entry.line} imports src/${entry.target}`);
+}
+
+/** A pure file loading code the scan cannot follow: require, createRequire, import() of a computed name. */
+function opaqueLoadViolations(path: string, imports: ResolvedImport[]): string[] {
+  if (mayDoIo(path)) return [];
+  return imports
+    .filter((entry) => entry.kind === 'require' || entry.kind === 'createRequire' || entry.specifier === undefined)
+    .map((entry) => `src/${path}:${entry.line} loads with ${entry.kind}(${entry.specifier ?? '…'})`);
+}
+
+/** Any source file importing the package by its own name, which goes through dist/ and its entries. */
+function selfImportViolations(path: string, imports: ResolvedImport[]): string[] {
+  return imports
+    .filter((entry) => entry.specifier === 'engram' || entry.specifier?.startsWith('engram/') === true)
+    .map((entry) => `src/${path}:${entry.line} imports ${entry.specifier}`);
+}
+
+/** Every layering rule broken by one file (path relative to src/), import cycles aside. */
+export function layerViolations(path: string, text: string): string[] {
+  const imports = resolveImports(path, runtimeImports(text));
+  return [ioModuleViolations, ioPlaceViolations, opaqueLoadViolations, selfImportViolations].flatMap((rule) =>
+    rule(path, imports),
+  );
+}
+
+function importGraph(): Map<string, ResolvedImport[]> {
+  const graph = new Map<string, ResolvedImport[]>();
   for (const file of sourceFiles(SRC)) {
     const path = relative(SRC, file);
-    const imports = runtimeImports(readFileSync(file, 'utf8')).map((entry) => {
-      const target = resolveLocal(path, entry.specifier);
-      return target === undefined ? entry : { ...entry, target };
-    });
-    graph.set(path, imports);
+    graph.set(path, resolveImports(path, runtimeImports(readFileSync(file, 'utf8'))));
   }
   return graph;
 }
@@ -131,27 +227,23 @@ export function importCycles(graph: Map<string, Array<{ target?: string }>>): st
 
 describe('the source tree keeps its layers', () => {
   const graph = importGraph();
+  const offenders = (rule: (path: string, imports: ResolvedImport[]) => string[]) =>
+    [...graph].flatMap(([path, imports]) => rule(path, imports));
 
   it('imports I/O modules only in node/ folders, adapters/, surfaces/ and testing/', () => {
-    const offenders = [...graph].flatMap(([path, imports]) =>
-      mayDoIo(path)
-        ? []
-        : imports
-            .filter((entry) => isIoModule(entry.specifier))
-            .map((entry) => `src/${path}:${entry.line} imports ${entry.specifier}`),
-    );
-    expect(offenders).toEqual([]);
+    expect(offenders(ioModuleViolations)).toEqual([]);
   });
 
   it('keeps pure modules from importing code that does I/O', () => {
-    const offenders = [...graph].flatMap(([path, imports]) =>
-      mayDoIo(path)
-        ? []
-        : imports
-            .filter((entry) => entry.target !== undefined && mayDoIo(entry.target))
-            .map((entry) => `src/${path}:${entry.line} imports src/${entry.target}`),
-    );
-    expect(offenders).toEqual([]);
+    expect(offenders(ioPlaceViolations)).toEqual([]);
+  });
+
+  it('keeps pure modules from loading code the scan cannot follow', () => {
+    expect(offenders(opaqueLoadViolations)).toEqual([]);
+  });
+
+  it('never imports the package by its own name', () => {
+    expect(offenders(selfImportViolations)).toEqual([]);
   });
 
   it('has no run-time import cycle', () => {
@@ -187,6 +279,101 @@ describe('the layering checks themselves', () => {
       './side-effect.js',
       './lazy.js',
     ]);
+  });
+
+  it('read a multi-line import whose comments hold quotes and semicolons', () => {
+    const text = [
+      'import {',
+      "  readFile, // don't; really",
+      '  /* a "quoted" word; */ writeFile,',
+      "} from 'node:fs';",
+      "import x, { y } from './mixed.js';",
+      "import { type Z } from './types-only.js';",
+      "export * from './all.js';",
+      "export * as named from './named.js';",
+      "export type * from './all-types.js';",
+      "import tls = require('node:tls');",
+    ].join('\n');
+    expect(runtimeImports(text).map(({ specifier, line }) => [specifier, line])).toEqual([
+      ['node:fs', 1],
+      ['./mixed.js', 5],
+      ['./all.js', 7],
+      ['./named.js', 8],
+      ['node:tls', 10],
+    ]);
+  });
+
+  it('ignore imports written inside comments and strings', () => {
+    const text = [
+      "// import { readFileSync } from 'node:fs';",
+      "/* import net from 'node:net'; */",
+      "const example = `import os from 'node:os'`;",
+      'const quoted = "import(\'node:vm\')";',
+      'const help = \'require("node:module")\';',
+    ].join('\n');
+    expect(runtimeImports(text)).toEqual([]);
+    expect(layerViolations('memory/memory.ts', text)).toEqual([]);
+  });
+
+  it('follow dynamic imports, literal or not', () => {
+    const text = [
+      "const a = await import('./a.js');",
+      'const b = await import(`./b.js`);',
+      'const c = await import(`./${name}.js`);',
+      'const d = await import(name);',
+    ].join('\n');
+    expect(runtimeImports(text)).toEqual([
+      { kind: 'dynamic', specifier: './a.js', line: 1 },
+      { kind: 'dynamic', specifier: './b.js', line: 2 },
+      { kind: 'dynamic', line: 3 },
+      { kind: 'dynamic', line: 4 },
+    ]);
+    expect(layerViolations('recall/x.ts', 'const m = await import(`../node/${name}.js`);')).toEqual([
+      'src/recall/x.ts:1 loads with dynamic(…)',
+    ]);
+    expect(layerViolations('recall/x.ts', "const m = await import('../session/node/writer.js');")).toEqual([
+      'src/recall/x.ts:1 imports src/session/node/writer.ts',
+    ]);
+    expect(layerViolations('adapters/x.ts', 'const m = await import(name);')).toEqual([]);
+  });
+
+  it('count require and createRequire as violations outside the I/O places', () => {
+    const text = [
+      "import { createRequire } from 'node:module';",
+      'const load = createRequire(import.meta.url);',
+      "const fs = require('fs');",
+      "const where = require.resolve('./x.js');",
+      'const other = module.createRequire(here);',
+    ].join('\n');
+    expect(layerViolations('memory/memory.ts', text)).toEqual([
+      'src/memory/memory.ts:1 imports node:module',
+      'src/memory/memory.ts:3 imports fs',
+      'src/memory/memory.ts:2 loads with createRequire(…)',
+      'src/memory/memory.ts:3 loads with require(fs)',
+      'src/memory/memory.ts:4 loads with require(./x.js)',
+      'src/memory/memory.ts:5 loads with createRequire(…)',
+    ]);
+    expect(layerViolations('memory/node/memory-directory.ts', text)).toEqual([]);
+  });
+
+  it('list every I/O module, with and without its node: prefix', () => {
+    const modules = ['module', 'tls', 'vm', 'inspector', 'dns/promises', 'net', 'http2', 'worker_threads'];
+    for (const name of modules) {
+      expect(layerViolations('kernel/x.ts', `import '${name}';`)).toEqual([`src/kernel/x.ts:1 imports ${name}`]);
+      expect(layerViolations('kernel/x.ts', `import 'node:${name}';`)).toEqual([
+        `src/kernel/x.ts:1 imports node:${name}`,
+      ]);
+    }
+    expect(layerViolations('kernel/x.ts', "import { join } from 'node:path';")).toEqual([]);
+    expect(layerViolations('kernel/x.ts', "import type { Server } from 'node:net';")).toEqual([]);
+  });
+
+  it('refuse self-imports of the package anywhere in src', () => {
+    const text = ["import { openEngram } from 'engram/node';", "export { Engram } from 'engram';"].join('\n');
+    const expected = (path: string) => [`src/${path}:1 imports engram/node`, `src/${path}:2 imports engram`];
+    expect(layerViolations('memory/memory.ts', text)).toEqual(expected('memory/memory.ts'));
+    expect(layerViolations('surfaces/cli/main.ts', text)).toEqual(expected('surfaces/cli/main.ts'));
+    expect(layerViolations('memory/memory.ts', "import { x } from 'engram-other';")).toEqual([]);
   });
 
   it('find a cycle and ignore a chain', () => {

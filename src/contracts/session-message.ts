@@ -3,7 +3,7 @@ import type { ContentBlock, LanguageModelUsage } from './language-model.js';
 /**
  * The shapes the session engine (SPEC §2) passes between its layers: one message of a session, the
  * record a compaction leaves, the todo list, and the entries a session transcript holds. Each layer
- * lives in its own module under src/session (or src/core for the pure policy); they meet here.
+ * lives in its own module under src/session (compaction/, notes/, node/ for the files); they meet here.
  */
 
 /** One message of a session's conversation, as the session holds it and the transcript stores it. */
@@ -87,7 +87,7 @@ export interface ResumedSession {
 
 /**
  * One record of a session transcript. The writer turns each into one JSON line (see
- * src/adapters/transcripts/session-transcript-writer.ts for the line format); resume reads them back.
+ * src/session/node/session-transcript-writer.ts for the line format); resume reads them back.
  */
 export type SessionTranscriptEntry =
   | { kind: 'message'; message: SessionMessage; parentUuid: string | null }

@@ -20,7 +20,7 @@ export type ExplicitMemoryHandler = (input: {
 }) => Promise<{ written: Array<{ memory: Memory; action: 'created' | 'merged' | 'archived' }>; warnings: string[] }>;
 
 /**
- * The explicit-memory rules (src/core/explicit-memory.ts) as an extraction step: "remember that …",
+ * The explicit-memory rules (src/remember/explicit-memory.ts) as an extraction step: "remember that …",
  * "from now on …", "always/never …", "I prefer …" are written to the project scope at once, model
  * or not; "forget that …" archives the one memory that clearly matches, and a forget that matches
  * none or several changes nothing and says so.

@@ -25,7 +25,7 @@ const MAX_TAG_CHARS = 1_000;
 
 /**
  * The memories listed in the `<memory_context>` blocks engram wrote into a text (the tag followed by
- * its preamble, as src/core/private-content.ts recognises them). Pure; one pass over the text with
+ * its preamble, as src/privacy/private-content.ts recognises them). Pure; one pass over the text with
  * indexOf, so hostile text (unclosed tags, huge blocks) costs time linear in its length.
  */
 export function recalledFromText(text: string): RecalledMemory[] {
@@ -42,7 +42,7 @@ export function recalledFromText(text: string): RecalledMemory[] {
   return found;
 }
 
-// The words that open engram's block, checked as src/core/private-content.ts checks them, so what
+// The words that open engram's block, checked as src/privacy/private-content.ts checks them, so what
 // the privacy filter strips as engram's block is exactly what is read here as recalled memories.
 const PREAMBLE_START = INJECTED_PREAMBLES.memoryContext.slice(0, 40);
 

@@ -67,7 +67,7 @@ function relativeTo(base: string, projectRoot: string, working: string): string 
   return absolute.slice(baseSegments.length).join('/');
 }
 
-/** The segments of an absolute path, `.` and `..` resolved (core does no I/O, so no node:path). */
+/** The segments of an absolute path, `.` and `..` resolved (this module is pure: no node:path). */
 function pathSegments(path: string): string[] {
   const segments: string[] = [];
   for (const segment of path.replace(/\\/g, '/').split('/')) {

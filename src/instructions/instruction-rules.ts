@@ -1,11 +1,9 @@
 /**
  * The text rules of CLAUDE.md-style instruction files (FORMATS §3.1), with no I/O: the `paths:`
  * frontmatter of a rule, `@path` imports outside code, and the block-level HTML comments that
- * never reach the model. Glob matching lives in instruction-globs.ts and is re-exported here.
+ * never reach the model. Glob matching lives in instruction-globs.ts.
  */
 import { MAX_PATH_LENGTH } from './instruction-globs.js';
-
-export { expandGlobs, matchAnyGlob, matchGlob, type GlobList } from './instruction-globs.js';
 
 /** A rule file split into its `paths:` globs and the text that follows the frontmatter. */
 export interface RuleFrontmatter {

@@ -243,7 +243,7 @@ export function deriveDescription(content: string, maxLength = 150): string {
 
 /**
  * Validates a new memory and fills its defaults, refusing invalid values with a clear error.
- * `now` and `id` come from the caller so the core never reads a clock or a random source.
+ * `now` and `id` come from the caller so this module never reads a clock or a random source.
  */
 export function normalizeNewMemory(
   input: NewMemory,
@@ -254,7 +254,7 @@ export function normalizeNewMemory(
   }
   const limits = context.limits ?? DEFAULT_MEMORY_LIMITS;
   // Privacy before anything else (SPEC §3): no private text or secret is validated, derived from or
-  // stored, whichever surface or backend wrote it (see src/core/memory-privacy.ts).
+  // stored, whichever surface or backend wrote it (see src/privacy/memory-privacy.ts).
   input = sanitizeMemoryFields(input, { maxContentChars: limits.maxContentBytes }).value;
   const content = assertContent(input.content, limits);
   const createdAt = input.createdAt === undefined ? context.now : assertTimestamp(input.createdAt, 'createdAt');

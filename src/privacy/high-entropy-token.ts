@@ -1,5 +1,5 @@
 /**
- * The high-entropy rule of secret redaction (src/core/secret-redaction.ts): whether a token with no
+ * The high-entropy rule of secret redaction (src/privacy/secret-redaction.ts): whether a token with no
  * known format looks random enough to be a credential. Pure.
  */
 

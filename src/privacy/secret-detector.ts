@@ -1,5 +1,5 @@
 /**
- * What every secret detector of src/core/secret-redaction.ts shares: the kinds of secret, the shape
+ * What every secret detector of src/privacy/secret-redaction.ts shares: the kinds of secret, the shape
  * of a detector, a detector made of one regular expression, and the values that name a secret
  * instead of holding one. Pure.
  */

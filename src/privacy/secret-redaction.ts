@@ -12,8 +12,7 @@ import { PLACEHOLDER_PREFIX, type Detector, type Emit, type SecretKind, type Sec
 import { pemDetector, PROVIDER_DETECTORS } from './secret-provider-patterns.js';
 import { URL_SPAN, urlPasswordDetector, urlPathDetector, urlQueryDetector } from './secret-url-detectors.js';
 
-export { HIGH_ENTROPY_RULE, isHighEntropyToken, shannonEntropy } from './high-entropy-token.js';
-export { SECRET_KINDS, type SecretKind, type SecretMatch } from './secret-detector.js';
+export type { SecretKind } from './secret-detector.js';
 
 /**
  * Secret redaction (SPEC §3, "never stored"): finds credentials in text and replaces each with a
@@ -21,12 +20,12 @@ export { SECRET_KINDS, type SecretKind, type SecretMatch } from './secret-detect
  *
  * Three families of rules, tried in this order (an earlier rule wins where two overlap):
  * 1. Provider formats: a fixed prefix and shape (`sk-ant-…`, `AKIA…`, `ghp_…`, webhook URLs, PEM
- *    private keys), in src/core/secret-provider-patterns.ts. Precise, so they apply anywhere.
+ *    private keys), in src/privacy/secret-provider-patterns.ts. Precise, so they apply anywhere.
  * 2. Context: a value named as a secret (`password=…`, `"api_key": "…"`, `Authorization: Bearer …`,
- *    `mysql -p…`, "the password is …", in src/core/secret-context-detectors.ts), and in URLs
- *    (`scheme://user:pass@host`, `?sig=…`, `/hooks/<random>`, in src/core/secret-url-detectors.ts).
+ *    `mysql -p…`, "the password is …", in src/privacy/secret-context-detectors.ts), and in URLs
+ *    (`scheme://user:pass@host`, `?sig=…`, `/hooks/<random>`, in src/privacy/secret-url-detectors.ts).
  *    Only the value is replaced: the key, the user name and the host stay, so the memory still reads.
- * 3. High entropy: a long random-looking token with no known format (src/core/high-entropy-token.ts),
+ * 3. High entropy: a long random-looking token with no known format (src/privacy/high-entropy-token.ts),
  *    outside URLs, UUIDs and public keys.
  *
  * Pure and linear in the text's length: every pattern is a bounded regular expression or an indexOf

@@ -7,7 +7,7 @@ import { isNotAValue, PLACEHOLDER_PREFIX, type Detector } from './secret-detecto
  * a secret only when its place says so: the password of `user:password@`, a query value named as a
  * secret (`?sig=`, `&token=`), or a random path segment after a segment that names a credential
  * (`/hooks/…`, `/webhook/…`, `/token/…`, `/key/…`). Webhook URLs of known services are provider
- * formats (src/core/secret-provider-patterns.ts). Pure.
+ * formats (src/privacy/secret-provider-patterns.ts). Pure.
  */
 
 /** A URL with a scheme, as far as it runs (quotes, spaces and angle brackets end it). */

@@ -112,7 +112,7 @@ export function contextTokensFromUsage(usage: LanguageModelUsage): number {
       'Usage token counts must be non-negative numbers (inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens).',
     );
   }
-  // totalInputTokens (src/models/language-model-content.ts) plus outputTokens; summed here so the core imports no values from above it.
+  // totalInputTokens (src/contracts/language-model-content.ts) plus outputTokens.
   return usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0) + usage.outputTokens;
 }
 

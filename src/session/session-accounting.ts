@@ -11,7 +11,7 @@ import type { SessionMessage } from '../contracts/session-message.js';
 
 /**
  * A session's token accounting (SPEC §2): the usage the provider reported for the latest request
- * plus an estimate of the messages after it (core `contextTokenCount`, the one implementation),
+ * plus an estimate of the messages after it (`contextTokenCount` of context-budget.ts, the one implementation),
  * the fixed prefix (system + tools) estimated while there is no report, and the warning level
  * already announced. Estimates are cached per message: messages are frozen, so they never change.
  */

@@ -4,10 +4,9 @@ import {
   formatInstructions,
   type InstructionFile,
 } from '../../src/instructions/instruction-format.js';
+import { expandGlobs, matchGlob } from '../../src/instructions/instruction-globs.js';
 import {
-  expandGlobs,
   findImports,
-  matchGlob,
   normalizeInstructionText,
   parseRuleFrontmatter,
   stripBlockHtmlComments,

@@ -1,15 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EngramError } from '../../src/kernel/errors.js';
-import {
-  findSecrets,
-  HIGH_ENTROPY_RULE,
-  isHighEntropyToken,
-  redactionPlaceholder,
-  redactSecrets,
-  SECRET_KINDS,
-  shannonEntropy,
-} from '../../src/privacy/secret-redaction.js';
+import { HIGH_ENTROPY_RULE, isHighEntropyToken, shannonEntropy } from '../../src/privacy/high-entropy-token.js';
+import { SECRET_KINDS } from '../../src/privacy/secret-detector.js';
+import { findSecrets, redactionPlaceholder, redactSecrets } from '../../src/privacy/secret-redaction.js';
 import { NEAR_MISSES, SECRET_CASES } from '../fixtures/secrets-corpus.js';
 
 const LOCOMO = new URL('../../../shared/data/locomo/locomo10.json', import.meta.url);

@@ -340,7 +340,7 @@ describe('working memory and accounting through the Session', () => {
     await resumed.close();
   });
 
-  it('counts context from the reported usage the way the core does (input, cache and output)', async () => {
+  it('counts context from the reported usage the way contextTokenCount does (input, cache and output)', async () => {
     const session = new Session({ model: workloadModel(), settings: smallWindowSettings() } satisfies SessionOptions);
     session.addUserMessage('Turn 4: hello');
     await session.prepareRequest({ maxOutputTokens: 100 });

@@ -12,7 +12,7 @@ import type {
   LanguageModelUsage,
   ToolDefinition,
 } from '../../contracts/language-model.js';
-import { JSON_ANSWER_INSTRUCTION } from './json-answer.js';
+import { JSON_ANSWER_INSTRUCTION } from './json-answer-instruction.js';
 import { checkLanguageModelRequest } from './language-model-request-check.js';
 import { checkApiKey, checkModelId, type ModelAdapterOptions } from './model-adapter-options.js';
 import { checkBaseUrl, describeEndpoint } from '../http/base-url.js';
@@ -22,7 +22,7 @@ import {
   type AttemptFailure,
   type HttpRequestPolicy,
 } from '../http/request-policy.js';
-import { modelFailureReport, modelRequestPolicy, type ModelCallContext } from './model-call-policy.js';
+import { modelFailureReport, modelCallPolicy, type ModelCallContext } from './model-call-policy.js';
 import { collectMessageStream } from './anthropic-message-stream.js';
 import {
   CONTEXT_MANAGEMENT_BETA,
@@ -90,7 +90,7 @@ export class AnthropicLanguageModel implements LanguageModel {
     }
     this.#cacheTtl = options.cacheTtl ?? '5m';
     this.#fetch = options.fetch;
-    const { policy, timeoutMs } = modelRequestPolicy(options);
+    const { policy, timeoutMs } = modelCallPolicy(options);
     this.#policy = policy;
     this.#timeoutMs = timeoutMs;
   }

@@ -47,7 +47,7 @@ const defaults = DEFAULT_SETTINGS.model;
  * table), one budget for the whole call, equal jitter, and a Retry-After beyond `retryMaxDelayMs`
  * ends the retries. Also returns the budget, which the adapter gives its SDK as an outer bound.
  */
-export function modelRequestPolicy(options: ModelRetryOptions): { policy: HttpRequestPolicy; timeoutMs: number } {
+export function modelCallPolicy(options: ModelRetryOptions): { policy: HttpRequestPolicy; timeoutMs: number } {
   const timeoutMs = checkSetting('model.timeoutMs', options.timeoutMs ?? defaults.timeoutMs);
   const policy = new HttpRequestPolicy({
     callTimeoutMs: timeoutMs,

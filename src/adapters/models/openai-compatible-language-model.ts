@@ -17,7 +17,7 @@ import type {
   LanguageModelUsage,
 } from '../../contracts/language-model.js';
 import { messageText, systemText } from '../../contracts/language-model-content.js';
-import { JSON_ANSWER_INSTRUCTION } from './json-answer.js';
+import { JSON_ANSWER_INSTRUCTION } from './json-answer-instruction.js';
 import { checkLanguageModelRequest } from './language-model-request-check.js';
 import { checkApiKey, checkModelId, type ModelAdapterOptions } from './model-adapter-options.js';
 import { checkBaseUrl, describeEndpoint } from '../http/base-url.js';
@@ -27,7 +27,7 @@ import {
   type AttemptFailure,
   type HttpRequestPolicy,
 } from '../http/request-policy.js';
-import { modelFailureReport, modelRequestPolicy, type ModelCallContext } from './model-call-policy.js';
+import { modelFailureReport, modelCallPolicy, type ModelCallContext } from './model-call-policy.js';
 import { StreamCutShort, TextDeltaRelay, checkStreamingAndContextEditing } from './model-streaming-request.js';
 import { collectChatCompletionStream } from './openai-chat-stream.js';
 
@@ -93,7 +93,7 @@ export class OpenAiCompatibleLanguageModel implements LanguageModel {
     }
     this.#maxTokensField = field;
     this.#fetch = options.fetch;
-    const { policy, timeoutMs } = modelRequestPolicy(options);
+    const { policy, timeoutMs } = modelCallPolicy(options);
     this.#policy = policy;
     this.#timeoutMs = timeoutMs;
   }

@@ -4,7 +4,7 @@ import {
   checkCheckpointName,
   checkCheckpointOptions,
   checkCheckpointValue,
-} from '../../contracts/store-checks/job-input.js';
+} from '../../contracts/store-checks/checkpoint-input.js';
 import type { PostgresAccess } from './postgres-database.js';
 
 export interface PostgresCheckpointsDependencies {

@@ -21,7 +21,7 @@ import { memoryColumns, rowToMemory, type MemoryRow } from './postgres-rows.js';
 //
 // The tsvector is not made by a Postgres text search configuration: engram tokenizes (letters and
 // digits, lowercased, diacritics removed, Porter-stemmed: exactly what SQLite's FTS5 `porter
-// unicode61 remove_diacritics 2` tokenizer makes, see core/bm25-scoring.ts) and writes the lexemes
+// unicode61 remove_diacritics 2` tokenizer makes, see recall/bm25-scoring.ts) and writes the lexemes
 // with their positions. So both backends find the same candidates for the same words, whatever the
 // server's locale (with the C locale Postgres neither lowercases nor splits non-ASCII words), and
 // no stop word is dropped. Name, description and content carry weights A, B and D.

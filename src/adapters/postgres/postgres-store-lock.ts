@@ -1,6 +1,6 @@
 import { EngramError, isEngramError } from '../../kernel/errors.js';
 import type { StoreLocks } from '../../contracts/memory-store-locks.js';
-import { checkLockRequest } from '../../contracts/store-checks/job-input.js';
+import { checkLockRequest } from '../../contracts/store-checks/lock-input.js';
 import type { PostgresAccess } from './postgres-database.js';
 import { errorCode } from './postgres-errors.js';
 

@@ -5,7 +5,7 @@ import {
   checkCheckpointName,
   checkCheckpointOptions,
   checkCheckpointValue,
-} from '../../contracts/store-checks/job-input.js';
+} from '../../contracts/store-checks/checkpoint-input.js';
 import { guard } from './sqlite-database.js';
 
 /** What the checkpoints need from the store: its prepared statements, write transactions and clock. */

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EngramError, isEngramError } from '../../kernel/errors.js';
 import type { StoreLocks } from '../../contracts/memory-store-locks.js';
-import { checkLockRequest } from '../../contracts/store-checks/job-input.js';
+import { checkLockRequest } from '../../contracts/store-checks/lock-input.js';
 import { createSortableId } from '../../kernel/ids.js';
 import { guard } from './sqlite-database.js';
 

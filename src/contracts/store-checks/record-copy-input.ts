@@ -14,16 +14,9 @@ import {
   canonicalVector,
 } from '../../memory/record-canonical-form.js';
 import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
-import {
-  checkCheckpointName,
-  checkCheckpointValue,
-  checkJobId,
-  checkNewJob,
-  checkWorker,
-  MAX_COORDINATION_NAME_LENGTH,
-  MAX_JOB_ATTEMPTS,
-  MAX_JOB_ERROR_LENGTH,
-} from './job-input.js';
+import { checkCheckpointName, checkCheckpointValue } from './checkpoint-input.js';
+import { MAX_COORDINATION_NAME_LENGTH } from './input-primitives.js';
+import { checkJobId, checkNewJob, checkWorker, MAX_JOB_ATTEMPTS, MAX_JOB_ERROR_LENGTH } from './job-input.js';
 import { CHANGE_ACTIONS, type ChangeAction, type HistoryEntry } from '../../memory/memory-history.js';
 import { JOB_STATES, type Job } from '../memory-store-jobs.js';
 import type { CheckpointRecord, ExportPage, StoreRecords } from '../memory-store-records.js';

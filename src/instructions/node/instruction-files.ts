@@ -3,10 +3,9 @@ import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, delimiter, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { EngramError } from '../../kernel/errors.js';
 import type { InstructionFile, InstructionScope, InstructionSet } from '../instruction-format.js';
+import { expandGlobs, matchAnyGlob } from '../instruction-globs.js';
 import {
-  expandGlobs,
   findImports,
-  matchAnyGlob,
   normalizeInstructionText,
   parseRuleFrontmatter,
   stripBlockHtmlComments,
@@ -14,14 +13,6 @@ import {
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import { isSecretPath } from '../../privacy/secret-files.js';
 import { findGitRoot } from '../../node/project-identity.js';
-
-export {
-  activeInstructions,
-  formatInstructions,
-  type InstructionFile,
-  type InstructionScope,
-  type InstructionSet,
-} from '../instruction-format.js';
 
 export interface LoadInstructionsOptions {
   /** The working directory: project files load from `projectRoot` down to here. */

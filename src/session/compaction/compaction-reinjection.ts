@@ -7,7 +7,7 @@ import { tokensForBytes, utf8ByteLength } from '../../kernel/token-estimate.js';
  * Within caps (`compaction.reinjectMaxFiles`, `reinjectFileMaxTokens`, `reinjectMaxTokens`). Pure.
  */
 
-/** One todo item (the session's TodoItem satisfies it; the core does not import the session layer). */
+/** One todo item: the fields compaction reads (the session's TodoItem satisfies it). */
 export interface PlanTodoItem {
   content: string;
   status: 'pending' | 'in_progress' | 'completed';

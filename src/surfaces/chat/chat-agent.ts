@@ -1,4 +1,5 @@
-import { loadInstructions, type InstructionSet } from '../../instructions/node/instruction-files.js';
+import type { InstructionSet } from '../../instructions/instruction-format.js';
+import { loadInstructions } from '../../instructions/node/instruction-files.js';
 import { findGitRoot } from '../../node/project-identity.js';
 import { listSessions, type SessionSummary } from '../../session/node/session-listing.js';
 import type { ContextUsage } from '../../session/context-budget.js';

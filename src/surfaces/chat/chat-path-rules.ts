@@ -3,7 +3,7 @@ import {
   formatInstructions,
   type InstructionFile,
   type InstructionSet,
-} from '../../instructions/node/instruction-files.js';
+} from '../../instructions/instruction-format.js';
 import type { Session } from '../../session/session.js';
 
 /**

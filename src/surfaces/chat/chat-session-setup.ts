@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatInstructions, type InstructionSet } from '../../instructions/node/instruction-files.js';
+import { formatInstructions, type InstructionSet } from '../../instructions/instruction-format.js';
 import { latestSession } from '../../session/node/session-listing.js';
 import { projectSlug } from '../../session/node/session-paths.js';
 import { EngramError } from '../../kernel/errors.js';

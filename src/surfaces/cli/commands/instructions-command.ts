@@ -5,9 +5,9 @@ import { loadSettings } from '../../../node/load-settings.js';
 import {
   activeInstructions,
   formatInstructions,
-  loadInstructions,
   type InstructionFile,
-} from '../../../instructions/node/instruction-files.js';
+} from '../../../instructions/instruction-format.js';
+import { loadInstructions } from '../../../instructions/node/instruction-files.js';
 import { EngramError } from '../../../kernel/errors.js';
 import { estimateTextTokens, utf8ByteLength } from '../../../kernel/token-estimate.js';
 import { noPositionals, stringOption, stringOptions, type CommandDefinition } from '../cli-command.js';

@@ -6,10 +6,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   activeInstructions,
   formatInstructions,
-  loadInstructions,
   type InstructionSet,
-} from '../../src/instructions/node/instruction-files.js';
-import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
+} from '../../../src/instructions/instruction-format.js';
+import { loadInstructions } from '../../../src/instructions/node/instruction-files.js';
+import { DEFAULT_SETTINGS } from '../../../src/kernel/settings.js';
 
 let root: string;
 let home: string;

@@ -15,15 +15,15 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
-import { Engram } from '../../src/engram.js';
-import { MemoryTool } from '../../src/memory-tool/memory-tool.js';
-import { openSandbox, type Sandbox, type SandboxToolResult } from '../../src/sandbox/node/sandbox.js';
-import { planCommand } from '../../src/sandbox/sandbox-commands.js';
-import { isSecretPath } from '../../src/privacy/secret-files.js';
-import { resolveSandboxRoot } from '../../src/sandbox/node/sandbox-paths.js';
-import { sandboxEnvironment } from '../../src/sandbox/node/sandbox-process.js';
-import { openTemporaryStore, type TemporaryStore } from '../support/temporary-store.js';
+import { DEFAULT_SETTINGS, type Settings } from '../../../src/kernel/settings.js';
+import { Engram } from '../../../src/engram.js';
+import { MemoryTool } from '../../../src/memory-tool/memory-tool.js';
+import { openSandbox, type Sandbox, type SandboxToolResult } from '../../../src/sandbox/node/sandbox.js';
+import { planCommand } from '../../../src/sandbox/sandbox-commands.js';
+import { isSecretPath } from '../../../src/privacy/secret-files.js';
+import { resolveSandboxRoot } from '../../../src/sandbox/node/sandbox-paths.js';
+import { sandboxEnvironment } from '../../../src/sandbox/node/sandbox-process.js';
+import { openTemporaryStore, type TemporaryStore } from '../../support/temporary-store.js';
 
 let base: string;
 let root: string;

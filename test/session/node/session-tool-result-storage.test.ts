@@ -2,10 +2,10 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EngramError } from '../../src/kernel/errors.js';
-import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
-import { ToolResultStorage } from '../../src/session/node/tool-result-storage.js';
-import { readPersistedOutputTool } from '../../src/session/persisted-output-tool.js';
+import { EngramError } from '../../../src/kernel/errors.js';
+import { DEFAULT_SETTINGS } from '../../../src/kernel/settings.js';
+import { ToolResultStorage } from '../../../src/session/node/tool-result-storage.js';
+import { readPersistedOutputTool } from '../../../src/session/persisted-output-tool.js';
 
 let root: string;
 let directory: string;
