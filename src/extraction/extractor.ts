@@ -6,11 +6,11 @@ import type { Engram } from '../engram.js';
 import type { LanguageModel } from '../contracts/language-model.js';
 import {
   assertConversation,
-  messagesAfter,
   type Conversation,
   type ConversationMessage,
   type ConversationToolCall,
 } from '../contracts/conversation.js';
+import { messagesAfter } from './conversation-spans.js';
 import { createAgentTools, type SandboxOpener } from './agent-tools.js';
 import { applyExplicitOnce, applyExplicitStatements, type ExplicitMemoryHandler } from './explicit-statements.js';
 import { prepareMessages } from './extraction-input.js';
@@ -218,9 +218,7 @@ export class Extractor {
    * applied once whatever reads them (`appliedBefore` counts those skipped for that). A store without
    * the roles extraction runs on applies nothing (warning `extraction-queue-unavailable`).
    */
-  async applyExplicitOnly(
-    conversation: Conversation,
-  ): Promise<{
+  async applyExplicitOnly(conversation: Conversation): Promise<{
     written: WrittenMemory[];
     warnings: string[];
     messages: number;

@@ -5,11 +5,8 @@ import type { Scope } from '../memory/scope.js';
 import type { Settings } from '../kernel/settings.js';
 import type { Engram } from '../engram.js';
 import type { ToolDefinition } from '../contracts/language-model.js';
-import {
-  memoryToolDefinition,
-  parseMemoryToolCommand,
-  type MemoryToolCommand,
-} from '../contracts/memory-tool-definition.js';
+import { memoryToolDefinition, type MemoryToolCommand } from '../contracts/memory-tool-definition.js';
+import { parseMemoryToolCommand } from './memory-tool-command.js';
 import {
   findFile,
   folderIndexText,
