@@ -176,6 +176,7 @@ const ENTRIES: readonly PinnedEntry[] = [
       'ToolDefinition',
       'ToolResultBlock',
       'ToolResultInput',
+      'ToolResultStore',
       'ToolUseBlock',
       'UpdateOptions',
       'VectorCounts',
