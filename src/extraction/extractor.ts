@@ -133,7 +133,6 @@ export class Extractor {
         ((input) =>
           createAgentTools({
             ...input,
-            now: this.#now,
             ...(options.openSandbox && { openSandbox: options.openSandbox }),
           })),
       ...(options.explicit !== false && { explicit: options.explicit ?? applyExplicitStatements }),

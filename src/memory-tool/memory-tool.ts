@@ -1,5 +1,11 @@
 import { EngramError, errorKind, isEngramError, type EngramErrorCode } from '../kernel/errors.js';
-import { deriveDescription, type Memory, type MemoryPatch, type NewMemory } from '../memory/memory.js';
+import {
+  deriveDescription,
+  type Memory,
+  type MemoryPatch,
+  type MemorySource,
+  type NewMemory,
+} from '../memory/memory.js';
 import { parseMemoryFile, renderMemoryFile } from '../memory/memory-file.js';
 import type { Scope } from '../memory/scope.js';
 import type { Settings } from '../kernel/settings.js';
@@ -42,6 +48,11 @@ export interface MemoryToolOptions {
   directories?: Readonly<Record<Scope, string>>;
   /** Recorded in history for every change the tool makes; default `memory-tool`. */
   actor?: string;
+  /**
+   * Where the tool's writes come from (e.g. the session and turn an extraction helper read): given
+   * to every save and update it makes, so each memory it writes or edits carries it (origin aside).
+   */
+  source?: MemorySource;
   /** `create` on an existing file: `overwrite` it (default; Claude treats create as create-or-overwrite) or answer the protocol's error. */
   onExistingFile?: 'overwrite' | 'error';
 }
@@ -83,6 +94,7 @@ export class MemoryTool {
   readonly #engram: Engram;
   readonly #settings: Settings;
   readonly #actor: string;
+  readonly #source: MemorySource | undefined;
   readonly #onExistingFile: 'overwrite' | 'error';
 
   constructor(options: MemoryToolOptions) {
@@ -99,6 +111,7 @@ export class MemoryTool {
     this.#engram = engram;
     this.#settings = engram.settings;
     this.#actor = options.actor ?? 'memory-tool';
+    this.#source = options.source;
     this.#onExistingFile = options.onExistingFile ?? 'overwrite';
   }
 
@@ -231,7 +244,7 @@ export class MemoryTool {
     const name = nameForFile(target.baseName, given, this.#settings.memory);
     const result = await this.#engram.save(
       { ...parsed, scope: target.folder.scope, name, source: { origin: this.#actor } },
-      { actor: this.#actor },
+      this.#writeOptions(),
     );
     // Secrets were replaced by placeholders on the way in: say so, so the model does not try again.
     const kinds = newPlaceholderKinds(fileText, result.memory.content);
@@ -353,7 +366,7 @@ export class MemoryTool {
       throw memoryToolError('CONFLICT', text.destinationExists(newGiven));
     const name = nameForFile(destination.baseName, newGiven, this.#settings.memory);
     if (name !== file.memory.name)
-      await this.#engram.update(file.memory.id, { name }, { actor: this.#actor, scopes: [source.folder.scope] });
+      await this.#engram.update(file.memory.id, { name }, { ...this.#writeOptions(), scopes: [source.folder.scope] });
     return text.renamed(oldGiven, newGiven);
   }
 
@@ -416,7 +429,12 @@ export class MemoryTool {
 
   async #applyPatch(memory: Memory, patch: MemoryPatch): Promise<Memory> {
     if (Object.keys(patch).length === 0) return memory;
-    return this.#engram.update(memory.id, patch, { actor: this.#actor, scopes: [memory.scope] });
+    return this.#engram.update(memory.id, patch, { ...this.#writeOptions(), scopes: [memory.scope] });
+  }
+
+  /** The options of every save and update: the tool's actor, and its source when it has one. */
+  #writeOptions(): { actor: string; source?: MemorySource } {
+    return { actor: this.#actor, ...(this.#source && { source: this.#source }) };
   }
 
   /** The editable fields a new file states: content, and type, description and importance when its frontmatter has them. */
