@@ -1,5 +1,5 @@
 import { EngramError, isEngramError } from './kernel/errors.js';
-import type { Memory, MemoryPatch, NewMemory } from './memory/memory.js';
+import type { Memory, MemoryPatch, MemorySource, NewMemory } from './memory/memory.js';
 import { assertScope, type Scope } from './memory/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from './kernel/settings.js';
 import { recallMemories, type RecallOptions, type RecallResult } from './recall/recall-memories.js';
@@ -60,6 +60,11 @@ export interface SaveOptions {
   actor?: string;
   /** Update a near-duplicate in the same scope instead of adding another memory (default true). */
   dedupe?: boolean;
+  /**
+   * Where the write comes from (e.g. the session and turn an extraction read): replaces the memory's
+   * own `source`, except that the memory's `origin`, when it names one, is kept.
+   */
+  source?: MemorySource;
 }
 
 /** Who a change is recorded for (history's actor) and which scopes the memory must be in (default: the read scopes). */
@@ -71,6 +76,8 @@ export interface ChangeOptions {
 export interface UpdateOptions extends ChangeOptions {
   /** Compare-and-set: the `updatedAt` the caller last saw; CONFLICT if the memory changed since. */
   ifUpdatedAt?: string;
+  /** Where the change comes from: replaces the memory's `source` (the patch's, else its current one) but keeps its `origin`. */
+  source?: MemorySource;
 }
 
 export interface ForgetOptions extends ChangeOptions {
@@ -144,8 +151,10 @@ export class Engram {
       now: this.#now,
       ...(this.embedder && { embedder: this.embedder }),
     };
+    const sourced =
+      options.source === undefined ? input : { ...input, source: withSource(input.source, options.source) };
     // The store sanitizes every write again (normalizeNewMemory); this pass is what lets us report it.
-    const { value, report } = sanitizeMemoryFields(input, { maxContentChars: this.settings.memory.maxContentBytes });
+    const { value, report } = sanitizeMemoryFields(sourced, { maxContentChars: this.settings.memory.maxContentBytes });
     const result = await saveMemory(
       dependencies,
       { ...value, scope: value.scope ?? this.defaultScope },
@@ -230,8 +239,12 @@ export class Engram {
   /** Changes fields of a memory in the read scopes (or the given ones); with `ifUpdatedAt`, only if nobody changed it since (else CONFLICT). */
   async update(id: string, patch: MemoryPatch, options: UpdateOptions = {}): Promise<Memory> {
     const { actor, scopes } = this.#change(options);
-    await this.get(id, scopes);
-    const { value: clean, report } = sanitizeMemoryFields(patch, {
+    const current = await this.get(id, scopes);
+    const sourced =
+      options.source === undefined || patch === null || typeof patch !== 'object'
+        ? patch
+        : { ...patch, source: withSource(patch.source === undefined ? current.source : patch.source, options.source) };
+    const { value: clean, report } = sanitizeMemoryFields(sourced, {
       maxContentChars: this.settings.memory.maxContentBytes,
     });
     const updated = await this.store.update(id, clean, {
@@ -424,4 +437,9 @@ export class Engram {
       ...(stale && { updatedBefore: new Date(now - this.settings.recall.staleDays * 86_400_000).toISOString() }),
     };
   }
+}
+
+// A write's source over a memory's own: the write says where it comes from, the memory keeps its origin.
+function withSource(own: MemorySource | null | undefined, given: MemorySource): MemorySource {
+  return { ...given, ...(own?.origin && { origin: own.origin }) };
 }

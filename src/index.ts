@@ -73,6 +73,7 @@ export { todoWriteTool, type WorkingMemory, type WorkingTask, type TaskStatus } 
 export type { PreCompactHook, CompactionResult, Compactor } from './session/compaction/compaction.js';
 export type { SessionNotes, NotesFiles } from './session/notes/session-notes.js';
 export type { FileReadCache, FileReadStat } from './session/file-read-cache.js';
+export type { ToolResultStore } from './session/tool-result-store.js';
 export { runAgentTurn, type AgentTurnOptions, type AgentTurnResult } from './agent/agent-turn.js';
 
 // SPEC's memory turn for any host: recall → inject before the request, queue extraction after it.

@@ -175,6 +175,7 @@ const ENTRIES: readonly PinnedEntry[] = [
       'ToolDefinition',
       'ToolResultBlock',
       'ToolResultInput',
+      'ToolResultStore',
       'ToolUseBlock',
       'UpdateOptions',
       'VectorCounts',

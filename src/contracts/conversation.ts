@@ -2,7 +2,7 @@ import { EngramError } from '../kernel/errors.js';
 
 /**
  * The conversation extraction reads: messages with stable ids, oldest first. Transcript readers
- * (src/adapters/transcripts) and hosts build it; extraction never sees a provider's raw format.
+ * (src/extraction/transcripts) and hosts build it; extraction never sees a provider's raw format.
  *
  * Roles: `user` (what the user typed), `assistant` (what the model said, with its tool calls) and
  * `tool` (tool results sent back to the model). Only `user` text that is not `meta` counts as the
@@ -120,41 +120,4 @@ export function assertConversation(value: unknown): Conversation {
       throw new EngramError('INVALID_INPUT', `toolResults of ${where} is not an array.`);
   }
   return value as Conversation;
-}
-
-/**
- * Where the messages after `mark` begin. `found` is false when a mark was given but is no longer
- * among the messages (compacted away): then every message is new (SPEC: fall back to all, never
- * to none). A mark that names a part of a merged message (a reply that grew since) re-reads that message.
- */
-export function messagesAfter(
-  messages: readonly ConversationMessage[],
-  mark: string | undefined,
-): { messages: ConversationMessage[]; found: boolean } {
-  if (mark === undefined) return { messages: [...messages], found: false };
-  for (let index = messages.length - 1; index >= 0; index -= 1) {
-    const message = messages[index]!;
-    if (message.id === mark) return { messages: messages.slice(index + 1), found: true };
-    if (message.partIds?.includes(mark)) return { messages: messages.slice(index), found: true };
-  }
-  return { messages: [...messages], found: false };
-}
-
-/** Messages of several spans in order, each id once (spans of queued jobs may overlap). */
-export function mergeMessageSpans(spans: ReadonlyArray<readonly ConversationMessage[]>): ConversationMessage[] {
-  const seen = new Set<string>();
-  const merged: ConversationMessage[] = [];
-  for (const span of spans) {
-    for (const message of span) {
-      if (seen.has(message.id)) continue;
-      seen.add(message.id);
-      merged.push(message);
-    }
-  }
-  return merged;
-}
-
-/** Whether a message holds the user's own words (typed, not injected, not a tool result). */
-export function isUserSpeech(message: ConversationMessage): boolean {
-  return message.role === 'user' && message.meta !== true && message.text.trim() !== '';
 }

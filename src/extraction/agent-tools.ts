@@ -1,7 +1,7 @@
 import { EngramError } from '../kernel/errors.js';
 import type { MemorySource } from '../memory/memory.js';
 import type { Scope } from '../memory/scope.js';
-import { Engram, type EngramSaveResult, type RememberInput, type SaveOptions } from '../engram.js';
+import type { Engram } from '../engram.js';
 import { MemoryTool } from '../memory-tool/memory-tool.js';
 import { readFolder } from '../memory-tool/memory-tool-folders.js';
 import type { Settings } from '../kernel/settings.js';
@@ -37,12 +37,13 @@ export async function createAgentTools(input: {
   projectRoot?: string;
   /** Required with `projectRoot`. */
   openSandbox?: SandboxOpener;
-  now?: () => Date;
 }): Promise<AgentTool[]> {
+  // Extraction promises `source { sessionId, turnId }` on every memory it writes: the tool passes it to each write.
   const memoryTool = new MemoryTool({
-    engram: new SourcedEngram(input.engram, input.source, input.now),
+    engram: input.engram,
     ...memoryToolScopes(input.scopes),
     actor: AGENT_EXTRACTION_ACTOR,
+    source: input.source,
   });
   if (input.projectRoot === undefined) {
     return [{ definition: memoryTool.definition(), run: (toolInput) => memoryTool.run(toolInput) }];
@@ -89,35 +90,4 @@ function memoryToolScopes(scopes: { project: Scope; user?: Scope }): { scopes: S
     scopes: [...new Set([scopes.project, 'global', ...(scopes.user ? [scopes.user] : [])])],
     defaultScope: scopes.project,
   };
-}
-
-/**
- * An Engram whose writes carry the session and turn they were extracted from. The memory tool
- * records only its actor as the source; extraction promises `source {sessionId, turnId}` on every
- * memory it writes, so saves made through the tool are tagged here.
- */
-class SourcedEngram extends Engram {
-  readonly #source: MemorySource;
-
-  constructor(base: Engram, source: MemorySource, now?: () => Date) {
-    if (!(base instanceof Engram)) throw new EngramError('INVALID_INPUT', 'Agent tools need an Engram.');
-    super({
-      store: base.store,
-      settings: base.settings,
-      defaultScope: base.defaultScope,
-      readScopes: base.readScopes,
-      actor: AGENT_EXTRACTION_ACTOR,
-      ...(base.embedder && { embedder: base.embedder }),
-      ...(now && { now }),
-    });
-    this.#source = source;
-  }
-
-  override async save(input: RememberInput, options: SaveOptions = {}): Promise<EngramSaveResult> {
-    if (input === null || typeof input !== 'object') return super.save(input, options);
-    return super.save(
-      { ...input, source: { ...this.#source, ...(input.source?.origin && { origin: input.source.origin }) } },
-      options,
-    );
-  }
 }

@@ -1,7 +1,8 @@
 import type { Memory, MemorySource } from '../memory/memory.js';
 import type { Engram } from '../engram.js';
 import { applyExplicitMemory } from '../remember/explicit-memory-writes.js';
-import { isUserSpeech, type ConversationMessage } from '../contracts/conversation.js';
+import type { ConversationMessage } from '../contracts/conversation.js';
+import { isUserSpeech } from './conversation-spans.js';
 import type { Checkpoints } from '../contracts/memory-store-checkpoints.js';
 import { explicitCheckpointName } from './extraction-job-payload.js';
 import type { WriteScopes } from './extraction-output.js';

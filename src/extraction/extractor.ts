@@ -6,11 +6,11 @@ import type { Engram } from '../engram.js';
 import type { LanguageModel } from '../contracts/language-model.js';
 import {
   assertConversation,
-  messagesAfter,
   type Conversation,
   type ConversationMessage,
   type ConversationToolCall,
 } from '../contracts/conversation.js';
+import { messagesAfter } from './conversation-spans.js';
 import { createAgentTools, type SandboxOpener } from './agent-tools.js';
 import { applyExplicitOnce, applyExplicitStatements, type ExplicitMemoryHandler } from './explicit-statements.js';
 import { prepareMessages } from './extraction-input.js';
@@ -133,7 +133,6 @@ export class Extractor {
         ((input) =>
           createAgentTools({
             ...input,
-            now: this.#now,
             ...(options.openSandbox && { openSandbox: options.openSandbox }),
           })),
       ...(options.explicit !== false && { explicit: options.explicit ?? applyExplicitStatements }),

@@ -8,12 +8,8 @@ import { extractWithAgent, type AgentTool } from './agent-extraction.js';
 import { agentManifest } from './agent-tools.js';
 import { extractCheap } from './cheap-extraction.js';
 import type { KnownMemoryLine } from './cheap-extraction-prompt.js';
-import {
-  mergeMessageSpans,
-  messagesAfter,
-  type ConversationMessage,
-  type ConversationToolCall,
-} from '../contracts/conversation.js';
+import type { ConversationMessage, ConversationToolCall } from '../contracts/conversation.js';
+import { mergeMessageSpans, messagesAfter } from './conversation-spans.js';
 import { applyExplicitOnce, type ExplicitMemoryHandler } from './explicit-statements.js';
 import {
   EXTRACTION_QUEUE,

@@ -1,15 +1,18 @@
 import { EngramError, errorKind, isEngramError, type EngramErrorCode } from '../kernel/errors.js';
-import { deriveDescription, type Memory, type MemoryPatch, type NewMemory } from '../memory/memory.js';
+import {
+  deriveDescription,
+  type Memory,
+  type MemoryPatch,
+  type MemorySource,
+  type NewMemory,
+} from '../memory/memory.js';
 import { parseMemoryFile, renderMemoryFile } from '../memory/memory-file.js';
 import type { Scope } from '../memory/scope.js';
 import type { Settings } from '../kernel/settings.js';
 import type { Engram } from '../engram.js';
 import type { ToolDefinition } from '../contracts/language-model.js';
-import {
-  memoryToolDefinition,
-  parseMemoryToolCommand,
-  type MemoryToolCommand,
-} from '../contracts/memory-tool-definition.js';
+import { memoryToolDefinition, type MemoryToolCommand } from '../contracts/memory-tool-definition.js';
+import { parseMemoryToolCommand } from './memory-tool-command.js';
 import {
   findFile,
   folderIndexText,
@@ -45,6 +48,11 @@ export interface MemoryToolOptions {
   directories?: Readonly<Record<Scope, string>>;
   /** Recorded in history for every change the tool makes; default `memory-tool`. */
   actor?: string;
+  /**
+   * Where the tool's new memories come from (e.g. the session and turn an extraction helper read):
+   * given to every save it makes (origin aside). Edits and renames keep the memory's own source.
+   */
+  source?: MemorySource;
   /** `create` on an existing file: `overwrite` it (default; Claude treats create as create-or-overwrite) or answer the protocol's error. */
   onExistingFile?: 'overwrite' | 'error';
 }
@@ -86,6 +94,7 @@ export class MemoryTool {
   readonly #engram: Engram;
   readonly #settings: Settings;
   readonly #actor: string;
+  readonly #source: MemorySource | undefined;
   readonly #onExistingFile: 'overwrite' | 'error';
 
   constructor(options: MemoryToolOptions) {
@@ -102,6 +111,7 @@ export class MemoryTool {
     this.#engram = engram;
     this.#settings = engram.settings;
     this.#actor = options.actor ?? 'memory-tool';
+    this.#source = options.source;
     this.#onExistingFile = options.onExistingFile ?? 'overwrite';
   }
 
@@ -234,7 +244,7 @@ export class MemoryTool {
     const name = nameForFile(target.baseName, given, this.#settings.memory);
     const result = await this.#engram.save(
       { ...parsed, scope: target.folder.scope, name, source: { origin: this.#actor } },
-      { actor: this.#actor },
+      this.#writeOptions(),
     );
     // Secrets were replaced by placeholders on the way in: say so, so the model does not try again.
     const kinds = newPlaceholderKinds(fileText, result.memory.content);
@@ -420,6 +430,11 @@ export class MemoryTool {
   async #applyPatch(memory: Memory, patch: MemoryPatch): Promise<Memory> {
     if (Object.keys(patch).length === 0) return memory;
     return this.#engram.update(memory.id, patch, { actor: this.#actor, scopes: [memory.scope] });
+  }
+
+  /** The options of every save: the tool's actor, and its source when it has one (edits keep the memory's own source). */
+  #writeOptions(): { actor: string; source?: MemorySource } {
+    return { actor: this.#actor, ...(this.#source && { source: this.#source }) };
   }
 
   /** The editable fields a new file states: content, and type, description and importance when its frontmatter has them. */

@@ -10,12 +10,8 @@ import {
   type SettingDefinition,
   type Settings,
 } from '../kernel/settings.js';
-import {
-  findGitRoot,
-  findProjectConfigFile,
-  resolveProjectIdentity,
-  type ProjectIdentity,
-} from './project-identity.js';
+import { findGitRoot } from '../kernel/node/git-root.js';
+import { findProjectConfigFile, resolveProjectIdentity, type ProjectIdentity } from './project-identity.js';
 
 /** Where an effective setting came from, weakest first. */
 export type SettingSourceKind = 'default' | 'user-config' | 'project-config' | 'env' | 'flag';

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { normalizeGitRemote } from '../kernel/git-remote.js';
+import { findGitRoot } from '../kernel/node/git-root.js';
 import { makeScope, type Scope } from '../memory/scope.js';
 
 export const PROJECT_CONFIG_FILE = '.engram.json';
@@ -64,17 +65,6 @@ export function resolveProjectIdentity(cwd: string, explicitId?: string): Projec
     root,
     ...(configFile && { configFile }),
   };
-}
-
-/** The nearest directory at or above `start` that holds `.git` (a folder, or a file for worktrees). */
-export function findGitRoot(start: string): string | undefined {
-  let directory = resolve(start);
-  for (;;) {
-    if (existsSync(join(directory, '.git'))) return directory;
-    const parent = dirname(directory);
-    if (parent === directory) return undefined;
-    directory = parent;
-  }
 }
 
 /** The nearest `.engram.json` from `start` upward, stopping at the git root when there is one. */

@@ -14,7 +14,7 @@ export interface OpenSessionOptions extends Omit<
   SessionOptions,
   'transcript' | 'toolResultStorage' | 'notes' | 'resumed'
 > {
-  /** ENGRAM_HOME (`engramHome()` in src/adapters/config/load-settings.ts); sessions live in `<home>/projects/<slug>/`. */
+  /** ENGRAM_HOME (`engramHome()` in src/node/load-settings.ts); sessions live in `<home>/projects/<slug>/`. */
   home: string;
   /** The project root (its slug names the project folder). */
   cwd: string;
@@ -35,9 +35,14 @@ export interface OpenedSession {
  * first message), tool-result storage, session notes with sidechain transcripts for their helper.
  * Does no I/O itself; the writers create their files lazily.
  */
-export function openSession(options: OpenSessionOptions, resumed?: SessionOptions['resumed']): OpenedSession {
+export function openSession(options: OpenSessionOptions): OpenedSession {
   if (options === null || typeof options !== 'object')
     throw new EngramError('INVALID_INPUT', 'openSession takes { model, home, cwd, ... }.');
+  return buildSession(options, undefined);
+}
+
+// The one builder of both paths: a new session, or (from resumeSession) one that continues a transcript read back.
+function buildSession(options: OpenSessionOptions, resumed: SessionOptions['resumed']): OpenedSession {
   const settings = options.settings ?? DEFAULT_SETTINGS;
   const sessionId = resumed?.sessionId ?? options.sessionId ?? newSessionId();
   const paths = sessionPaths({ home: options.home, cwd: options.cwd, sessionId });
@@ -117,5 +122,5 @@ export async function resumeSession(options: OpenSessionOptions & { sessionId: s
       `The transcript ${paths.transcript} belongs to session ${resumed.sessionId}, not ${options.sessionId}.`,
     );
   }
-  return openSession(options, resumed);
+  return buildSession(options, resumed);
 }

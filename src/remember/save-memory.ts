@@ -63,7 +63,7 @@ export const DEDUPE_ACTOR_SUFFIX = ' (dedupe)';
 
 /**
  * The write path: validates a new memory, looks for a near-duplicate among the active memories of
- * its scope (cosine with an embedder, else words; see src/core/near-duplicate.ts), and either
+ * its scope (cosine with an embedder, else words; see src/remember/near-duplicate.ts), and either
  * updates that memory or creates a new one. With an embedder, the vector computed here is stored
  * with the memory written. Writes that carry an id (imports) never dedupe. The check and the write
  * hold the store lock `memory-write:<scope>` (every process, every machine of a server store), so

@@ -1,12 +1,12 @@
 import { EngramError } from '../kernel/errors.js';
 import type { SessionTool, SessionToolOutput } from '../contracts/session-tool.js';
-import type { ToolResultStorage } from './node/tool-result-storage.js';
+import type { ToolResultStore } from './tool-result-store.js';
 
 // Room kept in a page for the line that says which bytes it holds and where the next page starts.
 const PAGE_HEADER_BYTES = 512;
 
 /** The tool that lets the model page through a stored result (by the tool use id or the path the preview names). */
-export function readPersistedOutputTool(storage: ToolResultStorage): SessionTool {
+export function readPersistedOutputTool(storage: ToolResultStore): SessionTool {
   return {
     definition: {
       name: 'read_persisted_output',

@@ -7,7 +7,7 @@ import type { SessionNotes } from './notes/session-notes.js';
 import type { SessionNotesConfig } from './notes/session-notes-driver.js';
 import type { ResumedSession } from '../contracts/session-message.js';
 import type { SessionTool, SessionToolOutput } from '../contracts/session-tool.js';
-import type { ToolResultStorage } from './node/tool-result-storage.js';
+import type { ToolResultStore } from './tool-result-store.js';
 
 /** The shapes a Session takes and reports (its options, a request's options, tool results, counters); the Session is in session.ts. */
 
@@ -30,7 +30,7 @@ export interface SessionOptions {
   /** Where every message, boundary and todo list is appended; none: nothing is written. Background write failures become `transcript-error` events. */
   transcript?: SessionTranscriptSink;
   /** Layer 1; none: oversized results are cut at the threshold instead. */
-  toolResultStorage?: ToolResultStorage;
+  toolResultStorage?: ToolResultStore;
   /**
    * Layer 3: where the session notes live (the Session builds them over its model and settings and
    * relays their events), or a SessionNotes built elsewhere (then only start/finish are reported, from

@@ -2,7 +2,7 @@ import { EngramError, isEngramError } from '../kernel/errors.js';
 import type { ToolResultBlock, ToolUseBlock } from '../contracts/language-model.js';
 import { cutToBytes } from './session-input.js';
 import type { ToolResultInput } from './session-options.js';
-import type { ToolResultStorage } from './node/tool-result-storage.js';
+import type { ToolResultStore } from './tool-result-store.js';
 
 /** The tool_result blocks of one message, and the results that went to disk. */
 export interface PreparedToolResults {
@@ -19,7 +19,7 @@ export interface PreparedToolResults {
 export async function prepareToolResults(options: {
   pending: readonly ToolUseBlock[];
   results: ReadonlyMap<string, ToolResultInput>;
-  storage: ToolResultStorage | undefined;
+  storage: ToolResultStore | undefined;
   thresholdBytes: number;
 }): Promise<PreparedToolResults> {
   const prepared: PreparedToolResults = { blocks: [], persisted: [] };
@@ -44,10 +44,10 @@ export async function prepareToolResults(options: {
 }
 
 async function store(
-  storage: ToolResultStorage,
+  storage: ToolResultStore,
   toolUseId: string,
   content: string,
-): ReturnType<ToolResultStorage['store']> {
+): ReturnType<ToolResultStore['store']> {
   try {
     return await storage.store(toolUseId, content);
   } catch (error) {

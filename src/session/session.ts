@@ -37,7 +37,7 @@ import { errorToolResults, sessionMetadata, sessionStartState } from './session-
 import type { SessionOptions, SessionStats, PrepareRequestOptions, ToolResultInput } from './session-options.js';
 import type { SessionTool } from '../contracts/session-tool.js';
 import { prepareToolResults } from './session-tool-results.js';
-import type { ToolResultStorage } from './node/tool-result-storage.js';
+import type { ToolResultStore } from './tool-result-store.js';
 import { readPersistedOutputTool } from './persisted-output-tool.js';
 import type { WorkingMemory } from './working-memory.js';
 
@@ -74,7 +74,7 @@ export class Session {
   readonly #definitions: readonly ToolDefinition[];
   readonly #transcript: SessionTranscriptSink | undefined;
   readonly #transcriptPath: string | undefined;
-  readonly #storage: ToolResultStorage | undefined;
+  readonly #storage: ToolResultStore | undefined;
   readonly #compactor: Compactor;
   readonly #events = new SessionEvents();
   readonly #accounting: SessionAccounting;

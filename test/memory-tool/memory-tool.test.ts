@@ -803,6 +803,44 @@ describe('paths and input', () => {
   });
 });
 
+describe('source', () => {
+  it('gives its source to every save it makes, and edits keep the memory its own source', async () => {
+    const sourced = open({
+      actor: 'extraction-agent',
+      source: { sessionId: 'chat-7', turnId: 'a3', origin: 'ignored' },
+    });
+    const user = await engram.remember({
+      name: 'editor',
+      content: 'The user edits in Helix.',
+      source: { origin: 'cli' },
+    });
+    await ok(
+      { command: 'create', path: '/memories/build-tool.md', file_text: 'The project builds with Bazel.' },
+      sourced,
+    );
+    expect((await only('build-tool')).source).toEqual({
+      sessionId: 'chat-7',
+      turnId: 'a3',
+      origin: 'extraction-agent',
+    });
+    await ok({ command: 'str_replace', path: '/memories/editor.md', old_str: 'Helix', new_str: 'Zed' }, sourced);
+    expect(await only('editor')).toMatchObject({ content: 'The user edits in Zed.', source: { origin: 'cli' } });
+    const later = open({ source: { sessionId: 'chat-8', turnId: 'a1' } });
+    await ok({ command: 'rename', old_path: '/memories/editor.md', new_path: '/memories/user-editor.md' }, later);
+    expect((await temporary.store.get(user.id))!.source).toEqual({ origin: 'cli' });
+  });
+
+  it('without a source option leaves a memory its own source', async () => {
+    await engram.remember({
+      name: 'editor',
+      content: 'The user edits in Helix.',
+      source: { sessionId: 's1', origin: 'cli' },
+    });
+    await ok({ command: 'str_replace', path: '/memories/editor.md', old_str: 'Helix', new_str: 'Zed' });
+    expect((await only('editor')).source).toEqual({ sessionId: 's1', origin: 'cli' });
+  });
+});
+
 describe('layout and definitions', () => {
   it('puts each visible scope in its own folder, refuses clashing folders and a default scope it cannot see', async () => {
     const custom = open({ scopes: [PROJECT, 'global', 'user:ada'], directories: { 'user:ada': 'me' } });

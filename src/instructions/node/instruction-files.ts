@@ -12,7 +12,7 @@ import {
 } from '../instruction-rules.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import { isSecretPath } from '../../privacy/secret-files.js';
-import { findGitRoot } from '../../node/project-identity.js';
+import { findGitRoot } from '../../kernel/node/git-root.js';
 
 export interface LoadInstructionsOptions {
   /** The working directory: project files load from `projectRoot` down to here. */

@@ -14,12 +14,8 @@ export const nodeNotesFiles: NotesFiles = Object.freeze({
 });
 
 /** A UTF-8 file of at most `maxBytes`, or undefined when there is none. */
-async function readLimited(
-  path: string,
-  maxBytes: number,
-  what: string,
-  code: 'STORE_ERROR' | 'CONFIG_INVALID' = 'STORE_ERROR',
-): Promise<string | undefined> {
+async function readLimited(path: string, options: Parameters<NotesFiles['read']>[1]): Promise<string | undefined> {
+  const { maxBytes, label: what, code = 'STORE_ERROR' } = options;
   let handle;
   try {
     // Checked before opening: opening a FIFO would wait for a writer.

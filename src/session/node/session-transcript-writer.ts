@@ -11,7 +11,7 @@ import type {
   SessionTranscriptEntry,
   SessionTranscriptSink,
 } from '../../contracts/session-message.js';
-import { packageVersion } from '../../node/package-version.js';
+import { packageVersion } from '../../kernel/node/package-version.js';
 import { subagentTranscriptPath, validateSessionId } from './session-paths.js';
 import { DEFAULT_TRANSCRIPT_MAX_LINE_BYTES } from '../../kernel/transcript-lines.js';
 

@@ -4,6 +4,7 @@ import { join, resolve, sep } from 'node:path';
 import { EngramError } from '../../kernel/errors.js';
 import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
 import { writeFileAtomically } from '../../kernel/node/atomic-write.js';
+import type { StoredToolResult, ToolResultPage, ToolResultStore } from '../tool-result-store.js';
 
 /**
  * Layer 1 of SPEC §2: a tool result over the threshold is written whole to
@@ -24,22 +25,6 @@ export interface ToolResultStorageOptions {
   pageBytes?: number;
 }
 
-export interface StoredToolResult {
-  /** What the message carries: the content itself (at or under the threshold) or the `<persisted-output>` replacement. */
-  content: string;
-  /** Set when the content was written to disk. */
-  persisted?: { path: string; bytes: number };
-}
-
-export interface ToolResultPage {
-  text: string;
-  /** Byte offset where `text` starts (moved forward to a character boundary if the asked one split a character). */
-  offset: number;
-  totalBytes: number;
-  /** Where the next page starts; absent at the end. */
-  nextOffset?: number;
-}
-
 const MAX_TOOL_USE_ID_LENGTH = 200;
 // Letters, digits, `_`, `-` and `.` (not first): every provider's ids (toolu_…, call_…) fit, and no
 // name can leave the folder, hide as a dotfile or carry a separator or NUL.
@@ -49,7 +34,7 @@ const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 // (the session passes every tool result through `store`, and a page must not be stored again).
 
 /** Stores oversized tool results of one session and reads them back page by page. No I/O until a result needs storing. */
-export class ToolResultStorage {
+export class ToolResultStorage implements ToolResultStore {
   readonly directory: string;
   readonly thresholdBytes: number;
   readonly previewBytes: number;

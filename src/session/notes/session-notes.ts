@@ -39,12 +39,13 @@ export type SessionNotesEvent =
  * (src/session/node/session-notes-files.ts) on Node.
  */
 export interface NotesFiles {
-  /** A UTF-8 file of at most `maxBytes`, or undefined when there is none; failures are EngramErrors with `code` (default STORE_ERROR). */
+  /**
+   * A UTF-8 file of at most `maxBytes`, or undefined when there is none; failures are EngramErrors
+   * with `code` (default STORE_ERROR) whose message names the file by `label` (e.g. "The session notes").
+   */
   read(
     path: string,
-    maxBytes: number,
-    what: string,
-    code?: 'STORE_ERROR' | 'CONFIG_INVALID',
+    options: { maxBytes: number; label: string; code?: 'STORE_ERROR' | 'CONFIG_INVALID' },
   ): Promise<string | undefined>;
   /** Replaces the file whole and atomically, making its folder (0700) first. */
   write(path: string, text: string): Promise<void>;
@@ -140,11 +141,10 @@ export class SessionNotes {
   /** The notes as they stand: the file, or the template while there is none. */
   async read(): Promise<string> {
     await this.#restoreState();
-    const text = await this.#options.files.read(
-      this.path,
-      this.#options.settings.notes.maxFileBytes,
-      'The session notes',
-    );
+    const text = await this.#options.files.read(this.path, {
+      maxBytes: this.#options.settings.notes.maxFileBytes,
+      label: 'The session notes',
+    });
     return text ?? (await this.#load()).template;
   }
 
@@ -343,7 +343,8 @@ export class SessionNotes {
     this.#stateRestored = true;
     try {
       const saved = JSON.parse(
-        (await this.#options.files.read(this.statePath, 64 * 1024, 'The session notes state')) ?? 'null',
+        (await this.#options.files.read(this.statePath, { maxBytes: 64 * 1024, label: 'The session notes state' })) ??
+          'null',
       ) as { lastSummarizedUuid?: unknown } | null;
       const uuid = saved?.lastSummarizedUuid;
       if (
@@ -416,7 +417,11 @@ function checkPrompt(prompt: unknown, what: string): void {
 }
 
 async function readSetting(files: NotesFiles, path: string, setting: string, maxBytes: number): Promise<string> {
-  const text = await files.read(resolve(path), maxBytes, `The file ${setting} names`, 'CONFIG_INVALID');
+  const text = await files.read(resolve(path), {
+    maxBytes,
+    label: `The file ${setting} names`,
+    code: 'CONFIG_INVALID',
+  });
   if (text === undefined)
     throw new EngramError(
       'CONFIG_INVALID',

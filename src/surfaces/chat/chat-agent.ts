@@ -1,6 +1,6 @@
 import type { InstructionSet } from '../../instructions/instruction-format.js';
 import { loadInstructions } from '../../instructions/node/instruction-files.js';
-import { findGitRoot } from '../../node/project-identity.js';
+import { findGitRoot } from '../../kernel/node/git-root.js';
 import { listSessions, type SessionSummary } from '../../session/node/session-listing.js';
 import type { ContextUsage } from '../../session/context-budget.js';
 import { EngramError, isEngramError } from '../../kernel/errors.js';

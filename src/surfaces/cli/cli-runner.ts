@@ -8,7 +8,7 @@ import {
 } from './cli-command.js';
 import { EXIT_OK, reportError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
-import { packageVersion } from '../../node/package-version.js';
+import { packageVersion } from '../../kernel/node/package-version.js';
 
 // Each command is imported only when it runs, so `engram recall` loads the store and nothing else.
 const COMMANDS: Record<string, () => Promise<CommandDefinition>> = {

@@ -3,7 +3,7 @@ import type { Engram } from '../../engram.js';
 import type { AgingReport } from '../../maintenance/age-memories.js';
 import { startAgingSchedule, type AgingSchedule, type IntervalTimers } from '../../maintenance/aging-schedule.js';
 import { openEngram } from '../../node/open-engram.js';
-import { packageVersion } from '../../node/package-version.js';
+import { packageVersion } from '../../kernel/node/package-version.js';
 import { startServer, type RunningServer } from './http-server.js';
 import { createExtractor } from '../../node/create-extractor.js';
 

@@ -2,7 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { openEngram } from '../../node/open-engram.js';
 import { createMemoryMcpServer } from './memory-mcp-server.js';
-import { packageVersion } from '../../node/package-version.js';
+import { packageVersion } from '../../kernel/node/package-version.js';
 
 export interface StdioMcpServerOptions {
   cwd?: string;

@@ -9,7 +9,7 @@ import {
 } from '../../../src/extraction/transcripts/engram-transcript.js';
 import { parsePlainTextTranscript } from '../../../src/extraction/transcripts/plain-text-transcript.js';
 import { detectTranscriptFormat, readTranscriptFile } from '../../../src/extraction/node/read-transcript.js';
-import { messagesAfter } from '../../../src/contracts/conversation.js';
+import { messagesAfter } from '../../../src/extraction/conversation-spans.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'engram-transcripts-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));

@@ -1,6 +1,6 @@
 import { noPositionals, type CommandDefinition } from '../cli-command.js';
 import { globalSettingFlags } from '../cli-engram.js';
-import { packageVersion } from '../../../node/package-version.js';
+import { packageVersion } from '../../../kernel/node/package-version.js';
 
 /** `engram mcp`: serve the memory tools over stdio (for MCP clients that spawn engram). */
 export const mcpCommand: CommandDefinition = {
