@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import { immediateTransaction } from '../src/adapters/sqlite/sqlite-database.js';
+import { closeSqlite, openSqlite } from '../src/adapters/sqlite/sqlite-driver.js';
 import type { EvalDataset } from '../src/eval/eval-dataset.js';
 
 /**
@@ -9,15 +10,15 @@ export function plainBm25Rankings(
   dataset: EvalDataset,
   limit: number,
 ): Array<{ ranking: string[]; relevant: Set<string>; tags: string[] }> {
-  const db = new Database(':memory:');
+  const db = openSqlite(':memory:');
   try {
     db.exec(
       "CREATE VIRTUAL TABLE turns USING fts5(id UNINDEXED, scope UNINDEXED, text, tokenize = 'porter unicode61 remove_diacritics 2')",
     );
     const insert = db.prepare('INSERT INTO turns (id, scope, text) VALUES (?, ?, ?)');
-    db.transaction(() => {
+    immediateTransaction(db, () => {
       for (const memory of dataset.memories) insert.run(memory.id, memory.scope, memory.content);
-    })();
+    });
     const search = db.prepare(
       `SELECT id FROM turns WHERE turns MATCH ? AND scope = ? ORDER BY bm25(turns) LIMIT ${limit}`,
     );
@@ -29,6 +30,6 @@ export function plainBm25Rankings(
       return { ranking, relevant: new Set(query.relevant), tags: query.tags };
     });
   } finally {
-    db.close();
+    closeSqlite(db);
   }
 }

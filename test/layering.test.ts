@@ -13,7 +13,6 @@ const IO_MODULES = [
   /^(node:)?(fs|fs\/promises|child_process|net|http|https|http2|tls|os|readline|readline\/promises|tty|repl)$/,
   /^(node:)?(worker_threads|cluster|dgram|dns|dns\/promises|module|vm|inspector|inspector\/promises|v8|wasi)$/,
   /^(node:)?(trace_events|sqlite)$/,
-  /^better-sqlite3$/,
   /^@photostructure\/sqlite$/,
   /^pg$/,
   /^sqlite-vec$/,

@@ -1,7 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryTurn, type MemoryTurnOptions } from '../../src/agent/memory-turn.js';
 import { MAX_RECALL_TIME_CAP_MS, type MemoryTurnEvent } from '../../src/agent/memory-injection.js';
@@ -17,6 +16,7 @@ import { EngramError } from '../../src/kernel/errors.js';
 import { DEFAULT_SETTINGS, checkSetting, findSettingDefinition, type Settings } from '../../src/kernel/settings.js';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../../src/testing/openai-compatible-embeddings-server.js';
 import { ScriptedLanguageModel } from '../../src/testing/scripted-language-model.js';
+import { closeSqlite, openSqlite } from '../../src/adapters/sqlite/sqlite-driver.js';
 
 const PROJECT = 'project:github.com/acme/app';
 const FRANKFURT = 'The deploy target of the API is the Frankfurt region (eu-central-1).';
@@ -341,8 +341,8 @@ describe('MemoryTurn fails open', () => {
     const { path, engram, events, turn } = await fixture({ busyTimeoutMs: 20 });
     await engram.remember({ name: 'deploy-region', content: FRANKFURT, type: 'project' });
     const memoryTurn = turn({ extractor: queueingExtractor(engram) });
-    const other = new Database(path);
-    cleanups.push(async () => void other.close());
+    const other = openSqlite(path);
+    cleanups.push(async () => void closeSqlite(other));
     other.exec('BEGIN IMMEDIATE');
 
     const injection = await memoryTurn.beforeRequest(QUESTION);

@@ -1,7 +1,6 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -17,6 +16,7 @@ import { startServer, type RunningServer } from '../../src/surfaces/http/http-se
 import { startEmbeddingsServer, type EmbeddingsServer } from '../../src/testing/openai-compatible-embeddings-server.js';
 import { createWorkspace, type Workspace } from '../support/cli-harness.js';
 import { SECRET_CASES } from '../fixtures/secrets-corpus.js';
+import { closeSqlite, openSqlite } from '../../src/adapters/sqlite/sqlite-driver.js';
 
 /**
  * SPEC §3, "never stored": every secret of the corpus is fed through every write path — the library
@@ -46,7 +46,7 @@ function leaked(text: string): string[] {
 
 /** Every row of every table of a SQLite file, as text, and the raw bytes of the file and its WAL. */
 function readStoreFiles(path: string): { rows: string; bytes: string; tables: Record<string, number> } {
-  const database = new Database(path, { readonly: true });
+  const database = openSqlite(path, { readOnly: true });
   const tables: Record<string, number> = {};
   let rows = '';
   try {
@@ -64,7 +64,7 @@ function readStoreFiles(path: string): { rows: string; bytes: string; tables: Re
       }
     }
   } finally {
-    database.close();
+    closeSqlite(database);
   }
   let bytes = '';
   for (const suffix of ['', '-wal', '-journal']) {

@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +10,7 @@ import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
 import { withWordForms } from '../../src/recall/word-forms.js';
 import type { Memory } from '../../src/memory/memory.js';
 import { Engram } from '../../src/engram.js';
+import { closeSqlite, openSqlite } from '../../src/adapters/sqlite/sqlite-driver.js';
 
 const stats = (documentCount: number, frequencies: Record<string, number>) => ({
   documentCount,
@@ -21,7 +21,7 @@ describe('full-text tokens', () => {
   it('are the tokens SQLite FTS5 (porter unicode61 remove_diacritics 2) indexes', () => {
     const text =
       "Caroline's café reopened in 2023: naïve résumés, running 5K races and don't-stop dancing — ÉCOLE Zürich!";
-    const db = new Database(':memory:');
+    const db = openSqlite(':memory:');
     db.exec(
       "CREATE VIRTUAL TABLE f USING fts5(t, tokenize = 'porter unicode61 remove_diacritics 2'); CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance')",
     );
@@ -29,7 +29,7 @@ describe('full-text tokens', () => {
     const indexed = (db.prepare('SELECT term FROM v ORDER BY offset').all() as Array<{ term: string }>).map(
       (row) => row.term,
     );
-    db.close();
+    closeSqlite(db);
     expect(fullTextTokens(text)).toEqual(indexed);
   });
 });

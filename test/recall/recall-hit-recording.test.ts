@@ -1,10 +1,10 @@
-import Database from 'better-sqlite3';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
 import { Engram } from '../../src/engram.js';
+import { closeSqlite, openSqlite } from '../../src/adapters/sqlite/sqlite-driver.js';
 
 describe('recall while another process holds the write lock', () => {
   let directory: string;
@@ -26,7 +26,7 @@ describe('recall while another process holds the write lock', () => {
   it('still answers, says the hits were not recorded, and records them once the lock is gone', async () => {
     const engram = new Engram({ store, defaultScope: 'project:locks' });
     const memory = await engram.remember({ content: 'Deploys go out on Tuesdays after the standup.' });
-    const writer = new Database(path);
+    const writer = openSqlite(path);
     writer.exec('BEGIN IMMEDIATE');
     try {
       const blocked = await engram.recall('when do deploys go out?');
@@ -37,7 +37,7 @@ describe('recall while another process holds the write lock', () => {
       expect(context.warnings).toContain('hits-not-recorded');
     } finally {
       writer.exec('ROLLBACK');
-      writer.close();
+      closeSqlite(writer);
     }
     expect((await engram.get(memory.id)).hitCount).toBe(0);
     const free = await engram.recall('when do deploys go out?');

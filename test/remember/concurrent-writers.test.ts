@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import { Engram } from '../../src/engram.js';
 import type { StoreRole, StoreWith } from '../../src/contracts/memory-store.js';
 import { expectConcurrentSavesDeduplicated } from '../../src/testing/concurrent-save-check.js';
 import { collectStoreWriteWorker, spawnStoreWorker } from '../../src/testing/store-write-worker-process.js';
+import { closeSqlite, openSqlite as openRawSqlite } from '../../src/adapters/sqlite/sqlite-driver.js';
 
 // Dedupe on write across processes: several processes save the same statements at once through
 // the library into one store. The check itself (src/testing/concurrent-save-check.ts) opens the
@@ -117,13 +117,13 @@ describe('saving while another process holds the scope lock', () => {
 describe('SQLite store locks held by a process that stopped', () => {
   /** Writes a lock row as another process would have left it. */
   function leaveLockRow(path: string, row: { name: string; host: string; pid: number; lockedUntil: number }): void {
-    const db = new Database(path);
+    const db = openRawSqlite(path);
     try {
       db.prepare(
         'INSERT INTO store_locks (name, holder, host, pid, locked_until, acquired_at) VALUES (?, ?, ?, ?, ?, ?)',
       ).run(row.name, 'lock_left_behind', row.host, row.pid, row.lockedUntil, Date.now());
     } finally {
-      db.close();
+      closeSqlite(db);
     }
   }
 
@@ -143,10 +143,10 @@ describe('SQLite store locks held by a process that stopped', () => {
       expect(await store.locks.hold('memory-write:global', async () => 'after the lease', { waitMs: 10_000 })).toBe(
         'after the lease',
       );
-      const db = new Database(path, { readonly: true });
+      const db = openRawSqlite(path, { readOnly: true });
       // Released: the row is gone, not left for the next caller to wait out.
       expect(db.prepare('SELECT COUNT(*) AS n FROM store_locks').get()).toEqual({ n: 0 });
-      db.close();
+      closeSqlite(db);
     } finally {
       await store.close();
     }
@@ -163,11 +163,11 @@ describe('SQLite store locks held by a process that stopped', () => {
         await expect(store.locks.hold('busy', async () => 'stolen', { waitMs: 200 })).rejects.toMatchObject({
           code: 'LOCK_TIMEOUT',
         });
-        const db = new Database(path, { readonly: true });
+        const db = openRawSqlite(path, { readOnly: true });
         expect(db.prepare('SELECT holder FROM store_locks WHERE name = ?').get('busy')).toEqual({
           holder: 'lock_left_behind',
         });
-        db.close();
+        closeSqlite(db);
       } finally {
         await store.close();
       }

@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { SqliteStatement } from './sqlite-driver.js';
 import type { CheckpointFilter, Checkpoints } from '../../contracts/memory-store-checkpoints.js';
 import {
   checkCheckpointDeletion,
@@ -10,7 +10,7 @@ import { guard } from './sqlite-database.js';
 
 /** What the checkpoints need from the store: its prepared statements, write transactions and clock. */
 export interface SqliteCheckpointsDependencies {
-  statement: (sql: string) => Database.Statement;
+  statement: (sql: string) => SqliteStatement;
   /** Runs `work` in one BEGIN IMMEDIATE transaction: no other process writes in between. */
   transaction: (work: () => void) => void;
   now: () => Date;
@@ -73,7 +73,7 @@ export class SqliteCheckpoints implements Checkpoints {
     );
   }
 
-  #statement(sql: string): Database.Statement {
+  #statement(sql: string): SqliteStatement {
     return this.#dependencies.statement(sql);
   }
 }

@@ -1,6 +1,6 @@
-import Database from 'better-sqlite3';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { EngramError, isEngramError } from '../../kernel/errors.js';
+import type { SqliteConnection } from './sqlite-driver.js';
 import { LATEST_SQLITE_VERSION, SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 
 // Opening an engram database safely: refuse what is not one, refuse a newer schema before
@@ -30,7 +30,7 @@ export function assertLooksLikeSqlite(path: string): void {
   }
 }
 
-function schemaVersion(db: Database.Database): number {
+function schemaVersion(db: SqliteConnection): number {
   const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
   if (!exists) return 0;
   return (
@@ -39,7 +39,7 @@ function schemaVersion(db: Database.Database): number {
   );
 }
 
-export function assertSchemaNotNewer(db: Database.Database, path: string): void {
+export function assertSchemaNotNewer(db: SqliteConnection, path: string): void {
   const found = schemaVersion(db);
   if (found > LATEST_SQLITE_VERSION) {
     throw new EngramError(
@@ -49,10 +49,10 @@ export function assertSchemaNotNewer(db: Database.Database, path: string): void 
   }
 }
 
-export function migrate(db: Database.Database, targetVersion: number): void {
+export function migrate(db: SqliteConnection, targetVersion: number): void {
   const current = (): number => schemaVersion(db);
   if (current() >= targetVersion) return;
-  db.transaction(() => {
+  immediateTransaction(db, () => {
     db.exec(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
     );
@@ -67,7 +67,51 @@ export function migrate(db: Database.Database, targetVersion: number): void {
         Date.now(),
       );
     }
-  }).immediate();
+  });
+}
+
+const depths = new WeakMap<SqliteConnection, number>();
+
+/**
+ * Runs `work` in one BEGIN IMMEDIATE transaction (the write lock taken up front, so no other
+ * process writes in between): committed if it returns, rolled back if it throws. A call inside
+ * another one is a savepoint of it.
+ */
+export function immediateTransaction(db: SqliteConnection, work: () => void): void {
+  const depth = depths.get(db) ?? 0;
+  const savepoint = `engram_${depth}`;
+  db.exec(depth === 0 ? 'BEGIN IMMEDIATE' : `SAVEPOINT ${savepoint}`);
+  depths.set(db, depth + 1);
+  try {
+    work();
+    db.exec(depth === 0 ? 'COMMIT' : `RELEASE ${savepoint}`);
+  } catch (error) {
+    try {
+      db.exec(depth === 0 ? 'ROLLBACK' : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
+    } catch {
+      // SQLite already rolled the transaction back (a failed COMMIT, an I/O error): nothing left to undo.
+    }
+    throw error;
+  } finally {
+    depths.set(db, depth);
+  }
+}
+
+/** SQLite's primary result codes engram names (the low byte of an extended code). */
+const SQLITE_CODE_NAMES: Record<number, string> = {
+  5: 'SQLITE_BUSY',
+  6: 'SQLITE_LOCKED',
+  10: 'SQLITE_IOERR',
+  11: 'SQLITE_CORRUPT',
+  13: 'SQLITE_FULL',
+  14: 'SQLITE_CANTOPEN',
+  26: 'SQLITE_NOTADB',
+};
+
+/** The SQLITE_* name of a driver error engram tells apart: node:sqlite carries a number (`errcode`), extended codes included. */
+export function sqliteErrorName(error: unknown): string | undefined {
+  const errcode = typeof error === 'object' && error !== null ? (error as { errcode?: unknown }).errcode : undefined;
+  return typeof errcode === 'number' ? SQLITE_CODE_NAMES[errcode & 0xff] : undefined;
 }
 
 /** Runs SQLite work, turning driver errors into engram's codes: corruption is STORE_CORRUPT, the rest STORE_ERROR. */
@@ -76,14 +120,19 @@ export function guard<T>(work: () => T): T {
     return work();
   } catch (error) {
     if (isEngramError(error)) throw error;
-    const code = (error as { code?: string }).code ?? '';
-    if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
+    const code = sqliteErrorName(error) ?? '';
+    if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') {
       throw new EngramError(
         'STORE_CORRUPT',
         `The database file is corrupt (${code}); engram will not modify it. Restore a backup or move it away.`,
         { cause: error },
       );
     }
-    throw new EngramError('STORE_ERROR', `Store error: ${(error as Error).message}`, { cause: error });
+    // Busy and locked (another process held the write lock past busy_timeout), full disk, I/O:
+    // STORE_ERROR as before, with SQLite's name in the details for whoever retries or reports.
+    throw new EngramError('STORE_ERROR', `Store error: ${(error as Error).message}`, {
+      cause: error,
+      ...(code !== '' && { details: { sqlite: code } }),
+    });
   }
 }

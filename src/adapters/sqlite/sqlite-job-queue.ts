@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { SqliteStatement } from './sqlite-driver.js';
 import { EngramError } from '../../kernel/errors.js';
 import type {
   FinishedJobFilter,
@@ -24,7 +24,7 @@ import { JOB_COLUMNS, jobNotFound, rowToJob, type JobRow } from '../sql/job-rows
 
 /** What the job queue needs from the store: its prepared statements, write transactions and clock. */
 export interface SqliteJobQueueDependencies {
-  statement: (sql: string) => Database.Statement;
+  statement: (sql: string) => SqliteStatement;
   /** Runs `work` in one BEGIN IMMEDIATE transaction: no other process writes in between. */
   transaction: (work: () => void) => void;
   now: () => Date;
@@ -235,7 +235,7 @@ export class SqliteJobQueue implements JobQueue {
     return guard(() => this.#statement(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`).get(id) as JobRow | undefined);
   }
 
-  #statement(sql: string): Database.Statement {
+  #statement(sql: string): SqliteStatement {
     return this.#dependencies.statement(sql);
   }
 }

@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Bm25Parameters } from '../../recall/bm25-scoring.js';
@@ -44,7 +43,14 @@ import {
   memoryNotFound,
 } from '../../contracts/store-checks/store-input.js';
 import { createSortableId } from '../../kernel/ids.js';
-import { assertLooksLikeSqlite, assertSchemaNotNewer, guard, migrate } from './sqlite-database.js';
+import {
+  assertLooksLikeSqlite,
+  assertSchemaNotNewer,
+  guard,
+  immediateTransaction,
+  migrate,
+} from './sqlite-database.js';
+import { closeSqlite, openSqlite, type SqliteConnection, type SqliteStatement } from './sqlite-driver.js';
 import { LATEST_SQLITE_VERSION } from './sqlite-migrations.js';
 import { filterClause, ORDER_BY, placeholders } from './sqlite-queries.js';
 import { SqliteFullTextIndex } from './sqlite-full-text-index.js';
@@ -72,7 +78,7 @@ export interface SqliteMemoryStoreOptions {
   now?: () => Date;
   generateId?: () => string;
   /** Loads sqlite-vec into the connection (tests replace it to check the fallback). */
-  loadVectorExtension?: (db: Database.Database) => void;
+  loadVectorExtension?: (db: SqliteConnection) => void;
   /** Receives warnings (sqlite-vec unavailable); default: process.emitWarning. */
   onWarning?: (message: string) => void;
   /** BM25 parameters full-text hits are scored with; default settings `recall.fullTextK1` and `recall.fullTextB`. */
@@ -102,8 +108,8 @@ export class SqliteMemoryStore implements MemoryStore {
   readonly #now: () => Date;
   readonly #generateId: () => string;
   readonly #limits: MemoryLimits;
-  #db: Database.Database | undefined;
-  readonly #statements = new Map<string, Database.Statement>();
+  #db: SqliteConnection | undefined;
+  readonly #statements = new Map<string, SqliteStatement>();
   readonly #fullText: SqliteFullTextIndex;
 
   constructor(options: SqliteMemoryStoreOptions) {
@@ -150,19 +156,21 @@ export class SqliteMemoryStore implements MemoryStore {
       assertLooksLikeSqlite(path);
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     }
-    const db = guard(() => new Database(path));
+    const db = guard(() => openSqlite(path));
     try {
       guard(() =>
-        db.pragma(`busy_timeout = ${Math.floor(this.#options.busyTimeoutMs ?? DEFAULT_SETTINGS.store.busyTimeoutMs)}`),
+        db.exec(
+          `PRAGMA busy_timeout = ${Math.floor(this.#options.busyTimeoutMs ?? DEFAULT_SETTINGS.store.busyTimeoutMs)}`,
+        ),
       );
       // Refuse a newer schema before anything (even the journal mode) writes to the file.
       guard(() => assertSchemaNotNewer(db, path));
       guard(() => {
-        db.pragma('journal_mode = WAL');
-        db.pragma('synchronous = NORMAL');
+        db.exec('PRAGMA journal_mode = WAL');
+        db.exec('PRAGMA synchronous = NORMAL');
         // 64 MB of page cache per connection (the default is 2 MB): recall at 100K memories reads
         // the same index and vector pages over and over.
-        db.pragma('cache_size = -65536');
+        db.exec('PRAGMA cache_size = -65536');
       });
       guard(() => migrate(db, this.#options.targetVersion ?? LATEST_SQLITE_VERSION));
       loadVectorFunctions(db, {
@@ -170,7 +178,7 @@ export class SqliteMemoryStore implements MemoryStore {
         ...(this.#options.onWarning && { onWarning: this.#options.onWarning }),
       });
     } catch (error) {
-      db.close();
+      closeSqlite(db);
       throw error;
     }
     this.#db = db;
@@ -178,8 +186,9 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async close(): Promise<void> {
     this.#statements.clear();
-    this.#db?.close();
+    const db = this.#db;
     this.#db = undefined;
+    if (db) closeSqlite(db);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -491,10 +500,10 @@ export class SqliteMemoryStore implements MemoryStore {
 
   #transaction(work: () => void): void {
     const db = this.#database();
-    guard(() => db.transaction(work).immediate());
+    guard(() => immediateTransaction(db, work));
   }
 
-  #statement(sql: string): Database.Statement {
+  #statement(sql: string): SqliteStatement {
     let statement = this.#statements.get(sql);
     if (!statement) {
       statement = guard(() => this.#database().prepare(sql));
@@ -503,7 +512,7 @@ export class SqliteMemoryStore implements MemoryStore {
     return statement;
   }
 
-  #database(): Database.Database {
+  #database(): SqliteConnection {
     if (!this.#db) throw new EngramError('STORE_CLOSED', 'The store is not open: call open() first.');
     return this.#db;
   }

@@ -1,9 +1,9 @@
-import type Database from 'better-sqlite3';
+import type { SqliteConnection } from './sqlite-driver.js';
 
 export interface SqliteMigration {
   version: number;
   name: string;
-  up(db: Database.Database): void;
+  up(db: SqliteConnection): void;
 }
 
 /** Versioned schema changes, applied in order inside one transaction each and recorded in `schema_migrations`. */

@@ -97,7 +97,7 @@ export class SqliteRecordCopy implements RecordCopy {
            FROM memory_vectors v JOIN memories m ON m.rowid = v.memory_rowid
            WHERE m.id > ? ORDER BY m.id LIMIT ?`,
         )
-        .all(page.after, page.limit) as Array<{ id: string; updated_at: number; vector: Buffer }>;
+        .all(page.after, page.limit) as Array<{ id: string; updated_at: number; vector: Uint8Array }>;
       return rows.map((row) => ({
         id: row.id,
         vector: vectorFromBlob(row.vector),
@@ -182,13 +182,13 @@ export class SqliteRecordCopy implements RecordCopy {
         const insertVector = this.#access.statement('INSERT INTO memory_vectors (memory_rowid, vector) VALUES (?, ?)');
         for (const entry of vectors) {
           const row = findVector.get(entry.id) as
-            { memory_rowid: number; updated_at: number; vector: Buffer | null } | undefined;
+            { memory_rowid: number; updated_at: number; vector: Uint8Array | null } | undefined;
           // A vector belongs to one version of its memory's text: without that version it would attach a wrong meaning.
           if (row === undefined || row.updated_at !== Date.parse(entry.updatedAt)) throw vectorWithoutMemory(entry.id);
           if (row.vector === null) {
             insertVector.run(
               row.memory_rowid,
-              Buffer.from(entry.vector.buffer, entry.vector.byteOffset, entry.vector.byteLength),
+              new Uint8Array(entry.vector.buffer, entry.vector.byteOffset, entry.vector.byteLength),
             );
             report.written.vectors += 1;
           } else if (
@@ -247,6 +247,6 @@ function snapshot(memory: Memory | null): string | null {
 }
 
 /** A float32 vector from a blob, copied so it is aligned and owned (a blob's buffer may be shared). */
-function vectorFromBlob(blob: Buffer): Float32Array {
+function vectorFromBlob(blob: Uint8Array): Float32Array {
   return new Float32Array(new Uint8Array(blob).buffer);
 }

@@ -1,7 +1,7 @@
 import type { Memory } from '../../memory/memory.js';
 import { rowToHistory, rowToMemory, type StoredHistoryRow, type StoredMemoryRow } from '../sql/memory-rows.js';
 
-/** A row of the `memories` table as better-sqlite3 returns it. */
+/** A row of the `memories` table as the SQLite driver returns it (a null-prototype object). */
 export interface MemoryRow extends StoredMemoryRow {
   archived: number;
 }

@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { SqliteStatement } from './sqlite-driver.js';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EngramError, isEngramError } from '../../kernel/errors.js';
@@ -15,7 +15,7 @@ export interface SqliteLockSettings {
 }
 
 export interface SqliteStoreLockDependencies {
-  statement: (sql: string) => Database.Statement;
+  statement: (sql: string) => SqliteStatement;
   now: () => Date;
   settings: () => SqliteLockSettings;
   onWarning: (message: string) => void;

@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { SqliteConnection, SqliteStatement } from './sqlite-driver.js';
 import * as sqliteVec from 'sqlite-vec';
 import type { Memory } from '../../memory/memory.js';
 import type {
@@ -21,7 +21,7 @@ import { MEMORY_COLUMNS, rowToMemory, type MemoryRow } from './sqlite-rows.js';
 
 /** How the store reaches its connection: cached statements and immediate transactions. */
 export interface SqliteAccess {
-  statement(sql: string): Database.Statement;
+  statement(sql: string): SqliteStatement;
   transaction(work: () => void): void;
 }
 
@@ -31,20 +31,24 @@ export interface SqliteAccess {
  * never wrong, and the store still opens.
  */
 export function loadVectorFunctions(
-  db: Database.Database,
-  options: { load?: (db: Database.Database) => void; onWarning?: (message: string) => void } = {},
+  db: SqliteConnection,
+  options: { load?: (db: SqliteConnection) => void; onWarning?: (message: string) => void } = {},
 ): 'sqlite-vec' | 'javascript' {
   try {
-    (options.load ?? sqliteVec.load)(db);
+    // Extension loading is on only for this call: no SQL can reach load_extension() afterwards.
+    db.enableLoadExtension(true);
+    try {
+      (options.load ?? sqliteVec.load)(db);
+    } finally {
+      db.enableLoadExtension(false);
+    }
     return 'sqlite-vec';
   } catch (error) {
     const warn = options.onWarning ?? ((message: string) => process.emitWarning(message, 'EngramWarning'));
     warn(
       `sqlite-vec could not be loaded (${(error as Error).message}); vector search uses a slower JavaScript cosine.`,
     );
-    db.function('vec_distance_cosine', { deterministic: true }, (left: unknown, right: unknown) =>
-      cosineDistance(left, right),
-    );
+    db.function('vec_distance_cosine', { deterministic: true }, (left, right) => cosineDistance(left, right));
     return 'javascript';
   }
 }
@@ -164,8 +168,8 @@ export class SqliteVectorIndex implements VectorIndex {
   }
 }
 
-function vectorBlob(vector: Float32Array): Buffer {
-  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+function vectorBlob(vector: Float32Array): Uint8Array {
+  return new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength);
 }
 
 function placeholders(count: number): string {
@@ -174,7 +178,13 @@ function placeholders(count: number): string {
 
 /** 1 − cosine similarity of two float32 blobs, as sqlite-vec computes it; null when either has no direction. */
 function cosineDistance(left: unknown, right: unknown): number | null {
-  if (!Buffer.isBuffer(left) || !Buffer.isBuffer(right) || left.length !== right.length || left.length % 4 !== 0) {
+  // Blobs arrive as Uint8Array (a Buffer is one too).
+  if (
+    !(left instanceof Uint8Array) ||
+    !(right instanceof Uint8Array) ||
+    left.length !== right.length ||
+    left.length % 4 !== 0
+  ) {
     throw new Error('vec_distance_cosine takes two float32 vectors of the same length.');
   }
   const a = new Float32Array(new Uint8Array(left).buffer);

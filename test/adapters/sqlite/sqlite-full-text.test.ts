@@ -1,10 +1,10 @@
-import Database from 'better-sqlite3';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { porterStem } from '../../../src/recall/porter-stemmer.js';
+import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 
 const ACTOR = { actor: 'full-text-test' };
 
@@ -93,7 +93,7 @@ describe('porterStem', () => {
       'caresses ponies ties caress cats feed agreed plastered bled motoring sing conflated troubled sized hopping tanned falling hissing fizzed failing filing happy sky relational conditional rational valenci hesitanci digitizer conformabli radicalli differentli vileli analogousli vietnamization predication operator feudalism decisiveness hopefulness callousness formaliti sensitiviti sensibiliti triplicate formative formalize electriciti electrical hopeful goodness revival allowance inference airliner gyroscopic adjustable defensible irritant replacement adjustment dependent adoption homologou communism activate angulariti homologous effective bowdlerize probate rate cease controll roll running runs generalizations oscillators abilities meetings yesterday skiing dying lying agreement university postgres databases preferences deployed'.split(
         ' ',
       );
-    const db = new Database(':memory:');
+    const db = openSqlite(':memory:');
     db.exec("CREATE VIRTUAL TABLE f USING fts5(a, tokenize = 'porter unicode61 remove_diacritics 2')");
     db.exec("CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance')");
     const insert = db.prepare('INSERT INTO f (rowid, a) VALUES (?, ?)');
@@ -106,6 +106,6 @@ describe('porterStem', () => {
     );
     const mismatches = words.filter((word, index) => tokens.get(index + 1) !== porterStem(word));
     expect(mismatches).toEqual([]);
-    db.close();
+    closeSqlite(db);
   });
 });

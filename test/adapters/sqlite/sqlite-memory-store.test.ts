@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,6 +13,7 @@ import {
   spawnStoreWriteWorker,
   unexpectedStderr,
 } from '../../../src/testing/store-write-worker-process.js';
+import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 
 const ACTOR = { actor: 'sqlite-test' };
 const LATEST_VERSION = SQLITE_MIGRATIONS.at(-1)!.version;
@@ -92,7 +92,7 @@ describe('SqliteMemoryStore migrations', () => {
     const edited = await old.update(written.id, { importance: 0.9 }, ACTOR);
     await old.close();
 
-    const raw = new Database(path);
+    const raw = openSqlite(path);
     expect(raw.prepare("SELECT name FROM sqlite_master WHERE name = 'memories_fts'").get()).toBeUndefined();
     // A row written by an old engram that had no full-text triggers.
     raw
@@ -103,7 +103,7 @@ describe('SqliteMemoryStore migrations', () => {
            'The billing runbook lives in the ops wiki.', 0.6, NULL, 1704067200000, 1704067200000, NULL, 0, 1704067200000, NULL, NULL, 0)`,
       )
       .run();
-    raw.close();
+    closeSqlite(raw);
 
     await withOpenStore(path, async (store) => {
       expect(store.info().schemaVersion).toBe(LATEST_VERSION);
@@ -121,11 +121,11 @@ describe('SqliteMemoryStore migrations', () => {
       expect(after.map((hit) => hit.memory.id)).toEqual([fresh.id]);
     });
 
-    const check = new Database(path, { readonly: true });
+    const check = openSqlite(path, { readOnly: true });
     const versions = check.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{
       version: number;
     }>;
-    check.close();
+    closeSqlite(check);
     expect(versions.map((row) => row.version)).toEqual(SQLITE_MIGRATIONS.map((migration) => migration.version));
   });
 
@@ -138,24 +138,27 @@ describe('SqliteMemoryStore migrations', () => {
       expect(store.info().schemaVersion).toBe(LATEST_VERSION);
       expect(await store.count({ scopes: ['global'] })).toBe(1);
     });
-    const check = new Database(path, { readonly: true });
+    const check = openSqlite(path, { readOnly: true });
     const rows = check.prepare('SELECT version FROM schema_migrations').all();
-    check.close();
+    closeSqlite(check);
     expect(rows).toHaveLength(SQLITE_MIGRATIONS.length);
   });
 
   for (const journalMode of ['wal', 'delete'] as const) {
     it(`refuses a database from a newer engram (journal mode ${journalMode}) with STORE_SCHEMA_NEWER and leaves the file untouched`, async () => {
       const path = await temporaryPath();
-      await withOpenStore(path, async (store) => {
-        await store.create({ scope: 'global', content: 'Written by a future engram.' }, ACTOR);
-      });
-      const raw = new Database(path);
-      raw.pragma(`journal_mode = ${journalMode}`);
+      // Written in another process: on Node 20, @photostructure/sqlite 1.x keeps a closed
+      // connection (and its lock) until garbage collection, and leaving WAL needs the file alone.
+      const writer = await collectStoreWriteWorker(
+        spawnStoreWriteWorker({ url: path, scope: 'global', count: 1, tag: 'future' }),
+      );
+      expect({ code: writer.exitCode, ids: writer.ids.length }).toEqual({ code: 0, ids: 1 });
+      const raw = openSqlite(path);
+      raw.exec(`PRAGMA journal_mode = ${journalMode}`);
       raw
         .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
         .run(LATEST_VERSION + 1, 'from the future', 0);
-      raw.close();
+      closeSqlite(raw);
       const before = await fileDigest(path);
 
       const store = new SqliteMemoryStore({ path });
@@ -192,12 +195,12 @@ describe('SqliteMemoryStore crash safety', () => {
       const hits = await store.searchText({ scopes: ['project:crash'], terms: ['writer'], limit: 10_000 });
       expect(hits.length).toBe(await store.count({ scopes: ['project:crash'] }));
     });
-    const check = new Database(path);
-    expect(check.pragma('integrity_check', { simple: true })).toBe('ok');
+    const check = openSqlite(path);
+    expect((check.prepare('PRAGMA integrity_check').get() as { integrity_check: string }).integrity_check).toBe('ok');
     expect(() =>
       check.prepare("INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')").run(),
     ).not.toThrow();
-    check.close();
+    closeSqlite(check);
   });
 });
 

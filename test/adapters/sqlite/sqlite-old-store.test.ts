@@ -12,9 +12,9 @@ const FIXTURE = resolve(import.meta.dirname, '../../fixtures/store-v4-better-sql
 const EXPECTED = JSON.parse(readFileSync(FIXTURE.replace(/\.db$/, '.json'), 'utf8')) as {
   schemaVersion: number;
   space: { model: string; dimensions: number };
-  memories: Array<{ id: string; scope: string; archived: boolean; updatedAt: string }>;
+  memories: Array<{ id: string; scope: string; archived: boolean; updatedAt?: string }>;
   history: Array<{ id: string; action: string }>;
-  vectors: Array<{ id: string; vector: number[]; updatedAt: string }>;
+  vectors: Array<{ id: string; vector: number[]; updatedAt?: string }>;
   jobs: unknown[];
   checkpoints: unknown[];
 };

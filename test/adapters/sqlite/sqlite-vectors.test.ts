@@ -1,10 +1,10 @@
-import Database from 'better-sqlite3';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore, type SqliteMemoryStoreOptions } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { createRandomSource } from '../../../src/testing/store-suite-support.js';
+import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 
 const ACTOR = { actor: 'sqlite-vectors-test' };
 const directories: string[] = [];
@@ -58,9 +58,9 @@ describe('SQLite vectors', () => {
     await store.vectors.put([{ id: memory!.id, vector: Float32Array.from([0.25, -0.5, 1]) }]);
     await store.close();
 
-    const raw = new Database(path, { readonly: true });
+    const raw = openSqlite(path, { readOnly: true });
     const row = raw.prepare('SELECT vector FROM memory_vectors').get() as { vector: Buffer };
-    raw.close();
+    closeSqlite(raw);
     expect(Array.from(new Float32Array(new Uint8Array(row.vector).buffer))).toEqual([0.25, -0.5, 1]);
 
     const reopened = await opened({ path });

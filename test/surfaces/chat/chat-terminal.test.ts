@@ -12,7 +12,6 @@ import {
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { projectSlug } from '../../../src/session/node/session-paths.js';
 import { readSessionTranscript } from '../../../src/session/node/session-transcript-reader.js';
@@ -20,6 +19,7 @@ import { messageText } from '../../../src/contracts/language-model-content.js';
 import type { LanguageModelMessage, LanguageModelRequest } from '../../../src/contracts/language-model.js';
 import { ScriptedLanguageModel } from '../../../src/testing/scripted-language-model.js';
 import { removeTestRoot, startTestChat, type TestChat } from '../../support/chat-support.js';
+import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 
 const roots: string[] = [];
 const chats: TestChat[] = [];
@@ -408,9 +408,9 @@ describe('engram chat terminal', () => {
       type: 'project',
     });
     // A name the API would refuse, as a tampered or foreign store could hold it.
-    const database = new Database(join(session.engramHome, 'engram.db'));
+    const database = openSqlite(join(session.engramHome, 'engram.db'));
     database.prepare('UPDATE memories SET name = ? WHERE id = ?').run(hostile, memory.id);
-    database.close();
+    closeSqlite(database);
     session.type('Where do we deploy the Frankfurt service?');
     await session.waitFor('Frankfurt it is.');
     expect(session.agent.memoryReport().recalled.map((entry) => entry.name)).toEqual([hostile]);

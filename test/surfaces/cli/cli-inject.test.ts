@@ -176,7 +176,7 @@ describe('engram inject', () => {
     visit(ENGRAM_BINARY);
     visit(join(dirname(ENGRAM_BINARY), 'commands', 'inject-command.js'));
     expect([...seen].some((file) => file.endsWith('memory-context.js'))).toBe(true);
-    expect([...bare]).toContain('better-sqlite3');
+    expect([...bare]).toContain('sqlite-vec');
     expect([...bare].filter((name) => /zod|yaml|modelcontextprotocol/.test(name))).toEqual([]);
   });
 });

@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ENGRAM_BINARY,
@@ -11,6 +10,7 @@ import {
   runEngram,
   type Workspace,
 } from '../../support/cli-harness.js';
+import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 
 let workspace: Workspace;
 
@@ -152,12 +152,12 @@ describe('store errors', () => {
 
   it('exits 3 on a database of a newer schema', async () => {
     const path = join(workspace.root, 'newer.db');
-    const database = new Database(path);
+    const database = openSqlite(path);
     database.exec(
       'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
     );
     database.prepare('INSERT INTO schema_migrations VALUES (999, ?, 0)').run('from the future');
-    database.close();
+    closeSqlite(database);
     const result = await workspace.run(['list', '--json'], { env: { ENGRAM_STORE: path } });
     expect(result.code).toBe(3);
     expect(result.json().error.code).toBe('STORE_SCHEMA_NEWER');
@@ -220,7 +220,8 @@ describe('help and version', () => {
     ])
       visit(entry);
     expect(seen.size).toBeGreaterThan(10);
-    expect([...bare].sort()).toEqual(['better-sqlite3', 'sqlite-vec']);
+    // The SQLite library itself is chosen at run time (sqlite-driver.ts: node:sqlite or the addon).
+    expect([...bare].sort()).toEqual(['sqlite-vec']);
   });
 });
 

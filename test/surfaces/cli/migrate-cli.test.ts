@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -7,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { ENGRAM_BINARY, createWorkspace, type Workspace } from '../../support/cli-harness.js';
 import { countsOf, expectSameStores, NO_RECORDS, readAll, seedRichStore } from '../../support/migrate-seed.js';
+import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 
 const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
 let workspace: Workspace;
@@ -136,9 +136,9 @@ describe('engram migrate', () => {
     child.kill('SIGKILL');
     await exited;
     const copied = memoryCount(targetPath);
-    const check = new Database(targetPath);
-    expect(check.pragma('integrity_check', { simple: true })).toBe('ok');
-    check.close();
+    const check = openSqlite(targetPath);
+    expect((check.prepare('PRAGMA integrity_check').get() as { integrity_check: string }).integrity_check).toBe('ok');
+    closeSqlite(check);
     const total = await withStore(bigSource, async (store) => (await readAll(store)).memories.length);
     expect(copied).toBeGreaterThanOrEqual(100);
     expect(copied).toBeLessThan(total);
@@ -240,11 +240,11 @@ describe('engram migrate', () => {
 
 function memoryCount(path: string): number {
   try {
-    const db = new Database(path, { readonly: true, fileMustExist: true });
+    const db = openSqlite(path, { readOnly: true });
     try {
       return (db.prepare('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
     } finally {
-      db.close();
+      closeSqlite(db);
     }
   } catch {
     return 0;
