@@ -99,16 +99,25 @@ export function withMemory<Client extends object>(client: Client, options?: With
   const kind = clientKind(client);
   const memory = new ClientMemory(options);
   const handle: ClientMemoryHandle = { flush: () => memory.flush(), close: () => memory.close() };
+  // Filled once the wrapped client exists: a resource's helpers that go through `this._client`
+  // (chat.completions.stream, runTools, responses.stream) then reach the wrapped create too.
+  const shared: Record<string, unknown> = {};
   const members: Record<string, unknown> =
     kind === 'anthropic'
-      ? { messages: resource(member(client, 'messages'), { create: ANTHROPIC_MESSAGES }, memory) }
+      ? { messages: resource(member(client, 'messages'), { create: ANTHROPIC_MESSAGES }, memory, shared) }
       : {
           chat: overlay(member(client, 'chat'), {
-            completions: resource(member(member(client, 'chat'), 'completions'), { create: OPENAI_CHAT }, memory),
+            completions: resource(
+              member(member(client, 'chat'), 'completions'),
+              { create: OPENAI_CHAT },
+              memory,
+              shared,
+            ),
           }),
-          responses: resource(member(client, 'responses'), { create: OPENAI_RESPONSES }, memory),
+          responses: resource(member(client, 'responses'), { create: OPENAI_RESPONSES }, memory, shared),
         };
   const wrapped = overlay(client, { ...members, memory: handle }, true);
+  shared._client = wrapped;
   WRAPPED.add(wrapped);
   return wrapped as WithMemory<Client>;
 }
@@ -150,8 +159,14 @@ function overlay<T extends object>(target: T, members: Record<string, unknown>, 
 }
 
 /** An API resource whose named methods recall before the request and queue extraction after the answer. */
-function resource(target: object, methods: Record<string, WireApi>, memory: ClientMemory): object {
+function resource(
+  target: object,
+  methods: Record<string, WireApi>,
+  memory: ClientMemory,
+  shared: Record<string, unknown>,
+): object {
   const members: Record<string, unknown> = {};
+  Object.defineProperty(members, '_client', { enumerable: true, get: () => shared._client });
   for (const [name, api] of Object.entries(methods)) {
     const original = (target as Json)[name] as Method;
     members[name] = function create(this: unknown, ...args: unknown[]): unknown {

@@ -193,3 +193,19 @@ describe('withMemory over the OpenAI client', () => {
     expect(await folder.contents()).toContain('The staging database runs Postgres 15.');
   });
 });
+
+describe('withMemory over the OpenAI helpers', () => {
+  it('chat.completions.stream() goes through the wrapped create: the fact reaches the request', async () => {
+    const client = wrapped(chat);
+    chat.script({ message: { text: 'Frankfurt it is.' } });
+    const stream = client.chat.completions.stream({
+      model: MODEL,
+      messages: [{ role: 'user', content: DEPLOY_QUESTION }],
+    });
+    const final = await stream.finalChatCompletion();
+    expect(final.choices[0]!.message.content).toBe('Frankfurt it is.');
+    expect(JSON.stringify(chat.requests[0]!.body)).toContain('eu-central-1');
+    await client.memory.flush();
+    expect(folder.events.map((event) => event.type)).toContain('extraction-queued');
+  });
+});
