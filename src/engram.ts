@@ -229,6 +229,24 @@ export class Engram {
     );
   }
 
+  /**
+   * What to inject for a user's message: the same as `buildMemoryContext` (the static part for the
+   * start of the system prompt, `<memory_context>` for its end), by the name a front door uses.
+   */
+  async inject(message: string, options: MemoryContextOptions = {}): Promise<MemoryContext> {
+    return this.buildMemoryContext(message, options);
+  }
+
+  /** Closes the store this Engram reads and writes; later calls fail with STORE_CLOSED. */
+  async close(): Promise<void> {
+    await this.store.close();
+  }
+
+  /** `await using engram = …` closes the store at the end of the block. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   /** Reads one memory; NOT_FOUND if it does not exist in the read scopes (or the given ones). */
   async get(id: string, scopes: readonly Scope[] = this.readScopes): Promise<Memory> {
     const memory = await this.store.get(id, scopes);

@@ -68,3 +68,7 @@ export {
   type ListSessionsOptions,
 } from './session/node/session-listing.js';
 export { loadInstructions, type LoadInstructionsOptions } from './instructions/node/instruction-files.js';
+
+// Memory in one line for agent code: the Anthropic and OpenAI clients with recall, injection and extraction.
+export { withMemory, type WithMemory } from './surfaces/sdk/with-memory.js';
+export type { WithMemoryOptions, WithMemoryEvent, ClientMemoryHandle } from './surfaces/sdk/client-memory.js';

@@ -226,9 +226,14 @@ const ENTRIES: readonly PinnedEntry[] = [
       'readTranscriptFile',
       'resolveProjectIdentity',
       'resumeSession',
+      'withMemory',
     ],
     types: [
       'AfterTurnOptions',
+      'ClientMemoryHandle',
+      'WithMemory',
+      'WithMemoryEvent',
+      'WithMemoryOptions',
       'AfterTurnResult',
       'AnthropicLanguageModelOptions',
       'CreateEmbedderOptions',
@@ -316,6 +321,13 @@ const ENTRIES: readonly PinnedEntry[] = [
       'SuiteModelOptions',
       'SuiteServerOptions',
     ],
+  },
+  {
+    subpath: './ai-sdk',
+    source: 'src/surfaces/sdk/index.ts',
+    load: () => import('../src/surfaces/sdk/index.js'),
+    values: ['engramMiddleware'],
+    types: ['EngramMiddleware', 'EngramMiddlewareOptions'],
   },
 ];
 

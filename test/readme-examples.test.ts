@@ -43,6 +43,9 @@ describe("README's library examples", () => {
     project = mkdtempSync(join(tmpdir(), 'engram-readme-'));
     mkdirSync(join(project, 'node_modules'));
     symlinkSync(PACKAGE_ROOT, join(project, 'node_modules', 'engram'), 'dir');
+    // The SDKs an agent's code imports beside engram (the "Use in your agent code" examples).
+    for (const name of ['@anthropic-ai', 'openai', 'ai'])
+      symlinkSync(join(PACKAGE_ROOT, 'node_modules', name), join(project, 'node_modules', name), 'dir');
     writeFileSync(
       join(project, 'package.json'),
       JSON.stringify({ name: 'readme-examples', private: true, type: 'module' }),

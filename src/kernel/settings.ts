@@ -608,6 +608,13 @@ const SETTINGS_TABLE = {
       { maximum: 3_600_000 },
     ),
   },
+  wrappers: {
+    recallTimeCapMs: integer(
+      300,
+      'How long withMemory and the AI SDK middleware may recall before a model call goes on without memory',
+      { minimum: 1, maximum: 600_000, env: 'ENGRAM_WRAPPER_RECALL_TIME_CAP_MS' },
+    ),
+  },
 } satisfies Record<string, Record<string, Row<SettingDefinition>>>;
 
 type SettingsTable = typeof SETTINGS_TABLE;

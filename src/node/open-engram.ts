@@ -24,6 +24,8 @@ export interface OpenedEngram {
   engram: Engram;
   loaded: LoadedSettings;
   close(): Promise<void>;
+  /** The same as close(): `await using opened = await openEngram()`. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /**
@@ -57,5 +59,6 @@ export async function openEngram(options: OpenEngramOptions = {}): Promise<Opene
     ...(options.actor && { actor: options.actor }),
     ...(options.now && { now: options.now }),
   });
-  return { engram, loaded, close: () => store.close() };
+  const close = (): Promise<void> => store.close();
+  return { engram, loaded, close, [Symbol.asyncDispose]: close };
 }

@@ -50,6 +50,7 @@ const ENVIRONMENT_VARIABLES: ReadonlyArray<[string, string]> = [
   ['model.openaiBaseUrl', 'OPENAI_BASE_URL'],
   ['model.timeoutMs', 'ENGRAM_MODEL_TIMEOUT_MS'],
   ['model.maxRetries', 'ENGRAM_MODEL_MAX_RETRIES'],
+  ['wrappers.recallTimeCapMs', 'ENGRAM_WRAPPER_RECALL_TIME_CAP_MS'],
 ];
 
 function configError(action: () => unknown): EngramError {
