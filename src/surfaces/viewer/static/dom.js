@@ -40,6 +40,11 @@ function append(parent, children) {
   }
 }
 
+/** Appends children as `h` does: strings as text, arrays flattened, null and false skipped. */
+export function add(parent, ...children) {
+  append(parent, children);
+}
+
 /** Replaces everything inside an element. */
 export function replace(element, ...children) {
   element.replaceChildren();

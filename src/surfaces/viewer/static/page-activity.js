@@ -1,17 +1,18 @@
 // Activity: the extraction queue (pending, running, failed with the reason; retry) and the latest runs.
 import { api, query } from './api.js';
-import { ago, h } from './dom.js';
+import { add, ago, h } from './dom.js';
 import { notify, refresh, showError } from './app.js';
 
 export async function activityPage(container, { settings }) {
-  container.append(h('h1', {}, 'Activity'));
+  add(container, h('h1', {}, 'Activity'));
   if (!settings.extraction.queue) {
-    container.append(h('p', {}, 'This store has no job queue: extraction cannot run here.'));
+    add(container, h('p', {}, 'This store has no job queue: extraction cannot run here.'));
     return;
   }
   const answer = await api('GET', `/v1/jobs${query({ state: 'pending,running,failed', limit: 200 })}`);
   const { counts } = answer;
-  container.append(
+  add(
+    container,
     h(
       'ul',
       { class: 'counts', 'aria-label': 'Extraction queue' },

@@ -1,6 +1,6 @@
 // Memories: newest first by scope and type, with filters; keyset paging ("Show more") stays fast at 100K.
 import { api, query } from './api.js';
-import { ageNote, h, replace, selectField } from './dom.js';
+import { add, ageNote, h, replace, selectField } from './dom.js';
 import { showError } from './app.js';
 
 const TYPES = ['user', 'feedback', 'project', 'reference', 'procedure'];
@@ -119,7 +119,7 @@ export async function memoriesPage(container, { settings, isCurrent }) {
 
   await load(true);
   if (!isCurrent()) return;
-  container.append(h('h1', {}, 'Memories'), form, summary, list, more);
+  add(container, h('h1', {}, 'Memories'), form, summary, list, more);
 }
 
 function memoryItem(memory, recallSettings) {

@@ -1,6 +1,6 @@
 // A memory's page: its fields, edit, forget/restore, hard delete (confirmed), its history with undo, the supersede chain.
 import { api, ApiError } from './api.js';
-import { ageNote, h, replace } from './dom.js';
+import { add, ageNote, h, replace } from './dom.js';
 import { notify, refresh, showError } from './app.js';
 
 const TYPES = ['user', 'feedback', 'project', 'reference', 'procedure'];
@@ -19,20 +19,19 @@ const FIELDS = [
 export async function memoryPage(container, { params, settings }) {
   const id = params[0] ?? '';
   const path = `/v1/memories/${encodeURIComponent(id)}`;
-  let memory;
-  try {
-    memory = (await api('GET', path)).memory;
-  } catch (error) {
-    if (!(error instanceof ApiError && error.status === 404)) throw error;
-  }
   let history = [];
   try {
     history = (await api('GET', `${path}/history`)).history;
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 404)) throw error;
   }
+  // A memory deleted for good keeps its history; asking for the memory itself would only be a 404.
+  let memory;
+  const deleted = history.length > 0 && history[history.length - 1].after === null;
+  if (history.length > 0 && !deleted) memory = (await api('GET', path)).memory;
   if (!memory && history.length === 0) {
-    container.append(
+    add(
+      container,
       h('h1', {}, 'No such memory'),
       h('p', {}, `No memory ${id} in the read scopes.`),
       h('a', { href: '#/memories' }, 'Back to the memories'),
@@ -41,7 +40,8 @@ export async function memoryPage(container, { params, settings }) {
   }
   const chain = memory?.supersededBy ? await supersedeChain(memory) : [];
   const last = history[history.length - 1];
-  container.append(
+  add(
+    container,
     h('p', {}, h('a', { href: '#/memories' }, '← Memories')),
     h('h1', {}, memory ? memory.name || memory.id : `Deleted: ${last?.before?.name ?? id}`),
     memory

@@ -1,6 +1,6 @@
 // Injection preview: exactly what a model would receive for a message, and its tokens against the budget.
 import { api } from './api.js';
-import { h, replace } from './dom.js';
+import { add, h, replace } from './dom.js';
 import { showError } from './app.js';
 
 let last = '';
@@ -44,7 +44,8 @@ export async function previewPage(container, { settings }) {
       h('button', { type: 'submit' }, 'Preview'),
     ),
   );
-  container.append(
+  add(
+    container,
     h('h1', {}, 'Injection preview'),
     h(
       'p',

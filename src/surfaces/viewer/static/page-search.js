@@ -1,6 +1,6 @@
 // Search: the same recall as `engram recall --explain`, each score part shown; a search is not a hit.
 import { api } from './api.js';
-import { formatScore, h, replace } from './dom.js';
+import { add, formatScore, h, replace } from './dom.js';
 import { showError } from './app.js';
 
 let last = '';
@@ -31,7 +31,8 @@ export async function searchPage(container, { settings }) {
     h('label', { for: 'search-query' }, 'Question'),
     h('div', { class: 'row' }, input, h('button', { type: 'submit' }, 'Search')),
   );
-  container.append(
+  add(
+    container,
     h('h1', {}, 'Search'),
     h('p', { class: 'muted' }, 'Ranked as recall ranks them: score = relevance × recency × importance weight ÷ 1.5.'),
     form,

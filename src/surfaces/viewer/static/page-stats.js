@@ -1,12 +1,13 @@
 // Stats: counts by type and scope, created per month, hit distribution, store size: SVG charts drawn here.
 import { api } from './api.js';
-import { formatBytes, h, svg } from './dom.js';
+import { add, formatBytes, h, svg } from './dom.js';
 
 const TYPES = ['user', 'feedback', 'project', 'reference', 'procedure'];
 
 export async function statsPage(container) {
   const [{ stats }, { usage }] = await Promise.all([api('GET', '/v1/stats'), api('GET', '/v1/stats/usage')]);
-  container.append(
+  add(
+    container,
     h('h1', {}, 'Stats'),
     h(
       'ul',
