@@ -101,15 +101,15 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     expect(await page.locator('.memory-item').count()).toBe(14);
     await page.screenshot({ path: `${SHOTS}/memories.png`, fullPage: true });
     await page.selectOption('#field-type', 'feedback');
-    await page.waitForFunction(() => document.querySelectorAll('.memory-item').length === 1);
+    await page.waitForFunction("document.querySelectorAll('.memory-item').length === 1");
     expect(await page.locator('.memory-name').textContent()).toBe('real-db-tests');
     await page.screenshot({ path: `${SHOTS}/memories-filtered.png`, fullPage: true });
     await page.selectOption('#field-type', '');
-    await page.waitForFunction(() => document.querySelectorAll('.memory-item').length === 14);
+    await page.waitForFunction("document.querySelectorAll('.memory-item').length === 14");
     // Keyboard only: tab to the first memory's link and press Enter.
     await page.focus('#field-stale');
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.className)).toBe('memory-name');
+    expect(await page.evaluate('document.activeElement?.className')).toBe('memory-name');
     await page.keyboard.press('Enter');
     await ready(page, 'memory');
     expect(problems).toEqual([]);
@@ -155,7 +155,7 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     await page.fill('#edit-content', 'Integration tests use the real database and a real queue, never mocks.');
     await page.click('details.edit button[type=submit]');
     await page.waitForSelector('.notice-ok');
-    await page.waitForFunction(() => document.querySelector('pre.content')?.textContent?.includes('real queue'));
+    await page.waitForFunction("document.querySelector('pre.content')?.textContent?.includes('real queue')");
     expect((await fixture.store.get(testsId))!.content).toContain('a real queue');
     await page.locator('.diff .after').first().waitFor();
     await page.click('button:text("Forget")');
@@ -221,7 +221,7 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     await ready(page, 'memory');
     expect(await page.locator('pre.content').textContent()).toContain('<script>window.pwned = 1</script>');
     expect(await page.locator('main img, main script, main b, main i').count()).toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
+    expect(await page.evaluate('window.pwned')).toBeUndefined();
     // The bidirectional override is shown as a mark, so it cannot reorder what follows.
     expect(await page.locator('pre.content').textContent()).toContain('⟨U+202E⟩');
     await page.goto(`${fixture.server.url}/#/memories`);
@@ -242,8 +242,8 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
       for (const path of ['memories', `memory/${testsId}`, 'stats', 'activity']) {
         await page.goto(`${fixture.server.url}/#/${path}`);
         await ready(page, path.split('/')[0]!);
-        const overflow = await page.evaluate(
-          () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        const overflow = await page.evaluate<number>(
+          'document.documentElement.scrollWidth - document.documentElement.clientWidth',
         );
         expect(overflow, `${name} ${path}`).toBeLessThanOrEqual(0);
       }
@@ -311,7 +311,7 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     });
     try {
       await page.goto(`http://127.0.0.1:${(attacker.address() as AddressInfo).port}/`);
-      await page.evaluate(() => (window as unknown as { run: () => Promise<void> }).run());
+      await page.evaluate('window.run()');
       await page.waitForTimeout(500);
       // Forms and no-cors fetches reach the service and are refused as cross-origin; PATCH and DELETE
       // need a CORS preflight, which the service never grants, so the browser does not even send them.

@@ -3,7 +3,8 @@ import { api, query } from './api.js';
 import { add, ago, h } from './dom.js';
 import { notify, refresh, showError } from './app.js';
 
-export async function activityPage(container, { settings }) {
+export async function activityPage(container, { settings: info }) {
+  const settings = await info;
   add(container, h('h1', {}, 'Activity'));
   if (!settings.extraction.queue) {
     add(container, h('p', {}, 'This store has no job queue: extraction cannot run here.'));

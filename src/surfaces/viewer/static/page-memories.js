@@ -9,7 +9,8 @@ const PAGE_SIZE = 50;
 // Filters outlive a visit to a memory's page, so "back" finds the list as it was.
 const filters = { scope: '', type: '', archived: 'exclude', invalid: 'exclude', stale: false, importanceBelow: '' };
 
-export async function memoriesPage(container, { settings, isCurrent }) {
+export async function memoriesPage(container, { settings: info, isCurrent }) {
+  let settings;
   const list = h('ol', { class: 'memory-list', 'aria-label': 'Memories, newest first' });
   const summary = h('p', { class: 'muted', id: 'list-summary', 'aria-live': 'polite' });
   const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Show more');
@@ -30,6 +31,7 @@ export async function memoriesPage(container, { settings, isCurrent }) {
         ...(!reset && { cursor }),
       })}`,
     );
+    settings ??= await info;
     if (reset) {
       list.replaceChildren();
       shown = 0;
@@ -57,6 +59,8 @@ export async function memoriesPage(container, { settings, isCurrent }) {
       .catch(showError);
   });
 
+  await load(true);
+  if (!isCurrent()) return;
   const scopes = settings.readScopes;
   const form = h(
     'form',
@@ -117,8 +121,6 @@ export async function memoriesPage(container, { settings, isCurrent }) {
     ),
   );
 
-  await load(true);
-  if (!isCurrent()) return;
   add(container, h('h1', {}, 'Memories'), form, summary, list, more);
 }
 

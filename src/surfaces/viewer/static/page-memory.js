@@ -16,7 +16,8 @@ const FIELDS = [
   'supersededBy',
 ];
 
-export async function memoryPage(container, { params, settings }) {
+export async function memoryPage(container, { params, settings: info }) {
+  const settings = await info;
   const id = params[0] ?? '';
   const path = `/v1/memories/${encodeURIComponent(id)}`;
   let history = [];

@@ -5,7 +5,8 @@ import { showError } from './app.js';
 
 let last = '';
 
-export async function previewPage(container, { settings }) {
+export async function previewPage(container, { settings: info }) {
+  const settings = await info;
   const message = h('textarea', {
     id: 'preview-message',
     name: 'message',

@@ -5,7 +5,8 @@ import { showError } from './app.js';
 
 let last = '';
 
-export async function searchPage(container, { settings }) {
+export async function searchPage(container, { settings: info }) {
+  const settings = await info;
   const input = h('input', {
     id: 'search-query',
     name: 'query',
