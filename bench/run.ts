@@ -79,6 +79,7 @@ async function main(): Promise<void> {
       : undefined,
     session: parts.has('session') ? await (await import('./session-bench.js')).benchSessionPart() : undefined,
     wrappers: parts.has('wrappers') ? await (await import('./wrappers-bench.js')).benchWrappersPart() : undefined,
+    viewer: parts.has('viewer') ? await (await import('./viewer-bench.js')).benchViewerPart() : undefined,
     parts: [...parts],
   };
   const folder = join(root, 'bench/results');
@@ -90,6 +91,16 @@ async function main(): Promise<void> {
   console.log(`\nwrote ${file}`);
 }
 
-const BENCH_PARTS = ['store', 'locomo', 'maintenance', 'postgres', 'extraction', 'transcripts', 'session', 'wrappers'];
+const BENCH_PARTS = [
+  'store',
+  'locomo',
+  'maintenance',
+  'postgres',
+  'extraction',
+  'transcripts',
+  'session',
+  'wrappers',
+  'viewer',
+];
 
 await main();

@@ -8,7 +8,16 @@ import type { AfterTurnOptions, AfterTurnResult } from '../../extraction/extract
 import { readJsonBody, readRequiredJsonBody } from './http-body.js';
 import { HttpProblem } from './http-errors.js';
 import { handleMcpPost } from './http-mcp-endpoint.js';
+import { requireRole } from '../../contracts/memory-store.js';
+import type { Job } from '../../contracts/memory-store-jobs.js';
+import type { Memory } from '../../memory/memory.js';
+import { EXTRACTION_QUEUE } from '../../extraction/extraction-job-payload.js';
+import type { JobOutcome } from '../../extraction/extraction-worker.js';
+import { sendViewerAsset } from '../viewer/viewer-assets.js';
+import { nextKeyset, usageStats } from '../viewer/viewer-usage.js';
 import {
+  contextBody,
+  jobsQuery,
   createMemoryBody,
   deleteQuery,
   emptyBody,
@@ -34,6 +43,8 @@ export interface RouteContext {
   actor: string;
   mcpScopes: readonly Scope[];
   extractor?: TurnExtractor;
+  /** The extraction runs this service finished lately, newest first (the viewer's Activity page). */
+  recentExtractions?: () => readonly JobOutcome[];
 }
 
 /** What `POST /v1/turns` needs of the extraction pipeline: queue one finished turn (the Extractor). */
@@ -54,6 +65,8 @@ interface Route {
   method: string;
   segments: string[];
   handler: RouteHandler;
+  /** Served without the bearer token: the viewer's static files, which hold no data (the page asks for the token). */
+  public?: boolean;
 }
 
 const DEFAULT_LIST_LIMIT = 100;
@@ -71,6 +84,16 @@ const routes: Route[] = [
   route('POST', '/v1/turns', queueTurn),
   route('POST', '/v1/undo', undo),
   route('GET', '/v1/stats', stats),
+  // The web viewer (src/surfaces/viewer): its page and files, and the reads and writes only it needs.
+  route('GET', '/', async ({ response }) => sendAsset(response, 'index.html'), { public: true }),
+  route('GET', '/viewer/:file', async ({ response, params }) => sendAsset(response, params.file ?? ''), {
+    public: true,
+  }),
+  route('GET', '/v1/info', info),
+  route('POST', '/v1/context', memoryContext),
+  route('GET', '/v1/stats/usage', usage),
+  route('GET', '/v1/jobs', listJobs),
+  route('POST', '/v1/jobs/:id/retry', retryJob),
   route('POST', '/mcp', async (context) => {
     const body = await readRequiredJsonBody(context.request, context.maxBodyBytes);
     await handleMcpPost(context.request, context.response, body, {
@@ -109,8 +132,16 @@ export function matchRoute(
   );
 }
 
-function route(method: string, pattern: string, handler: RouteHandler): Route {
-  return { method, segments: pattern.split('/').slice(1), handler };
+/** Whether a request goes to a public route (the viewer's files), which needs no bearer token. */
+export function isPublicRoute(method: string, pathname: string): boolean {
+  const parts = pathname.split('/').slice(1);
+  return routes.some(
+    (candidate) => candidate.public === true && candidate.method === method && matchSegments(candidate.segments, parts),
+  );
+}
+
+function route(method: string, pattern: string, handler: RouteHandler, options: { public?: boolean } = {}): Route {
+  return { method, segments: pattern.split('/').slice(1), handler, ...(options.public && { public: true }) };
 }
 
 function matchSegments(segments: string[], parts: string[]): Record<string, string> | undefined {
@@ -154,20 +185,58 @@ async function createMemory(context: RouteContext): Promise<JsonReply> {
 async function listMemories(context: RouteContext): Promise<JsonReply> {
   await assertNoBody(context);
   const query = parseInput(listQuery, queryObject(context.url.searchParams), 'query');
+  if (query.cursor !== undefined && query.offset !== undefined)
+    throw new EngramError('INVALID_INPUT', 'Page with cursor or with offset, not both.');
   const filter = {
     scopes: requestScopes(context, query.scope),
     ...(query.type && { types: query.type }),
     ...(query.archived && { archived: query.archived }),
     ...(query.invalid && { invalid: query.invalid }),
-    ...(query.stale && { stale: true }),
+    ...(query.importanceBelow !== undefined && { importanceBelow: query.importanceBelow }),
   };
   const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+  if (query.cursor !== undefined) {
+    // Keyset paging over (updatedAt, the store's order): no count and no deep offset, so every page is as fast as the first.
+    const [at, skip] = query.cursor.split('.').map(Number) as [number, number];
+    // With `stale`, the stale cutoff bounds the keyset too; a cursor past it starts at the cutoff.
+    const staleBefore = Date.now() - context.engram.settings.recall.staleDays * 86_400_000;
+    const keyset =
+      query.stale && staleBefore < at
+        ? { before: new Date(staleBefore).toISOString(), skip: 0 }
+        : { before: new Date(at).toISOString(), skip };
+    const memories = await context.engram.list({
+      ...filter,
+      updatedBefore: keyset.before,
+      offset: keyset.skip,
+      limit,
+    });
+    return ok({ memories, limit, scopes: filter.scopes, nextCursor: nextCursor(memories, limit, keyset) });
+  }
   const offset = query.offset ?? 0;
+  const listed = { ...filter, ...(query.stale && { stale: true }) };
   const [memories, total] = await Promise.all([
-    context.engram.list({ ...filter, limit, offset }),
-    context.engram.count(filter),
+    context.engram.list({ ...listed, limit, offset }),
+    context.engram.count(listed),
   ]);
-  return ok({ memories, total, limit, offset, scopes: filter.scopes });
+  return ok({
+    memories,
+    total,
+    limit,
+    offset,
+    scopes: filter.scopes,
+    nextCursor: offset === 0 ? nextCursor(memories, limit, undefined) : null,
+  });
+}
+
+/** The cursor of the page after this one, or null when this one was the last. */
+function nextCursor(
+  page: readonly Memory[],
+  limit: number,
+  previous: { before: string; skip: number } | undefined,
+): string | null {
+  if (page.length < limit || page.length === 0) return null;
+  const next = nextKeyset(page, previous);
+  return `${Date.parse(next.before)}.${next.skip}`;
 }
 
 async function getMemory(context: RouteContext): Promise<JsonReply> {
@@ -266,6 +335,131 @@ async function stats(context: RouteContext): Promise<JsonReply> {
   const { scope } = parseInput(scopedQuery, queryObject(context.url.searchParams), 'query');
   const scopes = requestScopes(context, scope);
   return ok({ scopes, stats: await context.engram.stats(scopes) });
+}
+
+async function sendAsset(response: ServerResponse, name: string): Promise<undefined> {
+  sendViewerAsset(response, name);
+  return undefined;
+}
+
+/** What the viewer shows before anything else: the scopes it reads, the budgets and limits of this service. */
+async function info(context: RouteContext): Promise<JsonReply> {
+  await assertNoBody(context);
+  parseInput(emptyBody, queryObject(context.url.searchParams), 'query');
+  const { engram } = context;
+  const { recall: recallSettings, injection } = engram.settings;
+  return ok({
+    version: context.version,
+    defaultScope: engram.defaultScope,
+    readScopes: engram.readScopes,
+    store: { backend: engram.store.info().backend },
+    recall: {
+      topK: recallSettings.topK,
+      minScore: recallSettings.minScore,
+      staleDays: recallSettings.staleDays,
+      ageNoteDays: recallSettings.ageNoteDays,
+    },
+    injection: { maxTokens: injection.maxTokens },
+    extraction: { queue: engram.store.jobs !== undefined, running: context.extractor !== undefined },
+  });
+}
+
+/** The injection preview: the static part and the `<memory_context>` block a model would receive, with token counts. */
+async function memoryContext(context: RouteContext): Promise<JsonReply> {
+  const input = parseInput(
+    contextBody,
+    await readRequiredJsonBody(context.request, context.maxBodyBytes),
+    'context request',
+  );
+  const built = await context.engram.buildMemoryContext(input.query, {
+    scopes: requestScopes(context, input.scopes),
+    ...(input.maxTokens !== undefined && { maxTokens: input.maxTokens }),
+    ...(input.topK !== undefined && { topK: input.topK }),
+    ...(input.minScore !== undefined && { minScore: input.minScore }),
+    ...(input.types && { types: input.types }),
+    recordAccess: input.recordAccess ?? false,
+  });
+  const summary = (entry: (typeof built.included)[number]) => ({
+    id: entry.memory.id,
+    name: entry.memory.name,
+    type: entry.memory.type,
+    scope: entry.memory.scope,
+    score: entry.score,
+    source: entry.source,
+    tokens: entry.tokens,
+  });
+  return ok({
+    query: built.query,
+    scopes: built.scopes,
+    staticPart: built.staticPart,
+    block: built.block,
+    tokens: built.tokens,
+    included: built.included.map(summary),
+    omitted: built.omitted.map(summary),
+    warnings: built.warnings,
+  });
+}
+
+async function usage(context: RouteContext): Promise<JsonReply> {
+  await assertNoBody(context);
+  const { scope } = parseInput(scopedQuery, queryObject(context.url.searchParams), 'query');
+  const scopes = requestScopes(context, scope);
+  return ok({ scopes, usage: await usageStats(context.engram, scopes) });
+}
+
+const DEFAULT_JOB_STATES = ['pending', 'running', 'failed'] as const;
+
+/** The extraction queue: counts by state, the jobs (without their payload, which holds conversation text), recent runs. */
+async function listJobs(context: RouteContext): Promise<JsonReply> {
+  await assertNoBody(context);
+  const query = parseInput(jobsQuery, queryObject(context.url.searchParams), 'query');
+  const queue = requireRole(context.engram.store, 'jobs', 'the extraction queue');
+  const states = query.state ?? [...DEFAULT_JOB_STATES];
+  const [jobs, counts] = await Promise.all([
+    queue.list({ queue: EXTRACTION_QUEUE, states, limit: query.limit ?? 100 }),
+    queue.counts(EXTRACTION_QUEUE),
+  ]);
+  const recent = (context.recentExtractions?.() ?? []).map((outcome) =>
+    outcome.state === 'done'
+      ? { job: describeJob(outcome.job), state: outcome.state, report: outcome.report }
+      : { job: describeJob(outcome.job), state: outcome.state, error: outcome.error },
+  );
+  return ok({ queue: EXTRACTION_QUEUE, states, counts, jobs: jobs.map(describeJob), recent });
+}
+
+/** Puts a failed job back to pending now (the worker picks it up). */
+async function retryJob(context: RouteContext): Promise<JsonReply> {
+  const id = pathId(context, 'job');
+  parseInput(emptyBody, (await readJsonBody(context.request, context.maxBodyBytes)) ?? {}, 'body');
+  parseInput(emptyBody, queryObject(context.url.searchParams), 'query');
+  const queue = requireRole(context.engram.store, 'jobs', 'the extraction queue');
+  const existing = await queue.get(id);
+  if (!existing || existing.queue !== EXTRACTION_QUEUE) throw notFound('job', id);
+  return ok({ job: describeJob(await queue.retry(id)) });
+}
+
+/** A job as the API shows it: everything but the payload, plus the session it came from. */
+function describeJob(job: Job): Omit<Job, 'payload'> & { sessionId?: string } {
+  const { payload, ...rest } = job;
+  const sessionId =
+    payload !== null &&
+    typeof payload === 'object' &&
+    typeof (payload as { sessionId?: unknown }).sessionId === 'string'
+      ? (payload as { sessionId: string }).sessionId
+      : undefined;
+  return { ...rest, ...(sessionId !== undefined && { sessionId }) };
+}
+
+function pathId(context: RouteContext, what: string): string {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(context.params.id ?? '');
+  } catch {
+    throw new EngramError('INVALID_INPUT', `The ${what} id in the path is not valid percent-encoding.`);
+  }
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(decoded))
+    throw new EngramError('INVALID_INPUT', `Invalid ${what} id ${JSON.stringify(decoded.slice(0, 80))}.`);
+  return decoded;
 }
 
 function ok(body: unknown): JsonReply {

@@ -88,6 +88,18 @@ export const undoBody = z.strictObject({
 
 export const emptyBody = z.strictObject({});
 
+/** `POST /v1/context`: what a model would receive for a message (the injection preview). */
+export const contextBody = z.strictObject({
+  query: z.string().max(10_000),
+  scopes: z.array(scope).min(1).max(50).optional(),
+  maxTokens: z.number().int().min(0).max(1_000_000).optional(),
+  topK: z.number().int().min(1).max(100).optional(),
+  minScore: z.number().min(0).max(1).optional(),
+  types: z.array(memoryType).min(1).optional(),
+  /** Count the injected memories as hits; default false (a preview is not a use). */
+  recordAccess: z.boolean().optional(),
+});
+
 const commaList = z
   .string()
   .max(20_000)
@@ -114,9 +126,25 @@ export const listQuery = z.strictObject({
   stale: booleanFlag.optional(),
   limit: wholeNumber(1_000).pipe(z.number().min(1)).optional(),
   offset: wholeNumber(100_000_000).optional(),
+  /** Only memories with importance below this (0..1]. */
+  importanceBelow: z
+    .string()
+    .regex(/^(?:0(?:\.\d{1,6})?|1(?:\.0{1,6})?)$/, 'Expected a number from 0 to 1.')
+    .transform(Number)
+    .optional(),
+  /** The `nextCursor` of the previous page: keyset paging, as fast on the thousandth page as on the first. */
+  cursor: z
+    .string()
+    .regex(/^\d{1,15}\.\d{1,9}$/, 'Expected the nextCursor of a previous page.')
+    .optional(),
 });
 
 export const scopedQuery = z.strictObject({ scope: commaList.optional() });
+
+export const jobsQuery = z.strictObject({
+  state: commaList.pipe(z.array(z.enum(['pending', 'running', 'done', 'failed'])).min(1)).optional(),
+  limit: wholeNumber(1_000).pipe(z.number().min(1)).optional(),
+});
 
 export const deleteQuery = z.strictObject({ scope: commaList.optional(), hard: booleanFlag.optional() });
 

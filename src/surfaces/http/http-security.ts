@@ -69,3 +69,53 @@ function constantTimeEqual(given: string, expected: string): boolean {
   const b = createHash('sha256').update(expected).digest();
   return timingSafeEqual(a, b);
 }
+
+/** Methods that only read: every other method changes state and must come from the service's own origin. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Cross-site request forgery protection for every state-changing request: a browser names the page
+ * that sent a request in `Origin` and says how it relates to the target in `Sec-Fetch-Site`; a
+ * request another page sent (a form, a fetch, even with an empty body) is refused. A request with
+ * neither header does not come from a web page (curl, SDKs, MCP clients) and passes. The service's
+ * own origin is the one the request was sent to: its Host header (already held to loopback names on
+ * a loopback server; a reverse proxy's https in front keeps the same host).
+ */
+export function assertSameOrigin(request: IncomingMessage): void {
+  if (SAFE_METHODS.has((request.method ?? 'GET').toUpperCase())) return;
+  const site = headerValue(request.headers['sec-fetch-site']);
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+    throw forbiddenOrigin(`Sec-Fetch-Site ${JSON.stringify(site.slice(0, 40))}`);
+  }
+  const origin = headerValue(request.headers.origin);
+  if (origin === undefined) return;
+  const own = request.headers.host;
+  if (own === undefined || !sameHost(origin, own))
+    throw forbiddenOrigin(`Origin ${JSON.stringify(origin.slice(0, 80))}`);
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  if (Array.isArray(value)) return value.join(',');
+  return value;
+}
+
+function sameHost(origin: string, host: string): boolean {
+  let parsed: URL;
+  let own: URL;
+  try {
+    parsed = new URL(origin);
+    own = new URL(`${parsed.protocol}//${host.trim()}`);
+  } catch {
+    // `null` (a sandboxed frame, a file: page) and anything unparsable are no origin of ours.
+    return false;
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return false;
+  return parsed.host === own.host;
+}
+
+function forbiddenOrigin(what: string): HttpProblem {
+  return new HttpProblem(
+    'FORBIDDEN_ORIGIN',
+    `${what} is not this service's own: a page on another origin cannot change memories. Use the viewer this server serves, or a client that sends no Origin.`,
+  );
+}

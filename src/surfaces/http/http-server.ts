@@ -1,12 +1,20 @@
 import type { TurnExtractor } from './http-routes.js';
+import type { JobOutcome } from '../../extraction/extraction-worker.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EngramError } from '../../kernel/errors.js';
 import { assertScope, type Scope } from '../../memory/scope.js';
 import type { Engram } from '../../engram.js';
 import { toWireError } from './http-errors.js';
-import { matchRoute, type JsonReply } from './http-routes.js';
-import { assertBearerToken, assertLoopbackHostHeader, assertSafeBinding, isLoopbackHost } from './http-security.js';
+import { isPublicRoute, matchRoute, type JsonReply } from './http-routes.js';
+import {
+  assertBearerToken,
+  assertLoopbackHostHeader,
+  assertSafeBinding,
+  assertSameOrigin,
+  isLoopbackHost,
+} from './http-security.js';
+import { SECURITY_HEADERS } from '../viewer/viewer-assets.js';
 
 export interface StartServerOptions {
   engram: Engram;
@@ -27,6 +35,8 @@ export interface StartServerOptions {
   shutdownGraceMs?: number;
   /** Where unexpected errors are reported, with their stack; default stderr. */
   log?: (message: string) => void;
+  /** The extraction runs finished lately, newest first, for the viewer's Activity page (GET /v1/jobs). */
+  recentExtractions?: () => readonly JobOutcome[];
 }
 
 export interface RunningServer {
@@ -61,12 +71,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const started = performance.now();
     try {
       if (loopback) assertLoopbackHostHeader(request);
-      if (token !== undefined) assertBearerToken(request, token);
-      if (closing) response.setHeader('connection', 'close');
+      // Every state-changing request on every route, one check: another web page can change nothing.
+      assertSameOrigin(request);
       const url = new URL(request.url ?? '/', 'http://localhost');
-      const { handler, params } = matchRoute(request.method ?? 'GET', url.pathname);
+      const method = request.method ?? 'GET';
+      if (token !== undefined && !isPublicRoute(method, url.pathname)) assertBearerToken(request, token);
+      if (closing) response.setHeader('connection', 'close');
+      const { handler, params } = matchRoute(method, url.pathname);
       const reply = await handler({
         engram: options.engram,
         request,
@@ -78,7 +92,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         actor,
         mcpScopes,
         ...(options.extractor && { extractor: options.extractor }),
+        ...(options.recentExtractions && { recentExtractions: options.recentExtractions }),
       });
+      // How long the service worked on the answer, for the viewer's bench and a browser's network panel.
+      if (!response.headersSent)
+        response.setHeader('server-timing', `app;dur=${(performance.now() - started).toFixed(1)}`);
       if (reply) sendJson(request, response, reply, closing);
     } catch (error) {
       const wire = toWireError(error);
@@ -136,7 +154,8 @@ function sendJson(request: IncomingMessage, response: ServerResponse, reply: Jso
   response.setHeader('content-type', 'application/json; charset=utf-8');
   response.setHeader('content-length', Buffer.byteLength(payload));
   response.setHeader('cache-control', 'no-store');
-  response.setHeader('x-content-type-options', 'nosniff');
+  response.setHeader('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.setHeader(name, value);
   for (const [name, value] of Object.entries(reply.headers ?? {})) response.setHeader(name, value);
   // A body we stopped reading (too large, wrong type) cannot be skipped on a kept-alive connection,
   // and a stopping server wants every connection gone once its answer is out.

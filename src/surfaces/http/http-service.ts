@@ -6,6 +6,10 @@ import { openEngram } from '../../node/open-engram.js';
 import { packageVersion } from '../../kernel/node/package-version.js';
 import { startServer, type RunningServer } from './http-server.js';
 import { createExtractor } from '../../node/create-extractor.js';
+import type { JobOutcome } from '../../extraction/extraction-worker.js';
+
+/** How many finished extraction runs the service keeps for the viewer. */
+const RECENT_EXTRACTIONS = 50;
 
 export interface ServeCommandOptions {
   cwd?: string;
@@ -50,8 +54,14 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
   // Extraction runs in the service: POST /v1/turns queues a turn, and this worker also drains
   // jobs other processes (hooks, the CLI) queued in the same store. Offline it applies explicit
   // statements only.
+  // The viewer's Activity page shows what the latest runs wrote and dropped; reports are not stored.
+  const recent: JobOutcome[] = [];
   const extractor = createExtractor({
     engram: opened.engram,
+    onOutcome: (outcome) => {
+      recent.unshift(outcome);
+      recent.length = Math.min(recent.length, RECENT_EXTRACTIONS);
+    },
     ...(opened.engram.model && { model: opened.engram.model }),
     projectRoot: options.cwd ?? process.cwd(),
     ...(options.now && { now: options.now }),
@@ -68,6 +78,7 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
       version: options.version ?? packageVersion(),
       mcpScopes: [...new Set([project.scope, 'global'])],
       extractor,
+      recentExtractions: () => recent,
       log: (message) => stderr.write(`${message}\n`),
     });
   } catch (error) {
@@ -96,6 +107,7 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
       `engram listening on ${server.url} (project ${project.scope}, store ${settings.store.url}); Ctrl-C stops.\n`,
     );
     stdout.write(`MCP endpoint: ${server.url}/mcp\n`);
+    stdout.write(`Viewer: ${server.url}/\n`);
   }
   options.onListening?.(server);
   let aging: AgingSchedule | undefined;

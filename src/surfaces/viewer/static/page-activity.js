@@ -1,0 +1,145 @@
+// Activity: the extraction queue (pending, running, failed with the reason; retry) and the latest runs.
+import { api, query } from './api.js';
+import { add, ago, h } from './dom.js';
+import { notify, refresh, showError } from './app.js';
+
+export async function activityPage(container, { settings: info }) {
+  const settings = await info;
+  add(container, h('h1', {}, 'Activity'));
+  if (!settings.extraction.queue) {
+    add(container, h('p', {}, 'This store has no job queue: extraction cannot run here.'));
+    return;
+  }
+  const answer = await api('GET', `/v1/jobs${query({ state: 'pending,running,failed', limit: 200 })}`);
+  const { counts } = answer;
+  add(
+    container,
+    h(
+      'ul',
+      { class: 'counts', 'aria-label': 'Extraction queue' },
+      ['pending', 'running', 'failed', 'done'].map((state) =>
+        h('li', { class: `count state-${state}` }, h('strong', {}, String(counts[state])), ` ${state}`),
+      ),
+    ),
+    settings.extraction.running ? null : h('p', { class: 'warning' }, 'This service runs no extraction worker.'),
+    h('h2', {}, 'Queue'),
+    answer.jobs.length === 0
+      ? h('p', { class: 'muted' }, 'No pending, running or failed jobs.')
+      : jobTable(answer.jobs),
+    h('h2', {}, 'Recent extractions'),
+    answer.recent.length === 0
+      ? h('p', { class: 'muted' }, 'No extraction has finished since this service started.')
+      : h('ol', { class: 'runs' }, answer.recent.map(runItem)),
+  );
+}
+
+function jobTable(jobs) {
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { class: 'jobs' },
+      h('caption', { class: 'visually-hidden' }, 'Extraction jobs'),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['State', 'Tries', 'Queued', 'Session', 'Reason', ''].map((name) => h('th', { scope: 'col' }, name)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        jobs.map((job) =>
+          h(
+            'tr',
+            { dataset: { job: job.id } },
+            h('td', {}, h('span', { class: `badge state-${job.state}` }, job.state)),
+            h('td', {}, `${job.attempts}/${job.maxAttempts}`),
+            h('td', {}, ago(job.createdAt)),
+            h('td', { class: 'wrap' }, job.sessionId ?? job.key),
+            h(
+              'td',
+              { class: 'wrap' },
+              job.lastError ?? (Date.parse(job.runAt) > Date.now() ? `retry ${ago(job.runAt)}` : ''),
+            ),
+            h(
+              'td',
+              {},
+              job.state === 'failed'
+                ? h('button', { type: 'button', class: 'secondary', on: { click: () => retry(job) } }, 'Retry')
+                : null,
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+async function retry(job) {
+  try {
+    await api('POST', `/v1/jobs/${encodeURIComponent(job.id)}/retry`);
+    notify(`Job ${job.id} is pending again.`);
+    await refresh();
+  } catch (error) {
+    showError(error);
+  }
+}
+
+function runItem(run) {
+  if (run.state !== 'done') {
+    return h(
+      'li',
+      { class: 'run' },
+      h(
+        'p',
+        {},
+        h('span', { class: 'badge state-failed' }, run.state),
+        ` ${run.job.sessionId ?? run.job.key}: `,
+        run.error,
+      ),
+    );
+  }
+  const { report } = run;
+  return h(
+    'li',
+    { class: 'run' },
+    h(
+      'p',
+      {},
+      h('span', { class: 'badge state-done' }, report.status),
+      ` ${report.mode} · session ${report.sessionId} · ${report.span.messages} messages · ${report.modelCalls} model calls`,
+    ),
+    report.written.length > 0
+      ? h(
+          'ul',
+          { class: 'plain' },
+          report.written.map((memory) =>
+            h(
+              'li',
+              {},
+              `${memory.action} `,
+              h('a', { href: `#/memory/${encodeURIComponent(memory.id)}` }, memory.name),
+              ` (${memory.type})`,
+            ),
+          ),
+        )
+      : h('p', { class: 'muted' }, 'Wrote nothing.'),
+    report.dropped.length > 0
+      ? h(
+          'details',
+          {},
+          h('summary', {}, `Dropped ${report.dropped.length}`),
+          h(
+            'ul',
+            { class: 'plain' },
+            report.dropped.map((item) => h('li', {}, `${item.reason}: ${item.name ?? ''} ${item.detail}`)),
+          ),
+        )
+      : null,
+  );
+}

@@ -1,0 +1,347 @@
+// A memory's page: its fields, edit, forget/restore, hard delete (confirmed), its history with undo, the supersede chain.
+import { api, ApiError } from './api.js';
+import { add, ageNote, h, replace } from './dom.js';
+import { notify, refresh, showError } from './app.js';
+
+const TYPES = ['user', 'feedback', 'project', 'reference', 'procedure'];
+const FIELDS = [
+  'type',
+  'name',
+  'description',
+  'content',
+  'importance',
+  'scope',
+  'archived',
+  'invalidAt',
+  'supersededBy',
+];
+
+export async function memoryPage(container, { params, settings: info }) {
+  const settings = await info;
+  const id = params[0] ?? '';
+  const path = `/v1/memories/${encodeURIComponent(id)}`;
+  let history = [];
+  try {
+    history = (await api('GET', `${path}/history`)).history;
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 404)) throw error;
+  }
+  // A memory deleted for good keeps its history; asking for the memory itself would only be a 404.
+  let memory;
+  const deleted = history.length > 0 && history[history.length - 1].after === null;
+  if (history.length > 0 && !deleted) memory = (await api('GET', path)).memory;
+  if (!memory && history.length === 0) {
+    add(
+      container,
+      h('h1', {}, 'No such memory'),
+      h('p', {}, `No memory ${id} in the read scopes.`),
+      h('a', { href: '#/memories' }, 'Back to the memories'),
+    );
+    return;
+  }
+  const chain = memory?.supersededBy ? await supersedeChain(memory) : [];
+  const last = history[history.length - 1];
+  add(
+    container,
+    h('p', {}, h('a', { href: '#/memories' }, '← Memories')),
+    h('h1', {}, memory ? memory.name || memory.id : `Deleted: ${last?.before?.name ?? id}`),
+    memory
+      ? fieldList(memory, settings)
+      : h(
+          'p',
+          { class: 'warning' },
+          'This memory was deleted for good; its history remains, and undoing the delete brings it back.',
+        ),
+    chain.length > 0 ? supersedeSection(chain) : null,
+    memory ? actions(memory, path) : null,
+    memory ? editForm(memory, path) : null,
+    historySection(history),
+  );
+}
+
+function fieldList(memory, settings) {
+  const age = ageNote(memory, settings.recall);
+  const rows = [
+    ['Id', memory.id],
+    ['Scope', memory.scope],
+    ['Type', memory.type],
+    ['Description', memory.description],
+    ['Importance', memory.importance.toFixed(2)],
+    [
+      'State',
+      [memory.archived ? 'archived' : 'active', memory.invalidAt ? `invalid since ${memory.invalidAt}` : null]
+        .filter(Boolean)
+        .join(', '),
+    ],
+    ['Age', age.text],
+    ['Created', memory.createdAt],
+    ['Updated', memory.updatedAt],
+    ['Recalled', `${memory.hitCount} times, last ${memory.lastAccessedAt ?? 'never'}`],
+    [
+      'Source',
+      memory.source
+        ? Object.entries(memory.source)
+            .map(([key, value]) => `${key} ${value}`)
+            .join(' · ')
+        : '–',
+    ],
+  ];
+  return h(
+    'section',
+    { 'aria-label': 'Fields' },
+    h(
+      'dl',
+      { class: 'fields' },
+      rows.map(([name, value]) => [h('dt', {}, name), h('dd', {}, value)]),
+    ),
+    h('h2', {}, 'Content'),
+    h('pre', { class: 'content', tabindex: '0', 'aria-label': 'Content' }, memory.content),
+  );
+}
+
+async function supersedeChain(memory) {
+  const chain = [];
+  const seen = new Set([memory.id]);
+  let next = memory.supersededBy;
+  while (next && !seen.has(next) && chain.length < 10) {
+    seen.add(next);
+    try {
+      const found = (await api('GET', `/v1/memories/${encodeURIComponent(next)}`)).memory;
+      chain.push(found);
+      next = found.supersededBy;
+    } catch {
+      chain.push({ id: next, name: `${next} (not readable)` });
+      break;
+    }
+  }
+  return chain;
+}
+
+function supersedeSection(chain) {
+  return h(
+    'section',
+    {},
+    h('h2', {}, 'Superseded by'),
+    h(
+      'ol',
+      { class: 'plain' },
+      chain.map((memory) =>
+        h('li', {}, h('a', { href: `#/memory/${encodeURIComponent(memory.id)}` }, memory.name || memory.id)),
+      ),
+    ),
+  );
+}
+
+function actions(memory, path) {
+  const dialog = h(
+    'dialog',
+    { class: 'confirm', 'aria-labelledby': 'delete-title' },
+    h('h2', { id: 'delete-title' }, 'Delete this memory for good?'),
+    h(
+      'p',
+      {},
+      'It leaves the store; its history keeps the last state, so the delete can still be undone from the history.',
+    ),
+    h(
+      'div',
+      { class: 'row' },
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'danger',
+          on: {
+            click: () =>
+              change(
+                () => api('DELETE', `${path}?hard=true`),
+                'Deleted for good.',
+                () => dialog.close(),
+              ),
+          },
+        },
+        'Delete for good',
+      ),
+      h(
+        'button',
+        { type: 'button', class: 'secondary', autofocus: true, on: { click: () => dialog.close() } },
+        'Cancel',
+      ),
+    ),
+  );
+  return h(
+    'section',
+    { class: 'actions', 'aria-label': 'Actions' },
+    memory.archived
+      ? h(
+          'button',
+          {
+            type: 'button',
+            on: { click: () => change(() => api('POST', `${path}/restore`), 'Restored: recall finds it again.') },
+          },
+          'Restore',
+        )
+      : h(
+          'button',
+          {
+            type: 'button',
+            on: {
+              click: () =>
+                change(
+                  () => api('DELETE', path),
+                  'Forgotten (archived): recall leaves it out; Restore brings it back.',
+                ),
+            },
+          },
+          'Forget',
+        ),
+    h('button', { type: 'button', class: 'danger', on: { click: () => dialog.showModal() } }, 'Delete…'),
+    dialog,
+  );
+}
+
+function editForm(memory, path) {
+  const name = h('input', { id: 'edit-name', name: 'name', value: memory.name, maxlength: '200' });
+  const description = h('input', {
+    id: 'edit-description',
+    name: 'description',
+    value: memory.description,
+    maxlength: '1000',
+  });
+  const content = h('textarea', { id: 'edit-content', name: 'content', rows: '6', required: true });
+  content.value = memory.content;
+  const type = h(
+    'select',
+    { id: 'edit-type', name: 'type' },
+    TYPES.map((value) => h('option', { value, selected: value === memory.type }, value)),
+  );
+  const importance = h('input', {
+    id: 'edit-importance',
+    name: 'importance',
+    type: 'number',
+    min: '0',
+    max: '1',
+    step: '0.05',
+    value: String(memory.importance),
+  });
+  const field = (label, input) => h('div', { class: 'field' }, h('label', { for: input.id }, label), input);
+  return h(
+    'details',
+    { class: 'edit' },
+    h('summary', {}, 'Edit'),
+    h(
+      'form',
+      {
+        on: {
+          submit: (event) => {
+            event.preventDefault();
+            const patch = {};
+            if (name.value !== memory.name) patch.name = name.value;
+            if (description.value !== memory.description) patch.description = description.value;
+            if (content.value !== memory.content) patch.content = content.value;
+            if (type.value !== memory.type) patch.type = type.value;
+            if (Number(importance.value) !== memory.importance) patch.importance = Number(importance.value);
+            if (Object.keys(patch).length === 0) {
+              notify('Nothing changed.');
+              return;
+            }
+            void change(() => api('PATCH', path, patch), 'Saved; the history below shows the change and can undo it.');
+          },
+        },
+      },
+      field('Name', name),
+      field('Description', description),
+      field('Content', content),
+      h('div', { class: 'row' }, field('Type', type), field('Importance (0–1)', importance)),
+      h('button', { type: 'submit' }, 'Save'),
+    ),
+  );
+}
+
+async function change(request, message, after) {
+  try {
+    await request();
+    after?.();
+    notify(message);
+    await refresh();
+  } catch (error) {
+    after?.();
+    showError(error);
+  }
+}
+
+function historySection(history) {
+  const entries = [...history].reverse();
+  return h(
+    'section',
+    { 'aria-labelledby': 'history-title' },
+    h('h2', { id: 'history-title' }, `History (${history.length})`),
+    h('ol', { class: 'history' }, entries.map(historyItem)),
+  );
+}
+
+function historyItem(entry) {
+  const diff = FIELDS.filter(
+    (field) =>
+      JSON.stringify(entry.before?.[field]) !== JSON.stringify(entry.after?.[field]) &&
+      (entry.before || entry.after?.[field] !== undefined),
+  );
+  return h(
+    'li',
+    { class: 'change', dataset: { change: entry.id } },
+    h(
+      'div',
+      { class: 'change-head' },
+      h('strong', {}, entry.action),
+      ` by ${entry.actor} · ${entry.at}`,
+      entry.undoOf ? h('span', { class: 'badge' }, 'undo') : null,
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          'aria-label': `Undo this ${entry.action} (${entry.at})`,
+          on: {
+            click: () => change(() => api('POST', '/v1/undo', { changeId: entry.id }), `Undid the ${entry.action}.`),
+          },
+        },
+        'Undo',
+      ),
+    ),
+    entry.before && entry.after
+      ? h(
+          'table',
+          { class: 'diff' },
+          h('caption', { class: 'visually-hidden' }, `Fields changed by this ${entry.action}`),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'col' }, 'Field'),
+              h('th', { scope: 'col' }, 'Before'),
+              h('th', { scope: 'col' }, 'After'),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            diff.map((field) =>
+              h(
+                'tr',
+                {},
+                h('th', { scope: 'row' }, field),
+                h('td', { class: 'before' }, show(entry.before[field])),
+                h('td', { class: 'after' }, show(entry.after[field])),
+              ),
+            ),
+          ),
+        )
+      : h('p', { class: 'muted' }, entry.after ? 'Created.' : 'Deleted for good.'),
+  );
+}
+
+function show(value) {
+  if (value === null || value === undefined) return '–';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}

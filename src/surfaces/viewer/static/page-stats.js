@@ -1,0 +1,144 @@
+// Stats: counts by type and scope, created per month, hit distribution, store size: SVG charts drawn here.
+import { api } from './api.js';
+import { add, formatBytes, h, svg } from './dom.js';
+
+const TYPES = ['user', 'feedback', 'project', 'reference', 'procedure'];
+
+export async function statsPage(container) {
+  const [{ stats }, { usage }] = await Promise.all([api('GET', '/v1/stats'), api('GET', '/v1/stats/usage')]);
+  add(
+    container,
+    h('h1', {}, 'Stats'),
+    h(
+      'ul',
+      { class: 'counts', 'aria-label': 'Totals' },
+      [
+        ['total', stats.total],
+        ['active', stats.active],
+        ['archived', stats.archived],
+        ['invalid', stats.invalid],
+        ['history entries', stats.historyEntries],
+      ].map(([name, value]) => h('li', { class: 'count' }, h('strong', {}, String(value)), ` ${name}`)),
+    ),
+    h(
+      'div',
+      { class: 'charts' },
+      chart('By type', Object.entries(stats.byType), { classOf: (label) => `type-${label}` }),
+      chart('By scope', Object.entries(stats.byScope)),
+      chart(
+        'Recall hits per memory',
+        usage.hits.map((bucket) => [bucket.label, bucket.count]),
+      ),
+      monthChart(usage.createdByMonth),
+    ),
+    h(
+      'section',
+      { class: 'size' },
+      h('h2', {}, 'Store size'),
+      h(
+        'dl',
+        { class: 'fields' },
+        usage.fileBytes !== undefined
+          ? [h('dt', {}, 'Files on disk'), h('dd', {}, formatBytes(usage.fileBytes))]
+          : null,
+        h('dt', {}, 'Memory text'),
+        h('dd', {}, formatBytes(usage.textBytes)),
+        h('dt', {}, 'History entries'),
+        h('dd', {}, String(stats.historyEntries)),
+      ),
+      usage.sampled
+        ? h(
+            'p',
+            { class: 'muted' },
+            `Hits, months and text size are counted over the newest ${usage.scanned} memories.`,
+          )
+        : null,
+    ),
+  );
+}
+
+/** A horizontal bar chart, with the numbers as a table beside it for screen readers and copying. */
+function chart(title, rows, { classOf = () => '' } = {}) {
+  const max = Math.max(1, ...rows.map(([, value]) => value));
+  const rowHeight = 26;
+  const labelWidth = 170;
+  const width = 420;
+  const picture = svg('svg', {
+    viewBox: `0 0 ${width} ${Math.max(rowHeight, rows.length * rowHeight)}`,
+    role: 'img',
+    'aria-label': `${title}: ${rows.map(([label, value]) => `${label} ${value}`).join(', ')}`,
+    class: 'chart',
+  });
+  rows.forEach(([label, value], index) => {
+    const y = index * rowHeight;
+    const bar = ((width - labelWidth - 60) * value) / max;
+    picture.append(
+      svg('text', { x: labelWidth - 8, y: y + 17, 'text-anchor': 'end', class: 'chart-label' }, shorten(label)),
+      svg('rect', {
+        x: labelWidth,
+        y: y + 4,
+        width: Math.max(value > 0 ? 2 : 0, bar),
+        height: rowHeight - 8,
+        class: `bar ${classOf(label)}`,
+      }),
+      svg('text', { x: labelWidth + bar + 6, y: y + 17, class: 'chart-value' }, String(value)),
+    );
+  });
+  return figure(title, picture, rows.length === 0 ? h('p', { class: 'muted' }, 'No memories.') : null);
+}
+
+/** Memories created per month, stacked by type. */
+function monthChart(months) {
+  const title = 'Created per month, by type';
+  const shown = months.slice(-24);
+  const width = 420;
+  const height = 180;
+  const max = Math.max(1, ...shown.map((month) => TYPES.reduce((sum, type) => sum + month.byType[type], 0)));
+  const step = shown.length > 0 ? Math.min(60, (width - 40) / shown.length) : 0;
+  const picture = svg('svg', {
+    viewBox: `0 0 ${width} ${height + 40}`,
+    role: 'img',
+    'aria-label': `${title}: ${shown.map((month) => `${month.month} ${TYPES.reduce((sum, type) => sum + month.byType[type], 0)}`).join(', ')}`,
+    class: 'chart',
+  });
+  shown.forEach((month, index) => {
+    let top = height;
+    for (const type of TYPES) {
+      const size = (height * month.byType[type]) / max;
+      if (size <= 0) continue;
+      top -= size;
+      picture.append(
+        svg('rect', {
+          x: 30 + index * step + 2,
+          y: top,
+          width: Math.max(2, step - 4),
+          height: size,
+          class: `bar type-${type}`,
+        }),
+      );
+    }
+    if (shown.length <= 12 || index % Math.ceil(shown.length / 12) === 0)
+      picture.append(
+        svg(
+          'text',
+          { x: 30 + index * step + step / 2, y: height + 16, 'text-anchor': 'middle', class: 'chart-label small' },
+          month.month,
+        ),
+      );
+  });
+  picture.append(svg('text', { x: 0, y: 12, class: 'chart-label small' }, String(max)));
+  const legend = h(
+    'ul',
+    { class: 'legend' },
+    TYPES.map((type) => h('li', {}, h('span', { class: `swatch type-${type}`, 'aria-hidden': 'true' }), type)),
+  );
+  return figure(title, picture, shown.length === 0 ? h('p', { class: 'muted' }, 'No memories.') : legend);
+}
+
+function figure(title, picture, extra) {
+  return h('figure', { class: 'chart-box' }, h('figcaption', {}, title), picture, extra);
+}
+
+function shorten(label) {
+  return label.length > 20 ? `…${label.slice(-19)}` : label;
+}
