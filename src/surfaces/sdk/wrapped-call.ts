@@ -22,13 +22,27 @@ export function deferredCall<T>(started: Promise<{ api: ApiPromiseLike<T> }>, on
   const promise = started.then(({ api }) => Promise.resolve(api).then(once));
   // Read through withResponse or asResponse only: the plain promise's rejection is the caller's to see or not.
   promise.catch(() => undefined);
+  const withResponse = async (): Promise<{ data: T }> => {
+    const { api } = await started;
+    const result = await api.withResponse();
+    return { ...result, data: once(result.data) };
+  };
+  const asResponse = async (): Promise<unknown> => (await started).api.asResponse();
   return Object.assign(promise, {
-    withResponse: async () => {
-      const { api } = await started;
-      const result = await api.withResponse();
-      return { ...result, data: once(result.data) };
+    withResponse,
+    asResponse,
+    // OpenAI's parse() helpers chain on create(); the response body is read once, by the call itself.
+    _thenUnwrap: <U>(transform: (data: T, props: unknown) => U) => {
+      const mapped = promise.then((data) => transform(data, undefined));
+      mapped.catch(() => undefined);
+      return Object.assign(mapped, {
+        withResponse: async () => {
+          const result = await withResponse();
+          return { ...result, data: transform(result.data, undefined) };
+        },
+        asResponse,
+      });
     },
-    asResponse: async () => (await started).api.asResponse(),
   });
 }
 

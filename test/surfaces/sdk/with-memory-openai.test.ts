@@ -209,3 +209,26 @@ describe('withMemory over the OpenAI helpers', () => {
     expect(folder.events.map((event) => event.type)).toContain('extraction-queued');
   });
 });
+
+describe('withMemory over chat.completions.parse()', () => {
+  it('parses through the wrapped create, with memory in the request and the turn queued', async () => {
+    const client = wrapped(chat);
+    chat.script({ message: { text: '{"region":"eu-central-1"}' } });
+    const parsed = await client.chat.completions.parse({
+      model: MODEL,
+      messages: [{ role: 'user', content: DEPLOY_QUESTION }],
+      response_format: {
+        type: 'json_schema',
+        json_schema: {
+          name: 'region',
+          strict: true,
+          schema: { type: 'object', properties: { region: { type: 'string' } }, required: ['region'] },
+        },
+      },
+    });
+    expect(parsed.choices[0]!.message.content).toBe('{"region":"eu-central-1"}');
+    expect(JSON.stringify(chat.requests[0]!.body)).toContain('Frankfurt');
+    await client.memory.flush();
+    expect(folder.events.map((event) => event.type)).toContain('extraction-queued');
+  });
+});
