@@ -87,9 +87,16 @@ export const ABLATIONS: ReadonlyArray<{ label: string; settings: Partial<Setting
   { label: 'no "when" match', settings: { timeMentionWeight: 0 } },
   { label: 'no second hop', settings: { secondHopWeight: 0 } },
   { label: 'no diversity', settings: { duplicateSimilarity: 1 } },
+  { label: 'no sitting context', settings: { contextSittingWeight: 0 } },
   {
-    label: 'none of the four',
-    settings: { dateWeight: 0, timeMentionWeight: 0, secondHopWeight: 0, duplicateSimilarity: 1 },
+    label: 'none of the five',
+    settings: {
+      dateWeight: 0,
+      timeMentionWeight: 0,
+      secondHopWeight: 0,
+      duplicateSimilarity: 1,
+      contextSittingWeight: 0,
+    },
   },
   {
     label: 'before issue 18 (signals off, top_k 6, min_score 0.25)',
@@ -98,6 +105,7 @@ export const ABLATIONS: ReadonlyArray<{ label: string; settings: Partial<Setting
       timeMentionWeight: 0,
       secondHopWeight: 0,
       duplicateSimilarity: 1,
+      contextSittingWeight: 0,
       topK: 6,
       minScore: 0.25,
     },

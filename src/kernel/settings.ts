@@ -246,6 +246,16 @@ const SETTINGS_TABLE = {
       'Diversity: a hit whose words overlap a better hit by at least this share (Jaccard) has its relevance x (1 - overlap) (0..1; 1 off)',
       { maximum: 1 },
     ),
+    contextSittingWeight: number(
+      0.4,
+      'For memories whose source names no session: share of the best full-text relevance of another written within contextSittingMinutes of it added to a hit (0..1; 0 off)',
+      { maximum: 1 },
+    ),
+    contextSittingMinutes: number(
+      60,
+      'How close in creation time two memories without a source session must be to count as written in one sitting (0..1440)',
+      { maximum: 1_440 },
+    ),
   },
   injection: {
     maxTokens: integer(3_000, 'Token budget of the <memory_context> block', { minimum: 1 }),

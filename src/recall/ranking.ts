@@ -29,7 +29,8 @@ export interface ScoreParts {
   /**
    * When conversation context lent relevance: the memory's own full-text relevance and what the
    * best same-or-adjacent-turn and same-session hits added, relative to the best full-text hit
-   * (without an embedder, relevance = own + neighbour.added + session.added).
+   * (without an embedder, relevance = own + neighbour.added + session.added, or own + sitting.added for a
+   * memory without a source session, before the other signals).
    */
   context?: ContextSupport;
   /** What the other lexical signals did (absent when none applied): see `RecallSignals`. */

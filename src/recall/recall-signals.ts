@@ -46,6 +46,8 @@ export function applyRecallSignals(found: readonly TextHit[], input: SignalInput
   let hits: SignalledHit[] = addConversationContext(found, {
     neighbourWeight: settings.contextNeighbourWeight,
     sessionWeight: settings.contextSessionWeight,
+    sittingWeight: settings.contextSittingWeight,
+    sittingMinutes: settings.contextSittingMinutes,
   });
   hits = applyTimeSignals(hits, input.time, {
     dateWeight: settings.dateWeight,
@@ -84,11 +86,17 @@ export function withSignals(
     const relative = (added: { id: string; added: number } | undefined) =>
       added && { id: added.id, added: added.added / best };
     const neighbour = relative(hit.context?.neighbour);
+    const sitting = relative(hit.context?.sitting);
     const session = relative(hit.context?.session);
     const parts = {
       ...entry.parts,
       ...(hit.context && {
-        context: { own: hit.context.own / best, ...(neighbour && { neighbour }), ...(session && { session }) },
+        context: {
+          own: hit.context.own / best,
+          ...(neighbour && { neighbour }),
+          ...(session && { session }),
+          ...(sitting && { sitting }),
+        },
       }),
       ...(Object.keys(signals).length > 0 && { signals }),
     };

@@ -115,7 +115,7 @@ export const recallCommand: CommandDefinition = {
 };
 
 const SIGNALS_LEGEND = [
-  'signals: context+x (relevance lent by the same or an adjacent source turn and session), date×f (written within a date the question names),',
+  'signals: context+x (relevance lent by the same or an adjacent source turn and session), sitting+x (lent by a memory written within recall.contextSittingMinutes), date×f (written within a date the question names),',
   'when×f (says when, for a "when" question), hop+x (found by the second hop, via the words shown), dup~s (nearly repeats a better hit: relevance × (1 − s))',
 ].join('\n');
 
@@ -125,6 +125,7 @@ function describeSignals(entry: RankedMemory): string {
   const parts: string[] = [];
   const lent = (context?.neighbour?.added ?? 0) + (context?.session?.added ?? 0);
   if (lent > 0) parts.push(`context+${score(lent)}`);
+  if (context?.sitting) parts.push(`sitting+${score(context.sitting.added)}`);
   if (signals?.date !== undefined) parts.push(`date×${signals.date}`);
   if (signals?.timeMention !== undefined) parts.push(`when×${signals.timeMention}`);
   if (signals?.secondHop)
