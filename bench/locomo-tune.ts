@@ -23,7 +23,7 @@ interface Configuration {
 }
 
 /** Conversations 1-5 (file order) tune; 6-10 are reported, as in the bench. */
-export const TUNING_CONVERSATIONS = ['conv-26', 'conv-30', 'conv-41', 'conv-42', 'conv-43'];
+const TUNING_CONVERSATIONS = ['conv-26', 'conv-30', 'conv-41', 'conv-42', 'conv-43'];
 
 async function main(): Promise<void> {
   const configurations = JSON.parse(process.argv[2] ?? '[{"label":"defaults"}]') as Configuration[];
