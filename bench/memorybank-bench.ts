@@ -1,7 +1,7 @@
 import { readMemoryBank, type MemoryBankConversionReport } from '../scripts/memorybank-to-jsonl.js';
 import { parseEvalDataset } from '../src/eval/eval-dataset.js';
 import { summarizeByTag, summarizeMetrics, type MetricSummary } from '../src/eval/retrieval-metrics.js';
-import { runEval } from '../src/eval/node/run-eval.js';
+import { runEval, type EvalReport } from '../src/eval/node/run-eval.js';
 import { plainBm25Rankings } from './plain-bm25.js';
 import { round } from './statistics.js';
 
@@ -12,6 +12,11 @@ export interface MemoryBankBenchResult {
   engram: { overall: MetricSummary; byKind: Record<string, MetricSummary> };
   bm25: { overall: MetricSummary; byKind: Record<string, MetricSummary> };
   defaults: { meanResults: number; meanRecall: number; meanInjectedTokens: number };
+  /** The same with the memories' source fields ignored (`engram eval --no-source`). */
+  withoutSource: {
+    overall: MetricSummary;
+    defaults: { meanResults: number; meanRecall: number; meanInjectedTokens: number };
+  };
 }
 
 /** Each user holds 17-52 exchanges, so the cut-offs are smaller than LoCoMo's. */
@@ -30,6 +35,7 @@ export async function benchMemoryBank(): Promise<MemoryBankBenchResult | undefin
   }
   const dataset = parseEvalDataset(converted.lines.join('\n'));
   const evaluation = await runEval(dataset, { ks: KS, includeQueries: true });
+  const withoutSource = await runEval(dataset, { ks: KS, ignoreSource: true });
   const bm25Queries = plainBm25Rankings(dataset, Math.max(...KS));
   const result: MemoryBankBenchResult = {
     conversion: converted.report,
@@ -37,11 +43,8 @@ export async function benchMemoryBank(): Promise<MemoryBankBenchResult | undefin
     queries: evaluation.dataset.queries,
     engram: { overall: evaluation.overall, byKind: evaluation.byTag },
     bm25: { overall: summarizeMetrics(bm25Queries, KS), byKind: summarizeByTag(bm25Queries, KS) },
-    defaults: {
-      meanResults: round(evaluation.defaults.meanResults, 2),
-      meanRecall: round(evaluation.defaults.meanRecall),
-      meanInjectedTokens: round(evaluation.defaults.meanInjectedTokens, 1),
-    },
+    defaults: injectedAtDefaults(evaluation),
+    withoutSource: { overall: withoutSource.overall, defaults: injectedAtDefaults(withoutSource) },
   };
   console.log(
     `\nMemoryBank evidence recall, no embedder, held out (${result.queries} questions, evidence labelled by hand)`,
@@ -58,8 +61,20 @@ export async function benchMemoryBank(): Promise<MemoryBankBenchResult | undefin
       return row;
     }),
   );
+  const noSource = result.withoutSource;
   console.log(
-    `At default settings: ${result.defaults.meanResults} memories holding ${result.defaults.meanRecall} of the evidence, ${result.defaults.meanInjectedTokens} injected tokens per query.`,
+    `Without source fields: R@${KS.join('/')} ${KS.map((k) => round(noSource.overall.recall[k]!)).join(' / ')}.`,
+  );
+  console.log(
+    `At default settings: ${result.defaults.meanResults} memories holding ${result.defaults.meanRecall} of the evidence, ${result.defaults.meanInjectedTokens} injected tokens per query (without source fields: ${noSource.defaults.meanResults} memories, ${noSource.defaults.meanRecall}, ${noSource.defaults.meanInjectedTokens} tokens).`,
   );
   return result;
+}
+
+function injectedAtDefaults(report: EvalReport): MemoryBankBenchResult['defaults'] {
+  return {
+    meanResults: round(report.defaults.meanResults, 2),
+    meanRecall: round(report.defaults.meanRecall),
+    meanInjectedTokens: round(report.defaults.meanInjectedTokens, 1),
+  };
 }

@@ -3,7 +3,10 @@
  * engram's evaluation format: each conversation its own scope, each dialog turn a memory, each
  * question a query tagged with its category.
  *
- *   npx tsx scripts/locomo-to-jsonl.ts [--input locomo10.json] [--out bench/.data/locomo10.jsonl]
+ *   npx tsx scripts/locomo-to-jsonl.ts [--input locomo10.json] [--out bench/.data/locomo10.jsonl] [--neutral]
+ *
+ * With --neutral each turn is a memory as an import would write it: content and date only, no
+ * source turn and no description (the figure that holds for memories without conversation context).
  *
  * The data is CC BY-NC 4.0 and never copied into the repository: the output goes to a gitignored path.
  */
@@ -60,8 +63,21 @@ const MONTHS = [
   'december',
 ];
 
+export interface LocomoConversionOptions {
+  /**
+   * Write each turn as an import or a person would: its content (speaker, words, image caption) and
+   * its date, with no `source` (session and turn) and no made-up description (engram derives one from
+   * the content). Recall then cannot borrow from adjacent turns or read the day off the description,
+   * as with most real memories.
+   */
+  neutral?: boolean;
+}
+
 /** Converts parsed `locomo10.json` to evaluation lines (memory lines, then query lines) and a report. */
-export function convertLocomo(data: unknown): { lines: string[]; report: LocomoConversionReport } {
+export function convertLocomo(
+  data: unknown,
+  options: LocomoConversionOptions = {},
+): { lines: string[]; report: LocomoConversionReport } {
   if (!Array.isArray(data)) throw new Error('LoCoMo data is a JSON array of conversations.');
   const lines: string[] = [];
   const report: LocomoConversionReport = {
@@ -103,17 +119,22 @@ export function convertLocomo(data: unknown): { lines: string[]; report: LocomoC
             ? turn.blip_caption.trim()
             : undefined;
         if (caption) report.captionedTurns += 1;
+        const content = `${turn.speaker}: ${turn.text}${caption ? ` [shared ${caption}]` : ''}`;
         lines.push(
-          JSON.stringify({
-            kind: 'memory',
-            id: `${sampleId}:${diaId}`,
-            scope,
-            description: `${turn.speaker}, ${dayOf(dateText)}`,
-            content: `${turn.speaker}: ${turn.text}${caption ? ` [shared ${caption}]` : ''}`,
-            created_at: createdAt,
-            // Where the turn was said, as engram records it for memories written from a conversation.
-            source: { sessionId: `${sampleId}:session_${session}`, turnId: diaId },
-          }),
+          JSON.stringify(
+            options.neutral
+              ? { kind: 'memory', id: `${sampleId}:${diaId}`, scope, content, created_at: createdAt }
+              : {
+                  kind: 'memory',
+                  id: `${sampleId}:${diaId}`,
+                  scope,
+                  description: `${turn.speaker}, ${dayOf(dateText)}`,
+                  content,
+                  created_at: createdAt,
+                  // Where the turn was said, as engram records it for memories written from a conversation.
+                  source: { sessionId: `${sampleId}:session_${session}`, turnId: diaId },
+                },
+          ),
         );
       }
     }
@@ -174,13 +195,15 @@ function dayOf(text: string): string {
 export const REPOSITORY_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const LOCOMO_SOURCE = resolve(REPOSITORY_ROOT, '../shared/data/locomo/locomo10.json');
 export const LOCOMO_OUTPUT = resolve(REPOSITORY_ROOT, 'bench/.data/locomo10.jsonl');
+export const LOCOMO_NEUTRAL_OUTPUT = resolve(REPOSITORY_ROOT, 'bench/.data/locomo10-neutral.jsonl');
 
 /** Reads, converts and writes; returns the report. */
 export function convertLocomoFile(
   input: string = LOCOMO_SOURCE,
   output: string = LOCOMO_OUTPUT,
+  options: LocomoConversionOptions = {},
 ): LocomoConversionReport {
-  const { lines, report } = convertLocomo(JSON.parse(readFileSync(input, 'utf8')));
+  const { lines, report } = convertLocomo(JSON.parse(readFileSync(input, 'utf8')), options);
   mkdirSync(dirname(output), { recursive: true });
   writeFileSync(output, `${lines.join('\n')}\n`);
   return report;
@@ -196,9 +219,13 @@ export function describeConversion(report: LocomoConversionReport): string {
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { input: { type: 'string' }, out: { type: 'string' } } });
-  const output = resolve(values.out ?? LOCOMO_OUTPUT);
-  const report = convertLocomoFile(resolve(values.input ?? LOCOMO_SOURCE), output);
+  const { values } = parseArgs({
+    options: { input: { type: 'string' }, out: { type: 'string' }, neutral: { type: 'boolean' } },
+  });
+  const output = resolve(values.out ?? (values.neutral ? LOCOMO_NEUTRAL_OUTPUT : LOCOMO_OUTPUT));
+  const report = convertLocomoFile(resolve(values.input ?? LOCOMO_SOURCE), output, {
+    neutral: values.neutral === true,
+  });
   console.log(describeConversion(report));
   console.log(`wrote ${output}`);
 }

@@ -172,8 +172,12 @@ const SETTINGS_TABLE = {
     }),
   },
   recall: {
-    topK: integer(6, 'Memories recalled per query', { minimum: 1, maximum: 1_000, env: 'ENGRAM_TOP_K' }),
-    minScore: number(0.25, 'Normalized score below which a memory is not recalled', {
+    topK: integer(8, 'Memories recalled per query at most (injection stops earlier when the token budget is full)', {
+      minimum: 1,
+      maximum: 1_000,
+      env: 'ENGRAM_TOP_K',
+    }),
+    minScore: number(0.1, 'Normalized score (relative to the best match) below which a memory is not recalled', {
       maximum: 1,
       env: 'ENGRAM_MIN_SCORE',
     }),
@@ -215,6 +219,43 @@ const SETTINGS_TABLE = {
     }),
     llmMaxOutputTokens: number(256, 'Output token cap of the LLM retriever call'),
     llmQueryMaxTokens: number(2_000, 'Longest user message shown to the LLM retriever (longer is cut)'),
+    dateWeight: number(
+      2,
+      'Time-aware recall: relevance x (1 + this) for a memory written within a date the question names ("in July 2023", "on 13 October", "yesterday"); 0 off (0..10)',
+      { maximum: 10 },
+    ),
+    dateAfterDays: number(
+      7,
+      'Days after a date named in a question during which a memory still counts as written in it (facts are told after the event)',
+      { maximum: 366 },
+    ),
+    timeMentionWeight: number(
+      1,
+      'Time-aware recall: relevance x (1 + this) for a memory that says when (a date, weekday, "last week"), when the question asks when; 0 off (0..10)',
+      { maximum: 10 },
+    ),
+    secondHopWeight: number(
+      0.2,
+      'Second hop: words the best hits share that the question lacks are searched again, each such hit adding up to this share of the best relevance (0..1; 0 off)',
+      { maximum: 1 },
+    ),
+    secondHopTerms: integer(2, 'Words the second hop searches', { minimum: 1, maximum: 16 }),
+    secondHopFrom: integer(5, 'Best first hits the second hop takes its words from', { minimum: 2, maximum: 50 }),
+    duplicateSimilarity: number(
+      0.8,
+      'Diversity: a hit whose words overlap a better hit by at least this share (Jaccard) has its relevance x (1 - overlap) (0..1; 1 off)',
+      { maximum: 1 },
+    ),
+    contextSittingWeight: number(
+      0.4,
+      'For memories whose source names no session: share of the best full-text relevance of another written within contextSittingMinutes of it added to a hit (0..1; 0 off)',
+      { maximum: 1 },
+    ),
+    contextSittingMinutes: number(
+      60,
+      'How close in creation time two memories without a source session must be to count as written in one sitting (0..1440)',
+      { maximum: 1_440 },
+    ),
   },
   injection: {
     maxTokens: integer(3_000, 'Token budget of the <memory_context> block', { minimum: 1 }),

@@ -78,6 +78,16 @@ export function scoreBm25(
   statistics: Bm25Statistics,
   parameters: Bm25Parameters,
 ): number[] {
+  return scoreTokenizedBm25(documents.map(fullTextTokens), terms, statistics, parameters);
+}
+
+/** `scoreBm25` over documents already split into their index tokens (`fullTextTokens`). */
+export function scoreTokenizedBm25(
+  tokenized: ReadonlyArray<readonly string[]>,
+  terms: readonly string[],
+  statistics: Bm25Statistics,
+  parameters: Bm25Parameters,
+): number[] {
   const queryTokens = [
     ...new Set(
       terms
@@ -86,7 +96,6 @@ export function scoreBm25(
         .map(baseToken),
     ),
   ];
-  const tokenized = documents.map(fullTextTokens);
   const averageLength = tokenized.reduce((sum, tokens) => sum + tokens.length, 0) / Math.max(1, tokenized.length) || 1;
   const { k1, b } = parameters;
   const coverage = parameters.coverage ?? DEFAULT_SETTINGS.recall.fullTextCoverage;

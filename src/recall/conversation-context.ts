@@ -16,6 +16,14 @@ export interface ContextWeights {
   neighbourWeight: number;
   /** Share of the best other same-session hit's relevance added, 0..1 (0 = off). */
   sessionWeight: number;
+  /**
+   * For memories whose source names no session (imported, hand-written): share of the relevance of
+   * the best other such hit of the same scope written within `sittingMinutes` of it, 0..1 (0 = off).
+   * Memories written in one sitting are about one conversation, as a session's are.
+   */
+  sittingWeight?: number;
+  /** How close in creation time two memories without a source session must be to count as one sitting. */
+  sittingMinutes?: number;
 }
 
 /** What context added to one hit, in the units of the relevance it came with. */
@@ -26,6 +34,8 @@ export interface ContextSupport {
   neighbour?: { id: string; added: number };
   /** The other memory of the same session that lent the most, and what it added. */
   session?: { id: string; added: number };
+  /** Without a source session: the memory written in the same sitting that lent the most, and what it added. */
+  sitting?: { id: string; added: number };
 }
 
 interface TurnPosition {
@@ -43,6 +53,8 @@ interface BestTwo {
 }
 
 const NUMBERED_TURN = /^(.*?)(\d{1,9})$/;
+/** Longest sitting, in minutes: a day. */
+export const MAX_SITTING_MINUTES = 1_440;
 
 /**
  * Adds conversation context to full-text hits and re-sorts them, best first (ties keep their
@@ -54,8 +66,11 @@ export function addConversationContext<T extends { memory: Memory; relevance: nu
   weights: ContextWeights,
 ): Array<T & { context?: ContextSupport }> {
   checkWeights(weights);
-  if ((weights.neighbourWeight === 0 && weights.sessionWeight === 0) || hits.length < 2) return [...hits];
+  const sittingWeight = weights.sittingWeight ?? 0;
+  if ((weights.neighbourWeight === 0 && weights.sessionWeight === 0 && sittingWeight === 0) || hits.length < 2)
+    return [...hits];
   const positions = hits.map((hit) => turnPosition(hit.memory));
+  const sittings = sittingWeight > 0 ? bestInSitting(hits, positions, (weights.sittingMinutes ?? 0) * 60_000) : [];
   const bySession = new Map<string, BestTwo>();
   const byTurn = new Map<string, BestTwo>();
   positions.forEach((position, index) => {
@@ -66,7 +81,15 @@ export function addConversationContext<T extends { memory: Memory; relevance: nu
   });
   const supported = hits.map((hit, index) => {
     const position = positions[index];
-    if (!position) return { hit, relevance: hit.relevance };
+    if (!position) {
+      const sitting = sittings[index];
+      if (!sitting) return { hit, relevance: hit.relevance };
+      const context: ContextSupport = {
+        own: Math.max(0, hit.relevance),
+        sitting: { id: hits[sitting.index]!.memory.id, added: sittingWeight * sitting.relevance },
+      };
+      return { hit, relevance: context.own + context.sitting!.added, context };
+    }
     const neighbour = [position.turn, ...position.adjacent]
       .map((key) => (key === undefined ? undefined : bestOther(byTurn.get(key), index)))
       .reduce(
@@ -91,6 +114,35 @@ export function addConversationContext<T extends { memory: Memory; relevance: nu
     .map((entry, index) => ({ ...entry, index }))
     .sort((a, b) => b.relevance - a.relevance || a.index - b.index)
     .map(({ hit, relevance, context }) => (context ? { ...hit, relevance, context } : { ...hit }));
+}
+
+/**
+ * For each hit without a source session: the most relevant other such hit of its scope created
+ * within `windowMs` of it. Hits are sorted by creation time once, so each looks only at its window.
+ */
+function bestInSitting(
+  hits: ReadonlyArray<{ memory: Memory; relevance: number }>,
+  positions: ReadonlyArray<TurnPosition | undefined>,
+  windowMs: number,
+): Array<{ index: number; relevance: number } | undefined> {
+  const best: Array<{ index: number; relevance: number } | undefined> = hits.map(() => undefined);
+  const timed = hits
+    .map((hit, index) => ({ index, at: Date.parse(hit.memory.createdAt), scope: hit.memory.scope }))
+    .filter((entry) => positions[entry.index] === undefined && Number.isFinite(entry.at))
+    .sort((a, b) => a.at - b.at);
+  let start = 0;
+  for (const [position, entry] of timed.entries()) {
+    while (timed[start]!.at < entry.at - windowMs) start += 1;
+    for (let other = start; other < timed.length && timed[other]!.at <= entry.at + windowMs; other += 1) {
+      const candidate = timed[other]!;
+      if (other === position || candidate.scope !== entry.scope) continue;
+      const relevance = Math.max(0, hits[candidate.index]!.relevance);
+      const current = best[entry.index];
+      if (relevance > 0 && (!current || relevance > current.relevance))
+        best[entry.index] = { index: candidate.index, relevance };
+    }
+  }
+  return best;
 }
 
 /** Where a memory sits in a conversation, or undefined when its source names no session. */
@@ -126,13 +178,21 @@ function bestOther(group: BestTwo | undefined, index: number): { index: number; 
 }
 
 function checkWeights(weights: ContextWeights): void {
-  for (const key of ['neighbourWeight', 'sessionWeight'] as const) {
-    const value = weights[key];
+  for (const key of ['neighbourWeight', 'sessionWeight', 'sittingWeight'] as const) {
+    // The sitting is optional (callers that predate it give only the source weights).
+    const value = key === 'sittingWeight' ? (weights[key] ?? 0) : weights[key];
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1) {
       throw new EngramError(
         'CONFIG_INVALID',
         `Invalid conversation context ${key} ${JSON.stringify(value)}: a number from 0 to 1.`,
       );
     }
+  }
+  const minutes = weights.sittingMinutes ?? 0;
+  if (typeof minutes !== 'number' || !Number.isFinite(minutes) || minutes < 0 || minutes > MAX_SITTING_MINUTES) {
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Invalid conversation context sittingMinutes ${JSON.stringify(minutes)}: a number from 0 to ${MAX_SITTING_MINUTES}.`,
+    );
   }
 }

@@ -1,4 +1,4 @@
-import { scoreBm25, type Bm25Parameters, type Bm25Statistics } from './bm25-scoring.js';
+import { fullTextTokens, scoreTokenizedBm25, type Bm25Parameters, type Bm25Statistics } from './bm25-scoring.js';
 import type { Memory } from '../memory/memory.js';
 
 // The backend-neutral half of full-text search: which terms to search first and how candidates
@@ -51,6 +51,20 @@ export function searchableText(memory: Pick<Memory, 'name' | 'description' | 'co
   return `${memory.name.replace(/-/g, ' ')}\n${memory.description}\n${memory.content}`;
 }
 
+// Each candidate is tokenized once per search: the store's BM25 and recall's signals after it read
+// the same memory objects, so the tokens are kept beside each object for as long as it lives.
+const TOKENS = new WeakMap<object, readonly string[]>();
+
+/** The index tokens of a memory's searchable text (`fullTextTokens(searchableText(memory))`), computed once per memory object. */
+export function memoryTokens(memory: Pick<Memory, 'name' | 'description' | 'content'>): readonly string[] {
+  let tokens = TOKENS.get(memory);
+  if (tokens === undefined) {
+    tokens = fullTextTokens(searchableText(memory));
+    TOKENS.set(memory, tokens);
+  }
+  return tokens;
+}
+
 /**
  * Orders an index's candidates by engram's BM25 and keeps the best `limit`. The sort is stable,
  * so ties keep the index's order.
@@ -63,7 +77,7 @@ export function rankCandidatesByBm25(
   limit: number,
 ): Array<{ memory: Memory; relevance: number }> {
   if (candidates.length === 0) return [];
-  const scores = scoreBm25(candidates.map(searchableText), terms, statistics, parameters);
+  const scores = scoreTokenizedBm25(candidates.map(memoryTokens), terms, statistics, parameters);
   return candidates
     .map((memory, index) => ({ memory, relevance: scores[index]! }))
     .sort((a, b) => b.relevance - a.relevance)

@@ -1,3 +1,5 @@
+import { porterStem } from './porter-stemmer.js';
+
 /**
  * Turns a natural-language question into plain search terms: words lowercased, stop words and
  * duplicates dropped. Terms are data, never query syntax; the store quotes each one.
@@ -30,6 +32,14 @@ const MAX_WORD_LENGTH = 64;
 /** Whether a lowercased word carries no meaning for search (articles, pronouns, question words…). */
 export function isStopWord(word: string): boolean {
   return STOP_WORDS.has(word);
+}
+
+let stopTokens: ReadonlySet<string> | undefined;
+
+/** Whether an index token (a Porter stem, see `fullTextTokens`) is the stem of a stop word. */
+export function isStopToken(token: string): boolean {
+  stopTokens ??= new Set([...STOP_WORDS].map(porterStem));
+  return stopTokens.has(token);
 }
 
 /** Every word of a text, lowercased and in order, possessives and contraction endings removed. */

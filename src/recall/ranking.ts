@@ -29,9 +29,24 @@ export interface ScoreParts {
   /**
    * When conversation context lent relevance: the memory's own full-text relevance and what the
    * best same-or-adjacent-turn and same-session hits added, relative to the best full-text hit
-   * (without an embedder, relevance = own + neighbour.added + session.added).
+   * (without an embedder, relevance = own + neighbour.added + session.added, or own + sitting.added for a
+   * memory without a source session, before the other signals).
    */
   context?: ContextSupport;
+  /** What the other lexical signals did (absent when none applied): see `RecallSignals`. */
+  signals?: RecallSignals;
+}
+
+/** What recall's lexical signals did to one memory, shown by `recall --explain`. */
+export interface RecallSignals {
+  /** Time-aware recall: relevance was multiplied by this because the memory was written within a date the question names. */
+  date?: number;
+  /** Time-aware recall: relevance was multiplied by this because the question asks when and the memory says when. */
+  timeMention?: number;
+  /** Second hop: relevance added (relative to the best full-text hit) and the searched words the memory holds. */
+  secondHop?: { added: number; via: string[] };
+  /** Diversity: the better hit this one nearly repeats and their token overlap; relevance was multiplied by 1 − similarity. */
+  duplicate?: { of: string; similarity: number };
 }
 
 export interface RankedMemory {

@@ -1,13 +1,13 @@
-import { addConversationContext, type ContextSupport } from './conversation-context.js';
 import { EngramError, isEngramError } from '../kernel/errors.js';
 import type { MemoryType } from '../memory/memory.js';
 import { queryTerms } from './query-terms.js';
 import { rankByRelevance, type RankedMemory } from './ranking.js';
+import { applyRecallSignals, questionTime, withSignals } from './recall-signals.js';
 import type { Scope } from '../memory/scope.js';
 import type { Settings } from '../kernel/settings.js';
 import { withWordForms } from './word-forms.js';
 import type { Embedder } from '../contracts/embedder.js';
-import type { MemoryStore, TextHit } from '../contracts/memory-store.js';
+import type { MemoryStore } from '../contracts/memory-store.js';
 import { fuseByReciprocalRank, vectorCandidates, withComponents } from './rank-fusion.js';
 
 export interface RecallOptions {
@@ -36,13 +36,17 @@ export interface RecallDependencies {
   embedder?: Embedder | undefined;
 }
 
-/** How much larger than top_k the full-text candidate pool is before ranking. */
+/** How much larger than top_k the full-text candidate pool is before ranking (and its least size). */
 const CANDIDATE_FACTOR = 8;
+const MIN_CANDIDATES = 50;
+/** How much larger the pool is when the question names a date. */
+const DATED_POOL_FACTOR = 2;
 
 /**
  * The read path: candidates from the store in the given scopes, full-text hits re-ordered by
- * conversation context (same session, adjacent turns), ranked by relevance × recency × importance,
- * cut at top_k and min_score; hits are recorded.
+ * conversation context (same session, adjacent turns), time (dates the question names, "when"
+ * questions), a second hop and diversity (see recall-signals.ts), fused with vector hits when an
+ * embedder is set, ranked by relevance × recency × importance, cut at top_k and min_score; hits are recorded.
  */
 export async function recallMemories(
   dependencies: RecallDependencies,
@@ -59,7 +63,10 @@ export async function recallMemories(
   }
   // Irregular forms join the search (at most 3 per word, within the store's 256 terms).
   const terms = withWordForms(queryTerms(query));
-  const limit = Math.max(topK * CANDIDATE_FACTOR, 50);
+  const now = dependencies.now().toISOString();
+  const time = questionTime(query, now, settings.recall);
+  // A named date narrows what is relevant to fewer words: a larger pool lets its memories compete.
+  const limit = Math.max(topK * CANDIDATE_FACTOR, MIN_CANDIDATES) * (time.dates.length > 0 ? DATED_POOL_FACTOR : 1);
   const found = await store.searchText({
     scopes,
     terms,
@@ -68,10 +75,7 @@ export async function recallMemories(
     sufficientHits: topK,
     ...(options.types && { types: options.types }),
   });
-  const hits = addConversationContext(found, {
-    neighbourWeight: settings.recall.contextNeighbourWeight,
-    sessionWeight: settings.recall.contextSessionWeight,
-  });
+  const hits = applyRecallSignals(found, { terms, topK, time, settings: settings.recall });
   // Fuse, never gate: vector hits join the full-text candidates; none are dropped for lack of a vector.
   const vectorSide = await vectorCandidates(dependencies, query, {
     scopes,
@@ -80,7 +84,6 @@ export async function recallMemories(
   });
   const fused =
     vectorSide.hits.length > 0 ? fuseByReciprocalRank(hits, vectorSide.hits, settings.embedding.fusionK) : undefined;
-  const now = dependencies.now().toISOString();
   const ranked = rankByRelevance(fused ?? hits, {
     now,
     recencyBase: settings.recall.recencyBase,
@@ -97,38 +100,15 @@ export async function recallMemories(
         now,
       )),
     );
+  // Amounts are shown relative to the best hit, as relevance is: relevance = ((own + context) × date × when + hop) × (1 − dup).
+  const best = Math.max(0, ...hits.map((hit) => hit.relevance));
   return {
     query,
     terms,
     scopes,
-    memories: withContext(fused ? withComponents(ranked, fused) : ranked, hits),
+    memories: withSignals(fused ? withComponents(ranked, fused) : ranked, hits, best),
     warnings,
   };
-}
-
-/** Copies what conversation context lent each memory into its score parts, relative to the best full-text hit (for `--explain`). */
-function withContext(
-  ranked: readonly RankedMemory[],
-  hits: ReadonlyArray<TextHit & { context?: ContextSupport }>,
-): RankedMemory[] {
-  const best = Math.max(0, ...hits.map((hit) => hit.relevance));
-  if (best === 0) return [...ranked];
-  const byId = new Map(hits.map((hit) => [hit.memory.id, hit.context]));
-  return ranked.map((entry) => {
-    const context = byId.get(entry.memory.id);
-    if (!context) return entry;
-    const relative = (added: { id: string; added: number } | undefined) =>
-      added && { id: added.id, added: added.added / best };
-    const neighbour = relative(context.neighbour);
-    const session = relative(context.session);
-    return {
-      ...entry,
-      parts: {
-        ...entry.parts,
-        context: { own: context.own / best, ...(neighbour && { neighbour }), ...(session && { session }) },
-      },
-    };
-  });
 }
 
 /**

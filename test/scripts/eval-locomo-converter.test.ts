@@ -66,6 +66,25 @@ describe('LoCoMo converter', () => {
     expect(memories[1]!.content).toBe('Bob: What is its name?');
   });
 
+  it('writes neutral turns as an import would: content and date, no source turn, no description, same questions', () => {
+    const neutral = convertLocomo(FIXTURE, { neutral: true });
+    const neutralRecords = neutral.lines.map((line) => JSON.parse(line));
+    expect(neutralRecords[0]).toEqual({
+      kind: 'memory',
+      id: 'conv-1:D1:1',
+      scope: 'project:locomo-conv-1',
+      content: 'Ann: I adopted a puppy! [shared a photo of a small brown dog]',
+      created_at: '2023-05-08T13:56:00.000Z',
+    });
+    expect(
+      neutralRecords
+        .filter((record) => record.kind === 'memory')
+        .every((record) => !('source' in record) && !('description' in record)),
+    ).toBe(true);
+    expect(neutralRecords.filter((record) => record.kind === 'query')).toEqual(queries);
+    expect(neutral.report).toEqual(report);
+  });
+
   it('normalizes evidence, drops what points at no turn, and tags each question with its category name', () => {
     expect(queries.map((record) => [record.id, record.relevant, record.tags])).toEqual([
       ['conv-1:q1', ['conv-1:D1:1'], ['temporal']],

@@ -22,11 +22,18 @@ export interface RunEvalOptions {
    * closes it; the caller removes what it made, e.g. a Postgres schema). Default: a temporary SQLite file.
    */
   createStore?: (context: { settings: Settings; now: () => Date }) => MemoryStore;
+  /**
+   * Load the memories without their `source` (session and turn), as memories imported or written by
+   * hand carry none, so recall cannot lean on conversation context (`engram eval --no-source`).
+   */
+  ignoreSource?: boolean;
 }
 
 /** What `engram eval` reports. Recall and nDCG are means over the scored queries. */
 export interface EvalReport {
   dataset: { memories: number; queries: number; skipped: number; scopes: number };
+  /** Whether the memories were loaded without their `source` fields (`ignoreSource`). */
+  ignoredSource: boolean;
   ks: number[];
   /** When recall ran: just after the newest memory's creation. */
   now: string;
@@ -45,7 +52,15 @@ export interface EvalReport {
   latency: { p50Ms: number; p95Ms: number };
   skipped: EvalDataset['skipped'];
   warnings: string[];
-  queries?: Array<{ id: string; tags: string[]; relevant: string[]; ranking: string[] }>;
+  /** Each query's ranking, and the ids and estimated tokens of the block built at the settings. */
+  queries?: Array<{
+    id: string;
+    tags: string[];
+    relevant: string[];
+    ranking: string[];
+    injected: string[];
+    injectedTokens: number;
+  }>;
 }
 
 export const MAX_EVAL_K = 1_000;
@@ -76,12 +91,17 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
     });
   try {
     await store.open();
-    for (let start = 0; start < dataset.memories.length; start += BATCH) {
-      await store.createMany(dataset.memories.slice(start, start + BATCH), { actor: 'eval' });
+    const memories = options.ignoreSource
+      ? dataset.memories.map(({ source: _source, ...memory }) => memory)
+      : dataset.memories;
+    for (let start = 0; start < memories.length; start += BATCH) {
+      await store.createMany(memories.slice(start, start + BATCH), { actor: 'eval' });
     }
     const engram = new Engram({ store, settings, now, actor: 'eval' });
     const topK = ks.at(-1)!;
-    const scored: Array<ScoredQuery & { id: string; relevantIds: string[] }> = [];
+    const scored: Array<
+      ScoredQuery & { id: string; relevantIds: string[]; injected: string[]; injectedTokens: number }
+    > = [];
     const latencies: number[] = [];
     const defaultResults: number[] = [];
     const injectedTokens: number[] = [];
@@ -95,18 +115,20 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
         recordAccess: false,
       });
       latencies.push(performance.now() - started);
+      // What an agent would be given at the settings: the real <memory_context> block, counted as injection counts it.
+      const context = await engram.buildMemoryContext(query.query, {
+        scopes: [query.scope],
+        recordAccess: false,
+        includeStaticPart: false,
+      });
       scored.push({
         id: query.id,
         ranking: result.memories.map((entry) => entry.memory.id),
         relevant: new Set(query.relevant),
         relevantIds: query.relevant,
         tags: query.tags,
-      });
-      // What an agent would be given at the settings: the real <memory_context> block, counted as injection counts it.
-      const context = await engram.buildMemoryContext(query.query, {
-        scopes: [query.scope],
-        recordAccess: false,
-        includeStaticPart: false,
+        injected: context.included.map((entry) => entry.memory.id),
+        injectedTokens: context.tokens.block,
       });
       defaultResults.push(context.included.length);
       injectedTokens.push(context.tokens.block);
@@ -122,6 +144,7 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
         skipped: dataset.skipped.length,
         scopes: scopes.size,
       },
+      ignoredSource: options.ignoreSource === true,
       ks,
       now: now().toISOString(),
       overall: summarizeMetrics(scored, ks),
@@ -143,6 +166,8 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
           tags: [...(query.tags ?? [])],
           relevant: query.relevantIds,
           ranking: [...query.ranking],
+          injected: query.injected,
+          injectedTokens: query.injectedTokens,
         })),
       }),
     };

@@ -148,7 +148,13 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
         `Searches all of ${scopeList} unless a scope is given. Archived and invalidated memories are left out.`,
       inputSchema: {
         query: z.string().min(1).max(10_000).describe('A question or keywords.'),
-        topK: z.number().int().min(1).max(50).optional().describe('How many memories to return at most; default 6.'),
+        topK: z
+          .number()
+          .int()
+          .min(1)
+          .max(50)
+          .optional()
+          .describe('How many memories to return at most; default 8 (setting recall.topK).'),
         scope: scopeField.optional().describe(`Search only this scope; one of ${scopeList}.`),
         types: z.array(memoryType).min(1).optional().describe('Only memories of these types.'),
       },

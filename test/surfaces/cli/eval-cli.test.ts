@@ -48,10 +48,50 @@ describe('engram eval', () => {
     expect(report.byTag.skipped).toBeUndefined();
     expect(report.now).toBe('2025-05-10T09:00:01.000Z');
     // At default settings an agent gets the three answers that match, and a real <memory_context> block.
-    expect(report.defaults.topK).toBe(6);
+    expect(report.defaults.topK).toBe(8);
     expect(report.defaults.meanResults).toBeCloseTo(3 / 4, 12);
     expect(report.defaults.meanInjectedTokens).toBeGreaterThan(0);
     expect(report.defaults.tokenCounting).toBe('memory-context');
+  });
+
+  it('with --no-source loads the memories without their source turns, so conversation context cannot lend relevance', async () => {
+    // The answer shares no word with the question; only its source (the turn after a matching one) can lift it.
+    const scope = 'project:eval-source';
+    const turn = (id: string, content: string, turnId: string, session: string): string =>
+      JSON.stringify({
+        kind: 'memory',
+        id,
+        scope,
+        content,
+        created_at: '2025-01-10T09:00:00.000Z',
+        source: { sessionId: session, turnId },
+      });
+    const lines = [
+      turn('question', 'Kim: Sam, what did you think of the lighthouse novel?', '4', 'evening'),
+      turn('z-answer', 'Sam: Loved it. The ending made me cry.', '5', 'evening'),
+      // Shorter than the answer, so "Sam" alone ranks them above it.
+      ...['Coffee first.', 'Rainy again.', 'Off to work.', 'Lunch at noon.'].map((text, index) =>
+        turn(`other-${index}`, `Sam: ${text}`, '1', `day-${index}`),
+      ),
+      JSON.stringify({
+        kind: 'query',
+        id: 'q1',
+        scope,
+        query: 'What did Sam think of the lighthouse novel?',
+        relevant: ['z-answer'],
+      }),
+    ];
+    const path = join(workspace.root, 'sourced.jsonl');
+    writeFileSync(path, `${lines.join('\n')}\n`);
+    const kept = await workspace.json(['eval', '--dataset', path, '--k', '2']);
+    const ignored = await workspace.json(['eval', '--dataset', path, '--k', '2', '--no-source']);
+    expect(kept.ignoredSource).toBe(false);
+    expect(ignored.ignoredSource).toBe(true);
+    expect(kept.overall.recall['2']).toBe(1);
+    expect(ignored.overall.recall['2']).toBe(0);
+    expect((await workspace.run(['eval', '--dataset', path, '--no-source'])).stdout).toContain(
+      '(source fields ignored)',
+    );
   });
 
   it('prints a table for people and never touches the user’s own store', async () => {

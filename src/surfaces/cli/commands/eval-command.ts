@@ -29,6 +29,11 @@ export const evalCommand: CommandDefinition = {
       valueName: 'list',
       description: `Cut-offs to report, comma-separated (default ${DEFAULT_KS})`,
     },
+    'no-source': {
+      type: 'boolean',
+      description:
+        'Ignore the memories’ source fields (session, turn), as imported and hand-written memories have none',
+    },
   },
   details: [
     'Query line: {"kind":"query","id":"q1","scope":"project:app","query":"which database do we use?","relevant":["mem-1"],"tags":["single-hop"]}',
@@ -47,7 +52,7 @@ export const evalCommand: CommandDefinition = {
     const text = await readDataset(path);
     const dataset = parseEvalDataset(text);
     const { settings } = loadSettings({ cwd: io.cwd, env: io.env, flags: globalSettingFlags(global) });
-    const report = await runEval(dataset, { ks, settings });
+    const report = await runEval(dataset, { ks, settings, ignoreSource: values['no-source'] === true });
     return { data: { path, ...report }, text: formatReport(path, report, io.columns, io.color) };
   },
 };
@@ -106,11 +111,11 @@ function formatReport(path: string, report: EvalReport, width: number, color: bo
   ];
   const { dataset, defaults } = report;
   const lines = [
-    `Dataset ${path}: ${dataset.memories} memories in ${dataset.scopes} scope(s), ${dataset.queries} queries scored${dataset.skipped > 0 ? `, ${dataset.skipped} skipped (no relevant ids)` : ''}.`,
+    `Dataset ${path}: ${dataset.memories} memories in ${dataset.scopes} scope(s)${report.ignoredSource ? ' (source fields ignored)' : ''}, ${dataset.queries} queries scored${dataset.skipped > 0 ? `, ${dataset.skipped} skipped (no relevant ids)` : ''}.`,
     '',
     formatTable(columns, rows, { width, color }),
     '',
-    `At your settings (top_k ${defaults.topK}, min_score ${defaults.minScore}): ${defaults.meanResults.toFixed(2)} memories and ${Math.round(defaults.meanInjectedTokens)} tokens in the <memory_context> block per query (estimated at 4 bytes per token).`,
+    `At your settings (top_k ${defaults.topK}, min_score ${defaults.minScore}): ${defaults.meanResults.toFixed(2)} memories and ${Math.round(defaults.meanInjectedTokens)} tokens in the <memory_context> block per query (estimated at 4 bytes per token), holding ${defaults.meanRecall.toFixed(3)} of the relevant memories.`,
     `Recall latency: p50 ${report.latency.p50Ms} ms, p95 ${report.latency.p95Ms} ms.`,
     ...report.warnings.map((warning) => `warning: ${warning}`),
   ];

@@ -1,3 +1,4 @@
+import { DEFAULT_SETTINGS } from '../../../kernel/settings.js';
 import { EngramError } from '../../../kernel/errors.js';
 import { integerOption, type CommandDefinition } from '../cli-command.js';
 import { TYPE_NAMES, readScopes, recallFlags, withEngram } from '../cli-engram.js';
@@ -16,12 +17,12 @@ export const injectCommand: CommandDefinition = {
     'top-k': {
       type: 'string',
       valueName: 'n',
-      description: 'How many memories recall offers at most (setting recall.topK, default 6)',
+      description: `How many memories recall offers at most (setting recall.topK, default ${DEFAULT_SETTINGS.recall.topK})`,
     },
     'min-score': {
       type: 'string',
       valueName: '0..1',
-      description: 'Lowest score recalled (setting recall.minScore, default 0.25)',
+      description: `Lowest score recalled (setting recall.minScore, default ${DEFAULT_SETTINGS.recall.minScore})`,
     },
     scope: {
       type: 'string',

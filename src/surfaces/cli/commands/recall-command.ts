@@ -1,3 +1,4 @@
+import { DEFAULT_SETTINGS } from '../../../kernel/settings.js';
 import { EngramError } from '../../../kernel/errors.js';
 import type { RankedMemory } from '../../../recall/ranking.js';
 import type { CommandDefinition } from '../cli-command.js';
@@ -17,12 +18,12 @@ export const recallCommand: CommandDefinition = {
     'top-k': {
       type: 'string',
       valueName: 'n',
-      description: 'How many memories at most (setting recall.topK, default 6)',
+      description: `How many memories at most (setting recall.topK, default ${DEFAULT_SETTINGS.recall.topK})`,
     },
     'min-score': {
       type: 'string',
       valueName: '0..1',
-      description: 'Lowest score shown (setting recall.minScore, default 0.25)',
+      description: `Lowest score shown, relative to the best match (setting recall.minScore, default ${DEFAULT_SETTINGS.recall.minScore})`,
     },
     scope: {
       type: 'string',
@@ -81,6 +82,12 @@ export const recallCommand: CommandDefinition = {
               },
             ] satisfies Array<TableColumn<RankedMemory>>)
           : []),
+        // What re-ordered full-text hits: conversation context, dates, "when", the second hop, diversity.
+        ...(values.explain === true && result.memories.some((entry) => entry.parts.context || entry.parts.signals)
+          ? ([{ header: 'SIGNALS', value: (entry) => describeSignals(entry) || '-' }] satisfies Array<
+              TableColumn<RankedMemory>
+            >)
+          : []),
         ...memoryColumns<RankedMemory>((entry) => entry.memory, opened.loaded.settings.recall).filter(
           (column) => column.header !== 'STATE' || values.explain !== true,
         ),
@@ -92,6 +99,8 @@ export const recallCommand: CommandDefinition = {
         text +=
           '\nrelevance = Σ 1/(k + rank) over the full-text (TEXT) and vector (VECTOR) rankings, k = embedding.fusionK';
       }
+      if (values.explain === true && result.memories.some((entry) => entry.parts.context || entry.parts.signals))
+        text += `\n${SIGNALS_LEGEND}`;
       const legend =
         values.explain === true
           ? ''
@@ -104,3 +113,25 @@ export const recallCommand: CommandDefinition = {
     });
   },
 };
+
+const SIGNALS_LEGEND = [
+  'signals: context+x (relevance lent by the same or an adjacent source turn and session), sitting+x (lent by a memory written within recall.contextSittingMinutes), date×f (written within a date the question names),',
+  'when×f (says when, for a "when" question), hop+x (found by the second hop, via the words shown), dup~s (nearly repeats a better hit: relevance × (1 − s))',
+].join('\n');
+
+/** One short line of what re-ordered a memory's full-text relevance, for the SIGNALS column. */
+function describeSignals(entry: RankedMemory): string {
+  const { context, signals } = entry.parts;
+  const parts: string[] = [];
+  const lent = (context?.neighbour?.added ?? 0) + (context?.session?.added ?? 0);
+  if (lent > 0) parts.push(`context+${score(lent)}`);
+  if (context?.sitting) parts.push(`sitting+${score(context.sitting.added)}`);
+  if (signals?.date !== undefined) parts.push(`date×${signals.date}`);
+  if (signals?.timeMention !== undefined) parts.push(`when×${signals.timeMention}`);
+  if (signals?.secondHop)
+    parts.push(
+      `hop+${score(signals.secondHop.added)}${signals.secondHop.via.length > 0 ? ` (${signals.secondHop.via.join(', ')})` : ''}`,
+    );
+  if (signals?.duplicate) parts.push(`dup~${signals.duplicate.similarity.toFixed(2)}`);
+  return parts.join(' ');
+}

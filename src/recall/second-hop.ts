@@ -1,0 +1,149 @@
+import { EngramError } from '../kernel/errors.js';
+import { fullTextToken } from './bm25-scoring.js';
+import { memoryTokens, searchableText } from './full-text-search-plan.js';
+import type { Memory } from '../memory/memory.js';
+import { isStopToken, textWords } from './query-terms.js';
+import { baseToken } from './word-forms.js';
+
+/**
+ * A second hop for questions whose answer is spread over several memories ("What pets does Nate
+ * have?": one memory names the turtles, another the tank). The best first hits name things the
+ * question does not ("turtles"); the words several of them share, and that are rare among all the
+ * candidates, lend relevance to the other candidates that hold them (pseudo-relevance feedback,
+ * learned from the store's own memories: no model, no thesaurus). Only candidates full-text already
+ * found are re-ordered; no second search is made, so the hop costs no store query.
+ */
+export interface SecondHopOptions {
+  /** Share of the best first-hop relevance a memory holding every hop word gains, 0..1 (0 = off). */
+  weight: number;
+  /** How many words the second hop follows. */
+  terms: number;
+  /** How many of the best first hits the words are taken from. */
+  from: number;
+}
+
+/** What the second hop added to one hit (shown by `recall --explain`). */
+export interface SecondHopSupport {
+  /** Relevance added, in the units of the first hop's relevance. */
+  added: number;
+  /** The hop words this memory holds. */
+  via: string[];
+}
+
+/** Largest number of words a second hop follows. */
+export const MAX_SECOND_HOP_TERMS = 16;
+
+const MIN_TOKEN_LENGTH = 3;
+const NUMBER = /^\d+$/;
+/** A word held by more than this share of the candidates is too common among them to point anywhere (names of the people talking, say). */
+const MAX_HOLDER_SHARE = 0.25;
+
+/** A candidate's content tokens: what the hop reads of it. */
+type WordsOf = ReadonlySet<string>;
+
+/**
+ * Adds the second hop to full-text hits, best first (ties keep their order). The hop words are the
+ * content words of the best `from` hits that the question does not hold, found in at least two of
+ * them and in at most a quarter of all candidates, ranked by Σ (hit relevance ÷ best relevance) ×
+ * log(1 + candidates ÷ candidates holding the word). Each candidate then gains weight × best
+ * relevance × (Σ weight of the hop words it holds ÷ Σ weight of all hop words).
+ */
+export function addSecondHop<T extends { memory: Memory; relevance: number }>(
+  hits: readonly T[],
+  queryTerms: readonly string[],
+  options: SecondHopOptions,
+): Array<T & { secondHop?: SecondHopSupport }> {
+  checkOptions(options);
+  if (options.weight === 0 || hits.length < 2) return [...hits];
+  const best = Math.max(0, ...hits.map((hit) => hit.relevance));
+  if (best <= 0) return [...hits];
+  const asked = new Set(queryTerms.map(tokenOf).filter((token): token is string => token !== undefined));
+  const words = hits.map((hit) => contentTokens(hit.memory, asked));
+  const chosen = hopWords(hits, words, best, options).map((word) => ({
+    ...word,
+    word: spelling(word.token, hits.slice(0, options.from)),
+  }));
+  if (chosen.length === 0) return [...hits];
+  const total = chosen.reduce((sum, word) => sum + word.weight, 0);
+  let changed = false;
+  const lifted = hits.map((hit, index) => {
+    const held = chosen.filter((word) => words[index]!.has(word.token));
+    if (held.length === 0) return { hit, index, relevance: hit.relevance, support: undefined };
+    changed = true;
+    const added = (options.weight * best * held.reduce((sum, word) => sum + word.weight, 0)) / total;
+    return { hit, index, relevance: hit.relevance + added, support: { added, via: held.map((word) => word.word) } };
+  });
+  if (!changed) return [...hits];
+  return lifted
+    .sort((a, b) => b.relevance - a.relevance || a.index - b.index)
+    .map(({ hit, relevance, support }) => (support ? { ...hit, relevance, secondHop: support } : { ...hit }));
+}
+
+/** The hop words, best first, each with its weight (its log share among the candidates). */
+function hopWords(
+  hits: ReadonlyArray<{ relevance: number }>,
+  words: readonly WordsOf[],
+  best: number,
+  options: Pick<SecondHopOptions, 'terms' | 'from'>,
+): Array<{ token: string; weight: number }> {
+  // How many candidates hold each word: a word most candidates share says nothing about any of them.
+  const holders = new Map<string, number>();
+  for (const held of words) for (const token of held) holders.set(token, (holders.get(token) ?? 0) + 1);
+  const scores = new Map<string, { token: string; score: number; hits: number }>();
+  hits.slice(0, options.from).forEach((hit, index) => {
+    const share = Math.max(0, hit.relevance) / best;
+    for (const token of words[index]!) {
+      const entry = scores.get(token) ?? { token, score: 0, hits: 0 };
+      entry.score += share * Math.log(1 + hits.length / holders.get(token)!);
+      entry.hits += 1;
+      scores.set(token, entry);
+    }
+  });
+  return [...scores.values()]
+    .filter((entry) => entry.hits >= 2 && holders.get(entry.token)! <= hits.length * MAX_HOLDER_SHARE)
+    .sort((a, b) => b.score - a.score || (a.token < b.token ? -1 : 1))
+    .slice(0, options.terms)
+    .map((entry) => ({ token: entry.token, weight: Math.log(1 + hits.length / holders.get(entry.token)!) }));
+}
+
+/** The content tokens of a memory the question does not hold (index tokens, irregular forms joined). */
+function contentTokens(memory: Memory, asked: ReadonlySet<string>): Set<string> {
+  const tokens = new Set<string>();
+  for (const form of memoryTokens(memory)) {
+    if (form.length < MIN_TOKEN_LENGTH || NUMBER.test(form) || isStopToken(form)) continue;
+    const token = baseToken(form);
+    if (!asked.has(token)) tokens.add(token);
+  }
+  return tokens;
+}
+
+/** How a token is written in the best hits (for `--explain`): its first spelling there, else the token itself. */
+function spelling(token: string, hits: ReadonlyArray<{ memory: Memory }>): string {
+  for (const hit of hits) {
+    for (const word of textWords(searchableText(hit.memory))) if (tokenOf(word) === token) return word;
+  }
+  return token;
+}
+
+function tokenOf(word: string): string | undefined {
+  const token = fullTextToken(word);
+  return token === undefined ? undefined : baseToken(token);
+}
+
+function checkOptions(options: SecondHopOptions): void {
+  const { weight, terms, from } = options;
+  if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0 || weight > 1) {
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Invalid second-hop weight ${JSON.stringify(weight)}: a number from 0 to 1.`,
+    );
+  }
+  if (!Number.isInteger(terms) || terms < 1 || terms > MAX_SECOND_HOP_TERMS) {
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Invalid second-hop terms ${JSON.stringify(terms)}: a whole number from 1 to ${MAX_SECOND_HOP_TERMS}.`,
+    );
+  }
+  if (!Number.isInteger(from) || from < 2)
+    throw new EngramError('CONFIG_INVALID', `Invalid second-hop from ${JSON.stringify(from)}: a whole number from 2.`);
+}

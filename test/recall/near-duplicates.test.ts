@@ -1,0 +1,98 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
+import type { Memory } from '../../src/memory/memory.js';
+import { Engram } from '../../src/engram.js';
+import { demoteNearDuplicates } from '../../src/recall/near-duplicates.js';
+
+const NOW = '2026-03-01T12:00:00.000Z';
+
+function hit(id: string, content: string, relevance: number): { memory: Memory; relevance: number } {
+  return {
+    relevance,
+    memory: {
+      id,
+      scope: 'project:dup',
+      type: 'project',
+      name: 'note',
+      description: 'a note',
+      content,
+      importance: 0.5,
+      source: null,
+      createdAt: NOW,
+      updatedAt: NOW,
+      lastAccessedAt: null,
+      hitCount: 0,
+      validFrom: NOW,
+      invalidAt: null,
+      supersededBy: null,
+      archived: false,
+    },
+  };
+}
+
+describe('demoteNearDuplicates', () => {
+  it('lowers a hit that nearly repeats a better one by its overlap, and leaves distinct hits alone', () => {
+    const hits = [
+      hit('first', 'The staging database is refreshed every Sunday night.', 5),
+      hit('repeat', 'The staging database is refreshed every Sunday night!', 4.9),
+      hit('close', 'The staging database is refreshed every Sunday morning.', 4.8),
+      hit('other', 'Staging deploys need a green build.', 2),
+    ];
+    const result = demoteNearDuplicates(hits, 0.8);
+    expect(result.map((entry) => entry.memory.id)).toEqual(['first', 'other', 'close', 'repeat']);
+    expect(result[3]).toMatchObject({ relevance: 0, duplicate: { of: 'first', similarity: 1 } });
+    // note, a, the, staging, database, is, refreshed, every, sunday shared; night and morning not: 9 of 11 tokens.
+    expect(result[2]!.duplicate).toEqual({ of: 'first', similarity: 9 / 11 });
+    expect(result[2]!.relevance).toBeCloseTo(4.8 * (2 / 11), 12);
+    expect(result[1]).toEqual(hits[3]);
+    expect(demoteNearDuplicates(hits, 1)).toEqual(hits);
+    expect(() => demoteNearDuplicates(hits, 1.5)).toThrow(/duplicate similarity/);
+  });
+
+  it('keeps the same one of two equal duplicates whatever order they come in', () => {
+    const a = hit('mem-a', 'Backups run nightly.', 3);
+    const b = hit('mem-b', 'Backups run nightly.', 3);
+    expect(demoteNearDuplicates([a, b], 0.8)[0]!.memory.id).toBe('mem-a');
+    expect(demoteNearDuplicates([b, a], 0.8)[0]!.memory.id).toBe('mem-a');
+  });
+});
+
+describe('diversity in recall (SQLite)', () => {
+  let directory: string;
+  let store: SqliteMemoryStore;
+
+  beforeEach(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'engram-dup-'));
+    store = new SqliteMemoryStore({ path: join(directory, 'memory.db'), now: () => new Date(NOW) });
+    await store.open();
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('gives the second slot to a different memory instead of a near-copy of the first', async () => {
+    await store.createMany(
+      [
+        { scope: 'project:dup', content: 'The user prefers tabs over spaces in every Python file.', createdAt: NOW },
+        { scope: 'project:dup', content: 'The user prefers tabs over spaces in every Python file!', createdAt: NOW },
+        { scope: 'project:dup', content: 'Python files are formatted with black.', createdAt: NOW },
+      ],
+      { actor: 'test' },
+    );
+    const second = async (settings: Settings): Promise<string> => {
+      const engram = new Engram({ store, settings, readScopes: ['project:dup'], now: () => new Date(NOW) });
+      return (await engram.recall('tabs or spaces in Python files?', { recordAccess: false, topK: 2, minScore: 0 }))
+        .memories[1]!.memory.content;
+    };
+    expect(
+      await second({ ...DEFAULT_SETTINGS, recall: { ...DEFAULT_SETTINGS.recall, duplicateSimilarity: 1 } }),
+    ).toMatch(/tabs/);
+    expect(await second(DEFAULT_SETTINGS)).toMatch(/black/);
+  });
+});

@@ -1,0 +1,125 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
+import type { Memory, NewMemory } from '../../src/memory/memory.js';
+import { Engram } from '../../src/engram.js';
+import { addSecondHop } from '../../src/recall/second-hop.js';
+
+const NOW = '2026-03-01T12:00:00.000Z';
+
+function hit(id: string, content: string, relevance: number): { memory: Memory; relevance: number } {
+  return {
+    relevance,
+    memory: {
+      id,
+      scope: 'project:hop',
+      type: 'project',
+      name: id,
+      description: id,
+      content,
+      importance: 0.5,
+      source: null,
+      createdAt: NOW,
+      updatedAt: NOW,
+      lastAccessedAt: null,
+      hitCount: 0,
+      validFrom: NOW,
+      invalidAt: null,
+      supersededBy: null,
+      archived: false,
+    },
+  };
+}
+
+const filler = (count: number) =>
+  Array.from({ length: count }, (_, index) => hit(`filler-${index}`, `Nate mentioned pets at lunch ${index}.`, 0.5));
+
+describe('addSecondHop', () => {
+  const options = { weight: 0.2, terms: 2, from: 5 };
+
+  it('follows the words several of the best hits share that the question lacks, and lifts the candidates that hold them', () => {
+    const hits = [
+      hit('a', 'Nate: my pets are two turtles and they love their tank.', 3),
+      hit('b', 'Nate: pets make me happy, the turtles most of all, the tank too.', 2.5),
+      hit('c', 'Nate: pets at the office would be fun.', 2),
+      ...filler(12),
+      hit('lamp', 'Nate: the turtles got a new heat lamp.', 0.4),
+    ];
+    const result = addSecondHop(hits, ['pets', 'nate'], options);
+    const byId = new Map(result.map((entry) => [entry.memory.id, entry]));
+    // "turtles" and "tank" are in two of the best five and in few of the 16 candidates: both are
+    // followed, each weighed log(1 + 16 ÷ holders); "nate" and "pets" are asked; "fun" is in one only.
+    const turtles = Math.log(1 + 16 / 3);
+    const tank = Math.log(1 + 16 / 2);
+    expect(byId.get('a')).toMatchObject({ secondHop: { via: ['tank', 'turtles'] } });
+    expect(byId.get('a')!.relevance).toBeCloseTo(3 + 0.2 * 3, 12);
+    expect(byId.get('lamp')!.secondHop!.via).toEqual(['turtles']);
+    expect(byId.get('lamp')!.relevance).toBeCloseTo(0.4 + (0.2 * 3 * turtles) / (turtles + tank), 12);
+    expect(byId.get('c')).toEqual(hits[2]);
+    // The lamp, which shares only the person with the question, now ranks above the twelve fillers.
+    expect(result.map((entry) => entry.memory.id).indexOf('lamp')).toBe(3);
+    expect(hits.map((entry) => entry.memory.id).indexOf('lamp')).toBe(15);
+  });
+
+  it('follows nothing most candidates share, nothing one hit alone says, and nothing when off', () => {
+    // "lunch" is in twelve of fourteen candidates.
+    const common = [hit('x', 'lunch plans lunch', 2), hit('y', 'lunch again', 1.5), ...filler(12)];
+    expect(addSecondHop(common, ['pets'], options)).toEqual(common);
+    const alone = [hit('a', 'Nate: turtles.', 2), hit('b', 'Nate: a dog.', 1)];
+    expect(addSecondHop(alone, ['nate'], options)).toEqual(alone);
+    const hits = [hit('a', 'turtles tank', 2), hit('b', 'turtles tank', 1), ...filler(12)];
+    expect(addSecondHop(hits, ['pets'], { ...options, weight: 0 })).toEqual(hits);
+    expect(() => addSecondHop(hits, ['pets'], { ...options, weight: 2 })).toThrow(/second-hop weight/);
+    expect(() => addSecondHop(hits, ['pets'], { ...options, terms: 0 })).toThrow(/second-hop terms/);
+  });
+});
+
+describe('second hop in recall (SQLite)', () => {
+  let directory: string;
+  let store: SqliteMemoryStore;
+
+  beforeEach(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'engram-hop-'));
+    store = new SqliteMemoryStore({ path: join(directory, 'memory.db'), now: () => new Date(NOW) });
+    await store.open();
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  const write = (content: string): NewMemory => ({ scope: 'project:hop', content, createdAt: NOW });
+  const settingsWith = (recall: Partial<Settings['recall']>): Settings => ({
+    ...DEFAULT_SETTINGS,
+    recall: { ...DEFAULT_SETTINGS.recall, ...recall },
+  });
+
+  it('finds the memory that names what the best hits name, though it shares only the person with the question', async () => {
+    await store.createMany(
+      [
+        write('Nate has pets: two turtles that live in a big tank.'),
+        write('Nate says his pets, the turtles, calm him down after a tank clean.'),
+        write('Nate bought a heat lamp for the turtles.'),
+        ...Array.from({ length: 10 }, (_, index) => write(`Nate played a tournament game number ${index}.`)),
+      ],
+      { actor: 'test' },
+    );
+    const query = 'What pets does Nate have?';
+    const lamp = async (settings: Settings): Promise<number> => {
+      const engram = new Engram({ store, settings, readScopes: ['project:hop'], now: () => new Date(NOW) });
+      const result = await engram.recall(query, { recordAccess: false, topK: 20, minScore: 0 });
+      return result.memories.findIndex((entry) => entry.memory.content.includes('heat lamp'));
+    };
+    // Without the hop the lamp ties with ten memories that only say "Nate"; with it, it comes third.
+    expect(await lamp(settingsWith({ secondHopWeight: 0 }))).toBeGreaterThan(2);
+    expect(await lamp(DEFAULT_SETTINGS)).toBe(2);
+    const engram = new Engram({ store, readScopes: ['project:hop'], now: () => new Date(NOW) });
+    const third = (await engram.recall(query, { recordAccess: false, minScore: 0 })).memories[2]!;
+    expect(third.parts.signals?.secondHop?.via).toContain('turtles');
+    expect(third.parts.signals!.secondHop!.added).toBeGreaterThan(0);
+  });
+});

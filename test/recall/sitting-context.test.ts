@@ -1,0 +1,126 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+import { addConversationContext } from '../../src/recall/conversation-context.js';
+import type { Memory, MemorySource, NewMemory } from '../../src/memory/memory.js';
+import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
+import { Engram } from '../../src/engram.js';
+
+const NOW = '2026-03-01T12:00:00.000Z';
+const WEIGHTS = { neighbourWeight: 0, sessionWeight: 0, sittingWeight: 0.4, sittingMinutes: 60 };
+
+function hit(
+  id: string,
+  relevance: number,
+  createdAt: string,
+  options: { scope?: string; source?: MemorySource | null } = {},
+): { memory: Memory; relevance: number } {
+  return {
+    relevance,
+    memory: {
+      id,
+      scope: (options.scope ?? 'project:a') as Memory['scope'],
+      type: 'project',
+      name: id,
+      description: id,
+      content: id,
+      importance: 0.5,
+      source: options.source ?? null,
+      createdAt,
+      updatedAt: createdAt,
+      lastAccessedAt: null,
+      hitCount: 0,
+      validFrom: createdAt,
+      invalidAt: null,
+      supersededBy: null,
+      archived: false,
+    },
+  };
+}
+
+describe('sitting context (memories without a source session)', () => {
+  it('lends a hit a share of the best other hit written within the window, in its scope only', () => {
+    const hits = [
+      hit('strong', 10, '2026-02-01T10:00:00.000Z'),
+      hit('later-that-day', 3, '2026-02-01T10:40:00.000Z'),
+      hit('next-week', 3.5, '2026-02-08T10:00:00.000Z'),
+      hit('other-scope', 3.2, '2026-02-01T10:10:00.000Z', { scope: 'project:b' }),
+    ];
+    const result = addConversationContext(hits, WEIGHTS);
+    expect(result.map((entry) => entry.memory.id)).toEqual(['strong', 'later-that-day', 'next-week', 'other-scope']);
+    const later = result[1]!;
+    expect(later.relevance).toBeCloseTo(3 + 0.4 * 10, 12);
+    expect(later.context).toEqual({ own: 3, sitting: { id: 'strong', added: 0.4 * 10 } });
+    // The strong hit borrows from the weaker one in its sitting too (the best other there).
+    expect(result[0]!.context?.sitting).toEqual({ id: 'later-that-day', added: 0.4 * 3 });
+    expect(result[2]!.context).toBeUndefined();
+    expect(result[3]!.context).toBeUndefined();
+  });
+
+  it('leaves memories with a source session to session context, and does nothing when off', () => {
+    const sourced = [
+      hit('strong', 10, NOW, { source: { sessionId: 's1', turnId: '1' } }),
+      hit('weak', 2, NOW, { source: { sessionId: 's2', turnId: '1' } }),
+    ];
+    expect(addConversationContext(sourced, WEIGHTS)).toEqual(sourced);
+    const plain = [hit('a', 5, NOW), hit('b', 1, NOW)];
+    expect(addConversationContext(plain, { ...WEIGHTS, sittingWeight: 0 })).toEqual(plain);
+    expect(() => addConversationContext(plain, { ...WEIGHTS, sittingWeight: 2 })).toThrow(/sittingWeight/);
+    expect(() => addConversationContext(plain, { ...WEIGHTS, sittingMinutes: -1 })).toThrow(/sittingMinutes/);
+  });
+});
+
+describe('sitting context in recall (SQLite)', () => {
+  let directory: string;
+  let store: SqliteMemoryStore;
+
+  beforeEach(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'engram-sitting-'));
+    store = new SqliteMemoryStore({ path: join(directory, 'memory.db'), now: () => new Date(NOW) });
+    await store.open();
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  const write = (content: string, createdAt: string): NewMemory => ({
+    scope: 'project:sit',
+    content,
+    createdAt,
+    lastAccessedAt: NOW,
+  });
+  const settingsWith = (recall: Partial<Settings['recall']>): Settings => ({
+    ...DEFAULT_SETTINGS,
+    recall: { ...DEFAULT_SETTINGS.recall, ...recall },
+  });
+
+  it('ranks the memory written in the same sitting as the best match above one that only shares a word', async () => {
+    await store.createMany(
+      [
+        // One sitting: the question's words are in the first memory, the answer in the next.
+        write('Nate: the aquarium needs a bigger filter for the turtles.', '2026-01-05T18:00:00.000Z'),
+        write('Nate: Bought one online, arrives Friday for the aquarium.', '2026-01-05T18:05:00.000Z'),
+        // Weeks later, a shorter memory with one of the words.
+        write('Nate: aquarium visit.', '2026-02-20T09:00:00.000Z'),
+      ],
+      { actor: 'test' },
+    );
+    const query = 'What did Nate get for the turtles aquarium filter?';
+    const order = async (settings: Settings): Promise<string[]> => {
+      const engram = new Engram({ store, settings, readScopes: ['project:sit'], now: () => new Date(NOW) });
+      const result = await engram.recall(query, { recordAccess: false, topK: 3, minScore: 0 });
+      return result.memories.map((entry) => entry.memory.content);
+    };
+    const without = await order(settingsWith({ contextSittingWeight: 0 }));
+    expect(without[1]).toMatch(/visit/);
+    const withSitting = await order(DEFAULT_SETTINGS);
+    expect(withSitting[1]).toMatch(/Bought one online/);
+    const engram = new Engram({ store, readScopes: ['project:sit'], now: () => new Date(NOW) });
+    const second = (await engram.recall(query, { recordAccess: false, minScore: 0 })).memories[1]!;
+    expect(second.parts.context?.sitting?.added).toBeGreaterThan(0);
+  });
+});
