@@ -6,7 +6,7 @@ import {
   type OptionRule,
   type PathArgument,
 } from './sandbox-arguments.js';
-import { SECRET_DIRECTORY_NAMES, SECRET_FILE_NAMES } from '../privacy/secret-files.js';
+import { SECRET_DIRECTORY_NAMES, SECRET_FILE_NAMES, SECRET_NESTED_FILES } from '../privacy/secret-files.js';
 import { sandboxDenied } from './sandbox-denied.js';
 import { GIT_SAFETY_OPTIONS, hasGpgPlaceholder } from './sandbox-git-programs.js';
 
@@ -103,6 +103,7 @@ const SHOWS_OBJECTS = new Set(['show', 'diff']);
 export const SECRET_PATHSPECS: readonly string[] = [
   ...SECRET_FILE_NAMES.map((entry) => `:(exclude,glob,icase)**/${entry.glob}`),
   ...SECRET_DIRECTORY_NAMES.map((name) => `:(exclude,glob,icase)**/${name}/**`),
+  ...SECRET_NESTED_FILES.map((path) => `:(exclude,glob,icase)**/${path}`),
 ];
 
 /**
