@@ -7,11 +7,14 @@ import { isNotAValue, pattern, type Detector } from './secret-detector.js';
  * pattern is bounded.
  */
 
+// `pw` and `pass` count only as a whole word or after a separator (`DB_PASS`, `admin-pw`), never inside `bypass`.
+// A key may carry a convention's suffix after the word: Rails' SECRET_KEY_BASE, JWT_SECRET_PROD, SIGNING_KEY_HEX.
 const SECRET_KEY_WORDS =
-  'password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|' +
-  'client[_-]?secret|auth[_-]?key|account[_-]?key|signing[_-]?key|encryption[_-]?key|master[_-]?key|credentials?';
-const SECRET_KEY_HINT = /pass|pwd|secret|token|key|credential/i;
-const PASSWORD_KEY = /(?:password|passwd|passphrase|pwd)$/i;
+  '(?:password|passwd|passphrase|pwd|(?<![A-Za-z])pw|(?<![A-Za-z])pass|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|' +
+  'client[_-]?secret|auth[_-]?key|account[_-]?key|signing[_-]?key|encryption[_-]?key|master[_-]?key|credentials?)' +
+  '(?:[_.-](?:base|value|b64|base64|hex|raw|prod|production|live|staging|dev|test|v?\\d{1,2}))?';
+const SECRET_KEY_HINT = /pass|pwd|pw|secret|token|key|credential/i;
+const PASSWORD_KEY = /(?:password|passwd|passphrase|pwd|(?<![A-Za-z])pw|(?<![A-Za-z])pass)(?:[_.-]\w{1,10})?$/i;
 // Unquoted values that are code, not data: a dotted path or call (`process.env.API_KEY`,
 // `this.#apiKey`, `getToken()`), an index (`argv[index]`), a regex, array or object literal.
 const CODE_REFERENCE = /^(?:[A-Za-z_$#][\w$#]*\.)+[A-Za-z_$#][\w$#]*(?:\(.*)?$|^[A-Za-z_$#][\w$#]*[([]|^[/[({\\#]/;
@@ -41,6 +44,7 @@ const MIN_WORD_PASSWORD = 5;
 function isWordPassword(value: string, after: string, code: boolean): boolean {
   if (value.length < MIN_WORD_PASSWORD || value.length > 64 || !/^[A-Za-z]+$/.test(value) || /[a-z][A-Z]/.test(value))
     return false;
+  if (isNotAValue(value)) return false;
   const lower = value.toLowerCase();
   if (DESCRIBES_A_PASSWORD.has(lower) || /(?:ed|ing|ly)$/.test(lower)) return false;
   const clauseEnd = code
@@ -92,7 +96,7 @@ const proseDetector: Detector = {
   kind: 'password',
   find(text, emit) {
     const regex =
-      /\b(password|passphrase|passcode|pin|api key|access key|secret key|secret|token)\b(?:\s+(?:for|of|to|on)\s+[^.\n:=]{1,60}?)?\s+(?:is|was|is set to|=|:)\s+(?:"([^"\n]{1,200})"|'([^'\n]{1,200})'|(\S{1,200}))/dgi;
+      /\b(password|passphrase|passcode|pin|pw|pass|api key|access key|secret key|secret|token)\b(?:\s+(?:for|of|to|on)\s+[^.\n:=]{1,60}?)?\s+(?:is|was|is set to|=|:)\s+(?:"([^"\n]{1,200})"|'([^'\n]{1,200})'|(\S{1,200}))/dgi;
     for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
       const noun = match[1]!.toLowerCase();
       const groupIndex = match[2] !== undefined ? 2 : match[3] !== undefined ? 3 : 4;
@@ -106,7 +110,9 @@ const proseDetector: Detector = {
       }
       if (isNotAValue(value)) continue;
       const quoted = groupIndex !== 4;
-      const isPassword = noun === 'password' || noun === 'passphrase';
+      // "the first pass is slow", "each pass is O(n)": a bare pw/pass holds a digit when it is a password.
+      if ((noun === 'pw' || noun === 'pass') && (quoted ? false : !/\d/.test(value) || value.length < 6)) continue;
+      const isPassword = noun === 'password' || noun === 'passphrase' || noun === 'pw' || noun === 'pass';
       const isPin = noun === 'pin' || noun === 'passcode';
       let accept: boolean;
       if (quoted) accept = value.trim().length >= 3;

@@ -45,6 +45,8 @@ export const SECRET_KINDS = [
   'url-path-secret',
   'password',
   'credential-assignment',
+  'mailchimp-api-key',
+  'credential-in-prose',
   'high-entropy-token',
 ] as const;
 export type SecretKind = (typeof SECRET_KINDS)[number];

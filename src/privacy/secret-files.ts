@@ -17,6 +17,9 @@ export interface SecretFileName {
  */
 export const SECRET_FILE_NAMES: readonly SecretFileName[] = [
   { glob: '.env' },
+  // direnv's .envrc exports the same variables a .env holds; Terraform state keeps every resource's secrets in clear.
+  { glob: '.envrc' },
+  ...['*.tfstate', '*.tfstate.backup'].map((glob) => ({ glob, ignoreCase: true })),
   { glob: '.env.*', except: ['.env.example', '.env.sample', '.env.template', '.env.dist'] },
   ...['*.pem', '*.key', '*.p12', '*.pfx', '*.jks', '*.keystore'].map((glob) => ({ glob, ignoreCase: true })),
   ...['id_rsa*', 'id_dsa*', 'id_ecdsa*', 'id_ed25519*'].map((glob) => ({ glob, except: ['*.pub'] })),
@@ -48,7 +51,10 @@ export const SECRET_FILE_NAMES: readonly SecretFileName[] = [
 export const SECRET_DIRECTORY_NAMES: readonly string[] = ['.ssh', '.aws', '.gnupg', '.docker'];
 
 /** Files known by their folder: `.git/config` holds remote URLs with tokens and credential settings. */
-export const SECRET_NESTED_FILES: readonly string[] = ['.git/config'];
+export const SECRET_NESTED_FILES: readonly string[] = ['.git/config', '.kube/config'];
+
+/** Folders known by their parent: `.git/logs` holds every ref's history, tokens of fetched URLs included. */
+export const SECRET_NESTED_DIRECTORIES: readonly string[] = ['.git/logs'];
 
 /** The globs a recursive search leaves out: secret files (their exceptions too) and secret folders, plus `.git`. */
 export function secretSearchExclusions(): { files: string[]; directories: string[] } {
@@ -69,6 +75,8 @@ export function isSecretPath(relativePath: string): boolean {
   if (segments.some((segment) => SECRET_DIRECTORY_NAMES.includes(segment))) return true;
   const joined = segments.join('/');
   if (SECRET_NESTED_FILES.some((nested) => joined === nested || joined.endsWith(`/${nested}`))) return true;
+  if (SECRET_NESTED_DIRECTORIES.some((nested) => joined.startsWith(`${nested}/`) || joined.includes(`/${nested}/`)))
+    return true;
   const last = segments.at(-1) ?? '';
   return SECRET_FILE.some(({ pattern, except }) => pattern.test(last) && !except.some((safe) => safe.test(last)));
 }

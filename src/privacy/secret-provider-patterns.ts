@@ -100,6 +100,7 @@ export const PROVIDER_DETECTORS: Detector[] = [
   pattern('npm-token', /\bnpm_[A-Za-z0-9]{36}\b/),
   pattern('pypi-token', /\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,1000}/),
   pattern('huggingface-token', /\bhf_[A-Za-z0-9]{30,100}\b/),
+  pattern('mailchimp-api-key', /\b[0-9a-f]{32}-us\d{1,2}\b/),
   pattern('mailgun-api-key', /\bkey-[0-9a-f]{32}\b/),
   pattern('shopify-token', /\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b/),
   pattern('digitalocean-token', /\bdo[por]_v1_[a-f0-9]{64}\b/),

@@ -9,6 +9,13 @@ import {
   proseDetector,
 } from './secret-context-detectors.js';
 import { PLACEHOLDER_PREFIX, type Detector, type Emit, type SecretKind, type SecretMatch } from './secret-detector.js';
+import {
+  conventionKeyDetector,
+  credentialInProseDetector,
+  multiWordPassphraseDetector,
+  userPasswordPairDetector,
+  valueBeforeWordDetector,
+} from './secret-phrase-detectors.js';
 import { pemDetector, PROVIDER_DETECTORS } from './secret-provider-patterns.js';
 import { URL_SPAN, urlPasswordDetector, urlPathDetector, urlQueryDetector } from './secret-url-detectors.js';
 
@@ -54,8 +61,13 @@ const CONTEXT_DETECTORS: readonly Detector[] = [
   urlPasswordDetector,
   urlQueryDetector,
   urlPathDetector,
+  conventionKeyDetector,
   assignmentDetector,
+  multiWordPassphraseDetector,
   proseDetector,
+  valueBeforeWordDetector,
+  userPasswordPairDetector,
+  credentialInProseDetector,
 ];
 
 /** Long random tokens with no known format (see HIGH_ENTROPY_RULE). */
@@ -76,7 +88,10 @@ const entropyDetector: Detector = {
   },
 };
 
-// URLs, UUIDs and OpenSSH public keys: long, random-looking, and not secrets by themselves.
+// URLs, UUIDs, ULIDs (`01ARZ3NDEK…`, `mem_01HZY3…`), SSH key fingerprints and OpenSSH public keys:
+// long, random-looking, and not secrets by themselves.
+const ULID = /\b(?:[a-z]{1,12}_)?[0-7][0-9A-HJKMNP-TV-Z]{25}\b/g;
+const KEY_FINGERPRINT = /\bSHA256:[A-Za-z0-9+/]{43}(?![A-Za-z0-9+/])/g;
 const UUID = /\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b/g;
 const SSH_PUBLIC_KEY =
   /\b(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d{3}|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com) AAAA[A-Za-z0-9+/]{20,}={0,3}/g;
@@ -99,7 +114,7 @@ export function findSecrets(text: string): SecretMatch[] {
   pemDetector.find(text, emit, protectedSpans);
   for (const detector of PROVIDER_DETECTORS) detector.find(text, emit, protectedSpans);
   for (const detector of CONTEXT_DETECTORS) detector.find(text, emit, protectedSpans);
-  for (const regex of [URL_SPAN, UUID, SSH_PUBLIC_KEY]) {
+  for (const regex of [URL_SPAN, UUID, ULID, KEY_FINGERPRINT, SSH_PUBLIC_KEY]) {
     for (const match of text.matchAll(regex)) protectedSpans.fill(1, match.index, match.index + match[0].length);
   }
   entropyDetector.find(text, emit, protectedSpans);

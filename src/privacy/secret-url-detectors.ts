@@ -13,11 +13,14 @@ import { isNotAValue, PLACEHOLDER_PREFIX, type Detector } from './secret-detecto
 /** A URL with a scheme, as far as it runs (quotes, spaces and angle brackets end it). */
 export const URL_SPAN = /\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}:\/\/[^\s"'<>`]{1,4096}/g;
 
-/** `scheme://user:password@host`: the password goes, the user and the host stay. */
+/**
+ * `scheme://user:password@host`: the password goes, the user and the host stay. A password may hold
+ * `@` and `:` (`mysql://root:Xq9@Pass7@host`): the user info runs to the last `@` before the host.
+ */
 export const urlPasswordDetector: Detector = {
   kind: 'url-password',
   find(text, emit) {
-    const regex = /\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}:\/\/([^\s/?#@'"<>]{1,256})@/g;
+    const regex = /\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}:\/\/([^\s/?#'"<>]{1,256})@(?=[^\s/?#@'"<>]*(?:[\s/?#'"<>]|$))/g;
     for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
       const userinfo = match[1]!;
       const colon = userinfo.indexOf(':');

@@ -1,7 +1,7 @@
 import { EngramError } from '../kernel/errors.js';
 import { deriveDescription, deriveName, type MemoryType } from '../memory/memory.js';
 import { stripPrivateContent } from '../privacy/private-content.js';
-import { redactSecrets } from '../privacy/secret-redaction.js';
+import { findSecrets, redactSecrets } from '../privacy/secret-redaction.js';
 import { DEFAULT_SETTINGS, type Settings } from '../kernel/settings.js';
 
 /**
@@ -64,6 +64,11 @@ function maskSpans(text: string): string {
   let masked = text;
   for (const regex of [CODE_FENCE, INLINE_CODE, QUOTED_LINE, DOUBLE_QUOTED]) {
     masked = masked.replace(regex, (span) => span.replace(/[^\n]/g, MASK));
+  }
+  // A secret's own punctuation (`Winter0754!`, `p@ss. w0rd`) must not end the sentence and cut the secret in two:
+  // half a secret would be kept past the redactor, which only sees whole ones.
+  for (const secret of findSecrets(text)) {
+    masked = masked.slice(0, secret.start) + MASK.repeat(secret.end - secret.start) + masked.slice(secret.end);
   }
   return masked;
 }
@@ -407,10 +412,10 @@ function statementOf(
 }
 
 function stripTerminal(text: string): string {
-  return text
-    .replace(/[\s.!?…]+$/u, '')
-    .replace(/^[\s:,—–-]+/u, '')
-    .trim();
+  // A secret may end in the sentence's punctuation (`Toor2024!`): what belongs to it stays, so the store sees it whole.
+  const secretEnd = Math.max(0, ...findSecrets(text).map((secret) => secret.end));
+  const tail = text.slice(secretEnd).replace(/[\s.!?…]+$/u, '');
+  return (text.slice(0, secretEnd) + tail).replace(/^[\s:,—–-]+/u, '').trim();
 }
 
 function sentenceCase(text: string): string {

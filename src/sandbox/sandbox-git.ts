@@ -6,8 +6,9 @@ import {
   type OptionRule,
   type PathArgument,
 } from './sandbox-arguments.js';
-import { SECRET_DIRECTORY_NAMES, SECRET_FILE_NAMES } from '../privacy/secret-files.js';
+import { SECRET_DIRECTORY_NAMES, SECRET_FILE_NAMES, SECRET_NESTED_FILES } from '../privacy/secret-files.js';
 import { sandboxDenied } from './sandbox-denied.js';
+import { GIT_SAFETY_OPTIONS, hasGpgPlaceholder } from './sandbox-git-programs.js';
 
 /** The git subcommands allowed: they read the repository and write nothing. */
 export const GIT_SUBCOMMANDS = ['status', 'log', 'diff', 'show', 'branch', 'rev-parse'] as const;
@@ -48,6 +49,8 @@ const GIT_RULE: OptionRule = {
     '--follow':
       'it follows a file back through renames, past the checks on its older names; run git log on the path without it',
     '--submodule': 'it shows changes inside submodules, where the exclusion of secret files does not reach',
+    '--ignore-submodules':
+      'submodules are never looked into here (their own config could name programs, and secret files are not excluded there)',
   },
 };
 
@@ -92,21 +95,6 @@ const SHOWS_CONTENT = new Set(['status', 'log', 'diff', 'show']);
 // Subcommands that print a blob named by its object id as it is: such ids are looked up first.
 const SHOWS_OBJECTS = new Set(['show', 'diff']);
 
-// No pager, no fsmonitor hook, no signature checks (they run gpg), no diffs inside submodules.
-const SAFETY = [
-  '--no-pager',
-  '-c',
-  'core.fsmonitor=false',
-  '-c',
-  'core.pager=cat',
-  '-c',
-  'color.ui=never',
-  '-c',
-  'log.showSignature=false',
-  '-c',
-  'diff.submodule=short',
-];
-
 /**
  * Exclude pathspecs for every secret file and folder of SECRET_FILE_NAMES, at any depth and in any
  * case: a diff of the whole repository (`git log -p`, `git show HEAD`) leaves those files out.
@@ -115,6 +103,7 @@ const SAFETY = [
 export const SECRET_PATHSPECS: readonly string[] = [
   ...SECRET_FILE_NAMES.map((entry) => `:(exclude,glob,icase)**/${entry.glob}`),
   ...SECRET_DIRECTORY_NAMES.map((name) => `:(exclude,glob,icase)**/${name}/**`),
+  ...SECRET_NESTED_FILES.map((path) => `:(exclude,glob,icase)**/${path}`),
 ];
 
 /**
@@ -137,6 +126,13 @@ export function planGit(args: readonly string[]): GitPlan {
         ? { ...GIT_RULE, refused: { ...GIT_RULE.refused, ...STATUS_REFUSED } }
         : GIT_RULE;
   const parsed = parseArguments(`git ${subcommand}`, rest, rule);
+  // Whatever option carries it (--format, --pretty, an abbreviation, a separate word), a gpg placeholder runs gpg.program.
+  const signatureWord = rest.find(hasGpgPlaceholder);
+  if (signatureWord !== undefined) {
+    throw sandboxDenied(
+      `git ${subcommand}: ${JSON.stringify(signatureWord.slice(0, 80))} asks for signature details (%G?, %GS, %GK, %GG, %GF, %GP, %GT, %(signature)), which runs gpg, and it runs other programs; leave the signature placeholders out.`,
+    );
+  }
   if (subcommand === 'branch') {
     for (const option of parsed.options) {
       if (!BRANCH_OPTIONS.has(option))
@@ -167,7 +163,12 @@ export function planGit(args: readonly string[]): GitPlan {
   const objectChecks = SHOWS_OBJECTS.has(subcommand) ? parsed.positionals.filter((word) => !word.includes(':')) : [];
   // -L takes no pathspec (its file is checked above), so there is nothing to exclude from.
   const exclusions = SHOWS_CONTENT.has(subcommand) && !parsed.options.has('-L') ? SECRET_PATHSPECS : [];
-  const noPrograms =
-    subcommand === 'diff' || subcommand === 'show' || subcommand === 'log' ? ['--no-ext-diff', '--no-textconv'] : [];
-  return { args: [...SAFETY, subcommand, ...noPrograms, ...rest, ...exclusions], paths, objectChecks };
+  const noPrograms = [
+    ...(subcommand === 'diff' || subcommand === 'show' || subcommand === 'log'
+      ? ['--no-ext-diff', '--no-textconv']
+      : []),
+    // A submodule's work tree is checked by a git run inside it, under the submodule's own config.
+    ...(subcommand === 'diff' || subcommand === 'status' ? ['--ignore-submodules=all'] : []),
+  ];
+  return { args: [...GIT_SAFETY_OPTIONS, subcommand, ...noPrograms, ...rest, ...exclusions], paths, objectChecks };
 }

@@ -237,3 +237,18 @@ describe.skipIf(!existsSync(LOCOMO) || !existsSync(MEMORYBANK))(
     });
   },
 );
+
+describe('ordinary engineering text', () => {
+  // Commit messages, hashes and UUIDs in prose, "password reset flow", "the key insight", config docs.
+  const lines = readFileSync(new URL('../fixtures/ordinary-engineering-text.txt', import.meta.url), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '');
+
+  it('holds at least 150 lines, and every one comes through redaction unchanged', () => {
+    expect(lines.length).toBeGreaterThanOrEqual(150);
+    const changed = lines.filter((line) => redactSecrets(line).text !== line);
+    expect(changed).toEqual([]);
+    const document = lines.join('\n');
+    expect(redactSecrets(document).text).toBe(document);
+  });
+});

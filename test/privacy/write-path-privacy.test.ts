@@ -201,8 +201,13 @@ describe('the library, explicit statements and the memory tool', () => {
         `Remember that we use this: ${entry.text.replace(/[.!?]$/, '')}.`,
         { scope: 'session:explicit' },
       );
-      expect(result.outcomes.map((outcome) => outcome.action)).toEqual(['created']);
-      expect(result.outcomes[0]).toMatchObject({ warnings: expect.arrayContaining(['secrets-redacted']) });
+      expect(
+        result.outcomes.map((outcome) => outcome.action),
+        entry.text.slice(0, 50),
+      ).toEqual(['created']);
+      expect(result.outcomes[0], entry.text.slice(0, 50)).toMatchObject({
+        warnings: expect.arrayContaining(['secrets-redacted']),
+      });
     }
   });
 

@@ -122,6 +122,11 @@ export function parsePostgresUrl(url: string, defaults: PostgresConnectionDefaul
   };
 }
 
+/** A store location as it may be shown (startup lines, `config`, `migrate`): a Postgres URL's password replaced by `***`, a path as it is. */
+export function redactStoreUrl(url: string): string {
+  return /^postgres(?:ql)?:\/\//i.test(url) ? redactPostgresUrl(url) : url;
+}
+
 /** The URL with its password replaced by `***`, even when it does not parse. */
 export function redactPostgresUrl(url: string): string {
   try {

@@ -3,6 +3,7 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { insideOf, type SandboxRoot } from './sandbox-paths.js';
+import { GIT_SAFETY_ENVIRONMENT } from '../sandbox-git-programs.js';
 
 export interface ProcessOptions {
   cwd: string;
@@ -82,8 +83,9 @@ export async function findExecutable(
 }
 
 /**
- * The environment a sandboxed command gets: a trusted PATH, no credentials, no pager, no optional
- * git locks, and git's repository search stopped at the project root.
+ * The environment a sandboxed command gets, built from nothing (no GIT_DIR, GIT_CONFIG_*, GIT_SSH… of
+ * the parent): a trusted PATH, no credentials, no pager, no optional git locks, no git config but the
+ * repository's own, and git's repository search stopped at the project root.
  */
 export function sandboxEnvironment(
   parent: Record<string, string | undefined>,
@@ -105,10 +107,10 @@ export function sandboxEnvironment(
     NO_COLOR: '1',
     PAGER: 'cat',
     GIT_PAGER: 'cat',
-    GIT_TERMINAL_PROMPT: '0',
     // git status would otherwise refresh and write the index: read-only means nothing on disk changes.
     GIT_OPTIONAL_LOCKS: '0',
-    GIT_CONFIG_NOSYSTEM: '1',
+    // No system or global git config, no transport: see GIT_SAFETY_ENVIRONMENT.
+    ...GIT_SAFETY_ENVIRONMENT,
     // A project inside a larger repository must not reach it: git looks for .git in the root and no higher.
     ...(dirname(root.real) !== root.real && { GIT_CEILING_DIRECTORIES: dirname(root.real) }),
   };

@@ -7,7 +7,7 @@ import { GIT_SUBCOMMANDS, planCommand, SANDBOX_COMMANDS } from '../sandbox-comma
 import { listDirectoryTool, readFileTool, type SandboxLimits } from './sandbox-files.js';
 import { sandboxDenied } from '../sandbox-denied.js';
 import { checkProjectPath, resolveSandboxRoot, type SandboxRoot } from './sandbox-paths.js';
-import { gitWorkTreeProblem, refuseBlobRevisions } from './sandbox-git-checks.js';
+import { gitRepositoryProblem, refuseBlobRevisions } from './sandbox-git-checks.js';
 import { findExecutable, runProcess, sandboxEnvironment } from './sandbox-process.js';
 import { searchFilesTool, type SearchInput } from './sandbox-search.js';
 
@@ -121,8 +121,6 @@ export class Sandbox {
   readonly #env: Record<string, string | undefined>;
   readonly #now: () => number;
   readonly #executables = new Map<string, string | undefined>();
-  // Asked once: whether git's work tree is the project root (undefined) or why git may not run.
-  #gitProblem: Promise<string | undefined> | undefined;
 
   /** Use `openSandbox`, which resolves the root first. */
   constructor(root: SandboxRoot, options: Omit<SandboxOptions, 'root'> = {}) {
@@ -205,8 +203,7 @@ export class Sandbox {
       timeoutMs: this.#limits.timeoutMs,
     };
     if (plan.command === 'git') {
-      this.#gitProblem ??= gitWorkTreeProblem(executable, this.root.real, run);
-      const problem = await this.#gitProblem;
+      const problem = await gitRepositoryProblem(executable, this.root.real, run);
       if (problem !== undefined) throw sandboxDenied(problem);
       await refuseBlobRevisions(executable, plan.objectChecks ?? [], run);
     }

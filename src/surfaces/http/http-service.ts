@@ -1,3 +1,4 @@
+import { redactStoreUrl } from '../../adapters/postgres/postgres-connection-url.js';
 import type { Writable } from 'node:stream';
 import type { Engram } from '../../engram.js';
 import type { AgingReport } from '../../maintenance/age-memories.js';
@@ -100,11 +101,11 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
 
   if (options.format === 'json') {
     stdout.write(
-      `${JSON.stringify({ url: server.url, port: server.port, project: project.scope, store: settings.store.url })}\n`,
+      `${JSON.stringify({ url: server.url, port: server.port, project: project.scope, store: redactStoreUrl(settings.store.url) })}\n`,
     );
   } else {
     stdout.write(
-      `engram listening on ${server.url} (project ${project.scope}, store ${settings.store.url}); Ctrl-C stops.\n`,
+      `engram listening on ${server.url} (project ${project.scope}, store ${redactStoreUrl(settings.store.url)}); Ctrl-C stops.\n`,
     );
     stdout.write(`MCP endpoint: ${server.url}/mcp\n`);
     stdout.write(`Viewer: ${server.url}/\n`);

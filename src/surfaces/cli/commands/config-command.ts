@@ -1,3 +1,4 @@
+import { redactStoreUrl } from '../../../adapters/postgres/postgres-connection-url.js';
 import { loadSettings, type SettingSource } from '../../../node/load-settings.js';
 import { SETTING_DEFINITIONS, getSetting } from '../../../kernel/settings.js';
 import { noPositionals, type CommandDefinition } from '../cli-command.js';
@@ -38,10 +39,12 @@ export const configCommand: CommandDefinition = {
     const settings = SETTING_DEFINITIONS.map((definition) => {
       const raw = getSetting(loaded.settings, definition.path);
       const masked = definition.secret === true && raw !== '' && raw !== undefined;
+      // A store URL is shown, not hidden, but never with its password.
+      const shown = definition.path === 'store.url' && typeof raw === 'string' ? redactStoreUrl(raw) : raw;
       const source = loaded.sources[definition.path];
       return {
         path: definition.path,
-        value: masked ? MASK : raw,
+        value: masked ? MASK : shown,
         source: source?.kind ?? 'default',
         ...(source?.origin !== undefined && { origin: source.origin }),
         ...(definition.env !== undefined && { env: definition.env }),

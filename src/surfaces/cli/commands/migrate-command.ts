@@ -1,3 +1,4 @@
+import { redactStoreUrl } from '../../../adapters/postgres/postgres-connection-url.js';
 import { existsSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { loadSettings } from '../../../node/load-settings.js';
@@ -72,7 +73,7 @@ export const migrateCommand: CommandDefinition = {
     if (storeIdentity(source) === storeIdentity(target)) {
       throw new EngramError(
         'INVALID_INPUT',
-        `--from and --to name the same store (${displayUrl(from)}): copy into another one.`,
+        `--from and --to name the same store (${redactStoreUrl(from)}): copy into another one.`,
       );
     }
     if (source.backend === 'sqlite' && !existsSync(source.path)) {
@@ -89,7 +90,7 @@ export const migrateCommand: CommandDefinition = {
       if (await holdsNoRecords(sourceStore)) {
         throw new EngramError(
           'NOT_FOUND',
-          `The source store ${displayUrl(from)} holds no memories, history, vectors, jobs or checkpoints: nothing to copy (check --from).`,
+          `The source store ${redactStoreUrl(from)} holds no memories, history, vectors, jobs or checkpoints: nothing to copy (check --from).`,
         );
       }
       const targetStore = await openStore(to, storeOptions);
@@ -101,7 +102,7 @@ export const migrateCommand: CommandDefinition = {
       } finally {
         progress.finish();
       }
-      const data = { from: displayUrl(from), to: displayUrl(to), verified: true, ...report };
+      const data = { from: redactStoreUrl(from), to: redactStoreUrl(to), verified: true, ...report };
       return { data, text: formatReport(data) };
     } finally {
       for (const store of opened.reverse()) await store.close().catch(() => undefined);
@@ -155,19 +156,6 @@ function realPath(path: string): string {
   if (existsSync(path)) return realpathSync(path);
   const folder = dirname(path);
   return join(existsSync(folder) ? realpathSync(folder) : folder, basename(path));
-}
-
-/** A store URL as it may be printed: a Postgres password replaced by `***`. */
-function displayUrl(url: string): string {
-  if (!/^postgres(ql)?:\/\//i.test(url)) return url;
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    for (const key of [...parsed.searchParams.keys()]) if (/pass/i.test(key)) parsed.searchParams.set(key, '***');
-    return parsed.toString();
-  } catch {
-    return url.replace(/(\/\/[^/@:]*:)[^@/]*@/, '$1***@').slice(0, 200);
-  }
 }
 
 /** One progress bar per phase on a terminal; nothing on a pipe. */
