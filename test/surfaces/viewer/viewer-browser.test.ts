@@ -101,11 +101,11 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     expect(await page.locator('.memory-item').count()).toBe(14);
     await page.screenshot({ path: `${SHOTS}/memories.png`, fullPage: true });
     await page.selectOption('#field-type', 'feedback');
-    await page.waitForFunction("document.querySelectorAll('.memory-item').length === 1");
+    await expect.poll(() => page.locator('.memory-item').count()).toBe(1);
     expect(await page.locator('.memory-name').textContent()).toBe('real-db-tests');
     await page.screenshot({ path: `${SHOTS}/memories-filtered.png`, fullPage: true });
     await page.selectOption('#field-type', '');
-    await page.waitForFunction("document.querySelectorAll('.memory-item').length === 14");
+    await expect.poll(() => page.locator('.memory-item').count()).toBe(14);
     // Keyboard only: tab to the first memory's link and press Enter.
     await page.focus('#field-stale');
     await page.keyboard.press('Tab');
@@ -155,7 +155,7 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     await page.fill('#edit-content', 'Integration tests use the real database and a real queue, never mocks.');
     await page.click('details.edit button[type=submit]');
     await page.waitForSelector('.notice-ok');
-    await page.waitForFunction("document.querySelector('pre.content')?.textContent?.includes('real queue')");
+    await page.locator('pre.content', { hasText: 'real queue' }).waitFor();
     expect((await fixture.store.get(testsId))!.content).toContain('a real queue');
     await page.locator('.diff .after').first().waitFor();
     await page.click('button:text("Forget")');
