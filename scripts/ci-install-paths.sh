@@ -50,5 +50,5 @@ npx --no-install engram recall --scope global --json "deploy make ship" | node -
   const text = require("fs").readFileSync(0, "utf8");
   if (!text.includes("make ship")) { console.error("npx engram recall did not find the memory: " + text); process.exit(1); }
   console.log("npx engram recall ok");'
-node "$REPO/scripts/smoke-cli.mjs" npx --no-install engram
+node "$REPO/scripts/smoke-cli.mjs" "$WORK/app/node_modules/.bin/engram"
 echo "== install paths ok"

@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+// `npm start` without a TypeScript compile on every start: `prepare` builds once at install, and
+// this (the `prestart` script) rebuilds only when a file under src/, a tsconfig or package.json is
+// newer than the last build, whose start time dist/.build-stamp holds.
+//   node scripts/build-if-stale.mjs            rebuild if stale
+//   node scripts/build-if-stale.mjs --force    build now (npm run build)
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const stampPath = join(root, 'dist', '.build-stamp');
+
+function newestMtime(path) {
+  const stats = statSync(path);
+  if (!stats.isDirectory()) return stats.mtimeMs;
+  let newest = stats.mtimeMs; // a deleted file shows as its folder's change
+  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
+  return newest;
+}
+
+function writeStamp(startedAt) {
+  mkdirSync(dirname(stampPath), { recursive: true });
+  writeFileSync(stampPath, `${Math.floor(startedAt)}\n`);
+}
+
+{
+  const inputs = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package.json']
+    .map((name) => join(root, name))
+    .filter((path) => existsSync(path));
+  const newest = Math.max(...inputs.map(newestMtime));
+  const built = existsSync(stampPath) ? Number(readFileSync(stampPath, 'utf8')) : 0;
+  const force = process.argv[2] === '--force';
+  if (force || !(built > newest) || !existsSync(join(root, 'dist', 'surfaces', 'cli', 'main.js'))) {
+    const startedAt = Date.now();
+    if (!force) console.error('engram: sources changed since the last build; building…');
+    execFileSync(
+      process.execPath,
+      [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+      {
+        cwd: root,
+        stdio: 'inherit',
+      },
+    );
+    // The viewer's static files are not TypeScript: copied beside the compiled code.
+    execFileSync(process.execPath, [join(root, 'scripts', 'copy-viewer.mjs')], { cwd: root, stdio: 'inherit' });
+    // Written after a build that succeeded, with its start time: an edit during the build is newer.
+    writeStamp(startedAt);
+  }
+}
