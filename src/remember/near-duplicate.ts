@@ -175,6 +175,17 @@ export function mergePatch(existing: Memory, incoming: IncomingStatement): Memor
   return patch;
 }
 
+/**
+ * What keeps two texts from ever being merged, whatever their similarity: a negation, a changed value or two
+ * words trading places (the rules every merge shares: dedupe on write, `engram dedupe`, consolidation).
+ */
+export function mergeGuardReason(
+  a: LexicalProfile,
+  b: LexicalProfile,
+): 'negation-differs' | 'values-differ' | 'order-differs' | undefined {
+  return contradictionReason(a, b) ?? (sameOrder(a, b) ? undefined : 'order-differs');
+}
+
 function contradictionReason(a: LexicalProfile, b: LexicalProfile): 'negation-differs' | 'values-differ' | undefined {
   if (a.negated !== b.negated) return 'negation-differs';
   if (a.values.length !== b.values.length || a.values.some((value, index) => value !== b.values[index]))
