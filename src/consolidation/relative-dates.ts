@@ -142,7 +142,7 @@ export function rewriteRelativeDates(text: string, sourceTime: string): { text: 
       let replacement = absolute(phrase, day);
       if (replacement === undefined) return phrase;
       // "was signed yesterday" → "was signed on 9 March 2026"; "due by tomorrow" keeps its own preposition.
-      const before = /(\w+)\s*$/.exec(part.slice(0, offset))?.[1]?.toLowerCase();
+      const before = /(\w+)\s*$/.exec(part.slice(Math.max(0, offset - 24), offset))?.[1]?.toLowerCase();
       if (!replacement.startsWith('the ') && (before === undefined || !PREPOSITIONS.has(before)))
         replacement = `on ${replacement}`;
       const cased = /^[A-Z]/.test(phrase) ? replacement[0]!.toUpperCase() + replacement.slice(1) : replacement;
