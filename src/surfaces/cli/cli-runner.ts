@@ -36,6 +36,7 @@ const COMMANDS: Record<string, () => Promise<CommandDefinition>> = {
   migrate: async () => (await import('./commands/migrate-command.js')).migrateCommand,
   instructions: async () => (await import('./commands/instructions-command.js')).instructionsCommand,
   chat: async () => (await import('./commands/chat-command.js')).chatCommand,
+  dream: async () => (await import('./commands/dream-command.js')).dreamCommand,
 };
 
 /** Runs the `engram` binary on argv (without node and script) and returns the exit code. */
