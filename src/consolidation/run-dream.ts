@@ -127,15 +127,17 @@ async function consolidate(
   const { store, settings } = dependencies;
   const checkpoints = requireRole(store, 'checkpoints', 'consolidation');
   const started = dependencies.now();
-  const state = parseDreamState(await checkpoints.get(STATE));
+  const stored = parseDreamState(await checkpoints.get(STATE));
+  // We hold the lock, so a run still marked running died (killed, machine off): it never happened.
+  const state: DreamState =
+    stored.status === 'running' ? { ...stored, lastRunAt: stored.previousRunAt, status: 'failed' } : stored;
   // Double-checked inside the lock: another process may have finished a run since our gates passed.
   if (options.trigger === 'automatic') {
     const gate = checkTimeGates({ ...state, lastScanAt: null }, started.getTime(), settings);
     if (!gate.open) return skip(report, gate.reason, gate.nextAt);
   }
   const record = !options.dryRun;
-  // We hold the lock, so a run still marked running died: it counts as never having happened.
-  const previous = state.status === 'running' ? state.previousRunAt : state.lastRunAt;
+  const previous = state.lastRunAt;
   if (record) {
     await writeState(store, {
       ...state,
