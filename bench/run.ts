@@ -78,6 +78,7 @@ async function main(): Promise<void> {
       ? await (await import('./session-transcript-bench.js')).benchSessionTranscriptsPart()
       : undefined,
     session: parts.has('session') ? await (await import('./session-bench.js')).benchSessionPart() : undefined,
+    dream: parts.has('dream') ? await (await import('./dream-bench.js')).benchDreamPart() : undefined,
     parts: [...parts],
   };
   const folder = join(root, 'bench/results');
@@ -89,6 +90,6 @@ async function main(): Promise<void> {
   console.log(`\nwrote ${file}`);
 }
 
-const BENCH_PARTS = ['store', 'locomo', 'maintenance', 'postgres', 'extraction', 'transcripts', 'session'];
+const BENCH_PARTS = ['store', 'locomo', 'maintenance', 'postgres', 'extraction', 'transcripts', 'session', 'dream'];
 
 await main();
