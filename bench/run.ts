@@ -80,6 +80,7 @@ async function main(): Promise<void> {
     session: parts.has('session') ? await (await import('./session-bench.js')).benchSessionPart() : undefined,
     wrappers: parts.has('wrappers') ? await (await import('./wrappers-bench.js')).benchWrappersPart() : undefined,
     viewer: parts.has('viewer') ? await (await import('./viewer-bench.js')).benchViewerPart() : undefined,
+    dream: parts.has('dream') ? await (await import('./dream-bench.js')).benchDreamPart() : undefined,
     parts: [...parts],
   };
   const folder = join(root, 'bench/results');
@@ -101,6 +102,7 @@ const BENCH_PARTS = [
   'session',
   'wrappers',
   'viewer',
+  'dream',
 ];
 
 await main();

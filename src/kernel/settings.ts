@@ -445,6 +445,20 @@ const SETTINGS_TABLE = {
     scanMinutes: number(10, 'Minutes between consolidation gate scans'),
     minSessions: number(5, 'New sessions required before consolidating'),
     lockStaleMinutes: number(60, 'Age after which a consolidation lock is taken over'),
+    checkMinutes: number(
+      10,
+      'Minutes between the service checking the consolidation gates (engram serve); 0 turns automatic runs off',
+    ),
+    modelMaxTurns: integer(3, 'Turns of the consolidation helper when a model is configured', {
+      minimum: 1,
+      maximum: 20,
+    }),
+    manifestMax: integer(200, 'Memories of a scope shown to the consolidation helper', { minimum: 1 }),
+    condenseAboveChars: integer(1_500, 'Memories longer than this may be condensed by the consolidation helper', {
+      minimum: 100,
+    }),
+    maxOutputTokens: integer(4_000, 'Output token cap of one consolidation helper call', { minimum: 1 }),
+    timeoutMs: integer(120_000, 'How long one consolidation helper call may take', { minimum: 1 }),
   },
   memoryTool: {
     viewMaxChars: integer(

@@ -60,11 +60,15 @@ export function lexicalDuplicatePairs(memories: readonly Memory[], threshold: nu
 }
 
 /**
- * Groups pairs around keepers without chaining: memories are taken oldest first (more hits first on
- * a tie), each that is not yet in a group keeps its place and takes in the later memories it directly
+ * Groups pairs around keepers without chaining: memories are taken in keeper `order` (default oldest
+ * first, more hits first on a tie), each that is not yet in a group keeps its place and takes in the later memories it directly
  * duplicates. So every member of a group is a near-duplicate of its keeper, never only of a member.
  */
-export function groupDuplicatePairs(memories: readonly Memory[], pairs: readonly DuplicatePair[]): DuplicateGroup[] {
+export function groupDuplicatePairs(
+  memories: readonly Memory[],
+  pairs: readonly DuplicatePair[],
+  order: (a: Memory, b: Memory) => number = keeperOrder,
+): DuplicateGroup[] {
   const neighbours = new Map<string, Array<{ memory: Memory; verdict: DuplicatePair['verdict'] }>>();
   const link = (from: Memory, to: Memory, verdict: DuplicatePair['verdict']): void => {
     const list = neighbours.get(from.id);
@@ -75,11 +79,11 @@ export function groupDuplicatePairs(memories: readonly Memory[], pairs: readonly
     link(pair.a, pair.b, pair.verdict);
     link(pair.b, pair.a, pair.verdict);
   }
-  const order = [...memories].sort(keeperOrder);
-  const rank = new Map(order.map((memory, position) => [memory.id, position]));
+  const sorted = [...memories].sort(order);
+  const rank = new Map(sorted.map((memory, position) => [memory.id, position]));
   const taken = new Set<string>();
   const groups: DuplicateGroup[] = [];
-  for (const keeper of order) {
+  for (const keeper of sorted) {
     if (taken.has(keeper.id)) continue;
     const duplicates = (neighbours.get(keeper.id) ?? [])
       .filter(({ memory }) => !taken.has(memory.id) && rank.get(memory.id)! > rank.get(keeper.id)!)

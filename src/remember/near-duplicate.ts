@@ -12,12 +12,17 @@ import { porterStem } from '../recall/porter-stemmer.js';
  * A merge rewrites a memory in place, so the rules lean towards keeping two memories:
  * - negation differs ("uses tabs" / "does not use tabs") → not a duplicate;
  * - the tokens holding digits differ ("PostgreSQL 15" / "PostgreSQL 16") → not a duplicate;
+ * - two of the words both texts share trade places around a third ("Alice reports to Bob" / "Bob
+ *   reports to Alice", "tabs over spaces" / "spaces over tabs") → not a duplicate: who does what
+ *   to whom changed (a phrase moved as a whole is still the same statement);
  * - lexically, each text has a word the other lacks ("prefers tabs" / "prefers spaces") → a
  *   substitution: a changed value or a paraphrase, which words alone cannot tell apart, so it
  *   never merges lexically; only restatements that add or drop a few words (or none) do;
  * - the Jaccard index must reach the threshold (`dedupe.lexicalThreshold`).
- * With embeddings, cosine ≥ `dedupe.cosineThreshold` replaces the last two rules; the first two
- * still apply, since embeddings are known to place a statement and its negation close together.
+ * With embeddings, cosine ≥ `dedupe.cosineThreshold` replaces the last two rules; the first three
+ * still apply, since embeddings are known to place a statement and its negation (or its mirror
+ * image) close together. With embeddings the order rule applies only when one text's words all
+ * appear in the other: a paraphrase in other words may well reorder them.
  */
 
 /** The parts of a text that dedupe compares. */
@@ -26,6 +31,8 @@ export interface LexicalProfile {
   words: ReadonlySet<string>;
   /** Whether the text holds a negation (not, no, never, without, n't…). */
   negated: boolean;
+  /** Stemmed content words in the order they first appear (for the word-order rule). */
+  sequence: readonly string[];
   /** The tokens that hold a digit (versions, counts, times), sorted. */
   values: readonly string[];
   /** The text lowercased with runs of non-word characters collapsed: compared when there are no content words. */
@@ -41,7 +48,7 @@ export type DuplicateVerdict =
       duplicate: false;
       similarity: number;
       method: DuplicateMethod;
-      reason: 'below-threshold' | 'negation-differs' | 'values-differ' | 'words-substituted';
+      reason: 'below-threshold' | 'negation-differs' | 'values-differ' | 'order-differs' | 'words-substituted';
     };
 
 // Function words only: none of these can turn a statement into a different one when dropped.
@@ -69,6 +76,7 @@ export function lexicalProfile(text: string): LexicalProfile {
     .replace(/'(?:s|re|ve|ll|d|m)\b/g, '');
   const tokens = lowered.match(/[\p{L}\p{N}]+/gu) ?? [];
   const words = new Set<string>();
+  const sequence: string[] = [];
   const values = new Set<string>();
   let negated = false;
   for (const token of tokens) {
@@ -78,9 +86,11 @@ export function lexicalProfile(text: string): LexicalProfile {
     }
     if (/\p{N}/u.test(token)) values.add(token);
     if (FUNCTION_WORDS.has(token)) continue;
-    words.add(porterStem(token));
+    const stem = porterStem(token);
+    if (!words.has(stem)) sequence.push(stem);
+    words.add(stem);
   }
-  return { words, negated, values: [...values].sort(), normalized: tokens.join(' ') };
+  return { words, sequence, negated, values: [...values].sort(), normalized: tokens.join(' ') };
 }
 
 /** The Jaccard index of two profiles' content words, 0..1 (1 for two texts of function words only that read the same). */
@@ -97,6 +107,7 @@ export function compareLexically(a: LexicalProfile, b: LexicalProfile, threshold
   const similarity = lexicalSimilarity(a, b);
   const contradiction = contradictionReason(a, b);
   if (contradiction) return { duplicate: false, similarity, method: 'lexical', reason: contradiction };
+  if (!sameOrder(a, b)) return { duplicate: false, similarity, method: 'lexical', reason: 'order-differs' };
   if (hasWordOutside(a.words, b.words) && hasWordOutside(b.words, a.words)) {
     return { duplicate: false, similarity, method: 'lexical', reason: 'words-substituted' };
   }
@@ -113,6 +124,8 @@ export function compareByCosine(
 ): DuplicateVerdict {
   const contradiction = contradictionReason(a, b);
   if (contradiction) return { duplicate: false, similarity: cosine, method: 'cosine', reason: contradiction };
+  if ((wordsContained(a, b) || wordsContained(b, a)) && !sameOrder(a, b))
+    return { duplicate: false, similarity: cosine, method: 'cosine', reason: 'order-differs' };
   if (!(cosine >= threshold))
     return { duplicate: false, similarity: cosine, method: 'cosine', reason: 'below-threshold' };
   return { duplicate: true, similarity: cosine, method: 'cosine' };
@@ -162,11 +175,40 @@ export function mergePatch(existing: Memory, incoming: IncomingStatement): Memor
   return patch;
 }
 
+/**
+ * What keeps two texts from ever being merged, whatever their similarity: a negation, a changed value or two
+ * words trading places (the rules every merge shares: dedupe on write, `engram dedupe`, consolidation).
+ */
+export function mergeGuardReason(
+  a: LexicalProfile,
+  b: LexicalProfile,
+): 'negation-differs' | 'values-differ' | 'order-differs' | undefined {
+  return contradictionReason(a, b) ?? (sameOrder(a, b) ? undefined : 'order-differs');
+}
+
 function contradictionReason(a: LexicalProfile, b: LexicalProfile): 'negation-differs' | 'values-differ' | undefined {
   if (a.negated !== b.negated) return 'negation-differs';
   if (a.values.length !== b.values.length || a.values.some((value, index) => value !== b.values[index]))
     return 'values-differ';
   return undefined;
+}
+
+/**
+ * Whether the words two texts share keep their roles: false when two of them trade places around a
+ * third that stays between them ("Alice reports to Bob" / "Bob reports to Alice"). Moving a whole
+ * phrase ("Staging runs on Kubernetes in eu-west-1" / "In eu-west-1, staging runs on Kubernetes")
+ * keeps them. Only the first occurrence of a word counts.
+ */
+export function sameOrder(a: LexicalProfile, b: LexicalProfile): boolean {
+  const shared = a.sequence.filter((word) => b.words.has(word));
+  const positionInB = new Map(b.sequence.filter((word) => a.words.has(word)).map((word, index) => [word, index]));
+  for (let pivot = 1; pivot < shared.length - 1; pivot += 1) {
+    const pivotInB = positionInB.get(shared[pivot]!)!;
+    // A word before the pivot in a but after it in b, and one after it in a but before it in b: a swap.
+    const crossesForward = shared.slice(0, pivot).some((word) => positionInB.get(word)! > pivotInB);
+    if (crossesForward && shared.slice(pivot + 1).some((word) => positionInB.get(word)! < pivotInB)) return false;
+  }
+  return true;
 }
 
 function hasWordOutside(words: ReadonlySet<string>, other: ReadonlySet<string>): boolean {

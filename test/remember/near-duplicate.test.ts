@@ -37,6 +37,9 @@ const DUPLICATES: Array<[string, string, number]> = [
 ];
 
 const NOT_DUPLICATES: Array<[string, string, number, string]> = [
+  ['Alice reports to Bob.', 'Bob reports to Alice.', 1, 'order-differs'],
+  ['The user prefers tabs over spaces.', 'The user prefers spaces over tabs.', 1, 'order-differs'],
+  ['The API server calls the billing service.', 'The billing service calls the API server.', 1, 'order-differs'],
   ['The user prefers tabs.', 'The user prefers spaces.', 0.5, 'words-substituted'],
   [
     'The user prefers tabs for indentation in TypeScript, JavaScript, Go and Rust files.',
@@ -122,11 +125,18 @@ describe('lexical near-duplicates', () => {
     expect(compareLexically(lexicalProfile(b), lexicalProfile(a), THRESHOLD).duplicate).toBe(false);
   });
 
-  it('would merge three of the near-misses on Jaccard ≥ 0.8 alone: the rules, not the threshold, keep them apart', () => {
+  it('would merge six of the near-misses on Jaccard ≥ 0.8 alone: the rules, not the threshold, keep them apart', () => {
     const naive = NOT_DUPLICATES.filter(
       ([a, b]) => lexicalSimilarity(lexicalProfile(a), lexicalProfile(b)) >= THRESHOLD,
     ).map(([, , , reason]) => reason);
-    expect(naive.sort()).toEqual(['negation-differs', 'negation-differs', 'words-substituted']);
+    expect(naive.sort()).toEqual([
+      'negation-differs',
+      'negation-differs',
+      'order-differs',
+      'order-differs',
+      'order-differs',
+      'words-substituted',
+    ]);
     // And the threshold separates what the rules let through: lowest restatement 0.833, highest near-miss below it 0.75.
     const lowestDuplicate = Math.min(
       ...DUPLICATES.map(([a, b]) => lexicalSimilarity(lexicalProfile(a), lexicalProfile(b))),
@@ -168,6 +178,23 @@ describe('cosine near-duplicates', () => {
     expect(compareByCosine(0.8499, a, b, 0.85)).toMatchObject({ duplicate: false, reason: 'below-threshold' });
     expect(compareByCosine(Number.NaN, a, b, 0.85).duplicate).toBe(false);
   });
+  it('never merges a mirror image (same words, two trading places), however close the vectors', () => {
+    const verdict = compareByCosine(
+      0.99,
+      lexicalProfile('Alice reports to Bob.'),
+      lexicalProfile('Bob reports to Alice.'),
+      0.85,
+    );
+    expect(verdict).toMatchObject({ duplicate: false, reason: 'order-differs' });
+    const moved = compareByCosine(
+      0.99,
+      lexicalProfile('Staging runs on Kubernetes in eu-west-1.'),
+      lexicalProfile('In eu-west-1, staging runs on Kubernetes.'),
+      0.85,
+    );
+    expect(moved.duplicate).toBe(true);
+  });
+
   it('never merges a negation or a changed value, however close the vectors', () => {
     expect(
       compareByCosine(0.99, a, lexicalProfile('Integration tests do not use the real database.'), 0.85),

@@ -37,6 +37,7 @@ const COMMANDS: Record<string, () => Promise<CommandDefinition>> = {
   instructions: async () => (await import('./commands/instructions-command.js')).instructionsCommand,
   chat: async () => (await import('./commands/chat-command.js')).chatCommand,
   ui: async () => (await import('./commands/ui-command.js')).uiCommand,
+  dream: async () => (await import('./commands/dream-command.js')).dreamCommand,
 };
 
 /** Runs the `engram` binary on argv (without node and script) and returns the exit code. */

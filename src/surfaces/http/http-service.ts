@@ -8,6 +8,8 @@ import { packageVersion } from '../../kernel/node/package-version.js';
 import { startServer, type RunningServer } from './http-server.js';
 import { createExtractor } from '../../node/create-extractor.js';
 import type { JobOutcome } from '../../extraction/extraction-worker.js';
+import { startDreamSchedule, type DreamSchedule } from '../../consolidation/dream-schedule.js';
+import type { DreamReport } from '../../consolidation/run-dream.js';
 
 /** How many finished extraction runs the service keeps for the viewer. */
 const RECENT_EXTRACTIONS = 50;
@@ -34,6 +36,10 @@ export interface ServeCommandOptions {
   agingTimers?: IntervalTimers;
   /** Called after each aging run. */
   onAging?: (report: AgingReport) => void;
+  /** Timers of the consolidation gate checks (tests pass fakes); default Node's, unref'd. */
+  dreamTimers?: IntervalTimers;
+  /** Called after each automatic consolidation check (run or skipped). */
+  onDream?: (report: DreamReport) => void;
 }
 
 /**
@@ -112,8 +118,10 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
   }
   options.onListening?.(server);
   let aging: AgingSchedule | undefined;
+  let dreams: DreamSchedule | undefined;
   try {
     aging = startDailyAging(opened.engram, settings.aging.intervalHours, options, stderr);
+    dreams = startDreamChecks(opened.engram, options.cwd ?? process.cwd(), options, stderr);
     extractor.start();
     const reason = await stopped;
     stderr.write(`engram: ${reason}: finishing in-flight requests…\n`);
@@ -121,6 +129,7 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
   } finally {
     await extractor.stop();
     await aging?.stop();
+    await dreams?.stop();
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigterm);
     options.signal?.removeEventListener('abort', onAbort);
@@ -150,6 +159,36 @@ function startDailyAging(
           `engram: aging archived ${report.archived.length} memories not recalled since ${report.cutoff.slice(0, 10)}.\n`,
         );
       options.onAging?.(report);
+    },
+    log: (message) => stderr.write(`${message}\n`),
+  });
+}
+
+/**
+ * Consolidation inside the service: every `dream.checkMinutes` (0 turns it off) the gates are
+ * checked (24 h, the scan interval, 5 sessions, then the store lock) over every scope of the store.
+ */
+function startDreamChecks(
+  engram: Engram,
+  projectRoot: string,
+  options: Pick<ServeCommandOptions, 'dreamTimers' | 'onDream' | 'now'>,
+  stderr: Writable,
+): DreamSchedule | undefined {
+  const minutes = engram.settings.dream.checkMinutes;
+  if (!(minutes > 0)) return undefined;
+  return startDreamSchedule({
+    run: async () => {
+      const { runDreamWithFiles } = await import('../../consolidation/node/dream-runner.js');
+      return runDreamWithFiles(
+        { engram, projectRoot, ...(options.now && { now: options.now }) },
+        { trigger: 'automatic' },
+      );
+    },
+    intervalMs: minutes * 60_000,
+    ...(options.dreamTimers && { timers: options.dreamTimers }),
+    onReport: (report) => {
+      if (report.status === 'applied') stderr.write(`engram: dream ${report.changeSetId}: ${report.summary}.\n`);
+      options.onDream?.(report);
     },
     log: (message) => stderr.write(`${message}\n`),
   });

@@ -33,6 +33,12 @@ export const recallCommand: CommandDefinition = {
     },
     type: { type: 'string', multiple: true, valueName: TYPE_NAMES, description: 'Only these types (comma list)' },
     explain: { type: 'boolean', description: 'Show each result’s score parts: relevance, recency, importance weight' },
+    'as-of': {
+      type: 'string',
+      valueName: 'date',
+      description: 'What was true then: memories valid at that date, invalidated ones included',
+    },
+    'include-invalid': { type: 'boolean', description: 'Also show invalidated and superseded memories' },
   },
   details:
     'The query is plain words; quotes, parentheses, AND, NEAR and * are searched as text, never as query syntax.',
@@ -42,7 +48,18 @@ export const recallCommand: CommandDefinition = {
     if (query.trim() === '') throw new EngramError('INVALID_INPUT', 'Nothing to recall: engram recall <query…>.');
     const flags = recallFlags(values);
     return withEngram(invocation, async (opened) => {
-      const result = await opened.engram.recall(query, { scopes: readScopes(values, opened), ...flags });
+      const scopes = readScopes(values, opened);
+      const asOfValue = typeof values['as-of'] === 'string' ? values['as-of'] : undefined;
+      let result = await opened.engram.recall(query, { scopes, ...flags });
+      if (asOfValue !== undefined || values['include-invalid'] === true) {
+        const { parseAsOf, withInvalidMemories } = await import('../../../consolidation/as-of.js');
+        const asOf = asOfValue === undefined ? undefined : parseAsOf(asOfValue);
+        result = await withInvalidMemories(
+          { store: opened.engram.store, settings: opened.engram.settings, now: () => new Date() },
+          result,
+          { scopes, ...(asOf !== undefined && { asOf }), ...(flags.topK !== undefined && { topK: flags.topK }) },
+        );
+      }
       const data = {
         query: result.query,
         terms: result.terms,

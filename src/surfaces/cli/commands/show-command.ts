@@ -1,6 +1,7 @@
 import { singlePositional, type CommandDefinition } from '../cli-command.js';
 import { findMemory, readScopes, withEngram } from '../cli-engram.js';
 import { formatMemoryDetail } from '../memory-view.js';
+import { supersedeChain } from '../../../consolidation/supersede-chain.js';
 
 /** `engram show`: show one memory and its history. */
 export const showCommand: CommandDefinition = {
@@ -21,7 +22,22 @@ export const showCommand: CommandDefinition = {
       const scopes = readScopes(invocation.values, opened);
       const memory = await findMemory(opened, id, scopes);
       const history = await opened.engram.history(memory.id, scopes);
-      return { data: { memory, history }, text: formatMemoryDetail(memory, history, invocation.io) };
+      const chain = await supersedeChain(opened.engram.store, memory, scopes);
+      const links = [...chain.replaces, ...chain.replacedBy].map(
+        (link) =>
+          `${link.from} → ${link.to} (${link.why}${link.by ? ` by ${link.by}` : ''}${link.at ? ` at ${link.at}` : ''})`,
+      );
+      const text = formatMemoryDetail(memory, history, invocation.io);
+      return {
+        data: { memory, history, chain },
+        text:
+          links.length === 0
+            ? text
+            : `${text}
+
+Superseded:
+${links.map((line) => `  ${line}`).join('\n')}`,
+      };
     });
   },
 };

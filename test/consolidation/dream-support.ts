@@ -1,0 +1,49 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+import type { MemoryStore } from '../../src/contracts/memory-store.js';
+import type { Memory } from '../../src/memory/memory.js';
+import { buildDreamCorpus, CORPUS_NOW, type DreamCorpus } from '../fixtures/dream-corpus.js';
+
+/** A SQLite store in a temp folder, seeded with the dream corpus, on a clock the test moves. */
+export interface SeededStore {
+  store: SqliteMemoryStore;
+  path: string;
+  corpus: DreamCorpus;
+  clock: { now: number };
+  close(): Promise<void>;
+}
+
+export async function openSeededStore(): Promise<SeededStore> {
+  const directory = await mkdtemp(join(tmpdir(), 'engram-dream-'));
+  const path = join(directory, 'memory.db');
+  const clock = { now: Date.parse(CORPUS_NOW) };
+  const store = new SqliteMemoryStore({ path, now: () => new Date(clock.now) });
+  await store.open();
+  const corpus = buildDreamCorpus();
+  await store.importMany(corpus.memories, { onExisting: 'fail' }, { actor: 'seed' });
+  return {
+    store,
+    path,
+    corpus,
+    clock,
+    async close() {
+      await store.close();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Every memory of the store, every state, by id. */
+export async function snapshot(store: MemoryStore): Promise<Map<string, Memory>> {
+  const scopes = Object.keys((await store.stats()).byScope);
+  const memories = await store.list({ scopes, archived: 'include', invalid: 'include' });
+  return new Map(memories.map((memory) => [memory.id, memory]));
+}
+
+/** A memory without the fields a change always moves (the version stamp) or recall moves (access bookkeeping). */
+export function contentFields(memory: Memory): Omit<Memory, 'updatedAt'> {
+  const { updatedAt: _updatedAt, ...rest } = memory;
+  return rest;
+}

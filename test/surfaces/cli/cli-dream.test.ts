@@ -1,0 +1,111 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
+import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+
+let workspace: Workspace;
+let project: string;
+
+beforeAll(() => {
+  workspace = createWorkspace();
+  project = `project:${workspace.cwd}`;
+});
+afterAll(() => workspace.cleanup());
+
+async function withStore<T>(work: (store: SqliteMemoryStore) => Promise<T>): Promise<T> {
+  const store = new SqliteMemoryStore({ path: join(workspace.home, 'engram.db') });
+  await store.open();
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+async function snapshot(): Promise<string> {
+  return withStore(async (store) => {
+    const memories = await store.list({
+      scopes: [project],
+      archived: 'include',
+      invalid: 'include',
+      order: 'created-asc',
+    });
+    return JSON.stringify({ memories, history: await Promise.all(memories.map((memory) => store.history(memory.id))) });
+  });
+}
+
+describe('engram dream', () => {
+  it('dry-run prints a diff and changes nothing; apply prints the change set; undo reverts it; recall and show read the chain', async () => {
+    await withStore((store) =>
+      store.importMany(
+        [
+          {
+            id: 'm-old',
+            scope: project,
+            content: 'The staging database runs PostgreSQL 14.',
+            createdAt: '2026-03-01T10:00:00Z',
+          },
+          {
+            id: 'm-new',
+            scope: project,
+            content: 'The staging database runs PostgreSQL 16.',
+            createdAt: '2026-03-05T10:00:00Z',
+          },
+          {
+            id: 'm-date',
+            scope: project,
+            content: 'The user migrated the billing cron yesterday.',
+            createdAt: '2026-03-10T10:00:00Z',
+          },
+          { id: 'm-a', scope: project, content: 'Alice reports to Bob.', createdAt: '2026-03-01T10:00:00Z' },
+          { id: 'm-b', scope: project, content: 'Bob reports to Alice.', createdAt: '2026-03-02T10:00:00Z' },
+        ],
+        { onExisting: 'fail' },
+        { actor: 'seed' },
+      ),
+    );
+    const before = await snapshot();
+    const dry = await workspace.run(['dream', '--dry-run']);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain('+ content: The user migrated the billing cron on 9 March 2026.');
+    expect(dry.stdout).toContain('m-old');
+    expect(dry.stdout.trim().split('\n').at(-1)).toBe('improved 2 memories');
+    expect(await snapshot()).toBe(before);
+
+    const applied = await workspace.json(['dream']);
+    expect(applied.status).toBe('applied');
+    expect(applied.summary).toBe('improved 2 memories');
+    const changeSetId: string = applied.changeSetId;
+    expect(changeSetId).toMatch(/^cs_/);
+    expect(applied.diffs.map((diff: { memoryId: string }) => diff.memoryId).sort()).toEqual(['m-date', 'm-old']);
+
+    // Recall reads current facts; --include-invalid and --as-of show what was true then.
+    const current = await workspace.json(['recall', 'staging database PostgreSQL']);
+    expect(current.memories.map((memory: { id: string }) => memory.id)).toEqual(['m-new']);
+    const all = await workspace.json(['recall', 'staging database PostgreSQL', '--include-invalid']);
+    expect(all.memories.map((memory: { id: string }) => memory.id).sort()).toEqual(['m-new', 'm-old']);
+    const then = await workspace.json(['recall', 'staging database PostgreSQL', '--as-of', '2026-03-03']);
+    expect(then.memories.map((memory: { id: string }) => memory.id)).toEqual(['m-old']);
+    expect((await workspace.run(['recall', 'x', '--as-of', 'not-a-date'])).code).not.toBe(0);
+
+    const shown = await workspace.json(['show', 'm-new']);
+    expect(shown.chain.replaces).toEqual([
+      expect.objectContaining({ from: 'm-old', to: 'm-new', why: 'overturned', by: 'dream' }),
+    ]);
+
+    const undone = await workspace.run(['undo', changeSetId]);
+    expect(undone.code).toBe(0);
+    expect(undone.stdout).toContain('2 memories back as they were');
+    const restored = JSON.parse(await snapshot()) as { memories: Array<Record<string, unknown>> };
+    const original = JSON.parse(before) as { memories: Array<Record<string, unknown>> };
+    // Recall's hits moved access bookkeeping, and every change moves the version stamp: the rest is as before.
+    const strip = ({
+      updatedAt: _updatedAt,
+      hitCount: _hits,
+      lastAccessedAt: _accessed,
+      ...rest
+    }: Record<string, unknown>) => rest;
+    expect(restored.memories.map(strip)).toEqual(original.memories.map(strip));
+    expect((await workspace.run(['undo', 'cs_00000000000000000000zz'])).code).not.toBe(0);
+  });
+});
