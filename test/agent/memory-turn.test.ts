@@ -215,9 +215,16 @@ describe('MemoryTurn before a request', () => {
 
   it('packs the block within the token budget and counts what did not fit', async () => {
     const { engram, turn } = await fixture();
-    for (const region of ['Frankfurt', 'Paris', 'Dublin']) {
+    // Long memories that differ in more than the region: recall's diversity (recall.duplicateSimilarity)
+    // rightly sets aside memories whose words are nearly all a better hit's.
+    const details: Record<string, string> = {
+      Frankfurt: 'Its nodes run behind a load balancer with health checks and a warm standby. ',
+      Paris: 'Traffic reaches it through an edge proxy that terminates TLS and caches static assets. ',
+      Dublin: 'A nightly job snapshots its database volume and ships the archive offsite. ',
+    };
+    for (const [region, detail] of Object.entries(details)) {
       await engram.remember({
-        content: `The API service deploys a replica to ${region}. ${'It runs behind a load balancer with health checks. '.repeat(12)}`,
+        content: `The API service deploys a replica to ${region}. ${detail.repeat(12)}`,
         type: 'project',
       });
     }

@@ -2,8 +2,8 @@ import { createServer } from 'node:net';
 import { writeFile } from 'node:fs/promises';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 import { AnthropicLanguageModel } from '../../../src/adapters/models/anthropic-language-model.js';
 import { EngramError } from '../../../src/kernel/errors.js';
 import { withMemory } from '../../../src/surfaces/sdk/with-memory.js';
@@ -88,11 +88,13 @@ describe('withMemory fails open', () => {
 
   it('a store locked by another connection: the call returns the answer, a failed write is an event', async () => {
     await folder.seed([DEPLOY_FACT]);
-    const holder = new Database(folder.store);
+    // The lock is held through engram's own SQLite driver: two SQLite libraries in one process do
+    // not see each other's locks.
+    const holder = openSqlite(folder.store);
     holder.exec('BEGIN EXCLUSIVE');
     cleanups.push(() => {
-      if (holder.inTransaction) holder.exec('ROLLBACK');
-      holder.close();
+      holder.exec('ROLLBACK');
+      closeSqlite(holder);
     });
     const wrapped = client(
       folder.options({ env: { ...folder.env, ENGRAM_BUSY_TIMEOUT_MS: '50' }, recallTimeoutMs: 5_000 }),
