@@ -4,10 +4,12 @@ import { benchLocomo } from './locomo-bench.js';
 import { benchRecallProcess, benchSqlite, type ProcessBenchRow } from './store-bench.js';
 import { benchMaintenance } from './maintenance-bench.js';
 import { benchPostgresPart } from './postgres-bench.js';
+import { compareWithDriverBaseline, readDriverBaseline } from './driver-comparison.js';
+import { benchInstall } from './install-bench.js';
 
 /**
  * `npm run bench`: store throughput and recall latency at 1K/10K/100K memories, and CLI start-up.
- * ENGRAM_BENCH_PARTS (comma-separated, default all: store,locomo,maintenance,postgres) runs some parts
+ * ENGRAM_BENCH_PARTS (comma-separated, default all: the names in BENCH_PARTS below) runs some parts
  * only; such a partial run does not replace results/latest.json.
  */
 async function main(): Promise<void> {
@@ -36,6 +38,10 @@ async function main(): Promise<void> {
       })),
     );
 
+    const baseline = readDriverBaseline(root);
+    console.log(`\nBeside ${baseline.driver}, recorded ${baseline.recordedAt} (target: within 15%)`);
+    console.table(compareWithDriverBaseline(rows, baseline));
+
     const processSize = sizes.includes(10_000) ? 10_000 : sizes[0]!;
     processRow = benchRecallProcess(
       join(root, 'dist/surfaces/cli/main.js'),
@@ -48,6 +54,12 @@ async function main(): Promise<void> {
       { command: 'engram recall', 'median ms': processRow.recallMedianMs, ratio: processRow.ratio },
     ]);
     rmSync(directory, { recursive: true, force: true });
+  }
+
+  const install = parts.has('install') ? benchInstall(root, readDriverBaseline(root).install) : undefined;
+  if (install) {
+    console.log('\n`npm install` in a clean clone (npm cache as it is)');
+    console.table([{ now: install.seconds, before: install.secondsBefore, 'before was': install.before }]);
   }
 
   const locomo = parts.has('locomo') ? await benchLocomo() : undefined;
@@ -66,6 +78,7 @@ async function main(): Promise<void> {
     platform: `${process.platform}-${process.arch}`,
     store: rows,
     recallProcess: processRow,
+    install,
     locomo: locomo ?? {
       skipped: parts.has('locomo') ? 'LoCoMo data absent (../shared/data/locomo)' : 'not run (ENGRAM_BENCH_PARTS)',
     },
@@ -103,6 +116,7 @@ const BENCH_PARTS = [
   'wrappers',
   'viewer',
   'dream',
+  'install',
 ];
 
 await main();
