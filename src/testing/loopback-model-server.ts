@@ -219,6 +219,9 @@ function safeSummary(plumbing: LoopbackPlumbing, body: unknown): ModelRequestSum
   }
 }
 
+/** How long a scripted cut waits after the last event written. */
+const CUT_AFTER_MS = 50;
+
 async function send(wire: WireReply, incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
   if ('hang' in wire) {
     // No answer: the client's timeout or abort ends it (or close()).
@@ -243,8 +246,12 @@ async function send(wire: WireReply, incoming: IncomingMessage, outgoing: Server
       if (wire.chunkDelayMs) await pause(wire.chunkDelayMs, outgoing);
     }
     // Ends the connection with what was written flushed but the body unfinished: a cut, not a clean end.
-    if (wire.end === 'destroy') incoming.socket.end();
-    else if (wire.end === 'hang') await new Promise<void>((resolve) => outgoing.once('close', () => resolve()));
+    // The cut comes a moment after the last event, so the client has read what was written: Node 24's
+    // fetch drops body bytes still unread when the socket closes, and the cut would land before them.
+    if (wire.end === 'destroy') {
+      await pause(CUT_AFTER_MS, outgoing);
+      incoming.socket.end();
+    } else if (wire.end === 'hang') await new Promise<void>((resolve) => outgoing.once('close', () => resolve()));
     else outgoing.end();
     return;
   }
