@@ -14,6 +14,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { MONTHS } from '../src/kernel/calendar-words.js';
 
 /** LoCoMo's category numbers; NOT the paper's column order. */
 export const LOCOMO_CATEGORIES: Readonly<Record<number, string>> = {
@@ -47,21 +48,6 @@ interface LocomoTurn {
   text: string;
   blip_caption?: string;
 }
-
-const MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
 
 export interface LocomoConversionOptions {
   /**

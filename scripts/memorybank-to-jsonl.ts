@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { capitalized, MONTHS } from '../src/kernel/calendar-words.js';
 
 /** What the conversion found. */
 export interface MemoryBankConversionReport {
@@ -28,21 +29,6 @@ interface Exchange {
   query: string;
   response: string;
 }
-
-const MONTHS = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
 
 /**
  * Converts parsed `memory_bank_en.json`, the lines of `probing_questions_en.jsonl` and the evidence
@@ -129,7 +115,7 @@ export function convertMemoryBank(
 /** "2023-04-27" → "27 April 2023": the day as people write it in questions. */
 function spokenDay(day: string): string {
   const [year, month, date] = day.split('-').map(Number);
-  return `${date} ${MONTHS[month! - 1]} ${year}`;
+  return `${date} ${capitalized(MONTHS[month! - 1]!)} ${year}`;
 }
 
 /** A coarse tag: questions that name a day, that check a claim ("…, right?"), or the rest. */

@@ -5,37 +5,9 @@
  * time (its creation), in UTC. Text inside backticks is left alone (code, commands, paths).
  */
 
-const DAY_MS = 86_400_000;
-const MONTHS = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
-const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
-const NUMBER_WORDS: Record<string, number> = {
-  a: 1,
-  an: 1,
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-};
+import { capitalized, MONTHS, NUMBER_WORDS, WEEKDAYS, wordAlternation } from '../kernel/calendar-words.js';
 
+const DAY_MS = 86_400_000;
 /** One rewrite made: the words found and what replaced them. */
 export interface DateRewrite {
   from: string;
@@ -45,7 +17,7 @@ export interface DateRewrite {
 /** "9 March 2026": how an absolute date is written back into a memory. */
 export function formatAbsoluteDate(time: number): string {
   const date = new Date(time);
-  return `${date.getUTCDate()} ${MONTHS[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
+  return `${date.getUTCDate()} ${capitalized(MONTHS[date.getUTCMonth()]!)} ${date.getUTCFullYear()}`;
 }
 
 function startOfDay(time: number): number {
@@ -53,12 +25,11 @@ function startOfDay(time: number): number {
 }
 
 function weekday(time: number): string {
-  const name = WEEKDAYS[new Date(time).getUTCDay()]!;
-  return name[0]!.toUpperCase() + name.slice(1);
+  return capitalized(WEEKDAYS[new Date(time).getUTCDay()]!);
 }
 
 const PREPOSITIONS = new Set(['on', 'by', 'until', 'till', 'since', 'from', 'before', 'after', 'to', 'for', 'of']);
-const COUNT = '(\\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten)';
+const COUNT = `(\\d{1,3}|${wordAlternation(NUMBER_WORDS.keys())})`;
 const WEEKDAY = `(${WEEKDAYS.join('|')})`;
 // Longest phrases first, so "the day before yesterday" is not read as "yesterday".
 const PATTERN = new RegExp(
@@ -120,7 +91,7 @@ function absolute(phrase: string, day: number): string | undefined {
 }
 
 function countOf(word: string): number | undefined {
-  const count = /^\d+$/.test(word) ? Number(word) : NUMBER_WORDS[word];
+  const count = /^\d+$/.test(word) ? Number(word) : NUMBER_WORDS.get(word);
   return count !== undefined && count > 0 && count <= 366 ? count : undefined;
 }
 

@@ -6,32 +6,15 @@
  * is ranked as before). Pure: "now" comes from the caller.
  */
 
+import { MONTH_INDEX, wordAlternation } from '../kernel/calendar-words.js';
+
 /** A stretch of time a question names: [start, end) in epoch milliseconds, or one month of any year. */
 export type QuestionDate =
   | { kind: 'range'; start: number; end: number; text: string }
   /** A month named without a year ("in June"): that month of any year. */
   | { kind: 'month-of-year'; month: number; text: string };
 
-const MONTH_NAMES: ReadonlyArray<readonly string[]> = [
-  ['january', 'jan'],
-  ['february', 'feb'],
-  ['march', 'mar'],
-  ['april', 'apr'],
-  ['may'],
-  ['june', 'jun'],
-  ['july', 'jul'],
-  ['august', 'aug'],
-  ['september', 'sep', 'sept'],
-  ['october', 'oct'],
-  ['november', 'nov'],
-  ['december', 'dec'],
-];
-const MONTH_INDEX = new Map<string, number>(
-  MONTH_NAMES.flatMap((names, month) => names.map((name) => [name, month] as const)),
-);
-const MONTH = `(${MONTH_NAMES.flat()
-  .sort((a, b) => b.length - a.length)
-  .join('|')})\\.?`;
+const MONTH = `(${wordAlternation(MONTH_INDEX.keys())})\\.?`;
 const DAY = '(\\d{1,2})(?:st|nd|rd|th)?';
 const YEAR = '((?:1[89]|2[01])\\d\\d)';
 

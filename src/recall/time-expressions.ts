@@ -5,15 +5,16 @@
  * those among the ones that match its words. English only, and deliberately plain.
  */
 
+import { MONTHS, NUMBER_WORDS, WEEKDAYS, wordAlternation } from '../kernel/calendar-words.js';
+
 const WHEN_QUESTION =
   /(?:^|[.!?]\s+|\b(?:and|so|but|then)\s+)when\b|\b(?:what|which)\s+(?:time|date|day|week|weekend|month|year|season)\b|\bhow\s+(?:long|recently)\b|\bsince\s+when\b|\bin\s+what\s+year\b/;
 
-const WEEKDAY = '(?:mon|tues|wednes|thurs|fri|satur|sun)day';
-const MONTH = '(?:january|february|march|april|may|june|july|august|september|october|november|december)';
+const WEEKDAY = wordAlternation(WEEKDAYS);
+const MONTH = wordAlternation(MONTHS);
 const UNIT =
   '(?:second|minute|hour|day|night|week|weekend|month|year|decade|summer|winter|spring|autumn|fall|morning|afternoon|evening)s?';
-const COUNT =
-  '(?:\\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\\s+few|a\\s+couple\\s+of|several|many|some)';
+const COUNT = `(?:\\d+|${wordAlternation(NUMBER_WORDS.keys())}|a\\s+few|a\\s+couple\\s+of|several|many|some)`;
 const TIME_MENTION = new RegExp(
   [
     `\\b(?:yesterday|today|tonight|tomorrow|recently|lately|nowadays|earlier|soon)\\b`,
