@@ -7,6 +7,9 @@ interface DriverBaseline {
   recordedAt: string;
   driver: string;
   store: StoreBenchRow[];
+  /** The engram commit these figures came from, and its better-sqlite3 version (the `baseline` part rebuilds it). */
+  commit?: string;
+  betterSqlite3?: string;
   install?: { seconds?: number; note?: string };
 }
 

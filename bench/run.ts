@@ -6,6 +6,7 @@ import { benchMaintenance } from './maintenance-bench.js';
 import { benchPostgresPart } from './postgres-bench.js';
 import { compareWithDriverBaseline, readDriverBaseline } from './driver-comparison.js';
 import { benchInstall } from './install-bench.js';
+import { benchBaselinePart } from './baseline-bench.js';
 
 /**
  * `npm run bench`: store throughput and recall latency at 1K/10K/100K memories, and CLI start-up.
@@ -38,9 +39,9 @@ async function main(): Promise<void> {
       })),
     );
 
-    const baseline = readDriverBaseline(root);
-    console.log(`\nBeside ${baseline.driver}, recorded ${baseline.recordedAt} (target: within 15%)`);
-    console.table(compareWithDriverBaseline(rows, baseline));
+    const recorded = readDriverBaseline(root);
+    console.log(`\nBeside ${recorded.driver}, recorded ${recorded.recordedAt} (another day: see the baseline part)`);
+    console.table(compareWithDriverBaseline(rows, recorded));
 
     const processSize = sizes.includes(10_000) ? 10_000 : sizes[0]!;
     processRow = benchRecallProcess(
@@ -56,7 +57,20 @@ async function main(): Promise<void> {
     rmSync(directory, { recursive: true, force: true });
   }
 
-  const install = parts.has('install') ? benchInstall(root, readDriverBaseline(root).install) : undefined;
+  const baselineSizes = (process.env.ENGRAM_BENCH_BASELINE_SIZES ?? '10000,100000').split(',').map(Number);
+  const baselineRounds = Number(process.env.ENGRAM_BENCH_BASELINE_ROUNDS ?? 2);
+  const baseline = parts.has('baseline') ? benchBaselinePart(root, baselineSizes, baselineRounds) : undefined;
+  if (baseline) {
+    if ('skipped' in baseline) console.log(`\nBaseline skipped: ${baseline.skipped}`);
+    else {
+      console.log(
+        `\nSame run, alternating rounds (${baseline.rounds} each, medians): engram ${baseline.commit.slice(0, 7)} on ${baseline.driver} before, this tree now (target: within 15%)`,
+      );
+      console.table(baseline.rows);
+    }
+  }
+
+  const install = parts.has('install') ? benchInstall(root, readDriverBaseline(root).commit) : undefined;
   if (install) {
     console.log('\n`npm install` in a clean clone (npm cache as it is)');
     console.table([{ now: install.seconds, before: install.secondsBefore, 'before was': install.before }]);
@@ -79,6 +93,7 @@ async function main(): Promise<void> {
     store: rows,
     recallProcess: processRow,
     install,
+    baseline,
     locomo: locomo ?? {
       skipped: parts.has('locomo') ? 'LoCoMo data absent (../shared/data/locomo)' : 'not run (ENGRAM_BENCH_PARTS)',
     },
@@ -117,6 +132,7 @@ const BENCH_PARTS = [
   'viewer',
   'dream',
   'install',
+  'baseline',
 ];
 
 await main();
