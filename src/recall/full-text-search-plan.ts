@@ -54,12 +54,23 @@ export function searchableText(memory: Pick<Memory, 'name' | 'description' | 'co
 // Each candidate is tokenized once per search: the store's BM25 and recall's signals after it read
 // the same memory objects, so the tokens are kept beside each object for as long as it lives.
 const TOKENS = new WeakMap<object, readonly string[]>();
+// And across searches by text: a store hands out new objects on every query, but a long-lived
+// process (the service, a wrapped client) meets the same memories again and again. Bounded; the
+// token arrays are never changed, so sharing them is safe.
+const TOKENS_BY_TEXT = new Map<string, readonly string[]>();
+const TOKENS_BY_TEXT_LIMIT = 20_000;
 
 /** The index tokens of a memory's searchable text (`fullTextTokens(searchableText(memory))`), computed once per memory object. */
 export function memoryTokens(memory: Pick<Memory, 'name' | 'description' | 'content'>): readonly string[] {
   let tokens = TOKENS.get(memory);
   if (tokens === undefined) {
-    tokens = fullTextTokens(searchableText(memory));
+    const text = searchableText(memory);
+    tokens = TOKENS_BY_TEXT.get(text);
+    if (tokens === undefined) {
+      if (TOKENS_BY_TEXT.size >= TOKENS_BY_TEXT_LIMIT) TOKENS_BY_TEXT.clear();
+      tokens = Object.freeze(fullTextTokens(text));
+      TOKENS_BY_TEXT.set(text, tokens);
+    }
     TOKENS.set(memory, tokens);
   }
   return tokens;
