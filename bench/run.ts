@@ -94,6 +94,9 @@ async function main(): Promise<void> {
     wrappers: parts.has('wrappers') ? await (await import('./wrappers-bench.js')).benchWrappersPart() : undefined,
     viewer: parts.has('viewer') ? await (await import('./viewer-bench.js')).benchViewerPart() : undefined,
     dream: parts.has('dream') ? await (await import('./dream-bench.js')).benchDreamPart() : undefined,
+    claudeCode: parts.has('claude-code')
+      ? await (await import('./claude-code-extraction-bench.js')).benchClaudeCodeExtractionPart()
+      : undefined,
     parts: [...parts],
   };
   const folder = join(root, 'bench/results');
@@ -117,6 +120,7 @@ const BENCH_PARTS = [
   'viewer',
   'dream',
   'install',
+  'claude-code',
 ];
 
 await main();
