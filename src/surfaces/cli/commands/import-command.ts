@@ -4,7 +4,10 @@ import { readMemoryDirectory } from '../../../memory/node/memory-directory.js';
 import { createSortableId } from '../../../kernel/ids.js';
 import { EngramError } from '../../../kernel/errors.js';
 import { parseJsonl } from '../../../memory/jsonl-format.js';
-import type { NewMemory } from '../../../memory/memory.js';
+import type { Memory, NewMemory } from '../../../memory/memory.js';
+import { planDirectoryImport, type DirectoryImportFile } from '../../../memory/memory-directory-import.js';
+import { sanitizeMemoryFields } from '../../../privacy/memory-privacy.js';
+import type { Engram } from '../../../engram.js';
 import { singlePositional, stringOption, type CommandDefinition } from '../cli-command.js';
 import { scopeOption, withEngram, writeScope } from '../cli-engram.js';
 
@@ -12,6 +15,7 @@ const ON_EXISTING = ['skip', 'replace', 'fail'] as const;
 type OnExisting = (typeof ON_EXISTING)[number];
 const IMPORT_ACTOR = 'import';
 const MAX_LISTED_PROBLEMS = 20;
+const EXISTING_PAGE = 1_000;
 /** The largest JSON Lines file import reads (it is read whole, then validated whole). */
 const MAX_IMPORT_BYTES = 256 * 1024 * 1024;
 
@@ -62,12 +66,18 @@ export const importCommand: CommandDefinition = {
       const limits = opened.loaded.settings.memory;
       let inputs: NewMemory[];
       let warnings: string[];
+      let files: string[] = [];
+      const generated = new Set<string>();
       const kind = info.isDirectory() ? 'claude' : 'jsonl';
       if (kind === 'claude') {
         const read = await readMemoryDirectory(path, {
           scope: writeScope(values, opened),
           now: new Date().toISOString(),
-          generateId: () => createSortableId('mem'),
+          generateId: () => {
+            const id = createSortableId('mem');
+            generated.add(id);
+            return id;
+          },
         });
         if (read.errors.length > 0) {
           throw problems(
@@ -76,6 +86,7 @@ export const importCommand: CommandDefinition = {
           );
         }
         inputs = read.memories;
+        files = read.files;
         warnings = read.warnings;
       } else {
         const text = await readText(path);
@@ -106,19 +117,66 @@ export const importCommand: CommandDefinition = {
         opened.loaded.project.scope,
         values['keep-scopes'] === true,
       );
-      const { written: _written, ...report } = await opened.engram.importMemories(inputs, {
+      // A directory's topic files carry no engram id: they are matched by content and name, so importing it again adds nothing.
+      const plan =
+        kind === 'claude'
+          ? planDirectoryImport(
+              inputs.map((memory, index) => ({
+                file: files[index] ?? `file ${index + 1}`,
+                memory: comparable(memory, opened.engram),
+                hasOwnId: memory.id === undefined || !generated.has(memory.id),
+              })),
+              await existingIn(opened.engram, inputs),
+            )
+          : undefined;
+      const { written: _written, ...imported } = await opened.engram.importMemories(plan ? plan.create : inputs, {
         onExisting,
         actor: IMPORT_ACTOR,
       });
+      for (const change of plan?.update ?? []) {
+        const scope = inputs[files.indexOf(change.file)]?.scope;
+        await opened.engram.update(change.id, change.patch, {
+          actor: IMPORT_ACTOR,
+          ...(scope !== undefined && { scopes: [scope] }),
+        });
+      }
+      const report = {
+        ...imported,
+        skipped: imported.skipped + (plan?.unchanged.length ?? 0),
+        updated: plan?.update.length ?? 0,
+      };
+      warnings.push(...(plan?.notes ?? []));
       const data = { path, format: kind, ...report, warnings };
       const text = [
-        `Imported from ${path}: ${report.created} created, ${report.replaced} replaced, ${report.skipped} skipped (already present).`,
+        `Imported from ${path}: ${report.created} created, ${report.replaced} replaced, ${report.updated} updated, ${report.skipped} skipped (already present).`,
         ...warnings.map((warning) => `warning: ${warning}`),
       ].join('\n');
       return { data, text };
     });
   },
 };
+
+/** A memory as the store would keep it (secrets redacted, private blocks removed), so it compares with stored ones; as it is when it cannot be stored (the import then says why). */
+function comparable(memory: NewMemory, engram: Engram): NewMemory {
+  try {
+    return sanitizeMemoryFields(memory, { maxContentChars: engram.settings.memory.maxContentBytes }).value;
+  } catch {
+    return memory;
+  }
+}
+
+/** The memories already in the scopes an import writes to, archived ones included (they are still there). */
+async function existingIn(engram: Engram, inputs: readonly NewMemory[]): Promise<Memory[]> {
+  const found: Memory[] = [];
+  for (const scope of new Set(inputs.map((input) => input.scope))) {
+    for (let offset = 0; ; offset += EXISTING_PAGE) {
+      const page = await engram.list({ scopes: [scope], archived: 'include', limit: EXISTING_PAGE, offset });
+      found.push(...page);
+      if (page.length < EXISTING_PAGE) break;
+    }
+  }
+  return found;
+}
 
 async function readText(path: string): Promise<string> {
   let buffer: Buffer;
