@@ -113,4 +113,47 @@ describe('engram import of a Claude Code memory directory is idempotent', () => 
     expect(await workspace.json(['import', exported])).toMatchObject({ created: 0, skipped: 3 });
     expect((await workspace.json(['stats', '--all'])).total).toBe(3);
   });
+
+  it("import --claude-code finds this project's auto memory by Claude Code's slug rule, and says where it looked when there is none", async () => {
+    const own = join(workspace.home, '.claude', 'projects', workspace.cwd.replace(/[^A-Za-z0-9]/g, '-'), 'memory');
+    mkdirSync(own, { recursive: true });
+    writeFileSync(join(own, 'staging_db.md'), 'The staging database is Postgres 15.\n');
+    expect(await workspace.json(['import', '--claude-code'])).toMatchObject({ created: 1, path: own });
+    expect(await workspace.json(['import', '--claude-code'])).toMatchObject({ created: 0, skipped: 1 });
+    const other = createWorkspace();
+    try {
+      const missing = await other.run(['import', '--claude-code']);
+      expect(missing.code).not.toBe(0);
+      expect(missing.stderr).toContain('no Claude Code auto memory');
+    } finally {
+      other.cleanup();
+    }
+  });
+});
+
+describe('engram skills', () => {
+  it('sync writes procedures as skills in --dir, list shows them, remove takes them away; a bad action is refused', async () => {
+    const skills = join(workspace.root, 'skills');
+    await workspace.json([
+      'remember',
+      'Tag the commit, then publish from CI.',
+      '--type',
+      'procedure',
+      '--name',
+      'release',
+    ]);
+    expect(await workspace.json(['skills', 'sync', '--dir', skills])).toMatchObject({ added: ['engram-release'] });
+    expect(readFileSync(join(skills, 'engram-release', 'SKILL.md'), 'utf8')).toContain('name: engram-release');
+    expect((await workspace.json(['skills', 'list', '--dir', skills])).skills).toEqual([
+      expect.objectContaining({ name: 'engram-release' }),
+    ]);
+    expect(await workspace.json(['skills', 'sync', '--dir', skills])).toMatchObject({
+      added: [],
+      unchanged: ['engram-release'],
+    });
+    expect(await workspace.json(['skills', 'remove', '--dir', skills])).toMatchObject({ removed: ['engram-release'] });
+    expect(readdirSync(skills)).toEqual([]);
+    for (const args of [['skills'], ['skills', 'nuke'], ['skills', 'sync', 'extra']])
+      expect((await workspace.run(args)).code).toBe(2);
+  });
 });

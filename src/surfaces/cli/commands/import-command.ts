@@ -8,6 +8,8 @@ import type { Memory, NewMemory } from '../../../memory/memory.js';
 import { planDirectoryImport, type DirectoryImportFile } from '../../../memory/memory-directory-import.js';
 import { sanitizeMemoryFields } from '../../../privacy/memory-privacy.js';
 import type { Engram } from '../../../engram.js';
+import { resolveProjectIdentity } from '../../../node/project-identity.js';
+import { findClaudeCodeMemoryDirectory } from '../../claude-code/claude-code-memory-directory.js';
 import { singlePositional, stringOption, type CommandDefinition } from '../cli-command.js';
 import { scopeOption, withEngram, writeScope } from '../cli-engram.js';
 
@@ -23,7 +25,8 @@ const MAX_IMPORT_BYTES = 256 * 1024 * 1024;
 export const importCommand: CommandDefinition = {
   name: 'import',
   summary: 'Load memories from a JSON Lines file or a Claude Code memory directory',
-  usage: 'import <file.jsonl | memory-dir> [--on-existing skip|replace|fail] [--scope <scope>] [options]',
+  usage:
+    'import <file.jsonl | memory-dir> [--on-existing skip|replace|fail] [--scope <scope>] [options]   |   import --claude-code',
   options: {
     'on-existing': {
       type: 'string',
@@ -32,12 +35,19 @@ export const importCommand: CommandDefinition = {
     },
     scope: { type: 'string', valueName: 'scope', description: 'Put every imported memory into this scope' },
     'keep-scopes': { type: 'boolean', description: 'Keep the scopes the file names, even other projects or global' },
+    'claude-code': {
+      type: 'boolean',
+      description: "Import this project's Claude Code auto memory (~/.claude/projects/<slug>/memory), read only",
+    },
   },
   details:
     'Without --scope or --keep-scopes, every memory must belong to the current project, so a file cannot plant memories in global or in another project. All or nothing: if any line or topic file is invalid, nothing is imported and the bad lines (or files) are listed. Each imported memory gets one "create" history entry with actor "import".',
   async run(invocation) {
     const { values } = invocation;
-    const path = resolve(invocation.io.cwd, singlePositional(invocation, 'path'));
+    const path =
+      values['claude-code'] === true && invocation.positionals.length === 0
+        ? await claudeCodeDirectory(invocation.io.cwd, invocation.io.env)
+        : resolve(invocation.io.cwd, singlePositional(invocation, 'path'));
     const onExisting = (stringOption(values, 'on-existing') ?? 'skip') as OnExisting;
     if (!ON_EXISTING.includes(onExisting)) {
       throw new EngramError(
@@ -176,6 +186,16 @@ async function existingIn(engram: Engram, inputs: readonly NewMemory[]): Promise
     }
   }
   return found;
+}
+
+/** This project's Claude Code auto-memory folder (by the git root, as Claude Code names it), or NOT_FOUND saying where it was looked for. */
+async function claudeCodeDirectory(cwd: string, env: Record<string, string | undefined>): Promise<string> {
+  const found = await findClaudeCodeMemoryDirectory({ projectRoot: resolveProjectIdentity(cwd).root, env });
+  if (found.directory) return found.directory;
+  throw new EngramError(
+    'NOT_FOUND',
+    `This project has no Claude Code auto memory at ${found.expected}; pass the memory folder's path instead.`,
+  );
 }
 
 async function readText(path: string): Promise<string> {
