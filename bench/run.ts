@@ -109,6 +109,9 @@ async function main(): Promise<void> {
     wrappers: parts.has('wrappers') ? await (await import('./wrappers-bench.js')).benchWrappersPart() : undefined,
     viewer: parts.has('viewer') ? await (await import('./viewer-bench.js')).benchViewerPart() : undefined,
     dream: parts.has('dream') ? await (await import('./dream-bench.js')).benchDreamPart() : undefined,
+    claudeCode: parts.has('claude-code')
+      ? await (await import('./claude-code-extraction-bench.js')).benchClaudeCodeExtractionPart()
+      : undefined,
     parts: [...parts],
   };
   const folder = join(root, 'bench/results');
@@ -133,6 +136,7 @@ const BENCH_PARTS = [
   'dream',
   'install',
   'baseline',
+  'claude-code',
 ];
 
 await main();

@@ -217,8 +217,13 @@ export class Engram {
    */
   async buildMemoryContext(query: string, options: MemoryContextOptions = {}): Promise<MemoryContext> {
     // This engram's model selects unless the call names one; `model: undefined` given explicitly turns selection off for the call.
+    // A model too slow for a waiting user (interactive: false) selects only when a call names it.
     const chosen =
-      this.model && options !== null && typeof options === 'object' && !('model' in options)
+      this.model &&
+      this.model.interactive !== false &&
+      options !== null &&
+      typeof options === 'object' &&
+      !('model' in options)
         ? { ...options, model: this.model }
         : options;
     return buildMemoryContext(

@@ -29,6 +29,10 @@ export {
   OpenAiCompatibleLanguageModel,
   type OpenAiCompatibleLanguageModelOptions,
 } from './adapters/models/openai-compatible-language-model.js';
+export {
+  ClaudeCodeLanguageModel,
+  type ClaudeCodeLanguageModelOptions,
+} from './adapters/models/claude-code-language-model.js';
 export { memoryToolHandlers } from './adapters/models/anthropic-memory-tool-handlers.js';
 export { createEmbedder, type CreateEmbedderOptions } from './adapters/embedding/create-embedder.js';
 export {

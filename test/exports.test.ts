@@ -204,6 +204,7 @@ const ENTRIES: readonly PinnedEntry[] = [
     load: () => import('../src/node.js'),
     values: [
       'AnthropicLanguageModel',
+      'ClaudeCodeLanguageModel',
       'ExtractionWorker',
       'Extractor',
       'OpenAiCompatibleEmbedder',
@@ -236,6 +237,7 @@ const ENTRIES: readonly PinnedEntry[] = [
       'WithMemoryOptions',
       'AfterTurnResult',
       'AnthropicLanguageModelOptions',
+      'ClaudeCodeLanguageModelOptions',
       'CreateEmbedderOptions',
       'CreateLanguageModelOptions',
       'ExtractionRunReport',

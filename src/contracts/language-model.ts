@@ -148,6 +148,12 @@ export interface LanguageModel {
   /** The provider's model name. */
   readonly modelId: string;
   /**
+   * `false` when a call is too slow for a user who is waiting (claude-code starts a CLI process per
+   * call): recall's LLM selection then leaves the model out unless a call names it; background work
+   * (extraction) still uses it. Absent means interactive.
+   */
+  readonly interactive?: boolean;
+  /**
    * Sends one request (retrying 429, 5xx and overloaded answers with backoff); rejects with an
    * EngramError: MODEL_ABORTED, MODEL_TIMEOUT, MODEL_RATE_LIMITED (retries used up),
    * MODEL_UNAVAILABLE (server or network), MODEL_AUTH (key refused), MODEL_REQUEST_INVALID

@@ -16,13 +16,15 @@ export type EmbeddingProvider = (typeof EMBEDDING_PROVIDERS)[number];
  * Which language model engram asks: `auto` (Anthropic when its key is set, else an OpenAI-compatible
  * endpoint when its key or base URL is set, else none), one provider by name, or `none` (offline).
  */
-export const MODEL_PROVIDERS = ['auto', 'anthropic', 'openai-compatible', 'none'] as const;
+export const MODEL_PROVIDERS = ['auto', 'anthropic', 'openai-compatible', 'none', 'claude-code'] as const;
 export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
 
 /** Model ids used when `model.model` / `model.sideModel` are empty: a capable one and a cheap one for side queries and extraction. */
 export const DEFAULT_MODEL_IDS = {
   anthropic: { main: 'claude-sonnet-5-5', side: 'claude-haiku-5-5' },
   'openai-compatible': { main: 'gpt-5.4', side: 'gpt-5.4-mini' },
+  // Claude Code's own aliases: the CLI maps them to its current models.
+  'claude-code': { main: 'sonnet', side: 'haiku' },
 } as const;
 
 interface SettingDefinitionBase {
@@ -607,7 +609,7 @@ const SETTINGS_TABLE = {
   model: {
     provider: choice(
       'auto',
-      'Language model: auto (Anthropic if its key is set, else OpenAI-compatible if its key or base URL is set, else none), anthropic, openai-compatible or none (offline)',
+      'Language model: auto (Anthropic if its key is set, else OpenAI-compatible if its key or base URL is set, else claude-code inside Claude Code, else none), anthropic, openai-compatible, claude-code (the local claude CLI, your Claude Code login) or none (offline)',
       { values: MODEL_PROVIDERS, env: 'ENGRAM_MODEL_PROVIDER' },
     ),
     model: text(
@@ -661,6 +663,16 @@ const SETTINGS_TABLE = {
       60_000,
       'Longest wait between model retries; a Retry-After longer than this ends the retries',
       { maximum: 3_600_000 },
+    ),
+    claudeCodeCommand: text(
+      'claude',
+      'The Claude Code CLI the claude-code provider runs headless (a path, or a name looked up on PATH)',
+      { env: 'ENGRAM_CLAUDE_CODE_COMMAND' },
+    ),
+    insideClaudeCode: text(
+      '',
+      'Set by Claude Code in the processes it starts (CLAUDECODE=1): with provider auto and no model key or base URL, selects claude-code',
+      { env: 'CLAUDECODE' },
     ),
   },
   wrappers: {

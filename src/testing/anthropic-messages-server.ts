@@ -202,8 +202,9 @@ function checkRequest(request: RecordedModelRequest): string | undefined {
   }
   let previousToolUses = new Set<string>();
   for (const [index, message] of (body.messages as Array<{ role?: unknown; content?: unknown }>).entries()) {
-    if (message?.role !== 'user' && message?.role !== 'assistant')
-      return `messages.${index}.role: Input should be 'user' or 'assistant'`;
+    // Claude Code sends a role:"system" message (environment, hook context) inside messages.
+    if (message?.role !== 'user' && message?.role !== 'assistant' && message?.role !== 'system')
+      return `messages.${index}.role: Input should be 'user', 'assistant' or 'system'`;
     const blocks = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
     if (!Array.isArray(blocks)) return `messages.${index}.content: Input should be a valid string or list`;
     const toolUses = new Set<string>();

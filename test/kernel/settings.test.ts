@@ -50,6 +50,8 @@ const ENVIRONMENT_VARIABLES: ReadonlyArray<[string, string]> = [
   ['model.openaiBaseUrl', 'OPENAI_BASE_URL'],
   ['model.timeoutMs', 'ENGRAM_MODEL_TIMEOUT_MS'],
   ['model.maxRetries', 'ENGRAM_MODEL_MAX_RETRIES'],
+  ['model.claudeCodeCommand', 'ENGRAM_CLAUDE_CODE_COMMAND'],
+  ['model.insideClaudeCode', 'CLAUDECODE'],
   ['wrappers.recallTimeCapMs', 'ENGRAM_WRAPPER_RECALL_TIME_CAP_MS'],
 ];
 
@@ -127,7 +129,7 @@ describe('the settings table', () => {
     expectTypeOf<Settings['session']['warnRatios']>().toEqualTypeOf<readonly number[]>();
     expectTypeOf<Settings['embedding']['provider']>().toEqualTypeOf<EmbeddingProvider>();
     expectTypeOf<Settings['model']['provider']>().toEqualTypeOf<ModelProvider>();
-    expectTypeOf<ModelProvider>().toEqualTypeOf<'auto' | 'anthropic' | 'openai-compatible' | 'none'>();
+    expectTypeOf<ModelProvider>().toEqualTypeOf<'auto' | 'anthropic' | 'openai-compatible' | 'none' | 'claude-code'>();
     expectTypeOf<SettingValue<'server.port'>>().toEqualTypeOf<number>();
     expectTypeOf(DEFAULT_SETTINGS).toMatchTypeOf<Settings>();
     expectTypeOf(checkSetting('model.maxRetries', 3)).toEqualTypeOf<number>();
@@ -165,7 +167,7 @@ describe('reading a value against its definition', () => {
     );
     expect(
       configError(() => readSettingValue(definition('model.provider'), 'gpt', 'ENGRAM_MODEL_PROVIDER')).message,
-    ).toMatch(/ENGRAM_MODEL_PROVIDER: "gpt" is unknown; use auto, anthropic, openai-compatible or none/);
+    ).toMatch(/ENGRAM_MODEL_PROVIDER: "gpt" is unknown; use auto, anthropic, openai-compatible, none or claude-code/);
     expect(configError(() => readSettingValue(definition('embedding.provider'), 'mystery', 'x')).message).toMatch(
       /use none or openai-compatible/,
     );

@@ -2,6 +2,7 @@ import { EngramError } from '../../kernel/errors.js';
 import { DEFAULT_MODEL_IDS, MODEL_PROVIDERS, type Settings } from '../../kernel/settings.js';
 import type { LanguageModel } from '../../contracts/language-model.js';
 import { AnthropicLanguageModel } from './anthropic-language-model.js';
+import { ClaudeCodeLanguageModel } from './claude-code-language-model.js';
 import type { ModelRetryOptions } from './model-call-policy.js';
 import { OpenAiCompatibleLanguageModel } from './openai-compatible-language-model.js';
 
@@ -9,15 +10,17 @@ import { OpenAiCompatibleLanguageModel } from './openai-compatible-language-mode
 export type ModelSelection =
   | { provider: 'none'; reason: string }
   | {
-      provider: 'anthropic' | 'openai-compatible';
+      provider: 'anthropic' | 'openai-compatible' | 'claude-code';
       /** Model id for the main work. */
       model: string;
       /** Cheap model id for side queries (LLM recall selection) and extraction. */
       sideModel: string;
       /** '' means the provider's public API. */
       baseUrl: string;
-      /** '' means no credentials are sent (local servers). */
+      /** '' means no credentials are sent (local servers); always '' for claude-code (it uses Claude Code's login). */
       apiKey: string;
+      /** claude-code only: the CLI it runs. */
+      command?: string;
       /** Which settings (or environment variables) decided, for `engram config` and notices. */
       chosenBy: string;
     };
@@ -43,7 +46,7 @@ export const MODEL_OFFLINE_NOTICE =
 /**
  * Which model the settings select, without creating anything. `auto` (the default) picks Anthropic
  * when ANTHROPIC_API_KEY (model.anthropicApiKey) is set, else OpenAI-compatible when OPENAI_API_KEY
- * or OPENAI_BASE_URL is set, else none. `model.apiKey` and `model.baseUrl` belong to the provider
+ * or OPENAI_BASE_URL is set, else claude-code inside Claude Code (CLAUDECODE, set in its hooks), else none. `model.apiKey` and `model.baseUrl` belong to the provider
  * that model.provider names and override its specific values; under `auto` they are refused,
  * since pairing them with a provider guessed from the environment could send one provider's key
  * to another's server. CONFIG_INVALID when the settings contradict themselves.
@@ -54,7 +57,7 @@ export function selectLanguageModel(settings: Pick<Settings, 'model'>): ModelSel
   if (!(MODEL_PROVIDERS as readonly string[]).includes(provider)) {
     throw new EngramError(
       'CONFIG_INVALID',
-      `Unknown model.provider ${JSON.stringify(String(provider).slice(0, 40))}: use auto, anthropic, openai-compatible or none.`,
+      `Unknown model.provider ${JSON.stringify(String(provider).slice(0, 40))}: use auto, anthropic, openai-compatible, claude-code or none.`,
     );
   }
   if (provider === 'none') return { provider: 'none', reason: 'model.provider is none (ENGRAM_MODEL_PROVIDER)' };
@@ -64,6 +67,7 @@ export function selectLanguageModel(settings: Pick<Settings, 'model'>): ModelSel
     if (typeof selection === 'string') throw new EngramError('CONFIG_INVALID', selection);
     return selection;
   }
+  if (provider === 'claude-code') return claudeCodeSelection(model, 'model.provider claude-code');
   if (model.apiKey !== '' || model.baseUrl !== '') throw new EngramError('CONFIG_INVALID', genericUnderAuto(model));
   if (model.anthropicApiKey !== '') return anthropicSelection(model, 'ANTHROPIC_API_KEY (model.anthropicApiKey)');
   if (model.openaiApiKey !== '' || model.openaiBaseUrl !== '') {
@@ -74,6 +78,9 @@ export function selectLanguageModel(settings: Pick<Settings, 'model'>): ModelSel
     // Found in the environment, perhaps set for another tool: a missing model id degrades to offline, said in the notice.
     return typeof selection === 'string' ? { provider: 'none', reason: selection } : selection;
   }
+  // Inside Claude Code (its hooks, and the workers they start) with no key: the user's own Claude Code login.
+  if (model.insideClaudeCode !== '' && model.insideClaudeCode !== '0')
+    return claudeCodeSelection(model, 'CLAUDECODE (running inside Claude Code, no model key set)');
   const unused =
     model.anthropicBaseUrl !== ''
       ? ' (ANTHROPIC_BASE_URL is set without ANTHROPIC_API_KEY: set ENGRAM_MODEL_PROVIDER=anthropic to use it without a key)'
@@ -98,6 +105,13 @@ export function createLanguageModel(
     return undefined;
   }
   const model = settings.model;
+  if (selection.provider === 'claude-code') {
+    return new ClaudeCodeLanguageModel({
+      model: options.purpose === 'side' ? selection.sideModel : selection.model,
+      ...(selection.command !== undefined && { command: selection.command }),
+      timeoutMs: model.timeoutMs,
+    });
+  }
   const common = {
     model: options.purpose === 'side' ? selection.sideModel : selection.model,
     ...(selection.apiKey !== '' && { apiKey: selection.apiKey }),
@@ -141,6 +155,25 @@ function genericUnderAuto(model: Settings['model']): string {
     `${given} ${model.baseUrl !== '' && model.apiKey !== '' ? 'are' : 'is'} set but model.provider is auto, so engram cannot tell which API ${model.baseUrl !== '' && model.apiKey !== '' ? 'they belong' : 'it belongs'} to${environment}. ` +
     "Set ENGRAM_MODEL_PROVIDER (model.provider) to anthropic or openai-compatible, or use the provider's own settings (ANTHROPIC_BASE_URL, OPENAI_BASE_URL) instead."
   );
+}
+
+function claudeCodeSelection(model: Settings['model'], chosenBy: string): ModelSelection {
+  if (model.apiKey !== '' || model.baseUrl !== '') {
+    throw new EngramError(
+      'CONFIG_INVALID',
+      "model.apiKey / model.baseUrl do not apply to model.provider claude-code: it runs the claude CLI with the user's own Claude Code login. Unset them, or choose anthropic or openai-compatible.",
+    );
+  }
+  const defaults = DEFAULT_MODEL_IDS['claude-code'];
+  return {
+    provider: 'claude-code',
+    model: model.model || defaults.main,
+    sideModel: model.sideModel || defaults.side,
+    baseUrl: '',
+    apiKey: '',
+    command: model.claudeCodeCommand || 'claude',
+    chosenBy,
+  };
 }
 
 function anthropicSelection(model: Settings['model'], chosenBy: string): ModelSelection {

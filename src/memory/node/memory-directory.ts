@@ -36,6 +36,8 @@ export interface ReadMemoryDirectoryFallback {
 
 export interface ReadMemoryDirectoryResult {
   memories: NewMemory[];
+  /** The topic file each memory was read from (same order as `memories`). */
+  files: string[];
   /** Files that were skipped, with the reason; `file` is the name inside the directory. */
   errors: Array<{ file: string; message: string }>;
   /** Things that did not stop a file from loading, such as a duplicate id or a dangling index link. */
@@ -102,7 +104,7 @@ export async function readMemoryDirectory(
     .filter((name) => /\.md$/i.test(name) && !name.startsWith('.'))
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
-  const result: ReadMemoryDirectoryResult = { memories: [], errors: [], warnings: [] };
+  const result: ReadMemoryDirectoryResult = { memories: [], files: [], errors: [], warnings: [] };
   const fileOfId = new Map<string, string>();
   for (const name of names) {
     if (name.toLowerCase() === MEMORY_INDEX_FILE.toLowerCase()) continue;
@@ -117,6 +119,7 @@ export async function readMemoryDirectory(
       if (input.id === undefined || firstFile !== undefined) input.id = fallback.generateId();
       fileOfId.set(input.id, name);
       result.memories.push(input);
+      result.files.push(name);
     } catch (error) {
       result.errors.push({ file: name, message: errorMessage(error) });
     }

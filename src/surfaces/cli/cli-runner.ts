@@ -38,6 +38,7 @@ const COMMANDS: Record<string, () => Promise<CommandDefinition>> = {
   chat: async () => (await import('./commands/chat-command.js')).chatCommand,
   ui: async () => (await import('./commands/ui-command.js')).uiCommand,
   dream: async () => (await import('./commands/dream-command.js')).dreamCommand,
+  skills: async () => (await import('./commands/skills-command.js')).skillsCommand,
 };
 
 /** Runs the `engram` binary on argv (without node and script) and returns the exit code. */

@@ -150,7 +150,7 @@ describe('choosing the language model from settings and environment', () => {
 
   it('refuses contradictory or malformed model settings with CONFIG_INVALID that says what to set', () => {
     expect(configError(() => createLanguageModel(settingsFrom({ ENGRAM_MODEL_PROVIDER: 'gpt' }))).message).toMatch(
-      /auto, anthropic, openai-compatible or none/,
+      /auto, anthropic, openai-compatible, none or claude-code/,
     );
     expect(
       configError(() => createLanguageModel(settingsFrom({ ENGRAM_MODEL_PROVIDER: 'anthropic' }))).message,

@@ -4,7 +4,12 @@ import { readMemoryDirectory } from '../../../memory/node/memory-directory.js';
 import { createSortableId } from '../../../kernel/ids.js';
 import { EngramError } from '../../../kernel/errors.js';
 import { parseJsonl } from '../../../memory/jsonl-format.js';
-import type { NewMemory } from '../../../memory/memory.js';
+import type { Memory, NewMemory } from '../../../memory/memory.js';
+import { planDirectoryImport, type DirectoryImportFile } from '../../../memory/memory-directory-import.js';
+import { sanitizeMemoryFields } from '../../../privacy/memory-privacy.js';
+import type { Engram } from '../../../engram.js';
+import { resolveProjectIdentity } from '../../../node/project-identity.js';
+import { findClaudeCodeMemoryDirectory } from '../../claude-code/claude-code-memory-directory.js';
 import { singlePositional, stringOption, type CommandDefinition } from '../cli-command.js';
 import { scopeOption, withEngram, writeScope } from '../cli-engram.js';
 
@@ -12,6 +17,7 @@ const ON_EXISTING = ['skip', 'replace', 'fail'] as const;
 type OnExisting = (typeof ON_EXISTING)[number];
 const IMPORT_ACTOR = 'import';
 const MAX_LISTED_PROBLEMS = 20;
+const EXISTING_PAGE = 1_000;
 /** The largest JSON Lines file import reads (it is read whole, then validated whole). */
 const MAX_IMPORT_BYTES = 256 * 1024 * 1024;
 
@@ -19,7 +25,8 @@ const MAX_IMPORT_BYTES = 256 * 1024 * 1024;
 export const importCommand: CommandDefinition = {
   name: 'import',
   summary: 'Load memories from a JSON Lines file or a Claude Code memory directory',
-  usage: 'import <file.jsonl | memory-dir> [--on-existing skip|replace|fail] [--scope <scope>] [options]',
+  usage:
+    'import <file.jsonl | memory-dir> [--on-existing skip|replace|fail] [--scope <scope>] [options]   |   import --claude-code',
   options: {
     'on-existing': {
       type: 'string',
@@ -28,12 +35,19 @@ export const importCommand: CommandDefinition = {
     },
     scope: { type: 'string', valueName: 'scope', description: 'Put every imported memory into this scope' },
     'keep-scopes': { type: 'boolean', description: 'Keep the scopes the file names, even other projects or global' },
+    'claude-code': {
+      type: 'boolean',
+      description: "Import this project's Claude Code auto memory (~/.claude/projects/<slug>/memory), read only",
+    },
   },
   details:
     'Without --scope or --keep-scopes, every memory must belong to the current project, so a file cannot plant memories in global or in another project. All or nothing: if any line or topic file is invalid, nothing is imported and the bad lines (or files) are listed. Each imported memory gets one "create" history entry with actor "import".',
   async run(invocation) {
     const { values } = invocation;
-    const path = resolve(invocation.io.cwd, singlePositional(invocation, 'path'));
+    const path =
+      values['claude-code'] === true && invocation.positionals.length === 0
+        ? await claudeCodeDirectory(invocation.io.cwd, invocation.io.env)
+        : resolve(invocation.io.cwd, singlePositional(invocation, 'path'));
     const onExisting = (stringOption(values, 'on-existing') ?? 'skip') as OnExisting;
     if (!ON_EXISTING.includes(onExisting)) {
       throw new EngramError(
@@ -62,12 +76,18 @@ export const importCommand: CommandDefinition = {
       const limits = opened.loaded.settings.memory;
       let inputs: NewMemory[];
       let warnings: string[];
+      let files: string[] = [];
+      const generated = new Set<string>();
       const kind = info.isDirectory() ? 'claude' : 'jsonl';
       if (kind === 'claude') {
         const read = await readMemoryDirectory(path, {
           scope: writeScope(values, opened),
           now: new Date().toISOString(),
-          generateId: () => createSortableId('mem'),
+          generateId: () => {
+            const id = createSortableId('mem');
+            generated.add(id);
+            return id;
+          },
         });
         if (read.errors.length > 0) {
           throw problems(
@@ -76,6 +96,7 @@ export const importCommand: CommandDefinition = {
           );
         }
         inputs = read.memories;
+        files = read.files;
         warnings = read.warnings;
       } else {
         const text = await readText(path);
@@ -106,19 +127,76 @@ export const importCommand: CommandDefinition = {
         opened.loaded.project.scope,
         values['keep-scopes'] === true,
       );
-      const { written: _written, ...report } = await opened.engram.importMemories(inputs, {
+      // A directory's topic files carry no engram id: they are matched by content and name, so importing it again adds nothing.
+      const plan =
+        kind === 'claude'
+          ? planDirectoryImport(
+              inputs.map((memory, index) => ({
+                file: files[index] ?? `file ${index + 1}`,
+                memory: comparable(memory, opened.engram),
+                hasOwnId: memory.id === undefined || !generated.has(memory.id),
+              })),
+              await existingIn(opened.engram, inputs),
+            )
+          : undefined;
+      const { written: _written, ...imported } = await opened.engram.importMemories(plan ? plan.create : inputs, {
         onExisting,
         actor: IMPORT_ACTOR,
       });
+      for (const change of plan?.update ?? []) {
+        const scope = inputs[files.indexOf(change.file)]?.scope;
+        await opened.engram.update(change.id, change.patch, {
+          actor: IMPORT_ACTOR,
+          ...(scope !== undefined && { scopes: [scope] }),
+        });
+      }
+      const report = {
+        ...imported,
+        skipped: imported.skipped + (plan?.unchanged.length ?? 0),
+        updated: plan?.update.length ?? 0,
+      };
+      warnings.push(...(plan?.notes ?? []));
       const data = { path, format: kind, ...report, warnings };
       const text = [
-        `Imported from ${path}: ${report.created} created, ${report.replaced} replaced, ${report.skipped} skipped (already present).`,
+        `Imported from ${path}: ${report.created} created, ${report.replaced} replaced, ${report.updated} updated, ${report.skipped} skipped (already present).`,
         ...warnings.map((warning) => `warning: ${warning}`),
       ].join('\n');
       return { data, text };
     });
   },
 };
+
+/** A memory as the store would keep it (secrets redacted, private blocks removed), so it compares with stored ones; as it is when it cannot be stored (the import then says why). */
+function comparable(memory: NewMemory, engram: Engram): NewMemory {
+  try {
+    return sanitizeMemoryFields(memory, { maxContentChars: engram.settings.memory.maxContentBytes }).value;
+  } catch {
+    return memory;
+  }
+}
+
+/** The memories already in the scopes an import writes to, archived ones included (they are still there). */
+async function existingIn(engram: Engram, inputs: readonly NewMemory[]): Promise<Memory[]> {
+  const found: Memory[] = [];
+  for (const scope of new Set(inputs.map((input) => input.scope))) {
+    for (let offset = 0; ; offset += EXISTING_PAGE) {
+      const page = await engram.list({ scopes: [scope], archived: 'include', limit: EXISTING_PAGE, offset });
+      found.push(...page);
+      if (page.length < EXISTING_PAGE) break;
+    }
+  }
+  return found;
+}
+
+/** This project's Claude Code auto-memory folder (by the git root, as Claude Code names it), or NOT_FOUND saying where it was looked for. */
+async function claudeCodeDirectory(cwd: string, env: Record<string, string | undefined>): Promise<string> {
+  const found = await findClaudeCodeMemoryDirectory({ projectRoot: resolveProjectIdentity(cwd).root, env });
+  if (found.directory) return found.directory;
+  throw new EngramError(
+    'NOT_FOUND',
+    `This project has no Claude Code auto memory at ${found.expected}; pass the memory folder's path instead.`,
+  );
+}
 
 async function readText(path: string): Promise<string> {
   let buffer: Buffer;
