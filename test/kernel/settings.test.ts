@@ -51,6 +51,9 @@ const ENVIRONMENT_VARIABLES: ReadonlyArray<[string, string]> = [
   ['model.timeoutMs', 'ENGRAM_MODEL_TIMEOUT_MS'],
   ['model.maxRetries', 'ENGRAM_MODEL_MAX_RETRIES'],
   ['wrappers.recallTimeCapMs', 'ENGRAM_WRAPPER_RECALL_TIME_CAP_MS'],
+  ['hooks.deadlineMs', 'ENGRAM_HOOK_DEADLINE_MS'],
+  ['hooks.recall', 'ENGRAM_HOOK_RECALL'],
+  ['hooks.extract', 'ENGRAM_HOOK_EXTRACT'],
 ];
 
 function configError(action: () => unknown): EngramError {

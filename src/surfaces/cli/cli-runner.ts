@@ -38,6 +38,9 @@ const COMMANDS: Record<string, () => Promise<CommandDefinition>> = {
   chat: async () => (await import('./commands/chat-command.js')).chatCommand,
   ui: async () => (await import('./commands/ui-command.js')).uiCommand,
   dream: async () => (await import('./commands/dream-command.js')).dreamCommand,
+  install: async () => (await import('./commands/install-command.js')).installCommand,
+  uninstall: async () => (await import('./commands/install-command.js')).uninstallCommand,
+  status: async () => (await import('./commands/status-command.js')).statusCommand,
 };
 
 /** Runs the `engram` binary on argv (without node and script) and returns the exit code. */
