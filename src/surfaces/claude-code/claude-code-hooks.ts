@@ -40,6 +40,8 @@ export interface HookContext {
   /** Milliseconds left before the hook must answer. */
   remainingMs: () => number;
   log: (entry: Omit<HookLogEntry, 'at' | 'event'>) => void;
+  /** Sends the context to Claude Code now (once): what the hook still does after it can fail or time out without losing it. */
+  answer: (text: string | undefined) => void;
 }
 
 /** The checkpoint listing the memories surfaced in a session (their text is in Claude Code's context). */
@@ -79,40 +81,37 @@ export async function sessionStartContext(context: HookContext): Promise<string 
     index: { ...engram.settings.index, maxBytes: Math.min(engram.settings.index.maxBytes, STATIC_PART_MAX_BYTES) },
   };
   const staticPart = await buildStaticPart({ store: engram.store, settings }, engram.readScopes);
-  let block = '';
-  if (context.input.source === 'compact') {
-    const ids = (await readSurfaced(context)).slice(-MAX_REINJECTED).reverse();
-    const memories: Memory[] = [];
-    for (const id of ids) {
-      const memory = await engram.store.get(id, engram.readScopes);
-      if (memory && !memory.archived && memory.invalidAt === null) memories.push(memory);
-    }
-    const room = MAX_CONTEXT_CHARS - staticPart.length - 2;
-    const budget = Math.min(
-      engram.settings.injection.maxTokens,
-      Math.floor(room / Math.max(1, engram.settings.tokens.bytesPerTextToken) / 1.1),
-    );
-    if (memories.length > 0 && budget > 50) {
-      const packed = packMemoryContext(
-        memories.map((memory) => ({ memory, score: null, source: 'ranked' as const })),
-        {
-          maxTokens: budget,
-          now: new Date().toISOString(),
-          bytesPerToken: engram.settings.tokens.bytesPerTextToken,
-          ageNoteDays: engram.settings.recall.ageNoteDays,
-          staleDays: engram.settings.recall.staleDays,
-        },
-      );
-      block = packed.block;
-      await writeSurfaced(
-        context,
-        packed.included.map((entry) => entry.memory.id),
-      );
-    } else {
-      await writeSurfaced(context, []);
-    }
+  if (context.input.source !== 'compact') return fitContext([staticPart]);
+  const ids = (await readSurfaced(context)).slice(-MAX_REINJECTED).reverse();
+  const memories: Memory[] = [];
+  for (const id of ids) {
+    const memory = await engram.store.get(id, engram.readScopes);
+    if (memory && !memory.archived && memory.invalidAt === null) memories.push(memory);
   }
-  return fitContext([staticPart, block]);
+  const room = MAX_CONTEXT_CHARS - staticPart.length - 2;
+  const budget = Math.min(
+    engram.settings.injection.maxTokens,
+    Math.floor(room / Math.max(1, engram.settings.tokens.bytesPerTextToken) / 1.1),
+  );
+  const packed =
+    memories.length > 0 && budget > 50
+      ? packMemoryContext(
+          memories.map((memory) => ({ memory, score: null, source: 'ranked' as const })),
+          {
+            maxTokens: budget,
+            now: new Date().toISOString(),
+            bytesPerToken: engram.settings.tokens.bytesPerTextToken,
+            ageNoteDays: engram.settings.recall.ageNoteDays,
+            staleDays: engram.settings.recall.staleDays,
+          },
+        )
+      : undefined;
+  const text = fitContext([staticPart, packed?.block ?? '']);
+  context.answer(text);
+  // The summary dropped every earlier block: what was given again is the session's surfaced set now.
+  const given = packed && text?.includes(packed.block) ? packed.included.map((entry) => entry.memory.id) : [];
+  await writeSurfaced(context, given);
+  return text;
 }
 
 /**
@@ -145,9 +144,12 @@ export async function promptContext(context: HookContext): Promise<string | unde
     });
   }
   if (injection.block === '') return undefined;
+  const text = fitContext([injection.block]);
+  // Answered first: bookkeeping that fails (a locked store) costs a repeat later, never this prompt's memories.
+  context.answer(text);
   await writeSurfaced(context, turn.surfacedIds());
   await turn.flush();
-  return fitContext([injection.block]);
+  return text;
 }
 
 /** Joins context parts, never over MAX_CONTEXT_CHARS: the later parts (recalled memories) go first, then the index is cut at a line. */

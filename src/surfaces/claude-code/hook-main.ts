@@ -33,7 +33,7 @@ export async function runHookProcess(word: string): Promise<never> {
       ms: entry.ms ?? Date.now() - started,
     });
   };
-  const finish = (context: string | undefined): never => {
+  const answer = (context: string | undefined): void => {
     if (!finished) {
       finished = true;
       if (context !== undefined && isHookEventName(word)) {
@@ -45,6 +45,9 @@ export async function runHookProcess(word: string): Promise<never> {
         }
       }
     }
+  };
+  const finish = (context: string | undefined): never => {
+    answer(context);
     process.exit(0);
   };
   if (!isHookEventName(word)) {
@@ -91,12 +94,16 @@ export async function runHookProcess(word: string): Promise<never> {
       finish(undefined);
     }, remaining);
     deadline.unref();
-    opened = await openEngram({ cwd, env, actor: HOOK_ACTOR });
+    // SQLite waits for a lock inside a synchronous call, where no timer fires: the wait itself is
+    // kept well inside the deadline, so a locked store costs this hook its bookkeeping, never the prompt.
+    const busyTimeoutMs = Math.min(loaded.settings.store.busyTimeoutMs, Math.max(10, Math.floor(remaining / 3)));
+    opened = await openEngram({ cwd, env, actor: HOOK_ACTOR, flags: { 'store.busyTimeoutMs': busyTimeoutMs } });
     const context: HookContext = {
       opened,
       input,
       remainingMs: () => deadlineMs - (Date.now() - started),
       log,
+      answer,
     };
     let text: string | undefined;
     if (word === 'session-start') text = await sessionStartContext(context);
