@@ -94,6 +94,7 @@ async function main(): Promise<void> {
     wrappers: parts.has('wrappers') ? await (await import('./wrappers-bench.js')).benchWrappersPart() : undefined,
     viewer: parts.has('viewer') ? await (await import('./viewer-bench.js')).benchViewerPart() : undefined,
     dream: parts.has('dream') ? await (await import('./dream-bench.js')).benchDreamPart() : undefined,
+    hooks: parts.has('hooks') ? await (await import('./hooks-bench.js')).benchHooksPart() : undefined,
     parts: [...parts],
   };
   const folder = join(root, 'bench/results');
@@ -117,6 +118,7 @@ const BENCH_PARTS = [
   'viewer',
   'dream',
   'install',
+  'hooks',
 ];
 
 await main();

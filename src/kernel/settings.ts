@@ -682,6 +682,11 @@ const SETTINGS_TABLE = {
     extract: flag(true, 'Claude Code hooks queue extraction of the session at Stop, PreCompact and SessionEnd', {
       env: 'ENGRAM_HOOK_EXTRACT',
     }),
+    worker: flag(
+      true,
+      'A queueing Claude Code hook starts a detached worker for the model work; false leaves the queue to engram serve',
+      { env: 'ENGRAM_HOOK_WORKER' },
+    ),
   },
 } satisfies Record<string, Record<string, Row<SettingDefinition>>>;
 

@@ -54,6 +54,7 @@ const ENVIRONMENT_VARIABLES: ReadonlyArray<[string, string]> = [
   ['hooks.deadlineMs', 'ENGRAM_HOOK_DEADLINE_MS'],
   ['hooks.recall', 'ENGRAM_HOOK_RECALL'],
   ['hooks.extract', 'ENGRAM_HOOK_EXTRACT'],
+  ['hooks.worker', 'ENGRAM_HOOK_WORKER'],
 ];
 
 function configError(action: () => unknown): EngramError {

@@ -2,16 +2,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MemoryTurn } from '../../agent/memory-turn.js';
 import { requireRole } from '../../contracts/memory-store.js';
 import { EXTRACTION_QUEUE } from '../../extraction/extraction-job-payload.js';
-import { readTranscriptFile } from '../../extraction/node/read-transcript.js';
 import { estimateTextTokens } from '../../kernel/token-estimate.js';
 import type { Memory } from '../../memory/memory.js';
 import type { OpenedEngram } from '../../node/open-engram.js';
-import { buildStaticPart } from '../../recall/memory-context.js';
-import { packMemoryContext } from '../../recall/memory-context-format.js';
-import { createExtractor } from '../../node/create-extractor.js';
 import type { HookInput } from './hook-input.js';
 import type { HookLogEntry } from './hook-log.js';
 
@@ -20,6 +15,9 @@ import type { HookLogEntry } from './hook-log.js';
  * SessionStart and UserPromptSubmit return the text for `additionalContext`; Stop, PreCompact and
  * SessionEnd only queue extraction of the transcript's new part and start a detached worker.
  */
+
+// Each hook loads only what its event needs (dynamic imports below): a hook is a whole process per
+// event, and module loading is most of its time.
 
 /**
  * Claude Code saves hook output over 10,000 characters to a file and gives the model a preview
@@ -80,6 +78,7 @@ export async function sessionStartContext(context: HookContext): Promise<string 
     ...engram.settings,
     index: { ...engram.settings.index, maxBytes: Math.min(engram.settings.index.maxBytes, STATIC_PART_MAX_BYTES) },
   };
+  const { buildStaticPart } = await import('../../recall/memory-context.js');
   const staticPart = await buildStaticPart({ store: engram.store, settings }, engram.readScopes);
   if (context.input.source !== 'compact') return fitContext([staticPart]);
   const ids = (await readSurfaced(context)).slice(-MAX_REINJECTED).reverse();
@@ -93,6 +92,7 @@ export async function sessionStartContext(context: HookContext): Promise<string 
     engram.settings.injection.maxTokens,
     Math.floor(room / Math.max(1, engram.settings.tokens.bytesPerTextToken) / 1.1),
   );
+  const { packMemoryContext } = await import('../../recall/memory-context-format.js');
   const packed =
     memories.length > 0 && budget > 50
       ? packMemoryContext(
@@ -128,6 +128,7 @@ export async function promptContext(context: HookContext): Promise<string | unde
     engram.settings.injection.maxTokens,
     Math.floor(MAX_CONTEXT_CHARS / Math.max(1, engram.settings.tokens.bytesPerTextToken) / 1.1),
   );
+  const { MemoryTurn } = await import('../../agent/memory-turn.js');
   const turn = new MemoryTurn({
     engram,
     selectionModel: false,
@@ -202,6 +203,7 @@ export async function queueTranscript(
     });
     return { status: 'skipped', jobs: 0, reason: 'transcript too large' };
   }
+  const { readTranscriptFile } = await import('../../extraction/node/read-transcript.js');
   const transcript = await readTranscriptFile(path, {
     format: 'claude',
     sessionId: input.sessionId,
@@ -209,7 +211,9 @@ export async function queueTranscript(
   });
   const { conversation } = transcript;
   if (conversation.messages.length === 0) return { status: 'nothing-new', jobs: 0, sessionId: conversation.sessionId };
-  const extractor = createExtractor({
+  // Queueing needs no sandbox (the worker's agent mode opens it): the plain Extractor loads less.
+  const { Extractor } = await import('../../extraction/extractor.js');
+  const extractor = new Extractor({
     engram: opened.engram,
     projectRoot: opened.loaded.project.root,
     autoStart: false,
@@ -217,7 +221,8 @@ export async function queueTranscript(
   const result = await extractor.afterTurn(conversation);
   let worker = false;
   if (result.status === 'queued' || (await hasPendingJobs(opened))) {
-    if (options.spawnWorker !== false) worker = spawnWorker(opened.loaded.project.root, context);
+    if (options.spawnWorker !== false && opened.engram.settings.hooks.worker)
+      worker = spawnWorker(opened.loaded.project.root, context);
   }
   return {
     status: result.status,
