@@ -57,7 +57,7 @@ export async function benchClaudeCodeExtractionPart(): Promise<ClaudeCodeExtract
   const home = join(directory, 'home');
   mkdirSync(join(home, '.claude'), { recursive: true });
   writeFileSync(join(home, '.claude', 'settings.json'), '{}');
-  const server = await startAnthropicMessagesServer({ respond: { message: { text: '[]' } } });
+  const server = await startAnthropicMessagesServer({ claudeCode: true, respond: { message: { text: '[]' } } });
   const model = new ClaudeCodeLanguageModel({
     model: 'haiku',
     command: claudeBinary(),

@@ -112,6 +112,7 @@ async function main(): Promise<void> {
     claudeCode: parts.has('claude-code')
       ? await (await import('./claude-code-extraction-bench.js')).benchClaudeCodeExtractionPart()
       : undefined,
+    hooks: parts.has('hooks') ? await (await import('./hooks-bench.js')).benchHooksPart() : undefined,
     parts: [...parts],
   };
   const folder = join(root, 'bench/results');
@@ -137,6 +138,7 @@ const BENCH_PARTS = [
   'install',
   'baseline',
   'claude-code',
+  'hooks',
 ];
 
 await main();

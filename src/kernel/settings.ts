@@ -682,6 +682,24 @@ const SETTINGS_TABLE = {
       { minimum: 1, maximum: 600_000, env: 'ENGRAM_WRAPPER_RECALL_TIME_CAP_MS' },
     ),
   },
+  hooks: {
+    deadlineMs: integer(
+      1_000,
+      'How long a Claude Code hook may work before it answers with no context and logs why (the prompt never waits longer)',
+      { minimum: 50, maximum: 60_000, env: 'ENGRAM_HOOK_DEADLINE_MS' },
+    ),
+    recall: flag(true, 'Claude Code hooks inject memory: the index at session start, recalled memories per prompt', {
+      env: 'ENGRAM_HOOK_RECALL',
+    }),
+    extract: flag(true, 'Claude Code hooks queue extraction of the session at Stop, PreCompact and SessionEnd', {
+      env: 'ENGRAM_HOOK_EXTRACT',
+    }),
+    worker: flag(
+      true,
+      'A queueing Claude Code hook starts a detached worker for the model work; false leaves the queue to engram serve',
+      { env: 'ENGRAM_HOOK_WORKER' },
+    ),
+  },
 } satisfies Record<string, Record<string, Row<SettingDefinition>>>;
 
 type SettingsTable = typeof SETTINGS_TABLE;

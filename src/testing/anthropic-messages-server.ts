@@ -33,6 +33,12 @@ export interface AnthropicMessagesServerOptions {
   minCacheableTokens?: number;
   /** Characters per text delta when streaming (default 16). */
   streamChunkCharacters?: number;
+  /**
+   * Accept what Claude Code sends besides the documented API (FORMATS §1.6): `role:"system"` entries
+   * in `messages` (hook context) and any path prefix before `/v1/messages` (tests tell runs apart by
+   * the prefix of `ANTHROPIC_BASE_URL`). Default false: such requests are refused as the API does.
+   */
+  claudeCode?: boolean;
 }
 
 const ERRORS: Record<ScriptedModelError['kind'], { status: number; type: string; message: string }> = {
@@ -92,13 +98,15 @@ export async function startAnthropicMessagesServer(
       summarize: summarizeMessagesRequest,
       answer(request, reply) {
         const index = count++;
-        if (request.method !== 'POST' || request.path.split('?')[0] !== '/v1/messages') {
+        const route = request.path.split('?')[0]!;
+        const known = route === '/v1/messages' || (options.claudeCode === true && route.endsWith('/v1/messages'));
+        if (request.method !== 'POST' || !known) {
           return errorReply({ kind: 'not_found', message: `Unknown route ${request.method} ${request.path}.` }, index);
         }
         if (options.apiKey !== undefined && !carriesKey(request, options.apiKey))
           return errorReply({ kind: 'auth' }, index);
         if (reply && !('message' in reply)) return passThrough(reply, index);
-        const problem = checkRequest(request);
+        const problem = checkRequest(request, options.claudeCode === true);
         if (problem) return errorReply({ kind: 'invalid_request', message: problem }, index);
         const message = reply?.message ?? { text: 'OK' };
         const body = request.body as Record<string, unknown>;
@@ -180,7 +188,7 @@ function carriesKey(request: RecordedModelRequest, key: string): boolean {
 }
 
 /** What the real API refuses that a client could get wrong; undefined when the request is fine. */
-function checkRequest(request: RecordedModelRequest): string | undefined {
+function checkRequest(request: RecordedModelRequest, systemMessages = false): string | undefined {
   if (typeof request.headers['anthropic-version'] !== 'string') return 'anthropic-version: header is required';
   const body = request.body as Record<string, unknown> | null;
   if (body === null || typeof body !== 'object' || Array.isArray(body))
@@ -202,9 +210,9 @@ function checkRequest(request: RecordedModelRequest): string | undefined {
   }
   let previousToolUses = new Set<string>();
   for (const [index, message] of (body.messages as Array<{ role?: unknown; content?: unknown }>).entries()) {
-    // Claude Code sends a role:"system" message (environment, hook context) inside messages.
-    if (message?.role !== 'user' && message?.role !== 'assistant' && message?.role !== 'system')
-      return `messages.${index}.role: Input should be 'user', 'assistant' or 'system'`;
+    if (systemMessages && message?.role === 'system') continue;
+    if (message?.role !== 'user' && message?.role !== 'assistant')
+      return `messages.${index}.role: Input should be 'user' or 'assistant'`;
     const blocks = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
     if (!Array.isArray(blocks)) return `messages.${index}.content: Input should be a valid string or list`;
     const toolUses = new Set<string>();

@@ -12,7 +12,7 @@ let claude: ClaudeHome;
 let fixture: ExtractionFixture;
 
 beforeAll(async () => {
-  server = await startAnthropicMessagesServer();
+  server = await startAnthropicMessagesServer({ claudeCode: true });
 });
 afterAll(async () => server.close());
 beforeEach(async () => {

@@ -17,6 +17,7 @@ let claude: ClaudeHome;
 beforeEach(async () => {
   claude = await makeClaudeHome();
   server = await startAnthropicMessagesServer({
+    claudeCode: true,
     // The session's own turn has Claude Code's tools; engram's extraction call has none.
     respond: (request) => {
       const body = request.body as { tools?: unknown[] };

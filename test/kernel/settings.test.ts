@@ -53,6 +53,10 @@ const ENVIRONMENT_VARIABLES: ReadonlyArray<[string, string]> = [
   ['model.claudeCodeCommand', 'ENGRAM_CLAUDE_CODE_COMMAND'],
   ['model.insideClaudeCode', 'CLAUDECODE'],
   ['wrappers.recallTimeCapMs', 'ENGRAM_WRAPPER_RECALL_TIME_CAP_MS'],
+  ['hooks.deadlineMs', 'ENGRAM_HOOK_DEADLINE_MS'],
+  ['hooks.recall', 'ENGRAM_HOOK_RECALL'],
+  ['hooks.extract', 'ENGRAM_HOOK_EXTRACT'],
+  ['hooks.worker', 'ENGRAM_HOOK_WORKER'],
 ];
 
 function configError(action: () => unknown): EngramError {

@@ -28,6 +28,11 @@ export interface ParsedTranscript {
   warnings: string[];
   /** Lines that could not be read (torn, not JSON, too long). */
   skippedLines: number;
+  /**
+   * The file holds only a helper's (subagent's) lines: its conversation is kept under a session id of
+   * its own (`<parent session>:agent-<agent id>`), so reading it never moves the parent session's cursor.
+   */
+  sidechain?: boolean;
 }
 
 export interface ClaudeCodeTranscriptOptions extends TranscriptLineOptions {
@@ -78,15 +83,24 @@ export function parseClaudeCodeTranscript(text: string, options: ClaudeCodeTrans
     }
   }
   // A helper's own file (subagents/agent-<id>.jsonl) holds sidechain lines only: its conversation is theirs.
+  const sidechain = leaf === undefined && sidechainLeaf !== undefined;
   leaf ??= sidechainLeaf;
   const chain = leaf ? walkBack(leaf, byUuid, previousInFile, warnings) : [];
   const messages = chainToMessages(chain);
-  const sessionId =
+  const named =
     (leaf && validId(stringField(leaf.line.record, 'sessionId'))) ??
     read.lines.map((line) => validId(stringField(line.record, 'sessionId'))).find((id) => id !== undefined) ??
     options.sessionId ??
     'claude-code';
-  return { conversation: { sessionId, messages }, warnings, skippedLines: read.skipped };
+  // Sidechain lines carry the parent's sessionId: the helper's own id keeps the two cursors apart.
+  const agentId = sidechain && leaf ? (validId(stringField(leaf.line.record, 'agentId')) ?? 'sidechain') : undefined;
+  const sessionId = agentId === undefined ? named : `${named}:agent-${agentId}`.slice(0, MAX_CONVERSATION_ID_LENGTH);
+  return {
+    conversation: { sessionId, messages },
+    warnings,
+    skippedLines: read.skipped,
+    ...(sidechain && { sidechain: true }),
+  };
 }
 
 /** Walks from the leaf to the root: parentUuid, or logicalParentUuid at a compact boundary, or the previous line when the field is absent (old files). */

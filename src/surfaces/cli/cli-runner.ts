@@ -39,6 +39,9 @@ const COMMANDS: Record<string, () => Promise<CommandDefinition>> = {
   ui: async () => (await import('./commands/ui-command.js')).uiCommand,
   dream: async () => (await import('./commands/dream-command.js')).dreamCommand,
   skills: async () => (await import('./commands/skills-command.js')).skillsCommand,
+  install: async () => (await import('./commands/install-command.js')).installCommand,
+  uninstall: async () => (await import('./commands/install-command.js')).uninstallCommand,
+  status: async () => (await import('./commands/status-command.js')).statusCommand,
 };
 
 /** Runs the `engram` binary on argv (without node and script) and returns the exit code. */

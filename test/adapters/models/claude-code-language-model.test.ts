@@ -19,7 +19,10 @@ let claude: ClaudeHome;
 let failWith: ScriptedModelError | undefined;
 
 beforeAll(async () => {
-  server = await startAnthropicMessagesServer({ respond: () => (failWith ? { error: failWith } : undefined) });
+  server = await startAnthropicMessagesServer({
+    claudeCode: true,
+    respond: () => (failWith ? { error: failWith } : undefined),
+  });
 });
 afterAll(async () => server.close());
 beforeEach(async () => {

@@ -123,7 +123,7 @@ describe('procedure memories as Claude Code skills', () => {
 
   it('the real Claude Code CLI lists the synced skill with its description for the model', async () => {
     const claude = await makeClaudeHome();
-    const server = await startAnthropicMessagesServer();
+    const server = await startAnthropicMessagesServer({ claudeCode: true });
     try {
       await procedure('release-steps', 'Tag the commit, then publish.', {
         description: 'How to cut a release of the app',

@@ -1,0 +1,45 @@
+#!/usr/bin/env node
+// The plugin's one entry: `engram.mjs hook <event>` runs a Claude Code hook, anything else runs the
+// engram CLI (`engram.mjs mcp` for the plugin's MCP server). It finds engram's built code where the
+// plugin folder sits: inside the engram package or repository (a directory marketplace runs the
+// plugin in place), else an engram installed next to a copied plugin folder (npm ci --ignore-scripts
+// of the plugin's own package.json). A hook that cannot find engram exits 0 and prints nothing: a
+// memory system never blocks a prompt.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const isHook = args[0] === 'hook';
+
+function findDist() {
+  const inPlace = join(here, '..', '..', '..', 'dist');
+  if (existsSync(join(inPlace, 'surfaces', 'cli', 'main.js'))) return inPlace;
+  try {
+    const manifest = createRequire(join(here, '..', 'package.json')).resolve('engram/package.json');
+    const installed = join(dirname(manifest), 'dist');
+    if (existsSync(join(installed, 'surfaces', 'cli', 'main.js'))) return installed;
+  } catch {
+    // Not installed beside the plugin either.
+  }
+  return undefined;
+}
+
+// Same rule as kernel/nested-call.ts: set and neither empty nor '0'.
+if (isHook && (process.env.ENGRAM_NESTED ?? '') !== '' && process.env.ENGRAM_NESTED !== '0') process.exit(0);
+const dist = findDist();
+if (dist === undefined) {
+  process.stderr.write(
+    'engram: the plugin cannot find engram (dist/ beside the plugin or an installed engram package)\n',
+  );
+  process.exit(isHook ? 0 : 1);
+}
+if (isHook) {
+  const { runHookProcess } = await import(pathToFileURL(join(dist, 'surfaces', 'claude-code', 'hook-main.js')).href);
+  await runHookProcess(args[1] ?? '');
+} else {
+  process.argv = [process.argv[0], join(dist, 'surfaces', 'cli', 'main.js'), ...args];
+  await import(pathToFileURL(join(dist, 'surfaces', 'cli', 'main.js')).href);
+}

@@ -1,0 +1,272 @@
+import { spawn } from 'node:child_process';
+import { ENGRAM_NESTED_ENV } from '../../kernel/nested-call.js';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { requireRole } from '../../contracts/memory-store.js';
+import { EXTRACTION_QUEUE } from '../../extraction/extraction-job-payload.js';
+import { estimateTextTokens } from '../../kernel/token-estimate.js';
+import type { Memory } from '../../memory/memory.js';
+import type { OpenedEngram } from '../../node/open-engram.js';
+import type { HookInput } from './hook-input.js';
+import type { HookLogEntry } from './hook-log.js';
+
+/**
+ * The work of engram's Claude Code hooks (issue 13), each given an open engram for the hook's cwd.
+ * SessionStart and UserPromptSubmit return the text for `additionalContext`; Stop, PreCompact and
+ * SessionEnd only queue extraction of the transcript's new part and start a detached worker.
+ */
+
+// Each hook loads only what its event needs (dynamic imports below): a hook is a whole process per
+// event, and module loading is most of its time.
+
+/**
+ * Claude Code saves hook output over 10,000 characters to a file and gives the model a preview
+ * (FORMATS §1.4): engram's context stays below that, the index capped first.
+ */
+export const MAX_CONTEXT_CHARS = 9_500;
+const STATIC_PART_MAX_BYTES = 6_000;
+/** Ids of memories surfaced in a session, remembered for at most this many. */
+const MAX_SURFACED_KEPT = 2_000;
+/** Memories re-injected after a compaction at most (the most recently surfaced). */
+const MAX_REINJECTED = 50;
+/** A transcript larger than this is not read by a hook (it would pass the deadline): `engram extract` reads it. */
+export const HOOK_TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024;
+
+export interface HookContext {
+  opened: OpenedEngram;
+  input: HookInput;
+  /** Milliseconds left before the hook must answer. */
+  remainingMs: () => number;
+  log: (entry: Omit<HookLogEntry, 'at' | 'event'>) => void;
+  /** Sends the context to Claude Code now (once): what the hook still does after it can fail or time out without losing it. */
+  answer: (text: string | undefined) => void;
+}
+
+/** The checkpoint listing the memories surfaced in a session (their text is in Claude Code's context). */
+export function surfacedCheckpointName(sessionId: string): string {
+  return `claude-code-surfaced:${sessionId}`;
+}
+
+async function readSurfaced(context: HookContext): Promise<string[]> {
+  const checkpoints = requireRole(context.opened.engram.store, 'checkpoints', 'the Claude Code hooks');
+  const raw = await checkpoints.get(surfacedCheckpointName(context.input.sessionId));
+  if (raw === undefined) return [];
+  try {
+    const value: unknown = JSON.parse(raw);
+    return Array.isArray(value)
+      ? value.filter((id): id is string => typeof id === 'string').slice(-MAX_SURFACED_KEPT)
+      : [];
+  } catch {
+    return [];
+  }
+}
+
+async function writeSurfaced(context: HookContext, ids: readonly string[]): Promise<void> {
+  const checkpoints = requireRole(context.opened.engram.store, 'checkpoints', 'the Claude Code hooks');
+  await checkpoints.set(surfacedCheckpointName(context.input.sessionId), JSON.stringify(ids.slice(-MAX_SURFACED_KEPT)));
+}
+
+/**
+ * SessionStart: the index of the project's and global memories (the static part, capped). After a
+ * compaction (`source: compact`) the memories surfaced before it are given again, since the summary
+ * dropped their text; they stay the session's surfaced set, the others may be recalled again.
+ */
+export async function sessionStartContext(context: HookContext): Promise<string | undefined> {
+  const { engram } = context.opened;
+  if (!engram.settings.hooks.recall) return undefined;
+  const settings = {
+    ...engram.settings,
+    index: { ...engram.settings.index, maxBytes: Math.min(engram.settings.index.maxBytes, STATIC_PART_MAX_BYTES) },
+  };
+  const { buildStaticPart } = await import('../../recall/memory-context.js');
+  const staticPart = await buildStaticPart({ store: engram.store, settings }, engram.readScopes);
+  if (context.input.source !== 'compact') return fitContext([staticPart]);
+  const ids = (await readSurfaced(context)).slice(-MAX_REINJECTED).reverse();
+  const memories: Memory[] = [];
+  for (const id of ids) {
+    const memory = await engram.store.get(id, engram.readScopes);
+    if (memory && !memory.archived && memory.invalidAt === null) memories.push(memory);
+  }
+  const room = MAX_CONTEXT_CHARS - staticPart.length - 2;
+  const budget = Math.min(
+    engram.settings.injection.maxTokens,
+    Math.floor(room / Math.max(1, engram.settings.tokens.bytesPerTextToken) / 1.1),
+  );
+  const { packMemoryContext } = await import('../../recall/memory-context-format.js');
+  const packed =
+    memories.length > 0 && budget > 50
+      ? packMemoryContext(
+          memories.map((memory) => ({ memory, score: null, source: 'ranked' as const })),
+          {
+            maxTokens: budget,
+            now: new Date().toISOString(),
+            bytesPerToken: engram.settings.tokens.bytesPerTextToken,
+            ageNoteDays: engram.settings.recall.ageNoteDays,
+            staleDays: engram.settings.recall.staleDays,
+          },
+        )
+      : undefined;
+  const text = fitContext([staticPart, packed?.block ?? '']);
+  context.answer(text);
+  // The summary dropped every earlier block: what was given again is the session's surfaced set now.
+  const given = packed && text?.includes(packed.block) ? packed.included.map((entry) => entry.memory.id) : [];
+  await writeSurfaced(context, given);
+  return text;
+}
+
+/**
+ * UserPromptSubmit: recall for the prompt, memories already surfaced in this session left out, the
+ * block within `injection.maxTokens`, ranked recall only (no model call on the user's path), cut at
+ * the hook's deadline.
+ */
+export async function promptContext(context: HookContext): Promise<string | undefined> {
+  const { engram } = context.opened;
+  const prompt = context.input.prompt ?? '';
+  if (!engram.settings.hooks.recall || prompt.trim() === '') return undefined;
+  const surfaced = await readSurfaced(context);
+  const budgetTokens = Math.min(
+    engram.settings.injection.maxTokens,
+    Math.floor(MAX_CONTEXT_CHARS / Math.max(1, engram.settings.tokens.bytesPerTextToken) / 1.1),
+  );
+  const { MemoryTurn } = await import('../../agent/memory-turn.js');
+  const turn = new MemoryTurn({
+    engram,
+    selectionModel: false,
+    surfaced,
+    maxTokens: budgetTokens,
+    recallTimeoutMs: Math.max(1, context.remainingMs() - 100),
+  });
+  const injection = await turn.beforeRequest(prompt, { staticPart: false });
+  if (injection.status === 'failed' || injection.status === 'timed-out') {
+    context.log({
+      status: injection.status,
+      message: injection.error?.message ?? `recall ${injection.status}`,
+      ...(injection.error && { code: injection.error.code }),
+    });
+  }
+  if (injection.block === '') return undefined;
+  const text = fitContext([injection.block]);
+  // Answered first: bookkeeping that fails (a locked store) costs a repeat later, never this prompt's memories.
+  context.answer(text);
+  await writeSurfaced(context, turn.surfacedIds());
+  await turn.flush();
+  return text;
+}
+
+/** Joins context parts, never over MAX_CONTEXT_CHARS: the later parts (recalled memories) go first, then the index is cut at a line. */
+export function fitContext(parts: readonly string[]): string | undefined {
+  const kept = parts.filter((part) => part.trim() !== '');
+  while (kept.length > 1 && kept.join('\n').length > MAX_CONTEXT_CHARS) kept.pop();
+  let text = kept.join('\n');
+  if (text.length > MAX_CONTEXT_CHARS) {
+    const cut = text.lastIndexOf('\n', MAX_CONTEXT_CHARS);
+    text = text.slice(0, cut > 0 ? cut : MAX_CONTEXT_CHARS);
+  }
+  return text.trim() === '' ? undefined : text;
+}
+
+/** What a queueing hook did, for tests and the log. */
+export interface QueueOutcome {
+  status: 'queued' | 'nothing-new' | 'off' | 'skipped' | 'unavailable';
+  jobs: number;
+  sessionId?: string;
+  worker?: boolean;
+  reason?: string;
+}
+
+/**
+ * Stop, PreCompact and SessionEnd: queue extraction of the transcript's messages after the session's
+ * cursor, then start a detached worker for the model work and return. A helper's (subagent's) own
+ * transcript is queued under its own session id, never moving the parent's cursor.
+ */
+export async function queueTranscript(
+  context: HookContext,
+  options: { spawnWorker?: boolean } = {},
+): Promise<QueueOutcome> {
+  const { opened, input } = context;
+  if (!opened.engram.settings.hooks.extract) return { status: 'off', jobs: 0 };
+  const path = input.transcriptPath;
+  if (path === undefined) return { status: 'skipped', jobs: 0, reason: 'no transcript_path' };
+  let size: number;
+  try {
+    const info = statSync(path);
+    if (!info.isFile()) return { status: 'skipped', jobs: 0, reason: 'transcript_path is not a file' };
+    size = info.size;
+  } catch {
+    return { status: 'skipped', jobs: 0, reason: 'transcript_path does not exist (yet)' };
+  }
+  if (size > HOOK_TRANSCRIPT_MAX_BYTES) {
+    context.log({
+      status: 'skipped',
+      message: `the transcript is ${size} bytes, over the ${HOOK_TRANSCRIPT_MAX_BYTES} a hook reads: run "engram extract ${path}"`,
+      sessionId: input.sessionId,
+    });
+    return { status: 'skipped', jobs: 0, reason: 'transcript too large' };
+  }
+  const { readTranscriptFile } = await import('../../extraction/node/read-transcript.js');
+  const transcript = await readTranscriptFile(path, {
+    format: 'claude',
+    sessionId: input.sessionId,
+    maxBytes: HOOK_TRANSCRIPT_MAX_BYTES,
+  });
+  const { conversation } = transcript;
+  if (conversation.messages.length === 0) return { status: 'nothing-new', jobs: 0, sessionId: conversation.sessionId };
+  // Queueing needs no sandbox (the worker's agent mode opens it): the plain Extractor loads less.
+  const { Extractor } = await import('../../extraction/extractor.js');
+  const extractor = new Extractor({
+    engram: opened.engram,
+    projectRoot: opened.loaded.project.root,
+    autoStart: false,
+  });
+  const result = await extractor.afterTurn(conversation);
+  let worker = false;
+  if (result.status === 'queued' || (await hasPendingJobs(opened))) {
+    if (options.spawnWorker !== false && opened.engram.settings.hooks.worker)
+      worker = spawnWorker(opened.loaded.project.root, context);
+  }
+  return {
+    status: result.status,
+    jobs: result.jobs.length,
+    sessionId: conversation.sessionId,
+    worker,
+  };
+}
+
+async function hasPendingJobs(opened: OpenedEngram): Promise<boolean> {
+  const jobs = opened.engram.store.jobs;
+  if (!jobs) return false;
+  const counts = await jobs.counts(EXTRACTION_QUEUE);
+  return counts.pending > 0;
+}
+
+/** The detached worker's script, beside this module in dist/. */
+export function workerScriptPath(): string {
+  return join(dirname(fileURLToPath(import.meta.url)), 'hook-worker.js');
+}
+
+/** Starts the worker that runs the queue with the configured model, detached: it outlives Claude Code's exit. */
+function spawnWorker(cwd: string, context: HookContext): boolean {
+  const script = workerScriptPath();
+  if (!existsSync(script)) return false;
+  try {
+    const child = spawn(process.execPath, [script, existsSync(cwd) ? cwd : process.cwd()], {
+      detached: true,
+      stdio: 'ignore',
+      cwd: existsSync(cwd) ? cwd : process.cwd(),
+      // The worker may call `claude -p` (the claude-code model provider): its hooks see this and do nothing.
+      env: { ...process.env, [ENGRAM_NESTED_ENV]: '1' },
+    });
+    child.on('error', () => undefined);
+    child.unref();
+    return true;
+  } catch (error) {
+    context.log({ status: 'failed', message: `cannot start the extraction worker: ${(error as Error).message}` });
+    return false;
+  }
+}
+
+/** Tokens of a context text, for the log and tests. */
+export function contextTokens(text: string, bytesPerToken: number): number {
+  return estimateTextTokens(text, { bytesPerToken });
+}

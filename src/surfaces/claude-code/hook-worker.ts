@@ -1,0 +1,49 @@
+import { createExtractor } from '../../node/create-extractor.js';
+import { engramHome } from '../../node/load-settings.js';
+import { openEngram } from '../../node/open-engram.js';
+import { writeHookLog } from './hook-log.js';
+import { HOOK_ACTOR } from './hook-main.js';
+
+/**
+ * The detached worker a queueing hook starts (`node hook-worker.js <cwd>`): runs every due
+ * extraction job with the configured model (offline: explicit statements only), logs what failed,
+ * and exits. Several at once are safe (each job is claimed with a lease); `engram serve` runs the
+ * same queue when it is up.
+ */
+async function runWorker(cwd: string): Promise<void> {
+  const home = engramHome(process.env);
+  const started = Date.now();
+  const log = (status: string, message: string, code?: string): void =>
+    writeHookLog(home, {
+      at: new Date().toISOString(),
+      event: 'worker',
+      status,
+      message,
+      ...(code && { code }),
+      ms: Date.now() - started,
+    });
+  try {
+    const opened = await openEngram({ cwd, env: process.env, actor: HOOK_ACTOR });
+    try {
+      const model = opened.engram.model;
+      const extractor = createExtractor({
+        engram: opened.engram,
+        projectRoot: opened.loaded.project.root,
+        autoStart: false,
+        ...(model && { model }),
+      });
+      const outcomes = await extractor.drain();
+      for (const outcome of outcomes) {
+        if (outcome.state !== 'done')
+          log('worker-failed', `extraction job ${outcome.job.id} ${outcome.state}: ${outcome.error}`, outcome.code);
+      }
+    } finally {
+      await opened.close();
+    }
+  } catch (error) {
+    log('worker-failed', error instanceof Error ? error.message : String(error));
+  }
+}
+
+await runWorker(process.argv[2] ?? process.cwd());
+process.exit(0);

@@ -1,0 +1,129 @@
+import { EngramError } from '../../../kernel/errors.js';
+import { loadSettings } from '../../../node/load-settings.js';
+import {
+  installClaudeCode,
+  recordedSkillDirectories,
+  recordSkillDirectories,
+  uninstallClaudeCode,
+  type InstallScope,
+} from '../../claude-code/claude-code-install.js';
+import { removeInstalledSkills, syncInstalledSkills } from '../../claude-code/skills/installed-skills.js';
+import { openEngram } from '../../../node/open-engram.js';
+import { globalSettingFlags } from '../cli-engram.js';
+import type { CommandDefinition, CommandInvocation } from '../cli-command.js';
+
+const TARGETS = ['claude-code'] as const;
+
+function target(invocation: CommandInvocation): (typeof TARGETS)[number] {
+  const [name, ...rest] = invocation.positionals;
+  if (name === undefined || !TARGETS.includes(name as (typeof TARGETS)[number]) || rest.length > 0)
+    throw new EngramError(
+      'INVALID_INPUT',
+      `engram ${invocation.name} takes one target: ${TARGETS.join(', ')} (got ${JSON.stringify(invocation.positionals.join(' ').slice(0, 40))}).`,
+    );
+  return name as (typeof TARGETS)[number];
+}
+
+function loaded(invocation: CommandInvocation): ReturnType<typeof loadSettings> {
+  return loadSettings({ cwd: invocation.io.cwd, env: invocation.io.env, flags: globalSettingFlags(invocation.global) });
+}
+
+/** `engram install claude-code`: a plain `claude` session loads engram's plugin (hooks, MCP server, skills). */
+export const installCommand: CommandDefinition = {
+  name: 'install',
+  summary: 'Make Claude Code load engram (hooks, MCP server, skills): engram install claude-code',
+  usage: 'install claude-code [--project] [--skills]',
+  options: {
+    project: {
+      type: 'boolean',
+      description: "Enable it for this project only (the project's .claude/settings.json) instead of every project",
+    },
+    skills: {
+      type: 'boolean',
+      description:
+        "Also render procedure memories as Claude Code skills (the project's in <project>/.claude/skills, global ones in ~/.claude/skills), kept in step at each session start",
+    },
+  },
+  details:
+    'Declares engram as a Claude Code plugin marketplace (a folder: the plugin runs in place, nothing is copied and no npm runs) and ' +
+    'enables the plugin in ~/.claude/settings.json, or with --project in <project>/.claude/settings.json. The next claude session ' +
+    'runs the hooks. "engram uninstall claude-code" removes exactly what this added; "engram status" tells whether Claude Code will load it.',
+  async run(invocation) {
+    target(invocation);
+    // --project is this command's flag here; the global --project <id> never reaches a boolean option.
+    const scope: InstallScope = invocation.values.project === true ? 'project' : 'user';
+    const settings = loaded(invocation);
+    const result = await installClaudeCode({
+      env: invocation.io.env,
+      projectRoot: settings.project.root,
+      engramHome: settings.home,
+      scope,
+    });
+    let skills: Awaited<ReturnType<typeof syncInstalledSkills>> = [];
+    if (invocation.values.skills === true) {
+      const opened = await openEngram({
+        cwd: invocation.io.cwd,
+        env: invocation.io.env,
+        flags: globalSettingFlags(invocation.global),
+      });
+      try {
+        skills = await syncInstalledSkills({
+          engram: opened.engram,
+          env: invocation.io.env,
+          projectRoot: settings.project.root,
+        });
+      } finally {
+        await opened.close();
+      }
+      await recordSkillDirectories(
+        settings.home,
+        skills.map((report) => report.dir),
+      );
+    }
+    const lines = [
+      result.changed.length === 0 && skills.length === 0
+        ? `engram is already installed for Claude Code (${scope} scope); nothing changed.`
+        : `Installed engram for Claude Code (${scope} scope${scope === 'project' ? `: ${settings.project.root}` : ''}):`,
+      ...result.changed.map((entry) => `  ${entry.file}: ${entry.keys.join(', ')}`),
+      `  plugin ${result.plugin} from ${result.marketplace}`,
+      ...skills.map(
+        (report) =>
+          `  skills in ${report.dir}: ${report.added.length} added, ${report.updated.length} updated, ${report.removed.length} removed, ${report.unchanged.length} unchanged`,
+      ),
+      ...result.warnings.map((warning) => `warning: ${warning}`),
+      'The next claude session loads it. "engram status" checks it; "engram uninstall claude-code" removes it.',
+    ];
+    return { data: { ...result, skills }, text: lines.join('\n') };
+  },
+};
+
+/** `engram uninstall claude-code`: removes what install added; memories stay. */
+export const uninstallCommand: CommandDefinition = {
+  name: 'uninstall',
+  summary: 'Remove what "engram install claude-code" added to Claude Code settings (memories stay)',
+  usage: 'uninstall claude-code',
+  options: {},
+  async run(invocation) {
+    target(invocation);
+    const settings = loaded(invocation);
+    const skillDirectories = recordedSkillDirectories(settings.home);
+    const result = await uninstallClaudeCode({
+      env: invocation.io.env,
+      projectRoot: settings.project.root,
+      engramHome: settings.home,
+    });
+    const removedSkills = await removeInstalledSkills(skillDirectories);
+    const lines =
+      result.changed.length === 0 && removedSkills.length === 0
+        ? ['engram was not installed for Claude Code; nothing changed.']
+        : [
+            'Removed engram from Claude Code (memories are kept):',
+            ...result.changed.map(
+              (entry) =>
+                `  ${entry.file}: ${entry.keys.join(', ')}${entry.removedFile ? ' (file removed: install created it)' : ''}`,
+            ),
+            ...(removedSkills.length > 0 ? [`  procedure skills removed: ${removedSkills.join(', ')}`] : []),
+          ];
+    return { data: { ...result, removedSkills }, text: lines.join('\n') };
+  },
+};

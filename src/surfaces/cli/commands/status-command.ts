@@ -1,0 +1,102 @@
+import { EXTRACTION_QUEUE } from '../../../extraction/extraction-job-payload.js';
+import { loadSettings } from '../../../node/load-settings.js';
+import { openEngram } from '../../../node/open-engram.js';
+import { claudeCodeLoadState } from '../../claude-code/claude-code-install.js';
+import { hookLogPath, readHookLog } from '../../claude-code/hook-log.js';
+import { noPositionals, type CommandDefinition } from '../cli-command.js';
+import { CLI_ACTOR, globalSettingFlags } from '../cli-engram.js';
+import { formatFields } from '../table-format.js';
+
+const LOG_LINES = 5;
+
+/** `engram status`: whether Claude Code loads engram, the store and model in use, the queue, the last hook errors. */
+export const statusCommand: CommandDefinition = {
+  name: 'status',
+  summary: 'Whether Claude Code loads engram, which store and model it uses, the last hook errors',
+  usage: 'status [options]',
+  options: {},
+  details:
+    'Never fails on a broken store or model: it says what is wrong. The hook log is <ENGRAM_HOME>/logs/claude-code-hooks.log (one JSON line per hook that answered without memory).',
+  async run(invocation) {
+    noPositionals(invocation);
+    const { io } = invocation;
+    const loaded = loadSettings({ cwd: io.cwd, env: io.env, flags: globalSettingFlags(invocation.global) });
+    const claudeCode = claudeCodeLoadState(io.env, loaded.project.root);
+    const { settings } = loaded;
+    const store: Record<string, unknown> = { url: redactUrl(settings.store.url) };
+    let model = 'none (offline: only explicit "remember that …" statements are extracted)';
+    try {
+      const opened = await openEngram({
+        cwd: io.cwd,
+        env: io.env,
+        flags: globalSettingFlags(invocation.global),
+        actor: CLI_ACTOR,
+      });
+      try {
+        const info = opened.engram.store.info();
+        store.backend = info.backend;
+        store.location = info.location;
+        store.memories = (await opened.engram.stats(opened.engram.readScopes)).active;
+        const jobs = opened.engram.store.jobs;
+        if (jobs) store.queue = await jobs.counts(EXTRACTION_QUEUE);
+        if (opened.engram.model) model = `${opened.engram.model.provider} ${opened.engram.model.modelId}`;
+      } finally {
+        await opened.close();
+      }
+      store.ok = true;
+    } catch (error) {
+      store.ok = false;
+      store.error = (error as Error).message;
+    }
+    const hookErrors = readHookLog(loaded.home, LOG_LINES);
+    const data = {
+      claudeCode: { ...claudeCode, hooks: settings.hooks },
+      project: loaded.project,
+      store,
+      model,
+      hookLog: hookLogPath(loaded.home),
+      hookErrors,
+    };
+    const queue = store.queue as Record<string, number> | undefined;
+    const fields: Array<[string, string]> = [
+      [
+        'claude code',
+        claudeCode.loads
+          ? `loads engram (enabled in ${claudeCode.enabledIn})`
+          : `will NOT load engram: ${claudeCode.problems.join('; ')}`,
+      ],
+      [
+        'hooks',
+        `recall ${settings.hooks.recall ? 'on' : 'off'}, extraction ${settings.hooks.extract ? 'on' : 'off'}, deadline ${settings.hooks.deadlineMs} ms`,
+      ],
+      ['project', `${loaded.project.scope} (from ${loaded.project.source})`],
+      [
+        'store',
+        store.ok === true
+          ? `${String(store.backend)} ${String(store.location)}: ${String(store.memories)} active memories here`
+          : `${String(store.url)}: cannot open (${String(store.error)})`,
+      ],
+      ['model', model],
+      ...(queue
+        ? ([
+            [
+              'extraction queue',
+              `${queue.pending ?? 0} pending, ${queue.running ?? 0} running, ${queue.failed ?? 0} failed`,
+            ],
+          ] as Array<[string, string]>)
+        : []),
+      ['hook log', hookLogPath(loaded.home)],
+      [
+        'last hook errors',
+        hookErrors.length === 0
+          ? 'none'
+          : hookErrors.map((entry) => `${entry.at} ${entry.event} ${entry.status}: ${entry.message}`).join('\n'),
+      ],
+    ];
+    return { data, text: formatFields(fields) };
+  },
+};
+
+function redactUrl(url: string): string {
+  return url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@');
+}

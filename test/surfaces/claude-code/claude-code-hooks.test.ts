@@ -1,0 +1,247 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseClaudeCodeTranscript } from '../../../src/extraction/transcripts/claude-code-transcript.js';
+import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { HOOK_LAUNCHER } from '../../support/claude-code-harness.js';
+
+interface HookRun {
+  code: number | null;
+  stdout: string;
+}
+
+/** Runs one hook as Claude Code does: the launcher, the event's JSON on stdin. */
+function runHook(
+  workspace: Workspace,
+  event: string,
+  input: string,
+  env: Record<string, string> = {},
+): Promise<HookRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [HOOK_LAUNCHER, 'hook', event, '--from', 'engram-plugin'], {
+      cwd: workspace.cwd,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: workspace.home,
+        ENGRAM_HOME: workspace.home,
+        ENGRAM_MODEL_PROVIDER: 'none',
+        ...env,
+      },
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    const out: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stdin.on('error', () => undefined);
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8') }));
+    child.stdin.end(input);
+  });
+}
+
+/** A hook's stdout is nothing or one JSON document of Claude Code's hook output. */
+function expectValidOutput(run: HookRun): void {
+  expect(run.code).toBe(0);
+  if (run.stdout.trim() === '') return;
+  const value = JSON.parse(run.stdout) as { hookSpecificOutput?: { hookEventName?: string } };
+  expect(typeof value.hookSpecificOutput?.hookEventName).toBe('string');
+}
+
+function logLines(workspace: Workspace): Array<{ event: string; status: string; message: string }> {
+  try {
+    return readFileSync(join(workspace.home, 'logs', 'claude-code-hooks.log'), 'utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line));
+  } catch {
+    return [];
+  }
+}
+
+const line = (record: Record<string, unknown>): string => JSON.stringify(record);
+function userLine(uuid: string, parent: string | null, text: string, extra: Record<string, unknown> = {}): string {
+  return line({
+    type: 'user',
+    uuid,
+    parentUuid: parent,
+    sessionId: 'sess-1',
+    timestamp: '2026-12-01T10:00:00.000Z',
+    version: '2.1.332',
+    isSidechain: false,
+    message: { role: 'user', content: text },
+    ...extra,
+  });
+}
+function assistantLine(uuid: string, parent: string, text: string, extra: Record<string, unknown> = {}): string {
+  return line({
+    type: 'assistant',
+    uuid,
+    parentUuid: parent,
+    sessionId: 'sess-1',
+    timestamp: '2026-12-01T10:00:01.000Z',
+    isSidechain: false,
+    message: { id: `msg_${uuid}`, role: 'assistant', content: [{ type: 'text', text }] },
+    ...extra,
+  });
+}
+
+describe('the Claude Code hooks as processes', () => {
+  let workspace: Workspace;
+  beforeEach(() => {
+    workspace = createWorkspace();
+  });
+  afterEach(() => workspace.cleanup());
+
+  it('survives hostile input: malformed JSON, no session, a missing or huge transcript, a cwd that does not exist; exit 0, valid output, no memory', async () => {
+    const huge = join(workspace.root, 'huge.jsonl');
+    writeFileSync(huge, '');
+    truncateSync(huge, 65 * 1024 * 1024);
+    const base = { session_id: 'sess-h', cwd: workspace.cwd };
+    const cases: Array<[string, string]> = [
+      ['user-prompt-submit', '{"hookSpecificOutput": {not json'],
+      ['session-start', ''],
+      ['stop', '[1,2,3]'],
+      ['user-prompt-submit', line({ cwd: workspace.cwd, prompt: 'no session id' })],
+      ['user-prompt-submit', line({ session_id: 'x'.repeat(500), cwd: workspace.cwd, prompt: 'hi' })],
+      ['stop', line({ ...base, transcript_path: join(workspace.root, 'missing.jsonl') })],
+      ['stop', line({ ...base, transcript_path: 'relative/path.jsonl' })],
+      ['session-end', line({ ...base, transcript_path: huge, reason: 'other' })],
+      ['pre-compact', line({ ...base, transcript_path: workspace.root })],
+      ['user-prompt-submit', line({ ...base, cwd: join(workspace.root, 'gone'), prompt: 'remember that x' })],
+      ['not-an-event', line(base)],
+    ];
+    for (const [event, input] of cases) expectValidOutput(await runHook(workspace, event, input));
+    const list = await workspace.json(['list']);
+    expect(list.memories ?? list).toHaveLength(0);
+    const log = logLines(workspace);
+    expect(log.some((entry) => /not JSON/.test(entry.message))).toBe(true);
+    expect(log.some((entry) => /not a folder/.test(entry.message))).toBe(true);
+    expect(log.some((entry) => /over the/.test(entry.message))).toBe(true);
+  }, 60_000);
+
+  it('queues a torn transcript: the whole statement is stored, the torn line never, and a second Stop queues nothing new', async () => {
+    const transcript = join(workspace.root, 'sess-1.jsonl');
+    writeFileSync(
+      transcript,
+      [
+        line({ type: 'queue-operation', operation: 'enqueue', sessionId: 'sess-1', content: 'x' }),
+        userLine('u1', null, 'Remember that the build cache lives in /var/cache/bolt.'),
+        line({
+          type: 'attachment',
+          uuid: 'att1',
+          parentUuid: 'u1',
+          sessionId: 'sess-1',
+          attachment: { type: 'hook_additional_context', content: ['<memory_context>\nold\n</memory_context>'] },
+        }),
+        assistantLine('a1', 'att1', 'Noted.'),
+        line({ type: 'last-prompt', sessionId: 'sess-1', lastPrompt: 'x' }),
+        line({ type: 'cost-state', sessionId: 'sess-1' }),
+        '{"type":"user","uuid":"u2","parentUuid":"a1","message":{"role":"user","content":"Remember that the torn',
+      ].join('\n'),
+    );
+    const input = line({
+      session_id: 'sess-1',
+      cwd: workspace.cwd,
+      transcript_path: transcript,
+      hook_event_name: 'Stop',
+    });
+    const stop = await runHook(workspace, 'stop', input);
+    expect(stop).toEqual({ code: 0, stdout: '' });
+    // The detached worker may already run the queue; running it here as well is safe (jobs are claimed).
+    await workspace.run(['queue', 'run']);
+    const list = await workspace.json(['list']);
+    const contents = ((list.memories ?? list) as Array<{ content: string }>).map((memory) => memory.content);
+    expect(contents.some((content) => content.includes('/var/cache/bolt'))).toBe(true);
+    expect(contents.some((content) => content.includes('torn'))).toBe(false);
+    const again = await runHook(workspace, 'stop', input);
+    expect(again.code).toBe(0);
+    const queue = await workspace.json(['queue', '--state', 'pending,running,failed,done']);
+    expect(queue.jobs).toHaveLength(1);
+  }, 60_000);
+
+  it("queues a subagent's own transcript under its own session: the parent's cursor and jobs are untouched", async () => {
+    const folder = join(workspace.root, 'sess-1', 'subagents');
+    mkdirSync(folder, { recursive: true });
+    const transcript = join(folder, 'agent-a1b2.jsonl');
+    writeFileSync(
+      transcript,
+      [
+        userLine('s1', null, 'Find the config file.', { isSidechain: true, agentId: 'a1b2' }),
+        assistantLine('s2', 's1', 'It is config.yml.', { isSidechain: true, agentId: 'a1b2' }),
+      ].join('\n'),
+    );
+    const run = await runHook(
+      workspace,
+      'stop',
+      line({ session_id: 'sess-1', cwd: workspace.cwd, transcript_path: transcript }),
+    );
+    expect(run.code).toBe(0);
+    const queue = await workspace.json(['queue', '--state', 'pending,running,failed,done']);
+    expect(queue.jobs.map((job: { sessionId: string }) => job.sessionId)).toEqual(['sess-1:agent-a1b2']);
+  }, 60_000);
+
+  it('answers a prompt with the memories of its project, then leaves out what the session already has', async () => {
+    await workspace.run(['remember', 'The release branch is named ship-it.', '--type', 'project']);
+    const input = line({ session_id: 'sess-p', cwd: workspace.cwd, prompt: 'what is the release branch named?' });
+    const first = await runHook(workspace, 'user-prompt-submit', input);
+    expectValidOutput(first);
+    const context = JSON.parse(first.stdout).hookSpecificOutput.additionalContext as string;
+    expect(context).toContain('ship-it');
+    expect(context.startsWith('<memory_context>')).toBe(true);
+    expect(context.length).toBeLessThan(10_000);
+    const second = await runHook(workspace, 'user-prompt-submit', input);
+    expect(second).toEqual({ code: 0, stdout: '' });
+    const start = await runHook(
+      workspace,
+      'session-start',
+      line({ session_id: 'sess-p', cwd: workspace.cwd, source: 'compact' }),
+    );
+    expect(JSON.parse(start.stdout).hookSpecificOutput.additionalContext).toContain('ship-it');
+    // Turned off by its setting: nothing injected.
+    const off = await runHook(
+      workspace,
+      'user-prompt-submit',
+      line({ session_id: 'sess-q', cwd: workspace.cwd, prompt: 'release branch?' }),
+      {
+        ENGRAM_HOOK_RECALL: 'false',
+      },
+    );
+    expect(off).toEqual({ code: 0, stdout: '' });
+  }, 60_000);
+
+  it('runs nothing when engram itself called claude (ENGRAM_NESTED)', async () => {
+    await workspace.run(['remember', 'The release branch is named ship-it.', '--type', 'project']);
+    const input = line({ session_id: 'sess-n', cwd: workspace.cwd, prompt: 'release branch?' });
+    expect(await runHook(workspace, 'user-prompt-submit', input, { ENGRAM_NESTED: '1' })).toEqual({
+      code: 0,
+      stdout: '',
+    });
+  }, 30_000);
+});
+
+describe('Claude Code 2.1.332 transcripts', () => {
+  const fixture = (name: string) =>
+    readFileSync(new URL(`../../fixtures/claude-code-2.1.332-${name}.jsonl`, import.meta.url), 'utf8');
+
+  it('reads a session with queue-operation, attachment, api-request*, last-prompt and cost-state lines as its two messages', () => {
+    const parsed = parseClaudeCodeTranscript(fixture('session'));
+    const typed = parsed.conversation.messages.filter((message) => message.meta !== true);
+    expect(typed.map((message) => [message.role, message.text])).toEqual([
+      ['user', 'hello'],
+      ['assistant', 'HELLO FROM FAKE SERVER'],
+    ]);
+    expect(parsed.skippedLines).toBe(0);
+    expect(parsed.sidechain).toBeUndefined();
+  });
+
+  it('reads a compacted session: the summary and the /compact lines are not typed text, the turns on both sides are', () => {
+    const parsed = parseClaudeCodeTranscript(fixture('compact'));
+    const typed = parsed.conversation.messages.filter((message) => message.meta !== true);
+    expect(typed.map((message) => message.text)).toEqual([
+      'my name is Ada',
+      'HELLO FROM FAKE SERVER',
+      'what is my name?',
+      'HELLO FROM FAKE SERVER',
+    ]);
+  });
+});
