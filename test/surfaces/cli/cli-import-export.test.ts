@@ -144,7 +144,7 @@ describe('engram export and import (JSON Lines)', () => {
     }
   });
 
-  it('imports nothing from a file with a bad line 3, and lists the line', async () => {
+  it('imports the valid lines of a file with bad lines 3 and 4, lists those, and imports nothing with --strict', async () => {
     const fresh = createWorkspace();
     try {
       const file = join(fresh.root, 'bad.jsonl');
@@ -155,14 +155,34 @@ describe('engram export and import (JSON Lines)', () => {
           line({ id: 'mem_ok_2', scope: 'global', content: 'Second fact.', importance: 0.2 }),
           line({ id: 'mem_bad_3', scope: 'team:x', content: 'Third fact.', importance: 7 }),
           '{not json',
-          line({ id: 'mem_ok_5', scope: 'global', content: 'Fifth fact.' }),
+          line({ id: 'mem_ok_5', scope: 'global', content: 'Fifth\u0002 fact, pasted from a PDF.\u000c' }),
+          line({ id: 'mem_empty_6', scope: 'global', content: '' }),
         ].join('\n'),
       );
-      const result = await fresh.run(['import', file, '--json']);
-      expect(result.code).toBe(2);
-      expect(result.json().error.message).toMatch(/lines 3, 4/);
-      expect(result.stderr).toMatch(/line 3: .*scope/i);
+      const strict = await fresh.run(['import', file, '--keep-scopes', '--strict', '--json']);
+      expect(strict.code).toBe(2);
+      expect(strict.json().error.message).toMatch(/lines 3, 4, 6/);
+      expect(strict.stderr).toMatch(/line 3: .*scope/i);
       expect((await fresh.json(['stats', '--all'])).total).toBe(0);
+
+      const result = await fresh.run(['import', file, '--keep-scopes']);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/3 created.*3 invalid line\(s\) left out/);
+      expect(result.stdout).toMatch(/line 3: .*scope/i);
+      expect(result.stdout).toMatch(/line 4: Not valid JSON/);
+      expect(result.stdout).toMatch(/line 6: .*content/);
+      expect(result.stdout).toMatch(/Line 5: replaced 2 control characters/);
+      expect((await fresh.json(['stats', '--all'])).total).toBe(3);
+      expect((await fresh.json(['show', 'mem_ok_5', '--scope', 'global'])).memory.content).toBe(
+        'Fifth fact, pasted from a PDF.',
+      );
+      const again = await fresh.json(['import', file, '--keep-scopes']);
+      expect(again).toMatchObject({ created: 0, skipped: 3 });
+      expect(again.invalidLines.map((entry: any) => entry.line)).toEqual([3, 4, 6]);
+      // A file of nothing but bad lines is refused, as before.
+      const allBad = join(fresh.root, 'all-bad.jsonl');
+      writeFileSync(allBad, '{not json\n[1]\n');
+      expect((await fresh.run(['import', allBad])).code).toBe(2);
       expect((await fresh.run(['import', join(fresh.root, 'missing.jsonl')])).code).toBe(1);
 
       // Lines that name no scope take --scope; without it they are invalid.
@@ -171,7 +191,8 @@ describe('engram export and import (JSON Lines)', () => {
         unscoped,
         `${JSON.stringify({ id: 'mem_unscoped', content: 'Written by another tool.' })}\n${line({ id: 'mem_scoped', scope: 'global', content: 'Scoped.' })}\n`,
       );
-      expect((await fresh.run(['import', unscoped])).stderr).toMatch(/line 1: .*missing scope/);
+      const withoutScope = await fresh.run(['import', unscoped, '--strict']);
+      expect(withoutScope.stderr).toMatch(/line 1: .*missing scope/);
       expect(await fresh.json(['import', unscoped, '--scope', 'user:dave'])).toMatchObject({ created: 2 });
       expect((await fresh.json(['show', 'mem_unscoped', '--scope', 'user:dave'])).memory).toMatchObject({
         type: 'project',
