@@ -239,7 +239,21 @@ describe('engram export and import (Claude Code memory directory)', () => {
     expect(files).not.toContain('con.md');
     expect(files.filter((file) => file.toLowerCase() === 'memory.md')).toEqual(['MEMORY.md']);
     const index = readFileSync(join(directory, 'MEMORY.md'), 'utf8');
-    for (const file of files.filter((name) => name !== 'MEMORY.md')) expect(index).toContain(`](${file})`);
+    // Archived and invalidated memories keep their topic files (marked in the frontmatter) but stay out of
+    // MEMORY.md, so forgotten and merged-away facts never come back inside Claude Code.
+    let inactive = 0;
+    for (const file of files.filter((name) => name !== 'MEMORY.md')) {
+      const topic = readFileSync(join(directory, file), 'utf8');
+      const marked = /\n {2}archived: true\n/.test(topic) || !/\n {2}invalidAt: null\n/.test(topic);
+      if (marked) inactive += 1;
+      if (marked) expect(index, file).not.toContain(`](${file})`);
+      else expect(index, file).toContain(`](${file})`);
+    }
+    expect(inactive).toBeGreaterThanOrEqual(2);
+    expect(result).toMatchObject({ indexShown: 6 - inactive, indexInactive: inactive });
+    expect((await source.run(['export', '--format', 'claude', '--dir', directory, '--all'])).stdout).toMatch(
+      new RegExp(`${inactive} archived or invalidated memories are kept as topic files, not listed in MEMORY\\.md`),
+    );
 
     // Exporting again over engram's own files needs no --force.
     expect((await source.run(['export', '--format', 'claude', '--dir', directory, '--all'])).code).toBe(0);
