@@ -43,7 +43,9 @@ describe('the packed package', () => {
         sourceRoot?: string;
       };
       for (const source of sources) {
-        const path = normalize(join(dirname(map), sourceRoot ?? '', source)).split('\\').join('/');
+        const path = normalize(join(dirname(map), sourceRoot ?? '', source))
+          .split('\\')
+          .join('/');
         if (!packed.has(path)) missing.push(`${map} → ${path}`);
       }
     }
