@@ -5,7 +5,7 @@ import { assignFileNames } from '../../../memory/memory-index.js';
 import { writeMemoryDirectory } from '../../../memory/node/memory-directory.js';
 import type { OpenedEngram } from '../../../node/open-engram.js';
 import { noPositionals, stringOption, type CommandDefinition, type OptionValues } from '../cli-command.js';
-import { scopeOption, withEngram } from '../cli-engram.js';
+import { scopeOption, readOnly, withEngram } from '../cli-engram.js';
 import { assertExportDirectory, removeStaleTopicFiles, writeExportFile } from '../output-paths.js';
 
 const FORMATS = ['jsonl', 'claude'] as const;
@@ -59,7 +59,7 @@ export const exportCommand: CommandDefinition = {
     if (values.all === true && values.scope !== undefined)
       throw new EngramError('INVALID_INPUT', 'Give --scope or --all, not both.');
     const force = values.force === true;
-    return withEngram(invocation, async (opened) => {
+    return withEngram(readOnly(invocation), async (opened) => {
       const scopes = await exportScopes(values, opened);
       const memories =
         scopes.length === 0
