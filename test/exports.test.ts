@@ -400,6 +400,6 @@ describe('the public entries', () => {
     // `types` must come before `default`: resolvers take the first condition that matches.
     for (const entry of ENTRIES)
       expect(Object.keys(manifest.exports[entry.subpath] as object)).toEqual(['types', 'default']);
-    expect(manifest.files).toEqual(['dist', 'README.md', 'docs']);
+    expect(manifest.files).toEqual(['dist', 'README.md', 'docs', 'plugins', '.claude-plugin', 'src', 'LICENSE']);
   });
 });

@@ -1,4 +1,5 @@
 import { EngramError } from '../kernel/errors.js';
+import { cleanControlCharacters, controlCharacterWarning } from '../kernel/text-cleaning.js';
 import { parseJsonl, type ParseJsonlOptions } from '../memory/jsonl-format.js';
 import type { NewMemory } from '../memory/memory.js';
 import { isScope, type Scope } from '../memory/scope.js';
@@ -10,8 +11,10 @@ import { isScope, type Scope } from '../memory/scope.js';
 export interface EvalDataset {
   memories: NewMemory[];
   queries: EvalQuery[];
-  /** Queries left out of the scores, with why (an empty relevant list). */
+  /** Queries left out of the scores, with why (an empty relevant list, or relevant memories only on invalid lines). */
   skipped: Array<{ line: number; id: string; reason: string }>;
+  /** Lines left out (malformed JSON, an empty memory, an unknown id…), by line number; the rest is scored. */
+  invalidLines: Array<{ line: number; message: string }>;
   warnings: string[];
 }
 
@@ -40,15 +43,21 @@ const MAX_LISTED_WARNINGS = 20;
 const QUERY_FIELDS = new Set(['kind', 'id', 'scope', 'query', 'relevant', 'tags']);
 
 /**
- * Parses and validates an evaluation dataset. Every problem (malformed line, duplicate id, a query
- * naming an unknown memory or scope) is collected with its line number and thrown together as one
- * INVALID_INPUT error; queries with no relevant ids are skipped and counted, not fatal.
+ * Parses and validates an evaluation dataset. A bad line (malformed JSON, an empty memory, a
+ * duplicate id, a query naming an unknown memory or scope) is left out and listed with its line
+ * number in `invalidLines`; the rest is scored. Control characters in text are replaced with a
+ * warning. Relevant ids of memories on invalid lines are dropped from their queries (a query left
+ * with none is skipped). Only a dataset with no memory or no scorable query is refused.
  */
 export function parseEvalDataset(text: string, options: ParseEvalDatasetOptions = {}): EvalDataset {
   const maxQueryLength = options.maxQueryLength ?? DEFAULT_MAX_QUERY_LENGTH;
   const parsed = parseJsonl(text, options);
-  const problems: Array<{ line: number; message: string }> = [...parsed.errors];
+  const problems: Array<{ line: number; message: string }> = parsed.errors.map(({ line, message }) => ({
+    line,
+    message,
+  }));
   const warnings = [...parsed.warnings];
+  const refusedMemoryIds = new Set(parsed.errors.flatMap((error) => (error.id === undefined ? [] : [error.id])));
 
   const memoryLine = new Map<string, number>();
   const memoryScope = new Map<string, Scope>();
@@ -83,6 +92,17 @@ export function parseEvalDataset(text: string, options: ParseEvalDatasetOptions 
       continue;
     }
     const query = { line, ...outcome.query };
+    const refused = query.relevant.filter((id) => refusedMemoryIds.has(id) && !memoryScope.has(id));
+    if (refused.length > 0) {
+      query.relevant = query.relevant.filter((id) => !refused.includes(id));
+      warnings.push(
+        `Line ${line}: query ${quote(query.id)} leaves out relevant memor${refused.length === 1 ? 'y' : 'ies'} ${listIds(refused)}, on invalid lines.`,
+      );
+      if (query.relevant.length === 0) {
+        skipped.push({ line, id: query.id, reason: 'its relevant memories are on invalid lines' });
+        continue;
+      }
+    }
     const first = queryLine.get(query.id);
     if (first !== undefined) {
       problems.push({ line, message: `Duplicate query id ${quote(query.id)} (first on line ${first}).` });
@@ -91,6 +111,8 @@ export function parseEvalDataset(text: string, options: ParseEvalDatasetOptions 
     queryLine.set(query.id, line);
     if (outcome.unknownFields.length > 0)
       warnings.push(`Line ${line}: ignored unknown fields ${outcome.unknownFields.slice(0, 5).map(quote).join(', ')}.`);
+    const controls = controlCharacterWarning(`Line ${line}`, outcome.replacedControls);
+    if (controls !== undefined) warnings.push(controls);
     if (!scopes.has(query.scope)) {
       problems.push({
         line,
@@ -121,41 +143,43 @@ export function parseEvalDataset(text: string, options: ParseEvalDatasetOptions 
     queries.push(query);
   }
 
-  if (problems.length > 0) {
-    problems.sort((a, b) => a.line - b.line);
-    const listed = problems
-      .slice(0, MAX_LISTED_PROBLEMS)
-      .map((problem) => `  line ${problem.line}: ${clean(problem.message)}`);
-    const more = problems.length > MAX_LISTED_PROBLEMS ? [`  … and ${problems.length - MAX_LISTED_PROBLEMS} more`] : [];
-    throw new EngramError(
-      'INVALID_INPUT',
-      [`The dataset has ${problems.length} invalid line(s):`, ...listed, ...more].join('\n'),
-      {
-        details: { problems: problems.slice(0, 1_000) },
-      },
-    );
-  }
+  problems.sort((a, b) => a.line - b.line);
+  const invalidLines = problems.map((problem) => ({ line: problem.line, message: clean(problem.message) }));
   if (memories.length === 0)
-    throw new EngramError(
-      'INVALID_INPUT',
-      'The dataset holds no memory lines ({"kind":"memory","id","scope","content"}).',
-    );
+    throw refusal('The dataset holds no memory lines ({"kind":"memory","id","scope","content"}).', invalidLines);
   if (queries.length === 0) {
-    throw new EngramError(
-      'INVALID_INPUT',
-      `The dataset holds no query with relevant memories ({"kind":"query","id","scope","query","relevant":[…]})${skipped.length > 0 ? `; ${skipped.length} had an empty relevant list` : ''}.`,
+    const emptyLists = skipped.filter((entry) => entry.reason === 'no relevant memory ids').length;
+    throw refusal(
+      `The dataset holds no query with relevant memories ({"kind":"query","id","scope","query","relevant":[…]})${emptyLists > 0 ? `; ${emptyLists} had an empty relevant list` : ''}${skipped.length > emptyLists ? `; ${skipped.length - emptyLists} named only memories on invalid lines` : ''}.`,
+      invalidLines,
     );
   }
   const shownWarnings = warnings.slice(0, MAX_LISTED_WARNINGS);
   if (warnings.length > MAX_LISTED_WARNINGS)
     shownWarnings.push(`${warnings.length - MAX_LISTED_WARNINGS} more warnings not listed.`);
-  return { memories, queries, skipped, warnings: shownWarnings };
+  return { memories, queries, skipped, invalidLines, warnings: shownWarnings };
 }
 
-type QueryOutcome = { error: string } | { query: Omit<EvalQuery, 'line'>; unknownFields: string[] };
+/** The dataset is refused: the reason, then the invalid lines that left it with nothing to score. */
+function refusal(reason: string, invalidLines: EvalDataset['invalidLines']): EngramError {
+  const listed = invalidLines
+    .slice(0, MAX_LISTED_PROBLEMS)
+    .map((problem) => `  line ${problem.line}: ${problem.message}`);
+  const more =
+    invalidLines.length > MAX_LISTED_PROBLEMS ? [`  … and ${invalidLines.length - MAX_LISTED_PROBLEMS} more`] : [];
+  const head = invalidLines.length > 0 ? [`${reason} It has ${invalidLines.length} invalid line(s):`] : [reason];
+  return new EngramError('INVALID_INPUT', [...head, ...listed, ...more].join('\n'), {
+    details: { problems: invalidLines.slice(0, 1_000) },
+  });
+}
+
+type QueryOutcome =
+  { error: string } | { query: Omit<EvalQuery, 'line'>; unknownFields: string[]; replacedControls: number };
 
 function parseQueryLine(record: Record<string, unknown>, maxQueryLength: number): QueryOutcome {
-  const { id, scope, query, relevant, tags } = record;
+  const { id, scope, relevant, tags } = record;
+  const cleaned = typeof record.query === 'string' ? cleanControlCharacters(record.query) : undefined;
+  const query = cleaned?.text;
   if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_LENGTH)
     return { error: `A query needs an "id": a string of 1-${MAX_ID_LENGTH} characters.` };
   if (typeof scope !== 'string' || !isScope(scope)) {
@@ -194,6 +218,7 @@ function parseQueryLine(record: Record<string, unknown>, maxQueryLength: number)
       tags: [...new Set((tags ?? []) as string[])],
     },
     unknownFields,
+    replacedControls: cleaned?.replaced ?? 0,
   };
 }
 

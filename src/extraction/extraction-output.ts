@@ -1,4 +1,5 @@
 import { readJsonText } from '../kernel/json-answer.js';
+import { cleanControlCharacters } from '../kernel/text-cleaning.js';
 import { deriveDescription, deriveName, isMemoryType, type MemoryLimits, type MemoryType } from '../memory/memory.js';
 import type { Scope } from '../memory/scope.js';
 import { utf8ByteLength } from '../kernel/token-estimate.js';
@@ -88,7 +89,6 @@ const TYPE_SYNONYMS: ReadonlyMap<string, MemoryType> = new Map([
 const CONTENT_KEYS = ['content', 'fact', 'memory', 'text'] as const;
 const ANSWER_KEY = 'memories';
 const WRAPPER_KEYS = ['items', 'results', 'extractions', 'data'] as const;
-const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g;
 const NAME_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
 
 /** Reads a cheap-mode answer into candidates and dropped items. Pure; never throws on the answer's content. */
@@ -187,11 +187,9 @@ function readCandidate(item: unknown, context: OutputContext): ExtractedCandidat
   if (contentKey === undefined)
     return { reason: 'no-content', detail: 'an item has no content text', excerpt: excerpt(safeJson(record)) };
   if (contentKey !== 'content') repairs.push(`content-read-from-${contentKey}`);
-  let content = (record[contentKey] as string).trim();
-  if (CONTROL.test(content)) {
-    content = content.replace(CONTROL, ' ');
-    repairs.push('control-characters-removed');
-  }
+  const cleaned = cleanControlCharacters((record[contentKey] as string).trim());
+  const content = cleaned.text.trim();
+  if (cleaned.replaced > 0) repairs.push('control-characters-removed');
   const name = readName(record.name, content, context.limits, repairs);
   if (utf8ByteLength(content) > context.limits.maxContentBytes) {
     return {

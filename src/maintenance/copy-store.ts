@@ -41,6 +41,8 @@ export interface CopyStoreOptions {
 export interface CopyStoreReport {
   /** The target already held part of this source (an interrupted copy) and the copy went on from there. */
   resumed: boolean;
+  /** The target already held all of this source (a finished copy run again): nothing was written. */
+  alreadyComplete: boolean;
   written: RecordCounts;
   /** Records the target already held, identical: skipped. */
   skipped: RecordCounts;
@@ -88,8 +90,8 @@ export async function copyStore(
     );
   }
 
-  const resumed = !(await holdsNoRecords(target));
-  if (resumed) await checkPartialCopy(source, target, read, progress);
+  const heldRecords = !(await holdsNoRecords(target));
+  if (heldRecords) await checkPartialCopy(source, target, read, progress);
   if (vectorCopy && targetSpace === undefined) await vectorCopy.into.setSpace(vectorCopy.space);
 
   const totals = await recordTotals(source);
@@ -119,7 +121,18 @@ export async function copyStore(
     onPage: (done) => progress({ phase: 'verifying', done: half + done, total: Math.max(verifyTotal, half + done) }),
   });
   assertSameSummary(sourceSummary, targetSummary);
-  return { resumed, written, skipped, vectorSpace: sourceSpace ?? null, source: sourceSummary, target: targetSummary };
+  // A target that held records and got none is a finished copy run again, not a resumed one.
+  const alreadyComplete = heldRecords && sum(written) === 0;
+  const resumed = heldRecords && !alreadyComplete;
+  return {
+    resumed,
+    alreadyComplete,
+    written,
+    skipped,
+    vectorSpace: sourceSpace ?? null,
+    source: sourceSummary,
+    target: targetSummary,
+  };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { EngramError } from '../kernel/errors.js';
+import { cleanControlCharacters, controlCharacterWarning } from '../kernel/text-cleaning.js';
 import { MEMORY_FIELD_ORDER, normalizeNewMemory, type Memory, type MemoryLimits, type NewMemory } from './memory.js';
 
 /** Options of `parseJsonl`. */
@@ -12,7 +13,8 @@ export interface ParseJsonlOptions {
 export interface ParsedJsonl {
   memories: Array<{ line: number; input: NewMemory }>;
   others: Array<{ line: number; value: Record<string, unknown> }>;
-  errors: Array<{ line: number; message: string }>;
+  /** `id` is the line's memory id when it had a string one, so a dataset can tell which memories were left out. */
+  errors: Array<{ line: number; message: string; id?: string }>;
   warnings: string[];
 }
 
@@ -66,6 +68,10 @@ export function parseJsonl(text: string, options: ParseJsonlOptions = {}): Parse
   if (typeof text !== 'string') throw new EngramError('INVALID_INPUT', 'JSONL input is text.');
   const result: ParsedJsonl = { memories: [], others: [], errors: [], warnings: [] };
   let unlistedWarnings = 0;
+  const warn = (warning: string): void => {
+    if (result.warnings.length < MAX_LISTED_WARNINGS) result.warnings.push(warning);
+    else unlistedWarnings += 1;
+  };
   const source = text.startsWith('\uFEFF') ? text.slice(1) : text;
   let lineNumber = 0;
   for (let position = 0; position < source.length;) {
@@ -79,28 +85,31 @@ export function parseJsonl(text: string, options: ParseJsonlOptions = {}): Parse
 
     const outcome = parseLine(line, maxLineBytes, options.limits);
     if ('error' in outcome) {
-      result.errors.push({ line: lineNumber, message: outcome.error });
+      result.errors.push({
+        line: lineNumber,
+        message: outcome.error,
+        ...(outcome.id !== undefined && { id: outcome.id }),
+      });
     } else if ('other' in outcome) {
       result.others.push({ line: lineNumber, value: outcome.other });
     } else {
       result.memories.push({ line: lineNumber, input: outcome.memory });
-      if (outcome.unknownFields.length > 0) {
-        if (result.warnings.length < MAX_LISTED_WARNINGS) {
-          result.warnings.push(`Line ${lineNumber}: ignored unknown fields ${listFields(outcome.unknownFields)}.`);
-        } else {
-          unlistedWarnings += 1;
-        }
-      }
+      if (outcome.unknownFields.length > 0)
+        warn(`Line ${lineNumber}: ignored unknown fields ${listFields(outcome.unknownFields)}.`);
+      const cleaned = controlCharacterWarning(`Line ${lineNumber}`, outcome.replacedControls);
+      if (cleaned !== undefined) warn(cleaned);
     }
   }
   if (unlistedWarnings > 0) {
-    result.warnings.push(`${unlistedWarnings} more lines had unknown fields, ignored and not listed.`);
+    result.warnings.push(`${unlistedWarnings} more warnings (unknown fields, control characters) not listed.`);
   }
   return result;
 }
 
 type LineOutcome =
-  { error: string } | { other: Record<string, unknown> } | { memory: NewMemory; unknownFields: string[] };
+  | { error: string; id?: string }
+  | { other: Record<string, unknown> }
+  | { memory: NewMemory; unknownFields: string[]; replacedControls: number };
 
 function parseLine(line: string, maxLineBytes: number, limits: MemoryLimits | undefined): LineOutcome {
   // Cheap bound first: a line of more UTF-16 units than allowed bytes is too long in any encoding.
@@ -119,7 +128,10 @@ function parseLine(line: string, maxLineBytes: number, limits: MemoryLimits | un
   const kind = record.kind;
   if (kind !== undefined && typeof kind !== 'string') return { error: '"kind" must be a string such as "memory".' };
   if (kind !== undefined && kind !== 'memory') return { other: record };
-  return parseMemoryRecord(record, limits);
+  const outcome = parseMemoryRecord(record, limits);
+  if ('error' in outcome && typeof record.id === 'string' && record.id.length <= 200)
+    return { error: outcome.error, id: record.id };
+  return outcome;
 }
 
 function parseMemoryRecord(record: Record<string, unknown>, limits: MemoryLimits | undefined): LineOutcome {
@@ -128,6 +140,7 @@ function parseMemoryRecord(record: Record<string, unknown>, limits: MemoryLimits
 
   const input: Record<string, unknown> = {};
   const unknownFields: string[] = [];
+  let replacedControls = 0;
   for (const key of Object.keys(record)) {
     if (key === 'kind') continue;
     const field = (MEMORY_FIELDS as readonly string[]).includes(key)
@@ -137,7 +150,14 @@ function parseMemoryRecord(record: Record<string, unknown>, limits: MemoryLimits
       unknownFields.push(key);
       continue;
     }
-    const value = field === 'source' ? renameSourceAliases(record[key]) : record[key];
+    let value = field === 'source' ? renameSourceAliases(record[key]) : record[key];
+    // Real text (pasted from PDFs, terminals) carries control characters: cleaned, counted, kept.
+    if ((field === 'content' || field === 'description') && typeof value === 'string') {
+      const cleaned = cleanControlCharacters(value);
+      if (field === 'description') value = cleaned.text.replace(/[\n\t]+/g, ' ');
+      else value = cleaned.text;
+      replacedControls += cleaned.replaced;
+    }
     if (Object.hasOwn(input, field) && JSON.stringify(input[field]) !== JSON.stringify(value)) {
       return { error: `Conflicting values for ${field}: give it once, in camelCase or snake_case.` };
     }
@@ -152,7 +172,7 @@ function parseMemoryRecord(record: Record<string, unknown>, limits: MemoryLimits
     if (error instanceof EngramError) return { error: error.message };
     throw error;
   }
-  return { memory: input as unknown as NewMemory, unknownFields };
+  return { memory: input as unknown as NewMemory, unknownFields, replacedControls };
 }
 
 function renameSourceAliases(source: unknown): unknown {

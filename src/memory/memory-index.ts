@@ -21,8 +21,10 @@ export interface MemoryIndex {
   truncated: boolean;
   /** Memories listed in the text. */
   shown: number;
-  /** Memories given. */
+  /** Active memories given (the ones an index may list). */
   total: number;
+  /** Archived or invalidated memories given: never listed (their topic files may exist, marked in their frontmatter). */
+  inactive: number;
 }
 
 const HEADER = ['# Memory index', ''];
@@ -35,15 +37,19 @@ const WRITABLE_FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*\.md$/;
 const LINE_BREAKS_AND_CONTROLS = /[\u0000-\u001F\u007F-\u009F\u2028\u2029]+/g;
 
 /**
- * Builds MEMORY.md: a header and one `- [name](file.md) — description` line per memory, in a
- * stable order (type, name, id) so the text is byte-identical between calls. Past the line or
- * byte cap it is cut at a line boundary and a warning line says how many memories it shows.
+ * Builds MEMORY.md: a header and one `- [name](file.md) — description` line per active memory, in a
+ * stable order (type, name, id) so the text is byte-identical between calls. Archived and
+ * invalidated memories are never listed: the index is loaded into prompts, and a forgotten or
+ * merged-away fact must not come back through it. Past the line or byte cap it is cut at a line
+ * boundary and a warning line says how many memories it shows.
  */
-export function buildMemoryIndex(memories: readonly Memory[], options: MemoryIndexOptions = {}): MemoryIndex {
+export function buildMemoryIndex(given: readonly Memory[], options: MemoryIndexOptions = {}): MemoryIndex {
+  const memories = given.filter(isIndexable);
+  const inactive = given.length - memories.length;
   const maxLines = positiveInteger(options.maxLines ?? DEFAULT_SETTINGS.index.maxLines, 'maxLines');
   const maxBytes = positiveInteger(options.maxBytes ?? DEFAULT_SETTINGS.index.maxBytes, 'maxBytes');
   const entryMaxChars = positiveInteger(options.entryMaxChars ?? DEFAULT_SETTINGS.index.entryMaxChars, 'entryMaxChars');
-  const fileNames = options.fileNames ?? assignFileNames(memories);
+  const fileNames = options.fileNames ?? assignFileNames(given);
   const total = memories.length;
 
   const entries = [...memories].sort(compareForIndex).map((memory) => {
@@ -59,7 +65,7 @@ export function buildMemoryIndex(memories: readonly Memory[], options: MemoryInd
 
   const full = joinLines([...HEADER, ...entries]);
   if (HEADER.length + entries.length <= maxLines && utf8Length(full) <= maxBytes) {
-    return { text: full, truncated: false, shown: total, total };
+    return { text: full, truncated: false, shown: total, total, inactive };
   }
 
   const headerBytes = utf8Length(joinLines(HEADER)) + 1; // the blank line after the warning
@@ -68,12 +74,23 @@ export function buildMemoryIndex(memories: readonly Memory[], options: MemoryInd
   for (let shown = Math.min(total, maxLines - TRUNCATED_OVERHEAD_LINES); shown >= 0; shown -= 1) {
     const warning = warningLine(shown, total, maxLines, maxBytes);
     if (headerBytes + utf8Length(warning) + 1 + (entryBytes[shown] ?? 0) <= maxBytes) {
-      return { text: joinLines([...HEADER, warning, '', ...entries.slice(0, shown)]), truncated: true, shown, total };
+      return {
+        text: joinLines([...HEADER, warning, '', ...entries.slice(0, shown)]),
+        truncated: true,
+        shown,
+        total,
+        inactive,
+      };
     }
   }
   // Caps too small for even the header: the warning alone, cut by bytes if it must be.
   const cut = cutToCaps(joinLines([warningLine(0, total, maxLines, maxBytes)]), { maxLines, maxBytes });
-  return { text: cut.text, truncated: true, shown: 0, total };
+  return { text: cut.text, truncated: true, shown: 0, total, inactive };
+}
+
+/** Whether a memory belongs in an index: not archived, not invalidated. */
+export function isIndexable(memory: Pick<Memory, 'archived' | 'invalidAt'>): boolean {
+  return !memory.archived && (memory.invalidAt === null || memory.invalidAt === undefined);
 }
 
 /**

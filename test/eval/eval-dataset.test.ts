@@ -7,6 +7,15 @@ const memory = (id: string, scope = 'project:app', extra: Record<string, unknown
 const query = (id: string, relevant: unknown, extra: Record<string, unknown> = {}): string =>
   JSON.stringify({ kind: 'query', id, scope: 'project:app', query: 'how do we deploy?', relevant, ...extra });
 
+/** The invalid lines of a dataset that still has something to score, as the CLI lists them. */
+function invalidOf(text: string): string {
+  const dataset = parseEvalDataset(text);
+  return [
+    `${dataset.invalidLines.length} invalid line(s)`,
+    ...dataset.invalidLines.map((entry) => `line ${entry.line}: ${entry.message}`),
+  ].join('\n');
+}
+
 function problemsOf(text: string): string {
   try {
     parseEvalDataset(text);
@@ -53,8 +62,8 @@ describe('parseEvalDataset', () => {
     ]);
   });
 
-  it('names every bad line by number: malformed JSON, unknown ids, unknown scopes, duplicates', () => {
-    const message = problemsOf(
+  it('names every bad line by number (malformed JSON, unknown ids, unknown scopes, duplicates) and scores the rest', () => {
+    const message = invalidOf(
       [
         memory('m1'),
         '{"kind":"memory","id":"m2",',
@@ -66,6 +75,7 @@ describe('parseEvalDataset', () => {
         JSON.stringify({ kind: 'answer', id: 'a1' }),
         query('q4', 'm1'),
         query('q5', ['m1'], { query: '   ' }),
+        query('q6', ['m1']),
       ].join('\n'),
     );
     expect(message).toContain('9 invalid line(s)');
@@ -80,8 +90,10 @@ describe('parseEvalDataset', () => {
     expect(message).toMatch(/line 10: .*"query" must be non-empty text/);
   });
 
-  it('refuses a query whose relevant memories live in another scope (it could never find them)', () => {
-    const message = problemsOf([memory('m1'), memory('m2', 'project:other'), query('q1', ['m1', 'm2'])].join('\n'));
+  it('leaves out a query whose relevant memories live in another scope (it could never find them)', () => {
+    const message = invalidOf(
+      [memory('m1'), memory('m2', 'project:other'), query('q1', ['m1', 'm2']), query('q2', ['m1'])].join('\n'),
+    );
     expect(message).toMatch(/line 3: .*names memories of other scopes.*"m2"/);
   });
 
@@ -95,7 +107,9 @@ describe('parseEvalDataset', () => {
     });
     expect(problemsOf([memory('m1'), huge].join('\n'))).toMatch(/line 2: Line is \d+ bytes; at most 1048576/);
     const long = query('q1', ['m1'], { query: 'why '.repeat(5_000) });
-    expect(problemsOf([memory('m1'), long].join('\n'))).toMatch(/line 2: .*at most 10000 are accepted/);
+    expect(invalidOf([memory('m1'), long, query('q2', ['m1'])].join('\n'))).toMatch(
+      /line 2: .*at most 10000 are accepted/,
+    );
   });
 
   it('lists at most 20 problems, says how many more, and keeps hostile values short', () => {
@@ -104,10 +118,43 @@ describe('parseEvalDataset', () => {
       ...Array.from({ length: 30 }, (_, index) => query(`q${index}-${'\u0007'.repeat(500)}`, ['nope'])),
     ];
     const message = problemsOf(lines.join('\n'));
+    expect(message).toContain('no query with relevant memories');
     expect(message).toContain('30 invalid line(s)');
     expect(message).toContain('… and 10 more');
     expect(message.length).toBeLessThan(20 * 400);
     expect(message).not.toContain('\u0007');
+  });
+
+  it('reads real conversations: control characters replaced with a warning, an empty turn left out and its queries kept', () => {
+    const dataset = parseEvalDataset(
+      [
+        memory('m1', 'project:app', { content: 'Alice co\u0002operates with the\u0007 platform team.' }),
+        memory('m2', 'project:app', { content: '' }),
+        memory('m3', 'project:app', { content: '\u0002\u0003' }),
+        memory('m4'),
+        query('q1', ['m1', 'm2'], { query: 'who does Alice\u0002 work with?' }),
+        query('q2', ['m2', 'm3']),
+        query('q3', ['m4']),
+      ].join('\n'),
+    );
+    expect(dataset.memories.map((entry) => [entry.id, entry.content])).toEqual([
+      ['m1', 'Alice co operates with the platform team.'],
+      ['m4', 'Memory m4 about the deploy pipeline.'],
+    ]);
+    expect(dataset.invalidLines.map((entry) => entry.line)).toEqual([2, 3]);
+    expect(dataset.invalidLines[0]!.message).toMatch(/content/);
+    expect(dataset.queries.map((entry) => [entry.id, entry.query, entry.relevant])).toEqual([
+      ['q1', 'who does Alice work with?', ['m1']],
+      ['q3', 'how do we deploy?', ['m4']],
+    ]);
+    expect(dataset.skipped).toEqual([{ line: 6, id: 'q2', reason: 'its relevant memories are on invalid lines' }]);
+    expect(dataset.warnings).toEqual(
+      expect.arrayContaining([
+        'Line 1: replaced 2 control characters (kept tab and newline).',
+        'Line 5: replaced 1 control character (kept tab and newline).',
+        expect.stringMatching(/Line 5: query "q1" leaves out relevant memory "m2", on invalid lines/),
+      ]),
+    );
   });
 
   it('refuses a dataset without memories or without scorable queries', () => {
@@ -119,7 +166,7 @@ describe('parseEvalDataset', () => {
   });
 
   it('refuses tags that are not short strings and hostile prototype keys stay data', () => {
-    expect(problemsOf([memory('m1'), query('q1', ['m1'], { tags: [42] })].join('\n'))).toMatch(
+    expect(invalidOf([memory('m1'), query('q1', ['m1'], { tags: [42] }), query('q2', ['m1'])].join('\n'))).toMatch(
       /"tags" must be an array/,
     );
     const dataset = parseEvalDataset(

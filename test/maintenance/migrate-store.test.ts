@@ -102,6 +102,12 @@ describe('copyStore between two SQLite stores', () => {
     const again = await copyStore(middle, back, { pageSize: 10_000 });
     expect(again.source).toEqual(report.source);
     await expectSameStores(source, back);
+    expect(again).toMatchObject({ resumed: false, alreadyComplete: false });
+
+    // A finished copy run again writes nothing and says so: it did not resume anything.
+    const repeated = await copyStore(middle, back, { pageSize: 7 });
+    expect(repeated).toMatchObject({ resumed: false, alreadyComplete: true, written: NO_RECORDS });
+    expect(repeated.skipped).toEqual(again.written);
 
     // The copies work as stores: search, vectors and undo behave as in the source.
     const hits = async (store: MemoryStore): Promise<string[]> =>
@@ -153,6 +159,7 @@ describe('copyStore between two SQLite stores', () => {
 
       const report = await copyStore(source, target, { pageSize: 70 });
       expect(report.resumed).toBe(true);
+      expect(report.alreadyComplete).toBe(false);
       expect(report.skipped).toEqual(countsOf(partial));
       const all = countsOf(records);
       const skipped = countsOf(partial);

@@ -140,7 +140,7 @@ describe('parseJsonl', () => {
     const parsed = parseJsonl(lines.join('\n'));
     expect(parsed.memories).toHaveLength(120);
     expect(parsed.warnings).toHaveLength(51);
-    expect(parsed.warnings.at(-1)).toBe('70 more lines had unknown fields, ignored and not listed.');
+    expect(parsed.warnings.at(-1)).toBe('70 more warnings (unknown fields, control characters) not listed.');
   });
 
   it('shortens hostile unknown field names in warnings', () => {
@@ -168,7 +168,7 @@ describe('parseJsonl', () => {
       '{"id":"m","scope":"global","content":"x","importance":"high"}',
       '{"id":"m","scope":"global","content":"x","type":"preference"}',
       '{"id":"../../etc/passwd","scope":"global","content":"x"}',
-      '{"id":"m","scope":"global","content":"bell\\u0007"}',
+      '{"id":"m","scope":"global","content":"\\u0007"}',
       '{"id":"m","scope":"global","content":"x","createdAt":"2024-01-01T00:00:00Z","created_at":"2025-01-01T00:00:00Z"}',
       '{"id":"m","scope":"global","content":"x","source":{"__proto__":{"polluted":true}}}',
       '{"id":"m","scope":"global","content":"x","hit_count":-1}',
@@ -193,11 +193,43 @@ describe('parseJsonl', () => {
     expect(byLine.get(12)).toMatch(/Invalid importance/);
     expect(byLine.get(13)).toMatch(/Invalid type "preference"/);
     expect(byLine.get(14)).toMatch(/Invalid memory id/);
-    expect(byLine.get(15)).toMatch(/control characters/);
+    expect(byLine.get(15)).toMatch(/Invalid content: a non-empty string/);
     expect(byLine.get(16)).toMatch(/Conflicting values for createdAt/);
     expect(byLine.get(17)).toMatch(/Invalid source field "__proto__"/);
     expect(byLine.get(18)).toMatch(/Invalid hitCount/);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('replaces control characters in content and description with a warning, keeping tab and newline', () => {
+    const text = [
+      JSON.stringify({ id: 'pdf', scope: 'global', content: 'co\u0002operate with\u0002 the\u0007\u0007 team' }),
+      JSON.stringify({ id: 'tabs', scope: 'global', content: 'a\tb\r\nc\rd\u001b[31m e\u0085' }),
+      JSON.stringify({ id: 'desc', scope: 'global', content: 'Fine.', description: 'one\u0000line\nsplit' }),
+      JSON.stringify({ id: 'plain', scope: 'global', content: 'Nothing to clean.\n\tIndented.' }),
+    ].join('\n');
+    const parsed = parseJsonl(text);
+    expect(parsed.errors).toEqual([]);
+    const content = new Map(parsed.memories.map((entry) => [entry.input.id, entry.input]));
+    expect(content.get('pdf')!.content).toBe('co operate with the team');
+    expect(content.get('tabs')!.content).toBe('a\tb\r\nc\rd [31m e');
+    expect(content.get('desc')!.description).toBe('one line split');
+    expect(content.get('plain')!.content).toBe('Nothing to clean.\n\tIndented.');
+    expect(parsed.warnings).toEqual([
+      'Line 1: replaced 4 control characters (kept tab and newline).',
+      'Line 2: replaced 2 control characters (kept tab and newline).',
+      'Line 3: replaced 1 control character (kept tab and newline).',
+    ]);
+  });
+
+  it('names the memory id of a refused line, so a dataset knows which memory is missing', () => {
+    const parsed = parseJsonl(
+      [
+        JSON.stringify({ id: 'empty', scope: 'global', content: '   ' }),
+        JSON.stringify({ id: 7, scope: 'global', content: 'x' }),
+        '{torn',
+      ].join('\n'),
+    );
+    expect(parsed.errors.map((error) => error.id)).toEqual(['empty', undefined, undefined]);
   });
 
   it('does not treat inherited property names as known fields', () => {

@@ -74,7 +74,32 @@ describe('buildMemoryIndex', () => {
   });
 
   it('shows just the header when there are no memories', () => {
-    expect(buildMemoryIndex([])).toEqual({ text: '# Memory index\n\n', truncated: false, shown: 0, total: 0 });
+    expect(buildMemoryIndex([])).toEqual({
+      inactive: 0,
+      text: '# Memory index\n\n',
+      truncated: false,
+      shown: 0,
+      total: 0,
+    });
+  });
+
+  it('never lists archived or invalidated memories, whatever mix it is given', () => {
+    const given = [
+      makeMemory('live', { name: 'live-fact', description: 'Still true' }),
+      makeMemory('gone', { name: 'forgotten-fact', description: 'Forgotten', archived: true }),
+      makeMemory('old', { name: 'merged-fact', description: 'Merged away', invalidAt: '2025-02-01T00:00:00.000Z' }),
+      makeMemory('both', { name: 'both-fact', archived: true, invalidAt: '2025-02-01T00:00:00.000Z' }),
+      makeMemory('later', { name: 'future-validity', validFrom: '2025-01-01T00:00:00.000Z' }),
+    ];
+    const index = buildMemoryIndex(given);
+    expect(index).toMatchObject({ shown: 2, total: 2, inactive: 3, truncated: false });
+    expect(index.text).toContain('live-fact');
+    expect(index.text).toContain('future-validity');
+    for (const name of ['forgotten-fact', 'merged-fact', 'both-fact']) expect(index.text).not.toContain(name);
+    // The file names stay those of the whole set, so a topic file keeps its name when a memory is archived.
+    expect(buildMemoryIndex(given, { fileNames: assignFileNames(given) }).text).toBe(index.text);
+    // Only inactive memories: the header alone, even under tiny caps.
+    expect(buildMemoryIndex(given.slice(1, 4), { maxLines: 3 })).toMatchObject({ shown: 0, total: 0, inactive: 3 });
   });
 
   it('cuts long descriptions to the entry cap with an ellipsis, never splitting a character', () => {

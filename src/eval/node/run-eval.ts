@@ -51,6 +51,8 @@ export interface EvalReport {
   };
   latency: { p50Ms: number; p95Ms: number };
   skipped: EvalDataset['skipped'];
+  /** Lines of the dataset left out, with why; the rest was scored. */
+  invalidLines: EvalDataset['invalidLines'];
   warnings: string[];
   /** Each query's ranking, and the ids and estimated tokens of the block built at the settings. */
   queries?: Array<{
@@ -159,6 +161,7 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
       },
       latency: { p50Ms: quantile(latencies, 0.5), p95Ms: quantile(latencies, 0.95) },
       skipped: dataset.skipped,
+      invalidLines: dataset.invalidLines,
       warnings: dataset.warnings,
       ...(options.includeQueries && {
         queries: scored.map((query) => ({

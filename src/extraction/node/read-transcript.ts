@@ -5,9 +5,11 @@ import { EngramError } from '../../kernel/errors.js';
 import { parseClaudeCodeTranscript, type ParsedTranscript } from '../transcripts/claude-code-transcript.js';
 import { ENGRAM_TRANSCRIPT_LINE_TYPE, parseEngramTranscript } from '../transcripts/engram-transcript.js';
 import { parsePlainTextTranscript } from '../transcripts/plain-text-transcript.js';
+import { isChatMessage, parseChatMessagesTranscript } from '../transcripts/chat-messages-transcript.js';
+import { cleanTranscriptText } from '../transcripts/transcript-text-cleaning.js';
 
-/** The transcript formats engram reads: Claude Code's JSON Lines, engram's own, plain text. */
-export const TRANSCRIPT_FORMATS = ['claude', 'engram', 'text'] as const;
+/** The transcript formats engram reads: Claude Code's JSON Lines, engram's own, plain text, OpenAI/Anthropic-style chat messages. */
+export const TRANSCRIPT_FORMATS = ['claude', 'engram', 'text', 'chat'] as const;
 export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];
 
 export interface ReadTranscriptOptions {
@@ -84,11 +86,19 @@ export async function readTranscriptFile(path: string, options: ReadTranscriptOp
   return { ...parsed, path: absolute, format };
 }
 
-/** Parses a transcript's text in a known format. Pure. */
+/** Parses a transcript's text in a known format, control characters replaced with a warning. Pure. */
 export function parseTranscript(
   text: string,
   format: TranscriptFormat,
   options: { sessionId?: string; maxLineBytes?: number } = {},
+): ParsedTranscript {
+  return cleanTranscriptText(parseTranscriptAs(text, format, options));
+}
+
+function parseTranscriptAs(
+  text: string,
+  format: TranscriptFormat,
+  options: { sessionId?: string; maxLineBytes?: number },
 ): ParsedTranscript {
   switch (format) {
     case 'claude':
@@ -97,6 +107,8 @@ export function parseTranscript(
       return parseEngramTranscript(text, options);
     case 'text':
       return parsePlainTextTranscript(text, options);
+    case 'chat':
+      return parseChatMessagesTranscript(text, options);
     default:
       throw new EngramError(
         'INVALID_INPUT',
@@ -107,10 +119,12 @@ export function parseTranscript(
 
 /**
  * The format of a transcript from its first lines: JSON objects with Claude Code's line types are
- * `claude`, `{"type":"message","role":…}` lines are `engram`, anything that is not JSON is `text`.
- * JSON Lines of neither kind are refused: guessing would extract from the wrong fields.
+ * `claude`, `{"type":"message","role":…}` lines are `engram`, `{"role","content"}` lines or a JSON
+ * array of them (or `{"messages":[…]}`) are `chat`, anything that is not JSON is `text`. JSON of
+ * none of these kinds is refused: guessing would extract from the wrong fields.
  */
 export function detectTranscriptFormat(text: string, where = 'the transcript'): TranscriptFormat {
+  if (isChatDocument(text)) return 'chat';
   let jsonLines = 0;
   let inspected = 0;
   for (const line of text.split('\n')) {
@@ -135,12 +149,31 @@ export function detectTranscriptFormat(text: string, where = 'the transcript'): 
       typeof record.uuid === 'string'
     )
       return 'claude';
+    if (isChatMessage(record)) return 'chat';
   }
   if (jsonLines === 0) return 'text';
   throw new EngramError(
     'INVALID_INPUT',
-    `${where} holds JSON lines that are neither a Claude Code transcript nor an engram transcript; pass --format claude|engram|text to say how to read it.`,
+    `${where} holds JSON lines that are not a Claude Code transcript, an engram transcript or chat messages ({"role","content"}); pass --format ${TRANSCRIPT_FORMATS.join('|')} to say how to read it.`,
   );
+}
+
+/** A whole-file JSON array of chat messages, or an object holding one as `messages`. */
+function isChatDocument(text: string): boolean {
+  const trimmed = text.trimStart();
+  if (!trimmed.startsWith('[') && !trimmed.startsWith('{')) return false;
+  let value: unknown;
+  try {
+    value = JSON.parse(trimmed);
+  } catch {
+    return false;
+  }
+  const list = Array.isArray(value)
+    ? value
+    : value !== null && typeof value === 'object'
+      ? (value as Record<string, unknown>).messages
+      : undefined;
+  return Array.isArray(list) && list.length > 0 && list.some(isChatMessage);
 }
 
 /** UTF-8 text, or INVALID_INPUT for binary data (NUL bytes or invalid UTF-8). */

@@ -92,6 +92,13 @@ function versionIds(base: string, lines: readonly string[]): string[] {
   return ids;
 }
 
+/** A short stable fingerprint of a text (48 bits as hex), for message ids of formats that carry none. */
+export function textFingerprint(text: string): string {
+  const hash = new TextHash();
+  hash.add(text);
+  return hash.hex();
+}
+
 /** FNV-1a-style hashing of UTF-16 code units in two 32-bit lanes (48 bits shown): stable ids, no I/O, no dependency. */
 class TextHash {
   #low = 0x811c9dc5;

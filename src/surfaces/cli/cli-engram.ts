@@ -1,7 +1,9 @@
 import { EngramError } from '../../kernel/errors.js';
 import { MEMORY_TYPES, assertMemoryType, type Memory, type MemoryType } from '../../memory/memory.js';
 import { assertScope, type Scope } from '../../memory/scope.js';
+import { existsSync } from 'node:fs';
 import { openEngram, type OpenedEngram } from '../../node/open-engram.js';
+import { parseStoreUrl } from '../../node/open-store.js';
 import {
   integerOption,
   numberOption,
@@ -23,11 +25,23 @@ export function globalSettingFlags(
   return { 'store.url': global.store, 'project.id': global.project, ...extra };
 }
 
+/** An invocation of a command that only reads: see `readOnly`. */
+export type EngramInvocation = Pick<CommandInvocation, 'global' | 'io'> & { readOnly?: boolean };
+
+/**
+ * Marks a command as one that only reads: a SQLite file named by --store that does not exist is
+ * NOT_FOUND instead of a new empty store, so a mistyped path says so rather than answering "no memories".
+ */
+export function readOnly<T extends Pick<CommandInvocation, 'global' | 'io'>>(invocation: T): T & { readOnly: true } {
+  return { ...invocation, readOnly: true };
+}
+
 /** Opens settings and store for one command, runs `work`, and always closes the store. */
 export async function withEngram<T>(
-  invocation: Pick<CommandInvocation, 'global' | 'io'>,
+  invocation: EngramInvocation,
   work: (opened: OpenedEngram) => Promise<T>,
 ): Promise<T> {
+  if (invocation.readOnly === true && invocation.global.store !== undefined) assertStoreExists(invocation.global.store);
   const opened = await openEngram({
     cwd: invocation.io.cwd,
     env: invocation.io.env,
@@ -39,6 +53,15 @@ export async function withEngram<T>(
   } finally {
     await opened.close();
   }
+}
+
+function assertStoreExists(url: string): void {
+  const location = parseStoreUrl(url);
+  if (location.backend !== 'sqlite' || location.path === ':memory:' || existsSync(location.path)) return;
+  throw new EngramError(
+    'NOT_FOUND',
+    `No store at ${location.path}: a read does not create one. Check --store, or write first (engram remember …) to make it.`,
+  );
 }
 
 // A scope id may itself hold commas, so a list splits only where the next scope begins.

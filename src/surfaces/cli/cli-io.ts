@@ -9,12 +9,27 @@ export interface CliIo {
   interactive: boolean;
   /** Whether human output may use ANSI colors. */
   color: boolean;
-  /** Width human tables are fitted to. */
+  /** Width human tables are fitted to: the terminal's; unbounded when piped (a file or `grep` wants whole values). */
   columns: number;
 }
 
-/** Columns used when stdout is not a terminal. */
+/** Columns used on a terminal that does not say its width. */
 export const DEFAULT_COLUMNS = 120;
+
+/**
+ * The width tables are cut to: the terminal's (at least 40); `COLUMNS` when the user sets it;
+ * otherwise, when stdout is not a terminal, none at all.
+ */
+export function outputColumns(options: {
+  isTerminal: boolean;
+  terminalColumns: number | undefined;
+  env: Record<string, string | undefined>;
+}): number {
+  const fromEnv = Number(options.env.COLUMNS);
+  if (options.env.COLUMNS !== undefined && Number.isSafeInteger(fromEnv) && fromEnv > 0) return Math.max(40, fromEnv);
+  if (!options.isTerminal) return Number.POSITIVE_INFINITY;
+  return options.terminalColumns ? Math.max(40, options.terminalColumns) : DEFAULT_COLUMNS;
+}
 
 /** The process's own streams and environment, as the `engram` binary sees them. */
 export function processIo(): CliIo {
@@ -29,6 +44,6 @@ export function processIo(): CliIo {
     stderr: process.stderr,
     interactive: process.stdin.isTTY === true,
     color: stdoutIsTerminal && !noColor && env.TERM !== 'dumb',
-    columns: stdoutIsTerminal && process.stdout.columns ? Math.max(40, process.stdout.columns) : DEFAULT_COLUMNS,
+    columns: outputColumns({ isTerminal: stdoutIsTerminal, terminalColumns: process.stdout.columns, env }),
   };
 }

@@ -381,3 +381,125 @@ describe('reading transcript files', () => {
     });
   });
 });
+
+describe('transcripts of real text', () => {
+  it('replace control characters in every format with one warning, keeping tab and newline', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'engram-transcript-controls-'));
+    try {
+      const files = {
+        'plain.txt': 'User: we deploy\u0002 on\u0007 Fridays\n\tfrom main\nAssistant: noted\u001b[0m',
+        'engram.jsonl': [
+          JSON.stringify({
+            type: 'message',
+            id: 'a',
+            role: 'user',
+            content: 'co\u0002operate\tnow',
+            timestamp: '2026-01-01T00:00:00.000Z',
+          }),
+          JSON.stringify({
+            type: 'message',
+            id: 'b',
+            role: 'assistant',
+            content: [{ type: 'text', text: 'ok\u0085' }],
+            timestamp: '2026-01-01T00:00:01.000Z',
+          }),
+        ].join('\n'),
+        'claude.jsonl': JSON.stringify({
+          type: 'user',
+          uuid: 'u1',
+          parentUuid: null,
+          sessionId: 's',
+          timestamp: '2026-01-01T00:00:00.000Z',
+          message: { role: 'user', content: 'page\u000cbreak' },
+        }),
+      };
+      const texts: Record<string, string[]> = {};
+      for (const [name, text] of Object.entries(files)) {
+        writeFileSync(join(directory, name), text);
+        const read = await readTranscriptFile(join(directory, name));
+        texts[name] = read.conversation.messages.map((message) => message.text);
+        expect(
+          read.warnings.filter((warning) => /control character/.test(warning)),
+          name,
+        ).toHaveLength(1);
+        for (const message of read.conversation.messages)
+          expect(message.text).not.toMatch(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/);
+      }
+      expect(texts['plain.txt']).toEqual(['we deploy on Fridays\n\tfrom main', 'noted [0m']);
+      expect(texts['engram.jsonl']).toEqual(['co operate\tnow', 'ok']);
+      expect(texts['claude.jsonl']).toEqual(['page break']);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('chat messages transcripts', () => {
+  it('read OpenAI and Anthropic shapes: strings, content blocks, tool calls and results; system skipped', async () => {
+    const { parseChatMessagesTranscript } =
+      await import('../../../src/extraction/transcripts/chat-messages-transcript.js');
+    const parsed = parseChatMessagesTranscript(
+      [
+        JSON.stringify({ role: 'developer', content: 'Be brief.' }),
+        JSON.stringify({ role: 'user', content: [{ type: 'text', text: 'Look up the rota.' }, 'and the owner'] }),
+        JSON.stringify({
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Looking.' },
+            { type: 'tool_use', id: 't1', name: 'lookup', input: { q: 'rota' } },
+          ],
+        }),
+        JSON.stringify({
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'PagerDuty' }] }],
+        }),
+        JSON.stringify({
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c2', function: { name: 'owner', arguments: 'not json' } }],
+        }),
+        JSON.stringify({ role: 'tool', tool_call_id: 'c2', content: 'Priya' }),
+        JSON.stringify({ role: 'assistant', content: [{ type: 'output_text', text: 'Priya owns it.' }] }),
+        '{"role":"user","content":42}',
+        '{"torn',
+      ].join('\n'),
+      { sessionId: 's' },
+    );
+    const messages = parsed.conversation.messages;
+    expect(messages.map((message) => [message.role, message.text])).toEqual([
+      ['user', 'Look up the rota.\nand the owner'],
+      ['assistant', 'Looking.'],
+      ['tool', ''],
+      ['assistant', ''],
+      ['tool', ''],
+      ['assistant', 'Priya owns it.'],
+    ]);
+    expect(messages[1]!.toolCalls).toEqual([{ id: 't1', name: 'lookup', input: { q: 'rota' } }]);
+    expect(messages[2]!.toolResults).toEqual([{ toolUseId: 't1', content: 'PagerDuty' }]);
+    expect(messages[3]!.toolCalls).toEqual([{ id: 'c2', name: 'owner', input: {} }]);
+    expect(messages[4]!.toolResults).toEqual([{ toolUseId: 'c2', content: 'Priya' }]);
+    expect(parsed.warnings).toEqual([
+      expect.stringMatching(/line 9 \(the last\) is cut off/),
+      'line 8 is not a chat message ({"role","content"}): skipped',
+    ]);
+    expect(parsed.skippedLines).toBe(2);
+    // Ids are stable on a re-read and unique per message; a longer log keeps the ids it had.
+    const again = parseChatMessagesTranscript(`${JSON.stringify({ role: 'user', content: 'x' })}\n`);
+    const grown = parseChatMessagesTranscript(
+      `${JSON.stringify({ role: 'user', content: 'x' })}\n${JSON.stringify({ role: 'user', content: 'y' })}\n`,
+    );
+    expect(grown.conversation.messages[0]!.id).toBe(again.conversation.messages[0]!.id);
+    expect(new Set(messages.map((message) => message.id)).size).toBe(messages.length);
+  });
+
+  it('are detected as chat: lines, a pretty-printed array, an API request body; other JSON is refused', () => {
+    expect(detectTranscriptFormat('{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}')).toBe('chat');
+    expect(detectTranscriptFormat(JSON.stringify([{ role: 'user', content: 'hi' }], null, 2))).toBe('chat');
+    expect(detectTranscriptFormat(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }))).toBe(
+      'chat',
+    );
+    expect(detectTranscriptFormat('{"type":"message","id":"a","role":"user","content":"hi"}')).toBe('engram');
+    expect(() => detectTranscriptFormat('{"role":"narrator","content":"hi"}')).toThrow(/chat messages/);
+    expect(() => detectTranscriptFormat('{"messages":"not a list"}')).toThrow(/--format/);
+  });
+});

@@ -94,7 +94,10 @@ describe('writeMemoryDirectory', () => {
     ]);
     expect(readdirSync(directory).sort()).toEqual(['MEMORY.md', 'testing-2.md', 'testing.md', 'user-role.md']);
     expect(readFileSync(join(directory, 'MEMORY.md'), 'utf8')).toBe(buildMemoryIndex(memories).text);
-    expect(result.index).toMatchObject({ truncated: false, shown: 3, total: 3 });
+    // m3 is archived: its topic file is written (marked `archived: true`), MEMORY.md never lists it.
+    expect(result.index).toMatchObject({ truncated: false, shown: 2, total: 2, inactive: 1 });
+    expect(readFileSync(join(directory, 'MEMORY.md'), 'utf8')).not.toContain('testing-2.md');
+    expect(readFileSync(join(directory, 'testing-2.md'), 'utf8')).toMatch(/archived: true/);
 
     const read = await readMemoryDirectory(directory, fallback());
     expect(read.errors).toEqual([]);

@@ -140,19 +140,23 @@ describe('engram extract', () => {
     expect(userMessage).toContain('<already_known>\n- [feedback]');
   });
 
-  it('without a model, applies explicit statements only, says so, and exits 2', async () => {
+  it('without a model, applies explicit statements only, says what a model would add, and exits 0', async () => {
     const file = write('offline.txt', 'Remember that the billing service owner is Dana.\n\nWe talked about lunch.');
     const result = await workspace.run(['extract', file, '--json']);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(
-      /No language model is configured, so only explicit statements were applied \(1 written\)/,
-    );
-    const { error } = result.json();
-    expect(error.code).toBe('MODEL_NOT_CONFIGURED');
-    expect(error.details.written).toEqual([expect.objectContaining({ origin: 'explicit', action: 'created' })]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    const report = result.json();
+    expect(report.mode).toBe('offline');
+    expect(report.modelNeeded).toBe(true);
+    expect(report.modelWouldAdd).toMatchObject({ messages: 2, configure: expect.stringMatching(/ANTHROPIC_API_KEY/) });
+    expect(report.written).toEqual([expect.objectContaining({ origin: 'explicit', action: 'created' })]);
     // Read again: each message's statements are applied once.
     const text = await workspace.run(['extract', file]);
-    expect(text.code).toBe(2);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(
+      /No language model is configured, so only explicit statements .* were applied \(0 written\)/,
+    );
+    expect(text.stdout).toMatch(/A model would also read the 2 message\(s\) for facts, preferences/);
     expect(text.stdout).toMatch(
       /2 new message\(s\)\. 2 of them were read for explicit statements before, so not again\./,
     );
@@ -161,12 +165,78 @@ describe('engram extract', () => {
     expect(listed.memories.filter((memory: any) => /Dana/.test(memory.content))).toHaveLength(1);
   });
 
+  it('reads OpenAI/Anthropic chat messages without --format: JSON lines, a JSON array, {"messages"}', async () => {
+    const lines = write(
+      'chat-lines.jsonl',
+      [
+        JSON.stringify({
+          role: 'system',
+          content: 'You are helpful. Remember that the system prompt is not the user.',
+        }),
+        JSON.stringify({ role: 'user', content: 'Remember that the payments service owner is Priya.' }),
+        JSON.stringify({ role: 'assistant', content: [{ type: 'text', text: 'Noted.' }] }),
+        JSON.stringify({
+          role: 'user',
+          content: [{ type: 'text', text: 'From now on, use pnpm in this repository.' }],
+        }),
+        JSON.stringify({ role: 'user', content: '' }),
+      ].join('\n'),
+    );
+    const first = await workspace.run(['extract', lines, '--json']);
+    expect(first.code).toBe(0);
+    const report = first.json();
+    expect(report.format).toBe('chat');
+    expect(report.messages).toBe(3);
+    expect(report.written.map((memory: any) => memory.origin)).toEqual(['explicit', 'explicit']);
+    expect(report.transcriptWarnings).toEqual([expect.stringMatching(/line 5 is an empty user message: skipped/)]);
+    // Appending keeps the earlier ids: offline, the earlier messages are known as read for explicit statements.
+    writeFileSync(lines, `\n${JSON.stringify({ role: 'user', content: 'Remember that staging is in Dublin.' })}\n`, {
+      flag: 'a',
+    });
+    const grown = await workspace.json(['extract', lines]);
+    expect(grown).toMatchObject({ messages: 4, appliedBefore: 2 });
+    expect(grown.written).toHaveLength(1);
+
+    const array = write(
+      'chat-array.json',
+      JSON.stringify(
+        [
+          {
+            role: 'user',
+            content: [{ type: 'input_text', text: 'Remember that the on-call rota lives in PagerDuty.' }],
+          },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{"q":"rota"}' } }],
+          },
+          { role: 'tool', tool_call_id: 'c1', content: 'Remember that tool output is never a user statement.' },
+        ],
+        null,
+        2,
+      ),
+    );
+    const fromArray = await workspace.json(['extract', array]);
+    expect(fromArray).toMatchObject({ format: 'chat', messages: 3 });
+    expect(fromArray.written.map((memory: any) => memory.name)).toHaveLength(1);
+    const wrapped = write(
+      'chat-request.json',
+      JSON.stringify({ model: 'x', messages: [{ role: 'user', content: 'Hello there.' }] }),
+    );
+    expect(await workspace.json(['extract', wrapped])).toMatchObject({ format: 'chat', messages: 1, written: [] });
+    const listed = await workspace.json(['list', '--type', 'project,feedback,user,reference,procedure']);
+    const contents = listed.memories.map((memory: any) => memory.content).join('\n');
+    expect(contents).toMatch(/Priya/);
+    expect(contents).toMatch(/PagerDuty/);
+    expect(contents).not.toMatch(/system prompt is not the user|tool output is never/);
+  });
+
   it('a "forget" in a transcript read twice offline archives one memory', async () => {
     await workspace.json(['remember', 'The team deploys on Fridays.']);
     await workspace.json(['remember', 'The team deploys on Fridays from the main branch using the blue pipeline.']);
     const file = write('forget.txt', 'Forget that the team deploys on Fridays.');
-    expect((await workspace.run(['extract', file])).code).toBe(2);
-    expect((await workspace.run(['extract', file])).code).toBe(2);
+    expect((await workspace.run(['extract', file])).code).toBe(0);
+    expect((await workspace.run(['extract', file])).code).toBe(0);
     const listed = await workspace.json(['list']);
     expect(
       listed.memories.map((memory: any) => memory.content).filter((content: string) => /Fridays/.test(content)),
@@ -197,7 +267,8 @@ describe('engram extract', () => {
       [['extract', 'missing.jsonl'], 1, /Cannot read the transcript/],
       [['extract', write('binary.bin', Buffer.from([0xff, 0xd8, 0xff, 0x00, 0x10]))], 2, /not UTF-8 text/],
       [['extract', 'a-folder'], 2, /not a regular file/],
-      [['extract', write('other.jsonl', '{"kind":"memory","id":"x"}\n')], 2, /--format claude\|engram\|text/],
+      [['extract', write('other.jsonl', '{"kind":"memory","id":"x"}\n')], 2, /--format claude\|engram\|text\|chat/],
+      [['extract', write('roles.jsonl', '{"role":"narrator","content":"x"}\n')], 2, /chat messages/],
       [['extract', write('ok.txt', 'hello'), '--format', 'yaml'], 2, /Invalid --format/],
       [['extract', 'ok.txt', '--mode', 'turbo'], 2, /Invalid --mode/],
       [['extract'], 2, /Missing file/],

@@ -144,7 +144,7 @@ describe('engram export and import (JSON Lines)', () => {
     }
   });
 
-  it('imports nothing from a file with a bad line 3, and lists the line', async () => {
+  it('imports the valid lines of a file with bad lines 3 and 4, lists those, and imports nothing with --strict', async () => {
     const fresh = createWorkspace();
     try {
       const file = join(fresh.root, 'bad.jsonl');
@@ -155,14 +155,34 @@ describe('engram export and import (JSON Lines)', () => {
           line({ id: 'mem_ok_2', scope: 'global', content: 'Second fact.', importance: 0.2 }),
           line({ id: 'mem_bad_3', scope: 'team:x', content: 'Third fact.', importance: 7 }),
           '{not json',
-          line({ id: 'mem_ok_5', scope: 'global', content: 'Fifth fact.' }),
+          line({ id: 'mem_ok_5', scope: 'global', content: 'Fifth\u0002 fact, pasted from a PDF.\u000c' }),
+          line({ id: 'mem_empty_6', scope: 'global', content: '' }),
         ].join('\n'),
       );
-      const result = await fresh.run(['import', file, '--json']);
-      expect(result.code).toBe(2);
-      expect(result.json().error.message).toMatch(/lines 3, 4/);
-      expect(result.stderr).toMatch(/line 3: .*scope/i);
+      const strict = await fresh.run(['import', file, '--keep-scopes', '--strict', '--json']);
+      expect(strict.code).toBe(2);
+      expect(strict.json().error.message).toMatch(/lines 3, 4, 6/);
+      expect(strict.stderr).toMatch(/line 3: .*scope/i);
       expect((await fresh.json(['stats', '--all'])).total).toBe(0);
+
+      const result = await fresh.run(['import', file, '--keep-scopes']);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/3 created.*3 invalid line\(s\) left out/);
+      expect(result.stdout).toMatch(/line 3: .*scope/i);
+      expect(result.stdout).toMatch(/line 4: Not valid JSON/);
+      expect(result.stdout).toMatch(/line 6: .*content/);
+      expect(result.stdout).toMatch(/Line 5: replaced 2 control characters/);
+      expect((await fresh.json(['stats', '--all'])).total).toBe(3);
+      expect((await fresh.json(['show', 'mem_ok_5', '--scope', 'global'])).memory.content).toBe(
+        'Fifth fact, pasted from a PDF.',
+      );
+      const again = await fresh.json(['import', file, '--keep-scopes']);
+      expect(again).toMatchObject({ created: 0, skipped: 3 });
+      expect(again.invalidLines.map((entry: any) => entry.line)).toEqual([3, 4, 6]);
+      // A file of nothing but bad lines is refused, as before.
+      const allBad = join(fresh.root, 'all-bad.jsonl');
+      writeFileSync(allBad, '{not json\n[1]\n');
+      expect((await fresh.run(['import', allBad])).code).toBe(2);
       expect((await fresh.run(['import', join(fresh.root, 'missing.jsonl')])).code).toBe(1);
 
       // Lines that name no scope take --scope; without it they are invalid.
@@ -171,7 +191,8 @@ describe('engram export and import (JSON Lines)', () => {
         unscoped,
         `${JSON.stringify({ id: 'mem_unscoped', content: 'Written by another tool.' })}\n${line({ id: 'mem_scoped', scope: 'global', content: 'Scoped.' })}\n`,
       );
-      expect((await fresh.run(['import', unscoped])).stderr).toMatch(/line 1: .*missing scope/);
+      const withoutScope = await fresh.run(['import', unscoped, '--strict']);
+      expect(withoutScope.stderr).toMatch(/line 1: .*missing scope/);
       expect(await fresh.json(['import', unscoped, '--scope', 'user:dave'])).toMatchObject({ created: 2 });
       expect((await fresh.json(['show', 'mem_unscoped', '--scope', 'user:dave'])).memory).toMatchObject({
         type: 'project',
@@ -218,7 +239,21 @@ describe('engram export and import (Claude Code memory directory)', () => {
     expect(files).not.toContain('con.md');
     expect(files.filter((file) => file.toLowerCase() === 'memory.md')).toEqual(['MEMORY.md']);
     const index = readFileSync(join(directory, 'MEMORY.md'), 'utf8');
-    for (const file of files.filter((name) => name !== 'MEMORY.md')) expect(index).toContain(`](${file})`);
+    // Archived and invalidated memories keep their topic files (marked in the frontmatter) but stay out of
+    // MEMORY.md, so forgotten and merged-away facts never come back inside Claude Code.
+    let inactive = 0;
+    for (const file of files.filter((name) => name !== 'MEMORY.md')) {
+      const topic = readFileSync(join(directory, file), 'utf8');
+      const marked = /\n {2}archived: true\n/.test(topic) || !/\n {2}invalidAt: null\n/.test(topic);
+      if (marked) inactive += 1;
+      if (marked) expect(index, file).not.toContain(`](${file})`);
+      else expect(index, file).toContain(`](${file})`);
+    }
+    expect(inactive).toBeGreaterThanOrEqual(2);
+    expect(result).toMatchObject({ indexShown: 6 - inactive, indexInactive: inactive });
+    expect((await source.run(['export', '--format', 'claude', '--dir', directory, '--all'])).stdout).toMatch(
+      new RegExp(`${inactive} archived or invalidated memories are kept as topic files, not listed in MEMORY\\.md`),
+    );
 
     // Exporting again over engram's own files needs no --force.
     expect((await source.run(['export', '--format', 'claude', '--dir', directory, '--all'])).code).toBe(0);

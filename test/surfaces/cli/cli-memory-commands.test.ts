@@ -92,7 +92,8 @@ describe('engram remember, recall, list, show', () => {
     expect((await workspace.json(['list', '--archived'])).total).toBe(0);
     expect((await workspace.json(['list', '--invalid'])).total).toBe(0);
 
-    const table = await workspace.run(['list']);
+    // Fitted to COLUMNS when it is set (piped without it, nothing is cut: cli-output-width.test.ts).
+    const table = await workspace.run(['list'], { env: { COLUMNS: '120' } });
     const lines = table.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^ID\s+TYPE\s+SCOPE\s+NAME\s+DESCRIPTION\s+AGE\s+STATE$/);
     expect(lines).toHaveLength(5);

@@ -104,17 +104,38 @@ describe('engram eval', () => {
     expect(readdirSync(workspace.home)).toEqual([]);
   });
 
-  it('refuses a bad dataset with its line numbers and exit code 2', async () => {
+  it('scores a dataset of real text: bad lines and empty turns listed and left out, control characters replaced', async () => {
     const bad = join(workspace.root, 'bad.jsonl');
     writeFileSync(
       bad,
-      `${DATASET}\n{"kind":"query","id":"q9","scope":"${SCOPE}","query":"x","relevant":["nope"]}\nnot json\n`,
+      [
+        DATASET,
+        `{"kind":"query","id":"q9","scope":"${SCOPE}","query":"x","relevant":["nope"]}`,
+        'not json',
+        memory('m6', '', '2025-05-11T09:00:00.000Z'),
+        memory('m7', 'The on\u0002call rota is kept in Pager\u0007Duty.', '2025-05-12T09:00:00.000Z'),
+        query('q10', 'Where is the on\u0002call rota kept?', ['m7', 'm6'], ['pdf']),
+      ].join('\n'),
     );
     const run = await workspace.run(['eval', '--dataset', bad]);
-    expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/line 11: Query "q9" names unknown memory id "nope"/);
-    expect(run.stderr).toMatch(/line 12: Not valid JSON/);
-    expect(run.stdout).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/3 invalid line\(s\) left out/);
+    expect(run.stdout).toMatch(/line 11: Query "q9" names unknown memory id "nope"/);
+    expect(run.stdout).toMatch(/line 12: Not valid JSON/);
+    expect(run.stdout).toMatch(/line 13: .*content/);
+    expect(run.stdout).toMatch(/Line 14: replaced 2 control characters/);
+    const report = await workspace.json(['eval', '--dataset', bad, '--k', '1']);
+    expect(report.dataset).toMatchObject({ memories: 6, queries: 5 });
+    expect(report.invalidLines.map((entry: { line: number }) => entry.line)).toEqual([11, 12, 13]);
+    expect(report.byTag.pdf.recall['1']).toBe(1);
+
+    const strict = await workspace.run(['eval', '--dataset', bad, '--strict']);
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toMatch(/3 invalid line\(s\) \(--strict\)/);
+    expect(strict.stdout).toBe('');
+    const nothing = join(workspace.root, 'nothing.jsonl');
+    writeFileSync(nothing, 'not json\n[1]\n');
+    expect((await workspace.run(['eval', '--dataset', nothing])).code).toBe(2);
   });
 
   it('refuses missing, unreadable and malformed arguments with clear errors', async () => {

@@ -29,6 +29,11 @@ export const evalCommand: CommandDefinition = {
       valueName: 'list',
       description: `Cut-offs to report, comma-separated (default ${DEFAULT_KS})`,
     },
+    strict: {
+      type: 'boolean',
+      description:
+        'Refuse the dataset when any line is invalid (default: leave those lines out, list them, score the rest)',
+    },
     'no-source': {
       type: 'boolean',
       description:
@@ -40,6 +45,8 @@ export const evalCommand: CommandDefinition = {
     'The memories are loaded into a fresh temporary store (your own store is not touched), the clock is set just after the newest',
     'created_at, and each query is recalled in its scope with top_k at the largest k and no min_score cut-off. recall@k is the share',
     'of a query’s relevant ids in its first k results. One more recall per query at your settings reports what an agent would be given.',
+    'Invalid lines (not JSON, an empty memory, an unknown id) are left out and listed, and the rest is scored; control characters in',
+    'text are replaced with a warning. --strict refuses the dataset instead.',
   ].join('\n'),
   async run(invocation) {
     const { values, io, global } = invocation;
@@ -51,6 +58,14 @@ export const evalCommand: CommandDefinition = {
     const path = resolve(io.cwd, datasetOption);
     const text = await readDataset(path);
     const dataset = parseEvalDataset(text);
+    if (values.strict === true && dataset.invalidLines.length > 0) {
+      const listed = dataset.invalidLines.slice(0, 20).map((entry) => `  line ${entry.line}: ${entry.message}`);
+      throw new EngramError(
+        'INVALID_INPUT',
+        [`The dataset has ${dataset.invalidLines.length} invalid line(s) (--strict):`, ...listed].join('\n'),
+        { details: { problems: dataset.invalidLines.slice(0, 1_000) } },
+      );
+    }
     const { settings } = loadSettings({ cwd: io.cwd, env: io.env, flags: globalSettingFlags(global) });
     const report = await runEval(dataset, { ks, settings, ignoreSource: values['no-source'] === true });
     return { data: { path, ...report }, text: formatReport(path, report, io.columns, io.color) };
@@ -90,6 +105,18 @@ async function readDataset(path: string): Promise<string> {
   }
 }
 
+const MAX_LISTED_INVALID_LINES = 20;
+
+function formatInvalidLines(invalidLines: EvalReport['invalidLines']): string[] {
+  if (invalidLines.length === 0) return [];
+  const more = invalidLines.length - MAX_LISTED_INVALID_LINES;
+  return [
+    `${invalidLines.length} invalid line(s) left out, the rest scored:`,
+    ...invalidLines.slice(0, MAX_LISTED_INVALID_LINES).map((entry) => `  line ${entry.line}: ${entry.message}`),
+    ...(more > 0 ? [`  … and ${more} more (all in --json)`] : []),
+  ];
+}
+
 function formatReport(path: string, report: EvalReport, width: number, color: boolean): string {
   const rows: Array<{ label: string; summary: MetricSummary }> = [
     { label: 'overall', summary: report.overall },
@@ -117,6 +144,7 @@ function formatReport(path: string, report: EvalReport, width: number, color: bo
     '',
     `At your settings (top_k ${defaults.topK}, min_score ${defaults.minScore}): ${defaults.meanResults.toFixed(2)} memories and ${Math.round(defaults.meanInjectedTokens)} tokens in the <memory_context> block per query (estimated at 4 bytes per token), holding ${defaults.meanRecall.toFixed(3)} of the relevant memories.`,
     `Recall latency: p50 ${report.latency.p50Ms} ms, p95 ${report.latency.p95Ms} ms.`,
+    ...formatInvalidLines(report.invalidLines),
     ...report.warnings.map((warning) => `warning: ${warning}`),
   ];
   return lines.join('\n');

@@ -5,7 +5,7 @@ import { assignFileNames } from '../../../memory/memory-index.js';
 import { writeMemoryDirectory } from '../../../memory/node/memory-directory.js';
 import type { OpenedEngram } from '../../../node/open-engram.js';
 import { noPositionals, stringOption, type CommandDefinition, type OptionValues } from '../cli-command.js';
-import { scopeOption, withEngram } from '../cli-engram.js';
+import { scopeOption, readOnly, withEngram } from '../cli-engram.js';
 import { assertExportDirectory, removeStaleTopicFiles, writeExportFile } from '../output-paths.js';
 
 const FORMATS = ['jsonl', 'claude'] as const;
@@ -37,7 +37,7 @@ export const exportCommand: CommandDefinition = {
     },
   },
   details:
-    'Every field of every memory is exported, archived and invalidated ones included; history is not. Importing the file into an empty store gives back the same memories.',
+    'Every field of every memory is exported, archived and invalidated ones included; history is not. Importing the file into an empty store gives back the same memories. With --format claude, MEMORY.md lists only active memories: archived and invalidated ones get their topic files (marked archived or invalidAt in the frontmatter) and no index line.',
   async run(invocation) {
     const { values, global } = invocation;
     noPositionals(invocation);
@@ -59,7 +59,7 @@ export const exportCommand: CommandDefinition = {
     if (values.all === true && values.scope !== undefined)
       throw new EngramError('INVALID_INPUT', 'Give --scope or --all, not both.');
     const force = values.force === true;
-    return withEngram(invocation, async (opened) => {
+    return withEngram(readOnly(invocation), async (opened) => {
       const scopes = await exportScopes(values, opened);
       const memories =
         scopes.length === 0
@@ -74,6 +74,10 @@ export const exportCommand: CommandDefinition = {
         const warning = index.truncated
           ? `\nWarning: MEMORY.md lists ${index.shown} of ${index.total} memories (cut at its caps); every topic file was written.`
           : '';
+        const inactive =
+          index.inactive > 0
+            ? ` ${index.inactive} archived or invalidated ${index.inactive === 1 ? 'memory is' : 'memories are'} kept as topic files, not listed in MEMORY.md.`
+            : '';
         const stale =
           removed.length > 0
             ? ` Removed ${removed.length} topic ${removed.length === 1 ? 'file' : 'files'} of memories no longer exported.`
@@ -86,8 +90,9 @@ export const exportCommand: CommandDefinition = {
             removed,
             indexTruncated: index.truncated,
             indexShown: index.shown,
+            indexInactive: index.inactive,
           },
-          text: `Exported ${memories.length} memories to ${directory} (MEMORY.md and ${files.length - 1} topic files).${stale}${warning}`,
+          text: `Exported ${memories.length} memories to ${directory} (MEMORY.md and ${files.length - 1} topic files).${inactive}${stale}${warning}`,
         };
       }
       const text = memories.map((memory) => `${serializeMemoryLine(memory)}\n`).join('');

@@ -15,12 +15,14 @@ import { oneLine } from '../table-format.js';
 import { createExtractor } from '../../../node/create-extractor.js';
 
 const MODES = ['cheap', 'agent'] as const;
+const MODEL_HINT =
+  'Set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL (Ollama, vLLM, LM Studio), and run engram extract again to extract the rest.';
 
 /** `engram extract <file>`: extract long-term memories from a transcript now. */
 export const extractCommand: CommandDefinition = {
   name: 'extract',
-  summary: 'Extract long-term memories from a transcript (Claude Code, engram or plain text)',
-  usage: 'extract <file> [--format claude|engram|text] [--mode cheap|agent] [--session <id>] [options]',
+  summary: 'Extract long-term memories from a transcript (Claude Code, engram, chat messages or plain text)',
+  usage: 'extract <file> [--format claude|engram|text|chat] [--mode cheap|agent] [--session <id>] [options]',
   options: {
     format: {
       type: 'string',
@@ -42,7 +44,8 @@ export const extractCommand: CommandDefinition = {
   details:
     'Only messages after the last extracted one are read (the cursor of the session), so running it again on a grown transcript reads what is new. ' +
     'The turns are queued in the store and run at once; memories are deduplicated on write. ' +
-    'With no model configured (ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL), only explicit statements ("remember that …", "from now on …") are written, and the command exits 2.',
+    'With no model configured (ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL), only explicit statements ("remember that …", "from now on …") are written, the command says what a model would add, and it exits 0 (exit 2 is for bad input). ' +
+    'Formats: Claude Code and engram JSON Lines, chat messages ({"role","content"} lines, a JSON array of them or {"messages":[…]}, OpenAI or Anthropic style), plain text.',
   async run(invocation) {
     const { values, io } = invocation;
     const path = resolve(io.cwd, singlePositional(invocation, 'file'));
@@ -85,12 +88,20 @@ export const extractCommand: CommandDefinition = {
       };
       if (!model) {
         const explicit = await extractor.applyExplicitOnly(conversation);
+        // Offline is not a failure: what needs no model is done (exit 0); a model would add the rest.
+        const modelWouldAdd = {
+          messages: explicit.messages,
+          what: 'facts, preferences, decisions and procedures stated without "remember", and the updates and contradictions of what is stored',
+          configure: MODEL_HINT,
+        };
         const data = {
           ...head,
           messages: explicit.messages,
           appliedBefore: explicit.appliedBefore,
           written: explicit.written,
           dropped: [],
+          modelNeeded: true,
+          modelWouldAdd,
           warnings: explicit.warnings,
         };
         const before =
@@ -100,15 +111,14 @@ export const extractCommand: CommandDefinition = {
         const text = [
           `Read ${path} (${transcript.format}, session ${conversation.sessionId}): ${explicit.messages} new message(s).${before}`,
           ...formatWritten(explicit.written),
+          `No language model is configured, so only explicit statements ("remember that …", "from now on …") were applied (${explicit.written.length} written).`,
+          ...(explicit.messages > 0
+            ? [`A model would also read the ${explicit.messages} message(s) for ${modelWouldAdd.what}. ${MODEL_HINT}`]
+            : []),
           ...explicit.warnings.map((warning) => `warning: ${warning}`),
+          ...transcript.warnings.map((warning) => `warning: ${warning}`),
         ].join('\n');
-        if (!invocation.global.json) io.stdout.write(`${text}\n`);
-        throw new EngramError(
-          'MODEL_NOT_CONFIGURED',
-          `No language model is configured, so only explicit statements were applied (${explicit.written.length} written). ` +
-            'Set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL (Ollama, vLLM, LM Studio), and run engram extract again to extract the rest.',
-          { details: data },
-        );
+        return { data, text };
       }
       const queued = await extractor.afterTurn(conversation);
       const outcomes = await extractor.drain();

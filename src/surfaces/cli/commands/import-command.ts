@@ -12,6 +12,7 @@ import { resolveProjectIdentity } from '../../../node/project-identity.js';
 import { findClaudeCodeMemoryDirectory } from '../../claude-code/claude-code-memory-directory.js';
 import { singlePositional, stringOption, type CommandDefinition } from '../cli-command.js';
 import { scopeOption, withEngram, writeScope } from '../cli-engram.js';
+import { oneLine } from '../table-format.js';
 
 const ON_EXISTING = ['skip', 'replace', 'fail'] as const;
 type OnExisting = (typeof ON_EXISTING)[number];
@@ -39,9 +40,14 @@ export const importCommand: CommandDefinition = {
       type: 'boolean',
       description: "Import this project's Claude Code auto memory (~/.claude/projects/<slug>/memory), read only",
     },
+    strict: {
+      type: 'boolean',
+      description:
+        'JSON Lines: import nothing when any line is invalid (default: import the valid lines, list the rest)',
+    },
   },
   details:
-    'Without --scope or --keep-scopes, every memory must belong to the current project, so a file cannot plant memories in global or in another project. All or nothing: if any line or topic file is invalid, nothing is imported and the bad lines (or files) are listed. Each imported memory gets one "create" history entry with actor "import".',
+    'Without --scope or --keep-scopes, every memory must belong to the current project, so a file cannot plant memories in global or in another project. A JSON Lines file: invalid lines (not JSON, an empty or missing field…) are listed with their numbers and the valid ones are imported; control characters in text are replaced with a warning; --strict imports nothing when any line is invalid. A memory directory is all or nothing: if any topic file is invalid, nothing is imported and the files are listed. Each imported memory gets one "create" history entry with actor "import".',
   async run(invocation) {
     const { values } = invocation;
     const path =
@@ -78,6 +84,7 @@ export const importCommand: CommandDefinition = {
       let warnings: string[];
       let files: string[] = [];
       const generated = new Set<string>();
+      let invalidLines: Array<{ line: number; message: string }> = [];
       const kind = info.isDirectory() ? 'claude' : 'jsonl';
       if (kind === 'claude') {
         const read = await readMemoryDirectory(path, {
@@ -104,7 +111,7 @@ export const importCommand: CommandDefinition = {
         const parsed = parseJsonl(explicitScope ? withDefaultScope(text, writeScope(values, opened)) : text, {
           limits,
         });
-        if (parsed.errors.length > 0) {
+        if (parsed.errors.length > 0 && (values.strict === true || parsed.memories.length === 0)) {
           throw problems(
             `${parsed.errors.length} invalid line(s) in ${path} (line${parsed.errors.length === 1 ? '' : 's'} ${parsed.errors
               .map((error) => error.line)
@@ -113,6 +120,7 @@ export const importCommand: CommandDefinition = {
             parsed.errors.map((error) => `line ${error.line}: ${error.message}`),
           );
         }
+        invalidLines = parsed.errors.map(({ line, message }) => ({ line, message }));
         inputs = parsed.memories.map((entry) => entry.input);
         warnings = [
           ...parsed.warnings,
@@ -156,9 +164,13 @@ export const importCommand: CommandDefinition = {
         updated: plan?.update.length ?? 0,
       };
       warnings.push(...(plan?.notes ?? []));
-      const data = { path, format: kind, ...report, warnings };
+      const data = { path, format: kind, ...report, invalidLines, warnings };
       const text = [
-        `Imported from ${path}: ${report.created} created, ${report.replaced} replaced, ${report.updated} updated, ${report.skipped} skipped (already present).`,
+        `Imported from ${path}: ${report.created} created, ${report.replaced} replaced, ${report.updated} updated, ${report.skipped} skipped (already present)${invalidLines.length > 0 ? `, ${invalidLines.length} invalid line(s) left out` : ''}.`,
+        ...invalidLines.slice(0, MAX_LISTED_PROBLEMS).map((entry) => `  line ${entry.line}: ${oneLine(entry.message)}`),
+        ...(invalidLines.length > MAX_LISTED_PROBLEMS
+          ? [`  … and ${invalidLines.length - MAX_LISTED_PROBLEMS} more (all in --json)`]
+          : []),
         ...warnings.map((warning) => `warning: ${warning}`),
       ].join('\n');
       return { data, text };

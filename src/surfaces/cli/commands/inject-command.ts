@@ -1,7 +1,7 @@
 import { DEFAULT_SETTINGS } from '../../../kernel/settings.js';
 import { EngramError } from '../../../kernel/errors.js';
 import { integerOption, type CommandDefinition } from '../cli-command.js';
-import { TYPE_NAMES, readScopes, recallFlags, withEngram } from '../cli-engram.js';
+import { TYPE_NAMES, readScopes, recallFlags, readOnly, withEngram } from '../cli-engram.js';
 
 /** `engram inject`: print exactly the memory text a model would receive for a message. */
 export const injectCommand: CommandDefinition = {
@@ -44,7 +44,7 @@ export const injectCommand: CommandDefinition = {
     if (query.trim() === '') throw new EngramError('INVALID_INPUT', 'Nothing to inject for: engram inject <message…>.');
     const maxTokens = integerOption(values, 'max-tokens', { min: 0, max: 1_000_000 });
     const flags = recallFlags(values);
-    return withEngram(invocation, async (opened) => {
+    return withEngram(readOnly(invocation), async (opened) => {
       const context = await opened.engram.buildMemoryContext(query, {
         scopes: readScopes(values, opened),
         ...(maxTokens !== undefined && { maxTokens }),

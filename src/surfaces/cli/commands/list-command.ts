@@ -1,5 +1,5 @@
 import { integerOption, noPositionals, type CommandDefinition } from '../cli-command.js';
-import { TYPE_NAMES, readScopes, typeOption, withEngram } from '../cli-engram.js';
+import { TYPE_NAMES, readScopes, typeOption, readOnly, withEngram } from '../cli-engram.js';
 import { formatMemoryTable } from '../memory-view.js';
 import { MAX_LIMIT } from '../../../contracts/store-checks/store-input.js';
 
@@ -30,7 +30,7 @@ export const listCommand: CommandDefinition = {
     const limit = integerOption(values, 'limit', { min: 0, max: MAX_LIMIT }) ?? DEFAULT_LIMIT;
     const offset = integerOption(values, 'offset', { min: 0, max: Number.MAX_SAFE_INTEGER }) ?? 0;
     const types = typeOption(values);
-    return withEngram(invocation, async (opened) => {
+    return withEngram(readOnly(invocation), async (opened) => {
       const filter = {
         scopes: readScopes(values, opened),
         ...(types && { types }),

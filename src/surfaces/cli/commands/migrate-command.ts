@@ -182,7 +182,14 @@ function formatReport(report: CopyStoreReport & { from: string; to: string }): s
   const fields: Array<[string, string]> = [
     ['from', report.from],
     ['to', report.to],
-    ['resumed', report.resumed ? 'yes (an earlier copy had been interrupted)' : 'no'],
+    [
+      'resumed',
+      report.resumed
+        ? 'yes (an earlier copy had been interrupted)'
+        : report.alreadyComplete
+          ? 'no (the target already held a complete copy: nothing written)'
+          : 'no',
+    ],
   ];
   for (const kind of RECORD_KINDS) {
     fields.push([

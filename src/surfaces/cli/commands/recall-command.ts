@@ -2,7 +2,7 @@ import { DEFAULT_SETTINGS } from '../../../kernel/settings.js';
 import { EngramError } from '../../../kernel/errors.js';
 import type { RankedMemory } from '../../../recall/ranking.js';
 import type { CommandDefinition } from '../cli-command.js';
-import { TYPE_NAMES, readScopes, recallFlags, withEngram } from '../cli-engram.js';
+import { TYPE_NAMES, readScopes, recallFlags, readOnly, withEngram } from '../cli-engram.js';
 import { ageNote } from '../../../recall/age-notes.js';
 import { ageLegend, memoryColumns } from '../memory-view.js';
 import { formatTable, type TableColumn } from '../table-format.js';
@@ -47,7 +47,7 @@ export const recallCommand: CommandDefinition = {
     const query = positionals.join(' ');
     if (query.trim() === '') throw new EngramError('INVALID_INPUT', 'Nothing to recall: engram recall <query…>.');
     const flags = recallFlags(values);
-    return withEngram(invocation, async (opened) => {
+    return withEngram(readOnly(invocation), async (opened) => {
       const scopes = readScopes(values, opened);
       const asOfValue = typeof values['as-of'] === 'string' ? values['as-of'] : undefined;
       let result = await opened.engram.recall(query, { scopes, ...flags });

@@ -1,5 +1,5 @@
 import { singlePositional, type CommandDefinition } from '../cli-command.js';
-import { findMemory, readScopes, withEngram } from '../cli-engram.js';
+import { findMemory, readScopes, readOnly, withEngram } from '../cli-engram.js';
 import { formatMemoryDetail } from '../memory-view.js';
 import { supersedeChain } from '../../../consolidation/supersede-chain.js';
 
@@ -18,7 +18,7 @@ export const showCommand: CommandDefinition = {
   },
   async run(invocation) {
     const id = singlePositional(invocation, 'id');
-    return withEngram(invocation, async (opened) => {
+    return withEngram(readOnly(invocation), async (opened) => {
       const scopes = readScopes(invocation.values, opened);
       const memory = await findMemory(opened, id, scopes);
       const history = await opened.engram.history(memory.id, scopes);

@@ -1,5 +1,5 @@
 import { noPositionals, type CommandDefinition } from '../cli-command.js';
-import { readScopes, withEngram } from '../cli-engram.js';
+import { readScopes, readOnly, withEngram } from '../cli-engram.js';
 import { formatFields } from '../table-format.js';
 
 /** `engram stats`: count memories by state, type and scope. */
@@ -19,7 +19,7 @@ export const statsCommand: CommandDefinition = {
   async run(invocation) {
     const { values } = invocation;
     noPositionals(invocation);
-    return withEngram(invocation, async (opened) => {
+    return withEngram(readOnly(invocation), async (opened) => {
       const scopes = values.all === true ? undefined : readScopes(values, opened);
       const stats = await opened.engram.stats(scopes ?? 'all');
       const info = opened.engram.store.info();

@@ -1,0 +1,70 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+
+// The README's five-minute tour must run as written: a new user types these lines first. Each
+// `engram …` line of the tour's code block that needs no model, server, editor or placeholder
+// runs here, in order, in a fresh workspace, and must exit 0.
+const README = readFileSync(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
+// Lines that start a long-running service, need a model or an embedder, a file that is not there, or ask.
+const NOT_RUN = /^engram (?:(?:serve|mcp|chat|extract|migrate|eval|reindex)\b|edit <id>$)/;
+
+/** The tour's `engram` lines, comments removed. */
+function tourLines(): string[] {
+  const start = README.indexOf('## A five-minute tour of the CLI');
+  const fence = README.indexOf('```sh', start);
+  const end = README.indexOf('```', fence + 5);
+  return README.slice(fence + 5, end)
+    .split('\n')
+    .map((line) => line.replace(/\s+#.*$/, '').trim())
+    .filter((line) => line.startsWith('engram '));
+}
+
+/** Splits a shell line into words: double and single quotes, no expansion. */
+function words(line: string): string[] {
+  const found: string[] = [];
+  for (const match of line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) found.push(match[1] ?? match[2] ?? match[3]!);
+  return found;
+}
+
+let workspace: Workspace;
+
+beforeAll(() => {
+  workspace = createWorkspace();
+});
+
+afterAll(() => workspace.cleanup());
+
+describe("README's CLI tour", () => {
+  it('runs line by line as written (ids filled in from the first memory)', async () => {
+    const lines = tourLines();
+    expect(lines.length).toBeGreaterThan(20);
+    let id = '';
+    const ran: string[] = [];
+    for (const line of lines) {
+      if (NOT_RUN.test(line)) continue;
+      // The change to undo is the latest of a memory still there (after `forget --hard` the tour's is gone).
+      let change = '';
+      if (line.includes('<change-id>')) {
+        const shown = await workspace.run(['show', id, '--json']);
+        if (shown.code === 0) change = shown.json().history.at(-1).id;
+      }
+      const args = words(line)
+        .slice(1)
+        .map((word) => (word === '<id>' ? id : word === '<change-id>' ? change : word));
+      if (args.includes('')) continue;
+      const result = await workspace.run(args, { env: { VISUAL: '', EDITOR: '' } });
+      expect(result.code, `${line}\n${result.stderr}`).toBe(0);
+      ran.push(line);
+      if (args[0] === 'remember' && id === '') {
+        const listed = await workspace.json(['list']);
+        id = listed.memories[0].id;
+      }
+    }
+    expect(ran).toEqual(expect.arrayContaining([expect.stringMatching(/^engram list --type feedback --archived/)]));
+    expect(ran.length).toBeGreaterThan(15);
+    expect(existsSync(join(workspace.cwd, 'memories.jsonl'))).toBe(true);
+  });
+});
