@@ -14,6 +14,7 @@ import type { Memory } from '../../memory/memory.js';
 import { EXTRACTION_QUEUE } from '../../extraction/extraction-job-payload.js';
 import type { JobOutcome } from '../../extraction/extraction-worker.js';
 import { sendViewerAsset } from '../viewer/viewer-assets.js';
+import { parseAsOf, withInvalidMemories } from '../../consolidation/as-of.js';
 import { nextKeyset, usageStats } from '../viewer/viewer-usage.js';
 import {
   contextBody,
@@ -299,13 +300,22 @@ async function recall(context: RouteContext): Promise<JsonReply> {
     await readRequiredJsonBody(context.request, context.maxBodyBytes),
     'recall request',
   );
-  const result = await context.engram.recall(input.query, {
-    scopes: requestScopes(context, input.scopes),
+  // Checked before recall, so a bad date records no access.
+  const asOf = input.asOf === undefined ? undefined : parseAsOf(input.asOf);
+  const scopes = requestScopes(context, input.scopes);
+  let result = await context.engram.recall(input.query, {
+    scopes,
     ...(input.topK !== undefined && { topK: input.topK }),
     ...(input.minScore !== undefined && { minScore: input.minScore }),
     ...(input.types && { types: input.types }),
     ...(input.recordAccess !== undefined && { recordAccess: input.recordAccess }),
   });
+  if (asOf !== undefined || input.includeInvalid === true)
+    result = await withInvalidMemories(
+      { store: context.engram.store, settings: context.engram.settings, now: () => new Date() },
+      result,
+      { scopes, ...(asOf !== undefined && { asOf }), ...(input.topK !== undefined && { topK: input.topK }) },
+    );
   return ok({
     ...result,
     memories: result.memories.map(({ memory, parts }) => ({ memory, score: parts.score, parts })),

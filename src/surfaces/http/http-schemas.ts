@@ -44,6 +44,10 @@ export const recallBody = z.strictObject({
   minScore: z.number().min(0).max(1).optional(),
   types: z.array(memoryType).min(1).optional(),
   recordAccess: z.boolean().optional(),
+  /** What was true then: memories valid at that date, invalidated ones included (an ISO date). */
+  asOf: z.string().max(40).optional(),
+  /** Also invalidated and superseded memories. */
+  includeInvalid: z.boolean().optional(),
 });
 
 // The conversation's own checks (ids, roles, texts) run in the extractor; this only bounds the shape.

@@ -334,6 +334,36 @@ describe('REST routes', () => {
     expect(typed.body.memories).toEqual([]);
   });
 
+  it('POST /v1/recall leaves invalidated memories out unless asOf or includeInvalid asks what was true then', async () => {
+    const old = await create({ content: 'The billing queue runs on RabbitMQ brokers.', type: 'project' });
+    const now = await create({ content: 'The billing queue runs on Kafka brokers since the move.', type: 'project' });
+    await store.invalidate(old.id, { supersededBy: now.id }, { actor: 'test' });
+    const ids = (result: ApiResult): string[] => result.body.memories.map((entry: any) => entry.memory.id);
+    const query = { query: 'billing queue brokers', minScore: 0, recordAccess: false };
+    const current = await api('POST', '/v1/recall', query);
+    expect(ids(current)).toContain(now.id);
+    expect(ids(current)).not.toContain(old.id);
+    const all = await api('POST', '/v1/recall', { ...query, includeInvalid: true });
+    expect(all.status, all.text).toBe(200);
+    expect(ids(all)).toEqual(expect.arrayContaining([old.id, now.id]));
+    const later = await api('POST', '/v1/recall', { ...query, asOf: '2999-01-01' });
+    expect(ids(later)).toContain(now.id);
+    expect(ids(later)).not.toContain(old.id);
+    const before = await api('POST', '/v1/recall', { ...query, asOf: '2020-01-01T00:00:00Z' });
+    expect(ids(before)).not.toContain(old.id);
+    expect(ids(before)).not.toContain(now.id);
+
+    const hits = (await store.get(now.id))!.hitCount;
+    for (const asOf of ['2026-02-30', 'not-a-date', 'March 9', '1', '2026-03-09T25:00', 'x'.repeat(41), 20260309, null])
+      expectError(await api('POST', '/v1/recall', { query: 'billing queue', asOf }), 400, 'INVALID_INPUT');
+    expectError(
+      await api('POST', '/v1/recall', { query: 'billing queue', includeInvalid: 'yes' }),
+      400,
+      'INVALID_INPUT',
+    );
+    expect((await store.get(now.id))!.hitCount).toBe(hits);
+  });
+
   it('GET /v1/stats counts the read scopes (or the named ones)', async () => {
     const result = await api('GET', '/v1/stats');
     expect(result.status).toBe(200);
