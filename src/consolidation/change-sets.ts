@@ -5,6 +5,8 @@ import type { HistoryEntry } from '../memory/memory-history.js';
 import type { Scope } from '../memory/scope.js';
 import { sameMemoryState } from '../memory/memory-changes.js';
 import { requireRole, type MemoryStore } from '../contracts/memory-store.js';
+import type { Embedder } from '../contracts/embedder.js';
+import { storeMemoryVectors } from '../remember/memory-vectors.js';
 
 /**
  * Change sets: many changes written as one (one transaction) and reverted as one. The store's
@@ -114,6 +116,8 @@ export interface ChangeSetUndo {
   changeSetId: string;
   /** The undo entries written, one per memory. */
   undone: HistoryEntry[];
+  /** How many memories got their vector recomputed (their text came back), and what failed. */
+  vectors: { stored: number; warnings: string[] };
 }
 
 /**
@@ -122,7 +126,14 @@ export interface ChangeSetUndo {
  */
 export async function undoChangeSet(
   store: MemoryStore,
-  input: { id: string; scopes: readonly Scope[]; actor: string; now: () => Date },
+  input: {
+    id: string;
+    scopes: readonly Scope[];
+    actor: string;
+    now: () => Date;
+    /** With one, memories whose text the undo restored get their vector recomputed (the store keeps vectors). */
+    embedder?: Embedder;
+  },
 ): Promise<ChangeSetUndo> {
   const record = await readChangeSet(store, input.id);
   if (!record || !record.scopes.every((scope) => input.scopes.includes(scope)))
@@ -147,5 +158,32 @@ export async function undoChangeSet(
     `${PREFIX}${record.id}`,
     JSON.stringify({ ...record, undoneAt: input.now().toISOString() } satisfies ChangeSetRecord),
   );
-  return { changeSetId: record.id, undone };
+  return { changeSetId: record.id, undone, vectors: await restoreVectors(store, undone, input.embedder) };
+}
+
+/** Vectors follow the text: a memory the undo gave its old words back gets their vector (recomputed, not kept). */
+async function restoreVectors(
+  store: MemoryStore,
+  undone: readonly HistoryEntry[],
+  embedder: Embedder | undefined,
+): Promise<ChangeSetUndo['vectors']> {
+  const { vectors } = store;
+  const restored = undone
+    .filter(
+      (entry) =>
+        entry.after !== null &&
+        (entry.before === null ||
+          entry.before.name !== entry.after.name ||
+          entry.before.description !== entry.after.description ||
+          entry.before.content !== entry.after.content),
+    )
+    .map((entry) => entry.after!);
+  if (!embedder || !vectors || restored.length === 0) return { stored: 0, warnings: [] };
+  try {
+    const result = await storeMemoryVectors({ vectors, embedder }, restored);
+    return { stored: result.stored, warnings: result.warnings };
+  } catch {
+    // The undo itself is done; the vectors wait for `engram reindex`.
+    return { stored: 0, warnings: ['vectors-not-stored'] };
+  }
 }
