@@ -19,6 +19,9 @@ import { storeMemoryVectors } from '../remember/memory-vectors.js';
 export const DREAM_ACTOR = 'dream';
 
 const PREFIX = 'change-set:';
+/** The ids of the latest change sets, oldest first: what the viewer's Activity lists (checkpoints cannot be listed). */
+const INDEX = 'change-sets';
+const INDEX_MAX = 500;
 const IDS_PER_PART = 4_000;
 const CHANGE_SET_ID = /^cs_[0-9a-z]{22}$/;
 
@@ -32,6 +35,8 @@ export interface ChangeSetRecord {
   /** How many memories it changes, and in how many parts their ids are stored. */
   memoryCount: number;
   parts: number;
+  /** What made it, in one line ("improved 12 memories"). */
+  summary?: string;
   undoneAt?: string;
 }
 
@@ -47,7 +52,14 @@ export function isChangeSetId(value: unknown): value is string {
  */
 export async function applyChangeSet(
   store: MemoryStore,
-  input: { states: readonly Memory[]; scopes: readonly Scope[]; actor: string; stampedAt: string; now: number },
+  input: {
+    states: readonly Memory[];
+    scopes: readonly Scope[];
+    actor: string;
+    stampedAt: string;
+    now: number;
+    summary?: string;
+  },
 ): Promise<string> {
   const checkpoints = requireRole(store, 'checkpoints', 'a change set');
   const id = createSortableId('cs', input.now);
@@ -71,8 +83,10 @@ export async function applyChangeSet(
     scopes: [...input.scopes],
     memoryCount: ids.length,
     parts,
+    ...(input.summary !== undefined && { summary: input.summary }),
   };
   await checkpoints.set(`${PREFIX}${id}`, JSON.stringify(record));
+  await noteChangeSet(checkpoints, id);
   if (input.states.length > 0) {
     // Replace only: an id the store does not hold in that scope fails the whole set (CONFLICT), nothing written.
     for (const state of input.states) {
@@ -82,6 +96,42 @@ export async function applyChangeSet(
     await store.importMany(input.states, { onExisting: 'replace' }, { actor: input.actor });
   }
   return id;
+}
+
+async function noteChangeSet(checkpoints: NonNullable<MemoryStore['checkpoints']>, id: string): Promise<void> {
+  // Compare-and-set: two processes applying at once both get listed; after 10 lost races the set is still applied.
+  for (let attempt = 0; attempt < 10; attempt += 1) {
+    const text = await checkpoints.get(INDEX);
+    const ids = readIds(text);
+    if (await checkpoints.set(INDEX, JSON.stringify([...ids, id].slice(-INDEX_MAX)), { expected: text ?? null }))
+      return;
+  }
+}
+
+function readIds(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? value.filter(isChangeSetId) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The latest change sets whose scopes are all in `scopes`, newest first (at most `limit`). */
+export async function listChangeSets(
+  store: MemoryStore,
+  options: { scopes: readonly Scope[]; limit: number },
+): Promise<ChangeSetRecord[]> {
+  if (!store.checkpoints) return [];
+  const ids = readIds(await store.checkpoints.get(INDEX)).reverse();
+  const records: ChangeSetRecord[] = [];
+  for (const id of ids) {
+    if (records.length >= options.limit) break;
+    const record = await readChangeSet(store, id);
+    if (record && record.scopes.every((scope) => options.scopes.includes(scope))) records.push(record);
+  }
+  return records;
 }
 
 /** Reads a change set's record; undefined when there is none by that id. */

@@ -169,6 +169,7 @@ async function consolidate(
         actor: DREAM_ACTOR,
         stampedAt,
         now: started.getTime(),
+        summary: `dream: improved ${report.diffs.length} memor${report.diffs.length === 1 ? 'y' : 'ies'}`,
       });
       await refreshVectors(dependencies, report);
     }

@@ -20,7 +20,8 @@ class LetterEmbedder implements Embedder {
       const vector = new Float32Array(27);
       for (const char of text.toLowerCase()) {
         const code = char.charCodeAt(0) - 97;
-        vector[code >= 0 && code < 26 ? code : 26] += 1;
+        const index = code >= 0 && code < 26 ? code : 26;
+        vector[index] = (vector[index] ?? 0) + 1;
       }
       return vector;
     });

@@ -15,6 +15,14 @@ import { EXTRACTION_QUEUE } from '../../extraction/extraction-job-payload.js';
 import type { JobOutcome } from '../../extraction/extraction-worker.js';
 import { sendViewerAsset } from '../viewer/viewer-assets.js';
 import { parseAsOf, withInvalidMemories } from '../../consolidation/as-of.js';
+import {
+  changeSetEntries,
+  isChangeSetId,
+  listChangeSets,
+  readChangeSet,
+  undoChangeSet,
+} from '../../consolidation/change-sets.js';
+import { readDreamState } from '../../consolidation/run-dream.js';
 import { nextKeyset, usageStats } from '../viewer/viewer-usage.js';
 import {
   contextBody,
@@ -26,6 +34,7 @@ import {
   parseInput,
   queryObject,
   recallBody,
+  changeSetsQuery,
   scopedQuery,
   turnBody,
   undoBody,
@@ -95,6 +104,8 @@ const routes: Route[] = [
   route('GET', '/v1/stats/usage', usage),
   route('GET', '/v1/jobs', listJobs),
   route('POST', '/v1/jobs/:id/retry', retryJob),
+  route('GET', '/v1/change-sets', listChangeSetsRoute),
+  route('GET', '/v1/change-sets/:id', getChangeSet),
   route('POST', '/mcp', async (context) => {
     const body = await readRequiredJsonBody(context.request, context.maxBodyBytes);
     await handleMcpPost(context.request, context.response, body, {
@@ -333,6 +344,17 @@ async function queueTurn(context: RouteContext): Promise<JsonReply> {
 
 async function undo(context: RouteContext): Promise<JsonReply> {
   const input = parseInput(undoBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'undo request');
+  // A change set (cs_…, a dream's run) is undone whole, as `engram undo <cs_…>` does.
+  if (isChangeSetId(input.changeId)) {
+    const result = await undoChangeSet(context.engram.store, {
+      id: input.changeId,
+      scopes: readableScopes(context, input.scopes),
+      actor: context.actor,
+      now: () => new Date(),
+      ...(context.engram.embedder && { embedder: context.engram.embedder }),
+    });
+    return ok({ changeSet: result.changeSetId, undone: result.undone, vectors: result.vectors });
+  }
   const undone = await context.engram.undo(input.changeId, {
     actor: context.actor,
     scopes: requestScopes(context, input.scopes),
@@ -420,6 +442,44 @@ async function usage(context: RouteContext): Promise<JsonReply> {
 const DEFAULT_JOB_STATES = ['pending', 'running', 'failed'] as const;
 
 /** The extraction queue: counts by state, the jobs (without their payload, which holds conversation text), recent runs. */
+/** The viewer's consolidation runs: the latest change sets of the read scopes and the dream's state. */
+async function listChangeSetsRoute(context: RouteContext): Promise<JsonReply> {
+  await assertNoBody(context);
+  const query = parseInput(changeSetsQuery, queryObject(context.url.searchParams), 'query');
+  const scopes = readableScopes(context, query.scope);
+  const store = context.engram.store;
+  if (!store.checkpoints) return ok({ changeSets: [], dream: null });
+  const [changeSets, dream] = await Promise.all([
+    listChangeSets(store, { scopes, limit: query.limit ?? 20 }),
+    readDreamState(store),
+  ]);
+  return ok({
+    changeSets,
+    dream: { lastRunAt: dream.lastRunAt, status: dream.status, sessionsNoted: dream.sessions.length },
+  });
+}
+
+/** One change set with the change it made to each memory (before and after). */
+async function getChangeSet(context: RouteContext): Promise<JsonReply> {
+  await assertNoBody(context);
+  const id = pathId(context, 'change set');
+  const scopes = readableScopes(context, undefined);
+  const record = await readChangeSet(context.engram.store, id);
+  if (!record || !record.scopes.every((scope) => scopes.includes(scope))) throw notFound('change set', id);
+  const entries = await changeSetEntries(context.engram.store, record);
+  return ok({ changeSet: record, entries });
+}
+
+/** Named scopes (or the read scopes), never beyond what this service may read. */
+function readableScopes(context: RouteContext, named: readonly string[] | undefined): Scope[] {
+  const readable = new Set(context.engram.readScopes);
+  const scopes = requestScopes(context, named);
+  const outside = scopes.find((scope) => !readable.has(scope));
+  if (outside !== undefined)
+    throw new EngramError('INVALID_SCOPE', `Scope ${JSON.stringify(outside.slice(0, 80))} is not readable here.`);
+  return scopes;
+}
+
 async function listJobs(context: RouteContext): Promise<JsonReply> {
   await assertNoBody(context);
   const query = parseInput(jobsQuery, queryObject(context.url.searchParams), 'query');

@@ -150,6 +150,11 @@ export const jobsQuery = z.strictObject({
   limit: wholeNumber(1_000).pipe(z.number().min(1)).optional(),
 });
 
+export const changeSetsQuery = z.strictObject({
+  scope: commaList.optional(),
+  limit: wholeNumber(100).pipe(z.number().min(1)).optional(),
+});
+
 export const deleteQuery = z.strictObject({ scope: commaList.optional(), hard: booleanFlag.optional() });
 
 /** Validates input against a schema; a failure is INVALID_INPUT naming each bad field. */

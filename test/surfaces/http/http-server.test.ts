@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { Engram } from '../../../src/engram.js';
 import { startServer, type RunningServer } from '../../../src/surfaces/http/http-server.js';
+import { runDream } from '../../../src/consolidation/run-dream.js';
 
 const PROJECT = 'project:github.com/acme/app';
 const OTHER = 'project:github.com/acme/other';
@@ -362,6 +363,42 @@ describe('REST routes', () => {
       'INVALID_INPUT',
     );
     expect((await store.get(now.id))!.hitCount).toBe(hits);
+  });
+
+  it('lists change sets, shows one with its changes, and undoes a whole one through POST /v1/undo', async () => {
+    const first = await api('POST', '/v1/memories', {
+      content: 'Releases are cut from the trunk branch every Monday.',
+      dedupe: false,
+    });
+    const copy = await api('POST', '/v1/memories', {
+      content: 'Releases are cut from the trunk branch every Monday.',
+      dedupe: false,
+    });
+    expect(copy.status, copy.text).toBe(201);
+    const report = await runDream(
+      { store, settings: engram.settings, now: () => new Date() },
+      { trigger: 'manual', scopes: [PROJECT] },
+    );
+    expect(report.status).toBe('applied');
+    const listed = await api('GET', '/v1/change-sets');
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.body.changeSets[0]).toMatchObject({ id: report.changeSetId, actor: 'dream', scopes: [PROJECT] });
+    expect(listed.body.dream.status).toBe('done');
+    const shown = await api('GET', `/v1/change-sets/${report.changeSetId}`);
+    expect(shown.body.entries.map((entry: any) => entry.action)).toContain('invalidate');
+    // Another project's scope cannot be read, and bad ids are refused.
+    expectError(await api('GET', `/v1/change-sets?scope=${encodeURIComponent(OTHER)}`), 400, 'INVALID_SCOPE');
+    expectError(await api('GET', '/v1/change-sets?limit=0'), 400, 'INVALID_INPUT');
+    expectError(await api('GET', '/v1/change-sets/cs_00000000000000000000000000'), 404, 'NOT_FOUND');
+    expectError(await api('GET', '/v1/change-sets/..%2F..%2Fetc'), 400, 'INVALID_INPUT');
+    expectError(await api('POST', '/v1/undo', { changeId: report.changeSetId, scopes: [OTHER] }), 400, 'INVALID_SCOPE');
+    const undone = await api('POST', '/v1/undo', { changeId: report.changeSetId });
+    expect(undone.status, undone.text).toBe(200);
+    expect(undone.body.undone.length).toBe(report.diffs.length);
+    expect((await store.get(copy.body.memory.id))!.invalidAt).toBeNull();
+    expect((await store.get(first.body.memory.id))!.invalidAt).toBeNull();
+    expectError(await api('POST', '/v1/undo', { changeId: report.changeSetId }), 409, 'UNDO_CONFLICT');
+    expect((await api('GET', '/v1/change-sets')).body.changeSets[0].undoneAt).toBeDefined();
   });
 
   it('GET /v1/stats counts the read scopes (or the named ones)', async () => {

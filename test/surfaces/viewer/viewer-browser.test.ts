@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXTRACTION_QUEUE } from '../../../src/extraction/extraction-job-payload.js';
+import { runDream } from '../../../src/consolidation/run-dream.js';
 import {
   chromiumAvailable,
   launchChromium,
@@ -202,6 +203,55 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     await row.locator('button:text("Retry")').click();
     await page.waitForSelector('.notice-ok');
     expect((await fixture.store.jobs.get(failedJobId))!.state).toBe('pending');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('shows consolidation runs with their change sets, and undoes a whole run', async () => {
+    const { engram, store } = fixture;
+    const ids: string[] = [];
+    for (let copy = 0; copy < 2; copy += 1)
+      ids.push(
+        (
+          await engram.save(
+            {
+              content: 'The release train leaves every second Thursday at noon.',
+              type: 'project',
+              name: `train-${copy}`,
+            },
+            { dedupe: false },
+          )
+        ).memory.id,
+      );
+    const before = await snapshot();
+    const report = await runDream(
+      { store, settings: engram.settings, now: () => new Date() },
+      { trigger: 'manual', scopes: [VIEWER_PROJECT] },
+    );
+    expect(report.status).toBe('applied');
+    const { page, problems } = await openPage('/#/activity');
+    await ready(page, 'activity');
+    const run = page.locator(`li[data-change-set="${report.changeSetId}"]`);
+    await expect.poll(() => run.textContent()).toContain('improved');
+    await run.locator('button', { hasText: /^Show the \d+ changes?$/ }).click();
+    await run.locator('.changes li').first().waitFor();
+    const changes = await run.locator('.changes li').allTextContents();
+    expect(changes.some((text) => text.startsWith('invalidate') && text.includes('superseded by'))).toBe(true);
+    await page.screenshot({ path: `${SHOTS}/activity-dream.png`, fullPage: true });
+    await run.locator('button:text("Undo this run")').click();
+    await page.waitForSelector('.notice-ok');
+    await expect
+      .poll(() => page.locator(`li[data-change-set="${report.changeSetId}"] .badge`).first().textContent())
+      .toBe('undone');
+    const after = JSON.parse(await snapshot());
+    const restored = JSON.parse(before);
+    // Every field is back except the version stamps the undo moved.
+    const strip = (memories: Array<Record<string, unknown>>) =>
+      memories
+        .map(({ updatedAt: _updatedAt, ...rest }) => rest)
+        .sort((a, b) => String(a.id).localeCompare(String(b.id)));
+    expect(strip(after.memories)).toEqual(strip(restored.memories));
+    for (const id of ids) expect((await store.get(id))!.invalidAt).toBeNull();
     expect(problems).toEqual([]);
     await page.close();
   });
