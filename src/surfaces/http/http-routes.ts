@@ -205,6 +205,7 @@ async function listMemories(context: RouteContext): Promise<JsonReply> {
     ...(query.archived && { archived: query.archived }),
     ...(query.invalid && { invalid: query.invalid }),
     ...(query.importanceBelow !== undefined && { importanceBelow: query.importanceBelow }),
+    ...(query.importanceAtLeast !== undefined && { importanceAtLeast: query.importanceAtLeast }),
   };
   const limit = query.limit ?? DEFAULT_LIST_LIMIT;
   if (query.cursor !== undefined) {

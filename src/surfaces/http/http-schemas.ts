@@ -136,6 +136,12 @@ export const listQuery = z.strictObject({
     .regex(/^(?:0(?:\.\d{1,6})?|1(?:\.0{1,6})?)$/, 'Expected a number from 0 to 1.')
     .transform(Number)
     .optional(),
+  /** Only memories with importance of at least this [0..1]; with importanceBelow, a range. */
+  importanceAtLeast: z
+    .string()
+    .regex(/^(?:0(?:\.\d{1,6})?|1(?:\.0{1,6})?)$/, 'Expected a number from 0 to 1.')
+    .transform(Number)
+    .optional(),
   /** The `nextCursor` of the previous page: keyset paging, as fast on the thousandth page as on the first. */
   cursor: z
     .string()

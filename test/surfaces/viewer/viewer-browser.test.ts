@@ -107,6 +107,14 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     await page.screenshot({ path: `${SHOTS}/memories-filtered.png`, fullPage: true });
     await page.selectOption('#field-type', '');
     await expect.poll(() => page.locator('.memory-item').count()).toBe(14);
+    // Importance as a range: from 0.7, below 0.9 keeps only real-db-tests (0.8).
+    await page.selectOption('#field-importanceAtLeast', '0.7');
+    await page.selectOption('#field-importanceBelow', '0.9');
+    await expect.poll(() => page.locator('.memory-item').count()).toBe(1);
+    expect(await page.locator('#list-summary').textContent()).toBe('Showing 1 of 1 memory, newest first.');
+    await page.selectOption('#field-importanceAtLeast', '');
+    await page.selectOption('#field-importanceBelow', '');
+    await expect.poll(() => page.locator('.memory-item').count()).toBe(14);
     // Keyboard only: tab to the first memory's link and press Enter.
     await page.focus('#field-stale');
     await page.keyboard.press('Tab');
@@ -126,7 +134,23 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     const first = page.locator('.result').first();
     expect(await first.locator('.memory-name').textContent()).toBe('real-db-tests');
     const parts = await first.locator('.parts th').allTextContents();
-    expect(parts).toEqual(['Score', 'Relevance', 'Full text', 'Vectors', 'Context', 'Recency', 'Importance weight']);
+    expect(parts).toEqual([
+      'Score',
+      'Relevance',
+      'Full text',
+      'Vectors',
+      'Context',
+      'Signals',
+      'Recency',
+      'Importance weight',
+    ]);
+    expect(await page.locator('.results > p.muted').first().textContent()).toMatch(/^\d+ (?:memory|memories) in /);
+    // 18's signals, as recall --explain's SIGNALS column shows them: the notes were written within one sitting.
+    await page.fill('#search-query', 'deploy note staging cluster restarts nightly');
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(async () => (await page.locator('.parts tr:has(th:text-is("Signals")) td').allTextContents()).join('|'))
+      .toMatch(/sitting context \+0\.\d+/);
     await page.screenshot({ path: `${SHOTS}/search.png`, fullPage: true });
     expect((await fixture.store.get(testsId))!.hitCount).toBe(0);
     expect(problems).toEqual([]);

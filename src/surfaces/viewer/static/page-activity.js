@@ -225,7 +225,7 @@ function runItem(run) {
       'p',
       {},
       h('span', { class: 'badge state-done' }, report.status),
-      ` ${report.mode} · session ${report.sessionId} · ${report.span.messages} messages · ${report.modelCalls} model calls`,
+      ` ${report.mode} · session ${report.sessionId} · ${count(report.span.messages, 'message')} · ${count(report.modelCalls, 'model call')}`,
     ),
     report.written.length > 0
       ? h(
