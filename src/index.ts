@@ -104,6 +104,15 @@ export type {
 } from './contracts/session-message.js';
 export type { SessionTool, SessionToolOutput, SessionToolContext } from './contracts/session-tool.js';
 
+// Consolidation ("dream", SPEC §3 layer 6): one reviewable, undoable change set; queueDream for a session that ended.
+export {
+  runDream,
+  queueDream,
+  type DreamDependencies,
+  type DreamOptions,
+  type DreamReport,
+} from './consolidation/run-dream.js';
+export type { GatheredSession } from './consolidation/gather.js';
 // Instructions (CLAUDE.md and rules) as the model receives them; `loadInstructions` in engram/node reads them.
 export {
   activeInstructions,

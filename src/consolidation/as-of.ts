@@ -19,15 +19,39 @@ export function validAt(memory: Pick<Memory, 'validFrom' | 'invalidAt'>, at: str
   return memory.validFrom <= at && (memory.invalidAt === null || memory.invalidAt > at);
 }
 
-/** Reads an `--as-of` value: a date or date-time, as an ISO instant (a bare date means the end of that day, UTC). */
+const AS_OF = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * Reads an `--as-of` value: an ISO date or date-time (a bare date means the end of that day, UTC),
+ * as an ISO instant. Anything else, a day the month lacks (2026-02-30) included, is INVALID_INPUT.
+ */
 export function parseAsOf(value: string): string {
-  const time = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T23:59:59.999Z`) : Date.parse(value);
-  if (!Number.isFinite(time))
+  const match = typeof value === 'string' && value.length <= 40 ? AS_OF.exec(value) : null;
+  const [year, month, day] = match ? [Number(match[1]), Number(match[2]), Number(match[3])] : [0, 0, 0];
+  const calendar = match ? new Date(Date.UTC(year, month - 1, day)) : undefined;
+  const time = !match ? NaN : match[4] === undefined ? Date.parse(`${match[0]}T23:59:59.999Z`) : Date.parse(value);
+  if (
+    !calendar ||
+    calendar.getUTCFullYear() !== year ||
+    calendar.getUTCMonth() !== month - 1 ||
+    calendar.getUTCDate() !== day ||
+    !Number.isFinite(time)
+  )
     throw new EngramError(
       'INVALID_INPUT',
-      `Invalid --as-of ${JSON.stringify(value.slice(0, 40))}: use a date such as 2026-03-09.`,
+      `Invalid as-of date ${JSON.stringify(String(value).slice(0, 40))}: use an ISO date such as 2026-03-09 or 2026-03-09T10:00:00Z.`,
     );
   return new Date(time).toISOString();
+}
+
+/** Whether `parseAsOf` takes the value (for input schemas). */
+export function isAsOf(value: string): boolean {
+  try {
+    parseAsOf(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Recall's result with invalid memories added (those valid at `asOf`, when given) and current ones not yet valid then removed. */

@@ -5,6 +5,8 @@ import type { HistoryEntry } from '../memory/memory-history.js';
 import type { Scope } from '../memory/scope.js';
 import { sameMemoryState } from '../memory/memory-changes.js';
 import { requireRole, type MemoryStore } from '../contracts/memory-store.js';
+import type { Embedder } from '../contracts/embedder.js';
+import { storeMemoryVectors } from '../remember/memory-vectors.js';
 
 /**
  * Change sets: many changes written as one (one transaction) and reverted as one. The store's
@@ -17,6 +19,9 @@ import { requireRole, type MemoryStore } from '../contracts/memory-store.js';
 export const DREAM_ACTOR = 'dream';
 
 const PREFIX = 'change-set:';
+/** The ids of the latest change sets, oldest first: what the viewer's Activity lists (checkpoints cannot be listed). */
+const INDEX = 'change-sets';
+const INDEX_MAX = 500;
 const IDS_PER_PART = 4_000;
 const CHANGE_SET_ID = /^cs_[0-9a-z]{22}$/;
 
@@ -30,6 +35,8 @@ export interface ChangeSetRecord {
   /** How many memories it changes, and in how many parts their ids are stored. */
   memoryCount: number;
   parts: number;
+  /** What made it, in one line ("improved 12 memories"). */
+  summary?: string;
   undoneAt?: string;
 }
 
@@ -45,7 +52,14 @@ export function isChangeSetId(value: unknown): value is string {
  */
 export async function applyChangeSet(
   store: MemoryStore,
-  input: { states: readonly Memory[]; scopes: readonly Scope[]; actor: string; stampedAt: string; now: number },
+  input: {
+    states: readonly Memory[];
+    scopes: readonly Scope[];
+    actor: string;
+    stampedAt: string;
+    now: number;
+    summary?: string;
+  },
 ): Promise<string> {
   const checkpoints = requireRole(store, 'checkpoints', 'a change set');
   const id = createSortableId('cs', input.now);
@@ -69,8 +83,10 @@ export async function applyChangeSet(
     scopes: [...input.scopes],
     memoryCount: ids.length,
     parts,
+    ...(input.summary !== undefined && { summary: input.summary }),
   };
   await checkpoints.set(`${PREFIX}${id}`, JSON.stringify(record));
+  await noteChangeSet(checkpoints, id);
   if (input.states.length > 0) {
     // Replace only: an id the store does not hold in that scope fails the whole set (CONFLICT), nothing written.
     for (const state of input.states) {
@@ -80,6 +96,42 @@ export async function applyChangeSet(
     await store.importMany(input.states, { onExisting: 'replace' }, { actor: input.actor });
   }
   return id;
+}
+
+async function noteChangeSet(checkpoints: NonNullable<MemoryStore['checkpoints']>, id: string): Promise<void> {
+  // Compare-and-set: two processes applying at once both get listed; after 10 lost races the set is still applied.
+  for (let attempt = 0; attempt < 10; attempt += 1) {
+    const text = await checkpoints.get(INDEX);
+    const ids = readIds(text);
+    if (await checkpoints.set(INDEX, JSON.stringify([...ids, id].slice(-INDEX_MAX)), { expected: text ?? null }))
+      return;
+  }
+}
+
+function readIds(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? value.filter(isChangeSetId) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The latest change sets whose scopes are all in `scopes`, newest first (at most `limit`). */
+export async function listChangeSets(
+  store: MemoryStore,
+  options: { scopes: readonly Scope[]; limit: number },
+): Promise<ChangeSetRecord[]> {
+  if (!store.checkpoints) return [];
+  const ids = readIds(await store.checkpoints.get(INDEX)).reverse();
+  const records: ChangeSetRecord[] = [];
+  for (const id of ids) {
+    if (records.length >= options.limit) break;
+    const record = await readChangeSet(store, id);
+    if (record && record.scopes.every((scope) => options.scopes.includes(scope))) records.push(record);
+  }
+  return records;
 }
 
 /** Reads a change set's record; undefined when there is none by that id. */
@@ -114,6 +166,8 @@ export interface ChangeSetUndo {
   changeSetId: string;
   /** The undo entries written, one per memory. */
   undone: HistoryEntry[];
+  /** How many memories got their vector recomputed (their text came back), and what failed. */
+  vectors: { stored: number; warnings: string[] };
 }
 
 /**
@@ -122,7 +176,14 @@ export interface ChangeSetUndo {
  */
 export async function undoChangeSet(
   store: MemoryStore,
-  input: { id: string; scopes: readonly Scope[]; actor: string; now: () => Date },
+  input: {
+    id: string;
+    scopes: readonly Scope[];
+    actor: string;
+    now: () => Date;
+    /** With one, memories whose text the undo restored get their vector recomputed (the store keeps vectors). */
+    embedder?: Embedder;
+  },
 ): Promise<ChangeSetUndo> {
   const record = await readChangeSet(store, input.id);
   if (!record || !record.scopes.every((scope) => input.scopes.includes(scope)))
@@ -147,5 +208,32 @@ export async function undoChangeSet(
     `${PREFIX}${record.id}`,
     JSON.stringify({ ...record, undoneAt: input.now().toISOString() } satisfies ChangeSetRecord),
   );
-  return { changeSetId: record.id, undone };
+  return { changeSetId: record.id, undone, vectors: await restoreVectors(store, undone, input.embedder) };
+}
+
+/** Vectors follow the text: a memory the undo gave its old words back gets their vector (recomputed, not kept). */
+async function restoreVectors(
+  store: MemoryStore,
+  undone: readonly HistoryEntry[],
+  embedder: Embedder | undefined,
+): Promise<ChangeSetUndo['vectors']> {
+  const { vectors } = store;
+  const restored = undone
+    .filter(
+      (entry) =>
+        entry.after !== null &&
+        (entry.before === null ||
+          entry.before.name !== entry.after.name ||
+          entry.before.description !== entry.after.description ||
+          entry.before.content !== entry.after.content),
+    )
+    .map((entry) => entry.after!);
+  if (!embedder || !vectors || restored.length === 0) return { stored: 0, warnings: [] };
+  try {
+    const result = await storeMemoryVectors({ vectors, embedder }, restored);
+    return { stored: result.stored, warnings: result.warnings };
+  } catch {
+    // The undo itself is done; the vectors wait for `engram reindex`.
+    return { stored: 0, warnings: ['vectors-not-stored'] };
+  }
 }

@@ -28,6 +28,8 @@ export interface ModelPlanInput {
   memories: readonly Memory[];
   tools: readonly AgentTool[];
   signal?: AbortSignal;
+  /** The gather phase's `<recent_sessions>` block (`selectGathered`), shown after the memories. */
+  gathered?: string;
 }
 
 export interface ModelPlanResult {
@@ -145,6 +147,7 @@ function dreamUserMessage(input: ModelPlanInput): string {
     `<memories scope="${shown[0]?.scope ?? ''}" shown="${shown.length}" of="${input.memories.length}">`,
     ...lines,
     '</memories>',
+    ...(input.gathered ? ['', input.gathered] : []),
     '',
     'Propose the plan as a JSON array of steps.',
   ].join('\n');

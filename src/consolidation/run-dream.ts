@@ -11,6 +11,7 @@ import { storeMemoryVectors } from '../remember/memory-vectors.js';
 import { planOffline, type InstructionConflict, type InstructionText } from './offline-plan.js';
 import { resolvePlan, type DreamMemoryDiff, type DreamStep, type DroppedProposal } from './dream-plan.js';
 import { proposeWithModel } from './model-plan.js';
+import { selectGathered, type GatheredSession, type GatherSummary } from './gather.js';
 import { applyChangeSet, DREAM_ACTOR } from './change-sets.js';
 import {
   checkTimeGates,
@@ -34,6 +35,12 @@ export interface DreamDependencies {
   /** Vectors of rewritten memories are recomputed when the store keeps vectors. */
   embedder?: Embedder;
   onWarning?: (warning: string) => void;
+  /**
+   * The gather phase's reader: the sessions active since `since` (null: never consolidated), newest
+   * first, at most `maxSessions` (`gatherSessionFiles` in node/ reads engram's and Claude Code's).
+   * Read only when a model is configured; a failure is a warning and the dream plans without them.
+   */
+  gather?: (input: { since: string | null; maxSessions: number; signal: AbortSignal }) => Promise<GatheredSession[]>;
 }
 
 export interface DreamOptions {
@@ -74,6 +81,8 @@ export interface DreamReport {
   instructionConflicts: InstructionConflict[];
   index: DreamIndexReport[];
   model?: { calls: number; usage: Required<LanguageModelUsage>; malformed: string[] };
+  /** What the gather phase gave the helper, summed over the scopes (with a model and a reader only). */
+  gathered?: GatherSummary;
   /** Memories of the scopes, invalid and archived included, before and after: a dream never lowers it. */
   countBefore: number;
   countAfter: number;
@@ -150,7 +159,7 @@ async function consolidate(
   const timeout = AbortSignal.timeout(Math.max(1, settings.dream.lockStaleMinutes * 60_000));
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   try {
-    await plan(dependencies, report, signal);
+    await plan(dependencies, report, signal, previous);
     signal.throwIfAborted();
     if (record && report.diffs.length > 0) {
       const stampedAt = report.diffs[0]!.after.updatedAt;
@@ -160,6 +169,7 @@ async function consolidate(
         actor: DREAM_ACTOR,
         stampedAt,
         now: started.getTime(),
+        summary: `dream: improved ${report.diffs.length} memor${report.diffs.length === 1 ? 'y' : 'ies'}`,
       });
       await refreshVectors(dependencies, report);
     }
@@ -192,9 +202,15 @@ function effectiveLastRunIso(state: DreamState, now: number, settings: Pick<Sett
 }
 
 /** Orient, gather and consolidate every scope on its own; fills the report's plan. */
-async function plan(dependencies: DreamDependencies, report: DreamReport, signal: AbortSignal): Promise<void> {
+async function plan(
+  dependencies: DreamDependencies,
+  report: DreamReport,
+  signal: AbortSignal,
+  since: string | null,
+): Promise<void> {
   const { store, settings, model } = dependencies;
   const now = dependencies.now().toISOString();
+  const sessions = model ? await gatherSessions(dependencies, report, signal, since) : [];
   for (const scope of report.scopes) {
     signal.throwIfAborted();
     const memories = await store.list({
@@ -217,7 +233,19 @@ async function plan(dependencies: DreamDependencies, report: DreamReport, signal
     const active = memories.filter((memory) => !memory.archived && memory.invalidAt === null);
     if (model && active.length > 1) {
       const tools = dependencies.openTools ? await dependencies.openTools(scope) : [];
-      const result = await proposeWithModel({ model, settings, memories: active, tools, signal });
+      const gathered = selectGathered({ sessions, memories: active, maxTokens: settings.dream.gatherMaxTokens });
+      if (gathered.sessions > 0) {
+        report.gathered ??= { sessions: 0, notes: 0, messages: 0, tokens: 0 };
+        for (const key of ['sessions', 'notes', 'messages', 'tokens'] as const) report.gathered[key] += gathered[key];
+      }
+      const result = await proposeWithModel({
+        model,
+        settings,
+        memories: active,
+        tools,
+        signal,
+        ...(gathered.text !== '' && { gathered: gathered.text }),
+      });
       report.model ??= {
         calls: 0,
         usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
@@ -250,6 +278,25 @@ async function plan(dependencies: DreamDependencies, report: DreamReport, signal
   if (stamp !== undefined) {
     for (const diff of report.diffs) diff.after = { ...diff.after, updatedAt: stamp };
     for (const step of report.steps) step.after = { ...step.after, updatedAt: stamp };
+  }
+}
+
+/** The gather phase's sessions; a reader that fails leaves a warning and none. */
+async function gatherSessions(
+  dependencies: DreamDependencies,
+  report: DreamReport,
+  signal: AbortSignal,
+  since: string | null,
+): Promise<GatheredSession[]> {
+  if (!dependencies.gather) return [];
+  try {
+    return await dependencies.gather({ since, maxSessions: dependencies.settings.dream.gatherMaxSessions, signal });
+  } catch (error) {
+    signal.throwIfAborted();
+    const warning = `sessions-not-gathered: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300);
+    report.warnings.push(warning);
+    dependencies.onWarning?.(warning);
+    return [];
   }
 }
 

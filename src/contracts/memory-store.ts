@@ -35,6 +35,8 @@ export interface MemoryFilter {
   accessedBefore?: string;
   /** Only memories with importance below this value. */
   importanceBelow?: number;
+  /** Only memories with importance of at least this value (with importanceBelow: a range). */
+  importanceAtLeast?: number;
   limit?: number;
   offset?: number;
   /** Sort order; default `updated-desc`. */

@@ -461,6 +461,15 @@ const SETTINGS_TABLE = {
     }),
     maxOutputTokens: integer(4_000, 'Output token cap of one consolidation helper call', { minimum: 1 }),
     timeoutMs: integer(120_000, 'How long one consolidation helper call may take', { minimum: 1 }),
+    gatherMaxTokens: integer(
+      6_000,
+      'Tokens of recent session notes and transcript lines shown to the consolidation helper (0: none)',
+      { minimum: 0 },
+    ),
+    gatherMaxSessions: integer(20, 'Recent sessions the consolidation helper is shown material from', {
+      minimum: 0,
+      maximum: 200,
+    }),
   },
   memoryTool: {
     viewMaxChars: integer(

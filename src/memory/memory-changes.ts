@@ -55,6 +55,19 @@ export function sameMemoryState(a: Memory, b: Memory): boolean {
   return true;
 }
 
+/**
+ * The action history records when a memory's whole state is replaced (an import with replace, a
+ * dream's change set): what actually changed — `invalidate` or `archive` when it was marked so,
+ * `restore` when such a mark was lifted, else `update` — so history names a consolidation's
+ * invalidations and archives as such.
+ */
+export function replacementAction(before: Memory, after: Memory): ChangeAction {
+  if (before.invalidAt === null && after.invalidAt !== null) return 'invalidate';
+  if (!before.archived && after.archived) return 'archive';
+  if ((before.archived && !after.archived) || (before.invalidAt !== null && after.invalidAt === null)) return 'restore';
+  return 'update';
+}
+
 /** What undoing a change does to the store: put a memory back in a given state, or remove it. */
 export type UndoPlan =
   | { kind: 'put'; action: ChangeAction; before: Memory | null; after: Memory }

@@ -78,6 +78,18 @@ describe('offline dream over the seeded corpus', () => {
     const entries = await changeSetEntries(seeded.store, record);
     expect(entries).toHaveLength(report.diffs.length);
     expect(new Set(entries.map((entry) => entry.actor))).toEqual(new Set(['dream']));
+    // History names what the dream did: merged and overturned memories invalidated, aged ones archived.
+    const actionOf = new Map(entries.map((entry) => [entry.memoryId, entry.action]));
+    for (const diff of report.diffs) {
+      const expected =
+        diff.before.invalidAt === null && diff.after.invalidAt !== null
+          ? 'invalidate'
+          : !diff.before.archived && diff.after.archived
+            ? 'archive'
+            : 'update';
+      expect(actionOf.get(diff.memoryId), diff.memoryId).toBe(expected);
+    }
+    expect(new Set(actionOf.values())).toEqual(new Set(['invalidate', 'archive', 'update']));
     // Recall reads current facts: a superseded duplicate is out of full-text search.
     const superseded = report.steps.find((step) => step.kind === 'supersede')!;
     const after = (await seeded.store.get(superseded.memoryId))!;

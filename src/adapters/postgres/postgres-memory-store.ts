@@ -16,6 +16,7 @@ import {
   invalidateMemory,
   planImport,
   planUndo,
+  replacementAction,
   restoreMemory,
   type ExistingPolicy,
 } from '../../memory/memory-changes.js';
@@ -242,7 +243,16 @@ export class PostgresMemoryStore implements MemoryStore {
           report.written.push(memory);
         } else if (action === 'replace') {
           await replaceMemory(transaction, memory);
-          await this.#record(transaction, 'update', memory.id, existing!, memory, actor, now, null);
+          await this.#record(
+            transaction,
+            replacementAction(existing!, memory),
+            memory.id,
+            existing!,
+            memory,
+            actor,
+            now,
+            null,
+          );
           report.replaced += 1;
           report.written.push(memory);
         } else {

@@ -40,5 +40,6 @@ export function filterClause(filter: ReturnType<typeof checkMemoryFilter>, param
     );
   }
   if (filter.importanceBelow !== undefined) clauses.push(`importance < ${parameters.add(filter.importanceBelow)}`);
+  if (filter.importanceAtLeast !== undefined) clauses.push(`importance >= ${parameters.add(filter.importanceAtLeast)}`);
   return clauses.join(' AND ');
 }

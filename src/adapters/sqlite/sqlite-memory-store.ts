@@ -18,6 +18,7 @@ import {
   invalidateMemory,
   planImport,
   planUndo,
+  replacementAction,
   restoreMemory,
   type ExistingPolicy,
 } from '../../memory/memory-changes.js';
@@ -259,7 +260,7 @@ export class SqliteMemoryStore implements MemoryStore {
           report.written.push(memory);
         } else if (action === 'replace') {
           this.#replace(memory);
-          this.#record('update', memory.id, existing!, memory, change, now, null);
+          this.#record(replacementAction(existing!, memory), memory.id, existing!, memory, change, now, null);
           report.replaced += 1;
           report.written.push(memory);
         } else {

@@ -37,6 +37,10 @@ export function filterClause(filter: ReturnType<typeof checkMemoryFilter>): { wh
     clauses.push('importance < ?');
     parameters.push(filter.importanceBelow);
   }
+  if (filter.importanceAtLeast !== undefined) {
+    clauses.push('importance >= ?');
+    parameters.push(filter.importanceAtLeast);
+  }
   return { where: clauses.join(' AND '), parameters };
 }
 

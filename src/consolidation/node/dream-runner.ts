@@ -7,12 +7,18 @@ import { loadInstructions } from '../../instructions/node/instruction-files.js';
 import type { AgentTool } from '../../extraction/agent-extraction.js';
 import { runDream, type DreamOptions, type DreamReport } from '../run-dream.js';
 import type { InstructionText } from '../offline-plan.js';
+import { gatherSessionFiles } from './dream-gather.js';
+import { engramHome } from '../../node/load-settings.js';
 
 export interface DreamRunnerOptions {
   engram: Engram;
   /** The project folder: its instruction files are read for contradictions, its files are what the helper may read. */
   projectRoot?: string;
   home?: string;
+  /** ENGRAM_HOME: the project's engram sessions (notes and transcripts) are the gather phase's material. */
+  engramHome?: string;
+  /** Claude Code's folder (`~/.claude`, CLAUDE_CONFIG_DIR): its transcripts of the project are read too. */
+  claudeHome?: string;
   now?: () => Date;
   onWarning?: (warning: string) => void;
 }
@@ -61,6 +67,18 @@ export async function runDreamWithFiles(options: DreamRunnerOptions, dream: Drea
       ...(engram.model && { model: engram.model }),
       ...(engram.embedder && { embedder: engram.embedder }),
       ...(openTools && { openTools }),
+      ...(options.projectRoot !== undefined &&
+        (options.engramHome !== undefined || options.claudeHome !== undefined) && {
+          gather: ({ since, maxSessions }) =>
+            gatherSessionFiles({
+              projectRoot: options.projectRoot!,
+              ...(options.engramHome !== undefined && { engramHome: options.engramHome }),
+              ...(options.claudeHome !== undefined && { claudeHome: options.claudeHome }),
+              since,
+              maxSessions,
+              onWarning: warn,
+            }),
+        }),
       instructions,
       onWarning: warn,
     },
@@ -85,4 +103,13 @@ async function readInstructionTexts(
     warn(`instructions-unreadable: ${(error as Error).message}`);
     return [];
   }
+}
+
+/** Where the gather phase finds sessions: ENGRAM_HOME's and Claude Code's (CLAUDE_CONFIG_DIR, else ~/.claude). */
+export function dreamSessionHomes(env: Record<string, string | undefined>): {
+  engramHome: string;
+  claudeHome?: string;
+} {
+  const claude = env.CLAUDE_CONFIG_DIR || (env.HOME ? `${env.HOME}/.claude` : undefined);
+  return { engramHome: engramHome(env), ...(claude && { claudeHome: claude }) };
 }

@@ -32,6 +32,12 @@ export function checkMemoryFilter(
   ) {
     throw invalid('importanceBelow must be a number.');
   }
+  if (
+    filter.importanceAtLeast !== undefined &&
+    (typeof filter.importanceAtLeast !== 'number' || !Number.isFinite(filter.importanceAtLeast))
+  ) {
+    throw invalid('importanceAtLeast must be a number.');
+  }
   for (const field of ['updatedBefore', 'accessedBefore'] as const) {
     const value = filter[field];
     if (value !== undefined && (typeof value !== 'string' || Number.isNaN(Date.parse(value))))

@@ -14,6 +14,15 @@ import type { Memory } from '../../memory/memory.js';
 import { EXTRACTION_QUEUE } from '../../extraction/extraction-job-payload.js';
 import type { JobOutcome } from '../../extraction/extraction-worker.js';
 import { sendViewerAsset } from '../viewer/viewer-assets.js';
+import { parseAsOf, withInvalidMemories } from '../../consolidation/as-of.js';
+import {
+  changeSetEntries,
+  isChangeSetId,
+  listChangeSets,
+  readChangeSet,
+  undoChangeSet,
+} from '../../consolidation/change-sets.js';
+import { readDreamState } from '../../consolidation/run-dream.js';
 import { nextKeyset, usageStats } from '../viewer/viewer-usage.js';
 import {
   contextBody,
@@ -25,6 +34,7 @@ import {
   parseInput,
   queryObject,
   recallBody,
+  changeSetsQuery,
   scopedQuery,
   turnBody,
   undoBody,
@@ -94,6 +104,8 @@ const routes: Route[] = [
   route('GET', '/v1/stats/usage', usage),
   route('GET', '/v1/jobs', listJobs),
   route('POST', '/v1/jobs/:id/retry', retryJob),
+  route('GET', '/v1/change-sets', listChangeSetsRoute),
+  route('GET', '/v1/change-sets/:id', getChangeSet),
   route('POST', '/mcp', async (context) => {
     const body = await readRequiredJsonBody(context.request, context.maxBodyBytes);
     await handleMcpPost(context.request, context.response, body, {
@@ -193,6 +205,7 @@ async function listMemories(context: RouteContext): Promise<JsonReply> {
     ...(query.archived && { archived: query.archived }),
     ...(query.invalid && { invalid: query.invalid }),
     ...(query.importanceBelow !== undefined && { importanceBelow: query.importanceBelow }),
+    ...(query.importanceAtLeast !== undefined && { importanceAtLeast: query.importanceAtLeast }),
   };
   const limit = query.limit ?? DEFAULT_LIST_LIMIT;
   if (query.cursor !== undefined) {
@@ -299,13 +312,22 @@ async function recall(context: RouteContext): Promise<JsonReply> {
     await readRequiredJsonBody(context.request, context.maxBodyBytes),
     'recall request',
   );
-  const result = await context.engram.recall(input.query, {
-    scopes: requestScopes(context, input.scopes),
+  // Checked before recall, so a bad date records no access.
+  const asOf = input.asOf === undefined ? undefined : parseAsOf(input.asOf);
+  const scopes = requestScopes(context, input.scopes);
+  let result = await context.engram.recall(input.query, {
+    scopes,
     ...(input.topK !== undefined && { topK: input.topK }),
     ...(input.minScore !== undefined && { minScore: input.minScore }),
     ...(input.types && { types: input.types }),
     ...(input.recordAccess !== undefined && { recordAccess: input.recordAccess }),
   });
+  if (asOf !== undefined || input.includeInvalid === true)
+    result = await withInvalidMemories(
+      { store: context.engram.store, settings: context.engram.settings, now: () => new Date() },
+      result,
+      { scopes, ...(asOf !== undefined && { asOf }), ...(input.topK !== undefined && { topK: input.topK }) },
+    );
   return ok({
     ...result,
     memories: result.memories.map(({ memory, parts }) => ({ memory, score: parts.score, parts })),
@@ -323,6 +345,17 @@ async function queueTurn(context: RouteContext): Promise<JsonReply> {
 
 async function undo(context: RouteContext): Promise<JsonReply> {
   const input = parseInput(undoBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'undo request');
+  // A change set (cs_…, a dream's run) is undone whole, as `engram undo <cs_…>` does.
+  if (isChangeSetId(input.changeId)) {
+    const result = await undoChangeSet(context.engram.store, {
+      id: input.changeId,
+      scopes: readableScopes(context, input.scopes),
+      actor: context.actor,
+      now: () => new Date(),
+      ...(context.engram.embedder && { embedder: context.engram.embedder }),
+    });
+    return ok({ changeSet: result.changeSetId, undone: result.undone, vectors: result.vectors });
+  }
   const undone = await context.engram.undo(input.changeId, {
     actor: context.actor,
     scopes: requestScopes(context, input.scopes),
@@ -410,6 +443,44 @@ async function usage(context: RouteContext): Promise<JsonReply> {
 const DEFAULT_JOB_STATES = ['pending', 'running', 'failed'] as const;
 
 /** The extraction queue: counts by state, the jobs (without their payload, which holds conversation text), recent runs. */
+/** The viewer's consolidation runs: the latest change sets of the read scopes and the dream's state. */
+async function listChangeSetsRoute(context: RouteContext): Promise<JsonReply> {
+  await assertNoBody(context);
+  const query = parseInput(changeSetsQuery, queryObject(context.url.searchParams), 'query');
+  const scopes = readableScopes(context, query.scope);
+  const store = context.engram.store;
+  if (!store.checkpoints) return ok({ changeSets: [], dream: null });
+  const [changeSets, dream] = await Promise.all([
+    listChangeSets(store, { scopes, limit: query.limit ?? 20 }),
+    readDreamState(store),
+  ]);
+  return ok({
+    changeSets,
+    dream: { lastRunAt: dream.lastRunAt, status: dream.status, sessionsNoted: dream.sessions.length },
+  });
+}
+
+/** One change set with the change it made to each memory (before and after). */
+async function getChangeSet(context: RouteContext): Promise<JsonReply> {
+  await assertNoBody(context);
+  const id = pathId(context, 'change set');
+  const scopes = readableScopes(context, undefined);
+  const record = await readChangeSet(context.engram.store, id);
+  if (!record || !record.scopes.every((scope) => scopes.includes(scope))) throw notFound('change set', id);
+  const entries = await changeSetEntries(context.engram.store, record);
+  return ok({ changeSet: record, entries });
+}
+
+/** Named scopes (or the read scopes), never beyond what this service may read. */
+function readableScopes(context: RouteContext, named: readonly string[] | undefined): Scope[] {
+  const readable = new Set(context.engram.readScopes);
+  const scopes = requestScopes(context, named);
+  const outside = scopes.find((scope) => !readable.has(scope));
+  if (outside !== undefined)
+    throw new EngramError('INVALID_SCOPE', `Scope ${JSON.stringify(outside.slice(0, 80))} is not readable here.`);
+  return scopes;
+}
+
 async function listJobs(context: RouteContext): Promise<JsonReply> {
   await assertNoBody(context);
   const query = parseInput(jobsQuery, queryObject(context.url.searchParams), 'query');

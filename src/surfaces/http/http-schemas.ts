@@ -44,6 +44,10 @@ export const recallBody = z.strictObject({
   minScore: z.number().min(0).max(1).optional(),
   types: z.array(memoryType).min(1).optional(),
   recordAccess: z.boolean().optional(),
+  /** What was true then: memories valid at that date, invalidated ones included (an ISO date). */
+  asOf: z.string().max(40).optional(),
+  /** Also invalidated and superseded memories. */
+  includeInvalid: z.boolean().optional(),
 });
 
 // The conversation's own checks (ids, roles, texts) run in the extractor; this only bounds the shape.
@@ -132,6 +136,12 @@ export const listQuery = z.strictObject({
     .regex(/^(?:0(?:\.\d{1,6})?|1(?:\.0{1,6})?)$/, 'Expected a number from 0 to 1.')
     .transform(Number)
     .optional(),
+  /** Only memories with importance of at least this [0..1]; with importanceBelow, a range. */
+  importanceAtLeast: z
+    .string()
+    .regex(/^(?:0(?:\.\d{1,6})?|1(?:\.0{1,6})?)$/, 'Expected a number from 0 to 1.')
+    .transform(Number)
+    .optional(),
   /** The `nextCursor` of the previous page: keyset paging, as fast on the thousandth page as on the first. */
   cursor: z
     .string()
@@ -144,6 +154,11 @@ export const scopedQuery = z.strictObject({ scope: commaList.optional() });
 export const jobsQuery = z.strictObject({
   state: commaList.pipe(z.array(z.enum(['pending', 'running', 'done', 'failed'])).min(1)).optional(),
   limit: wholeNumber(1_000).pipe(z.number().min(1)).optional(),
+});
+
+export const changeSetsQuery = z.strictObject({
+  scope: commaList.optional(),
+  limit: wholeNumber(100).pipe(z.number().min(1)).optional(),
 });
 
 export const deleteQuery = z.strictObject({ scope: commaList.optional(), hard: booleanFlag.optional() });

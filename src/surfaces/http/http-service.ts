@@ -171,16 +171,21 @@ function startDailyAging(
 function startDreamChecks(
   engram: Engram,
   projectRoot: string,
-  options: Pick<ServeCommandOptions, 'dreamTimers' | 'onDream' | 'now'>,
+  options: Pick<ServeCommandOptions, 'dreamTimers' | 'onDream' | 'now' | 'env'>,
   stderr: Writable,
 ): DreamSchedule | undefined {
   const minutes = engram.settings.dream.checkMinutes;
   if (!(minutes > 0)) return undefined;
   return startDreamSchedule({
     run: async () => {
-      const { runDreamWithFiles } = await import('../../consolidation/node/dream-runner.js');
+      const { runDreamWithFiles, dreamSessionHomes } = await import('../../consolidation/node/dream-runner.js');
       return runDreamWithFiles(
-        { engram, projectRoot, ...(options.now && { now: options.now }) },
+        {
+          engram,
+          projectRoot,
+          ...(options.now && { now: options.now }),
+          ...dreamSessionHomes(options.env ?? process.env),
+        },
         { trigger: 'automatic' },
       );
     },

@@ -9,6 +9,7 @@ import type { Engram } from '../../engram.js';
 import { formatMemory, formatMemoryLine, formatRankedMemory, memorySummary } from './memory-mcp-format.js';
 import { MemoryTool } from '../../memory-tool/memory-tool.js';
 import { registerMemoryFileTools } from './memory-file-mcp-tools.js';
+import { isAsOf, parseAsOf, withInvalidMemories } from '../../consolidation/as-of.js';
 
 export interface MemoryMcpServerOptions {
   /** The only scopes the tools may read or write; the first is where saves go by default. */
@@ -157,16 +158,35 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
           .describe('How many memories to return at most; default 8 (setting recall.topK).'),
         scope: scopeField.optional().describe(`Search only this scope; one of ${scopeList}.`),
         types: z.array(memoryType).min(1).optional().describe('Only memories of these types.'),
+        asOf: z
+          .string()
+          .max(40)
+          .refine(isAsOf, { message: 'an ISO date such as 2026-03-09 or 2026-03-09T10:00:00Z' })
+          .optional()
+          .describe('What was true then: memories valid at this ISO date, invalidated ones included.'),
+        includeInvalid: z.boolean().optional().describe('Also invalidated and superseded memories.'),
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (input) =>
       run(async () => {
-        const result = await engram.recall(input.query, {
-          scopes: readScopes(input.scope),
+        const asOf = input.asOf === undefined ? undefined : parseAsOf(input.asOf);
+        const searched = readScopes(input.scope);
+        let result = await engram.recall(input.query, {
+          scopes: searched,
           ...(input.topK !== undefined && { topK: input.topK }),
           ...(input.types && { types: input.types }),
         });
+        if (asOf !== undefined || input.includeInvalid === true)
+          result = await withInvalidMemories(
+            { store: engram.store, settings: engram.settings, now: () => new Date() },
+            result,
+            {
+              scopes: searched,
+              ...(asOf !== undefined && { asOf }),
+              ...(input.topK !== undefined && { topK: input.topK }),
+            },
+          );
         const found = result.memories;
         const text =
           found.length === 0

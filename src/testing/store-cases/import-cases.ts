@@ -73,7 +73,8 @@ export const importCases = storeCaseGroup({
           createdAt: '2024-05-05T00:00:00.000Z',
         });
         const history = await store.history('mem_replace');
-        expect(history.at(-1)).toMatchObject({ action: 'update', actor: 'suite-import', before: original });
+        // The replacement archived it: history names what changed, not a generic update.
+        expect(history.at(-1)).toMatchObject({ action: 'archive', actor: 'suite-import', before: original });
         await store.undo(history.at(-1)!.id, SUITE_ACTOR);
         expect((await store.get('mem_replace'))!.content).toBe('Old fact.');
       },

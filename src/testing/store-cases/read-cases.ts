@@ -140,6 +140,8 @@ export const readCases = storeCaseGroup({
         await check({ order: 'importance-desc' }, [second, fourth, third, first]);
         await check({ types: ['user', 'procedure'], order: 'created-asc' }, [first, fourth]);
         await check({ importanceBelow: 0.5, order: 'created-asc' }, [first]);
+        await check({ importanceAtLeast: 0.5, order: 'created-asc' }, [second, third, fourth]);
+        await check({ importanceAtLeast: 0.5, importanceBelow: 0.5, order: 'created-asc' }, []);
         await check({ updatedBefore: '2024-02-01T00:00:00.000Z', order: 'created-asc' }, [first, third]);
         await check({ accessedBefore: '2024-02-01T00:00:00.000Z', order: 'created-asc' }, [first, fourth]);
         await check({ order: 'created-asc', limit: 2 }, [first, second]);
@@ -161,6 +163,7 @@ export const readCases = storeCaseGroup({
           { limit: Number.NaN },
           { offset: -1 },
           { importanceBelow: 'high' },
+          { importanceAtLeast: Number.POSITIVE_INFINITY },
           { updatedBefore: 'last tuesday' },
           { accessedBefore: 'soon' },
         ];

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { Engram } from '../../../src/engram.js';
 import { startServer, type RunningServer } from '../../../src/surfaces/http/http-server.js';
+import { runDream } from '../../../src/consolidation/run-dream.js';
 
 const PROJECT = 'project:github.com/acme/app';
 const OTHER = 'project:github.com/acme/other';
@@ -332,6 +333,72 @@ describe('REST routes', () => {
 
     const typed = await api('POST', '/v1/recall', { query: 'staging', types: ['user'], minScore: 0 });
     expect(typed.body.memories).toEqual([]);
+  });
+
+  it('POST /v1/recall leaves invalidated memories out unless asOf or includeInvalid asks what was true then', async () => {
+    const old = await create({ content: 'The billing queue runs on RabbitMQ brokers.', type: 'project' });
+    const now = await create({ content: 'The billing queue runs on Kafka brokers since the move.', type: 'project' });
+    await store.invalidate(old.id, { supersededBy: now.id }, { actor: 'test' });
+    const ids = (result: ApiResult): string[] => result.body.memories.map((entry: any) => entry.memory.id);
+    const query = { query: 'billing queue brokers', minScore: 0, recordAccess: false };
+    const current = await api('POST', '/v1/recall', query);
+    expect(ids(current)).toContain(now.id);
+    expect(ids(current)).not.toContain(old.id);
+    const all = await api('POST', '/v1/recall', { ...query, includeInvalid: true });
+    expect(all.status, all.text).toBe(200);
+    expect(ids(all)).toEqual(expect.arrayContaining([old.id, now.id]));
+    const later = await api('POST', '/v1/recall', { ...query, asOf: '2999-01-01' });
+    expect(ids(later)).toContain(now.id);
+    expect(ids(later)).not.toContain(old.id);
+    const before = await api('POST', '/v1/recall', { ...query, asOf: '2020-01-01T00:00:00Z' });
+    expect(ids(before)).not.toContain(old.id);
+    expect(ids(before)).not.toContain(now.id);
+
+    const hits = (await store.get(now.id))!.hitCount;
+    for (const asOf of ['2026-02-30', 'not-a-date', 'March 9', '1', '2026-03-09T25:00', 'x'.repeat(41), 20260309, null])
+      expectError(await api('POST', '/v1/recall', { query: 'billing queue', asOf }), 400, 'INVALID_INPUT');
+    expectError(
+      await api('POST', '/v1/recall', { query: 'billing queue', includeInvalid: 'yes' }),
+      400,
+      'INVALID_INPUT',
+    );
+    expect((await store.get(now.id))!.hitCount).toBe(hits);
+  });
+
+  it('lists change sets, shows one with its changes, and undoes a whole one through POST /v1/undo', async () => {
+    const first = await api('POST', '/v1/memories', {
+      content: 'Releases are cut from the trunk branch every Monday.',
+      dedupe: false,
+    });
+    const copy = await api('POST', '/v1/memories', {
+      content: 'Releases are cut from the trunk branch every Monday.',
+      dedupe: false,
+    });
+    expect(copy.status, copy.text).toBe(201);
+    const report = await runDream(
+      { store, settings: engram.settings, now: () => new Date() },
+      { trigger: 'manual', scopes: [PROJECT] },
+    );
+    expect(report.status).toBe('applied');
+    const listed = await api('GET', '/v1/change-sets');
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.body.changeSets[0]).toMatchObject({ id: report.changeSetId, actor: 'dream', scopes: [PROJECT] });
+    expect(listed.body.dream.status).toBe('done');
+    const shown = await api('GET', `/v1/change-sets/${report.changeSetId}`);
+    expect(shown.body.entries.map((entry: any) => entry.action)).toContain('invalidate');
+    // Another project's scope cannot be read, and bad ids are refused.
+    expectError(await api('GET', `/v1/change-sets?scope=${encodeURIComponent(OTHER)}`), 400, 'INVALID_SCOPE');
+    expectError(await api('GET', '/v1/change-sets?limit=0'), 400, 'INVALID_INPUT');
+    expectError(await api('GET', '/v1/change-sets/cs_00000000000000000000000000'), 404, 'NOT_FOUND');
+    expectError(await api('GET', '/v1/change-sets/..%2F..%2Fetc'), 400, 'INVALID_INPUT');
+    expectError(await api('POST', '/v1/undo', { changeId: report.changeSetId, scopes: [OTHER] }), 400, 'INVALID_SCOPE');
+    const undone = await api('POST', '/v1/undo', { changeId: report.changeSetId });
+    expect(undone.status, undone.text).toBe(200);
+    expect(undone.body.undone.length).toBe(report.diffs.length);
+    expect((await store.get(copy.body.memory.id))!.invalidAt).toBeNull();
+    expect((await store.get(first.body.memory.id))!.invalidAt).toBeNull();
+    expectError(await api('POST', '/v1/undo', { changeId: report.changeSetId }), 409, 'UNDO_CONFLICT');
+    expect((await api('GET', '/v1/change-sets')).body.changeSets[0].undoneAt).toBeDefined();
   });
 
   it('GET /v1/stats counts the read scopes (or the named ones)', async () => {

@@ -127,6 +127,37 @@ function describeMemoryTools(
     expect(hostile.isError).toBeFalsy();
   });
 
+  it('memory_search shows what was true then with asOf or includeInvalid, and refuses a bad date', async () => {
+    const older = await call(client, 'memory_save', {
+      content: 'The nightly export job writes CSV files to the archive.',
+    });
+    const newer = await call(client, 'memory_save', {
+      content: 'The nightly export job writes Parquet files to the archive now.',
+    });
+    const olderId = (older.structuredContent as any).memory.id;
+    const newerId = (newer.structuredContent as any).memory.id;
+    await store.invalidate(olderId, { supersededBy: newerId }, { actor: 'test' });
+    const ids = (result: CallToolResult): string[] =>
+      (result.structuredContent as any).memories.map((entry: any) => entry.id);
+    const query = 'nightly export job archive files';
+    expect(ids(await call(client, 'memory_search', { query }))).not.toContain(olderId);
+    const all = await call(client, 'memory_search', { query, includeInvalid: true });
+    expect(all.isError, text(all)).toBeFalsy();
+    expect(ids(all)).toEqual(expect.arrayContaining([olderId, newerId]));
+    expect(text(all)).toContain('superseded by');
+    const later = await call(client, 'memory_search', { query, asOf: '2999-12-31' });
+    expect(ids(later)).toContain(newerId);
+    expect(ids(later)).not.toContain(olderId);
+    const before = JSON.stringify(await store.stats());
+    for (const asOf of ['2026-02-30', 'yesterday', '9 March 2026', 'x'.repeat(100), 42]) {
+      // The SDK checks the schema before our code runs: an isError result (or, for a stricter server, -32602).
+      const refused = await call(client, 'memory_search', { query, asOf }).catch((error: { code?: number }) => error);
+      if ('code' in refused && refused.code !== undefined) expect(refused.code).toBe(-32602);
+      else expect((refused as CallToolResult).isError).toBe(true);
+    }
+    expect(JSON.stringify(await store.stats())).toBe(before);
+  });
+
   it('memory_get reads a memory in full; one of another project does not exist', async () => {
     const [memory] = await store.list({ scopes: [own] });
     const got = await call(client, 'memory_get', { id: memory!.id });

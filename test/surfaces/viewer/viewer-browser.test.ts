@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXTRACTION_QUEUE } from '../../../src/extraction/extraction-job-payload.js';
+import { runDream } from '../../../src/consolidation/run-dream.js';
 import {
   chromiumAvailable,
   launchChromium,
@@ -106,6 +107,14 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     await page.screenshot({ path: `${SHOTS}/memories-filtered.png`, fullPage: true });
     await page.selectOption('#field-type', '');
     await expect.poll(() => page.locator('.memory-item').count()).toBe(14);
+    // Importance as a range: from 0.7, below 0.9 keeps only real-db-tests (0.8).
+    await page.selectOption('#field-importanceAtLeast', '0.7');
+    await page.selectOption('#field-importanceBelow', '0.9');
+    await expect.poll(() => page.locator('.memory-item').count()).toBe(1);
+    expect(await page.locator('#list-summary').textContent()).toBe('Showing 1 of 1 memory, newest first.');
+    await page.selectOption('#field-importanceAtLeast', '');
+    await page.selectOption('#field-importanceBelow', '');
+    await expect.poll(() => page.locator('.memory-item').count()).toBe(14);
     // Keyboard only: tab to the first memory's link and press Enter.
     await page.focus('#field-stale');
     await page.keyboard.press('Tab');
@@ -125,7 +134,23 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     const first = page.locator('.result').first();
     expect(await first.locator('.memory-name').textContent()).toBe('real-db-tests');
     const parts = await first.locator('.parts th').allTextContents();
-    expect(parts).toEqual(['Score', 'Relevance', 'Full text', 'Vectors', 'Context', 'Recency', 'Importance weight']);
+    expect(parts).toEqual([
+      'Score',
+      'Relevance',
+      'Full text',
+      'Vectors',
+      'Context',
+      'Signals',
+      'Recency',
+      'Importance weight',
+    ]);
+    expect(await page.locator('.results > p.muted').first().textContent()).toMatch(/^\d+ (?:memory|memories) in /);
+    // 18's signals, as recall --explain's SIGNALS column shows them: the notes were written within one sitting.
+    await page.fill('#search-query', 'deploy note staging cluster restarts nightly');
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(async () => (await page.locator('.parts tr:has(th:text-is("Signals")) td').allTextContents()).join('|'))
+      .toMatch(/sitting context \+0\.\d+/);
     await page.screenshot({ path: `${SHOTS}/search.png`, fullPage: true });
     expect((await fixture.store.get(testsId))!.hitCount).toBe(0);
     expect(problems).toEqual([]);
@@ -202,6 +227,55 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     await row.locator('button:text("Retry")').click();
     await page.waitForSelector('.notice-ok');
     expect((await fixture.store.jobs.get(failedJobId))!.state).toBe('pending');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('shows consolidation runs with their change sets, and undoes a whole run', async () => {
+    const { engram, store } = fixture;
+    const ids: string[] = [];
+    for (let copy = 0; copy < 2; copy += 1)
+      ids.push(
+        (
+          await engram.save(
+            {
+              content: 'The release train leaves every second Thursday at noon.',
+              type: 'project',
+              name: `train-${copy}`,
+            },
+            { dedupe: false },
+          )
+        ).memory.id,
+      );
+    const before = await snapshot();
+    const report = await runDream(
+      { store, settings: engram.settings, now: () => new Date() },
+      { trigger: 'manual', scopes: [VIEWER_PROJECT] },
+    );
+    expect(report.status).toBe('applied');
+    const { page, problems } = await openPage('/#/activity');
+    await ready(page, 'activity');
+    const run = page.locator(`li[data-change-set="${report.changeSetId}"]`);
+    await expect.poll(() => run.textContent()).toContain('improved');
+    await run.locator('button', { hasText: /^Show the \d+ changes?$/ }).click();
+    await run.locator('.changes li').first().waitFor();
+    const changes = await run.locator('.changes li').allTextContents();
+    expect(changes.some((text) => text.startsWith('invalidate') && text.includes('superseded by'))).toBe(true);
+    await page.screenshot({ path: `${SHOTS}/activity-dream.png`, fullPage: true });
+    await run.locator('button:text("Undo this run")').click();
+    await page.waitForSelector('.notice-ok');
+    await expect
+      .poll(() => page.locator(`li[data-change-set="${report.changeSetId}"] .badge`).first().textContent())
+      .toBe('undone');
+    const after = JSON.parse(await snapshot());
+    const restored = JSON.parse(before);
+    // Every field is back except the version stamps the undo moved.
+    const strip = (memories: Array<Record<string, unknown>>) =>
+      memories
+        .map(({ updatedAt: _updatedAt, ...rest }) => rest)
+        .sort((a, b) => String(a.id).localeCompare(String(b.id)));
+    expect(strip(after.memories)).toEqual(strip(restored.memories));
+    for (const id of ids) expect((await store.get(id))!.invalidAt).toBeNull();
     expect(problems).toEqual([]);
     await page.close();
   });

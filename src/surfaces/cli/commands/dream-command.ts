@@ -29,12 +29,13 @@ export const dreamCommand: CommandDefinition = {
     const { values } = invocation;
     noPositionals(invocation);
     return withEngram(invocation, async (opened) => {
-      const { runDreamWithFiles } = await import('../../../consolidation/node/dream-runner.js');
+      const { runDreamWithFiles, dreamSessionHomes } = await import('../../../consolidation/node/dream-runner.js');
       const report = await runDreamWithFiles(
         {
           engram: opened.engram,
           projectRoot: opened.loaded.project.root,
           ...(invocation.io.env.HOME && { home: invocation.io.env.HOME }),
+          ...dreamSessionHomes(invocation.io.env),
         },
         { trigger: 'manual', scopes: readScopes(values, opened), dryRun: values['dry-run'] === true },
       );

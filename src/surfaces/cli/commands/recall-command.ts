@@ -50,10 +50,11 @@ export const recallCommand: CommandDefinition = {
     return withEngram(readOnly(invocation), async (opened) => {
       const scopes = readScopes(values, opened);
       const asOfValue = typeof values['as-of'] === 'string' ? values['as-of'] : undefined;
+      const { parseAsOf, withInvalidMemories } = await import('../../../consolidation/as-of.js');
+      // Checked before recall, so a bad date records no access.
+      const asOf = asOfValue === undefined ? undefined : parseAsOf(asOfValue);
       let result = await opened.engram.recall(query, { scopes, ...flags });
-      if (asOfValue !== undefined || values['include-invalid'] === true) {
-        const { parseAsOf, withInvalidMemories } = await import('../../../consolidation/as-of.js');
-        const asOf = asOfValue === undefined ? undefined : parseAsOf(asOfValue);
+      if (asOf !== undefined || values['include-invalid'] === true) {
         result = await withInvalidMemories(
           { store: opened.engram.store, settings: opened.engram.settings, now: () => new Date() },
           result,

@@ -24,9 +24,10 @@ export const undoCommand: CommandDefinition = {
           scopes: readScopes(invocation.values, opened),
           actor: 'cli',
           now: () => new Date(),
+          ...(opened.engram.embedder && { embedder: opened.engram.embedder }),
         });
         return {
-          data: { changeSet: result.changeSetId, undone: result.undone },
+          data: { changeSet: result.changeSetId, undone: result.undone, vectors: result.vectors },
           text: `Undid change set ${changeId}: ${result.undone.length} memor${result.undone.length === 1 ? 'y' : 'ies'} back as they were.`,
         };
       }

@@ -114,3 +114,8 @@ export function formatBytes(bytes) {
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
+
+/** "1 memory", "3 memories": a count with the word in the right number. */
+export function count(n, singular, plural = `${singular}s`) {
+  return `${n.toLocaleString('en')} ${n === 1 ? singular : plural}`;
+}

@@ -1,6 +1,7 @@
-// Activity: the extraction queue (pending, running, failed with the reason; retry) and the latest runs.
+// Activity: the extraction queue (pending, running, failed with the reason; retry), the latest runs,
+// and consolidation runs ("dream") with their change sets (what each changed; undo of a whole run).
 import { api, query } from './api.js';
-import { add, ago, h } from './dom.js';
+import { add, ago, count, h, replace } from './dom.js';
 import { notify, refresh, showError } from './app.js';
 
 export async function activityPage(container, { settings: info }) {
@@ -8,6 +9,7 @@ export async function activityPage(container, { settings: info }) {
   add(container, h('h1', {}, 'Activity'));
   if (!settings.extraction.queue) {
     add(container, h('p', {}, 'This store has no job queue: extraction cannot run here.'));
+    await consolidationRuns(container);
     return;
   }
   const answer = await api('GET', `/v1/jobs${query({ state: 'pending,running,failed', limit: 200 })}`);
@@ -31,6 +33,117 @@ export async function activityPage(container, { settings: info }) {
       ? h('p', { class: 'muted' }, 'No extraction has finished since this service started.')
       : h('ol', { class: 'runs' }, answer.recent.map(runItem)),
   );
+  await consolidationRuns(container);
+}
+
+async function consolidationRuns(container) {
+  const answer = await api('GET', `/v1/change-sets${query({ limit: 20 })}`);
+  const { dream } = answer;
+  add(
+    container,
+    h('h2', {}, 'Consolidation runs'),
+    dream
+      ? h(
+          'p',
+          { class: 'muted' },
+          dream.lastRunAt
+            ? `Last dream ${ago(dream.lastRunAt)} (${dream.status ?? 'done'}). `
+            : 'No dream has run yet. ',
+          `${count(dream.sessionsNoted, 'session')} noted since.`,
+        )
+      : null,
+    answer.changeSets.length === 0
+      ? h('p', { class: 'muted' }, 'No change set yet: "engram dream" or the service’s schedule writes one per run.')
+      : h('ol', { class: 'runs', 'aria-label': 'Consolidation runs' }, answer.changeSets.map(changeSetItem)),
+  );
+}
+
+function changeSetItem(set) {
+  const changes = h('div', { class: 'changes' });
+  const undone = set.undoneAt !== undefined;
+  return h(
+    'li',
+    { class: 'run', dataset: { changeSet: set.id } },
+    h(
+      'p',
+      {},
+      h('span', { class: `badge state-${undone ? 'failed' : 'done'}` }, undone ? 'undone' : 'applied'),
+      ` ${set.summary ?? `${set.actor}: ${count(set.memoryCount, 'memory', 'memories')}`} · ${ago(set.stampedAt)} · `,
+      h('code', {}, set.id),
+    ),
+    h(
+      'p',
+      { class: 'actions' },
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          'aria-expanded': 'false',
+          on: { click: (event) => toggleChanges(event.currentTarget, set, changes) },
+        },
+        `Show the ${count(set.memoryCount, 'change')}`,
+      ),
+      undone
+        ? h('span', { class: 'muted' }, ` Undone ${ago(set.undoneAt)}.`)
+        : h(
+            'button',
+            { type: 'button', 'aria-label': `Undo the whole run ${set.id}`, on: { click: () => undoRun(set) } },
+            'Undo this run',
+          ),
+    ),
+    changes,
+  );
+}
+
+async function toggleChanges(button, set, changes) {
+  if (button.getAttribute('aria-expanded') === 'true') {
+    button.setAttribute('aria-expanded', 'false');
+    replace(changes);
+    return;
+  }
+  try {
+    const answer = await api('GET', `/v1/change-sets/${encodeURIComponent(set.id)}`);
+    button.setAttribute('aria-expanded', 'true');
+    replace(
+      changes,
+      h(
+        'ul',
+        { class: 'plain', 'aria-label': `Changes of ${set.id}` },
+        answer.entries.map((entry) =>
+          h(
+            'li',
+            {},
+            h('span', { class: 'badge' }, entry.action),
+            ' ',
+            h('a', { href: `#/memory/${encodeURIComponent(entry.memoryId)}` }, entry.after?.name ?? entry.memoryId),
+            entry.after?.supersededBy
+              ? [
+                  ' → superseded by ',
+                  h(
+                    'a',
+                    { href: `#/memory/${encodeURIComponent(entry.after.supersededBy)}` },
+                    entry.after.supersededBy,
+                  ),
+                ]
+              : '',
+          ),
+        ),
+      ),
+    );
+  } catch (error) {
+    showError(error);
+  }
+}
+
+async function undoRun(set) {
+  try {
+    const answer = await api('POST', '/v1/undo', { changeId: set.id });
+    notify(`Undid ${set.id}: ${count(answer.undone.length, 'memory', 'memories')} back as they were.`);
+    await refresh();
+  } catch (error) {
+    showError(error);
+  }
 }
 
 function jobTable(jobs) {
@@ -112,7 +225,7 @@ function runItem(run) {
       'p',
       {},
       h('span', { class: 'badge state-done' }, report.status),
-      ` ${report.mode} · session ${report.sessionId} · ${report.span.messages} messages · ${report.modelCalls} model calls`,
+      ` ${report.mode} · session ${report.sessionId} · ${count(report.span.messages, 'message')} · ${count(report.modelCalls, 'model call')}`,
     ),
     report.written.length > 0
       ? h(

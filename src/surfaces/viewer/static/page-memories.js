@@ -1,13 +1,21 @@
 // Memories: newest first by scope and type, with filters; keyset paging ("Show more") stays fast at 100K.
 import { api, query } from './api.js';
-import { add, ageNote, h, replace, selectField } from './dom.js';
+import { add, ageNote, count, h, replace, selectField } from './dom.js';
 import { showError } from './app.js';
 
 const TYPES = ['user', 'feedback', 'project', 'reference', 'procedure'];
 const PAGE_SIZE = 50;
 
 // Filters outlive a visit to a memory's page, so "back" finds the list as it was.
-const filters = { scope: '', type: '', archived: 'exclude', invalid: 'exclude', stale: false, importanceBelow: '' };
+const filters = {
+  scope: '',
+  type: '',
+  archived: 'exclude',
+  invalid: 'exclude',
+  stale: false,
+  importanceAtLeast: '',
+  importanceBelow: '',
+};
 
 export async function memoriesPage(container, { settings: info, isCurrent }) {
   let settings;
@@ -26,6 +34,7 @@ export async function memoriesPage(container, { settings: info, isCurrent }) {
         archived: filters.archived,
         invalid: filters.invalid,
         stale: filters.stale ? 'true' : '',
+        importanceAtLeast: filters.importanceAtLeast,
         importanceBelow: filters.importanceBelow,
         limit: PAGE_SIZE,
         ...(!reset && { cursor }),
@@ -44,7 +53,9 @@ export async function memoriesPage(container, { settings: info, isCurrent }) {
     const total = Number(summary.dataset.total);
     replace(
       summary,
-      total === 0 ? 'No memories match these filters.' : `Showing ${shown} of ${total} memories, newest first.`,
+      total === 0
+        ? 'No memories match these filters.'
+        : `Showing ${shown} of ${count(total, 'memory', 'memories')}, newest first.`,
     );
   }
 
@@ -96,13 +107,27 @@ export async function memoriesPage(container, { settings: info, isCurrent }) {
       reload('invalid'),
     ),
     selectField(
-      'Importance',
+      'Importance from',
+      'importanceAtLeast',
+      [
+        ['', 'Any'],
+        ['0.3', '0.3'],
+        ['0.5', '0.5'],
+        ['0.7', '0.7'],
+        ['0.9', '0.9'],
+      ],
+      filters.importanceAtLeast,
+      reload('importanceAtLeast'),
+    ),
+    selectField(
+      'Importance below',
       'importanceBelow',
       [
-        ['', 'Any importance'],
-        ['0.3', 'Below 0.3'],
-        ['0.5', 'Below 0.5'],
-        ['0.7', 'Below 0.7'],
+        ['', 'Any'],
+        ['0.3', '0.3'],
+        ['0.5', '0.5'],
+        ['0.7', '0.7'],
+        ['0.9', '0.9'],
       ],
       filters.importanceBelow,
       reload('importanceBelow'),

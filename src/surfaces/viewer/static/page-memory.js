@@ -1,6 +1,6 @@
 // A memory's page: its fields, edit, forget/restore, hard delete (confirmed), its history with undo, the supersede chain.
 import { api, ApiError } from './api.js';
-import { add, ageNote, h, replace } from './dom.js';
+import { add, ageNote, count, h, replace } from './dom.js';
 import { notify, refresh, showError } from './app.js';
 
 const TYPES = ['user', 'feedback', 'project', 'reference', 'procedure'];
@@ -76,7 +76,7 @@ function fieldList(memory, settings) {
     ['Age', age.text],
     ['Created', memory.createdAt],
     ['Updated', memory.updatedAt],
-    ['Recalled', `${memory.hitCount} times, last ${memory.lastAccessedAt ?? 'never'}`],
+    ['Recalled', `${count(memory.hitCount, 'time')}, last ${memory.lastAccessedAt ?? 'never'}`],
     [
       'Source',
       memory.source

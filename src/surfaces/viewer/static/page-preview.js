@@ -1,6 +1,6 @@
 // Injection preview: exactly what a model would receive for a message, and its tokens against the budget.
 import { api } from './api.js';
-import { add, h, replace } from './dom.js';
+import { add, count, h, replace } from './dom.js';
 import { showError } from './app.js';
 
 let last = '';
@@ -69,7 +69,11 @@ async function run(text, maxTokens, output) {
     h(
       'div',
       { class: 'token-summary' },
-      h('p', {}, `Block: ${tokens.block} of ${tokens.budget} tokens · static part: ${tokens.staticPart} tokens`),
+      h(
+        'p',
+        {},
+        `Block: ${tokens.block} of ${tokens.budget} tokens · static part: ${count(tokens.staticPart, 'token')}`,
+      ),
       h('meter', { min: '0', max: '1', value: String(share), 'aria-label': 'Block tokens against the budget' }),
     ),
     context.warnings.map((warning) => h('p', { class: 'warning' }, warning)),
@@ -99,7 +103,7 @@ function entries(list) {
         'li',
         {},
         h('a', { href: `#/memory/${encodeURIComponent(entry.id)}` }, entry.name || entry.id),
-        ` · ${entry.type} · ${entry.tokens} tokens · score ${entry.score.toFixed(3)}`,
+        ` · ${entry.type} · ${count(entry.tokens, 'token')} · score ${entry.score.toFixed(3)}`,
       ),
     ),
   );

@@ -1,6 +1,6 @@
 // Search: the same recall as `engram recall --explain`, each score part shown; a search is not a hit.
 import { api } from './api.js';
-import { add, formatScore, h, replace } from './dom.js';
+import { add, count, formatScore, h, replace } from './dom.js';
 import { showError } from './app.js';
 
 let last = '';
@@ -51,7 +51,7 @@ async function run(text, results, settings) {
     h(
       'p',
       { class: 'muted' },
-      `${answer.memories.length} memories in ${answer.scopes.join(', ')}; terms: ${answer.terms.join(' ') || '–'}.`,
+      `${count(answer.memories.length, 'memory', 'memories')} in ${answer.scopes.join(', ')}; terms: ${answer.terms.join(' ') || '–'}.`,
     ),
     answer.warnings.map((warning) => h('p', { class: 'muted' }, `Note: ${warning}`)),
     items.length > 0
@@ -72,6 +72,7 @@ function resultItem({ memory, parts }, index) {
     ],
     ['Vectors', parts.vector ? `#${parts.vector.rank} · ${formatScore(parts.vector.similarity)}` : 'no embedder'],
     ['Context', parts.context ? contextText(parts.context) : '–'],
+    ['Signals', signalsText(parts) || '–'],
     ['Recency', formatScore(parts.recency)],
     ['Importance weight', formatScore(parts.importanceWeight)],
   ];
@@ -98,6 +99,21 @@ function resultItem({ memory, parts }, index) {
       ),
     ),
   );
+}
+
+/** What re-ordered the full-text relevance (as `engram recall --explain`'s SIGNALS column), in words. */
+function signalsText({ context, signals }) {
+  const parts = [];
+  if (context?.sitting) parts.push(`sitting context +${formatScore(context.sitting.added)}`);
+  if (signals?.date !== undefined) parts.push(`date named in the question ×${signals.date}`);
+  if (signals?.timeMention !== undefined) parts.push(`says when ×${signals.timeMention}`);
+  if (signals?.secondHop) {
+    const via = signals.secondHop.via.length > 0 ? ` via ${signals.secondHop.via.join(', ')}` : '';
+    parts.push(`second hop +${formatScore(signals.secondHop.added)}${via}`);
+  }
+  if (signals?.duplicate)
+    parts.push(`near-copy of a better hit ~${signals.duplicate.similarity.toFixed(2)} (diversity)`);
+  return parts.join(' · ');
 }
 
 function contextText(context) {

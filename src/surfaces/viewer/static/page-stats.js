@@ -1,6 +1,6 @@
 // Stats: counts by type and scope, created per month, hit distribution, store size: SVG charts drawn here.
 import { api } from './api.js';
-import { add, formatBytes, h, svg } from './dom.js';
+import { add, count, formatBytes, h, svg } from './dom.js';
 
 const TYPES = ['user', 'feedback', 'project', 'reference', 'procedure'];
 
@@ -50,7 +50,7 @@ export async function statsPage(container) {
         ? h(
             'p',
             { class: 'muted' },
-            `Hits, months and text size are counted over the newest ${usage.scanned} memories.`,
+            `Hits, months and text size are counted over the newest ${count(usage.scanned, 'memory', 'memories')}.`,
           )
         : null,
     ),
