@@ -143,6 +143,7 @@ export type {
   StoreWith,
   MemoryFilter,
   ImportReport,
+  PurgeReport,
   StoreInfo,
   StoreStats,
   TextSearch,

@@ -127,6 +127,7 @@ const ENTRIES: readonly PinnedEntry[] = [
       'ParsedScope',
       'PreCompactHook',
       'PrepareRequestOptions',
+      'PurgeReport',
       'RankedMemory',
       'RecallOptions',
       'RecallResult',

@@ -146,7 +146,11 @@ export const jobsQuery = z.strictObject({
   limit: wholeNumber(1_000).pipe(z.number().min(1)).optional(),
 });
 
-export const deleteQuery = z.strictObject({ scope: commaList.optional(), hard: booleanFlag.optional() });
+export const deleteQuery = z.strictObject({
+  scope: commaList.optional(),
+  hard: booleanFlag.optional(),
+  purge: booleanFlag.optional(),
+});
 
 /** Validates input against a schema; a failure is INVALID_INPUT naming each bad field. */
 export function parseInput<Schema extends z.ZodType>(schema: Schema, input: unknown, where: string): z.output<Schema> {
