@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { createPrivateFile, PRIVATE_DIRECTORY_MODE, tightenMode } from '../../kernel/node/private-files.js';
 import { dirname } from 'node:path';
 import type { Bm25Parameters } from '../../recall/bm25-scoring.js';
 import { EngramError } from '../../kernel/errors.js';
@@ -69,6 +70,11 @@ import {
   type HistoryRow,
   type MemoryRow,
 } from './sqlite-rows.js';
+
+/** The database file and the two SQLite keeps beside it in WAL mode, tightened to the owner (files of older versions or other tools). */
+function tightenStoreFiles(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) tightenMode(file);
+}
 
 export interface SqliteMemoryStoreOptions {
   /** The database file; created with its folder on first open. */
@@ -156,7 +162,10 @@ export class SqliteMemoryStore implements MemoryStore {
     const path = this.#options.path;
     if (path !== ':memory:') {
       assertLooksLikeSqlite(path);
-      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
+      // SQLite gives -wal and -shm the mode of the database file: make that 0600 first, whatever the umask.
+      guard(() => createPrivateFile(path));
+      tightenStoreFiles(path);
     }
     const db = guard(() => openSqlite(path));
     try {
@@ -175,6 +184,7 @@ export class SqliteMemoryStore implements MemoryStore {
         db.exec('PRAGMA cache_size = -65536');
       });
       guard(() => migrate(db, this.#options.targetVersion ?? LATEST_SQLITE_VERSION));
+      if (path !== ':memory:') tightenStoreFiles(path);
       loadVectorFunctions(db, {
         ...(this.#options.loadVectorExtension && { load: this.#options.loadVectorExtension }),
         ...(this.#options.onWarning && { onWarning: this.#options.onWarning }),
