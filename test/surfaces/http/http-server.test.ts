@@ -571,12 +571,52 @@ describe('security', () => {
       engram,
       host: '0.0.0.0',
       port: 0,
-      token: 'secret-token',
+      token: 'c3f1a9e07b5d42c8e6a1f0d9b7c2e4a8',
       maxBodyBytes: 1024,
       version: 't',
       mcpScopes: [PROJECT],
     });
     await open.close();
+  });
+
+  it('refuses a weak token beyond loopback, naming why; loopback keeps working with any token or none', async () => {
+    const weak = [
+      'x',
+      'secret-token',
+      'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+      'abababababababababababababababab',
+      'passwordpasswordpassword',
+    ];
+    for (const token of weak) {
+      for (const host of ['0.0.0.0', '192.168.1.20']) {
+        await expect(
+          startServer({ engram, host, port: 0, token, maxBodyBytes: 1024, version: 't', mcpScopes: [PROJECT] }),
+          `${host} ${token}`,
+        ).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/weak token \(/) });
+      }
+    }
+    for (const token of [undefined, 'x', 'secret-token']) {
+      const local = await startServer({
+        engram,
+        host: '127.0.0.1',
+        port: 0,
+        ...(token !== undefined && { token }),
+        maxBodyBytes: 1024,
+        version: 't',
+        mcpScopes: [PROJECT],
+      });
+      await local.close();
+    }
+    const strong = await startServer({
+      engram,
+      host: '0.0.0.0',
+      port: 0,
+      token: 'Zq7-vortex-Kappa-19-lantern-Oslo',
+      maxBodyBytes: 1024,
+      version: 't',
+      mcpScopes: [PROJECT],
+    });
+    await strong.close();
   });
 
   it('says clearly when the port is taken', async () => {
