@@ -1,6 +1,6 @@
 import { EngramError } from '../../kernel/errors.js';
 import { MEMORY_TYPES, assertMemoryType, type Memory, type MemoryType } from '../../memory/memory.js';
-import { assertScope, type Scope } from '../../memory/scope.js';
+import { parseScopeList, type Scope } from '../../memory/scope.js';
 import { openEngram, type OpenedEngram } from '../../node/open-engram.js';
 import {
   integerOption,
@@ -42,14 +42,12 @@ export async function withEngram<T>(
 }
 
 // A scope id may itself hold commas, so a list splits only where the next scope begins.
-const SCOPE_LIST_SEPARATOR = /,(?=(?:global(?:,|$)|user:|project:|session:))/;
 
 /** The scopes named by --scope (repeatable, or comma-separated), each validated; undefined when absent. */
 export function scopeOption(values: OptionValues): Scope[] | undefined {
   const raw = stringOptions(values, 'scope');
   if (raw.length === 0) return undefined;
-  const scopes = raw.flatMap((value) => value.split(SCOPE_LIST_SEPARATOR)).map((scope) => assertScope(scope.trim()));
-  return [...new Set(scopes)];
+  return [...new Set(raw.flatMap((value) => parseScopeList(value)))];
 }
 
 /** The one scope a write goes to: --scope, else the current project. */

@@ -1,3 +1,4 @@
+import { parseScopeList } from '../../memory/scope.js';
 import { z } from 'zod';
 import { EngramError } from '../../kernel/errors.js';
 import { MEMORY_TYPES } from '../../memory/memory.js';
@@ -100,6 +101,12 @@ export const contextBody = z.strictObject({
   recordAccess: z.boolean().optional(),
 });
 
+/** A scope list in a query string, parsed as the CLI parses --scope (parseScopeList). */
+const scopeList = z
+  .string()
+  .max(20_000)
+  .transform((value) => parseScopeList(value));
+
 const commaList = z
   .string()
   .max(20_000)
@@ -119,7 +126,7 @@ const wholeNumber = (max: number) =>
     .pipe(z.number().max(max));
 
 export const listQuery = z.strictObject({
-  scope: commaList.optional(),
+  scope: scopeList.optional(),
   type: commaList.pipe(z.array(memoryType)).optional(),
   archived: filterMode.optional(),
   invalid: filterMode.optional(),
@@ -139,7 +146,7 @@ export const listQuery = z.strictObject({
     .optional(),
 });
 
-export const scopedQuery = z.strictObject({ scope: commaList.optional() });
+export const scopedQuery = z.strictObject({ scope: scopeList.optional() });
 
 export const jobsQuery = z.strictObject({
   state: commaList.pipe(z.array(z.enum(['pending', 'running', 'done', 'failed'])).min(1)).optional(),
@@ -147,7 +154,7 @@ export const jobsQuery = z.strictObject({
 });
 
 export const deleteQuery = z.strictObject({
-  scope: commaList.optional(),
+  scope: scopeList.optional(),
   hard: booleanFlag.optional(),
   purge: booleanFlag.optional(),
 });
