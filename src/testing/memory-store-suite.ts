@@ -16,6 +16,7 @@ import { jobRecordCopyCases } from './store-cases/job-record-copy-cases.js';
 import { lockCases, lockedCheckpointCases } from './store-cases/lock-cases.js';
 import { purgeCases, purgeJobCases } from './store-cases/purge-cases.js';
 import { readCases } from './store-cases/read-cases.js';
+import { textCases } from './store-cases/text-cases.js';
 import { recordCopyCases } from './store-cases/record-copy-cases.js';
 import { scopeIsolationCases } from './store-cases/scope-isolation-cases.js';
 import { searchCases } from './store-cases/search-cases.js';
@@ -59,6 +60,7 @@ const ROLES: ReadonlyArray<{ title: string; groups: readonly StoreSuiteGroup[] }
       historyCases,
       concurrentWriteCases,
       purgeCases,
+      textCases,
     ],
   },
   { title: 'vectors role', groups: [vectorCases] },
