@@ -7,6 +7,7 @@ import { buildMemoryContext, type MemoryContext, type MemoryContextOptions } fro
 import {
   requireRole,
   type ImportReport,
+  type PurgeReport,
   type MemoryFilter,
   type MemoryStore,
   type StoreStats,
@@ -293,6 +294,26 @@ export class Engram {
     return this.store.archive(id, { actor });
   }
 
+  /**
+   * Removes a memory of the read scopes (or the given ones) for good, with the content of its
+   * history and the jobs that quote it, and clears freed copies from the store's files where the
+   * backend can (`store.purge`). A deleted memory whose history remains can be purged too. Recorded
+   * as a `purge` entry with no content; cannot be undone.
+   */
+  async purge(id: string, options: ChangeOptions = {}): Promise<PurgeReport> {
+    const { actor, scopes } = this.#change(options);
+    const memory = typeof id === 'string' ? await this.store.get(id, scopes) : undefined;
+    if (!memory) {
+      const states = typeof id === 'string' ? await this.history(id, scopes) : [];
+      if (!states.some((entry) => entry.action !== 'purge'))
+        throw new EngramError(
+          'NOT_FOUND',
+          `No memory or history with id ${JSON.stringify(String(id).slice(0, 140))} in ${scopes.join(', ')}.`,
+        );
+    }
+    return this.store.purge(id, { actor });
+  }
+
   /** Brings an archived memory of the read scopes (or the given ones) back into recall. */
   async restore(id: string, options: ChangeOptions = {}): Promise<Memory> {
     const { actor, scopes } = this.#change(options);
@@ -357,7 +378,11 @@ export class Engram {
   /** Every change to a memory of the read scopes (or the given ones), oldest first; deleted memories too. */
   async history(id: string, scopes: readonly Scope[] = this.readScopes): Promise<HistoryEntry[]> {
     const entries = await this.store.history(id);
-    return entries.filter((entry) => scopes.includes((entry.after ?? entry.before)!.scope));
+    // A purge entry keeps no state, so no scope: it says only that this id was purged, by whom and when.
+    return entries.filter((entry) => {
+      const state = entry.after ?? entry.before;
+      return state === null ? entry.action === 'purge' : scopes.includes(state.scope);
+    });
   }
 
   /** Lists memories in the read scopes (or the given ones), newest first. */

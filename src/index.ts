@@ -152,6 +152,7 @@ export type {
   StoreWith,
   MemoryFilter,
   ImportReport,
+  PurgeReport,
   StoreInfo,
   StoreStats,
   TextSearch,

@@ -133,6 +133,7 @@ const ENTRIES: readonly PinnedEntry[] = [
       'ParsedScope',
       'PreCompactHook',
       'PrepareRequestOptions',
+      'PurgeReport',
       'RankedMemory',
       'RecallOptions',
       'RecallResult',

@@ -76,6 +76,25 @@ export interface StoreStats {
   historyEntries: number;
 }
 
+/** What a purge removed, and whether the backend also cleared the freed copies from its files. */
+export interface PurgeReport {
+  /** The `purge` history entry: actor and time, no content (before and after are null). */
+  changeId: string;
+  /** Whether the memory itself still existed (the history of a deleted memory can be purged too). */
+  memoryRemoved: boolean;
+  /** History entries removed (every earlier entry of the memory: each held a copy of its content). */
+  historyEntriesRemoved: number;
+  /** Jobs removed because their payload quoted the memory's id or one of its texts. */
+  jobsRemoved: number;
+  /**
+   * Whether freed copies were cleared from the files too. SQLite: secure delete, a vacuum and a WAL
+   * checkpoint that truncated the log (false when another process kept the log busy; the next
+   * checkpoint clears it). Postgres: VACUUM ran on the affected tables (dead tuples are marked free,
+   * not overwritten; server WAL and backups are outside engram's reach).
+   */
+  copiesCleared: boolean;
+}
+
 export interface StoreInfo {
   backend: string;
   location: string;
@@ -115,6 +134,13 @@ export interface MemoryLedger {
   restore(id: string, change: ChangeContext): Promise<Memory>;
   /** Deletes a memory for good; its history keeps the last state so the delete can be undone. */
   delete(id: string, change: ChangeContext): Promise<void>;
+  /**
+   * Removes a memory for good with the content of its history (every earlier entry) and the jobs
+   * whose payload quotes it, then clears freed copies from the files where the backend can, and
+   * records a `purge` entry with no content. Works on a deleted memory whose history remains;
+   * NOT_FOUND when there is neither. Cannot be undone.
+   */
+  purge(id: string, change: ChangeContext): Promise<PurgeReport>;
 
   list(filter: MemoryFilter): Promise<Memory[]>;
   count(filter: MemoryFilter): Promise<number>;

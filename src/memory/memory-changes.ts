@@ -80,6 +80,7 @@ const undoAction: Record<ChangeAction, ChangeAction> = {
   invalidate: 'update',
   archive: 'restore',
   restore: 'archive',
+  purge: 'purge',
 };
 
 /**
@@ -88,6 +89,8 @@ const undoAction: Record<ChangeAction, ChangeAction> = {
  */
 export function planUndo(entry: HistoryEntry, current: Memory | undefined, now: string): UndoPlan {
   const action = undoAction[entry.action];
+  if (entry.action === 'purge')
+    throw new EngramError('UNDO_CONFLICT', `Cannot undo ${entry.id}: a purge keeps nothing to bring back.`);
   if (entry.after === null) {
     // The change deleted the memory: bring it back, unless something now holds its id.
     if (current !== undefined) {

@@ -15,7 +15,9 @@ export interface ChangeContext {
   ifUpdatedAt?: string;
 }
 
-export const CHANGE_ACTIONS = ['create', 'update', 'invalidate', 'archive', 'restore', 'delete'] as const;
+// `purge` removes a memory with the content of its history; its own entry carries no content
+// (before and after null) and cannot be undone.
+export const CHANGE_ACTIONS = ['create', 'update', 'invalidate', 'archive', 'restore', 'delete', 'purge'] as const;
 export type ChangeAction = (typeof CHANGE_ACTIONS)[number];
 
 /** One row of the history table: a change to one memory, with its state before and after. */

@@ -105,6 +105,17 @@ const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 // C0 controls other than tab, newline and carriage return; DEL; C1 controls.
 const CONTENT_CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
 const LINE_CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
+// A UTF-16 surrogate not paired with its other half (with the u flag, a pair is one code point and
+// does not match). It has no UTF-8 form, so each backend would store something else: refused.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+function refuseLoneSurrogate(value: string, field: string): void {
+  if (LONE_SURROGATE.test(value))
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Invalid ${field}: it holds a lone UTF-16 surrogate (half of a character, often from text cut in the middle of an emoji). Send well-formed Unicode.`,
+    );
+}
 
 export function isMemoryType(value: unknown): value is MemoryType {
   return typeof value === 'string' && (MEMORY_TYPES as readonly string[]).includes(value);
@@ -160,6 +171,7 @@ export function assertDescription(value: unknown, limits: MemoryLimits = DEFAULT
   if (LINE_CONTROL.test(value)) {
     throw new EngramError('INVALID_INPUT', 'Invalid description: one line, without control characters.');
   }
+  refuseLoneSurrogate(value, 'description');
   return value;
 }
 
@@ -180,6 +192,7 @@ export function assertContent(value: unknown, limits: MemoryLimits = DEFAULT_MEM
       'Invalid content: control characters other than tab and newline are not allowed.',
     );
   }
+  refuseLoneSurrogate(value, 'content');
   return value;
 }
 
@@ -208,7 +221,7 @@ function assertSource(value: unknown): MemorySource | null {
     }
     const field = (value as Record<string, unknown>)[key];
     if (field === undefined || field === null) continue;
-    if (typeof field !== 'string' || field.length > 200 || LINE_CONTROL.test(field)) {
+    if (typeof field !== 'string' || field.length > 200 || LINE_CONTROL.test(field) || LONE_SURROGATE.test(field)) {
       throw new EngramError('INVALID_INPUT', `Invalid source.${key}: a string of at most 200 characters.`);
     }
     source[key] = field;

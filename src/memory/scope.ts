@@ -41,6 +41,23 @@ export function assertScope(value: unknown): Scope {
   return value as Scope;
 }
 
+// A comma splits a list only where the next scope starts, so an id that holds a comma (a folder
+// named "a,b") stays whole. The one parser of scope lists: CLI flags and REST query strings alike.
+const SCOPE_LIST_SEPARATOR = /,(?=\s*(?:global\s*(?:,|$)|user:|project:|session:))/;
+
+/**
+ * Parses a comma-separated list of scopes ("project:x,global"), each validated, repeats dropped,
+ * in order. An empty list or an empty item is INVALID_SCOPE: a list that names nothing is a mistake.
+ */
+export function parseScopeList(text: string): Scope[] {
+  if (typeof text !== 'string' || text.trim() === '')
+    throw new EngramError('INVALID_SCOPE', 'Name at least one scope, or leave the scope out.');
+  const scopes = text.split(SCOPE_LIST_SEPARATOR).map((part) => part.trim());
+  if (scopes.some((scope) => scope === ''))
+    throw new EngramError('INVALID_SCOPE', `The scope list ${JSON.stringify(text.slice(0, 200))} has an empty item.`);
+  return [...new Set(scopes.map((scope) => assertScope(scope)))];
+}
+
 export function isScope(value: unknown): value is Scope {
   try {
     parseScope(value);

@@ -1,5 +1,6 @@
 // openEngram alone, so the CLI and the service load only what opening engram needs (not the
 // extraction, sandbox or migration modules `engram/node` also exports).
+import { tightenPrivateFolder } from '../kernel/node/private-files.js';
 import { loadSettings, type LoadSettingsOptions, type LoadedSettings } from './load-settings.js';
 import { openStore, storeOptionsFromSettings } from './open-store.js';
 import { createEmbedder } from '../adapters/embedding/create-embedder.js';
@@ -45,6 +46,8 @@ export async function openEngram(options: OpenEngramOptions = {}): Promise<Opene
   const model =
     options.model ??
     createLanguageModel(settings, { purpose: 'side', ...(options.onNotice && { onNotice: options.onNotice }) });
+  // An ENGRAM_HOME made by an older version or under a loose umask: the owner's alone from now on.
+  tightenPrivateFolder(loaded.home);
   const store = await openStore(settings.store.url, {
     ...storeOptionsFromSettings(settings),
     ...(options.now && { now: options.now }),

@@ -14,7 +14,9 @@ import { importCases } from './store-cases/import-cases.js';
 import { jobQueueCases, jobWorkerCases } from './store-cases/job-queue-cases.js';
 import { jobRecordCopyCases } from './store-cases/job-record-copy-cases.js';
 import { lockCases, lockedCheckpointCases } from './store-cases/lock-cases.js';
+import { purgeCases, purgeJobCases } from './store-cases/purge-cases.js';
 import { readCases } from './store-cases/read-cases.js';
+import { textCases } from './store-cases/text-cases.js';
 import { recordCopyCases } from './store-cases/record-copy-cases.js';
 import { scopeIsolationCases } from './store-cases/scope-isolation-cases.js';
 import { searchCases } from './store-cases/search-cases.js';
@@ -49,10 +51,20 @@ export interface MemoryStoreSuiteOptions {
 const ROLES: ReadonlyArray<{ title: string; groups: readonly StoreSuiteGroup[] }> = [
   {
     title: 'ledger',
-    groups: [writeCases, importCases, readCases, scopeIsolationCases, searchCases, historyCases, concurrentWriteCases],
+    groups: [
+      writeCases,
+      importCases,
+      readCases,
+      scopeIsolationCases,
+      searchCases,
+      historyCases,
+      concurrentWriteCases,
+      purgeCases,
+      textCases,
+    ],
   },
   { title: 'vectors role', groups: [vectorCases] },
-  { title: 'jobs role', groups: [jobQueueCases, jobWorkerCases, jobCleanupCases] },
+  { title: 'jobs role', groups: [jobQueueCases, jobWorkerCases, jobCleanupCases, purgeJobCases] },
   { title: 'checkpoints role', groups: [checkpointCases, checkpointCleanupCases] },
   { title: 'locks role', groups: [lockCases, lockedCheckpointCases] },
   { title: 'records role', groups: [recordCopyCases, jobRecordCopyCases] },

@@ -47,6 +47,7 @@ function withRoles(inner: SqliteMemoryStore, roles: readonly StoreRole[]): Memor
     archive: (id, change) => inner.archive(id, change),
     restore: (id, change) => inner.restore(id, change),
     delete: (id, change) => inner.delete(id, change),
+    purge: (id, change) => inner.purge(id, change),
     list: (filter) => inner.list(filter),
     count: (filter) => inner.count(filter),
     searchText: (query) => inner.searchText(query),

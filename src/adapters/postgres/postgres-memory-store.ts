@@ -21,12 +21,14 @@ import {
   type ExistingPolicy,
 } from '../../memory/memory-changes.js';
 import type { Scope } from '../../memory/scope.js';
+import { purgeNeedles } from '../../memory/memory-purge.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import type { ChangeAction, ChangeContext, HistoryEntry } from '../../memory/memory-history.js';
 import type {
   ImportReport,
   MemoryFilter,
   MemoryStore,
+  PurgeReport,
   StoreInfo,
   StoreStats,
   TextHit,
@@ -325,6 +327,51 @@ export class PostgresMemoryStore implements MemoryStore {
         null,
       );
     });
+  }
+
+  async purge(id: string, change: ChangeContext): Promise<PurgeReport> {
+    const actor = checkActor(change);
+    const removed = await this.#database.transaction(async (transaction) => {
+      const current = await this.#lockedMemory(transaction, id);
+      if (current) checkUnchangedSince(current, change);
+      const history = (
+        await transaction.query<HistoryRow>(
+          `SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE memory_id = $1 ORDER BY seq FOR UPDATE`,
+          [id],
+        )
+      ).rows.map(rowToHistory);
+      if (!current && history.every((entry) => entry.action === 'purge')) throw memoryNotFound(id);
+      // The vector goes with the row (foreign key, ON DELETE CASCADE).
+      if (current) await transaction.query('DELETE FROM memories WHERE id = $1', [id]);
+      const historyEntriesRemoved = (await transaction.query('DELETE FROM memory_history WHERE memory_id = $1', [id]))
+        .rowCount;
+      const jobsRemoved = (
+        await transaction.query(
+          'DELETE FROM jobs WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) AS needle WHERE strpos(payload, needle) > 0)',
+          [purgeNeedles(id, current, history)],
+        )
+      ).rowCount;
+      const changeId = await this.#record(transaction, 'purge', id, null, null, actor, this.#now().toISOString(), null);
+      return { changeId, memoryRemoved: current !== undefined, historyEntriesRemoved, jobsRemoved };
+    });
+    return { ...removed, copiesCleared: await this.#vacuumAfterPurge() };
+  }
+
+  /**
+   * VACUUM marks the purged rows' space free and drops their index entries (the text search index
+   * holds the words). It does not overwrite the bytes, and the server's WAL and backups keep what
+   * they hold: that is beyond what a client can do. False when the role may not vacuum the tables.
+   */
+  async #vacuumAfterPurge(): Promise<boolean> {
+    try {
+      await this.#database.query('VACUUM memories, memory_history, memory_vectors, jobs');
+      return true;
+    } catch (error) {
+      this.#warn(
+        `The purge removed the rows, but VACUUM did not run (${error instanceof Error ? error.message : String(error)}): dead rows keep their bytes until the next VACUUM of memories, memory_history, memory_vectors and jobs.`,
+      );
+      return false;
+    }
   }
 
   async list(filter: MemoryFilter): Promise<Memory[]> {

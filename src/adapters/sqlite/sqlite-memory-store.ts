@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { createPrivateFile, PRIVATE_DIRECTORY_MODE, tightenMode } from '../../kernel/node/private-files.js';
 import { dirname } from 'node:path';
 import type { Bm25Parameters } from '../../recall/bm25-scoring.js';
 import { EngramError } from '../../kernel/errors.js';
@@ -23,12 +24,14 @@ import {
   type ExistingPolicy,
 } from '../../memory/memory-changes.js';
 import type { Scope } from '../../memory/scope.js';
+import { purgeNeedles } from '../../memory/memory-purge.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import type { ChangeAction, ChangeContext, HistoryEntry } from '../../memory/memory-history.js';
 import type {
   ImportReport,
   MemoryFilter,
   MemoryStore,
+  PurgeReport,
   StoreInfo,
   StoreStats,
   TextHit,
@@ -68,6 +71,11 @@ import {
   type HistoryRow,
   type MemoryRow,
 } from './sqlite-rows.js';
+
+/** The database file and the two SQLite keeps beside it in WAL mode, tightened to the owner (files of older versions or other tools). */
+function tightenStoreFiles(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) tightenMode(file);
+}
 
 export interface SqliteMemoryStoreOptions {
   /** The database file; created with its folder on first open. */
@@ -155,7 +163,10 @@ export class SqliteMemoryStore implements MemoryStore {
     const path = this.#options.path;
     if (path !== ':memory:') {
       assertLooksLikeSqlite(path);
-      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
+      // SQLite gives -wal and -shm the mode of the database file: make that 0600 first, whatever the umask.
+      guard(() => createPrivateFile(path));
+      tightenStoreFiles(path);
     }
     const db = guard(() => openSqlite(path));
     try {
@@ -174,6 +185,7 @@ export class SqliteMemoryStore implements MemoryStore {
         db.exec('PRAGMA cache_size = -65536');
       });
       guard(() => migrate(db, this.#options.targetVersion ?? LATEST_SQLITE_VERSION));
+      if (path !== ':memory:') tightenStoreFiles(path);
       loadVectorFunctions(db, {
         ...(this.#options.loadVectorExtension && { load: this.#options.loadVectorExtension }),
         ...(this.#options.onWarning && { onWarning: this.#options.onWarning }),
@@ -318,6 +330,56 @@ export class SqliteMemoryStore implements MemoryStore {
       this.#statement('DELETE FROM memories WHERE id = ?').run(id);
       this.#record('delete', id, before, null, change, changeTime(before, this.#now().toISOString()), null);
     });
+  }
+
+  async purge(id: string, change: ChangeContext): Promise<PurgeReport> {
+    checkActor(change);
+    const db = this.#database();
+    const previous = guard(() => (db.prepare('PRAGMA secure_delete').get() as { secure_delete: number }).secure_delete);
+    // Secure delete zeroes what this transaction frees (rows, FTS segments, overflow pages); the
+    // vacuum below then rebuilds every page, so copies freed by earlier deletes and edits go too.
+    guard(() => db.exec('PRAGMA secure_delete = ON'));
+    let removed: Omit<PurgeReport, 'copiesCleared'> | undefined;
+    try {
+      this.#transaction(() => {
+        const row = this.#row(id);
+        const current = row && rowToMemory(row);
+        if (current) checkUnchangedSince(current, change);
+        const history = (
+          this.#statement('SELECT * FROM memory_history WHERE memory_id = ? ORDER BY seq').all(id) as HistoryRow[]
+        ).map(rowToHistory);
+        if (!current && history.every((entry) => entry.action === 'purge')) throw memoryNotFound(id);
+        if (current) this.#statement('DELETE FROM memories WHERE id = ?').run(id);
+        const historyEntriesRemoved = this.#statement('DELETE FROM memory_history WHERE memory_id = ?').run(id).changes;
+        let jobsRemoved = 0;
+        for (const needle of purgeNeedles(id, current, history))
+          jobsRemoved += this.#statement('DELETE FROM jobs WHERE instr(payload, ?) > 0').run(needle).changes;
+        // FTS5 keeps deleted terms in old segments until they merge: merge them all now.
+        this.#statement("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')").run();
+        const now = this.#now().toISOString();
+        const changeId = this.#record('purge', id, null, null, change, now, null);
+        removed = { changeId, memoryRemoved: current !== undefined, historyEntriesRemoved, jobsRemoved };
+      });
+    } finally {
+      guard(() => db.exec(`PRAGMA secure_delete = ${previous ? 'ON' : 'OFF'}`));
+    }
+    return { ...removed!, copiesCleared: this.#clearFreedPages() };
+  }
+
+  /** Vacuums the file and truncates the WAL, so no freed page or old log frame keeps a copy; false if either could not finish. */
+  #clearFreedPages(): boolean {
+    const db = this.#database();
+    if (this.#options.path === ':memory:') return true;
+    try {
+      db.exec('VACUUM');
+      const result = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get() as { busy: number };
+      return result.busy === 0;
+    } catch (error) {
+      (this.#options.onWarning ?? ((text: string) => process.emitWarning(text)))(
+        `The purge removed the rows, but the vacuum of ${this.#options.path} did not finish (${error instanceof Error ? error.message : String(error)}): freed pages may keep a copy until "engram purge" runs again with no other process writing.`,
+      );
+      return false;
+    }
   }
 
   async list(filter: MemoryFilter): Promise<Memory[]> {

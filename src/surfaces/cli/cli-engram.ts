@@ -1,6 +1,6 @@
 import { EngramError } from '../../kernel/errors.js';
 import { MEMORY_TYPES, assertMemoryType, type Memory, type MemoryType } from '../../memory/memory.js';
-import { assertScope, type Scope } from '../../memory/scope.js';
+import { assertScope, parseScopeList, type Scope } from '../../memory/scope.js';
 import { existsSync } from 'node:fs';
 import { openEngram, type OpenedEngram } from '../../node/open-engram.js';
 import { parseStoreUrl } from '../../node/open-store.js';
@@ -65,14 +65,12 @@ function assertStoreExists(url: string): void {
 }
 
 // A scope id may itself hold commas, so a list splits only where the next scope begins.
-const SCOPE_LIST_SEPARATOR = /,(?=(?:global(?:,|$)|user:|project:|session:))/;
 
 /** The scopes named by --scope (repeatable, or comma-separated), each validated; undefined when absent. */
 export function scopeOption(values: OptionValues): Scope[] | undefined {
   const raw = stringOptions(values, 'scope');
   if (raw.length === 0) return undefined;
-  const scopes = raw.flatMap((value) => value.split(SCOPE_LIST_SEPARATOR)).map((scope) => assertScope(scope.trim()));
-  return [...new Set(scopes)];
+  return [...new Set(raw.flatMap((value) => parseScopeList(value)))];
 }
 
 /** The one scope a write goes to: --scope, else the current project. */

@@ -278,6 +278,14 @@ async function forgetMemory(context: RouteContext): Promise<JsonReply> {
   await assertNoBody(context);
   const query = parseInput(deleteQuery, queryObject(context.url.searchParams), 'query');
   const id = memoryId(context);
+  if (query.purge === true) {
+    // Purge: the memory and its history content go, with no copy left in the store's files.
+    const purged = await context.engram.purge(id, {
+      actor: context.actor,
+      scopes: requestScopes(context, query.scope),
+    });
+    return ok({ id, deleted: true, purged: true, ...purged });
+  }
   const hard = query.hard ?? false;
   const memory = await context.engram.forget(id, {
     hard,

@@ -1,3 +1,4 @@
+import { parseScopeList } from '../../memory/scope.js';
 import { z } from 'zod';
 import { EngramError } from '../../kernel/errors.js';
 import { MEMORY_TYPES } from '../../memory/memory.js';
@@ -104,6 +105,12 @@ export const contextBody = z.strictObject({
   recordAccess: z.boolean().optional(),
 });
 
+/** A scope list in a query string, parsed as the CLI parses --scope (parseScopeList). */
+const scopeList = z
+  .string()
+  .max(20_000)
+  .transform((value) => parseScopeList(value));
+
 const commaList = z
   .string()
   .max(20_000)
@@ -123,7 +130,7 @@ const wholeNumber = (max: number) =>
     .pipe(z.number().max(max));
 
 export const listQuery = z.strictObject({
-  scope: commaList.optional(),
+  scope: scopeList.optional(),
   type: commaList.pipe(z.array(memoryType)).optional(),
   archived: filterMode.optional(),
   invalid: filterMode.optional(),
@@ -149,7 +156,7 @@ export const listQuery = z.strictObject({
     .optional(),
 });
 
-export const scopedQuery = z.strictObject({ scope: commaList.optional() });
+export const scopedQuery = z.strictObject({ scope: scopeList.optional() });
 
 export const jobsQuery = z.strictObject({
   state: commaList.pipe(z.array(z.enum(['pending', 'running', 'done', 'failed'])).min(1)).optional(),
@@ -157,11 +164,15 @@ export const jobsQuery = z.strictObject({
 });
 
 export const changeSetsQuery = z.strictObject({
-  scope: commaList.optional(),
+  scope: scopeList.optional(),
   limit: wholeNumber(100).pipe(z.number().min(1)).optional(),
 });
 
-export const deleteQuery = z.strictObject({ scope: commaList.optional(), hard: booleanFlag.optional() });
+export const deleteQuery = z.strictObject({
+  scope: scopeList.optional(),
+  hard: booleanFlag.optional(),
+  purge: booleanFlag.optional(),
+});
 
 /** Validates input against a schema; a failure is INVALID_INPUT naming each bad field. */
 export function parseInput<Schema extends z.ZodType>(schema: Schema, input: unknown, where: string): z.output<Schema> {

@@ -17,14 +17,49 @@ export function isLoopbackHost(host: string): boolean {
   return false;
 }
 
-/** Refuses to start a server that others could reach without a token. */
+/** A token strong enough to guard a server others can reach: at least this long… */
+export const MIN_TOKEN_LENGTH = 24;
+/** …and at least this many bits by its characters' own frequencies (a random hex token of 24 has about 90). */
+export const MIN_TOKEN_BITS = 80;
+
+/**
+ * Why a token is too weak to expose a server beyond loopback, or undefined when it is strong:
+ * long enough, and not a few characters repeated (Shannon entropy of its characters × length).
+ */
+export function weakTokenReason(token: string): string | undefined {
+  const characters = [...token];
+  if (characters.length < MIN_TOKEN_LENGTH)
+    return `it has ${characters.length} characters; use at least ${MIN_TOKEN_LENGTH}`;
+  const counts = new Map<string, number>();
+  for (const character of characters) counts.set(character, (counts.get(character) ?? 0) + 1);
+  let perCharacter = 0;
+  for (const count of counts.values()) {
+    const share = count / characters.length;
+    perCharacter -= share * Math.log2(share);
+  }
+  const bits = Math.floor(perCharacter * characters.length);
+  if (bits < MIN_TOKEN_BITS) return `it repeats too few characters (about ${bits} bits; at least ${MIN_TOKEN_BITS})`;
+  return undefined;
+}
+
+/** Refuses to start a server that others could reach without a strong token; loopback needs none. */
 export function assertSafeBinding(host: string, token: string | undefined): void {
-  if (isLoopbackHost(host) || (token !== undefined && token.length > 0)) return;
-  throw new EngramError(
-    'CONFIG_INVALID',
-    `Refusing to listen on ${JSON.stringify(host)} without a token: anyone who can reach it could read and change your memories. ` +
-      'Set a token (ENGRAM_TOKEN or server.token) or bind to 127.0.0.1.',
-  );
+  if (isLoopbackHost(host)) return;
+  if (token === undefined || token.length === 0) {
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Refusing to listen on ${JSON.stringify(host)} without a token: anyone who can reach it could read and change your memories. ` +
+        'Set a token (ENGRAM_TOKEN or server.token) or bind to 127.0.0.1.',
+    );
+  }
+  const weakness = weakTokenReason(token);
+  if (weakness !== undefined) {
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Refusing to listen on ${JSON.stringify(host)} with a weak token (${weakness}): anyone who can reach it could guess it. ` +
+        'Make one with "openssl rand -hex 32" and set it as ENGRAM_TOKEN, or bind to 127.0.0.1.',
+    );
+  }
 }
 
 /** The host name of a Host header, without its port. */

@@ -261,15 +261,29 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
       title: 'Forget a memory',
       description:
         'Forget a memory that is wrong or no longer useful. By default it is archived: kept, but left out of search and lists. ' +
-        'With hard: true it is deleted for good; use that only when the user asks.',
+        'With hard: true it is deleted for good; use that only when the user asks. ' +
+        'With purge: true it is deleted with its history and no copy is left in the store (for a secret the user wants erased); it cannot be undone.',
       inputSchema: {
         id: memoryId,
         hard: z.boolean().optional().describe('Delete for good instead of archiving; default false.'),
+        purge: z
+          .boolean()
+          .optional()
+          .describe('Delete with its history, leaving no copy in the store; cannot be undone. Default false.'),
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
     async (input) =>
       run(async () => {
+        if (input.purge === true) {
+          const purged = await engram.purge(input.id, { actor, scopes });
+          return textResult(`Purged memory \`${input.id}\`: deleted with its history; no copy is kept.`, {
+            id: input.id,
+            deleted: true,
+            purged: true,
+            ...purged,
+          });
+        }
         const hard = input.hard ?? false;
         const memory = await engram.forget(input.id, { hard, actor, scopes });
         if (hard || !memory)

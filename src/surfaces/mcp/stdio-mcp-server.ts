@@ -2,6 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { openEngram } from '../../node/open-engram.js';
 import { createMemoryMcpServer } from './memory-mcp-server.js';
+import { gateMcpLines } from './mcp-stdio-lines.js';
 import { packageVersion } from '../../kernel/node/package-version.js';
 
 export interface StdioMcpServerOptions {
@@ -38,7 +39,12 @@ export async function runStdioMcpServer(options: StdioMcpServerOptions = {}): Pr
     actor: 'mcp',
     log,
   });
-  const transport = new StdioServerTransport(input, output);
+  // Lines are checked first (size, JSON, params), so one bad line is answered and the next is served.
+  const lines = gateMcpLines({ input, output, log });
+  const transport = new StdioServerTransport(lines, output, {
+    // Each line is bounded by the gate; several may queue together while the transport reads.
+    maxBufferSize: Number.MAX_SAFE_INTEGER,
+  });
 
   let finish: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => {

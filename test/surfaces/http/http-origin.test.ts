@@ -42,6 +42,7 @@ function stateChangingRequests(): Array<{ method: string; path: string; body?: u
     { method: 'PATCH', path: `/v1/memories/${memoryId}`, body: { content: 'changed by another page' } },
     { method: 'DELETE', path: `/v1/memories/${memoryId}` },
     { method: 'DELETE', path: `/v1/memories/${memoryId}?hard=true` },
+    { method: 'DELETE', path: `/v1/memories/${memoryId}?purge=true` },
     { method: 'POST', path: `/v1/memories/${archivedId}/restore` },
     { method: 'POST', path: '/v1/undo', body: { changeId } },
     { method: 'POST', path: '/v1/recall', body: { query: 'staging cluster', recordAccess: true } },

@@ -295,6 +295,32 @@ describe('REST routes', () => {
     expect((await api('GET', `/v1/memories/${memory.id}`)).body.memory.importance).toBe(0.9);
   });
 
+  it('DELETE ?purge=true erases a memory with its history (live or already deleted), within the read scopes', async () => {
+    const memory = await create({ content: 'Private: the user is treated for zqxvortex syndrome.' });
+    await api('PATCH', `/v1/memories/${memory.id}`, { importance: 0.9 });
+    expectError(await api('DELETE', `/v1/memories/${memory.id}?purge=maybe`), 400, 'INVALID_INPUT');
+    const purged = await api('DELETE', `/v1/memories/${memory.id}?purge=true`);
+    expect(purged.status, purged.text).toBe(200);
+    expect(purged.body).toMatchObject({ id: memory.id, deleted: true, purged: true, historyEntriesRemoved: 2 });
+    expectError(await api('GET', `/v1/memories/${memory.id}`), 404, 'NOT_FOUND');
+    const history = (await api('GET', `/v1/memories/${memory.id}/history`)).body.history;
+    expect(history.map(({ action, before, after }: any) => ({ action, before, after }))).toEqual([
+      { action: 'purge', before: null, after: null },
+    ]);
+    expectError(await api('POST', '/v1/undo', { changeId: history[0].id }), 404, 'NOT_FOUND');
+    expectError(await api('DELETE', `/v1/memories/${memory.id}?purge=true`), 404, 'NOT_FOUND');
+
+    const deleted = await create({ content: 'Private: the user banks with Zqxbank.' });
+    await api('DELETE', `/v1/memories/${deleted.id}?hard=true`);
+    expect((await api('DELETE', `/v1/memories/${deleted.id}?purge=true`)).body).toMatchObject({ memoryRemoved: false });
+    expect(JSON.stringify(await store.history(deleted.id))).not.toContain('Zqxbank');
+
+    const theirs = await create({ content: 'The other project keeps a private note.', scope: OTHER });
+    const before = await snapshot();
+    expectError(await api('DELETE', `/v1/memories/${theirs.id}?purge=true`), 404, 'NOT_FOUND');
+    expect(await snapshot()).toBe(before);
+  });
+
   it('POST /v1/undo reverts a change and refuses one that newer changes depend on', async () => {
     const memory = await create({ content: 'Deploys happen on Tuesdays.' });
     await api('PATCH', `/v1/memories/${memory.id}`, { content: 'Deploys happen on Thursdays.' });
@@ -612,12 +638,52 @@ describe('security', () => {
       engram,
       host: '0.0.0.0',
       port: 0,
-      token: 'secret-token',
+      token: 'c3f1a9e07b5d42c8e6a1f0d9b7c2e4a8',
       maxBodyBytes: 1024,
       version: 't',
       mcpScopes: [PROJECT],
     });
     await open.close();
+  });
+
+  it('refuses a weak token beyond loopback, naming why; loopback keeps working with any token or none', async () => {
+    const weak = [
+      'x',
+      'secret-token',
+      'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+      'abababababababababababababababab',
+      'passwordpasswordpassword',
+    ];
+    for (const token of weak) {
+      for (const host of ['0.0.0.0', '192.168.1.20']) {
+        await expect(
+          startServer({ engram, host, port: 0, token, maxBodyBytes: 1024, version: 't', mcpScopes: [PROJECT] }),
+          `${host} ${token}`,
+        ).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/weak token \(/) });
+      }
+    }
+    for (const token of [undefined, 'x', 'secret-token']) {
+      const local = await startServer({
+        engram,
+        host: '127.0.0.1',
+        port: 0,
+        ...(token !== undefined && { token }),
+        maxBodyBytes: 1024,
+        version: 't',
+        mcpScopes: [PROJECT],
+      });
+      await local.close();
+    }
+    const strong = await startServer({
+      engram,
+      host: '0.0.0.0',
+      port: 0,
+      token: 'Zq7-vortex-Kappa-19-lantern-Oslo',
+      maxBodyBytes: 1024,
+      version: 't',
+      mcpScopes: [PROJECT],
+    });
+    await strong.close();
   });
 
   it('says clearly when the port is taken', async () => {

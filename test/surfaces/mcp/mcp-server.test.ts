@@ -189,6 +189,32 @@ function describeMemoryTools(
     expect(await foreignState()).toBe(before);
   });
 
+  it('memory_forget with purge erases the memory and its history (also after a hard delete); never across projects', async () => {
+    const saved = (await call(client, 'memory_save', { content: 'Private: the user sees Dr. Zqxvortex on Fridays.' }))
+      .structuredContent as any;
+    await call(client, 'memory_update', { id: saved.memory.id, importance: 0.2 });
+    const purged = await call(client, 'memory_forget', { id: saved.memory.id, purge: true });
+    expect(purged.isError, text(purged)).toBeFalsy();
+    expect(purged.structuredContent).toMatchObject({ deleted: true, purged: true, historyEntriesRemoved: 2 });
+    expect(await store.get(saved.memory.id)).toBeUndefined();
+    expect(
+      (await store.history(saved.memory.id)).map(({ action, before, after }) => ({ action, before, after })),
+    ).toEqual([{ action: 'purge', before: null, after: null }]);
+    expectToolError(await call(client, 'memory_forget', { id: saved.memory.id, purge: true }), 'NOT_FOUND');
+
+    const deleted = (await call(client, 'memory_save', { content: 'Private: the user banks with Zqxbank.' }))
+      .structuredContent as any;
+    await call(client, 'memory_forget', { id: deleted.memory.id, hard: true });
+    const purgedAfterDelete = await call(client, 'memory_forget', { id: deleted.memory.id, purge: true });
+    expect(purgedAfterDelete.structuredContent).toMatchObject({ purged: true, memoryRemoved: false });
+    expect(JSON.stringify(await store.history(deleted.memory.id))).not.toContain('Zqxbank');
+
+    const before = await foreignState();
+    expectToolError(await call(client, 'memory_forget', { id: foreignId, purge: true }), 'NOT_FOUND');
+    expect(await foreignState()).toBe(before);
+    expect((await store.history(foreignId)).map((entry) => entry.action)).not.toContain('purge');
+  });
+
   it('memory_forget archives by default and deletes with hard; never across projects', async () => {
     const saved = (await call(client, 'memory_save', { content: 'Temporary: the demo runs on port 4000.' }))
       .structuredContent as any;

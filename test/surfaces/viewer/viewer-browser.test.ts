@@ -218,6 +218,35 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     await page.close();
   });
 
+  it('purges only after confirmation, live or already deleted, and offers no undo of the purge', async () => {
+    const id = (await fixture.engram.save({ content: 'A private note about zqxvortex.', name: 'private-note' })).memory
+      .id;
+    const { page, problems } = await openPage(`/#/memory/${id}`);
+    await ready(page, 'memory');
+    await page.click('button:text("Purge…")');
+    await page.locator('dialog[open] button:text("Cancel")').click();
+    expect(await fixture.store.get(id)).toBeDefined();
+    await page.click('button:text("Purge…")');
+    await page.locator('dialog[open] button:text("Purge for good")').click();
+    await page.locator('p.warning', { hasText: 'purged' }).waitFor();
+    expect(await fixture.store.get(id)).toBeUndefined();
+    expect((await fixture.store.history(id)).map((entry) => entry.action)).toEqual(['purge']);
+    expect(await page.locator('.history .change button').count()).toBe(0);
+    expect(await page.locator('main').textContent()).not.toContain('zqxvortex');
+
+    const deleted = (await fixture.engram.save({ content: 'Another private note, zqxbank.', name: 'deleted-note' }))
+      .memory.id;
+    await fixture.engram.forget(deleted, { hard: true });
+    await page.goto(`${fixture.server.url}/#/memory/${deleted}`);
+    await page.waitForSelector('h1:text("Deleted: deleted-note")');
+    await page.click('button:text("Purge…")');
+    await page.locator('dialog[open] button:text("Purge for good")').click();
+    await page.locator('p.warning', { hasText: 'purged' }).waitFor();
+    expect(JSON.stringify(await fixture.store.history(deleted))).not.toContain('zqxbank');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('shows a failed job with its reason and retries it', async () => {
     const { page, problems } = await openPage('/#/activity');
     await ready(page, 'activity');
@@ -339,6 +368,7 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
       { method: 'PATCH', path: `/v1/memories/${testsId}`, body: '{"content":"changed"}' },
       { method: 'DELETE', path: `/v1/memories/${testsId}` },
       { method: 'DELETE', path: `/v1/memories/${testsId}?hard=true` },
+      { method: 'DELETE', path: `/v1/memories/${testsId}?purge=true` },
       { method: 'POST', path: `/v1/memories/${archived}/restore` },
       { method: 'POST', path: '/v1/undo', body: JSON.stringify({ changeId: change }) },
     ];

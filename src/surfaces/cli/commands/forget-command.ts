@@ -5,20 +5,24 @@ import { findMemory, readScopes, withEngram } from '../cli-engram.js';
 import type { CliIo } from '../cli-io.js';
 import { oneLine } from '../table-format.js';
 
-/** `engram forget`: archive a memory (or delete it with --hard). */
+/** `engram forget`: archive a memory (delete it with --hard; erase it with its history with --purge). */
 export const forgetCommand: CommandDefinition = {
   name: 'forget',
   summary: 'Archive a memory (or delete it with --hard)',
-  usage: 'forget <id> [--hard [--yes]] [options]',
+  usage: 'forget <id> [--hard | --purge] [--yes] [options]',
   options: {
     hard: {
       type: 'boolean',
       description: 'Delete for good instead of archiving (history keeps the last state; undo brings it back)',
     },
+    purge: {
+      type: 'boolean',
+      description: 'Delete with its history and leave no copy in the store files (for a secret); cannot be undone',
+    },
     yes: {
       type: 'boolean',
       short: 'y',
-      description: 'Do not ask for confirmation (needed with --hard when stdin is not a terminal)',
+      description: 'Do not ask for confirmation (needed with --hard or --purge when stdin is not a terminal)',
     },
     scope: {
       type: 'string',
@@ -31,12 +35,15 @@ export const forgetCommand: CommandDefinition = {
     const { values, io } = invocation;
     const id = singlePositional(invocation, 'id');
     const hard = values.hard === true;
-    if (hard && values.yes !== true && !io.interactive) {
+    const purge = values.purge === true;
+    if (hard && purge) throw new EngramError('INVALID_INPUT', 'Pass --hard or --purge, not both.');
+    if ((hard || purge) && values.yes !== true && !io.interactive) {
       throw new EngramError(
         'CONFIRMATION_REQUIRED',
-        'forget --hard deletes the memory; without a terminal to confirm, pass --yes.',
+        `forget ${purge ? '--purge erases the memory and its history' : '--hard deletes the memory'}; without a terminal to confirm, pass --yes.`,
       );
     }
+    if (purge) return purgeMemory(invocation, id);
     return withEngram(invocation, async (opened) => {
       const scopes = readScopes(values, opened);
       const memory = await findMemory(opened, id, scopes);
@@ -65,6 +72,27 @@ export const forgetCommand: CommandDefinition = {
     });
   },
 };
+
+/** `forget --purge`: works on a deleted memory too, since its history still holds the content. */
+async function purgeMemory(invocation: Parameters<CommandDefinition['run']>[0], id: string) {
+  const { values, io } = invocation;
+  return withEngram(invocation, async (opened) => {
+    const scopes = readScopes(values, opened);
+    const memory = await opened.engram.store.get(id, scopes);
+    const label = memory ? `${memory.id} "${oneLine(memory.name)}"` : `${id} (deleted; its history remains)`;
+    if (values.yes !== true && !(await confirm(io, `Erase ${label} with its history, for good (no undo)? [y/N] `))) {
+      return { data: { id, action: 'none' }, text: 'Nothing purged.' };
+    }
+    const report = await opened.engram.purge(id, { scopes });
+    const residue = report.copiesCleared
+      ? 'no copy is left in the store files'
+      : 'freed copies could not be cleared yet (another process holds the store); run it again later';
+    return {
+      data: { id, action: 'purge', ...report },
+      text: `Purged ${id}: removed ${report.historyEntriesRemoved} history entr${report.historyEntriesRemoved === 1 ? 'y' : 'ies'} and ${report.jobsRemoved} job${report.jobsRemoved === 1 ? '' : 's'}; ${residue}.`,
+    };
+  });
+}
 
 /** Asks a yes/no question on the terminal; only "y" or "yes" is a yes. */
 async function confirm(io: Pick<CliIo, 'stdin' | 'stderr'>, question: string): Promise<boolean> {

@@ -1,4 +1,4 @@
-// A memory's page: its fields, edit, forget/restore, hard delete (confirmed), its history with undo, the supersede chain.
+// A memory's page: its fields, edit, forget/restore, hard delete and purge (confirmed), its history with undo, the supersede chain.
 import { api, ApiError } from './api.js';
 import { add, ageNote, count, h, replace } from './dom.js';
 import { notify, refresh, showError } from './app.js';
@@ -41,6 +41,7 @@ export async function memoryPage(container, { params, settings: info }) {
   }
   const chain = memory?.supersededBy ? await supersedeChain(memory) : [];
   const last = history[history.length - 1];
+  const purged = last?.action === 'purge';
   add(
     container,
     h('p', {}, h('a', { href: '#/memories' }, '← Memories')),
@@ -50,10 +51,13 @@ export async function memoryPage(container, { params, settings: info }) {
       : h(
           'p',
           { class: 'warning' },
-          'This memory was deleted for good; its history remains, and undoing the delete brings it back.',
+          purged
+            ? 'This memory was purged: it and its history are gone, and no copy is kept.'
+            : 'This memory was deleted for good; its history remains, and undoing the delete brings it back.',
         ),
     chain.length > 0 ? supersedeSection(chain) : null,
     memory ? actions(memory, path) : null,
+    !memory && !purged ? h('section', { class: 'actions', 'aria-label': 'Actions' }, ...purgeControl(path)) : null,
     memory ? editForm(memory, path) : null,
     historySection(history),
   );
@@ -196,7 +200,44 @@ function actions(memory, path) {
         ),
     h('button', { type: 'button', class: 'danger', on: { click: () => dialog.showModal() } }, 'Delete…'),
     dialog,
+    ...purgeControl(path),
   );
+}
+
+/** The Purge… button and its confirmation: the memory goes with its history, no copy kept, no undo. */
+function purgeControl(path) {
+  const dialog = h(
+    'dialog',
+    { class: 'confirm', 'aria-labelledby': 'purge-title' },
+    h('h2', { id: 'purge-title' }, 'Purge this memory and its history?'),
+    h('p', {}, 'For a secret stored by mistake: nothing of it is kept in the store, and this cannot be undone.'),
+    h(
+      'div',
+      { class: 'row' },
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'danger',
+          on: {
+            click: () =>
+              change(
+                () => api('DELETE', `${path}?purge=true`),
+                'Purged: the memory and its history are gone.',
+                () => dialog.close(),
+              ),
+          },
+        },
+        'Purge for good',
+      ),
+      h(
+        'button',
+        { type: 'button', class: 'secondary', autofocus: true, on: { click: () => dialog.close() } },
+        'Cancel',
+      ),
+    ),
+  );
+  return [h('button', { type: 'button', class: 'danger', on: { click: () => dialog.showModal() } }, 'Purge…'), dialog];
 }
 
 function editForm(memory, path) {
@@ -294,18 +335,21 @@ function historyItem(entry) {
       h('strong', {}, entry.action),
       ` by ${entry.actor} · ${entry.at}`,
       entry.undoOf ? h('span', { class: 'badge' }, 'undo') : null,
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'secondary',
-          'aria-label': `Undo this ${entry.action} (${entry.at})`,
-          on: {
-            click: () => change(() => api('POST', '/v1/undo', { changeId: entry.id }), `Undid the ${entry.action}.`),
-          },
-        },
-        'Undo',
-      ),
+      entry.action === 'purge'
+        ? null
+        : h(
+            'button',
+            {
+              type: 'button',
+              class: 'secondary',
+              'aria-label': `Undo this ${entry.action} (${entry.at})`,
+              on: {
+                click: () =>
+                  change(() => api('POST', '/v1/undo', { changeId: entry.id }), `Undid the ${entry.action}.`),
+              },
+            },
+            'Undo',
+          ),
     ),
     entry.before && entry.after
       ? h(
@@ -337,7 +381,11 @@ function historyItem(entry) {
             ),
           ),
         )
-      : h('p', { class: 'muted' }, entry.after ? 'Created.' : 'Deleted for good.'),
+      : h(
+          'p',
+          { class: 'muted' },
+          entry.action === 'purge' ? 'Purged: nothing kept.' : entry.after ? 'Created.' : 'Deleted for good.',
+        ),
   );
 }
 

@@ -1,0 +1,120 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGRAM_BINARY } from '../../support/cli-harness.js';
+
+// Issue 17 item 7: `engram mcp` over stdio answers a line over 10 MB with a JSON-RPC error and
+// keeps serving; params that do not fit a method are -32602 (Invalid params), never -32603.
+
+const home = mkdtempSync(join(tmpdir(), 'engram-mcp-limits-'));
+const environment = { ...getDefaultEnvironment(), ENGRAM_HOME: home, ENGRAM_PROJECT: 'mcp-limits' };
+let client: Client;
+
+beforeAll(async () => {
+  client = new Client({ name: 'engram-limits-test', version: '1.0.0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [ENGRAM_BINARY, 'mcp'],
+      env: environment,
+      stderr: 'pipe',
+    }),
+  );
+});
+
+afterAll(async () => {
+  await client?.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+function text(result: CallToolResult): string {
+  return result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+}
+
+/** Writes raw lines to a fresh `engram mcp` and collects the answers until stdin ends and it exits. */
+async function rawSession(lines: ReadonlyArray<string | Buffer>): Promise<{ answers: any[]; code: number | null }> {
+  const child = spawn(process.execPath, [ENGRAM_BINARY, 'mcp'], { env: environment, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.resume();
+  for (const line of lines) child.stdin.write(line);
+  child.stdin.end();
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return {
+    answers: stdout
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line)),
+    code,
+  };
+}
+
+const INITIALIZE = `${JSON.stringify({
+  jsonrpc: '2.0',
+  id: 'init',
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+})}\n${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`;
+
+describe('engram mcp over stdio: oversized lines and invalid params', () => {
+  it('answers a tool call over 10 MB with -32600 and serves the next calls', async () => {
+    const huge = client.callTool({ name: 'memory_save', arguments: { content: 'x'.repeat(11 * 1024 * 1024) } });
+    await expect(huge).rejects.toMatchObject({ code: -32600, message: expect.stringMatching(/over the limit/) });
+    const saved = (await client.callTool({
+      name: 'memory_save',
+      arguments: { content: 'The user prefers tabs.' },
+    })) as CallToolResult;
+    expect(saved.isError, text(saved)).toBeFalsy();
+    expect((await client.listTools()).tools.length).toBeGreaterThan(5);
+  }, 60_000);
+
+  it('every tool answers params that are not an object with -32602, and bad arguments name -32602, never -32603', async () => {
+    const { tools } = await client.listTools();
+    for (const tool of tools) {
+      const notAnObject = client.request(
+        { method: 'tools/call', params: { name: tool.name, arguments: 'not an object' } as never },
+        CallToolResultSchema,
+      );
+      await expect(notAnObject, tool.name).rejects.toMatchObject({ code: -32602 });
+      const wrongTypes = (await client.callTool({
+        name: tool.name,
+        arguments: { id: 5, content: 5, query: 5, path: 5, limit: 'many', archived: 'bogus', type: 'nope' },
+      })) as CallToolResult;
+      expect(wrongTypes.isError, tool.name).toBe(true);
+      expect(text(wrongTypes), tool.name).toContain('-32602');
+      expect(text(wrongTypes), tool.name).not.toContain('-32603');
+    }
+    await expect(
+      client.request({ method: 'resources/read', params: {} as never }, CallToolResultSchema),
+    ).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('raw lines: oversized without an id, not JSON, not JSON-RPC, each answered; the session goes on and exits 0', async () => {
+    const oversized = Buffer.alloc(12 * 1024 * 1024, 'y');
+    const { answers, code } = await rawSession([
+      INITIALIZE,
+      oversized,
+      '\n',
+      'not json at all\n',
+      '{"jsonrpc":"1.0","id":5,"method":"ping"}\n',
+      '{"jsonrpc":"2.0","id":6,"method":"tools/list","params":[1]}\n',
+      '{"jsonrpc":"2.0","id":7,"method":"tools/call"}\n',
+      '{"jsonrpc":"2.0","id":8,"method":"ping"}\n',
+    ]);
+    expect(code).toBe(0);
+    const byId = (id: unknown) => answers.filter((answer) => answer.id === id);
+    expect(byId('init')[0].result.serverInfo.name).toBe('engram');
+    expect(byId(null).map((answer) => answer.error.code)).toEqual([-32600, -32700]);
+    expect(byId(5)[0].error.code).toBe(-32600);
+    expect(byId(6)[0].error.code).toBe(-32602);
+    expect(byId(7)[0].error.code).toBe(-32602);
+    expect(byId(8)[0]).toEqual({ jsonrpc: '2.0', id: 8, result: {} });
+    expect(answers.every((answer) => answer.error?.code !== -32603)).toBe(true);
+  }, 60_000);
+});
