@@ -1,6 +1,6 @@
 import { EngramError } from '../../kernel/errors.js';
 import { MEMORY_TYPES, assertMemoryType, type Memory, type MemoryType } from '../../memory/memory.js';
-import { assertScope, parseScopeList, type Scope } from '../../memory/scope.js';
+import { parseScopeList, type Scope } from '../../memory/scope.js';
 import { existsSync } from 'node:fs';
 import { openEngram, type OpenedEngram } from '../../node/open-engram.js';
 import { parseStoreUrl } from '../../node/open-store.js';
