@@ -345,7 +345,8 @@ describe('the CLI: engram remember and engram import', () => {
     ONE_LINE.slice(0, 10).forEach((entry, index) => {
       writeFileSync(
         join(claude, `note_${index}.md`),
-        `---\nname: note-${index}\ndescription: ${JSON.stringify(entry.text.slice(0, 200))}\ntype: reference\n---\n\n${entry.text}\n`,
+        // Worded apart from the memories remembered above: a directory import matches a file to a memory with the same content.
+        `---\nname: note-${index}\ndescription: ${JSON.stringify(entry.text.slice(0, 200))}\ntype: reference\n---\n\nFrom the team notes: ${entry.text}\n`,
       );
     });
     writeFileSync(
