@@ -233,6 +233,29 @@ export async function queueTranscript(
   };
 }
 
+/**
+ * SessionEnd: the transcript's new part queued as at Stop, and the session counted for
+ * consolidation (`queueDream`). The worker it starts checks the dream's gates after extraction
+ * (24 h, 5 sessions, the lock) and runs one when they open: never inline, never in the hook.
+ */
+export async function queueSessionEnd(context: HookContext): Promise<QueueOutcome> {
+  const outcome = await queueTranscript(context);
+  try {
+    const { queueDream } = await import('../../consolidation/run-dream.js');
+    await queueDream(context.opened.engram.store, { sessionId: context.input.sessionId });
+  } catch (error) {
+    context.log({
+      status: 'failed',
+      message: `session not counted for consolidation: ${error instanceof Error ? error.message : String(error)}`,
+      sessionId: context.input.sessionId,
+    });
+    return outcome;
+  }
+  if (!outcome.worker && context.opened.engram.settings.hooks.worker)
+    return { ...outcome, worker: spawnWorker(context.opened.loaded.project.root, context) };
+  return outcome;
+}
+
 async function hasPendingJobs(opened: OpenedEngram): Promise<boolean> {
   const jobs = opened.engram.store.jobs;
   if (!jobs) return false;

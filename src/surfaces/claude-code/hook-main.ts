@@ -3,7 +3,13 @@ import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
 import { errorKind, isEngramError } from '../../kernel/errors.js';
 import { engramHome, loadSettings } from '../../node/load-settings.js';
 import { openEngram, type OpenedEngram } from '../../node/open-engram.js';
-import { promptContext, queueTranscript, sessionStartContext, type HookContext } from './claude-code-hooks.js';
+import {
+  promptContext,
+  queueSessionEnd,
+  queueTranscript,
+  sessionStartContext,
+  type HookContext,
+} from './claude-code-hooks.js';
 import { HOOK_EVENTS, MAX_HOOK_INPUT_BYTES, isHookEventName, parseHookInput, type HookInput } from './hook-input.js';
 import { writeHookLog, type HookLogEntry } from './hook-log.js';
 import { recordedSkillDirectories } from './claude-code-install.js';
@@ -116,7 +122,7 @@ export async function runHookProcess(word: string): Promise<never> {
       await keepSkillsInStep(opened, cwd, env, log, answer, text);
     } else if (word === 'user-prompt-submit') text = await promptContext(context);
     else {
-      const outcome = await queueTranscript(context);
+      const outcome = word === 'session-end' ? await queueSessionEnd(context) : await queueTranscript(context);
       if (outcome.status === 'unavailable')
         log({ status: 'failed', message: 'the store has no job queue: nothing was queued' });
     }

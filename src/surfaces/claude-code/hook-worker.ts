@@ -37,6 +37,14 @@ async function runWorker(cwd: string): Promise<void> {
         if (outcome.state !== 'done')
           log('worker-failed', `extraction job ${outcome.job.id} ${outcome.state}: ${outcome.error}`, outcome.code);
       }
+      // Consolidation as `engram serve` runs it: gated (24 h, the scan interval, 5 sessions) and
+      // locked, so this is a cheap check almost every time and one dream when the gates open.
+      const { runDreamWithFiles, dreamSessionHomes } = await import('../../consolidation/node/dream-runner.js');
+      const report = await runDreamWithFiles(
+        { engram: opened.engram, projectRoot: opened.loaded.project.root, ...dreamSessionHomes(process.env) },
+        { trigger: 'automatic' },
+      );
+      if (report.status === 'applied') log('dream', `dream ${report.changeSetId}: ${report.summary}`);
     } finally {
       await opened.close();
     }

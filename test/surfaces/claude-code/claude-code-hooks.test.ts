@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseClaudeCodeTranscript } from '../../../src/extraction/transcripts/claude-code-transcript.js';
 import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
-import { HOOK_LAUNCHER } from '../../support/claude-code-harness.js';
+import { eventually, HOOK_LAUNCHER } from '../../support/claude-code-harness.js';
 
 interface HookRun {
   code: number | null;
@@ -243,5 +243,42 @@ describe('Claude Code 2.1.332 transcripts', () => {
       'what is my name?',
       'HELLO FROM FAKE SERVER',
     ]);
+  });
+});
+
+describe('SessionEnd and consolidation', () => {
+  let workspace: Workspace;
+  beforeEach(() => {
+    workspace = createWorkspace();
+  });
+  afterEach(() => workspace.cleanup());
+
+  it('SessionEnd counts the session for consolidation; its worker runs the dream once the gates open, never the hook', async () => {
+    // Gates open at once for the test: no hours between runs, one session, no scan interval.
+    writeFileSync(
+      join(workspace.cwd, '.engram.json'),
+      JSON.stringify({ dream: { minHours: 0, minSessions: 1, scanMinutes: 0 } }),
+    );
+    for (let copy = 0; copy < 2; copy += 1)
+      await workspace.json([
+        'remember',
+        'The staging database runs on port 5433.',
+        '--type',
+        'reference',
+        '--no-dedupe',
+      ]);
+    expect((await workspace.json(['list'])).memories).toHaveLength(2);
+    const end = await runHook(
+      workspace,
+      'session-end',
+      line({ session_id: 'sess-dream', cwd: workspace.cwd, hook_event_name: 'SessionEnd', reason: 'other' }),
+    );
+    expect(end).toEqual({ code: 0, stdout: '' });
+    const dreamt = await eventually(async () =>
+      logLines(workspace).find((entry) => entry.status === 'dream' && /improved [1-9]\d* memor/.test(entry.message)),
+    );
+    expect(dreamt.message).toMatch(/^dream cs_/);
+    // Merged, never deleted: one left in recall, the other invalidated with a link to it.
+    expect((await workspace.json(['list'])).memories).toHaveLength(1);
   });
 });
