@@ -27,6 +27,12 @@ export interface UsageStats {
   hits: Array<{ label: string; count: number }>;
   /** Memories created per month (UTC, `YYYY-MM`), by type, oldest month first. */
   createdByMonth: Array<{ month: string; byType: Record<MemoryType, number> }>;
+  /**
+   * Memories in recall at the end of each month (for the current month: now), by type and by scope,
+   * the last 24 months at most: created by then, not yet invalid, not yet archived (an archived
+   * memory counts until its last change, when it was archived). Hard-deleted memories are gone.
+   */
+  inRecallByMonth: Array<{ month: string; byType: Record<MemoryType, number>; byScope: Record<string, number> }>;
   /** Bytes of name, description and content of the memories read. */
   textBytes: number;
   /** The store's files on disk (SQLite: the database and its write-ahead log); absent for a server database. */
@@ -34,7 +40,11 @@ export interface UsageStats {
 }
 
 /** Reads the scopes' memories (archived and invalid too), newest first, in keyset pages, and counts them. */
-export async function usageStats(engram: Engram, scopes: readonly Scope[]): Promise<UsageStats> {
+export async function usageStats(
+  engram: Engram,
+  scopes: readonly Scope[],
+  now: () => Date = () => new Date(),
+): Promise<UsageStats> {
   const hits = HIT_BUCKETS.map((bucket) => ({ label: bucket.label, count: 0 }));
   const months = new Map<string, Record<MemoryType, number>>();
   const encoder = new TextEncoder();
@@ -43,6 +53,7 @@ export async function usageStats(engram: Engram, scopes: readonly Scope[]): Prom
   let sampled = false;
   let before: string | undefined;
   let skip = 0;
+  const spans: Array<{ type: MemoryType; scope: string; from: number; until: number }> = [];
   for (;;) {
     const page: Memory[] = await engram.list({
       scopes,
@@ -61,6 +72,7 @@ export async function usageStats(engram: Engram, scopes: readonly Scope[]): Prom
         months.set(month, byType);
       }
       byType[memory.type] += 1;
+      spans.push({ type: memory.type, scope: memory.scope, ...recallSpan(memory) });
       textBytes += encoder.encode(memory.name + memory.description + memory.content).length;
     }
     scanned += page.length;
@@ -81,9 +93,50 @@ export async function usageStats(engram: Engram, scopes: readonly Scope[]): Prom
     createdByMonth: [...months.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([month, byType]) => ({ month, byType })),
+    inRecallByMonth: inRecallByMonth(spans, now()),
     textBytes,
     ...(fileBytes !== undefined && { fileBytes }),
   };
+}
+
+const MONTHS_SHOWN = 24;
+
+/** When a memory was in recall: from its creation until it was invalidated or archived (epoch ms). */
+function recallSpan(memory: Memory): { from: number; until: number } {
+  const ends = [
+    memory.invalidAt ? Date.parse(memory.invalidAt) : Number.POSITIVE_INFINITY,
+    memory.archived ? Date.parse(memory.updatedAt) : Number.POSITIVE_INFINITY,
+  ];
+  return { from: Date.parse(memory.createdAt), until: Math.min(...ends) };
+}
+
+/** The count in recall at each month's end, from the first month a memory was made (or 24 months back) to now. */
+export function inRecallByMonth(
+  spans: ReadonlyArray<{ type: MemoryType; scope: string; from: number; until: number }>,
+  now: Date,
+): UsageStats['inRecallByMonth'] {
+  const first = Math.min(...spans.map((span) => span.from).filter(Number.isFinite));
+  if (!Number.isFinite(first)) return [];
+  const start = new Date(first);
+  let index = Math.max(
+    start.getUTCFullYear() * 12 + start.getUTCMonth(),
+    now.getUTCFullYear() * 12 + now.getUTCMonth() - (MONTHS_SHOWN - 1),
+  );
+  const last = now.getUTCFullYear() * 12 + now.getUTCMonth();
+  const months: UsageStats['inRecallByMonth'] = [];
+  for (; index <= last; index += 1) {
+    const monthStart = Date.UTC(Math.floor(index / 12), index % 12, 1);
+    const end = index === last ? now.getTime() : Date.UTC(Math.floor((index + 1) / 12), (index + 1) % 12, 1);
+    const byType = Object.fromEntries(MEMORY_TYPES.map((type) => [type, 0])) as Record<MemoryType, number>;
+    const byScope: Record<string, number> = {};
+    for (const span of spans) {
+      if (!(span.from < end && span.until >= end)) continue;
+      byType[span.type] += 1;
+      byScope[span.scope] = (byScope[span.scope] ?? 0) + 1;
+    }
+    months.push({ month: new Date(monthStart).toISOString().slice(0, 7), byType, byScope });
+  }
+  return months;
 }
 
 /**

@@ -312,8 +312,11 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
   it('draws the stats as charts', async () => {
     const { page, problems } = await openPage('/#/stats');
     await ready(page, 'stats');
-    expect(await page.locator('svg.chart').count()).toBe(4);
+    expect(await page.locator('svg.chart').count()).toBe(5);
     expect(await page.locator('svg.chart rect.bar').count()).toBeGreaterThan(5);
+    // The count over time: every memory of the page's store is in recall this month.
+    const overTime = page.locator('figure.chart-box', { hasText: "In recall at each month's end" });
+    await expect.poll(async () => overTime.locator('rect.bar').count()).toBeGreaterThan(0);
     await page.screenshot({ path: `${SHOTS}/stats.png`, fullPage: true });
     expect(problems).toEqual([]);
     await page.close();

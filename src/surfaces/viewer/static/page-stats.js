@@ -1,4 +1,4 @@
-// Stats: counts by type and scope, created per month, hit distribution, store size: SVG charts drawn here.
+// Stats: counts by type and scope, in recall over time, created per month, hit distribution, store size: SVG charts drawn here.
 import { api } from './api.js';
 import { add, count, formatBytes, h, svg } from './dom.js';
 
@@ -29,7 +29,8 @@ export async function statsPage(container) {
         'Recall hits per memory',
         usage.hits.map((bucket) => [bucket.label, bucket.count]),
       ),
-      monthChart(usage.createdByMonth),
+      monthChart(usage.inRecallByMonth ?? [], "In recall at each month's end, by type"),
+      monthChart(usage.createdByMonth, 'Created per month, by type'),
     ),
     h(
       'section',
@@ -87,9 +88,8 @@ function chart(title, rows, { classOf = () => '' } = {}) {
   return figure(title, picture, rows.length === 0 ? h('p', { class: 'muted' }, 'No memories.') : null);
 }
 
-/** Memories created per month, stacked by type. */
-function monthChart(months) {
-  const title = 'Created per month, by type';
+/** A count per month, stacked by type (memories in recall at each month's end, or created in it). */
+function monthChart(months, title) {
   const shown = months.slice(-24);
   const width = 420;
   const height = 180;
