@@ -1,4 +1,5 @@
 import { EngramError, isEngramError } from '../kernel/errors.js';
+import { recordRecentExtraction } from './recent-extractions.js';
 import type { Settings } from '../kernel/settings.js';
 import type { MemoryStore } from '../contracts/memory-store.js';
 import type { Job } from '../contracts/memory-store-jobs.js';
@@ -127,6 +128,12 @@ export class ExtractionWorker {
       clearTimeout(timer);
     }
     this.#options.onOutcome?.(outcome);
+    // Kept in the store for the viewer's Activity, whichever process ran it; never fails the run.
+    await recordRecentExtraction(store, outcome, this.#now()).catch((error: unknown) =>
+      this.#options.onWarning?.(
+        `the run of job ${job.id} was not added to the recent extractions: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+    );
     return outcome;
   }
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readRecentExtractions } from '../../extraction/recent-extractions.js';
 import { EngramError } from '../../kernel/errors.js';
 import { assertMemoryId } from '../../memory/memory.js';
 import { assertScope, type Scope } from '../../memory/scope.js';
@@ -498,11 +499,15 @@ async function listJobs(context: RouteContext): Promise<JsonReply> {
     queue.list({ queue: EXTRACTION_QUEUE, states, limit: query.limit ?? 100 }),
     queue.counts(EXTRACTION_QUEUE),
   ]);
-  const recent = (context.recentExtractions?.() ?? []).map((outcome) =>
-    outcome.state === 'done'
-      ? { job: describeJob(outcome.job), state: outcome.state, report: outcome.report }
-      : { job: describeJob(outcome.job), state: outcome.state, error: outcome.error },
-  );
+  // Runs of every process that shares the store (hooks' workers, the CLI), kept in the store; a
+  // store without checkpoints has only what this service ran since it started.
+  const recent = context.engram.store.checkpoints
+    ? await readRecentExtractions(context.engram.store)
+    : (context.recentExtractions?.() ?? []).map((outcome) =>
+        outcome.state === 'done'
+          ? { job: describeJob(outcome.job), state: outcome.state, report: outcome.report }
+          : { job: describeJob(outcome.job), state: outcome.state, error: outcome.error },
+      );
   return ok({ queue: EXTRACTION_QUEUE, states, counts, jobs: jobs.map(describeJob), recent });
 }
 

@@ -61,7 +61,8 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
   // Extraction runs in the service: POST /v1/turns queues a turn, and this worker also drains
   // jobs other processes (hooks, the CLI) queued in the same store. Offline it applies explicit
   // statements only.
-  // The viewer's Activity page shows what the latest runs wrote and dropped; reports are not stored.
+  // The viewer's Activity page shows what the latest runs wrote and dropped: the store keeps them
+  // (extraction/recent-extractions.ts); this list is for a store without checkpoints.
   const recent: JobOutcome[] = [];
   const extractor = createExtractor({
     engram: opened.engram,
