@@ -18,6 +18,23 @@ afterEach(async () => {
   await fixture?.close();
 });
 
+/** An extractor whose model is the real Anthropic SDK pointed at the loopback server. */
+function extractorFor(modelServer: LanguageModelServer): Extractor {
+  const model = createLanguageModel(
+    {
+      model: {
+        ...DEFAULT_SETTINGS.model,
+        provider: 'anthropic',
+        anthropicApiKey: 'sk-ant-test',
+        anthropicBaseUrl: modelServer.url,
+        maxRetries: 0,
+      },
+    },
+    { purpose: 'side' },
+  )!;
+  return new Extractor({ engram: fixture.engram, model, autoStart: false });
+}
+
 describe('recent extractions kept in the store', () => {
   it('keeps what each run wrote and dropped, newest first, readable by another process; no conversation text, no secret', async () => {
     const secret = 'sk-ant-api03-' + 'Q'.repeat(20) + 'x7Yz' + 'W'.repeat(60) + '-AbCdEfAA';
@@ -31,19 +48,7 @@ describe('recent extractions kept in the store', () => {
         },
       },
     });
-    const model = createLanguageModel(
-      {
-        model: {
-          ...DEFAULT_SETTINGS.model,
-          provider: 'anthropic',
-          anthropicApiKey: 'sk-ant-test',
-          anthropicBaseUrl: server.url,
-          maxRetries: 0,
-        },
-      },
-      { purpose: 'side' },
-    )!;
-    const extractor = new Extractor({ engram: fixture.engram, model, autoStart: false });
+    const extractor = extractorFor(server);
     await extractor.afterTurn({
       sessionId: 'chat-7',
       messages: turn(1, `We run integration tests against the real Postgres. My key is ${secret}.`),
@@ -63,20 +68,8 @@ describe('recent extractions kept in the store', () => {
   });
 
   it(`keeps the latest ${RECENT_EXTRACTIONS_KEPT} runs, failed ones with their reason`, async () => {
-    server = await startAnthropicMessagesServer({ respond: { error: { status: 500, message: 'overloaded' } } });
-    const model = createLanguageModel(
-      {
-        model: {
-          ...DEFAULT_SETTINGS.model,
-          provider: 'anthropic',
-          anthropicApiKey: 'sk-ant-test',
-          anthropicBaseUrl: server.url,
-          maxRetries: 0,
-        },
-      },
-      { purpose: 'side' },
-    )!;
-    const extractor = new Extractor({ engram: fixture.engram, model, autoStart: false });
+    server = await startAnthropicMessagesServer({ respond: { error: { kind: 'server' } } });
+    const extractor = extractorFor(server);
     for (let index = 0; index < RECENT_EXTRACTIONS_KEPT + 3; index += 1)
       await extractor.afterTurn({ sessionId: `chat-${index}`, messages: turn(1, `Fact number ${index} for the log.`) });
     await extractor.drain();
