@@ -31,6 +31,16 @@ export interface InstructionConflict {
 // Statements this short ("uses tabs") say too little to call one an overturned version of another.
 const MIN_CONTRADICTION_WORDS = 3;
 
+// A number right after one of these words (or after "#") names which of
+// several things is meant ("step 3", "note 4:", "#12"), not a value of one thing: "note 3" and
+// "note 4" are two notes, while "PostgreSQL 15" → "16" is one fact changed.
+const LABEL_WORDS = new Set(
+  `note notes item items step steps part parts chapter section issue issues ticket tickets task tasks phase stage
+  room floor lane slot track test tests case cases example question questions rule rules point points no number
+  entry entries episode round level day week sprint milestone pr prs page pages line lines figure table appendix
+  todo bug bugs story stories`.split(/\s+/),
+);
+
 /**
  * The dream without a model (SPEC §3, issue 15): rules only, each a proposal `resolvePlan` checks.
  * - near-duplicates (dedupe's lexical rules and threshold, its guards included) merge into the richer memory;
@@ -46,7 +56,7 @@ export function planOffline(input: OfflinePlanInput): { proposals: DreamProposal
   const touched = new Set<string>();
 
   // Merges: the keeper is the richer memory (more content words), so nothing said is lost.
-  const profiles = new Map(active.map((memory) => [memory.id, lexicalProfile(memory.content)]));
+  const profiles = new Map(active.map((memory) => [memory.id, statementProfile(memory.content)]));
   const richerFirst = (a: Memory, b: Memory): number =>
     profiles.get(b.id)!.words.size - profiles.get(a.id)!.words.size ||
     b.content.length - a.content.length ||
@@ -123,6 +133,30 @@ export function planOffline(input: OfflinePlanInput): { proposals: DreamProposal
   return { proposals, conflicts };
 }
 
+/** A text's lexical profile plus the numbers in it that are labels (see LABEL_WORDS). */
+interface StatementProfile extends LexicalProfile {
+  labels: ReadonlySet<string>;
+}
+
+function statementProfile(text: string): StatementProfile {
+  return { ...lexicalProfile(text), labels: labelNumbers(text) };
+}
+
+/** The tokens holding digits that label a thing: right after a LABEL_WORDS word or "#". */
+export function labelNumbers(text: string): Set<string> {
+  const labels = new Set<string>();
+  let previous = '';
+  for (const [match] of text
+    .normalize('NFKC')
+    .toLowerCase()
+    .matchAll(/#?[\p{L}\p{N}]+/gu)) {
+    const token = match.replace(/^#/, '');
+    if (/\p{N}/u.test(token) && (match.startsWith('#') || LABEL_WORDS.has(previous))) labels.add(token);
+    previous = token;
+  }
+  return labels;
+}
+
 /** The content words of a text without the words holding digits: what two versions of one fact share. */
 function statementKey(profile: LexicalProfile): string | undefined {
   const words = [...profile.words].filter((word) => !/\p{N}/u.test(word));
@@ -130,7 +164,7 @@ function statementKey(profile: LexicalProfile): string | undefined {
 }
 
 /** Memories that say the same words but perhaps for a negation or values: candidates for "overturned". */
-function sameStatementGroups(memories: readonly Memory[], profiles: ReadonlyMap<string, LexicalProfile>): Memory[][] {
+function sameStatementGroups(memories: readonly Memory[], profiles: ReadonlyMap<string, StatementProfile>): Memory[][] {
   const groups = new Map<string, Memory[]>();
   for (const memory of memories) {
     const key = statementKey(profiles.get(memory.id)!);
@@ -143,30 +177,35 @@ function sameStatementGroups(memories: readonly Memory[], profiles: ReadonlyMap<
 }
 
 /** Whether `newer` states the fact of `older` with its negation flipped or its values changed (in the same order). */
-function overturns(profiles: ReadonlyMap<string, LexicalProfile>, older: Memory, newer: Memory): boolean {
+function overturns(profiles: ReadonlyMap<string, StatementProfile>, older: Memory, newer: Memory): boolean {
   return contradiction(profiles.get(older.id)!, profiles.get(newer.id)!) !== undefined;
 }
 
-function contradiction(a: LexicalProfile, b: LexicalProfile): 'negation-differs' | 'values-differ' | undefined {
+function contradiction(a: StatementProfile, b: StatementProfile): 'negation-differs' | 'values-differ' | undefined {
   if (!sameOrder(a, b)) return undefined;
   if (a.negated !== b.negated) return 'negation-differs';
-  if (a.values.length > 0 && a.values.length === b.values.length && a.values.join(' ') !== b.values.join(' '))
-    return 'values-differ';
+  if (a.values.length > 0 && a.values.length === b.values.length && a.values.join(' ') !== b.values.join(' ')) {
+    // Only labels changed ("note 3" / "note 4"): two numbered things, not one fact overturned.
+    const onlyLabels =
+      a.values.every((value) => b.values.includes(value) || a.labels.has(value)) &&
+      b.values.every((value) => a.values.includes(value) || b.labels.has(value));
+    return onlyLabels ? undefined : 'values-differ';
+  }
   return undefined;
 }
 
 /** Memories stating a line of an instruction file with a negation or a value changed. */
 function instructionConflicts(
   memories: readonly Memory[],
-  profiles: ReadonlyMap<string, LexicalProfile>,
+  profiles: ReadonlyMap<string, StatementProfile>,
   instructions: readonly InstructionText[],
 ): InstructionConflict[] {
-  const lines = new Map<string, { path: string; line: string; profile: LexicalProfile }>();
+  const lines = new Map<string, { path: string; line: string; profile: StatementProfile }>();
   for (const file of instructions) {
     for (const raw of file.text.split('\n')) {
       const line = raw.replace(/^\s*(?:[-*+]|\d+\.)\s+/, '').trim();
       if (line.length === 0 || line.startsWith('#')) continue;
-      const profile = lexicalProfile(line);
+      const profile = statementProfile(line);
       const key = statementKey(profile);
       if (key !== undefined && !lines.has(key)) lines.set(key, { path: file.path, line, profile });
     }

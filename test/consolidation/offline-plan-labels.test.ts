@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { labelNumbers, planOffline } from '../../src/consolidation/offline-plan.js';
+import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
+import type { Memory } from '../../src/memory/memory.js';
+
+describe('numbers that label a thing (the offline "values differ" rule)', () => {
+  it('reads a number after a label word or "#" as a label, a version or a count as a value', () => {
+    expect([...labelNumbers('Deploy note 3: the staging cluster restarts nightly.')]).toEqual(['3']);
+    expect([...labelNumbers('Ticket #418 is about the flaky login test.')]).toEqual(['418']);
+    expect([...labelNumbers('The staging database runs PostgreSQL 14 with 2 replicas.')]).toEqual([]);
+  });
+
+  it('invalidates a changed value but keeps two numbered things', () => {
+    const at = (day: number) => new Date(Date.UTC(2026, 0, day)).toISOString();
+    const memory = (id: string, content: string, day: number): Memory => ({
+      id,
+      scope: 'project:p',
+      type: 'project',
+      name: id,
+      description: content,
+      content,
+      importance: 0.5,
+      source: null,
+      createdAt: at(day),
+      updatedAt: at(day),
+      lastAccessedAt: at(day),
+      hitCount: 0,
+      validFrom: at(day),
+      invalidAt: null,
+      supersededBy: null,
+      archived: false,
+    });
+    const memories = [
+      memory('note-3', 'Deploy note 3: the staging cluster restarts nightly.', 1),
+      memory('note-4', 'Deploy note 4: the staging cluster restarts nightly.', 9),
+      memory('pg-14', 'The staging database runs PostgreSQL 14 on a private server.', 1),
+      memory('pg-16', 'The staging database runs PostgreSQL 16 on a private server.', 9),
+    ];
+    const { proposals } = planOffline({ memories, settings: DEFAULT_SETTINGS, now: at(10) });
+    const invalidated = proposals.flatMap((proposal) => (proposal.kind === 'invalidate' ? [proposal.memoryId] : []));
+    expect(invalidated).toEqual(['pg-14']);
+  });
+});
