@@ -3,7 +3,8 @@
 // engram CLI (`engram.mjs mcp` for the plugin's MCP server). It finds engram's built code where the
 // plugin folder sits: inside the engram package or repository (a directory marketplace runs the
 // plugin in place), else an engram installed next to a copied plugin folder (npm ci --ignore-scripts
-// of the plugin's own package.json). A hook that cannot find engram exits 0 and prints nothing: a
+// of the plugin's own package.json), else the bundle in runtime/ that a release of the plugin for a
+// git marketplace carries (scripts/build-plugin-release.mjs). A hook that cannot find engram exits 0 and prints nothing: a
 // memory system never blocks a prompt.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -14,32 +15,39 @@ const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const isHook = args[0] === 'hook';
 
-function findDist() {
-  const inPlace = join(here, '..', '..', '..', 'dist');
-  if (existsSync(join(inPlace, 'surfaces', 'cli', 'main.js'))) return inPlace;
+/** The CLI's and the hook's entry modules of the engram this plugin runs. */
+function entries(dist) {
+  return { cli: join(dist, 'surfaces', 'cli', 'main.js'), hook: join(dist, 'surfaces', 'claude-code', 'hook-main.js') };
+}
+
+function findEngram() {
+  const inPlace = entries(join(here, '..', '..', '..', 'dist'));
+  if (existsSync(inPlace.cli)) return inPlace;
   try {
     const manifest = createRequire(join(here, '..', 'package.json')).resolve('engram/package.json');
-    const installed = join(dirname(manifest), 'dist');
-    if (existsSync(join(installed, 'surfaces', 'cli', 'main.js'))) return installed;
+    const installed = entries(join(dirname(manifest), 'dist'));
+    if (existsSync(installed.cli)) return installed;
   } catch {
     // Not installed beside the plugin either.
   }
+  const bundled = { cli: join(here, '..', 'runtime', 'main.js'), hook: join(here, '..', 'runtime', 'hook-main.js') };
+  if (existsSync(bundled.cli)) return bundled;
   return undefined;
 }
 
 // Same rule as kernel/nested-call.ts: set and neither empty nor '0'.
 if (isHook && (process.env.ENGRAM_NESTED ?? '') !== '' && process.env.ENGRAM_NESTED !== '0') process.exit(0);
-const dist = findDist();
-if (dist === undefined) {
+const engram = findEngram();
+if (engram === undefined) {
   process.stderr.write(
-    'engram: the plugin cannot find engram (dist/ beside the plugin or an installed engram package)\n',
+    'engram: the plugin cannot find engram (dist/ beside the plugin, an installed engram package, or runtime/)\n',
   );
   process.exit(isHook ? 0 : 1);
 }
 if (isHook) {
-  const { runHookProcess } = await import(pathToFileURL(join(dist, 'surfaces', 'claude-code', 'hook-main.js')).href);
+  const { runHookProcess } = await import(pathToFileURL(engram.hook).href);
   await runHookProcess(args[1] ?? '');
 } else {
-  process.argv = [process.argv[0], join(dist, 'surfaces', 'cli', 'main.js'), ...args];
-  await import(pathToFileURL(join(dist, 'surfaces', 'cli', 'main.js')).href);
+  process.argv = [process.argv[0], engram.cli, ...args];
+  await import(pathToFileURL(engram.cli).href);
 }
