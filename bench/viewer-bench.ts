@@ -29,7 +29,7 @@ export async function benchViewerPart(size = 10_000): Promise<ViewerBenchRow> {
 
     const loads: number[] = [];
     const page = await browser.newPage();
-    for (let run = 0; run < 12; run += 1) {
+    for (let run = 0; run < 32; run += 1) {
       await page.goto('about:blank');
       await page.goto(`${fixture.server.url}/#/memories`);
       await page.waitForSelector('main[data-ready="memories"]');
