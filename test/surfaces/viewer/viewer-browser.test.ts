@@ -312,12 +312,51 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
   it('draws the stats as charts', async () => {
     const { page, problems } = await openPage('/#/stats');
     await ready(page, 'stats');
-    expect(await page.locator('svg.chart').count()).toBe(5);
+    expect(await page.locator('svg.chart').count()).toBe(6);
     expect(await page.locator('svg.chart rect.bar').count()).toBeGreaterThan(5);
     // The count over time: every memory of the page's store is in recall this month.
-    const overTime = page.locator('figure.chart-box', { hasText: "In recall at each month's end" });
+    const overTime = page.locator('figure.chart-box', { hasText: "In recall at each month's end, by type" });
     await expect.poll(async () => overTime.locator('rect.bar').count()).toBeGreaterThan(0);
+
+    // By scope: both scopes stacked, then one chosen in the selector; the drawing says what the API says.
+    const usage = (await (await fetch(`${fixture.server.url}/v1/stats/usage`)).json()) as {
+      usage: { inRecallByMonth: Array<{ month: string; byScope: Record<string, number> }> };
+    };
+    const thisMonth = usage.usage.inRecallByMonth.at(-1)!;
+    expect(thisMonth.byScope[VIEWER_PROJECT]).toBeGreaterThan(0);
+    expect(thisMonth.byScope.global).toBeGreaterThan(0);
+    const byScope = page.locator('figure.chart-box', { hasText: "In recall at each month's end, by scope" });
+    const bars = byScope.locator('rect.bar');
+    const lastMonthBars = async () => {
+      const all = await bars.evaluateAll((rects) =>
+        rects.map((rect) => ({ x: Number(rect.getAttribute('x')), cls: rect.getAttribute('class') ?? '' })),
+      );
+      const lastX = Math.max(...all.map((bar) => bar.x));
+      return all.filter((bar) => bar.x === lastX).map((bar) => bar.cls);
+    };
+    // The larger scope first (scope-0), the other stacked on it (scope-1).
+    const [larger, smaller] = [VIEWER_PROJECT, 'global'].sort(
+      (a, b) => thisMonth.byScope[b]! - thisMonth.byScope[a]! || (a < b ? -1 : 1),
+    ) as [string, string];
+    expect(await lastMonthBars()).toEqual(['bar scope-0', 'bar scope-1']);
+    const total = thisMonth.byScope[VIEWER_PROJECT]! + thisMonth.byScope.global!;
+    expect(await byScope.locator('svg.chart').getAttribute('aria-label')).toContain(`${thisMonth.month} ${total}`);
+    expect(await byScope.locator('.legend li').allTextContents()).toEqual([larger, smaller]);
+
+    const selector = byScope.getByLabel('Scope', { exact: true });
+    expect(await selector.locator('option').allTextContents()).toEqual(['Every scope, stacked', larger, smaller]);
+    await selector.focus();
+    await selector.selectOption(smaller);
+    await expect.poll(lastMonthBars).toEqual(['bar scope-1']);
+    const alone = await byScope.locator('svg.chart').getAttribute('aria-label');
+    expect(alone).toContain(`in ${smaller}: `);
+    expect(alone).toContain(`${thisMonth.month} ${thisMonth.byScope[smaller]}`);
+    expect(await byScope.locator('.legend li').allTextContents()).toEqual([smaller]);
+    await selector.selectOption('');
+    await expect.poll(lastMonthBars).toEqual(['bar scope-0', 'bar scope-1']);
     await page.screenshot({ path: `${SHOTS}/stats.png`, fullPage: true });
+    await selector.selectOption(smaller);
+    await byScope.screenshot({ path: `${SHOTS}/stats-one-scope.png` });
     expect(problems).toEqual([]);
     await page.close();
   });
