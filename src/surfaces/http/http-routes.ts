@@ -24,6 +24,7 @@ import {
   undoChangeSet,
 } from '../../consolidation/change-sets.js';
 import { readDreamState } from '../../consolidation/run-dream.js';
+import { supersedeChain } from '../../consolidation/supersede-chain.js';
 import { nextKeyset, usageStats } from '../viewer/viewer-usage.js';
 import {
   contextBody,
@@ -91,6 +92,7 @@ const routes: Route[] = [
   route('DELETE', '/v1/memories/:id', forgetMemory),
   route('POST', '/v1/memories/:id/restore', restoreMemory),
   route('GET', '/v1/memories/:id/history', memoryHistory),
+  route('GET', '/v1/memories/:id/chain', memoryChain),
   route('POST', '/v1/recall', recall),
   route('POST', '/v1/turns', queueTurn),
   route('POST', '/v1/undo', undo),
@@ -313,6 +315,15 @@ async function memoryHistory(context: RouteContext): Promise<JsonReply> {
   const history = await context.engram.history(id, requestScopes(context, scope));
   if (history.length === 0) throw notFound('memory', id);
   return ok({ memoryId: id, history });
+}
+
+/** The supersede chain around a memory (as `engram show` prints it): what replaced it, and what it replaced, with why. */
+async function memoryChain(context: RouteContext): Promise<JsonReply> {
+  await assertNoBody(context);
+  const { scope } = parseInput(scopedQuery, queryObject(context.url.searchParams), 'query');
+  const scopes = requestScopes(context, scope);
+  const memory = await context.engram.get(memoryId(context), scopes);
+  return ok({ memoryId: memory.id, chain: await supersedeChain(context.engram.store, memory, scopes) });
 }
 
 async function recall(context: RouteContext): Promise<JsonReply> {

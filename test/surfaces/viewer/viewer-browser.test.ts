@@ -309,6 +309,59 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     await page.close();
   });
 
+  it("shows a memory's supersede chain both ways: what replaced it and what it replaced, with why and by whom", async () => {
+    const { engram, store } = fixture;
+    const ids: string[] = [];
+    for (let copy = 0; copy < 2; copy += 1)
+      ids.push(
+        (
+          await engram.save(
+            { content: 'Code review needs two approvals before merging.', type: 'project', name: `review-${copy}` },
+            { dedupe: false },
+          )
+        ).memory.id,
+      );
+    const report = await runDream(
+      { store, settings: engram.settings, now: () => new Date() },
+      { trigger: 'manual', scopes: [VIEWER_PROJECT] },
+    );
+    expect(report.status).toBe('applied');
+    const states = await Promise.all(ids.map((id) => store.get(id)));
+    const old = states.find((memory) => memory?.supersededBy)!;
+    expect(old).toBeDefined();
+    const survivor = (await store.get(old.supersededBy!))!;
+    try {
+      const { page, problems } = await openPage(`/#/memory/${old.id}`);
+      await ready(page, 'memory');
+      const chain = page.getByRole('region', { name: 'Supersede chain' });
+      const replacedBy = await chain.locator('.replaced-by li').allTextContents();
+      expect(replacedBy).toHaveLength(1);
+      expect(replacedBy[0]).toContain(survivor.name);
+      expect(replacedBy[0]).toContain('by dream');
+      expect(replacedBy[0]).toMatch(/merged into it|superseded/);
+      await page.screenshot({ path: `${SHOTS}/memory-chain.png`, fullPage: true });
+      // Its link, from the keyboard, opens the memory that replaced it, which lists this one.
+      await chain.locator('.replaced-by a').focus();
+      await page.keyboard.press('Enter');
+      await page.waitForURL(`**/#/memory/${survivor.id}`);
+      await ready(page, 'memory');
+      await expect
+        .poll(() => page.getByRole('region', { name: 'Supersede chain' }).locator('.replaces li').allTextContents())
+        .toEqual([expect.stringContaining(old.name)]);
+      expect(await page.locator('.replaced-by').count()).toBe(0);
+      expect(problems).toEqual([]);
+      await page.close();
+    } finally {
+      // The run undone whole, so the tests after this one see the store as before it.
+      const undone = await fetch(`${fixture.server.url}/v1/undo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ changeId: report.changeSetId }),
+      });
+      expect(undone.status).toBe(200);
+    }
+  });
+
   it('draws the stats as charts', async () => {
     const { page, problems } = await openPage('/#/stats');
     await ready(page, 'stats');
