@@ -6,6 +6,11 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXTRACTION_QUEUE } from '../../../src/extraction/extraction-job-payload.js';
 import { runDream } from '../../../src/consolidation/run-dream.js';
+import { Extractor } from '../../../src/extraction/extractor.js';
+import { createLanguageModel } from '../../../src/adapters/models/create-language-model.js';
+import { DEFAULT_SETTINGS } from '../../../src/kernel/settings.js';
+import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
+import { answer, turn } from '../../support/extraction-support.js';
 import {
   chromiumAvailable,
   launchChromium,
@@ -360,6 +365,57 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
       });
       expect(undone.status).toBe(200);
     }
+  });
+
+  it('shows the recent extractions with what each wrote and dropped, from the store', async () => {
+    // A real extraction: the Anthropic SDK against a loopback server, the run kept in the page's store.
+    const server = await startAnthropicMessagesServer({
+      respond: {
+        message: {
+          text: answer(
+            { content: 'The nightly build publishes to the staging registry.', name: 'nightly-build-registry' },
+            { content: '' },
+          ),
+        },
+      },
+    });
+    try {
+      const model = createLanguageModel(
+        {
+          model: {
+            ...DEFAULT_SETTINGS.model,
+            provider: 'anthropic',
+            anthropicApiKey: 'sk-ant-test',
+            anthropicBaseUrl: server.url,
+            maxRetries: 0,
+          },
+        },
+        { purpose: 'side' },
+      )!;
+      const extractor = new Extractor({ engram: fixture.engram, model, autoStart: false });
+      await extractor.afterTurn({
+        sessionId: 'viewer-chat-1',
+        messages: turn(1, 'The nightly build publishes to the staging registry, remember that.'),
+      });
+      await extractor.drain();
+    } finally {
+      await server.close();
+    }
+    const { page, problems } = await openPage('/#/activity');
+    await ready(page, 'activity');
+    const run = page.locator('li.run', { hasText: 'session viewer-chat-1' });
+    await expect.poll(() => run.count()).toBe(1);
+    const written = run.locator('a', { hasText: 'nightly-build-registry' });
+    expect(await written.count()).toBe(1);
+    await run.locator('summary', { hasText: /^Dropped 1$/ }).click();
+    expect(await run.locator('details li').allTextContents()).toEqual([expect.stringContaining('no-content')]);
+    await page.screenshot({ path: `${SHOTS}/activity-extractions.png`, fullPage: true });
+    // What it wrote opens from the run.
+    await written.click();
+    await ready(page, 'memory');
+    expect(await page.locator('h1').textContent()).toBe('nightly-build-registry');
+    expect(problems).toEqual([]);
+    await page.close();
   });
 
   it('draws the stats as charts', async () => {
