@@ -230,9 +230,10 @@ async function listMemories(context: RouteContext): Promise<JsonReply> {
   }
   const offset = query.offset ?? 0;
   const listed = { ...filter, ...(query.stale && { stale: true }) };
+  if (query.total === 'only') return ok({ total: await context.engram.count(listed), scopes: filter.scopes });
   const [memories, total] = await Promise.all([
     context.engram.list({ ...listed, limit, offset }),
-    context.engram.count(listed),
+    query.total === 'false' ? null : context.engram.count(listed),
   ]);
   return ok({
     memories,

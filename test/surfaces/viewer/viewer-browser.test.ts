@@ -116,7 +116,7 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     await page.selectOption('#field-importanceAtLeast', '0.7');
     await page.selectOption('#field-importanceBelow', '0.9');
     await expect.poll(() => page.locator('.memory-item').count()).toBe(1);
-    expect(await page.locator('#list-summary').textContent()).toBe('Showing 1 of 1 memory, newest first.');
+    await expect.poll(() => page.locator('#list-summary').textContent()).toBe('Showing 1 of 1 memory, newest first.');
     await page.selectOption('#field-importanceAtLeast', '');
     await page.selectOption('#field-importanceBelow', '');
     await expect.poll(() => page.locator('.memory-item').count()).toBe(14);
@@ -580,6 +580,49 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     } finally {
       await page.close();
       await new Promise<void>((resolve) => attacker.close(() => resolve()));
+    }
+  });
+});
+
+describe.skipIf(!chromiumAvailable)('the viewer with more than a page of memories', () => {
+  it('draws the first page before its count, fills the count in, and pages on with "Show more"', async () => {
+    const many = await startViewerFixture();
+    const chromium = await launchChromium();
+    try {
+      await many.store.createMany(
+        Array.from({ length: 73 }, (_, index) => ({
+          scope: VIEWER_PROJECT,
+          type: 'project' as const,
+          content: `Paged note ${index}.`,
+          name: `paged-${index}`,
+        })),
+        { actor: 'test' },
+      );
+      const page = await chromium.newPage();
+      const { problems } = watchPage(page);
+      const lists: string[] = [];
+      page.on('request', (request) => {
+        if (request.url().includes('/v1/memories?')) lists.push(new URL(request.url()).search);
+      });
+      await page.goto(`${many.server.url}/`);
+      await page.waitForSelector('main[data-ready="memories"]');
+      expect(await page.locator('.memory-item').count()).toBe(50);
+      await expect
+        .poll(() => page.locator('#list-summary').textContent())
+        .toBe('Showing 50 of 73 memories, newest first.');
+      // The page without its count, then the count alone.
+      expect(lists[0]).toContain('total=false');
+      expect(lists[1]).toContain('total=only');
+      await page.locator('button', { hasText: 'Show more' }).click();
+      await expect.poll(() => page.locator('.memory-item').count()).toBe(73);
+      expect(await page.locator('#list-summary').textContent()).toBe('Showing 73 of 73 memories, newest first.');
+      expect(await page.locator('button', { hasText: 'Show more' }).isHidden()).toBe(true);
+      const names = await page.locator('.memory-name').allTextContents();
+      expect(new Set(names).size).toBe(73);
+      expect(problems).toEqual([]);
+    } finally {
+      await chromium.close();
+      await many.close();
     }
   });
 });
