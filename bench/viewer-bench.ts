@@ -11,11 +11,23 @@ export interface ViewerBenchRow {
   /** The service's own time for POST /v1/recall (its Server-Timing header). */
   searchServerMedianMs: number;
   searchServerP95Ms: number;
+  /**
+   * The list's keyset paging (GET /v1/memories?cursor=, 50 a page), walked from the first page to the
+   * last: the service's time for the first ten cursor pages and for the last ten (deep) ones.
+   */
+  pagingShallowMedianMs: number;
+  pagingDeepMedianMs: number;
+  pages: number;
   targets: { firstLoadMs: number; searchServerMs: number };
 }
 
-/** ENGRAM_BENCH_PARTS=viewer: first page load with 10K memories (≤ 300 ms) and search server time (≤ 50 ms). */
-export async function benchViewerPart(size = 10_000): Promise<ViewerBenchRow> {
+/**
+ * ENGRAM_BENCH_PARTS=viewer: first page load with 10K memories (≤ 300 ms), search server time (≤ 50 ms)
+ * and the list's cursor paging shallow against deep; ENGRAM_BENCH_VIEWER_SIZE=100000 runs it at 100K.
+ */
+export async function benchViewerPart(
+  size = Number(process.env.ENGRAM_BENCH_VIEWER_SIZE ?? 10_000),
+): Promise<ViewerBenchRow> {
   const fixture = await startViewerFixture();
   const browser = await launchChromium();
   try {
@@ -29,7 +41,7 @@ export async function benchViewerPart(size = 10_000): Promise<ViewerBenchRow> {
 
     const loads: number[] = [];
     const page = await browser.newPage();
-    for (let run = 0; run < 12; run += 1) {
+    for (let run = 0; run < 32; run += 1) {
       await page.goto('about:blank');
       await page.goto(`${fixture.server.url}/#/memories`);
       await page.waitForSelector('main[data-ready="memories"]');
@@ -58,12 +70,28 @@ export async function benchViewerPart(size = 10_000): Promise<ViewerBenchRow> {
       const timing = /dur=([\d.]+)/.exec(response.headers.get('server-timing') ?? '');
       if (index >= 5 && timing) server.push(Number(timing[1]));
     }
+    // Every page of the list through its cursor: a deep page should cost what a shallow one does.
+    const pageTimes: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const response = await fetch(
+        `${fixture.server.url}/v1/memories?limit=50${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+      );
+      const body = (await response.json()) as { nextCursor: string | null };
+      const timing = /dur=([\d.]+)/.exec(response.headers.get('server-timing') ?? '');
+      if (cursor !== null && timing) pageTimes.push(Number(timing[1]));
+      cursor = body.nextCursor;
+    } while (cursor !== null);
+
     const row: ViewerBenchRow = {
       memories: size,
       firstLoadMedianMs: round(quantile(loads, 0.5)),
       firstLoadP95Ms: round(quantile(loads, 0.95)),
       searchServerMedianMs: round(quantile(server, 0.5)),
       searchServerP95Ms: round(quantile(server, 0.95)),
+      pagingShallowMedianMs: round(quantile(pageTimes.slice(0, 10), 0.5)),
+      pagingDeepMedianMs: round(quantile(pageTimes.slice(-10), 0.5)),
+      pages: pageTimes.length + 1,
       targets: { firstLoadMs: 300, searchServerMs: 50 },
     };
     console.log(`\nViewer at ${size} memories (Chromium ${browser.version()})`);

@@ -24,6 +24,7 @@ import {
   undoChangeSet,
 } from '../../consolidation/change-sets.js';
 import { readDreamState } from '../../consolidation/run-dream.js';
+import { supersedeChain } from '../../consolidation/supersede-chain.js';
 import { nextKeyset, usageStats } from '../viewer/viewer-usage.js';
 import {
   contextBody,
@@ -91,6 +92,7 @@ const routes: Route[] = [
   route('DELETE', '/v1/memories/:id', forgetMemory),
   route('POST', '/v1/memories/:id/restore', restoreMemory),
   route('GET', '/v1/memories/:id/history', memoryHistory),
+  route('GET', '/v1/memories/:id/chain', memoryChain),
   route('POST', '/v1/recall', recall),
   route('POST', '/v1/turns', queueTurn),
   route('POST', '/v1/undo', undo),
@@ -228,9 +230,10 @@ async function listMemories(context: RouteContext): Promise<JsonReply> {
   }
   const offset = query.offset ?? 0;
   const listed = { ...filter, ...(query.stale && { stale: true }) };
+  if (query.total === 'only') return ok({ total: await context.engram.count(listed), scopes: filter.scopes });
   const [memories, total] = await Promise.all([
     context.engram.list({ ...listed, limit, offset }),
-    context.engram.count(listed),
+    query.total === 'false' ? null : context.engram.count(listed),
   ]);
   return ok({
     memories,
@@ -313,6 +316,15 @@ async function memoryHistory(context: RouteContext): Promise<JsonReply> {
   const history = await context.engram.history(id, requestScopes(context, scope));
   if (history.length === 0) throw notFound('memory', id);
   return ok({ memoryId: id, history });
+}
+
+/** The supersede chain around a memory (as `engram show` prints it): what replaced it, and what it replaced, with why. */
+async function memoryChain(context: RouteContext): Promise<JsonReply> {
+  await assertNoBody(context);
+  const { scope } = parseInput(scopedQuery, queryObject(context.url.searchParams), 'query');
+  const scopes = requestScopes(context, scope);
+  const memory = await context.engram.get(memoryId(context), scopes);
+  return ok({ memoryId: memory.id, chain: await supersedeChain(context.engram.store, memory, scopes) });
 }
 
 async function recall(context: RouteContext): Promise<JsonReply> {

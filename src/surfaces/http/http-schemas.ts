@@ -137,6 +137,11 @@ export const listQuery = z.strictObject({
   stale: booleanFlag.optional(),
   limit: wholeNumber(1_000).pipe(z.number().min(1)).optional(),
   offset: wholeNumber(100_000_000).optional(),
+  /**
+   * The first page's count of every match: `true` (the default) with the page, `false` the page alone
+   * (no count, `total` null), `only` the count alone (no memories): the viewer draws the list first.
+   */
+  total: z.enum(['true', 'false', 'only']).optional(),
   /** Only memories with importance below this (0..1]. */
   importanceBelow: z
     .string()

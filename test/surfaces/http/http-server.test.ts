@@ -258,6 +258,13 @@ describe('REST routes', () => {
     expect(pageTwo.body.memories).toHaveLength(1);
     expect(pageOne.body.memories[0].id).not.toBe(pageTwo.body.memories[0].id);
     expect(pageOne.body.total).toBe(mine.body.total);
+    // The count apart from the page: total=false lists without counting, total=only counts without listing.
+    const uncounted = await api('GET', '/v1/memories?type=reference&archived=include&total=false');
+    expect(uncounted.body.memories.map((memory: any) => memory.id).sort()).toEqual([a.id, b.id].sort());
+    expect(uncounted.body.total).toBeNull();
+    const counted = await api('GET', '/v1/memories?type=reference&archived=include&total=only');
+    expect(counted.body).toEqual({ total: 2, scopes: [PROJECT, 'global'] });
+    expect((await api('GET', '/v1/memories?total=some')).status).toBe(400);
 
     expect((await api('GET', '/v1/memories?stale=true')).body.memories).toEqual([]);
     expect((await api('GET', '/v1/memories?invalid=only')).body.memories).toEqual([]);

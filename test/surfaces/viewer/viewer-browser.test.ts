@@ -6,6 +6,11 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXTRACTION_QUEUE } from '../../../src/extraction/extraction-job-payload.js';
 import { runDream } from '../../../src/consolidation/run-dream.js';
+import { Extractor } from '../../../src/extraction/extractor.js';
+import { createLanguageModel } from '../../../src/adapters/models/create-language-model.js';
+import { DEFAULT_SETTINGS } from '../../../src/kernel/settings.js';
+import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
+import { answer, turn } from '../../support/extraction-support.js';
 import {
   chromiumAvailable,
   launchChromium,
@@ -111,7 +116,7 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     await page.selectOption('#field-importanceAtLeast', '0.7');
     await page.selectOption('#field-importanceBelow', '0.9');
     await expect.poll(() => page.locator('.memory-item').count()).toBe(1);
-    expect(await page.locator('#list-summary').textContent()).toBe('Showing 1 of 1 memory, newest first.');
+    await expect.poll(() => page.locator('#list-summary').textContent()).toBe('Showing 1 of 1 memory, newest first.');
     await page.selectOption('#field-importanceAtLeast', '');
     await page.selectOption('#field-importanceBelow', '');
     await expect.poll(() => page.locator('.memory-item').count()).toBe(14);
@@ -309,15 +314,158 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     await page.close();
   });
 
+  it("shows a memory's supersede chain both ways: what replaced it and what it replaced, with why and by whom", async () => {
+    const { engram, store } = fixture;
+    const ids: string[] = [];
+    for (let copy = 0; copy < 2; copy += 1)
+      ids.push(
+        (
+          await engram.save(
+            { content: 'Code review needs two approvals before merging.', type: 'project', name: `review-${copy}` },
+            { dedupe: false },
+          )
+        ).memory.id,
+      );
+    const report = await runDream(
+      { store, settings: engram.settings, now: () => new Date() },
+      { trigger: 'manual', scopes: [VIEWER_PROJECT] },
+    );
+    expect(report.status).toBe('applied');
+    const states = await Promise.all(ids.map((id) => store.get(id)));
+    const old = states.find((memory) => memory?.supersededBy)!;
+    expect(old).toBeDefined();
+    const survivor = (await store.get(old.supersededBy!))!;
+    try {
+      const { page, problems } = await openPage(`/#/memory/${old.id}`);
+      await ready(page, 'memory');
+      const chain = page.getByRole('region', { name: 'Supersede chain' });
+      const replacedBy = await chain.locator('.replaced-by li').allTextContents();
+      expect(replacedBy).toHaveLength(1);
+      expect(replacedBy[0]).toContain(survivor.name);
+      expect(replacedBy[0]).toContain('by dream');
+      expect(replacedBy[0]).toMatch(/merged into it|superseded/);
+      await page.screenshot({ path: `${SHOTS}/memory-chain.png`, fullPage: true });
+      // Its link, from the keyboard, opens the memory that replaced it, which lists this one.
+      await chain.locator('.replaced-by a').focus();
+      await page.keyboard.press('Enter');
+      await page.waitForURL(`**/#/memory/${survivor.id}`);
+      await ready(page, 'memory');
+      await expect
+        .poll(() => page.getByRole('region', { name: 'Supersede chain' }).locator('.replaces li').allTextContents())
+        .toEqual([expect.stringContaining(old.name)]);
+      expect(await page.locator('.replaced-by').count()).toBe(0);
+      expect(problems).toEqual([]);
+      await page.close();
+    } finally {
+      // The run undone whole, so the tests after this one see the store as before it.
+      const undone = await fetch(`${fixture.server.url}/v1/undo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ changeId: report.changeSetId }),
+      });
+      expect(undone.status).toBe(200);
+    }
+  });
+
+  it('shows the recent extractions with what each wrote and dropped, from the store', async () => {
+    // A real extraction: the Anthropic SDK against a loopback server, the run kept in the page's store.
+    const server = await startAnthropicMessagesServer({
+      respond: {
+        message: {
+          text: answer(
+            { content: 'The nightly build publishes to the staging registry.', name: 'nightly-build-registry' },
+            { content: '' },
+          ),
+        },
+      },
+    });
+    try {
+      const model = createLanguageModel(
+        {
+          model: {
+            ...DEFAULT_SETTINGS.model,
+            provider: 'anthropic',
+            anthropicApiKey: 'sk-ant-test',
+            anthropicBaseUrl: server.url,
+            maxRetries: 0,
+          },
+        },
+        { purpose: 'side' },
+      )!;
+      const extractor = new Extractor({ engram: fixture.engram, model, autoStart: false });
+      await extractor.afterTurn({
+        sessionId: 'viewer-chat-1',
+        messages: turn(1, 'The nightly build publishes to the staging registry, remember that.'),
+      });
+      await extractor.drain();
+    } finally {
+      await server.close();
+    }
+    const { page, problems } = await openPage('/#/activity');
+    await ready(page, 'activity');
+    const run = page.locator('li.run', { hasText: 'session viewer-chat-1' });
+    await expect.poll(() => run.count()).toBe(1);
+    const written = run.locator('a', { hasText: 'nightly-build-registry' });
+    expect(await written.count()).toBe(1);
+    await run.locator('summary', { hasText: /^Dropped 1$/ }).click();
+    expect(await run.locator('details li').allTextContents()).toEqual([expect.stringContaining('no-content')]);
+    await page.screenshot({ path: `${SHOTS}/activity-extractions.png`, fullPage: true });
+    // What it wrote opens from the run.
+    await written.click();
+    await ready(page, 'memory');
+    expect(await page.locator('h1').textContent()).toBe('nightly-build-registry');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('draws the stats as charts', async () => {
     const { page, problems } = await openPage('/#/stats');
     await ready(page, 'stats');
-    expect(await page.locator('svg.chart').count()).toBe(5);
+    expect(await page.locator('svg.chart').count()).toBe(6);
     expect(await page.locator('svg.chart rect.bar').count()).toBeGreaterThan(5);
     // The count over time: every memory of the page's store is in recall this month.
-    const overTime = page.locator('figure.chart-box', { hasText: "In recall at each month's end" });
+    const overTime = page.locator('figure.chart-box', { hasText: "In recall at each month's end, by type" });
     await expect.poll(async () => overTime.locator('rect.bar').count()).toBeGreaterThan(0);
+
+    // By scope: both scopes stacked, then one chosen in the selector; the drawing says what the API says.
+    const usage = (await (await fetch(`${fixture.server.url}/v1/stats/usage`)).json()) as {
+      usage: { inRecallByMonth: Array<{ month: string; byScope: Record<string, number> }> };
+    };
+    const thisMonth = usage.usage.inRecallByMonth.at(-1)!;
+    expect(thisMonth.byScope[VIEWER_PROJECT]).toBeGreaterThan(0);
+    expect(thisMonth.byScope.global).toBeGreaterThan(0);
+    const byScope = page.locator('figure.chart-box', { hasText: "In recall at each month's end, by scope" });
+    const bars = byScope.locator('rect.bar');
+    const lastMonthBars = async () => {
+      const all = await bars.evaluateAll((rects) =>
+        rects.map((rect) => ({ x: Number(rect.getAttribute('x')), cls: rect.getAttribute('class') ?? '' })),
+      );
+      const lastX = Math.max(...all.map((bar) => bar.x));
+      return all.filter((bar) => bar.x === lastX).map((bar) => bar.cls);
+    };
+    // The larger scope first (scope-0), the other stacked on it (scope-1).
+    const [larger, smaller] = [VIEWER_PROJECT, 'global'].sort(
+      (a, b) => thisMonth.byScope[b]! - thisMonth.byScope[a]! || (a < b ? -1 : 1),
+    ) as [string, string];
+    expect(await lastMonthBars()).toEqual(['bar scope-0', 'bar scope-1']);
+    const total = thisMonth.byScope[VIEWER_PROJECT]! + thisMonth.byScope.global!;
+    expect(await byScope.locator('svg.chart').getAttribute('aria-label')).toContain(`${thisMonth.month} ${total}`);
+    expect(await byScope.locator('.legend li').allTextContents()).toEqual([larger, smaller]);
+
+    const selector = byScope.getByLabel('Scope', { exact: true });
+    expect(await selector.locator('option').allTextContents()).toEqual(['Every scope, stacked', larger, smaller]);
+    await selector.focus();
+    await selector.selectOption(smaller);
+    await expect.poll(lastMonthBars).toEqual(['bar scope-1']);
+    const alone = await byScope.locator('svg.chart').getAttribute('aria-label');
+    expect(alone).toContain(`in ${smaller}: `);
+    expect(alone).toContain(`${thisMonth.month} ${thisMonth.byScope[smaller]}`);
+    expect(await byScope.locator('.legend li').allTextContents()).toEqual([smaller]);
+    await selector.selectOption('');
+    await expect.poll(lastMonthBars).toEqual(['bar scope-0', 'bar scope-1']);
     await page.screenshot({ path: `${SHOTS}/stats.png`, fullPage: true });
+    await selector.selectOption(smaller);
+    await byScope.screenshot({ path: `${SHOTS}/stats-one-scope.png` });
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -432,6 +580,49 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     } finally {
       await page.close();
       await new Promise<void>((resolve) => attacker.close(() => resolve()));
+    }
+  });
+});
+
+describe.skipIf(!chromiumAvailable)('the viewer with more than a page of memories', () => {
+  it('draws the first page before its count, fills the count in, and pages on with "Show more"', async () => {
+    const many = await startViewerFixture();
+    const chromium = await launchChromium();
+    try {
+      await many.store.createMany(
+        Array.from({ length: 73 }, (_, index) => ({
+          scope: VIEWER_PROJECT,
+          type: 'project' as const,
+          content: `Paged note ${index}.`,
+          name: `paged-${index}`,
+        })),
+        { actor: 'test' },
+      );
+      const page = await chromium.newPage();
+      const { problems } = watchPage(page);
+      const lists: string[] = [];
+      page.on('request', (request) => {
+        if (request.url().includes('/v1/memories?')) lists.push(new URL(request.url()).search);
+      });
+      await page.goto(`${many.server.url}/`);
+      await page.waitForSelector('main[data-ready="memories"]');
+      expect(await page.locator('.memory-item').count()).toBe(50);
+      await expect
+        .poll(() => page.locator('#list-summary').textContent())
+        .toBe('Showing 50 of 73 memories, newest first.');
+      // The page without its count, then the count alone.
+      expect(lists[0]).toContain('total=false');
+      expect(lists[1]).toContain('total=only');
+      await page.locator('button', { hasText: 'Show more' }).click();
+      await expect.poll(() => page.locator('.memory-item').count()).toBe(73);
+      expect(await page.locator('#list-summary').textContent()).toBe('Showing 73 of 73 memories, newest first.');
+      expect(await page.locator('button', { hasText: 'Show more' }).isHidden()).toBe(true);
+      const names = await page.locator('.memory-name').allTextContents();
+      expect(new Set(names).size).toBe(73);
+      expect(problems).toEqual([]);
+    } finally {
+      await chromium.close();
+      await many.close();
     }
   });
 });

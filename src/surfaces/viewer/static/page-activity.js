@@ -30,7 +30,7 @@ export async function activityPage(container, { settings: info }) {
       : jobTable(answer.jobs),
     h('h2', {}, 'Recent extractions'),
     answer.recent.length === 0
-      ? h('p', { class: 'muted' }, 'No extraction has finished since this service started.')
+      ? h('p', { class: 'muted' }, 'No extraction has finished yet.')
       : h('ol', { class: 'runs' }, answer.recent.map(runItem)),
   );
   await consolidationRuns(container);

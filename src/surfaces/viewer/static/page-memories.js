@@ -24,39 +24,58 @@ export async function memoriesPage(container, { settings: info, isCurrent }) {
   const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Show more');
   let cursor = null;
   let shown = 0;
+  let total;
+  let generation = 0;
 
+  const filterQuery = () => ({
+    scope: filters.scope,
+    type: filters.type,
+    archived: filters.archived,
+    invalid: filters.invalid,
+    stale: filters.stale ? 'true' : '',
+    importanceAtLeast: filters.importanceAtLeast,
+    importanceBelow: filters.importanceBelow,
+  });
+
+  function writeSummary() {
+    replace(
+      summary,
+      shown === 0
+        ? 'No memories match these filters.'
+        : total === undefined
+          ? `Showing ${shown}, newest first (counting…).`
+          : `Showing ${shown} of ${count(total, 'memory', 'memories')}, newest first.`,
+    );
+  }
+
+  // The first page comes without its count, so the list is drawn at once; the count follows (at 100K
+  // it is most of the first page's time) and fills in the summary.
   async function load(reset) {
+    const current = reset ? ++generation : generation;
     const page = await api(
       'GET',
-      `/v1/memories${query({
-        scope: filters.scope,
-        type: filters.type,
-        archived: filters.archived,
-        invalid: filters.invalid,
-        stale: filters.stale ? 'true' : '',
-        importanceAtLeast: filters.importanceAtLeast,
-        importanceBelow: filters.importanceBelow,
-        limit: PAGE_SIZE,
-        ...(!reset && { cursor }),
-      })}`,
+      `/v1/memories${query({ ...filterQuery(), limit: PAGE_SIZE, ...(reset ? { total: 'false' } : { cursor }) })}`,
     );
     settings ??= await info;
+    if (current !== generation) return;
     if (reset) {
       list.replaceChildren();
       shown = 0;
-      summary.dataset.total = String(page.total ?? 0);
+      total = page.memories.length < PAGE_SIZE ? page.memories.length : undefined;
+      if (total === undefined)
+        api('GET', `/v1/memories${query({ ...filterQuery(), total: 'only' })}`)
+          .then((answer) => {
+            if (current !== generation) return;
+            total = answer.total;
+            writeSummary();
+          })
+          .catch(showError);
     }
     for (const memory of page.memories) list.append(memoryItem(memory, settings.recall));
     shown += page.memories.length;
     cursor = page.nextCursor;
     more.hidden = cursor === null;
-    const total = Number(summary.dataset.total);
-    replace(
-      summary,
-      total === 0
-        ? 'No memories match these filters.'
-        : `Showing ${shown} of ${count(total, 'memory', 'memories')}, newest first.`,
-    );
+    writeSummary();
   }
 
   const reload = (name) => (value) => {

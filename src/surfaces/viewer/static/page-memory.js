@@ -28,8 +28,9 @@ export async function memoryPage(container, { params, settings: info }) {
   }
   // A memory deleted for good keeps its history; asking for the memory itself would only be a 404.
   let memory;
+  let chain = { replacedBy: [], replaces: [], names: new Map() };
   const deleted = history.length > 0 && history[history.length - 1].after === null;
-  if (history.length > 0 && !deleted) memory = (await api('GET', path)).memory;
+  if (history.length > 0 && !deleted) [{ memory }, chain] = await Promise.all([api('GET', path), chainWithNames(path)]);
   if (!memory && history.length === 0) {
     add(
       container,
@@ -39,7 +40,6 @@ export async function memoryPage(container, { params, settings: info }) {
     );
     return;
   }
-  const chain = memory?.supersededBy ? await supersedeChain(memory) : [];
   const last = history[history.length - 1];
   const purged = last?.action === 'purge';
   add(
@@ -55,7 +55,7 @@ export async function memoryPage(container, { params, settings: info }) {
             ? 'This memory was purged: it and its history are gone, and no copy is kept.'
             : 'This memory was deleted for good; its history remains, and undoing the delete brings it back.',
         ),
-    chain.length > 0 ? supersedeSection(chain) : null,
+    chain.replacedBy.length + chain.replaces.length > 0 ? supersedeSection(chain) : null,
     memory ? actions(memory, path) : null,
     !memory && !purged ? h('section', { class: 'actions', 'aria-label': 'Actions' }, ...purgeControl(path)) : null,
     memory ? editForm(memory, path) : null,
@@ -103,36 +103,68 @@ function fieldList(memory, settings) {
   );
 }
 
-async function supersedeChain(memory) {
-  const chain = [];
-  const seen = new Set([memory.id]);
-  let next = memory.supersededBy;
-  while (next && !seen.has(next) && chain.length < 10) {
-    seen.add(next);
-    try {
-      const found = (await api('GET', `/v1/memories/${encodeURIComponent(next)}`)).memory;
-      chain.push(found);
-      next = found.supersededBy;
-    } catch {
-      chain.push({ id: next, name: `${next} (not readable)` });
-      break;
-    }
-  }
-  return chain;
+/** The chain and the names of the memories in it (an unreadable one keeps its id). */
+async function chainWithNames(path) {
+  const { chain } = await api('GET', `${path}/chain`);
+  const ids = [
+    ...new Set([...chain.replacedBy.map((entry) => entry.to), ...chain.replaces.map((entry) => entry.from)]),
+  ];
+  const names = new Map(
+    await Promise.all(
+      ids.map(async (id) => {
+        try {
+          const { memory } = await api('GET', `/v1/memories/${encodeURIComponent(id)}`);
+          return [id, memory.name || id];
+        } catch {
+          return [id, `${id} (not readable)`];
+        }
+      }),
+    ),
+  );
+  return { ...chain, names };
 }
 
+const WHY = {
+  merged: 'merged into it',
+  overturned: 'overturned by a newer fact',
+  superseded: 'superseded',
+};
+
+/** The supersede chain (GET /v1/memories/:id/chain): what replaced this memory, in order, and what it replaced. */
 function supersedeSection(chain) {
+  const link = (id, entry) =>
+    h(
+      'li',
+      {},
+      h('a', { href: `#/memory/${encodeURIComponent(id)}` }, chain.names.get(id) ?? id),
+      ` — ${[WHY[entry.why] ?? entry.why, entry.by && `by ${entry.by}`, entry.at && `at ${entry.at}`]
+        .filter(Boolean)
+        .join(', ')}`,
+    );
   return h(
     'section',
-    {},
-    h('h2', {}, 'Superseded by'),
-    h(
-      'ol',
-      { class: 'plain' },
-      chain.map((memory) =>
-        h('li', {}, h('a', { href: `#/memory/${encodeURIComponent(memory.id)}` }, memory.name || memory.id)),
-      ),
-    ),
+    { class: 'chain', 'aria-label': 'Supersede chain' },
+    h('h2', {}, 'Supersede chain'),
+    chain.replacedBy.length > 0
+      ? [
+          h('h3', {}, 'Replaced by'),
+          h(
+            'ol',
+            { class: 'plain replaced-by' },
+            chain.replacedBy.map((entry) => link(entry.to, entry)),
+          ),
+        ]
+      : null,
+    chain.replaces.length > 0
+      ? [
+          h('h3', {}, 'Replaces'),
+          h(
+            'ul',
+            { class: 'plain replaces' },
+            chain.replaces.map((entry) => link(entry.from, entry)),
+          ),
+        ]
+      : null,
   );
 }
 

@@ -1,6 +1,6 @@
 // Stats: counts by type and scope, in recall over time, created per month, hit distribution, store size: SVG charts drawn here.
 import { api } from './api.js';
-import { add, count, formatBytes, h, svg } from './dom.js';
+import { add, count, formatBytes, h, replace, selectField, svg } from './dom.js';
 
 const TYPES = ['user', 'feedback', 'project', 'reference', 'procedure'];
 
@@ -30,6 +30,7 @@ export async function statsPage(container) {
         usage.hits.map((bucket) => [bucket.label, bucket.count]),
       ),
       monthChart(usage.inRecallByMonth ?? [], "In recall at each month's end, by type"),
+      scopeMonthChart(usage.inRecallByMonth ?? []),
       monthChart(usage.createdByMonth, 'Created per month, by type'),
     ),
     h(
@@ -91,20 +92,89 @@ function chart(title, rows, { classOf = () => '' } = {}) {
 /** A count per month, stacked by type (memories in recall at each month's end, or created in it). */
 function monthChart(months, title) {
   const shown = months.slice(-24);
+  const picture = monthBars(shown, title, {
+    keys: TYPES,
+    valueOf: (month, type) => month.byType[type],
+    classOf: (type) => `type-${type}`,
+  });
+  const legend = h(
+    'ul',
+    { class: 'legend' },
+    TYPES.map((type) => h('li', {}, h('span', { class: `swatch type-${type}`, 'aria-hidden': 'true' }), type)),
+  );
+  return figure(title, picture, shown.length === 0 ? h('p', { class: 'muted' }, 'No memories.') : legend);
+}
+
+/** How many scope colours the style sheet has (scope-0 … scope-5); more scopes reuse them in turn. */
+const SCOPE_COLOURS = 6;
+
+/**
+ * Memories in recall at each month's end by scope: every scope stacked, or one scope chosen in the
+ * selector beside it (its own scale, so a small scope beside a large one still shows its shape).
+ */
+function scopeMonthChart(months) {
+  const title = "In recall at each month's end, by scope";
+  const shown = months.slice(-24);
+  // Scopes in the order of their count now, largest first; each keeps its colour when chosen alone.
+  const latest = shown[shown.length - 1]?.byScope ?? {};
+  const scopes = [...new Set(shown.flatMap((month) => Object.keys(month.byScope ?? {})))].sort(
+    (a, b) => (latest[b] ?? 0) - (latest[a] ?? 0) || (a < b ? -1 : a > b ? 1 : 0),
+  );
+  if (shown.length === 0 || scopes.length === 0)
+    return figure(title, monthBars([], title, { keys: [] }), h('p', { class: 'muted' }, 'No memories.'));
+  const colour = new Map(scopes.map((scope, index) => [scope, `scope-${index % SCOPE_COLOURS}`]));
+  const holder = h('div', { class: 'chart-holder' });
+  const legend = h('ul', { class: 'legend' });
+  const draw = (chosen) => {
+    const keys = chosen ? [chosen] : scopes;
+    const label = chosen ? `In recall at each month's end in ${chosen}` : title;
+    replace(
+      holder,
+      monthBars(shown, label, {
+        keys,
+        valueOf: (month, scope) => month.byScope?.[scope] ?? 0,
+        classOf: (scope) => colour.get(scope),
+      }),
+    );
+    replace(
+      legend,
+      keys.map((scope) =>
+        h('li', {}, h('span', { class: `swatch ${colour.get(scope)}`, 'aria-hidden': 'true' }), scope),
+      ),
+    );
+  };
+  draw('');
+  const selector = h(
+    'form',
+    { class: 'chart-filter', on: { submit: (event) => event.preventDefault() } },
+    selectField(
+      'Scope',
+      'recall-scope',
+      [['', 'Every scope, stacked'], ...scopes.map((scope) => [scope, scope])],
+      '',
+      draw,
+    ),
+  );
+  return figure(title, selector, holder, legend);
+}
+
+/** Bars per month, each stacked from `keys` (values from `valueOf`, colours from `classOf`). */
+function monthBars(shown, title, { keys, valueOf = () => 0, classOf = () => '' }) {
   const width = 420;
   const height = 180;
-  const max = Math.max(1, ...shown.map((month) => TYPES.reduce((sum, type) => sum + month.byType[type], 0)));
+  const total = (month) => keys.reduce((sum, key) => sum + valueOf(month, key), 0);
+  const max = Math.max(1, ...shown.map(total));
   const step = shown.length > 0 ? Math.min(60, (width - 40) / shown.length) : 0;
   const picture = svg('svg', {
     viewBox: `0 0 ${width} ${height + 40}`,
     role: 'img',
-    'aria-label': `${title}: ${shown.map((month) => `${month.month} ${TYPES.reduce((sum, type) => sum + month.byType[type], 0)}`).join(', ')}`,
+    'aria-label': `${title}: ${shown.map((month) => `${month.month} ${total(month)}`).join(', ')}`,
     class: 'chart',
   });
   shown.forEach((month, index) => {
     let top = height;
-    for (const type of TYPES) {
-      const size = (height * month.byType[type]) / max;
+    for (const key of keys) {
+      const size = (height * valueOf(month, key)) / max;
       if (size <= 0) continue;
       top -= size;
       picture.append(
@@ -113,7 +183,7 @@ function monthChart(months, title) {
           y: top,
           width: Math.max(2, step - 4),
           height: size,
-          class: `bar type-${type}`,
+          class: `bar ${classOf(key)}`,
         }),
       );
     }
@@ -127,16 +197,11 @@ function monthChart(months, title) {
       );
   });
   picture.append(svg('text', { x: 0, y: 12, class: 'chart-label small' }, String(max)));
-  const legend = h(
-    'ul',
-    { class: 'legend' },
-    TYPES.map((type) => h('li', {}, h('span', { class: `swatch type-${type}`, 'aria-hidden': 'true' }), type)),
-  );
-  return figure(title, picture, shown.length === 0 ? h('p', { class: 'muted' }, 'No memories.') : legend);
+  return picture;
 }
 
-function figure(title, picture, extra) {
-  return h('figure', { class: 'chart-box' }, h('figcaption', {}, title), picture, extra);
+function figure(title, ...parts) {
+  return h('figure', { class: 'chart-box' }, h('figcaption', {}, title), parts);
 }
 
 function shorten(label) {
