@@ -109,18 +109,35 @@ export function scoreTokenizedBm25(
     queryIdf += weight;
   }
   return tokenized.map((tokens) => {
-    const counts = new Map<string, number>();
-    for (const form of tokens) {
-      const token = baseToken(form);
-      if (idf.has(token)) counts.set(token, (counts.get(token) ?? 0) + 1);
-    }
     const lengthFactor = k1 * (1 - b + (b * tokens.length) / averageLength);
     let score = 0;
     let coveredIdf = 0;
-    for (const [token, count] of counts) {
-      score += (idf.get(token)! * count * (k1 + 1)) / (count + lengthFactor);
-      coveredIdf += idf.get(token)!;
+    // In the order the document first holds each token, as the sums always were.
+    for (const [token, count] of baseTokenCounts(tokens)) {
+      const weight = idf.get(token);
+      if (weight === undefined) continue;
+      score += (weight * count * (k1 + 1)) / (count + lengthFactor);
+      coveredIdf += weight;
     }
     return coverage > 0 && queryIdf > 0 ? score * (coveredIdf / queryIdf) ** coverage : score;
   });
+}
+
+// A document's base-token counts do not depend on the query: a frozen token array (the ones
+// `memoryTokens` hands out, shared across searches) keeps its counts for as long as it lives.
+const BASE_TOKEN_COUNTS = new WeakMap<readonly string[], ReadonlyMap<string, number>>();
+
+/** How often a document holds each base token (irregular forms joined), in first-occurrence order. */
+function baseTokenCounts(tokens: readonly string[]): ReadonlyMap<string, number> {
+  let counts = BASE_TOKEN_COUNTS.get(tokens);
+  if (counts === undefined) {
+    const counted = new Map<string, number>();
+    for (const form of tokens) {
+      const token = baseToken(form);
+      counted.set(token, (counted.get(token) ?? 0) + 1);
+    }
+    counts = counted;
+    if (Object.isFrozen(tokens)) BASE_TOKEN_COUNTS.set(tokens, counts);
+  }
+  return counts;
 }

@@ -43,7 +43,7 @@ export function demoteNearDuplicates<T extends { memory: Memory; relevance: numb
     .map((_, index) => index)
     .sort((a, b) => hits[b]!.relevance - hits[a]!.relevance || (hits[a]!.memory.id < hits[b]!.memory.id ? -1 : 1))
     .slice(0, Math.max(MIN_DIVERSITY_WINDOW, window));
-  const tokens = new Map(order.map((index) => [index, new Set(memoryTokens(hits[index]!.memory).map(baseToken))]));
+  const tokens = new Map(order.map((index) => [index, baseTokenSet(memoryTokens(hits[index]!.memory))]));
   const kept: number[] = [];
   const demoted = new Map<number, DuplicateSupport>();
   for (const index of order) {
@@ -68,6 +68,18 @@ export function demoteNearDuplicates<T extends { memory: Memory; relevance: numb
     })
     .sort((a, b) => b.relevance - a.relevance || a.index - b.index)
     .map(({ hit, relevance, duplicate }) => (duplicate ? { ...hit, relevance, duplicate } : { ...hit }));
+}
+
+// A memory's token set does not depend on the query: kept beside its (frozen, shared) token array.
+const BASE_TOKEN_SETS = new WeakMap<readonly string[], ReadonlySet<string>>();
+
+function baseTokenSet(tokens: readonly string[]): ReadonlySet<string> {
+  let set = BASE_TOKEN_SETS.get(tokens);
+  if (set === undefined) {
+    set = new Set(tokens.map(baseToken));
+    if (Object.isFrozen(tokens)) BASE_TOKEN_SETS.set(tokens, set);
+  }
+  return set;
 }
 
 /** Jaccard overlap of two token sets; 0 early when their sizes alone rule out reaching `floor`. */

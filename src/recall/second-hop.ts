@@ -59,10 +59,8 @@ export function addSecondHop<T extends { memory: Memory; relevance: number }>(
   if (best <= 0) return [...hits];
   const asked = new Set(queryTerms.map(tokenOf).filter((token): token is string => token !== undefined));
   const words = hits.map((hit) => contentTokens(hit.memory, asked));
-  const chosen = hopWords(hits, words, best, options).map((word) => ({
-    ...word,
-    word: spelling(word.token, hits.slice(0, options.from)),
-  }));
+  const spelling = spellings(hits.slice(0, options.from));
+  const chosen = hopWords(hits, words, best, options).map((word) => ({ ...word, word: spelling(word.token) }));
   if (chosen.length === 0) return [...hits];
   const total = chosen.reduce((sum, word) => sum + word.weight, 0);
   let changed = false;
@@ -106,23 +104,49 @@ function hopWords(
     .map((entry) => ({ token: entry.token, weight: Math.log(1 + hits.length / holders.get(entry.token)!) }));
 }
 
-/** The content tokens of a memory the question does not hold (index tokens, irregular forms joined). */
+/** The content tokens of a memory the question does not hold (index tokens, irregular forms joined), in text order. */
 function contentTokens(memory: Memory, asked: ReadonlySet<string>): Set<string> {
   const tokens = new Set<string>();
-  for (const form of memoryTokens(memory)) {
-    if (form.length < MIN_TOKEN_LENGTH || NUMBER.test(form) || isStopToken(form)) continue;
-    const token = baseToken(form);
-    if (!asked.has(token)) tokens.add(token);
+  for (const token of candidateTokens(memoryTokens(memory))) if (!asked.has(token)) tokens.add(token);
+  return tokens;
+}
+
+// What a memory's tokens offer the hop does not depend on the question: kept beside the (frozen,
+// shared across searches) token array for as long as it lives.
+const CANDIDATE_TOKENS = new WeakMap<readonly string[], readonly string[]>();
+
+/** The distinct base tokens of index tokens that can be hop words (long enough, no number, no stop word), first occurrence first. */
+function candidateTokens(forms: readonly string[]): readonly string[] {
+  let tokens = CANDIDATE_TOKENS.get(forms);
+  if (tokens === undefined) {
+    const distinct = new Set<string>();
+    for (const form of forms) {
+      if (form.length < MIN_TOKEN_LENGTH || NUMBER.test(form) || isStopToken(form)) continue;
+      distinct.add(baseToken(form));
+    }
+    tokens = [...distinct];
+    if (Object.isFrozen(forms)) CANDIDATE_TOKENS.set(forms, tokens);
   }
   return tokens;
 }
 
-/** How a token is written in the best hits (for `--explain`): its first spelling there, else the token itself. */
-function spelling(token: string, hits: ReadonlyArray<{ memory: Memory }>): string {
-  for (const hit of hits) {
-    for (const word of textWords(searchableText(hit.memory))) if (tokenOf(word) === token) return word;
-  }
-  return token;
+/**
+ * How a token is written in the best hits (for `--explain`): its first spelling there, else the
+ * token itself. The hits are read once, in order, and only as far as a token asks.
+ */
+function spellings(hits: ReadonlyArray<{ memory: Memory }>): (token: string) => string {
+  const first = new Map<string, string>();
+  let read = 0;
+  return (token) => {
+    while (!first.has(token) && read < hits.length) {
+      for (const word of textWords(searchableText(hits[read]!.memory))) {
+        const wordToken = tokenOf(word);
+        if (wordToken !== undefined && !first.has(wordToken)) first.set(wordToken, word);
+      }
+      read += 1;
+    }
+    return first.get(token) ?? token;
+  };
 }
 
 function tokenOf(word: string): string | undefined {

@@ -15,6 +15,10 @@ import { ftsMatchExpression, placeholders } from './sqlite-queries.js';
 import { MEMORY_COLUMNS, rowToMemory, type MemoryRow } from './sqlite-rows.js';
 import type { SqliteAccess } from './sqlite-vector-index.js';
 
+/** How many more memories the commonest word must be in than the asked scopes hold before matches are checked against a rowid set (measured: a set member costs about 2.5 row reads). */
+const SCOPE_SET_FACTOR = 2.5;
+const SCOPE_SET_MIN_MATCHES = 1_000;
+
 /** The full-text half of the SQLite store: FTS5 finds candidates in the asked scopes, engram's BM25 orders them. */
 export class SqliteFullTextIndex {
   readonly #access: SqliteAccess;
@@ -63,13 +67,21 @@ export class SqliteFullTextIndex {
       typeClause = ` AND m.type IN (${placeholders(query.types.length)})`;
       parameters.push(...query.types);
     }
+    const statistics = this.#statistics(terms, documentCount);
+    const inScope = `m.scope IN (${placeholders(query.scopes.length)}) AND m.archived = 0 AND m.invalid_at IS NULL${typeClause}`;
     // Column weights: a hit in the name or description says more than one deep in the content.
     // Ranked on rowids alone, then the kept rows are read: sorting whole rows (content and all)
-    // cost a fifth of a query whose words are common.
-    const sql = `SELECT m.rowid AS rowid, bm25(memories_fts, 3.0, 2.0, 1.0) AS rank
+    // cost a fifth of a query whose words are common. Each match is checked against the asked
+    // scopes by reading its row, or, when the words match many times more memories than the
+    // scopes hold, against the set of the scopes' rowids made once (a fifth faster then; the same
+    // rows, ranks and order either way).
+    const sql = this.#manyMoreMatches(statistics, query)
+      ? `SELECT rowid, bm25(memories_fts, 3.0, 2.0, 1.0) AS rank FROM memories_fts
+      WHERE memories_fts MATCH ? AND +rowid IN (SELECT m.rowid FROM memories m WHERE ${inScope})
+      ORDER BY rank LIMIT ${Math.max(query.limit, RESCORE_POOL)}`
+      : `SELECT m.rowid AS rowid, bm25(memories_fts, 3.0, 2.0, 1.0) AS rank
       FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-      WHERE memories_fts MATCH ? AND m.scope IN (${placeholders(query.scopes.length)})
-        AND m.archived = 0 AND m.invalid_at IS NULL${typeClause}
+      WHERE memories_fts MATCH ? AND ${inScope}
       ORDER BY rank LIMIT ${Math.max(query.limit, RESCORE_POOL)}`;
     const ranked = this.#access.statement(sql).all(...parameters) as Array<{ rowid: number }>;
     if (ranked.length === 0) return [];
@@ -85,13 +97,26 @@ export class SqliteFullTextIndex {
     if (rows.length === 0) return [];
     // FTS5 finds the candidates; engram's BM25 orders them (FTS5's bm25() fixes b at 0.75, too
     // harsh on longer memories). The sort is stable, so ties keep FTS5's order.
-    return rankCandidatesByBm25(
-      rows.map(rowToMemory),
-      terms,
-      this.#statistics(terms, documentCount),
-      this.#parameters,
-      query.limit,
-    );
+    return rankCandidatesByBm25(rows.map(rowToMemory), terms, statistics, this.#parameters, query.limit);
+  }
+
+  /**
+   * Whether the commonest searched word alone is in more than SCOPE_SET_FACTOR times as many
+   * memories as the asked scopes hold (counted on the scope index), so that making the scopes'
+   * rowid set once costs less than reading the row of every match. Asked only when the word is in
+   * at least SCOPE_SET_MIN_MATCHES memories; below that, reading rows costs next to nothing.
+   */
+  #manyMoreMatches(statistics: Bm25Statistics, query: ReturnType<typeof checkTextSearch>): boolean {
+    const matches = Math.max(0, ...statistics.documentFrequencies.values());
+    if (matches < SCOPE_SET_MIN_MATCHES) return false;
+    const held = (
+      this.#access
+        .statement(
+          `SELECT COUNT(*) AS n FROM memories WHERE scope IN (${placeholders(query.scopes.length)}) AND archived = 0`,
+        )
+        .get(...query.scopes) as { n: number }
+    ).n;
+    return matches > SCOPE_SET_FACTOR * held;
   }
 
   /**

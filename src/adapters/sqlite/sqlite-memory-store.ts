@@ -65,12 +65,19 @@ import { SqliteJobQueue } from './sqlite-job-queue.js';
 import { SqliteStoreLock } from './sqlite-store-lock.js';
 import {
   MEMORY_COLUMNS,
-  memoryToParameters,
+  memoryToValues,
   rowToHistory,
   rowToMemory,
   type HistoryRow,
   type MemoryRow,
 } from './sqlite-rows.js';
+
+// Positional parameters in MEMORY_COLUMNS order (see memoryToValues).
+const INSERT_MEMORY = `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES (${placeholders(MEMORY_COLUMNS.split(', ').length)})`;
+const REPLACE_MEMORY = `UPDATE memories SET ${MEMORY_COLUMNS.split(', ')
+  .filter((column) => column !== 'id')
+  .map((column) => `${column} = ?`)
+  .join(', ')} WHERE id = ?`;
 
 /** The database file and the two SQLite keeps beside it in WAL mode, tightened to the owner (files of older versions or other tools). */
 function tightenStoreFiles(path: string): void {
@@ -515,19 +522,13 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   #insert(memory: Memory): void {
-    this.#statement(
-      `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES (${MEMORY_COLUMNS.split(', ')
-        .map((column) => `@${column}`)
-        .join(', ')})`,
-    ).run(memoryToParameters(memory));
+    this.#statement(INSERT_MEMORY).run(...memoryToValues(memory));
   }
 
   #replace(memory: Memory): void {
-    const assignments = MEMORY_COLUMNS.split(', ')
-      .filter((column) => column !== 'id')
-      .map((column) => `${column} = @${column}`)
-      .join(', ');
-    this.#statement(`UPDATE memories SET ${assignments} WHERE id = @id`).run(memoryToParameters(memory));
+    // The id is the first column: it goes last, for the WHERE clause.
+    const [id, ...rest] = memoryToValues(memory);
+    this.#statement(REPLACE_MEMORY).run(...rest, id);
   }
 
   #record(

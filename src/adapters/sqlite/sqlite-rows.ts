@@ -35,4 +35,15 @@ export function memoryToParameters(memory: Memory): Record<string, unknown> {
 export const MEMORY_COLUMNS =
   'id, scope, type, name, description, content, importance, source, created_at, updated_at, last_accessed_at, hit_count, valid_from, invalid_at, superseded_by, archived';
 
+const MEMORY_COLUMN_NAMES = MEMORY_COLUMNS.split(', ');
+
+/**
+ * The values of a memory row in MEMORY_COLUMNS order, for positional parameters: SQLite binds
+ * `?` without looking up a name per column (named binding cost a sixth of a batched insert).
+ */
+export function memoryToValues(memory: Memory): unknown[] {
+  const parameters = memoryToParameters(memory);
+  return MEMORY_COLUMN_NAMES.map((column) => parameters[column]);
+}
+
 export { rowToHistory, rowToMemory };

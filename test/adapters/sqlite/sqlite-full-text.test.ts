@@ -74,6 +74,32 @@ describe('SQLite full-text search on a large store', () => {
     expect(exact).toHaveLength(50);
   });
 
+  it('in a small scope of a word found everywhere, leaves out archived, invalid and other-type memories as in a large one', async () => {
+    // "deploy" is in 3,000 memories and project:tiny holds 6: matches are checked against the
+    // scope's rowid set, not row by row, and must come out the same.
+    const [kept, archived, invalid, decision, , otherScope] = await store.createMany(
+      [
+        { scope: 'project:tiny', type: 'reference', content: 'We deploy the tiny service by hand.' },
+        { scope: 'project:tiny', type: 'reference', content: 'We deploy the tiny service from a laptop.' },
+        { scope: 'project:tiny', type: 'reference', content: 'We deploy the tiny service on Sundays.' },
+        { scope: 'project:tiny', type: 'procedure', content: 'We deploy the tiny service with a script.' },
+        { scope: 'project:tiny', type: 'reference', content: 'The tiny service has no owner.' },
+        { scope: 'project:tinier', type: 'reference', content: 'We deploy the tinier service nightly.' },
+      ],
+      ACTOR,
+    );
+    await store.archive(archived!.id, ACTOR);
+    await store.invalidate(invalid!.id, {}, ACTOR);
+    const ids = async (types?: Array<'reference' | 'procedure'>) =>
+      (await store.searchText({ scopes: ['project:tiny'], terms: ['deploy'], limit: 50, ...(types && { types }) }))
+        .map((hit) => hit.memory.id)
+        .sort();
+    expect(await ids()).toEqual([kept!.id, decision!.id].sort());
+    expect(await ids(['reference'])).toEqual([kept!.id]);
+    const both = await store.searchText({ scopes: ['project:tiny', 'project:tinier'], terms: ['deploy'], limit: 50 });
+    expect(both.map((hit) => hit.memory.id).sort()).toEqual([kept!.id, decision!.id, otherScope!.id].sort());
+  });
+
   it('falls back to the common terms when the rare ones match nothing in the asked scopes', async () => {
     await store.create({ scope: 'project:c', content: 'The zebra service is deprecated.' }, ACTOR);
     const hits = await store.searchText({
