@@ -37,7 +37,10 @@ if (dist === undefined) {
   process.exit(isHook ? 0 : 1);
 }
 if (isHook) {
-  const { runHookProcess } = await import(pathToFileURL(join(dist, 'surfaces', 'claude-code', 'hook-main.js')).href);
+  // The bundled hooks (npm run build makes it when esbuild is there) load faster; the modules are the fallback.
+  const bundle = join(dist, 'surfaces', 'claude-code', 'hook-main.bundle.js');
+  const entry = existsSync(bundle) ? bundle : join(dist, 'surfaces', 'claude-code', 'hook-main.js');
+  const { runHookProcess } = await import(pathToFileURL(entry).href);
   await runHookProcess(args[1] ?? '');
 } else {
   process.argv = [process.argv[0], join(dist, 'surfaces', 'cli', 'main.js'), ...args];
