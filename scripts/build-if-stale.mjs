@@ -45,6 +45,8 @@ function writeStamp(startedAt) {
     );
     // The viewer's static files are not TypeScript: copied beside the compiled code.
     execFileSync(process.execPath, [join(root, 'scripts', 'copy-viewer.mjs')], { cwd: root, stdio: 'inherit' });
+    // The hooks' code bundled into a few files: a hook process loads it faster (scripts/bundle-hooks.mjs).
+    execFileSync(process.execPath, [join(root, 'scripts', 'bundle-hooks.mjs')], { cwd: root, stdio: 'inherit' });
     // Written after a build that succeeded, with its start time: an edit during the build is newer.
     writeStamp(startedAt);
   }

@@ -17,7 +17,10 @@ const isHook = args[0] === 'hook';
 
 /** The CLI's and the hook's entry modules of the engram this plugin runs. */
 function entries(dist) {
-  return { cli: join(dist, 'surfaces', 'cli', 'main.js'), hook: join(dist, 'surfaces', 'claude-code', 'hook-main.js') };
+  // The bundled hooks (npm run build makes it when esbuild is there) load faster; the modules are the fallback.
+  const bundle = join(dist, 'surfaces', 'claude-code', 'hook-main.bundle.js');
+  const hook = existsSync(bundle) ? bundle : join(dist, 'surfaces', 'claude-code', 'hook-main.js');
+  return { cli: join(dist, 'surfaces', 'cli', 'main.js'), hook };
 }
 
 function findEngram() {
