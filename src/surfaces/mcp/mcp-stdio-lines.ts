@@ -1,36 +1,15 @@
 import { PassThrough, type Readable, type Writable } from 'node:stream';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  InitializeRequestSchema,
-  JSONRPCMessageSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  PingRequestSchema,
-  ReadResourceRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { checkMcpMessage, type McpRequestProblem, type RequestId } from './mcp-request-check.js';
 
 // The lines `engram mcp` reads, checked before the SDK's stdio transport sees them. The SDK closes
 // the transport for good on a line over its 10 MB buffer (the server then serves nothing), drops
 // a line that is not JSON-RPC without an answer, and answers a request whose params do not fit
-// the method with -32603. Here every such line gets a JSON-RPC error and the next line is served.
+// the method with -32603. Here every such line gets a JSON-RPC error and the next line is served;
+// the message checks are shared with MCP over HTTP (mcp-request-check.ts).
 
 /** The longest line accepted, in bytes: the SDK's own stdio buffer. */
 export const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024;
-
-/** Params schemas of the methods the server answers, so a bad shape is -32602 Invalid params. */
-const REQUEST_SCHEMAS = {
-  initialize: InitializeRequestSchema,
-  ping: PingRequestSchema,
-  'tools/list': ListToolsRequestSchema,
-  'tools/call': CallToolRequestSchema,
-  'resources/list': ListResourcesRequestSchema,
-  'resources/templates/list': ListResourceTemplatesRequestSchema,
-  'resources/read': ReadResourceRequestSchema,
-} as const;
-
-type RequestId = string | number | null;
 
 /** Enough of an oversized line's start and end to find its id (the SDK writes `"id"` last). */
 const EDGE_BYTES = 512;
@@ -111,44 +90,14 @@ export function gateMcpLines(options: McpLineGateOptions): Readable {
 }
 
 /** What is wrong with one line, as the JSON-RPC error to answer; undefined when the SDK can take it. */
-function checkLine(text: string): { id: RequestId; code: number; message: string } | undefined {
+function checkLine(text: string): McpRequestProblem | undefined {
   let message: unknown;
   try {
     message = JSON.parse(text);
   } catch {
     return { id: null, code: ErrorCode.ParseError, message: 'Parse error: the line is not JSON.' };
   }
-  const id = requestId(message);
-  const record = typeof message === 'object' && message !== null ? (message as Record<string, unknown>) : undefined;
-  const method = typeof record?.method === 'string' ? record.method : undefined;
-  const schema =
-    method !== undefined && Object.hasOwn(REQUEST_SCHEMAS, method)
-      ? REQUEST_SCHEMAS[method as keyof typeof REQUEST_SCHEMAS]
-      : undefined;
-  if (schema && id !== null && record && 'params' in record) {
-    const checked = schema.safeParse(message);
-    if (!checked.success) {
-      const problems = checked.error.issues
-        .slice(0, 5)
-        .map((issue) => `${issue.path.join('.') || 'params'}: ${issue.message}`);
-      return { id, code: ErrorCode.InvalidParams, message: `Invalid params for ${method}: ${problems.join('; ')}.` };
-    }
-  }
-  if (!JSONRPCMessageSchema.safeParse(message).success) {
-    return { id, code: ErrorCode.InvalidRequest, message: 'Invalid request: not a JSON-RPC 2.0 message.' };
-  }
-  if (schema && id !== null) {
-    const checked = schema.safeParse(message);
-    if (!checked.success)
-      return { id, code: ErrorCode.InvalidParams, message: `Invalid params for ${method}: params must be an object.` };
-  }
-  return undefined;
-}
-
-function requestId(message: unknown): RequestId {
-  if (typeof message !== 'object' || message === null) return null;
-  const id = (message as { id?: unknown }).id;
-  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+  return checkMcpMessage(message);
 }
 
 const ID_VALUE = String.raw`(-?\d{1,16}|"(?:[^"\\]|\\.){0,200}")`;

@@ -1,0 +1,125 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
+import { Engram } from '../../../src/engram.js';
+import { startServer, type RunningServer } from '../../../src/surfaces/http/http-server.js';
+
+// Issue 17 item 14: MCP over HTTP (POST /mcp) answers params that do not fit the method with
+// -32602 (Invalid params), as `engram mcp` over stdio does; the SDK alone answers -32603.
+
+const PROJECT = 'project:github.com/acme/http-params';
+const TOKEN = 'mcp-http-params-token-0123456789';
+let directory: string;
+let store: SqliteMemoryStore;
+let server: RunningServer;
+let client: Client;
+
+beforeAll(async () => {
+  directory = mkdtempSync(join(tmpdir(), 'engram-mcp-http-params-'));
+  store = new SqliteMemoryStore({ path: join(directory, 'engram.db') });
+  await store.open();
+  const engram = new Engram({ store, defaultScope: PROJECT });
+  server = await startServer({
+    engram,
+    host: '127.0.0.1',
+    port: 0,
+    token: TOKEN,
+    maxBodyBytes: 1024 * 1024,
+    version: 't',
+    mcpScopes: [PROJECT, 'global'],
+  });
+  client = new Client({ name: 'engram-http-params-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+    }),
+  );
+});
+
+afterAll(async () => {
+  await client?.close();
+  await server?.close();
+  await store?.close();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+/** One raw JSON-RPC POST to /mcp, as a client that does not use the SDK would send it. */
+async function post(body: unknown): Promise<{ status: number; json: any }> {
+  const response = await fetch(`${server.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, json: text === '' ? undefined : JSON.parse(text) };
+}
+
+function text(result: CallToolResult): string {
+  return result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+}
+
+describe('MCP over HTTP: invalid params', () => {
+  it('every tool answers arguments that are not an object with -32602, and wrong argument types name -32602', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.length).toBeGreaterThan(5);
+    for (const tool of tools) {
+      const notAnObject = client.request(
+        { method: 'tools/call', params: { name: tool.name, arguments: 'not an object' } as never },
+        CallToolResultSchema,
+      );
+      await expect(notAnObject, tool.name).rejects.toMatchObject({ code: -32602 });
+      const wrongTypes = (await client.callTool({
+        name: tool.name,
+        arguments: { id: 5, content: 5, query: 5, path: 5, limit: 'many', archived: 'bogus', type: 'nope' },
+      })) as CallToolResult;
+      expect(wrongTypes.isError, tool.name).toBe(true);
+      expect(text(wrongTypes), tool.name).toContain('-32602');
+      expect(text(wrongTypes), tool.name).not.toContain('-32603');
+    }
+    await expect(
+      client.request({ method: 'resources/read', params: {} as never }, CallToolResultSchema),
+    ).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('raw requests: params of the wrong shape are -32602 with the request id; a good request in the same server still works', async () => {
+    const cases: Array<[unknown, string]> = [
+      [{ jsonrpc: '2.0', id: 6, method: 'tools/list', params: [1] }, 'params an array'],
+      [{ jsonrpc: '2.0', id: 7, method: 'tools/call' }, 'tools/call without params'],
+      [{ jsonrpc: '2.0', id: 'x', method: 'tools/call', params: { name: 5 } }, 'tool name a number'],
+      [{ jsonrpc: '2.0', id: 9, method: 'resources/read', params: { uri: 42 } }, 'uri a number'],
+      [{ jsonrpc: '2.0', id: 10, method: 'tools/call', params: 'memory_list' }, 'params a string'],
+    ];
+    for (const [body, label] of cases) {
+      const { status, json } = await post(body);
+      expect(json, label).toMatchObject({
+        jsonrpc: '2.0',
+        id: (body as { id: unknown }).id,
+        error: { code: -32602 },
+      });
+      expect(json.error.message, label).toMatch(/Invalid params/);
+      expect(status, label).toBe(200);
+    }
+    const good = await post({ jsonrpc: '2.0', id: 11, method: 'tools/list' });
+    expect(good.json.result.tools.length).toBeGreaterThan(5);
+  });
+
+  it('a batch with one bad request answers that one with -32602 and the others normally', async () => {
+    const { json } = await post([
+      { jsonrpc: '2.0', id: 21, method: 'tools/list', params: [1] },
+      { jsonrpc: '2.0', id: 22, method: 'ping' },
+    ]);
+    const answers = Array.isArray(json) ? json : [json];
+    const byId = (id: number) => answers.find((answer: { id: unknown }) => answer.id === id);
+    expect(byId(21)?.error?.code).toBe(-32602);
+    expect(answers.every((answer: { error?: { code: number } }) => answer.error?.code !== -32603)).toBe(true);
+  });
+});
