@@ -98,7 +98,8 @@ export function createClaudeWorld(server: LanguageModelServer): ClaudeWorld {
     engram(args, options) {
       return runEngram(args, { cwd: options.cwd, home: engramHome, env: { ...env, ...options.env } });
     },
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
+    // A hook's detached worker may still be writing in ENGRAM_HOME after `claude -p` exits: retry.
+    cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }),
   };
 }
 
