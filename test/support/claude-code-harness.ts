@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -98,9 +98,44 @@ export function createClaudeWorld(server: LanguageModelServer): ClaudeWorld {
     engram(args, options) {
       return runEngram(args, { cwd: options.cwd, home: engramHome, env: { ...env, ...options.env } });
     },
-    // A hook's detached worker may still be writing in ENGRAM_HOME after `claude -p` exits: retry.
-    cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }),
+    cleanup: () => removeWhenIdle(root),
   };
+}
+
+/**
+ * Removes the world once no process runs inside it: a hook's detached worker (started with a project
+ * folder of the world as its argument) may still be writing in ENGRAM_HOME after `claude -p` exits,
+ * and would make the folders again as they go. Waits up to 30 s, then removes what it can.
+ */
+function removeWhenIdle(root: string): void {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline && processesUsing(root) > 0)
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+  try {
+    rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  } catch (error) {
+    console.warn(`claude-code world ${root} not removed: ${(error as Error).message}`);
+  }
+}
+
+/** How many processes name `root` in their command line (Linux /proc; 0 where there is none). */
+function processesUsing(root: string): number {
+  let count = 0;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return 0;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(root)) count += 1;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return count;
 }
 
 function runProcess(
