@@ -1,5 +1,5 @@
 import type { SqliteConnection, SqliteStatement } from './sqlite-driver.js';
-import * as sqliteVec from 'sqlite-vec';
+import { createRequire } from 'node:module';
 import type { Memory } from '../../memory/memory.js';
 import type {
   VectorCounts,
@@ -38,7 +38,9 @@ export function loadVectorFunctions(
     // Extension loading is on only for this call: no SQL can reach load_extension() afterwards.
     db.enableLoadExtension(true);
     try {
-      (options.load ?? sqliteVec.load)(db);
+      // Loaded here, not imported: without the package (a plugin copy whose npm ci did not run) the
+      // store still opens, with the JavaScript cosine below.
+      (options.load ?? (createRequire(import.meta.url)('sqlite-vec') as { load(db: SqliteConnection): void }).load)(db);
     } finally {
       db.enableLoadExtension(false);
     }

@@ -66,7 +66,10 @@ describe('the engram plugin installed from a git marketplace', () => {
     const [version] = readdirSync(cache);
     const copy = join(cache, version!);
     expect(existsSync(join(copy, 'runtime', 'main.js'))).toBe(true);
-    expect(existsSync(join(copy, 'node_modules', '@photostructure', 'sqlite', 'package.json'))).toBe(true);
+    // The addon is what Node 20 needs (Node 22.13+ has node:sqlite built in, and npm may skip the addon there).
+    const [major, minor] = process.versions.node.split('.').map(Number);
+    if (major! < 22 || (major === 22 && minor! < 13))
+      expect(existsSync(join(copy, 'node_modules', '@photostructure', 'sqlite', 'package.json'))).toBe(true);
 
     // `engram` through the copied plugin's launcher (what its skills and MCP server run).
     const project = world.project('gamma');
