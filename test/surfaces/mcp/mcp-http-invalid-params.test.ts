@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectEveryToolRefusesBadParams } from '../../support/mcp-invalid-params.js';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { Engram } from '../../../src/engram.js';
 import { startServer, type RunningServer } from '../../../src/surfaces/http/http-server.js';
@@ -63,31 +63,9 @@ async function post(body: unknown): Promise<{ status: number; json: any }> {
   return { status: response.status, json: text === '' ? undefined : JSON.parse(text) };
 }
 
-function text(result: CallToolResult): string {
-  return result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
-}
-
 describe('MCP over HTTP: invalid params', () => {
   it('every tool answers arguments that are not an object with -32602, and wrong argument types name -32602', async () => {
-    const { tools } = await client.listTools();
-    expect(tools.length).toBeGreaterThan(5);
-    for (const tool of tools) {
-      const notAnObject = client.request(
-        { method: 'tools/call', params: { name: tool.name, arguments: 'not an object' } as never },
-        CallToolResultSchema,
-      );
-      await expect(notAnObject, tool.name).rejects.toMatchObject({ code: -32602 });
-      const wrongTypes = (await client.callTool({
-        name: tool.name,
-        arguments: { id: 5, content: 5, query: 5, path: 5, limit: 'many', archived: 'bogus', type: 'nope' },
-      })) as CallToolResult;
-      expect(wrongTypes.isError, tool.name).toBe(true);
-      expect(text(wrongTypes), tool.name).toContain('-32602');
-      expect(text(wrongTypes), tool.name).not.toContain('-32603');
-    }
-    await expect(
-      client.request({ method: 'resources/read', params: {} as never }, CallToolResultSchema),
-    ).rejects.toMatchObject({ code: -32602 });
+    await expectEveryToolRefusesBadParams(client);
   });
 
   it('raw requests: params of the wrong shape are -32602 with the request id; a good request in the same server still works', async () => {

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectEveryToolRefusesBadParams, toolText } from '../../support/mcp-invalid-params.js';
 import { ENGRAM_BINARY } from '../../support/cli-harness.js';
 
 // Issue 17 item 7: `engram mcp` over stdio answers a line over 10 MB with a JSON-RPC error and
@@ -31,10 +32,6 @@ afterAll(async () => {
   await client?.close();
   rmSync(home, { recursive: true, force: true });
 });
-
-function text(result: CallToolResult): string {
-  return result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
-}
 
 /** Writes raw lines to a fresh `engram mcp` and collects the answers until stdin ends and it exits. */
 async function rawSession(lines: ReadonlyArray<string | Buffer>): Promise<{ answers: any[]; code: number | null }> {
@@ -70,29 +67,12 @@ describe('engram mcp over stdio: oversized lines and invalid params', () => {
       name: 'memory_save',
       arguments: { content: 'The user prefers tabs.' },
     })) as CallToolResult;
-    expect(saved.isError, text(saved)).toBeFalsy();
+    expect(saved.isError, toolText(saved)).toBeFalsy();
     expect((await client.listTools()).tools.length).toBeGreaterThan(5);
   }, 60_000);
 
   it('every tool answers params that are not an object with -32602, and bad arguments name -32602, never -32603', async () => {
-    const { tools } = await client.listTools();
-    for (const tool of tools) {
-      const notAnObject = client.request(
-        { method: 'tools/call', params: { name: tool.name, arguments: 'not an object' } as never },
-        CallToolResultSchema,
-      );
-      await expect(notAnObject, tool.name).rejects.toMatchObject({ code: -32602 });
-      const wrongTypes = (await client.callTool({
-        name: tool.name,
-        arguments: { id: 5, content: 5, query: 5, path: 5, limit: 'many', archived: 'bogus', type: 'nope' },
-      })) as CallToolResult;
-      expect(wrongTypes.isError, tool.name).toBe(true);
-      expect(text(wrongTypes), tool.name).toContain('-32602');
-      expect(text(wrongTypes), tool.name).not.toContain('-32603');
-    }
-    await expect(
-      client.request({ method: 'resources/read', params: {} as never }, CallToolResultSchema),
-    ).rejects.toMatchObject({ code: -32602 });
+    await expectEveryToolRefusesBadParams(client);
   });
 
   it('raw lines: oversized without an id, not JSON, not JSON-RPC, each answered; the session goes on and exits 0', async () => {
