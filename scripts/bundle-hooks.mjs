@@ -10,10 +10,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const folder = fileURLToPath(new URL('../dist/surfaces/claude-code/', import.meta.url));
-for (const name of readdirSync(folder)) {
-  if (name === 'hook-main.bundle.js' || /^hook-bundle-[A-Za-z0-9]+\.js$/.test(name))
-    rmSync(join(folder, name), { force: true });
+function removeBundle() {
+  for (const name of readdirSync(folder)) {
+    if (name === 'hook-main.bundle.js' || /^hook-bundle-[A-Za-z0-9]+\.js$/.test(name))
+      rmSync(join(folder, name), { force: true });
+  }
 }
+
+removeBundle();
 let esbuild;
 try {
   esbuild = await import('esbuild');
@@ -35,10 +39,7 @@ try {
     logLevel: 'warning',
   });
 } catch (error) {
-  for (const name of readdirSync(folder)) {
-    if (name === 'hook-main.bundle.js' || /^hook-bundle-[A-Za-z0-9]+\.js$/.test(name))
-      rmSync(join(folder, name), { force: true });
-  }
+  removeBundle();
   console.error(
     `engram: the hooks bundle was not built (${error instanceof Error ? error.message : error}): they run unbundled`,
   );
