@@ -89,6 +89,7 @@ export async function startAnthropicMessagesServer(
 ): Promise<LanguageModelServer> {
   const cache = new SimulatedPromptCache({ minCacheableTokens: options.minCacheableTokens ?? 1_024 });
   const chunk = options.streamChunkCharacters ?? 16;
+  const threads = new MessageThreads();
   let count = 0;
   return startLoopbackModelServer(
     {
@@ -106,11 +107,15 @@ export async function startAnthropicMessagesServer(
         if (options.apiKey !== undefined && !carriesKey(request, options.apiKey))
           return errorReply({ kind: 'auth' }, index);
         if (reply && !('message' in reply)) return passThrough(reply, index);
-        const problem = checkRequest(request, options.claudeCode === true);
+        const threaded = threads.read(request.body);
+        if (threaded && 'error' in threaded) return threaded.error(index);
+        const seen = threaded ? { ...request, body: threaded.body } : request;
+        const problem = checkRequest(seen, options.claudeCode === true);
         if (problem) return errorReply({ kind: 'invalid_request', message: problem }, index);
         const message = reply?.message ?? { text: 'OK' };
-        const body = request.body as Record<string, unknown>;
+        const body = seen.body as Record<string, unknown>;
         const rendered = renderMessage(message, body, cache, index);
+        if (threaded) threads.hold(rendered, body);
         const headers = { 'request-id': wireId('req_', index), ...reply?.headers };
         if (body.stream === true) {
           const stream = breakStream(streamEvents(rendered, chunk), reply?.streamBreak, isTextDeltaEvent, (error) =>
@@ -134,6 +139,59 @@ export async function startAnthropicMessagesServer(
     },
     options.respond,
   );
+}
+
+/**
+ * Message threads (beta, `thread: { type: 'create' }` then `{ type: 'continue', previous_message_id }`):
+ * the server holds the system prompt, the tools and the messages, so a continuing request sends only
+ * its new messages, and neither `system` nor `tools` (refused as the API does).
+ */
+class MessageThreads {
+  readonly #held = new Map<string, { system: unknown; tools: unknown; messages: unknown[] }>();
+
+  /** A threaded request read as the whole conversation; undefined for an unthreaded one. */
+  read(raw: unknown): { body: Record<string, unknown> } | { error: (index: number) => WireReply } | undefined {
+    const body = raw as Record<string, unknown> | null;
+    const thread = body && typeof body === 'object' ? (body.thread as Record<string, unknown> | undefined) : undefined;
+    if (!thread || typeof thread !== 'object') return undefined;
+    if (thread.type === 'create') return { body: body! };
+    if (thread.type !== 'continue') return refuse("thread.type: Input should be 'create' or 'continue'");
+    for (const field of ['system', 'tools'])
+      if (body![field] !== undefined) return refuse(`${field}: cannot be set when continuing a thread`);
+    const held = this.#held.get(String(thread.previous_message_id));
+    if (!held)
+      return {
+        error: (index) => {
+          const reply = anthropicErrorReply({ kind: 'not_found', message: 'Thread not found.' }, wireId('req_', index));
+          const wire = JSON.parse(reply.body) as { error: Record<string, unknown> };
+          wire.error.details = { error_code: 'thread_not_found' };
+          return { ...reply, body: JSON.stringify(wire) };
+        },
+      };
+    const messages = Array.isArray(body!.messages) ? (body!.messages as unknown[]) : [];
+    return {
+      body: {
+        ...body,
+        ...(held.system !== undefined && { system: held.system }),
+        ...(held.tools !== undefined && { tools: held.tools }),
+        messages: [...held.messages, ...messages],
+      },
+    };
+  }
+
+  /** Keeps the conversation with its reply, under the reply's id (what the next turn continues from). */
+  hold(rendered: Record<string, unknown>, body: Record<string, unknown>): void {
+    const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : [];
+    this.#held.set(String(rendered.id), {
+      system: body.system,
+      tools: body.tools,
+      messages: [...messages, { role: 'assistant', content: rendered.content }],
+    });
+  }
+}
+
+function refuse(message: string): { error: (index: number) => WireReply } {
+  return { error: (index) => errorReply({ kind: 'invalid_request', message }, index) };
 }
 
 function passThrough(reply: Exclude<ModelServerReply, { message: ScriptedModelMessage }>, index: number): WireReply {
