@@ -100,13 +100,15 @@ const WRAPPED = new WeakSet<object>();
 
 /**
  * Gives an Anthropic client (`@anthropic-ai/sdk`) or an OpenAI client (`openai`) long-term memory and
- * returns the same client: `messages.create` (plain and `stream: true`) and `messages.stream`, or
- * `chat.completions.create` (plain and streamed) and `responses.create`, recall for the last user
+ * returns the same client: `messages.create` (plain and `stream: true`), `messages.stream` and the
+ * same on `beta.messages` (with `parse`, `toolRunner` and `thread`), or `chat.completions.create`
+ * (plain and streamed), `responses.create` and `beta.responses.create`, recall for the last user
  * message and put the memory context in the system prompt (the static part first, byte-stable for the
  * prompt cache; `<memory_context>` last), then queue extraction of the turn after the answer (after a
  * stream's last event) without delaying it. Memory fails open: a locked or corrupt store, an
  * unreachable database or a failing model never fails the call (`onEvent` says why). Bad options and
- * an unknown client throw an EngramError here, not on the first call.
+ * an unknown client throw an EngramError here, not on the first call. `withOptions` returns a
+ * client with the same memory.
  * @example
  * const anthropic = withMemory(new Anthropic());
  * const message = await anthropic.messages.create({ model, max_tokens: 1024, messages });
