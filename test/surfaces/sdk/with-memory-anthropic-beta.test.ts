@@ -208,6 +208,23 @@ describe('withMemory over client.beta.messages', () => {
     expect(queued[1]![0]).toBe(queued[0]![0]);
   });
 
+  it('a thread stream the caller aborts: the stream ends as without memory, and the broken turn is not queued', async () => {
+    const client = wrapped();
+    server.script({ message: { text: 'A long answer about Frankfurt and its region.' }, chunkDelayMs: 20 });
+    const thread = client.beta.messages.thread({ model: MODEL, max_tokens: 100 });
+    const stream = thread.stream({ role: 'user', content: DEPLOY_QUESTION });
+    const texts: string[] = [];
+    stream.on('text', (text) => {
+      texts.push(text);
+      if (texts.length === 2) stream.abort();
+    });
+    await expect(stream.done()).rejects.toBeInstanceOf(Anthropic.APIUserAbortError);
+    expect(texts).toHaveLength(2);
+    await client.memory.flush();
+    expect(types()).not.toContain('extraction-queued');
+    expect(await folder.jobs()).toHaveLength(0);
+  });
+
   it('a streaming toolRunner over a thread runs its loop and queues it once, with the final answer', async () => {
     const client = wrapped();
     server.script(
@@ -283,8 +300,16 @@ describe('withMemory over client.beta.messages', () => {
       .stream({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] })
       .finalMessage();
     expect(final.content[0]).toEqual(expect.objectContaining({ text: 'OK' }));
-    expect(body(0).system).toBeUndefined();
-    expect(body(1).system).toBeUndefined();
+    const thread = client.beta.messages.thread({ model: MODEL, max_tokens: 100 });
+    expect((await thread.stream({ role: 'user', content: 'Hi' }).finalMessage()).content[0]).toEqual(
+      expect.objectContaining({ text: 'OK' }),
+    );
+    expect((await thread.send({ role: 'user', content: 'Again' })).content[0]).toEqual(
+      expect.objectContaining({ text: 'OK' }),
+    );
+    for (const index of [0, 1, 2, 3]) expect(body(index).system).toBeUndefined();
+    expect(body(3).thread).toEqual(expect.objectContaining({ type: 'continue' }));
+    await client.memory.flush();
     expect(types().filter((type) => type === 'memory-unavailable')).toHaveLength(1);
   });
 
