@@ -20,6 +20,7 @@ import {
   type ScriptedModelMessage,
   type WireReply,
 } from './loopback-model-server.js';
+import { MessageThreads, type ThreadRefusal } from './anthropic-message-threads.js';
 import { SimulatedPromptCache } from './simulated-prompt-cache.js';
 
 export interface AnthropicMessagesServerOptions {
@@ -108,7 +109,7 @@ export async function startAnthropicMessagesServer(
           return errorReply({ kind: 'auth' }, index);
         if (reply && !('message' in reply)) return passThrough(reply, index);
         const threaded = threads.read(request.body);
-        if (threaded && 'error' in threaded) return threaded.error(index);
+        if (threaded && 'error' in threaded) return threadRefusal(threaded, index);
         const seen = threaded ? { ...request, body: threaded.body } : request;
         const problem = checkRequest(seen, options.claudeCode === true);
         if (problem) return errorReply({ kind: 'invalid_request', message: problem }, index);
@@ -141,57 +142,13 @@ export async function startAnthropicMessagesServer(
   );
 }
 
-/**
- * Message threads (beta, `thread: { type: 'create' }` then `{ type: 'continue', previous_message_id }`):
- * the server holds the system prompt, the tools and the messages, so a continuing request sends only
- * its new messages, and neither `system` nor `tools` (refused as the API does).
- */
-class MessageThreads {
-  readonly #held = new Map<string, { system: unknown; tools: unknown; messages: unknown[] }>();
-
-  /** A threaded request read as the whole conversation; undefined for an unthreaded one. */
-  read(raw: unknown): { body: Record<string, unknown> } | { error: (index: number) => WireReply } | undefined {
-    const body = raw as Record<string, unknown> | null;
-    const thread = body && typeof body === 'object' ? (body.thread as Record<string, unknown> | undefined) : undefined;
-    if (!thread || typeof thread !== 'object') return undefined;
-    if (thread.type === 'create') return { body: body! };
-    if (thread.type !== 'continue') return refuse("thread.type: Input should be 'create' or 'continue'");
-    for (const field of ['system', 'tools'])
-      if (body![field] !== undefined) return refuse(`${field}: cannot be set when continuing a thread`);
-    const held = this.#held.get(String(thread.previous_message_id));
-    if (!held)
-      return {
-        error: (index) => {
-          const reply = anthropicErrorReply({ kind: 'not_found', message: 'Thread not found.' }, wireId('req_', index));
-          const wire = JSON.parse(reply.body) as { error: Record<string, unknown> };
-          wire.error.details = { error_code: 'thread_not_found' };
-          return { ...reply, body: JSON.stringify(wire) };
-        },
-      };
-    const messages = Array.isArray(body!.messages) ? (body!.messages as unknown[]) : [];
-    return {
-      body: {
-        ...body,
-        ...(held.system !== undefined && { system: held.system }),
-        ...(held.tools !== undefined && { tools: held.tools }),
-        messages: [...held.messages, ...messages],
-      },
-    };
-  }
-
-  /** Keeps the conversation with its reply, under the reply's id (what the next turn continues from). */
-  hold(rendered: Record<string, unknown>, body: Record<string, unknown>): void {
-    const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : [];
-    this.#held.set(String(rendered.id), {
-      system: body.system,
-      tools: body.tools,
-      messages: [...messages, { role: 'assistant', content: rendered.content }],
-    });
-  }
-}
-
-function refuse(message: string): { error: (index: number) => WireReply } {
-  return { error: (index) => errorReply({ kind: 'invalid_request', message }, index) };
+/** A refused thread request, with the `error.details.error_code` the SDK's thread recovery reads. */
+function threadRefusal(refusal: ThreadRefusal, index: number): WireReply {
+  const reply = anthropicErrorReply(refusal.error, wireId('req_', index));
+  if (refusal.errorCode === undefined) return reply;
+  const wire = JSON.parse(reply.body) as { error: Record<string, unknown> };
+  wire.error.details = { error_code: refusal.errorCode };
+  return { ...reply, body: JSON.stringify(wire) };
 }
 
 function passThrough(reply: Exclude<ModelServerReply, { message: ScriptedModelMessage }>, index: number): WireReply {
