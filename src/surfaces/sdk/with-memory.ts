@@ -136,14 +136,13 @@ function wrapClient(client: object, wrapping: Wrapping): object {
   const shared: Record<string, unknown> = {};
   const members =
     kind === 'anthropic' ? anthropicMembers(client, wrapping, shared) : openAiMembers(client, memory, shared);
-  const withOptions = (client as Json).withOptions;
-  if (typeof withOptions === 'function') {
-    members.withOptions = function withOptionsAndMemory(...args: unknown[]): unknown {
-      const derived = (withOptions as Method).apply(client, args);
-      return derived !== null && typeof derived === 'object' ? wrapClient(derived, wrapping) : derived;
-    };
-  }
-  const wrapped = overlay(client, { ...members, memory: handle }, true);
+  // Any method of the client that returns a new client of its class (withOptions, or a subclass's own)
+  // returns it wrapped, with the same memory.
+  const derive = (result: unknown): unknown =>
+    result !== client && result instanceof (client.constructor as new (...args: never[]) => object)
+      ? wrapClient(result, wrapping)
+      : result;
+  const wrapped = overlay(client, { ...members, memory: handle }, derive);
   shared._client = wrapped;
   WRAPPED.add(wrapped);
   return wrapped;
@@ -210,18 +209,23 @@ function optionalMember(object: object, name: string): object | undefined {
 }
 
 /**
- * A view of `target` with some members replaced. The client's own methods are bound to the client
- * (they read its private fields); a resource's are not, so its helpers (messages.stream) call the
- * wrapped create through `this`.
+ * A view of `target` with some members replaced. A client's own methods (given `derive`) are bound to
+ * the client (they read its private fields) and what they return passes through `derive`; a
+ * resource's are not bound, so its helpers (messages.stream) call the wrapped create through `this`.
  */
-function overlay<T extends object>(target: T, members: Record<string, unknown>, bindMethods = false): T {
+function overlay<T extends object>(
+  target: T,
+  members: Record<string, unknown>,
+  derive?: (result: unknown) => unknown,
+): T {
   const bound = new Map<PropertyKey, unknown>();
   return new Proxy(target, {
     get(object, property) {
       if (typeof property === 'string' && Object.hasOwn(members, property)) return members[property];
       const value: unknown = Reflect.get(object, property, object);
-      if (!bindMethods || typeof value !== 'function') return value;
-      if (!bound.has(property)) bound.set(property, (value as Method).bind(object));
+      if (!derive || typeof value !== 'function' || property === 'constructor') return value;
+      if (!bound.has(property))
+        bound.set(property, (...args: unknown[]) => derive((value as Method).apply(object, args)));
       return bound.get(property);
     },
   });

@@ -89,6 +89,27 @@ describe('withOptions on a wrapped client', () => {
     expect(types().filter((type) => type === 'extraction-queued')).toHaveLength(2);
   });
 
+  it('any method that returns a new client of its class returns it with memory (a subclass of the user, say)', async () => {
+    class TeamAnthropic extends Anthropic {
+      forTeam(team: string): this {
+        return this.withOptions({ defaultHeaders: { 'x-team': team } }) as this;
+      }
+    }
+    const client = keep(
+      withMemory(
+        new TeamAnthropic({ apiKey: 'test-key', baseURL: anthropicServer.url, maxRetries: 0 }),
+        folder.options(),
+      ),
+    );
+    const team = client.forTeam('ops');
+    expect(team).toBeInstanceOf(TeamAnthropic);
+    expect(team.memory).toBe(client.memory);
+    expect(client.constructor).toBe(TeamAnthropic);
+    await team.messages.create({ model: 'claude-test', max_tokens: 100, messages: ask });
+    expect(anthropicServer.requests[0]!.headers['x-team']).toBe('ops');
+    expect(JSON.stringify((anthropicServer.requests[0]!.body as { system: unknown }).system)).toContain('Frankfurt');
+  });
+
   it('fails open on a derived client too: a corrupt store, the call answers, one memory-unavailable', async () => {
     await writeFile(folder.store, 'not a database'.repeat(100));
     const client = keep(
