@@ -137,12 +137,14 @@ function wrapClient(client: object, wrapping: Wrapping): object {
   const members =
     kind === 'anthropic' ? anthropicMembers(client, wrapping, shared) : openAiMembers(client, memory, shared);
   // Any method of the client that returns a new client of its class (withOptions, or a subclass's own)
-  // returns it wrapped, with the same memory.
-  const derive = (result: unknown): unknown =>
-    result !== client && result instanceof (client.constructor as new (...args: never[]) => object)
+  // returns it wrapped, with the same memory; one that returns the client itself returns this view.
+  const derive = (result: unknown): unknown => {
+    if (result === client) return wrapped;
+    return result instanceof (client.constructor as new (...args: never[]) => object)
       ? wrapClient(result, wrapping)
       : result;
-  const wrapped = overlay(client, { ...members, memory: handle }, derive);
+  };
+  const wrapped: object = overlay(client, { ...members, memory: handle }, derive);
   shared._client = wrapped;
   WRAPPED.add(wrapped);
   return wrapped;

@@ -94,6 +94,9 @@ describe('withOptions on a wrapped client', () => {
       forTeam(team: string): this {
         return this.withOptions({ defaultHeaders: { 'x-team': team } }) as this;
       }
+      self(): this {
+        return this;
+      }
     }
     const client = keep(
       withMemory(
@@ -105,6 +108,7 @@ describe('withOptions on a wrapped client', () => {
     expect(team).toBeInstanceOf(TeamAnthropic);
     expect(team.memory).toBe(client.memory);
     expect(client.constructor).toBe(TeamAnthropic);
+    expect(client.self()).toBe(client);
     await team.messages.create({ model: 'claude-test', max_tokens: 100, messages: ask });
     expect(anthropicServer.requests[0]!.headers['x-team']).toBe('ops');
     expect(JSON.stringify((anthropicServer.requests[0]!.body as { system: unknown }).system)).toContain('Frankfurt');
