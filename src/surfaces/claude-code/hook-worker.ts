@@ -2,12 +2,13 @@ import { createExtractor } from '../../node/create-extractor.js';
 import { engramHome } from '../../node/load-settings.js';
 import { openEngram } from '../../node/open-engram.js';
 import { writeHookLog } from './hook-log.js';
-import { HOOK_ACTOR } from './hook-main.js';
+import { HOOK_ACTOR } from './hook-input.js';
+import { drainSpool } from './spool-drain.js';
 
 /**
- * The detached worker a queueing hook starts (`node hook-worker.js <cwd>`): runs every due
- * extraction job with the configured model (offline: explicit statements only), logs what failed,
- * and exits. Several at once are safe (each job is claimed with a lease); `engram serve` runs the
+ * The detached worker a queueing hook starts (`node hook-worker.js <cwd>`): moves the hooks' spool
+ * into the extraction queue (spool-drain.ts), runs every due extraction job with the configured
+ * model (offline: explicit statements only), logs what failed, and exits. Several at once are safe (each job is claimed with a lease); `engram serve` runs the
  * same queue when it is up.
  */
 async function runWorker(cwd: string): Promise<void> {
@@ -25,6 +26,7 @@ async function runWorker(cwd: string): Promise<void> {
   try {
     const opened = await openEngram({ cwd, env: process.env, actor: HOOK_ACTOR });
     try {
+      await drainSpool({ home, env: process.env, opened });
       const model = opened.engram.model;
       const extractor = createExtractor({
         engram: opened.engram,

@@ -1,89 +1,17 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseClaudeCodeTranscript } from '../../../src/extraction/transcripts/claude-code-transcript.js';
 import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
-import { eventually, HOOK_LAUNCHER } from '../../support/claude-code-harness.js';
-
-interface HookRun {
-  code: number | null;
-  stdout: string;
-}
-
-/** Runs one hook as Claude Code does: the launcher, the event's JSON on stdin. */
-function runHook(
-  workspace: Workspace,
-  event: string,
-  input: string,
-  env: Record<string, string> = {},
-): Promise<HookRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [HOOK_LAUNCHER, 'hook', event, '--from', 'engram-plugin'], {
-      cwd: workspace.cwd,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: workspace.home,
-        ENGRAM_HOME: workspace.home,
-        ENGRAM_MODEL_PROVIDER: 'none',
-        ...env,
-      },
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
-    const out: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stdin.on('error', () => undefined);
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8') }));
-    child.stdin.end(input);
-  });
-}
-
-/** A hook's stdout is nothing or one JSON document of Claude Code's hook output. */
-function expectValidOutput(run: HookRun): void {
-  expect(run.code).toBe(0);
-  if (run.stdout.trim() === '') return;
-  const value = JSON.parse(run.stdout) as { hookSpecificOutput?: { hookEventName?: string } };
-  expect(typeof value.hookSpecificOutput?.hookEventName).toBe('string');
-}
-
-function logLines(workspace: Workspace): Array<{ event: string; status: string; message: string }> {
-  try {
-    return readFileSync(join(workspace.home, 'logs', 'claude-code-hooks.log'), 'utf8')
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line));
-  } catch {
-    return [];
-  }
-}
-
-const line = (record: Record<string, unknown>): string => JSON.stringify(record);
-function userLine(uuid: string, parent: string | null, text: string, extra: Record<string, unknown> = {}): string {
-  return line({
-    type: 'user',
-    uuid,
-    parentUuid: parent,
-    sessionId: 'sess-1',
-    timestamp: '2026-12-01T10:00:00.000Z',
-    version: '2.1.332',
-    isSidechain: false,
-    message: { role: 'user', content: text },
-    ...extra,
-  });
-}
-function assistantLine(uuid: string, parent: string, text: string, extra: Record<string, unknown> = {}): string {
-  return line({
-    type: 'assistant',
-    uuid,
-    parentUuid: parent,
-    sessionId: 'sess-1',
-    timestamp: '2026-12-01T10:00:01.000Z',
-    isSidechain: false,
-    message: { id: `msg_${uuid}`, role: 'assistant', content: [{ type: 'text', text }] },
-    ...extra,
-  });
-}
+import { eventually } from '../../support/claude-code-harness.js';
+import {
+  assistantLine,
+  expectValidOutput,
+  line,
+  logLines,
+  runHook,
+  userLine,
+} from '../../support/claude-code-hook-run.js';
 
 describe('the Claude Code hooks as processes', () => {
   let workspace: Workspace;
@@ -176,6 +104,8 @@ describe('the Claude Code hooks as processes', () => {
       line({ session_id: 'sess-1', cwd: workspace.cwd, transcript_path: transcript }),
     );
     expect(run.code).toBe(0);
+    // The hook only spooled the event: its worker, or this, queues it.
+    await workspace.run(['queue', 'run']);
     const queue = await workspace.json(['queue', '--state', 'pending,running,failed,done']);
     expect(queue.jobs.map((job: { sessionId: string }) => job.sessionId)).toEqual(['sess-1:agent-a1b2']);
   }, 60_000);
