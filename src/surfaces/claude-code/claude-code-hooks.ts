@@ -63,9 +63,12 @@ async function writeSurfaced(context: HookContext, ids: readonly string[]): Prom
 }
 
 /**
- * SessionStart: the index of the project's and global memories (the static part, capped). After a
- * compaction (`source: compact`) the memories surfaced before it are given again, since the summary
- * dropped their text; they stay the session's surfaced set, the others may be recalled again.
+ * SessionStart: the index of the project's and global memories (the static part, capped), then a
+ * `<memory_context>` block (stripped by extraction like every injected block). At startup, resume
+ * and clear it holds the most relevant memories for the project without a prompt
+ * (session-start-memories.ts); after a compaction (`source: compact`) the memories surfaced before
+ * it, since the summary dropped their text. What the block gives is the session's surfaced set
+ * (added to it on resume), so UserPromptSubmit does not repeat it.
  */
 export async function sessionStartContext(context: HookContext): Promise<string | undefined> {
   const { engram } = context.opened;
@@ -76,13 +79,24 @@ export async function sessionStartContext(context: HookContext): Promise<string 
   };
   const { buildStaticPart } = await import('../../recall/memory-context.js');
   const staticPart = await buildStaticPart({ store: engram.store, settings }, engram.readScopes);
-  if (context.input.source !== 'compact') return fitContext([staticPart]);
-  const ids = (await readSurfaced(context)).slice(-MAX_REINJECTED).reverse();
-  const memories: Memory[] = [];
-  for (const id of ids) {
-    const memory = await engram.store.get(id, engram.readScopes);
-    if (memory && !memory.archived && memory.invalidAt === null) memories.push(memory);
+  const now = new Date().toISOString();
+  const source = context.input.source;
+  const before = source === 'resume' || source === 'compact' ? await readSurfaced(context) : [];
+  let memories: Memory[] = [];
+  if (source === 'compact') {
+    for (const id of before.slice(-MAX_REINJECTED).reverse()) {
+      const memory = await engram.store.get(id, engram.readScopes);
+      if (memory && !memory.archived && memory.invalidAt === null) memories.push(memory);
+    }
+  } else {
+    const { sessionStartMemories } = await import('./session-start-memories.js');
+    memories = await sessionStartMemories(engram.store, engram.readScopes, engram.settings, {
+      staticPart,
+      leaveOut: new Set(before),
+      now,
+    });
   }
+  if (memories.length === 0 && source !== 'compact') return fitContext([staticPart]);
   const room = MAX_CONTEXT_CHARS - staticPart.length - 2;
   const budget = Math.min(
     engram.settings.injection.maxTokens,
@@ -95,7 +109,7 @@ export async function sessionStartContext(context: HookContext): Promise<string 
           memories.map((memory) => ({ memory, score: null, source: 'ranked' as const })),
           {
             maxTokens: budget,
-            now: new Date().toISOString(),
+            now,
             bytesPerToken: engram.settings.tokens.bytesPerTextToken,
             ageNoteDays: engram.settings.recall.ageNoteDays,
             staleDays: engram.settings.recall.staleDays,
@@ -104,9 +118,10 @@ export async function sessionStartContext(context: HookContext): Promise<string 
       : undefined;
   const text = fitContext([staticPart, packed?.block ?? '']);
   context.answer(text);
-  // The summary dropped every earlier block: what was given again is the session's surfaced set now.
   const given = packed && text?.includes(packed.block) ? packed.included.map((entry) => entry.memory.id) : [];
-  await writeSurfaced(context, given);
+  // After a compaction the summary dropped every earlier block: what was given again is the surfaced set now.
+  if (source === 'compact') await writeSurfaced(context, given);
+  else if (given.length > 0) await writeSurfaced(context, [...before, ...given]);
   return text;
 }
 
