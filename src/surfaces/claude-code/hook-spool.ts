@@ -1,6 +1,7 @@
 import {
   closeSync,
   constants,
+  fchmodSync,
   fstatSync,
   mkdirSync,
   openSync,
@@ -11,6 +12,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { tightenMode } from '../../kernel/node/private-files.js';
 
 /**
  * The spool of Claude Code's queueing hooks (Stop, PreCompact, SessionEnd): one JSON line per
@@ -67,9 +69,13 @@ export function appendSpoolEntry(home: string, entry: SpoolEntry): 'appended' | 
   const line = Buffer.from(`${JSON.stringify(entry)}\n`, 'utf8');
   if (line.length > SPOOL_LINE_MAX_BYTES) return 'too-long';
   mkdirSync(spoolFolder(home), { recursive: true, mode: 0o700 });
+  tightenMode(spoolFolder(home));
   const fd = openSync(spoolPath(home), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o600);
   try {
-    if (fstatSync(fd).size + line.length > SPOOL_MAX_BYTES) return 'full';
+    const info = fstatSync(fd);
+    // Made wider by someone else (a copy, an older file): tightened before anything is written to it.
+    if ((info.mode & 0o077) !== 0) fchmodSync(fd, info.mode & 0o700);
+    if (info.size + line.length > SPOOL_MAX_BYTES) return 'full';
     writeSync(fd, line);
     return 'appended';
   } finally {

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -57,6 +57,9 @@ describe('the queueing hooks spool', () => {
     );
     const input = line({ session_id: 'sess-a', cwd: workspace.cwd, transcript_path: transcript });
     expect(await runHook(workspace, 'stop', input, NO_WORKER)).toEqual({ code: 0, stdout: '' });
+    // Widened by someone else: the next append tightens it first.
+    chmodSync(spoolPath(workspace.home), 0o644);
+    chmodSync(spoolFolder(workspace.home), 0o755);
     expect(await runHook(workspace, 'pre-compact', input, NO_WORKER)).toEqual({ code: 0, stdout: '' });
     const lines = spoolLines(workspace);
     expect(lines.map((entry) => [entry.event, entry.sessionId, entry.transcriptPath])).toEqual([
