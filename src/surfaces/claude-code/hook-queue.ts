@@ -7,7 +7,7 @@ import { ENGRAM_NESTED_ENV } from '../../kernel/nested-call.js';
 import type { LoadedSettings } from '../../node/load-settings.js';
 import type { HookInput } from './hook-input.js';
 import type { HookLogEntry } from './hook-log.js';
-import { appendSpoolEntry, SPOOL_MAX_BYTES, type SpoolEntry } from './hook-spool.js';
+import { appendSpoolEntry, isWorkerRunning, SPOOL_MAX_BYTES, type SpoolEntry } from './hook-spool.js';
 
 /**
  * The hook side of Stop, PreCompact and SessionEnd: one line in the spool (hook-spool.ts) and a
@@ -68,7 +68,9 @@ export function spoolHookEvent(
     });
     return { status: 'full', worker: false };
   }
-  return { status: 'spooled', worker: hooks.worker ? spawnWorker(cwd, log) : false };
+  // A worker for this store that is running now sees the line (it looks again before it exits).
+  const start = hooks.worker && !isWorkerRunning(loaded.home, entry.store);
+  return { status: 'spooled', worker: start ? spawnWorker(cwd, log) : false };
 }
 
 /** The transcript path when it names a file a drainer will read; why not is logged when it is too large. */

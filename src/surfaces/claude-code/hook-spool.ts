@@ -194,3 +194,76 @@ function isAbandoned(pid: number, claimedAt: number, now: number): boolean {
     return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
+
+/**
+ * One hook worker per store at a time: `spool/worker-<store>.pid`. A hook that finds a live one
+ * starts none (the running worker sees the new line: it checks the spool again after letting go).
+ */
+function workerLockPath(home: string, store: string): string {
+  return join(spoolFolder(home), `worker-${store.replace(/[^a-z0-9]/gi, '')}.pid`);
+}
+
+function lockHolder(path: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(path, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+/** Whether a worker for this store is running now (its lock held by a live process). */
+export function isWorkerRunning(home: string, store: string): boolean {
+  const pid = lockHolder(workerLockPath(home, store));
+  return pid !== undefined && pid !== process.pid && isAlive(pid);
+}
+
+/** Takes the store's worker lock (or a dead worker's); false when a live worker holds it. */
+export function acquireWorkerLock(home: string, store: string): boolean {
+  const path = workerLockPath(home, store);
+  mkdirSync(spoolFolder(home), { recursive: true, mode: 0o700 });
+  try {
+    const fd = openSync(path, 'wx', 0o600);
+    writeSync(fd, String(process.pid));
+    closeSync(fd);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return true; // No lock to be had: run anyway (jobs are leased).
+  }
+  if (isWorkerRunning(home, store)) return false;
+  const temporary = `${path}.${process.pid}`;
+  try {
+    const fd = openSync(temporary, 'w', 0o600);
+    writeSync(fd, String(process.pid));
+    closeSync(fd);
+    renameSync(temporary, path);
+  } catch {
+    rmSync(temporary, { force: true });
+  }
+  return lockHolder(path) === process.pid;
+}
+
+/** Lets go of the store's worker lock (only when this process holds it). */
+export function releaseWorkerLock(home: string, store: string): void {
+  const path = workerLockPath(home, store);
+  if (lockHolder(path) === process.pid) rmSync(path, { force: true });
+}
+
+/** Whether the spool (not a claim) holds an event for this store no drainer has tried yet. */
+export function hasNewEventFor(home: string, store: string): boolean {
+  try {
+    const { entries } = readEntries(readFileSync(spoolPath(home), 'utf8'));
+    return entries.some((entry) => entry.store === store && entry.attempts === undefined);
+  } catch {
+    return false;
+  }
+}

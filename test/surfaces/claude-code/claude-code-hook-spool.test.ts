@@ -187,6 +187,25 @@ describe('the queueing hooks spool', () => {
     }
   }, 60_000);
 
+  it('one worker per store: a hook that finds a live one starts none, a dead one is taken over', async () => {
+    const transcript = writeTranscript(workspace, 'sess-l', 'Remember that one worker runs per store.');
+    const input = line({ session_id: 'sess-l', cwd: workspace.cwd, transcript_path: transcript });
+    await runHook(workspace, 'stop', input, NO_WORKER);
+    const store = String(spoolLines(workspace)[0]!.store);
+    const lock = join(spoolFolder(workspace.home), `worker-${store}.pid`);
+    // Held by a live process (this test's): the hook spools and starts no worker.
+    writeFileSync(lock, String(process.pid));
+    await runHook(workspace, 'stop', input);
+    await new Promise((resolvePause) => setTimeout(resolvePause, 1_500));
+    expect(spoolLines(workspace)).toHaveLength(2);
+    // Held by a process that is gone: the next hook's worker takes the lock over and drains both.
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    writeFileSync(lock, gone.stdout);
+    await runHook(workspace, 'stop', input);
+    await eventually(async () => (spoolLines(workspace).length === 0 && !existsSync(lock) ? true : undefined));
+    expect((await contents(workspace)).filter((text) => text.includes('one worker runs'))).toHaveLength(1);
+  }, 60_000);
+
   it('the queueing path loads no store, recall or extraction module (the bundle and the plain modules)', () => {
     const walk = (entry: string, pattern: RegExp): Set<string> => {
       const seen = new Set<string>();
