@@ -8,6 +8,7 @@ import {
   assistantLine,
   expectValidOutput,
   line,
+  type HookRun,
   logLines,
   runHook,
   userLine,
@@ -137,6 +138,32 @@ describe('the Claude Code hooks as processes', () => {
       },
     );
     expect(off).toEqual({ code: 0, stdout: '' });
+  }, 60_000);
+
+  it('SessionStart gives the project memories the index does not show in full once: not again on resume, nor for a prompt', async () => {
+    const lint =
+      'Always run the linter before committing: CI rejects unformatted code; npm run lint -- --fix repairs it.';
+    await workspace.run(['remember', lint, '--type', 'feedback', '--description', 'Lint before committing']);
+    const contextOf = (run: HookRun): string =>
+      run.stdout === '' ? '' : (JSON.parse(run.stdout).hookSpecificOutput.additionalContext as string);
+    const block = (text: string): string => text.slice(text.lastIndexOf('<memory_context>'));
+    const input = (source: string) => line({ session_id: 'sess-r', cwd: workspace.cwd, source });
+    const startup = contextOf(await runHook(workspace, 'session-start', input('startup')));
+    expect(block(startup)).toContain('npm run lint -- --fix');
+    const prompt = await runHook(
+      workspace,
+      'user-prompt-submit',
+      line({ session_id: 'sess-r', cwd: workspace.cwd, prompt: 'how do I lint before committing?' }),
+    );
+    expect(contextOf(prompt)).not.toContain('npm run lint');
+    const resumed = contextOf(await runHook(workspace, 'session-start', input('resume')));
+    expect(resumed).toContain('Lint before committing');
+    expect(resumed).not.toContain('npm run lint');
+    // A new session (clear gives a new id) gets it again.
+    const fresh = contextOf(
+      await runHook(workspace, 'session-start', line({ session_id: 'sess-r2', cwd: workspace.cwd, source: 'clear' })),
+    );
+    expect(block(fresh)).toContain('npm run lint -- --fix');
   }, 60_000);
 
   it('runs nothing when engram itself called claude (ENGRAM_NESTED)', async () => {
