@@ -32,7 +32,8 @@ export const chatCommand: CommandDefinition = {
   details:
     'Tools: read_file, list_files, search_files inside the project, and write_file after you confirm. ' +
     'Commands in the chat: /memory, /compact [instructions], /notes, /resume [id], /forget <id|text>, /help, /exit. ' +
-    'Ctrl-C stops a running answer; Ctrl-C twice, Ctrl-D or /exit quits. Transcripts: <ENGRAM_HOME>/projects/<project>/<session>.jsonl.',
+    'Ctrl-C stops a running answer; Ctrl-C twice, Ctrl-D or /exit quits. ' +
+    "Piped input (printf 'question\\n' | engram chat) sends each line as a message, prints the answers and exits at its end; writes are declined there. Transcripts: <ENGRAM_HOME>/projects/<project>/<session>.jsonl.",
   async run(invocation) {
     const { values, global, io } = invocation;
     noPositionals(invocation);
@@ -60,6 +61,7 @@ export const chatCommand: CommandDefinition = {
       input: io.stdin,
       output: io.stdout,
       terminal: io.interactive && io.stdout.isTTY === true,
+      piped: !io.interactive,
       color: io.color,
       settings: opened.engram.settings,
     });
