@@ -60,6 +60,8 @@ export class ChatTerminal {
   #midLine = false;
   #inputEnded = false;
   #firstLine = true;
+  #failures: unknown[] = [];
+  #turns = 0;
 
   constructor(options: ChatTerminalOptions) {
     this.#options = options;
@@ -85,6 +87,11 @@ export class ChatTerminal {
   notice(notice: ChatNotice): void {
     if (this.#busy) this.#notices.push(notice);
     else this.#printNotice(notice);
+  }
+
+  /** Messages sent to the model so far, and the errors of those that got no answer (an interruption is no failure). */
+  get turns(): { sent: number; failed: readonly unknown[] } {
+    return { sent: this.#turns, failed: [...this.#failures] };
   }
 
   /** Runs the chat until /exit, a second Ctrl-C or the end of input. */
@@ -266,6 +273,7 @@ export class ChatTerminal {
     const agent = this.#agent!;
     const controller = new AbortController();
     this.#running = controller;
+    this.#turns += 1;
     let streamed = false;
     try {
       const result = await agent.turn(text, {
@@ -286,7 +294,10 @@ export class ChatTerminal {
     } catch (error) {
       this.#ensureNewLine();
       if (controller.signal.aborted) this.#write('(interrupted)\n', 'dim');
-      else this.#write(`engram: ${error instanceof Error ? error.message : String(error)}\n`);
+      else {
+        this.#failures.push(error);
+        this.#write(`engram: ${error instanceof Error ? error.message : String(error)}\n`);
+      }
     } finally {
       this.#running = undefined;
     }

@@ -127,6 +127,19 @@ describe('engram chat with piped input', () => {
     expect(sent()[2]).toBe('y');
   });
 
+  it('a message that gets no answer does not stop the rest, and the exit code says so', async () => {
+    main.push(
+      { message: { text: 'First answered.' } },
+      { error: { kind: 'invalid_request', message: 'messages: bad request' } },
+      { message: { text: 'Third answered.' } },
+    );
+    const run = await chat('one\ntwo\nthree\n');
+    expect(sent()).toEqual(['one', 'two', 'three']);
+    expect(run.stdout).toContain('Third answered.');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^engram: 1 of 3 piped messages got no answer; the last error: .*bad request/m);
+  });
+
   it('stops at /exit: lines after it are not sent', async () => {
     const run = await chat('one\n/exit\ntwo\n');
     expect(run.code).toBe(0);

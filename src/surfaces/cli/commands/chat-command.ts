@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { EngramError } from '../../../kernel/errors.js';
+import { EngramError, isEngramError } from '../../../kernel/errors.js';
 import { noPositionals, stringOption, type CommandDefinition } from '../cli-command.js';
 import { CLI_ACTOR, globalSettingFlags } from '../cli-engram.js';
 
@@ -85,6 +85,16 @@ export const chatCommand: CommandDefinition = {
       } finally {
         await agent.close();
         io.stdout.write(`Transcript: ${agent.transcriptPath}\n`);
+      }
+      // A script that piped its questions learns from the exit code that some got no answer.
+      const { sent, failed } = terminal.turns;
+      if (!io.interactive && failed.length > 0) {
+        const last = failed.at(-1);
+        throw new EngramError(
+          isEngramError(last) ? last.code : 'INTERNAL',
+          `${failed.length} of ${sent} piped messages got no answer; the last error: ${last instanceof Error ? last.message : String(last)}`,
+          { cause: last },
+        );
       }
     } finally {
       process.off('SIGINT', onSignal);
