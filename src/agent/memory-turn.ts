@@ -6,6 +6,7 @@ import type { RecalledMemory } from '../extraction/recalled-memories.js';
 import type { Conversation } from '../contracts/conversation.js';
 import type { LanguageModel } from '../contracts/language-model.js';
 import { assertScope, type Scope } from '../memory/scope.js';
+import type { MemoryPlacement } from '../privacy/injected-markers.js';
 import { buildStaticPart, type MemoryContext, type MemoryContextOptions } from '../recall/memory-context.js';
 import { recordHits } from '../recall/recall-memories.js';
 import type { Session } from '../session/session.js';
@@ -62,6 +63,12 @@ export interface MemoryTurnOptions {
    * that rebuilds the whole prompt on every request sets false.
    */
   excludeSurfaced?: boolean;
+  /**
+   * Where the caller puts the `<memory_context>` block, which the static part tells the model:
+   * `before-message` (default: in the conversation just before the user's message, as `run` does) or
+   * `system-end` (at the end of the system prompt, as the client wrappers do).
+   */
+  placement?: MemoryPlacement;
   /** Ids surfaced earlier in this conversation (restored from `surfacedIds()` by a caller that runs one process per prompt). */
   surfaced?: Iterable<string>;
   /** Told what happens: recall, injection, time caps, failures, queued extraction. A throwing listener is ignored. */
@@ -129,7 +136,7 @@ export interface MemoryAgentTurnResult extends AgentTurnResult {
  * @example
  * // Client-wrapper style: the whole prompt is rebuilt on every request, so nothing injected before
  * // is still there: excludeSurfaced false gives earlier memories again when they still fit.
- * const turn = new MemoryTurn({ engram, extractor, excludeSurfaced: false });
+ * const turn = new MemoryTurn({ engram, extractor, excludeSurfaced: false, placement: 'system-end' });
  * const injection = await turn.beforeRequest(lastUserMessage);
  * const system = `${injection.staticPart}\n${basePrompt}\n${injection.block}`;
  * // … the model answers …
@@ -148,6 +155,7 @@ export class MemoryTurn {
   readonly #surfaced: Set<string>;
   /** Injected memories not yet handed to a queued extraction: the extractor is told they are known. */
   readonly #unqueued = new Map<string, RecalledMemory>();
+  readonly #placement: MemoryPlacement;
   #staticPart: { text: string; tokens: number } | undefined;
   #staticWork: Promise<{ text: string; tokens: number }> | undefined;
   /** The after-response steps run one after another (the extractor's cursor is per conversation). */
@@ -200,6 +208,10 @@ export class MemoryTurn {
     this.#excludeSurfaced = checkFlag(options.excludeSurfaced, 'excludeSurfaced');
     this.#onEvent = options.onEvent;
     this.#surfaced = checkSurfaced(options.surfaced);
+    const placement = options.placement ?? 'before-message';
+    if (placement !== 'before-message' && placement !== 'system-end')
+      throw new EngramError('INVALID_INPUT', "placement is 'before-message' or 'system-end'.");
+    this.#placement = placement;
   }
 
   /**
@@ -412,7 +424,7 @@ export class MemoryTurn {
     if (this.#staticPart) return Promise.resolve(this.#staticPart);
     if (!this.#staticWork) {
       const { store, settings } = this.#engram;
-      const work = buildStaticPart({ store, settings }, this.#scopes).then((text) => {
+      const work = buildStaticPart({ store, settings }, this.#scopes, this.#placement).then((text) => {
         const part = { text, tokens: estimateTextTokens(text, { bytesPerToken: settings.tokens.bytesPerTextToken }) };
         if (this.#staticWork === work) this.#staticPart = part;
         return part;

@@ -155,8 +155,11 @@ function nextInjectedBlock(text: string, from: number): { start: number; end: nu
         : close + MEMORY_CONTEXT_CLOSE.length + (text.startsWith('\n', close + MEMORY_CONTEXT_CLOSE.length) ? 1 : 0);
     candidates.push({ start: blockStart, end });
   }
-  const staticStart = text.indexOf(INJECTED_PREAMBLES.staticPart.trimEnd(), from);
-  if (staticStart !== -1) candidates.push({ start: staticStart, end: staticPartEnd(text, staticStart) });
+  for (const preamble of INJECTED_PREAMBLES.staticParts) {
+    const staticStart = text.indexOf(preamble.trimEnd(), from);
+    if (staticStart !== -1)
+      candidates.push({ start: staticStart, end: staticPartEnd(text, staticStart + preamble.trimEnd().length) });
+  }
   return candidates.sort((a, b) => a.start - b.start)[0];
 }
 
@@ -170,9 +173,9 @@ function findMemoryContextBlock(text: string, from: number): number {
   return -1;
 }
 
-/** The end of the static part: its preamble, then the index's header, warning, entry and blank lines. */
-function staticPartEnd(text: string, start: number): number {
-  let position = start + INJECTED_PREAMBLES.staticPart.trimEnd().length;
+/** The end of the static part: after its preamble (ending at `afterPreamble`), the index's header, warning, entry and blank lines. */
+function staticPartEnd(text: string, afterPreamble: number): number {
+  let position = afterPreamble;
   while (position < text.length) {
     const newline = text.indexOf('\n', position + 1);
     const lineStart = text[position] === '\n' ? position + 1 : position;

@@ -3,7 +3,8 @@ import {
   BLOCK_PREAMBLE,
   MEMORY_CONTEXT_CLOSE,
   MEMORY_CONTEXT_OPEN,
-  STATIC_PREAMBLE,
+  staticPreamble,
+  type MemoryPlacement,
 } from '../privacy/injected-markers.js';
 import { EngramError } from '../kernel/errors.js';
 import type { Memory } from '../memory/memory.js';
@@ -120,9 +121,9 @@ export function packMemoryContext(candidates: readonly ContextCandidate[], optio
  * text, escaped like the block. '' when there is no index text. Depends only on its input, so an
  * unchanged index gives byte-identical text (what keeps the provider's prompt cache valid).
  */
-export function formatStaticMemoryPart(indexText: string): string {
+export function formatStaticMemoryPart(indexText: string, placement: MemoryPlacement = 'system-end'): string {
   if (indexText.trim() === '') return '';
-  return `${STATIC_PREAMBLE}\n${escapeContextText(indexText)}`;
+  return `${staticPreamble(placement)}\n${escapeContextText(indexText)}`;
 }
 
 function attribute(name: string, value: string): string {

@@ -6,6 +6,7 @@ import {
   type PackedMemory,
 } from './memory-context-format.js';
 import { buildMemoryIndex } from '../memory/memory-index.js';
+import type { MemoryPlacement } from '../privacy/injected-markers.js';
 import type { Scope } from '../memory/scope.js';
 import { estimateTextTokens } from '../kernel/token-estimate.js';
 import type { LanguageModel, LanguageModelUsage } from '../contracts/language-model.js';
@@ -206,6 +207,7 @@ const INDEX_RESERVED_LINES = 4;
 export async function buildStaticPart(
   dependencies: Pick<RecallDependencies, 'store' | 'settings'>,
   scopes: readonly Scope[],
+  placement: MemoryPlacement = 'system-end',
 ): Promise<string> {
   const { store, settings } = dependencies;
   const active = { scopes, archived: 'exclude', invalid: 'exclude' } as const;
@@ -222,5 +224,5 @@ export async function buildStaticPart(
     total > memories.length
       ? `\n> This index lists the ${memories.length} most important of ${total} memories; recall finds the others.\n`
       : '';
-  return formatStaticMemoryPart(`${index.text}${note}`);
+  return formatStaticMemoryPart(`${index.text}${note}`, placement);
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { AnthropicLanguageModel } from '../../src/adapters/models/anthropic-language-model.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import { estimateMessagesTokens } from '../../src/session/context-budget.js';
+import { COMPACTION_SUMMARY_SECTIONS } from '../../src/session/compaction/compaction-summary.js';
 import { estimateJsonTokens, estimateTextTokens } from '../../src/kernel/token-estimate.js';
 import type { LanguageModelMessage } from '../../src/contracts/language-model.js';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
@@ -134,4 +135,15 @@ export async function temporaryDirectory(
 ): Promise<{ path: string; remove: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+/**
+ * A summarizer's answer with the nine parts compaction requires (SPEC §2), each saying `gist`
+ * briefly: small, so it compacts any conversation of a few thousand characters.
+ */
+export function ninePartSummary(gist: string): string {
+  const parts = COMPACTION_SUMMARY_SECTIONS.map(
+    (title, index) => `${index + 1}. ${title}: ${index === 0 ? gist : 'None.'}`,
+  );
+  return `<analysis>draft</analysis>\n<summary>\n${parts.join('\n')}\n</summary>`;
 }

@@ -19,15 +19,25 @@ import {
  * conversation is the latest branch: from the last user or assistant line back to the root,
  * crossing compact boundaries through `logicalParentUuid`. Progress, system, attachment and other
  * lines are links of the chain but not messages. One API response is written as several assistant
- * lines (one content block each, same `message.id`): they become one message.
+ * lines (one content block each, same `message.id`): they become one message. A link to a line that
+ * is not in the file (lost, torn, or a compact boundary whose logical parent is gone) does not end the
+ * conversation: the walk goes on from the line before it in the file, and says so. Nothing is left
+ * out uncounted: unreadable lines and message lines without a usable uuid are `skippedLines`,
+ * message lines off the latest branch are `offBranchLines`, each with a warning.
  */
 
 /** The result of reading a transcript: the conversation, and what was skipped and why. */
 export interface ParsedTranscript {
   conversation: Conversation;
   warnings: string[];
-  /** Lines that could not be read (torn, not JSON, too long). */
+  /** Lines that could not be used (torn, not JSON, too long; a message line without a usable uuid). */
   skippedLines: number;
+  /**
+   * Readable user and assistant lines the conversation does not hold: on a branch a rewind or an edit
+   * left, or the file's other conversation (sidechain lines beside the main one). Readers without
+   * branches leave it out.
+   */
+  offBranchLines?: number;
   /**
    * The file holds only a helper's (subagent's) lines: its conversation is kept under a session id of
    * its own (`<parent session>:agent-<agent id>`), so reading it never moves the parent session's cursor.
@@ -46,6 +56,8 @@ const MESSAGE_TYPES = new Set(['user', 'assistant']);
 const GENERATED_USER_TEXT =
   /^\s*(?:<command-(?:name|message|args)>|<local-command-(?:stdout|stderr)>|\[Request interrupted by user)/;
 const MEMORY_CONTEXT_TAG = '<memory_context>';
+/** Gaps in the parentUuid chain named one by one; past this many, one line counts the rest. */
+const MAX_GAP_WARNINGS = 10;
 
 interface ChainNode {
   uuid: string;
@@ -58,9 +70,11 @@ export function parseClaudeCodeTranscript(text: string, options: ClaudeCodeTrans
   const warnings = [...read.warnings];
   const byUuid = new Map<string, ChainNode>();
   const previousInFile = new Map<string, string>();
-  let previousUuid: string | undefined;
+  const previousInLane: Record<'main' | 'sidechain', string | undefined> = { main: undefined, sidechain: undefined };
   let leaf: ChainNode | undefined;
   let sidechainLeaf: ChainNode | undefined;
+  let skippedLines = read.skipped;
+  const messageNodes: ChainNode[] = [];
   for (const line of read.lines) {
     const uuid = stringField(line.record, 'uuid');
     if (
@@ -68,16 +82,27 @@ export function parseClaudeCodeTranscript(text: string, options: ClaudeCodeTrans
       uuid.length === 0 ||
       uuid.length > MAX_CONVERSATION_ID_LENGTH ||
       /[\u0000-\u001F]/.test(uuid)
-    )
+    ) {
+      // Other line types (summaries, snapshots, queue operations) have no uuid; a message line must.
+      const type = stringField(line.record, 'type');
+      if (type === 'user' || type === 'assistant' || type === 'system') {
+        skippedLines += 1;
+        warnings.push(`line ${line.line} is a ${type} line without a usable uuid: skipped`);
+      }
       continue;
+    }
     // A uuid written twice (a resumed session re-appending) keeps its first line.
     if (byUuid.has(uuid)) continue;
     const node = { uuid, line };
     byUuid.set(uuid, node);
+    // The line before, in the same conversation: a helper's sidechain lines between are not the main chain's.
+    const lane = line.record.isSidechain === true ? 'sidechain' : 'main';
+    const previousUuid = previousInLane[lane];
     if (previousUuid !== undefined) previousInFile.set(uuid, previousUuid);
-    previousUuid = uuid;
+    previousInLane[lane] = uuid;
     const type = stringField(line.record, 'type');
     if (type !== undefined && MESSAGE_TYPES.has(type)) {
+      messageNodes.push(node);
       if (line.record.isSidechain !== true) leaf = node;
       else sidechainLeaf = node;
     }
@@ -86,6 +111,12 @@ export function parseClaudeCodeTranscript(text: string, options: ClaudeCodeTrans
   const sidechain = leaf === undefined && sidechainLeaf !== undefined;
   leaf ??= sidechainLeaf;
   const chain = leaf ? walkBack(leaf, byUuid, previousInFile, warnings) : [];
+  const onChain = new Set(chain.map((node) => node.uuid));
+  const offBranchLines = messageNodes.filter((node) => !onChain.has(node.uuid)).length;
+  if (offBranchLines > 0)
+    warnings.push(
+      `${offBranchLines} user or assistant line${offBranchLines === 1 ? ' is' : 's are'} not on the latest branch (left by a rewind or an edit, or another conversation in the file): left out`,
+    );
   const messages = chainToMessages(chain);
   const named =
     (leaf && validId(stringField(leaf.line.record, 'sessionId'))) ??
@@ -98,12 +129,16 @@ export function parseClaudeCodeTranscript(text: string, options: ClaudeCodeTrans
   return {
     conversation: { sessionId, messages },
     warnings,
-    skippedLines: read.skipped,
+    skippedLines,
+    offBranchLines,
     ...(sidechain && { sidechain: true }),
   };
 }
 
-/** Walks from the leaf to the root: parentUuid, or logicalParentUuid at a compact boundary, or the previous line when the field is absent (old files). */
+/**
+ * Walks from the leaf to the root: parentUuid, or logicalParentUuid at a compact boundary, or the
+ * previous line when the field is absent (old files) or names a line that is not in the file.
+ */
 function walkBack(
   leaf: ChainNode,
   byUuid: Map<string, ChainNode>,
@@ -112,6 +147,7 @@ function walkBack(
 ): ChainNode[] {
   const chain: ChainNode[] = [];
   const visited = new Set<string>();
+  let gaps = 0;
   let node: ChainNode | undefined = leaf;
   while (node) {
     if (visited.has(node.uuid)) {
@@ -121,20 +157,33 @@ function walkBack(
     visited.add(node.uuid);
     chain.push(node);
     const record = node.line.record;
+    const boundary = stringField(record, 'subtype') === 'compact_boundary';
     let parent: unknown = record.parentUuid;
-    if ((parent === null || parent === undefined) && stringField(record, 'subtype') === 'compact_boundary')
-      parent = record.logicalParentUuid;
+    // A compact boundary is never a root: its logical parent, else the line before it, goes on.
+    if ((parent === null || parent === undefined) && boundary) parent = record.logicalParentUuid ?? '';
     if (parent === undefined && !('parentUuid' in record)) parent = previousInFile.get(node.uuid) ?? null;
     if (typeof parent !== 'string') break;
     const next = byUuid.get(parent);
-    if (!next) {
-      warnings.push(
-        `line ${node.line.line} names a parent ${JSON.stringify(parent.slice(0, 60))} that is not in the file (a lost or torn line): the conversation starts after it`,
-      );
-      break;
+    if (next) {
+      node = next;
+      continue;
     }
-    node = next;
+    const before = previousInFile.get(node.uuid);
+    const bridge = before === undefined || visited.has(before) ? undefined : byUuid.get(before);
+    gaps += 1;
+    if (gaps <= MAX_GAP_WARNINGS) {
+      const named =
+        parent === ''
+          ? 'no logical parent'
+          : `a ${boundary ? 'logical ' : ''}parent ${JSON.stringify(parent.slice(0, 60))} that is not in the file (a lost or torn line)`;
+      warnings.push(
+        `line ${node.line.line}${boundary ? ', a compact boundary,' : ''} names ${named}: ${bridge ? `the conversation goes on from line ${bridge.line.line}, the line before it in the file` : 'the conversation starts there'}`,
+      );
+    }
+    node = bridge;
   }
+  if (gaps > MAX_GAP_WARNINGS)
+    warnings.push(`… and ${gaps - MAX_GAP_WARNINGS} more links to lines not in the file, each bridged the same way`);
   return chain.reverse();
 }
 

@@ -28,6 +28,33 @@ export const COMPACTION_SUMMARY_SECTIONS = [
   'Optional Next Step',
 ] as const;
 
+// A section title at the start of a line, as summarizers write them: "1. Title:", "## Title",
+// "**Title**", "- 3) Title"; "&" for "and", any case and spacing.
+function sectionPattern(title: string): RegExp {
+  const words = title
+    .split(' ')
+    .map((word) => (word.toLowerCase() === 'and' ? '(?:and|&)' : word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  return new RegExp(
+    `^[\\t ]*(?:#{1,6}[\\t ]*)?(?:[-*+][\\t ]+)?[*_]{0,2}[\\t ]*(?:\\d{1,2}[.):][\\t ]*)?[*_]{0,2}[\\t ]*${words.join('\\s+')}\\b`,
+    'im',
+  );
+}
+
+const SECTION_PATTERNS = COMPACTION_SUMMARY_SECTIONS.map((title) => ({ title, pattern: sectionPattern(title) }));
+
+/**
+ * The sections of the nine-part summary that a summary lacks, in order ([] when it has all nine).
+ * A summary without them would replace the conversation with less than SPEC's summary holds.
+ */
+export function missingSummarySections(summary: string): string[] {
+  return SECTION_PATTERNS.filter(({ pattern }) => !pattern.test(summary)).map(({ title }) => title);
+}
+
+/** What the summarizer is told when its first answer lacked sections: the same request, once more, naming them. */
+export function summaryRetryInstruction(instruction: string, missing: readonly string[]): string {
+  return `${instruction}\n\nYour previous answer could not be used: its summary lacked ${missing.length === 1 ? 'the section' : 'the sections'} ${missing.map((title) => `"${title}"`).join(', ')}. Answer again with all nine sections, numbered and titled as above, inside <summary></summary>; write "None." under a section that has nothing to say.`;
+}
+
 /** The instruction sent to the summarizer after the conversation it summarizes. */
 export const COMPACTION_SUMMARY_PROMPT = `Your task is to write a detailed summary of the conversation so far. It will replace the conversation: whoever continues the work will see only this summary (and the system prompt), so it must hold every fact, decision, file and instruction needed to carry on without loss.
 

@@ -7,9 +7,11 @@ import {
   droppableGroupCount,
   dropOldestGroups,
   messageGroups,
+  missingSummarySections,
   stripAnalysis,
   stripBulkyContent,
   summaryInstruction,
+  summaryRetryInstruction,
 } from './compaction-summary.js';
 import { keptTail } from './compaction-tail.js';
 import {
@@ -31,9 +33,11 @@ import { checkCompactionInput } from './compaction-input.js';
  * Layer 4 (SPEC §2): replaces a session's messages by a summary when the context is nearly full or
  * the user asks. The fast path uses the session notes and calls no model; otherwise a forked helper
  * (the parent's system and tools, then the conversation) writes the nine-part summary, dropping the
- * oldest message groups when that request is itself too long. The result is new messages (summary,
- * re-injected files and plan, kept recent messages) and a boundary; the input is never changed,
- * so a failed compaction leaves the session as it was. A circuit breaker stops automatic
+ * oldest message groups when that request is itself too long; a summary lacking any of the nine
+ * parts is asked for once more, then refused. The result is new messages (summary, re-injected
+ * files and plan, kept recent messages) and a boundary, always smaller than the messages it
+ * replaces (else it is refused); the input is never changed, so a failed compaction leaves the
+ * session as it was. A circuit breaker stops automatic
  * compaction after `compaction.circuitBreakerFailures` failures in a row.
  */
 
@@ -256,7 +260,7 @@ export class Compactor {
       warnings.push(`${tail.droppedUncovered} recent messages the notes do not cover were too large to keep.`);
     const kept = input.messages.slice(tail.start).map(copyMessage);
     const lastSummarized = tail.start > 0 ? input.messages[tail.start - 1]!.uuid : lastUuid;
-    return this.#result(input, {
+    const result = this.#result(input, {
       summary,
       head: this.#head(input, summary, 'notes', kept),
       kept,
@@ -266,6 +270,12 @@ export class Compactor {
       droppedGroups: 0,
       warnings,
     });
+    const before = estimateMessagesTokens(input.messages, this.#settings);
+    if (result.postTokens < before) return result;
+    const grows = `The session notes with what they keep (about ${result.postTokens} tokens) would not make the context smaller than it is (about ${before} tokens)`;
+    if (!this.#model) throw notSmaller(grows, 0, 0);
+    warnings.push(`${grows}; summarizing instead.`);
+    return undefined;
   }
 
   /** The summary path: pre-compact hooks, then a forked summarizer, retried with fewer groups while the request is too long. */
@@ -304,7 +314,9 @@ export class Compactor {
       droppedGroups += 1;
     }
     let modelCalls = 0;
-    for (let attempt = 0; ; attempt += 1) {
+    // Sections the previous answer lacked: asked for once more, naming them, then refused.
+    let missingBefore: string[] | undefined;
+    for (let tooLongRetries = 0; ;) {
       const sameAsParent = droppedGroups === 0 && unchanged && input.prefix.messages.length === input.messages.length;
       const prefix: ForkPrefix = {
         system: input.prefix.system,
@@ -317,14 +329,15 @@ export class Compactor {
         answer = await runForkedHelper({
           model,
           prefix,
-          instruction,
+          instruction: missingBefore ? summaryRetryInstruction(instruction, missingBefore) : instruction,
           maxOutputTokens: compaction.summaryMaxOutputTokens,
           maxTurns: 1,
           ...(input.signal && { parentSignal: input.signal }),
         });
       } catch (error) {
         const droppable = droppableGroupCount(messages);
-        if (isPromptTooLong(error) && attempt < compaction.maxRetries && droppable > 0) {
+        if (isPromptTooLong(error) && tooLongRetries < compaction.maxRetries && droppable > 0) {
+          tooLongRetries += 1;
           const count = groupsToDrop(messages, error as EngramError, this.#settings);
           messages = dropOldestGroups(messages, count);
           droppedGroups += Math.min(count, droppable);
@@ -350,9 +363,21 @@ export class Compactor {
           },
         );
       }
+      const missing = missingSummarySections(summary);
+      if (missing.length > 0) {
+        if (missingBefore === undefined) {
+          missingBefore = missing;
+          continue;
+        }
+        throw new EngramError(
+          'COMPACTION_FAILED',
+          `The summarizer's summary lacks ${missing.length} of the nine parts (${missing.join(', ')}), twice; nothing was changed, the session goes on uncompacted. Try again, or compact by hand with instructions.`,
+          { details: { modelCalls, droppedGroups, missingSections: missing } },
+        );
+      }
       const full = withStandingRules(summary, rules);
       const last = input.messages.at(-1)!.uuid;
-      return this.#result(input, {
+      const result = this.#result(input, {
         summary: full,
         head: this.#head(input, full, 'summary', []),
         kept: [],
@@ -362,6 +387,15 @@ export class Compactor {
         droppedGroups,
         warnings,
       });
+      const before = estimateMessagesTokens(input.messages, this.#settings);
+      if (result.postTokens >= before) {
+        throw notSmaller(
+          `The summary with what is re-injected after it (about ${result.postTokens} tokens) would not make the context smaller than it is (about ${before} tokens)`,
+          modelCalls,
+          droppedGroups,
+        );
+      }
+      return result;
     }
   }
 
@@ -495,6 +529,15 @@ function failed(error: unknown, modelCalls: number, droppedGroups: number, note:
       cause: error,
       details: { modelCalls, droppedGroups, ...(isEngramError(error) && { modelError: error.code }) },
     },
+  );
+}
+
+/** A compaction refused because it would not shrink the context: the session keeps what it has. */
+function notSmaller(why: string, modelCalls: number, droppedGroups: number): EngramError {
+  return new EngramError(
+    'COMPACTION_FAILED',
+    `${why}; nothing was changed, the session goes on uncompacted. A compaction never makes the context larger.`,
+    { details: { modelCalls, droppedGroups, grows: true } },
   );
 }
 

@@ -220,8 +220,11 @@ class TranscriptState {
       if (typeof parent !== 'string') break;
       const next = this.nodes.get(parent);
       if (!next) {
+        // The lines before the gap are not resumed: said, and counted, never dropped unseen.
+        const onChain = new Set(chain.map((item) => item.uuid));
+        const leftOut = [...this.nodes.values()].filter((item) => item.message && !onChain.has(item.uuid)).length;
         this.warnings.push(
-          `a line names a parent ${JSON.stringify(parent.slice(0, 60))} that is not in the file (a lost or torn line): the conversation starts after it`,
+          `a line names a parent ${JSON.stringify(parent.slice(0, 60))} that is not in the file (a lost or torn line): the conversation starts after it${leftOut > 0 ? `; ${leftOut} message line${leftOut === 1 ? '' : 's'} before it (or on other branches) left out` : ''}`,
         );
         break;
       }

@@ -15,6 +15,13 @@ export interface ChatTerminalOptions {
   terminal: boolean;
   /** ANSI colors for the status line and notices. */
   color: boolean;
+  /**
+   * The input is a pipe or a file, not a person (`printf 'question\n' | engram chat`): each line is
+   * its own message (how lines arrive in chunks says nothing about a paste), no prompt is drawn, each
+   * line is echoed before its answer, and the end of input ends the chat only after every line read
+   * has had its turn (a person's Ctrl-D quits at once). Confirmations are answered no.
+   */
+  piped?: boolean;
   settings: Pick<Settings, 'chat'>;
 }
 
@@ -26,13 +33,16 @@ const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
 const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
 const STYLES = { dim: '2', warning: '33' } as const;
 const PROMPT = '> ';
+// A piped line is echoed up to this many characters (a pasted file need not be printed back whole).
+const ECHO_MAX_CHARACTERS = 200;
 
 /**
  * The REPL of `engram chat` over injected streams: lines typed become turns (answers streamed as
  * they come), `/commands` run, a status line shows context usage after each turn. Ctrl-C during a
  * turn aborts it and the session goes on; Ctrl-C twice in a row (or /exit, or end of input) quits.
  * Lines typed while a turn runs wait their turn; a pasted block (lines arriving together) is one
- * message. write_file confirmations read the next line.
+ * message. write_file confirmations read the next line. Piped input (`piped`) is read line by line to
+ * its end, each line a turn.
  */
 export class ChatTerminal {
   readonly #options: ChatTerminalOptions;
@@ -48,6 +58,10 @@ export class ChatTerminal {
   #quitting = false;
   #notices: ChatNotice[] = [];
   #midLine = false;
+  #inputEnded = false;
+  #firstLine = true;
+  #failures: unknown[] = [];
+  #turns = 0;
 
   constructor(options: ChatTerminalOptions) {
     this.#options = options;
@@ -58,6 +72,12 @@ export class ChatTerminal {
     if (this.#quitting) return Promise.resolve(false);
     this.#ensureNewLine();
     this.#write(`${question} [y/N] `);
+    // Piped lines were written before the question was asked, so none of them answers it; after the
+    // end of input nothing can. Like every CLI confirmation, only a person at a terminal says yes.
+    if (this.#options.piped === true || this.#inputEnded) {
+      this.#write(`no (${this.#inputEnded ? 'end of input' : 'input is not a terminal'})\n`);
+      return Promise.resolve(false);
+    }
     return new Promise((resolve) => {
       this.#confirming = resolve;
     });
@@ -69,6 +89,11 @@ export class ChatTerminal {
     else this.#printNotice(notice);
   }
 
+  /** Messages sent to the model so far, and the errors of those that got no answer (an interruption is no failure). */
+  get turns(): { sent: number; failed: readonly unknown[] } {
+    return { sent: this.#turns, failed: [...this.#failures] };
+  }
+
   /** Runs the chat until /exit, a second Ctrl-C or the end of input. */
   async run(agent: ChatAgent): Promise<void> {
     this.#agent = agent;
@@ -77,6 +102,8 @@ export class ChatTerminal {
       output: this.#options.output,
       terminal: this.#options.terminal,
       prompt: PROMPT,
+      // CR LF is one line end however the two bytes arrive (a pipe may split them across chunks).
+      crlfDelay: Number.POSITIVE_INFINITY,
     });
     this.#readline = readline;
     const done = new Promise<void>((resolve) => {
@@ -84,13 +111,13 @@ export class ChatTerminal {
     });
     readline.on('line', (line) => this.#onLine(line));
     readline.on('SIGINT', () => this.interrupt());
-    readline.on('close', () => this.#requestQuit());
+    readline.on('close', () => this.#onInputEnd());
     const resumed = agent.session.messages.length;
     this.#write(
       `engram chat · session ${agent.sessionId}${resumed > 0 ? ` (continued, ${resumed} messages)` : ''} · /help for commands\n`,
     );
     this.#status(agent.usage());
-    readline.prompt();
+    this.#prompt();
     await done;
     readline.close();
   }
@@ -113,18 +140,34 @@ export class ChatTerminal {
     this.#armedToQuit = true;
     this.#ensureNewLine();
     this.#write('(press Ctrl-C again to quit, or type /exit)\n');
-    this.#readline?.prompt();
+    this.#prompt();
   }
 
-  #onLine(line: string): void {
+  #onLine(raw: string): void {
+    // A byte-order mark opens many saved files; it is no part of the first message.
+    const line = this.#firstLine ? raw.replace(/^\uFEFF/, '') : raw;
+    this.#firstLine = false;
     if (this.#confirming) {
       this.#answer(/^\s*y(es)?\s*$/i.test(line));
       return;
     }
     this.#armedToQuit = false;
+    if (this.#options.piped === true) {
+      this.#queue.push(line);
+      void this.#drain();
+      return;
+    }
     // Lines that arrive together (a paste) are gathered and read as one message on the next turn of the event loop.
     this.#batch.push(line);
     if (this.#batch.length === 1) setImmediate(() => this.#flushBatch());
+  }
+
+  /** End of input: a person's Ctrl-D quits now; piped input first lets every line read have its turn. */
+  #onInputEnd(): void {
+    this.#inputEnded = true;
+    if (this.#confirming) this.#answer(false);
+    if (this.#options.piped !== true || (!this.#busy && this.#queue.length === 0 && this.#batch.length === 0))
+      this.#requestQuit();
   }
 
   #flushBatch(): void {
@@ -145,7 +188,13 @@ export class ChatTerminal {
       this.#busy = false;
       for (const notice of this.#notices.splice(0)) this.#printNotice(notice);
     }
-    if (!this.#quitting) this.#readline?.prompt();
+    if (this.#inputEnded && this.#queue.length === 0 && this.#batch.length === 0) this.#requestQuit();
+    if (!this.#quitting) this.#prompt();
+  }
+
+  /** Draws the prompt for a person; piped input has no one to prompt. */
+  #prompt(): void {
+    if (this.#options.piped !== true) this.#readline?.prompt();
   }
 
   async #handle(raw: string): Promise<void> {
@@ -159,6 +208,7 @@ export class ChatTerminal {
     }
     const parsed = parseChatLine(raw.replace(CONTROL_CHARACTERS, ''));
     const agent = this.#agent!;
+    if (this.#options.piped === true && parsed.kind !== 'empty') this.#echo(raw);
     try {
       switch (parsed.kind) {
         case 'empty':
@@ -223,6 +273,7 @@ export class ChatTerminal {
     const agent = this.#agent!;
     const controller = new AbortController();
     this.#running = controller;
+    this.#turns += 1;
     let streamed = false;
     try {
       const result = await agent.turn(text, {
@@ -243,12 +294,24 @@ export class ChatTerminal {
     } catch (error) {
       this.#ensureNewLine();
       if (controller.signal.aborted) this.#write('(interrupted)\n', 'dim');
-      else this.#write(`engram: ${error instanceof Error ? error.message : String(error)}\n`);
+      else {
+        this.#failures.push(error);
+        this.#write(`engram: ${error instanceof Error ? error.message : String(error)}\n`);
+      }
     } finally {
       this.#running = undefined;
     }
     this.#flushNotices();
     this.#status(agent.usage());
+  }
+
+  /** Piped input shows each line it sends, as a person's terminal would, so each answer follows its question. */
+  #echo(line: string): void {
+    const shown = [...line];
+    this.#ensureNewLine();
+    this.#write(
+      `${PROMPT}${shown.length > ECHO_MAX_CHARACTERS ? `${shown.slice(0, ECHO_MAX_CHARACTERS).join('')}…` : line}\n`,
+    );
   }
 
   #answer(yes: boolean): void {

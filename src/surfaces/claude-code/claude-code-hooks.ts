@@ -78,7 +78,8 @@ export async function sessionStartContext(context: HookContext): Promise<string 
     index: { ...engram.settings.index, maxBytes: Math.min(engram.settings.index.maxBytes, STATIC_PART_MAX_BYTES) },
   };
   const { buildStaticPart } = await import('../../recall/memory-context.js');
-  const staticPart = await buildStaticPart({ store: engram.store, settings }, engram.readScopes);
+  // Claude Code puts hook context in the conversation, with the prompt it answers: not in the system prompt.
+  const staticPart = await buildStaticPart({ store: engram.store, settings }, engram.readScopes, 'before-message');
   const now = new Date().toISOString();
   const source = context.input.source;
   const before = source === 'resume' || source === 'compact' ? await readSurfaced(context) : [];

@@ -225,6 +225,8 @@ export class ClientMemory implements ClientMemoryHandle {
       ...(options.recall !== undefined && { recall: options.recall }),
       // The wrapper rebuilds the whole prompt on every request: nothing injected earlier is still there.
       excludeSurfaced: false,
+      // The wrappers put the block at the end of the system prompt (SPEC §3), and the static part says so.
+      placement: 'system-end',
       onEvent: (event) => this.#emit(event),
     });
     return {

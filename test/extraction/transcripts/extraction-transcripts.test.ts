@@ -131,8 +131,12 @@ describe('Claude Code transcripts', () => {
         timestamp: at(),
       }),
     ];
-    const { conversation, warnings } = parseClaudeCodeTranscript(lines.join('\n'));
-    expect(warnings).toEqual([]);
+    const { conversation, warnings, offBranchLines } = parseClaudeCodeTranscript(lines.join('\n'));
+    // The rewound branch is left out, counted.
+    expect(offBranchLines).toBe(2);
+    expect(warnings).toEqual([
+      '2 user or assistant lines are not on the latest branch (left by a rewind or an edit, or another conversation in the file): left out',
+    ]);
     expect(conversation.sessionId).toBe('sess-1');
     expect(conversation.messages.map((message) => [message.id, message.role, message.meta === true])).toEqual([
       ['u1', 'user', false],
@@ -174,14 +178,18 @@ describe('Claude Code transcripts', () => {
       '{"type":"assistant","uuid":"a2","parentUuid":"u2","message":{"id":"msg_2","content":[{"type":"te',
     ];
     const parsed = parseClaudeCodeTranscript(lines.join('\n'), { maxLineBytes: 1_000 });
-    expect(parsed.conversation.messages.map((message) => message.id)).toEqual(['u2']);
+    // The oversized reply a1 is lost; u2 names it: the chain goes on from u1, the main line before it (not the sidechain's).
+    expect(parsed.conversation.messages.map((message) => message.id)).toEqual(['u1', 'u2']);
     expect(parsed.skippedLines).toBe(4);
+    expect(parsed.offBranchLines).toBe(1);
     expect(parsed.warnings.join('\n')).toMatch(/line 2 is not JSON/);
     expect(parsed.warnings.join('\n')).toMatch(/line 3 is not a JSON object/);
     expect(parsed.warnings.join('\n')).toMatch(/line 4 is over 1000 bytes/);
     expect(parsed.warnings.join('\n')).toMatch(/line 7 \(the last\) is cut off/);
-    // The skipped reply was a link of the chain: the conversation starts after it, and says so.
-    expect(parsed.warnings.join('\n')).toMatch(/names a parent "a1" that is not in the file/);
+    // The skipped reply was a link of the chain: the walk bridges it, and says so.
+    expect(parsed.warnings.join('\n')).toMatch(
+      /line 6 names a parent "a1" that is not in the file \(a lost or torn line\): the conversation goes on from line 1/,
+    );
   });
 
   it('reads old files without parentUuid in file order, and survives loops in the links', () => {

@@ -40,7 +40,24 @@ const TOOLS: ToolDefinition[] = [
   },
 ];
 const ANALYSIS_SECRET = 'PRIVATE-CHAIN-OF-THOUGHT';
-const GOOD_SUMMARY = `<analysis>\n${ANALYSIS_SECRET}: the user wants a parser refactor.\n</analysis>\n\n<summary>\n1. Primary Request and Intent: refactor src/parser.ts and add tests.\n8. Current Work: running the tests.\n</summary>`;
+const GOOD_SUMMARY = [
+  `<analysis>\n${ANALYSIS_SECRET}: the user wants a parser refactor.\n</analysis>\n\n<summary>`,
+  '1. Primary Request and Intent: refactor src/parser.ts and add tests.',
+  '2. Key Technical Concepts: CSV parsing, vitest.',
+  '3. Files and Code Sections: src/parser.ts, test/parser.test.ts.',
+  '4. Errors and fixes: None.',
+  '5. Problem Solving: None.',
+  '6. All user messages: asked for the refactor, tests, and a run.',
+  '7. Pending Tasks: run the tests.',
+  '8. Current Work: running the tests.',
+  '9. Optional Next Step: run vitest.',
+  '</summary>',
+].join('\n');
+// The parser as the session read it: enough text that a summary is smaller than the conversation.
+const PARSER_SOURCE = Array.from(
+  { length: 60 },
+  (_, index) => `export function parseField${index}(text) {\n\treturn text.split(',')[${index}]?.trim() ?? '';\n}\n`,
+).join('');
 
 let server: LanguageModelServer;
 let directory: string;
@@ -93,7 +110,7 @@ function conversation(bigResult = ''): SessionMessage[] {
       {
         type: 'tool_result',
         toolUseId: 'toolu_1',
-        content: `export function parse(text) {\n\treturn text.split(',');\n}\n${bigResult}`,
+        content: `export function parse(text) {\n\treturn text.split(',');\n}\n${PARSER_SOURCE}${bigResult}`,
       },
     ]),
     message('assistant', [{ type: 'text', text: 'I read the parser; it splits on commas.' }]),
@@ -274,7 +291,8 @@ describe('fast path: compaction from the session notes', () => {
   });
 
   it('offline, with notes that do not say what they cover, still compacts from them', async () => {
-    const messages = conversation();
+    // A long tool result early on: the recent messages kept after the notes leave it out.
+    const messages = conversation('log line\n'.repeat(20_000));
     const notes: CompactionNotes = {
       hasContent: async () => true,
       waitForIdle: async () => undefined,
@@ -335,7 +353,9 @@ describe('summary path: a forked summarizer', () => {
   });
 
   it('keeps a standing rule through two compactions whose summarizer forgot it', async () => {
-    const forgetful = { message: { text: '<summary>1. Primary Request and Intent: parser work.</summary>' } };
+    // All nine parts, and no word of the rule.
+    const forgetful = { message: { text: GOOD_SUMMARY } };
+    expect(GOOD_SUMMARY).not.toMatch(/tabs/i);
     server.script(forgetful, forgetful);
     const subject = compactor();
     const first = await subject.compact(input(conversation()));
@@ -504,8 +524,9 @@ describe('boundary and re-injection', () => {
       { path: 'src/g.ts', content: line.repeat(10) },
     ];
     server.script({ message: { text: GOOD_SUMMARY } });
+    // A conversation larger than what is re-injected, so the compaction shrinks it.
     const result = await compactor({ settings }).compact(
-      input(conversation(), {
+      input(conversation('log line\n'.repeat(20_000)), {
         trigger: 'manual',
         preTokens: 123_456,
         reinject: {

@@ -318,6 +318,20 @@ describe('readSessionTranscript', () => {
     const cut = await readSessionTranscript(orphan);
     expect(cut.messages.map((item) => item.uuid)).toEqual(['o2']);
     expect(cut.warnings.some((warning) => warning.includes('not in the file'))).toBe(true);
+
+    // A gap after earlier messages: the messages before it are counted in the warning, not dropped unseen.
+    const gapped = join(directory, 'gapped-1.jsonl');
+    writeFileSync(
+      gapped,
+      [
+        line('g1', null, 'user', { role: 'user', content: 'first' }),
+        line('g2', 'g1', 'assistant', { id: 'msg_g', role: 'assistant', content: [{ type: 'text', text: 'one' }] }),
+        line('g4', 'g3-lost', 'user', { role: 'user', content: 'after the gap' }),
+      ].join('\n'),
+    );
+    const afterGap = await readSessionTranscript(gapped);
+    expect(afterGap.messages.map((item) => item.uuid)).toEqual(['g4']);
+    expect(afterGap.warnings.join('\n')).toMatch(/"g3-lost" that is not in the file .*; 2 message lines before it/);
   });
 
   it('answers NOT_FOUND for a missing file and INVALID_INPUT for a folder, an empty path or an unusable name', async () => {

@@ -12,7 +12,7 @@ import type {
   RecordedModelRequest,
 } from '../../../src/testing/loopback-model-server.js';
 import { ENGRAM_BINARY } from '../../support/cli-harness.js';
-import { unmarkedMessage } from '../../support/session-support.js';
+import { ninePartSummary, unmarkedMessage } from '../../support/session-support.js';
 
 /**
  * `engram chat` end to end in a real pseudo-terminal: util-linux `script` runs the built CLI on a
@@ -92,7 +92,7 @@ describe.skipIf(!hasScript)('engram chat in a pseudo-terminal', () => {
         if (JSON.stringify(body.messages?.at(-1) ?? '').includes(SUMMARY_PROMPT_START)) {
           return {
             message: {
-              text: '<analysis>draft</analysis><summary>The user asked what README.md holds; it holds a heading and a vitest note.</summary>',
+              text: ninePartSummary('The user asked what README.md holds; it holds a heading and a vitest note.'),
             },
           };
         }
@@ -126,7 +126,8 @@ describe.skipIf(!hasScript)('engram chat in a pseudo-terminal', () => {
           ],
         },
       },
-      { message: { text: LONG_ANSWER } },
+      // Long enough that the nine-part summary is smaller than the conversation (a compaction never grows it).
+      { message: { text: LONG_ANSWER.repeat(30) } },
       {
         message: {
           content: [

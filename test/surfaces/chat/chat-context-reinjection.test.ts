@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { LanguageModelRequest } from '../../../src/contracts/language-model.js';
 import { ScriptedLanguageModel } from '../../../src/testing/scripted-language-model.js';
 import { removeTestRoot, startTestChat, type TestChat } from '../../support/chat-support.js';
+import { ninePartSummary } from '../../support/session-support.js';
 
 const roots: string[] = [];
 const chats: TestChat[] = [];
@@ -28,8 +29,9 @@ describe('engram chat keeps the turn context through compactions', () => {
       script: [
         { content: [{ type: 'tool_use', id: 'toolu_read', name: 'read_file', input: { path: 'src/a.ts' } }] },
         'Read it.',
-        'Second answer.',
-        '<analysis>draft</analysis>\n<summary>The user looked at a source file.</summary>',
+        // Long enough that a summary is smaller than the conversation (a compaction never grows it).
+        `Second answer. ${'The deploy scripts live in ops/ and target one region at a time. '.repeat(60)}`,
+        ninePartSummary('The user looked at a source file.'),
         'After compaction.',
       ],
     });

@@ -19,6 +19,7 @@ import { messageText } from '../../../src/contracts/language-model-content.js';
 import type { LanguageModelMessage, LanguageModelRequest } from '../../../src/contracts/language-model.js';
 import { ScriptedLanguageModel } from '../../../src/testing/scripted-language-model.js';
 import { removeTestRoot, startTestChat, type TestChat } from '../../support/chat-support.js';
+import { ninePartSummary } from '../../support/session-support.js';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 
 const roots: string[] = [];
@@ -326,9 +327,9 @@ describe('engram chat terminal', () => {
   it('/compact compacts through the summarizer, and the session goes on after the boundary', async () => {
     const model = new ScriptedLanguageModel({
       script: [
-        'First answer.',
-        'Second answer.',
-        '<analysis>thinking</analysis>\n<summary>The user asked two questions about the build.</summary>',
+        `First answer. ${'The build runs tsc, then copies the viewer files into dist. '.repeat(40)}`,
+        `Second answer. ${'The tests run with vitest against real SQLite files. '.repeat(40)}`,
+        ninePartSummary('The user asked two questions about the build.').replace('draft', 'thinking'),
         'After compaction.',
       ],
     });
@@ -347,6 +348,34 @@ describe('engram chat terminal', () => {
     expect(last).toContain('The user asked two questions about the build.');
     expect(last).not.toContain('thinking');
     expect(last).not.toContain('First question?');
+  });
+
+  it('/compact refuses a summary without the nine parts and one that would grow the context: the conversation stays whole', async () => {
+    const model = new ScriptedLanguageModel({
+      script: [
+        'A short answer.',
+        'The user asked a question.',
+        'The user asked a question.',
+        ninePartSummary(`The user asked a question. ${'Every word of it, at length. '.repeat(200)}`),
+        'Still here with everything.',
+      ],
+    });
+    const session = await chat({ model });
+    session.type('A short question?');
+    await session.waitFor('A short answer.');
+    const before = session.agent.session.messages.map((message) => message.uuid);
+    let mark = session.output().length;
+    session.type('/compact');
+    await session.waitFor(/lacks 9 of the nine parts .*nothing was changed/, mark);
+    expect(session.agent.session.messages.map((message) => message.uuid)).toEqual(before);
+    mark = session.output().length;
+    session.type('/compact');
+    await session.waitFor(/would not make the context smaller .*nothing was changed/, mark);
+    expect(session.output().slice(mark)).not.toContain('Compacted');
+    expect(session.agent.session.messages.map((message) => message.uuid)).toEqual(before);
+    session.type('Are you there?');
+    await session.waitFor('Still here with everything.');
+    expect(userTexts(model.requests[4]!)).toContain('A short question?');
   });
 
   it('Ctrl-C aborts a running answer and the chat goes on; Ctrl-C twice at the prompt quits', async () => {

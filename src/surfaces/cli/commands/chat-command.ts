@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { EngramError } from '../../../kernel/errors.js';
+import { EngramError, isEngramError } from '../../../kernel/errors.js';
 import { noPositionals, stringOption, type CommandDefinition } from '../cli-command.js';
 import { CLI_ACTOR, globalSettingFlags } from '../cli-engram.js';
 
@@ -32,7 +32,8 @@ export const chatCommand: CommandDefinition = {
   details:
     'Tools: read_file, list_files, search_files inside the project, and write_file after you confirm. ' +
     'Commands in the chat: /memory, /compact [instructions], /notes, /resume [id], /forget <id|text>, /help, /exit. ' +
-    'Ctrl-C stops a running answer; Ctrl-C twice, Ctrl-D or /exit quits. Transcripts: <ENGRAM_HOME>/projects/<project>/<session>.jsonl.',
+    'Ctrl-C stops a running answer; Ctrl-C twice, Ctrl-D or /exit quits. ' +
+    "Piped input (printf 'question\\n' | engram chat) sends each line as a message, prints the answers and exits at its end; writes are declined there. Transcripts: <ENGRAM_HOME>/projects/<project>/<session>.jsonl.",
   async run(invocation) {
     const { values, global, io } = invocation;
     noPositionals(invocation);
@@ -60,6 +61,7 @@ export const chatCommand: CommandDefinition = {
       input: io.stdin,
       output: io.stdout,
       terminal: io.interactive && io.stdout.isTTY === true,
+      piped: !io.interactive,
       color: io.color,
       settings: opened.engram.settings,
     });
@@ -83,6 +85,16 @@ export const chatCommand: CommandDefinition = {
       } finally {
         await agent.close();
         io.stdout.write(`Transcript: ${agent.transcriptPath}\n`);
+      }
+      // A script that piped its questions learns from the exit code that some got no answer.
+      const { sent, failed } = terminal.turns;
+      if (!io.interactive && failed.length > 0) {
+        const last = failed.at(-1);
+        throw new EngramError(
+          isEngramError(last) ? last.code : 'INTERNAL',
+          `${failed.length} of ${sent} piped messages got no answer; the last error: ${last instanceof Error ? last.message : String(last)}`,
+          { cause: last },
+        );
       }
     } finally {
       process.off('SIGINT', onSignal);
