@@ -145,4 +145,19 @@ describe('engram chat with piped input', () => {
     expect(run.code).toBe(0);
     expect(sent()).toEqual(['one']);
   });
+  it('refuses the claude-code provider (it has no tools) with what to set, exit 2, before anything is sent', async () => {
+    const cases: Array<Record<string, string>> = [
+      // Chosen on purpose, and by auto inside Claude Code with no key.
+      { ENGRAM_MODEL_PROVIDER: 'claude-code' },
+      { CLAUDECODE: '1', ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: '' },
+    ];
+    for (const extra of cases) {
+      const run = await workspace.run(['chat'], { input: 'question\n', env: { ...env, ...extra } });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('needs a model that can use tools');
+      expect(run.stderr).toContain('engram install claude-code');
+      expect(run.stderr).toContain('ANTHROPIC_API_KEY');
+    }
+    expect(mainRequests).toEqual([]);
+  });
 });

@@ -11,6 +11,17 @@ export const CHAT_NEEDS_MODEL =
   '  OPENAI_BASE_URL=<url> ENGRAM_MODEL=<model id>   any OpenAI-compatible server, e.g. http://localhost:11434/v1 (Ollama)\n' +
   'ENGRAM_MODEL picks the model, ENGRAM_MODEL_PROVIDER (anthropic | openai-compatible) the provider; the same settings can live in ~/.engram/config.json (see "engram config").';
 
+/**
+ * The claude-code provider runs `claude -p` with no tools: enough for extraction, not for the chat,
+ * whose model uses tools. Inside Claude Code, the plugin gives Claude Code itself the memory.
+ */
+export const CHAT_NEEDS_TOOL_MODEL =
+  'engram chat needs a model that can use tools, and the claude-code provider cannot: it runs Claude Code ' +
+  'headless with no tools, which is enough for extraction only. To chat with memory in Claude Code, use ' +
+  'Claude Code itself with the engram plugin ("engram install claude-code"). For engram chat, set one of ' +
+  'ANTHROPIC_API_KEY, OPENAI_API_KEY, or OPENAI_BASE_URL with ENGRAM_MODEL (and ENGRAM_MODEL_PROVIDER ' +
+  'anthropic | openai-compatible if model.provider is claude-code).';
+
 /** `engram chat`: the reference agent, an interactive terminal chat that uses every memory layer. */
 export const chatCommand: CommandDefinition = {
   name: 'chat',
@@ -50,6 +61,12 @@ export const chatCommand: CommandDefinition = {
     const selection = selectLanguageModel(loaded.settings);
     if (selection.provider === 'none')
       throw new EngramError('MODEL_NOT_CONFIGURED', `${CHAT_NEEDS_MODEL}\n(${selection.reason})`);
+    // The chat's model reads and writes project files through tools; Claude Code's headless mode runs with none.
+    if (selection.provider === 'claude-code')
+      throw new EngramError(
+        'MODEL_NOT_CONFIGURED',
+        `${CHAT_NEEDS_TOOL_MODEL}\n(the claude-code provider was chosen by ${selection.chosenBy})`,
+      );
     const model = createLanguageModel(loaded.settings, { purpose: 'main' })!;
     const [{ openEngram }, { ChatAgent }, { ChatTerminal }] = await Promise.all([
       import('../../../node/open-engram.js'),
