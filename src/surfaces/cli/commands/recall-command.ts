@@ -3,7 +3,7 @@ import { EngramError } from '../../../kernel/errors.js';
 import type { RankedMemory } from '../../../recall/ranking.js';
 import type { CommandDefinition } from '../cli-command.js';
 import { TYPE_NAMES, readScopes, recallFlags, readOnly, withEngram } from '../cli-engram.js';
-import { ageNote } from '../../../recall/age-notes.js';
+import { recallResultJson } from '../../../recall/recall-result-json.js';
 import { ageLegend, memoryColumns } from '../memory-view.js';
 import { formatTable, type TableColumn } from '../table-format.js';
 
@@ -61,18 +61,7 @@ export const recallCommand: CommandDefinition = {
           { scopes, ...(asOf !== undefined && { asOf }), ...(flags.topK !== undefined && { topK: flags.topK }) },
         );
       }
-      const data = {
-        query: result.query,
-        terms: result.terms,
-        scopes: result.scopes,
-        warnings: result.warnings,
-        memories: result.memories.map(({ memory, parts }) => ({
-          ...memory,
-          score: parts.score,
-          parts,
-          age: ageNote(memory, new Date().toISOString(), opened.loaded.settings.recall),
-        })),
-      };
+      const data = recallResultJson(result, new Date().toISOString(), opened.loaded.settings.recall);
       if (result.memories.length === 0) return { data, text: `No memories match in ${result.scopes.join(', ')}.` };
       const columns: Array<TableColumn<RankedMemory>> = [
         { header: 'SCORE', value: (entry) => score(entry.parts.score), align: 'right' },
