@@ -153,7 +153,7 @@ export const extractCommand: CommandDefinition = {
         const next =
           failure.state === 'failed'
             ? `it is marked failed; "engram queue retry ${failure.job.id}" puts it back`
-            : `it stays queued and is retried${failure.retryAt ? ` from ${failure.retryAt}` : ''} ("engram queue run" runs due jobs now)`;
+            : `it stays queued and is retried${failure.retryAt ? ` from ${failure.retryAt}` : ''} ("engram queue run --force" runs it now)`;
         throw new EngramError(
           isKnownCode(failure.code) ? failure.code : 'INTERNAL',
           `Extraction of ${path} did not finish: ${failure.error}. The job is kept: ${next}.`,
