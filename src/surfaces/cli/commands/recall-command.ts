@@ -4,6 +4,7 @@ import type { RankedMemory } from '../../../recall/ranking.js';
 import type { CommandDefinition } from '../cli-command.js';
 import { TYPE_NAMES, readScopes, recallFlags, readOnly, withEngram } from '../cli-engram.js';
 import { recallResultJson } from '../../../recall/recall-result-json.js';
+import { warningNotes } from '../../../recall/warning-notes.js';
 import { ageLegend, memoryColumns } from '../memory-view.js';
 import { formatTable, type TableColumn } from '../table-format.js';
 
@@ -62,7 +63,9 @@ export const recallCommand: CommandDefinition = {
         );
       }
       const data = recallResultJson(result, new Date().toISOString(), opened.loaded.settings.recall);
-      if (result.memories.length === 0) return { data, text: `No memories match in ${result.scopes.join(', ')}.` };
+      const warnings = warningNotes(result.warnings, { embedderConfigured: opened.engram.embedder !== undefined });
+      if (result.memories.length === 0)
+        return { data, warnings, text: `No memories match in ${result.scopes.join(', ')}.` };
       const columns: Array<TableColumn<RankedMemory>> = [
         { header: 'SCORE', value: (entry) => score(entry.parts.score), align: 'right' },
         ...(values.explain === true
@@ -116,7 +119,7 @@ export const recallCommand: CommandDefinition = {
               opened.loaded.settings.recall,
             );
       if (legend !== '') text += `\n\n${legend}`;
-      return { data, text };
+      return { data, text, warnings };
     });
   },
 };
