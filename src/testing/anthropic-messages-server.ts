@@ -20,6 +20,7 @@ import {
   type ScriptedModelMessage,
   type WireReply,
 } from './loopback-model-server.js';
+import { MessageThreads, type ThreadRefusal } from './anthropic-message-threads.js';
 import { SimulatedPromptCache } from './simulated-prompt-cache.js';
 
 export interface AnthropicMessagesServerOptions {
@@ -89,6 +90,7 @@ export async function startAnthropicMessagesServer(
 ): Promise<LanguageModelServer> {
   const cache = new SimulatedPromptCache({ minCacheableTokens: options.minCacheableTokens ?? 1_024 });
   const chunk = options.streamChunkCharacters ?? 16;
+  const threads = new MessageThreads();
   let count = 0;
   return startLoopbackModelServer(
     {
@@ -106,11 +108,15 @@ export async function startAnthropicMessagesServer(
         if (options.apiKey !== undefined && !carriesKey(request, options.apiKey))
           return errorReply({ kind: 'auth' }, index);
         if (reply && !('message' in reply)) return passThrough(reply, index);
-        const problem = checkRequest(request, options.claudeCode === true);
+        const threaded = threads.read(request.body);
+        if (threaded && 'error' in threaded) return threadRefusal(threaded, index);
+        const seen = threaded ? { ...request, body: threaded.body } : request;
+        const problem = checkRequest(seen, options.claudeCode === true);
         if (problem) return errorReply({ kind: 'invalid_request', message: problem }, index);
         const message = reply?.message ?? { text: 'OK' };
-        const body = request.body as Record<string, unknown>;
+        const body = seen.body as Record<string, unknown>;
         const rendered = renderMessage(message, body, cache, index);
+        if (threaded) threads.hold(rendered, body);
         const headers = { 'request-id': wireId('req_', index), ...reply?.headers };
         if (body.stream === true) {
           const stream = breakStream(streamEvents(rendered, chunk), reply?.streamBreak, isTextDeltaEvent, (error) =>
@@ -134,6 +140,15 @@ export async function startAnthropicMessagesServer(
     },
     options.respond,
   );
+}
+
+/** A refused thread request, with the `error.details.error_code` the SDK's thread recovery reads. */
+function threadRefusal(refusal: ThreadRefusal, index: number): WireReply {
+  const reply = anthropicErrorReply(refusal.error, wireId('req_', index));
+  if (refusal.errorCode === undefined) return reply;
+  const wire = JSON.parse(reply.body) as { error: Record<string, unknown> };
+  wire.error.details = { error_code: refusal.errorCode };
+  return { ...reply, body: JSON.stringify(wire) };
 }
 
 function passThrough(reply: Exclude<ModelServerReply, { message: ScriptedModelMessage }>, index: number): WireReply {

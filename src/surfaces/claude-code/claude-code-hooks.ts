@@ -1,20 +1,17 @@
-import { spawn } from 'node:child_process';
-import { ENGRAM_NESTED_ENV } from '../../kernel/nested-call.js';
-import { existsSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { statSync } from 'node:fs';
 import { requireRole } from '../../contracts/memory-store.js';
-import { EXTRACTION_QUEUE } from '../../extraction/extraction-job-payload.js';
 import { estimateTextTokens } from '../../kernel/token-estimate.js';
 import type { Memory } from '../../memory/memory.js';
 import type { OpenedEngram } from '../../node/open-engram.js';
 import type { HookInput } from './hook-input.js';
 import type { HookLogEntry } from './hook-log.js';
+import { HOOK_TRANSCRIPT_MAX_BYTES } from './hook-queue.js';
 
 /**
  * The work of engram's Claude Code hooks (issue 13), each given an open engram for the hook's cwd.
- * SessionStart and UserPromptSubmit return the text for `additionalContext`; Stop, PreCompact and
- * SessionEnd only queue extraction of the transcript's new part and start a detached worker.
+ * SessionStart and UserPromptSubmit return the text for `additionalContext`. Stop, PreCompact and
+ * SessionEnd only append to the hooks' spool in the hook (hook-queue.ts); the queueing below runs
+ * in whoever drains it (spool-drain.ts).
  */
 
 // Each hook loads only what its event needs (dynamic imports below): a hook is a whole process per
@@ -30,8 +27,6 @@ const STATIC_PART_MAX_BYTES = 6_000;
 const MAX_SURFACED_KEPT = 2_000;
 /** Memories re-injected after a compaction at most (the most recently surfaced). */
 const MAX_REINJECTED = 50;
-/** A transcript larger than this is not read by a hook (it would pass the deadline): `engram extract` reads it. */
-export const HOOK_TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024;
 
 export interface HookContext {
   opened: OpenedEngram;
@@ -68,9 +63,12 @@ async function writeSurfaced(context: HookContext, ids: readonly string[]): Prom
 }
 
 /**
- * SessionStart: the index of the project's and global memories (the static part, capped). After a
- * compaction (`source: compact`) the memories surfaced before it are given again, since the summary
- * dropped their text; they stay the session's surfaced set, the others may be recalled again.
+ * SessionStart: the index of the project's and global memories (the static part, capped), then a
+ * `<memory_context>` block (stripped by extraction like every injected block). At startup, resume
+ * and clear it holds the most relevant memories for the project without a prompt
+ * (session-start-memories.ts); after a compaction (`source: compact`) the memories surfaced before
+ * it, since the summary dropped their text. What the block gives is the session's surfaced set
+ * (added to it on resume), so UserPromptSubmit does not repeat it.
  */
 export async function sessionStartContext(context: HookContext): Promise<string | undefined> {
   const { engram } = context.opened;
@@ -81,13 +79,24 @@ export async function sessionStartContext(context: HookContext): Promise<string 
   };
   const { buildStaticPart } = await import('../../recall/memory-context.js');
   const staticPart = await buildStaticPart({ store: engram.store, settings }, engram.readScopes);
-  if (context.input.source !== 'compact') return fitContext([staticPart]);
-  const ids = (await readSurfaced(context)).slice(-MAX_REINJECTED).reverse();
-  const memories: Memory[] = [];
-  for (const id of ids) {
-    const memory = await engram.store.get(id, engram.readScopes);
-    if (memory && !memory.archived && memory.invalidAt === null) memories.push(memory);
+  const now = new Date().toISOString();
+  const source = context.input.source;
+  const before = source === 'resume' || source === 'compact' ? await readSurfaced(context) : [];
+  let memories: Memory[] = [];
+  if (source === 'compact') {
+    for (const id of before.slice(-MAX_REINJECTED).reverse()) {
+      const memory = await engram.store.get(id, engram.readScopes);
+      if (memory && !memory.archived && memory.invalidAt === null) memories.push(memory);
+    }
+  } else {
+    const { sessionStartMemories } = await import('./session-start-memories.js');
+    memories = await sessionStartMemories(engram.store, engram.readScopes, engram.settings, {
+      staticPart,
+      leaveOut: new Set(before),
+      now,
+    });
   }
+  if (memories.length === 0 && source !== 'compact') return fitContext([staticPart]);
   const room = MAX_CONTEXT_CHARS - staticPart.length - 2;
   const budget = Math.min(
     engram.settings.injection.maxTokens,
@@ -100,7 +109,7 @@ export async function sessionStartContext(context: HookContext): Promise<string 
           memories.map((memory) => ({ memory, score: null, source: 'ranked' as const })),
           {
             maxTokens: budget,
-            now: new Date().toISOString(),
+            now,
             bytesPerToken: engram.settings.tokens.bytesPerTextToken,
             ageNoteDays: engram.settings.recall.ageNoteDays,
             staleDays: engram.settings.recall.staleDays,
@@ -109,9 +118,10 @@ export async function sessionStartContext(context: HookContext): Promise<string 
       : undefined;
   const text = fitContext([staticPart, packed?.block ?? '']);
   context.answer(text);
-  // The summary dropped every earlier block: what was given again is the session's surfaced set now.
   const given = packed && text?.includes(packed.block) ? packed.included.map((entry) => entry.memory.id) : [];
-  await writeSurfaced(context, given);
+  // After a compaction the summary dropped every earlier block: what was given again is the surfaced set now.
+  if (source === 'compact') await writeSurfaced(context, given);
+  else if (given.length > 0) await writeSurfaced(context, [...before, ...given]);
   return text;
 }
 
@@ -166,24 +176,25 @@ export function fitContext(parts: readonly string[]): string | undefined {
   return text.trim() === '' ? undefined : text;
 }
 
-/** What a queueing hook did, for tests and the log. */
+/** What queueing one spooled event did, for tests and the log. */
 export interface QueueOutcome {
   status: 'queued' | 'nothing-new' | 'off' | 'skipped' | 'unavailable';
+  /** Extraction jobs created (not those that were queued already). */
   jobs: number;
   sessionId?: string;
-  worker?: boolean;
   reason?: string;
 }
 
+/** What the queueing below needs: an open engram for the event's cwd, the event, the log. */
+export type QueueContext = Pick<HookContext, 'opened' | 'input' | 'log'>;
+
 /**
- * Stop, PreCompact and SessionEnd: queue extraction of the transcript's messages after the session's
- * cursor, then start a detached worker for the model work and return. A helper's (subagent's) own
- * transcript is queued under its own session id, never moving the parent's cursor.
+ * Stop and PreCompact, as a drainer of the hooks' spool runs them (spool-drain.ts): queue extraction
+ * of the transcript's messages after the session's cursor. Queueing twice adds nothing (jobs are
+ * keyed by session and last message). A helper's (subagent's) own transcript is queued under its
+ * own session id, never moving the parent's cursor.
  */
-export async function queueTranscript(
-  context: HookContext,
-  options: { spawnWorker?: boolean } = {},
-): Promise<QueueOutcome> {
+export async function queueTranscript(context: QueueContext): Promise<QueueOutcome> {
   const { opened, input } = context;
   if (!opened.engram.settings.hooks.extract) return { status: 'off', jobs: 0 };
   const path = input.transcriptPath;
@@ -194,7 +205,7 @@ export async function queueTranscript(
     if (!info.isFile()) return { status: 'skipped', jobs: 0, reason: 'transcript_path is not a file' };
     size = info.size;
   } catch {
-    return { status: 'skipped', jobs: 0, reason: 'transcript_path does not exist (yet)' };
+    return { status: 'skipped', jobs: 0, reason: 'transcript_path does not exist (any more)' };
   }
   if (size > HOOK_TRANSCRIPT_MAX_BYTES) {
     context.log({
@@ -220,73 +231,21 @@ export async function queueTranscript(
     autoStart: false,
   });
   const result = await extractor.afterTurn(conversation);
-  let worker = false;
-  if (result.status === 'queued' || (await hasPendingJobs(opened))) {
-    if (options.spawnWorker !== false && opened.engram.settings.hooks.worker)
-      worker = spawnWorker(opened.loaded.project.root, context);
-  }
-  return {
-    status: result.status,
-    jobs: result.jobs.length,
-    sessionId: conversation.sessionId,
-    worker,
-  };
+  // Jobs created now: queueing what is already queued (a drain replayed) creates none.
+  const created = result.jobs.filter((job) => job.created).length;
+  return { status: result.status, jobs: created, sessionId: conversation.sessionId };
 }
 
 /**
  * SessionEnd: the transcript's new part queued as at Stop, and the session counted for
- * consolidation (`queueDream`). The worker it starts checks the dream's gates after extraction
- * (24 h, 5 sessions, the lock) and runs one when they open: never inline, never in the hook.
+ * consolidation (`queueDream`, once per session however often it is called). The worker checks
+ * the dream's gates after extraction (24 h, 5 sessions, the lock): never inline, never in the hook.
  */
-export async function queueSessionEnd(context: HookContext): Promise<QueueOutcome> {
-  const outcome = await queueTranscript(context);
-  try {
-    const { queueDream } = await import('../../consolidation/run-dream.js');
-    await queueDream(context.opened.engram.store, { sessionId: context.input.sessionId });
-  } catch (error) {
-    context.log({
-      status: 'failed',
-      message: `session not counted for consolidation: ${error instanceof Error ? error.message : String(error)}`,
-      sessionId: context.input.sessionId,
-    });
-    return outcome;
-  }
-  if (!outcome.worker && context.opened.engram.settings.hooks.worker)
-    return { ...outcome, worker: spawnWorker(context.opened.loaded.project.root, context) };
-  return outcome;
-}
-
-async function hasPendingJobs(opened: OpenedEngram): Promise<boolean> {
-  const jobs = opened.engram.store.jobs;
-  if (!jobs) return false;
-  const counts = await jobs.counts(EXTRACTION_QUEUE);
-  return counts.pending > 0;
-}
-
-/** The detached worker's script, beside this module in dist/. */
-export function workerScriptPath(): string {
-  return join(dirname(fileURLToPath(import.meta.url)), 'hook-worker.js');
-}
-
-/** Starts the worker that runs the queue with the configured model, detached: it outlives Claude Code's exit. */
-function spawnWorker(cwd: string, context: HookContext): boolean {
-  const script = workerScriptPath();
-  if (!existsSync(script)) return false;
-  try {
-    const child = spawn(process.execPath, [script, existsSync(cwd) ? cwd : process.cwd()], {
-      detached: true,
-      stdio: 'ignore',
-      cwd: existsSync(cwd) ? cwd : process.cwd(),
-      // The worker may call `claude -p` (the claude-code model provider): its hooks see this and do nothing.
-      env: { ...process.env, [ENGRAM_NESTED_ENV]: '1' },
-    });
-    child.on('error', () => undefined);
-    child.unref();
-    return true;
-  } catch (error) {
-    context.log({ status: 'failed', message: `cannot start the extraction worker: ${(error as Error).message}` });
-    return false;
-  }
+export async function queueSessionEnd(context: QueueContext): Promise<QueueOutcome> {
+  const outcome = context.input.transcriptPath === undefined ? undefined : await queueTranscript(context);
+  const { queueDream } = await import('../../consolidation/run-dream.js');
+  await queueDream(context.opened.engram.store, { sessionId: context.input.sessionId });
+  return outcome ?? { status: 'skipped', jobs: 0, reason: 'no transcript_path' };
 }
 
 /** Tokens of a context text, for the log and tests. */

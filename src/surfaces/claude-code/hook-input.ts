@@ -72,3 +72,6 @@ function absolutePath(value: unknown): string | undefined {
     return undefined;
   return value.startsWith('/') || /^[A-Za-z]:[\\/]/.test(value) ? value : undefined;
 }
+
+/** Recorded in history as the actor of changes the hooks (and their worker) make. */
+export const HOOK_ACTOR = 'claude-code';

@@ -2,22 +2,16 @@ import { existsSync, statSync, writeSync } from 'node:fs';
 import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
 import { errorKind, isEngramError } from '../../kernel/errors.js';
 import { engramHome, loadSettings } from '../../node/load-settings.js';
-import { openEngram, type OpenedEngram } from '../../node/open-engram.js';
-import {
-  promptContext,
-  queueSessionEnd,
-  queueTranscript,
-  sessionStartContext,
-  type HookContext,
-} from './claude-code-hooks.js';
 import { HOOK_EVENTS, MAX_HOOK_INPUT_BYTES, isHookEventName, parseHookInput, type HookInput } from './hook-input.js';
 import { writeHookLog, type HookLogEntry } from './hook-log.js';
-import { recordedSkillDirectories } from './claude-code-install.js';
-import { syncInstalledSkills } from './skills/installed-skills.js';
+import { spoolHookEvent } from './hook-queue.js';
 import { isNestedEngramCall } from '../../kernel/nested-call.js';
 
-/** Recorded in history as the actor of changes the hooks make. */
-export const HOOK_ACTOR = 'claude-code';
+export { HOOK_ACTOR } from './hook-input.js';
+
+// Stop, PreCompact and SessionEnd only append to the spool (hook-queue.ts): what this module loads
+// up front is what they need, nothing of the store or recall; SessionStart and UserPromptSubmit
+// load the store's side on demand (hook-answer.ts).
 
 /**
  * One Claude Code hook as a whole process (`engram.mjs hook <event>`): reads the event's JSON on
@@ -73,7 +67,6 @@ export async function runHookProcess(word: string): Promise<never> {
     });
     finish(undefined);
   }, deadlineMs);
-  let opened: OpenedEngram | undefined;
   try {
     const read = await readStdin(MAX_HOOK_INPUT_BYTES);
     if (read.tooLarge) {
@@ -94,6 +87,10 @@ export async function runHookProcess(word: string): Promise<never> {
     }
     // The deadline is a setting: read it before the store opens (that is what may hang).
     const loaded = loadSettings({ cwd, env });
+    if (word === 'stop' || word === 'pre-compact' || word === 'session-end') {
+      spoolHookEvent(HOOK_EVENTS[word], input, cwd, loaded, log);
+      return finish(undefined);
+    }
     deadlineMs = loaded.settings.hooks.deadlineMs;
     clearTimeout(timer);
     const remaining = Math.max(1, deadlineMs - (Date.now() - started));
@@ -108,26 +105,16 @@ export async function runHookProcess(word: string): Promise<never> {
     // SQLite waits for a lock inside a synchronous call, where no timer fires: the wait itself is
     // kept well inside the deadline, so a locked store costs this hook its bookkeeping, never the prompt.
     const busyTimeoutMs = Math.min(loaded.settings.store.busyTimeoutMs, Math.max(10, Math.floor(remaining / 3)));
-    opened = await openEngram({ cwd, env, actor: HOOK_ACTOR, flags: { 'store.busyTimeoutMs': busyTimeoutMs } });
-    const context: HookContext = {
-      opened,
+    const { answerFromStore } = await import('./hook-answer.js');
+    const text = await answerFromStore(word, {
+      cwd,
+      env,
       input,
+      busyTimeoutMs,
       remainingMs: () => deadlineMs - (Date.now() - started),
       log,
       answer,
-    };
-    let text: string | undefined;
-    if (word === 'session-start') {
-      text = await sessionStartContext(context);
-      await keepSkillsInStep(opened, cwd, env, log, answer, text);
-    } else if (word === 'user-prompt-submit') text = await promptContext(context);
-    else {
-      const outcome = word === 'session-end' ? await queueSessionEnd(context) : await queueTranscript(context);
-      if (outcome.status === 'unavailable')
-        log({ status: 'failed', message: 'the store has no job queue: nothing was queued' });
-    }
-    await opened.close().catch(() => undefined);
-    opened = undefined;
+    });
     return finish(text);
   } catch (error) {
     log({
@@ -135,32 +122,7 @@ export async function runHookProcess(word: string): Promise<never> {
       message: error instanceof Error ? error.message : String(error),
       code: isEngramError(error) ? error.code : errorKind(error),
     });
-    if (opened) await opened.close().catch(() => undefined);
     return finish(undefined);
-  }
-}
-
-/**
- * With `install --skills`, procedure skills follow their memories: synced at each session start,
- * after the context is answered (a failure is logged, never shown).
- */
-async function keepSkillsInStep(
-  opened: OpenedEngram,
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-  log: (entry: Omit<HookLogEntry, 'at' | 'event'>) => void,
-  answer: (context: string | undefined) => void,
-  text: string | undefined,
-): Promise<void> {
-  if (recordedSkillDirectories(opened.loaded.home).length === 0) return;
-  answer(text);
-  try {
-    await syncInstalledSkills({ engram: opened.engram, env, projectRoot: opened.loaded.project.root });
-  } catch (error) {
-    log({
-      status: 'failed',
-      message: `procedure skills not synced: ${error instanceof Error ? error.message : String(error)}`,
-    });
   }
 }
 

@@ -3,7 +3,8 @@ import type { Writable } from 'node:stream';
 import type { Engram } from '../../engram.js';
 import type { AgingReport } from '../../maintenance/age-memories.js';
 import { startAgingSchedule, type AgingSchedule, type IntervalTimers } from '../../maintenance/aging-schedule.js';
-import { openEngram } from '../../node/open-engram.js';
+import { openEngram, type OpenedEngram } from '../../node/open-engram.js';
+import { drainSpool, SPOOL_POLL_MS } from '../claude-code/spool-drain.js';
 import { packageVersion } from '../../kernel/node/package-version.js';
 import { startServer, type RunningServer } from './http-server.js';
 import { createExtractor } from '../../node/create-extractor.js';
@@ -120,14 +121,17 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
   options.onListening?.(server);
   let aging: AgingSchedule | undefined;
   let dreams: DreamSchedule | undefined;
+  let spool: { stop: () => Promise<void> } | undefined;
   try {
     aging = startDailyAging(opened.engram, settings.aging.intervalHours, options, stderr);
     dreams = startDreamChecks(opened.engram, options.cwd ?? process.cwd(), options, stderr);
     extractor.start();
+    spool = startSpoolDrain(opened, options.env ?? process.env, () => extractor.worker.nudge());
     const reason = await stopped;
     stderr.write(`engram: ${reason}: finishing in-flight requests…\n`);
     await server.close();
   } finally {
+    await spool?.stop();
     await extractor.stop();
     await aging?.stop();
     await dreams?.stop();
@@ -198,4 +202,37 @@ function startDreamChecks(
     },
     log: (message) => stderr.write(`${message}\n`),
   });
+}
+
+/**
+ * The Claude Code hooks' spool, drained inside the service every SPOOL_POLL_MS (the hooks only
+ * append to it; with `hooks.worker` off nothing else drains it): the events become extraction jobs
+ * this service's worker runs.
+ */
+function startSpoolDrain(
+  opened: OpenedEngram,
+  env: NodeJS.ProcessEnv,
+  onQueued: () => void,
+): { stop: () => Promise<void> } {
+  let running: Promise<void> | undefined;
+  const tick = (): void => {
+    if (running) return;
+    running = (async () => {
+      const report = await drainSpool({ home: opened.loaded.home, env, opened });
+      if (report.jobs > 0) onQueued();
+    })()
+      .catch(() => undefined)
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  tick();
+  const timer = setInterval(tick, SPOOL_POLL_MS);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }

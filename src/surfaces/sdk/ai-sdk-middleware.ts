@@ -151,23 +151,39 @@ function answerOf(content: readonly LanguageModelV3Content[]): Omit<Conversation
   return { role: 'assistant', text, ...(toolCalls.length > 0 && { toolCalls }) };
 }
 
-/** The answer from the stream's parts: text deltas and complete tool calls, kept once the stream finished. */
+/**
+ * The answer from the stream's parts: text deltas and complete tool calls, kept once the stream
+ * finished. A stream the provider ended with an error (an `error` part, then a `finish` whose reason
+ * is `error`, as @ai-sdk/openai sends one) is not an answer: it is not extracted.
+ */
 class StreamAnswer {
   #text = '';
   readonly #calls: ConversationToolCall[] = [];
   #finished = false;
+  #failed = false;
 
   read(part: LanguageModelV3StreamPart): void {
     if (part.type === 'text-delta') this.#text += part.delta;
     else if (part.type === 'tool-call')
       this.#calls.push({ id: part.toolCallId, name: part.toolName, input: parseToolInput(part.input) });
-    else if (part.type === 'finish') this.#finished = true;
+    else if (part.type === 'error') this.#failed = true;
+    else if (part.type === 'finish') {
+      this.#finished = true;
+      if (finishReason(part.finishReason) === 'error') this.#failed = true;
+    }
   }
 
   message(): Omit<ConversationMessage, 'id'> | undefined {
-    if (!this.#finished) return undefined;
+    if (!this.#finished || this.#failed) return undefined;
     return { role: 'assistant', text: this.#text, ...(this.#calls.length > 0 && { toolCalls: this.#calls }) };
   }
+}
+
+/** The unified finish reason (V3 gives `{ unified, raw }`; a plain string is read as it is). */
+function finishReason(reason: unknown): string | undefined {
+  if (typeof reason === 'string') return reason;
+  const unified = (reason as { unified?: unknown } | null)?.unified;
+  return typeof unified === 'string' ? unified : undefined;
 }
 
 function partsText(content: ReadonlyArray<{ type: string; text?: string }>): string {

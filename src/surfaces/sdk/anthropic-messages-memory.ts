@@ -48,13 +48,16 @@ export function anthropicSessionSeed(params: Json): string {
   return `sdk-anthropic-${shortHash(JSON.stringify([system, blockText(messages[0]?.content)]))}`;
 }
 
-/** The request's messages as extraction reads them (ids stable across turns). */
-export function anthropicConversation(params: Json): ConversationMessage[] {
+/**
+ * The request's messages as extraction reads them (ids stable across turns). `offset`: how many
+ * messages came before them (a thread's server-held turns).
+ */
+export function anthropicConversation(params: Json, offset = 0): ConversationMessage[] {
   const messages = Array.isArray(params.messages) ? (params.messages as unknown[]) : [];
   return messages.flatMap((raw, index) => {
     const message = raw as Json | null;
     if (!message || (message.role !== 'user' && message.role !== 'assistant')) return [];
-    return [withMessageId(index, fromContent(message.role, message.content))];
+    return [withMessageId(offset + index, fromContent(message.role, message.content))];
   });
 }
 
@@ -69,11 +72,15 @@ export function anthropicAnswer(message: unknown, index: number): ConversationMe
 export class AnthropicStreamAnswer {
   readonly #blocks: Array<{ type: string; text: string; id: string; name: string; json: string }> = [];
   #complete = false;
+  #id: string | undefined;
 
   read(event: unknown): void {
     const value = event as Json | null;
     if (!value || typeof value.type !== 'string') return;
-    if (value.type === 'content_block_start') {
+    if (value.type === 'message_start') {
+      const id = (value.message as Json | null)?.id;
+      if (typeof id === 'string') this.#id = id;
+    } else if (value.type === 'content_block_start') {
       const block = value.content_block as Json;
       this.#blocks[Number(value.index)] = {
         type: String(block?.type),
@@ -91,6 +98,11 @@ export class AnthropicStreamAnswer {
     } else if (value.type === 'message_stop') {
       this.#complete = true;
     }
+  }
+
+  /** The message's id (message_start), which a thread's next turn continues from. */
+  id(): string | undefined {
+    return this.#id;
   }
 
   /** The answer, once the stream sent message_stop (a broken stream is not extracted). */

@@ -5,6 +5,8 @@ import type { ConversationMessage } from '../../contracts/conversation.js';
 export interface ApiPromiseLike<T> extends PromiseLike<T> {
   withResponse(): Promise<{ data: T }>;
   asResponse(): Promise<unknown>;
+  /** Anthropic's: the unparsed response and its request (a message thread reads it before the data). */
+  _responseProps?(): Promise<unknown>;
 }
 
 /**
@@ -12,7 +14,10 @@ export interface ApiPromiseLike<T> extends PromiseLike<T> {
  * `withResponse()` and `asResponse()`, so the SDK's helpers (messages.stream) and a user's code that
  * reads the raw response work unchanged. `onData` sees the data once, whichever way it is read.
  */
-export function deferredCall<T>(started: Promise<{ api: ApiPromiseLike<T> }>, onData: (data: T) => T): Promise<T> {
+export function deferredCall<T>(
+  started: Promise<{ api: ApiPromiseLike<T> }>,
+  onData: (data: T) => T,
+): Promise<T> & { _responseProps(): Promise<unknown> } {
   let seen: { data: T; result: T } | undefined;
   const once = (data: T): T => {
     if (seen && seen.data === data) return seen.result;
@@ -28,19 +33,25 @@ export function deferredCall<T>(started: Promise<{ api: ApiPromiseLike<T> }>, on
     return { ...result, data: once(result.data) };
   };
   const asResponse = async (): Promise<unknown> => (await started).api.asResponse();
+  const responseProps = async (): Promise<unknown> => {
+    const { api } = await started;
+    return typeof api._responseProps === 'function' ? api._responseProps() : undefined;
+  };
   return Object.assign(promise, {
     withResponse,
     asResponse,
-    // OpenAI's parse() helpers chain on create(); the response body is read once, by the call itself.
+    _responseProps: responseProps,
+    // The SDKs' helpers chain on create() (OpenAI's parse(), Anthropic's streams); the body is read once, by the call itself.
     _thenUnwrap: <U>(transform: (data: T, props: unknown) => U) => {
-      const mapped = promise.then((data) => transform(data, undefined));
+      const mapped = promise.then(async (data) => transform(data, await responseProps()));
       mapped.catch(() => undefined);
       return Object.assign(mapped, {
         withResponse: async () => {
           const result = await withResponse();
-          return { ...result, data: transform(result.data, undefined) };
+          return { ...result, data: transform(result.data, await responseProps()) };
         },
         asResponse,
+        _responseProps: responseProps,
       });
     },
   });
@@ -79,6 +90,55 @@ async function* watched(
     if (ended) safely(onEnd);
     // A consumer that stopped early: the SDK's iterator closes the connection.
     else await source.return?.();
+  }
+}
+
+/**
+ * The response of an SDK call's props (`{ response, ... }`) split in two: the SDK reads one copy as it
+ * would the original, `read` gets the other's server-sent events (each `data:` line's JSON), at the
+ * SDK's pace or faster. Props without a readable body are returned as they are.
+ */
+export function teeEventStream(props: unknown, read: (events: AsyncIterable<unknown>) => void): unknown {
+  const response = (props as { response?: unknown } | null)?.response;
+  if (!(response instanceof Response) || !response.body || response.bodyUsed) return props;
+  const [theirs, ours] = response.body.tee();
+  const copy = new Response(theirs, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+  Object.defineProperty(copy, 'url', { value: response.url });
+  safely(() => read(serverSentEvents(ours)));
+  return { ...(props as object), response: copy };
+}
+
+/** The JSON data of each server-sent event of a body; one that is not JSON is skipped. */
+async function* serverSentEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<unknown, void, undefined> {
+  const decoder = new TextDecoder();
+  const reader = body.getReader();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
+      for (let end = buffer.search(/\r?\n\r?\n/); end >= 0; end = buffer.search(/\r?\n\r?\n/)) {
+        const event = buffer.slice(0, end);
+        buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
+        const data = event
+          .split(/\r?\n/)
+          .flatMap((line) => (line.startsWith('data:') ? [line.slice(5).replace(/^ /, '')] : []))
+          .join('\n');
+        if (data === '') continue;
+        try {
+          yield JSON.parse(data) as unknown;
+        } catch {
+          // Not an event the answer is read from.
+        }
+      }
+      if (done) return;
+    }
+  } finally {
+    reader.releaseLock();
   }
 }
 

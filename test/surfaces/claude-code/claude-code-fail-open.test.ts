@@ -2,6 +2,7 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
+import { countSpooled } from '../../../src/surfaces/claude-code/hook-spool.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
 import {
   PLUGIN_DIR,
@@ -69,7 +70,7 @@ describe('the engram plugin fails open in the real Claude Code', () => {
     await server?.close();
   });
 
-  it('a corrupt store: claude answers, each hook logs one line', async () => {
+  it('a corrupt store: claude answers, each hook that opens it logs one line, the queued events wait in the spool', async () => {
     const corrupt = join(world.root, 'corrupt.db');
     writeFileSync(corrupt, 'this is not a SQLite database '.repeat(200));
     const before = log().length;
@@ -79,14 +80,20 @@ describe('the engram plugin fails open in the real Claude Code', () => {
       env: { ENGRAM_STORE: corrupt },
     });
     expectAnswered(run, 'corrupt');
-    const lines = log().slice(before);
-    expect(lines.map((entry) => entry.event).sort()).toEqual([
-      'SessionEnd',
-      'SessionStart',
-      'Stop',
-      'UserPromptSubmit',
-    ]);
+    // Stop and SessionEnd only spool (no store opened): their worker is what meets the corrupt store.
+    const failedWorker = await eventually(async () =>
+      log()
+        .slice(before)
+        .find((entry) => entry.status === 'worker-failed'),
+    );
+    expect(failedWorker.event).toBe('worker');
+    const lines = log()
+      .slice(before)
+      .filter((entry) => entry.event !== 'worker');
+    expect(lines.map((entry) => entry.event).sort()).toEqual(['SessionStart', 'UserPromptSubmit']);
     expect(lines.every((entry) => entry.status === 'failed')).toBe(true);
+    // Nothing lost: both events are still in the spool for a drainer that can open the store.
+    expect(countSpooled(world.engramHome)).toBe(2);
   }, 60_000);
 
   it('a Postgres that is not there: claude answers', async () => {

@@ -1,89 +1,18 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseClaudeCodeTranscript } from '../../../src/extraction/transcripts/claude-code-transcript.js';
 import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
-import { eventually, HOOK_LAUNCHER } from '../../support/claude-code-harness.js';
-
-interface HookRun {
-  code: number | null;
-  stdout: string;
-}
-
-/** Runs one hook as Claude Code does: the launcher, the event's JSON on stdin. */
-function runHook(
-  workspace: Workspace,
-  event: string,
-  input: string,
-  env: Record<string, string> = {},
-): Promise<HookRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [HOOK_LAUNCHER, 'hook', event, '--from', 'engram-plugin'], {
-      cwd: workspace.cwd,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: workspace.home,
-        ENGRAM_HOME: workspace.home,
-        ENGRAM_MODEL_PROVIDER: 'none',
-        ...env,
-      },
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
-    const out: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stdin.on('error', () => undefined);
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8') }));
-    child.stdin.end(input);
-  });
-}
-
-/** A hook's stdout is nothing or one JSON document of Claude Code's hook output. */
-function expectValidOutput(run: HookRun): void {
-  expect(run.code).toBe(0);
-  if (run.stdout.trim() === '') return;
-  const value = JSON.parse(run.stdout) as { hookSpecificOutput?: { hookEventName?: string } };
-  expect(typeof value.hookSpecificOutput?.hookEventName).toBe('string');
-}
-
-function logLines(workspace: Workspace): Array<{ event: string; status: string; message: string }> {
-  try {
-    return readFileSync(join(workspace.home, 'logs', 'claude-code-hooks.log'), 'utf8')
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line));
-  } catch {
-    return [];
-  }
-}
-
-const line = (record: Record<string, unknown>): string => JSON.stringify(record);
-function userLine(uuid: string, parent: string | null, text: string, extra: Record<string, unknown> = {}): string {
-  return line({
-    type: 'user',
-    uuid,
-    parentUuid: parent,
-    sessionId: 'sess-1',
-    timestamp: '2026-12-01T10:00:00.000Z',
-    version: '2.1.332',
-    isSidechain: false,
-    message: { role: 'user', content: text },
-    ...extra,
-  });
-}
-function assistantLine(uuid: string, parent: string, text: string, extra: Record<string, unknown> = {}): string {
-  return line({
-    type: 'assistant',
-    uuid,
-    parentUuid: parent,
-    sessionId: 'sess-1',
-    timestamp: '2026-12-01T10:00:01.000Z',
-    isSidechain: false,
-    message: { id: `msg_${uuid}`, role: 'assistant', content: [{ type: 'text', text }] },
-    ...extra,
-  });
-}
+import { eventually } from '../../support/claude-code-harness.js';
+import {
+  assistantLine,
+  expectValidOutput,
+  line,
+  type HookRun,
+  logLines,
+  runHook,
+  userLine,
+} from '../../support/claude-code-hook-run.js';
 
 describe('the Claude Code hooks as processes', () => {
   let workspace: Workspace;
@@ -176,6 +105,8 @@ describe('the Claude Code hooks as processes', () => {
       line({ session_id: 'sess-1', cwd: workspace.cwd, transcript_path: transcript }),
     );
     expect(run.code).toBe(0);
+    // The hook only spooled the event: its worker, or this, queues it.
+    await workspace.run(['queue', 'run']);
     const queue = await workspace.json(['queue', '--state', 'pending,running,failed,done']);
     expect(queue.jobs.map((job: { sessionId: string }) => job.sessionId)).toEqual(['sess-1:agent-a1b2']);
   }, 60_000);
@@ -207,6 +138,32 @@ describe('the Claude Code hooks as processes', () => {
       },
     );
     expect(off).toEqual({ code: 0, stdout: '' });
+  }, 60_000);
+
+  it('SessionStart gives the project memories the index does not show in full once: not again on resume, nor for a prompt', async () => {
+    const lint =
+      'Always run the linter before committing: CI rejects unformatted code; npm run lint -- --fix repairs it.';
+    await workspace.run(['remember', lint, '--type', 'feedback', '--description', 'Lint before committing']);
+    const contextOf = (run: HookRun): string =>
+      run.stdout === '' ? '' : (JSON.parse(run.stdout).hookSpecificOutput.additionalContext as string);
+    const block = (text: string): string => text.slice(text.lastIndexOf('<memory_context>'));
+    const input = (source: string) => line({ session_id: 'sess-r', cwd: workspace.cwd, source });
+    const startup = contextOf(await runHook(workspace, 'session-start', input('startup')));
+    expect(block(startup)).toContain('npm run lint -- --fix');
+    const prompt = await runHook(
+      workspace,
+      'user-prompt-submit',
+      line({ session_id: 'sess-r', cwd: workspace.cwd, prompt: 'how do I lint before committing?' }),
+    );
+    expect(contextOf(prompt)).not.toContain('npm run lint');
+    const resumed = contextOf(await runHook(workspace, 'session-start', input('resume')));
+    expect(resumed).toContain('Lint before committing');
+    expect(resumed).not.toContain('npm run lint');
+    // A new session (clear gives a new id) gets it again.
+    const fresh = contextOf(
+      await runHook(workspace, 'session-start', line({ session_id: 'sess-r2', cwd: workspace.cwd, source: 'clear' })),
+    );
+    expect(block(fresh)).toContain('npm run lint -- --fix');
   }, 60_000);
 
   it('runs nothing when engram itself called claude (ENGRAM_NESTED)', async () => {

@@ -1,8 +1,12 @@
-import { generateText, jsonSchema, simulateReadableStream, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
+import { writeFile } from 'node:fs/promises';
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EngramError } from '../../../src/kernel/errors.js';
 import { engramMiddleware } from '../../../src/surfaces/sdk/ai-sdk-middleware.js';
+import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
+import { startOpenAiChatCompletionsServer } from '../../../src/testing/openai-chat-completions-server.js';
+import { startOpenAiResponsesServer } from '../../support/openai-responses-server.js';
 import {
   DEPLOY_FACT,
   DEPLOY_QUESTION,
@@ -10,24 +14,24 @@ import {
   type MemoryFolder,
 } from '../../support/with-memory-support.js';
 
-// The inner model is the AI SDK's own test model (no @ai-sdk provider is installed); everything of
-// engram's is real: the SQLite store, recall, injection and the extraction queue.
-const USAGE = {
-  inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: 5, text: 5, reasoning: 0 },
-};
-const STOP = { unified: 'stop' as const, raw: 'stop' };
-
+// The inner model is a real AI SDK provider (@ai-sdk/openai) over loopback: its Chat Completions model
+// against the loopback Chat Completions server, its Responses model against the Responses server.
+// What is asserted is what the server received and what the store holds after.
+let chat: LanguageModelServer;
+let responses: LanguageModelServer;
 let folder: MemoryFolder;
 const middlewares: Array<ReturnType<typeof engramMiddleware>> = [];
 
 beforeEach(async () => {
+  chat = await startOpenAiChatCompletionsServer({ streamChunkCharacters: 4 });
+  responses = await startOpenAiResponsesServer({ streamChunkCharacters: 4 });
   folder = await openMemoryFolder();
   await folder.seed([DEPLOY_FACT]);
 });
 
 afterEach(async () => {
   for (const middleware of middlewares.splice(0)) await middleware.memory.close();
+  await Promise.all([chat.close(), responses.close()]);
   await folder.close();
 });
 
@@ -37,93 +41,76 @@ function middleware(options = folder.options()) {
   return made;
 }
 
-function textModel(text = 'OK') {
-  return new MockLanguageModelV3({
-    doGenerate: async () => ({ content: [{ type: 'text', text }], finishReason: STOP, usage: USAGE, warnings: [] }),
-    doStream: async () => ({
-      stream: simulateReadableStream({
-        chunks: [
-          { type: 'stream-start', warnings: [] },
-          { type: 'text-start', id: 't1' },
-          ...text.split(' ').map((word, index) => ({
-            type: 'text-delta' as const,
-            id: 't1',
-            delta: index === 0 ? word : ` ${word}`,
-          })),
-          { type: 'text-end', id: 't1' },
-          { type: 'finish', finishReason: STOP, usage: USAGE },
-        ],
-      }),
-    }),
-  });
+/** The provider's Chat Completions model, wrapped with memory. */
+function chatModel(made = middleware()) {
+  const provider = createOpenAI({ apiKey: 'test-key', baseURL: chat.url });
+  return wrapLanguageModel({ model: provider.chat('gpt-test'), middleware: made });
 }
 
-function systemOf(prompt: ReadonlyArray<{ role: string; content: unknown }>): string {
-  const first = prompt[0];
+type ChatMessage = { role: string; content: unknown; tool_calls?: unknown; tool_call_id?: string };
+
+function messages(index: number): ChatMessage[] {
+  return (chat.requests[index]!.body as { messages: ChatMessage[] }).messages;
+}
+
+function systemOf(index: number): string {
+  const [first] = messages(index);
   return first?.role === 'system' ? String(first.content) : '';
 }
 
-describe('engramMiddleware with wrapLanguageModel', () => {
-  it('generateText: the fact reaches the model, the static part first and the block after the user system prompt', async () => {
-    const inner = textModel();
-    const model = wrapLanguageModel({ model: inner, middleware: middleware() });
-    const { text } = await generateText({ model, system: 'You are terse.', prompt: DEPLOY_QUESTION });
+const types = () => folder.events.map((event) => event.type);
+
+describe('engramMiddleware with a real provider over loopback', () => {
+  it('generateText: the request carries the fact, the static part first and the block after the user system prompt', async () => {
+    const { text } = await generateText({ model: chatModel(), system: 'You are terse.', prompt: DEPLOY_QUESTION });
     expect(text).toBe('OK');
-    const system = systemOf(inner.doGenerateCalls[0]!.prompt);
+    const system = systemOf(0);
     expect(system.startsWith('# Long-term memory')).toBe(true);
     expect(system).toContain('Frankfurt');
+    expect(system.indexOf('You are terse.')).toBeGreaterThan(0);
     expect(system.lastIndexOf('<memory_context>')).toBeGreaterThan(system.indexOf('You are terse.'));
+    expect(messages(0).slice(1)).toEqual([{ role: 'user', content: DEPLOY_QUESTION }]);
+    expect(types()).toContain('memory-injected');
   });
 
-  it('streamText: deltas arrive one by one, and a "remember that …" turn is in the store after flush()', async () => {
-    const inner = textModel('Noted: staging runs Postgres 15.');
+  it('streamText: deltas arrive as the server sent them, and a "remember that …" turn is in the store after flush()', async () => {
+    chat.script({ message: { text: 'Noted: staging runs Postgres 15.' } });
     const made = middleware();
-    const model = wrapLanguageModel({ model: inner, middleware: made });
-    const result = streamText({ model, prompt: 'Remember that the staging database runs Postgres 15.' });
+    const result = streamText({
+      model: chatModel(made),
+      prompt: 'Remember that the staging database runs Postgres 15.',
+    });
     const deltas: string[] = [];
     for await (const delta of result.textStream) deltas.push(delta);
-    expect(deltas).toEqual(['Noted:', ' staging', ' runs', ' Postgres', ' 15.']);
+    expect(deltas.length).toBeGreaterThan(5);
+    expect(deltas.join('')).toBe('Noted: staging runs Postgres 15.');
+    expect((chat.requests[0]!.body as { stream?: boolean }).stream).toBe(true);
+    expect(systemOf(0).startsWith('# Long-term memory')).toBe(true);
     await made.memory.flush();
     expect(await folder.contents()).toContain('The staging database runs Postgres 15.');
-    expect(inner.doStreamCalls).toHaveLength(1);
   });
 
-  it('keeps the prompt bytes before <memory_context> identical from turn to turn', async () => {
-    const inner = textModel();
-    const model = wrapLanguageModel({ model: inner, middleware: middleware() });
+  it('keeps the request bytes before <memory_context> identical from turn to turn', async () => {
+    const model = chatModel();
     await generateText({ model, system: 'You are the ops assistant.', prompt: DEPLOY_QUESTION });
     await generateText({ model, system: 'You are the ops assistant.', prompt: 'Which API region is it?' });
-    const before = (index: number) => {
-      const system = systemOf(inner.doGenerateCalls[index]!.prompt);
-      return system.slice(0, system.lastIndexOf('<memory_context>'));
+    const prefix = (index: number) => {
+      const raw = chat.requests[index]!.rawBody;
+      return raw.slice(0, raw.lastIndexOf('<memory_context>'));
     };
-    expect(before(0).length).toBeGreaterThan(100);
-    expect(before(1)).toBe(before(0));
+    expect(prefix(0).length).toBeGreaterThan(200);
+    expect(prefix(1)).toBe(prefix(0));
+    expect(chat.requests[1]!.rawBody).not.toBe(chat.requests[0]!.rawBody);
   });
 
-  it('a tool loop runs unchanged; its turn is queued once, with the final answer', async () => {
-    let call = 0;
-    const inner = new MockLanguageModelV3({
-      doGenerate: async () => {
-        call += 1;
-        if (call === 1)
-          return {
-            content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'weather', input: '{"city":"Frankfurt"}' }],
-            finishReason: { unified: 'tool-calls', raw: 'tool_use' },
-            usage: USAGE,
-            warnings: [],
-          };
-        return {
-          content: [{ type: 'text', text: 'Sunny in Frankfurt.' }],
-          finishReason: STOP,
-          usage: USAGE,
-          warnings: [],
-        };
-      },
-    });
-    const model = wrapLanguageModel({ model: inner, middleware: middleware() });
+  it('a tool loop runs unchanged; its turn is queued once, with the final answer and without the injected text', async () => {
+    chat.script(
+      { message: { content: [{ type: 'tool_use', id: 'call_1', name: 'weather', input: { city: 'Frankfurt' } }] } },
+      { message: { text: 'Sunny in Frankfurt.' } },
+    );
+    const made = middleware();
     const { text } = await generateText({
-      model,
+      model: chatModel(made),
       prompt: `${DEPLOY_QUESTION} And the weather?`,
       stopWhen: stepCountIs(3),
       tools: {
@@ -134,26 +121,95 @@ describe('engramMiddleware with wrapLanguageModel', () => {
       },
     });
     expect(text).toBe('Sunny in Frankfurt.');
-    expect(inner.doGenerateCalls).toHaveLength(2);
-    expect(inner.doGenerateCalls[1]!.tools?.map((entry) => entry.name)).toEqual(['weather']);
-    expect(systemOf(inner.doGenerateCalls[1]!.prompt)).toBe(systemOf(inner.doGenerateCalls[0]!.prompt));
-    await middlewares[0]!.memory.flush();
-    const types = folder.events.map((event) => event.type);
-    expect(types.filter((type) => type === 'extraction-deferred')).toHaveLength(1);
-    expect(types.filter((type) => type === 'extraction-queued')).toHaveLength(1);
-    const [job] = await folder.jobs();
-    expect(JSON.stringify((job!.payload as { messages: unknown }).messages)).not.toContain('memory_context');
+    expect(chat.requests).toHaveLength(2);
+    const second = messages(1);
+    expect(second.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+    expect(second[3]).toEqual(expect.objectContaining({ tool_call_id: 'call_1' }));
+    expect((chat.requests[1]!.body as { tools: Array<{ function: { name: string } }> }).tools[0]!.function.name).toBe(
+      'weather',
+    );
+    expect(systemOf(1)).toBe(systemOf(0));
+    await made.memory.flush();
+    expect(types().filter((type) => type === 'extraction-deferred')).toHaveLength(1);
+    expect(types().filter((type) => type === 'extraction-queued')).toHaveLength(1);
+    const jobs = await folder.jobs();
+    expect(jobs).toHaveLength(1);
+    const payload = JSON.stringify((jobs[0]!.payload as { messages: unknown }).messages);
+    expect(payload).toContain('call_1');
+    expect(payload).not.toContain('memory_context');
   });
 
-  it('fails open: a corrupt store leaves the prompt as it was and says why', async () => {
-    const { writeFile } = await import('node:fs/promises');
-    await writeFile(folder.store, 'not a database'.repeat(100));
-    const inner = textModel();
-    const model = wrapLanguageModel({ model: inner, middleware: middleware() });
+  it('the Responses model: generateText and streamText carry the memory as the provider sends a system prompt', async () => {
+    const made = middleware();
+    const provider = createOpenAI({ apiKey: 'test-key', baseURL: responses.url });
+    const model = wrapLanguageModel({ model: provider.responses('gpt-test'), middleware: made });
     const { text } = await generateText({ model, prompt: DEPLOY_QUESTION });
     expect(text).toBe('OK');
-    expect(systemOf(inner.doGenerateCalls[0]!.prompt)).toBe('');
-    expect(folder.events.map((event) => event.type)).toContain('memory-unavailable');
+    responses.script({ message: { text: 'Frankfurt, eu-central-1.' } });
+    const streamed = streamText({ model, prompt: DEPLOY_QUESTION });
+    let joined = '';
+    for await (const delta of streamed.textStream) joined += delta;
+    expect(joined).toBe('Frankfurt, eu-central-1.');
+    for (const index of [0, 1]) {
+      const input = (responses.requests[index]!.body as { input: Array<{ role: string; content: unknown }> }).input;
+      expect(['system', 'developer']).toContain(input[0]!.role);
+      expect(JSON.stringify(input[0]!.content)).toContain('Frankfurt');
+    }
+    await made.memory.flush();
+    expect(types().filter((type) => type === 'extraction-queued')).toHaveLength(2);
+  });
+
+  it('a stream cut by an error event: the text so far reaches the caller, and the broken turn is not queued', async () => {
+    chat.script({
+      message: { text: 'Frankfurt is where it deploys.' },
+      streamBreak: { afterTextDeltas: 2, then: { error: { kind: 'server' } } },
+    });
+    const made = middleware();
+    const errors: unknown[] = [];
+    const result = streamText({
+      model: chatModel(made),
+      prompt: DEPLOY_QUESTION,
+      onError: ({ error }) => {
+        errors.push(error);
+      },
+    });
+    let joined = '';
+    for await (const delta of result.textStream) joined += delta;
+    expect(joined).toBe('Frankfurt is where it deploys.'.slice(0, 8));
+    expect(errors).toHaveLength(1);
+    await made.memory.flush();
+    expect(types()).not.toContain('extraction-queued');
+    expect(await folder.jobs()).toHaveLength(0);
+  });
+
+  it('fails open: a corrupt store leaves the request as it was and says why, once', async () => {
+    await writeFile(folder.store, 'not a database'.repeat(100));
+    const model = chatModel();
+    const { text } = await generateText({ model, prompt: DEPLOY_QUESTION });
+    expect(text).toBe('OK');
+    const streamed = streamText({ model, prompt: DEPLOY_QUESTION });
+    expect(await streamed.text).toBe('OK');
+    expect(messages(0)).toEqual([{ role: 'user', content: DEPLOY_QUESTION }]);
+    expect(messages(1)).toEqual([{ role: 'user', content: DEPLOY_QUESTION }]);
+    expect(types().filter((type) => type === 'memory-unavailable')).toHaveLength(1);
+  });
+
+  it('fails open: an unreachable Postgres store, the call answers', async () => {
+    const made = middleware(
+      folder.options({ store: 'postgres://engram:engram@127.0.0.1:9/engram', recallTimeoutMs: 5_000 }),
+    );
+    const { text } = await generateText({ model: chatModel(made), prompt: DEPLOY_QUESTION });
+    expect(text).toBe('OK');
+    expect(messages(0)).toEqual([{ role: 'user', content: DEPLOY_QUESTION }]);
+    expect(types()).toContain('memory-unavailable');
+  });
+
+  it('a 2 MB prompt reaches the model as sent, with the memory in front', async () => {
+    const huge = `${DEPLOY_QUESTION} ${'y'.repeat(2 * 1024 * 1024)}`;
+    const { text } = await generateText({ model: chatModel(), prompt: huge });
+    expect(text).toBe('OK');
+    expect(messages(0)[1]).toEqual({ role: 'user', content: huge });
+    expect(systemOf(0).startsWith('# Long-term memory')).toBe(true);
   });
 
   it('refuses bad options when it is made', () => {

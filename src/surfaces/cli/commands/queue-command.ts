@@ -6,6 +6,7 @@ import { integerOption, stringOptions, type CommandDefinition } from '../cli-com
 import { withEngram } from '../cli-engram.js';
 import { formatAge, formatTable } from '../table-format.js';
 import { createExtractor } from '../../../node/create-extractor.js';
+import { countSpooled } from '../../claude-code/hook-spool.js';
 
 const DEFAULT_STATES: readonly JobState[] = ['pending', 'running', 'failed'];
 const DEFAULT_LIMIT = 50;
@@ -72,6 +73,9 @@ export const queueCommand: CommandDefinition = {
       );
     if (action === 'run') {
       return withEngram(invocation, async (opened) => {
+        // The Claude Code hooks' spool first: its events become jobs this run runs.
+        const { drainSpool } = await import('../../claude-code/spool-drain.js');
+        const spool = await drainSpool({ home: opened.loaded.home, env: invocation.io.env, opened });
         const model = opened.engram.model;
         const extractor = createExtractor({
           engram: opened.engram,
@@ -85,6 +89,7 @@ export const queueCommand: CommandDefinition = {
         const outcomes = await extractor.drain();
         const data = {
           offline: !model,
+          spool,
           ...(values.force === true && { hastened }),
           ...(values.failed === true && { revived }),
           outcomes: outcomes.map((outcome) => ({
@@ -95,6 +100,11 @@ export const queueCommand: CommandDefinition = {
         };
         const done = outcomes.filter((outcome) => outcome.state === 'done').length;
         const lines = [
+          ...(spool.claimed > 0
+            ? [
+                `Queued ${spool.queued} hook event(s) from the spool (${spool.jobs} new job(s))${spool.putBack > 0 ? `, ${spool.putBack} left for later` : ''}.`,
+              ]
+            : []),
           ...(values.force === true ? [`${hastened} job(s) waiting for a retry made due now.`] : []),
           ...(values.failed === true ? [`${revived} failed job(s) put back.`] : []),
           `Ran ${outcomes.length} due job(s): ${done} done, ${outcomes.length - done} failed or waiting for a retry.${model ? '' : ' No model is configured: only explicit statements were applied.'}`,
@@ -118,8 +128,9 @@ export const queueCommand: CommandDefinition = {
       const queue = requireRole(opened.engram.store, 'jobs', 'engram queue');
       const jobs = await queue.list({ states, limit });
       const counts = await queue.counts(EXTRACTION_QUEUE);
-      const data = { states, counts: { [EXTRACTION_QUEUE]: counts }, jobs: jobs.map(describeJob) };
-      const summary = `Extraction queue: ${JOB_STATES.map((state) => `${counts[state]} ${state}`).join(', ')}.`;
+      const spooled = countSpooled(opened.loaded.home);
+      const data = { states, counts: { [EXTRACTION_QUEUE]: counts }, spooled, jobs: jobs.map(describeJob) };
+      const summary = `Extraction queue: ${JOB_STATES.map((state) => `${counts[state]} ${state}`).join(', ')}.${spooled > 0 ? ` ${spooled} Claude Code hook event(s) in the spool, not yet queued ("engram queue run" queues them).` : ''}`;
       if (jobs.length === 0) return { data, text: `${summary}\nNo ${states.join(', ')} jobs.` };
       const now = Date.now();
       const table = formatTable(

@@ -3,6 +3,7 @@ import { loadSettings } from '../../../node/load-settings.js';
 import { openEngram } from '../../../node/open-engram.js';
 import { claudeCodeLoadState } from '../../claude-code/claude-code-install.js';
 import { hookLogPath, readHookLog } from '../../claude-code/hook-log.js';
+import { countSpooled } from '../../claude-code/hook-spool.js';
 import { noPositionals, type CommandDefinition } from '../cli-command.js';
 import { CLI_ACTOR, globalSettingFlags } from '../cli-engram.js';
 import { formatFields } from '../table-format.js';
@@ -59,7 +60,9 @@ export const statusCommand: CommandDefinition = {
       store.error = (error as Error).message;
     }
     const hookErrors = readHookLog(loaded.home, LOG_LINES);
+    const spooled = countSpooled(loaded.home);
     const data = {
+      spooled,
       claudeCode: { ...claudeCode, hooks: settings.hooks },
       project: loaded.project,
       store,
@@ -97,6 +100,12 @@ export const statusCommand: CommandDefinition = {
             ],
           ] as Array<[string, string]>)
         : []),
+      [
+        'hook spool',
+        spooled === 0
+          ? 'empty'
+          : `${spooled} event(s) not yet queued (${settings.hooks.worker ? "the hooks' worker" : 'engram serve'} or "engram queue run" queues them)`,
+      ],
       ['hook log', hookLogPath(loaded.home)],
       [
         'last hook errors',

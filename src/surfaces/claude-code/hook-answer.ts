@@ -1,0 +1,66 @@
+import { openEngram, type OpenedEngram } from '../../node/open-engram.js';
+import { promptContext, sessionStartContext, type HookContext } from './claude-code-hooks.js';
+import { recordedSkillDirectories } from './claude-code-install.js';
+import { HOOK_ACTOR, type HookInput } from './hook-input.js';
+import type { HookLogEntry } from './hook-log.js';
+import { syncInstalledSkills } from './skills/installed-skills.js';
+
+type Log = (entry: Omit<HookLogEntry, 'at' | 'event'>) => void;
+
+/**
+ * SessionStart and UserPromptSubmit with the store open (hook-main.ts loads this module only for
+ * them: the queueing hooks never open a store). Returns the text for `additionalContext`.
+ */
+export async function answerFromStore(
+  word: 'session-start' | 'user-prompt-submit',
+  options: {
+    cwd: string;
+    env: NodeJS.ProcessEnv;
+    input: HookInput;
+    busyTimeoutMs: number;
+    remainingMs: () => number;
+    log: Log;
+    answer: (text: string | undefined) => void;
+  },
+): Promise<string | undefined> {
+  const { cwd, env, log, answer } = options;
+  const opened = await openEngram({
+    cwd,
+    env,
+    actor: HOOK_ACTOR,
+    flags: { 'store.busyTimeoutMs': options.busyTimeoutMs },
+  });
+  try {
+    const context: HookContext = { opened, input: options.input, remainingMs: options.remainingMs, log, answer };
+    if (word === 'user-prompt-submit') return await promptContext(context);
+    const text = await sessionStartContext(context);
+    await keepSkillsInStep(opened, cwd, env, log, answer, text);
+    return text;
+  } finally {
+    await opened.close().catch(() => undefined);
+  }
+}
+
+/**
+ * With `install --skills`, procedure skills follow their memories: synced at each session start,
+ * after the context is answered (a failure is logged, never shown).
+ */
+async function keepSkillsInStep(
+  opened: OpenedEngram,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  log: Log,
+  answer: (context: string | undefined) => void,
+  text: string | undefined,
+): Promise<void> {
+  if (recordedSkillDirectories(opened.loaded.home).length === 0) return;
+  answer(text);
+  try {
+    await syncInstalledSkills({ engram: opened.engram, env, projectRoot: opened.loaded.project.root });
+  } catch (error) {
+    log({
+      status: 'failed',
+      message: `procedure skills not synced: ${error instanceof Error ? error.message : String(error)}`,
+    });
+  }
+}

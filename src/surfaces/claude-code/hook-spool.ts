@@ -1,0 +1,269 @@
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { tightenMode } from '../../kernel/node/private-files.js';
+
+/**
+ * The spool of Claude Code's queueing hooks (Stop, PreCompact, SessionEnd): one JSON line per
+ * event in `<ENGRAM_HOME>/spool/claude-code-hooks.jsonl`, appended by the hook process (which opens
+ * no store and reads no transcript), then moved into the store's extraction queue by a drainer
+ * (the hook's detached worker, `engram serve`, `engram queue run`). Only node:fs here: the hook
+ * loads this and little else.
+ *
+ * A drainer claims the whole file by renaming it (one drainer wins), queues each event, and
+ * removes the claimed file. A drainer that dies before the removal leaves its claim behind; the
+ * next one takes it over (its process gone, or older than CLAIM_STALE_MS) and queues it again,
+ * which adds nothing: jobs are keyed by session and the last message, and the cursor only moves.
+ */
+
+/** One queueing hook's event, as the hook saw it. */
+export interface SpoolEntry {
+  v: 1;
+  event: 'Stop' | 'PreCompact' | 'SessionEnd';
+  sessionId: string;
+  /** The hook's cwd: the drainer opens engram for it (its project, its store). */
+  cwd: string;
+  transcriptPath?: string;
+  reason?: string;
+  /** A fingerprint of the store the hook's settings name: only a drainer with the same store queues it. */
+  store: string;
+  at: string;
+  /** Drains that could not queue it so far (the store unreadable): it is dropped, and logged, after MAX_SPOOL_ATTEMPTS. */
+  attempts?: number;
+}
+
+/** The spool stops growing here (the hook logs that the event was not spooled). */
+export const SPOOL_MAX_BYTES = 4 * 1024 * 1024;
+/** One line at most (paths are capped at 4,096 characters by the hook's input checks). */
+export const SPOOL_LINE_MAX_BYTES = 16 * 1024;
+export const MAX_SPOOL_ATTEMPTS = 10;
+/** A claim older than this is taken over even when its process seems alive (a reused pid). */
+export const CLAIM_STALE_MS = 10 * 60_000;
+const SPOOL_FILE = 'claude-code-hooks.jsonl';
+const CLAIM = /^claimed-(\d+)-(\d+)-[a-z0-9]+\.jsonl$/;
+
+export function spoolFolder(home: string): string {
+  return join(home, 'spool');
+}
+
+export function spoolPath(home: string): string {
+  return join(spoolFolder(home), SPOOL_FILE);
+}
+
+/**
+ * Appends one entry as one line with one O_APPEND write (file 0600, folder 0700). Returns why not
+ * when the spool is full or the line too long; throws what the file system throws.
+ */
+export function appendSpoolEntry(home: string, entry: SpoolEntry): 'appended' | 'full' | 'too-long' {
+  const line = Buffer.from(`${JSON.stringify(entry)}\n`, 'utf8');
+  if (line.length > SPOOL_LINE_MAX_BYTES) return 'too-long';
+  mkdirSync(spoolFolder(home), { recursive: true, mode: 0o700 });
+  tightenMode(spoolFolder(home));
+  const fd = openSync(spoolPath(home), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o600);
+  try {
+    const info = fstatSync(fd);
+    // Made wider by someone else (a copy, an older file): tightened before anything is written to it.
+    if ((info.mode & 0o077) !== 0) fchmodSync(fd, info.mode & 0o700);
+    if (info.size + line.length > SPOOL_MAX_BYTES) return 'full';
+    writeSync(fd, line);
+    return 'appended';
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A claimed spool file: its path and the entries it held (torn or foreign lines skipped). */
+export interface SpoolClaim {
+  path: string;
+  entries: SpoolEntry[];
+  skipped: number;
+}
+
+/**
+ * Claims what is waiting: first any claim a dead drainer left, then the spool itself, each by one
+ * rename to a name of this process (two drainers never get the same file). Nothing waiting: [].
+ */
+export function claimSpool(home: string, now = Date.now()): SpoolClaim[] {
+  const folder = spoolFolder(home);
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return [];
+  }
+  const claims: SpoolClaim[] = [];
+  const take = (from: string): void => {
+    const to = join(folder, `claimed-${process.pid}-${now}-${Math.random().toString(36).slice(2, 10)}.jsonl`);
+    try {
+      renameSync(from, to);
+    } catch {
+      return; // Another drainer took it first, or it is gone.
+    }
+    claims.push(readClaim(to));
+  };
+  for (const name of names) {
+    const match = CLAIM.exec(name);
+    if (match && isAbandoned(Number(match[1]), Number(match[2]), now)) take(join(folder, name));
+  }
+  if (names.includes(SPOOL_FILE)) take(join(folder, SPOOL_FILE));
+  return claims;
+}
+
+/** Removes a claim once each of its entries is queued (or put back in the spool). */
+export function finishClaim(claim: SpoolClaim): void {
+  rmSync(claim.path, { force: true });
+}
+
+/** Events waiting in the spool, claimed ones included (for `engram status`). */
+export function countSpooled(home: string): number {
+  let names: string[];
+  try {
+    names = readdirSync(spoolFolder(home));
+  } catch {
+    return 0;
+  }
+  let count = 0;
+  for (const name of names) {
+    if (name !== SPOOL_FILE && !CLAIM.test(name)) continue;
+    try {
+      count += readEntries(readFileSync(join(spoolFolder(home), name), 'utf8')).entries.length;
+    } catch {
+      // Claimed and removed meanwhile.
+    }
+  }
+  return count;
+}
+
+function readClaim(path: string): SpoolClaim {
+  let text = '';
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    // Unreadable: nothing to queue from it.
+  }
+  return { path, ...readEntries(text) };
+}
+
+function readEntries(text: string): { entries: SpoolEntry[]; skipped: number } {
+  const entries: SpoolEntry[] = [];
+  let skipped = 0;
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    const entry = parseEntry(line);
+    if (entry) entries.push(entry);
+    else skipped += 1;
+  }
+  return { entries, skipped };
+}
+
+function parseEntry(line: string): SpoolEntry | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  const entry = value as Partial<SpoolEntry>;
+  const text = (field: unknown): boolean => typeof field === 'string' && field !== '';
+  if (entry.v !== 1 || !['Stop', 'PreCompact', 'SessionEnd'].includes(entry.event as string)) return undefined;
+  if (!text(entry.sessionId) || !text(entry.cwd) || !text(entry.store) || !text(entry.at)) return undefined;
+  if (entry.transcriptPath !== undefined && !text(entry.transcriptPath)) return undefined;
+  return entry as SpoolEntry;
+}
+
+/** A claim whose drainer is gone (or that is older than CLAIM_STALE_MS: a reused pid, a drainer stuck for good). */
+function isAbandoned(pid: number, claimedAt: number, now: number): boolean {
+  if (now - claimedAt > CLAIM_STALE_MS) return true;
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
+ * One hook worker per store at a time: `spool/worker-<store>.pid`. A hook that finds a live one
+ * starts none (the running worker sees the new line: it checks the spool again after letting go).
+ */
+function workerLockPath(home: string, store: string): string {
+  return join(spoolFolder(home), `worker-${store.replace(/[^a-z0-9]/gi, '')}.pid`);
+}
+
+function lockHolder(path: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(path, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+/** Whether a worker for this store is running now (its lock held by a live process). */
+export function isWorkerRunning(home: string, store: string): boolean {
+  const pid = lockHolder(workerLockPath(home, store));
+  return pid !== undefined && pid !== process.pid && isAlive(pid);
+}
+
+/** Takes the store's worker lock (or a dead worker's); false when a live worker holds it. */
+export function acquireWorkerLock(home: string, store: string): boolean {
+  const path = workerLockPath(home, store);
+  mkdirSync(spoolFolder(home), { recursive: true, mode: 0o700 });
+  try {
+    const fd = openSync(path, 'wx', 0o600);
+    writeSync(fd, String(process.pid));
+    closeSync(fd);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return true; // No lock to be had: run anyway (jobs are leased).
+  }
+  if (isWorkerRunning(home, store)) return false;
+  const temporary = `${path}.${process.pid}`;
+  try {
+    const fd = openSync(temporary, 'w', 0o600);
+    writeSync(fd, String(process.pid));
+    closeSync(fd);
+    renameSync(temporary, path);
+  } catch {
+    rmSync(temporary, { force: true });
+  }
+  return lockHolder(path) === process.pid;
+}
+
+/** Lets go of the store's worker lock (only when this process holds it). */
+export function releaseWorkerLock(home: string, store: string): void {
+  const path = workerLockPath(home, store);
+  if (lockHolder(path) === process.pid) rmSync(path, { force: true });
+}
+
+/** Whether the spool (not a claim) holds an event for this store no drainer has tried yet. */
+export function hasNewEventFor(home: string, store: string): boolean {
+  try {
+    const { entries } = readEntries(readFileSync(spoolPath(home), 'utf8'));
+    return entries.some((entry) => entry.store === store && entry.attempts === undefined);
+  } catch {
+    return false;
+  }
+}

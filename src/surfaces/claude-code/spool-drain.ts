@@ -1,0 +1,153 @@
+import { existsSync, statSync } from 'node:fs';
+import { loadSettings } from '../../node/load-settings.js';
+import { openEngram, type OpenedEngram } from '../../node/open-engram.js';
+import { queueSessionEnd, queueTranscript } from './claude-code-hooks.js';
+import { HOOK_ACTOR, type HookInput } from './hook-input.js';
+import { writeHookLog } from './hook-log.js';
+import { storeFingerprint } from './hook-queue.js';
+import { MAX_SPOOL_ATTEMPTS, appendSpoolEntry, claimSpool, finishClaim, type SpoolEntry } from './hook-spool.js';
+
+/**
+ * Moves the Claude Code hooks' spool (hook-spool.ts) into the store's extraction queue: each event's
+ * transcript read from its session's cursor and queued as Stop/PreCompact/SessionEnd always did
+ * (claude-code-hooks.ts). Who drains: the worker each queueing hook starts, `engram serve` (every
+ * SPOOL_POLL_MS) and `engram queue run`; with `hooks.worker` off, serve or `queue run` do.
+ *
+ * An event is queued at least once and counted once: a drainer that dies mid-way leaves its claim,
+ * the next one queues it again, and that adds nothing (jobs keyed by session and last message, the
+ * dream's session list a set). An event the store cannot take now (locked, corrupt) goes back to
+ * the spool, at most MAX_SPOOL_ATTEMPTS times; an event for another store (the hook ran with other
+ * settings) goes back untouched for a drainer with that store, for FOREIGN_MAX_AGE_MS at most.
+ */
+
+/** How often `engram serve` looks at the spool. */
+export const SPOOL_POLL_MS = 1_000;
+const FOREIGN_MAX_AGE_MS = 7 * 24 * 3_600_000;
+
+export interface SpoolDrainReport {
+  /** Events claimed from the spool. */
+  claimed: number;
+  /** Events that queued extraction jobs (or found nothing new: already queued). */
+  queued: number;
+  /** Events put back for a later drain (store unavailable, or another store's). */
+  putBack: number;
+  /** Events given up (logged). */
+  dropped: number;
+  /** Extraction jobs created. */
+  jobs: number;
+}
+
+export interface SpoolDrainOptions {
+  home: string;
+  env: NodeJS.ProcessEnv;
+  /** An engram the caller has open: used for events whose cwd resolves to its store and project. */
+  opened?: OpenedEngram;
+  /** Test hook: called after each event is queued (a crash here must lose nothing). */
+  afterEach?: (entry: SpoolEntry) => void | Promise<void>;
+}
+
+/** Drains what the spool holds now. Never throws: what fails is logged and put back. */
+export async function drainSpool(options: SpoolDrainOptions): Promise<SpoolDrainReport> {
+  const { home, env } = options;
+  const report: SpoolDrainReport = { claimed: 0, queued: 0, putBack: 0, dropped: 0, jobs: 0 };
+  const log = (entry: SpoolEntry, status: string, message: string): void =>
+    writeHookLog(home, {
+      at: new Date().toISOString(),
+      event: entry.event,
+      sessionId: entry.sessionId,
+      status,
+      message,
+    });
+  const openedHere = new Map<string, Promise<OpenedEngram>>();
+  const mine = options.opened
+    ? `${storeFingerprint(options.opened.loaded.settings.store.url)}\0${options.opened.loaded.project.root}`
+    : undefined;
+  const engramFor = async (entry: SpoolEntry): Promise<OpenedEngram | 'foreign'> => {
+    const loaded = loadSettings({ cwd: entry.cwd, env });
+    const fingerprint = storeFingerprint(loaded.settings.store.url);
+    if (fingerprint !== entry.store) return 'foreign';
+    const key = `${fingerprint}\0${loaded.project.root}`;
+    if (key === mine) return options.opened!;
+    let opening = openedHere.get(key);
+    if (!opening) {
+      opening = openEngram({ cwd: entry.cwd, env, actor: HOOK_ACTOR });
+      openedHere.set(key, opening);
+      opening.catch(() => openedHere.delete(key));
+    }
+    return opening;
+  };
+  try {
+    for (const claim of claimSpool(home)) {
+      report.claimed += claim.entries.length;
+      const back: SpoolEntry[] = [];
+      for (const entry of claim.entries) {
+        if (!isFolder(entry.cwd)) {
+          report.dropped += 1;
+          log(entry, 'skipped', `not queued: the hook's cwd ${JSON.stringify(entry.cwd.slice(0, 200))} is gone`);
+          continue;
+        }
+        try {
+          const opened = await engramFor(entry);
+          if (opened === 'foreign') {
+            if (Date.now() - Date.parse(entry.at) > FOREIGN_MAX_AGE_MS) {
+              report.dropped += 1;
+              log(entry, 'skipped', 'not queued: no drainer with the store the hook named came in 7 days');
+            } else back.push(entry);
+            continue;
+          }
+          const input: HookInput = {
+            sessionId: entry.sessionId,
+            cwd: entry.cwd,
+            ...(entry.transcriptPath !== undefined && { transcriptPath: entry.transcriptPath }),
+            ...(entry.reason !== undefined && { reason: entry.reason }),
+          };
+          const context = {
+            opened,
+            input,
+            log: (line: { status: string; message: string }) => log(entry, line.status, line.message),
+          };
+          const outcome =
+            entry.event === 'SessionEnd' ? await queueSessionEnd(context) : await queueTranscript(context);
+          if (outcome.status === 'unavailable') log(entry, 'failed', 'the store has no job queue: nothing was queued');
+          report.queued += 1;
+          report.jobs += outcome.jobs;
+          await options.afterEach?.(entry);
+        } catch (error) {
+          const attempts = (entry.attempts ?? 0) + 1;
+          const why = error instanceof Error ? error.message : String(error);
+          if (attempts >= MAX_SPOOL_ATTEMPTS) {
+            report.dropped += 1;
+            log(entry, 'failed', `not queued after ${attempts} tries, given up: ${why}`);
+          } else {
+            back.push({ ...entry, attempts });
+            log(entry, 'failed', `not queued yet (try ${attempts} of ${MAX_SPOOL_ATTEMPTS}): ${why}`);
+          }
+        }
+      }
+      // Put back first, then drop the claim: a crash between the two queues some twice, which adds nothing.
+      let kept = true;
+      for (const entry of back) {
+        try {
+          if (appendSpoolEntry(home, entry) !== 'appended') kept = false;
+        } catch {
+          kept = false;
+        }
+      }
+      report.putBack += back.length;
+      // What could not be put back stays in the claim, for the next drainer to take over.
+      if (kept) finishClaim(claim);
+    }
+  } finally {
+    for (const opening of openedHere.values())
+      await (await opening.catch(() => undefined))?.close().catch(() => undefined);
+  }
+  return report;
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return existsSync(path) && statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,92 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import type { Workspace } from './cli-harness.js';
+import { HOOK_LAUNCHER } from './claude-code-harness.js';
+
+// One Claude Code hook run as Claude Code runs it, and the transcripts' lines, for the hook tests.
+
+export interface HookRun {
+  code: number | null;
+  stdout: string;
+}
+
+/** Runs one hook as Claude Code does: the launcher, the event's JSON on stdin. */
+export function runHook(
+  workspace: Workspace,
+  event: string,
+  input: string,
+  env: Record<string, string> = {},
+): Promise<HookRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [HOOK_LAUNCHER, 'hook', event, '--from', 'engram-plugin'], {
+      cwd: workspace.cwd,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: workspace.home,
+        ENGRAM_HOME: workspace.home,
+        ENGRAM_MODEL_PROVIDER: 'none',
+        ...env,
+      },
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    const out: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stdin.on('error', () => undefined);
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8') }));
+    child.stdin.end(input);
+  });
+}
+
+/** A hook's stdout is nothing or one JSON document of Claude Code's hook output. */
+export function expectValidOutput(run: HookRun): void {
+  expect(run.code).toBe(0);
+  if (run.stdout.trim() === '') return;
+  const value = JSON.parse(run.stdout) as { hookSpecificOutput?: { hookEventName?: string } };
+  expect(typeof value.hookSpecificOutput?.hookEventName).toBe('string');
+}
+
+export function logLines(workspace: Workspace): Array<{ event: string; status: string; message: string }> {
+  try {
+    return readFileSync(join(workspace.home, 'logs', 'claude-code-hooks.log'), 'utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line));
+  } catch {
+    return [];
+  }
+}
+
+export const line = (record: Record<string, unknown>): string => JSON.stringify(record);
+export function userLine(
+  uuid: string,
+  parent: string | null,
+  text: string,
+  extra: Record<string, unknown> = {},
+): string {
+  return line({
+    type: 'user',
+    uuid,
+    parentUuid: parent,
+    sessionId: 'sess-1',
+    timestamp: '2026-12-01T10:00:00.000Z',
+    version: '2.1.332',
+    isSidechain: false,
+    message: { role: 'user', content: text },
+    ...extra,
+  });
+}
+export function assistantLine(uuid: string, parent: string, text: string, extra: Record<string, unknown> = {}): string {
+  return line({
+    type: 'assistant',
+    uuid,
+    parentUuid: parent,
+    sessionId: 'sess-1',
+    timestamp: '2026-12-01T10:00:01.000Z',
+    isSidechain: false,
+    message: { id: `msg_${uuid}`, role: 'assistant', content: [{ type: 'text', text }] },
+    ...extra,
+  });
+}
