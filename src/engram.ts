@@ -1,3 +1,5 @@
+/// <reference lib="esnext.disposable" preserve="true" />
+// Engram is async-disposable: a consumer without @types/node (a browser or edge project) gets Symbol.asyncDispose from this lib.
 import { EngramError, isEngramError } from './kernel/errors.js';
 import type { Memory, MemoryPatch, MemorySource, NewMemory } from './memory/memory.js';
 import { assertScope, type Scope } from './memory/scope.js';

@@ -72,6 +72,11 @@ export interface JobQueue {
   fail(id: string, worker: string, failure: { error: string; retryAt?: string }): Promise<Job>;
   /** Puts a failed job back to pending now with attempts reset (the user's retry); NOT_FOUND / CONFLICT otherwise. */
   retry(id: string): Promise<Job>;
+  /**
+   * Makes every pending job of a queue due now, its retry wait skipped (`engram queue run --force`);
+   * attempts are kept, running, done and failed jobs untouched. Returns how many were waiting.
+   */
+  hasten(queue: string): Promise<number>;
   get(id: string): Promise<Job | undefined>;
   /** Jobs by state and queue, oldest first. */
   list(filter: JobFilter): Promise<Job[]>;

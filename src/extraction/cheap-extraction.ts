@@ -35,6 +35,8 @@ export interface CheapExtractionInput {
   today: string;
   /** Answers already given for groups (by the group's last message id): a retry reuses them instead of asking again. */
   answers?: Readonly<Record<string, string>>;
+  /** Told after each group of turns is read (answered or reused): messages read so far of all. */
+  onRead?: (progress: { messagesRead: number; messages: number }) => void;
   /** Called with each new answer before it is used, so the caller can keep it. */
   onAnswer?: (groupLastId: string, answer: string) => Promise<void>;
   signal?: AbortSignal;
@@ -72,9 +74,15 @@ export async function extractCheap(input: CheapExtractionInput): Promise<CheapEx
     sentBytes: { system: 0, total: 0 },
   };
   const groups = splitIntoTurnGroups(input.messages, settings.extraction.maxInputTokens);
+  const messages = groups.reduce((sum, group) => sum + group.length, 0);
+  let messagesRead = 0;
   for (const group of groups) {
     const conversation = formatConversation(group);
-    if (conversation.trim() === '') continue;
+    messagesRead += group.length;
+    if (conversation.trim() === '') {
+      input.onRead?.({ messagesRead, messages });
+      continue;
+    }
     const lastId = group.at(-1)!.id;
     let answer = input.answers?.[lastId];
     if (answer !== undefined) result.reusedAnswers += 1;
@@ -110,6 +118,7 @@ export async function extractCheap(input: CheapExtractionInput): Promise<CheapEx
     result.candidates.push(...parsed.candidates.map((candidate) => ({ ...candidate, turnId: lastId })));
     result.dropped.push(...parsed.dropped);
     result.repairs.push(...parsed.repairs);
+    input.onRead?.({ messagesRead, messages });
   }
   return result;
 }

@@ -27,7 +27,7 @@ import {
 import type { ExtractionRunReport, WrittenMemory } from './extraction-report.js';
 import { ExtractionWorker, type JobOutcome } from './extraction-worker.js';
 import { uniqueRecalled, type RecalledMemory } from './recalled-memories.js';
-import { runExtractionJob, type ExtractionRunDependencies } from './run-extraction-job.js';
+import { runExtractionJob, type ExtractionProgress, type ExtractionRunDependencies } from './run-extraction-job.js';
 import {
   describeUnavailable,
   EXTRACTION_UNAVAILABLE_WARNING,
@@ -58,6 +58,8 @@ export interface ExtractorOptions {
   workerId?: string;
   now?: () => Date;
   onOutcome?: (outcome: JobOutcome) => void;
+  /** Told as cheap mode reads a job's messages, group by group (`engram extract --progress`). */
+  onProgress?: (progress: ExtractionProgress) => void;
   onWarning?: (warning: string) => void;
 }
 
@@ -137,6 +139,7 @@ export class Extractor {
           })),
       ...(options.explicit !== false && { explicit: options.explicit ?? applyExplicitStatements }),
       ...(options.isMemoryWrite && { isMemoryWrite: options.isMemoryWrite }),
+      ...(options.onProgress && { onProgress: options.onProgress }),
     };
     this.worker = new ExtractionWorker({
       store: options.engram.store,

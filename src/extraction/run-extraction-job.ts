@@ -34,6 +34,8 @@ import { profileKnown, uniqueRecalled, type RecalledMemory } from './recalled-me
 /** What running an extraction job needs. */
 export interface ExtractionRunDependencies {
   engram: Engram;
+  /** Told as cheap mode reads a job's span, group by group (a long transcript takes a while). */
+  onProgress?: (progress: ExtractionProgress) => void;
   /** Absent: offline, explicit statements only. */
   model?: LanguageModel;
   mode: 'cheap' | 'agent';
@@ -48,6 +50,13 @@ export interface ExtractionRunDependencies {
   isMemoryWrite?: (call: ConversationToolCall) => boolean;
   now: () => Date;
   signal?: AbortSignal;
+}
+
+/** How far a job's run has read its span: messages read of all, in cheap mode. */
+export interface ExtractionProgress {
+  jobId: string;
+  messagesRead: number;
+  messages: number;
 }
 
 /** One job's run: its dependencies and the store with the roles extraction runs on. */
@@ -292,6 +301,10 @@ async function runCheap(
     scopes,
     today: dependencies.now().toISOString().slice(0, 10),
     answers: state.answers ?? {},
+    ...(dependencies.onProgress && {
+      onRead: (progress: { messagesRead: number; messages: number }) =>
+        dependencies.onProgress!({ jobId: report.jobId, ...progress }),
+    }),
     onAnswer: async (groupLastId, answer) => {
       state.answers = { ...state.answers, [groupLastId]: answer };
       await saveProgress(dependencies.store.checkpoints, report.key, state, report);

@@ -156,6 +156,16 @@ export class PostgresJobQueue implements JobQueue {
     });
   }
 
+  async hasten(queue: string): Promise<number> {
+    const checked = checkQueue(queue);
+    const now = this.#now();
+    const result = await this.#database.query(
+      "UPDATE jobs SET run_at = $1, updated_at = $1 WHERE queue = $2 AND state = 'pending' AND run_at > $1",
+      [now, checked],
+    );
+    return result.rowCount ?? 0;
+  }
+
   async get(id: string): Promise<Job | undefined> {
     const row = await this.#row(this.#database, checkJobId(id), false);
     return row && rowToJob(row);

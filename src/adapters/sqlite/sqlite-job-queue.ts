@@ -147,6 +147,18 @@ export class SqliteJobQueue implements JobQueue {
     return job!;
   }
 
+  async hasten(queue: string): Promise<number> {
+    const checked = checkQueue(queue);
+    const now = this.#dependencies.now().getTime();
+    let changed = 0;
+    this.#dependencies.transaction(() => {
+      changed = this.#statement(
+        "UPDATE jobs SET run_at = ?, updated_at = ? WHERE queue = ? AND state = 'pending' AND run_at > ?",
+      ).run(now, now, checked, now).changes;
+    });
+    return changed;
+  }
+
   async get(id: string): Promise<Job | undefined> {
     const row = this.#row(checkJobId(id));
     return row && rowToJob(row);

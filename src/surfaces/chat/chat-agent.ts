@@ -4,6 +4,7 @@ import { findGitRoot } from '../../kernel/node/git-root.js';
 import { listSessions, type SessionSummary } from '../../session/node/session-listing.js';
 import type { ContextUsage } from '../../session/context-budget.js';
 import { EngramError, isEngramError } from '../../kernel/errors.js';
+import { warningNotes } from '../../recall/warning-notes.js';
 import type { Engram } from '../../engram.js';
 import type { Extractor } from '../../extraction/extractor.js';
 import type { WrittenMemory } from '../../extraction/extraction-report.js';
@@ -317,17 +318,15 @@ export class ChatAgent {
 
   /** What /memory lists of a turn's injection; a degraded capability (full-text recall only) is said once, not every turn. */
   #noteInjection(injection: MemoryInjection): Array<{ id: string; name: string }> {
-    for (const warning of injection.warnings) {
-      // Said by the memory event, with its reason.
-      if (warning === 'recall-failed' || warning === 'recall-timed-out' || warning === 'recall-aborted') continue;
-      if (this.#warned.has(warning)) continue;
-      this.#warned.add(warning);
-      this.#notice(
-        'warning',
-        warning === 'vector-search-unavailable'
-          ? 'recall is full-text only (no embedder configured, or the store keeps no vectors)'
-          : warning,
-      );
+    // Said by the memory event, with its reason.
+    const told = injection.warnings.filter(
+      (warning) => warning !== 'recall-failed' && warning !== 'recall-timed-out' && warning !== 'recall-aborted',
+    );
+    // No embedder configured: full-text recall is the configuration, not a degradation (not said).
+    for (const note of warningNotes(told, { embedderConfigured: this.engram.embedder !== undefined })) {
+      if (this.#warned.has(note)) continue;
+      this.#warned.add(note);
+      this.#notice('warning', note);
     }
     const recalled = injection.memories.map((entry) => ({ id: entry.memory.id, name: entry.memory.name }));
     for (const memory of recalled) {

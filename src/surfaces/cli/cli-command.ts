@@ -35,6 +35,8 @@ export interface CommandInvocation {
 export interface CommandOutput {
   data: unknown;
   text: string;
+  /** Warnings for a person, printed on stderr as "engram: warning: …" without --json (the JSON document carries its own). */
+  warnings?: readonly string[];
   /** The command already printed what it had to say (a server announcing its address). */
   printed?: boolean;
 }

@@ -147,8 +147,9 @@ async function commandHelp(definition: CommandDefinition): Promise<CommandOutput
 }
 
 /** Prints a command's output: its JSON document with --json, else its text. */
-export function print(io: Pick<CliIo, 'stdout'>, json: boolean, output: CommandOutput): void {
+export function print(io: Pick<CliIo, 'stdout' | 'stderr'>, json: boolean, output: CommandOutput): void {
   if (output.printed === true) return;
+  if (!json) for (const warning of output.warnings ?? []) io.stderr.write(`engram: warning: ${warning}\n`);
   if (json) {
     io.stdout.write(`${JSON.stringify(output.data, null, 2)}\n`);
     return;

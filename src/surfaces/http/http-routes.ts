@@ -26,6 +26,7 @@ import {
 import { readDreamState } from '../../consolidation/run-dream.js';
 import { supersedeChain } from '../../consolidation/supersede-chain.js';
 import { nextKeyset, usageStats } from '../viewer/viewer-usage.js';
+import { recallResultJson } from '../../recall/recall-result-json.js';
 import {
   contextBody,
   jobsQuery,
@@ -349,10 +350,7 @@ async function recall(context: RouteContext): Promise<JsonReply> {
       result,
       { scopes, ...(asOf !== undefined && { asOf }), ...(input.topK !== undefined && { topK: input.topK }) },
     );
-  return ok({
-    ...result,
-    memories: result.memories.map(({ memory, parts }) => ({ memory, score: parts.score, parts })),
-  });
+  return ok(recallResultJson(result, new Date().toISOString(), context.engram.settings.recall));
 }
 
 /** Queues a finished turn for background extraction and answers at once (202): the work runs in the service's worker. */

@@ -295,6 +295,51 @@ export const jobQueueCases = storeCaseGroup({
       },
     },
     {
+      name: 'jobs.hasten makes the pending jobs of one queue due now, attempts kept; running, failed, done and other queues untouched',
+      async run({ store }) {
+        const { job: waiting } = await store.jobs.enqueue({ queue: 'q', key: 'backed-off', payload: null });
+        await store.jobs.claim({ queue: 'q', worker: 'w', leaseMs: LONG_LEASE });
+        const backedOff = await store.jobs.fail(waiting.id, 'w', { error: 'rate limited', retryAt: inAnHour() });
+        const { job: later } = await store.jobs.enqueue({ queue: 'q', key: 'later', payload: null, runAt: inAnHour() });
+        const { job: due } = await store.jobs.enqueue({ queue: 'q', key: 'due', payload: null, runAt: anHourAgo() });
+        const { job: failed } = await store.jobs.enqueue({ queue: 'q', key: 'failed', payload: null, maxAttempts: 1 });
+        const { job: elsewhere } = await store.jobs.enqueue({
+          queue: 'other',
+          key: 'x',
+          payload: null,
+          runAt: inAnHour(),
+        });
+        // `due` and `failed` are claimed by runAt: `failed` (now) comes after `due` (an hour ago).
+        await store.jobs.claim({ queue: 'q', worker: 'w', leaseMs: LONG_LEASE });
+        await store.jobs.claim({ queue: 'q', worker: 'w', leaseMs: LONG_LEASE });
+        await store.jobs.fail(failed.id, 'w', { error: 'gave up' });
+        const running = await store.jobs.get(due.id);
+        expect(running).toMatchObject({ state: 'running' });
+        expect(await store.jobs.claim({ queue: 'q', worker: 'w2', leaseMs: LONG_LEASE })).toBeUndefined();
+
+        const before = Date.now();
+        expect(await store.jobs.hasten('q')).toBe(2);
+        for (const id of [waiting.id, later.id]) {
+          const job = await store.jobs.get(id);
+          expect(job?.state).toBe('pending');
+          expect(Date.parse(job!.runAt)).toBeGreaterThanOrEqual(before - 1_000);
+          expect(Date.parse(job!.runAt)).toBeLessThanOrEqual(Date.now() + 1_000);
+        }
+        expect((await store.jobs.get(waiting.id))?.attempts).toBe(backedOff.attempts);
+        expect(await store.jobs.get(due.id)).toEqual(running);
+        expect(await store.jobs.get(failed.id)).toMatchObject({ state: 'failed', lastError: 'gave up' });
+        expect((await store.jobs.get(elsewhere.id))?.runAt).toBe(elsewhere.runAt);
+        const claimed = new Set([
+          (await store.jobs.claim({ queue: 'q', worker: 'w2', leaseMs: LONG_LEASE }))?.id,
+          (await store.jobs.claim({ queue: 'q', worker: 'w2', leaseMs: LONG_LEASE }))?.id,
+        ]);
+        expect(claimed).toEqual(new Set([waiting.id, later.id]));
+        // Nothing is waiting any more: a second call changes nothing.
+        expect(await store.jobs.hasten('q')).toBe(0);
+        expect(await store.jobs.hasten('empty')).toBe(0);
+      },
+    },
+    {
       name: 'jobs.list and jobs.counts filter by queue and state, oldest first',
       async run({ store }) {
         const keys = ['j1', 'j2', 'j3', 'j4', 'j5'];
@@ -414,6 +459,9 @@ export const jobQueueCases = storeCaseGroup({
           ['fail', [leased.id, '', { error: 'x' }]],
           ['retry', [42]],
           ['retry', ['']],
+          ['hasten', [42]],
+          ['hasten', ['']],
+          ['hasten', [null]],
           ['get', [null]],
           ['get', ['x'.repeat(10_000)]],
           ['list', [null]],

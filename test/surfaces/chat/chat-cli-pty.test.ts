@@ -155,7 +155,8 @@ describe.skipIf(!hasScript)('engram chat in a pseudo-terminal', () => {
     await chat.waitFor('⏺ read_file(path: "README.md")');
     await chat.waitFor(LONG_ANSWER.trim());
     let mark = chat.output().length;
-    await chat.waitFor(/\[context [\d.]+K?\/200K tokens \(\d+%\)/, mark - 400);
+    // Math.max: a negative start would read only the last characters (slice counts from the end).
+    await chat.waitFor(/\[context [\d.]+K?\/200K tokens \(\d+%\)/, Math.max(0, mark - 400));
     // Streamed through the SDK: each chat request asked for a stream.
     expect(mainRequests.map((request) => request.summary?.stream)).toEqual([true, true]);
     const toolResult = mainRequests[1]!.summary!.messages.at(-1)!;

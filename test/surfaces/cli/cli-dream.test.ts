@@ -81,11 +81,11 @@ describe('engram dream', () => {
 
     // Recall reads current facts; --include-invalid and --as-of show what was true then.
     const current = await workspace.json(['recall', 'staging database PostgreSQL']);
-    expect(current.memories.map((memory: { id: string }) => memory.id)).toEqual(['m-new']);
+    expect(current.memories.map((entry: { memory: { id: string } }) => entry.memory.id)).toEqual(['m-new']);
     const all = await workspace.json(['recall', 'staging database PostgreSQL', '--include-invalid']);
-    expect(all.memories.map((memory: { id: string }) => memory.id).sort()).toEqual(['m-new', 'm-old']);
+    expect(all.memories.map((entry: { memory: { id: string } }) => entry.memory.id).sort()).toEqual(['m-new', 'm-old']);
     const then = await workspace.json(['recall', 'staging database PostgreSQL', '--as-of', '2026-03-03']);
-    expect(then.memories.map((memory: { id: string }) => memory.id)).toEqual(['m-old']);
+    expect(then.memories.map((entry: { memory: { id: string } }) => entry.memory.id)).toEqual(['m-old']);
     expect((await workspace.run(['recall', 'x', '--as-of', 'not-a-date'])).code).not.toBe(0);
 
     const shown = await workspace.json(['show', 'm-new']);

@@ -195,7 +195,7 @@ describe('age notes in recall and list', () => {
     expect(recall.stdout).toContain('stale: not updated for over 30 days');
     const json = await workspace.json(['recall', 'jenkins']);
     expect(json.memories[0]).toMatchObject({
-      id: 'mem_old_ci',
+      memory: { id: 'mem_old_ci' },
       age: { state: 'stale', days: 45, note: expect.stringContaining('may be out of date') },
     });
   });

@@ -30,11 +30,11 @@ describe('engram remember, recall, list, show', () => {
 
     const recalled = await workspace.json(['recall', 'how', 'should', 'I', 'write', 'the', 'tests?']);
     expect(recalled.scopes).toEqual([`project:${workspace.cwd}`, 'global']);
-    expect(recalled.memories.map((entry: any) => entry.id)).toEqual([memory.id]);
+    expect(recalled.memories.map((entry: any) => entry.memory.id)).toEqual([memory.id]);
     expect(recalled.memories[0].parts).toMatchObject({ relevance: 1, importanceWeight: 1.4 });
 
     const global = await workspace.json(['recall', 'when', 'are', 'deploys']);
-    expect(global.memories.map((entry: any) => entry.name)).toEqual(['deploy-day']);
+    expect(global.memories.map((entry: any) => entry.memory.name)).toEqual(['deploy-day']);
 
     const human = await workspace.run(['recall', 'tests', '--explain']);
     expect(human.code).toBe(0);
@@ -48,7 +48,7 @@ describe('engram remember, recall, list, show', () => {
     await remember('Production database backups run nightly.', '--type', 'reference', '--importance', '0.1');
     expect((await workspace.json(['recall', 'database', '--scope', 'global'])).memories).toEqual([]);
     const typed = await workspace.json(['recall', 'database', '--type', 'reference']);
-    expect(typed.memories.map((entry: any) => entry.type)).toEqual(['reference']);
+    expect(typed.memories.map((entry: any) => entry.memory.type)).toEqual(['reference']);
     expect((await workspace.json(['recall', 'database', '--top-k', '1'])).memories).toHaveLength(1);
     const strict = await workspace.json(['recall', 'database', '--min-score', '0.99']);
     expect(strict.memories).toEqual([]);

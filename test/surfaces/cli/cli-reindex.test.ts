@@ -67,9 +67,11 @@ describe('engram reindex and hybrid recall from the command line', () => {
     });
     const recall = await workspace.json(['recall', 'which car do I have?', '--explain'], 0, { env: embedding });
     expect(recall.warnings).toEqual([]);
-    const contents = recall.memories.map((memory: { content: string }) => memory.content);
+    const contents = recall.memories.map((entry: { memory: { content: string } }) => entry.memory.content);
     expect(contents).toContain('The user drives an automobile to the office.');
-    const automobile = recall.memories.find((memory: { content: string }) => memory.content.includes('automobile'));
+    const automobile = recall.memories.find((entry: { memory: { content: string } }) =>
+      entry.memory.content.includes('automobile'),
+    );
     expect(automobile.parts.vector.rank).toBeGreaterThanOrEqual(1);
     expect(automobile.parts.text).toBeUndefined();
     const table = await workspace.run(['recall', 'which car do I have?', '--explain'], { env: embedding });

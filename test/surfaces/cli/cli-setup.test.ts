@@ -49,15 +49,15 @@ describe('project identity', () => {
     expect((await a.json(['list'])).memories.map((memory: any) => memory.id)).toEqual([fromA.id]);
     expect((await b.json(['list'])).memories.map((memory: any) => memory.id)).toEqual([fromB.id]);
     expect(
-      (await a.json(['recall', 'where', 'does', 'the', 'app', 'deploy'])).memories.map((memory: any) => memory.id),
+      (await a.json(['recall', 'where', 'does', 'the', 'app', 'deploy'])).memories.map((entry: any) => entry.memory.id),
     ).toEqual([fromA.id]);
     // "branch" matches both memories; each project still recalls only its own.
-    expect((await a.json(['recall', 'Heroku', 'release', 'branch'])).memories.map((memory: any) => memory.id)).toEqual([
-      fromA.id,
-    ]);
-    expect((await b.json(['recall', 'Fly.io', 'main', 'branch'])).memories.map((memory: any) => memory.id)).toEqual([
-      fromB.id,
-    ]);
+    expect(
+      (await a.json(['recall', 'Heroku', 'release', 'branch'])).memories.map((entry: any) => entry.memory.id),
+    ).toEqual([fromA.id]);
+    expect(
+      (await b.json(['recall', 'Fly.io', 'main', 'branch'])).memories.map((entry: any) => entry.memory.id),
+    ).toEqual([fromB.id]);
     expect((await a.json(['show', fromB.id], 1)).error.code).toBe('NOT_FOUND');
     expect((await a.json(['forget', fromB.id], 1)).error.code).toBe('NOT_FOUND');
     expect((await a.json(['export'])).memories.map((memory: any) => memory.id)).toEqual([fromA.id]);

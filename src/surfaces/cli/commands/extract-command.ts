@@ -13,6 +13,7 @@ import { singlePositional, stringOption, type CommandDefinition } from '../cli-c
 import { withEngram } from '../cli-engram.js';
 import { oneLine } from '../table-format.js';
 import { createExtractor } from '../../../node/create-extractor.js';
+import { createExtractProgress } from '../extract-progress.js';
 
 const MODES = ['cheap', 'agent'] as const;
 const MODEL_HINT =
@@ -35,6 +36,11 @@ export const extractCommand: CommandDefinition = {
       description:
         'cheap: one model call a turn, JSON out (default); agent: a helper with the memory tool and sandboxed read-only tools',
     },
+    progress: {
+      type: 'boolean',
+      description: 'Tell on stderr how far it got (messages read, memories written); the default on a terminal',
+    },
+    quiet: { type: 'boolean', description: 'No progress on stderr, even on a terminal' },
     session: {
       type: 'string',
       valueName: 'id',
@@ -62,6 +68,8 @@ export const extractCommand: CommandDefinition = {
         'INVALID_INPUT',
         `Invalid --mode ${JSON.stringify(String(mode).slice(0, 40))}: use ${MODES.join(' or ')}.`,
       );
+    if (values.progress === true && values.quiet === true)
+      throw new EngramError('INVALID_INPUT', '--progress and --quiet contradict each other: give one.');
     const session = stringOption(values, 'session');
     // The file is read and checked before the store opens: a bad file changes nothing.
     const transcript = await readTranscriptFile(path, {
@@ -72,7 +80,13 @@ export const extractCommand: CommandDefinition = {
     const { conversation } = transcript;
     return withEngram(invocation, async (opened) => {
       const model = opened.engram.model;
+      const progress = createExtractProgress(
+        io.stderr,
+        values.quiet !== true && (values.progress === true || io.stderr.isTTY === true),
+      );
       const extractor = createExtractor({
+        onProgress: (read) => progress.read(read),
+        onOutcome: (outcome) => progress.outcome(outcome),
         engram: opened.engram,
         mode,
         projectRoot: opened.loaded.project.root,
@@ -121,7 +135,8 @@ export const extractCommand: CommandDefinition = {
         return { data, text };
       }
       const queued = await extractor.afterTurn(conversation);
-      const outcomes = await extractor.drain();
+      if (queued.messages > 0) progress.start(queued.messages, `${model.provider} ${model.modelId}`);
+      const outcomes = await extractor.drain().finally(() => progress.finish());
       const reports = Extractor.reports(outcomes);
       const mine = reports.filter((report) => report.sessionId === conversation.sessionId);
       const written = mine.flatMap((report) => report.written);
@@ -153,7 +168,7 @@ export const extractCommand: CommandDefinition = {
         const next =
           failure.state === 'failed'
             ? `it is marked failed; "engram queue retry ${failure.job.id}" puts it back`
-            : `it stays queued and is retried${failure.retryAt ? ` from ${failure.retryAt}` : ''} ("engram queue run" runs due jobs now)`;
+            : `it stays queued and is retried${failure.retryAt ? ` from ${failure.retryAt}` : ''} ("engram queue run --force" runs it now)`;
         throw new EngramError(
           isKnownCode(failure.code) ? failure.code : 'INTERNAL',
           `Extraction of ${path} did not finish: ${failure.error}. The job is kept: ${next}.`,

@@ -1,7 +1,7 @@
 import { EngramError } from '../../../kernel/errors.js';
 import { EXTRACTION_QUEUE } from '../../../extraction/extraction-job-payload.js';
 import { requireRole } from '../../../contracts/memory-store.js';
-import { JOB_STATES, type Job, type JobState } from '../../../contracts/memory-store-jobs.js';
+import { JOB_STATES, type Job, type JobQueue, type JobState } from '../../../contracts/memory-store-jobs.js';
 import { integerOption, stringOptions, type CommandDefinition } from '../cli-command.js';
 import { withEngram } from '../cli-engram.js';
 import { formatAge, formatTable } from '../table-format.js';
@@ -16,7 +16,8 @@ const ACTIONS = ['list', 'retry', 'run'] as const;
 export const queueCommand: CommandDefinition = {
   name: 'queue',
   summary: 'Show background jobs (pending, running, failed); retry a failed one; run due ones now',
-  usage: 'queue [list] [--state pending,running,failed,done] [--limit n]   |   queue retry <id>   |   queue run',
+  usage:
+    'queue [list] [--state pending,running,failed,done] [--limit n]   |   queue retry <id>   |   queue run [--force] [--failed]',
   options: {
     state: {
       type: 'string',
@@ -25,11 +26,20 @@ export const queueCommand: CommandDefinition = {
       description: 'Only jobs in these states (default pending, running, failed)',
     },
     limit: { type: 'string', valueName: 'n', description: `How many jobs at most (default ${DEFAULT_LIMIT})` },
+    force: {
+      type: 'boolean',
+      description: 'queue run: also the jobs waiting for a retry (their wait skipped, attempts kept)',
+    },
+    failed: {
+      type: 'boolean',
+      description: 'queue run: also the failed jobs (put back with attempts reset, as queue retry does)',
+    },
   },
   details:
     'Extraction queues one job per turn in the store, so a job accepted before a crash runs after the restart. A job that keeps failing ' +
     'is retried with growing waits, then marked failed (with its last error) and left for you: "engram queue retry <id>" puts it back, ' +
-    '"engram queue run" runs every due extraction job now with the configured model.',
+    '"engram queue run" runs every due extraction job now with the configured model; with --force also the ones waiting for a retry, ' +
+    'with --failed also the failed ones.',
   async run(invocation) {
     const { values, positionals } = invocation;
     const action = (positionals[0] ?? 'list') as (typeof ACTIONS)[number];
@@ -39,6 +49,12 @@ export const queueCommand: CommandDefinition = {
         `Unknown queue action ${JSON.stringify(String(action).slice(0, 40))}: use list, retry <id> or run.`,
       );
     const rest = positionals.slice(1);
+    const runOptions = (['force', 'failed'] as const).filter((name) => values[name] === true);
+    if (action !== 'run' && runOptions.length > 0)
+      throw new EngramError(
+        'INVALID_INPUT',
+        `--${runOptions[0]} applies to "engram queue run", not to queue ${action}.`,
+      );
     if (action === 'retry') {
       if (rest.length !== 1)
         throw new EngramError('INVALID_INPUT', 'Missing job id: engram queue retry <id> (engram queue lists the ids).');
@@ -67,10 +83,15 @@ export const queueCommand: CommandDefinition = {
           autoStart: false,
           ...(model && { model }),
         });
+        const jobs = requireRole(opened.engram.store, 'jobs', 'engram queue');
+        const revived = values.failed === true ? await reviveFailed(jobs) : 0;
+        const hastened = values.force === true ? await jobs.hasten(EXTRACTION_QUEUE) : 0;
         const outcomes = await extractor.drain();
         const data = {
           offline: !model,
           spool,
+          ...(values.force === true && { hastened }),
+          ...(values.failed === true && { revived }),
           outcomes: outcomes.map((outcome) => ({
             job: describeJob(outcome.job),
             state: outcome.state,
@@ -84,11 +105,20 @@ export const queueCommand: CommandDefinition = {
                 `Queued ${spool.queued} hook event(s) from the spool (${spool.jobs} new job(s))${spool.putBack > 0 ? `, ${spool.putBack} left for later` : ''}.`,
               ]
             : []),
+          ...(values.force === true ? [`${hastened} job(s) waiting for a retry made due now.`] : []),
+          ...(values.failed === true ? [`${revived} failed job(s) put back.`] : []),
           `Ran ${outcomes.length} due job(s): ${done} done, ${outcomes.length - done} failed or waiting for a retry.${model ? '' : ' No model is configured: only explicit statements were applied.'}`,
           ...outcomes.flatMap((outcome) =>
             outcome.state === 'done' ? [] : [`  ${outcome.job.id} ${outcome.state}: ${outcome.error}`],
           ),
         ];
+        const left = await jobs.counts(EXTRACTION_QUEUE);
+        if (left.pending > 0 && values.force !== true)
+          lines.push(`${left.pending} job(s) wait for a retry: "engram queue run --force" runs them now.`);
+        if (left.failed > 0 && values.failed !== true)
+          lines.push(
+            `${left.failed} failed job(s) left: "engram queue run --failed" (or queue retry <id>) runs them again.`,
+          );
         return { data, text: lines.join('\n') };
       });
     }
@@ -124,6 +154,19 @@ export const queueCommand: CommandDefinition = {
     });
   },
 };
+
+/** Puts every failed extraction job back to pending, as `engram queue retry <id>` does one. */
+async function reviveFailed(jobs: JobQueue): Promise<number> {
+  let revived = 0;
+  for (;;) {
+    const failed = await jobs.list({ queue: EXTRACTION_QUEUE, states: ['failed'], limit: 500 });
+    if (failed.length === 0) return revived;
+    for (const job of failed) {
+      await jobs.retry(job.id);
+      revived += 1;
+    }
+  }
+}
 
 function parseStates(raw: readonly string[]): JobState[] {
   if (raw.length === 0) return [...DEFAULT_STATES];

@@ -3,7 +3,8 @@ import { EngramError } from '../../../kernel/errors.js';
 import type { RankedMemory } from '../../../recall/ranking.js';
 import type { CommandDefinition } from '../cli-command.js';
 import { TYPE_NAMES, readScopes, recallFlags, readOnly, withEngram } from '../cli-engram.js';
-import { ageNote } from '../../../recall/age-notes.js';
+import { recallResultJson } from '../../../recall/recall-result-json.js';
+import { warningNotes } from '../../../recall/warning-notes.js';
 import { ageLegend, memoryColumns } from '../memory-view.js';
 import { formatTable, type TableColumn } from '../table-format.js';
 
@@ -61,19 +62,10 @@ export const recallCommand: CommandDefinition = {
           { scopes, ...(asOf !== undefined && { asOf }), ...(flags.topK !== undefined && { topK: flags.topK }) },
         );
       }
-      const data = {
-        query: result.query,
-        terms: result.terms,
-        scopes: result.scopes,
-        warnings: result.warnings,
-        memories: result.memories.map(({ memory, parts }) => ({
-          ...memory,
-          score: parts.score,
-          parts,
-          age: ageNote(memory, new Date().toISOString(), opened.loaded.settings.recall),
-        })),
-      };
-      if (result.memories.length === 0) return { data, text: `No memories match in ${result.scopes.join(', ')}.` };
+      const data = recallResultJson(result, new Date().toISOString(), opened.loaded.settings.recall);
+      const warnings = warningNotes(result.warnings, { embedderConfigured: opened.engram.embedder !== undefined });
+      if (result.memories.length === 0)
+        return { data, warnings, text: `No memories match in ${result.scopes.join(', ')}.` };
       const columns: Array<TableColumn<RankedMemory>> = [
         { header: 'SCORE', value: (entry) => score(entry.parts.score), align: 'right' },
         ...(values.explain === true
@@ -127,7 +119,7 @@ export const recallCommand: CommandDefinition = {
               opened.loaded.settings.recall,
             );
       if (legend !== '') text += `\n\n${legend}`;
-      return { data, text };
+      return { data, text, warnings };
     });
   },
 };

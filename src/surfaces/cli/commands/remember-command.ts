@@ -1,3 +1,4 @@
+import { warningNotes } from '../../../recall/warning-notes.js';
 import { EngramError } from '../../../kernel/errors.js';
 import { assertMemoryType } from '../../../memory/memory.js';
 import { numberOption, stringOption, type CommandDefinition } from '../cli-command.js';
@@ -63,17 +64,20 @@ export const rememberCommand: CommandDefinition = {
         { dedupe: values['no-dedupe'] !== true },
       );
       const { memory } = result;
+      const warnings = warningNotes(result.warnings, { embedderConfigured: opened.engram.embedder !== undefined });
       if (result.action === 'merged') {
         const undo = result.changeId
           ? `; "engram undo ${result.changeId}" reverts the update`
           : '; it already said this, nothing changed';
         return {
           data: result,
+          warnings,
           text: `Updated existing memory ${memory.id} (${memory.name}, similarity ${result.similarity!.toFixed(2)}) instead of adding a near-duplicate${undo}.`,
         };
       }
       return {
         data: result,
+        warnings,
         text: `Remembered ${memory.id} (${memory.type}, ${memory.scope}): ${memory.name} — ${oneLine(memory.description)}`,
       };
     });

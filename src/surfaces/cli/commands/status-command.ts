@@ -26,6 +26,11 @@ export const statusCommand: CommandDefinition = {
     const { settings } = loaded;
     const store: Record<string, unknown> = { url: redactUrl(settings.store.url) };
     let model = 'none (offline: only explicit "remember that …" statements are extracted)';
+    // Without an embedder, full-text recall is the configuration: said here, not warned on every recall.
+    let vectorSearch =
+      settings.embedding.provider === 'none'
+        ? 'off (no embedder configured: full-text recall; set embedding.provider to add it)'
+        : `${settings.embedding.provider} configured`;
     try {
       const opened = await openEngram({
         cwd: io.cwd,
@@ -41,6 +46,11 @@ export const statusCommand: CommandDefinition = {
         const jobs = opened.engram.store.jobs;
         if (jobs) store.queue = await jobs.counts(EXTRACTION_QUEUE);
         if (opened.engram.model) model = `${opened.engram.model.provider} ${opened.engram.model.modelId}`;
+        const embedder = opened.engram.embedder;
+        if (embedder)
+          vectorSearch = opened.engram.store.vectors
+            ? `on (${embedder.model})`
+            : `unavailable: ${embedder.model} is configured but this store keeps no vectors (full-text recall)`;
       } finally {
         await opened.close();
       }
@@ -57,6 +67,7 @@ export const statusCommand: CommandDefinition = {
       project: loaded.project,
       store,
       model,
+      vectorSearch,
       hookLog: hookLogPath(loaded.home),
       hookErrors,
     };
@@ -80,6 +91,7 @@ export const statusCommand: CommandDefinition = {
           : `${String(store.url)}: cannot open (${String(store.error)})`,
       ],
       ['model', model],
+      ['vector search', vectorSearch],
       ...(queue
         ? ([
             [
