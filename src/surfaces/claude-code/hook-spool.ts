@@ -9,6 +9,9 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -39,15 +42,20 @@ export interface SpoolEntry {
   /** A fingerprint of the store the hook's settings name: only a drainer with the same store queues it. */
   store: string;
   at: string;
-  /** Drains that could not queue it so far (the store unreadable): it is dropped, and logged, after MAX_SPOOL_ATTEMPTS. */
+  /** Drains that could not queue it so far (the store unreadable); each waits longer (retryDelayMs). */
   attempts?: number;
+  /** Not tried again before this time (ISO): a store that stays locked is not hammered every drain. */
+  after?: string;
 }
 
 /** The spool stops growing here (the hook logs that the event was not spooled). */
 export const SPOOL_MAX_BYTES = 4 * 1024 * 1024;
 /** One line at most (paths are capped at 4,096 characters by the hook's input checks). */
 export const SPOOL_LINE_MAX_BYTES = 16 * 1024;
-export const MAX_SPOOL_ATTEMPTS = 10;
+/** A worker lock not touched for this long is a dead or stuck worker's (its pid may be another process's by now). */
+export const WORKER_LOCK_STALE_MS = 2 * 60_000;
+/** How often a running worker touches its lock. */
+export const WORKER_LOCK_HEARTBEAT_MS = 20_000;
 /** A claim older than this is taken over even when its process seems alive (a reused pid). */
 export const CLAIM_STALE_MS = 10 * 60_000;
 const SPOOL_FILE = 'claude-code-hooks.jsonl';
@@ -64,22 +72,40 @@ export function spoolPath(home: string): string {
 /**
  * Appends one entry as one line with one O_APPEND write (file 0600, folder 0700). Returns why not
  * when the spool is full or the line too long; throws what the file system throws.
+ *
+ * The line starts with a line end too, so a line torn by an earlier failed write (a full disk)
+ * never swallows this one. A drainer may rename the spool between this open and this write: the
+ * line then lands in a claim that may already be read, so after writing, a spool that is no longer
+ * the file written to gets the line again (twice queued adds nothing; lost would lose the event).
  */
 export function appendSpoolEntry(home: string, entry: SpoolEntry): 'appended' | 'full' | 'too-long' {
-  const line = Buffer.from(`${JSON.stringify(entry)}\n`, 'utf8');
+  const line = Buffer.from(`\n${JSON.stringify(entry)}\n`, 'utf8');
   if (line.length > SPOOL_LINE_MAX_BYTES) return 'too-long';
   mkdirSync(spoolFolder(home), { recursive: true, mode: 0o700 });
   tightenMode(spoolFolder(home));
-  const fd = openSync(spoolPath(home), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o600);
+  for (let attempt = 0; ; attempt += 1) {
+    const fd = openSync(spoolPath(home), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o600);
+    let inode: number;
+    try {
+      const info = fstatSync(fd);
+      // Made wider by someone else (a copy, an older file): tightened before anything is written to it.
+      if ((info.mode & 0o077) !== 0) fchmodSync(fd, info.mode & 0o700);
+      if (info.size + line.length > SPOOL_MAX_BYTES) return 'full';
+      const written = writeSync(fd, line);
+      if (written !== line.length) throw new Error(`the spool took ${written} of ${line.length} bytes (disk full?)`);
+      inode = fstatSync(fd).ino;
+    } finally {
+      closeSync(fd);
+    }
+    if (attempt >= 4 || spoolInode(home) === inode) return 'appended';
+  }
+}
+
+function spoolInode(home: string): number | undefined {
   try {
-    const info = fstatSync(fd);
-    // Made wider by someone else (a copy, an older file): tightened before anything is written to it.
-    if ((info.mode & 0o077) !== 0) fchmodSync(fd, info.mode & 0o700);
-    if (info.size + line.length > SPOOL_MAX_BYTES) return 'full';
-    writeSync(fd, line);
-    return 'appended';
-  } finally {
-    closeSync(fd);
+    return statSync(spoolPath(home)).ino;
+  } catch {
+    return undefined;
   }
 }
 
@@ -123,6 +149,20 @@ export function claimSpool(home: string, now = Date.now()): SpoolClaim[] {
 /** Removes a claim once each of its entries is queued (or put back in the spool). */
 export function finishClaim(claim: SpoolClaim): void {
   rmSync(claim.path, { force: true });
+}
+
+/**
+ * Keeps only these entries in a claim (those that could not be put back in the spool), by writing
+ * them beside it and renaming over it: the next drainer takes over just them, with their counts.
+ */
+export function keepInClaim(claim: SpoolClaim, entries: readonly SpoolEntry[]): void {
+  const temporary = `${claim.path}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temporary, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''), { mode: 0o600 });
+    renameSync(temporary, claim.path);
+  } catch {
+    rmSync(temporary, { force: true }); // The claim stays whole: its other entries are queued again, which adds nothing.
+  }
 }
 
 /** Events waiting in the spool, claimed ones included (for `engram status`). */
@@ -180,6 +220,7 @@ function parseEntry(line: string): SpoolEntry | undefined {
   if (entry.v !== 1 || !['Stop', 'PreCompact', 'SessionEnd'].includes(entry.event as string)) return undefined;
   if (!text(entry.sessionId) || !text(entry.cwd) || !text(entry.store) || !text(entry.at)) return undefined;
   if (entry.transcriptPath !== undefined && !text(entry.transcriptPath)) return undefined;
+  if (entry.after !== undefined && !text(entry.after)) return undefined;
   return entry as SpoolEntry;
 }
 
@@ -221,10 +262,32 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** Whether a worker for this store is running now (its lock held by a live process). */
-export function isWorkerRunning(home: string, store: string): boolean {
-  const pid = lockHolder(workerLockPath(home, store));
-  return pid !== undefined && pid !== process.pid && isAlive(pid);
+/**
+ * Whether a worker for this store is running now: its lock held by a live process that touched it
+ * within WORKER_LOCK_STALE_MS (a worker killed before letting go leaves a lock whose pid may be
+ * reused; without the age every later hook would start no worker, for good).
+ */
+export function isWorkerRunning(home: string, store: string, now = Date.now()): boolean {
+  const path = workerLockPath(home, store);
+  const pid = lockHolder(path);
+  if (pid === undefined || pid === process.pid || !isAlive(pid)) return false;
+  try {
+    return now - statSync(path).mtimeMs <= WORKER_LOCK_STALE_MS;
+  } catch {
+    return false;
+  }
+}
+
+/** The running worker says it is alive (every WORKER_LOCK_HEARTBEAT_MS). */
+export function touchWorkerLock(home: string, store: string): void {
+  const path = workerLockPath(home, store);
+  if (lockHolder(path) !== process.pid) return;
+  try {
+    const now = new Date();
+    utimesSync(path, now, now);
+  } catch {
+    // Gone: the next look finds no worker and a hook starts one.
+  }
 }
 
 /** Takes the store's worker lock (or a dead worker's); false when a live worker holds it. */

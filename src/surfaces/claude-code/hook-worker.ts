@@ -4,7 +4,13 @@ import { openEngram } from '../../node/open-engram.js';
 import { writeHookLog } from './hook-log.js';
 import { HOOK_ACTOR } from './hook-input.js';
 import { storeFingerprint } from './hook-queue.js';
-import { acquireWorkerLock, hasNewEventFor, releaseWorkerLock } from './hook-spool.js';
+import {
+  acquireWorkerLock,
+  hasNewEventFor,
+  releaseWorkerLock,
+  touchWorkerLock,
+  WORKER_LOCK_HEARTBEAT_MS,
+} from './hook-spool.js';
 import { drainSpool } from './spool-drain.js';
 
 /** Rounds of one worker at most (spool, jobs, dream check); what comes later waits for the next hook's worker or serve. */
@@ -36,6 +42,9 @@ async function runWorker(cwd: string): Promise<void> {
     try {
       // Another worker for this store runs: it looks at the spool again before it exits.
       if (!acquireWorkerLock(home, store)) return;
+      // The lock says this worker is alive while it runs: a lock left untouched is a dead worker's.
+      const heartbeat = setInterval(() => touchWorkerLock(home, store), WORKER_LOCK_HEARTBEAT_MS);
+      heartbeat.unref();
       const model = opened.engram.model;
       const extractor = createExtractor({
         engram: opened.engram,

@@ -5,7 +5,7 @@ import { queueSessionEnd, queueTranscript } from './claude-code-hooks.js';
 import { HOOK_ACTOR, type HookInput } from './hook-input.js';
 import { writeHookLog } from './hook-log.js';
 import { storeFingerprint } from './hook-queue.js';
-import { MAX_SPOOL_ATTEMPTS, appendSpoolEntry, claimSpool, finishClaim, type SpoolEntry } from './hook-spool.js';
+import { appendSpoolEntry, claimSpool, finishClaim, keepInClaim, type SpoolEntry } from './hook-spool.js';
 
 /**
  * Moves the Claude Code hooks' spool (hook-spool.ts) into the store's extraction queue: each event's
@@ -16,13 +16,20 @@ import { MAX_SPOOL_ATTEMPTS, appendSpoolEntry, claimSpool, finishClaim, type Spo
  * An event is queued at least once and counted once: a drainer that dies mid-way leaves its claim,
  * the next one queues it again, and that adds nothing (jobs keyed by session and last message, the
  * dream's session list a set). An event the store cannot take now (locked, corrupt) goes back to
- * the spool, at most MAX_SPOOL_ATTEMPTS times; an event for another store (the hook ran with other
- * settings) goes back untouched for a drainer with that store, for FOREIGN_MAX_AGE_MS at most.
+ * the spool and is tried again after a wait that doubles each time (retryDelayMs), for
+ * SPOOL_MAX_AGE_MS at most; an event for another store (the hook ran with other settings) goes back
+ * untouched for a drainer with that store, for SPOOL_MAX_AGE_MS at most.
  */
 
 /** How often `engram serve` looks at the spool. */
 export const SPOOL_POLL_MS = 1_000;
-const FOREIGN_MAX_AGE_MS = 7 * 24 * 3_600_000;
+/** An event no drainer could queue for this long is given up (logged). */
+const SPOOL_MAX_AGE_MS = 7 * 24 * 3_600_000;
+
+/** The wait before the next try of an event that failed `attempts` times: 5 s doubling, 10 minutes at most. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(10 * 60_000, 5_000 * 2 ** Math.min(20, Math.max(0, attempts - 1)));
+}
 
 export interface SpoolDrainReport {
   /** Events claimed from the spool. */
@@ -81,6 +88,12 @@ export async function drainSpool(options: SpoolDrainOptions): Promise<SpoolDrain
       report.claimed += claim.entries.length;
       const back: SpoolEntry[] = [];
       for (const entry of claim.entries) {
+        const now = Date.now();
+        const age = now - Date.parse(entry.at);
+        if (entry.after !== undefined && Date.parse(entry.after) > now && !(age > SPOOL_MAX_AGE_MS)) {
+          back.push(entry); // Its wait is not over.
+          continue;
+        }
         if (!isFolder(entry.cwd)) {
           report.dropped += 1;
           log(entry, 'skipped', `not queued: the hook's cwd ${JSON.stringify(entry.cwd.slice(0, 200))} is gone`);
@@ -89,7 +102,7 @@ export async function drainSpool(options: SpoolDrainOptions): Promise<SpoolDrain
         try {
           const opened = await engramFor(entry);
           if (opened === 'foreign') {
-            if (Date.now() - Date.parse(entry.at) > FOREIGN_MAX_AGE_MS) {
+            if (age > SPOOL_MAX_AGE_MS) {
               report.dropped += 1;
               log(entry, 'skipped', 'not queued: no drainer with the store the hook named came in 7 days');
             } else back.push(entry);
@@ -115,27 +128,29 @@ export async function drainSpool(options: SpoolDrainOptions): Promise<SpoolDrain
         } catch (error) {
           const attempts = (entry.attempts ?? 0) + 1;
           const why = error instanceof Error ? error.message : String(error);
-          if (attempts >= MAX_SPOOL_ATTEMPTS) {
+          if (age > SPOOL_MAX_AGE_MS) {
             report.dropped += 1;
-            log(entry, 'failed', `not queued after ${attempts} tries, given up: ${why}`);
+            log(entry, 'failed', `not queued after ${attempts} tries over 7 days, given up: ${why}`);
           } else {
-            back.push({ ...entry, attempts });
-            log(entry, 'failed', `not queued yet (try ${attempts} of ${MAX_SPOOL_ATTEMPTS}): ${why}`);
+            const wait = retryDelayMs(attempts);
+            back.push({ ...entry, attempts, after: new Date(Date.now() + wait).toISOString() });
+            log(entry, 'failed', `not queued yet (try ${attempts}, next in ${Math.round(wait / 1000)} s): ${why}`);
           }
         }
       }
       // Put back first, then drop the claim: a crash between the two queues some twice, which adds nothing.
-      let kept = true;
+      const unplaced: SpoolEntry[] = [];
       for (const entry of back) {
         try {
-          if (appendSpoolEntry(home, entry) !== 'appended') kept = false;
+          if (appendSpoolEntry(home, entry) !== 'appended') unplaced.push(entry);
         } catch {
-          kept = false;
+          unplaced.push(entry);
         }
       }
       report.putBack += back.length;
-      // What could not be put back stays in the claim, for the next drainer to take over.
-      if (kept) finishClaim(claim);
+      // What could not be put back (the spool full) stays in the claim, alone, for the next drainer to take over.
+      if (unplaced.length === 0) finishClaim(claim);
+      else keepInClaim(claim, unplaced);
     }
   } finally {
     for (const opening of openedHere.values())
