@@ -51,8 +51,18 @@ export async function sessionStartMemories(
     .map((entry) => entry.memory);
 }
 
-/** Whether the index text holds the memory's whole content (as the index writes it: one line, escaped). */
+/**
+ * Whether an index line ends with the memory's whole content (as the index writes it: one line,
+ * escaped, after its name). Not a plain substring: a short memory whose words sit inside another
+ * memory's line is not shown by it.
+ */
 function shownInFull(memory: Memory, staticPart: string): boolean {
   const text = escapeContextText(memory.content.replace(/\s+/g, ' ').trim());
-  return text !== '' && staticPart.includes(text);
+  if (text === '') return false;
+  return staticPart.split('\n').some((line) => {
+    const trimmed = line.trimEnd();
+    if (!trimmed.endsWith(text)) return false;
+    const before = trimmed.slice(0, trimmed.length - text.length);
+    return before === '' || /[\s:—–-]$/.test(before);
+  });
 }
