@@ -44,22 +44,27 @@ export class SqliteFullTextIndex {
     // Counted once per search: COUNT(*) walks a whole index (0.07 ms at 10K memories, ten times
     // that at 100K), and nothing writes between here and the last query of this search.
     const total = (this.#access.statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
+    // Every term's document counts in one read of the index's vocabulary: they score the hits and
+    // answer most of the selectivity probes.
+    const frequencies = this.#documentFrequencies(terms);
     if (query.match === 'any' && query.sufficientHits !== undefined) {
-      const selective = this.#selectiveTerms(terms, total);
+      const selective = this.#selectiveTerms(terms, total, frequencies);
       if (selective.length < terms.length) {
-        const hits = this.#searchFts(ftsMatchExpression(selective, 'any')!, query, selective, total);
+        const statistics = statisticsOf(selective, total, frequencies);
+        const hits = this.#searchFts(ftsMatchExpression(selective, 'any')!, query, selective, statistics);
         // Too few hits with the rare terms: memories that hold only the common ones count too.
         if (hits.length >= Math.min(query.sufficientHits, query.limit)) return hits;
       }
     }
-    return this.#searchFts(ftsMatchExpression(terms, query.match)!, query, terms, total);
+    const statistics = statisticsOf(terms, total, frequencies);
+    return this.#searchFts(ftsMatchExpression(terms, query.match)!, query, terms, statistics);
   }
 
   #searchFts(
     match: string,
     query: ReturnType<typeof checkTextSearch>,
     terms: readonly string[],
-    documentCount: number,
+    statistics: Bm25Statistics,
   ): TextHit[] {
     const parameters: unknown[] = [match, ...query.scopes];
     let typeClause = '';
@@ -67,7 +72,6 @@ export class SqliteFullTextIndex {
       typeClause = ` AND m.type IN (${placeholders(query.types.length)})`;
       parameters.push(...query.types);
     }
-    const statistics = this.#statistics(terms, documentCount);
     const inScope = `m.scope IN (${placeholders(query.scopes.length)}) AND m.archived = 0 AND m.invalid_at IS NULL${typeClause}`;
     // Column weights: a hit in the name or description says more than one deep in the content.
     // Ranked on rowids alone, then the kept rows are read: sorting whole rows (content and all)
@@ -120,21 +124,13 @@ export class SqliteFullTextIndex {
   }
 
   /**
-   * How many memories the index holds and how many hold each term, read from an fts5vocab view of
-   * the index. Every form of an irregular word is counted, so its scoring does not depend on which
-   * forms the caller searched.
+   * How many memories hold each index token of `terms` and every form of their irregular words,
+   * read from an fts5vocab view of the index (tokens no memory holds are absent).
    */
-  #statistics(terms: readonly string[], documentCount: number): Bm25Statistics {
-    const tokens = [
-      ...new Set(
-        terms
-          .map(fullTextToken)
-          .filter((token): token is string => token !== undefined)
-          .flatMap((token) => [token, ...groupTokens(baseToken(token))]),
-      ),
-    ];
+  #documentFrequencies(terms: readonly string[]): Map<string, number> {
+    const tokens = [...new Set(terms.flatMap(termTokens))];
     const documentFrequencies = new Map<string, number>();
-    if (tokens.length === 0) return { documentCount, documentFrequencies };
+    if (tokens.length === 0) return documentFrequencies;
     // A temp view of the index's terms: made per connection, never stored, no migration needed.
     this.#access
       .statement(
@@ -145,26 +141,50 @@ export class SqliteFullTextIndex {
       .statement(`SELECT term, doc FROM temp.memories_fts_vocabulary WHERE term IN (${placeholders(tokens.length)})`)
       .all(...tokens) as Array<{ term: string; doc: number }>;
     for (const row of rows) documentFrequencies.set(row.term, row.doc);
-    return { documentCount, documentFrequencies };
+    return documentFrequencies;
   }
 
   /**
    * The terms worth searching first: those in less than 5% (and 1,000) of all memories, when some
    * are present. Common terms barely move BM25 but make an OR query score most of a large store
-   * (100K memories: 30K matches for "use"). Counts are capped probes of the index, so this stays
-   * cheap. Whether the rare terms suffice is judged in the asked scopes by the caller.
+   * (100K memories: 30K matches for "use"). Counts come from the vocabulary already read, else
+   * from capped probes of the index, so this stays cheap. Whether the rare terms suffice is judged in the asked scopes by the caller.
    */
-  #selectiveTerms(terms: readonly string[], total: number): string[] {
+  #selectiveTerms(terms: readonly string[], total: number, frequencies: ReadonlyMap<string, number>): string[] {
     if (terms.length < 2) return [...terms];
     if (!worthProbingTerms(terms, total)) return [...terms];
     const threshold = commonTermThreshold(total);
     const probe = this.#access.statement(
       'SELECT COUNT(*) AS n FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)',
     );
-    return selectiveTerms(
-      terms,
-      total,
-      (term) => (probe.get(ftsMatchExpression([term], 'any'), threshold) as { n: number }).n,
-    );
+    // A word the vocabulary counts is in exactly that many memories (what the probe would count, up
+    // to its cap). A word it lacks is probed: a search of its one token finds nothing, so the probe
+    // costs a seek, and it stays the judge where engram's tokens and the index's could differ.
+    return selectiveTerms(terms, total, (term) => {
+      const token = fullTextToken(term);
+      const counted = token === undefined ? undefined : frequencies.get(token);
+      if (counted !== undefined) return Math.min(counted, threshold);
+      return (probe.get(ftsMatchExpression([term], 'any'), threshold) as { n: number }).n;
+    });
   }
+}
+
+/** The index tokens whose counts score `term`: its own and every form of its irregular word. */
+function termTokens(term: string): string[] {
+  const token = fullTextToken(term);
+  return token === undefined ? [] : [token, ...groupTokens(baseToken(token))];
+}
+
+/** BM25 statistics for `terms`: the document frequencies of their tokens, out of those read for the whole query. */
+function statisticsOf(
+  terms: readonly string[],
+  documentCount: number,
+  frequencies: ReadonlyMap<string, number>,
+): Bm25Statistics {
+  const documentFrequencies = new Map<string, number>();
+  for (const token of new Set(terms.flatMap(termTokens))) {
+    const frequency = frequencies.get(token);
+    if (frequency !== undefined) documentFrequencies.set(token, frequency);
+  }
+  return { documentCount, documentFrequencies };
 }
