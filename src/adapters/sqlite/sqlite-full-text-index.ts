@@ -19,12 +19,14 @@ import type { SqliteAccess } from './sqlite-vector-index.js';
 /** How many more memories the commonest word must be in than the asked scopes hold before matches are checked against a rowid set (measured: a set member costs about 2.5 row reads). */
 const SCOPE_SET_FACTOR = 2.5;
 const SCOPE_SET_MIN_MATCHES = 1_000;
+/** Most sets of scopes whose counts are kept at once. */
+const HELD_COUNTS_LIMIT = 1_000;
 
 /** The full-text half of the SQLite store: FTS5 finds candidates in the asked scopes, engram's BM25 orders them. */
 export class SqliteFullTextIndex {
   readonly #access: SqliteAccess;
   readonly #parameters: Bm25Parameters;
-  #counted: { version: SqliteStatement; dataVersion: number; changes: number; memories: number } | undefined;
+  #counted: Counts | undefined;
 
   constructor(access: SqliteAccess, parameters: Bm25Parameters) {
     const { coverage } = parameters;
@@ -43,7 +45,8 @@ export class SqliteFullTextIndex {
     if (query.limit <= 0 || query.scopes.length === 0) return [];
     const terms = searchableTerms(query.terms);
     if (terms.length === 0) return [];
-    const total = this.#memoryCount();
+    const counts = this.#counts();
+    const total = this.#memoryCount(counts);
     // Every term's document counts in one read of the index's vocabulary: they score the hits and
     // answer most of the selectivity probes.
     const frequencies = this.#documentFrequencies(terms);
@@ -51,33 +54,38 @@ export class SqliteFullTextIndex {
       const selective = this.#selectiveTerms(terms, total, frequencies);
       if (selective.length < terms.length) {
         const statistics = statisticsOf(selective, total, frequencies);
-        const hits = this.#searchFts(ftsMatchExpression(selective, 'any')!, query, selective, statistics);
+        const hits = this.#searchFts(ftsMatchExpression(selective, 'any')!, query, selective, statistics, counts);
         // Too few hits with the rare terms: memories that hold only the common ones count too.
         if (hits.length >= Math.min(query.sufficientHits, query.limit)) return hits;
       }
     }
     const statistics = statisticsOf(terms, total, frequencies);
-    return this.#searchFts(ftsMatchExpression(terms, query.match)!, query, terms, statistics);
+    return this.#searchFts(ftsMatchExpression(terms, query.match)!, query, terms, statistics, counts);
   }
 
   /**
-   * How many memories the store holds (BM25's document count), counted again only when the file
-   * may have changed: COUNT(*) walks a whole index (0.07 ms at 10K memories, ten times that at
-   * 100K) on every search otherwise. A commit by another connection changes `data_version`; a
-   * write on this one adds to `total_changes()`; a new connection prepares a new statement (the
-   * store's statements are per connection), so nothing counted on another connection is reused.
+   * What the file holds as of now, counted lazily and kept until it may have changed: how many
+   * memories (BM25's document count; COUNT(*) walks a whole index, about 0.5 ms at 100K memories)
+   * and how many live ones each set of scopes holds. A commit by another connection changes
+   * `data_version`; a write on this one adds to `total_changes()`; a new connection prepares a new
+   * statement (the store's statements are per connection), so nothing counted on another
+   * connection is reused.
    */
-  #memoryCount(): number {
+  #counts(): Counts {
     const version = this.#access.statement(
       'SELECT data_version AS dataVersion, total_changes() AS changes FROM pragma_data_version',
     );
     const { dataVersion, changes } = version.get() as { dataVersion: number; changes: number };
     const counted = this.#counted;
     if (counted?.version === version && counted.dataVersion === dataVersion && counted.changes === changes)
-      return counted.memories;
-    const memories = (this.#access.statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
-    this.#counted = { version, dataVersion, changes, memories };
-    return memories;
+      return counted;
+    this.#counted = { version, dataVersion, changes, memories: undefined, held: new Map() };
+    return this.#counted;
+  }
+
+  #memoryCount(counts: Counts): number {
+    counts.memories ??= (this.#access.statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
+    return counts.memories;
   }
 
   #searchFts(
@@ -85,6 +93,7 @@ export class SqliteFullTextIndex {
     query: ReturnType<typeof checkTextSearch>,
     terms: readonly string[],
     statistics: Bm25Statistics,
+    counts: Counts,
   ): TextHit[] {
     const parameters: unknown[] = [match, ...query.scopes];
     let typeClause = '';
@@ -99,7 +108,7 @@ export class SqliteFullTextIndex {
     // scopes by reading its row, or, when the words match many times more memories than the
     // scopes hold, against the set of the scopes' rowids made once (a fifth faster then; the same
     // rows, ranks and order either way).
-    const sql = this.#manyMoreMatches(statistics, query)
+    const sql = this.#manyMoreMatches(statistics, query, counts)
       ? `SELECT rowid, bm25(memories_fts, 3.0, 2.0, 1.0) AS rank FROM memories_fts
       WHERE memories_fts MATCH ? AND +rowid IN (SELECT m.rowid FROM memories m WHERE ${inScope})
       ORDER BY rank LIMIT ${Math.max(query.limit, RESCORE_POOL)}`
@@ -130,16 +139,22 @@ export class SqliteFullTextIndex {
    * rowid set once costs less than reading the row of every match. Asked only when the word is in
    * at least SCOPE_SET_MIN_MATCHES memories; below that, reading rows costs next to nothing.
    */
-  #manyMoreMatches(statistics: Bm25Statistics, query: ReturnType<typeof checkTextSearch>): boolean {
+  #manyMoreMatches(statistics: Bm25Statistics, query: ReturnType<typeof checkTextSearch>, counts: Counts): boolean {
     const matches = Math.max(0, ...statistics.documentFrequencies.values());
     if (matches < SCOPE_SET_MIN_MATCHES) return false;
-    const held = (
-      this.#access
-        .statement(
-          `SELECT COUNT(*) AS n FROM memories WHERE scope IN (${placeholders(query.scopes.length)}) AND archived = 0`,
-        )
-        .get(...query.scopes) as { n: number }
-    ).n;
+    const key = JSON.stringify(query.scopes);
+    let held = counts.held.get(key);
+    if (held === undefined) {
+      held = (
+        this.#access
+          .statement(
+            `SELECT COUNT(*) AS n FROM memories WHERE scope IN (${placeholders(query.scopes.length)}) AND archived = 0`,
+          )
+          .get(...query.scopes) as { n: number }
+      ).n;
+      if (counts.held.size >= HELD_COUNTS_LIMIT) counts.held.clear();
+      counts.held.set(key, held);
+    }
     return matches > SCOPE_SET_FACTOR * held;
   }
 
@@ -187,6 +202,16 @@ export class SqliteFullTextIndex {
       return (probe.get(ftsMatchExpression([term], 'any'), threshold) as { n: number }).n;
     });
   }
+}
+
+/** What `#counts` keeps: the connection's state it was read at, then each count once asked. */
+interface Counts {
+  version: SqliteStatement;
+  dataVersion: number;
+  changes: number;
+  memories: number | undefined;
+  /** Live memories in a set of scopes, keyed by the JSON of the scopes as asked. */
+  held: Map<string, number>;
 }
 
 /** The index tokens whose counts score `term`: its own and every form of its irregular word. */
