@@ -21,6 +21,8 @@ const SCOPE_SET_FACTOR = 2.5;
 const SCOPE_SET_MIN_MATCHES = 1_000;
 /** Most sets of scopes whose counts are kept at once. */
 const HELD_COUNTS_LIMIT = 1_000;
+/** Most tokens (and probed words) whose document counts are kept at once. */
+const KEPT_COUNTS_LIMIT = 20_000;
 
 /** The full-text half of the SQLite store: FTS5 finds candidates in the asked scopes, engram's BM25 orders them. */
 export class SqliteFullTextIndex {
@@ -49,9 +51,9 @@ export class SqliteFullTextIndex {
     const total = this.#memoryCount(counts);
     // Every term's document counts in one read of the index's vocabulary: they score the hits and
     // answer most of the selectivity probes.
-    const frequencies = this.#documentFrequencies(terms);
+    const frequencies = this.#documentFrequencies(terms, counts);
     if (query.match === 'any' && query.sufficientHits !== undefined) {
-      const selective = this.#selectiveTerms(terms, total, frequencies);
+      const selective = this.#selectiveTerms(terms, total, frequencies, counts);
       if (selective.length < terms.length) {
         const statistics = statisticsOf(selective, total, frequencies);
         const hits = this.#searchFts(ftsMatchExpression(selective, 'any')!, query, selective, statistics, counts);
@@ -65,8 +67,9 @@ export class SqliteFullTextIndex {
 
   /**
    * What the file holds as of now, counted lazily and kept until it may have changed: how many
-   * memories (BM25's document count; COUNT(*) walks a whole index, about 0.5 ms at 100K memories)
-   * and how many live ones each set of scopes holds. A commit by another connection changes
+   * memories (BM25's document count; COUNT(*) walks a whole index, about 0.5 ms at 100K memories),
+   * how many live ones each set of scopes holds, how many hold each token (the vocabulary reads a
+   * word's whole list of memories to count them) and the probes of words it lacks. A commit by another connection changes
    * `data_version`; a write on this one adds to `total_changes()`; a new connection prepares a new
    * statement (the store's statements are per connection), so nothing counted on another
    * connection is reused.
@@ -79,7 +82,15 @@ export class SqliteFullTextIndex {
     const counted = this.#counted;
     if (counted?.version === version && counted.dataVersion === dataVersion && counted.changes === changes)
       return counted;
-    this.#counted = { version, dataVersion, changes, memories: undefined, held: new Map() };
+    this.#counted = {
+      version,
+      dataVersion,
+      changes,
+      memories: undefined,
+      held: new Map(),
+      documents: new Map(),
+      probes: new Map(),
+    };
     return this.#counted;
   }
 
@@ -160,22 +171,34 @@ export class SqliteFullTextIndex {
 
   /**
    * How many memories hold each index token of `terms` and every form of their irregular words,
-   * read from an fts5vocab view of the index (tokens no memory holds are absent).
+   * read from an fts5vocab view of the index for the tokens `counts` does not hold yet (tokens no
+   * memory holds are absent from the answer).
    */
-  #documentFrequencies(terms: readonly string[]): Map<string, number> {
+  #documentFrequencies(terms: readonly string[], counts: Counts): Map<string, number> {
     const tokens = [...new Set(terms.flatMap(termTokens))];
+    let unread = tokens.filter((token) => !counts.documents.has(token));
+    if (unread.length > 0 && counts.documents.size + unread.length > KEPT_COUNTS_LIMIT) {
+      counts.documents.clear();
+      unread = tokens;
+    }
+    if (unread.length > 0) {
+      // A temp view of the index's terms: made per connection, never stored, no migration needed.
+      this.#access
+        .statement(
+          "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_vocabulary USING fts5vocab(main, 'memories_fts', 'row')",
+        )
+        .run();
+      const rows = this.#access
+        .statement(`SELECT term, doc FROM temp.memories_fts_vocabulary WHERE term IN (${placeholders(unread.length)})`)
+        .all(...unread) as Array<{ term: string; doc: number }>;
+      for (const token of unread) counts.documents.set(token, 0);
+      for (const row of rows) counts.documents.set(row.term, row.doc);
+    }
     const documentFrequencies = new Map<string, number>();
-    if (tokens.length === 0) return documentFrequencies;
-    // A temp view of the index's terms: made per connection, never stored, no migration needed.
-    this.#access
-      .statement(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_vocabulary USING fts5vocab(main, 'memories_fts', 'row')",
-      )
-      .run();
-    const rows = this.#access
-      .statement(`SELECT term, doc FROM temp.memories_fts_vocabulary WHERE term IN (${placeholders(tokens.length)})`)
-      .all(...tokens) as Array<{ term: string; doc: number }>;
-    for (const row of rows) documentFrequencies.set(row.term, row.doc);
+    for (const token of tokens) {
+      const frequency = counts.documents.get(token)!;
+      if (frequency > 0) documentFrequencies.set(token, frequency);
+    }
     return documentFrequencies;
   }
 
@@ -185,13 +208,15 @@ export class SqliteFullTextIndex {
    * (100K memories: 30K matches for "use"). Counts come from the vocabulary already read, else
    * from capped probes of the index, so this stays cheap. Whether the rare terms suffice is judged in the asked scopes by the caller.
    */
-  #selectiveTerms(terms: readonly string[], total: number, frequencies: ReadonlyMap<string, number>): string[] {
+  #selectiveTerms(
+    terms: readonly string[],
+    total: number,
+    frequencies: ReadonlyMap<string, number>,
+    counts: Counts,
+  ): string[] {
     if (terms.length < 2) return [...terms];
     if (!worthProbingTerms(terms, total)) return [...terms];
     const threshold = commonTermThreshold(total);
-    const probe = this.#access.statement(
-      'SELECT COUNT(*) AS n FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)',
-    );
     // A word the vocabulary counts is in exactly that many memories (what the probe would count, up
     // to its cap). A word it lacks is probed: a search of its one token finds nothing, so the probe
     // costs a seek, and it stays the judge where engram's tokens and the index's could differ.
@@ -199,7 +224,16 @@ export class SqliteFullTextIndex {
       const token = fullTextToken(term);
       const counted = token === undefined ? undefined : frequencies.get(token);
       if (counted !== undefined) return Math.min(counted, threshold);
-      return (probe.get(ftsMatchExpression([term], 'any'), threshold) as { n: number }).n;
+      let probed = counts.probes.get(term);
+      if (probed === undefined) {
+        const probe = this.#access.statement(
+          'SELECT COUNT(*) AS n FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)',
+        );
+        probed = (probe.get(ftsMatchExpression([term], 'any'), threshold) as { n: number }).n;
+        if (counts.probes.size >= KEPT_COUNTS_LIMIT) counts.probes.clear();
+        counts.probes.set(term, probed);
+      }
+      return probed;
     });
   }
 }
@@ -212,6 +246,10 @@ interface Counts {
   memories: number | undefined;
   /** Live memories in a set of scopes, keyed by the JSON of the scopes as asked. */
   held: Map<string, number>;
+  /** Memories holding each index token the vocabulary was asked for (0: none). */
+  documents: Map<string, number>;
+  /** Capped probe counts of the words the vocabulary lacks (the cap depends on the memory count only). */
+  probes: Map<string, number>;
 }
 
 /** The index tokens whose counts score `term`: its own and every form of its irregular word. */

@@ -194,11 +194,22 @@ describe('SQLite full-text search: the memory count BM25 uses follows every writ
     for (const memory of own) await reader.delete(memory.id, ACTOR);
     expect(await relevance(reader)).toEqual(afterOther);
 
+    // More memories holding the searched word: its document count moves, not only the total.
+    await writer.createMany([{ scope: 'project:b', content: 'A second quokka gateway.' }], ACTOR);
+    const afterWord = await relevance(reader);
+    expect(afterWord).toEqual(await fresh(path));
+    expect(afterWord[0]).toBeLessThan(afterOther[0]!);
+    expect(await relevance(reader)).toEqual(afterWord);
+    await reader.createMany([{ scope: 'project:b', content: 'A third quokka gateway.' }], ACTOR);
+    const afterOwnWord = await relevance(reader);
+    expect(afterOwnWord).toEqual(await fresh(path));
+    expect(afterOwnWord[0]).toBeLessThan(afterWord[0]!);
+
     await reader.close();
     await writer.createMany(filler(40), ACTOR);
     await reader.open();
     expect(await relevance(reader)).toEqual(await fresh(path));
-    expect((await relevance(reader))[0]).toBeGreaterThan(afterOther[0]!);
+    expect((await relevance(reader))[0]).toBeGreaterThan(afterOwnWord[0]!);
     await reader.close();
     await writer.close();
   });
