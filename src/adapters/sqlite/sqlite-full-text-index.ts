@@ -75,10 +75,7 @@ export class SqliteFullTextIndex {
    * connection is reused.
    */
   #counts(): Counts {
-    const version = this.#access.statement(
-      'SELECT data_version AS dataVersion, total_changes() AS changes FROM pragma_data_version',
-    );
-    const { dataVersion, changes } = version.get() as { dataVersion: number; changes: number };
+    const { version, dataVersion, changes } = this.#fileVersion();
     const counted = this.#counted;
     if (counted?.version === version && counted.dataVersion === dataVersion && counted.changes === changes)
       return counted;
@@ -92,6 +89,31 @@ export class SqliteFullTextIndex {
       probes: new Map(),
     };
     return this.#counted;
+  }
+
+  /**
+   * Runs `work`, a write that changes no count the searches keep (recording recall hits: hit
+   * counts and access times only), inside the caller's write transaction, and keeps the counts if
+   * they were current when it began. Inside a write transaction no other connection can commit,
+   * so a `data_version` unchanged since the counts were made means nothing else wrote.
+   */
+  keepingCounts(work: () => void): void {
+    const counted = this.#counted;
+    const before = this.#fileVersion();
+    const current =
+      counted?.version === before.version &&
+      counted.dataVersion === before.dataVersion &&
+      counted.changes === before.changes;
+    work();
+    if (current) counted.changes = this.#fileVersion().changes;
+  }
+
+  #fileVersion(): { version: SqliteStatement; dataVersion: number; changes: number } {
+    const version = this.#access.statement(
+      'SELECT data_version AS dataVersion, total_changes() AS changes FROM pragma_data_version',
+    );
+    const { dataVersion, changes } = version.get() as { dataVersion: number; changes: number };
+    return { version, dataVersion, changes };
   }
 
   #memoryCount(counts: Counts): number {
@@ -242,6 +264,7 @@ export class SqliteFullTextIndex {
 interface Counts {
   version: SqliteStatement;
   dataVersion: number;
+  /** total_changes() the counts hold at: moved on past this connection's own writes that change no count. */
   changes: number;
   memories: number | undefined;
   /** Live memories in a set of scopes, keyed by the JSON of the scopes as asked. */

@@ -161,7 +161,7 @@ describe('SQLite full-text search: the memory count BM25 uses follows every writ
     }
   };
 
-  it('counts again after a write by another connection, by its own connection, a delete and a reopen', async () => {
+  it('counts again after a write by another connection, by its own connection, a delete, hits recorded after another write and a reopen', async () => {
     const path = join(directory, 'memory.db');
     const reader = new SqliteMemoryStore({ path });
     const writer = new SqliteMemoryStore({ path });
@@ -205,11 +205,23 @@ describe('SQLite full-text search: the memory count BM25 uses follows every writ
     expect(afterOwnWord).toEqual(await fresh(path));
     expect(afterOwnWord[0]).toBeLessThan(afterWord[0]!);
 
+    // Recording hits keeps the counts only when nothing else wrote since they were made.
+    const hitIds = (await reader.searchText({ scopes: ['project:a'], terms: ['quokka'], limit: 5 })).map(
+      (hit) => hit.memory.id,
+    );
+    await reader.recordAccess(hitIds, new Date().toISOString());
+    expect(await relevance(reader)).toEqual(afterOwnWord);
+    await writer.createMany([{ scope: 'project:b', content: 'A fourth quokka gateway.' }], ACTOR);
+    await reader.recordAccess(hitIds, new Date().toISOString());
+    const afterHits = await relevance(reader);
+    expect(afterHits).toEqual(await fresh(path));
+    expect(afterHits[0]).toBeLessThan(afterOwnWord[0]!);
+
     await reader.close();
     await writer.createMany(filler(40), ACTOR);
     await reader.open();
     expect(await relevance(reader)).toEqual(await fresh(path));
-    expect((await relevance(reader))[0]).toBeGreaterThan(afterOwnWord[0]!);
+    expect((await relevance(reader))[0]).toBeGreaterThan(afterHits[0]!);
     await reader.close();
     await writer.close();
   });
