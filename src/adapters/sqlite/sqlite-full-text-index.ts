@@ -13,16 +13,22 @@ import type { TextHit } from '../../contracts/memory-store.js';
 import type { checkTextSearch } from '../../contracts/store-checks/store-input.js';
 import { ftsMatchExpression, placeholders } from './sqlite-queries.js';
 import { MEMORY_COLUMNS, rowToMemory, type MemoryRow } from './sqlite-rows.js';
+import type { SqliteStatement } from './sqlite-driver.js';
 import type { SqliteAccess } from './sqlite-vector-index.js';
 
 /** How many more memories the commonest word must be in than the asked scopes hold before matches are checked against a rowid set (measured: a set member costs about 2.5 row reads). */
 const SCOPE_SET_FACTOR = 2.5;
 const SCOPE_SET_MIN_MATCHES = 1_000;
+/** Most sets of scopes whose counts are kept at once. */
+const HELD_COUNTS_LIMIT = 1_000;
+/** Most tokens (and probed words) whose document counts are kept at once. */
+const KEPT_COUNTS_LIMIT = 20_000;
 
 /** The full-text half of the SQLite store: FTS5 finds candidates in the asked scopes, engram's BM25 orders them. */
 export class SqliteFullTextIndex {
   readonly #access: SqliteAccess;
   readonly #parameters: Bm25Parameters;
+  #counted: Counts | undefined;
 
   constructor(access: SqliteAccess, parameters: Bm25Parameters) {
     const { coverage } = parameters;
@@ -41,25 +47,86 @@ export class SqliteFullTextIndex {
     if (query.limit <= 0 || query.scopes.length === 0) return [];
     const terms = searchableTerms(query.terms);
     if (terms.length === 0) return [];
-    // Counted once per search: COUNT(*) walks a whole index (0.07 ms at 10K memories, ten times
-    // that at 100K), and nothing writes between here and the last query of this search.
-    const total = (this.#access.statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
+    const counts = this.#counts();
+    const total = this.#memoryCount(counts);
+    // Every term's document counts in one read of the index's vocabulary: they score the hits and
+    // answer most of the selectivity probes.
+    const frequencies = this.#documentFrequencies(terms, counts);
     if (query.match === 'any' && query.sufficientHits !== undefined) {
-      const selective = this.#selectiveTerms(terms, total);
+      const selective = this.#selectiveTerms(terms, total, frequencies, counts);
       if (selective.length < terms.length) {
-        const hits = this.#searchFts(ftsMatchExpression(selective, 'any')!, query, selective, total);
+        const statistics = statisticsOf(selective, total, frequencies);
+        const hits = this.#searchFts(ftsMatchExpression(selective, 'any')!, query, selective, statistics, counts);
         // Too few hits with the rare terms: memories that hold only the common ones count too.
         if (hits.length >= Math.min(query.sufficientHits, query.limit)) return hits;
       }
     }
-    return this.#searchFts(ftsMatchExpression(terms, query.match)!, query, terms, total);
+    const statistics = statisticsOf(terms, total, frequencies);
+    return this.#searchFts(ftsMatchExpression(terms, query.match)!, query, terms, statistics, counts);
+  }
+
+  /**
+   * What the file holds as of now, counted lazily and kept until it may have changed: how many
+   * memories (BM25's document count; COUNT(*) walks a whole index, about 0.5 ms at 100K memories),
+   * how many live ones each set of scopes holds, how many hold each token (the vocabulary reads a
+   * word's whole list of memories to count them) and the probes of words it lacks. A commit by another connection changes
+   * `data_version`; a write on this one adds to `total_changes()`; a new connection prepares a new
+   * statement (the store's statements are per connection), so nothing counted on another
+   * connection is reused.
+   */
+  #counts(): Counts {
+    const { version, dataVersion, changes } = this.#fileVersion();
+    const counted = this.#counted;
+    if (counted?.version === version && counted.dataVersion === dataVersion && counted.changes === changes)
+      return counted;
+    this.#counted = {
+      version,
+      dataVersion,
+      changes,
+      memories: undefined,
+      held: new Map(),
+      documents: new Map(),
+      probes: new Map(),
+    };
+    return this.#counted;
+  }
+
+  /**
+   * Runs `work`, a write that changes no count the searches keep (recording recall hits: hit
+   * counts and access times only), inside the caller's write transaction, and keeps the counts if
+   * they were current when it began. Inside a write transaction no other connection can commit,
+   * so a `data_version` unchanged since the counts were made means nothing else wrote.
+   */
+  keepingCounts(work: () => void): void {
+    const counted = this.#counted;
+    const before = this.#fileVersion();
+    const current =
+      counted?.version === before.version &&
+      counted.dataVersion === before.dataVersion &&
+      counted.changes === before.changes;
+    work();
+    if (current) counted.changes = this.#fileVersion().changes;
+  }
+
+  #fileVersion(): { version: SqliteStatement; dataVersion: number; changes: number } {
+    const version = this.#access.statement(
+      'SELECT data_version AS dataVersion, total_changes() AS changes FROM pragma_data_version',
+    );
+    const { dataVersion, changes } = version.get() as { dataVersion: number; changes: number };
+    return { version, dataVersion, changes };
+  }
+
+  #memoryCount(counts: Counts): number {
+    counts.memories ??= (this.#access.statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
+    return counts.memories;
   }
 
   #searchFts(
     match: string,
     query: ReturnType<typeof checkTextSearch>,
     terms: readonly string[],
-    documentCount: number,
+    statistics: Bm25Statistics,
+    counts: Counts,
   ): TextHit[] {
     const parameters: unknown[] = [match, ...query.scopes];
     let typeClause = '';
@@ -67,7 +134,6 @@ export class SqliteFullTextIndex {
       typeClause = ` AND m.type IN (${placeholders(query.types.length)})`;
       parameters.push(...query.types);
     }
-    const statistics = this.#statistics(terms, documentCount);
     const inScope = `m.scope IN (${placeholders(query.scopes.length)}) AND m.archived = 0 AND m.invalid_at IS NULL${typeClause}`;
     // Column weights: a hit in the name or description says more than one deep in the content.
     // Ranked on rowids alone, then the kept rows are read: sorting whole rows (content and all)
@@ -75,7 +141,7 @@ export class SqliteFullTextIndex {
     // scopes by reading its row, or, when the words match many times more memories than the
     // scopes hold, against the set of the scopes' rowids made once (a fifth faster then; the same
     // rows, ranks and order either way).
-    const sql = this.#manyMoreMatches(statistics, query)
+    const sql = this.#manyMoreMatches(statistics, query, counts)
       ? `SELECT rowid, bm25(memories_fts, 3.0, 2.0, 1.0) AS rank FROM memories_fts
       WHERE memories_fts MATCH ? AND +rowid IN (SELECT m.rowid FROM memories m WHERE ${inScope})
       ORDER BY rank LIMIT ${Math.max(query.limit, RESCORE_POOL)}`
@@ -106,65 +172,125 @@ export class SqliteFullTextIndex {
    * rowid set once costs less than reading the row of every match. Asked only when the word is in
    * at least SCOPE_SET_MIN_MATCHES memories; below that, reading rows costs next to nothing.
    */
-  #manyMoreMatches(statistics: Bm25Statistics, query: ReturnType<typeof checkTextSearch>): boolean {
+  #manyMoreMatches(statistics: Bm25Statistics, query: ReturnType<typeof checkTextSearch>, counts: Counts): boolean {
     const matches = Math.max(0, ...statistics.documentFrequencies.values());
     if (matches < SCOPE_SET_MIN_MATCHES) return false;
-    const held = (
-      this.#access
-        .statement(
-          `SELECT COUNT(*) AS n FROM memories WHERE scope IN (${placeholders(query.scopes.length)}) AND archived = 0`,
-        )
-        .get(...query.scopes) as { n: number }
-    ).n;
+    const key = JSON.stringify(query.scopes);
+    let held = counts.held.get(key);
+    if (held === undefined) {
+      held = (
+        this.#access
+          .statement(
+            `SELECT COUNT(*) AS n FROM memories WHERE scope IN (${placeholders(query.scopes.length)}) AND archived = 0`,
+          )
+          .get(...query.scopes) as { n: number }
+      ).n;
+      if (counts.held.size >= HELD_COUNTS_LIMIT) counts.held.clear();
+      counts.held.set(key, held);
+    }
     return matches > SCOPE_SET_FACTOR * held;
   }
 
   /**
-   * How many memories the index holds and how many hold each term, read from an fts5vocab view of
-   * the index. Every form of an irregular word is counted, so its scoring does not depend on which
-   * forms the caller searched.
+   * How many memories hold each index token of `terms` and every form of their irregular words,
+   * read from an fts5vocab view of the index for the tokens `counts` does not hold yet (tokens no
+   * memory holds are absent from the answer).
    */
-  #statistics(terms: readonly string[], documentCount: number): Bm25Statistics {
-    const tokens = [
-      ...new Set(
-        terms
-          .map(fullTextToken)
-          .filter((token): token is string => token !== undefined)
-          .flatMap((token) => [token, ...groupTokens(baseToken(token))]),
-      ),
-    ];
+  #documentFrequencies(terms: readonly string[], counts: Counts): Map<string, number> {
+    const tokens = [...new Set(terms.flatMap(termTokens))];
+    let unread = tokens.filter((token) => !counts.documents.has(token));
+    if (unread.length > 0 && counts.documents.size + unread.length > KEPT_COUNTS_LIMIT) {
+      counts.documents.clear();
+      unread = tokens;
+    }
+    if (unread.length > 0) {
+      // A temp view of the index's terms: made per connection, never stored, no migration needed.
+      this.#access
+        .statement(
+          "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_vocabulary USING fts5vocab(main, 'memories_fts', 'row')",
+        )
+        .run();
+      const rows = this.#access
+        .statement(`SELECT term, doc FROM temp.memories_fts_vocabulary WHERE term IN (${placeholders(unread.length)})`)
+        .all(...unread) as Array<{ term: string; doc: number }>;
+      for (const token of unread) counts.documents.set(token, 0);
+      for (const row of rows) counts.documents.set(row.term, row.doc);
+    }
     const documentFrequencies = new Map<string, number>();
-    if (tokens.length === 0) return { documentCount, documentFrequencies };
-    // A temp view of the index's terms: made per connection, never stored, no migration needed.
-    this.#access
-      .statement(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_vocabulary USING fts5vocab(main, 'memories_fts', 'row')",
-      )
-      .run();
-    const rows = this.#access
-      .statement(`SELECT term, doc FROM temp.memories_fts_vocabulary WHERE term IN (${placeholders(tokens.length)})`)
-      .all(...tokens) as Array<{ term: string; doc: number }>;
-    for (const row of rows) documentFrequencies.set(row.term, row.doc);
-    return { documentCount, documentFrequencies };
+    for (const token of tokens) {
+      const frequency = counts.documents.get(token)!;
+      if (frequency > 0) documentFrequencies.set(token, frequency);
+    }
+    return documentFrequencies;
   }
 
   /**
    * The terms worth searching first: those in less than 5% (and 1,000) of all memories, when some
    * are present. Common terms barely move BM25 but make an OR query score most of a large store
-   * (100K memories: 30K matches for "use"). Counts are capped probes of the index, so this stays
-   * cheap. Whether the rare terms suffice is judged in the asked scopes by the caller.
+   * (100K memories: 30K matches for "use"). Counts come from the vocabulary already read, else
+   * from capped probes of the index, so this stays cheap. Whether the rare terms suffice is judged in the asked scopes by the caller.
    */
-  #selectiveTerms(terms: readonly string[], total: number): string[] {
+  #selectiveTerms(
+    terms: readonly string[],
+    total: number,
+    frequencies: ReadonlyMap<string, number>,
+    counts: Counts,
+  ): string[] {
     if (terms.length < 2) return [...terms];
     if (!worthProbingTerms(terms, total)) return [...terms];
     const threshold = commonTermThreshold(total);
-    const probe = this.#access.statement(
-      'SELECT COUNT(*) AS n FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)',
-    );
-    return selectiveTerms(
-      terms,
-      total,
-      (term) => (probe.get(ftsMatchExpression([term], 'any'), threshold) as { n: number }).n,
-    );
+    // A word the vocabulary counts is in exactly that many memories (what the probe would count, up
+    // to its cap). A word it lacks is probed: a search of its one token finds nothing, so the probe
+    // costs a seek, and it stays the judge where engram's tokens and the index's could differ.
+    return selectiveTerms(terms, total, (term) => {
+      const token = fullTextToken(term);
+      const counted = token === undefined ? undefined : frequencies.get(token);
+      if (counted !== undefined) return Math.min(counted, threshold);
+      let probed = counts.probes.get(term);
+      if (probed === undefined) {
+        const probe = this.#access.statement(
+          'SELECT COUNT(*) AS n FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)',
+        );
+        probed = (probe.get(ftsMatchExpression([term], 'any'), threshold) as { n: number }).n;
+        if (counts.probes.size >= KEPT_COUNTS_LIMIT) counts.probes.clear();
+        counts.probes.set(term, probed);
+      }
+      return probed;
+    });
   }
+}
+
+/** What `#counts` keeps: the connection's state it was read at, then each count once asked. */
+interface Counts {
+  version: SqliteStatement;
+  dataVersion: number;
+  /** total_changes() the counts hold at: moved on past this connection's own writes that change no count. */
+  changes: number;
+  memories: number | undefined;
+  /** Live memories in a set of scopes, keyed by the JSON of the scopes as asked. */
+  held: Map<string, number>;
+  /** Memories holding each index token the vocabulary was asked for (0: none). */
+  documents: Map<string, number>;
+  /** Capped probe counts of the words the vocabulary lacks (the cap depends on the memory count only). */
+  probes: Map<string, number>;
+}
+
+/** The index tokens whose counts score `term`: its own and every form of its irregular word. */
+function termTokens(term: string): string[] {
+  const token = fullTextToken(term);
+  return token === undefined ? [] : [token, ...groupTokens(baseToken(token))];
+}
+
+/** BM25 statistics for `terms`: the document frequencies of their tokens, out of those read for the whole query. */
+function statisticsOf(
+  terms: readonly string[],
+  documentCount: number,
+  frequencies: ReadonlyMap<string, number>,
+): Bm25Statistics {
+  const documentFrequencies = new Map<string, number>();
+  for (const token of new Set(terms.flatMap(termTokens))) {
+    const frequency = frequencies.get(token);
+    if (frequency !== undefined) documentFrequencies.set(token, frequency);
+  }
+  return { documentCount, documentFrequencies };
 }

@@ -413,12 +413,15 @@ export class SqliteMemoryStore implements MemoryStore {
     if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string'))
       throw new EngramError('INVALID_INPUT', 'recordAccess takes an array of memory ids.');
     if (ids.length === 0) return;
-    this.#transaction(() => {
-      const statement = this.#statement(
-        'UPDATE memories SET hit_count = hit_count + 1, last_accessed_at = ? WHERE id = ?',
-      );
-      for (const id of ids) statement.run(milliseconds, id);
-    });
+    // Hit counts and access times change nothing full-text search counts: its counts are kept.
+    this.#transaction(() =>
+      this.#fullText.keepingCounts(() => {
+        const statement = this.#statement(
+          'UPDATE memories SET hit_count = hit_count + 1, last_accessed_at = ? WHERE id = ?',
+        );
+        for (const id of ids) statement.run(milliseconds, id);
+      }),
+    );
   }
 
   async history(memoryId: string): Promise<HistoryEntry[]> {

@@ -135,3 +135,94 @@ describe('porterStem', () => {
     closeSqlite(db);
   });
 });
+
+describe('SQLite full-text search: the memory count BM25 uses follows every write', () => {
+  let directory: string;
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'engram-fts-count-'));
+  });
+
+  afterAll(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  const relevance = async (store: SqliteMemoryStore): Promise<number[]> =>
+    (await store.searchText({ scopes: ['project:a'], terms: ['quokka'], limit: 5 })).map((hit) => hit.relevance);
+
+  /** What a store opened afresh on the file scores: its count cannot be a stale one. */
+  const fresh = async (path: string): Promise<number[]> => {
+    const store = new SqliteMemoryStore({ path });
+    await store.open();
+    try {
+      return await relevance(store);
+    } finally {
+      await store.close();
+    }
+  };
+
+  it('counts again after a write by another connection, by its own connection, a delete, hits recorded after another write and a reopen', async () => {
+    const path = join(directory, 'memory.db');
+    const reader = new SqliteMemoryStore({ path });
+    const writer = new SqliteMemoryStore({ path });
+    await reader.open();
+    await writer.open();
+    const filler = (count: number) =>
+      Array.from({ length: count }, (_, index) => ({ scope: 'project:a', content: `Filler note ${index}.` }));
+    await reader.createMany(
+      [{ scope: 'project:a', content: 'The quokka gateway routes traffic.' }, ...filler(3)],
+      ACTOR,
+    );
+    const before = await relevance(reader);
+    expect(before).toEqual(await fresh(path));
+
+    await writer.createMany(filler(40), ACTOR);
+    const afterOther = await relevance(reader);
+    expect(afterOther).toEqual(await fresh(path));
+    expect(afterOther[0]).toBeGreaterThan(before[0]!);
+
+    // Closing the fresh store checkpoints its WAL, which other connections see as a change:
+    // searching once more counts after that, so only the reader's own writes follow.
+    expect(await relevance(reader)).toEqual(afterOther);
+
+    const own = await reader.createMany(filler(40), ACTOR);
+    const afterOwn = await relevance(reader);
+    expect(afterOwn).toEqual(await fresh(path));
+    expect(afterOwn[0]).toBeGreaterThan(afterOther[0]!);
+    expect(await relevance(reader)).toEqual(afterOwn);
+
+    for (const memory of own) await reader.delete(memory.id, ACTOR);
+    expect(await relevance(reader)).toEqual(afterOther);
+
+    // More memories holding the searched word: its document count moves, not only the total.
+    await writer.createMany([{ scope: 'project:b', content: 'A second quokka gateway.' }], ACTOR);
+    const afterWord = await relevance(reader);
+    expect(afterWord).toEqual(await fresh(path));
+    expect(afterWord[0]).toBeLessThan(afterOther[0]!);
+    expect(await relevance(reader)).toEqual(afterWord);
+    await reader.createMany([{ scope: 'project:b', content: 'A third quokka gateway.' }], ACTOR);
+    const afterOwnWord = await relevance(reader);
+    expect(afterOwnWord).toEqual(await fresh(path));
+    expect(afterOwnWord[0]).toBeLessThan(afterWord[0]!);
+
+    // Recording hits keeps the counts only when nothing else wrote since they were made.
+    const hitIds = (await reader.searchText({ scopes: ['project:a'], terms: ['quokka'], limit: 5 })).map(
+      (hit) => hit.memory.id,
+    );
+    await reader.recordAccess(hitIds, new Date().toISOString());
+    expect(await relevance(reader)).toEqual(afterOwnWord);
+    await writer.createMany([{ scope: 'project:b', content: 'A fourth quokka gateway.' }], ACTOR);
+    await reader.recordAccess(hitIds, new Date().toISOString());
+    const afterHits = await relevance(reader);
+    expect(afterHits).toEqual(await fresh(path));
+    expect(afterHits[0]).toBeLessThan(afterOwnWord[0]!);
+
+    await reader.close();
+    await writer.createMany(filler(40), ACTOR);
+    await reader.open();
+    expect(await relevance(reader)).toEqual(await fresh(path));
+    expect((await relevance(reader))[0]).toBeGreaterThan(afterHits[0]!);
+    await reader.close();
+    await writer.close();
+  });
+});
