@@ -53,7 +53,9 @@ describe('engram queue run --force / --failed', () => {
     const plain = await workspace.run(['queue', 'run'], { env: modelEnv });
     expect(plain.code).toBe(0);
     expect(plain.stdout).toContain('Ran 0 due job(s)');
-    expect(plain.stdout).toContain('1 job(s) wait for a retry: "engram queue run --force" runs them now.');
+    expect(plain.stdout).toContain(
+      '1 job(s) still pending (waiting for a retry, or queued meanwhile): "engram queue run --force" runs them now.',
+    );
     expect(server.requests).toHaveLength(1);
 
     server.script({ message: { text: answer({ content: 'The nightly build runs at two in the morning.' }) } });

@@ -1,4 +1,4 @@
-import { EngramError } from '../../../kernel/errors.js';
+import { EngramError, isEngramError } from '../../../kernel/errors.js';
 import { EXTRACTION_QUEUE } from '../../../extraction/extraction-job-payload.js';
 import { requireRole } from '../../../contracts/memory-store.js';
 import { JOB_STATES, type Job, type JobQueue, type JobState } from '../../../contracts/memory-store-jobs.js';
@@ -114,7 +114,9 @@ export const queueCommand: CommandDefinition = {
         ];
         const left = await jobs.counts(EXTRACTION_QUEUE);
         if (left.pending > 0 && values.force !== true)
-          lines.push(`${left.pending} job(s) wait for a retry: "engram queue run --force" runs them now.`);
+          lines.push(
+            `${left.pending} job(s) still pending (waiting for a retry, or queued meanwhile): "engram queue run --force" runs them now.`,
+          );
         if (left.failed > 0 && values.failed !== true)
           lines.push(
             `${left.failed} failed job(s) left: "engram queue run --failed" (or queue retry <id>) runs them again.`,
@@ -155,15 +157,27 @@ export const queueCommand: CommandDefinition = {
   },
 };
 
-/** Puts every failed extraction job back to pending, as `engram queue retry <id>` does one. */
+/**
+ * Puts every failed extraction job back to pending, as `engram queue retry <id>` does one. Each job
+ * once: one that fails again meanwhile (another worker) is not revived twice, and one another
+ * process retried or removed first counts as handled, not as an error that stops the run.
+ */
 async function reviveFailed(jobs: JobQueue): Promise<number> {
   let revived = 0;
+  const seen = new Set<string>();
   for (;;) {
-    const failed = await jobs.list({ queue: EXTRACTION_QUEUE, states: ['failed'], limit: 500 });
+    const failed = (await jobs.list({ queue: EXTRACTION_QUEUE, states: ['failed'], limit: 500 })).filter(
+      (job) => !seen.has(job.id),
+    );
     if (failed.length === 0) return revived;
     for (const job of failed) {
-      await jobs.retry(job.id);
-      revived += 1;
+      seen.add(job.id);
+      try {
+        await jobs.retry(job.id);
+        revived += 1;
+      } catch (error) {
+        if (!isEngramError(error) || (error.code !== 'CONFLICT' && error.code !== 'NOT_FOUND')) throw error;
+      }
     }
   }
 }
