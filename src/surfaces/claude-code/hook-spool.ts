@@ -85,7 +85,7 @@ export function appendSpoolEntry(home: string, entry: SpoolEntry): 'appended' | 
   tightenMode(spoolFolder(home));
   for (let attempt = 0; ; attempt += 1) {
     const fd = openSync(spoolPath(home), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o600);
-    let inode: number;
+    let stayed: boolean;
     try {
       const info = fstatSync(fd);
       // Made wider by someone else (a copy, an older file): tightened before anything is written to it.
@@ -93,19 +93,22 @@ export function appendSpoolEntry(home: string, entry: SpoolEntry): 'appended' | 
       if (info.size + line.length > SPOOL_MAX_BYTES) return 'full';
       const written = writeSync(fd, line);
       if (written !== line.length) throw new Error(`the spool took ${written} of ${line.length} bytes (disk full?)`);
-      inode = fstatSync(fd).ino;
+      // Compared while the file is still open: a claimed file already removed keeps its inode
+      // number while open, so a new spool cannot have the same one.
+      stayed = isSpool(home, fstatSync(fd));
     } finally {
       closeSync(fd);
     }
-    if (attempt >= 4 || spoolInode(home) === inode) return 'appended';
+    if (stayed || attempt >= 20) return 'appended';
   }
 }
 
-function spoolInode(home: string): number | undefined {
+function isSpool(home: string, written: { ino: number; dev: number }): boolean {
   try {
-    return statSync(spoolPath(home)).ino;
+    const now = statSync(spoolPath(home));
+    return now.ino === written.ino && now.dev === written.dev;
   } catch {
-    return undefined;
+    return false;
   }
 }
 
