@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer, RecordedModelRequest } from '../../src/testing/loopback-model-server.js';
 import { runEngram, type EngramRun } from './cli-harness.js';
+import { removeWhenIdle } from './remove-when-idle.js';
 
 /**
  * The real Claude Code CLI (the pinned dev dependency) run headless against engram's loopback
@@ -100,42 +101,6 @@ export function createClaudeWorld(server: LanguageModelServer): ClaudeWorld {
     },
     cleanup: () => removeWhenIdle(root),
   };
-}
-
-/**
- * Removes the world once no process runs inside it: a hook's detached worker (started with a project
- * folder of the world as its argument) may still be writing in ENGRAM_HOME after `claude -p` exits,
- * and would make the folders again as they go. Waits up to 30 s, then removes what it can.
- */
-function removeWhenIdle(root: string): void {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && processesUsing(root) > 0)
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
-  try {
-    rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
-  } catch (error) {
-    console.warn(`claude-code world ${root} not removed: ${(error as Error).message}`);
-  }
-}
-
-/** How many processes name `root` in their command line (Linux /proc; 0 where there is none). */
-function processesUsing(root: string): number {
-  let count = 0;
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return 0;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(root)) count += 1;
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return count;
 }
 
 function runProcess(

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { removeWhenIdle } from './remove-when-idle.js';
 
 /** The built binary: tests run it exactly as users do (npm test builds first). */
 export const ENGRAM_BINARY = fileURLToPath(new URL('../../dist/surfaces/cli/main.js', import.meta.url));
@@ -98,7 +99,8 @@ export function createWorkspace(): Workspace {
       }
       return result.json();
     },
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
+    // A hook run here may have started a detached worker that still writes in the home.
+    cleanup: () => removeWhenIdle(root),
   };
   return workspace;
 }
