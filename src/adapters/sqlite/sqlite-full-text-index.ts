@@ -72,7 +72,8 @@ export class SqliteFullTextIndex {
    * word's whole list of memories to count them) and the probes of words it lacks. A commit by another connection changes
    * `data_version`; a write on this one adds to `total_changes()`; a new connection prepares a new
    * statement (the store's statements are per connection), so nothing counted on another
-   * connection is reused.
+   * connection is reused. The store never searches inside one of its transactions, so no count
+   * holds a write a rollback takes back (total_changes() does not go down on a rollback).
    */
   #counts(): Counts {
     const { version, dataVersion, changes } = this.#fileVersion();
