@@ -2,14 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { EngramError } from '../kernel/errors.js';
-import {
-  DEFAULT_SETTINGS,
-  SETTING_DEFINITIONS,
-  findSettingDefinition,
-  readSettingValue,
-  type SettingDefinition,
-  type Settings,
-} from '../kernel/settings.js';
+import { DEFAULT_SETTINGS, SETTING_DEFINITIONS, findSettingDefinition, type Settings } from '../kernel/settings.js';
+import { readSettingValue } from '../kernel/setting-checks.js';
+import type { SettingDefinition } from '../kernel/setting-definition.js';
 import { findGitRoot } from '../kernel/node/git-root.js';
 import { findProjectConfigFile, resolveProjectIdentity, type ProjectIdentity } from './project-identity.js';
 

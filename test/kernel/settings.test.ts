@@ -3,16 +3,14 @@ import { EngramError } from '../../src/kernel/errors.js';
 import {
   DEFAULT_SETTINGS,
   SETTING_DEFINITIONS,
-  checkSetting,
   findSettingDefinition,
   getSetting,
-  readSettingValue,
-  type EmbeddingProvider,
-  type ModelProvider,
-  type SettingDefinition,
   type SettingValue,
   type Settings,
 } from '../../src/kernel/settings.js';
+import type { EmbeddingProvider, ModelProvider } from '../../src/kernel/provider-settings.js';
+import { checkSetting, readSettingValue } from '../../src/kernel/setting-checks.js';
+import type { SettingDefinition } from '../../src/kernel/setting-definition.js';
 
 /** Every environment variable engram reads for a setting: renaming one breaks users' setups, so a change here is deliberate. */
 const ENVIRONMENT_VARIABLES: ReadonlyArray<[string, string]> = [

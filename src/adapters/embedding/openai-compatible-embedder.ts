@@ -1,5 +1,6 @@
 import { EngramError } from '../../kernel/errors.js';
-import { DEFAULT_SETTINGS, checkSetting } from '../../kernel/settings.js';
+import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
+import { checkSetting } from '../../kernel/setting-checks.js';
 import type { EmbedOptions, Embedder } from '../../contracts/embedder.js';
 import { checkBaseUrl } from '../http/base-url.js';
 import {
