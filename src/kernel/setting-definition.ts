@@ -1,8 +1,7 @@
 /**
  * What one setting is: its type, default, range or allowed values, environment variable and meaning,
  * and the builders the table's rows are written with (`integer(8, 'Memories recalled…', { minimum: 1 })`).
- * The rows themselves live with their subject (store-, memory-, session-, provider- and
- * surface-settings.ts); settings.ts puts them together.
+ * The table of rows is in settings.ts.
  */
 
 interface SettingDefinitionBase {
