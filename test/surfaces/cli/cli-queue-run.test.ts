@@ -79,7 +79,7 @@ describe('engram queue run --force / --failed', () => {
 
     server.script({ message: { text: answer({ content: 'Code review needs two approvals.' }) } });
     const revived = await workspace.json(['queue', 'run', '--failed'], 0, { env: modelEnv });
-    expect(revived.revived).toBe(1);
+    expect(revived).toMatchObject({ revived: 1, handledElsewhere: 0 });
     expect(revived.outcomes).toEqual([expect.objectContaining({ state: 'done' })]);
     expect((await workspace.json(['queue', '--state', 'failed'])).jobs).toEqual([]);
   });

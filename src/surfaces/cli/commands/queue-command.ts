@@ -1,12 +1,13 @@
-import { EngramError, isEngramError } from '../../../kernel/errors.js';
+import { EngramError } from '../../../kernel/errors.js';
 import { EXTRACTION_QUEUE } from '../../../extraction/extraction-job-payload.js';
 import { requireRole } from '../../../contracts/memory-store.js';
-import { JOB_STATES, type Job, type JobQueue, type JobState } from '../../../contracts/memory-store-jobs.js';
+import { JOB_STATES, type Job, type JobState } from '../../../contracts/memory-store-jobs.js';
 import { integerOption, stringOptions, type CommandDefinition } from '../cli-command.js';
 import { withEngram } from '../cli-engram.js';
 import { formatAge, formatTable } from '../table-format.js';
 import { createExtractor } from '../../../node/create-extractor.js';
 import { countSpooled } from '../../claude-code/hook-spool.js';
+import { reviveFailedJobs } from '../../../extraction/revive-failed-jobs.js';
 
 const DEFAULT_STATES: readonly JobState[] = ['pending', 'running', 'failed'];
 const DEFAULT_LIMIT = 50;
@@ -84,14 +85,14 @@ export const queueCommand: CommandDefinition = {
           ...(model && { model }),
         });
         const jobs = requireRole(opened.engram.store, 'jobs', 'engram queue');
-        const revived = values.failed === true ? await reviveFailed(jobs) : 0;
+        const revived = values.failed === true ? await reviveFailedJobs(jobs, EXTRACTION_QUEUE) : undefined;
         const hastened = values.force === true ? await jobs.hasten(EXTRACTION_QUEUE) : 0;
         const outcomes = await extractor.drain();
         const data = {
           offline: !model,
           spool,
           ...(values.force === true && { hastened }),
-          ...(values.failed === true && { revived }),
+          ...(revived && { revived: revived.revived, handledElsewhere: revived.handledElsewhere }),
           outcomes: outcomes.map((outcome) => ({
             job: describeJob(outcome.job),
             state: outcome.state,
@@ -106,7 +107,11 @@ export const queueCommand: CommandDefinition = {
               ]
             : []),
           ...(values.force === true ? [`${hastened} job(s) waiting for a retry made due now.`] : []),
-          ...(values.failed === true ? [`${revived} failed job(s) put back.`] : []),
+          ...(revived
+            ? [
+                `${revived.revived} failed job(s) put back.${revived.handledElsewhere > 0 ? ` ${revived.handledElsewhere} other(s) were put back or removed by another process first.` : ''}`,
+              ]
+            : []),
           `Ran ${outcomes.length} due job(s): ${done} done, ${outcomes.length - done} failed or waiting for a retry.${model ? '' : ' No model is configured: only explicit statements were applied.'}`,
           ...outcomes.flatMap((outcome) =>
             outcome.state === 'done' ? [] : [`  ${outcome.job.id} ${outcome.state}: ${outcome.error}`],
@@ -156,31 +161,6 @@ export const queueCommand: CommandDefinition = {
     });
   },
 };
-
-/**
- * Puts every failed extraction job back to pending, as `engram queue retry <id>` does one. Each job
- * once: one that fails again meanwhile (another worker) is not revived twice, and one another
- * process retried or removed first counts as handled, not as an error that stops the run.
- */
-async function reviveFailed(jobs: JobQueue): Promise<number> {
-  let revived = 0;
-  const seen = new Set<string>();
-  for (;;) {
-    const failed = (await jobs.list({ queue: EXTRACTION_QUEUE, states: ['failed'], limit: 500 })).filter(
-      (job) => !seen.has(job.id),
-    );
-    if (failed.length === 0) return revived;
-    for (const job of failed) {
-      seen.add(job.id);
-      try {
-        await jobs.retry(job.id);
-        revived += 1;
-      } catch (error) {
-        if (!isEngramError(error) || (error.code !== 'CONFLICT' && error.code !== 'NOT_FOUND')) throw error;
-      }
-    }
-  }
-}
 
 function parseStates(raw: readonly string[]): JobState[] {
   if (raw.length === 0) return [...DEFAULT_STATES];
