@@ -60,6 +60,7 @@ export function chatHelpText(): string {
   return [
     'Commands:',
     ...CHAT_COMMANDS.map((command) => `  ${command.usage.padEnd(width)}  ${command.summary}`),
-    'Anything else is sent to the model. Ctrl-C stops a running answer; press it again at the prompt to quit.',
+    'Anything else is sent to the model; end a line with \\ to go on on the next line (one message).',
+    'Ctrl-C stops a running answer; press it again at the prompt to quit.',
   ].join('\n');
 }

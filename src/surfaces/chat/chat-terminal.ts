@@ -33,6 +33,8 @@ const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
 const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
 const STYLES = { dim: '2', warning: '33' } as const;
 const PROMPT = '> ';
+// Drawn after a line ending in a backslash: the message goes on.
+const CONTINUATION_PROMPT = '… ';
 // A piped line is echoed up to this many characters (a pasted file need not be printed back whole).
 const ECHO_MAX_CHARACTERS = 200;
 
@@ -41,8 +43,9 @@ const ECHO_MAX_CHARACTERS = 200;
  * they come), `/commands` run, a status line shows context usage after each turn. Ctrl-C during a
  * turn aborts it and the session goes on; Ctrl-C twice in a row (or /exit, or end of input) quits.
  * Lines typed while a turn runs wait their turn; a pasted block (lines arriving together) is one
- * message. write_file confirmations read the next line. Piped input (`piped`) is read line by line to
- * its end, each line a turn.
+ * message, and so is a line ending in a backslash with the lines after it. write_file confirmations
+ * read the next line. Piped input (`piped`) is read line by line to its end, each line (or
+ * backslash-continued message) a turn.
  */
 export class ChatTerminal {
   readonly #options: ChatTerminalOptions;
@@ -51,6 +54,8 @@ export class ChatTerminal {
   #running: AbortController | undefined;
   #confirming: ((answer: boolean) => void) | undefined;
   #batch: string[] = [];
+  /** Lines of a message still going on (each ended in a backslash), without their backslash. */
+  #continued: string[] = [];
   #queue: string[] = [];
   #busy = false;
   #armedToQuit = false;
@@ -152,6 +157,23 @@ export class ChatTerminal {
       return;
     }
     this.#armedToQuit = false;
+    // A line ending in a backslash goes on on the next one: one message of several lines, typed or piped.
+    if (line.endsWith('\\')) {
+      this.#continued.push(line.slice(0, -1));
+      if (this.#options.piped !== true) {
+        this.#readline?.setPrompt(CONTINUATION_PROMPT);
+        this.#readline?.prompt();
+      }
+      return;
+    }
+    if (this.#continued.length > 0) {
+      this.#readline?.setPrompt(PROMPT);
+      this.#accept([...this.#continued.splice(0), line].join('\n'));
+    } else this.#accept(line);
+  }
+
+  /** Takes a whole line (or message of continued lines) in: piped, it waits its turn; typed, it may be part of a paste. */
+  #accept(line: string): void {
     if (this.#options.piped === true) {
       this.#queue.push(line);
       void this.#drain();
@@ -166,6 +188,8 @@ export class ChatTerminal {
   #onInputEnd(): void {
     this.#inputEnded = true;
     if (this.#confirming) this.#answer(false);
+    // Piped input that ends inside a continued message still sends what it holds.
+    if (this.#options.piped === true && this.#continued.length > 0) this.#accept(this.#continued.splice(0).join('\n'));
     if (this.#options.piped !== true || (!this.#busy && this.#queue.length === 0 && this.#batch.length === 0))
       this.#requestQuit();
   }
@@ -308,10 +332,10 @@ export class ChatTerminal {
   /** Piped input shows each line it sends, as a person's terminal would, so each answer follows its question. */
   #echo(line: string): void {
     const shown = [...line];
+    const echoed = shown.length > ECHO_MAX_CHARACTERS ? `${shown.slice(0, ECHO_MAX_CHARACTERS).join('')}…` : line;
     this.#ensureNewLine();
-    this.#write(
-      `${PROMPT}${shown.length > ECHO_MAX_CHARACTERS ? `${shown.slice(0, ECHO_MAX_CHARACTERS).join('')}…` : line}\n`,
-    );
+    // The lines of a continued message are shown as they would have been typed.
+    this.#write(`${PROMPT}${echoed.replaceAll('\n', `\n${CONTINUATION_PROMPT}`)}\n`);
   }
 
   #answer(yes: boolean): void {

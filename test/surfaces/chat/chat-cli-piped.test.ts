@@ -80,6 +80,15 @@ describe('engram chat with piped input', () => {
     expect(out).not.toMatch(/^> $/m);
   });
 
+  it('sends a line ending in a backslash and the lines after it as one message, and what input ends inside one', async () => {
+    const run = await chat('Summarize this:\\\r\n  line one\\\nline two\nnext question\nends inside\\');
+    expect(run.code).toBe(0);
+    expect(sent()).toEqual(['Summarize this:\n  line one\nline two', 'next question', 'ends inside']);
+    expect(run.stdout).toContain('> Summarize this:\n…   line one\n… line two\nAnswer 1.\n');
+    expect(run.stdout).toContain('> next question\nAnswer 2.\n');
+    expect(run.stdout).toContain('> ends inside\nAnswer 3.\n');
+  });
+
   it('sends nothing and exits 0 for empty input, or input of blank lines only', async () => {
     for (const input of ['', '\n', '\n\n  \n\t\r\n\r\n', '\u0007\u0001\n\u001b\n']) {
       const run = await chat(input);

@@ -417,6 +417,23 @@ describe('engram chat terminal', () => {
     expect(userTexts(model.requests[1]!).at(-1)).toBe('line one of a paste\nline two of a paste');
   });
 
+  it('goes on with a message past a line ending in a backslash, one line typed at a time, with a continuation prompt', async () => {
+    const model = new ScriptedLanguageModel({ script: ['Got three lines.', 'Got the path.'] });
+    const session = await chat({ model });
+    session.type('first line\\');
+    await session.waitFor('… ');
+    expect(model.calls).toBe(0);
+    session.type('  second, indented\\');
+    session.type('');
+    await session.waitFor('Got three lines.');
+    expect(userTexts(model.requests[0]!).at(-1)).toBe('first line\n  second, indented');
+    // Only the last character continues: a backslash inside a line, or before a space, is text.
+    session.type('C:\\temp\\ ');
+    await session.waitFor('Got the path.');
+    expect(userTexts(model.requests[1]!).at(-1)).toBe('C:\\temp\\');
+    expect(model.calls).toBe(2);
+  });
+
   it('writes no escape sequence from stored memory names, transcript titles or tool paths; a write to a bidi-disguised path is refused', async () => {
     const hostile = '\u001b]0;pwn\u0007x';
     const disguised = 'notes/\u202Egnp.sh';
