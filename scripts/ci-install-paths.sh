@@ -3,8 +3,10 @@
 # `npm ci --ignore-scripts`, npm 12, locked-down CI), on a fresh clone of the committed tree:
 #   (a) npm ci --ignore-scripts, build (tsc from devDependencies), smoke-run the CLI
 #       (remember, recall, serve + GET /health, MCP over stdio: scripts/smoke-cli.mjs);
+#       and the README.md quickstart's `npm start`: the service answers GET /health;
 #   (b) npm pack, the tarball installed into an empty folder with --ignore-scripts, used as a
-#       library (openEngram from engram/node: remember, recall) and as `npx engram`.
+#       library (openEngram from engram/node: remember, recall) and as `npx engram`; then the
+#       README's packed-quickstart block, as written, in another empty folder beside the tarball.
 # The README's own path (npm install && npm test) is .ci/run's main run.
 #   scripts/ci-install-paths.sh [repository folder]     (default: this repository)
 set -euo pipefail
@@ -12,6 +14,7 @@ REPO=$(cd "${1:-$(dirname "$0")/..}" && pwd)
 WORK=$(mktemp -d /tmp/engram-install-paths.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 export npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
+NPM_CACHE=$(npm config get cache)
 
 echo "== (a) npm ci --ignore-scripts on a fresh clone"
 git clone --quiet "$REPO" "$WORK/clone"
@@ -23,6 +26,35 @@ fi
 npm ci --ignore-scripts
 npm run build
 node "$REPO/scripts/smoke-cli.mjs" node "$WORK/clone/dist/surfaces/cli/main.js"
+
+echo "== (a) npm start, as README.md's quickstart says: the service on embedded SQLite, no API key"
+START_PORT=$(node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })")
+mkdir "$WORK/start-home"
+# In a session of its own, so the whole npm → node tree stops with one signal.
+HOME="$WORK/start-home" ENGRAM_PORT="$START_PORT" ANTHROPIC_API_KEY= OPENAI_API_KEY= \
+  setsid npm start >"$WORK/start.log" 2>&1 &
+START_PID=$!
+if ! node -e '
+  const url = `http://127.0.0.1:${process.argv[1]}/health`;
+  const deadline = Date.now() + 60_000;
+  (async () => {
+    for (;;) {
+      try {
+        const response = await fetch(url);
+        const body = await response.json();
+        if (response.status === 200 && body.status === "ok") return console.log(`npm start: GET /health ok (${body.version})`);
+      } catch {}
+      if (Date.now() > deadline) { console.error(`npm start: no answer on ${url} in 60 s`); process.exit(1); }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  })();' "$START_PORT"; then
+  cat "$WORK/start.log"
+  kill -- -"$START_PID" 2>/dev/null || true
+  exit 1
+fi
+kill -TERM -- -"$START_PID"
+wait "$START_PID" || true
+test -f "$WORK/start-home/.engram/engram.db" || { echo "npm start: no store in ~/.engram"; cat "$WORK/start.log"; exit 1; }
 
 echo "== (b) npm pack, installed into an empty folder with --ignore-scripts"
 TARBALL=$(npm pack --ignore-scripts --silent --pack-destination "$WORK")
@@ -51,4 +83,20 @@ npx --no-install engram recall --scope global --json "deploy make ship" | node -
   if (!text.includes("make ship")) { console.error("npx engram recall did not find the memory: " + text); process.exit(1); }
   console.log("npx engram recall ok");'
 node "$REPO/scripts/smoke-cli.mjs" "$WORK/app/node_modules/.bin/engram"
+
+echo "== (b) README.md's packed-quickstart block, as written, in an empty folder beside the tarball"
+# The fenced block after the README line that names it.
+QUICKSTART=$(awk 'found && /^```/ { if (inside) exit; inside = 1; next } inside { print; next } /packed-quickstart/ { found = 1 }' "$REPO/README.md")
+if [ -z "$QUICKSTART" ]; then
+  echo "README.md has no block after a line naming packed-quickstart"
+  exit 1
+fi
+mkdir "$WORK/quickstart" "$WORK/quickstart-home"
+cp "$WORK/$TARBALL" "$WORK/quickstart/"
+cd "$WORK/quickstart"
+printf '%s\n' "$QUICKSTART" | sed 's/^/  $ /'
+# A reader's own home, with npm's download cache kept where it was (only the cache, not its settings).
+HOME="$WORK/quickstart-home" ENGRAM_HOME= ANTHROPIC_API_KEY= OPENAI_API_KEY= npm_config_cache="$NPM_CACHE" \
+  bash -euo pipefail -c "$QUICKSTART" | tee "$WORK/quickstart.log"
+grep -q 'prefers tabs' "$WORK/quickstart.log" || { echo "the quickstart's recall did not find the memory it remembered"; exit 1; }
 echo "== install paths ok"

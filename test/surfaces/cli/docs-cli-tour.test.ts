@@ -3,30 +3,24 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { shellWords } from '../../support/markdown-examples.js';
 
-// The README's five-minute tour must run as written: a new user types these lines first. Each
-// `engram …` line of the tour's code block that needs no model, server, editor or placeholder
-// runs here, in order, in a fresh workspace, and must exit 0.
-const README = readFileSync(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
+// docs/cli.md's list of every command must run as written: a user copies these lines. Each
+// `engram …` line of its first code block that needs no model, server or editor runs here, in
+// order, in a fresh workspace, with <id> and <change-id> filled in, and must exit 0.
+const PAGE = readFileSync(fileURLToPath(new URL('../../../docs/cli.md', import.meta.url)), 'utf8');
 // Lines that start a long-running service, need a model or an embedder, a file that is not there, or ask.
 const NOT_RUN = /^engram (?:(?:serve|mcp|chat|extract|migrate|eval|reindex)\b|edit <id>$)/;
 
-/** The tour's `engram` lines, comments removed. */
+/** The list's `engram` lines, comments removed. */
 function tourLines(): string[] {
-  const start = README.indexOf('## A five-minute tour of the CLI');
-  const fence = README.indexOf('```sh', start);
-  const end = README.indexOf('```', fence + 5);
-  return README.slice(fence + 5, end)
+  const start = PAGE.indexOf('## Every command at a glance');
+  const fence = PAGE.indexOf('```sh', start);
+  const end = PAGE.indexOf('```', fence + 5);
+  return PAGE.slice(fence + 5, end)
     .split('\n')
     .map((line) => line.replace(/\s+#.*$/, '').trim())
     .filter((line) => line.startsWith('engram '));
-}
-
-/** Splits a shell line into words: double and single quotes, no expansion. */
-function words(line: string): string[] {
-  const found: string[] = [];
-  for (const match of line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) found.push(match[1] ?? match[2] ?? match[3]!);
-  return found;
 }
 
 let workspace: Workspace;
@@ -37,7 +31,7 @@ beforeAll(() => {
 
 afterAll(() => workspace.cleanup());
 
-describe("README's CLI tour", () => {
+describe("docs/cli.md's list of every command", () => {
   it('runs line by line as written (ids filled in from the first memory)', async () => {
     const lines = tourLines();
     expect(lines.length).toBeGreaterThan(20);
@@ -51,7 +45,7 @@ describe("README's CLI tour", () => {
         const shown = await workspace.run(['show', id, '--json']);
         if (shown.code === 0) change = shown.json().history.at(-1).id;
       }
-      const args = words(line)
+      const args = shellWords(line)
         .slice(1)
         .map((word) => (word === '<id>' ? id : word === '<change-id>' ? change : word));
       if (args.includes('')) continue;
