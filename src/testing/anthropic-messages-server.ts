@@ -10,6 +10,7 @@ import {
   rawBodyText,
   retryAfterHeader,
   startLoopbackModelServer,
+  textPieces,
   wireId,
   type LanguageModelServer,
   type ModelRequestSummary,
@@ -380,7 +381,7 @@ function streamEvents(message: Record<string, unknown>, chunk: number): string[]
   (message.content as Array<Record<string, unknown>>).forEach((block, index) => {
     if (block.type === 'text') {
       events.push(event('content_block_start', { index, content_block: { type: 'text', text: '', citations: null } }));
-      for (const piece of pieces(String(block.text), chunk))
+      for (const piece of textPieces(String(block.text), chunk))
         events.push(event('content_block_delta', { index, delta: { type: 'text_delta', text: piece } }));
     } else {
       events.push(
@@ -389,7 +390,7 @@ function streamEvents(message: Record<string, unknown>, chunk: number): string[]
           content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
         }),
       );
-      for (const piece of pieces(JSON.stringify(block.input), chunk))
+      for (const piece of textPieces(JSON.stringify(block.input), chunk))
         events.push(event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: piece } }));
     }
     events.push(event('content_block_stop', { index }));
@@ -404,14 +405,6 @@ function streamEvents(message: Record<string, unknown>, chunk: number): string[]
   );
   events.push(event('message_stop', {}));
   return events;
-}
-
-function pieces(text: string, size: number): string[] {
-  const characters = [...text];
-  const parts: string[] = [];
-  for (let start = 0; start < characters.length; start += size)
-    parts.push(characters.slice(start, start + size).join(''));
-  return parts.length > 0 ? parts : [''];
 }
 
 /** Reads a Messages API request body back into engram's terms. */

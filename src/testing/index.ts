@@ -1,7 +1,8 @@
 // `engram/testing`: test doubles for code that uses engram, with no test runner needed: a scripted
 // LanguageModel and loopback servers speaking the real wire protocols (Anthropic Messages, OpenAI
-// chat completions, /v1/embeddings). The conformance suites register vitest tests, so they are a
-// separate entry, `engram/testing/suites`: importing this one never loads vitest.
+// chat completions and Responses, Gemini generateContent, /v1/embeddings). The conformance suites
+// register vitest tests, so they are a separate entry, `engram/testing/suites`: importing this one
+// never loads vitest.
 // test/exports.test.ts pins this list: a change to it is a deliberate diff.
 export {
   ScriptedLanguageModel,
@@ -13,6 +14,11 @@ export {
   startOpenAiChatCompletionsServer,
   type OpenAiChatCompletionsServerOptions,
 } from './openai-chat-completions-server.js';
+export { startOpenAiResponsesServer, type OpenAiResponsesServerOptions } from './openai-responses-server.js';
+export {
+  startGeminiGenerateContentServer,
+  type GeminiGenerateContentServerOptions,
+} from './gemini-generate-content-server.js';
 export type {
   LanguageModelServer,
   RecordedModelRequest,

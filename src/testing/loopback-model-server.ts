@@ -132,8 +132,8 @@ export interface LanguageModelServer {
 export interface LoopbackPlumbing {
   /** Builds the answer: scripted (possibly undefined) or the server's default. */
   answer(request: RecordedModelRequest, reply: ModelServerReply | undefined): WireReply;
-  /** Reads the body into engram's terms; undefined when it is not a request of this API. */
-  summarize(body: unknown): ModelRequestSummary | undefined;
+  /** Reads the body into engram's terms (the path for APIs that name the model there); undefined when it is not a request of this API. */
+  summarize(body: unknown, path: string): ModelRequestSummary | undefined;
   /** Largest body accepted; larger ones get `tooLarge()`. */
   maxBodyBytes: number;
   tooLarge(): WireReply;
@@ -168,7 +168,7 @@ export async function startLoopbackModelServer(
     } catch {
       // Recorded as text.
     }
-    const summary = tooLarge ? undefined : safeSummary(plumbing, body);
+    const summary = tooLarge ? undefined : safeSummary(plumbing, body, incoming.url ?? '');
     const request: RecordedModelRequest = {
       method: incoming.method ?? '',
       path: incoming.url ?? '',
@@ -211,9 +211,9 @@ export async function startLoopbackModelServer(
   };
 }
 
-function safeSummary(plumbing: LoopbackPlumbing, body: unknown): ModelRequestSummary | undefined {
+function safeSummary(plumbing: LoopbackPlumbing, body: unknown, path: string): ModelRequestSummary | undefined {
   try {
-    return plumbing.summarize(body);
+    return plumbing.summarize(body, path);
   } catch {
     return undefined;
   }
@@ -310,4 +310,13 @@ export function retryAfterHeader(error: ScriptedModelError): Record<string, stri
 /** A short random-looking id with a prefix, as the real APIs hand out (`msg_…`, `req_…`). */
 export function wireId(prefix: string, index: number): string {
   return `${prefix}${(index + 1).toString(36).padStart(4, '0')}${Math.random().toString(36).slice(2, 12)}`;
+}
+
+/** A text cut into pieces of `size` characters (code points, so no surrogate pair is split), as streams send it. */
+export function textPieces(text: string, size: number): string[] {
+  const characters = [...text];
+  const parts: string[] = [];
+  for (let start = 0; start < characters.length; start += size)
+    parts.push(characters.slice(start, start + size).join(''));
+  return parts;
 }

@@ -5,6 +5,7 @@ import {
   rawBodyText,
   retryAfterHeader,
   startLoopbackModelServer,
+  textPieces,
   wireId,
   type LanguageModelServer,
   type ModelRequestSummary,
@@ -310,7 +311,7 @@ function streamEvents(completion: Record<string, unknown>, body: Record<string, 
   const data = (delta: Record<string, unknown>, finish: string | null = null): string =>
     `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
   const events = [data({ role: 'assistant', content: '', refusal: null })];
-  for (const piece of pieces(choice!.message.content ?? '', size))
+  for (const piece of textPieces(choice!.message.content ?? '', size))
     if (piece !== '') events.push(data({ content: piece }));
   (choice!.message.tool_calls ?? []).forEach((call, index) => {
     events.push(
@@ -318,7 +319,7 @@ function streamEvents(completion: Record<string, unknown>, body: Record<string, 
         tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }],
       }),
     );
-    for (const piece of pieces(call.function.arguments, size))
+    for (const piece of textPieces(call.function.arguments, size))
       events.push(data({ tool_calls: [{ index, function: { arguments: piece } }] }));
   });
   events.push(data({}, choice!.finish_reason));
@@ -327,14 +328,6 @@ function streamEvents(completion: Record<string, unknown>, body: Record<string, 
   }
   events.push('data: [DONE]\n\n');
   return events;
-}
-
-function pieces(text: string, size: number): string[] {
-  const characters = [...text];
-  const parts: string[] = [];
-  for (let start = 0; start < characters.length; start += size)
-    parts.push(characters.slice(start, start + size).join(''));
-  return parts;
 }
 
 /** Reads a chat completions request body back into engram's terms (tool messages become tool_result blocks of a user message). */

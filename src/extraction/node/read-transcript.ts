@@ -1,15 +1,23 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
-import { basename, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { EngramError } from '../../kernel/errors.js';
 import { parseClaudeCodeTranscript, type ParsedTranscript } from '../transcripts/claude-code-transcript.js';
 import { ENGRAM_TRANSCRIPT_LINE_TYPE, parseEngramTranscript } from '../transcripts/engram-transcript.js';
 import { parsePlainTextTranscript } from '../transcripts/plain-text-transcript.js';
 import { isChatMessage, parseChatMessagesTranscript } from '../transcripts/chat-messages-transcript.js';
 import { cleanTranscriptText } from '../transcripts/transcript-text-cleaning.js';
+import { parseCodexRollout } from '../transcripts/codex-rollout-transcript.js';
+import { parseGeminiCliTranscript } from '../transcripts/gemini-cli-transcript.js';
+import { parseCopilotCliTranscript } from '../transcripts/copilot-cli-transcript.js';
+import { parseQwenCodeTranscript } from '../transcripts/qwen-code-transcript.js';
 
-/** The transcript formats engram reads: Claude Code's JSON Lines, engram's own, plain text, OpenAI/Anthropic-style chat messages. */
-export const TRANSCRIPT_FORMATS = ['claude', 'engram', 'text', 'chat'] as const;
+/**
+ * The transcript formats engram reads: Claude Code's JSON Lines, engram's own, plain text,
+ * OpenAI/Anthropic-style chat messages, and the session files of Codex, Gemini CLI, Copilot CLI and
+ * Qwen Code (OpenCode keeps its sessions in a database: read-opencode-session.ts).
+ */
+export const TRANSCRIPT_FORMATS = ['claude', 'engram', 'text', 'chat', 'codex', 'gemini', 'copilot', 'qwen'] as const;
 export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];
 
 export interface ReadTranscriptOptions {
@@ -82,6 +90,8 @@ export async function readTranscriptFile(path: string, options: ReadTranscriptOp
   const parsed = parseTranscript(text, format, {
     sessionId,
     ...(options.maxLineBytes !== undefined && { maxLineBytes: options.maxLineBytes }),
+    // Gemini CLI keeps a helper's chat in a folder named after its parent session.
+    ...(format === 'gemini' && { parentSessionId: basename(dirname(absolute)) }),
   });
   return { ...parsed, path: absolute, format };
 }
@@ -90,7 +100,7 @@ export async function readTranscriptFile(path: string, options: ReadTranscriptOp
 export function parseTranscript(
   text: string,
   format: TranscriptFormat,
-  options: { sessionId?: string; maxLineBytes?: number } = {},
+  options: { sessionId?: string; maxLineBytes?: number; parentSessionId?: string } = {},
 ): ParsedTranscript {
   return cleanTranscriptText(parseTranscriptAs(text, format, options));
 }
@@ -98,17 +108,26 @@ export function parseTranscript(
 function parseTranscriptAs(
   text: string,
   format: TranscriptFormat,
-  options: { sessionId?: string; maxLineBytes?: number },
+  options: { sessionId?: string; maxLineBytes?: number; parentSessionId?: string },
 ): ParsedTranscript {
+  const { parentSessionId, ...common } = options;
   switch (format) {
     case 'claude':
-      return parseClaudeCodeTranscript(text, options);
+      return parseClaudeCodeTranscript(text, common);
     case 'engram':
-      return parseEngramTranscript(text, options);
+      return parseEngramTranscript(text, common);
     case 'text':
-      return parsePlainTextTranscript(text, options);
+      return parsePlainTextTranscript(text, common);
     case 'chat':
-      return parseChatMessagesTranscript(text, options);
+      return parseChatMessagesTranscript(text, common);
+    case 'codex':
+      return parseCodexRollout(text, common);
+    case 'gemini':
+      return parseGeminiCliTranscript(text, { ...common, ...(parentSessionId && { parentSessionId }) });
+    case 'copilot':
+      return parseCopilotCliTranscript(text, common);
+    case 'qwen':
+      return parseQwenCodeTranscript(text, common);
     default:
       throw new EngramError(
         'INVALID_INPUT',
@@ -125,6 +144,7 @@ function parseTranscriptAs(
  */
 export function detectTranscriptFormat(text: string, where = 'the transcript'): TranscriptFormat {
   if (isChatDocument(text)) return 'chat';
+  if (isGeminiDocument(text)) return 'gemini';
   let jsonLines = 0;
   let inspected = 0;
   for (const line of text.split('\n')) {
@@ -143,6 +163,8 @@ export function detectTranscriptFormat(text: string, where = 'the transcript'): 
     jsonLines += 1;
     const record = value as Record<string, unknown>;
     if (record.type === ENGRAM_TRANSCRIPT_LINE_TYPE && typeof record.role === 'string') return 'engram';
+    const agent = agentFormat(record);
+    if (agent) return agent;
     if (
       (typeof record.type === 'string' && CLAUDE_LINE_TYPES.has(record.type)) ||
       typeof record.parentUuid === 'string' ||
@@ -156,6 +178,53 @@ export function detectTranscriptFormat(text: string, where = 'the transcript'): 
     'INVALID_INPUT',
     `${where} holds JSON lines that are not a Claude Code transcript, an engram transcript or chat messages ({"role","content"}); pass --format ${TRANSCRIPT_FORMATS.join('|')} to say how to read it.`,
   );
+}
+
+// Record types of Codex rollouts; Copilot CLI's event types are dotted (`session.start`, `user.message`).
+const CODEX_LINE_TYPES = new Set(['session_meta', 'response_item', 'event_msg', 'turn_context', 'compacted']);
+const GEMINI_MESSAGE_TYPES = new Set(['user', 'gemini', 'info', 'error', 'warning']);
+
+/** The other agents' session formats, told apart by fields only they write; undefined for none of them. */
+function agentFormat(record: Record<string, unknown>): TranscriptFormat | undefined {
+  const type = record.type;
+  const payload = record.payload;
+  if (typeof type === 'string' && CODEX_LINE_TYPES.has(type) && payload !== null && typeof payload === 'object')
+    return 'codex';
+  if (
+    typeof type === 'string' &&
+    /^[a-z_]+\.[a-z_.]+$/.test(type) &&
+    record.data !== null &&
+    typeof record.data === 'object'
+  )
+    return 'copilot';
+  if (typeof record.sessionId === 'string' && typeof record.projectHash === 'string') return 'gemini';
+  if ('$set' in record || typeof record.$rewindTo === 'string') return 'gemini';
+  if (
+    typeof record.id === 'string' &&
+    typeof type === 'string' &&
+    GEMINI_MESSAGE_TYPES.has(type) &&
+    'content' in record &&
+    !('uuid' in record)
+  )
+    return 'gemini';
+  const message = record.message as { parts?: unknown } | undefined;
+  if (typeof record.uuid === 'string' && (Array.isArray(message?.parts) || typeof record.provenance === 'string'))
+    return 'qwen';
+  return undefined;
+}
+
+/** A Gemini CLI chat file of the versions before JSON Lines: one document with `sessionId`, `projectHash`, `messages`. */
+function isGeminiDocument(text: string): boolean {
+  const trimmed = text.trimStart();
+  if (!trimmed.startsWith('{')) return false;
+  try {
+    const value = JSON.parse(trimmed) as Record<string, unknown>;
+    return (
+      typeof value.sessionId === 'string' && typeof value.projectHash === 'string' && Array.isArray(value.messages)
+    );
+  } catch {
+    return false;
+  }
 }
 
 /** A whole-file JSON array of chat messages, or an object holding one as `messages`. */

@@ -228,6 +228,17 @@ function chainToMessages(chain: readonly ChainNode[]): ConversationMessage[] {
         record.isVisibleInTranscriptOnly === true ||
         GENERATED_USER_TEXT.test(parts.text);
       const role = parts.toolResults.length > 0 ? 'tool' : 'user';
+      // Readers that rewrite another agent's lines into this shape (Qwen Code) put the hook context
+      // that came inside the user's message here: engram's block is kept as a meta message before it.
+      const injectedHere = collectStrings(record.attachment).filter((value) => value.includes(MEMORY_CONTEXT_TAG));
+      if (injectedHere.length > 0)
+        messages.push({
+          id: `${uuid}:context`,
+          role: 'user',
+          text: injectedHere.join('\n'),
+          meta: true,
+          ...(timestamp && { timestamp }),
+        });
       messages.push({
         id: uuid,
         role,

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
@@ -163,6 +163,24 @@ describe('engram extract', () => {
     expect(text.stdout).toContain('no memory written');
     const listed = await workspace.json(['list', '--type', 'project,feedback,user,reference,procedure']);
     expect(listed.memories.filter((memory: any) => /Dana/.test(memory.content))).toHaveLength(1);
+  });
+
+  it.each([
+    ['codex', 'codex/rollout-0.171.0-tool-call-resume.jsonl'],
+    ['gemini', 'gemini/session-0.61.0-tool-call-resume.jsonl'],
+    ['copilot', 'copilot/events-1.0.102-tool-call-continue.jsonl'],
+    ['qwen', 'qwen/chat-0.24.4-tool-call-continue.jsonl'],
+  ])('reads a %s session file without --format: "remember that …" typed there is stored once', async (_, name) => {
+    const file = write(name.replace('/', '-'), readFileSync(new URL(`../../fixtures/agents/${name}`, import.meta.url)));
+    const result = await workspace.run(['extract', file, '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    // One store for the four: the first file creates the memory, the others find it already there.
+    expect(result.json().written).toEqual([expect.objectContaining({ origin: 'explicit' })]);
+    expect(JSON.stringify(result.json().written)).toMatch(/tabs/);
+    expect((await workspace.run(['extract', file, '--json'])).json().written).toEqual([]);
+    const listed = await workspace.json(['list', '--type', 'project,feedback,user,reference,procedure']);
+    expect(listed.memories.filter((memory: any) => /tabs/i.test(memory.content))).toHaveLength(1);
+    expect(JSON.stringify(listed.memories)).not.toMatch(/Frankfurt|environment_context|session_context/);
   });
 
   it('reads OpenAI/Anthropic chat messages without --format: JSON lines, a JSON array, {"messages"}', async () => {

@@ -6,7 +6,7 @@ import { EngramError } from '../../../src/kernel/errors.js';
 import { engramMiddleware } from '../../../src/surfaces/sdk/ai-sdk-middleware.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
 import { startOpenAiChatCompletionsServer } from '../../../src/testing/openai-chat-completions-server.js';
-import { startOpenAiResponsesServer } from '../../support/openai-responses-server.js';
+import { startOpenAiResponsesServer } from '../../../src/testing/openai-responses-server.js';
 import {
   DEPLOY_FACT,
   DEPLOY_QUESTION,

@@ -22,8 +22,10 @@ const MODEL_HINT =
 /** `engram extract <file>`: extract long-term memories from a transcript now. */
 export const extractCommand: CommandDefinition = {
   name: 'extract',
-  summary: 'Extract long-term memories from a transcript (Claude Code, engram, chat messages or plain text)',
-  usage: 'extract <file> [--format claude|engram|text|chat] [--mode cheap|agent] [--session <id>] [options]',
+  summary:
+    'Extract long-term memories from a transcript (Claude Code, Codex, Gemini CLI, Copilot CLI, Qwen Code, engram, chat messages or plain text)',
+  usage:
+    'extract <file> [--format claude|engram|text|chat|codex|gemini|copilot|qwen] [--mode cheap|agent] [--session <id>] [options]',
   options: {
     format: {
       type: 'string',
