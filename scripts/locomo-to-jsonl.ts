@@ -33,7 +33,9 @@ export {
 
 /** Where the bench and the script look for LoCoMo, and write the converted file (gitignored). */
 export const REPOSITORY_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const LOCOMO_SOURCE = resolve(REPOSITORY_ROOT, '../shared/data/locomo/locomo10.json');
+/** The benchmark data: `../shared/data` beside the repository, or ENGRAM_BENCH_DATA (a checkout elsewhere). */
+export const BENCH_DATA = resolve(REPOSITORY_ROOT, process.env.ENGRAM_BENCH_DATA ?? '../shared/data');
+export const LOCOMO_SOURCE = resolve(BENCH_DATA, 'locomo/locomo10.json');
 export const LOCOMO_OUTPUT = resolve(REPOSITORY_ROOT, 'bench/.data/locomo10.jsonl');
 export const LOCOMO_NEUTRAL_OUTPUT = resolve(REPOSITORY_ROOT, 'bench/.data/locomo10-neutral.jsonl');
 
