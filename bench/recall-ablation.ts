@@ -183,6 +183,9 @@ export async function benchRecallAblation(
   }
   const bases = new Map<string, PerQuery>();
   for (const set of sets) bases.set(set.name, await perQuery(set, {}));
+  console.log(
+    `ablation defaults: ${sets.map((set) => `${set.name} R@${set.ks.join('/')} ${[0, 1].map((index) => round(mean([...bases.get(set.name)!.values()].map((value) => value[index as 0 | 1]))).toFixed(3)).join('/')}`).join('; ')}`,
+  );
   const result: AblationResult = {
     sets: sets.map((set) => {
       const base = [...bases.get(set.name)!.values()];
@@ -200,6 +203,14 @@ export async function benchRecallAblation(
     for (const set of sets)
       cells[set.name] = cell(set, bases.get(set.name)!, await perQuery(set, configuration.recall));
     result.rows.push({ label: configuration.label, recall: configuration.recall, cells, verdict: verdict(cells) });
+    // Each row as it is measured: the whole table takes minutes.
+    console.log(
+      `ablation: ${configuration.label}: ${Object.entries(cells)
+        .map(
+          ([name, value]) => `${name} Δ ${signed(value.delta[0])}/${signed(value.delta[1])} ±${value.error.toFixed(3)}`,
+        )
+        .join('; ')} → ${verdict(cells)}`,
+    );
   }
   printAblation(result);
   return result;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseEvalDataset } from '../../src/eval/eval-dataset.js';
 import { convertLongMemEval, parseLongMemEvalDate } from '../../src/eval/longmemeval-dataset.js';
 import { readLocomo } from '../../src/eval/locomo-dataset.js';
+import { runEval } from '../../src/eval/node/run-eval.js';
 
 // Small questions in LongMemEval's published shape, with the mess real files carry: control
 // characters, an empty turn, a lone surrogate, a turn too long for a memory, an assistant turn
@@ -186,5 +187,44 @@ describe('LoCoMo as published, by the neutral rules', () => {
 
   it('refuses only a file that is no LoCoMo at all, with what it expects', () => {
     expect(() => readLocomo({ not: 'locomo' })).toThrow(/JSON array of conversations/);
+  });
+});
+
+describe('a query asked at its own time ("at")', () => {
+  const memory = (id: string, content: string, day: string): string =>
+    JSON.stringify({ kind: 'memory', id, scope: 'project:at', content, created_at: `${day}T12:00:00.000Z` });
+  const lines = [
+    memory('early', 'I baked sourdough bread with my sister.', '2023-03-01'),
+    memory('late', 'I baked sourdough bread for the neighbours.', '2023-03-20'),
+    memory('other', 'I repaired the fence in the garden.', '2023-03-25'),
+  ];
+  const query = (id: string, at: unknown): string =>
+    JSON.stringify({
+      kind: 'query',
+      id,
+      scope: 'project:at',
+      query: 'What did I bake two weeks ago?',
+      relevant: ['early'],
+      at,
+    });
+
+  it('recalls with the clock at the question, so "two weeks ago" means two weeks before it was asked', async () => {
+    const dataset = parseEvalDataset([...lines, query('asked-mid-march', '2023-03-15T09:00:00Z')].join('\n'));
+    expect(dataset.queries[0]!.at).toBe('2023-03-15T09:00:00.000Z');
+    const report = await runEval(dataset, { ks: [1], includeQueries: true });
+    expect(report.queries![0]!.ranking[0]).toBe('early');
+    // Asked just after the newest memory instead, "two weeks ago" is the 11th and neither memory is favoured by date.
+    const unanchored = parseEvalDataset(
+      [...lines, JSON.stringify({ ...JSON.parse(query('q', 'x')), at: undefined })].join('\n'),
+    );
+    expect((await runEval(unanchored, { ks: [1], includeQueries: true })).queries![0]!.ranking[0]).toBe('late');
+  });
+
+  it('leaves out a query whose "at" is no instant, and says what it should be', () => {
+    const dataset = parseEvalDataset(
+      [...lines, query('ok', '2023-03-15T09:00:00Z'), query('bad', 'last Tuesday')].join('\n'),
+    );
+    expect(dataset.queries.map((entry) => entry.id)).toEqual(['ok']);
+    expect(dataset.invalidLines).toEqual([{ line: 5, message: expect.stringMatching(/"at" must be the instant/) }]);
   });
 });
