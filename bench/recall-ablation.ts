@@ -120,7 +120,13 @@ export function ablationSets(): AblationSet[] {
 
 async function perQuery(set: AblationSet, recall: Partial<Settings['recall']>): Promise<PerQuery> {
   const settings: Settings = { ...DEFAULT_SETTINGS, recall: { ...DEFAULT_SETTINGS.recall, ...recall } };
-  const report = await runEval(set.dataset, { ks: set.ks, settings, includeQueries: true });
+  // Recall runs at the largest cut-off the bench reports for the set (top_k 25, MemoryBank 10), as the
+  // bench's own parts do: the candidate pool and the signals' windows follow top_k.
+  const report = await runEval(set.dataset, {
+    ks: [...set.ks, set.name === 'MemoryBank' ? 10 : 25],
+    settings,
+    includeQueries: true,
+  });
   return new Map(
     report.queries!.map((query) => {
       const relevant = new Set(query.relevant);
