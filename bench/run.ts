@@ -77,6 +77,12 @@ async function main(): Promise<void> {
   }
 
   const locomo = parts.has('locomo') ? await benchLocomo() : undefined;
+  const longMemEval = parts.has('longmemeval')
+    ? await (await import('./longmemeval-bench.js')).benchLongMemEval()
+    : undefined;
+  const ablation = parts.has('ablation')
+    ? await (await import('./recall-ablation.js')).benchRecallAblation()
+    : undefined;
 
   const maintenance = parts.has('maintenance') ? await benchMaintenance(sizes) : undefined;
   if (maintenance) {
@@ -97,6 +103,12 @@ async function main(): Promise<void> {
     locomo: locomo ?? {
       skipped: parts.has('locomo') ? 'LoCoMo data absent (../shared/data/locomo)' : 'not run (ENGRAM_BENCH_PARTS)',
     },
+    longMemEval: longMemEval ?? {
+      skipped: parts.has('longmemeval')
+        ? 'LongMemEval data absent (../shared/data/longmemeval)'
+        : 'not run (ENGRAM_BENCH_PARTS)',
+    },
+    ablation,
     maintenance,
     postgres,
     extraction: parts.has('extraction')
@@ -127,6 +139,8 @@ async function main(): Promise<void> {
 const BENCH_PARTS = [
   'store',
   'locomo',
+  'longmemeval',
+  'ablation',
   'maintenance',
   'postgres',
   'extraction',

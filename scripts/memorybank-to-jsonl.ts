@@ -131,7 +131,11 @@ function questionKind(question: string): string {
 }
 
 export const REPOSITORY_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const MEMORYBANK_SOURCE = resolve(REPOSITORY_ROOT, '../shared/data/memorybank');
+export const MEMORYBANK_SOURCE = resolve(
+  REPOSITORY_ROOT,
+  process.env.ENGRAM_BENCH_DATA ?? '../shared/data',
+  'memorybank',
+);
 export const MEMORYBANK_EVIDENCE = resolve(REPOSITORY_ROOT, 'scripts/memorybank-evidence.json');
 export const MEMORYBANK_OUTPUT = resolve(REPOSITORY_ROOT, 'bench/.data/memorybank.jsonl');
 

@@ -6,7 +6,7 @@ import { isScope, type Scope } from '../memory/scope.js';
 
 /**
  * An evaluation dataset: the JSON Lines export format (memory lines) plus query lines
- * `{"kind":"query","id","scope","query","relevant":[memory ids],"tags"?:[…]}`.
+ * `{"kind":"query","id","scope","query","relevant":[memory ids],"tags"?:[…],"at"?:"<ISO instant>"}`.
  */
 export interface EvalDataset {
   memories: NewMemory[];
@@ -26,6 +26,8 @@ export interface EvalQuery {
   query: string;
   relevant: string[];
   tags: string[];
+  /** When the question is asked (ISO-8601): recall runs with its clock there. Absent: the evaluation's clock. */
+  at?: string;
 }
 
 export interface ParseEvalDatasetOptions extends ParseJsonlOptions {
@@ -40,7 +42,7 @@ const MAX_TAG_LENGTH = 100;
 const MAX_RELEVANT = 10_000;
 const MAX_LISTED_PROBLEMS = 20;
 const MAX_LISTED_WARNINGS = 20;
-const QUERY_FIELDS = new Set(['kind', 'id', 'scope', 'query', 'relevant', 'tags']);
+const QUERY_FIELDS = new Set(['kind', 'id', 'scope', 'query', 'relevant', 'tags', 'at']);
 
 /**
  * Parses and validates an evaluation dataset. A bad line (malformed JSON, an empty memory, a
@@ -177,7 +179,7 @@ type QueryOutcome =
   { error: string } | { query: Omit<EvalQuery, 'line'>; unknownFields: string[]; replacedControls: number };
 
 function parseQueryLine(record: Record<string, unknown>, maxQueryLength: number): QueryOutcome {
-  const { id, scope, relevant, tags } = record;
+  const { id, scope, relevant, tags, at } = record;
   const cleaned = typeof record.query === 'string' ? cleanControlCharacters(record.query) : undefined;
   const query = cleaned?.text;
   if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_LENGTH)
@@ -208,6 +210,11 @@ function parseQueryLine(record: Record<string, unknown>, maxQueryLength: number)
       error: `Query ${quote(id)}: "tags" must be an array of at most ${MAX_TAGS} non-empty strings of up to ${MAX_TAG_LENGTH} characters.`,
     };
   }
+  if (at !== undefined && (typeof at !== 'string' || at.length > 40 || !Number.isFinite(Date.parse(at)))) {
+    return {
+      error: `Query ${quote(id)}: "at" must be the instant the question is asked, ISO-8601 (e.g. "2023-05-20T00:31:00Z").`,
+    };
+  }
   const unknownFields = Object.keys(record).filter((key) => !QUERY_FIELDS.has(key));
   return {
     query: {
@@ -216,6 +223,7 @@ function parseQueryLine(record: Record<string, unknown>, maxQueryLength: number)
       query,
       relevant: [...new Set(relevant as string[])],
       tags: [...new Set((tags ?? []) as string[])],
+      ...(typeof at === 'string' && { at: new Date(Date.parse(at)).toISOString() }),
     },
     unknownFields,
     replacedControls: cleaned?.replaced ?? 0,

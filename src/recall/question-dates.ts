@@ -6,7 +6,7 @@
  * is ranked as before). Pure: "now" comes from the caller.
  */
 
-import { MONTH_INDEX, wordAlternation } from '../kernel/calendar-words.js';
+import { MONTH_INDEX, NUMBER_WORDS, WEEKDAYS, wordAlternation } from '../kernel/calendar-words.js';
 
 /** A stretch of time a question names: [start, end) in epoch milliseconds, or one month of any year. */
 export type QuestionDate =
@@ -49,6 +49,20 @@ const PATTERNS: ReadonlyArray<{ pattern: RegExp; read: (match: RegExpExecArray) 
 /** Phrases that name a stretch of time relative to now; read only when the question names no calendar date. */
 const RELATIVE = /\b(today|tonight|yesterday|(?:this|last|past)\s+(week|weekend|month|year))\b/g;
 
+const COUNT = `(\\d{1,3}|${wordAlternation([...NUMBER_WORDS.keys(), 'a few', 'a couple of', 'couple of', 'few', 'several'])})`;
+const SPAN_UNIT = '(day|week|month)s?';
+/** "two weeks ago", "a few days ago": about that long before now. */
+const AGO = new RegExp(`\\b${COUNT}\\s+${SPAN_UNIT}\\s+ago\\b`, 'g');
+/** "in the past two months", "over the last 3 weeks", "the past few days": from that long ago up to now. */
+const PAST_SPAN = new RegExp(`\\b(?:past|last)\\s+${COUNT}\\s+${SPAN_UNIT}\\b`, 'g');
+/** "last Saturday", "this past Friday", "on Tuesday": the latest such day before today. */
+const WEEKDAY = new RegExp(`\\b(?:last|this\\s+past|past|on)\\s+(${wordAlternation(WEEKDAYS)})\\b`, 'g');
+/** "two weeks before", "3 days after": a shift of the calendar date that follows. */
+const SHIFT = new RegExp(
+  `\\b${COUNT}\\s+${SPAN_UNIT}\\s+(before|after|prior\\s+to|earlier\\s+than)\\s+(?:on\\s+|the\\s+)?$`,
+);
+const UNIT_DAYS: Readonly<Record<string, number>> = { day: 1, week: 7, month: 30 };
+
 interface DateParts {
   year?: number;
   month?: number;
@@ -73,8 +87,9 @@ export function questionDates(question: string, now: string, limit = 4): Questio
       const end = start + match[0].length;
       if (taken.some(([from, to]) => start < to && end > from)) continue;
       const parts = read(match);
-      const date = parts && toQuestionDate(parts, match[0].trim());
-      if (!date) continue;
+      const named = parts && toQuestionDate(parts, match[0].trim());
+      if (!named) continue;
+      const date = shifted(named, text.slice(Math.max(0, start - 40), start));
       taken.push([start, end]);
       found.push({ at: start, date });
     }
@@ -82,10 +97,17 @@ export function questionDates(question: string, now: string, limit = 4): Questio
   if (found.length === 0) {
     const reference = Date.parse(now);
     if (Number.isFinite(reference)) {
-      RELATIVE.lastIndex = 0;
-      for (let match = RELATIVE.exec(text); match !== null; match = RELATIVE.exec(text)) {
-        const date = relativeRange(match[1]!.replace(/\s+/g, ' '), reference);
-        if (date) found.push({ at: match.index, date });
+      for (const [pattern, read] of RELATIVE_READERS) {
+        pattern.lastIndex = 0;
+        for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+          const start = match.index;
+          const end = start + match[0].length;
+          if (taken.some(([from, to]) => start < to && end > from)) continue;
+          const date = read(match, reference);
+          if (!date) continue;
+          taken.push([start, end]);
+          found.push({ at: start, date });
+        }
       }
     }
   }
@@ -133,6 +155,70 @@ function toQuestionDate(parts: DateParts, text: string): QuestionDate | undefine
   // "31 June" is no day: Date.UTC would roll it into July.
   if (new Date(start).getUTCMonth() !== month) return undefined;
   return { kind: 'range', start, end: start + DAY_MS, text };
+}
+
+/** Relative phrases, most specific first: "past two weeks" is read before "past week" could be. */
+const RELATIVE_READERS: ReadonlyArray<
+  readonly [RegExp, (match: RegExpExecArray, now: number) => QuestionDate | undefined]
+> = [
+  [AGO, (match, now) => ago(match, now)],
+  [PAST_SPAN, (match, now) => pastSpan(match, now)],
+  [WEEKDAY, (match, now) => lastWeekday(match, now)],
+  [RELATIVE, (match, now) => relativeRange(match[1]!.replace(/\s+/g, ' '), now)],
+];
+
+function count(word: string): number | undefined {
+  if (/^\d+$/.test(word)) return Number(word);
+  if (/few|several/.test(word)) return 3;
+  if (/couple/.test(word)) return 2;
+  return NUMBER_WORDS.get(word);
+}
+
+/** "two weeks ago": about half the unit on either side of that long before today (a day or two for days). */
+function ago(match: RegExpExecArray, now: number): QuestionDate | undefined {
+  const amount = count(match[1]!.replace(/\s+/g, ' '));
+  const unit = UNIT_DAYS[match[2]!];
+  if (amount === undefined || unit === undefined || amount < 1) return undefined;
+  const today = Math.floor(now / DAY_MS) * DAY_MS;
+  const center = today - amount * unit * DAY_MS;
+  const half = (unit === 1 ? Math.min(amount, 2) : Math.ceil(unit / 2)) * DAY_MS;
+  return { kind: 'range', start: center - half, end: center + half + DAY_MS, text: match[0] };
+}
+
+/** "in the past two months": from that long before today through today. */
+function pastSpan(match: RegExpExecArray, now: number): QuestionDate | undefined {
+  const amount = count(match[1]!.replace(/\s+/g, ' '));
+  const unit = UNIT_DAYS[match[2]!];
+  if (amount === undefined || unit === undefined || amount < 1) return undefined;
+  const today = Math.floor(now / DAY_MS) * DAY_MS;
+  return { kind: 'range', start: today - amount * unit * DAY_MS, end: today + DAY_MS, text: match[0] };
+}
+
+/** "last Saturday": the latest Saturday before today (a week back when today is one). */
+function lastWeekday(match: RegExpExecArray, now: number): QuestionDate | undefined {
+  const weekday = WEEKDAYS.indexOf(match[1]!);
+  if (weekday === -1) return undefined;
+  const today = Math.floor(now / DAY_MS) * DAY_MS;
+  const back = (new Date(today).getUTCDay() - weekday + 7) % 7 || 7;
+  const start = today - back * DAY_MS;
+  return { kind: 'range', start, end: start + DAY_MS, text: match[0] };
+}
+
+/** A calendar date moved by the shift written just before it ("two weeks before August 11, 2023"). */
+function shifted(date: QuestionDate, before: string): QuestionDate {
+  const match = SHIFT.exec(before);
+  if (!match || date.kind !== 'range') return date;
+  const amount = count(match[1]!.replace(/\s+/g, ' '));
+  const unit = UNIT_DAYS[match[2]!];
+  if (amount === undefined || unit === undefined) return date;
+  const offset = (match[3]!.startsWith('after') ? 1 : -1) * amount * unit * DAY_MS;
+  const slack = (unit === 1 ? 0 : Math.ceil(unit / 4)) * DAY_MS;
+  return {
+    kind: 'range',
+    start: date.start + offset - slack,
+    end: date.end + offset + slack,
+    text: `${match[0]}${date.text}`,
+  };
 }
 
 function relativeRange(phrase: string, now: number): QuestionDate | undefined {

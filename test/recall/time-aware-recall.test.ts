@@ -55,6 +55,25 @@ describe('questionDates', () => {
     expect(days('What did Maria do last weekend before April 10, 2023?')).toEqual([['2023-04-10', '2023-04-11']]);
   });
 
+  it('reads spans counted back from now: "two weeks ago", "the past two months", "last Saturday"', () => {
+    // NOW is Wednesday 10 January 2024.
+    expect(days('What gardening did I do two weeks ago?')).toEqual([['2023-12-23', '2024-01-01']]);
+    expect(days('the milestone I mentioned 4 weeks ago')).toEqual([['2023-12-09', '2023-12-18']]);
+    expect(days('A few days ago I said I went to the park')).toEqual([['2024-01-05', '2024-01-10']]);
+    expect(days('What did I buy a month ago?')).toEqual([['2023-11-26', '2023-12-27']]);
+    expect(days('How much feed did I buy in the past two months?')).toEqual([['2023-11-11', '2024-01-11']]);
+    expect(days('over the last 3 weeks')).toEqual([['2023-12-20', '2024-01-11']]);
+    expect(days('Who did I go with to the concert last Saturday?')).toEqual([['2024-01-06', '2024-01-07']]);
+    expect(days('What did I cook on Wednesday?')).toEqual([['2024-01-03', '2024-01-04']]);
+    expect(days('this past Monday')).toEqual([['2024-01-08', '2024-01-09']]);
+    // A shift written before a calendar date moves it: the puppy came about two weeks before 11 August.
+    expect(days('the puppy he got two weeks before August 11, 2023')).toEqual([['2023-07-26', '2023-07-31']]);
+    expect(days('what she did 3 days after 8 May 2023')).toEqual([['2023-05-11', '2023-05-12']]);
+    // Years ago and counts without a unit are no span.
+    expect(days('Where did she move from 4 years ago?')).toEqual([]);
+    expect(days('I have two dogs and three weeks of leave')).toEqual([]);
+  });
+
   it('matches a memory written within the date or in the days after it', () => {
     const [july] = questionDates('in July 2023', NOW);
     const [june] = questionDates('in June', NOW);

@@ -103,6 +103,13 @@ describe('LoCoMo converter', () => {
       normalizedEvidence: 3,
       droppedEvidence: ['conv-1:D', 'conv-1:D9:9'],
       questionsLosingAllEvidence: 1,
+      emptyTurns: 0,
+      malformedTurns: 0,
+      undatedSessions: 0,
+      controlCharacters: 0,
+      loneSurrogates: 0,
+      clippedTurns: 0,
+      clippedBytes: 0,
     });
   });
 
@@ -121,7 +128,7 @@ describe('LoCoMo converter', () => {
     expect(normalizeDialogId('D30:05')).toBe('D30:5');
     expect(normalizeDialogId('D:11:26')).toBe('D11:26');
     expect(normalizeDialogId('D')).toBeUndefined();
-    expect(() => convertLocomo({ not: 'an array' })).toThrow(/JSON array/);
+    expect(() => convertLocomo({ not: 'an array' })).toThrow(/JSON array of conversations/);
   });
 });
 

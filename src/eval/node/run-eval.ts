@@ -77,7 +77,9 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
   const ks = checkKs(options.ks);
   const settings = options.settings ?? DEFAULT_SETTINGS;
   const nowMs = newestCreation(dataset) + CLOCK_OFFSET_MS;
-  const now = (): Date => new Date(nowMs);
+  // The clock each recall runs at: a query's own `at` (when it was asked), else just after the newest memory.
+  let clockMs = nowMs;
+  const now = (): Date => new Date(clockMs);
   const directory = await mkdtemp(join(options.temporaryDirectory ?? tmpdir(), 'engram-eval-'));
   const store: MemoryStore =
     options.createStore?.({ settings, now }) ??
@@ -109,6 +111,7 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
     const injectedTokens: number[] = [];
     const injectedRecall: number[] = [];
     for (const query of dataset.queries) {
+      clockMs = query.at === undefined ? nowMs : Date.parse(query.at);
       const started = performance.now();
       const result = await engram.recall(query.query, {
         scopes: [query.scope],
@@ -138,6 +141,7 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
         context.included.filter((entry) => query.relevant.includes(entry.memory.id)).length / query.relevant.length,
       );
     }
+    clockMs = nowMs;
     const scopes = new Set(dataset.memories.map((memory) => memory.scope));
     return {
       dataset: {

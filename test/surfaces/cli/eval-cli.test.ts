@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
@@ -156,5 +156,60 @@ describe('engram eval', () => {
     const binary = join(workspace.root, 'binary.jsonl');
     writeFileSync(binary, Buffer.from([0xff, 0xfe, 0x00, 0x81]));
     expect((await workspace.run(['eval', '--dataset', binary])).stderr).toMatch(/not UTF-8/);
+  });
+
+  it('--format longmemeval reads a folder of questions as published, a bad file reported, each question asked at its date', async () => {
+    const folder = join(workspace.root, 'lme');
+    mkdirSync(folder);
+    const session = (content: string, evidence: boolean) => [
+      { role: 'user', content, ...(evidence && { has_answer: true }) },
+      { role: 'assistant', content: 'Noted! Here is a very long answer about '.repeat(20) },
+    ];
+    const question = (id: string, text: string, turns: Array<[string, boolean]>) => ({
+      question_id: id,
+      question_type: 'single-session-user',
+      question: text,
+      question_date: '2023/05/30 (Tue) 21:43',
+      haystack_dates: turns.map((_, index) => `2023/05/${10 + index} (Wed) 10:00`),
+      haystack_sessions: turns.map(([content, evidence]) => session(content, evidence)),
+    });
+    writeFileSync(
+      join(folder, '1.json'),
+      JSON.stringify(
+        question('a', 'Which bakery do I like?', [
+          ['My favourite bakery is Crumb & Co.\u0001', true],
+          ['I walked the dog.', false],
+        ]),
+      ),
+    );
+    writeFileSync(
+      join(folder, '2.json'),
+      JSON.stringify(question('b', 'Where do I swim?', [['I swim at the lido.', true]])),
+    );
+    writeFileSync(join(folder, '3.json'), '{ not json');
+    const report = await workspace.json(['eval', '--format', 'longmemeval', '--dataset', folder, '--k', '1']);
+    expect(report.dataset).toMatchObject({ memories: 3, queries: 2, scopes: 2 });
+    expect(report.overall.recall).toEqual({ 1: 1 });
+    expect(report.benchmark.counts).toMatchObject({ unreadFiles: 1, controls: 1, scored: 2 });
+    const session2 = await workspace.json([
+      'eval',
+      '--format',
+      'longmemeval',
+      '--level',
+      'session',
+      '--dataset',
+      folder,
+    ]);
+    expect(session2.level).toBe('session');
+    const text = (await workspace.run(['eval', '--format', 'longmemeval', '--dataset', folder])).stdout;
+    expect(text).toContain('Read as LongMemEval');
+    expect(text).toContain('1 file(s) of the folder left out: 3.json');
+    const wrong = await workspace.run(['eval', '--format', 'locomo', '--dataset', join(folder, '1.json')]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/JSON array of conversations/);
+    expect((await workspace.run(['eval', '--format', 'csv', '--dataset', folder])).stderr).toMatch(/Unknown --format/);
+    expect((await workspace.run(['eval', '--level', 'turn', '--dataset', datasetPath])).stderr).toMatch(
+      /--level applies to --format longmemeval only/,
+    );
   });
 });

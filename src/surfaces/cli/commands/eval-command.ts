@@ -1,28 +1,40 @@
-import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { loadSettings } from '../../../node/load-settings.js';
 import { EngramError } from '../../../kernel/errors.js';
 import { parseEvalDataset } from '../../../eval/eval-dataset.js';
 import type { MetricSummary } from '../../../eval/retrieval-metrics.js';
 import { checkKs, runEval, type EvalReport } from '../../../eval/node/run-eval.js';
+import { EVAL_FORMATS, readBenchmark, type EvalFormat } from '../../../eval/node/read-benchmark.js';
+import type { BenchmarkReadReport } from '../../../eval/benchmark-text.js';
+import { LONGMEMEVAL_LEVELS, type LongMemEvalLevel } from '../../../eval/longmemeval-dataset.js';
 import { noPositionals, stringOption, type CommandDefinition } from '../cli-command.js';
 import { globalSettingFlags } from '../cli-engram.js';
 import { formatTable, type TableColumn } from '../table-format.js';
 
 const DEFAULT_KS = '5,10,25';
-/** Larger datasets are refused before they are read whole into memory. */
-const MAX_DATASET_BYTES = 512 * 1024 * 1024;
 
 /** `engram eval`: measure recall on a dataset of memories and queries with known answers. */
 export const evalCommand: CommandDefinition = {
   name: 'eval',
   summary: 'Measure recall@k and nDCG@k on a dataset of memories and queries with known answers',
-  usage: 'eval --dataset <file.jsonl> [--k 5,10,25] [options]',
+  usage: 'eval --dataset <file> [--format jsonl|locomo|longmemeval] [--k 5,10,25] [options]',
   options: {
     dataset: {
       type: 'string',
       valueName: 'file',
-      description: 'JSON Lines: memory lines as `engram export` writes them, plus query lines',
+      description:
+        'The dataset: JSON Lines (memory lines as `engram export` writes them, plus query lines), or a benchmark file as published (see --format)',
+    },
+    format: {
+      type: 'string',
+      valueName: 'name',
+      description:
+        'jsonl (default); locomo (locomo10.json as published); longmemeval (its JSON, or a folder of one-question .json files)',
+    },
+    level: {
+      type: 'string',
+      valueName: 'turn|session',
+      description: 'LongMemEval: a memory per user turn (default) or per session, the benchmark’s two levels',
     },
     k: {
       type: 'string',
@@ -47,6 +59,12 @@ export const evalCommand: CommandDefinition = {
     'of a query’s relevant ids in its first k results. One more recall per query at your settings reports what an agent would be given.',
     'Invalid lines (not JSON, an empty memory, an unknown id) are left out and listed, and the rest is scored; control characters in',
     'text are replaced with a warning. --strict refuses the dataset instead.',
+    'A query line may carry "at" (ISO-8601): the question is recalled with the clock there, as when it was asked.',
+    '--format locomo and --format longmemeval read the published files by the benchmarks’ own retrieval rules, written as an import',
+    'would (content and date, no source, no description): LoCoMo, each dialog turn a memory (with its image caption), the evidence',
+    'turns relevant, malformed evidence ids normalized or dropped; LongMemEval, user turns only, a memory per turn or per session',
+    '(--level), has_answer turns relevant, each question its own scope asked at its question_date, abstention questions and those',
+    'without user-side evidence left out. What was cleaned or left out (control characters, empty turns, evidence) is reported.',
   ].join('\n'),
   async run(invocation) {
     const { values, io, global } = invocation;
@@ -55,9 +73,16 @@ export const evalCommand: CommandDefinition = {
     if (datasetOption === undefined || datasetOption.trim() === '')
       throw new EngramError('INVALID_INPUT', 'Missing --dataset <file.jsonl>.');
     const ks = checkKs(parseKs(stringOption(values, 'k') ?? DEFAULT_KS));
+    const format = parseFormat(stringOption(values, 'format'));
+    const level = parseLevel(stringOption(values, 'level'), format);
     const path = resolve(io.cwd, datasetOption);
-    const text = await readDataset(path);
-    const dataset = parseEvalDataset(text);
+    const { settings } = loadSettings({ cwd: io.cwd, env: io.env, flags: globalSettingFlags(global) });
+    const read = await readBenchmark(path, {
+      format,
+      ...(level && { level }),
+      maxContentBytes: settings.memory.maxContentBytes,
+    });
+    const dataset = parseEvalDataset(read.text, { limits: settings.memory });
     if (values.strict === true && dataset.invalidLines.length > 0) {
       const listed = dataset.invalidLines.slice(0, 20).map((entry) => `  line ${entry.line}: ${entry.message}`);
       throw new EngramError(
@@ -66,9 +91,11 @@ export const evalCommand: CommandDefinition = {
         { details: { problems: dataset.invalidLines.slice(0, 1_000) } },
       );
     }
-    const { settings } = loadSettings({ cwd: io.cwd, env: io.env, flags: globalSettingFlags(global) });
     const report = await runEval(dataset, { ks, settings, ignoreSource: values['no-source'] === true });
-    return { data: { path, ...report }, text: formatReport(path, report, io.columns, io.color) };
+    return {
+      data: { path, format, ...(level && { level }), ...(read.benchmark && { benchmark: read.benchmark }), ...report },
+      text: formatReport(path, report, io.columns, io.color, read.benchmark),
+    };
   },
 };
 
@@ -83,26 +110,24 @@ function parseKs(raw: string): number[] {
   return parts.map(Number);
 }
 
-async function readDataset(path: string): Promise<string> {
-  const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
+function parseFormat(raw: string | undefined): EvalFormat {
+  if (raw === undefined) return 'jsonl';
+  const format = raw.trim().toLowerCase();
+  if (!(EVAL_FORMATS as readonly string[]).includes(format))
     throw new EngramError(
-      error.code === 'ENOENT' ? 'NOT_FOUND' : 'INVALID_INPUT',
-      `Cannot read the dataset ${path} (${error.code ?? 'error'}).`,
-      { cause: error },
+      'INVALID_INPUT',
+      `Unknown --format ${JSON.stringify(raw.slice(0, 40))}: use ${EVAL_FORMATS.join(', ')}.`,
     );
-  });
-  if (!info.isFile()) throw new EngramError('INVALID_INPUT', `The dataset ${path} is not a file.`);
-  if (info.size > MAX_DATASET_BYTES)
-    throw new EngramError(
-      'PAYLOAD_TOO_LARGE',
-      `The dataset ${path} is ${info.size} bytes; at most ${MAX_DATASET_BYTES} are read.`,
-    );
-  const buffer = await readFile(path);
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(buffer);
-  } catch {
-    throw new EngramError('INVALID_INPUT', `The dataset ${path} is not UTF-8 text.`);
-  }
+  return format as EvalFormat;
+}
+
+function parseLevel(raw: string | undefined, format: EvalFormat): LongMemEvalLevel | undefined {
+  if (raw === undefined) return undefined;
+  if (format !== 'longmemeval') throw new EngramError('INVALID_INPUT', '--level applies to --format longmemeval only.');
+  const level = raw.trim().toLowerCase();
+  if (!(LONGMEMEVAL_LEVELS as readonly string[]).includes(level))
+    throw new EngramError('INVALID_INPUT', `Unknown --level ${JSON.stringify(raw.slice(0, 40))}: use turn or session.`);
+  return level as LongMemEvalLevel;
 }
 
 const MAX_LISTED_INVALID_LINES = 20;
@@ -117,7 +142,13 @@ function formatInvalidLines(invalidLines: EvalReport['invalidLines']): string[] 
   ];
 }
 
-function formatReport(path: string, report: EvalReport, width: number, color: boolean): string {
+function formatReport(
+  path: string,
+  report: EvalReport,
+  width: number,
+  color: boolean,
+  benchmark: BenchmarkReadReport | undefined,
+): string {
   const rows: Array<{ label: string; summary: MetricSummary }> = [
     { label: 'overall', summary: report.overall },
     ...Object.entries(report.byTag).map(([tag, summary]) => ({ label: tag, summary })),
@@ -137,7 +168,15 @@ function formatReport(path: string, report: EvalReport, width: number, color: bo
     })),
   ];
   const { dataset, defaults } = report;
+  const read = benchmark
+    ? [
+        `Read as ${benchmark.format === 'locomo' ? 'LoCoMo' : 'LongMemEval'} (the benchmark’s retrieval rules, memories written as an import would)${benchmark.notes.length > 0 ? ':' : '; the text needed no cleaning.'}`,
+        ...benchmark.notes.map((note) => `  ${note}`),
+        '',
+      ]
+    : [];
   const lines = [
+    ...read,
     `Dataset ${path}: ${dataset.memories} memories in ${dataset.scopes} scope(s)${report.ignoredSource ? ' (source fields ignored)' : ''}, ${dataset.queries} queries scored${dataset.skipped > 0 ? `, ${dataset.skipped} skipped (no relevant ids)` : ''}.`,
     '',
     formatTable(columns, rows, { width, color }),
