@@ -4,6 +4,7 @@ import { openEngram } from '../../node/open-engram.js';
 import { createMemoryMcpServer } from './memory-mcp-server.js';
 import { gateMcpLines } from './mcp-stdio-lines.js';
 import { packageVersion } from '../../kernel/node/package-version.js';
+import { stopOnSignals } from '../../kernel/node/stop-signals.js';
 
 export interface StdioMcpServerOptions {
   cwd?: string;
@@ -50,24 +51,32 @@ export async function runStdioMcpServer(options: StdioMcpServerOptions = {}): Pr
   const finished = new Promise<void>((resolve) => {
     finish = resolve;
   });
-  const onSignal = (): void => finish();
-  input.once('end', onSignal);
-  input.once('close', onSignal);
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const onEnd = (): void => finish();
+  input.once('end', onEnd);
+  input.once('close', onEnd);
+  // A client that wants the server gone sends SIGTERM with stdin still open (the MCP spec's stdio shutdown).
+  const stop = stopOnSignals({
+    graceMs: opened.loaded.settings.server.stopGraceMs,
+    log,
+    onStop: onEnd,
+  });
   transport.onerror = (error) => log(`engram mcp: ${error.message}`);
   try {
     await server.connect(transport);
-    server.server.onclose = onSignal;
+    server.server.onclose = onEnd;
     await finished;
     // Let tool calls already read from stdin answer before the store goes away.
     await new Promise((resolve) => setImmediate(resolve));
   } finally {
-    input.off('end', onSignal);
-    input.off('close', onSignal);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    input.off('end', onEnd);
+    input.off('close', onEnd);
     await server.close().catch(() => undefined);
     await opened.close();
+    // Stopped with stdin still open: reading it would keep the process alive with nothing left to serve.
+    if (stop.signal.aborted) {
+      input.pause();
+      if (input === process.stdin) process.stdin.destroy();
+    }
+    stop.dispose();
   }
 }
