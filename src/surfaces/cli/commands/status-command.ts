@@ -2,6 +2,7 @@ import { EXTRACTION_QUEUE } from '../../../extraction/extraction-job-payload.js'
 import { loadSettings } from '../../../node/load-settings.js';
 import { openEngram } from '../../../node/open-engram.js';
 import { claudeCodeLoadState } from '../../claude-code/claude-code-install.js';
+import { duplicateServerWarning, otherEngramMcpServers } from '../../claude-code/claude-code-mcp-servers.js';
 import { hookLogPath, readHookLog } from '../../claude-code/hook-log.js';
 import { countSpooled } from '../../claude-code/hook-spool.js';
 import { noPositionals, type CommandDefinition } from '../cli-command.js';
@@ -23,6 +24,10 @@ export const statusCommand: CommandDefinition = {
     const { io } = invocation;
     const loaded = loadSettings({ cwd: io.cwd, env: io.env, flags: globalSettingFlags(invocation.global) });
     const claudeCode = claudeCodeLoadState(io.env, loaded.project.root);
+    const otherMcpServers = otherEngramMcpServers(io.env, loaded.project.root, {
+      cwd: io.cwd,
+      servePort: loaded.settings.server.port,
+    });
     const { settings } = loaded;
     const store: Record<string, unknown> = { url: redactUrl(settings.store.url) };
     let model = 'none (offline: only explicit "remember that …" statements are extracted)';
@@ -63,7 +68,7 @@ export const statusCommand: CommandDefinition = {
     const spooled = countSpooled(loaded.home);
     const data = {
       spooled,
-      claudeCode: { ...claudeCode, hooks: settings.hooks },
+      claudeCode: { ...claudeCode, hooks: settings.hooks, otherMcpServers },
       project: loaded.project,
       store,
       model,
@@ -79,6 +84,20 @@ export const statusCommand: CommandDefinition = {
           ? `loads engram (enabled in ${claudeCode.enabledIn})`
           : `will NOT load engram: ${claudeCode.problems.join('; ')}`,
       ],
+      ...(otherMcpServers.length > 0
+        ? ([
+            [
+              'mcp server',
+              otherMcpServers
+                .map((other) =>
+                  claudeCode.loads
+                    ? duplicateServerWarning(other)
+                    : `also added as "${other.name}" (${other.scope} scope, ${other.file})`,
+                )
+                .join('\n'),
+            ],
+          ] as Array<[string, string]>)
+        : []),
       [
         'hooks',
         `recall ${settings.hooks.recall ? 'on' : 'off'}, extraction ${settings.hooks.extract ? 'on' : 'off'}, deadline ${settings.hooks.deadlineMs} ms`,
