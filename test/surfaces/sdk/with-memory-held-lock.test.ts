@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, wrapLanguageModel } from 'ai';
+import { generateText, streamText, wrapLanguageModel } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openEngram } from '../../../src/node/open-engram.js';
 import { engramMiddleware } from '../../../src/surfaces/sdk/ai-sdk-middleware.js';
@@ -74,6 +74,31 @@ async function hitCount(): Promise<number> {
 async function turnsOfTheEventLoop(count: number): Promise<void> {
   for (let index = 0; index < count; index += 1) await new Promise((resolve) => setImmediate(resolve));
 }
+
+/**
+ * The longest the event loop went without running a 10 ms timer while `work` ran: a memory step that
+ * waited for the lock in SQLite's busy handler would hold it for the whole busy timeout.
+ */
+async function longestStall(work: () => Promise<void>): Promise<number> {
+  let last = performance.now();
+  let longest = 0;
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 10);
+  try {
+    await work();
+    await turnsOfTheEventLoop(50);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  } finally {
+    clearInterval(ticker);
+  }
+  return Math.max(longest, performance.now() - last);
+}
+
+/** Far below the busy timeout (a wait in SQLite's busy handler), far above a loaded machine's pauses. */
+const MAX_STALL_MS = 3_000;
 
 describe('wrapped calls while another process holds the write lock', () => {
   it('Anthropic: create and stream answer with memory while the lock is held; hits and the queued turns land once it is free', async () => {
@@ -200,5 +225,64 @@ describe('wrapped calls while another process holds the write lock', () => {
     const jobs = await folder.jobs();
     expect(jobs).toHaveLength(1);
     expect(JSON.stringify(jobs[0]!.payload)).toContain(DEPLOY_QUESTION);
+  });
+  it('every other wrapped path (beta.messages create and stream, a derived client, the AI SDK streamText) answers and never holds the event loop for the lock', async () => {
+    const anthropic = await server(() => startAnthropicMessagesServer());
+    const chat = await server(() => startOpenAiChatCompletionsServer({ streamChunkCharacters: 4 }));
+    holder = await holdWriteLock(folder.store);
+    const client = withMemory(
+      new Anthropic({ apiKey: 'test-key', baseURL: anthropic.url, maxRetries: 0, timeout: SDK_TIMEOUT_MS }),
+      options(),
+    );
+    const middleware = engramMiddleware(options());
+    closers.push(
+      () => client.memory.close(),
+      () => middleware.memory.close(),
+    );
+    const ask = (turn: string) => [{ role: 'user' as const, content: `${DEPLOY_QUESTION} (${turn})` }];
+
+    const stall = await longestStall(async () => {
+      const beta = await client.beta.messages.create({ model: 'claude-test', max_tokens: 50, messages: ask('beta') });
+      expect(beta.content[0]).toEqual(expect.objectContaining({ type: 'text' }));
+      const betaStream = client.beta.messages.stream({
+        model: 'claude-test',
+        max_tokens: 50,
+        messages: ask('beta stream'),
+      });
+      expect((await betaStream.finalMessage()).content[0]).toEqual(expect.objectContaining({ type: 'text' }));
+      const derived = client.withOptions({ timeout: SDK_TIMEOUT_MS });
+      const raw = await derived.messages.create({
+        model: 'claude-test',
+        max_tokens: 50,
+        messages: ask('derived'),
+        stream: true,
+      });
+      for await (const event of raw) void event;
+      const provider = createOpenAI({ apiKey: 'test-key', baseURL: chat.url });
+      const model = wrapLanguageModel({ model: provider.chat('gpt-test'), middleware });
+      const streamed = streamText({
+        model,
+        prompt: `${DEPLOY_QUESTION} Remember that the release train leaves on Tuesdays.`,
+        maxRetries: 0,
+        timeout: SDK_TIMEOUT_MS,
+      });
+      let text = '';
+      for await (const delta of streamed.textStream) text += delta;
+      expect(text).not.toBe('');
+    });
+    expect(stall).toBeLessThan(MAX_STALL_MS);
+    for (const request of anthropic.requests)
+      expect(JSON.stringify((request.body as { system?: unknown }).system)).toContain('Frankfurt');
+    expect(JSON.stringify(chat.requests[0]!.body)).toContain('Frankfurt');
+    expect(await folder.jobs()).toEqual([]);
+
+    await holder.release();
+    await client.memory.flush();
+    await middleware.memory.flush();
+    expect(types(folder.events)).not.toContain('hits-failed');
+    expect(types(folder.events)).not.toContain('extraction-failed');
+    expect(await hitCount()).toBe(4);
+    expect((await folder.jobs()).length).toBeGreaterThanOrEqual(4);
+    expect(await folder.contents()).toContain('The release train leaves on Tuesdays.');
   });
 });
