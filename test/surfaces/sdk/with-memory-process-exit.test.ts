@@ -54,7 +54,7 @@ function env(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 /** Runs the script until the extraction call reaches `model`, ends its own work, and waits for the exit. */
 async function runScript(
-  wrapped: 'anthropic' | 'openai',
+  wrapped: 'anthropic' | 'openai' | 'ai-sdk',
   main: LanguageModelServer,
   model: LanguageModelServer,
   extraEnv: Record<string, string> = {},
@@ -155,5 +155,37 @@ describe('a script that never calls close() exits once its own work is done', ()
     });
     expect(code).toBe(0);
     expect(await queuedJobs()).toHaveLength(4);
+  });
+  it('the AI SDK middleware, streamText read to the end, extraction by the OpenAI endpoint of OPENAI_BASE_URL, which hangs: exit 0, the turn waits', async () => {
+    const main = await server(startOpenAiChatCompletionsServer({ respond: FIRST_ANSWERED, streamChunkCharacters: 3 }));
+    const { code, stdout } = await runScript('ai-sdk', main, main, {
+      STREAM: '1',
+      OPENAI_API_KEY: 'test-key',
+      OPENAI_BASE_URL: main.url,
+    });
+    expect(code).toBe(0);
+    // Another host than OpenAI's: the OpenAI-compatible API there, with the model the call used.
+    expect(stdout).toContain(
+      `"provider":"openai-compatible","model":"gpt-test","endpoint":"${new URL(main.url).origin}`,
+    );
+    expect((main.requests[0]!.body as { stream?: boolean }).stream).toBe(true);
+    const jobs = await queuedJobs();
+    expect(jobs).toHaveLength(1);
+    expect(JSON.stringify(jobs[0]!.payload)).toContain('Frankfurt');
+  });
+
+  it('Anthropic messages.stream read to the end, extraction by its own endpoint, which hangs: exit 0, the turn waits', async () => {
+    const main = await server(startAnthropicMessagesServer({ respond: FIRST_ANSWERED }));
+    const { code, stdout } = await runScript('anthropic', main, main, {
+      STREAM: '1',
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: main.url,
+    });
+    expect(code).toBe(0);
+    expect(stdout).toContain('"type":"extraction-model-chosen","provider":"anthropic"');
+    expect((main.requests[0]!.body as { stream?: boolean }).stream).toBe(true);
+    const jobs = await queuedJobs();
+    expect(jobs).toHaveLength(1);
+    expect(JSON.stringify(jobs[0]!.payload)).toContain('Frankfurt');
   });
 });
