@@ -78,6 +78,15 @@ async function anthropicTurn(env: Record<string, string>) {
   await client.memory.flush();
 }
 
+/** The `wrapped clients` line of `engram status` for the folder's store. */
+async function statusLine(): Promise<string> {
+  const status = await runEngram(['status', '--store', folder.store], {
+    cwd: folder.directory,
+    home: folder.env.ENGRAM_HOME!,
+  });
+  return /wrapped clients\s+(.*)/.exec(status.stdout)?.[1] ?? `no wrapped clients line in: ${status.stdout}`;
+}
+
 describe('the model that extracts a wrapped client’s turns', () => {
   it('an OpenAI client with both providers’ keys set: its own endpoint, key and model, not Anthropic', async () => {
     await openaiTurn({
@@ -97,12 +106,59 @@ describe('the model that extracts a wrapped client’s turns', () => {
       endpoint: new URL(openaiServer.url).origin,
       chosenBy: expect.stringMatching(/wrapped OpenAI client/),
     });
+    // What and why: the provider, model and endpoint, chosen by the wrapped client (the model its calls use).
+    expect(await statusLine()).toMatch(
+      new RegExp(
+        `^extraction: openai-compatible gpt-test at ${new URL(openaiServer.url).origin}, chosen by the wrapped OpenAI client \\(the model its calls use\\)`,
+      ),
+    );
   });
 
   it('only OPENAI_BASE_URL set (a local server, no model id): the model the wrapped calls use, said in the event', async () => {
     await openaiTurn({ OPENAI_BASE_URL: openaiServer.url }, 'llama3.1');
     expect(extractionRequests(openaiServer).map((request) => request.summary!.model)).toEqual(['llama3.1']);
-    expect(chosen(folder.events)).toMatchObject({ provider: 'openai-compatible', model: 'llama3.1' });
+    expect(chosen(folder.events)).toMatchObject({
+      provider: 'openai-compatible',
+      model: 'llama3.1',
+      endpoint: new URL(openaiServer.url).origin,
+    });
+    expect(await statusLine()).toMatch(
+      /^extraction: openai-compatible llama3\.1 at http:\/\/127\.0\.0\.1:\d+, chosen by the wrapped OpenAI client \(the model its calls use\)/,
+    );
+  });
+
+  it('the wrapped client’s endpoint, not OPENAI_BASE_URL’s, when they differ; both keys set; status says which', async () => {
+    const elsewhere = await startOpenAiChatCompletionsServer({ respond: ANSWERS });
+    closers.push(() => elsewhere.close());
+    await openaiTurn(
+      {
+        OPENAI_BASE_URL: elsewhere.url,
+        OPENAI_API_KEY: 'openai-env-key',
+        ANTHROPIC_API_KEY: 'anthropic-env-key',
+        ANTHROPIC_BASE_URL: anthropicServer.url,
+      },
+      'qwen2.5-coder',
+    );
+    expect(extractionRequests(elsewhere)).toEqual([]);
+    expect(extractionRequests(anthropicServer)).toEqual([]);
+    const [request] = extractionRequests(openaiServer);
+    expect(request!.headers.authorization).toBe('Bearer openai-test-key');
+    expect(request!.summary!.model).toBe('qwen2.5-coder');
+    expect(await statusLine()).toContain(`openai-compatible qwen2.5-coder at ${new URL(openaiServer.url).origin}`);
+  });
+
+  it('the AI SDK middleware with only OPENAI_BASE_URL: the OpenAI endpoint with the model its calls use, said in status', async () => {
+    const middleware = engramMiddleware(options({ OPENAI_BASE_URL: openaiServer.url }));
+    closers.push(() => middleware.memory.close());
+    const provider = createOpenAI({ apiKey: 'openai-env-key', baseURL: openaiServer.url });
+    const model = wrapLanguageModel({ model: provider.chat('mistral-small'), middleware });
+    await generateText({ model, prompt: TURN });
+    await middleware.memory.flush();
+    expect(extractionRequests(openaiServer).map((request) => request.summary!.model)).toEqual(['mistral-small']);
+    expect(chosen(folder.events)).toMatchObject({ type: 'extraction-model-chosen', provider: 'openai-compatible' });
+    expect(await statusLine()).toMatch(
+      /^extraction: openai-compatible mistral-small at http:\/\/127\.0\.0\.1:\d+, chosen by/,
+    );
   });
 
   it('an Anthropic client with only an OpenAI key in the environment: the Anthropic client’s own key and endpoint', async () => {
