@@ -119,6 +119,10 @@ async function main(): Promise<void> {
       : undefined,
     session: parts.has('session') ? await (await import('./session-bench.js')).benchSessionPart() : undefined,
     wrappers: parts.has('wrappers') ? await (await import('./wrappers-bench.js')).benchWrappersPart() : undefined,
+    wrappersLocked: parts.has('wrappers-locked')
+      ? await (await import('./wrappers-lock-bench.js')).benchWrappersLockedPart()
+      : undefined,
+    mcpStart: parts.has('mcp-start') ? await (await import('./mcp-start-bench.js')).benchMcpStartPart() : undefined,
     viewer: parts.has('viewer') ? await (await import('./viewer-bench.js')).benchViewerPart() : undefined,
     dream: parts.has('dream') ? await (await import('./dream-bench.js')).benchDreamPart() : undefined,
     claudeCode: parts.has('claude-code')
@@ -147,6 +151,8 @@ const BENCH_PARTS = [
   'transcripts',
   'session',
   'wrappers',
+  'wrappers-locked',
+  'mcp-start',
   'viewer',
   'dream',
   'install',

@@ -38,6 +38,8 @@ export async function buildPluginRelease(outDir) {
       'hook-main': join(root, 'src', 'surfaces', 'claude-code', 'hook-main.ts'),
       // Spawned by path beside the module that starts it (claude-code-hooks.ts: workerScriptPath).
       'hook-worker': join(root, 'src', 'surfaces', 'claude-code', 'hook-worker.ts'),
+      // Started by URL beside the module that starts it (thread-language-model.ts), as the hook worker is.
+      'language-model-thread': join(root, 'src', 'adapters', 'models', 'language-model-thread.ts'),
     },
     outdir: join(plugin, 'runtime'),
     bundle: true,

@@ -8,7 +8,6 @@ import type { LanguageModel } from '../contracts/language-model.js';
 import { assertScope, type Scope } from '../memory/scope.js';
 import type { MemoryPlacement } from '../privacy/injected-markers.js';
 import { buildStaticPart, type MemoryContext, type MemoryContextOptions } from '../recall/memory-context.js';
-import { recordHits } from '../recall/recall-memories.js';
 import type { Session } from '../session/session.js';
 import { runAgentTurn, type AgentTurnOptions, type AgentTurnResult } from './agent-turn.js';
 import {
@@ -506,17 +505,20 @@ export class MemoryTurn {
     };
   }
 
-  /** Hits are a write: done after the injection is returned, so a busy store costs the counts, never the request's time. */
+  /**
+   * Hits are a write: done after the injection is returned, so a busy store costs the counts, never
+   * the request's time (a write lock another process holds is waited for off the event loop, up to
+   * store.busyTimeoutMs; then the counts are dropped and the event says why).
+   */
   #recordHits(ids: string[], at: string): void {
     const store = this.#engram.store;
-    const task = later(() => recordHits(store, ids, at)).then(
-      (warnings) => {
-        if (warnings.length === 0) return;
-        const message = `Hits of ${ids.length} memories were not recorded (${warnings.join(', ')}).`;
-        this.#emit({ type: 'hits-failed', error: { code: 'STORE_ERROR', message } });
-      },
-      (error: unknown) => this.#emit({ type: 'hits-failed', error: turnError(error) }),
-    );
+    const task = later(() => store.recordAccess([...new Set(ids)], at)).catch((error: unknown) => {
+      const { code, message } = turnError(error);
+      this.#emit({
+        type: 'hits-failed',
+        error: { code, message: `Hits of ${ids.length} memories were not recorded: ${message}` },
+      });
+    });
     this.#track(task);
   }
 

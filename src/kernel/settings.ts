@@ -476,6 +476,11 @@ const SETTINGS_TABLE = {
     port: integer(7437, 'Port the service listens on', { maximum: 65_535, env: 'ENGRAM_PORT' }),
     token: text('', 'Bearer token required on every request when set', { env: 'ENGRAM_TOKEN', secret: true }),
     maxBodyBytes: integer(1024 * 1024, 'Largest request body the service accepts', { minimum: 1 }),
+    stopGraceMs: integer(
+      5_000,
+      "How long a long-running engram process (serve, mcp, the hooks' worker, chat) may finish its work after SIGTERM or SIGINT before it exits anyway; a second signal exits at once",
+      { minimum: 1, maximum: 600_000, env: 'ENGRAM_STOP_GRACE_MS' },
+    ),
   },
   embedding: {
     provider: choice(

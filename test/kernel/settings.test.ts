@@ -29,6 +29,7 @@ const ENVIRONMENT_VARIABLES: ReadonlyArray<[string, string]> = [
   ['server.host', 'ENGRAM_HOST'],
   ['server.port', 'ENGRAM_PORT'],
   ['server.token', 'ENGRAM_TOKEN'],
+  ['server.stopGraceMs', 'ENGRAM_STOP_GRACE_MS'],
   ['embedding.provider', 'ENGRAM_EMBEDDING_PROVIDER'],
   ['embedding.baseUrl', 'ENGRAM_EMBEDDING_BASE_URL'],
   ['embedding.model', 'ENGRAM_EMBEDDING_MODEL'],

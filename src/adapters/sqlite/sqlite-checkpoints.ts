@@ -12,7 +12,7 @@ import { guard } from './sqlite-database.js';
 export interface SqliteCheckpointsDependencies {
   statement: (sql: string) => SqliteStatement;
   /** Runs `work` in one BEGIN IMMEDIATE transaction: no other process writes in between. */
-  transaction: (work: () => void) => void;
+  transaction: (work: () => void) => Promise<void>;
   now: () => Date;
 }
 
@@ -39,7 +39,7 @@ export class SqliteCheckpoints implements Checkpoints {
     const { expected } = checkCheckpointOptions(options);
     const now = this.#dependencies.now().getTime();
     let changes = 0;
-    this.#dependencies.transaction(() => {
+    await this.#dependencies.transaction(() => {
       if (expected === undefined) {
         changes = this.#statement(
           'INSERT INTO checkpoints (name, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
@@ -62,15 +62,16 @@ export class SqliteCheckpoints implements Checkpoints {
 
   async delete(filter: CheckpointFilter): Promise<number> {
     const { prefix, updatedBefore } = checkCheckpointDeletion(filter);
+    let deleted = 0;
     // substr, not LIKE: the prefix is taken literally (names may hold % and _).
-    return guard(
-      () =>
-        this.#statement('DELETE FROM checkpoints WHERE substr(name, 1, length(?)) = ? AND updated_at < ?').run(
-          prefix,
-          prefix,
-          updatedBefore,
-        ).changes,
-    );
+    await this.#dependencies.transaction(() => {
+      deleted = this.#statement('DELETE FROM checkpoints WHERE substr(name, 1, length(?)) = ? AND updated_at < ?').run(
+        prefix,
+        prefix,
+        updatedBefore,
+      ).changes;
+    });
+    return deleted;
   }
 
   #statement(sql: string): SqliteStatement {

@@ -1,4 +1,5 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { EngramError, isEngramError } from '../../kernel/errors.js';
 import type { SqliteConnection } from './sqlite-driver.js';
 import { LATEST_SQLITE_VERSION, SQLITE_MIGRATIONS } from './sqlite-migrations.js';
@@ -77,10 +78,11 @@ const depths = new WeakMap<SqliteConnection, number>();
  * process writes in between): committed if it returns, rolled back if it throws. A call inside
  * another one is a savepoint of it.
  */
-export function immediateTransaction(db: SqliteConnection, work: () => void): void {
+export function immediateTransaction(db: SqliteConnection, work: () => void, options?: { begun?: boolean }): void {
   const depth = depths.get(db) ?? 0;
   const savepoint = `engram_${depth}`;
-  db.exec(depth === 0 ? 'BEGIN IMMEDIATE' : `SAVEPOINT ${savepoint}`);
+  if (depth > 0) db.exec(`SAVEPOINT ${savepoint}`);
+  else if (options?.begun !== true) db.exec('BEGIN IMMEDIATE');
   depths.set(db, depth + 1);
   try {
     work();
@@ -94,6 +96,55 @@ export function immediateTransaction(db: SqliteConnection, work: () => void): vo
     throw error;
   } finally {
     depths.set(db, depth);
+  }
+}
+
+/** The pauses between tries for a write lock another connection holds: SQLite's own busy handler's. */
+const BUSY_PAUSES_MS = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100];
+
+/**
+ * `immediateTransaction` for a connection other processes write to: a write lock another connection
+ * holds is waited for on a timer, never in SQLite's busy handler, which would block the event loop
+ * (every request, stream and timer of the process) for up to `waitMs`. BEGIN IMMEDIATE is tried
+ * without the busy handler (`busy_timeout` 0, then back to `busyTimeoutMs` for the reads), with
+ * SQLite's pauses between tries; once `waitMs` has passed SQLite's own "database is locked" error
+ * is thrown. Once BEGIN succeeds, `work` and COMMIT run without a pause, as before. Inside a
+ * transaction already open on the connection, it is a savepoint of it, run at once.
+ */
+export async function waitingTransaction(
+  connection: () => SqliteConnection,
+  work: () => void,
+  options: { waitMs: number; busyTimeoutMs: number },
+): Promise<void> {
+  const started = performance.now();
+  for (let attempt = 0; ; attempt += 1) {
+    // Read again after each pause: the store may have been closed meanwhile.
+    const db = connection();
+    if ((depths.get(db) ?? 0) > 0 || tryBegin(db, options, started + options.waitMs)) {
+      immediateTransaction(db, work, { begun: true });
+      return;
+    }
+    const left = started + options.waitMs - performance.now();
+    await sleep(Math.max(0, Math.min(BUSY_PAUSES_MS[Math.min(attempt, BUSY_PAUSES_MS.length - 1)]!, left)));
+  }
+}
+
+/** BEGIN IMMEDIATE without waiting: false when another connection holds the write lock and `deadline` has not come. */
+function tryBegin(db: SqliteConnection, options: { waitMs: number; busyTimeoutMs: number }, deadline: number): boolean {
+  db.exec('PRAGMA busy_timeout = 0');
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    return true;
+  } catch (error) {
+    if (sqliteErrorName(error) !== 'SQLITE_BUSY') throw error;
+    if (performance.now() < deadline) return false;
+    throw new EngramError(
+      'STORE_ERROR',
+      `Store error: database is locked: another process held the store's write lock for ${Math.floor(options.waitMs)} ms (store.busyTimeoutMs). Nothing was written; try again.`,
+      { cause: error, details: { sqlite: 'SQLITE_BUSY' } },
+    );
+  } finally {
+    db.exec(`PRAGMA busy_timeout = ${Math.floor(options.busyTimeoutMs)}`);
   }
 }
 
@@ -115,6 +166,17 @@ export function sqliteErrorName(error: unknown): string | undefined {
 }
 
 /** Runs SQLite work, turning driver errors into engram's codes: corruption is STORE_CORRUPT, the rest STORE_ERROR. */
+/** `guard` for work that waits: the same codes for what it rejects with. */
+export async function guardWaiting<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    return guard(() => {
+      throw error;
+    });
+  }
+}
+
 export function guard<T>(work: () => T): T {
   try {
     return work();

@@ -26,7 +26,7 @@ import { JOB_COLUMNS, jobNotFound, rowToJob, type JobRow } from '../sql/job-rows
 export interface SqliteJobQueueDependencies {
   statement: (sql: string) => SqliteStatement;
   /** Runs `work` in one BEGIN IMMEDIATE transaction: no other process writes in between. */
-  transaction: (work: () => void) => void;
+  transaction: (work: () => void) => Promise<void>;
   now: () => Date;
   defaults: () => { maxAttempts: number; maxPayloadBytes: number };
 }
@@ -46,7 +46,7 @@ export class SqliteJobQueue implements JobQueue {
     const now = this.#dependencies.now().getTime();
     const checked = checkNewJob(input, { ...this.#dependencies.defaults(), now });
     let result: { job: Job; created: boolean } | undefined;
-    this.#dependencies.transaction(() => {
+    await this.#dependencies.transaction(() => {
       const inserted = this.#statement(
         `INSERT INTO jobs (id, queue, key, payload, state, attempts, max_attempts, run_at, created_at, updated_at)
          VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?) ON CONFLICT (queue, key) DO NOTHING`,
@@ -73,7 +73,7 @@ export class SqliteJobQueue implements JobQueue {
     const { queue, worker, leaseMs } = checkClaim(options);
     const now = this.#dependencies.now().getTime();
     let claimed: Job | undefined;
-    this.#dependencies.transaction(() => {
+    await this.#dependencies.transaction(() => {
       for (;;) {
         const row = this.#firstDue(queue, now);
         if (!row) return;
@@ -128,7 +128,7 @@ export class SqliteJobQueue implements JobQueue {
     const checkedId = checkJobId(id);
     const now = this.#dependencies.now().getTime();
     let job: Job | undefined;
-    this.#dependencies.transaction(() => {
+    await this.#dependencies.transaction(() => {
       const row = this.#row(checkedId);
       if (!row) throw jobNotFound(checkedId);
       if (row.state !== 'failed') {
@@ -151,7 +151,7 @@ export class SqliteJobQueue implements JobQueue {
     const checked = checkQueue(queue);
     const now = this.#dependencies.now().getTime();
     let changed = 0;
-    this.#dependencies.transaction(() => {
+    await this.#dependencies.transaction(() => {
       changed = this.#statement(
         "UPDATE jobs SET run_at = ?, updated_at = ? WHERE queue = ? AND state = 'pending' AND run_at > ?",
       ).run(now, now, checked, now).changes;
@@ -185,7 +185,11 @@ export class SqliteJobQueue implements JobQueue {
   async delete(filter: FinishedJobFilter): Promise<number> {
     const { queue, states, updatedBefore } = checkJobDeletion(filter);
     const sql = `DELETE FROM jobs WHERE queue = ? AND state IN (${states.map(() => '?').join(', ')}) AND updated_at < ?`;
-    return guard(() => this.#statement(sql).run(queue, ...states, updatedBefore).changes);
+    let deleted = 0;
+    await this.#dependencies.transaction(() => {
+      deleted = this.#statement(sql).run(queue, ...states, updatedBefore).changes;
+    });
+    return deleted;
   }
 
   async counts(queue?: string): Promise<Record<JobState, number>> {
@@ -220,9 +224,9 @@ export class SqliteJobQueue implements JobQueue {
   }
 
   /** Runs `change` on a job `worker` still holds, in one transaction; JOB_LEASE_LOST when another worker took it or it ended. */
-  #leased(id: string, worker: string, change: (row: JobRow) => void): Job {
+  async #leased(id: string, worker: string, change: (row: JobRow) => void): Promise<Job> {
     let job: Job | undefined;
-    this.#dependencies.transaction(() => {
+    await this.#dependencies.transaction(() => {
       const row = this.#row(id);
       if (!row) throw jobNotFound(id);
       if (row.state !== 'running' || row.locked_by !== worker) {

@@ -51,8 +51,9 @@ import {
   assertLooksLikeSqlite,
   assertSchemaNotNewer,
   guard,
-  immediateTransaction,
+  guardWaiting,
   migrate,
+  waitingTransaction,
 } from './sqlite-database.js';
 import { closeSqlite, openSqlite, type SqliteConnection, type SqliteStatement } from './sqlite-driver.js';
 import { LATEST_SQLITE_VERSION } from './sqlite-migrations.js';
@@ -154,6 +155,7 @@ export class SqliteMemoryStore implements MemoryStore {
     this.checkpoints = new SqliteCheckpoints({ ...access, now });
     this.locks = new SqliteStoreLock({
       statement: access.statement,
+      transaction: access.transaction,
       now,
       settings: () => options.locks ?? DEFAULT_SETTINGS.locks,
       onWarning: (message) => (options.onWarning ?? ((text: string) => process.emitWarning(text)))(message),
@@ -238,7 +240,7 @@ export class SqliteMemoryStore implements MemoryStore {
       if (ids.has(memory.id)) throw new EngramError('CONFLICT', `Memory id ${memory.id} appears twice in one batch.`);
       ids.add(memory.id);
     }
-    this.#transaction(() => {
+    await this.#transaction(() => {
       for (const memory of memories) {
         if (this.#row(memory.id)) throw new EngramError('CONFLICT', `A memory with id ${memory.id} already exists.`);
         this.#insert(memory);
@@ -267,7 +269,7 @@ export class SqliteMemoryStore implements MemoryStore {
       ids.add(memory.id);
     }
     const report: ImportReport = { created: 0, replaced: 0, skipped: 0, written: [] };
-    this.#transaction(() => {
+    await this.#transaction(() => {
       for (const memory of memories) {
         const row = this.#row(memory.id);
         const existing = row && rowToMemory(row);
@@ -329,7 +331,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async delete(id: string, change: ChangeContext): Promise<void> {
-    this.#transaction(() => {
+    await this.#transaction(() => {
       const row = this.#row(id);
       if (!row) throw memoryNotFound(id);
       const before = rowToMemory(row);
@@ -348,7 +350,7 @@ export class SqliteMemoryStore implements MemoryStore {
     guard(() => db.exec('PRAGMA secure_delete = ON'));
     let removed: Omit<PurgeReport, 'copiesCleared'> | undefined;
     try {
-      this.#transaction(() => {
+      await this.#transaction(() => {
         const row = this.#row(id);
         const current = row && rowToMemory(row);
         if (current) checkUnchangedSince(current, change);
@@ -414,7 +416,7 @@ export class SqliteMemoryStore implements MemoryStore {
       throw new EngramError('INVALID_INPUT', 'recordAccess takes an array of memory ids.');
     if (ids.length === 0) return;
     // Hit counts and access times change nothing full-text search counts: its counts are kept.
-    this.#transaction(() =>
+    await this.#transaction(() =>
       this.#fullText.keepingCounts(() => {
         const statement = this.#statement(
           'UPDATE memories SET hit_count = hit_count + 1, last_accessed_at = ? WHERE id = ?',
@@ -441,7 +443,7 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async undo(changeId: string, change: ChangeContext): Promise<HistoryEntry> {
     let entryId = '';
-    this.#transaction(() => {
+    await this.#transaction(() => {
       const row = this.#statement('SELECT * FROM memory_history WHERE id = ?').get(changeId) as HistoryRow | undefined;
       if (!row)
         throw new EngramError(
@@ -502,14 +504,14 @@ export class SqliteMemoryStore implements MemoryStore {
     });
   }
 
-  #change(
+  async #change(
     id: string,
     change: ChangeContext,
     action: ChangeAction,
     transition: (memory: Memory, now: string) => Memory,
-  ): Memory {
+  ): Promise<Memory> {
     let result: Memory | undefined;
-    this.#transaction(() => {
+    await this.#transaction(() => {
       const row = this.#row(id);
       if (!row) throw memoryNotFound(id);
       const before = rowToMemory(row);
@@ -565,9 +567,12 @@ export class SqliteMemoryStore implements MemoryStore {
     );
   }
 
-  #transaction(work: () => void): void {
-    const db = this.#database();
-    guard(() => immediateTransaction(db, work));
+  /** A write transaction; a write lock another process holds is waited for without blocking the event loop (up to busyTimeoutMs). */
+  #transaction(work: () => void): Promise<void> {
+    const busyTimeoutMs = this.#options.busyTimeoutMs ?? DEFAULT_SETTINGS.store.busyTimeoutMs;
+    return guardWaiting(() =>
+      waitingTransaction(() => this.#database(), work, { waitMs: busyTimeoutMs, busyTimeoutMs }),
+    );
   }
 
   #statement(sql: string): SqliteStatement {

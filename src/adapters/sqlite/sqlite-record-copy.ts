@@ -37,7 +37,7 @@ import {
   type HistoryRow,
   type MemoryRow,
 } from './sqlite-rows.js';
-import { guard } from './sqlite-database.js';
+import { guard, guardWaiting } from './sqlite-database.js';
 import type { SqliteAccess } from './sqlite-vector-index.js';
 
 /** What the record copy needs from the store besides its connection. */
@@ -128,7 +128,7 @@ export class SqliteRecordCopy implements RecordCopy {
 
   /** Writes memories, history, vectors, jobs and checkpoints in one transaction; identical ids are skipped, differing ones refused. */
   async restore(records: StoreRecords): Promise<RestoreReport> {
-    return guard(() => {
+    return guardWaiting(async () => {
       const checked = checkStoreRecords(records, this.#access.limits(), {
         maxPayloadBytes: this.#access.maxPayloadBytes(),
       });
@@ -136,7 +136,7 @@ export class SqliteRecordCopy implements RecordCopy {
         written: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
         skipped: { memories: 0, history: 0, vectors: 0, jobs: 0, checkpoints: 0 },
       };
-      this.#access.transaction(() => {
+      await this.#access.transaction(() => {
         const findMemory = this.#access.statement(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = ?`);
         for (const memory of checked.memories) {
           const row = findMemory.get(memory.id) as MemoryRow | undefined;

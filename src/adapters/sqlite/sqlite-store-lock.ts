@@ -16,6 +16,8 @@ export interface SqliteLockSettings {
 
 export interface SqliteStoreLockDependencies {
   statement: (sql: string) => SqliteStatement;
+  /** Runs `work` in one BEGIN IMMEDIATE transaction, waiting for the write lock without blocking the event loop. */
+  transaction: (work: () => void) => Promise<void>;
   now: () => Date;
   settings: () => SqliteLockSettings;
   onWarning: (message: string) => void;
@@ -74,7 +76,7 @@ export class SqliteStoreLock implements StoreLocks {
         return await fn();
       } finally {
         clearInterval(renewal);
-        this.#release(request.name, holder);
+        await this.#release(request.name, holder);
       }
     } finally {
       finish();
@@ -86,7 +88,7 @@ export class SqliteStoreLock implements StoreLocks {
     const holder = createSortableId('lock');
     let pause = FIRST_POLL_MS;
     for (;;) {
-      if (this.#tryTake(name, holder, settings.leaseMs)) return holder;
+      if (await this.#tryTake(name, holder, settings.leaseMs)) return holder;
       const left = deadline - performance.now();
       if (left <= 0) throw timeout(name, waitMs, settings.leaseMs);
       await sleep(Math.min(pause, left));
@@ -94,7 +96,7 @@ export class SqliteStoreLock implements StoreLocks {
     }
   }
 
-  #tryTake(name: string, holder: string, leaseMs: number): boolean {
+  async #tryTake(name: string, holder: string, leaseMs: number): Promise<boolean> {
     const now = this.#dependencies.now().getTime();
     const current = guard(
       () =>
@@ -105,26 +107,26 @@ export class SqliteStoreLock implements StoreLocks {
     if (current && current.locked_until > now && !this.#holderDied(current)) return false;
     // One statement: it inserts, or replaces the row it read (a lease run out or a dead holder),
     // and does nothing if another process took the lock since.
-    const changes = guard(
-      () =>
-        this.#dependencies
-          .statement(
-            `INSERT INTO store_locks (name, holder, host, pid, locked_until, acquired_at) VALUES (@name, @holder, @host, @pid, @until, @now)
+    let changes = 0;
+    await this.#dependencies.transaction(() => {
+      changes = this.#dependencies
+        .statement(
+          `INSERT INTO store_locks (name, holder, host, pid, locked_until, acquired_at) VALUES (@name, @holder, @host, @pid, @until, @now)
              ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, host = excluded.host, pid = excluded.pid,
                locked_until = excluded.locked_until, acquired_at = excluded.acquired_at
              WHERE store_locks.holder = @previous AND store_locks.locked_until = @previousUntil`,
-          )
-          .run({
-            name,
-            holder,
-            host: this.#host(),
-            pid: process.pid,
-            until: now + leaseMs,
-            now,
-            previous: current?.holder ?? null,
-            previousUntil: current?.locked_until ?? null,
-          }).changes,
-    );
+        )
+        .run({
+          name,
+          holder,
+          host: this.#host(),
+          pid: process.pid,
+          until: now + leaseMs,
+          now,
+          previous: current?.holder ?? null,
+          previousUntil: current?.locked_until ?? null,
+        }).changes;
+    });
     return changes === 1;
   }
 
@@ -149,19 +151,26 @@ export class SqliteStoreLock implements StoreLocks {
     let warned = false;
     const timer = setInterval(
       () => {
-        try {
-          const changes = this.#dependencies
-            .statement('UPDATE store_locks SET locked_until = ? WHERE name = ? AND holder = ?')
-            .run(this.#dependencies.now().getTime() + leaseMs, name, holder).changes;
-          if (changes === 0 && !warned) {
-            warned = true;
-            this.#dependencies.onWarning(
-              `engram: the store lock ${JSON.stringify(name)} was taken over while held (this process stalled past its ${leaseMs} ms lease).`,
-            );
-          }
-        } catch {
-          // Busy or closed: the next tick tries again, and the lease covers the gap.
-        }
+        let changes = 1;
+        this.#dependencies
+          .transaction(() => {
+            changes = this.#dependencies
+              .statement('UPDATE store_locks SET locked_until = ? WHERE name = ? AND holder = ?')
+              .run(this.#dependencies.now().getTime() + leaseMs, name, holder).changes;
+          })
+          .then(
+            () => {
+              if (changes === 0 && !warned) {
+                warned = true;
+                this.#dependencies.onWarning(
+                  `engram: the store lock ${JSON.stringify(name)} was taken over while held (this process stalled past its ${leaseMs} ms lease).`,
+                );
+              }
+            },
+            () => {
+              // Busy or closed: the next tick tries again, and the lease covers the gap.
+            },
+          );
       },
       Math.max(1, Math.floor(leaseMs / 3)),
     );
@@ -169,9 +178,11 @@ export class SqliteStoreLock implements StoreLocks {
     return timer;
   }
 
-  #release(name: string, holder: string): void {
+  async #release(name: string, holder: string): Promise<void> {
     try {
-      this.#dependencies.statement('DELETE FROM store_locks WHERE name = ? AND holder = ?').run(name, holder);
+      await this.#dependencies.transaction(() => {
+        this.#dependencies.statement('DELETE FROM store_locks WHERE name = ? AND holder = ?').run(name, holder);
+      });
     } catch (error) {
       // A closed store cannot delete the row: its lease ends it. Anything else is worth a word.
       if (!(isEngramError(error) && error.code === 'STORE_CLOSED')) {

@@ -16,13 +16,13 @@ import {
   checkVectorSpace,
   hasDirection,
 } from '../../contracts/store-checks/vector-input.js';
-import { guard } from './sqlite-database.js';
+import { guard, guardWaiting } from './sqlite-database.js';
 import { MEMORY_COLUMNS, rowToMemory, type MemoryRow } from './sqlite-rows.js';
 
 /** How the store reaches its connection: cached statements and immediate transactions. */
 export interface SqliteAccess {
   statement(sql: string): SqliteStatement;
-  transaction(work: () => void): void;
+  transaction(work: () => void): Promise<void>;
 }
 
 /**
@@ -77,11 +77,11 @@ export class SqliteVectorIndex implements VectorIndex {
   }
 
   async setSpace(input: VectorSpace): Promise<{ dropped: number }> {
-    return guard(() => {
+    return guardWaiting(async () => {
       const space = checkVectorSpace(input);
       const now = this.#access.now().getTime();
       let dropped = 0;
-      this.#access.transaction(() => {
+      await this.#access.transaction(() => {
         const current = this.#space();
         if (current && current.model === space.model && current.dimensions === space.dimensions) return;
         dropped = this.#access.statement('DELETE FROM memory_vectors').run().changes;
@@ -96,9 +96,9 @@ export class SqliteVectorIndex implements VectorIndex {
   }
 
   async put(entries: readonly VectorEntry[]): Promise<number> {
-    return guard(() => {
+    return guardWaiting(async () => {
       let stored = 0;
-      this.#access.transaction(() => {
+      await this.#access.transaction(() => {
         const checked = checkVectorEntries(entries, this.#space());
         const find = this.#access.statement('SELECT rowid, updated_at FROM memories WHERE id = ?');
         const write = this.#access.statement(

@@ -114,6 +114,8 @@ export class ChatTerminal {
     const done = new Promise<void>((resolve) => {
       this.#quit = resolve;
     });
+    // Stopped before the chat began (SIGTERM while the session opened).
+    if (this.#quitting) this.#quit?.();
     readline.on('line', (line) => this.#onLine(line));
     readline.on('SIGINT', () => this.interrupt());
     readline.on('close', () => this.#onInputEnd());
@@ -125,6 +127,11 @@ export class ChatTerminal {
     this.#prompt();
     await done;
     readline.close();
+  }
+
+  /** Ends the chat now (SIGTERM): the running turn is aborted, a pending question declined, and `run` returns. */
+  stop(): void {
+    this.#requestQuit();
   }
 
   /** Ctrl-C: aborts the running turn (or declines a pending question); pressed again with nothing running, quits. */

@@ -1,3 +1,5 @@
+import type { Extractor } from '../../extraction/extractor.js';
+import { stopOnSignals } from '../../kernel/node/stop-signals.js';
 import { createExtractor } from '../../node/create-extractor.js';
 import { engramHome } from '../../node/load-settings.js';
 import { openEngram } from '../../node/open-engram.js';
@@ -39,6 +41,13 @@ async function runWorker(cwd: string): Promise<void> {
   try {
     const opened = await openEngram({ cwd, env: process.env, actor: HOOK_ACTOR });
     const store = storeFingerprint(opened.loaded.settings.store.url);
+    // SIGTERM or SIGINT (a shutdown, a logout): the running job goes back to the queue, then the lock and the store are let go.
+    let extractor: Extractor | undefined;
+    const stop = stopOnSignals({
+      graceMs: opened.loaded.settings.server.stopGraceMs,
+      log: (message) => log('worker-stopped', message),
+      onStop: () => void extractor?.stop(),
+    });
     try {
       // Another worker for this store runs: it looks at the spool again before it exits.
       if (!acquireWorkerLock(home, store)) return;
@@ -46,15 +55,16 @@ async function runWorker(cwd: string): Promise<void> {
       const heartbeat = setInterval(() => touchWorkerLock(home, store), WORKER_LOCK_HEARTBEAT_MS);
       heartbeat.unref();
       const model = opened.engram.model;
-      const extractor = createExtractor({
+      extractor = createExtractor({
         engram: opened.engram,
         projectRoot: opened.loaded.project.root,
         autoStart: false,
         ...(model && { model }),
       });
-      for (let round = 0; round < MAX_ROUNDS; round += 1) {
+      for (let round = 0; round < MAX_ROUNDS && !stop.signal.aborted; round += 1) {
         await drainSpool({ home, env: process.env, opened });
         const outcomes = await extractor.drain();
+        if (stop.signal.aborted) break;
         for (const outcome of outcomes) {
           if (outcome.state !== 'done')
             log('worker-failed', `extraction job ${outcome.job.id} ${outcome.state}: ${outcome.error}`, outcome.code);
@@ -74,6 +84,7 @@ async function runWorker(cwd: string): Promise<void> {
     } finally {
       releaseWorkerLock(home, store);
       await opened.close();
+      stop.dispose();
     }
   } catch (error) {
     log('worker-failed', error instanceof Error ? error.message : String(error));

@@ -206,3 +206,11 @@ export function noPositionals(invocation: Pick<CommandInvocation, 'name' | 'posi
     );
   }
 }
+
+/** Setting overrides that global flags carry, keyed by dotted setting path. */
+export function globalSettingFlags(
+  global: GlobalOptions,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return { 'store.url': global.store, 'project.id': global.project, ...extra };
+}

@@ -5,11 +5,11 @@ import { existsSync } from 'node:fs';
 import { openEngram, type OpenedEngram } from '../../node/open-engram.js';
 import { parseStoreUrl } from '../../node/open-store.js';
 import {
+  globalSettingFlags,
   integerOption,
   numberOption,
   stringOptions,
   type CommandInvocation,
-  type GlobalOptions,
   type OptionValues,
 } from './cli-command.js';
 import type { CliIo } from './cli-io.js';
@@ -17,13 +17,8 @@ import type { CliIo } from './cli-io.js';
 /** Recorded in history as the actor of changes made from the command line. */
 export const CLI_ACTOR = 'cli';
 
-/** Setting overrides that global flags carry, keyed by dotted setting path. */
-export function globalSettingFlags(
-  global: GlobalOptions,
-  extra: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return { 'store.url': global.store, 'project.id': global.project, ...extra };
-}
+// In cli-command.ts, which loads nothing else: `engram mcp` reads it before its first answer.
+export { globalSettingFlags };
 
 /** An invocation of a command that only reads: see `readOnly`. */
 export type EngramInvocation = Pick<CommandInvocation, 'global' | 'io'> & { readOnly?: boolean };

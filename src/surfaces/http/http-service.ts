@@ -6,6 +6,7 @@ import { startAgingSchedule, type AgingSchedule, type IntervalTimers } from '../
 import { openEngram, type OpenedEngram } from '../../node/open-engram.js';
 import { drainSpool, SPOOL_POLL_MS } from '../claude-code/spool-drain.js';
 import { packageVersion } from '../../kernel/node/package-version.js';
+import { stopOnSignals } from '../../kernel/node/stop-signals.js';
 import { startServer, type RunningServer } from './http-server.js';
 import { createExtractor } from '../../node/create-extractor.js';
 import type { JobOutcome } from '../../extraction/extraction-worker.js';
@@ -84,6 +85,8 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
       port: settings.server.port,
       token: settings.server.token,
       maxBodyBytes: settings.server.maxBodyBytes,
+      // In-flight requests get half the stop's grace: the rest is for the worker, the schedules and the store.
+      shutdownGraceMs: Math.floor(settings.server.stopGraceMs / 2),
       version: options.version ?? packageVersion(),
       mcpScopes: [...new Set([project.scope, 'global'])],
       extractor,
@@ -99,11 +102,12 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
   const stopped = new Promise<string>((resolve) => {
     stop = resolve;
   });
-  const onSigint = (): void => stop('SIGINT');
-  const onSigterm = (): void => stop('SIGTERM');
   const onAbort = (): void => stop('abort');
-  process.once('SIGINT', onSigint);
-  process.once('SIGTERM', onSigterm);
+  const signals = stopOnSignals({
+    graceMs: settings.server.stopGraceMs,
+    log: (message) => stderr.write(`${message}\n`),
+    onStop: stop,
+  });
   options.signal?.addEventListener('abort', onAbort, { once: true });
   if (options.signal?.aborted) stop('abort');
 
@@ -135,10 +139,9 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
     await extractor.stop();
     await aging?.stop();
     await dreams?.stop();
-    process.off('SIGINT', onSigint);
-    process.off('SIGTERM', onSigterm);
     options.signal?.removeEventListener('abort', onAbort);
     await opened.close();
+    signals.dispose();
   }
   stderr.write('engram: stopped.\n');
 }

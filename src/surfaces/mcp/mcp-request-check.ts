@@ -9,6 +9,7 @@ import {
   PingRequestSchema,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestId } from './mcp-stdio-lines.js';
 
 // The SDK parses a request's params inside the method's handler and answers a ZodError with -32603
 // (Internal error); over HTTP it refuses a message whose params are not an object as a whole-body
@@ -25,8 +26,6 @@ const REQUEST_SCHEMAS = {
   'resources/templates/list': ListResourceTemplatesRequestSchema,
   'resources/read': ReadResourceRequestSchema,
 } as const;
-
-export type RequestId = string | number | null;
 
 /** A JSON-RPC error to answer instead of handing the message to the SDK. */
 export interface McpRequestProblem {

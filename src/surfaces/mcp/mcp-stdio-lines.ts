@@ -1,12 +1,21 @@
-import { PassThrough, type Readable, type Writable } from 'node:stream';
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { checkMcpMessage, type McpRequestProblem, type RequestId } from './mcp-request-check.js';
+import type { Readable, Writable } from 'node:stream';
 
-// The lines `engram mcp` reads, checked before the SDK's stdio transport sees them. The SDK closes
-// the transport for good on a line over its 10 MB buffer (the server then serves nothing), drops
-// a line that is not JSON-RPC without an answer, and answers a request whose params do not fit
-// the method with -32603. Here every such line gets a JSON-RPC error and the next line is served;
-// the message checks are shared with MCP over HTTP (mcp-request-check.ts).
+// The lines `engram mcp` reads, split and bounded before anything parses them. The SDK closes its
+// stdio transport for good on a line over its 10 MB buffer (the server then serves nothing): here
+// such a line is answered with a JSON-RPC error and the next line is read. What a line says is
+// checked by the server (stdio-mcp-server.ts), with the checks MCP over HTTP shares (mcp-request-check.ts).
+// Nothing here loads the MCP SDK: the first answers of `engram mcp` come before it is loaded.
+
+/** JSON-RPC's error codes engram answers with (the spec's numbers, which the SDK's ErrorCode names). */
+export const JSON_RPC_ERROR = {
+  parse: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internal: -32603,
+} as const;
+
+export type RequestId = string | number | null;
 
 /** The longest line accepted, in bytes: the SDK's own stdio buffer. */
 export const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024;
@@ -14,34 +23,41 @@ export const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024;
 /** Enough of an oversized line's start and end to find its id (the SDK writes `"id"` last). */
 const EDGE_BYTES = 512;
 
-export interface McpLineGateOptions {
+export interface McpLineReaderOptions {
   input: Readable;
-  /** Where the gate's own error answers go: the protocol's output. */
+  /** Where the reader's own error answers go: the protocol's output. */
   output: Writable;
   maxLineBytes?: number;
   log?: (message: string) => void;
+  /** Each line within the limit (without its line end; blank lines are skipped). */
+  onLine: (text: string) => void;
+  /** The input ended (after its last line). */
+  onEnd: () => void;
 }
 
-/** A stream of the input's acceptable lines, for the SDK's transport; every other line is answered here with an error. */
-export function gateMcpLines(options: McpLineGateOptions): Readable {
+/** Writes one JSON-RPC error answer (and says it in the log). */
+export function answerMcpError(
+  output: Writable,
+  id: RequestId,
+  code: number,
+  message: string,
+  log?: (message: string) => void,
+): void {
+  log?.(`engram mcp: ${message}`);
+  output.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } })}\n`);
+}
+
+/** Reads the input line by line: each line within the limit goes to `onLine`, an oversized one is answered here with an error. */
+export function readMcpLines(options: McpLineReaderOptions): void {
   const maxLineBytes = options.maxLineBytes ?? MCP_STDIO_MAX_LINE_BYTES;
-  const accepted = new PassThrough();
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   // While discarding an oversized line: its first and last bytes, to answer its id.
   let discarding: { head: Buffer; tail: Buffer; bytes: number } | undefined;
 
-  const answer = (id: RequestId, code: number, message: string): void => {
-    options.log?.(`engram mcp: ${message}`);
-    options.output.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } })}\n`);
-  };
-
   const finishLine = (line: Buffer): void => {
     const text = line.toString('utf8').replace(/\r$/, '');
-    if (text.trim() === '') return;
-    const problem = checkLine(text);
-    if (problem) answer(problem.id, problem.code, problem.message);
-    else accepted.write(`${text}\n`);
+    if (text.trim() !== '') options.onLine(text);
   };
 
   options.input.on('data', (chunk: Buffer | string) => {
@@ -62,10 +78,12 @@ export function gateMcpLines(options: McpLineGateOptions): Readable {
         if (newline !== -1) {
           const { head, tail, bytes } = discarding;
           discarding = undefined;
-          answer(
+          answerMcpError(
+            options.output,
             oversizedLineId(head, tail),
-            ErrorCode.InvalidRequest,
+            JSON_RPC_ERROR.invalidRequest,
             `Message refused: ${bytes} bytes is over the limit of ${maxLineBytes} bytes per line.`,
+            options.log,
           );
         }
         continue;
@@ -83,21 +101,12 @@ export function gateMcpLines(options: McpLineGateOptions): Readable {
   });
   options.input.on('end', () => {
     if (pendingBytes > 0) finishLine(Buffer.concat(pending));
-    accepted.end();
+    options.onEnd();
   });
-  options.input.on('error', (error) => accepted.destroy(error));
-  return accepted;
-}
-
-/** What is wrong with one line, as the JSON-RPC error to answer; undefined when the SDK can take it. */
-function checkLine(text: string): McpRequestProblem | undefined {
-  let message: unknown;
-  try {
-    message = JSON.parse(text);
-  } catch {
-    return { id: null, code: ErrorCode.ParseError, message: 'Parse error: the line is not JSON.' };
-  }
-  return checkMcpMessage(message);
+  options.input.on('error', (error) => {
+    options.log?.(`engram mcp: stdin: ${error.message}`);
+    options.onEnd();
+  });
 }
 
 const ID_VALUE = String.raw`(-?\d{1,16}|"(?:[^"\\]|\\.){0,200}")`;

@@ -4,6 +4,7 @@ import type { ConversationMessage, ConversationToolCall } from '../../contracts/
 import type { MemoryInjection } from '../../agent/memory-injection.js';
 import { turnError } from '../../agent/memory-injection.js';
 import { ClientMemory, type ClientMemoryHandle, type WithMemoryOptions } from './client-memory.js';
+import type { WrappedClientModel } from './extraction-model-choice.js';
 import { joinPrompt, parseToolInput, resultText, shortHash, withMessageId } from './wrapped-call.js';
 
 /** The middleware's options: the same as withMemory's (engram/node), by this entry's name. */
@@ -41,13 +42,21 @@ export function engramMiddleware(options?: EngramMiddlewareOptions): EngramMiddl
   // The prompt as the caller gave it, by the params the model is called with (the session's name reads it).
   const original = new WeakMap<LanguageModelV3CallOptions, LanguageModelV3Prompt>();
 
-  const queue = (params: LanguageModelV3CallOptions, answer: Omit<ConversationMessage, 'id'> | undefined): void => {
+  const queue = (
+    params: LanguageModelV3CallOptions,
+    answer: Omit<ConversationMessage, 'id'> | undefined,
+    model: { provider?: unknown; modelId?: unknown },
+  ): void => {
     if (!answer) return;
     try {
       const prompt = original.get(params) ?? params.prompt;
       const messages = promptConversation(params.prompt);
       const sessionId = memory.sessionId(() => sessionSeed(prompt));
-      memory.finish({ sessionId, messages: [...messages, withMessageId(params.prompt.length, answer)] });
+      const client = providerModel(model.provider);
+      memory.finish(
+        { sessionId, messages: [...messages, withMessageId(params.prompt.length, answer)] },
+        { model: model.modelId, ...(client && { client }) },
+      );
     } catch (error) {
       memory.emit({ type: 'memory-skipped', error: turnError(error) });
     }
@@ -70,12 +79,12 @@ export function engramMiddleware(options?: EngramMiddlewareOptions): EngramMiddl
       original.set(transformed, params.prompt);
       return transformed;
     },
-    async wrapGenerate({ doGenerate, params }) {
+    async wrapGenerate({ doGenerate, params, model }) {
       const result = await doGenerate();
-      queue(params, answerOf(result.content));
+      queue(params, answerOf(result.content), model);
       return result;
     },
-    async wrapStream({ doStream, params }) {
+    async wrapStream({ doStream, params, model }) {
       const { stream, ...rest } = await doStream();
       const answer = new StreamAnswer();
       const watched = stream.pipeThrough(
@@ -85,13 +94,25 @@ export function engramMiddleware(options?: EngramMiddlewareOptions): EngramMiddl
             answer.read(part);
           },
           flush() {
-            queue(params, answer.message());
+            queue(params, answer.message(), model);
           },
         }),
       );
       return { stream: watched, ...rest };
     },
   };
+}
+
+/**
+ * The provider of an AI SDK model (`anthropic.messages`, `openai.chat`, `openai.responses`…) as the
+ * wrapped client's: its endpoint and key are the provider's own settings, which the AI SDK keeps
+ * private, so they come from engram's (ANTHROPIC_*, OPENAI_*). Another provider: the settings decide.
+ */
+function providerModel(provider: unknown): WrappedClientModel | undefined {
+  if (typeof provider !== 'string') return undefined;
+  const family = provider.split('.')[0];
+  if (family !== 'anthropic' && family !== 'openai') return undefined;
+  return { provider: family, from: `the AI SDK model of ${provider.slice(0, 60)}` };
 }
 
 function promptQuery(prompt: LanguageModelV3Prompt): string {

@@ -18,6 +18,8 @@ import {
 } from '../../agent/memory-injection.js';
 import { MAX_TOKENS } from '../../agent/memory-turn-input.js';
 import { openEngram } from '../../node/open-engram.js';
+import { ThreadLanguageModel } from '../../adapters/models/thread-language-model.js';
+import { chooseExtractionModel, WRAPPER_MODEL_CHECKPOINT, type WrappedClientModel } from './extraction-model-choice.js';
 import { createExtractor } from '../../node/create-extractor.js';
 
 /** Options of `withMemory` and `engramMiddleware`: where memory lives, what the wrapper does, and who hears about it. */
@@ -42,7 +44,13 @@ export interface WithMemoryOptions {
   recallTimeoutMs?: number;
   /** Names the conversation for extraction's cursor (default: a hash of the system prompt and the first user message). */
   sessionId?: string;
-  /** The model that extracts memories (default the Engram's own side model; `false`: explicit statements only). */
+  /**
+   * The model that extracts memories; `false`: explicit statements only. Default: the wrapped
+   * client's own provider, endpoint and key (a provider named by `model.provider` wins), its cheap
+   * model on the provider's own API, else the model its calls use (extraction-model-choice.ts); it
+   * runs in a thread that never keeps the process alive. A model given here runs in this thread, so
+   * its calls keep the process alive until they end: call `close()`.
+   */
   extractionModel?: LanguageModel | false;
   /** An LLM retriever for recall (default none: ranked recall only, which keeps the added latency to milliseconds). */
   selectionModel?: LanguageModel | false;
@@ -54,12 +62,16 @@ export interface WithMemoryOptions {
 
 /**
  * What the wrapper tells `onEvent`: the memory turn's events (recalled, injected, time cap, failures,
- * extraction queued) plus the wrapper's own. `memory-unavailable`: the store could not be opened (the
+ * extraction queued) plus the wrapper's own. `extraction-model-chosen` / `extraction-model-missing`:
+ * the model that extracts this client's turns, or why there is none (explicit statements only), told
+ * once before the first extraction. `memory-unavailable`: the store could not be opened (the
  * call went on without memory). `memory-skipped`: the request could not be read, it was sent as it
  * was. `extraction-job-failed`: a queued extraction failed when it ran (kept in the queue when retrying).
  */
 export type WithMemoryEvent =
   | MemoryTurnEvent
+  | { type: 'extraction-model-chosen'; provider: string; model: string; endpoint: string; chosenBy: string }
+  | { type: 'extraction-model-missing'; reason: string }
   | { type: 'memory-unavailable'; error: MemoryTurnError }
   | { type: 'memory-skipped'; error: MemoryTurnError }
   | { type: 'extraction-job-failed'; jobId: string; state: 'retrying' | 'failed'; code?: string; message: string };
@@ -78,8 +90,16 @@ export type PreparedMemory = MemoryInjection | undefined;
 interface Runtime {
   engram: Engram;
   turn: MemoryTurn;
+  /** Queues turns (no model: queueing never calls one). */
   extractor: Extractor | undefined;
   close: () => Promise<void>;
+}
+
+/** What runs the queued jobs in this process: an extractor with the chosen model. */
+interface Runner {
+  extractor: Extractor;
+  /** The model the wrapper built itself (in its thread), closed with the wrapper. */
+  thread?: ThreadLanguageModel;
 }
 
 /** A failed open is tried again after this long, not on every call (a corrupt file stays corrupt). */
@@ -99,11 +119,19 @@ export class ClientMemory implements ClientMemoryHandle {
   #closed = false;
   #drainTail: Promise<unknown> = Promise.resolve();
   readonly #pending = new Set<Promise<unknown>>();
+  /** The wrapped client's provider (withMemory knows it at once; the AI SDK middleware from the first call). */
+  #client: WrappedClientModel | undefined;
+  /** The model the first queued call asked for: extraction's model on a server whose models engram cannot guess. */
+  #callModel: string | undefined;
+  #runner: Runner | undefined;
+  #flushing = 0;
+  #threadHold: (() => void) | undefined;
 
   /** Checks the options now, so a bad one throws where the client is wrapped, not on its first call. */
-  constructor(options: WithMemoryOptions | undefined) {
+  constructor(options: WithMemoryOptions | undefined, client?: WrappedClientModel) {
     this.#options = checkOptions(options ?? {});
     this.#scopes = this.#options.scopes?.map((scope) => assertScope(scope));
+    this.#client = client;
   }
 
   /** The memory for a request's last user message; never rejects (a failure is an event and undefined). */
@@ -131,14 +159,19 @@ export class ClientMemory implements ClientMemoryHandle {
     }
   }
 
-  /** Queues extraction of the conversation with its answer; returns at once and never throws. */
-  finish(conversation: Conversation): void {
+  /**
+   * Queues extraction of the conversation with its answer; returns at once and never throws. `call`
+   * names the model the call asked for and, for the AI SDK, the provider it went to.
+   */
+  finish(conversation: Conversation, call: { model?: unknown; client?: WrappedClientModel } = {}): void {
     if (this.#closed || this.#options.extract === false) return;
+    if (typeof call.model === 'string' && call.model !== '') this.#callModel ??= call.model.slice(0, 200);
+    this.#client ??= call.client;
     const runtime = this.#open();
     if (!runtime) return;
-    const task = runtime.then(async ({ turn, extractor }) => {
-      const result = await turn.afterResponse(conversation);
-      if (result.status === 'queued' && extractor) this.#drain(extractor);
+    const task = runtime.then(async (opened) => {
+      const result = await opened.turn.afterResponse(conversation);
+      if (result.status === 'queued' && opened.extractor) this.#drain(opened);
     });
     this.#track(task.catch(() => undefined));
   }
@@ -154,12 +187,28 @@ export class ClientMemory implements ClientMemoryHandle {
   }
 
   async flush(): Promise<void> {
-    for (;;) {
-      const runtime = this.#runtime ? await this.#runtime.catch(() => undefined) : undefined;
-      await runtime?.turn.flush();
-      if (this.#pending.size === 0) return;
-      await Promise.allSettled([...this.#pending]);
+    // The caller waits: the model thread keeps the process alive until the queued jobs ran.
+    this.#flushing += 1;
+    this.#holdThread();
+    try {
+      for (;;) {
+        const runtime = this.#runtime ? await this.#runtime.catch(() => undefined) : undefined;
+        await runtime?.turn.flush();
+        if (this.#pending.size === 0) return;
+        await Promise.allSettled([...this.#pending]);
+      }
+    } finally {
+      this.#flushing -= 1;
+      if (this.#flushing === 0) {
+        this.#threadHold?.();
+        this.#threadHold = undefined;
+      }
     }
+  }
+
+  /** While someone waits in flush(), the model thread keeps the process alive (made later, it is held when made). */
+  #holdThread(): void {
+    if (this.#flushing > 0 && !this.#threadHold) this.#threadHold = this.#runner?.thread?.keepAlive();
   }
 
   async close(): Promise<void> {
@@ -167,6 +216,10 @@ export class ClientMemory implements ClientMemoryHandle {
     this.#closed = true;
     const runtime = this.#runtime ? await this.#runtime.catch(() => undefined) : undefined;
     this.#runtime = undefined;
+    const runner = this.#runner;
+    this.#runner = undefined;
+    await runner?.extractor.stop().catch(() => undefined);
+    await runner?.thread?.close().catch(() => undefined);
     await runtime?.close().catch(() => undefined);
   }
 
@@ -204,17 +257,12 @@ export class ClientMemory implements ClientMemoryHandle {
       engram = opened.engram;
       closeStore = opened.close;
     }
-    const model = options.extractionModel === undefined ? engram.model : options.extractionModel || undefined;
-    // Jobs are run by this object after each queued turn (autoStart false), so flush() can wait for them.
+    // Queueing only: the jobs are run by this object's runner (#runnerFor) after each queued turn,
+    // with the model chosen once the first call shows it, so flush() can wait for them.
     const extractor =
       options.extract === false
         ? undefined
-        : createExtractor({
-            engram,
-            ...(model && { model }),
-            projectRoot: resolve(options.cwd ?? process.cwd()),
-            autoStart: false,
-          });
+        : createExtractor({ engram, projectRoot: resolve(options.cwd ?? process.cwd()), autoStart: false });
     const turn = new MemoryTurn({
       engram,
       ...(extractor && { extractor }),
@@ -241,16 +289,85 @@ export class ClientMemory implements ClientMemoryHandle {
   }
 
   /** Runs the queued jobs in this process after the answer, one drain after another. */
-  #drain(extractor: Extractor): void {
+  #drain(runtime: Runtime): void {
     const task = this.#drainTail.then(async () => {
       try {
-        for (const outcome of await extractor.drain()) this.#outcome(outcome);
+        if (this.#closed) return;
+        for (const outcome of await this.#runnerFor(runtime).extractor.drain()) this.#outcome(outcome);
       } catch (error) {
         this.#emit({ type: 'extraction-failed', sessionId: '', error: turnError(error) });
       }
     });
     this.#drainTail = task;
     this.#track(task);
+  }
+
+  /** The extractor that runs jobs, built on the first drain with the model chosen for this client (and told). */
+  #runnerFor(runtime: Runtime): Runner {
+    if (this.#runner) return this.#runner;
+    const { engram } = runtime;
+    const base = { engram, projectRoot: resolve(this.#options.cwd ?? process.cwd()), autoStart: false };
+    const given = this.#options.extractionModel;
+    if (given !== undefined) {
+      this.#runner = { extractor: createExtractor({ ...base, ...(given && { model: given }) }) };
+      if (given)
+        this.#chosen(
+          { provider: given.provider, model: given.modelId, endpoint: '', chosenBy: 'the extractionModel option' },
+          engram,
+        );
+      else this.#emit({ type: 'extraction-model-missing', reason: 'the extractionModel option is false' });
+      return this.#runner;
+    }
+    // An Engram given with no provider known for the client: its own model, as the caller built it.
+    if (!this.#client && this.#options.engram && engram.model) {
+      this.#runner = { extractor: createExtractor({ ...base, model: engram.model }) };
+      this.#chosen(
+        { provider: engram.model.provider, model: engram.model.modelId, endpoint: '', chosenBy: 'the given Engram' },
+        engram,
+      );
+      return this.#runner;
+    }
+    const choice = chooseExtractionModel({
+      settings: engram.settings.model,
+      ...(this.#client && { client: this.#client }),
+      ...(this.#callModel !== undefined && { callModel: this.#callModel }),
+    });
+    let thread: ThreadLanguageModel | undefined;
+    let missing = choice.provider === 'none' ? choice.reason : undefined;
+    if (choice.provider !== 'none') {
+      try {
+        thread = new ThreadLanguageModel({ settings: choice.settings, purpose: 'side' });
+      } catch (error) {
+        missing = (error as Error).message;
+      }
+    }
+    this.#runner = {
+      extractor: createExtractor({ ...base, ...(thread && { model: thread }) }),
+      ...(thread && { thread }),
+    };
+    this.#holdThread();
+    if (choice.provider !== 'none' && thread) {
+      const { provider, model, endpoint, chosenBy } = choice;
+      this.#chosen({ provider, model, endpoint, chosenBy }, engram);
+    } else {
+      const reason = `${missing ?? 'no model'}; only explicit "remember that …" statements are extracted`;
+      this.#emit({ type: 'extraction-model-missing', reason });
+      this.#record(engram, { provider: 'none', reason });
+    }
+    return this.#runner;
+  }
+
+  #chosen(choice: { provider: string; model: string; endpoint: string; chosenBy: string }, engram: Engram): void {
+    this.#emit({ type: 'extraction-model-chosen', ...choice });
+    this.#record(engram, choice);
+  }
+
+  /** Notes the choice in the store for `engram status` (another process); a busy store only loses the note. */
+  #record(engram: Engram, choice: Record<string, string>): void {
+    const checkpoints = engram.store.checkpoints;
+    if (!checkpoints) return;
+    const value = JSON.stringify({ ...choice, at: new Date().toISOString(), pid: process.pid });
+    this.#track(checkpoints.set(WRAPPER_MODEL_CHECKPOINT, value).catch(() => undefined));
   }
 
   #outcome(outcome: JobOutcome): void {

@@ -3,6 +3,7 @@ import type { ConversationMessage } from '../../contracts/conversation.js';
 import type { MemoryInjection } from '../../agent/memory-injection.js';
 import { turnError } from '../../agent/memory-injection.js';
 import { ClientMemory, type ClientMemoryHandle, type WithMemoryOptions } from './client-memory.js';
+import type { WrappedClientModel } from './extraction-model-choice.js';
 import {
   AnthropicStreamAnswer,
   anthropicAnswer,
@@ -120,7 +121,7 @@ export function withMemory<Client extends object>(client: Client, options?: With
   if (WRAPPED.has(client))
     throw new EngramError('INVALID_INPUT', 'This client already has memory (withMemory was applied twice).');
   const kind = clientKind(client);
-  const memory = new ClientMemory(options);
+  const memory = new ClientMemory(options, clientModel(client, kind));
   const handle: ClientMemoryHandle = { flush: () => memory.flush(), close: () => memory.close() };
   return wrapClient(client, { kind, memory, handle, threads: new AnthropicThreads() }) as WithMemory<Client>;
 }
@@ -185,6 +186,17 @@ function openAiMembers(client: object, memory: ClientMemory, shared: Record<stri
       responses: resource(betaResponses, { create: OPENAI_RESPONSES }, memory, shared),
     });
   return members;
+}
+
+/** The client's own provider, endpoint and key: extraction defaults to them (extraction-model-choice.ts). */
+function clientModel(client: object, kind: 'anthropic' | 'openai'): WrappedClientModel {
+  const { baseURL, apiKey } = client as { baseURL?: unknown; apiKey?: unknown };
+  return {
+    provider: kind,
+    ...(typeof baseURL === 'string' && { baseUrl: baseURL }),
+    ...(typeof apiKey === 'string' && { apiKey }),
+    from: kind === 'anthropic' ? 'the wrapped Anthropic client' : 'the wrapped OpenAI client',
+  };
 }
 
 function clientKind(client: object): 'anthropic' | 'openai' {
@@ -328,7 +340,7 @@ function afterAnswer(turn: {
     const sessionId = before?.turns?.sessionId ?? memory.sessionId(() => before?.seed ?? api.seed(request));
     const messages = [...earlier, ...api.conversation(request, earlier.length), answer];
     api.threads?.keep(request, replyId, { sessionId, messages });
-    memory.finish({ sessionId, messages });
+    memory.finish({ sessionId, messages }, { model: request.model });
   };
   if (events) {
     const reader = api.streamAnswer();

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { EngramError, isEngramError } from '../../../kernel/errors.js';
+import { stopOnSignals } from '../../../kernel/node/stop-signals.js';
 import { noPositionals, stringOption, type CommandDefinition } from '../cli-command.js';
 import { CLI_ACTOR, globalSettingFlags } from '../cli-engram.js';
 
@@ -85,6 +86,13 @@ export const chatCommand: CommandDefinition = {
     // Outside a terminal, Ctrl-C reaches the process as SIGINT: it interrupts like in one.
     const onSignal = (): void => terminal.interrupt();
     process.on('SIGINT', onSignal);
+    // SIGTERM ends the chat as /exit does: the transcript is flushed and the store closed before the process exits.
+    const stop = stopOnSignals({
+      signals: ['SIGTERM'],
+      graceMs: opened.engram.settings.server.stopGraceMs,
+      log: (message) => io.stderr.write(`${message}\n`),
+      onStop: () => terminal.stop(),
+    });
     try {
       const agent = await ChatAgent.open({
         engram: opened.engram,
@@ -116,6 +124,7 @@ export const chatCommand: CommandDefinition = {
     } finally {
       process.off('SIGINT', onSignal);
       await opened.close();
+      stop.dispose();
     }
     return { data: null, text: '', printed: true };
   },

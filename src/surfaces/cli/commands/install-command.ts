@@ -7,6 +7,7 @@ import {
   uninstallClaudeCode,
   type InstallScope,
 } from '../../claude-code/claude-code-install.js';
+import { duplicateServerWarning, otherEngramMcpServers } from '../../claude-code/claude-code-mcp-servers.js';
 import { removeInstalledSkills, syncInstalledSkills } from '../../claude-code/skills/installed-skills.js';
 import { openEngram } from '../../../node/open-engram.js';
 import { globalSettingFlags } from '../cli-engram.js';
@@ -80,6 +81,12 @@ export const installCommand: CommandDefinition = {
         skills.map((report) => report.dir),
       );
     }
+    // The plugin brings engram's MCP server: one added another way (`claude mcp add`) would run beside it.
+    for (const other of otherEngramMcpServers(invocation.io.env, settings.project.root, {
+      cwd: invocation.io.cwd,
+      servePort: settings.settings.server.port,
+    }))
+      result.warnings.push(duplicateServerWarning(other));
     const lines = [
       result.changed.length === 0 && skills.length === 0
         ? `engram is already installed for Claude Code (${scope} scope); nothing changed.`

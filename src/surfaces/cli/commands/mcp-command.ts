@@ -1,5 +1,4 @@
-import { noPositionals, type CommandDefinition } from '../cli-command.js';
-import { globalSettingFlags } from '../cli-engram.js';
+import { globalSettingFlags, noPositionals, type CommandDefinition } from '../cli-command.js';
 import { packageVersion } from '../../../kernel/node/package-version.js';
 
 /** `engram mcp`: serve the memory tools over stdio (for MCP clients that spawn engram). */

@@ -1,7 +1,10 @@
 import { EXTRACTION_QUEUE } from '../../../extraction/extraction-job-payload.js';
+import { selectLanguageModel } from '../../../adapters/models/create-language-model.js';
+import { WRAPPER_MODEL_CHECKPOINT } from '../../sdk/extraction-model-choice.js';
 import { loadSettings } from '../../../node/load-settings.js';
 import { openEngram } from '../../../node/open-engram.js';
 import { claudeCodeLoadState } from '../../claude-code/claude-code-install.js';
+import { duplicateServerWarning, otherEngramMcpServers } from '../../claude-code/claude-code-mcp-servers.js';
 import { hookLogPath, readHookLog } from '../../claude-code/hook-log.js';
 import { countSpooled } from '../../claude-code/hook-spool.js';
 import { noPositionals, type CommandDefinition } from '../cli-command.js';
@@ -23,9 +26,14 @@ export const statusCommand: CommandDefinition = {
     const { io } = invocation;
     const loaded = loadSettings({ cwd: io.cwd, env: io.env, flags: globalSettingFlags(invocation.global) });
     const claudeCode = claudeCodeLoadState(io.env, loaded.project.root);
+    const otherMcpServers = otherEngramMcpServers(io.env, loaded.project.root, {
+      cwd: io.cwd,
+      servePort: loaded.settings.server.port,
+    });
     const { settings } = loaded;
     const store: Record<string, unknown> = { url: redactUrl(settings.store.url) };
-    let model = 'none (offline: only explicit "remember that …" statements are extracted)';
+    let model = `none (offline: only explicit "remember that …" statements are extracted): ${offlineReason(settings)}`;
+    let wrappers: string | undefined;
     // Without an embedder, full-text recall is the configuration: said here, not warned on every recall.
     let vectorSearch =
       settings.embedding.provider === 'none'
@@ -46,6 +54,7 @@ export const statusCommand: CommandDefinition = {
         const jobs = opened.engram.store.jobs;
         if (jobs) store.queue = await jobs.counts(EXTRACTION_QUEUE);
         if (opened.engram.model) model = `${opened.engram.model.provider} ${opened.engram.model.modelId}`;
+        wrappers = wrapperModel(await opened.engram.store.checkpoints?.get(WRAPPER_MODEL_CHECKPOINT));
         const embedder = opened.engram.embedder;
         if (embedder)
           vectorSearch = opened.engram.store.vectors
@@ -63,10 +72,11 @@ export const statusCommand: CommandDefinition = {
     const spooled = countSpooled(loaded.home);
     const data = {
       spooled,
-      claudeCode: { ...claudeCode, hooks: settings.hooks },
+      claudeCode: { ...claudeCode, hooks: settings.hooks, otherMcpServers },
       project: loaded.project,
       store,
       model,
+      ...(wrappers !== undefined && { wrappers }),
       vectorSearch,
       hookLog: hookLogPath(loaded.home),
       hookErrors,
@@ -79,6 +89,20 @@ export const statusCommand: CommandDefinition = {
           ? `loads engram (enabled in ${claudeCode.enabledIn})`
           : `will NOT load engram: ${claudeCode.problems.join('; ')}`,
       ],
+      ...(otherMcpServers.length > 0
+        ? ([
+            [
+              'mcp server',
+              otherMcpServers
+                .map((other) =>
+                  claudeCode.loads
+                    ? duplicateServerWarning(other)
+                    : `also added as "${other.name}" (${other.scope} scope, ${other.file})`,
+                )
+                .join('\n'),
+            ],
+          ] as Array<[string, string]>)
+        : []),
       [
         'hooks',
         `recall ${settings.hooks.recall ? 'on' : 'off'}, extraction ${settings.hooks.extract ? 'on' : 'off'}, deadline ${settings.hooks.deadlineMs} ms`,
@@ -91,6 +115,7 @@ export const statusCommand: CommandDefinition = {
           : `${String(store.url)}: cannot open (${String(store.error)})`,
       ],
       ['model', model],
+      ...(wrappers !== undefined ? ([['wrapped clients', wrappers]] as Array<[string, string]>) : []),
       ['vector search', vectorSearch],
       ...(queue
         ? ([
@@ -120,4 +145,28 @@ export const statusCommand: CommandDefinition = {
 
 function redactUrl(url: string): string {
   return url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@');
+}
+
+/** Why no model is configured (the reason the settings' selection gives). */
+function offlineReason(settings: Parameters<typeof selectLanguageModel>[0]): string {
+  try {
+    const selection = selectLanguageModel(settings);
+    return selection.provider === 'none' ? selection.reason : `${selection.provider} is selected`;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/** What the last withMemory or AI SDK middleware extracted with, as it noted in the store. */
+function wrapperModel(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  try {
+    const noted = JSON.parse(value) as Record<string, string | undefined>;
+    const when = noted.at ? ` (noted ${noted.at})` : '';
+    if (noted.provider === 'none') return `extraction: none: ${noted.reason ?? 'no model'}${when}`;
+    const where = noted.endpoint ? ` at ${noted.endpoint}` : '';
+    return `extraction: ${noted.provider} ${noted.model}${where}, chosen by ${noted.chosenBy}${when}`;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,0 +1,44 @@
+// The worker thread of thread-language-model.ts: builds the model the settings select and answers
+// the requests the main thread sends, one message per request, its text deltas, its answer or error.
+import { parentPort, workerData } from 'node:worker_threads';
+import { isEngramError } from '../../kernel/errors.js';
+import type { LanguageModelRequest } from '../../contracts/language-model.js';
+import { createLanguageModel } from './create-language-model.js';
+import type { ThreadMessage, ThreadModelSpec, ThreadReply } from './thread-language-model.js';
+
+const spec = workerData as ThreadModelSpec;
+const model = createLanguageModel({ model: spec.settings }, { purpose: spec.purpose });
+const running = new Map<number, AbortController>();
+const port = parentPort!;
+const post = (reply: ThreadReply): void => port.postMessage(reply);
+
+port.on('message', (message: ThreadMessage) => {
+  if (message.type === 'abort') {
+    running.get(message.id)?.abort(new Error(message.reason));
+    return;
+  }
+  const { id } = message;
+  const controller = new AbortController();
+  running.set(id, controller);
+  const request: LanguageModelRequest = {
+    ...message.request,
+    signal: controller.signal,
+    ...(message.stream && { onTextDelta: (text: string) => post({ type: 'delta', id, text }) }),
+  };
+  void (async () => {
+    try {
+      if (!model) throw new Error('No model is configured in this thread.');
+      post({ type: 'answer', id, response: await model.generate(request) });
+    } catch (error) {
+      post({
+        type: 'error',
+        id,
+        error: isEngramError(error)
+          ? { code: error.code, message: error.message, ...(error.details && { details: error.details }) }
+          : { code: 'MODEL_UNAVAILABLE', message: error instanceof Error ? error.message : String(error) },
+      });
+    } finally {
+      running.delete(id);
+    }
+  })();
+});
