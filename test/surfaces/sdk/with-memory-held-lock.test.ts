@@ -10,7 +10,7 @@ import { withMemory } from '../../../src/surfaces/sdk/with-memory.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
 import { startOpenAiChatCompletionsServer } from '../../../src/testing/openai-chat-completions-server.js';
-import { startOpenAiResponsesServer } from '../../support/openai-responses-server.js';
+import { startOpenAiResponsesServer } from '../../../src/testing/openai-responses-server.js';
 import {
   DEPLOY_FACT,
   DEPLOY_QUESTION,
