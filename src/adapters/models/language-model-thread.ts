@@ -12,7 +12,29 @@ const running = new Map<number, AbortController>();
 const port = parentPort!;
 const post = (reply: ThreadReply): void => port.postMessage(reply);
 
-port.on('message', (message: ThreadMessage) => {
+/**
+ * What a fresh thread would otherwise load inside its first call, after that call's time budget
+ * started: the provider's SDK and Node's fetch (undici, loaded on first use). The thread serves
+ * background work, so its start may take that time; a call's budget is for the model (a call
+ * made at once waits for this, as it would have waited inside the call).
+ */
+async function warm(): Promise<void> {
+  const provider = model?.provider;
+  try {
+    if (provider === 'anthropic') await import('@anthropic-ai/sdk');
+    else if (provider === 'openai-compatible') await import('openai');
+    // Headers comes from the module fetch loads on its first call: loaded once, for both.
+    new Headers();
+  } catch {
+    // The first call loads it again and reports what fails.
+  }
+}
+const ready = warm();
+
+// Messages wait for the warm-up in the order they came (an abort after its request).
+port.on('message', (message: ThreadMessage) => void ready.then(() => handle(message)));
+
+function handle(message: ThreadMessage): void {
   if (message.type === 'abort') {
     running.get(message.id)?.abort(new Error(message.reason));
     return;
@@ -41,4 +63,4 @@ port.on('message', (message: ThreadMessage) => {
       running.delete(id);
     }
   })();
-});
+}
