@@ -339,6 +339,7 @@ async function plan(
       proposals,
       now,
       limits: settings.memory,
+      aging: settings.aging,
     });
     report.steps.push(...resolved.steps);
     report.dropped.push(...resolved.dropped);

@@ -211,7 +211,9 @@ export function statementParts(text: string): StatementParts {
     else if (FUNCTION_WORDS.has(lower) && !isWrittenAsName(text, startsSentence(expanded, matches[index]!.index)))
       kind = 'function';
     else kind = 'word';
-    const stem = kind === 'word' && /^[\p{L}]+$/u.test(lower) ? porterStem(lower) : lower;
+    // Porter turns a final y into i only where no suffix follows ("deploys" → deploi, "deployment" →
+    // deploy): written back as y, one word keeps one stem.
+    const stem = kind === 'word' && /^[\p{L}]+$/u.test(lower) ? porterStem(lower).replace(/i$/, 'y') : lower;
     tokens.push({ text, lower, stem, kind });
   }
   const head = findHead(tokens);

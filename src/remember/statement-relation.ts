@@ -84,7 +84,7 @@ export function compareStatements(
 /**
  * Whether two statements share a subject, however they word the rest: no number names another
  * thing in one than in the other, no past event is dated otherwise, and the subject of one (the
- * words before its verb) is named in the other. What a model's merge or invalidation must show
+ * words before its verb) is named in the other with one more of its words (what is said of it). What a model's merge or invalidation must show
  * ("ArgoCD handles every deployment" / "Deploys go out through ArgoCD…": yes; "Alice owns billing" /
  * "Bob owns billing": no).
  */
@@ -95,14 +95,17 @@ export function sharedSubject(a: StatementProfile, b: StatementProfile): boolean
   return subjectNamedIn(a.parts, b.parts) || subjectNamedIn(b.parts, a.parts);
 }
 
-/** Whether the subject of `a` (non-empty, without a negation) is named, word for word, in `b`. */
+/** Whether the subject of `a` (non-empty, without a negation) is named, word for word, in `b`, and one more word of `a`. */
 function subjectNamedIn(a: StatementParts, b: StatementParts): boolean {
   if (a.head === undefined) return false;
   const subject = a.tokens.slice(0, a.head);
   const words = subject.filter(isContent);
   if (words.length === 0 || negationsIn(subject) !== negationsIn(b.tokens.slice(0, b.head ?? 0))) return false;
   const stems = new Set(b.tokens.filter(isContent).map((token) => token.stem));
-  return words.every((token) => stems.has(token.stem));
+  if (!words.every((token) => stems.has(token.stem))) return false;
+  // And what is said of it: "the user" alone is the subject of everything a user store holds.
+  const named = new Set(words.map((token) => token.stem));
+  return a.tokens.some((token) => isContent(token) && !named.has(token.stem) && stems.has(token.stem));
 }
 
 type Relation = { relation: Exclude<StatementRelation, 'same'>; reason: string };
