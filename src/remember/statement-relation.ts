@@ -1,10 +1,4 @@
-import {
-  compareByCosine,
-  compareLexically,
-  lexicalProfile,
-  mergeGuardReason,
-  type LexicalProfile,
-} from './near-duplicate.js';
+import { compareByCosine, compareLexically, lexicalProfile, type LexicalProfile } from './near-duplicate.js';
 import { statementParts, type StatementParts, type StatementToken } from './statement-parts.js';
 
 /**
@@ -75,8 +69,9 @@ export function compareStatements(
       return { ...base, relation: 'same', reason: 'near-duplicate', similarity: verdict.similarity };
     return { ...base, ...relate(older, newer), similarity: verdict.similarity };
   }
-  const guard = mergeGuardReason(older, newer);
-  if (guard === undefined && likeness.similarity >= likeness.threshold)
+  // Token overlap is a measure of words: dedupe's word rules decide, the caller's overlap replaces
+  // its Jaccard ("prefers tabs" / "prefers spaces" is a substitution, never a near-copy).
+  if (compareLexically(older, newer, 0).duplicate && likeness.similarity >= likeness.threshold)
     return { ...base, relation: 'same', reason: 'near-copy', similarity: likeness.similarity };
   return { ...base, ...relate(older, newer), similarity: likeness.similarity };
 }

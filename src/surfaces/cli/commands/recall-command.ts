@@ -126,7 +126,8 @@ export const recallCommand: CommandDefinition = {
 
 const SIGNALS_LEGEND = [
   'signals: context+x (relevance lent by the same or an adjacent source turn and session), sitting+x (lent by a memory written within recall.contextSittingMinutes), date×f (written within a date the question names),',
-  'when×f (says when, for a "when" question), hop+x (found by the second hop, via the words shown), dup~s (nearly repeats a better hit: relevance × (1 − s))',
+  'when×f (says when, for a "when" question), hop+x (found by the second hop, via the words shown), dup~s (nearly repeats a better hit: relevance × (1 − s)),',
+  'older~s than id (the newer hit id, overlap s, says otherwise: it takes the better score of the two, this one follows at most at × (1 − s/2), possibly superseded)',
 ].join('\n');
 
 /** One short line of what re-ordered a memory's full-text relevance, for the SIGNALS column. */
@@ -143,5 +144,7 @@ function describeSignals(entry: RankedMemory): string {
       `hop+${score(signals.secondHop.added)}${signals.secondHop.via.length > 0 ? ` (${signals.secondHop.via.join(', ')})` : ''}`,
     );
   if (signals?.duplicate) parts.push(`dup~${signals.duplicate.similarity.toFixed(2)}`);
+  if (signals?.disagrees)
+    parts.push(`older~${signals.disagrees.similarity.toFixed(2)} than ${signals.disagrees.newer}`);
   return parts.join(' ');
 }
