@@ -1,7 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
 import { Engram } from '../../src/engram.js';
 import type { Memory, NewMemory } from '../../src/memory/memory.js';
@@ -9,6 +12,7 @@ import { demoteNearDuplicates, newerBeforeOlder } from '../../src/recall/near-du
 import { rankByRelevance } from '../../src/recall/ranking.js';
 import { recallResultJson } from '../../src/recall/recall-result-json.js';
 import { formatRankedMemory } from '../../src/surfaces/mcp/memory-mcp-format.js';
+import { createWorkspace, ENGRAM_BINARY, type Workspace } from '../support/cli-harness.js';
 
 // Issue 26 item 4: recall's near-copy suppression took two memories that disagree for one, and hid
 // the newer. Near-copies are only what says the same thing (the comparison dedupe and the dream
@@ -245,6 +249,79 @@ describe('recall of two memories that disagree (SQLite)', () => {
       expect(entry.parts.signals?.duplicate).toBeUndefined();
       expect(entry.parts.signals?.disagrees).toBeUndefined();
       expect(entry.parts.score).toBeGreaterThan(0.5);
+    }
+  });
+});
+
+describe('the CLI and the MCP server mark the older of two that disagree (real processes)', () => {
+  let workspace: Workspace;
+  let older: string;
+  let newer: string;
+
+  beforeAll(async () => {
+    workspace = createWorkspace();
+    const remember = async (text: string) => {
+      const saved = await workspace.json(['remember', text]);
+      return (saved.memory ?? saved).id as string;
+    };
+    older = await remember('The release train for the mobile app leaves every Tuesday.');
+    // Written later (ids and createdAt are by the millisecond).
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    newer = await remember('The release train for the mobile app leaves every Thursday.');
+    await remember('Customer 4411 is on the enterprise plan.');
+    await remember('Customer 5822 is on the enterprise plan.');
+  });
+
+  afterAll(() => workspace?.cleanup());
+
+  it('engram recall shows the newer first and "older than #1" on the older, with its legend; --json names the newer', async () => {
+    const human = await workspace.run(['recall', 'when', 'does', 'the', 'release', 'train', 'leave'], {
+      env: { COLUMNS: '200' },
+    });
+    expect(human.code).toBe(0);
+    const rows = human.stdout.split('\n').filter((line) => line.includes('mem_'));
+    expect(rows[0]).toContain(newer);
+    expect(rows[0]).not.toContain('older than');
+    expect(rows[1]).toContain(older);
+    expect(rows[1]).toMatch(/older than #1\s*$/);
+    expect(human.stdout).toContain('older than #n: the memory in row n is newer and says otherwise');
+    const json = await workspace.json(['recall', 'when', 'does', 'the', 'release', 'train', 'leave']);
+    expect(json.memories.map((entry: { memory: { id: string } }) => entry.memory.id).slice(0, 2)).toEqual([
+      newer,
+      older,
+    ]);
+    expect(json.memories[1].parts.signals.disagrees.newer).toBe(newer);
+
+    const customers = await workspace.run(['recall', 'customer', 'enterprise', 'plan'], { env: { COLUMNS: '200' } });
+    expect(customers.stdout.match(/Customer|customer-/g)?.length ?? 0).toBeGreaterThan(0);
+    expect(customers.stdout).not.toContain('older than');
+  });
+
+  it('memory_search over stdio says which newer memory the older one may be superseded by', async () => {
+    const client = new Client({ name: 'engram-disagree-test', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [ENGRAM_BINARY, 'mcp'],
+        cwd: workspace.cwd,
+        env: { ...getDefaultEnvironment(), HOME: workspace.home, ENGRAM_HOME: workspace.home },
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      const result = (await client.callTool({
+        name: 'memory_search',
+        arguments: { query: 'when does the release train leave' },
+      })) as CallToolResult;
+      const text = result.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
+      const newerAt = text.indexOf(newer);
+      const olderAt = text.indexOf(older);
+      expect(newerAt).toBeGreaterThan(-1);
+      expect(olderAt).toBeGreaterThan(newerAt);
+      expect(text.slice(olderAt)).toContain(`older than \`${newer}\`, which says otherwise: possibly superseded`);
+      expect(text.slice(0, olderAt)).not.toContain('possibly superseded');
+    } finally {
+      await client.close();
     }
   });
 });
