@@ -65,7 +65,7 @@ export function demoteNearDuplicates<T extends { memory: Memory; relevance: numb
   const profiles = new Map<number, StatementProfile>();
   const profile = (index: number): StatementProfile => {
     let found = profiles.get(index);
-    if (!found) profiles.set(index, (found = statementProfile(hits[index]!.memory.content)));
+    if (!found) profiles.set(index, (found = memoryProfile(hits[index]!.memory)));
     return found;
   };
   const kept: number[] = [];
@@ -168,6 +168,20 @@ function baseTokenSet(tokens: readonly string[]): ReadonlySet<string> {
     if (Object.isFrozen(tokens)) BASE_TOKEN_SETS.set(tokens, set);
   }
   return set;
+}
+
+// Reading a statement's parts takes a fraction of a millisecond, and the same memories head query
+// after query: its profile is kept beside its token array too, as long as that array lives.
+// (Checked against the content: the array is shared by every memory whose searchable text is equal.)
+const STATEMENT_PROFILES = new WeakMap<readonly string[], { content: string; profile: StatementProfile }>();
+
+function memoryProfile(memory: Memory): StatementProfile {
+  const tokens = memoryTokens(memory);
+  const found = STATEMENT_PROFILES.get(tokens);
+  if (found?.content === memory.content) return found.profile;
+  const profile = statementProfile(memory.content);
+  if (Object.isFrozen(tokens)) STATEMENT_PROFILES.set(tokens, { content: memory.content, profile });
+  return profile;
 }
 
 /** Jaccard overlap of two token sets; 0 early when their sizes alone rule out reaching `floor`. */
