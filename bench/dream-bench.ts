@@ -8,11 +8,14 @@ import { ScriptedLanguageModel } from '../src/testing/scripted-language-model.js
 import { buildDreamCorpus, CORPUS_NOW, CORPUS_SCOPE } from '../test/fixtures/dream-corpus.js';
 import { makeMemories, makeVocabulary, seededRandom } from './synthetic-memories.js';
 import { round } from './statistics.js';
+import { measureDistinctFacts } from './distinct-facts-measure.js';
 
 // ENGRAM_BENCH_PARTS=dream: consolidation (issue 15). The offline dream over 10K memories (one
 // scope, synthetic text plus the seeded corpus's plants); precision and recall of the planted
 // merges and invalidations on the seeded corpus, offline and with the scripted model; planted
-// duplicates left after a dream; model calls and tokens per 100 memories with the scripted model.
+// duplicates left after a dream; model calls and tokens per 100 memories with the scripted model;
+// distinct facts a dream wrongly invalidates (target 0) and its true-update recall, on the corpus of
+// distinct-but-similar facts and on a bulk store of 1,554 templated ones (issue 26).
 
 async function seededStore(directory: string, name: string): Promise<SqliteMemoryStore> {
   const store = new SqliteMemoryStore({ path: join(directory, name), now: () => new Date(CORPUS_NOW) });
@@ -120,6 +123,7 @@ export async function benchDreamPart(): Promise<Record<string, unknown>> {
         plantedDuplicatesLeft: left.length,
         plantedDuplicatesLeftTarget: 0,
       },
+      distinctFacts: { ...(await measureDistinctFacts()), wrongInvalidationsTarget: 0 },
       modelPer100Memories: {
         calls: round((model.calls / activeCount) * 100, 2),
         // The scripted model reports no usage; tokens estimated at 4 characters a token from what was sent and answered.

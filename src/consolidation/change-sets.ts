@@ -48,7 +48,9 @@ export function isChangeSetId(value: unknown): value is string {
 /**
  * Writes the new states of memories as one change set, in one transaction: every memory must be
  * in `scopes`, carry `stampedAt` as its `updatedAt`, and exist already (a change set changes, it
- * never creates or deletes). Returns the change set's id.
+ * never creates or deletes). With `ifUpdatedAt`, only if every memory it names is still at that
+ * version (checked in the transaction; else CONFLICT with `details.changed`, nothing written, and
+ * the record says so until a retry with the same `id` writes it again). Returns the change set's id.
  */
 export async function applyChangeSet(
   store: MemoryStore,
@@ -59,10 +61,15 @@ export async function applyChangeSet(
     stampedAt: string;
     now: number;
     summary?: string;
+    ifUpdatedAt?: Readonly<Record<string, string>>;
+    /** The id to write it under (a retry after a CONFLICT gives the first attempt's); default a new one. */
+    id?: string;
   },
 ): Promise<string> {
   const checkpoints = requireRole(store, 'checkpoints', 'a change set');
-  const id = createSortableId('cs', input.now);
+  if (input.id !== undefined && !isChangeSetId(input.id))
+    throw new EngramError('INVALID_INPUT', `${JSON.stringify(String(input.id).slice(0, 40))} is no change set id.`);
+  const id = input.id ?? createSortableId('cs', input.now);
   const ids = input.states.map((state) => state.id);
   for (const state of input.states) {
     if (!input.scopes.includes(state.scope))
@@ -93,7 +100,20 @@ export async function applyChangeSet(
       const existing = await store.get(state.id, [state.scope]);
       if (!existing) throw new EngramError('CONFLICT', `Memory ${state.id} is gone; the change set was not applied.`);
     }
-    await store.importMany(input.states, { onExisting: 'replace' }, { actor: input.actor });
+    try {
+      await store.importMany(
+        input.states,
+        { onExisting: 'replace', ...(input.ifUpdatedAt && { ifUpdatedAt: input.ifUpdatedAt }) },
+        { actor: input.actor },
+      );
+    } catch (error) {
+      // Nothing of the set was written: its record must not claim otherwise.
+      await checkpoints.set(
+        `${PREFIX}${id}`,
+        JSON.stringify({ ...record, memoryCount: 0, summary: `${input.summary ?? 'change set'}: not applied` }),
+      );
+      throw error;
+    }
   }
   return id;
 }
@@ -103,6 +123,7 @@ async function noteChangeSet(checkpoints: NonNullable<MemoryStore['checkpoints']
   for (let attempt = 0; attempt < 10; attempt += 1) {
     const text = await checkpoints.get(INDEX);
     const ids = readIds(text);
+    if (ids.includes(id)) return;
     if (await checkpoints.set(INDEX, JSON.stringify([...ids, id].slice(-INDEX_MAX)), { expected: text ?? null }))
       return;
   }

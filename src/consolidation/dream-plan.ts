@@ -9,6 +9,9 @@ import {
 import type { Scope } from '../memory/scope.js';
 import { sameMemoryState } from '../memory/memory-changes.js';
 import { lexicalProfile, mergeGuardReason, wordsContained } from '../remember/near-duplicate.js';
+import type { Settings } from '../kernel/settings.js';
+import { isAging } from '../maintenance/age-memories.js';
+import { rewriteRefusal, subjectRefusal } from './model-step-bounds.js';
 
 /**
  * A dream's plan is data: proposals (what the offline rules or the model want done) are checked
@@ -90,6 +93,8 @@ export interface ResolveInput {
   /** The dream's time: duplicates are invalidated at it, and every changed memory is stamped with it (or later). */
   now: string;
   limits?: MemoryLimits;
+  /** The aging rules: a model may archive only what they archive (none given: a model archives nothing). */
+  aging?: Pick<Settings['aging'], 'archiveAfterDays' | 'archiveBelowImportance'>;
 }
 
 /**
@@ -98,6 +103,10 @@ export interface ResolveInput {
  * memories, merges the guards refuse (negation, numbers, word order), a second change to a memory
  * a step already invalidated, content that is no memory's (empty, too large, control characters),
  * condensed text that is not shorter or loses a number, and proposals that are not proposals.
+ * A model's step is bounded further (`model-step-bounds.ts`): it merges or invalidates only memories
+ * that share a subject, writes no text that drops a number, a list item or a name, adds no
+ * instruction and says no more than its memories; it archives only what the aging rules archive and
+ * never annotates (the rules do, quoting the instruction file).
  */
 export function resolvePlan(input: ResolveInput): ResolvedPlan {
   const scopes = new Set(input.scopes);
@@ -203,6 +212,18 @@ function resolveOne(proposal: DreamProposal, context: ResolveContext): DreamStep
         }
         merged = withContent(merged, content);
       }
+      if (by === 'model') {
+        for (const duplicate of duplicates) {
+          const apart = subjectRefusal(keeper.content, duplicate.content);
+          if (apart) throw refuse(`${duplicate.id} cannot merge into ${keeper.id}: ${apart}`);
+        }
+        const lost = rewriteRefusal(
+          [keeper, ...duplicates].map((memory) => memory.content),
+          merged.content,
+          'merge',
+        );
+        if (lost) throw refuse(`the merge into ${keeper.id} ${lost}`);
+      }
       const reason = proposal.reason ?? `near-duplicates merged into ${keeper.id}`;
       const ids = duplicates.map((memory) => memory.id);
       return [
@@ -225,6 +246,10 @@ function resolveOne(proposal: DreamProposal, context: ResolveContext): DreamStep
       if (newer.scope !== memory.scope) throw refuse(`${newer.id} is in another scope than ${memory.id}`);
       if (!(newer.validFrom > memory.validFrom))
         throw refuse(`${newer.id} is not newer than ${memory.id}: only a newer fact overturns an older one`);
+      if (by === 'model') {
+        const apart = subjectRefusal(memory.content, newer.content);
+        if (apart) throw refuse(`${newer.id} does not overturn ${memory.id}: ${apart}`);
+      }
       return [
         step(
           'invalidate',
@@ -238,6 +263,10 @@ function resolveOne(proposal: DreamProposal, context: ResolveContext): DreamStep
     case 'rewrite-dates': {
       const memory = editable(proposal.memoryId, context);
       const content = checkContent(proposal.content, context.limits);
+      if (by === 'model') {
+        const changed = rewriteRefusal([memory.content], content, 'rewrite-dates');
+        if (changed) throw refuse(`the dated text of ${memory.id} ${changed}`);
+      }
       let after = withContent(memory, content);
       if (proposal.description !== undefined) after = { ...after, description: checkLine(proposal.description) };
       return [step('rewrite-dates', memory, after, proposal.reason ?? 'relative dates made absolute', [])];
@@ -249,15 +278,30 @@ function resolveOne(proposal: DreamProposal, context: ResolveContext): DreamStep
       const kept = new Set(lexicalProfile(content).values);
       const lost = lexicalProfile(memory.content).values.filter((value) => !kept.has(value));
       if (lost.length > 0) throw refuse(`the condensed text of ${memory.id} loses ${lost.slice(0, 3).join(', ')}`);
-      const guard = mergeGuardReason(lexicalProfile(memory.content), lexicalProfile(content));
-      if (guard === 'negation-differs') throw refuse(`the condensed text of ${memory.id} changes a negation`);
+      // As many negations as before; a shorter wording may move one ("do not want praise" → "no praise").
+      if (lexicalProfile(memory.content).negations.length !== lexicalProfile(content).negations.length)
+        throw refuse(`the condensed text of ${memory.id} changes a negation`);
+      if (by === 'model') {
+        const changed = rewriteRefusal([memory.content], content, 'condense');
+        if (changed) throw refuse(`the condensed text of ${memory.id} ${changed}`);
+      }
       return [step('condense', memory, withContent(memory, content), proposal.reason ?? 'condensed', [])];
     }
     case 'archive': {
       const memory = editable(proposal.memoryId, context);
+      const { aging } = context.input;
+      if (
+        by === 'model' &&
+        !(aging && isAging(memory, context.input.now, aging.archiveAfterDays, aging.archiveBelowImportance))
+      )
+        throw refuse(
+          `${memory.id} is in use: a dream archives only what the aging rules archive (unimportant and unused for ${aging?.archiveAfterDays ?? 'many'} days)`,
+        );
       return [step('archive', memory, { ...memory, archived: true }, proposal.reason ?? 'aging', [])];
     }
     case 'annotate': {
+      if (by === 'model')
+        throw refuse('only the rules annotate a memory (quoting the instruction file it contradicts)');
       const memory = editable(proposal.memoryId, context);
       const note = checkLine(proposal.note);
       if (memory.content.includes(note)) throw refuse(`${memory.id} already carries this note`);

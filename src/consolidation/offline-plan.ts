@@ -2,7 +2,13 @@ import type { Memory } from '../memory/memory.js';
 import type { Settings } from '../kernel/settings.js';
 import { groupDuplicatePairs, keeperOrder, lexicalDuplicatePairs } from '../maintenance/duplicate-groups.js';
 import { isAging } from '../maintenance/age-memories.js';
-import { lexicalProfile, sameOrder, type LexicalProfile } from '../remember/near-duplicate.js';
+import {
+  compareStatements,
+  statementProfile,
+  subjectKeyOf,
+  type StatementComparison,
+  type StatementProfile,
+} from '../remember/statement-relation.js';
 import { rewriteRelativeDates } from './relative-dates.js';
 import type { DreamProposal } from './dream-plan.js';
 
@@ -28,24 +34,17 @@ export interface InstructionConflict {
   reason: 'negation-differs' | 'values-differ';
 }
 
-// Statements this short ("uses tabs") say too little to call one an overturned version of another.
-const MIN_CONTRADICTION_WORDS = 3;
-
-// A number right after one of these words (or after "#") names which of
-// several things is meant ("step 3", "note 4:", "#12"), not a value of one thing: "note 3" and
-// "note 4" are two notes, while "PostgreSQL 15" → "16" is one fact changed.
-const LABEL_WORDS = new Set(
-  `note notes item items step steps part parts chapter section issue issues ticket tickets task tasks phase stage
-  room floor lane slot track test tests case cases example question questions rule rules point points no number
-  entry entries episode round level day week sprint milestone pr prs page pages line lines figure table appendix
-  todo bug bugs story stories`.split(/\s+/),
-);
+// A statement of one word ("Vim.") says too little to call another its overturned version.
+const MIN_CONTRADICTION_WORDS = 2;
 
 /**
  * The dream without a model (SPEC §3, issue 15): rules only, each a proposal `resolvePlan` checks.
  * - near-duplicates (dedupe's lexical rules and threshold, its guards included) merge into the richer memory;
- * - a newer statement of the same words with a negation or a value changed ("PostgreSQL 15" → "16")
- *   overturns the older: invalid from the newer one's time, linked to it;
+ * - a newer statement that the shared comparison reads as the same subject with a new value
+ *   (`compareStatements` → `updated`: "PostgreSQL 15" → "16", "does not use", "is now Helix", "moved
+ *   from X to Y") overturns the older: invalid from the newer one's time, linked to it. Two facts
+ *   (another id, host, person, version or date in the subject, another event) are never overturned;
+ *   when the comparison is unsure, both stay;
  * - relative dates become absolute, counted from the memory's creation;
  * - a memory that contradicts an instruction file the same way gets a note (the file is never edited);
  * - what the aging rules archive is archived.
@@ -74,25 +73,23 @@ export function planOffline(input: OfflinePlanInput): { proposals: DreamProposal
     for (const id of duplicateIds) touched.add(id);
   }
 
-  // Overturned facts: same words but for a negation or a value, the newer one standing.
-  for (const group of sameStatementGroups(
-    active.filter((memory) => !touched.has(memory.id)),
-    profiles,
-  )) {
-    const byTime = [...group].sort((a, b) => (a.validFrom < b.validFrom ? -1 : a.validFrom > b.validFrom ? 1 : 0));
-    for (const [position, older] of byTime.entries()) {
-      const newer = byTime
-        .slice(position + 1)
-        .find((candidate) => candidate.validFrom > older.validFrom && overturns(profiles, older, candidate));
-      if (!newer) continue;
-      proposals.push({
-        kind: 'invalidate',
-        memoryId: older.id,
-        supersededBy: newer.id,
-        reason: `overturned by the newer ${newer.id}`,
-      });
-      touched.add(older.id);
-    }
+  // Overturned facts: the same subject with a new value, the newer one standing.
+  const threshold = input.settings.dedupe.lexicalThreshold;
+  const untouched = active.filter((memory) => !touched.has(memory.id));
+  for (const [older, newer] of overturnCandidates(untouched, profiles)) {
+    if (touched.has(older.id) || !(newer.validFrom > older.validFrom)) continue;
+    const comparison = compareStatements(profiles.get(older.id)!, profiles.get(newer.id)!, {
+      method: 'lexical',
+      threshold,
+    });
+    if (comparison.relation !== 'updated') continue;
+    proposals.push({
+      kind: 'invalidate',
+      memoryId: older.id,
+      supersededBy: newer.id,
+      reason: `overturned by the newer ${newer.id} (${comparison.reason})`,
+    });
+    touched.add(older.id);
   }
 
   for (const memory of active) {
@@ -113,6 +110,7 @@ export function planOffline(input: OfflinePlanInput): { proposals: DreamProposal
     active.filter((memory) => !touched.has(memory.id)),
     profiles,
     input.instructions ?? [],
+    threshold,
   );
   for (const conflict of conflicts) {
     proposals.push({
@@ -133,72 +131,95 @@ export function planOffline(input: OfflinePlanInput): { proposals: DreamProposal
   return { proposals, conflicts };
 }
 
-/** A text's lexical profile plus the numbers in it that are labels (see LABEL_WORDS). */
-interface StatementProfile extends LexicalProfile {
-  labels: ReadonlySet<string>;
-}
-
-function statementProfile(text: string): StatementProfile {
-  return { ...lexicalProfile(text), labels: labelNumbers(text) };
-}
-
-/** The tokens holding digits that label a thing: right after a LABEL_WORDS word or "#". */
-export function labelNumbers(text: string): Set<string> {
-  const labels = new Set<string>();
-  let previous = '';
-  for (const [match] of text
-    .normalize('NFKC')
-    .toLowerCase()
-    .matchAll(/#?[\p{L}\p{N}]+/gu)) {
-    const token = match.replace(/^#/, '');
-    if (/\p{N}/u.test(token) && (match.startsWith('#') || LABEL_WORDS.has(previous))) labels.add(token);
-    previous = token;
+/**
+ * The pairs (older, newer) worth comparing, each once, oldest pair first: memories whose words are
+ * the same but for numbers, negations and words of change (a value changed, a negation flipped), and
+ * memories that a newer one saying "now", "no longer", "moved from … to …" names (their subject, or
+ * the old value after "from"). Everything else shares too little to be one fact overturned.
+ */
+function overturnCandidates(
+  memories: readonly Memory[],
+  profiles: ReadonlyMap<string, StatementProfile>,
+): Array<[Memory, Memory]> {
+  const byTime = [...memories].sort(
+    (a, b) => (a.validFrom < b.validFrom ? -1 : a.validFrom > b.validFrom ? 1 : 0) || (a.id < b.id ? -1 : 1),
+  );
+  const position = new Map(byTime.map((memory, index) => [memory.id, index]));
+  const pairs = new Map<string, [Memory, Memory]>();
+  const add = (a: Memory, b: Memory): void => {
+    const [older, newer] = position.get(a.id)! < position.get(b.id)! ? [a, b] : [b, a];
+    pairs.set(`${older.id}\u0000${newer.id}`, [older, newer]);
+  };
+  const groups = new Map<string, Memory[]>();
+  const postings = new Map<string, Memory[]>();
+  for (const memory of byTime) {
+    const profile = profiles.get(memory.id)!;
+    const key = statementKey(profile);
+    if (key !== undefined) {
+      const group = groups.get(key);
+      if (group) group.push(memory);
+      else groups.set(key, [memory]);
+    }
+    for (const stem of contentStems(profile)) {
+      const list = postings.get(stem);
+      if (list) list.push(memory);
+      else postings.set(stem, [memory]);
+    }
   }
-  return labels;
+  for (const group of groups.values())
+    for (const [index, a] of group.entries()) for (const b of group.slice(index + 1)) add(a, b);
+  for (const memory of byTime) {
+    const { parts } = profiles.get(memory.id)!;
+    if (!parts.change.marked || parts.change.additive) continue;
+    const named =
+      parts.change.from.length > 0
+        ? parts.change.from
+        : parts.tokens
+            .slice(0, parts.head ?? 0)
+            .filter((token) => token.kind === 'word' || token.kind === 'value' || token.kind === 'identifier')
+            .map((token) => token.stem);
+    if (named.length === 0) continue;
+    const lists = named.map((stem) => postings.get(stem) ?? []).sort((a, b) => a.length - b.length);
+    const others = lists.slice(1).map((list) => new Set(list.map((other) => other.id)));
+    for (const other of lists[0]!)
+      if (other.id !== memory.id && others.every((set) => set.has(other.id))) add(other, memory);
+  }
+  return [...pairs.values()].sort(
+    ([a, b], [c, d]) => position.get(a.id)! - position.get(c.id)! || position.get(b.id)! - position.get(d.id)!,
+  );
 }
 
-/** The content words of a text without the words holding digits: what two versions of one fact share. */
-function statementKey(profile: LexicalProfile): string | undefined {
-  const words = [...profile.words].filter((word) => !/\p{N}/u.test(word));
+/**
+ * The words of a statement without its numbers, negations and words of change, and its subject:
+ * what two versions of one fact share (10,000 "Customer N is on plan X" are 10,000 subjects, not one group).
+ */
+function statementKey(profile: StatementProfile): string | undefined {
+  const words = [...new Set(profile.parts.tokens.filter((token) => token.kind === 'word').map((token) => token.stem))];
+  const subject = subjectKeyOf(profile);
+  if (words.length < MIN_CONTRADICTION_WORDS || subject === undefined) return undefined;
+  return `${words.sort().join(' ')}\u0000${subject}`;
+}
+
+/** The words of a statement without numbers, negations and words of change: how an instruction file's line is found again. */
+function lineKey(profile: StatementProfile): string | undefined {
+  const words = [...new Set(profile.parts.tokens.filter((token) => token.kind === 'word').map((token) => token.stem))];
   return words.length >= MIN_CONTRADICTION_WORDS ? words.sort().join(' ') : undefined;
 }
 
-/** Memories that say the same words but perhaps for a negation or values: candidates for "overturned". */
-function sameStatementGroups(memories: readonly Memory[], profiles: ReadonlyMap<string, StatementProfile>): Memory[][] {
-  const groups = new Map<string, Memory[]>();
-  for (const memory of memories) {
-    const key = statementKey(profiles.get(memory.id)!);
-    if (key === undefined) continue;
-    const group = groups.get(key);
-    if (group) group.push(memory);
-    else groups.set(key, [memory]);
-  }
-  return [...groups.values()].filter((group) => group.length > 1);
+function contentStems(profile: StatementProfile): Set<string> {
+  return new Set(
+    profile.parts.tokens
+      .filter((token) => token.kind === 'word' || token.kind === 'value' || token.kind === 'identifier')
+      .map((token) => token.stem),
+  );
 }
 
-/** Whether `newer` states the fact of `older` with its negation flipped or its values changed (in the same order). */
-function overturns(profiles: ReadonlyMap<string, StatementProfile>, older: Memory, newer: Memory): boolean {
-  return contradiction(profiles.get(older.id)!, profiles.get(newer.id)!) !== undefined;
-}
-
-function contradiction(a: StatementProfile, b: StatementProfile): 'negation-differs' | 'values-differ' | undefined {
-  if (!sameOrder(a, b)) return undefined;
-  if (a.negated !== b.negated) return 'negation-differs';
-  if (a.values.length > 0 && a.values.length === b.values.length && a.values.join(' ') !== b.values.join(' ')) {
-    // Only labels changed ("note 3" / "note 4"): two numbered things, not one fact overturned.
-    const onlyLabels =
-      a.values.every((value) => b.values.includes(value) || a.labels.has(value)) &&
-      b.values.every((value) => a.values.includes(value) || b.labels.has(value));
-    return onlyLabels ? undefined : 'values-differ';
-  }
-  return undefined;
-}
-
-/** Memories stating a line of an instruction file with a negation or a value changed. */
+/** Memories stating a line of an instruction file with a negation or a value changed (the shared comparison's `updated`). */
 function instructionConflicts(
   memories: readonly Memory[],
   profiles: ReadonlyMap<string, StatementProfile>,
   instructions: readonly InstructionText[],
+  threshold: number,
 ): InstructionConflict[] {
   const lines = new Map<string, { path: string; line: string; profile: StatementProfile }>();
   for (const file of instructions) {
@@ -206,7 +227,7 @@ function instructionConflicts(
       const line = raw.replace(/^\s*(?:[-*+]|\d+\.)\s+/, '').trim();
       if (line.length === 0 || line.startsWith('#')) continue;
       const profile = statementProfile(line);
-      const key = statementKey(profile);
+      const key = lineKey(profile);
       if (key !== undefined && !lines.has(key)) lines.set(key, { path: file.path, line, profile });
     }
   }
@@ -214,11 +235,18 @@ function instructionConflicts(
   const conflicts: InstructionConflict[] = [];
   for (const memory of memories) {
     const profile = profiles.get(memory.id)!;
-    const key = statementKey(profile);
+    const key = lineKey(profile);
     const found = key === undefined ? undefined : lines.get(key);
     if (!found) continue;
-    const reason = contradiction(found.profile, profile);
+    // The file's line stands as the older statement: a memory that gives its subject another value contradicts it.
+    const comparison = compareStatements(found.profile, profile, { method: 'lexical', threshold });
+    const reason = conflictReason(comparison);
     if (reason) conflicts.push({ memoryId: memory.id, path: found.path, line: found.line, reason });
   }
   return conflicts;
+}
+
+function conflictReason(comparison: StatementComparison): InstructionConflict['reason'] | undefined {
+  if (comparison.relation !== 'updated') return undefined;
+  return comparison.reason === 'negation-flipped' ? 'negation-differs' : 'values-differ';
 }

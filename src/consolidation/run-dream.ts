@@ -1,4 +1,5 @@
 import { EngramError, isEngramError } from '../kernel/errors.js';
+import { createSortableId } from '../kernel/ids.js';
 import type { Settings } from '../kernel/settings.js';
 import type { Memory } from '../memory/memory.js';
 import type { Scope } from '../memory/scope.js';
@@ -13,6 +14,7 @@ import { resolvePlan, type DreamMemoryDiff, type DreamStep, type DroppedProposal
 import { proposeWithModel } from './model-plan.js';
 import { selectGathered, type GatheredSession, type GatherSummary } from './gather.js';
 import { applyChangeSet, DREAM_ACTOR } from './change-sets.js';
+import { changedSince, dropChangedSteps, versionsRead } from './changed-during-run.js';
 import {
   checkTimeGates,
   effectiveLastRun,
@@ -75,8 +77,11 @@ export interface DreamReport {
   /** `engram undo <changeSetId>` reverts the whole run. */
   changeSetId?: string;
   steps: DreamStep[];
+  /** Proposals refused, and steps not applied because their memories changed while the dream ran. */
   dropped: DroppedProposal[];
   diffs: DreamMemoryDiff[];
+  /** Memories a person or another process changed while the dream ran: their steps were dropped, the edits stand. */
+  changedDuringRun?: string[];
   /** Memories that contradict an instruction file: annotated, listed here; the files are never edited. */
   instructionConflicts: InstructionConflict[];
   index: DreamIndexReport[];
@@ -159,18 +164,10 @@ async function consolidate(
   const timeout = AbortSignal.timeout(Math.max(1, settings.dream.lockStaleMinutes * 60_000));
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   try {
-    await plan(dependencies, report, signal, previous);
+    const read = await plan(dependencies, report, signal, previous);
     signal.throwIfAborted();
     if (record && report.diffs.length > 0) {
-      const stampedAt = report.diffs[0]!.after.updatedAt;
-      report.changeSetId = await applyChangeSet(store, {
-        states: report.diffs.map((diff) => diff.after),
-        scopes: report.scopes,
-        actor: DREAM_ACTOR,
-        stampedAt,
-        now: started.getTime(),
-        summary: `dream: improved ${report.diffs.length} memor${report.diffs.length === 1 ? 'y' : 'ies'}`,
-      });
+      await apply(dependencies, report, read, started.getTime());
       await refreshVectors(dependencies, report);
     }
     report.countAfter = record ? await countAll(store, report.scopes) : report.countBefore;
@@ -201,13 +198,90 @@ function effectiveLastRunIso(state: DreamState, now: number, settings: Pick<Sett
   return last === null ? null : new Date(last).toISOString();
 }
 
-/** Orient, gather and consolidate every scope on its own; fills the report's plan. */
+/** Tries to apply a plan this many times when memories keep changing under it. */
+const APPLY_ATTEMPTS = 5;
+
+/**
+ * Writes the plan as one change set, over nothing changed since the plan read it: before writing and
+ * again inside the write transaction (`ifUpdatedAt`), a memory that changed meanwhile has its steps
+ * dropped and reported, and the rest is written (`changed-during-run.ts`).
+ */
+async function apply(
+  dependencies: DreamDependencies,
+  report: DreamReport,
+  read: ReadonlyMap<string, Memory>,
+  now: number,
+): Promise<void> {
+  const { store } = dependencies;
+  const id = createSortableId('cs', now);
+  for (let attempt = 1; report.diffs.length > 0; attempt += 1) {
+    const versions = versionsRead(report.steps, read);
+    const current = new Map(
+      (await store.list({ scopes: report.scopes, archived: 'include', invalid: 'include' })).map((memory) => [
+        memory.id,
+        memory,
+      ]),
+    );
+    const changed = changedSince(versions, (memoryId) => current.get(memoryId));
+    if (changed.size > 0) dropChanged(report, changed, read, dependencies.settings);
+    if (report.diffs.length === 0) return;
+    // Recall may have counted hits meanwhile (not a change): the written state keeps them.
+    for (const diff of report.diffs) {
+      const latest = current.get(diff.memoryId)!;
+      diff.after = { ...diff.after, hitCount: latest.hitCount, lastAccessedAt: latest.lastAccessedAt };
+    }
+    try {
+      report.changeSetId = await applyChangeSet(store, {
+        states: report.diffs.map((diff) => diff.after),
+        scopes: report.scopes,
+        actor: DREAM_ACTOR,
+        stampedAt: report.diffs[0]!.after.updatedAt,
+        now,
+        summary: `dream: improved ${report.diffs.length} memor${report.diffs.length === 1 ? 'y' : 'ies'}`,
+        ifUpdatedAt: versionsRead(report.steps, read),
+        id,
+      });
+      return;
+    } catch (error) {
+      // An edit landed between the check above and the write: read again and drop what it touched.
+      if (!isEngramError(error) || error.code !== 'CONFLICT' || attempt >= APPLY_ATTEMPTS) throw error;
+      if (!Array.isArray(error.details?.changed)) throw error;
+    }
+  }
+}
+
+/** Drops the steps that memories changed since the plan read them touch; reports them and rebuilds the index figures. */
+function dropChanged(
+  report: DreamReport,
+  changed: ReadonlySet<string>,
+  read: ReadonlyMap<string, Memory>,
+  settings: Settings,
+): void {
+  const after = dropChangedSteps(report, changed);
+  report.steps = after.steps;
+  report.diffs = after.diffs;
+  report.dropped.push(...after.dropped);
+  report.changedDuringRun = [...new Set([...(report.changedDuringRun ?? []), ...changed])];
+  const kept = new Set(report.steps.filter((step) => step.kind === 'annotate').map((step) => step.memoryId));
+  report.instructionConflicts = report.instructionConflicts.filter((conflict) => kept.has(conflict.memoryId));
+  report.index = report.scopes.map((scope) =>
+    indexAfter(
+      scope,
+      [...read.values()].filter((memory) => memory.scope === scope),
+      report.diffs,
+      settings,
+    ),
+  );
+}
+
+/** Orient, gather and consolidate every scope on its own; fills the report's plan. Returns every memory read, by id. */
 async function plan(
   dependencies: DreamDependencies,
   report: DreamReport,
   signal: AbortSignal,
   since: string | null,
-): Promise<void> {
+): Promise<Map<string, Memory>> {
+  const read = new Map<string, Memory>();
   const { store, settings, model } = dependencies;
   const now = dependencies.now().toISOString();
   const sessions = model ? await gatherSessions(dependencies, report, signal, since) : [];
@@ -220,6 +294,7 @@ async function plan(
       order: 'created-asc',
     });
     report.countBefore += memories.length;
+    for (const memory of memories) read.set(memory.id, memory);
     const offline = planOffline({
       memories,
       settings,
@@ -264,6 +339,7 @@ async function plan(
       proposals,
       now,
       limits: settings.memory,
+      aging: settings.aging,
     });
     report.steps.push(...resolved.steps);
     report.dropped.push(...resolved.dropped);
@@ -279,6 +355,7 @@ async function plan(
     for (const diff of report.diffs) diff.after = { ...diff.after, updatedAt: stamp };
     for (const step of report.steps) step.after = { ...step.after, updatedAt: stamp };
   }
+  return read;
 }
 
 /** The gather phase's sessions; a reader that fails leaves a warning and none. */

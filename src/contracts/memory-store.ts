@@ -118,11 +118,15 @@ export interface MemoryLedger {
   /**
    * Writes memories that carry their own ids, in one transaction, all or nothing. An id already in
    * the same scope is skipped, replaced whole (recorded as an update) or refused, per `onExisting`;
-   * an id that exists in another scope is always refused with CONFLICT.
+   * an id that exists in another scope is always refused with CONFLICT. With `ifUpdatedAt` (memory id
+   * → the `updatedAt` the caller read), the import is written only if every memory named there is
+   * still at that version, checked inside the import's own transaction (compare-and-set, like
+   * `ChangeContext.ifUpdatedAt` for one change); otherwise CONFLICT with `details.changed` listing the
+   * ids that moved on or are gone, and nothing is written.
    */
   importMany(
     inputs: readonly NewMemory[],
-    options: { onExisting: 'skip' | 'replace' | 'fail' },
+    options: { onExisting: 'skip' | 'replace' | 'fail'; ifUpdatedAt?: Readonly<Record<string, string>> },
     change: ChangeContext,
   ): Promise<ImportReport>;
   /** Reads one memory by id; with scopes given, a memory outside them is not found. */

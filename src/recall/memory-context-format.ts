@@ -18,6 +18,8 @@ export interface ContextCandidate {
   score: number | null;
   /** `ranked` (full-text ranking), `selected` (the LLM retriever) or `both`. */
   source: 'ranked' | 'selected' | 'both';
+  /** A newer memory that says otherwise of the same subject (recall's `disagrees`): this one is marked older. */
+  newer?: string;
 }
 
 /** A candidate with the estimated tokens its entry takes in the block. */
@@ -60,14 +62,18 @@ export function escapeContextText(text: string): string {
   return text.replace(TAG_OPENER, '&lt;');
 }
 
-/** One memory as the model sees it: `<memory id type name [age]>` then its content, escaped. */
-export function formatMemoryEntry(memory: Memory, now: string, options: AgeNoteOptions = {}): string {
+/**
+ * One memory as the model sees it: `<memory id type name [age] [note]>` then its content, escaped.
+ * `newer` names a newer memory that says otherwise: the note tells the model this one may be superseded.
+ */
+export function formatMemoryEntry(memory: Memory, now: string, options: AgeNoteOptions = {}, newer?: string): string {
   const age = formatAgeNote(ageNote(memory, now, options));
   const attributes = [
     attribute('id', memory.id),
     attribute('type', memory.type),
     attribute('name', memory.name),
     ...(age === '' ? [] : [attribute('age', age)]),
+    ...(newer === undefined ? [] : [attribute('note', supersededNote(newer))]),
   ].join(' ');
   const content = escapeContextText(memory.content.replace(/\r\n?/g, '\n').trim());
   return `\n<memory ${attributes}>\n${content}\n</memory>\n`;
@@ -97,7 +103,7 @@ export function packMemoryContext(candidates: readonly ContextCandidate[], optio
   for (const candidate of candidates) {
     if (seen.has(candidate.memory.id)) continue;
     seen.add(candidate.memory.id);
-    const entry = formatMemoryEntry(candidate.memory, options.now, ageOptions);
+    const entry = formatMemoryEntry(candidate.memory, options.now, ageOptions, candidate.newer);
     const entryBytes = utf8ByteLength(entry);
     const packed = { ...candidate, tokens: tokensForBytes(entryBytes, bytesPerToken) };
     if (tokensForBytes(bytes + entryBytes, bytesPerToken) <= maxTokens) {
@@ -124,6 +130,11 @@ export function packMemoryContext(candidates: readonly ContextCandidate[], optio
 export function formatStaticMemoryPart(indexText: string, placement: MemoryPlacement = 'system-end'): string {
   if (indexText.trim() === '') return '';
   return `${staticPreamble(placement)}\n${escapeContextText(indexText)}`;
+}
+
+/** What the block says of a memory a newer one contradicts (the newer is ranked before it). */
+export function supersededNote(newer: string): string {
+  return `older than ${newer}, which says otherwise: possibly superseded`;
 }
 
 function attribute(name: string, value: string): string {

@@ -121,14 +121,24 @@ export async function buildMemoryContext(
   const rankedById = new Map(ranked.memories.map((entry) => [entry.memory.id, entry]));
   const candidates: ContextCandidate[] = [];
   const offered = new Set<string>();
+  // A memory a newer one contradicts carries that in the block (recall ranked the newer first).
+  const newer = (id: string) => {
+    const found = rankedById.get(id)?.parts.signals?.disagrees?.newer;
+    return found === undefined ? {} : { newer: found };
+  };
   for (const memory of selection?.memories ?? []) {
     const rankedEntry = rankedById.get(memory.id);
-    candidates.push({ memory, score: rankedEntry?.parts.score ?? null, source: rankedEntry ? 'both' : 'selected' });
+    candidates.push({
+      memory,
+      score: rankedEntry?.parts.score ?? null,
+      source: rankedEntry ? 'both' : 'selected',
+      ...newer(memory.id),
+    });
     offered.add(memory.id);
   }
   for (const entry of ranked.memories) {
     if (!offered.has(entry.memory.id))
-      candidates.push({ memory: entry.memory, score: entry.parts.score, source: 'ranked' });
+      candidates.push({ memory: entry.memory, score: entry.parts.score, source: 'ranked', ...newer(entry.memory.id) });
   }
   const packed = packMemoryContext(candidates, {
     maxTokens,

@@ -47,6 +47,8 @@ export interface RecallSignals {
   secondHop?: { added: number; via: string[] };
   /** Diversity: the better hit this one nearly repeats and their token overlap; relevance was multiplied by 1 − similarity. */
   duplicate?: { of: string; similarity: number };
+  /** Diversity: a newer hit with the same words says otherwise (a value, a negation, word order); it ranks first, this one follows. */
+  disagrees?: { newer: string; similarity: number };
 }
 
 export interface RankedMemory {

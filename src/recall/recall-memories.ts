@@ -3,6 +3,7 @@ import type { MemoryType } from '../memory/memory.js';
 import { queryTerms } from './query-terms.js';
 import { rankByRelevance, type RankedMemory } from './ranking.js';
 import { applyRecallSignals, questionTime, withSignals } from './recall-signals.js';
+import { newerBeforeOlder } from './near-duplicates.js';
 import type { Scope } from '../memory/scope.js';
 import type { Settings } from '../kernel/settings.js';
 import { withWordForms } from './word-forms.js';
@@ -84,11 +85,15 @@ export async function recallMemories(
   });
   const fused =
     vectorSide.hits.length > 0 ? fuseByReciprocalRank(hits, vectorSide.hits, settings.embedding.fusionK) : undefined;
-  const ranked = rankByRelevance(fused ?? hits, {
-    now,
-    recencyBase: settings.recall.recencyBase,
-    recencyFloor: settings.recall.recencyFloor,
-  })
+  // Of two hits that disagree, the newer goes first whatever their recency and importance.
+  const ranked = newerBeforeOlder(
+    rankByRelevance(fused ?? hits, {
+      now,
+      recencyBase: settings.recall.recencyBase,
+      recencyFloor: settings.recall.recencyFloor,
+    }),
+    hits,
+  )
     .filter((entry) => entry.parts.score >= minScore)
     .slice(0, topK);
   const warnings = [...vectorSide.warnings];

@@ -1,6 +1,6 @@
 import { addConversationContext, type ContextSupport } from './conversation-context.js';
 import type { Settings } from '../kernel/settings.js';
-import { demoteNearDuplicates, type DuplicateSupport } from './near-duplicates.js';
+import { demoteNearDuplicates, type DisagreementSupport, type DuplicateSupport } from './near-duplicates.js';
 import { questionDates } from './question-dates.js';
 import type { RankedMemory, RecallSignals } from './ranking.js';
 import { addSecondHop, type SecondHopSupport } from './second-hop.js';
@@ -12,8 +12,8 @@ import type { TextHit } from '../contracts/memory-store.js';
 // code, so SQLite and Postgres rank the same candidates the same way. In order: conversation context
 // (source turns and sessions), time (dates named in the question, "when" questions), a second hop
 // (words the best hits share lend relevance to the candidates holding them), diversity
-// (near-identical hits give way). None of them queries the store again. Each is a setting; 0 (or 1
-// for diversity) turns it off.
+// (near-identical hits give way; of two that disagree, the newer goes first). None of them queries
+// the store again. Each is a setting; 0 (or 1 for diversity) turns it off.
 
 /** A full-text hit with what each signal did to it. */
 export interface SignalledHit extends TextHit {
@@ -21,6 +21,8 @@ export interface SignalledHit extends TextHit {
   time?: TimeSignals;
   secondHop?: SecondHopSupport;
   duplicate?: DuplicateSupport;
+  /** A newer hit says otherwise of the same subject; it ranks before this one. */
+  disagrees?: DisagreementSupport;
 }
 
 /** What the re-ranking needs besides the hits: the question, its terms, what it says about time, the settings. */
@@ -82,6 +84,7 @@ export function withSignals(
       ...(hit.time?.timeMention !== undefined && { timeMention: hit.time.timeMention }),
       ...(hit.secondHop && { secondHop: { added: hit.secondHop.added / best, via: hit.secondHop.via } }),
       ...(hit.duplicate && { duplicate: hit.duplicate }),
+      ...(hit.disagrees && { disagrees: hit.disagrees }),
     };
     const relative = (added: { id: string; added: number } | undefined) =>
       added && { id: added.id, added: added.added / best };

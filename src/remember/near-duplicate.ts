@@ -6,12 +6,14 @@ import { porterStem } from '../recall/porter-stemmer.js';
  *
  * Lexical similarity (no embedder) is the Jaccard index of the two texts' content-word sets:
  * words lowercased, contractions expanded ("don't" → "do not"), Porter-stemmed, function words
- * dropped. Words that flip a statement (not, never, before/after, on/off, more/less, all/none, or)
+ * dropped. Words that flip a statement (not, non-, never, before/after, on/off, more/less, all/none, or)
  * are content words, never stop words.
  *
  * A merge rewrites a memory in place, so the rules lean towards keeping two memories:
- * - negation differs ("uses tabs" / "does not use tabs") → not a duplicate;
- * - the tokens holding digits differ ("PostgreSQL 15" / "PostgreSQL 16") → not a duplicate;
+ * - negation differs ("uses tabs" / "does not use tabs"), or bears on other words ("users without a
+ *   license cannot export" / "users with a license can export") → not a duplicate;
+ * - the tokens holding digits differ, or come in another order ("PostgreSQL 15" / "PostgreSQL 16",
+ *   "3 nodes and 5 workers" / "5 nodes and 3 workers") → not a duplicate;
  * - two of the words both texts share trade places around a third ("Alice reports to Bob" / "Bob
  *   reports to Alice", "tabs over spaces" / "spaces over tabs") → not a duplicate: who does what
  *   to whom changed (a phrase moved as a whole is still the same statement);
@@ -31,10 +33,18 @@ export interface LexicalProfile {
   words: ReadonlySet<string>;
   /** Whether the text holds a negation (not, no, never, without, n't…). */
   negated: boolean;
+  /**
+   * The content word each negation bears on (the next one after it; '' at the end), sorted: "does not
+   * use tabs" → ["use"]. Two texts negate the same things only when these are equal, so "users without
+   * a license cannot export" and "users with a license can export" differ though both hold a negation.
+   */
+  negations: readonly string[];
   /** Stemmed content words in the order they first appear (for the word-order rule). */
   sequence: readonly string[];
   /** The tokens that hold a digit (versions, counts, times), sorted. */
   values: readonly string[];
+  /** The same tokens in the order they first appear: "3 nodes and 5 workers" is not "5 nodes and 3 workers". */
+  valueSequence: readonly string[];
   /** The text lowercased with runs of non-word characters collapsed: compared when there are no content words. */
   normalized: string;
 }
@@ -60,37 +70,74 @@ const FUNCTION_WORDS = new Set(
 );
 
 const NEGATIONS = new Set(
-  `not no never nor none nothing nobody nowhere neither without cannot dont doesnt didnt isnt arent wasnt werent
+  `not non no never nor none nothing nobody nowhere neither without cannot dont doesnt didnt isnt arent wasnt werent
   wont cant couldnt shouldnt wouldnt hasnt havent hadnt mustnt`.split(/\s+/),
 );
 
 /** Reads the words, negation and values of a text once, so candidates can be compared cheaply. */
 export function lexicalProfile(text: string): LexicalProfile {
-  const lowered = text
+  const expanded = text
     .normalize('NFKC')
-    .toLowerCase()
     .replace(/[’‘`]/g, "'")
-    .replace(/\b(?:can't|cannot)\b/g, 'can not')
-    .replace(/\bwon't\b/g, 'will not')
-    .replace(/n't\b/g, ' not')
-    .replace(/'(?:s|re|ve|ll|d|m)\b/g, '');
-  const tokens = lowered.match(/[\p{L}\p{N}]+/gu) ?? [];
+    .replace(/\b(?:can't|cannot)\b/gi, 'can not')
+    .replace(/\bwon't\b/gi, 'will not')
+    .replace(/n't\b/gi, ' not')
+    .replace(/'(?:s|re|ve|ll|d|m)\b/gi, '');
+  // A part of a name ("api-us.example.com", "redis-a") or an acronym ("the US cluster") is never a
+  // function word: "us" and "a" there tell two things apart.
+  const tokens: string[] = [];
+  const named = new Set<number>();
+  for (const match of expanded.matchAll(/[\p{L}\p{N}]+(?:[-._/][\p{L}\p{N}]+)*/gu)) {
+    const parts = match[0].match(/[\p{L}\p{N}]+/gu)!;
+    const sentenceStart = startsSentence(expanded, match.index);
+    for (const part of parts) {
+      if (parts.length > 1 || isWrittenAsName(part, sentenceStart)) named.add(tokens.length);
+      tokens.push(part.toLowerCase());
+    }
+  }
   const words = new Set<string>();
   const sequence: string[] = [];
   const values = new Set<string>();
-  let negated = false;
-  for (const token of tokens) {
+  const negations: string[] = [];
+  let pending = 0;
+  for (const [index, token] of tokens.entries()) {
     if (NEGATIONS.has(token)) {
-      negated = true;
+      pending += 1;
       continue;
     }
     if (/\p{N}/u.test(token)) values.add(token);
-    if (FUNCTION_WORDS.has(token)) continue;
+    if (FUNCTION_WORDS.has(token) && !named.has(index)) continue;
     const stem = porterStem(token);
+    for (; pending > 0; pending -= 1) negations.push(stem);
     if (!words.has(stem)) sequence.push(stem);
     words.add(stem);
   }
-  return { words, sequence, negated, values: [...values].sort(), normalized: tokens.join(' ') };
+  for (; pending > 0; pending -= 1) negations.push('');
+  return {
+    words,
+    sequence,
+    negated: negations.length > 0,
+    negations: negations.sort(),
+    values: [...values].sort(),
+    valueSequence: [...values],
+    normalized: tokens.join(' '),
+  };
+}
+
+/**
+ * A word written as a name where a function word would not be: "US", "IT", a capital past a
+ * sentence's start ("suite A", "May 10", "plan B"). Longer words in capitals ("DOES NOT") are emphasis;
+ * "I" is a pronoun.
+ */
+export function isWrittenAsName(written: string, atSentenceStart: boolean): boolean {
+  if (written === 'I' || !/^\p{Lu}/u.test(written)) return false;
+  if (written.length === 2 && written === written.toUpperCase()) return true;
+  return !atSentenceStart && (written.length === 1 || written.slice(1) === written.slice(1).toLowerCase());
+}
+
+/** Whether the text at `index` opens a sentence (the text's start, or after . ! ? : or a line break). */
+export function startsSentence(text: string, index: number): boolean {
+  return /(?:^|[.!?:\n])[\s"'(\[*#>-]*$/.test(text.slice(Math.max(0, index - 12), index)) || index === 0;
 }
 
 /** The Jaccard index of two profiles' content words, 0..1 (1 for two texts of function words only that read the same). */
@@ -187,10 +234,14 @@ export function mergeGuardReason(
 }
 
 function contradictionReason(a: LexicalProfile, b: LexicalProfile): 'negation-differs' | 'values-differ' | undefined {
-  if (a.negated !== b.negated) return 'negation-differs';
-  if (a.values.length !== b.values.length || a.values.some((value, index) => value !== b.values[index]))
-    return 'values-differ';
+  if (!sameList(a.negations, b.negations)) return 'negation-differs';
+  // In order: swapped numbers ("3 nodes and 5 workers" / "5 nodes and 3 workers") are a changed value too.
+  if (!sameList(a.valueSequence, b.valueSequence)) return 'values-differ';
   return undefined;
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((value, index) => value === b[index]);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Engram } from '../engram.js';
 import { requireRole, STORE_ROLES, type MemoryStore } from '../contracts/memory-store.js';
+import type { MemoryPatch } from '../memory/memory.js';
 
 /**
  * What a store worker process does once its store is open. Each task prints one line per unit of
@@ -32,7 +33,9 @@ export type StoreWorkerTask =
    * Saves each statement `rounds` times through Engram.save (dedupe on write); prints one JSON line
    * per save. `latencyMs` delays every store call, as a store across a network would.
    */
-  | { mode: 'save'; scope: string; statements: string[]; rounds: number; actor: string; latencyMs?: number };
+  | { mode: 'save'; scope: string; statements: string[]; rounds: number; actor: string; latencyMs?: number }
+  /** Changes memories as a person editing them would (`update`, one change each); prints each memory's new state as JSON. */
+  | { mode: 'update'; edits: Array<{ id: string; patch: MemoryPatch }>; actor: string };
 
 /** Starts the last line a `write` task with `report: 'end'` prints. */
 export const TIMING_PREFIX = 'timing:';
@@ -160,6 +163,11 @@ export async function runStoreWorkerTask(
           print(JSON.stringify(line));
         }
       }
+      return;
+    }
+    case 'update': {
+      for (const edit of task.edits)
+        print(JSON.stringify(await store.update(edit.id, edit.patch, { actor: task.actor })));
       return;
     }
   }

@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { labelNumbers, planOffline } from '../../src/consolidation/offline-plan.js';
+import { planOffline } from '../../src/consolidation/offline-plan.js';
 import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
 import type { Memory } from '../../src/memory/memory.js';
 
 describe('numbers that label a thing (the offline "values differ" rule)', () => {
-  it('reads a number after a label word or "#" as a label, a version or a count as a value', () => {
-    expect([...labelNumbers('Deploy note 3: the staging cluster restarts nightly.')]).toEqual(['3']);
-    expect([...labelNumbers('Ticket #418 is about the flaky login test.')]).toEqual(['418']);
-    expect([...labelNumbers('The staging database runs PostgreSQL 14 with 2 replicas.')]).toEqual([]);
-  });
-
   it('invalidates a changed value but keeps two numbered things', () => {
     const at = (day: number) => new Date(Date.UTC(2026, 0, day)).toISOString();
     const memory = (id: string, content: string, day: number): Memory => ({

@@ -90,4 +90,46 @@ describe.skipIf(!serverUrl)(`recall signals on Postgres${serverUrl ? '' : ` [ski
     // The case is one where the signals act, so equal rankings say something about them.
     expect(signalled).toBeGreaterThan(5);
   });
+
+  it('puts the newer of two memories that disagree first, the older marked, as SQLite does', async () => {
+    const { postgres, sqlite } = await bothStores();
+    const memories: NewMemory[] = [
+      write('The user prefers tabs over spaces.', '2024-01-02T09:00:00.000Z'),
+      write('The user prefers spaces over tabs.', '2024-01-09T09:00:00.000Z'),
+      write('The billing worker runs 3 replicas and 5 threads.', '2024-01-03T09:00:00.000Z'),
+      write('The billing worker runs 5 replicas and 3 threads.', '2024-01-08T09:00:00.000Z'),
+      write('Customer 4411 is on the enterprise plan with a dedicated support engineer.', '2024-01-02T09:00:00.000Z'),
+      write('Customer 5822 is on the enterprise plan with a dedicated support engineer.', '2024-01-09T09:00:00.000Z'),
+    ];
+    await postgres.createMany(memories, { actor: 'test' });
+    await sqlite.createMany(memories, { actor: 'test' });
+    const recall = async (store: MemoryStore, question: string) => {
+      const engram = new Engram({ store, readScopes: [SCOPE], now: () => new Date(NOW) });
+      const result = await engram.recall(question, { recordAccess: false, topK: 4, minScore: 0 });
+      return result.memories.map((entry) => ({
+        id: entry.memory.id,
+        score: Number(entry.parts.score.toFixed(9)),
+        signals: entry.parts.signals,
+      }));
+    };
+    const ids = memories.map((memory) => memory.id!);
+    const expected: Record<string, string[]> = {
+      'tabs or spaces': [ids[1]!, ids[0]!],
+      'how many replicas does the billing worker run': [ids[3]!, ids[2]!],
+      // Two customers: two facts, each in its own place (the newer first by recency alone).
+      'customers on the enterprise plan': [ids[5]!, ids[4]!],
+    };
+    for (const [question, order] of Object.entries(expected)) {
+      const [fromPostgres, fromSqlite] = [await recall(postgres, question), await recall(sqlite, question)];
+      expect(fromPostgres, question).toEqual(fromSqlite);
+      expect(
+        fromSqlite.map((entry) => entry.id),
+        question,
+      ).toEqual(order);
+    }
+    const tabs = await recall(postgres, 'tabs or spaces');
+    expect(tabs[1]!.signals?.disagrees?.newer).toBe(ids[1]);
+    const customers = await recall(postgres, 'customers on the enterprise plan');
+    expect(customers.every((entry) => entry.signals === undefined)).toBe(true);
+  });
 });

@@ -36,11 +36,13 @@ import type {
 } from '../../contracts/memory-store.js';
 import {
   checkActor,
+  checkExpectedVersions,
   checkInstant,
   checkMemoryFilter,
   checkScopes,
   checkTextSearch,
   checkUnchangedSince,
+  checkVersions,
   memoryNotFound,
 } from '../../contracts/store-checks/store-input.js';
 import { createSortableId } from '../../kernel/ids.js';
@@ -219,13 +221,14 @@ export class PostgresMemoryStore implements MemoryStore {
 
   async importMany(
     inputs: readonly NewMemory[],
-    options: { onExisting: ExistingPolicy },
+    options: { onExisting: ExistingPolicy; ifUpdatedAt?: Readonly<Record<string, string>> },
     change: ChangeContext,
   ): Promise<ImportReport> {
     if (!Array.isArray(inputs)) throw new EngramError('INVALID_INPUT', 'An import is an array of memories.');
     if (!['skip', 'replace', 'fail'].includes(options?.onExisting)) {
       throw new EngramError('INVALID_INPUT', 'onExisting must be "skip", "replace" or "fail".');
     }
+    const expected = checkExpectedVersions(options.ifUpdatedAt);
     const now = this.#now().toISOString();
     const memories = inputs.map((input) =>
       normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }),
@@ -235,6 +238,10 @@ export class PostgresMemoryStore implements MemoryStore {
     const report: ImportReport = { created: 0, replaced: 0, skipped: 0, written: [] };
     if (memories.length === 0) return report;
     await this.#database.transaction(async (transaction) => {
+      // Row locks taken in id order, held to the commit: the versions checked are the versions written over.
+      const current = new Map<string, Memory | undefined>();
+      for (const [id] of expected) current.set(id, await this.#lockedMemory(transaction, id));
+      checkVersions(expected, (id) => current.get(id));
       for (const memory of memories) {
         const existing = await this.#lockedMemory(transaction, memory.id);
         const action = planImport(existing, memory, options.onExisting);

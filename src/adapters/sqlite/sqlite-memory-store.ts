@@ -39,11 +39,13 @@ import type {
 } from '../../contracts/memory-store.js';
 import {
   checkActor,
+  checkExpectedVersions,
   checkInstant,
   checkMemoryFilter,
   checkScopes,
   checkTextSearch,
   checkUnchangedSince,
+  checkVersions,
   memoryNotFound,
 } from '../../contracts/store-checks/store-input.js';
 import { createSortableId } from '../../kernel/ids.js';
@@ -252,13 +254,14 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async importMany(
     inputs: readonly NewMemory[],
-    options: { onExisting: ExistingPolicy },
+    options: { onExisting: ExistingPolicy; ifUpdatedAt?: Readonly<Record<string, string>> },
     change: ChangeContext,
   ): Promise<ImportReport> {
     if (!Array.isArray(inputs)) throw new EngramError('INVALID_INPUT', 'An import is an array of memories.');
     if (!['skip', 'replace', 'fail'].includes(options?.onExisting)) {
       throw new EngramError('INVALID_INPUT', 'onExisting must be "skip", "replace" or "fail".');
     }
+    const expected = checkExpectedVersions(options.ifUpdatedAt);
     const now = this.#now().toISOString();
     const memories = inputs.map((input) =>
       normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }),
@@ -270,6 +273,11 @@ export class SqliteMemoryStore implements MemoryStore {
     }
     const report: ImportReport = { created: 0, replaced: 0, skipped: 0, written: [] };
     await this.#transaction(() => {
+      // Inside the write transaction: no other connection can change a memory between this check and the writes.
+      checkVersions(expected, (id) => {
+        const row = this.#row(id);
+        return row && rowToMemory(row);
+      });
       for (const memory of memories) {
         const row = this.#row(memory.id);
         const existing = row && rowToMemory(row);

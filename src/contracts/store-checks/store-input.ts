@@ -94,6 +94,33 @@ export function checkUnchangedSince(memory: Memory, change: ChangeContext): void
   }
 }
 
+/** Checks `importMany`'s `ifUpdatedAt`: memory id → an ISO-8601 `updatedAt`; the ids, sorted (the order rows are locked in). */
+export function checkExpectedVersions(value: unknown): Array<[string, string]> {
+  if (value === undefined) return [];
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw invalid('ifUpdatedAt maps memory ids to the updatedAt each was read at.');
+  const entries = Object.entries(value as Record<string, unknown>);
+  for (const [id, updatedAt] of entries) {
+    if (id.length === 0 || typeof updatedAt !== 'string' || Number.isNaN(Date.parse(updatedAt)))
+      throw invalid(`ifUpdatedAt[${JSON.stringify(id.slice(0, 80))}] must be an ISO-8601 updatedAt.`);
+  }
+  return (entries as Array<[string, string]>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** CONFLICT naming the memories that are no longer at the version a caller read (`current` undefined: gone). */
+export function checkVersions(
+  expected: ReadonlyArray<[string, string]>,
+  current: (id: string) => Memory | undefined,
+): void {
+  const changed = expected.filter(([id, updatedAt]) => current(id)?.updatedAt !== updatedAt).map(([id]) => id);
+  if (changed.length === 0) return;
+  throw new EngramError(
+    'CONFLICT',
+    `${changed.length === 1 ? `Memory ${changed[0]} has` : `${changed.length} memories (${changed.slice(0, 5).join(', ')}) have`} changed since they were read; nothing was imported. Read them again and retry.`,
+    { details: { changed } },
+  );
+}
+
 /** The error for a memory id that is not in the store. */
 export function memoryNotFound(id: string): EngramError {
   return new EngramError('NOT_FOUND', `No memory with id ${JSON.stringify(String(id).slice(0, 140))}.`);

@@ -1,5 +1,6 @@
 import type { Memory } from '../../memory/memory.js';
 import type { RankedMemory } from '../../recall/ranking.js';
+import { supersededNote } from '../../recall/memory-context-format.js';
 
 /** The fields of a memory a model needs to choose among many, without its content. */
 export function memorySummary(memory: Memory): Record<string, unknown> {
@@ -39,6 +40,7 @@ export function formatRankedMemory(entry: RankedMemory, rank: number): string {
   return [
     `### ${rank}. ${memory.name} (\`${memory.id}\`) — score ${parts.score.toFixed(2)}`,
     metadataLine(memory),
+    ...(parts.signals?.disagrees ? [`Note: ${supersededNote(`\`${parts.signals.disagrees.newer}\``)}.`] : []),
     '',
     memory.content,
     '',

@@ -1,4 +1,6 @@
 import { expect } from 'vitest';
+import type { Memory } from '../../memory/memory.js';
+import { runStoreWorker, unexpectedStderr } from '../store-write-worker-process.js';
 import { expectEngramError, fingerprint, SUITE_ACTOR, storeCaseGroup } from '../store-suite-support.js';
 
 const IMPORT_ACTOR = { actor: 'suite-import' };
@@ -142,6 +144,66 @@ export const importCases = storeCaseGroup({
           'INVALID_INPUT',
         );
         expect(await fingerprint(store, SCOPES)).toEqual(before);
+      },
+    },
+    {
+      name: 'importMany with ifUpdatedAt writes only if every memory named is still at the version read, else CONFLICT naming the changed ones',
+      timeoutMs: 60_000,
+      async run({ store, url }) {
+        const scope = 'project:import';
+        const [a, b, c] = await store.createMany(
+          ['Deploys go out on Fridays.', 'Staging runs PostgreSQL 15.', 'The wiki lives in Notion.'].map((content) => ({
+            scope,
+            content,
+          })),
+          SUITE_ACTOR,
+        );
+        const read = { [a!.id]: a!.updatedAt, [b!.id]: b!.updatedAt, [c!.id]: c!.updatedAt };
+        // Another process edits b after our read, as a person would while a consolidation plans.
+        const edit = await runStoreWorker({
+          url,
+          task: {
+            mode: 'update',
+            edits: [{ id: b!.id, patch: { content: 'Staging runs PostgreSQL 16.' } }],
+            actor: 'person',
+          },
+        });
+        expect({ exitCode: edit.exitCode, stderr: unexpectedStderr(edit.stderr) }).toEqual({ exitCode: 0, stderr: '' });
+        const edited = JSON.parse(edit.ids[0]!) as Memory;
+        const before = await fingerprint(store, SCOPES);
+        const replacing = [a!, b!].map((memory) => ({ ...memory, content: `${memory.content} (rewritten)` }));
+        const error = await expectEngramError(
+          () => store.importMany(replacing, { onExisting: 'replace', ifUpdatedAt: read }, IMPORT_ACTOR),
+          'CONFLICT',
+        );
+        expect((error as Error & { details?: { changed?: string[] } }).details?.changed).toEqual([b!.id]);
+        expect(await fingerprint(store, SCOPES)).toEqual(before);
+        expect((await store.get(b!.id))!.content).toBe('Staging runs PostgreSQL 16.');
+        // A memory the import does not write counts too, and so does one that is gone.
+        await store.delete(c!.id, SUITE_ACTOR);
+        const gone = await expectEngramError(
+          () =>
+            store.importMany(
+              [replacing[0]!],
+              { onExisting: 'replace', ifUpdatedAt: { ...read, [b!.id]: edited.updatedAt } },
+              IMPORT_ACTOR,
+            ),
+          'CONFLICT',
+        );
+        expect((gone as Error & { details?: { changed?: string[] } }).details?.changed).toEqual([c!.id]);
+        // At the versions as they are now, it is written.
+        const report = await store.importMany(
+          [replacing[0]!],
+          { onExisting: 'replace', ifUpdatedAt: { [a!.id]: a!.updatedAt, [b!.id]: edited.updatedAt } },
+          IMPORT_ACTOR,
+        );
+        expect(report).toMatchObject({ replaced: 1 });
+        expect((await store.get(a!.id))!.content).toBe('Deploys go out on Fridays. (rewritten)');
+        for (const bad of ['2026-01-01', { [a!.id]: 'not a time' }, { [a!.id]: 7 }, ['x']])
+          await expectEngramError(
+            () => store.importMany([], { onExisting: 'replace', ifUpdatedAt: bad as never }, IMPORT_ACTOR),
+            'INVALID_INPUT',
+          );
       },
     },
   ],

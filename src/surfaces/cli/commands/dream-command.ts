@@ -69,6 +69,10 @@ export function formatDreamReport(report: DreamReport, columns: number): string 
   }
   for (const dropped of report.dropped)
     lines.push(`dropped a ${dropped.by} step: ${truncate(oneLine(dropped.reason), width)}`);
+  if (report.changedDuringRun?.length)
+    lines.push(
+      `changed while the dream ran (edits kept, their steps dropped): ${truncate(report.changedDuringRun.join(', '), width)}`,
+    );
   for (const conflict of report.instructionConflicts)
     lines.push(
       `contradicts ${conflict.path}: ${conflict.memoryId} ("${truncate(oneLine(conflict.line), width - 30)}")`,

@@ -98,9 +98,9 @@ export const recallCommand: CommandDefinition = {
               TableColumn<RankedMemory>
             >)
           : []),
-        ...memoryColumns<RankedMemory>((entry) => entry.memory, opened.loaded.settings.recall).filter(
-          (column) => column.header !== 'STATE' || values.explain !== true,
-        ),
+        ...memoryColumns<RankedMemory>((entry) => entry.memory, opened.loaded.settings.recall)
+          .filter((column) => column.header !== 'STATE' || values.explain !== true)
+          .map((column) => (column.header === 'STATE' ? withOlderMark(column, result.memories) : column)),
       ];
       let text = formatTable(columns, result.memories, { width: io.columns, color: io.color });
       if (values.explain === true)
@@ -118,7 +118,10 @@ export const recallCommand: CommandDefinition = {
               result.memories.map((entry) => entry.memory),
               opened.loaded.settings.recall,
             );
-      if (legend !== '') text += `\n\n${legend}`;
+      const older =
+        values.explain !== true && result.memories.some((entry) => entry.parts.signals?.disagrees) ? OLDER_LEGEND : '';
+      const legends = [legend, older].filter((line) => line !== '').join('\n');
+      if (legends !== '') text += `\n\n${legends}`;
       return { data, text, warnings };
     });
   },
@@ -126,8 +129,29 @@ export const recallCommand: CommandDefinition = {
 
 const SIGNALS_LEGEND = [
   'signals: context+x (relevance lent by the same or an adjacent source turn and session), sitting+x (lent by a memory written within recall.contextSittingMinutes), date×f (written within a date the question names),',
-  'when×f (says when, for a "when" question), hop+x (found by the second hop, via the words shown), dup~s (nearly repeats a better hit: relevance × (1 − s))',
+  'when×f (says when, for a "when" question), hop+x (found by the second hop, via the words shown), dup~s (nearly repeats a better hit: relevance × (1 − s)),',
+  'older~s than id (the newer hit id, overlap s, says otherwise: it takes the better score of the two, this one follows at most at × (1 − s/2), possibly superseded)',
 ].join('\n');
+
+const OLDER_LEGEND =
+  'older than #n: the memory in row n is newer and says otherwise of the same subject; this one is possibly superseded';
+
+/** The STATE column, with "older than #n" on a memory a newer result contradicts (n: the newer's row). */
+function withOlderMark(
+  column: TableColumn<RankedMemory>,
+  memories: readonly RankedMemory[],
+): TableColumn<RankedMemory> {
+  const rows = new Map(memories.map((entry, index) => [entry.memory.id, index + 1]));
+  return {
+    ...column,
+    value: (entry) => {
+      const newer = entry.parts.signals?.disagrees?.newer;
+      if (newer === undefined) return column.value(entry);
+      const row = rows.get(newer);
+      return `${column.value(entry)}, older than ${row === undefined ? newer : `#${row}`}`;
+    },
+  };
+}
 
 /** One short line of what re-ordered a memory's full-text relevance, for the SIGNALS column. */
 function describeSignals(entry: RankedMemory): string {
@@ -143,5 +167,7 @@ function describeSignals(entry: RankedMemory): string {
       `hop+${score(signals.secondHop.added)}${signals.secondHop.via.length > 0 ? ` (${signals.secondHop.via.join(', ')})` : ''}`,
     );
   if (signals?.duplicate) parts.push(`dup~${signals.duplicate.similarity.toFixed(2)}`);
+  if (signals?.disagrees)
+    parts.push(`older~${signals.disagrees.similarity.toFixed(2)} than ${signals.disagrees.newer}`);
   return parts.join(' ');
 }

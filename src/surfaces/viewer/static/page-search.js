@@ -113,6 +113,8 @@ function signalsText({ context, signals }) {
   }
   if (signals?.duplicate)
     parts.push(`near-copy of a better hit ~${signals.duplicate.similarity.toFixed(2)} (diversity)`);
+  if (signals?.disagrees)
+    parts.push(`older than ${signals.disagrees.newer}, which says otherwise: possibly superseded`);
   return parts.join(' · ');
 }
 
