@@ -7,7 +7,8 @@ import { ENGRAM_NESTED_ENV } from '../../kernel/nested-call.js';
 import type { LoadedSettings } from '../../node/load-settings.js';
 import type { HookInput } from './hook-input.js';
 import type { HookLogEntry } from './hook-log.js';
-import { appendSpoolEntry, isWorkerRunning, SPOOL_MAX_BYTES, type SpoolEntry } from './hook-spool.js';
+import { appendSpoolEntry, SPOOL_MAX_BYTES, type SpoolEntry } from './hook-spool.js';
+import { claimWorkerStart, type WorkerStart } from './hook-worker-lock.js';
 
 /**
  * The hook side of Stop, PreCompact and SessionEnd: one line in the spool (hook-spool.ts) and a
@@ -68,9 +69,11 @@ export function spoolHookEvent(
     });
     return { status: 'full', worker: false };
   }
-  // A worker for this store that is running now sees the line (it looks again before it exits).
-  const start = hooks.worker && !isWorkerRunning(loaded.home, entry.store);
-  return { status: 'spooled', worker: start ? spawnWorker(cwd, log) : false };
+  if (!hooks.worker) return { status: 'spooled', worker: false };
+  // A worker for this store that runs, or that another hook is starting, sees the line (it looks
+  // again before it exits): of many hooks at once, one starts a worker.
+  const claim = claimWorkerStart(loaded.home, entry.store);
+  return { status: 'spooled', worker: claim ? spawnWorker(cwd, claim, log) : false };
 }
 
 /** The transcript path when it names a file a drainer will read; why not is logged when it is too large. */
@@ -101,9 +104,12 @@ export function workerScriptPath(): string {
 }
 
 /** Starts the worker that drains the spool and runs the queue with the configured model, detached: it outlives Claude Code's exit. */
-function spawnWorker(cwd: string, log: Log): boolean {
+function spawnWorker(cwd: string, claim: WorkerStart, log: Log): boolean {
   const script = workerScriptPath();
-  if (!existsSync(script)) return false;
+  if (!existsSync(script)) {
+    claim.abandon();
+    return false;
+  }
   try {
     const child = spawn(process.execPath, [script, cwd], {
       detached: true,
@@ -114,8 +120,14 @@ function spawnWorker(cwd: string, log: Log): boolean {
     });
     child.on('error', () => undefined);
     child.unref();
+    if (child.pid === undefined) {
+      claim.abandon();
+      return false;
+    }
+    claim.started(child.pid);
     return true;
   } catch (error) {
+    claim.abandon();
     log({ status: 'failed', message: `cannot start the extraction worker: ${(error as Error).message}` });
     return false;
   }

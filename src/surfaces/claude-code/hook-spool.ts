@@ -52,10 +52,6 @@ export interface SpoolEntry {
 export const SPOOL_MAX_BYTES = 4 * 1024 * 1024;
 /** One line at most (paths are capped at 4,096 characters by the hook's input checks). */
 export const SPOOL_LINE_MAX_BYTES = 16 * 1024;
-/** A worker lock not touched for this long is a dead or stuck worker's (its pid may be another process's by now). */
-export const WORKER_LOCK_STALE_MS = 2 * 60_000;
-/** How often a running worker touches its lock. */
-export const WORKER_LOCK_HEARTBEAT_MS = 20_000;
 /** A claim older than this is taken over even when its process seems alive (a reused pid). */
 export const CLAIM_STALE_MS = 10 * 60_000;
 const SPOOL_FILE = 'claude-code-hooks.jsonl';
@@ -237,91 +233,6 @@ function isAbandoned(pid: number, claimedAt: number, now: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
-}
-
-/**
- * One hook worker per store at a time: `spool/worker-<store>.pid`. A hook that finds a live one
- * starts none (the running worker sees the new line: it checks the spool again after letting go).
- */
-function workerLockPath(home: string, store: string): string {
-  return join(spoolFolder(home), `worker-${store.replace(/[^a-z0-9]/gi, '')}.pid`);
-}
-
-function lockHolder(path: string): number | undefined {
-  try {
-    const pid = Number(readFileSync(path, 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-}
-
-/**
- * Whether a worker for this store is running now: its lock held by a live process that touched it
- * within WORKER_LOCK_STALE_MS (a worker killed before letting go leaves a lock whose pid may be
- * reused; without the age every later hook would start no worker, for good).
- */
-export function isWorkerRunning(home: string, store: string, now = Date.now()): boolean {
-  const path = workerLockPath(home, store);
-  const pid = lockHolder(path);
-  if (pid === undefined || pid === process.pid || !isAlive(pid)) return false;
-  try {
-    return now - statSync(path).mtimeMs <= WORKER_LOCK_STALE_MS;
-  } catch {
-    return false;
-  }
-}
-
-/** The running worker says it is alive (every WORKER_LOCK_HEARTBEAT_MS). */
-export function touchWorkerLock(home: string, store: string): void {
-  const path = workerLockPath(home, store);
-  if (lockHolder(path) !== process.pid) return;
-  try {
-    const now = new Date();
-    utimesSync(path, now, now);
-  } catch {
-    // Gone: the next look finds no worker and a hook starts one.
-  }
-}
-
-/** Takes the store's worker lock (or a dead worker's); false when a live worker holds it. */
-export function acquireWorkerLock(home: string, store: string): boolean {
-  const path = workerLockPath(home, store);
-  mkdirSync(spoolFolder(home), { recursive: true, mode: 0o700 });
-  try {
-    const fd = openSync(path, 'wx', 0o600);
-    writeSync(fd, String(process.pid));
-    closeSync(fd);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return true; // No lock to be had: run anyway (jobs are leased).
-  }
-  if (isWorkerRunning(home, store)) return false;
-  const temporary = `${path}.${process.pid}`;
-  try {
-    const fd = openSync(temporary, 'w', 0o600);
-    writeSync(fd, String(process.pid));
-    closeSync(fd);
-    renameSync(temporary, path);
-  } catch {
-    rmSync(temporary, { force: true });
-  }
-  return lockHolder(path) === process.pid;
-}
-
-/** Lets go of the store's worker lock (only when this process holds it). */
-export function releaseWorkerLock(home: string, store: string): void {
-  const path = workerLockPath(home, store);
-  if (lockHolder(path) === process.pid) rmSync(path, { force: true });
 }
 
 /** Whether the spool (not a claim) holds an event for this store no drainer has tried yet. */

@@ -1,17 +1,16 @@
-import { createExtractor } from '../../node/create-extractor.js';
-import { engramHome } from '../../node/load-settings.js';
-import { openEngram } from '../../node/open-engram.js';
+import { setPriority } from 'node:os';
+import { engramHome, loadSettings } from '../../node/load-settings.js';
 import { writeHookLog } from './hook-log.js';
 import { HOOK_ACTOR } from './hook-input.js';
 import { storeFingerprint } from './hook-queue.js';
+import { hasNewEventFor } from './hook-spool.js';
 import {
   acquireWorkerLock,
-  hasNewEventFor,
   releaseWorkerLock,
+  takeWorkerLock,
   touchWorkerLock,
   WORKER_LOCK_HEARTBEAT_MS,
-} from './hook-spool.js';
-import { drainSpool } from './spool-drain.js';
+} from './hook-worker-lock.js';
 
 /** Rounds of one worker at most (spool, jobs, dream check); what comes later waits for the next hook's worker or serve. */
 const MAX_ROUNDS = 50;
@@ -20,8 +19,10 @@ const MAX_ROUNDS = 50;
  * The detached worker a queueing hook starts (`node hook-worker.js <cwd>`): moves the hooks' spool
  * into the extraction queue (spool-drain.ts), runs every due extraction job with the configured
  * model (offline: explicit statements only), logs what failed, and exits. One per store at a time
- * (a lock in the spool folder: a hook that finds one running starts none), and it looks at the
- * spool again after each round; several at once would still be safe (jobs are leased). `engram
+ * (a lock in the spool folder, taken for it by the hook that starts it: a hook that finds one running
+ * or starting starts none), and it looks at the spool again after each round; several at once would
+ * still be safe (jobs are leased). It runs at the lowest CPU priority (`hooks.workerNice`) and loads
+ * the store only once it holds the lock, so the hooks Claude Code waits for keep the CPU. `engram
  * serve` runs the same queue when it is up.
  */
 async function runWorker(cwd: string): Promise<void> {
@@ -37,14 +38,27 @@ async function runWorker(cwd: string): Promise<void> {
       ms: Date.now() - started,
     });
   try {
-    const opened = await openEngram({ cwd, env: process.env, actor: HOOK_ACTOR });
-    const store = storeFingerprint(opened.loaded.settings.store.url);
+    const loaded = loadSettings({ cwd, env: process.env });
     try {
-      // Another worker for this store runs: it looks at the spool again before it exits.
-      if (!acquireWorkerLock(home, store)) return;
-      // The lock says this worker is alive while it runs: a lock left untouched is a dead worker's.
-      const heartbeat = setInterval(() => touchWorkerLock(home, store), WORKER_LOCK_HEARTBEAT_MS);
-      heartbeat.unref();
+      setPriority(loaded.settings.hooks.workerNice);
+    } catch {
+      // Not allowed here: the worker runs at the priority it got.
+    }
+    const store = storeFingerprint(loaded.settings.store.url);
+    // Another worker for this store runs: it looks at the spool again before it exits. Nothing of
+    // the store is loaded before this, so a worker that is not needed costs only node's start.
+    if (!(await acquireWorkerLock(home, store))) return;
+    // The lock says this worker is alive while it runs: a lock left untouched is a dead worker's.
+    const heartbeat = setInterval(() => touchWorkerLock(home, store), WORKER_LOCK_HEARTBEAT_MS);
+    heartbeat.unref();
+    const [{ openEngram }, { createExtractor }, { drainSpool }] = await Promise.all([
+      import('../../node/open-engram.js'),
+      import('../../node/create-extractor.js'),
+      import('./spool-drain.js'),
+    ]);
+    let opened: Awaited<ReturnType<typeof openEngram>> | undefined;
+    try {
+      opened = await openEngram({ cwd, env: process.env, actor: HOOK_ACTOR });
       const model = opened.engram.model;
       const extractor = createExtractor({
         engram: opened.engram,
@@ -69,11 +83,12 @@ async function runWorker(cwd: string): Promise<void> {
         if (report.status === 'applied') log('dream', `dream ${report.changeSetId}: ${report.summary}`);
         // Let go first, then look: a hook that appends after the look finds no worker and starts one.
         releaseWorkerLock(home, store);
-        if (!hasNewEventFor(home, store) || !acquireWorkerLock(home, store)) break;
+        if (!hasNewEventFor(home, store) || !takeWorkerLock(home, store)) break;
       }
     } finally {
+      clearInterval(heartbeat);
       releaseWorkerLock(home, store);
-      await opened.close();
+      await opened?.close();
     }
   } catch (error) {
     log('worker-failed', error instanceof Error ? error.message : String(error));
