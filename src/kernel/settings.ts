@@ -609,6 +609,11 @@ const SETTINGS_TABLE = {
       'A queueing Claude Code hook starts a detached worker for the model work; false leaves the queue to engram serve',
       { env: 'ENGRAM_HOOK_WORKER' },
     ),
+    sessionRootDays: integer(
+      30,
+      "Days a hooked session's project folder (fixed by its first hook, used by every later one whatever its cwd) is kept unused",
+      { minimum: 1, maximum: 3_650 },
+    ),
     workerNice: integer(
       19,
       "Niceness of the hooks' detached worker (0 normal, 19 lowest): its model work and module loading never take the CPU from the hooks Claude Code is waiting for",

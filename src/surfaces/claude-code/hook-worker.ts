@@ -4,6 +4,7 @@ import { writeHookLog } from './hook-log.js';
 import { HOOK_ACTOR } from './hook-input.js';
 import { storeFingerprint } from './hook-queue.js';
 import { hasNewEventFor } from './hook-spool.js';
+import { pruneSessionRoots } from './hook-session-root.js';
 import {
   acquireWorkerLock,
   releaseWorkerLock,
@@ -85,6 +86,7 @@ async function runWorker(cwd: string): Promise<void> {
         releaseWorkerLock(home, store);
         if (!hasNewEventFor(home, store) || !takeWorkerLock(home, store)) break;
       }
+      pruneSessionRoots(home, 'claude-code', loaded.settings.hooks.sessionRootDays);
     } finally {
       clearInterval(heartbeat);
       releaseWorkerLock(home, store);

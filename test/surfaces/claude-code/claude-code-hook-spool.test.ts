@@ -97,7 +97,8 @@ describe('the queueing hooks spool', () => {
       ['stop', line({ ...base, transcript_path: 'relative/path.jsonl' })],
       ['stop', line({ ...base, transcript_path: huge })],
       ['pre-compact', line({ ...base, transcript_path: workspace.root })],
-      ['stop', line({ ...base, cwd: join(workspace.root, 'gone'), transcript_path: huge })],
+      // A session whose first hook names a folder that is gone (a session seen before keeps its folder).
+      ['stop', line({ ...base, session_id: 'sess-gone', cwd: join(workspace.root, 'gone'), transcript_path: huge })],
       ['stop', line({ ...base, transcript_path: `/${'p'.repeat(5_000)}` })],
     ];
     for (const [event, input] of cases) expectValidOutput(await runHook(workspace, event, input, NO_WORKER));
