@@ -204,10 +204,14 @@ const SETTINGS_TABLE = {
     knownMaxTokens: integer(1_500, 'Budget of the already-known memories (recalled this turn) shown to the extractor'),
     timeoutMs: integer(60_000, 'How long one extraction model call may take', { minimum: 1 }),
     leaseMs: integer(
-      600_000,
-      'How long a worker holds an extraction job before another may take it over (a dead worker)',
+      60_000,
+      "How long an extraction job's lease lasts without its worker's heartbeat (renewed every third of it while the job runs): a worker that stopped loses the job after this, one that died on this host at once",
       { minimum: 1_000, maximum: 86_400_000 },
     ),
+    runTimeoutMs: integer(600_000, 'The longest one extraction job may run before it is stopped and retried', {
+      minimum: 1_000,
+      maximum: 86_400_000,
+    }),
     retryBaseDelayMs: integer(5_000, 'Wait before retrying a failed extraction job; doubles on each attempt'),
     retryMaxDelayMs: integer(600_000, 'Longest wait before retrying a failed extraction job'),
     pollIntervalMs: integer(1_000, 'How often an idle extraction worker looks for jobs other processes queued', {
