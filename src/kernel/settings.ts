@@ -618,6 +618,11 @@ const SETTINGS_TABLE = {
       "Days a hooked session's project folder (fixed by its first hook, used by every later one whatever its cwd) is kept unused",
       { minimum: 1, maximum: 3_650 },
     ),
+    workerLingerMs: integer(
+      3_600_000,
+      "How long the hooks' worker stays for what waits to be retried (an event the store could not take, a failed extraction); what still waits then is left to the next hook, engram serve or engram queue run",
+      { minimum: 0, maximum: 86_400_000, env: 'ENGRAM_HOOK_WORKER_LINGER_MS' },
+    ),
     workerNice: integer(
       19,
       "Niceness of the hooks' detached worker (0 normal, 19 lowest): its model work and module loading never take the CPU from the hooks Claude Code is waiting for",

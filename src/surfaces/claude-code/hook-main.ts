@@ -39,11 +39,17 @@ export async function runHookProcess(word: string): Promise<never> {
       ms: entry.ms ?? Date.now() - started,
     });
   };
-  const answer = (context: string | undefined): void => {
+  const answer = (context: string | undefined, notice?: string): void => {
     if (!finished) {
       finished = true;
-      if (context !== undefined && isHookEventName(word)) {
-        const output = { hookSpecificOutput: { hookEventName: HOOK_EVENTS[word], additionalContext: context } };
+      if ((context !== undefined || notice !== undefined) && isHookEventName(word)) {
+        // A notice (an event lost) is shown to the user: Claude Code's `systemMessage`.
+        const output = {
+          ...(notice !== undefined && { systemMessage: notice }),
+          ...(context !== undefined && {
+            hookSpecificOutput: { hookEventName: HOOK_EVENTS[word], additionalContext: context },
+          }),
+        };
         try {
           writeSync(1, `${JSON.stringify(output)}\n`);
         } catch {
@@ -93,7 +99,17 @@ export async function runHookProcess(word: string): Promise<never> {
     // The deadline is a setting: read it before the store opens (that is what may hang).
     const loaded = loadSettings({ cwd, env });
     if (word === 'stop' || word === 'pre-compact' || word === 'session-end') {
-      spoolHookEvent(HOOK_EVENTS[word], input, cwd, loaded, log);
+      const spooled = spoolHookEvent(HOOK_EVENTS[word], input, cwd, loaded, log);
+      if (spooled.notice !== undefined) {
+        // Said three ways, since on a full disk the log line may not be written: the log, stderr
+        // (Claude Code's debug log) and the user's screen.
+        try {
+          writeSync(2, `engram: ${spooled.notice}\n`);
+        } catch {
+          // Nobody reads stderr.
+        }
+        answer(undefined, spooled.notice);
+      }
       return finish(undefined);
     }
     deadlineMs = loaded.settings.hooks.deadlineMs;

@@ -7,7 +7,13 @@ import { ENGRAM_NESTED_ENV } from '../../kernel/nested-call.js';
 import type { LoadedSettings } from '../../node/load-settings.js';
 import type { HookInput } from './hook-input.js';
 import type { HookLogEntry } from './hook-log.js';
-import { appendSpoolEntry, SPOOL_MAX_BYTES, type SpoolEntry } from './hook-spool.js';
+import {
+  appendSpoolEntry,
+  SPOOL_MAX_BYTES,
+  SPOOL_RESERVE_BYTES,
+  type SpoolAppend,
+  type SpoolEntry,
+} from './hook-spool.js';
 import { claimWorkerStart, type WorkerStart } from './hook-worker-lock.js';
 
 /**
@@ -22,9 +28,12 @@ export const HOOK_TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024;
 
 /** What a queueing hook did, for tests and the log. */
 export interface SpoolOutcome {
-  status: 'spooled' | 'off' | 'skipped' | 'full';
+  /** `lost`: the event could not be spooled (a full disk, a full spool): said in the log, on stderr and to the user. */
+  status: 'spooled' | 'off' | 'skipped' | 'lost';
   worker: boolean;
   reason?: string;
+  /** What was lost and how to get it back, for the user (Claude Code shows a hook's `systemMessage`). */
+  notice?: string;
 }
 
 type Log = (entry: Omit<HookLogEntry, 'at' | 'event'>) => void;
@@ -58,17 +67,39 @@ export function spoolHookEvent(
     store: storeFingerprint(loaded.settings.store.url),
     at: new Date().toISOString(),
   };
-  const appended = appendSpoolEntry(loaded.home, entry);
-  if (appended !== 'appended') {
-    log({
-      status: 'failed',
-      message:
-        appended === 'full'
-          ? `the hook spool is full (${SPOOL_MAX_BYTES} bytes): not queued; "engram queue run" drains it`
-          : 'the event is too long for the hook spool: not queued',
-    });
-    return { status: 'full', worker: false };
+  const lost = (why: string): SpoolOutcome => {
+    const what =
+      event === 'SessionEnd'
+        ? `the end of session ${input.sessionId} (its last turns and its count for consolidation)`
+        : `the ${event} of session ${input.sessionId} (its turns since the last one queued)`;
+    const recover =
+      transcriptPath === undefined
+        ? ''
+        : ` A later Stop of this session queues those turns with its own; or run "engram extract ${transcriptPath}".`;
+    const notice = `engram did not queue ${what}: ${why}.${recover}`;
+    log({ status: 'lost', message: notice });
+    return { status: 'lost', worker: false, reason: why, notice };
+  };
+  let appended: SpoolAppend;
+  try {
+    appended = appendSpoolEntry(loaded.home, entry);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const full = code === 'ENOSPC' || code === 'EDQUOT' || code === 'EFBIG';
+    return lost(
+      full
+        ? `the disk holding ${loaded.home} is full (${code})`
+        : `the hook spool cannot be written (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
+  if (appended === 'full')
+    return lost(`the hook spool is full (${SPOOL_MAX_BYTES} bytes); "engram queue run" drains it`);
+  if (appended === 'too-long') return lost('the event is too long for the hook spool');
+  if (appended === 'reserve')
+    log({
+      status: 'disk-full',
+      message: `the disk holding ${loaded.home} is full: this event was kept by spending the spool's reserve (${SPOOL_RESERVE_BYTES} bytes); free some space, or the next events are lost`,
+    });
   if (!hooks.worker) return { status: 'spooled', worker: false };
   // A worker for this store that runs, or that another hook is starting, sees the line (it looks
   // again before it exits): of many hooks at once, one starts a worker.

@@ -66,17 +66,40 @@ export function spoolPath(home: string): string {
 }
 
 /**
+ * Room kept beside the spool for a full disk: a file of this many bytes that a hook deletes when an
+ * append fails for want of space, so the event and its log line still fit; the next drainer makes it
+ * again once there is room (ensureSpoolReserve).
+ */
+export const SPOOL_RESERVE_BYTES = 64 * 1024;
+const RESERVE_FILE = 'reserve';
+const NO_SPACE = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
+
+/** What appending did: `reserve` is appended after spending the reserve (the disk is full). */
+export type SpoolAppend = 'appended' | 'reserve' | 'full' | 'too-long';
+
+/**
  * Appends one entry as one line with one O_APPEND write (file 0600, folder 0700). Returns why not
- * when the spool is full or the line too long; throws what the file system throws.
+ * when the spool is full or the line too long; `reserve` when the disk was full and the reserve was
+ * spent to make room; throws what the file system throws otherwise (a disk full with no reserve left).
  *
  * The line starts with a line end too, so a line torn by an earlier failed write (a full disk)
  * never swallows this one. A drainer may rename the spool between this open and this write: the
  * line then lands in a claim that may already be read, so after writing, a spool that is no longer
  * the file written to gets the line again (twice queued adds nothing; lost would lose the event).
  */
-export function appendSpoolEntry(home: string, entry: SpoolEntry): 'appended' | 'full' | 'too-long' {
+export function appendSpoolEntry(home: string, entry: SpoolEntry): SpoolAppend {
   const line = Buffer.from(`\n${JSON.stringify(entry)}\n`, 'utf8');
   if (line.length > SPOOL_LINE_MAX_BYTES) return 'too-long';
+  try {
+    return appendLine(home, line);
+  } catch (error) {
+    if (!isNoSpace(error) || !spendReserve(home)) throw error;
+  }
+  const appended = appendLine(home, line);
+  return appended === 'appended' ? 'reserve' : appended;
+}
+
+function appendLine(home: string, line: Buffer): 'appended' | 'full' {
   mkdirSync(spoolFolder(home), { recursive: true, mode: 0o700 });
   tightenMode(spoolFolder(home));
   for (let attempt = 0; ; attempt += 1) {
@@ -88,7 +111,10 @@ export function appendSpoolEntry(home: string, entry: SpoolEntry): 'appended' | 
       if ((info.mode & 0o077) !== 0) fchmodSync(fd, info.mode & 0o700);
       if (info.size + line.length > SPOOL_MAX_BYTES) return 'full';
       const written = writeSync(fd, line);
-      if (written !== line.length) throw new Error(`the spool took ${written} of ${line.length} bytes (disk full?)`);
+      if (written !== line.length)
+        throw Object.assign(new Error(`the spool took ${written} of ${line.length} bytes (disk full?)`), {
+          code: 'ENOSPC',
+        });
       // Compared while the file is still open: a claimed file already removed keeps its inode
       // number while open, so a new spool cannot have the same one.
       stayed = isSpool(home, fstatSync(fd));
@@ -96,6 +122,36 @@ export function appendSpoolEntry(home: string, entry: SpoolEntry): 'appended' | 
       closeSync(fd);
     }
     if (stayed || attempt >= 20) return 'appended';
+  }
+}
+
+function isNoSpace(error: unknown): boolean {
+  return NO_SPACE.has((error as NodeJS.ErrnoException | undefined)?.code ?? '');
+}
+
+/** Deletes the reserve; false when there was none to spend. */
+function spendReserve(home: string): boolean {
+  try {
+    rmSync(join(spoolFolder(home), RESERVE_FILE));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Makes the reserve when it is missing (a drainer, while there is room); a partial one is removed. Never throws. */
+export function ensureSpoolReserve(home: string): void {
+  const path = join(spoolFolder(home), RESERVE_FILE);
+  try {
+    if (statSync(path).size === SPOOL_RESERVE_BYTES) return;
+  } catch {
+    // Missing: made below.
+  }
+  try {
+    mkdirSync(spoolFolder(home), { recursive: true, mode: 0o700 });
+    writeFileSync(path, Buffer.alloc(SPOOL_RESERVE_BYTES), { mode: 0o600 });
+  } catch {
+    rmSync(path, { force: true });
   }
 }
 
@@ -243,4 +299,21 @@ export function hasNewEventFor(home: string, store: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** When the spool's earliest event for this store that waits for a retry is due (epoch ms), if any. */
+export function nextRetryFor(home: string, store: string): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync(spoolPath(home), 'utf8');
+  } catch {
+    return undefined;
+  }
+  let next: number | undefined;
+  for (const entry of readEntries(text).entries) {
+    if (entry.store !== store) continue;
+    const due = entry.after === undefined ? Date.now() : Date.parse(entry.after);
+    if (Number.isFinite(due) && (next === undefined || due < next)) next = due;
+  }
+  return next;
 }

@@ -5,7 +5,14 @@ import { queueSessionEnd, queueTranscript } from './claude-code-hooks.js';
 import { HOOK_ACTOR, type HookInput } from './hook-input.js';
 import { writeHookLog } from './hook-log.js';
 import { storeFingerprint } from './hook-queue.js';
-import { appendSpoolEntry, claimSpool, finishClaim, keepInClaim, type SpoolEntry } from './hook-spool.js';
+import {
+  appendSpoolEntry,
+  claimSpool,
+  ensureSpoolReserve,
+  finishClaim,
+  keepInClaim,
+  type SpoolEntry,
+} from './hook-spool.js';
 
 /**
  * Moves the Claude Code hooks' spool (hook-spool.ts) into the store's extraction queue: each event's
@@ -18,7 +25,9 @@ import { appendSpoolEntry, claimSpool, finishClaim, keepInClaim, type SpoolEntry
  * dream's session list a set). An event the store cannot take now (locked, corrupt) goes back to
  * the spool and is tried again after a wait that doubles each time (retryDelayMs), for
  * SPOOL_MAX_AGE_MS at most; an event for another store (the hook ran with other settings) goes back
- * untouched for a drainer with that store, for SPOOL_MAX_AGE_MS at most.
+ * untouched for a drainer with that store, for SPOOL_MAX_AGE_MS at most. An event whose transcript
+ * can never be read (gone, not a file, not this user's to read) is given up at once, logged: no
+ * wait makes it readable.
  */
 
 /** How often `engram serve` looks at the spool. */
@@ -122,7 +131,8 @@ export async function drainSpool(options: SpoolDrainOptions): Promise<SpoolDrain
           const outcome =
             entry.event === 'SessionEnd' ? await queueSessionEnd(context) : await queueTranscript(context);
           if (outcome.status === 'unavailable') log(entry, 'failed', 'the store has no job queue: nothing was queued');
-          report.queued += 1;
+          if (outcome.givenUp) report.dropped += 1;
+          else report.queued += 1;
           report.jobs += outcome.jobs;
           await options.afterEach?.(entry);
         } catch (error) {
@@ -142,7 +152,8 @@ export async function drainSpool(options: SpoolDrainOptions): Promise<SpoolDrain
       const unplaced: SpoolEntry[] = [];
       for (const entry of back) {
         try {
-          if (appendSpoolEntry(home, entry) !== 'appended') unplaced.push(entry);
+          const placed = appendSpoolEntry(home, entry);
+          if (placed !== 'appended' && placed !== 'reserve') unplaced.push(entry);
         } catch {
           unplaced.push(entry);
         }
@@ -152,6 +163,8 @@ export async function drainSpool(options: SpoolDrainOptions): Promise<SpoolDrain
       if (unplaced.length === 0) finishClaim(claim);
       else keepInClaim(claim, unplaced);
     }
+    // Room for the next full disk, made while there is room.
+    ensureSpoolReserve(home);
   } finally {
     for (const opening of openedHere.values())
       await (await opening.catch(() => undefined))?.close().catch(() => undefined);
