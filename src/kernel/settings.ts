@@ -618,6 +618,11 @@ const SETTINGS_TABLE = {
       "Days a hooked session's project folder (fixed by its first hook, used by every later one whatever its cwd) is kept unused",
       { minimum: 1, maximum: 3_650 },
     ),
+    transcriptReadTries: integer(
+      8,
+      "Drains that try to read a hooked session's transcript when reading fails in a way that may pass (an I/O error, too many open files), waiting 5 s doubling in between, before the event is given up (logged); a transcript that can never be read (gone, a folder, no permission) is given up at once",
+      { minimum: 1, maximum: 100, env: 'ENGRAM_HOOK_TRANSCRIPT_READ_TRIES' },
+    ),
     workerLingerMs: integer(
       3_600_000,
       "How long the hooks' worker stays for what waits to be retried (an event the store could not take, a failed extraction); what still waits then is left to the next hook, engram serve or engram queue run",

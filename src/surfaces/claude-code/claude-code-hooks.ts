@@ -180,7 +180,8 @@ export function fitContext(parts: readonly string[]): string | undefined {
 
 /** What queueing one spooled event did, for tests and the log. */
 export interface QueueOutcome {
-  status: 'queued' | 'nothing-new' | 'off' | 'skipped' | 'unavailable';
+  /** `unreadable`: the transcript could not be read now (an I/O error, too many open files): tried again, a bounded number of times. */
+  status: 'queued' | 'nothing-new' | 'off' | 'skipped' | 'unavailable' | 'unreadable';
   /** Extraction jobs created (not those that were queued already). */
   jobs: number;
   sessionId?: string;
@@ -204,7 +205,8 @@ export async function queueTranscript(context: QueueContext): Promise<QueueOutco
   const path = input.transcriptPath;
   if (path === undefined) return { status: 'skipped', jobs: 0, reason: 'no transcript_path' };
   // A path that can never be read (gone after the session ended, a folder, no permission) is given
-  // up at once and said so; what may pass (too many open files, an I/O error) is thrown: retried.
+  // up at once and said so; what may pass (too many open files, an I/O error) is `unreadable`: the
+  // drainer tries again hooks.transcriptReadTries times at most.
   const giveUp = (why: string): QueueOutcome => {
     context.log({
       status: 'skipped',
@@ -220,6 +222,7 @@ export async function queueTranscript(context: QueueContext): Promise<QueueOutco
     size = info.size;
   } catch (error) {
     if (isPermanentReadFailure(error)) return giveUp(describeReadFailure(error));
+    if (errnoOf(error) !== undefined) return { status: 'unreadable', jobs: 0, reason: describeReadFailure(error) };
     throw error;
   }
   if (size > HOOK_TRANSCRIPT_MAX_BYTES) {
@@ -240,6 +243,7 @@ export async function queueTranscript(context: QueueContext): Promise<QueueOutco
     });
   } catch (error) {
     if (isPermanentReadFailure(error)) return giveUp(describeReadFailure(error));
+    if (errnoOf(error) !== undefined) return { status: 'unreadable', jobs: 0, reason: describeReadFailure(error) };
     throw error;
   }
   const { conversation } = transcript;

@@ -44,6 +44,8 @@ export interface SpoolEntry {
   at: string;
   /** Drains that could not queue it so far (the store unreadable); each waits longer (retryDelayMs). */
   attempts?: number;
+  /** Drains that could not read its transcript (an I/O error): given up after hooks.transcriptReadTries. */
+  readFailures?: number;
   /** Not tried again before this time (ISO): a store that stays locked is not hammered every drain. */
   after?: string;
 }
@@ -276,6 +278,9 @@ function parseEntry(line: string): SpoolEntry | undefined {
   if (!text(entry.sessionId) || !text(entry.cwd) || !text(entry.store) || !text(entry.at)) return undefined;
   if (entry.transcriptPath !== undefined && !text(entry.transcriptPath)) return undefined;
   if (entry.after !== undefined && !text(entry.after)) return undefined;
+  const count = (field: unknown): boolean =>
+    field === undefined || (Number.isSafeInteger(field) && (field as number) >= 0);
+  if (!count(entry.attempts) || !count(entry.readFailures)) return undefined;
   return entry as SpoolEntry;
 }
 

@@ -374,3 +374,104 @@ describe("what waits for a retry is run by the hooks' worker, with no other hook
     expect(stored).toBe(true);
   }, 90_000);
 });
+
+describe('any append to the spool that fails', () => {
+  let workspace: Workspace;
+  beforeEach(() => {
+    workspace = createWorkspace();
+  });
+  afterEach(() => workspace.cleanup());
+
+  /** One Stop hook as Claude Code runs it, with `prefix` (a namespace, another user) in front; its stderr too. */
+  function stopHook(home: string, session: string, transcript: string, prefix: string[] = []) {
+    const command = [process.execPath, HOOK_LAUNCHER, 'hook', 'stop', '--from', 'engram-plugin'];
+    const [file, ...args] = [...prefix, ...command];
+    return spawnSync(file!, args, {
+      cwd: workspace.cwd,
+      env: { PATH: process.env.PATH, HOME: home, ENGRAM_HOME: home, ENGRAM_MODEL_PROVIDER: 'none', ...NO_WORKER },
+      input: line({ session_id: session, cwd: workspace.cwd, transcript_path: transcript }),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+  }
+
+  function expectSaidLost(run: ReturnType<typeof stopHook>, session: string, transcript: string, why: RegExp): void {
+    expect(run.status, run.stderr).toBe(0);
+    const shown = JSON.parse(run.stdout) as { systemMessage: string };
+    expect(shown.systemMessage).toContain(`the Stop of session ${session}`);
+    expect(shown.systemMessage).toMatch(why);
+    expect(shown.systemMessage).toContain(`engram extract ${transcript}`);
+    expect(run.stderr).toContain(`session ${session}`);
+  }
+
+  it('where the spool file should be there is a folder (EISDIR): lost, and said so in the log too', () => {
+    mkdirSync(spoolPath(workspace.home), { recursive: true });
+    const transcript = writeTranscript(workspace.root, 's-isdir', 'Remember that folders are not files.');
+    const run = stopHook(workspace.home, 's-isdir', transcript);
+    expectSaidLost(run, 's-isdir', transcript, /cannot be written.*EISDIR/);
+    const lost = logLines(workspace).filter((entry) => entry.status === 'lost');
+    expect(lost).toHaveLength(1);
+    expect(lost[0]!.message).toContain('s-isdir');
+  });
+
+  it.skipIf(!canMountTmpfs())(
+    'ENGRAM_HOME on a read-only file system (EROFS): lost, said on stderr and to the user',
+    () => {
+      const home = join(workspace.root, 'readonly-home');
+      mkdirSync(home);
+      const transcript = writeTranscript(workspace.root, 's-erofs', 'Remember that nothing is written here.');
+      const run = stopHook(home, 's-erofs', transcript, [
+        'unshare',
+        '-rm',
+        'sh',
+        '-c',
+        `mount -t tmpfs -o size=64k tmpfs '${home}' && mkdir -m 700 '${home}/spool' && mount -o remount,ro '${home}' && exec "$@"`,
+        'sh',
+      ]);
+      expectSaidLost(run, 's-erofs', transcript, /cannot be written.*EROFS/);
+    },
+  );
+
+  it.skipIf(process.getuid?.() !== 0 || spawnSync('runuser', ['--help']).status !== 0)(
+    'ENGRAM_HOME this user may not write (EACCES): lost, said on stderr and to the user',
+    () => {
+      const home = join(workspace.root, 'roots-home');
+      mkdirSync(home, { mode: 0o700 });
+      chmodSync(workspace.root, 0o755);
+      chmodSync(workspace.cwd, 0o755);
+      const transcript = writeTranscript(workspace.root, 's-eacces', 'Remember that this home is not mine.');
+      const run = stopHook(home, 's-eacces', transcript, ['runuser', '-u', 'nobody', '--']);
+      expectSaidLost(run, 's-eacces', transcript, /cannot be written.*EACCES/);
+    },
+  );
+});
+
+describe('a transcript that cannot be read now', () => {
+  let workspace: Workspace;
+  beforeEach(() => {
+    workspace = createWorkspace();
+  });
+  afterEach(() => workspace.cleanup());
+
+  it('(an I/O error) is tried again, then given up after hooks.transcriptReadTries drains with a log line, not kept for 7 days', async () => {
+    // /proc/self/mem is a regular file whose read fails with EIO in whoever reads it: a real I/O error.
+    const env = { ...NO_WORKER, ENGRAM_HOOK_TRANSCRIPT_READ_TRIES: '2' };
+    const input = line({ session_id: 's-eio', cwd: workspace.cwd, transcript_path: '/proc/self/mem' });
+    expect((await runHook(workspace, 'stop', input, env)).code).toBe(0);
+    const first = await workspace.json(['queue', 'run'], 0, { env });
+    expect(first.spool).toMatchObject({ claimed: 1, putBack: 1, dropped: 0 });
+    expect(logLines(workspace).some((entry) => /cannot be read now \(try 1 of 2.*EIO/.test(entry.message))).toBe(true);
+    // Its wait (5 s) over, the second drain gives it up.
+    await new Promise((resolve) => setTimeout(resolve, 5_500));
+    const second = await workspace.json(['queue', 'run'], 0, { env });
+    expect(second.spool).toMatchObject({ claimed: 1, putBack: 0, dropped: 1 });
+    expect(
+      logLines(workspace).some((entry) =>
+        /given up after 2 tries: the transcript "\/proc\/self\/mem" cannot be read \(.*EIO/.test(entry.message),
+      ),
+    ).toBe(true);
+    expect(existsSync(spoolPath(workspace.home)) ? readFileSync(spoolPath(workspace.home), 'utf8').trim() : '').toBe(
+      '',
+    );
+  }, 60_000);
+});
