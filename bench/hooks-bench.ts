@@ -1,7 +1,9 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SqliteMemoryStore } from '../src/adapters/sqlite/sqlite-memory-store.js';
 import { quantile, median, round } from './statistics.js';
 import { makeMemories, makeQueries, makeVocabulary, seededRandom } from './synthetic-memories.js';
@@ -20,8 +22,42 @@ export interface HookBenchRow {
   ratioP95: number;
 }
 
+/**
+ * A queueing hook (Stop, SessionEnd) with its detached worker on, as Claude Code runs it: alone (one
+ * hook at a time) and CONCURRENT at once (several sessions ending together), beside `node -e ''` alone
+ * and CONCURRENT `node -e ''` at once measured in the same rounds.
+ */
+export interface HookConcurrencyRow {
+  event: string;
+  /** Hooks started together: 1 (alone) or CONCURRENT. */
+  atOnce: number;
+  runs: number;
+  p50Ms: number;
+  p95Ms: number;
+  /** Claude Code's budget for a SessionEnd hook, node's start included (test/support/claude-code-cli.md §3.3). */
+  targetP95Ms: number;
+  /** `node -e ''` alone, interleaved with the rounds. */
+  nodeAloneP95Ms: number;
+  /** As many `node -e ''` at once as hooks: what the machine's cores allow any process. */
+  nodeAtOnceP95Ms: number;
+  /** p95 of the hook over p95 of `node -e ''` alone. */
+  ratioToNodeAlone: number;
+  /** p95 of the hook over p95 of as many `node -e ''` at once. */
+  ratioToNodeAtOnce: number;
+  /** Extraction workers seen alive at once at most (sampled): one per store is the design. */
+  workersAtOnceMax: number;
+}
+
+export interface HooksBenchResult {
+  single: HookBenchRow[];
+  concurrency: HookConcurrencyRow[];
+}
+
 const SIZE = 10_000;
 const RUNS = 20;
+const CONCURRENT = 8;
+const ROUNDS = Number(process.env.ENGRAM_BENCH_HOOK_ROUNDS ?? 8);
+const SESSION_END_BUDGET_MS = 1_500;
 const TARGETS: Record<string, number> = {
   'user-prompt-submit': 150,
   'session-start': 250,
@@ -29,20 +65,21 @@ const TARGETS: Record<string, number> = {
   'session-end': 100,
 };
 
-/**
- * The Claude Code hooks (issue 13) as Claude Code runs them: `node plugins/engram/scripts/engram.mjs
- * hook <event>` with the event's JSON on stdin, on a 10K-memory SQLite store, offline, with the
- * detached worker off (hooks.worker) so only the hook itself is timed.
- */
-export async function benchHooksPart(): Promise<HookBenchRow[]> {
+interface HookWorld {
+  directory: string;
+  project: string;
+  env: Record<string, string>;
+  launcher: string;
+  transcript: (session: string, text: string) => string;
+}
+
+/** A 10K-memory SQLite store, a project and a HOME; the worker off unless asked. */
+async function makeWorld(memories: ReturnType<typeof makeMemories>): Promise<HookWorld> {
   const root = resolve(import.meta.dirname, '..');
-  const launcher = join(root, 'plugins', 'engram', 'scripts', 'engram.mjs');
   const directory = mkdtempSync(join(tmpdir(), 'engram-hooks-bench-'));
   const database = join(directory, 'engram.db');
   const store = new SqliteMemoryStore({ path: database });
   await store.open();
-  const vocabulary = makeVocabulary(5_000, seededRandom(7));
-  const memories = makeMemories(SIZE, { seed: SIZE, scopeCount: 20, vocabulary });
   for (let start = 0; start < memories.length; start += 500)
     await store.createMany(memories.slice(start, start + 500), { actor: 'bench' });
   await store.close();
@@ -51,61 +88,77 @@ export async function benchHooksPart(): Promise<HookBenchRow[]> {
   writeFileSync(join(project, '.engram.json'), JSON.stringify({ project: { id: 'bench-3' } }));
   const home = join(directory, 'home');
   mkdirSync(home);
-  const env = {
-    PATH: process.env.PATH ?? '',
-    HOME: home,
-    ENGRAM_HOME: join(home, '.engram'),
-    ENGRAM_STORE: database,
-    ENGRAM_MODEL_PROVIDER: 'none',
-    ENGRAM_HOOK_WORKER: 'false',
+  return {
+    directory,
+    project,
+    launcher: join(root, 'plugins', 'engram', 'scripts', 'engram.mjs'),
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: home,
+      ENGRAM_HOME: join(home, '.engram'),
+      ENGRAM_STORE: database,
+      ENGRAM_MODEL_PROVIDER: 'none',
+      ENGRAM_HOOK_WORKER: 'false',
+    },
+    transcript(session, text) {
+      const path = join(directory, `${session}.jsonl`);
+      const line = (record: Record<string, unknown>) => JSON.stringify({ sessionId: session, ...record });
+      writeFileSync(
+        path,
+        [
+          line({ type: 'user', uuid: 'u1', parentUuid: null, message: { role: 'user', content: text } }),
+          line({
+            type: 'assistant',
+            uuid: 'a1',
+            parentUuid: 'u1',
+            message: { id: 'msg_1', role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
+          }),
+          line({
+            type: 'user',
+            uuid: 'u2',
+            parentUuid: 'a1',
+            message: { role: 'user', content: `Remember that ${session} ran in the hooks bench.` },
+          }),
+          line({
+            type: 'assistant',
+            uuid: 'a2',
+            parentUuid: 'u2',
+            message: { id: 'msg_2', role: 'assistant', content: [{ type: 'text', text: 'Noted.' }] },
+          }),
+        ].join('\n'),
+      );
+      return path;
+    },
   };
-  const queries = makeQueries(memories, RUNS + 1, SIZE + 2).filter(() => true);
-  const transcript = (run: number): string => {
-    const path = join(directory, `session-${run}.jsonl`);
-    const session = `bench-session-${run}`;
-    const line = (record: Record<string, unknown>) => JSON.stringify({ sessionId: session, ...record });
-    writeFileSync(
-      path,
-      [
-        line({
-          type: 'user',
-          uuid: 'u1',
-          parentUuid: null,
-          message: { role: 'user', content: queries[run % queries.length]!.text },
-        }),
-        line({
-          type: 'assistant',
-          uuid: 'a1',
-          parentUuid: 'u1',
-          message: { id: 'msg_1', role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
-        }),
-        line({
-          type: 'user',
-          uuid: 'u2',
-          parentUuid: 'a1',
-          message: { role: 'user', content: 'Remember that bench runs use ten thousand memories.' },
-        }),
-        line({
-          type: 'assistant',
-          uuid: 'a2',
-          parentUuid: 'u2',
-          message: { id: 'msg_2', role: 'assistant', content: [{ type: 'text', text: 'Noted.' }] },
-        }),
-      ].join('\n'),
-    );
-    return path;
-  };
+}
+
+/**
+ * The Claude Code hooks (issue 13) as Claude Code runs them: `node plugins/engram/scripts/engram.mjs
+ * hook <event>` with the event's JSON on stdin, on a 10K-memory SQLite store, offline. First each
+ * event alone with the detached worker off (hooks.worker), so only the hook itself is timed; then
+ * Stop and SessionEnd with the worker on, alone and CONCURRENT at once (issue 26 item 8).
+ */
+export async function benchHooksPart(): Promise<HooksBenchResult> {
+  const vocabulary = makeVocabulary(5_000, seededRandom(7));
+  const memories = makeMemories(SIZE, { seed: SIZE, scopeCount: 20, vocabulary });
+  const queries = makeQueries(memories, RUNS + 1, SIZE + 2).map((query) => query.text);
+  const world = await makeWorld(memories);
+  const { env, project, launcher, transcript } = world;
   const inputs: Record<string, (run: number) => string> = {
     'session-start': (run) => JSON.stringify({ session_id: `ss-${run}`, cwd: project, source: 'startup' }),
     'user-prompt-submit': (run) =>
-      JSON.stringify({ session_id: `ups-${run}`, cwd: project, prompt: queries[run % queries.length]!.text }),
+      JSON.stringify({ session_id: `ups-${run}`, cwd: project, prompt: queries[run % queries.length]! }),
     stop: (run) =>
-      JSON.stringify({ session_id: `bench-session-${run}`, cwd: project, transcript_path: transcript(run) }),
+      JSON.stringify({
+        session_id: `bench-session-${run}`,
+        cwd: project,
+        transcript_path: transcript(`bench-session-${run}`, queries[run % queries.length]!),
+      }),
     'session-end': (run) =>
       JSON.stringify({
         session_id: `bench-session-${run}`,
         cwd: project,
-        transcript_path: transcript(run),
+        transcript_path: transcript(`bench-session-${run}`, queries[run % queries.length]!),
         reason: 'other',
       }),
   };
@@ -116,7 +169,7 @@ export async function benchHooksPart(): Promise<HookBenchRow[]> {
     if (result.status !== 0) throw new Error(`${args.join(' ')} exited ${result.status}: ${result.stderr}`);
     return elapsed;
   };
-  const rows: HookBenchRow[] = [];
+  const single: HookBenchRow[] = [];
   for (const [event, input] of Object.entries(inputs)) {
     const hook: number[] = [];
     const baseline: number[] = [];
@@ -136,11 +189,110 @@ export async function benchHooksPart(): Promise<HookBenchRow[]> {
       baselineP95Ms: round(quantile(baseline, 0.95), 1),
       ratioP95: round(quantile(hook, 0.95) / quantile(baseline, 0.95), 2),
     };
-    rows.push(row);
+    single.push(row);
     console.log(
       `hooks ${event.padEnd(18)} p50 ${row.p50Ms} ms, p95 ${row.p95Ms} ms (target ${row.targetP95Ms}); node -e '' p50 ${row.baselineP50Ms} ms, p95 ${row.baselineP95Ms} ms; ratio p95 ${row.ratioP95}x`,
     );
   }
-  rmSync(directory, { recursive: true, force: true });
+  const concurrency = await benchConcurrency(world, queries);
+  rmSync(world.directory, { recursive: true, force: true });
+  return { single, concurrency };
+}
+
+/**
+ * Stop and SessionEnd with the worker on (as installed): each alone (one at a time, RUNS runs, the
+ * worker a previous hook started may still run), then ROUNDS rounds of CONCURRENT at once, each hook
+ * a session of its own, every round's worker left running into the next. `node -e ''` alone and
+ * CONCURRENT at once are timed in the same rounds, as the ratios' bases.
+ */
+async function benchConcurrency(world: HookWorld, queries: string[]): Promise<HookConcurrencyRow[]> {
+  const env = { ...world.env, ENGRAM_HOOK_WORKER: 'true' };
+  const run = (args: string[], input: string): Promise<number> =>
+    new Promise((resolvePromise, reject) => {
+      const start = process.hrtime.bigint();
+      const child = spawn(process.execPath, args, { env, cwd: world.project, stdio: ['pipe', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('error', reject);
+      child.stdin.on('error', () => undefined);
+      child.on('exit', (code) => {
+        const elapsed = Number(process.hrtime.bigint() - start) / 1e6;
+        if (code === 0) resolvePromise(elapsed);
+        else reject(new Error(`${args.join(' ')} exited ${code}: ${stderr}`));
+      });
+      child.stdin.end(input);
+    });
+  let sessions = 0;
+  const hookInput = (event: string): string => {
+    sessions += 1;
+    const session = `concurrent-${sessions}`;
+    return JSON.stringify({
+      session_id: session,
+      cwd: world.project,
+      transcript_path: world.transcript(session, queries[sessions % queries.length]!),
+      ...(event === 'session-end' && { reason: 'other' }),
+    });
+  };
+  // This bench's workers (their argv names the project folder), counted from /proc without blocking the timing.
+  const countWorkers = async (): Promise<number> => {
+    let count = 0;
+    for (const name of await readdir('/proc').catch(() => [] as string[])) {
+      if (!/^\d+$/.test(name)) continue;
+      const argv = await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '');
+      if (argv.includes('hook-worker.js') && argv.includes(world.directory)) count += 1;
+    }
+    return count;
+  };
+  let workersMax = 0;
+  let sampling = false;
+  const sampler = setInterval(() => {
+    if (sampling) return;
+    sampling = true;
+    void countWorkers().then((count) => {
+      workersMax = Math.max(workersMax, count);
+      sampling = false;
+    });
+  }, 100);
+  const rows: HookConcurrencyRow[] = [];
+  try {
+    for (const event of ['stop', 'session-end']) {
+      for (const atOnce of [1, CONCURRENT]) {
+        workersMax = 0;
+        const hook: number[] = [];
+        const nodeAlone: number[] = [];
+        const nodeAtOnce: number[] = [];
+        const rounds = atOnce === 1 ? RUNS : ROUNDS;
+        for (let round = 0; round < rounds; round += 1) {
+          nodeAlone.push(await run(['-e', ''], ''));
+          nodeAtOnce.push(...(await Promise.all(Array.from({ length: CONCURRENT }, () => run(['-e', ''], '')))));
+          const inputs = Array.from({ length: atOnce }, () => hookInput(event));
+          hook.push(...(await Promise.all(inputs.map((input) => run([world.launcher, 'hook', event], input)))));
+          await sleep(200);
+        }
+        const p95 = quantile(hook, 0.95);
+        const row: HookConcurrencyRow = {
+          event,
+          atOnce,
+          runs: hook.length,
+          p50Ms: round(median(hook), 1),
+          p95Ms: round(p95, 1),
+          targetP95Ms: SESSION_END_BUDGET_MS,
+          nodeAloneP95Ms: round(quantile(nodeAlone, 0.95), 1),
+          nodeAtOnceP95Ms: round(quantile(nodeAtOnce, 0.95), 1),
+          ratioToNodeAlone: round(p95 / quantile(nodeAlone, 0.95), 2),
+          ratioToNodeAtOnce: round(p95 / quantile(nodeAtOnce, 0.95), 2),
+          workersAtOnceMax: workersMax,
+        };
+        rows.push(row);
+        console.log(
+          `hooks ${event.padEnd(11)} ${String(atOnce).padStart(2)} at once, worker on: p50 ${row.p50Ms} ms, p95 ${row.p95Ms} ms (target ${row.targetP95Ms}); node -e '' alone p95 ${row.nodeAloneP95Ms} ms (${row.ratioToNodeAlone}x), ${CONCURRENT} at once p95 ${row.nodeAtOnceP95Ms} ms (${row.ratioToNodeAtOnce}x); workers at once ≤ ${row.workersAtOnceMax}`,
+        );
+      }
+    }
+  } finally {
+    clearInterval(sampler);
+    // Let the last worker finish before the folder goes.
+    for (let wait = 0; wait < 300 && (await countWorkers()) > 0; wait += 1) await sleep(200);
+  }
   return rows;
 }

@@ -60,9 +60,17 @@ export interface JobQueue {
   enqueue(input: NewJob): Promise<{ job: Job; created: boolean }>;
   /**
    * Leases the oldest due job of a queue to `worker` for `leaseMs`: a pending job whose runAt has
-   * come, or a running one whose lease ran out. Attempts + 1. Two workers never hold the same job.
+   * come, or a running one whose lease ran out or whose holder is provably dead (the process that
+   * claimed it is gone from this host: taken back at once, not after its lease). The store records
+   * the claiming process's host and pid with the lease. Attempts + 1. Two workers never hold the same job.
    */
   claim(options: { queue: string; worker: string; leaseMs: number }): Promise<Job | undefined>;
+  /**
+   * The holder's heartbeat: extends the lease of a job `worker` holds to `leaseMs` from now, so a
+   * short lease lasts as long as its worker lives and one whose heartbeat stopped is taken back.
+   * JOB_LEASE_LOST if `worker` no longer holds it.
+   */
+  renew(id: string, worker: string, leaseMs: number): Promise<Job>;
   /** Marks a leased job done; JOB_LEASE_LOST if `worker` no longer holds it. */
   complete(id: string, worker: string): Promise<Job>;
   /**

@@ -30,8 +30,6 @@ export interface ExtractionWorkerOptions {
 // Errors a retry cannot fix: fail the job at once, visibly, for `engram queue retry` after the fix.
 // Finished work is cleaned up at most this often by one worker.
 const PRUNE_INTERVAL_MS = 3_600_000;
-// The share of a job's lease a run may use before it is stopped (the rest covers recording the outcome).
-const LEASE_RUN_SHARE = 0.9;
 const PERMANENT_CODES = new Set([
   'INVALID_INPUT',
   'INVALID_SCOPE',
@@ -43,11 +41,12 @@ const PERMANENT_CODES = new Set([
 ]);
 
 /**
- * Runs queued extraction jobs: claims one with a lease (`extraction.leaseMs`), runs it, completes it,
+ * Runs queued extraction jobs: claims one with a lease (`extraction.leaseMs`, renewed while it runs), runs it, completes it,
  * or fails it with exponential backoff (`extraction.retryBaseDelayMs` doubling up to
  * `retryMaxDelayMs`) until its attempts (`jobs.maxAttempts`) are used up and it stays `failed`.
- * A job whose worker died is claimed again once its lease runs out, so nothing accepted is lost; a
- * run still going at 90% of its lease is stopped and retried, so two workers never run one job.
+ * A job whose worker died is claimed again at once (dead on this host) or once its lease runs out
+ * (its heartbeat stopped), so nothing accepted waits long or is lost; a run still going at
+ * `extraction.runTimeoutMs` is stopped and retried.
  */
 export class ExtractionWorker {
   readonly workerId: string;
@@ -96,21 +95,37 @@ export class ExtractionWorker {
       leaseMs: settings.extraction.leaseMs,
     });
     if (!job) return undefined;
-    // The lease is not renewed: a run is cut off before it ends, so no other worker can claim the job
-    // while this one still works on it. The cut counts as a failed attempt (retried with backoff).
+    // The lease is short and renewed while the run goes on (a heartbeat every third of it), so a
+    // worker that died or hangs without its event loop loses the job within a lease, and one that
+    // died on this host at once (the store checks its pid). A run is still cut off at
+    // `extraction.runTimeoutMs`; a renewal that finds the lease taken (the heartbeat stalled past
+    // the lease and another worker claimed it) stops the run too: two workers never run one job.
     const deadline = new AbortController();
-    const budgetMs = Math.floor(settings.extraction.leaseMs * LEASE_RUN_SHARE);
+    const budgetMs = settings.extraction.runTimeoutMs;
     const timer = setTimeout(
       () =>
         deadline.abort(
           new EngramError(
             'JOB_LEASE_LOST',
-            `The extraction job ran longer than ${budgetMs} ms (${LEASE_RUN_SHARE} of extraction.leaseMs) and was stopped before its lease ran out; it will be retried.`,
+            `The extraction job ran longer than ${budgetMs} ms (extraction.runTimeoutMs) and was stopped; it will be retried.`,
           ),
         ),
       budgetMs,
     );
     timer.unref?.();
+    const heartbeat = setInterval(
+      () => {
+        store.jobs.renew(job.id, this.workerId, settings.extraction.leaseMs).catch((error: unknown) => {
+          if (isEngramError(error) && error.code === 'JOB_LEASE_LOST') deadline.abort(error);
+          else
+            this.#options.onWarning?.(
+              `extraction job ${job.id}: its lease was not renewed (${error instanceof Error ? error.message : String(error)}); trying again`,
+            );
+        });
+      },
+      Math.max(10, Math.floor(settings.extraction.leaseMs / 3)),
+    );
+    heartbeat.unref?.();
     let outcome: JobOutcome;
     try {
       const report = await this.#options.run(job, AbortSignal.any([signal, deadline.signal]));
@@ -126,6 +141,7 @@ export class ExtractionWorker {
       );
     } finally {
       clearTimeout(timer);
+      clearInterval(heartbeat);
     }
     this.#options.onOutcome?.(outcome);
     // Kept in the store for the viewer's Activity, whichever process ran it; never fails the run.

@@ -254,7 +254,7 @@ export class Extractor {
           messages: prepared.messages,
           scopes: { project: scopes.project, ...(scopes.user && { user: scopes.user }) },
         }),
-      { waitMs: this.#engram.settings.extraction.leaseMs },
+      { waitMs: this.#engram.settings.extraction.runTimeoutMs },
     );
     return {
       written: run.written,

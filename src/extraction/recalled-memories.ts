@@ -35,8 +35,12 @@ export function recalledFromText(text: string): RecalledMemory[] {
     const bodyStart = position + MEMORY_CONTEXT_OPEN.length;
     const close = text.indexOf(MEMORY_CONTEXT_CLOSE, bodyStart);
     const blockEnd = close === -1 ? text.length : close;
-    if (isEngramBlock(text, bodyStart))
-      found.push(...readEntries(text.slice(bodyStart, Math.min(blockEnd, bodyStart + MAX_BLOCK_CHARS))));
+    if (!isEngramBlock(text, bodyStart)) {
+      // The tag named in prose (the static part names it): the real block may follow before that close.
+      position = text.indexOf(MEMORY_CONTEXT_OPEN, bodyStart);
+      continue;
+    }
+    found.push(...readEntries(text.slice(bodyStart, Math.min(blockEnd, bodyStart + MAX_BLOCK_CHARS))));
     position = close === -1 ? -1 : text.indexOf(MEMORY_CONTEXT_OPEN, close + MEMORY_CONTEXT_CLOSE.length);
   }
   return found;

@@ -137,7 +137,7 @@ export async function runExtractionJob(
       }
       return report;
     },
-    { waitMs: engram.settings.extraction.leaseMs },
+    { waitMs: engram.settings.extraction.runTimeoutMs },
   );
 }
 

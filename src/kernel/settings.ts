@@ -204,10 +204,14 @@ const SETTINGS_TABLE = {
     knownMaxTokens: integer(1_500, 'Budget of the already-known memories (recalled this turn) shown to the extractor'),
     timeoutMs: integer(60_000, 'How long one extraction model call may take', { minimum: 1 }),
     leaseMs: integer(
-      600_000,
-      'How long a worker holds an extraction job before another may take it over (a dead worker)',
+      60_000,
+      "How long an extraction job's lease lasts without its worker's heartbeat (renewed every third of it while the job runs): a worker that stopped loses the job after this, one that died on this host at once",
       { minimum: 1_000, maximum: 86_400_000 },
     ),
+    runTimeoutMs: integer(600_000, 'The longest one extraction job may run before it is stopped and retried', {
+      minimum: 1_000,
+      maximum: 86_400_000,
+    }),
     retryBaseDelayMs: integer(5_000, 'Wait before retrying a failed extraction job; doubles on each attempt'),
     retryMaxDelayMs: integer(600_000, 'Longest wait before retrying a failed extraction job'),
     pollIntervalMs: integer(1_000, 'How often an idle extraction worker looks for jobs other processes queued', {
@@ -613,6 +617,26 @@ const SETTINGS_TABLE = {
       true,
       'A queueing Claude Code hook starts a detached worker for the model work; false leaves the queue to engram serve',
       { env: 'ENGRAM_HOOK_WORKER' },
+    ),
+    sessionRootDays: integer(
+      30,
+      "Days a hooked session's project folder (fixed by its first hook, used by every later one whatever its cwd) is kept unused",
+      { minimum: 1, maximum: 3_650 },
+    ),
+    transcriptReadTries: integer(
+      8,
+      "Drains that try to read a hooked session's transcript when reading fails in a way that may pass (an I/O error, too many open files), waiting 5 s doubling in between, before the event is given up (logged); a transcript that can never be read (gone, a folder, no permission) is given up at once",
+      { minimum: 1, maximum: 100, env: 'ENGRAM_HOOK_TRANSCRIPT_READ_TRIES' },
+    ),
+    workerLingerMs: integer(
+      3_600_000,
+      "How long the hooks' worker stays for what waits to be retried (an event the store could not take, a failed extraction); what still waits then is left to the next hook, engram serve or engram queue run",
+      { minimum: 0, maximum: 86_400_000, env: 'ENGRAM_HOOK_WORKER_LINGER_MS' },
+    ),
+    workerNice: integer(
+      19,
+      "Niceness of the hooks' detached worker (0 normal, 19 lowest): its model work and module loading never take the CPU from the hooks Claude Code is waiting for",
+      { minimum: 0, maximum: 19 },
     ),
   },
 } satisfies SettingGroups;

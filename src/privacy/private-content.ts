@@ -124,9 +124,8 @@ function stripPrivateBlocks(text: string, state: { depth: number }, marker: stri
   return { text: joinPieces(kept), removed };
 }
 
-function stripInjectedBlocks(text: string, marker: string): { text: string; removed: number } {
-  if (!text.includes(MEMORY_CONTEXT_OPEN) && !text.includes(INJECTED_PREAMBLES.staticPart.slice(0, 40)))
-    return { text, removed: 0 };
+function stripInjectedBlocks(text: string, marker: string, depth = 0): { text: string; removed: number } {
+  if (!text.includes(MEMORY_CONTEXT_OPEN) && !text.includes(STATIC_HEAD)) return { text, removed: 0 };
   const kept: string[] = [];
   let position = 0;
   let removed = 0;
@@ -139,7 +138,117 @@ function stripInjectedBlocks(text: string, marker: string): { text: string; remo
     position = block.end;
   }
   kept.push(text.slice(position));
-  return { text: joinPieces(kept), removed };
+  const raw = { text: joinPieces(kept), removed };
+  if (depth >= MAX_ESCAPE_DEPTH) return raw;
+  const escaped = stripEscapedBlocks(raw.text, marker, depth);
+  return { text: escaped.text, removed: raw.removed + escaped.removed };
+}
+
+// engram's injected texts also reach transcripts as JSON: a hook's stdout (`{"hookSpecificOutput":
+// {"additionalContext":"# Long-term memory\n\n…"}}`) kept as a string, that line itself inside a
+// tool result or a pasted log, so escaped once, twice or more. There the opening words read with
+// `\n` for each line break and the checks above never match.
+const STATIC_HEAD = '# Long-term memory';
+/** JSON string levels searched for an escaped block (a hook's JSON inside a transcript line inside a tool result is three). */
+const MAX_ESCAPE_DEPTH = 4;
+const escapeOnce = (text: string): string => JSON.stringify(text).slice(1, -1);
+/** The opening words of each injected text as they read inside 1..MAX_ESCAPE_DEPTH levels of JSON strings. */
+const ESCAPED_OPENINGS: readonly string[] = (() => {
+  const openings = [
+    `${MEMORY_CONTEXT_OPEN}\n${INJECTED_PREAMBLES.memoryContext.slice(0, 30)}`,
+    ...INJECTED_PREAMBLES.staticParts.map((preamble) => preamble.slice(0, 50)),
+  ];
+  const found: string[] = [];
+  for (const opening of openings) {
+    let text = opening;
+    for (let level = 1; level <= MAX_ESCAPE_DEPTH; level += 1) {
+      text = escapeOnce(text);
+      found.push(text);
+    }
+  }
+  return found;
+})();
+
+/**
+ * engram's texts inside JSON strings: each string (one level of quoting) that holds an escaped opening
+ * is decoded, stripped (its own inner strings too, to MAX_ESCAPE_DEPTH), and written back as JSON. A
+ * string cut off before its closing quote (a preview, a torn line) is read to the end of the text.
+ */
+function stripEscapedBlocks(text: string, marker: string, depth: number): { text: string; removed: number } {
+  const kept: string[] = [];
+  let position = 0;
+  let removed = 0;
+  // Where each opening occurs next (-1: nowhere after): searched again only once passed, so many
+  // openings in a long text cost one pass per opening, not one per match.
+  const next = ESCAPED_OPENINGS.map((opening) => text.indexOf(opening));
+  for (;;) {
+    let at = -1;
+    for (const [index, opening] of ESCAPED_OPENINGS.entries()) {
+      if (next[index]! !== -1 && next[index]! < position) next[index] = text.indexOf(opening, position);
+      const found = next[index]!;
+      if (found !== -1 && (at === -1 || found < at)) at = found;
+    }
+    if (at === -1) break;
+    const open = quoteBefore(text, at, position);
+    const close = quoteAfter(text, at);
+    const literal =
+      open === -1 ? undefined : decodeJsonString(text.slice(open, close === -1 ? text.length : close + 1));
+    if (literal === undefined) {
+      // Not a JSON string after all (escapes typed by hand): what follows the opening words is engram's, cut at the end.
+      kept.push(text.slice(position, at));
+      if (marker !== '') kept.push(marker);
+      removed += 1;
+      position = text.length;
+      break;
+    }
+    const inner = stripInjectedBlocks(literal, marker, depth + 1);
+    kept.push(text.slice(position, open), JSON.stringify(inner.text));
+    removed += Math.max(1, inner.removed);
+    position = close === -1 ? text.length : close + 1;
+  }
+  if (removed === 0) return { text, removed: 0 };
+  kept.push(text.slice(position));
+  return { text: kept.join(''), removed };
+}
+
+/** Whether the character at `at` is escaped (an odd run of backslashes before it). */
+function isEscaped(text: string, at: number): boolean {
+  let count = 0;
+  for (let index = at - 1; index >= 0 && text[index] === '\\'; index -= 1) count += 1;
+  return count % 2 === 1;
+}
+
+/** The opening quote of the JSON string holding `at`: the nearest unescaped `"` before it (not before `floor`). */
+function quoteBefore(text: string, at: number, floor: number): number {
+  for (let index = text.lastIndexOf('"', at); index >= floor; index = text.lastIndexOf('"', index - 1)) {
+    if (!isEscaped(text, index)) return index;
+    if (index === 0) break;
+  }
+  return -1;
+}
+
+/** The closing quote of the JSON string holding `at`, or -1 when it was cut off. */
+function quoteAfter(text: string, at: number): number {
+  for (let index = text.indexOf('"', at); index !== -1; index = text.indexOf('"', index + 1))
+    if (!isEscaped(text, index)) return index;
+  return -1;
+}
+
+/** A JSON string literal's value; one cut off (no closing quote, maybe mid-escape) is closed first. Undefined when it is not one. */
+function decodeJsonString(literal: string): string | undefined {
+  const attempts =
+    literal.length > 1 && literal.endsWith('"') && !isEscaped(literal, literal.length - 1)
+      ? [literal]
+      : [`${literal}"`, `${literal.replace(/\\(?:u[0-9a-fA-F]{0,3})?$/, '')}"`];
+  for (const attempt of attempts) {
+    try {
+      const value: unknown = JSON.parse(attempt);
+      if (typeof value === 'string') return value;
+    } catch {
+      // Try the next reading.
+    }
+  }
+  return undefined;
 }
 
 /** The next `<memory_context>` block or static part from `from`, whichever starts first. */

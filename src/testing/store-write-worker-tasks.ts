@@ -25,6 +25,8 @@ export type StoreWorkerTask =
     }
   /** Claims jobs of a queue and completes them until none is due; prints `<job id> <attempts>` per claim. */
   | { mode: 'claim-jobs'; queue: string; worker: string; leaseMs: number }
+  /** Claims one job of a queue, prints `claimed <job id>`, and holds it (never renewing) until the process is killed. */
+  | { mode: 'claim-and-hold'; queue: string; worker: string; leaseMs: number }
   /** Adds 1 to a checkpoint `count` times, reading and writing it under a store lock; prints each value written. */
   | { mode: 'lock-increment'; lock: string; checkpoint: string; count: number }
   /** Takes a store lock, prints `locked`, and holds it until the process is killed. */
@@ -121,6 +123,17 @@ export async function runStoreWorkerTask(
         await sleep(1);
         await jobs.complete(job.id, task.worker);
       }
+    }
+    case 'claim-and-hold': {
+      const job = await requireRole(store, 'jobs', 'a claim-and-hold task').claim({
+        queue: task.queue,
+        worker: task.worker,
+        leaseMs: task.leaseMs,
+      });
+      print(job ? `claimed ${job.id}` : 'none');
+      // A referenced timer keeps the process alive, holding the lease, until it is killed.
+      if (job) await new Promise(() => setInterval(() => undefined, 60_000));
+      return;
     }
     case 'lock-increment': {
       const locks = requireRole(store, 'locks', 'a lock-increment task');

@@ -56,8 +56,8 @@ describe('extraction job keys', () => {
 });
 
 describe('extraction job leases', () => {
-  it('stops a run before its lease runs out, so no other worker can take the job while it still runs; the attempt counts and the job is retried', async () => {
-    fixture = await openExtractionFixture({ extraction: { leaseMs: 200 } });
+  it('stops a run at extraction.runTimeoutMs, its lease renewed until then so no other worker takes the job while it still runs; the attempt counts and the job is retried', async () => {
+    fixture = await openExtractionFixture({ extraction: { leaseMs: 1_000, runTimeoutMs: 1_500 } });
     const outcomes: JobOutcome[] = [];
     // A model that never answers unless aborted.
     const model = new ScriptedLanguageModel({

@@ -56,6 +56,8 @@ const ENVIRONMENT_VARIABLES: ReadonlyArray<[string, string]> = [
   ['hooks.recall', 'ENGRAM_HOOK_RECALL'],
   ['hooks.extract', 'ENGRAM_HOOK_EXTRACT'],
   ['hooks.worker', 'ENGRAM_HOOK_WORKER'],
+  ['hooks.transcriptReadTries', 'ENGRAM_HOOK_TRANSCRIPT_READ_TRIES'],
+  ['hooks.workerLingerMs', 'ENGRAM_HOOK_WORKER_LINGER_MS'],
 ];
 
 function configError(action: () => unknown): EngramError {

@@ -15,12 +15,14 @@ import {
   checkJobId,
   checkNewJob,
   checkQueue,
+  checkRenewal,
   checkWorker,
 } from '../../contracts/store-checks/job-input.js';
 import { createSortableId } from '../../kernel/ids.js';
 import type { PostgresAccess, PostgresQueryable } from './postgres-database.js';
 import { SqlParameters } from './postgres-queries.js';
 import { JOB_COLUMNS, jobNotFound, rowToJob, type JobRow } from '../sql/job-rows.js';
+import { isDeadHolder, thisLeaseHolder } from '../sql/lease-holder.js';
 
 export interface PostgresJobQueueDependencies {
   database: PostgresAccess;
@@ -73,21 +75,30 @@ export class PostgresJobQueue implements JobQueue {
   async claim(options: { queue: string; worker: string; leaseMs: number }): Promise<Job | undefined> {
     const { queue, worker, leaseMs } = checkClaim(options);
     const now = this.#now();
+    const holder = thisLeaseHolder();
     return this.#database.transaction(async (transaction) => {
+      // Running jobs whose lease still runs but whose holder is gone from this host: due now.
+      const held = (
+        await transaction.query<{ id: string; locked_host: string; locked_pid: number | null }>(
+          "SELECT id, locked_host, locked_pid FROM jobs WHERE queue = $1 AND state = 'running' AND locked_until > $2 AND locked_host = $3",
+          [queue, now, holder.host],
+        )
+      ).rows;
+      const dead = held.filter((row) => isDeadHolder(row.locked_host, row.locked_pid)).map((row) => row.id);
       for (;;) {
-        // Due: pending with its run time come, or running with its lease run out (its worker died).
+        // Due: pending with its run time come, or running with its lease run out or its holder dead.
         const [row] = (
           await transaction.query<JobRow>(
             `SELECT ${JOB_COLUMNS} FROM jobs
-             WHERE queue = $1 AND ((state = 'pending' AND run_at <= $2) OR (state = 'running' AND locked_until <= $2))
+             WHERE queue = $1 AND ((state = 'pending' AND run_at <= $2) OR (state = 'running' AND (locked_until <= $2 OR id = ANY($3::text[]))))
              ORDER BY run_at, seq LIMIT 1 FOR UPDATE SKIP LOCKED`,
-            [queue, now],
+            [queue, now, dead],
           )
         ).rows;
         if (!row) return undefined;
         if (row.state === 'running' && row.attempts >= row.max_attempts) {
           // Its worker died on every attempt it had: a job that kills workers must not loop forever.
-          const error = `The lease of worker ${row.locked_by ?? '?'} ran out on attempt ${row.attempts} of ${row.max_attempts} (the worker stopped or hung).`;
+          const error = `The lease of worker ${row.locked_by ?? '?'} ran out on attempt ${row.attempts} of ${row.max_attempts} (the worker stopped, hung or died).`;
           await transaction.query(
             "UPDATE jobs SET state = 'failed', locked_by = NULL, locked_until = NULL, last_error = $1, updated_at = $2 WHERE id = $3",
             [error, now, row.id],
@@ -96,13 +107,24 @@ export class PostgresJobQueue implements JobQueue {
         }
         const [claimed] = (
           await transaction.query<JobRow>(
-            `UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = $1, locked_until = $2, updated_at = $3 WHERE id = $4 RETURNING ${JOB_COLUMNS}`,
-            [worker, now + leaseMs, now, row.id],
+            `UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = $1, locked_until = $2, locked_host = $3, locked_pid = $4, updated_at = $5 WHERE id = $6 RETURNING ${JOB_COLUMNS}`,
+            [worker, now + leaseMs, holder.host, holder.pid, now, row.id],
           )
         ).rows;
         return rowToJob(claimed!);
       }
     });
+  }
+
+  async renew(id: string, worker: string, leaseMs: number): Promise<Job> {
+    const checked = checkRenewal(id, worker, leaseMs);
+    const now = this.#now();
+    return this.#leased(checked.id, checked.worker, (transaction) =>
+      transaction.query<JobRow>(`UPDATE jobs SET locked_until = $1 WHERE id = $2 RETURNING ${JOB_COLUMNS}`, [
+        now + checked.leaseMs,
+        checked.id,
+      ]),
+    );
   }
 
   async complete(id: string, worker: string): Promise<Job> {

@@ -115,6 +115,16 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'job lease holders',
+    // The process holding a running job's lease: a job whose worker died on the claiming host is
+    // claimed again at once, not after its lease.
+    sql: `
+      ALTER TABLE jobs ADD COLUMN locked_host text;
+      ALTER TABLE jobs ADD COLUMN locked_pid integer;
+    `,
+  },
 ];
 
 export const LATEST_POSTGRES_VERSION = POSTGRES_MIGRATIONS.at(-1)!.version;

@@ -16,11 +16,13 @@ import {
   checkJobId,
   checkNewJob,
   checkQueue,
+  checkRenewal,
   checkWorker,
 } from '../../contracts/store-checks/job-input.js';
 import { createSortableId } from '../../kernel/ids.js';
 import { guard } from './sqlite-database.js';
 import { JOB_COLUMNS, jobNotFound, rowToJob, type JobRow } from '../sql/job-rows.js';
+import { isDeadHolder, thisLeaseHolder } from '../sql/lease-holder.js';
 
 /** What the job queue needs from the store: its prepared statements, write transactions and clock. */
 export interface SqliteJobQueueDependencies {
@@ -72,27 +74,46 @@ export class SqliteJobQueue implements JobQueue {
   async claim(options: { queue: string; worker: string; leaseMs: number }): Promise<Job | undefined> {
     const { queue, worker, leaseMs } = checkClaim(options);
     const now = this.#dependencies.now().getTime();
+    const holder = thisLeaseHolder();
     let claimed: Job | undefined;
     await this.#dependencies.transaction(() => {
+      const dead = this.#deadHolders(queue, now);
       for (;;) {
-        const row = this.#firstDue(queue, now);
+        const row = this.#firstDue(queue, now, dead);
         if (!row) return;
         if (row.state === 'running' && row.attempts >= row.max_attempts) {
           // Its worker died on every attempt it had: a job that kills workers must not loop forever.
-          const error = `The lease of worker ${row.locked_by ?? '?'} ran out on attempt ${row.attempts} of ${row.max_attempts} (the worker stopped or hung).`;
+          const error = `The lease of worker ${row.locked_by ?? '?'} ran out on attempt ${row.attempts} of ${row.max_attempts} (the worker stopped, hung or died).`;
           this.#statement(
             "UPDATE jobs SET state = 'failed', locked_by = NULL, locked_until = NULL, last_error = ?, updated_at = ? WHERE id = ?",
           ).run(error, now, row.id);
+          dead.delete(row.id);
           continue;
         }
         this.#statement(
-          "UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = ?, locked_until = ?, updated_at = ? WHERE id = ?",
-        ).run(worker, now + leaseMs, now, row.id);
+          "UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = ?, locked_until = ?, locked_host = ?, locked_pid = ?, updated_at = ? WHERE id = ?",
+        ).run(worker, now + leaseMs, holder.host, holder.pid, now, row.id);
         claimed = this.#read(row.id);
         return;
       }
     });
     return claimed;
+  }
+
+  async renew(id: string, worker: string, leaseMs: number): Promise<Job> {
+    const checked = checkRenewal(id, worker, leaseMs);
+    const now = this.#dependencies.now().getTime();
+    return this.#leased(checked.id, checked.worker, () => {
+      this.#statement('UPDATE jobs SET locked_until = ? WHERE id = ?').run(now + checked.leaseMs, checked.id);
+    });
+  }
+
+  /** Running jobs of a queue whose lease still runs but whose holder is gone from this host: due now. */
+  #deadHolders(queue: string, now: number): Set<string> {
+    const rows = this.#statement(
+      "SELECT id, locked_host, locked_pid FROM jobs WHERE queue = ? AND state = 'running' AND locked_until > ? AND locked_host = ?",
+    ).all(queue, now, thisLeaseHolder().host) as Array<{ id: string; locked_host: string; locked_pid: number | null }>;
+    return new Set(rows.filter((row) => isDeadHolder(row.locked_host, row.locked_pid)).map((row) => row.id));
   }
 
   async complete(id: string, worker: string): Promise<Job> {
@@ -209,14 +230,18 @@ export class SqliteJobQueue implements JobQueue {
     return counts;
   }
 
-  /** The first due job of a queue: pending with runAt come, or running with its lease run out; by runAt, then enqueue order. */
-  #firstDue(queue: string, now: number): (JobRow & { seq: number }) | undefined {
+  /**
+   * The first due job of a queue: pending with runAt come, or running with its lease run out or its
+   * holder dead (`dead`); by runAt, then enqueue order.
+   */
+  #firstDue(queue: string, now: number, dead: ReadonlySet<string>): (JobRow & { seq: number }) | undefined {
     const pending = this.#statement(
       `SELECT seq, ${JOB_COLUMNS} FROM jobs WHERE queue = ? AND state = 'pending' AND run_at <= ? ORDER BY run_at, seq LIMIT 1`,
     ).get(queue, now) as (JobRow & { seq: number }) | undefined;
+    const ids = [...dead];
     const expired = this.#statement(
-      `SELECT seq, ${JOB_COLUMNS} FROM jobs WHERE queue = ? AND state = 'running' AND locked_until <= ? ORDER BY run_at, seq LIMIT 1`,
-    ).get(queue, now) as (JobRow & { seq: number }) | undefined;
+      `SELECT seq, ${JOB_COLUMNS} FROM jobs WHERE queue = ? AND state = 'running' AND (locked_until <= ?${ids.length > 0 ? ` OR id IN (${ids.map(() => '?').join(', ')})` : ''}) ORDER BY run_at, seq LIMIT 1`,
+    ).get(queue, now, ...ids) as (JobRow & { seq: number }) | undefined;
     if (!pending || !expired) return pending ?? expired;
     return expired.run_at < pending.run_at || (expired.run_at === pending.run_at && expired.seq < pending.seq)
       ? expired

@@ -151,6 +151,18 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       `);
     },
   },
+  {
+    version: 5,
+    name: 'job lease holders',
+    up(db) {
+      // The process holding a running job's lease (host and pid, as store_locks keeps them): a job
+      // whose worker died on this host is claimed again at once, not after its lease.
+      db.exec(`
+        ALTER TABLE jobs ADD COLUMN locked_host TEXT;
+        ALTER TABLE jobs ADD COLUMN locked_pid INTEGER;
+      `);
+    },
+  },
 ];
 
 export const LATEST_SQLITE_VERSION = SQLITE_MIGRATIONS.at(-1)!.version;

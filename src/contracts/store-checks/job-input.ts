@@ -66,6 +66,16 @@ export function checkClaim(options: unknown): { queue: string; worker: string; l
   return { queue: checkQueue(queue), worker: checkWorker(worker), leaseMs: leaseMs as number };
 }
 
+/** Checks a lease renewal: a job id, a worker, a lease length. */
+export function checkRenewal(
+  id: unknown,
+  worker: unknown,
+  leaseMs: unknown,
+): { id: string; worker: string; leaseMs: number } {
+  checkWholeNumber(leaseMs, 'leaseMs', 1, MAX_LEASE_MS);
+  return { id: checkJobId(id), worker: checkWorker(worker), leaseMs: leaseMs as number };
+}
+
 /** Checks a failure report: the error text (cut to 4,000 characters) and an optional retry time. */
 export function checkFailure(failure: unknown): { error: string; retryAt?: number } {
   if (failure === null || typeof failure !== 'object' || Array.isArray(failure))

@@ -190,6 +190,9 @@ function walkBack(
 function chainToMessages(chain: readonly ChainNode[]): ConversationMessage[] {
   const messages: ConversationMessage[] = [];
   let reply: { apiId: string; message: ConversationMessage } | undefined;
+  // One hook's output is written several times over (its stdout, its context, the system message):
+  // kept once until the next message.
+  let injectedSince = new Set<string>();
   for (const { uuid, line } of chain) {
     const record = line.record;
     const type = stringField(record, 'type');
@@ -219,6 +222,7 @@ function chainToMessages(chain: readonly ChainNode[]): ConversationMessage[] {
       continue;
     }
     reply = undefined;
+    if (type === 'user' || type === 'assistant') injectedSince = new Set();
     if (type === 'user') {
       const body = objectField(record, 'message');
       const parts = readBlocks(body?.content);
@@ -249,9 +253,13 @@ function chainToMessages(chain: readonly ChainNode[]): ConversationMessage[] {
       });
       continue;
     }
-    // Hook output (engram's own <memory_context> among it) arrives as attachments: keep the
-    // injected text as a meta message so extraction knows which memories were recalled.
-    const injected = collectStrings(record).filter((value) => value.includes(MEMORY_CONTEXT_TAG));
+    // Hook output (engram's own <memory_context> among it) arrives as attachments: keep the injected
+    // text, decoded from the shape that carries it, as a meta message so extraction knows which
+    // memories were recalled (and strips them: private-content.ts).
+    const injected = (hookOutputTexts(record) ?? collectStrings(record)).filter(
+      (value) => value.includes(MEMORY_CONTEXT_TAG) && !injectedSince.has(value),
+    );
+    for (const value of injected) injectedSince.add(value);
     if (injected.length > 0)
       messages.push({ id: uuid, role: 'user', text: injected.join('\n'), meta: true, ...(timestamp && { timestamp }) });
   }
@@ -311,6 +319,53 @@ function resultText(content: unknown): string {
     })
     .filter((text) => text !== '')
     .join('\n');
+}
+
+/**
+ * What a hook's output put in a line, as text (test/support/claude-code-cli.md §3.2, recorded from
+ * Claude Code 2.1.332): an attachment `hook_additional_context` (`content`: the context strings),
+ * `hook_system_message` (`content`), `hook_success` and the other `hook_*` results (`stdout`: the
+ * hook's JSON answer as a string, read for its `additionalContext`, `systemMessage` and `reason`, or
+ * plain text), and the `stop_hook_summary` system line (`hookAdditionalContext`). Undefined for a
+ * line of another kind or shape; the rendered copies (`rendered`, system reminders) are left out.
+ */
+function hookOutputTexts(record: Record<string, unknown>): string[] | undefined {
+  const texts: string[] = [];
+  const add = (value: unknown): void => {
+    if (typeof value === 'string' && value.trim() !== '') texts.push(value);
+    else if (Array.isArray(value)) for (const item of value) add(item);
+  };
+  const attachment = objectField(record, 'attachment');
+  const kind = attachment && stringField(attachment, 'type');
+  if (attachment && kind?.startsWith('hook_')) {
+    add(attachment.content);
+    const stdout = stringField(attachment, 'stdout');
+    if (stdout !== undefined) add(hookAnswerTexts(stdout));
+    // A shape of a later version: every string it holds is read (collectStrings).
+    return texts.length > 0 || 'content' in attachment || stdout !== undefined ? texts : undefined;
+  }
+  if (stringField(record, 'subtype') === 'stop_hook_summary') {
+    add(record.hookAdditionalContext);
+    return texts;
+  }
+  return undefined;
+}
+
+/** The texts of a hook's stdout: the fields of its JSON answer that reach the model or the user, else the text itself. */
+function hookAnswerTexts(stdout: string): string[] {
+  if (!stdout.trimStart().startsWith('{')) return [stdout];
+  let answer: unknown;
+  try {
+    answer = JSON.parse(stdout);
+  } catch {
+    return [stdout]; // Not JSON: Claude Code gives it to the model as plain text.
+  }
+  if (answer === null || typeof answer !== 'object') return [stdout];
+  const record = answer as Record<string, unknown>;
+  const specific = objectField(record, 'hookSpecificOutput');
+  return [specific?.additionalContext, record.systemMessage, record.reason, record.stopReason].filter(
+    (value): value is string => typeof value === 'string',
+  );
 }
 
 /** Every string inside a value, depth-first (bounded, for hostile nesting). */

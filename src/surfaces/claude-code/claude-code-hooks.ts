@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { requireRole } from '../../contracts/memory-store.js';
+import { isEngramError } from '../../kernel/errors.js';
 import { estimateTextTokens } from '../../kernel/token-estimate.js';
 import type { Memory } from '../../memory/memory.js';
 import type { OpenedEngram } from '../../node/open-engram.js';
@@ -179,11 +180,14 @@ export function fitContext(parts: readonly string[]): string | undefined {
 
 /** What queueing one spooled event did, for tests and the log. */
 export interface QueueOutcome {
-  status: 'queued' | 'nothing-new' | 'off' | 'skipped' | 'unavailable';
+  /** `unreadable`: the transcript could not be read now (an I/O error, too many open files): tried again, a bounded number of times. */
+  status: 'queued' | 'nothing-new' | 'off' | 'skipped' | 'unavailable' | 'unreadable';
   /** Extraction jobs created (not those that were queued already). */
   jobs: number;
   sessionId?: string;
   reason?: string;
+  /** The transcript can never be read: the event is given up (logged), not tried again. */
+  givenUp?: boolean;
 }
 
 /** What the queueing below needs: an open engram for the event's cwd, the event, the log. */
@@ -200,13 +204,26 @@ export async function queueTranscript(context: QueueContext): Promise<QueueOutco
   if (!opened.engram.settings.hooks.extract) return { status: 'off', jobs: 0 };
   const path = input.transcriptPath;
   if (path === undefined) return { status: 'skipped', jobs: 0, reason: 'no transcript_path' };
+  // A path that can never be read (gone after the session ended, a folder, no permission) is given
+  // up at once and said so; what may pass (too many open files, an I/O error) is `unreadable`: the
+  // drainer tries again hooks.transcriptReadTries times at most.
+  const giveUp = (why: string): QueueOutcome => {
+    context.log({
+      status: 'skipped',
+      message: `not queued, given up: the transcript ${JSON.stringify(path.slice(0, 300))} can never be read (${why})`,
+      sessionId: input.sessionId,
+    });
+    return { status: 'skipped', jobs: 0, reason: why, givenUp: true };
+  };
   let size: number;
   try {
     const info = statSync(path);
-    if (!info.isFile()) return { status: 'skipped', jobs: 0, reason: 'transcript_path is not a file' };
+    if (!info.isFile()) return giveUp('not a file');
     size = info.size;
-  } catch {
-    return { status: 'skipped', jobs: 0, reason: 'transcript_path does not exist (any more)' };
+  } catch (error) {
+    if (isPermanentReadFailure(error)) return giveUp(describeReadFailure(error));
+    if (errnoOf(error) !== undefined) return { status: 'unreadable', jobs: 0, reason: describeReadFailure(error) };
+    throw error;
   }
   if (size > HOOK_TRANSCRIPT_MAX_BYTES) {
     context.log({
@@ -217,11 +234,18 @@ export async function queueTranscript(context: QueueContext): Promise<QueueOutco
     return { status: 'skipped', jobs: 0, reason: 'transcript too large' };
   }
   const { readTranscriptFile } = await import('../../extraction/node/read-transcript.js');
-  const transcript = await readTranscriptFile(path, {
-    format: 'claude',
-    sessionId: input.sessionId,
-    maxBytes: HOOK_TRANSCRIPT_MAX_BYTES,
-  });
+  let transcript: Awaited<ReturnType<typeof readTranscriptFile>>;
+  try {
+    transcript = await readTranscriptFile(path, {
+      format: 'claude',
+      sessionId: input.sessionId,
+      maxBytes: HOOK_TRANSCRIPT_MAX_BYTES,
+    });
+  } catch (error) {
+    if (isPermanentReadFailure(error)) return giveUp(describeReadFailure(error));
+    if (errnoOf(error) !== undefined) return { status: 'unreadable', jobs: 0, reason: describeReadFailure(error) };
+    throw error;
+  }
   const { conversation } = transcript;
   if (conversation.messages.length === 0) return { status: 'nothing-new', jobs: 0, sessionId: conversation.sessionId };
   // Queueing needs no sandbox (the worker's agent mode opens it): the plain Extractor loads less.
@@ -247,6 +271,38 @@ export async function queueSessionEnd(context: QueueContext): Promise<QueueOutco
   const { queueDream } = await import('../../consolidation/run-dream.js');
   await queueDream(context.opened.engram.store, { sessionId: context.input.sessionId });
   return outcome ?? { status: 'skipped', jobs: 0, reason: 'no transcript_path' };
+}
+
+// What no retry fixes: the path is gone, is not a file, or this user may not read it.
+const PERMANENT_READ_CODES = new Set([
+  'ENOENT',
+  'ENOTDIR',
+  'EISDIR',
+  'EACCES',
+  'EPERM',
+  'ELOOP',
+  'ENAMETOOLONG',
+  'EINVAL',
+]);
+
+function errnoOf(error: unknown): string | undefined {
+  const own = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof own === 'string' && own.startsWith('E') && !isEngramError(error)) return own;
+  const cause = (error as { cause?: NodeJS.ErrnoException } | undefined)?.cause;
+  return typeof cause?.code === 'string' ? cause.code : undefined;
+}
+
+/** Whether reading a transcript failed for good: a permanent errno, or a file that is not a transcript (not text, too large). */
+function isPermanentReadFailure(error: unknown): boolean {
+  const errno = errnoOf(error);
+  if (errno !== undefined) return PERMANENT_READ_CODES.has(errno);
+  return isEngramError(error) && ['INVALID_INPUT', 'NOT_FOUND', 'PAYLOAD_TOO_LARGE'].includes(error.code);
+}
+
+function describeReadFailure(error: unknown): string {
+  const errno = errnoOf(error);
+  const message = error instanceof Error ? error.message : String(error);
+  return errno !== undefined && !message.includes(errno) ? `${errno}: ${message}` : message;
 }
 
 /** Tokens of a context text, for the log and tests. */

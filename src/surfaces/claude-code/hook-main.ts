@@ -1,10 +1,12 @@
-import { existsSync, statSync, writeSync } from 'node:fs';
+import { statSync, writeSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
 import { errorKind, isEngramError } from '../../kernel/errors.js';
 import { engramHome, loadSettings } from '../../node/load-settings.js';
 import { HOOK_EVENTS, MAX_HOOK_INPUT_BYTES, isHookEventName, parseHookInput, type HookInput } from './hook-input.js';
 import { writeHookLog, type HookLogEntry } from './hook-log.js';
 import { spoolHookEvent } from './hook-queue.js';
+import { sessionRoot } from './hook-session-root.js';
 import { isNestedEngramCall } from '../../kernel/nested-call.js';
 
 export { HOOK_ACTOR } from './hook-input.js';
@@ -15,7 +17,8 @@ export { HOOK_ACTOR } from './hook-input.js';
 
 /**
  * One Claude Code hook as a whole process (`engram.mjs hook <event>`): reads the event's JSON on
- * stdin, does its work for the hook's cwd, prints valid JSON or nothing, and exits 0, always. Past
+ * stdin, does its work for the session's project folder (not the hook's cwd, which follows the
+ * session's `cd`), prints valid JSON or nothing, and exits 0, always. Past
  * `hooks.deadlineMs` it answers with nothing and logs why; every failure is one line in
  * `<ENGRAM_HOME>/logs/claude-code-hooks.log`. A memory system never blocks the user's prompt.
  */
@@ -36,11 +39,17 @@ export async function runHookProcess(word: string): Promise<never> {
       ms: entry.ms ?? Date.now() - started,
     });
   };
-  const answer = (context: string | undefined): void => {
+  const answer = (context: string | undefined, notice?: string): void => {
     if (!finished) {
       finished = true;
-      if (context !== undefined && isHookEventName(word)) {
-        const output = { hookSpecificOutput: { hookEventName: HOOK_EVENTS[word], additionalContext: context } };
+      if ((context !== undefined || notice !== undefined) && isHookEventName(word)) {
+        // A notice (an event lost) is shown to the user: Claude Code's `systemMessage`.
+        const output = {
+          ...(notice !== undefined && { systemMessage: notice }),
+          ...(context !== undefined && {
+            hookSpecificOutput: { hookEventName: HOOK_EVENTS[word], additionalContext: context },
+          }),
+        };
         try {
           writeSync(1, `${JSON.stringify(output)}\n`);
         } catch {
@@ -80,15 +89,27 @@ export async function runHookProcess(word: string): Promise<never> {
     }
     const input: HookInput = parsed.input;
     sessionId = input.sessionId;
-    const cwd = input.cwd ?? process.cwd();
-    if (!isDirectory(cwd)) {
-      log({ status: 'skipped', message: `the hook's cwd ${JSON.stringify(cwd.slice(0, 200))} is not a folder` });
+    // The session's project, not where its shell is now: the input's cwd follows the session's `cd`.
+    const cwd = projectFolder(home, input, env);
+    if (cwd === undefined) {
+      const named = input.cwd ?? process.cwd();
+      log({ status: 'skipped', message: `the hook's cwd ${JSON.stringify(named.slice(0, 200))} is not a folder` });
       return finish(undefined);
     }
     // The deadline is a setting: read it before the store opens (that is what may hang).
     const loaded = loadSettings({ cwd, env });
     if (word === 'stop' || word === 'pre-compact' || word === 'session-end') {
-      spoolHookEvent(HOOK_EVENTS[word], input, cwd, loaded, log);
+      const spooled = spoolHookEvent(HOOK_EVENTS[word], input, cwd, loaded, log);
+      if (spooled.notice !== undefined) {
+        // Said three ways, since on a full disk the log line may not be written: the log, stderr
+        // (Claude Code's debug log) and the user's screen.
+        try {
+          writeSync(2, `engram: ${spooled.notice}\n`);
+        } catch {
+          // Nobody reads stderr.
+        }
+        answer(undefined, spooled.notice);
+      }
       return finish(undefined);
     }
     deadlineMs = loaded.settings.hooks.deadlineMs;
@@ -134,12 +155,27 @@ function safe<T>(work: () => T): T | undefined {
   }
 }
 
-function isDirectory(path: string): boolean {
+function isFolder(path: string): boolean {
   try {
-    return existsSync(path) && statSync(path).isDirectory();
+    return statSync(path).isDirectory();
   } catch {
     return false;
   }
+}
+
+/**
+ * The folder this session's hooks work for (hook-session-root.ts): fixed by its first hook from
+ * Claude Code's project folder (`CLAUDE_PROJECT_DIR`), else that hook's cwd, and kept for the session.
+ */
+function projectFolder(home: string, input: HookInput, env: NodeJS.ProcessEnv): string | undefined {
+  const projectDir = env.CLAUDE_PROJECT_DIR;
+  const candidates = [
+    projectDir !== undefined && isAbsolute(projectDir) ? projectDir : undefined,
+    input.cwd ?? process.cwd(),
+  ];
+  // No engram home to remember it in: this hook's own best guess.
+  if (home === '') return candidates.find((candidate) => candidate !== undefined && isFolder(candidate));
+  return sessionRoot({ home, agent: 'claude-code', sessionId: input.sessionId, candidates })?.root;
 }
 
 /** All of stdin, up to `maxBytes` (more is refused, not buffered). */

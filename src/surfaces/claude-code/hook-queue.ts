@@ -7,7 +7,14 @@ import { ENGRAM_NESTED_ENV } from '../../kernel/nested-call.js';
 import type { LoadedSettings } from '../../node/load-settings.js';
 import type { HookInput } from './hook-input.js';
 import type { HookLogEntry } from './hook-log.js';
-import { appendSpoolEntry, isWorkerRunning, SPOOL_MAX_BYTES, type SpoolEntry } from './hook-spool.js';
+import {
+  appendSpoolEntry,
+  SPOOL_MAX_BYTES,
+  SPOOL_RESERVE_BYTES,
+  type SpoolAppend,
+  type SpoolEntry,
+} from './hook-spool.js';
+import { claimWorkerStart, type WorkerStart } from './hook-worker-lock.js';
 
 /**
  * The hook side of Stop, PreCompact and SessionEnd: one line in the spool (hook-spool.ts) and a
@@ -21,9 +28,12 @@ export const HOOK_TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024;
 
 /** What a queueing hook did, for tests and the log. */
 export interface SpoolOutcome {
-  status: 'spooled' | 'off' | 'skipped' | 'full';
+  /** `lost`: the event could not be spooled (a full disk, a full spool): said in the log, on stderr and to the user. */
+  status: 'spooled' | 'off' | 'skipped' | 'lost';
   worker: boolean;
   reason?: string;
+  /** What was lost and how to get it back, for the user (Claude Code shows a hook's `systemMessage`). */
+  notice?: string;
 }
 
 type Log = (entry: Omit<HookLogEntry, 'at' | 'event'>) => void;
@@ -57,20 +67,44 @@ export function spoolHookEvent(
     store: storeFingerprint(loaded.settings.store.url),
     at: new Date().toISOString(),
   };
-  const appended = appendSpoolEntry(loaded.home, entry);
-  if (appended !== 'appended') {
-    log({
-      status: 'failed',
-      message:
-        appended === 'full'
-          ? `the hook spool is full (${SPOOL_MAX_BYTES} bytes): not queued; "engram queue run" drains it`
-          : 'the event is too long for the hook spool: not queued',
-    });
-    return { status: 'full', worker: false };
+  const lost = (why: string): SpoolOutcome => {
+    const what =
+      event === 'SessionEnd'
+        ? `the end of session ${input.sessionId} (its last turns and its count for consolidation)`
+        : `the ${event} of session ${input.sessionId} (its turns since the last one queued)`;
+    const recover =
+      transcriptPath === undefined
+        ? ''
+        : ` A later Stop of this session queues those turns with its own; or run "engram extract ${transcriptPath}".`;
+    const notice = `engram did not queue ${what}: ${why}.${recover}`;
+    log({ status: 'lost', message: notice });
+    return { status: 'lost', worker: false, reason: why, notice };
+  };
+  let appended: SpoolAppend;
+  try {
+    appended = appendSpoolEntry(loaded.home, entry);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const full = code === 'ENOSPC' || code === 'EDQUOT' || code === 'EFBIG';
+    return lost(
+      full
+        ? `the disk holding ${loaded.home} is full (${code})`
+        : `the hook spool cannot be written (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
-  // A worker for this store that is running now sees the line (it looks again before it exits).
-  const start = hooks.worker && !isWorkerRunning(loaded.home, entry.store);
-  return { status: 'spooled', worker: start ? spawnWorker(cwd, log) : false };
+  if (appended === 'full')
+    return lost(`the hook spool is full (${SPOOL_MAX_BYTES} bytes); "engram queue run" drains it`);
+  if (appended === 'too-long') return lost('the event is too long for the hook spool');
+  if (appended === 'reserve')
+    log({
+      status: 'disk-full',
+      message: `the disk holding ${loaded.home} is full: this event was kept by spending the spool's reserve (${SPOOL_RESERVE_BYTES} bytes); free some space, or the next events are lost`,
+    });
+  if (!hooks.worker) return { status: 'spooled', worker: false };
+  // A worker for this store that runs, or that another hook is starting, sees the line (it looks
+  // again before it exits): of many hooks at once, one starts a worker.
+  const claim = claimWorkerStart(loaded.home, entry.store);
+  return { status: 'spooled', worker: claim ? spawnWorker(cwd, claim, log) : false };
 }
 
 /** The transcript path when it names a file a drainer will read; why not is logged when it is too large. */
@@ -101,9 +135,12 @@ export function workerScriptPath(): string {
 }
 
 /** Starts the worker that drains the spool and runs the queue with the configured model, detached: it outlives Claude Code's exit. */
-function spawnWorker(cwd: string, log: Log): boolean {
+function spawnWorker(cwd: string, claim: WorkerStart, log: Log): boolean {
   const script = workerScriptPath();
-  if (!existsSync(script)) return false;
+  if (!existsSync(script)) {
+    claim.abandon();
+    return false;
+  }
   try {
     const child = spawn(process.execPath, [script, cwd], {
       detached: true,
@@ -114,8 +151,14 @@ function spawnWorker(cwd: string, log: Log): boolean {
     });
     child.on('error', () => undefined);
     child.unref();
+    if (child.pid === undefined) {
+      claim.abandon();
+      return false;
+    }
+    claim.started(child.pid);
     return true;
   } catch (error) {
+    claim.abandon();
     log({ status: 'failed', message: `cannot start the extraction worker: ${(error as Error).message}` });
     return false;
   }

@@ -44,6 +44,8 @@ export interface SpoolEntry {
   at: string;
   /** Drains that could not queue it so far (the store unreadable); each waits longer (retryDelayMs). */
   attempts?: number;
+  /** Drains that could not read its transcript (an I/O error): given up after hooks.transcriptReadTries. */
+  readFailures?: number;
   /** Not tried again before this time (ISO): a store that stays locked is not hammered every drain. */
   after?: string;
 }
@@ -52,10 +54,6 @@ export interface SpoolEntry {
 export const SPOOL_MAX_BYTES = 4 * 1024 * 1024;
 /** One line at most (paths are capped at 4,096 characters by the hook's input checks). */
 export const SPOOL_LINE_MAX_BYTES = 16 * 1024;
-/** A worker lock not touched for this long is a dead or stuck worker's (its pid may be another process's by now). */
-export const WORKER_LOCK_STALE_MS = 2 * 60_000;
-/** How often a running worker touches its lock. */
-export const WORKER_LOCK_HEARTBEAT_MS = 20_000;
 /** A claim older than this is taken over even when its process seems alive (a reused pid). */
 export const CLAIM_STALE_MS = 10 * 60_000;
 const SPOOL_FILE = 'claude-code-hooks.jsonl';
@@ -70,17 +68,40 @@ export function spoolPath(home: string): string {
 }
 
 /**
+ * Room kept beside the spool for a full disk: a file of this many bytes that a hook deletes when an
+ * append fails for want of space, so the event and its log line still fit; the next drainer makes it
+ * again once there is room (ensureSpoolReserve).
+ */
+export const SPOOL_RESERVE_BYTES = 64 * 1024;
+const RESERVE_FILE = 'reserve';
+const NO_SPACE = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
+
+/** What appending did: `reserve` is appended after spending the reserve (the disk is full). */
+export type SpoolAppend = 'appended' | 'reserve' | 'full' | 'too-long';
+
+/**
  * Appends one entry as one line with one O_APPEND write (file 0600, folder 0700). Returns why not
- * when the spool is full or the line too long; throws what the file system throws.
+ * when the spool is full or the line too long; `reserve` when the disk was full and the reserve was
+ * spent to make room; throws what the file system throws otherwise (a disk full with no reserve left).
  *
  * The line starts with a line end too, so a line torn by an earlier failed write (a full disk)
  * never swallows this one. A drainer may rename the spool between this open and this write: the
  * line then lands in a claim that may already be read, so after writing, a spool that is no longer
  * the file written to gets the line again (twice queued adds nothing; lost would lose the event).
  */
-export function appendSpoolEntry(home: string, entry: SpoolEntry): 'appended' | 'full' | 'too-long' {
+export function appendSpoolEntry(home: string, entry: SpoolEntry): SpoolAppend {
   const line = Buffer.from(`\n${JSON.stringify(entry)}\n`, 'utf8');
   if (line.length > SPOOL_LINE_MAX_BYTES) return 'too-long';
+  try {
+    return appendLine(home, line);
+  } catch (error) {
+    if (!isNoSpace(error) || !spendReserve(home)) throw error;
+  }
+  const appended = appendLine(home, line);
+  return appended === 'appended' ? 'reserve' : appended;
+}
+
+function appendLine(home: string, line: Buffer): 'appended' | 'full' {
   mkdirSync(spoolFolder(home), { recursive: true, mode: 0o700 });
   tightenMode(spoolFolder(home));
   for (let attempt = 0; ; attempt += 1) {
@@ -92,7 +113,10 @@ export function appendSpoolEntry(home: string, entry: SpoolEntry): 'appended' | 
       if ((info.mode & 0o077) !== 0) fchmodSync(fd, info.mode & 0o700);
       if (info.size + line.length > SPOOL_MAX_BYTES) return 'full';
       const written = writeSync(fd, line);
-      if (written !== line.length) throw new Error(`the spool took ${written} of ${line.length} bytes (disk full?)`);
+      if (written !== line.length)
+        throw Object.assign(new Error(`the spool took ${written} of ${line.length} bytes (disk full?)`), {
+          code: 'ENOSPC',
+        });
       // Compared while the file is still open: a claimed file already removed keeps its inode
       // number while open, so a new spool cannot have the same one.
       stayed = isSpool(home, fstatSync(fd));
@@ -100,6 +124,36 @@ export function appendSpoolEntry(home: string, entry: SpoolEntry): 'appended' | 
       closeSync(fd);
     }
     if (stayed || attempt >= 20) return 'appended';
+  }
+}
+
+function isNoSpace(error: unknown): boolean {
+  return NO_SPACE.has((error as NodeJS.ErrnoException | undefined)?.code ?? '');
+}
+
+/** Deletes the reserve; false when there was none to spend. */
+function spendReserve(home: string): boolean {
+  try {
+    rmSync(join(spoolFolder(home), RESERVE_FILE));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Makes the reserve when it is missing (a drainer, while there is room); a partial one is removed. Never throws. */
+export function ensureSpoolReserve(home: string): void {
+  const path = join(spoolFolder(home), RESERVE_FILE);
+  try {
+    if (statSync(path).size === SPOOL_RESERVE_BYTES) return;
+  } catch {
+    // Missing: made below.
+  }
+  try {
+    mkdirSync(spoolFolder(home), { recursive: true, mode: 0o700 });
+    writeFileSync(path, Buffer.alloc(SPOOL_RESERVE_BYTES), { mode: 0o600 });
+  } catch {
+    rmSync(path, { force: true });
   }
 }
 
@@ -224,6 +278,9 @@ function parseEntry(line: string): SpoolEntry | undefined {
   if (!text(entry.sessionId) || !text(entry.cwd) || !text(entry.store) || !text(entry.at)) return undefined;
   if (entry.transcriptPath !== undefined && !text(entry.transcriptPath)) return undefined;
   if (entry.after !== undefined && !text(entry.after)) return undefined;
+  const count = (field: unknown): boolean =>
+    field === undefined || (Number.isSafeInteger(field) && (field as number) >= 0);
+  if (!count(entry.attempts) || !count(entry.readFailures)) return undefined;
   return entry as SpoolEntry;
 }
 
@@ -239,91 +296,6 @@ function isAbandoned(pid: number, claimedAt: number, now: number): boolean {
   }
 }
 
-/**
- * One hook worker per store at a time: `spool/worker-<store>.pid`. A hook that finds a live one
- * starts none (the running worker sees the new line: it checks the spool again after letting go).
- */
-function workerLockPath(home: string, store: string): string {
-  return join(spoolFolder(home), `worker-${store.replace(/[^a-z0-9]/gi, '')}.pid`);
-}
-
-function lockHolder(path: string): number | undefined {
-  try {
-    const pid = Number(readFileSync(path, 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-}
-
-/**
- * Whether a worker for this store is running now: its lock held by a live process that touched it
- * within WORKER_LOCK_STALE_MS (a worker killed before letting go leaves a lock whose pid may be
- * reused; without the age every later hook would start no worker, for good).
- */
-export function isWorkerRunning(home: string, store: string, now = Date.now()): boolean {
-  const path = workerLockPath(home, store);
-  const pid = lockHolder(path);
-  if (pid === undefined || pid === process.pid || !isAlive(pid)) return false;
-  try {
-    return now - statSync(path).mtimeMs <= WORKER_LOCK_STALE_MS;
-  } catch {
-    return false;
-  }
-}
-
-/** The running worker says it is alive (every WORKER_LOCK_HEARTBEAT_MS). */
-export function touchWorkerLock(home: string, store: string): void {
-  const path = workerLockPath(home, store);
-  if (lockHolder(path) !== process.pid) return;
-  try {
-    const now = new Date();
-    utimesSync(path, now, now);
-  } catch {
-    // Gone: the next look finds no worker and a hook starts one.
-  }
-}
-
-/** Takes the store's worker lock (or a dead worker's); false when a live worker holds it. */
-export function acquireWorkerLock(home: string, store: string): boolean {
-  const path = workerLockPath(home, store);
-  mkdirSync(spoolFolder(home), { recursive: true, mode: 0o700 });
-  try {
-    const fd = openSync(path, 'wx', 0o600);
-    writeSync(fd, String(process.pid));
-    closeSync(fd);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return true; // No lock to be had: run anyway (jobs are leased).
-  }
-  if (isWorkerRunning(home, store)) return false;
-  const temporary = `${path}.${process.pid}`;
-  try {
-    const fd = openSync(temporary, 'w', 0o600);
-    writeSync(fd, String(process.pid));
-    closeSync(fd);
-    renameSync(temporary, path);
-  } catch {
-    rmSync(temporary, { force: true });
-  }
-  return lockHolder(path) === process.pid;
-}
-
-/** Lets go of the store's worker lock (only when this process holds it). */
-export function releaseWorkerLock(home: string, store: string): void {
-  const path = workerLockPath(home, store);
-  if (lockHolder(path) === process.pid) rmSync(path, { force: true });
-}
-
 /** Whether the spool (not a claim) holds an event for this store no drainer has tried yet. */
 export function hasNewEventFor(home: string, store: string): boolean {
   try {
@@ -332,4 +304,21 @@ export function hasNewEventFor(home: string, store: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** When the spool's earliest event for this store that waits for a retry is due (epoch ms), if any. */
+export function nextRetryFor(home: string, store: string): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync(spoolPath(home), 'utf8');
+  } catch {
+    return undefined;
+  }
+  let next: number | undefined;
+  for (const entry of readEntries(text).entries) {
+    if (entry.store !== store) continue;
+    const due = entry.after === undefined ? Date.now() : Date.parse(entry.after);
+    if (Number.isFinite(due) && (next === undefined || due < next)) next = due;
+  }
+  return next;
 }

@@ -5,7 +5,14 @@ import { queueSessionEnd, queueTranscript } from './claude-code-hooks.js';
 import { HOOK_ACTOR, type HookInput } from './hook-input.js';
 import { writeHookLog } from './hook-log.js';
 import { storeFingerprint } from './hook-queue.js';
-import { appendSpoolEntry, claimSpool, finishClaim, keepInClaim, type SpoolEntry } from './hook-spool.js';
+import {
+  appendSpoolEntry,
+  claimSpool,
+  ensureSpoolReserve,
+  finishClaim,
+  keepInClaim,
+  type SpoolEntry,
+} from './hook-spool.js';
 
 /**
  * Moves the Claude Code hooks' spool (hook-spool.ts) into the store's extraction queue: each event's
@@ -18,7 +25,10 @@ import { appendSpoolEntry, claimSpool, finishClaim, keepInClaim, type SpoolEntry
  * dream's session list a set). An event the store cannot take now (locked, corrupt) goes back to
  * the spool and is tried again after a wait that doubles each time (retryDelayMs), for
  * SPOOL_MAX_AGE_MS at most; an event for another store (the hook ran with other settings) goes back
- * untouched for a drainer with that store, for SPOOL_MAX_AGE_MS at most.
+ * untouched for a drainer with that store, for SPOOL_MAX_AGE_MS at most. An event whose transcript
+ * can never be read (gone, not a file, not this user's to read) is given up at once, logged: no
+ * wait makes it readable; one that fails in a way that may pass (an I/O error) is tried again like a
+ * store that cannot take it, hooks.transcriptReadTries drains at most.
  */
 
 /** How often `engram serve` looks at the spool. */
@@ -83,6 +93,27 @@ export async function drainSpool(options: SpoolDrainOptions): Promise<SpoolDrain
     }
     return opening;
   };
+  // A transcript that could not be read now: put back to wait, or given up after `tries` drains.
+  const unreadable = (entry: SpoolEntry, why: string, tries: number): SpoolEntry | undefined => {
+    const readFailures = (entry.readFailures ?? 0) + 1;
+    const path = JSON.stringify((entry.transcriptPath ?? '').slice(0, 300));
+    if (readFailures >= tries) {
+      log(
+        entry,
+        'skipped',
+        `not queued, given up after ${readFailures} tries: the transcript ${path} cannot be read (${why})`,
+      );
+      return undefined;
+    }
+    const attempts = (entry.attempts ?? 0) + 1;
+    const wait = retryDelayMs(attempts);
+    log(
+      entry,
+      'failed',
+      `not queued yet: the transcript ${path} cannot be read now (try ${readFailures} of ${tries}, next in ${Math.round(wait / 1000)} s): ${why}`,
+    );
+    return { ...entry, attempts, readFailures, after: new Date(Date.now() + wait).toISOString() };
+  };
   try {
     for (const claim of claimSpool(home)) {
       report.claimed += claim.entries.length;
@@ -121,8 +152,19 @@ export async function drainSpool(options: SpoolDrainOptions): Promise<SpoolDrain
           };
           const outcome =
             entry.event === 'SessionEnd' ? await queueSessionEnd(context) : await queueTranscript(context);
+          if (outcome.status === 'unreadable') {
+            const given = unreadable(
+              entry,
+              outcome.reason ?? 'unreadable',
+              opened.engram.settings.hooks.transcriptReadTries,
+            );
+            if (given === undefined) report.dropped += 1;
+            else back.push(given);
+            continue;
+          }
           if (outcome.status === 'unavailable') log(entry, 'failed', 'the store has no job queue: nothing was queued');
-          report.queued += 1;
+          if (outcome.givenUp) report.dropped += 1;
+          else report.queued += 1;
           report.jobs += outcome.jobs;
           await options.afterEach?.(entry);
         } catch (error) {
@@ -142,7 +184,8 @@ export async function drainSpool(options: SpoolDrainOptions): Promise<SpoolDrain
       const unplaced: SpoolEntry[] = [];
       for (const entry of back) {
         try {
-          if (appendSpoolEntry(home, entry) !== 'appended') unplaced.push(entry);
+          const placed = appendSpoolEntry(home, entry);
+          if (placed !== 'appended' && placed !== 'reserve') unplaced.push(entry);
         } catch {
           unplaced.push(entry);
         }
@@ -152,6 +195,8 @@ export async function drainSpool(options: SpoolDrainOptions): Promise<SpoolDrain
       if (unplaced.length === 0) finishClaim(claim);
       else keepInClaim(claim, unplaced);
     }
+    // Room for the next full disk, made while there is room.
+    ensureSpoolReserve(home);
   } finally {
     for (const opening of openedHere.values())
       await (await opening.catch(() => undefined))?.close().catch(() => undefined);

@@ -3,7 +3,12 @@ import { expect } from 'vitest';
 import type { StoreWith } from '../../contracts/memory-store.js';
 import type { Job, JobState, NewJob } from '../../contracts/memory-store-jobs.js';
 import { describeInput, expectEngramError, outcomeOf, storeCaseGroup } from '../store-suite-support.js';
-import { runStoreWorkersTogether, unexpectedStderr } from '../store-write-worker-process.js';
+import {
+  collectStoreWriteWorker,
+  runStoreWorkersTogether,
+  spawnStoreWorker,
+  unexpectedStderr,
+} from '../store-write-worker-process.js';
 
 const LONG_LEASE = 60_000;
 const JOBS_FOR_TWO_WORKERS = 300;
@@ -178,6 +183,77 @@ export const jobQueueCases = storeCaseGroup({
           lockedBy: null,
           lockedUntil: null,
         });
+      },
+    },
+    {
+      name: "jobs.renew is the holder's heartbeat: a renewed lease is never taken; once renewals stop it is taken back after the lease; a stranger cannot renew",
+      timeoutMs: 20_000,
+      async run({ store }) {
+        const { job } = await store.jobs.enqueue({ queue: 'beat', key: 'k', payload: null });
+        const lease = await store.jobs.claim({ queue: 'beat', worker: 'alive', leaseMs: 300 });
+        expect(lease).toMatchObject({ id: job.id, attempts: 1, lockedBy: 'alive' });
+        // Renewed every 100 ms for three leases' time: nobody else gets it.
+        for (let beat = 0; beat < 9; beat += 1) {
+          await sleep(100);
+          const renewed = await store.jobs.renew(job.id, 'alive', 300);
+          expect(renewed).toMatchObject({ state: 'running', attempts: 1, lockedBy: 'alive' });
+          expect(Date.parse(renewed.lockedUntil!)).toBeGreaterThan(Date.now() + 150);
+          expect(await store.jobs.claim({ queue: 'beat', worker: 'other', leaseMs: LONG_LEASE })).toBeUndefined();
+        }
+        await expectEngramError(() => store.jobs.renew(job.id, 'stranger', 300), 'JOB_LEASE_LOST');
+        await expectEngramError(() => store.jobs.renew('job_missing', 'alive', 300), 'NOT_FOUND');
+        for (const bad of [0, -1, 1.5, Number.NaN, '300', 1e12])
+          await expectEngramError(() => store.jobs.renew(job.id, 'alive', bad as number), 'INVALID_INPUT');
+        // The heartbeat stops: the lease runs out and another worker takes the job.
+        await outlive((await store.jobs.get(job.id))!);
+        const taken = await store.jobs.claim({ queue: 'beat', worker: 'other', leaseMs: LONG_LEASE });
+        expect(taken).toMatchObject({ id: job.id, attempts: 2, lockedBy: 'other' });
+        await expectEngramError(() => store.jobs.renew(job.id, 'alive', 300), 'JOB_LEASE_LOST');
+        // A finished job has no lease to renew.
+        await store.jobs.complete(job.id, 'other');
+        await expectEngramError(() => store.jobs.renew(job.id, 'other', 300), 'JOB_LEASE_LOST');
+      },
+    },
+    {
+      name: 'a job held by a process that died on this host is claimed again at once, its long lease not waited out; a live holder keeps it',
+      timeoutMs: 60_000,
+      async run({ store, url }) {
+        const { job } = await store.jobs.enqueue({ queue: 'orphan', key: 'k', payload: { step: 1 } });
+        const child = spawnStoreWorker({
+          url,
+          task: { mode: 'claim-and-hold', queue: 'orphan', worker: 'doomed', leaseMs: 3_600_000 },
+        });
+        let claimed!: (line: string) => void;
+        const holding = new Promise<string>((resolve) => {
+          claimed = resolve;
+        });
+        const exited = collectStoreWriteWorker(child, (line) => {
+          if (line.startsWith('claimed ') || line === 'none') claimed(line);
+        });
+        const line = await Promise.race([
+          holding,
+          exited.then((result) => expect.fail(`the holder exited early: ${result.stderr}`)),
+        ]);
+        expect(line).toBe(`claimed ${job.id}`);
+        // Alive, with an hour's lease: nobody else gets it.
+        expect(await store.jobs.claim({ queue: 'orphan', worker: 'survivor', leaseMs: LONG_LEASE })).toBeUndefined();
+        child.kill('SIGKILL');
+        const result = await exited;
+        expect({ signal: result.signal, stderr: unexpectedStderr(result.stderr) }).toEqual({
+          signal: 'SIGKILL',
+          stderr: '',
+        });
+        const taken = await store.jobs.claim({ queue: 'orphan', worker: 'survivor', leaseMs: LONG_LEASE });
+        expect(taken).toMatchObject({
+          id: job.id,
+          state: 'running',
+          attempts: 2,
+          lockedBy: 'survivor',
+          payload: { step: 1 },
+        });
+        // The survivor is alive (this process): held by it, the job is not claimed again.
+        expect(await store.jobs.claim({ queue: 'orphan', worker: 'third', leaseMs: LONG_LEASE })).toBeUndefined();
+        expect(await store.jobs.complete(job.id, 'survivor')).toMatchObject({ state: 'done', attempts: 2 });
       },
     },
     {

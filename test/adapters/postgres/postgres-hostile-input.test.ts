@@ -3,6 +3,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { PostgresMemoryStore } from '../../../src/adapters/postgres/postgres-memory-store.js';
 import { everything, expectEngramError, fingerprint } from '../../../src/testing/store-suite-support.js';
 import { dropSchema, freshSchemaUrl, withServerClient } from '../../support/postgres-schemas.js';
+import { LATEST_POSTGRES_VERSION } from '../../../src/adapters/postgres/postgres-migrations.js';
 
 // Hostile input on Postgres: SQL (and query syntax, placeholders, quotes, backslashes) in every
 // text a caller can give is stored verbatim and read back unchanged, never run; what Postgres
@@ -105,7 +106,7 @@ describe.skipIf(!serverUrl)(`Postgres store with hostile input${serverUrl ? '' :
       memories: SQL.length,
       memory_history: 2 * SQL.length,
       memory_vectors: 0,
-      schema_migrations: 3,
+      schema_migrations: LATEST_POSTGRES_VERSION,
       vector_space: 1,
     });
     // The schemas next to this one (public, other stores) were not touched either.

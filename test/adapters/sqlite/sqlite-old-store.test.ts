@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { hashedWordVector } from '../../../src/testing/openai-compatible-embeddings-server.js';
+import { LATEST_SQLITE_VERSION } from '../../../src/adapters/sqlite/sqlite-migrations.js';
 
 // test/fixtures/store-v4-better-sqlite3.db was written by engram 9b58f6d (better-sqlite3) with
 // test/fixtures/make-store-fixture.mjs; the .json beside it is every record as that version read it.
@@ -60,12 +61,13 @@ describe('a store written by the better-sqlite3 engram', () => {
     const path = await fixtureCopy();
     const store = new SqliteMemoryStore({ path, onWarning: (message) => expect.fail(message) });
     await store.open();
-    expect(await exported(store)).toEqual(EXPECTED);
+    // Migrated on open to this version's schema; every record as it was.
+    expect(await exported(store)).toEqual({ ...EXPECTED, schemaVersion: LATEST_SQLITE_VERSION });
     await store.close();
     // Closed and reopened: reading changed nothing.
     const again = new SqliteMemoryStore({ path });
     await again.open();
-    expect(await exported(again)).toEqual(EXPECTED);
+    expect(await exported(again)).toEqual({ ...EXPECTED, schemaVersion: LATEST_SQLITE_VERSION });
     await again.close();
   });
 

@@ -101,7 +101,8 @@ describe('the engram plugin fails open in the real Claude Code', () => {
     const run = await world.claude(['--plugin-dir', PLUGIN_DIR, 'hello'], {
       cwd: project,
       prefix: 'nopg',
-      env: { ENGRAM_STORE: 'postgres://engram@127.0.0.1:1/engram' },
+      // Its worker would wait for the server to come back (hooks.workerLingerMs): not in a test.
+      env: { ENGRAM_STORE: 'postgres://engram@127.0.0.1:1/engram', ENGRAM_HOOK_WORKER_LINGER_MS: '0' },
     });
     expectAnswered(run, 'nopg');
     expect(log().length).toBeGreaterThan(before);
@@ -136,13 +137,14 @@ describe('the engram plugin fails open in the real Claude Code', () => {
         ENGRAM_MODEL_PROVIDER: 'anthropic',
         ENGRAM_MODEL_BASE_URL: 'http://127.0.0.1:1',
         ENGRAM_MODEL_MAX_RETRIES: '0',
+        ENGRAM_HOOK_WORKER_LINGER_MS: '0',
       },
     });
     expectAnswered(run, 'nomodel');
     const failed = await eventually(async () =>
       log()
         .slice(before)
-        .find((entry) => entry.status === 'worker-failed'),
+        .find((entry) => entry.status === 'worker-failed' && /extraction job/.test(entry.message)),
     );
     expect(failed.message).toMatch(/extraction job/);
   }, 60_000);

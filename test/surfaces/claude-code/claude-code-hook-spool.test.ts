@@ -97,7 +97,8 @@ describe('the queueing hooks spool', () => {
       ['stop', line({ ...base, transcript_path: 'relative/path.jsonl' })],
       ['stop', line({ ...base, transcript_path: huge })],
       ['pre-compact', line({ ...base, transcript_path: workspace.root })],
-      ['stop', line({ ...base, cwd: join(workspace.root, 'gone'), transcript_path: huge })],
+      // A session whose first hook names a folder that is gone (a session seen before keeps its folder).
+      ['stop', line({ ...base, session_id: 'sess-gone', cwd: join(workspace.root, 'gone'), transcript_path: huge })],
       ['stop', line({ ...base, transcript_path: `/${'p'.repeat(5_000)}` })],
     ];
     for (const [event, input] of cases) expectValidOutput(await runHook(workspace, event, input, NO_WORKER));
@@ -115,7 +116,10 @@ describe('the queueing hooks spool', () => {
     writeFileSync(spoolPath(workspace.home), `${' '.repeat(SPOOL_MAX_BYTES - 10)}\n`);
     const transcript = writeTranscript(workspace, 'sess-f', 'Remember that nothing fits.');
     const full = line({ session_id: 'sess-f', cwd: workspace.cwd, transcript_path: transcript });
-    expect(await runHook(workspace, 'stop', full, NO_WORKER)).toEqual({ code: 0, stdout: '' });
+    // Lost, and said so to the user too (Claude Code shows a Stop hook's systemMessage).
+    const lost = await runHook(workspace, 'stop', full, NO_WORKER);
+    expect(lost.code).toBe(0);
+    expect(JSON.parse(lost.stdout).systemMessage).toMatch(/did not queue the Stop of session sess-f.*spool is full/);
     expect(statSync(spoolPath(workspace.home)).size).toBe(SPOOL_MAX_BYTES - 9);
     expect(logLines(workspace).some((entry) => /spool is full/.test(entry.message))).toBe(true);
     expect(await contents(workspace)).toEqual([]);
@@ -152,7 +156,8 @@ describe('the queueing hooks spool', () => {
 
     const run = await workspace.json(['queue', 'run']);
     expect(run.spool).toMatchObject({ claimed: 3, queued: 3, jobs: 2 });
-    expect(readdirSync(spoolFolder(workspace.home))).toEqual([]);
+    // Nothing but the reserve the drainer keeps for a full disk.
+    expect(readdirSync(spoolFolder(workspace.home))).toEqual(['reserve']);
     const queue = await workspace.json(['queue', '--state', 'pending,running,failed,done']);
     expect(queue.jobs.map((job: { sessionId: string }) => job.sessionId).sort()).toEqual(sessions);
     const stored = await contents(workspace);

@@ -36,7 +36,11 @@ describe('the Claude Code hooks as processes', () => {
       ['stop', line({ ...base, transcript_path: 'relative/path.jsonl' })],
       ['session-end', line({ ...base, transcript_path: huge, reason: 'other' })],
       ['pre-compact', line({ ...base, transcript_path: workspace.root })],
-      ['user-prompt-submit', line({ ...base, cwd: join(workspace.root, 'gone'), prompt: 'remember that x' })],
+      // A session whose first hook names a folder that is gone (a session seen before keeps its folder).
+      [
+        'user-prompt-submit',
+        line({ ...base, session_id: 'sess-gone', cwd: join(workspace.root, 'gone'), prompt: 'remember that x' }),
+      ],
       ['not-an-event', line(base)],
     ];
     for (const [event, input] of cases) expectValidOutput(await runHook(workspace, event, input));

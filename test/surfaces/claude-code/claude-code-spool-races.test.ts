@@ -7,15 +7,17 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadSettings } from '../../../src/node/load-settings.js';
 import { storeFingerprint } from '../../../src/surfaces/claude-code/hook-queue.js';
 import {
-  acquireWorkerLock,
   appendSpoolEntry,
   claimSpool,
-  isWorkerRunning,
   spoolFolder,
   spoolPath,
-  WORKER_LOCK_STALE_MS,
   type SpoolEntry,
 } from '../../../src/surfaces/claude-code/hook-spool.js';
+import {
+  isWorkerRunning,
+  takeWorkerLock,
+  WORKER_LOCK_STALE_MS,
+} from '../../../src/surfaces/claude-code/hook-worker-lock.js';
 import { drainSpool, retryDelayMs } from '../../../src/surfaces/claude-code/spool-drain.js';
 
 // The spool's edges: hooks appending while drainers claim (in separate processes, as they run),
@@ -110,7 +112,7 @@ describe('the spool under races and failures', () => {
     const old = new Date(Date.now() - WORKER_LOCK_STALE_MS - 5_000);
     utimesSync(lock, old, old);
     expect(isWorkerRunning(home, 'abc')).toBe(false);
-    expect(acquireWorkerLock(home, 'abc')).toBe(true);
+    expect(takeWorkerLock(home, 'abc')).toBe(true);
     expect(readFileSync(lock, 'utf8')).toBe(String(process.pid));
   });
 
