@@ -48,7 +48,10 @@ export const undoCommand: CommandDefinition = {
       const change = await store.getChange(changeId);
       const scope = change?.after?.scope ?? change?.before?.scope;
       if (!change || scope === undefined)
-        throw new EngramError('NOT_FOUND', `No change ${JSON.stringify(changeId.slice(0, 140))} in this store.`);
+        throw new EngramError(
+          'NOT_FOUND',
+          `No change ${JSON.stringify(String(changeId).slice(0, 140))} in this store.`,
+        );
       const undone = await opened.engram.undo(changeId, { scopes: named ?? [scope] });
       return {
         data: { change: undone },
