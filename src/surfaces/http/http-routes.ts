@@ -284,7 +284,7 @@ async function forgetMemory(context: RouteContext): Promise<JsonReply> {
   const query = parseInput(deleteQuery, queryObject(context.url.searchParams), 'query');
   const id = memoryId(context);
   if (query.purge === true) {
-    // Purge: the memory and its history content go, with no copy left in the store's files.
+    // Purge: the memory, its history and every copy the store holds go; `places` says what may remain.
     const purged = await context.engram.purge(id, {
       actor: context.actor,
       scopes: requestScopes(context, query.scope),

@@ -52,7 +52,7 @@ export async function memoryPage(container, { params, settings: info }) {
           'p',
           { class: 'warning' },
           purged
-            ? 'This memory was purged: it and its history are gone, and no copy is kept.'
+            ? 'This memory was purged: it and its history were removed from the store (the purge said then whether any copy remained elsewhere).'
             : 'This memory was deleted for good; its history remains, and undoing the delete brings it back.',
         ),
     chain.replacedBy.length + chain.replaces.length > 0 ? supersedeSection(chain) : null,
@@ -236,13 +236,26 @@ function actions(memory, path) {
   );
 }
 
+/** What the service said of a purge: "gone" only when it cleared every place, else each place it could not clear. */
+function purgeMessage(report) {
+  const left = (report?.places ?? []).filter((place) => !place.cleared);
+  if (report?.copiesCleared === true && left.length === 0)
+    return 'Purged: the memory, its history and every copy the store held are gone.';
+  if (left.length === 0) return 'Purged, but the service did not say whether every copy was cleared.';
+  return `Purged from the store, but not everywhere: ${left.map((place) => `${place.place}: ${place.reason ?? 'a copy may remain'}`).join('; ')}`;
+}
+
 /** The Purge… button and its confirmation: the memory goes with its history, no copy kept, no undo. */
 function purgeControl(path) {
   const dialog = h(
     'dialog',
     { class: 'confirm', 'aria-labelledby': 'purge-title' },
     h('h2', { id: 'purge-title' }, 'Purge this memory and its history?'),
-    h('p', {}, 'For a secret stored by mistake: nothing of it is kept in the store, and this cannot be undone.'),
+    h(
+      'p',
+      {},
+      'For a secret stored by mistake: the memory, its history and the jobs and records that quote it are removed, and the store says where a copy may remain. This cannot be undone.',
+    ),
     h(
       'div',
       { class: 'row' },
@@ -255,7 +268,7 @@ function purgeControl(path) {
             click: () =>
               change(
                 () => api('DELETE', `${path}?purge=true`),
-                'Purged: the memory and its history are gone.',
+                purgeMessage,
                 () => dialog.close(),
               ),
           },
@@ -332,9 +345,9 @@ function editForm(memory, path) {
 
 async function change(request, message, after) {
   try {
-    await request();
+    const result = await request();
     after?.();
-    notify(message);
+    notify(typeof message === 'function' ? message(result) : message);
     await refresh();
   } catch (error) {
     after?.();
