@@ -400,10 +400,15 @@ async function info(context: RouteContext): Promise<JsonReply> {
   parseInput(emptyBody, queryObject(context.url.searchParams), 'query');
   const { engram } = context;
   const { recall: recallSettings, injection } = engram.settings;
+  // Every project the store holds, so the viewer can show another than the service's own.
+  const projects = Object.keys((await engram.store.stats()).byScope)
+    .filter((scope) => scope.startsWith('project:'))
+    .sort();
   return ok({
     version: context.version,
     defaultScope: engram.defaultScope,
     readScopes: engram.readScopes,
+    projects,
     store: { backend: engram.store.info().backend },
     recall: {
       topK: recallSettings.topK,
