@@ -168,3 +168,44 @@ export function describePurgeResidue(report: Pick<PurgeReport, 'places'>): strin
     return `no copy is left in the places it looked (${report.places.map((place) => place.place).join(', ')})`;
   return `NOT cleared: ${left.map((place) => `${place.place}: ${place.reason ?? 'a copy may remain'}`).join('; ')}`;
 }
+
+/** The report of a purge's rows, before its files are cleared: the memory's own places, then the copies found elsewhere. */
+export function purgedRowsReport(input: {
+  changeId: string;
+  memoryRemoved: boolean;
+  historyEntriesRemoved: number;
+  vectorsRemoved: number;
+  copies: { jobsRemoved: number; places: PurgePlace[] };
+}): Omit<PurgeReport, 'copiesCleared'> {
+  const own = input.memoryRemoved ? 1 : 0;
+  return {
+    changeId: input.changeId,
+    memoryRemoved: input.memoryRemoved,
+    historyEntriesRemoved: input.historyEntriesRemoved,
+    jobsRemoved: input.copies.jobsRemoved,
+    places: [
+      { place: 'memory', removed: own, cleared: true },
+      { place: 'history', removed: input.historyEntriesRemoved, cleared: true },
+      { place: 'full-text-index', removed: own, cleared: true },
+      { place: 'vectors', removed: input.vectorsRemoved, cleared: true },
+      ...input.copies.places,
+    ],
+  };
+}
+
+/** Counts what a purge did per place: `removed` for each copy cleared; one not cleared marks the place, with why. */
+export function placeCounter(): {
+  count(place: string, cleared: boolean, reason?: string): void;
+  places(): PurgePlace[];
+} {
+  const places = new Map<string, PurgePlace>();
+  return {
+    count(place, cleared, reason) {
+      const entry = places.get(place) ?? { place, removed: 0, cleared: true };
+      if (cleared) entry.removed += 1;
+      else Object.assign(entry, { cleared: false, reason });
+      places.set(place, entry);
+    },
+    places: () => [...places.values()],
+  };
+}

@@ -21,7 +21,13 @@ import {
   type ExistingPolicy,
 } from '../../memory/memory-changes.js';
 import type { Scope } from '../../memory/scope.js';
-import { allCleared, purgeNeedles, type PurgeOptions, type PurgeReport } from '../../memory/memory-purge.js';
+import {
+  allCleared,
+  purgedRowsReport,
+  purgeNeedles,
+  type PurgeOptions,
+  type PurgeReport,
+} from '../../memory/memory-purge.js';
 import { clearPostgresFiles, removePostgresCopies } from './postgres-purge.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import type { ChangeAction, ChangeContext, HistoryEntry } from '../../memory/memory-history.js';
@@ -356,19 +362,13 @@ export class PostgresMemoryStore implements MemoryStore {
         now: now.getTime(),
       });
       const changeId = await this.#record(transaction, 'purge', id, null, null, actor, now.toISOString(), null);
-      return {
+      return purgedRowsReport({
         changeId,
         memoryRemoved: current !== undefined,
         historyEntriesRemoved,
-        jobsRemoved: copies.jobsRemoved,
-        places: [
-          { place: 'memory', removed: current ? 1 : 0, cleared: true },
-          { place: 'history', removed: historyEntriesRemoved, cleared: true },
-          { place: 'full-text-index', removed: current ? 1 : 0, cleared: true },
-          { place: 'vectors', removed: Number(vectors), cleared: true },
-          ...copies.places,
-        ],
-      };
+        vectorsRemoved: Number(vectors),
+        copies,
+      });
     });
     const files = await clearPostgresFiles(this.#database);
     for (const place of files)

@@ -1,5 +1,6 @@
 import {
   checkpointPlace,
+  placeCounter,
   scrubCheckpointValue,
   type PurgeOptions,
   type PurgePlace,
@@ -41,13 +42,7 @@ export async function removePostgresCopies(
   if (removedJobs.size > 0)
     await transaction.query('DELETE FROM jobs WHERE id = ANY($1::text[])', [[...removedJobs.keys()]]);
 
-  const places = new Map<string, PurgePlace>();
-  const count = (place: string, cleared: boolean, reason?: string): void => {
-    const entry = places.get(place) ?? { place, removed: 0, cleared: true };
-    if (cleared) entry.removed += 1;
-    else Object.assign(entry, { cleared: false, reason });
-    places.set(place, entry);
-  };
+  const { count, places } = placeCounter();
   const progress = [...removedJobs.values()].flatMap((key) =>
     (input.options.jobCheckpointPrefixes ?? []).map((prefix) => `${prefix}${key}`),
   );
@@ -79,7 +74,7 @@ export async function removePostgresCopies(
   }
   return {
     jobsRemoved: removedJobs.size,
-    places: [{ place: 'jobs', removed: removedJobs.size, cleared: true }, ...places.values()],
+    places: [{ place: 'jobs', removed: removedJobs.size, cleared: true }, ...places()],
   };
 }
 

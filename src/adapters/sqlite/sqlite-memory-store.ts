@@ -27,6 +27,7 @@ import type { Scope } from '../../memory/scope.js';
 import {
   allCleared,
   purgeNeedles,
+  purgedRowsReport,
   type PurgeOptions,
   type PurgePlace,
   type PurgeReport,
@@ -380,19 +381,13 @@ export class SqliteMemoryStore implements MemoryStore {
         // FTS5 keeps deleted terms in old segments until they merge: merge them all now.
         this.#statement("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')").run();
         const changeId = this.#record('purge', id, null, null, change, now.toISOString(), null);
-        removed = {
+        removed = purgedRowsReport({
           changeId,
           memoryRemoved: current !== undefined,
           historyEntriesRemoved,
-          jobsRemoved: copies.jobsRemoved,
-          places: [
-            { place: 'memory', removed: current ? 1 : 0, cleared: true },
-            { place: 'history', removed: historyEntriesRemoved, cleared: true },
-            { place: 'full-text-index', removed: current ? 1 : 0, cleared: true },
-            { place: 'vectors', removed: vectors, cleared: true },
-            ...copies.places,
-          ],
-        };
+          vectorsRemoved: vectors,
+          copies,
+        });
       });
     } finally {
       guard(() => db.exec(`PRAGMA secure_delete = ${previous ? 'ON' : 'OFF'}`));

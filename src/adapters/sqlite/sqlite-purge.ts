@@ -1,5 +1,6 @@
 import {
   checkpointPlace,
+  placeCounter,
   scrubCheckpointValue,
   type PurgeOptions,
   type PurgePlace,
@@ -31,13 +32,7 @@ export function removeSqliteCopies(
     }
   }
   for (const id of removedJobs.keys()) statement('DELETE FROM jobs WHERE id = ?').run(id);
-  const places = new Map<string, PurgePlace>();
-  const count = (place: string, cleared: boolean, reason?: string): void => {
-    const entry = places.get(place) ?? { place, removed: 0, cleared: true };
-    if (cleared) entry.removed += 1;
-    else Object.assign(entry, { cleared: false, reason });
-    places.set(place, entry);
-  };
+  const { count, places } = placeCounter();
   for (const key of removedJobs.values())
     for (const prefix of input.options.jobCheckpointPrefixes ?? []) {
       if (statement('DELETE FROM checkpoints WHERE name = ?').run(`${prefix}${key}`).changes > 0)
@@ -65,7 +60,7 @@ export function removeSqliteCopies(
   }
   return {
     jobsRemoved: removedJobs.size,
-    places: [{ place: 'jobs', removed: removedJobs.size, cleared: true }, ...places.values()],
+    places: [{ place: 'jobs', removed: removedJobs.size, cleared: true }, ...places()],
   };
 }
 
