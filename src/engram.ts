@@ -15,6 +15,8 @@ import {
   type StoreStats,
 } from './contracts/memory-store.js';
 import type { HistoryEntry } from './memory/memory-history.js';
+import { allCleared, purgedStates } from './memory/memory-purge.js';
+import { extractionPurgeOptions, sourceTranscriptPlaces } from './extraction/extraction-purge-sources.js';
 import type { Embedder } from './contracts/embedder.js';
 import type { LanguageModel } from './contracts/language-model.js';
 import {
@@ -298,7 +300,8 @@ export class Engram {
 
   /**
    * Removes a memory of the read scopes (or the given ones) for good, with the content of its
-   * history and the jobs that quote it, and clears freed copies from the store's files where the
+   * history, the jobs that quote it or hold the conversation it was extracted from (with their
+   * progress), what checkpoints quote of it (recent extractions, change sets), and clears freed copies from the store's files where the
    * backend can (`store.purge`). A deleted memory whose history remains can be purged too. Recorded
    * as a `purge` entry with no content; cannot be undone.
    */
@@ -313,7 +316,10 @@ export class Engram {
           `No memory or history with id ${JSON.stringify(String(id).slice(0, 140))} in ${scopes.join(', ')}.`,
         );
     }
-    return this.store.purge(id, { actor });
+    const states = purgedStates(memory, await this.store.history(id));
+    const report = await this.store.purge(id, { actor }, extractionPurgeOptions(states));
+    const places = [...report.places, ...sourceTranscriptPlaces(states)];
+    return { ...report, places, copiesCleared: allCleared(places) };
   }
 
   /** Brings an archived memory of the read scopes (or the given ones) back into recall. */

@@ -2,6 +2,7 @@ import { EngramError } from '../kernel/errors.js';
 import type { Memory, MemoryPatch, MemoryType, NewMemory } from '../memory/memory.js';
 import type { ChangeContext, HistoryEntry } from '../memory/memory-history.js';
 import type { Scope } from '../memory/scope.js';
+import type { PurgeOptions, PurgeReport } from '../memory/memory-purge.js';
 import type { Checkpoints } from './memory-store-checkpoints.js';
 import type { JobQueue } from './memory-store-jobs.js';
 import type { StoreLocks } from './memory-store-locks.js';
@@ -12,6 +13,8 @@ import type { VectorIndex } from './memory-store-vectors.js';
 // implements, and optional roles a backend adds when it can (vectors, jobs, locks, checkpoints,
 // record copy), each in its own file beside this one. Callers reach a role through its property
 // (`store.jobs.enqueue(…)`) and degrade, with a warning, when a store lacks it.
+
+export type { PurgeOptions, PurgePlace, PurgeReport } from '../memory/memory-purge.js';
 
 /** How many memories an import created, replaced and skipped, and the ones it wrote. */
 export interface ImportReport {
@@ -76,25 +79,6 @@ export interface StoreStats {
   historyEntries: number;
 }
 
-/** What a purge removed, and whether the backend also cleared the freed copies from its files. */
-export interface PurgeReport {
-  /** The `purge` history entry: actor and time, no content (before and after are null). */
-  changeId: string;
-  /** Whether the memory itself still existed (the history of a deleted memory can be purged too). */
-  memoryRemoved: boolean;
-  /** History entries removed (every earlier entry of the memory: each held a copy of its content). */
-  historyEntriesRemoved: number;
-  /** Jobs removed because their payload quoted the memory's id or one of its texts. */
-  jobsRemoved: number;
-  /**
-   * Whether freed copies were cleared from the files too. SQLite: secure delete, a vacuum and a WAL
-   * checkpoint that truncated the log (false when another process kept the log busy; the next
-   * checkpoint clears it). Postgres: VACUUM ran on the affected tables (dead tuples are marked free,
-   * not overwritten; server WAL and backups are outside engram's reach).
-   */
-  copiesCleared: boolean;
-}
-
 export interface StoreInfo {
   backend: string;
   location: string;
@@ -139,12 +123,13 @@ export interface MemoryLedger {
   /** Deletes a memory for good; its history keeps the last state so the delete can be undone. */
   delete(id: string, change: ChangeContext): Promise<void>;
   /**
-   * Removes a memory for good with the content of its history (every earlier entry) and the jobs
-   * whose payload quotes it, then clears freed copies from the files where the backend can, and
-   * records a `purge` entry with no content. Works on a deleted memory whose history remains;
-   * NOT_FOUND when there is neither. Cannot be undone.
+   * Removes a memory for good with the content of its history (every earlier entry), the jobs whose
+   * payload quotes it or holds the conversation it came from (`options.jobSources`), and what
+   * checkpoints quote of it, then clears freed copies from the files where the backend can, and
+   * records a `purge` entry with no content. Reports each place, cleared or not and why. Works on a
+   * deleted memory whose history remains; NOT_FOUND when there is neither. Cannot be undone.
    */
-  purge(id: string, change: ChangeContext): Promise<PurgeReport>;
+  purge(id: string, change: ChangeContext, options?: PurgeOptions): Promise<PurgeReport>;
 
   list(filter: MemoryFilter): Promise<Memory[]>;
   count(filter: MemoryFilter): Promise<number>;

@@ -1,5 +1,4 @@
 import { isEngramError } from '../kernel/errors.js';
-import { redactSecrets } from '../privacy/secret-redaction.js';
 import type { MemoryLimits } from '../memory/memory.js';
 import type { Settings } from '../kernel/settings.js';
 import type { LanguageModel, LanguageModelUsage } from '../contracts/language-model.js';
@@ -19,6 +18,7 @@ import {
 } from './extraction-output.js';
 import type { KnownTexts } from './recalled-memories.js';
 import { addUsage } from './extraction-report.js';
+import { redactModelAnswer } from './model-answer-redaction.js';
 
 /** Everything one cheap extraction needs. */
 export interface CheapExtractionInput {
@@ -104,8 +104,11 @@ export async function extractCheap(input: CheapExtractionInput): Promise<CheapEx
       result.sentBytes.system += systemBytes;
       result.sentBytes.total += systemBytes + Buffer.byteLength(request.messages[0]!.content as string, 'utf8');
       result.modelCalls += 1;
-      // Kept with the job until it is done: what the model echoed of a secret is not stored even there.
-      answer = redactSecrets(await ask(input.model, request, result)).text;
+      // Parsed first, then each field redacted: kept with the job until it is done, so what the model
+      // echoed of a secret is not stored even there, and the JSON stays whole.
+      const redacted = redactModelAnswer(await ask(input.model, request, result));
+      answer = redacted.text;
+      if (redacted.reading !== undefined && redacted.reading !== 'as-is') result.repairs.push(redacted.reading);
       await input.onAnswer?.(lastId, answer);
     }
     const parsed = parseExtractionOutput(answer, {

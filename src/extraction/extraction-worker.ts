@@ -1,4 +1,5 @@
 import { EngramError, isEngramError } from '../kernel/errors.js';
+import { redactSecrets } from '../privacy/secret-redaction.js';
 import { recordRecentExtraction } from './recent-extractions.js';
 import type { Settings } from '../kernel/settings.js';
 import type { MemoryStore } from '../contracts/memory-store.js';
@@ -276,7 +277,8 @@ export class ExtractionWorker {
   }
 }
 
+/** The error a job records (in the store, the outcome, the logs): a provider's message may quote what it was sent or answered, so it is redacted. */
 function describeError(error: unknown): string {
-  if (isEngramError(error)) return `${error.code}: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
+  const message = error instanceof Error ? error.message : String(error);
+  return redactSecrets(isEngramError(error) ? `${error.code}: ${message}` : message).text;
 }

@@ -10,6 +10,9 @@ export const SECRET_KINDS = [
   'anthropic-api-key',
   'openai-api-key',
   'openrouter-api-key',
+  'perplexity-api-key',
+  'supabase-key',
+  'api-token',
   'aws-access-key-id',
   'aws-secret-access-key',
   'github-token',
@@ -47,6 +50,9 @@ export const SECRET_KINDS = [
   'credential-assignment',
   'mailchimp-api-key',
   'credential-in-prose',
+  'password-hash',
+  'recovery-code',
+  'totp-secret',
   'high-entropy-token',
 ] as const;
 export type SecretKind = (typeof SECRET_KINDS)[number];

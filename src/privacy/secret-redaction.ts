@@ -16,8 +16,24 @@ import {
   userPasswordPairDetector,
   valueBeforeWordDetector,
 } from './secret-phrase-detectors.js';
-import { pemDetector, PROVIDER_DETECTORS } from './secret-provider-patterns.js';
-import { URL_SPAN, urlPasswordDetector, urlPathDetector, urlQueryDetector } from './secret-url-detectors.js';
+import { PROVIDER_DETECTORS } from './secret-provider-patterns.js';
+import { jwkDetector, pemDetector, puttyKeyDetector } from './secret-key-block-detectors.js';
+import {
+  connectionStringDetector,
+  encodedAuthDetector,
+  netrcDetector,
+  passwordHashDetectors,
+  pgpassDetector,
+} from './secret-credential-line-detectors.js';
+import { commandArgumentDetector } from './secret-command-argument-detectors.js';
+import { recoveryCodeDetector, totpSeedDetector } from './secret-one-time-code-detectors.js';
+import {
+  otpMigrationDetector,
+  URL_SPAN,
+  urlPasswordDetector,
+  urlPathDetector,
+  urlQueryDetector,
+} from './secret-url-detectors.js';
 
 export type { SecretKind } from './secret-detector.js';
 
@@ -26,11 +42,17 @@ export type { SecretKind } from './secret-detector.js';
  * typed placeholder, `[REDACTED:<kind>]`, so a memory can still say what was there without holding it.
  *
  * Three families of rules, tried in this order (an earlier rule wins where two overlap):
- * 1. Provider formats: a fixed prefix and shape (`sk-ant-…`, `AKIA…`, `ghp_…`, webhook URLs, PEM
- *    private keys), in src/privacy/secret-provider-patterns.ts. Precise, so they apply anywhere.
+ * 1. Key blocks and provider formats: PEM, PuTTY and JWK private keys (however wrapped, quoted or
+ *    escaped) and password hashes (src/privacy/secret-key-block-detectors.ts,
+ *    secret-credential-line-detectors.ts), then a fixed prefix and shape (`sk-ant-…`, `AKIA…`,
+ *    `ghp_…`, `pplx-…`, webhook URLs) in src/privacy/secret-provider-patterns.ts. Precise, so they
+ *    apply anywhere.
  * 2. Context: a value named as a secret (`password=…`, `"api_key": "…"`, `Authorization: Bearer …`,
- *    `mysql -p…`, "the password is …", in src/privacy/secret-context-detectors.ts), and in URLs
- *    (`scheme://user:pass@host`, `?sig=…`, `/hooks/<random>`, in src/privacy/secret-url-detectors.ts).
+ *    `mysql -p…`, "the password is …", in src/privacy/secret-context-detectors.ts), a command's
+ *    password argument (`htpasswd -b f u PASS`, secret-command-argument-detectors.ts), in URLs
+ *    (`scheme://user:pass@host`, `?sig=…`, `/hooks/<random>`, in src/privacy/secret-url-detectors.ts),
+ *    in connection strings and credential files (`PWD={…}`, `.pgpass`, `.netrc`, `_auth=`), and
+ *    second factors (recovery codes, TOTP seeds, secret-one-time-code-detectors.ts).
  *    Only the value is replaced: the key, the user name and the host stay, so the memory still reads.
  * 3. High entropy: a long random-looking token with no known format (src/privacy/high-entropy-token.ts),
  *    outside URLs, UUIDs and public keys.
@@ -58,9 +80,17 @@ const CONTEXT_DETECTORS: readonly Detector[] = [
   basicAuthDetector,
   curlUserDetector,
   commandLineDetector,
+  commandArgumentDetector,
+  otpMigrationDetector,
   urlPasswordDetector,
   urlQueryDetector,
   urlPathDetector,
+  connectionStringDetector,
+  pgpassDetector,
+  netrcDetector,
+  encodedAuthDetector,
+  recoveryCodeDetector,
+  totpSeedDetector,
   conventionKeyDetector,
   assignmentDetector,
   multiWordPassphraseDetector,
@@ -69,6 +99,9 @@ const CONTEXT_DETECTORS: readonly Detector[] = [
   userPasswordPairDetector,
   credentialInProseDetector,
 ];
+
+/** Private keys as blocks, and password hashes: found first, since their parts look like other things. */
+const KEY_BLOCK_DETECTORS: readonly Detector[] = [pemDetector, puttyKeyDetector, jwkDetector, ...passwordHashDetectors];
 
 /** Long random tokens with no known format (see HIGH_ENTROPY_RULE). */
 const entropyDetector: Detector = {
@@ -111,7 +144,7 @@ export function findSecrets(text: string): SecretMatch[] {
     claimed.fill(1, start, end);
     found.push({ kind, start, end });
   };
-  pemDetector.find(text, emit, protectedSpans);
+  for (const detector of KEY_BLOCK_DETECTORS) detector.find(text, emit, protectedSpans);
   for (const detector of PROVIDER_DETECTORS) detector.find(text, emit, protectedSpans);
   for (const detector of CONTEXT_DETECTORS) detector.find(text, emit, protectedSpans);
   for (const regex of [URL_SPAN, UUID, ULID, KEY_FINGERPRINT, SSH_PUBLIC_KEY]) {

@@ -41,7 +41,8 @@ const URL_QUERY_SECRET_NAMES =
 export const urlQueryDetector: Detector = {
   kind: 'url-query-secret',
   find(text, emit) {
-    const regex = new RegExp(`[?&;#](?:${URL_QUERY_SECRET_NAMES})=([^\\s&#'"<>]{6,2048})`, 'gid');
+    // A value ends at the next parameter: `&`, `#`, and `;` (JDBC's and old CGI's separator).
+    const regex = new RegExp(`[?&;#](?:${URL_QUERY_SECRET_NAMES})=([^\\s&;#'"<>]{6,2048})`, 'gid');
     for (const url of text.matchAll(URL_SPAN)) {
       regex.lastIndex = 0;
       const body = url[0];
@@ -51,6 +52,18 @@ export const urlQueryDetector: Detector = {
         const span = match.indices![1]!;
         emit('url-query-secret', url.index + span[0], url.index + span[1]);
       }
+    }
+  },
+};
+
+/** `otpauth-migration://offline?data=…`: an authenticator's export, every TOTP seed it holds. */
+export const otpMigrationDetector: Detector = {
+  kind: 'url-query-secret',
+  find(text, emit) {
+    const regex = /otpauth-migration:\/\/offline\?data=([^\s&#'"<>]{8,8192})/dgi;
+    for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
+      const span = match.indices![1]!;
+      emit('url-query-secret', span[0], span[1]);
     }
   },
 };

@@ -197,6 +197,18 @@ describe('bad input', () => {
       `--${'a-'.repeat(size / 2 - 2)}`,
       'https://x.example/hooks/'.repeat(size / 24),
       'the password is '.repeat(size / 16),
+      'backup codes: '.repeat(size / 14),
+      `recovery codes:\n${'1234 5678\n'.repeat(size / 10)}`,
+      '-----BEGIN RSA PRIVATE\n'.repeat(size / 23),
+      'Server=x;Password=aaaa '.repeat(size / 23),
+      'htpasswd -b a b '.repeat(size / 16),
+      'TOTP secret is '.repeat(size / 15),
+      `authenticator key: ${'abcd '.repeat(size / 5)}`,
+      'a:1:b:c:'.repeat(size / 8),
+      'machine x login y '.repeat(size / 18),
+      `Private-Lines: 3\n${'AAAA\n'.repeat(size / 5)}`,
+      `{"kty":"d":"${'a'.repeat(size)}`,
+      '$2y$10$'.repeat(size / 7),
     ];
     for (const text of hostile) {
       const result = redactSecrets(text);

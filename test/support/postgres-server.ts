@@ -27,12 +27,16 @@ declare module 'vitest' {
   export interface ProvidedContext {
     postgresUrl: string;
     postgresSkipReason: string;
+    /** The server's data folder when this process may read it (the cluster it started, or ENGRAM_TEST_POSTGRES_DATA); else ''. */
+    postgresDataDirectory: string;
   }
 }
 
 /** A running server the tests may use, and how to stop it (a no-op for a server given by URL). */
 export interface PostgresServer {
   url: string;
+  /** The data folder, when known: the purge tests read its table files byte for byte. */
+  dataDirectory?: string;
   stop(): Promise<void>;
 }
 
@@ -154,6 +158,8 @@ export async function startThrowawayCluster(bin: string): Promise<PostgresServer
     try {
       await admin.query(`CREATE ROLE ${TEST_ROLE} LOGIN CREATEROLE PASSWORD '${TEST_PASSWORD}'`);
       await admin.query(`CREATE DATABASE ${TEST_ROLE} OWNER ${TEST_ROLE}`);
+      // The purge tests flush the server's buffers to read its table files (PostgreSQL 15+).
+      await admin.query(`GRANT pg_checkpoint TO ${TEST_ROLE}`).catch(() => undefined);
     } finally {
       await admin.end();
     }
@@ -161,7 +167,7 @@ export async function startThrowawayCluster(bin: string): Promise<PostgresServer
     await stop();
     throw error;
   }
-  return { url: `postgres://${TEST_ROLE}:${TEST_PASSWORD}@127.0.0.1:${port}/${TEST_ROLE}`, stop };
+  return { url: `postgres://${TEST_ROLE}:${TEST_PASSWORD}@127.0.0.1:${port}/${TEST_ROLE}`, dataDirectory: data, stop };
 }
 
 /** The server for this run: the one named by ENGRAM_TEST_POSTGRES_URL, a throwaway cluster, or the reason there is none. */
@@ -169,7 +175,7 @@ export async function resolvePostgresServer(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<PostgresServer | { skipReason: string }> {
   const url = env.ENGRAM_TEST_POSTGRES_URL;
-  if (url) return { url, stop: async () => undefined };
+  if (url) return { url, dataDirectory: env.ENGRAM_TEST_POSTGRES_DATA || undefined, stop: async () => undefined };
   const bin = findPostgresBinaries(env);
   if (bin) return startThrowawayCluster(bin);
   return {
@@ -180,7 +186,7 @@ export async function resolvePostgresServer(
 
 /** vitest global setup: provides `postgresUrl` (or `postgresSkipReason`) and stops the cluster it started. */
 export default async function setup(project: {
-  provide(key: 'postgresUrl' | 'postgresSkipReason', value: string): void;
+  provide(key: 'postgresUrl' | 'postgresSkipReason' | 'postgresDataDirectory', value: string): void;
 }): Promise<() => Promise<void>> {
   const server = await resolvePostgresServer();
   if ('skipReason' in server) {
@@ -188,9 +194,11 @@ export default async function setup(project: {
     process.stderr.write(`\nSkipping the Postgres tests: ${server.skipReason}\n\n`);
     project.provide('postgresUrl', '');
     project.provide('postgresSkipReason', server.skipReason);
+    project.provide('postgresDataDirectory', '');
     return async () => undefined;
   }
   project.provide('postgresUrl', server.url);
   project.provide('postgresSkipReason', '');
+  project.provide('postgresDataDirectory', server.dataDirectory ?? '');
   return () => server.stop();
 }

@@ -21,14 +21,20 @@ import {
   type ExistingPolicy,
 } from '../../memory/memory-changes.js';
 import type { Scope } from '../../memory/scope.js';
-import { purgeNeedles } from '../../memory/memory-purge.js';
+import {
+  allCleared,
+  purgedRowsReport,
+  purgeNeedles,
+  type PurgeOptions,
+  type PurgeReport,
+} from '../../memory/memory-purge.js';
+import { clearPostgresFiles, removePostgresCopies } from './postgres-purge.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import type { ChangeAction, ChangeContext, HistoryEntry } from '../../memory/memory-history.js';
 import type {
   ImportReport,
   MemoryFilter,
   MemoryStore,
-  PurgeReport,
   StoreInfo,
   StoreStats,
   TextHit,
@@ -336,7 +342,7 @@ export class PostgresMemoryStore implements MemoryStore {
     });
   }
 
-  async purge(id: string, change: ChangeContext): Promise<PurgeReport> {
+  async purge(id: string, change: ChangeContext, options: PurgeOptions = {}): Promise<PurgeReport> {
     const actor = checkActor(change);
     const removed = await this.#database.transaction(async (transaction) => {
       const current = await this.#lockedMemory(transaction, id);
@@ -348,37 +354,35 @@ export class PostgresMemoryStore implements MemoryStore {
         )
       ).rows.map(rowToHistory);
       if (!current && history.every((entry) => entry.action === 'purge')) throw memoryNotFound(id);
-      // The vector goes with the row (foreign key, ON DELETE CASCADE).
+      const vectors = (
+        await transaction.query<{ n: string }>('SELECT count(*) AS n FROM memory_vectors WHERE memory_id = $1', [id])
+      ).rows[0]!.n;
+      // The vector goes with the row (foreign key, ON DELETE CASCADE), the text search entry too.
       if (current) await transaction.query('DELETE FROM memories WHERE id = $1', [id]);
       const historyEntriesRemoved = (await transaction.query('DELETE FROM memory_history WHERE memory_id = $1', [id]))
         .rowCount;
-      const jobsRemoved = (
-        await transaction.query(
-          'DELETE FROM jobs WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) AS needle WHERE strpos(payload, needle) > 0)',
-          [purgeNeedles(id, current, history)],
-        )
-      ).rowCount;
-      const changeId = await this.#record(transaction, 'purge', id, null, null, actor, this.#now().toISOString(), null);
-      return { changeId, memoryRemoved: current !== undefined, historyEntriesRemoved, jobsRemoved };
+      const now = this.#now();
+      const copies = await removePostgresCopies(transaction, {
+        memoryId: id,
+        needles: purgeNeedles(id, current, history),
+        options,
+        now: now.getTime(),
+      });
+      const changeId = await this.#record(transaction, 'purge', id, null, null, actor, now.toISOString(), null);
+      return purgedRowsReport({
+        changeId,
+        memoryRemoved: current !== undefined,
+        historyEntriesRemoved,
+        vectorsRemoved: Number(vectors),
+        copies,
+      });
     });
-    return { ...removed, copiesCleared: await this.#vacuumAfterPurge() };
-  }
-
-  /**
-   * VACUUM marks the purged rows' space free and drops their index entries (the text search index
-   * holds the words). It does not overwrite the bytes, and the server's WAL and backups keep what
-   * they hold: that is beyond what a client can do. False when the role may not vacuum the tables.
-   */
-  async #vacuumAfterPurge(): Promise<boolean> {
-    try {
-      await this.#database.query('VACUUM memories, memory_history, memory_vectors, jobs');
-      return true;
-    } catch (error) {
-      this.#warn(
-        `The purge removed the rows, but VACUUM did not run (${error instanceof Error ? error.message : String(error)}): dead rows keep their bytes until the next VACUUM of memories, memory_history, memory_vectors and jobs.`,
-      );
-      return false;
-    }
+    const files = await clearPostgresFiles(this.#database);
+    for (const place of files)
+      if (!place.cleared && place.place === 'freed-space')
+        this.#warn(`The purge removed the rows, but ${place.reason}.`);
+    const places = [...removed.places, ...files];
+    return { ...removed, places, copiesCleared: allCleared(places) };
   }
 
   async list(filter: MemoryFilter): Promise<Memory[]> {

@@ -24,14 +24,21 @@ import {
   type ExistingPolicy,
 } from '../../memory/memory-changes.js';
 import type { Scope } from '../../memory/scope.js';
-import { purgeNeedles } from '../../memory/memory-purge.js';
+import {
+  allCleared,
+  purgeNeedles,
+  purgedRowsReport,
+  type PurgeOptions,
+  type PurgePlace,
+  type PurgeReport,
+} from '../../memory/memory-purge.js';
+import { removeSqliteCopies } from './sqlite-purge.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import type { ChangeAction, ChangeContext, HistoryEntry } from '../../memory/memory-history.js';
 import type {
   ImportReport,
   MemoryFilter,
   MemoryStore,
-  PurgeReport,
   StoreInfo,
   StoreStats,
   TextHit,
@@ -349,7 +356,7 @@ export class SqliteMemoryStore implements MemoryStore {
     });
   }
 
-  async purge(id: string, change: ChangeContext): Promise<PurgeReport> {
+  async purge(id: string, change: ChangeContext, options: PurgeOptions = {}): Promise<PurgeReport> {
     checkActor(change);
     const db = this.#database();
     const previous = guard(() => (db.prepare('PRAGMA secure_delete').get() as { secure_delete: number }).secure_delete);
@@ -366,37 +373,77 @@ export class SqliteMemoryStore implements MemoryStore {
           this.#statement('SELECT * FROM memory_history WHERE memory_id = ? ORDER BY seq').all(id) as HistoryRow[]
         ).map(rowToHistory);
         if (!current && history.every((entry) => entry.action === 'purge')) throw memoryNotFound(id);
+        const vectors = (
+          this.#statement(
+            'SELECT count(*) AS n FROM memory_vectors WHERE memory_rowid IN (SELECT rowid FROM memories WHERE id = ?)',
+          ).get(id) as { n: number }
+        ).n;
+        // The vector goes with the row (trigger), and so do its full-text entries.
         if (current) this.#statement('DELETE FROM memories WHERE id = ?').run(id);
         const historyEntriesRemoved = this.#statement('DELETE FROM memory_history WHERE memory_id = ?').run(id).changes;
-        let jobsRemoved = 0;
-        for (const needle of purgeNeedles(id, current, history))
-          jobsRemoved += this.#statement('DELETE FROM jobs WHERE instr(payload, ?) > 0').run(needle).changes;
+        const now = this.#now();
+        const copies = removeSqliteCopies((sql) => this.#statement(sql), {
+          memoryId: id,
+          needles: purgeNeedles(id, current, history),
+          options,
+          now: now.getTime(),
+        });
         // FTS5 keeps deleted terms in old segments until they merge: merge them all now.
         this.#statement("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')").run();
-        const now = this.#now().toISOString();
-        const changeId = this.#record('purge', id, null, null, change, now, null);
-        removed = { changeId, memoryRemoved: current !== undefined, historyEntriesRemoved, jobsRemoved };
+        const changeId = this.#record('purge', id, null, null, change, now.toISOString(), null);
+        removed = purgedRowsReport({
+          changeId,
+          memoryRemoved: current !== undefined,
+          historyEntriesRemoved,
+          vectorsRemoved: vectors,
+          copies,
+        });
       });
     } finally {
       guard(() => db.exec(`PRAGMA secure_delete = ${previous ? 'ON' : 'OFF'}`));
     }
-    return { ...removed!, copiesCleared: this.#clearFreedPages() };
+    const places = [...removed!.places, ...this.#clearFreedPages()];
+    return { ...removed!, places, copiesCleared: allCleared(places) };
   }
 
-  /** Vacuums the file and truncates the WAL, so no freed page or old log frame keeps a copy; false if either could not finish. */
-  #clearFreedPages(): boolean {
+  /**
+   * Vacuums the file and truncates the WAL, so no freed page or old log frame keeps a copy: the
+   * `freed-space` and `write-ahead-log` places of a purge, each cleared or not with the reason.
+   */
+  #clearFreedPages(): PurgePlace[] {
     const db = this.#database();
-    if (this.#options.path === ':memory:') return true;
+    const path = this.#options.path;
+    if (path === ':memory:')
+      return [
+        { place: 'freed-space', removed: 0, cleared: true },
+        { place: 'write-ahead-log', removed: 0, cleared: true },
+      ];
+    let vacuumed: PurgePlace;
     try {
       db.exec('VACUUM');
-      const result = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get() as { busy: number };
-      return result.busy === 0;
+      vacuumed = { place: 'freed-space', removed: 0, cleared: true };
     } catch (error) {
+      const reason = `the vacuum of ${path} did not finish (${error instanceof Error ? error.message : String(error)}): freed pages may keep a copy until a vacuum finishes (the next purge runs one; or "sqlite3 <file> VACUUM" with no other process writing)`;
       (this.#options.onWarning ?? ((text: string) => process.emitWarning(text)))(
-        `The purge removed the rows, but the vacuum of ${this.#options.path} did not finish (${error instanceof Error ? error.message : String(error)}): freed pages may keep a copy until "engram purge" runs again with no other process writing.`,
+        `The purge removed the rows, but ${reason}.`,
       );
-      return false;
+      vacuumed = { place: 'freed-space', removed: 0, cleared: false, reason };
     }
+    try {
+      const result = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get() as { busy: number };
+      if (result.busy === 0) return [vacuumed, { place: 'write-ahead-log', removed: 0, cleared: true }];
+    } catch {
+      // Reported below as not cleared.
+    }
+    return [
+      vacuumed,
+      {
+        place: 'write-ahead-log',
+        removed: 0,
+        cleared: false,
+        reason: `another process was reading ${path}-wal, so it could not be truncated: earlier frames may keep a copy until a checkpoint finds no reader (SQLite does one when the last process closes the store)`,
+      },
+    ];
   }
 
   async list(filter: MemoryFilter): Promise<Memory[]> {

@@ -174,16 +174,20 @@ export interface UninstallResult {
  * Removes what install added, in every settings file it recorded (and engram's keys in the user's
  * and this project's settings when there is no record); memories are not touched. A key whose
  * value the user changed since is left, and so is an object or file install did not create.
+ * With `scope: 'project'`, only this project's settings (what `install --project` added there);
+ * the rest of the record stays for the other projects and the user's settings.
  */
 export async function uninstallClaudeCode(options: {
   env: Record<string, string | undefined>;
   projectRoot: string;
   engramHome: string;
+  scope?: InstallScope;
 }): Promise<UninstallResult> {
   const paths = claudeCodePaths(options.env, options.projectRoot);
   const record = readRecord(options.engramHome);
-  const targets = [...record.files];
-  for (const file of [paths.userSettings, paths.projectSettings]) {
+  const onlyProject = options.scope === 'project';
+  const targets = record.files.filter((entry) => !onlyProject || entry.file === paths.projectSettings);
+  for (const file of onlyProject ? [paths.projectSettings] : [paths.userSettings, paths.projectSettings]) {
     if (targets.some((entry) => entry.file === file)) continue;
     // No record (installed by an older engram, or by hand): engram's own keys only, parents kept.
     targets.push({
@@ -218,7 +222,10 @@ export async function uninstallClaudeCode(options: {
     else await writeFileAtomically(target.file, `${JSON.stringify(settings, null, 2)}\n`, 'CONFIG_INVALID');
     changed.push({ file: target.file, keys: removed, removedFile: removeFile });
   }
-  await rm(join(options.engramHome, RECORD_FILE), { force: true });
+  const kept = onlyProject ? record.files.filter((entry) => entry.file !== paths.projectSettings) : [];
+  if (kept.length > 0 || (onlyProject && (record.skills?.length ?? 0) > 0))
+    await writeRecord(options.engramHome, { ...record, files: kept });
+  else await rm(join(options.engramHome, RECORD_FILE), { force: true });
   return { changed };
 }
 

@@ -72,12 +72,54 @@ export const GLOBAL_OPTIONS: Record<string, CommandOption> = {
 /** Global options that take a value, so the dispatcher can skip their values when it looks for the command. */
 export const GLOBAL_OPTIONS_WITH_VALUES = new Set(['--store', '--project']);
 
-/** Parses a command's arguments (global flags allowed anywhere); unknown flags are INVALID_INPUT. */
+/**
+ * Parses a command's arguments (global flags allowed anywhere); unknown flags are INVALID_INPUT.
+ * `leading` are the tokens before the command's name: only global flags go there, so they are read
+ * with the global table alone. After the name, a command option that has a global option's name
+ * (`install --project`, a boolean) is the command's; the global one stays reachable there with its
+ * value attached (`--project=<id>`), and before the name as usual (`engram --project <id> install`).
+ */
 export function parseCommandArguments(
   definition: Pick<CommandDefinition, 'name' | 'options'>,
   argv: readonly string[],
+  leading: readonly string[] = [],
 ): { values: OptionValues; positionals: string[]; global: GlobalOptions } {
-  const options = { ...GLOBAL_OPTIONS, ...definition.options };
+  const before = parseWith(definition.name, GLOBAL_OPTIONS, leading, false);
+  const shadowed = Object.keys(definition.options).filter((name) => Object.hasOwn(GLOBAL_OPTIONS, name));
+  const attachedGlobals: string[] = [];
+  const rest: string[] = [];
+  for (const token of argv) {
+    const attached = /^--([A-Za-z0-9-]+)=/.exec(token);
+    const name = attached?.[1];
+    if (
+      name !== undefined &&
+      shadowed.includes(name) &&
+      GLOBAL_OPTIONS[name]!.type === 'string' &&
+      definition.options[name]!.type !== 'string'
+    )
+      attachedGlobals.push(token);
+    else rest.push(token);
+  }
+  const after = parseWith(definition.name, { ...GLOBAL_OPTIONS, ...definition.options }, rest, true);
+  const fromAttached = parseWith(definition.name, GLOBAL_OPTIONS, attachedGlobals, false);
+  const values: OptionValues = { ...after.values };
+  const global: GlobalOptions = { json: before.values.json === true || after.values.json === true };
+  for (const name of ['store', 'project'] as const) {
+    // A shadowed name's value after the command is the command's option, not the global one.
+    const later = shadowed.includes(name) ? undefined : after.values[name];
+    const value = fromAttached.values[name] ?? later ?? before.values[name];
+    if (typeof value === 'string') global[name] = value;
+  }
+  if (before.values.help === true) values.help = true;
+  return { values, positionals: after.positionals, global };
+}
+
+function parseWith(
+  command: string,
+  options: Record<string, CommandOption>,
+  argv: readonly string[],
+  allowPositionals: boolean,
+): { values: OptionValues; positionals: string[] } {
   const config: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {};
   for (const [name, option] of Object.entries(options)) {
     config[name] = {
@@ -86,25 +128,19 @@ export function parseCommandArguments(
       ...(option.multiple && { multiple: true }),
     };
   }
-  let parsed: { values: OptionValues; positionals: string[] };
   try {
-    parsed = parseArgs({
-      args: separatePositionals(argv, config),
+    return parseArgs({
+      args: allowPositionals ? separatePositionals(argv, config) : [...argv],
       options: config,
-      allowPositionals: true,
+      allowPositionals,
       strict: true,
-    }) as typeof parsed;
+    }) as { values: OptionValues; positionals: string[] };
   } catch (error) {
     const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, '.');
-    throw new EngramError('INVALID_INPUT', `${message} Run "engram ${definition.name} --help" for its options.`, {
+    throw new EngramError('INVALID_INPUT', `${message} Run "engram ${command} --help" for its options.`, {
       cause: error,
     });
   }
-  const { values, positionals } = parsed;
-  const global: GlobalOptions = { json: values.json === true };
-  if (typeof values.store === 'string') global.store = values.store;
-  if (typeof values.project === 'string') global.project = values.project;
-  return { values, positionals, global };
 }
 
 const LONG_FLAG = /^--[A-Za-z0-9][A-Za-z0-9-]*(=[\s\S]*)?$/;

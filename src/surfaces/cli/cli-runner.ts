@@ -51,7 +51,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     if (commandIndex === -1) return await runWithoutCommand(argv, io);
     const name = argv[commandIndex]!;
-    const rest = [...argv.slice(0, commandIndex), ...argv.slice(commandIndex + 1)];
+    const leading = argv.slice(0, commandIndex);
+    const rest = argv.slice(commandIndex + 1);
     json = json || rest.includes('--json');
     if (name === 'help') return await runHelp(rest, io);
     const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
@@ -62,7 +63,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       );
     }
     const definition = await load();
-    const { values, positionals, global } = parseCommandArguments(definition, rest);
+    const { values, positionals, global } = parseCommandArguments(definition, rest, leading);
     json = global.json;
     if (values.help === true) {
       print(io, json, await commandHelp(definition));

@@ -284,7 +284,7 @@ async function forgetMemory(context: RouteContext): Promise<JsonReply> {
   const query = parseInput(deleteQuery, queryObject(context.url.searchParams), 'query');
   const id = memoryId(context);
   if (query.purge === true) {
-    // Purge: the memory and its history content go, with no copy left in the store's files.
+    // Purge: the memory, its history and every copy the store holds go; `places` says what may remain.
     const purged = await context.engram.purge(id, {
       actor: context.actor,
       scopes: requestScopes(context, query.scope),
@@ -400,10 +400,15 @@ async function info(context: RouteContext): Promise<JsonReply> {
   parseInput(emptyBody, queryObject(context.url.searchParams), 'query');
   const { engram } = context;
   const { recall: recallSettings, injection } = engram.settings;
+  // Every project the store holds, so the viewer can show another than the service's own.
+  const projects = Object.keys((await engram.store.stats()).byScope)
+    .filter((scope) => scope.startsWith('project:'))
+    .sort();
   return ok({
     version: context.version,
     defaultScope: engram.defaultScope,
     readScopes: engram.readScopes,
+    projects,
     store: { backend: engram.store.info().backend },
     recall: {
       topK: recallSettings.topK,

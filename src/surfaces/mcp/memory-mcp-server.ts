@@ -2,6 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { EngramError, isEngramError } from '../../kernel/errors.js';
+import { describePurgeResidue } from '../../memory/memory-purge.js';
 import { buildMemoryIndex } from '../../memory/memory-index.js';
 import { MEMORY_TYPES, type MemoryPatch } from '../../memory/memory.js';
 import { assertScope, type Scope } from '../../memory/scope.js';
@@ -262,7 +263,7 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
       description:
         'Forget a memory that is wrong or no longer useful. By default it is archived: kept, but left out of search and lists. ' +
         'With hard: true it is deleted for good; use that only when the user asks. ' +
-        'With purge: true it is deleted with its history and no copy is left in the store (for a secret the user wants erased); it cannot be undone.',
+        'With purge: true it is deleted with its history, the jobs and records that quote it, and the files are vacuumed (for a secret the user wants erased); the answer lists any place a copy may remain. It cannot be undone.',
       inputSchema: {
         id: memoryId,
         hard: z.boolean().optional().describe('Delete for good instead of archiving; default false.'),
@@ -277,12 +278,15 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
       run(async () => {
         if (input.purge === true) {
           const purged = await engram.purge(input.id, { actor, scopes });
-          return textResult(`Purged memory \`${input.id}\`: deleted with its history; no copy is kept.`, {
-            id: input.id,
-            deleted: true,
-            purged: true,
-            ...purged,
-          });
+          return textResult(
+            `Purged memory \`${input.id}\`: deleted with its history; ${describePurgeResidue(purged)}.`,
+            {
+              id: input.id,
+              deleted: true,
+              purged: true,
+              ...purged,
+            },
+          );
         }
         const hard = input.hard ?? false;
         const memory = await engram.forget(input.id, { hard, actor, scopes });

@@ -47,7 +47,15 @@ export const purgeCases = storeCaseGroup({
           historyEntriesRemoved: 3,
           jobsRemoved: 0,
           copiesCleared: expect.any(Boolean),
+          places: expect.any(Array),
         });
+        // Each place it looked is named, cleared or not; "copiesCleared" is true only when all are.
+        expect(report.places.slice(0, 2)).toEqual([
+          { place: 'memory', removed: 1, cleared: true },
+          { place: 'history', removed: 3, cleared: true },
+        ]);
+        for (const place of report.places) if (!place.cleared) expect(place.reason).toEqual(expect.any(String));
+        expect(report.copiesCleared).toBe(report.places.every((place) => place.cleared));
         await expectOnlyPurgeEntry(store, memory.id, report.changeId);
         expect(await store.searchText({ scopes: ['project:purge'], terms: ['unseal', 'otter'], limit: 10 })).toEqual(
           [],

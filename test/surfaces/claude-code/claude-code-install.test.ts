@@ -48,6 +48,28 @@ describe('engram install / uninstall claude-code', () => {
     expect(existsSync(userSettings)).toBe(false);
   });
 
+  it('uninstall --project removes it from this project only; the global --project <id> still parses around it', async () => {
+    const other = join(workspace.root, 'other-project');
+    mkdirSync(other);
+    await workspace.json(['install', 'claude-code', '--project']);
+    await workspace.json(['install', 'claude-code', '--project'], 0, { cwd: other });
+    const here = join(workspace.cwd, '.claude', 'settings.json');
+    const there = join(other, '.claude', 'settings.json');
+    // The global --project takes a value: before the command's name, or attached, beside the command's own flag.
+    const removed = await workspace.json(['--project', 'acme/app', 'uninstall', 'claude-code', '--project']);
+    expect(removed.changed).toEqual([{ file: here, keys: ['enabledPlugins.engram@engram'], removedFile: true }]);
+    expect(existsSync(here)).toBe(false);
+    expect(settingsOf(there)).toEqual({ enabledPlugins: { 'engram@engram': true } });
+    expect(settingsOf(userSettings).extraKnownMarketplaces.engram).toBeDefined();
+    const again = await workspace.json(['uninstall', 'claude-code', '--project=acme/app', '--project']);
+    expect(again.changed).toEqual([]);
+    // Plain uninstall still removes everything install recorded (the other project's and the user's).
+    const rest = await workspace.json(['uninstall', 'claude-code']);
+    expect(rest.changed.map((entry: { file: string }) => entry.file).sort()).toEqual([there, userSettings].sort());
+    expect(existsSync(there)).toBe(false);
+    expect(existsSync(userSettings)).toBe(false);
+  });
+
   it('refuses a settings.json that is not JSON and changes nothing; refuses unknown targets', async () => {
     mkdirSync(join(workspace.home, '.claude'));
     writeFileSync(userSettings, '{ "model": "sonnet", ');

@@ -108,4 +108,49 @@ describe('engram dream', () => {
     expect(restored.memories.map(strip)).toEqual(original.memories.map(strip));
     expect((await workspace.run(['undo', 'cs_00000000000000000000zz'])).code).not.toBe(0);
   });
+
+  it('undo finds a change set or a change by its id alone, wherever its scopes are; --scope still confines it', async () => {
+    const other = 'project:acme/other-service';
+    await withStore((store) =>
+      store.importMany(
+        [
+          { id: 'x-old', scope: other, content: 'The queue runs RabbitMQ 3.11.', createdAt: '2026-03-01T10:00:00Z' },
+          { id: 'x-new', scope: other, content: 'The queue runs RabbitMQ 3.13.', createdAt: '2026-03-06T10:00:00Z' },
+          {
+            id: 'h-date',
+            scope: project,
+            content: 'The user rotated the staging certificate yesterday.',
+            createdAt: '2026-03-10T10:00:00Z',
+          },
+        ],
+        { onExisting: 'fail' },
+        { actor: 'seed' },
+      ),
+    );
+    // One dream over two projects (as the service runs it over every scope of the store): one change set.
+    const applied = await workspace.json(['dream', '--scope', `${project},${other}`]);
+    expect(applied.status).toBe('applied');
+    const changeSetId: string = applied.changeSetId;
+    const changed = await withStore(async (store) => (await store.get('x-old'))?.invalidAt);
+    expect(changed).not.toBeNull();
+    // Named by a scope it does not cover whole: refused, nothing undone.
+    const confined = await workspace.run(['undo', changeSetId, '--scope', project]);
+    expect(confined.code).not.toBe(0);
+    expect(await withStore(async (store) => (await store.get('x-old'))?.invalidAt)).toBe(changed);
+    // From this project, with no --scope: the id is enough.
+    const undone = await workspace.json(['undo', changeSetId]);
+    expect(undone.scopes.sort()).toEqual([other, project].sort());
+    expect(await withStore(async (store) => (await store.get('x-old'))?.invalidAt)).toBeNull();
+    // A single change of another project's memory, by its id alone.
+    const edit = await withStore((store) =>
+      store.update('x-new', { content: 'The queue runs RabbitMQ 4.0.' }, { actor: 'seed' }),
+    );
+    const change = await withStore(async (store) => (await store.history(edit.id)).at(-1)!.id);
+    expect((await workspace.run(['undo', change, '--scope', project])).code).not.toBe(0);
+    const single = await workspace.run(['undo', change]);
+    expect(single.code).toBe(0);
+    expect(single.stdout).toContain(other);
+    expect(await withStore(async (store) => (await store.get('x-new'))?.content)).toBe('The queue runs RabbitMQ 3.13.');
+    expect((await workspace.run(['undo', 'chg_does_not_exist'])).code).not.toBe(0);
+  });
 });

@@ -51,7 +51,7 @@ describe('engram forget --purge', () => {
     const text = await workspace.run(['forget', (await workspace.json(['list'])).memories[0].id, '--purge', '--yes']);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(
-      /^Purged mem_\S+: removed 1 history entry and 0 jobs; no copy is left in the store files\.$/m,
+      /^Purged mem_\S+: removed 1 history entry and 0 jobs; no copy is left in the places it looked \(memory, history, full-text-index, vectors, jobs, freed-space, write-ahead-log\)\.$/m,
     );
     expect((await workspace.json(['list'])).memories).toEqual([]);
   });

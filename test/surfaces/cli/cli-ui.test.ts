@@ -32,10 +32,13 @@ describe('engram ui', () => {
     fixture = await startViewerFixture({ token: TOKEN });
     const browser = fakeBrowser(workspace.root);
     const port = String(fixture.server.port);
-    const run = await workspace.run(['ui', '--host', '127.0.0.1', '--port', port, '--json'], {
-      env: { BROWSER: browser.command, ENGRAM_TOKEN: TOKEN },
-    });
+    // The service's project (the fixture's): the viewer opens at the root, with nothing to say.
+    const run = await workspace.run(
+      ['--project=github.com/acme/app', 'ui', '--host', '127.0.0.1', '--port', port, '--json'],
+      { env: { BROWSER: browser.command, ENGRAM_TOKEN: TOKEN } },
+    );
     expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).not.toMatch(/started in/);
     const url = `http://127.0.0.1:${port}/`;
     expect(run.stdout).toContain(`engram viewer: ${url}`);
     await expect.poll(browser.opened).toBe(url);
@@ -44,6 +47,43 @@ describe('engram ui', () => {
     const page = await fetch(url);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('<script type="module"');
+  });
+
+  it('in another project than the service was started in, says so and opens the viewer on this project', async () => {
+    workspace = createWorkspace();
+    fixture = await startViewerFixture({ token: TOKEN });
+    const browser = fakeBrowser(workspace.root);
+    const port = String(fixture.server.port);
+    for (const [flags, project] of [
+      [[], undefined],
+      [['--project=acme-billing'], 'project:acme-billing'],
+    ] as const) {
+      const run = await workspace.run([...flags, 'ui', '--host', '127.0.0.1', '--port', port, '--json'], {
+        env: { BROWSER: browser.command, ENGRAM_TOKEN: TOKEN },
+      });
+      expect(run.code, run.stderr).toBe(0);
+      const said =
+        /was started in project:github\.com\/acme\/app, not in this project \((project:[^)]+)\); the viewer opens on \1/.exec(
+          run.stderr,
+        );
+      expect(said, run.stderr).not.toBeNull();
+      if (project) expect(said![1]).toBe(project);
+      const data = { project: said![1]! };
+      await expect.poll(browser.opened).toBe(`http://127.0.0.1:${port}/?project=${encodeURIComponent(data.project)}`);
+    }
+  });
+
+  it('says so when it cannot tell which project the service was started in (no token to ask with)', async () => {
+    workspace = createWorkspace();
+    fixture = await startViewerFixture({ token: TOKEN });
+    const browser = fakeBrowser(workspace.root);
+    const port = String(fixture.server.port);
+    const run = await workspace.run(['ui', '--host', '127.0.0.1', '--port', port], {
+      env: { BROWSER: browser.command },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/did not say which project it was started in/);
+    await expect.poll(browser.opened).toBe(`http://127.0.0.1:${port}/`);
   });
 
   it('says so when no browser can be started, and prints the URL', async () => {

@@ -213,7 +213,7 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     await page.click('dialog button:text("Cancel")');
     expect(await fixture.store.get(id)).toBeDefined();
     await page.click('button:text("Delete…")');
-    await page.click('dialog button:text("Delete for good")');
+    await page.click('dialog button:text("Delete (undoable)")');
     await page.waitForSelector('h1:text("Deleted: throwaway")');
     expect(await fixture.store.get(id)).toBeUndefined();
     await page.locator('.history .change').first().locator('button').click();
@@ -228,11 +228,11 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
       .id;
     const { page, problems } = await openPage(`/#/memory/${id}`);
     await ready(page, 'memory');
-    await page.click('button:text("Purge…")');
+    await page.click('button:text("Delete for good…")');
     await page.locator('dialog[open] button:text("Cancel")').click();
     expect(await fixture.store.get(id)).toBeDefined();
-    await page.click('button:text("Purge…")');
-    await page.locator('dialog[open] button:text("Purge for good")').click();
+    await page.click('button:text("Delete for good…")');
+    await page.locator('dialog[open] button:text("Delete for good")').click();
     await page.locator('p.warning', { hasText: 'purged' }).waitFor();
     expect(await fixture.store.get(id)).toBeUndefined();
     expect((await fixture.store.history(id)).map((entry) => entry.action)).toEqual(['purge']);
@@ -244,10 +244,73 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
     await fixture.engram.forget(deleted, { hard: true });
     await page.goto(`${fixture.server.url}/#/memory/${deleted}`);
     await page.waitForSelector('h1:text("Deleted: deleted-note")');
-    await page.click('button:text("Purge…")');
-    await page.locator('dialog[open] button:text("Purge for good")').click();
+    await page.click('button:text("Delete for good…")');
+    await page.locator('dialog[open] button:text("Delete for good")').click();
     await page.locator('p.warning', { hasText: 'purged' }).waitFor();
     expect(JSON.stringify(await fixture.store.history(deleted))).not.toContain('zqxbank');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('calls an undoable delete by its name and keeps "Delete for good" for the purge, which says what it could not clear', async () => {
+    const id = (
+      await fixture.store.create(
+        {
+          scope: VIEWER_PROJECT,
+          content: 'The staging vault word is zqxlanternfish.',
+          name: 'vault-word',
+          source: { sessionId: 'viewer-session', turnId: 'm1', origin: 'extraction' },
+        },
+        { actor: 'viewer-test' },
+      )
+    ).id;
+    const { page, problems } = await openPage(`/#/memory/${id}`);
+    await ready(page, 'memory');
+    const buttons = await page.locator('section.actions > button').allTextContents();
+    expect(buttons).toEqual(['Forget', 'Delete…', 'Delete for good…']);
+    expect(await page.locator('main').textContent()).not.toMatch(/\d{4}-\d{2}-\d{2}T\d{2}:/);
+    await page.click('button:text("Delete for good…")');
+    await page.locator('dialog[open] button:text("Delete for good")').click();
+    const notice = page.locator('#notice p');
+    await notice.waitFor();
+    // The agent's transcript of the session still holds the conversation: the page must not say "gone".
+    expect(await notice.textContent()).toMatch(/^Purged from the store, but not everywhere: source-transcript: /);
+    expect(await notice.textContent()).not.toMatch(/gone/);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('shows dates in human form, not raw ISO text', async () => {
+    const { page, problems } = await openPage(`/#/memory/${testsId}`);
+    await ready(page, 'memory');
+    const text = (await page.locator('main').textContent()) ?? '';
+    expect(text).not.toMatch(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/);
+    expect(await page.locator('dt:text-is("Created") + dd').textContent()).toMatch(/\d{4}.*\(.*(ago|just now)\)$/);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("shows any project the store holds, says which one, and picks the service's own back", async () => {
+    await fixture.store.create(
+      { scope: 'project:acme-billing', content: 'Invoices close on the third working day.', name: 'invoice-close' },
+      { actor: 'viewer-test' },
+    );
+    const { page, problems } = await openPage(`/?project=${encodeURIComponent('project:acme-billing')}#/memories`);
+    await ready(page, 'memories');
+    await page.locator('#project-note', { hasText: 'acme-billing' }).waitFor();
+    expect(await page.locator('#project-note').textContent()).toBe(
+      `Showing project:acme-billing; this service was started in ${VIEWER_PROJECT}.`,
+    );
+    await page.locator('main', { hasText: 'invoice-close' }).waitFor();
+    expect(await page.locator('main').textContent()).not.toContain('real-db-tests');
+    expect(page.url()).not.toContain('?project=');
+    const options = await page.locator('#project-picker option').allTextContents();
+    expect(options).toContain(`${VIEWER_PROJECT} (the service's)`);
+    expect(options).toContain('project:acme-billing');
+    await page.selectOption('#project-picker', VIEWER_PROJECT);
+    await page.locator('#project-note', { hasText: 'the project this service was started in' }).waitFor();
+    await page.locator('main', { hasText: 'real-db-tests' }).waitFor();
+    expect(await page.locator('main').textContent()).not.toContain('invoice-close');
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -1,6 +1,10 @@
+import { join } from 'node:path';
 import { EngramError } from '../../../kernel/errors.js';
 import type { Memory } from '../../../memory/memory.js';
 import { serializeMemoryLine } from '../../../memory/jsonl-format.js';
+import { EXPORT_SEAL_FILE, sealExport, type ExportSeal } from '../../../memory/export-seal.js';
+import { readExportKey } from '../../../memory/node/export-key.js';
+import { writeFileAtomically } from '../../../kernel/node/atomic-write.js';
 import { assignFileNames } from '../../../memory/memory-index.js';
 import { writeMemoryDirectory } from '../../../memory/node/memory-directory.js';
 import type { OpenedEngram } from '../../../node/open-engram.js';
@@ -37,7 +41,7 @@ export const exportCommand: CommandDefinition = {
     },
   },
   details:
-    'Every field of every memory is exported, archived and invalidated ones included; history is not. Importing the file into an empty store gives back the same memories. With --format claude, MEMORY.md lists only active memories: archived and invalidated ones get their topic files (marked archived or invalidAt in the frontmatter) and no index line.',
+    'Every field of every memory is exported, archived and invalidated ones included; history is not. Importing the file into an empty store gives back the same memories. The export is sealed with a key of this ENGRAM_HOME (a last line of kind "export-seal", or .engram-export.json in the folder): importing it back with the same ENGRAM_HOME keeps the scopes of the sealed memories without --keep-scopes. With --format claude, MEMORY.md lists only active memories: archived and invalidated ones get their topic files (marked archived or invalidAt in the frontmatter) and no index line.',
   async run(invocation) {
     const { values, global } = invocation;
     noPositionals(invocation);
@@ -66,11 +70,16 @@ export const exportCommand: CommandDefinition = {
           ? []
           : await opened.engram.list({ scopes, archived: 'include', invalid: 'include', order: 'created-asc' });
       const summary = { format, scopes, count: memories.length };
+      // Signed with this home's key: importing it back here keeps its scopes without --keep-scopes.
+      const key = readExportKey(opened.loaded.home, { create: true });
+      const seal: ExportSeal | undefined = key && sealExport(memories, key);
       if (format === 'claude') {
         const fileNames = assignFileNames(memories);
         const directory = await assertExportDirectory(dir!, [...fileNames.values()], { force });
         const { index, files } = await writeMemoryDirectory(directory, memories, opened.loaded.settings.index);
         const removed = await removeStaleTopicFiles(directory, [...fileNames.values()]);
+        if (seal)
+          await writeFileAtomically(join(directory, EXPORT_SEAL_FILE), `${JSON.stringify(seal)}\n`, 'INVALID_INPUT');
         const warning = index.truncated
           ? `\nWarning: MEMORY.md lists ${index.shown} of ${index.total} memories (cut at its caps); every topic file was written.`
           : '';
@@ -95,13 +104,18 @@ export const exportCommand: CommandDefinition = {
           text: `Exported ${memories.length} memories to ${directory} (MEMORY.md and ${files.length - 1} topic files).${inactive}${stale}${warning}`,
         };
       }
-      const text = memories.map((memory) => `${serializeMemoryLine(memory)}\n`).join('');
+      const text =
+        memories.map((memory) => `${serializeMemoryLine(memory)}\n`).join('') +
+        (seal ? `${JSON.stringify(seal)}\n` : '');
       if (out !== undefined) {
         const path = await writeExportFile(out, text, { force });
         return { data: { ...summary, out: path }, text: `Exported ${memories.length} memories to ${path}.` };
       }
       // To stdout: the lines themselves, or with --json one document that holds the same objects.
-      return { data: { ...summary, memories: memories.map(asLineObject) }, text: global.json ? '' : text };
+      return {
+        data: { ...summary, memories: memories.map(asLineObject), ...(seal && { seal }) },
+        text: global.json ? '' : text,
+      };
     });
   },
 };

@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import { EngramError } from '../../../kernel/errors.js';
+import { describePurgeResidue } from '../../../memory/memory-purge.js';
 import { singlePositional, type CommandDefinition } from '../cli-command.js';
 import { findMemory, readScopes, withEngram } from '../cli-engram.js';
 import type { CliIo } from '../cli-io.js';
@@ -84,9 +85,7 @@ async function purgeMemory(invocation: Parameters<CommandDefinition['run']>[0], 
       return { data: { id, action: 'none' }, text: 'Nothing purged.' };
     }
     const report = await opened.engram.purge(id, { scopes });
-    const residue = report.copiesCleared
-      ? 'no copy is left in the store files'
-      : 'freed copies could not be cleared yet (another process holds the store); run it again later';
+    const residue = describePurgeResidue(report);
     return {
       data: { id, action: 'purge', ...report },
       text: `Purged ${id}: removed ${report.historyEntriesRemoved} history entr${report.historyEntriesRemoved === 1 ? 'y' : 'ies'} and ${report.jobsRemoved} job${report.jobsRemoved === 1 ? '' : 's'}; ${residue}.`,

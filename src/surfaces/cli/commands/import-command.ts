@@ -1,9 +1,11 @@
 import { readFile, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { readMemoryDirectory } from '../../../memory/node/memory-directory.js';
 import { createSortableId } from '../../../kernel/ids.js';
 import { EngramError } from '../../../kernel/errors.js';
 import { parseJsonl } from '../../../memory/jsonl-format.js';
+import { EXPORT_SEAL_FILE, EXPORT_SEAL_KIND, sealedEntries, sealedKey } from '../../../memory/export-seal.js';
+import { readExportKey } from '../../../memory/node/export-key.js';
 import type { Memory, NewMemory } from '../../../memory/memory.js';
 import { planDirectoryImport, type DirectoryImportFile } from '../../../memory/memory-directory-import.js';
 import { sanitizeMemoryFields } from '../../../privacy/memory-privacy.js';
@@ -85,6 +87,7 @@ export const importCommand: CommandDefinition = {
       let files: string[] = [];
       const generated = new Set<string>();
       let invalidLines: Array<{ line: number; message: string }> = [];
+      let seal: unknown;
       const kind = info.isDirectory() ? 'claude' : 'jsonl';
       if (kind === 'claude') {
         const read = await readMemoryDirectory(path, {
@@ -105,6 +108,7 @@ export const importCommand: CommandDefinition = {
         inputs = read.memories;
         files = read.files;
         warnings = read.warnings;
+        seal = await readSealFile(join(path, EXPORT_SEAL_FILE));
       } else {
         const text = await readText(path);
         const explicitScope = scopeOption(values);
@@ -122,11 +126,11 @@ export const importCommand: CommandDefinition = {
         }
         invalidLines = parsed.errors.map(({ line, message }) => ({ line, message }));
         inputs = parsed.memories.map((entry) => entry.input);
+        const others = parsed.others.filter((other) => other.value.kind !== EXPORT_SEAL_KIND);
+        seal = parsed.others.find((other) => other.value.kind === EXPORT_SEAL_KIND)?.value;
         warnings = [
           ...parsed.warnings,
-          ...(parsed.others.length > 0
-            ? [`Ignored ${parsed.others.length} line(s) of other kinds than "memory".`]
-            : []),
+          ...(others.length > 0 ? [`Ignored ${others.length} line(s) of other kinds than "memory".`] : []),
         ];
       }
       inputs = applyScopePolicy(
@@ -134,6 +138,7 @@ export const importCommand: CommandDefinition = {
         scopeOption(values) === undefined ? undefined : writeScope(values, opened),
         opened.loaded.project.scope,
         values['keep-scopes'] === true,
+        sealedEntries(seal, readExportKey(opened.loaded.home, { create: false })),
       );
       // A directory's topic files carry no engram id: they are matched by content and name, so importing it again adds nothing.
       const plan =
@@ -210,6 +215,15 @@ async function claudeCodeDirectory(cwd: string, env: Record<string, string | und
   );
 }
 
+/** The seal file of an exported folder, parsed; undefined when there is none or it is not JSON (then nothing is sealed). */
+async function readSealFile(path: string): Promise<unknown> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 async function readText(path: string): Promise<string> {
   let buffer: Buffer;
   try {
@@ -231,20 +245,29 @@ async function readText(path: string): Promise<string> {
 /**
  * An imported file names its own scopes. Unless the user says so, they must all be the current
  * project: a shared or downloaded file must not reach global (every project's prompts) or others.
+ * What this home's own export sealed (memory/export-seal.ts) keeps its scopes: the round trip.
  */
 function applyScopePolicy(
   inputs: NewMemory[],
   explicitScope: string | undefined,
   projectScope: string,
   keepScopes: boolean,
+  sealed: ReadonlySet<string>,
 ): NewMemory[] {
   if (explicitScope !== undefined) return inputs.map((input) => ({ ...input, scope: explicitScope }));
   if (keepScopes) return inputs;
-  const foreign = [...new Set(inputs.map((input) => input.scope).filter((scope) => scope !== projectScope))];
+  const foreign = [
+    ...new Set(
+      inputs
+        .filter((input) => input.id === undefined || !sealed.has(sealedKey(input.id, input.scope)))
+        .map((input) => input.scope)
+        .filter((scope) => scope !== projectScope),
+    ),
+  ];
   if (foreign.length > 0) {
     throw new EngramError(
       'INVALID_INPUT',
-      `The import holds memories of other scopes than ${projectScope} (${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? ', …' : ''}); pass --keep-scopes to import them there, or --scope to put everything into one scope. Nothing was imported.`,
+      `The import holds memories of other scopes than ${projectScope} (${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? ', …' : ''}); pass --keep-scopes to import them there, or --scope to put everything into one scope (an export this ENGRAM_HOME wrote and sealed needs neither). Nothing was imported.`,
     );
   }
   return inputs;

@@ -51,7 +51,7 @@ export const installCommand: CommandDefinition = {
     'runs the hooks. "engram uninstall claude-code" removes exactly what this added; "engram status" tells whether Claude Code will load it.',
   async run(invocation) {
     target(invocation);
-    // --project is this command's flag here; the global --project <id> never reaches a boolean option.
+    // --project is this command's flag here; the global one is --project=<id>, or before the command's name.
     const scope: InstallScope = invocation.values.project === true ? 'project' : 'user';
     const settings = loaded(invocation);
     const result = await installClaudeCode({
@@ -108,16 +108,24 @@ export const installCommand: CommandDefinition = {
 export const uninstallCommand: CommandDefinition = {
   name: 'uninstall',
   summary: 'Remove what "engram install claude-code" added to Claude Code settings (memories stay)',
-  usage: 'uninstall claude-code',
-  options: {},
+  usage: 'uninstall claude-code [--project]',
+  options: {
+    project: {
+      type: 'boolean',
+      description:
+        "Remove it from this project only (what install --project added to the project's .claude/settings.json); the user settings stay",
+    },
+  },
   async run(invocation) {
     target(invocation);
     const settings = loaded(invocation);
-    const skillDirectories = recordedSkillDirectories(settings.home);
+    const onlyProject = invocation.values.project === true;
+    const skillDirectories = onlyProject ? [] : recordedSkillDirectories(settings.home);
     const result = await uninstallClaudeCode({
       env: invocation.io.env,
       projectRoot: settings.project.root,
       engramHome: settings.home,
+      ...(onlyProject && { scope: 'project' as const }),
     });
     const removedSkills = await removeInstalledSkills(skillDirectories);
     const lines =

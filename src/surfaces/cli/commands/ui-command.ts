@@ -26,13 +26,31 @@ export const uiCommand: CommandDefinition = {
       'server.host': stringOption(values, 'host'),
       'server.port': stringOption(values, 'port'),
     });
-    const { settings } = loadSettings({ cwd: io.cwd, env: io.env, flags });
+    const { settings, project } = loadSettings({ cwd: io.cwd, env: io.env, flags });
     const { host, port } = settings.server;
     if (port !== 0) {
       const url = `http://${browserHost(host)}:${port}/`;
       if (await answersAsEngram(url)) {
-        openInBrowser(url, io);
-        return { data: { url, started: false }, text: '', printed: true };
+        const serviceProject = await serviceProjectOf(url, settings.server.token || undefined);
+        if (serviceProject === undefined || serviceProject === project.scope) {
+          if (serviceProject === undefined)
+            io.stderr.write(
+              `engram: the service at ${url} did not say which project it was started in (it wants its token); the viewer's header shows the project it shows.\n`,
+            );
+          openInBrowser(url, io);
+          return { data: { url, started: false, project: project.scope, serviceProject }, text: '', printed: true };
+        }
+        // Started in another project: say so, and open the viewer on this one (it can show any project the store holds).
+        io.stderr.write(
+          `engram: the service at ${url} was started in ${serviceProject}, not in this project (${project.scope}); the viewer opens on ${project.scope} and its header picks any project the store holds. Stop that service and run "engram ui" here to serve this project.\n`,
+        );
+        const opened = `${url}?project=${encodeURIComponent(project.scope)}`;
+        openInBrowser(opened, io);
+        return {
+          data: { url: opened, started: false, project: project.scope, serviceProject },
+          text: '',
+          printed: true,
+        };
       }
     }
     const { runServeCommand } = await import('../../http/http-service.js');
@@ -64,6 +82,23 @@ async function answersAsEngram(url: string): Promise<boolean> {
     return body.status === 'ok' || body.error?.code === 'UNAUTHORIZED';
   } catch {
     return false;
+  }
+}
+
+/** The project the service at `url` was started in (GET /v1/info), or undefined when it will not say. */
+async function serviceProjectOf(url: string, token: string | undefined): Promise<string | undefined> {
+  try {
+    const response = await fetch(new URL('/v1/info', url), {
+      signal: AbortSignal.timeout(2_000),
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
+    if (!response.ok) return undefined;
+    const body = (await response.json()) as { readScopes?: unknown; defaultScope?: unknown };
+    const scopes = Array.isArray(body.readScopes) ? body.readScopes : [];
+    const found = scopes.find((scope): scope is string => typeof scope === 'string' && scope.startsWith('project:'));
+    return found ?? (typeof body.defaultScope === 'string' ? body.defaultScope : undefined);
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,8 +1,13 @@
+import { EngramError } from '../../../kernel/errors.js';
 import { singlePositional, type CommandDefinition } from '../cli-command.js';
-import { readScopes, withEngram } from '../cli-engram.js';
-import { isChangeSetId, undoChangeSet } from '../../../consolidation/change-sets.js';
+import { scopeOption, withEngram } from '../cli-engram.js';
+import { isChangeSetId, readChangeSet, undoChangeSet } from '../../../consolidation/change-sets.js';
 
-/** `engram undo`: revert one change by its change id (see "engram show <id>"). */
+/**
+ * `engram undo`: revert one change by its change id (see "engram show <id>"), or a whole change set.
+ * An id names one change in the whole store, so without --scope the change's own scopes are used
+ * (a dream the service ran over every project makes one set across them); --scope confines it.
+ */
 export const undoCommand: CommandDefinition = {
   name: 'undo',
   summary: 'Revert one change by its change id (see "engram show <id>"), or a whole change set (cs_…, engram dream)',
@@ -12,29 +17,45 @@ export const undoCommand: CommandDefinition = {
       type: 'string',
       multiple: true,
       valueName: 'a,b',
-      description: 'Scopes the memory may be in (default: the current project and global)',
+      description: 'Only undo it if it is in these scopes (default: wherever the change is; an id names one change)',
     },
   },
   async run(invocation) {
     const changeId = singlePositional(invocation, 'change-id');
+    const named = scopeOption(invocation.values);
     return withEngram(invocation, async (opened) => {
+      const { store } = opened.engram;
       if (isChangeSetId(changeId)) {
-        const result = await undoChangeSet(opened.engram.store, {
+        const record = await readChangeSet(store, changeId);
+        if (!record) throw new EngramError('NOT_FOUND', `No change set ${changeId} in this store.`);
+        const result = await undoChangeSet(store, {
           id: changeId,
-          scopes: readScopes(invocation.values, opened),
+          scopes: named ?? record.scopes,
           actor: 'cli',
           now: () => new Date(),
           ...(opened.engram.embedder && { embedder: opened.engram.embedder }),
         });
         return {
-          data: { changeSet: result.changeSetId, undone: result.undone, vectors: result.vectors },
-          text: `Undid change set ${changeId}: ${result.undone.length} memor${result.undone.length === 1 ? 'y' : 'ies'} back as they were.`,
+          data: {
+            changeSet: result.changeSetId,
+            scopes: record.scopes,
+            undone: result.undone,
+            vectors: result.vectors,
+          },
+          text: `Undid change set ${changeId} (${record.scopes.join(', ')}): ${result.undone.length} memor${result.undone.length === 1 ? 'y' : 'ies'} back as they were.`,
         };
       }
-      const undone = await opened.engram.undo(changeId, { scopes: readScopes(invocation.values, opened) });
+      const change = await store.getChange(changeId);
+      const scope = change?.after?.scope ?? change?.before?.scope;
+      if (!change || scope === undefined)
+        throw new EngramError(
+          'NOT_FOUND',
+          `No change ${JSON.stringify(String(changeId).slice(0, 140))} in this store.`,
+        );
+      const undone = await opened.engram.undo(changeId, { scopes: named ?? [scope] });
       return {
         data: { change: undone },
-        text: `Undid ${changeId} (change of ${undone.memoryId}) with change ${undone.id} (${undone.action}).`,
+        text: `Undid ${changeId} (change of ${undone.memoryId} in ${scope}) with change ${undone.id} (${undone.action}).`,
       };
     });
   },

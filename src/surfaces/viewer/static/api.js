@@ -32,7 +32,43 @@ export function saveToken(token) {
 let memoryToken = '';
 
 /** Sends one request to the service and returns its JSON body; a failure throws ApiError with the service's code. */
-export async function api(method, path, body) {
+const VIEW_KEY = 'engram.viewer.scopes';
+// Routes that read scopes from the query (scopedQuery and the like) or the body (`scopes`).
+const SCOPED_QUERY = /^\/v1\/(memories|stats|change-sets)(\/|$)/;
+const SCOPED_BODY = new Set(['/v1/recall', '/v1/context', '/v1/undo']);
+
+/** The scopes the viewer shows when the person picked a project other than the service's (this tab only); else null. */
+export function viewScopes() {
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(VIEW_KEY) ?? 'null');
+    return Array.isArray(saved) && saved.length > 0 ? saved : null;
+  } catch {
+    return null;
+  }
+}
+
+export function setViewScopes(scopes) {
+  if (scopes && scopes.length > 0) sessionStorage.setItem(VIEW_KEY, JSON.stringify(scopes));
+  else sessionStorage.removeItem(VIEW_KEY);
+}
+
+/** The request with the picked project's scopes, where the route takes scopes and the caller named none. */
+function scoped(method, path, body) {
+  const scopes = viewScopes();
+  if (!scopes) return { path, body };
+  const [pathname, search = ''] = path.split('?');
+  if (SCOPED_QUERY.test(pathname) && !(method === 'POST' && pathname === '/v1/memories')) {
+    const parameters = new URLSearchParams(search);
+    if (!parameters.has('scope')) parameters.set('scope', scopes.join(','));
+    return { path: `${pathname}?${parameters}`, body };
+  }
+  if (method === 'POST' && SCOPED_BODY.has(pathname) && body && typeof body === 'object' && !('scopes' in body))
+    return { path, body: { ...body, scopes } };
+  return { path, body };
+}
+
+export async function api(method, requested, requestBody) {
+  const { path, body } = scoped(method, requested, requestBody);
   const headers = { accept: 'application/json' };
   const token = savedToken() || memoryToken;
   if (token) headers.authorization = `Bearer ${token}`;

@@ -1,5 +1,5 @@
 // The viewer's shell: hash routes (#/memories, #/memory/<id>, …), the service's info, the token prompt.
-import { api, ApiError, saveToken } from './api.js';
+import { api, ApiError, saveToken, setViewScopes, viewScopes } from './api.js';
 import { h, replace } from './dom.js';
 import { memoriesPage } from './page-memories.js';
 
@@ -46,10 +46,77 @@ export function showError(error) {
 let info;
 let renderCount = 0;
 
-/** The service's scopes, budgets and limits (GET /v1/info), read once. */
+/**
+ * The service's scopes, budgets and limits (GET /v1/info), read once; `readScopes` are the ones the
+ * viewer shows (the picked project's, see viewScopes), `project` the project it shows.
+ */
 export async function serviceInfo() {
-  info ??= await api('GET', '/v1/info');
+  if (!info) {
+    const raw = await api('GET', '/v1/info');
+    const readScopes = viewScopes() ?? raw.readScopes;
+    const project = readScopes.find((scope) => scope.startsWith('project:')) ?? raw.defaultScope;
+    info = { ...raw, serviceScopes: raw.readScopes, readScopes, project };
+    showProject(info);
+  }
   return info;
+}
+
+/** The read scopes with the service's project replaced by another the store holds. */
+function scopesFor(raw, project) {
+  const own = raw.readScopes.filter((scope) => !scope.startsWith('project:'));
+  return [project, ...own];
+}
+
+/** Shows another project (null: the service's own), then draws the page again. */
+export async function chooseProject(project) {
+  const raw = info ?? (await serviceInfo());
+  const own = raw.serviceScopes.find((scope) => scope.startsWith('project:')) ?? raw.defaultScope;
+  setViewScopes(project && project !== own ? scopesFor({ readScopes: raw.serviceScopes }, project) : null);
+  info = undefined;
+  await route();
+}
+
+/** The header's project picker and the sentence saying which project the pages show. */
+function showProject(current) {
+  const holder = document.getElementById('project');
+  if (!holder) return;
+  const own = current.serviceScopes.find((scope) => scope.startsWith('project:')) ?? current.defaultScope;
+  const projects = [...new Set([own, current.project, ...(current.projects ?? [])])];
+  const select = h(
+    'select',
+    { id: 'project-picker', on: { change: (event) => void chooseProject(event.currentTarget.value) } },
+    projects.map((scope) =>
+      h(
+        'option',
+        { value: scope, selected: scope === current.project },
+        scope === own ? `${scope} (the service's)` : scope,
+      ),
+    ),
+  );
+  replace(
+    holder,
+    h('label', { for: 'project-picker' }, 'Project'),
+    select,
+    h(
+      'span',
+      { class: current.project === own ? 'muted' : 'warning', id: 'project-note' },
+      current.project === own
+        ? `Showing ${current.project}, the project this service was started in.`
+        : `Showing ${current.project}; this service was started in ${own}.`,
+    ),
+  );
+}
+
+/** `engram ui` opens /?project=<scope> when the service was started in another project: show that one. */
+async function projectFromUrl() {
+  const wanted = new URLSearchParams(location.search).get('project');
+  if (!wanted) return;
+  history.replaceState(null, '', `/${location.hash || '#/memories'}`);
+  try {
+    await chooseProject(wanted);
+  } catch {
+    // The token prompt or the error shows on the page's own requests.
+  }
 }
 
 function tokenPrompt() {
@@ -139,5 +206,6 @@ window.addEventListener('hashchange', () => {
 export function refresh() {
   return route();
 }
-if (!location.hash) history.replaceState(null, '', '#/memories');
-void route();
+if (!location.hash) history.replaceState(null, '', `${location.search}#/memories`);
+if (new URLSearchParams(location.search).has('project')) void projectFromUrl();
+else void route();

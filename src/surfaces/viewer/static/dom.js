@@ -75,6 +75,18 @@ export function selectField(label, name, options, current, onChange) {
 }
 
 /** When something happened, said the way people read it: "3 days ago". */
+/**
+ * A moment as a person reads it: the date and time in the browser's locale and zone, then how long
+ * ago ("5 Dec 2026, 10:04 (3 hours ago)"); never the raw ISO text, which stays in the data.
+ */
+export function when(iso, now = Date.now()) {
+  if (!iso) return 'never';
+  const time = Date.parse(iso);
+  if (Number.isNaN(time)) return String(iso);
+  const text = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' }).format(time);
+  return time > now + 60_000 ? text : `${text} (${ago(iso, now)})`;
+}
+
 export function ago(iso, now = Date.now()) {
   if (!iso) return 'never';
   const seconds = Math.max(0, (now - Date.parse(iso)) / 1000);

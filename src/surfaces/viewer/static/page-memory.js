@@ -1,6 +1,6 @@
 // A memory's page: its fields, edit, forget/restore, hard delete and purge (confirmed), its history with undo, the supersede chain.
 import { api, ApiError } from './api.js';
-import { add, ageNote, count, h, replace } from './dom.js';
+import { add, ageNote, count, h, replace, when } from './dom.js';
 import { notify, refresh, showError } from './app.js';
 
 const TYPES = ['user', 'feedback', 'project', 'reference', 'procedure'];
@@ -52,7 +52,7 @@ export async function memoryPage(container, { params, settings: info }) {
           'p',
           { class: 'warning' },
           purged
-            ? 'This memory was purged: it and its history are gone, and no copy is kept.'
+            ? 'This memory was purged: it and its history were removed from the store (the purge said then whether any copy remained elsewhere).'
             : 'This memory was deleted for good; its history remains, and undoing the delete brings it back.',
         ),
     chain.replacedBy.length + chain.replaces.length > 0 ? supersedeSection(chain) : null,
@@ -73,14 +73,14 @@ function fieldList(memory, settings) {
     ['Importance', memory.importance.toFixed(2)],
     [
       'State',
-      [memory.archived ? 'archived' : 'active', memory.invalidAt ? `invalid since ${memory.invalidAt}` : null]
+      [memory.archived ? 'archived' : 'active', memory.invalidAt ? `invalid since ${when(memory.invalidAt)}` : null]
         .filter(Boolean)
         .join(', '),
     ],
     ['Age', age.text],
-    ['Created', memory.createdAt],
-    ['Updated', memory.updatedAt],
-    ['Recalled', `${count(memory.hitCount, 'time')}, last ${memory.lastAccessedAt ?? 'never'}`],
+    ['Created', when(memory.createdAt)],
+    ['Updated', when(memory.updatedAt)],
+    ['Recalled', `${count(memory.hitCount, 'time')}, last ${when(memory.lastAccessedAt)}`],
     [
       'Source',
       memory.source
@@ -137,7 +137,7 @@ function supersedeSection(chain) {
       'li',
       {},
       h('a', { href: `#/memory/${encodeURIComponent(id)}` }, chain.names.get(id) ?? id),
-      ` — ${[WHY[entry.why] ?? entry.why, entry.by && `by ${entry.by}`, entry.at && `at ${entry.at}`]
+      ` — ${[WHY[entry.why] ?? entry.why, entry.by && `by ${entry.by}`, entry.at && when(entry.at)]
         .filter(Boolean)
         .join(', ')}`,
     );
@@ -172,11 +172,11 @@ function actions(memory, path) {
   const dialog = h(
     'dialog',
     { class: 'confirm', 'aria-labelledby': 'delete-title' },
-    h('h2', { id: 'delete-title' }, 'Delete this memory for good?'),
+    h('h2', { id: 'delete-title' }, 'Delete this memory? (can be undone)'),
     h(
       'p',
       {},
-      'It leaves the store; its history keeps the last state, so the delete can still be undone from the history.',
+      'It leaves the store and recall; its history keeps the last state, so Undo in the history brings it back. To erase it with its history, use Delete for good.',
     ),
     h(
       'div',
@@ -190,12 +190,12 @@ function actions(memory, path) {
             click: () =>
               change(
                 () => api('DELETE', `${path}?hard=true`),
-                'Deleted for good.',
+                'Deleted: Undo in its history brings it back.',
                 () => dialog.close(),
               ),
           },
         },
-        'Delete for good',
+        'Delete (undoable)',
       ),
       h(
         'button',
@@ -236,13 +236,26 @@ function actions(memory, path) {
   );
 }
 
-/** The Purge… button and its confirmation: the memory goes with its history, no copy kept, no undo. */
+/** What the service said of a purge: "gone" only when it cleared every place, else each place it could not clear. */
+function purgeMessage(report) {
+  const left = (report?.places ?? []).filter((place) => !place.cleared);
+  if (report?.copiesCleared === true && left.length === 0)
+    return 'Purged: the memory, its history and every copy the store held are gone.';
+  if (left.length === 0) return 'Purged, but the service did not say whether every copy was cleared.';
+  return `Purged from the store, but not everywhere: ${left.map((place) => `${place.place}: ${place.reason ?? 'a copy may remain'}`).join('; ')}`;
+}
+
+/** The Delete for good… button (a purge) and its confirmation: the memory goes with its history and what quotes it, no undo. */
 function purgeControl(path) {
   const dialog = h(
     'dialog',
     { class: 'confirm', 'aria-labelledby': 'purge-title' },
-    h('h2', { id: 'purge-title' }, 'Purge this memory and its history?'),
-    h('p', {}, 'For a secret stored by mistake: nothing of it is kept in the store, and this cannot be undone.'),
+    h('h2', { id: 'purge-title' }, 'Delete this memory and its history for good?'),
+    h(
+      'p',
+      {},
+      'For a secret stored by mistake: the memory, its history and the jobs and records that quote it are removed, and the store says where a copy may remain. This cannot be undone.',
+    ),
     h(
       'div',
       { class: 'row' },
@@ -255,12 +268,12 @@ function purgeControl(path) {
             click: () =>
               change(
                 () => api('DELETE', `${path}?purge=true`),
-                'Purged: the memory and its history are gone.',
+                purgeMessage,
                 () => dialog.close(),
               ),
           },
         },
-        'Purge for good',
+        'Delete for good',
       ),
       h(
         'button',
@@ -269,7 +282,10 @@ function purgeControl(path) {
       ),
     ),
   );
-  return [h('button', { type: 'button', class: 'danger', on: { click: () => dialog.showModal() } }, 'Purge…'), dialog];
+  return [
+    h('button', { type: 'button', class: 'danger', on: { click: () => dialog.showModal() } }, 'Delete for good…'),
+    dialog,
+  ];
 }
 
 function editForm(memory, path) {
@@ -332,9 +348,9 @@ function editForm(memory, path) {
 
 async function change(request, message, after) {
   try {
-    await request();
+    const result = await request();
     after?.();
-    notify(message);
+    notify(typeof message === 'function' ? message(result) : message);
     await refresh();
   } catch (error) {
     after?.();
@@ -365,7 +381,7 @@ function historyItem(entry) {
       'div',
       { class: 'change-head' },
       h('strong', {}, entry.action),
-      ` by ${entry.actor} · ${entry.at}`,
+      ` by ${entry.actor} · ${when(entry.at)}`,
       entry.undoOf ? h('span', { class: 'badge' }, 'undo') : null,
       entry.action === 'purge'
         ? null
@@ -374,7 +390,7 @@ function historyItem(entry) {
             {
               type: 'button',
               class: 'secondary',
-              'aria-label': `Undo this ${entry.action} (${entry.at})`,
+              'aria-label': `Undo this ${entry.action} (${when(entry.at)})`,
               on: {
                 click: () =>
                   change(() => api('POST', '/v1/undo', { changeId: entry.id }), `Undid the ${entry.action}.`),
@@ -416,7 +432,11 @@ function historyItem(entry) {
       : h(
           'p',
           { class: 'muted' },
-          entry.action === 'purge' ? 'Purged: nothing kept.' : entry.after ? 'Created.' : 'Deleted for good.',
+          entry.action === 'purge'
+            ? 'Deleted for good (purged): nothing kept.'
+            : entry.after
+              ? 'Created.'
+              : 'Deleted (undoable).',
         ),
   );
 }
