@@ -130,7 +130,21 @@ export type ExistingPolicy = 'skip' | 'replace' | 'fail';
  * Decides one imported memory's fate. An id that exists in another scope is always refused: an
  * import must never reach into a scope it does not name.
  */
-export function planImport(existing: Memory | undefined, incoming: Memory, onExisting: ExistingPolicy): ImportAction {
+export function planImport(
+  existing: Memory | undefined,
+  incoming: Memory,
+  onExisting: ExistingPolicy,
+  expected?: Readonly<Record<string, string | null>>,
+): ImportAction {
+  if (expected !== undefined && Object.hasOwn(expected, incoming.id)) {
+    const wanted = expected[incoming.id];
+    const found = existing?.updatedAt ?? null;
+    if (found !== (wanted ?? null))
+      throw new EngramError(
+        'CONFLICT',
+        `Memory ${incoming.id} changed meanwhile (${found === null ? 'it is gone' : `updated ${found}`}); nothing was imported.`,
+      );
+  }
   if (existing === undefined) return 'create';
   if (existing.scope !== incoming.scope) {
     throw new EngramError(

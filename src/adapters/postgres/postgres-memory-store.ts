@@ -18,13 +18,13 @@ import {
   planUndo,
   replacementAction,
   restoreMemory,
-  type ExistingPolicy,
 } from '../../memory/memory-changes.js';
 import type { Scope } from '../../memory/scope.js';
 import { purgeNeedles } from '../../memory/memory-purge.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import type { ChangeAction, ChangeContext, HistoryEntry } from '../../memory/memory-history.js';
 import type {
+  ImportOptions,
   ImportReport,
   MemoryFilter,
   MemoryStore,
@@ -36,6 +36,7 @@ import type {
 } from '../../contracts/memory-store.js';
 import {
   checkActor,
+  checkImportExpectations,
   checkInstant,
   checkMemoryFilter,
   checkScopes,
@@ -45,6 +46,7 @@ import {
 } from '../../contracts/store-checks/store-input.js';
 import { createSortableId } from '../../kernel/ids.js';
 import { parsePostgresUrl, redactPostgresUrl, type PostgresConnectionSettings } from './postgres-connection-url.js';
+import { PostgresChangeFeed } from './postgres-change-feed.js';
 import { PostgresCheckpoints } from './postgres-checkpoints.js';
 import { PostgresDatabase, type PostgresQueryable } from './postgres-database.js';
 import { PostgresFullTextIndex } from './postgres-full-text-index.js';
@@ -106,6 +108,8 @@ export class PostgresMemoryStore implements MemoryStore {
   readonly checkpoints: PostgresCheckpoints;
   /** Copying the store whole, for engram migrate (postgres-record-copy.ts). */
   readonly records: PostgresRecordCopy;
+  /** Memories changed since a point, following commits (postgres-change-feed.ts). */
+  readonly changes: PostgresChangeFeed;
   readonly #options: PostgresMemoryStoreOptions;
   readonly #settings: PostgresConnectionSettings;
   readonly #now: () => Date;
@@ -157,6 +161,7 @@ export class PostgresMemoryStore implements MemoryStore {
       defaultWaitMs: () => (options.locks ?? DEFAULT_SETTINGS.locks).waitMs,
       onWarning: this.#warn,
     });
+    this.changes = new PostgresChangeFeed(this.#database);
     this.records = new PostgresRecordCopy(this.#database, {
       limits: () => this.#limits,
       maxPayloadBytes: () => (options.jobs ?? DEFAULT_SETTINGS.jobs).maxPayloadBytes,
@@ -217,15 +222,12 @@ export class PostgresMemoryStore implements MemoryStore {
     return memories;
   }
 
-  async importMany(
-    inputs: readonly NewMemory[],
-    options: { onExisting: ExistingPolicy },
-    change: ChangeContext,
-  ): Promise<ImportReport> {
+  async importMany(inputs: readonly NewMemory[], options: ImportOptions, change: ChangeContext): Promise<ImportReport> {
     if (!Array.isArray(inputs)) throw new EngramError('INVALID_INPUT', 'An import is an array of memories.');
     if (!['skip', 'replace', 'fail'].includes(options?.onExisting)) {
       throw new EngramError('INVALID_INPUT', 'onExisting must be "skip", "replace" or "fail".');
     }
+    const expectations = checkImportExpectations(options.ifUpdatedAt);
     const now = this.#now().toISOString();
     const memories = inputs.map((input) =>
       normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }),
@@ -237,7 +239,7 @@ export class PostgresMemoryStore implements MemoryStore {
     await this.#database.transaction(async (transaction) => {
       for (const memory of memories) {
         const existing = await this.#lockedMemory(transaction, memory.id);
-        const action = planImport(existing, memory, options.onExisting);
+        const action = planImport(existing, memory, options.onExisting, expectations);
         if (action === 'create') {
           await insertMemories(transaction, [memory]);
           await this.#record(transaction, 'create', memory.id, null, memory, actor, now, null);

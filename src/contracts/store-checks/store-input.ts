@@ -94,6 +94,28 @@ export function checkUnchangedSince(memory: Memory, change: ChangeContext): void
   }
 }
 
+/** The most memories one import may name in `ifUpdatedAt`. */
+const MAX_EXPECTATIONS = 100_000;
+
+/**
+ * Checks `importMany`'s `ifUpdatedAt`: an object of memory ids to the ISO-8601 `updatedAt` each must
+ * still have, or null for "no such memory"; returned with every instant in the store's own form.
+ */
+export function checkImportExpectations(value: unknown): Record<string, string | null> | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new EngramError('INVALID_INPUT', 'ifUpdatedAt is an object of memory ids to the updatedAt each must have.');
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length > MAX_EXPECTATIONS)
+    throw new EngramError('INVALID_INPUT', `ifUpdatedAt names at most ${MAX_EXPECTATIONS} memories.`);
+  const checked: Record<string, string | null> = Object.create(null) as Record<string, string | null>;
+  for (const [id, expected] of entries) {
+    if (expected === null) checked[id] = null;
+    else checked[id] = new Date(checkInstant(expected, `ifUpdatedAt of ${id.slice(0, 140)}`)).toISOString();
+  }
+  return checked;
+}
+
 /** The error for a memory id that is not in the store. */
 export function memoryNotFound(id: string): EngramError {
   return new EngramError('NOT_FOUND', `No memory with id ${JSON.stringify(String(id).slice(0, 140))}.`);
