@@ -59,10 +59,16 @@ export async function applyChangeSet(
     stampedAt: string;
     now: number;
     summary?: string;
+    /** The id to record it under: a change set made on another machine keeps its id (sync). */
+    id?: string;
+    /** Compare-and-set per memory, as `importMany` takes it: CONFLICT and nothing changed when one moved on. */
+    ifUpdatedAt?: Readonly<Record<string, string | null>>;
   },
 ): Promise<string> {
   const checkpoints = requireRole(store, 'checkpoints', 'a change set');
-  const id = createSortableId('cs', input.now);
+  if (input.id !== undefined && !isChangeSetId(input.id))
+    throw new EngramError('INVALID_INPUT', `Invalid change set id ${JSON.stringify(String(input.id).slice(0, 40))}.`);
+  const id = input.id ?? createSortableId('cs', input.now);
   const ids = input.states.map((state) => state.id);
   for (const state of input.states) {
     if (!input.scopes.includes(state.scope))
@@ -93,7 +99,11 @@ export async function applyChangeSet(
       const existing = await store.get(state.id, [state.scope]);
       if (!existing) throw new EngramError('CONFLICT', `Memory ${state.id} is gone; the change set was not applied.`);
     }
-    await store.importMany(input.states, { onExisting: 'replace' }, { actor: input.actor });
+    await store.importMany(
+      input.states,
+      { onExisting: 'replace', ...(input.ifUpdatedAt && { ifUpdatedAt: input.ifUpdatedAt }) },
+      { actor: input.actor },
+    );
   }
   return id;
 }
@@ -102,7 +112,7 @@ async function noteChangeSet(checkpoints: NonNullable<MemoryStore['checkpoints']
   // Compare-and-set: two processes applying at once both get listed; after 10 lost races the set is still applied.
   for (let attempt = 0; attempt < 10; attempt += 1) {
     const text = await checkpoints.get(INDEX);
-    const ids = readIds(text);
+    const ids = readIds(text).filter((known) => known !== id);
     if (await checkpoints.set(INDEX, JSON.stringify([...ids, id].slice(-INDEX_MAX)), { expected: text ?? null }))
       return;
   }
@@ -140,6 +150,30 @@ export async function readChangeSet(store: MemoryStore, id: string): Promise<Cha
   const text = await store.checkpoints.get(`${PREFIX}${id}`);
   if (text === undefined) return undefined;
   return JSON.parse(text) as ChangeSetRecord;
+}
+
+/** The latest change sets of any scopes, newest first (at most `limit`). */
+export async function recentChangeSets(store: MemoryStore, limit: number): Promise<ChangeSetRecord[]> {
+  if (!store.checkpoints) return [];
+  const records: ChangeSetRecord[] = [];
+  for (const id of readIds(await store.checkpoints.get(INDEX))
+    .reverse()
+    .slice(0, limit)) {
+    const record = await readChangeSet(store, id);
+    if (record) records.push(record);
+  }
+  return records;
+}
+
+/** The ids of the memories a change set changes. */
+export async function changeSetMemoryIds(store: MemoryStore, record: ChangeSetRecord): Promise<string[]> {
+  const checkpoints = requireRole(store, 'checkpoints', 'a change set');
+  const ids: string[] = [];
+  for (let part = 0; part < record.parts; part += 1) {
+    const text = await checkpoints.get(`${PREFIX}${record.id}:${part}`);
+    if (text !== undefined) ids.push(...(JSON.parse(text) as string[]));
+  }
+  return ids;
 }
 
 /** The history entries of a change set, one per memory it changed (none when it was never applied). */
