@@ -71,6 +71,9 @@ async function runWorker(cwd: string): Promise<void> {
         releaseWorkerLock(home, store);
         if (!hasNewEventFor(home, store) || !acquireWorkerLock(home, store)) break;
       }
+      // What the hooks and extraction wrote goes to the sync remotes (debounced; nobody waits on it).
+      const { syncIfDue } = await import('../../sync/node/sync-background.js');
+      await syncIfDue(opened, { cwd, log: (message) => log('worker-failed', message) });
     } finally {
       releaseWorkerLock(home, store);
       await opened.close();
