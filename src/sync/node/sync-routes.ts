@@ -30,13 +30,17 @@ export async function resolveRoutes(
   let personal: string | undefined;
   if (settings.sync.remote !== '') {
     const source = sources['sync.remote'];
-    if (source?.kind === 'project-config')
+    if (source?.kind === 'project-config') {
       notices.push(
         `Ignored sync.remote in ${source.origin}: a project's .engram.json cannot choose where personal memories go (it may name sync.projectRemote for its own).`,
       );
-    else personal = checkRemoteUrl(settings.sync.remote, baseOf(source?.origin, options.cwd), resolve);
+      // The user's own choice, which the project's file overrode in the settings' layers.
+      const own = userConfigRemote(opened.loaded.home);
+      if (own !== undefined) personal = checkRemoteUrl(own, opened.loaded.home, resolve);
+    } else personal = checkRemoteUrl(settings.sync.remote, baseOf(source?.origin, options.cwd), resolve);
   }
   const projects = await readProjectRemotes(store);
+  const pending: string[] = [];
   if (settings.sync.projectRemote !== '' && project.scope.startsWith('project:')) {
     const url = checkRemoteUrl(
       settings.sync.projectRemote,
@@ -51,19 +55,30 @@ export async function resolveRoutes(
         );
         projects[project.scope] = url;
       }
-    } else if (projects[project.scope] !== url)
+    } else if (projects[project.scope] !== url) {
       notices.push(
         `This project's .engram.json names the team remote ${displayRemote(url)}: run "engram sync" in the project to start syncing with it.`,
       );
+      // Its team chose another remote: until a person accepts it, the project goes nowhere.
+      if (projects[project.scope] === undefined) pending.push(project.scope);
+    }
   }
-  return {
-    routes: planRoutes({
-      ...(personal !== undefined && { personal }),
-      projects,
-      includeProjects: settings.sync.projectsToPersonal,
-    }),
-    notices,
-  };
+  const routes = planRoutes({
+    ...(personal !== undefined && { personal }),
+    projects,
+    includeProjects: settings.sync.projectsToPersonal,
+  });
+  for (const route of routes) if (route.kind === 'personal') route.projects.push(...pending);
+  return { routes, notices };
+}
+
+function userConfigRemote(home: string): string | undefined {
+  try {
+    const sync = readJsonObject(join(home, 'config.json')).sync as Record<string, unknown> | undefined;
+    return typeof sync?.remote === 'string' && sync.remote !== '' ? sync.remote : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A relative path in a config file is relative to that file's folder; elsewhere to the working directory. */
