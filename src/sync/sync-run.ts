@@ -28,6 +28,7 @@ import type { RemoteChange, RemoteEntry, SyncRemote } from './sync-remote.js';
 import { describeRoute, displayRemote, routeAccepts, type SyncRoute } from './sync-routing.js';
 import {
   LIST_THRESHOLD,
+  lastSyncedState,
   localSynced,
   readLocalSide,
   readRemoteSides,
@@ -118,10 +119,15 @@ async function attemptSync(input: SyncRunInput, attempt: number): Promise<Remote
   const now = input.now().toISOString();
   const tip = await remote.fetch();
   const state = await readSyncState(store, route.key, route.url);
-  const base = state.base !== undefined && (await remote.has(state.base)) ? state.base : undefined;
-  const tipFiles =
-    tip === undefined ? new Map<string, RemoteEntry>() : await remote.entries(tip, [FORMAT_FILE, README_FILE]);
-  if (tip !== undefined) checkFormat(await readSmall(remote, tipFiles.get(FORMAT_FILE)));
+  // The tip was just fetched into the cache; an older base must still be there.
+  const base =
+    state.base !== undefined && (state.base === tip || (await remote.has(state.base))) ? state.base : undefined;
+  // A tip that is the base was checked when it became the base: a sync where the remote did not move reads nothing of it.
+  let tipFiles: Map<string, RemoteEntry> | undefined;
+  if (tip !== undefined && tip !== base) {
+    tipFiles = await remote.entries(tip, [FORMAT_FILE, README_FILE]);
+    checkFormat(await readSmall(remote, tipFiles.get(FORMAT_FILE)));
+  }
 
   const local = await localChanges(input, state, base);
   const remoteSide = await remoteChanges(remote, base, tip, local.full);
@@ -193,8 +199,16 @@ async function attemptSync(input: SyncRunInput, attempt: number): Promise<Remote
 
   const outcomes = new Map<string, { candidate: Candidate; outcome: MergeOutcome; local?: Memory }>();
   for (const candidate of list) {
-    const baseSide = remoteSideOf(baseSides.sides, candidate.id).side;
+    let baseSide = remoteSideOf(baseSides.sides, candidate.id).side;
     const found = localSides.get(candidate.id)!;
+    const remoteTip = remoteSideOf(tipSides.sides, candidate.id).side;
+    // A tombstone for a memory the base commit lacks: this machine may still have had it from the remote.
+    if (
+      baseSide.kind === 'absent' &&
+      found.side === 'memory' &&
+      (remoteTip.kind === 'deleted' || remoteTip.kind === 'purged')
+    )
+      baseSide = await lastSyncedState(store, candidate.id, input.actor);
     const localSide: MergeSide =
       found.side === 'memory'
         ? { kind: 'memory', synced: await localSynced(store, found.memory, baseSide) }
@@ -202,7 +216,7 @@ async function attemptSync(input: SyncRunInput, attempt: number): Promise<Remote
     const outcome = mergeMemory({
       base: baseSide,
       local: localSide,
-      remote: remoteSideOf(tipSides.sides, candidate.id).side,
+      remote: remoteTip,
     });
     outcomes.set(candidate.id, { candidate, outcome, ...(found.side === 'memory' && { local: found.memory }) });
   }
@@ -251,6 +265,7 @@ async function attemptSync(input: SyncRunInput, attempt: number): Promise<Remote
     }
   }
   if (writes.size + deletes.length > 0) {
+    tipFiles ??= tip === undefined ? new Map() : await remote.entries(tip, [FORMAT_FILE, README_FILE]);
     if (!tipFiles.has(FORMAT_FILE)) writes.set(FORMAT_FILE, renderFormat());
     if (!tipFiles.has(README_FILE)) writes.set(README_FILE, README_TEXT);
   }
@@ -308,7 +323,7 @@ async function attemptSync(input: SyncRunInput, attempt: number): Promise<Remote
   next.rejectedCount = next.rejected.length;
   if (applied.complete) {
     if (commit !== undefined) {
-      await remote.keep(commit);
+      if (commit !== state.base) await remote.keep(commit);
       next.base = commit;
     }
     if (local.cursor !== undefined) next.cursor = local.cursor;
@@ -413,7 +428,8 @@ async function remoteChanges(
   tip: string | undefined,
   full: boolean,
 ): Promise<{ changes: RemoteChange[]; listedTip?: Map<string, RemoteEntry>; listedBase?: Map<string, RemoteEntry> }> {
-  if (tip !== undefined && base !== undefined && !full) return { changes: await remote.diff(base, tip) };
+  if (tip !== undefined && base !== undefined && !full)
+    return { changes: tip === base ? [] : await remote.diff(base, tip) };
   const listedTip = tip === undefined ? undefined : byPath(await remote.list(tip));
   const listedBase = base === undefined ? undefined : byPath(await remote.list(base));
   const changes: RemoteChange[] = [];

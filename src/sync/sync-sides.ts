@@ -147,6 +147,23 @@ export async function readLocalSide(
 }
 
 /**
+ * The last state of a memory that sync itself wrote here, as a base for that memory when the base
+ * commit does not hold it: every state sync writes was on the remote (pulled from it, or pushed
+ * before it was written here), so a sync stopped before it recorded its base still knows the
+ * remote held the memory, and a tombstone for it is one the remote had reason for.
+ */
+export async function lastSyncedState(store: MemoryStore, id: string, actor: string): Promise<MergeSide> {
+  const history = await store.history(id);
+  for (let index = history.length - 1; index >= 0; index -= 1) {
+    const entry = history[index]!;
+    if (entry.actor !== actor) continue;
+    if (entry.after === null) return { kind: 'absent' };
+    return { kind: 'memory', synced: { memory: entry.after, fieldTimes: uniformTimes(entry.after.updatedAt) } };
+  }
+  return { kind: 'absent' };
+}
+
+/**
  * A local memory with when each field was last edited: a field as it was at the base keeps the
  * base's time; one changed here since has its time from this machine's history.
  */

@@ -68,14 +68,16 @@ export class GitSyncRemote implements SyncRemote {
       await runGit(['update-ref', '-d', REMOTE_REF], this.#local());
       return undefined;
     }
-    if (await this.has(tip)) await git(['update-ref', REMOTE_REF, tip], this.#local());
-    else {
-      const fetched = await runGit(
-        ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--', url, `+refs/heads/${branch}:${REMOTE_REF}`],
-        this.#network(),
-      );
-      if (fetched.code !== 0) throw gitFailed(['fetch'], fetched, 'REMOTE_UNAVAILABLE');
+    if (await this.has(tip)) {
+      await git(['update-ref', REMOTE_REF, tip], this.#local());
+      return tip;
     }
+    const fetched = await runGit(
+      ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--', url, `+refs/heads/${branch}:${REMOTE_REF}`],
+      this.#network(),
+    );
+    if (fetched.code !== 0) throw gitFailed(['fetch'], fetched, 'REMOTE_UNAVAILABLE');
+    // The branch may have moved since ls-remote: the fetched commit is the tip.
     return (await git(['rev-parse', '--verify', `${REMOTE_REF}^{commit}`], this.#local())).toString('utf8').trim();
   }
 

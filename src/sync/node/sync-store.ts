@@ -108,7 +108,8 @@ async function syncRoute(options: SyncOptions, route: SyncRoute, now: () => Date
         purge: async (id, scope) => void (await engram.purge(id, { actor: SYNC_ACTOR, scopes: [scope] })),
         onWritten: (memories) => storeVectors(opened, memories, options.onWarning),
       });
-      await remote.maintain().catch(() => undefined);
+      // Only a sync that brought or made commits adds objects to the cache.
+      if (report.commit !== before.base) await remote.maintain().catch(() => undefined);
       return { status: 'synced', ...named, report };
     } catch (error) {
       const failed = await recordFailure(opened, route, error, now);
