@@ -1,5 +1,14 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { ENGRAM_BINARY } from './cli-harness.js';
 import type { Machine } from './sync-machines.js';
@@ -13,9 +22,7 @@ import type { Machine } from './sync-machines.js';
  */
 
 export type KillPoint =
-  | { when: 'before' | 'after'; call: number }
-  | { when: 'after-push'; delayMs: number }
-  | { when: 'never' };
+  { when: 'before' | 'after'; call: number } | { when: 'after-push'; delayMs: number } | { when: 'never' };
 
 export interface KilledSync {
   /** The process died of the SIGKILL (a point past its last git command lets it finish). */
@@ -107,7 +114,11 @@ export async function killedSync(
   };
   const result = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }>(
     (resolve, reject) => {
-      const child = spawn(process.execPath, [ENGRAM_BINARY, 'sync', '--json'], { cwd: machine.cwd, env, stdio: 'pipe' });
+      const child = spawn(process.execPath, [ENGRAM_BINARY, 'sync', '--json'], {
+        cwd: machine.cwd,
+        env,
+        stdio: 'pipe',
+      });
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       child.stdout.on('data', (chunk: Buffer) => out.push(chunk));

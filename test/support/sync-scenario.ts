@@ -132,7 +132,9 @@ class ScenarioRun {
   async close(): Promise<void> {
     for (const opened of this.#opened.splice(0)) await opened.close().catch(() => undefined);
     await this.#closeServer?.();
-    this.#world?.cleanup();
+    // ENGRAM_SYNC_KEEP=1 keeps the machines and the remote to look at after a failure.
+    if (process.env.ENGRAM_SYNC_KEEP === '1') console.log(`kept ${this.#world?.root}`);
+    else this.#world?.cleanup();
   }
 
   async operate(): Promise<void> {
@@ -403,8 +405,7 @@ class ScenarioRun {
           throw new Error(`${when}: session memory ${id} of m${owner + 1} is on m${machine + 1}`);
     // The remote's tip holds exactly the memories the machines hold.
     const files = remoteMemoryIds(this.#world.remote);
-    for (const id of first.keys())
-      if (!files.has(id)) throw new Error(`${when}: ${id} has no file on the remote`);
+    for (const id of first.keys()) if (!files.has(id)) throw new Error(`${when}: ${id} has no file on the remote`);
     for (const id of files) if (!first.has(id)) throw new Error(`${when}: the remote holds ${id}, no machine does`);
     // A purged text in no object reachable on the remote, in no machine's cache, in no store.
     const purged = model.purgedTokens();
@@ -449,9 +450,7 @@ class ScenarioRun {
       const listed = records.some(
         (record) =>
           record.memoryId === lost.memoryId &&
-          record.fields.some(
-            (field) => field.group === lost.group && canonicalJson(field.otherValue) === lost.value,
-          ),
+          record.fields.some((field) => field.group === lost.group && canonicalJson(field.otherValue) === lost.value),
       );
       if (!listed)
         throw new Error(
