@@ -129,6 +129,7 @@ async function main(): Promise<void> {
       ? await (await import('./claude-code-extraction-bench.js')).benchClaudeCodeExtractionPart()
       : undefined,
     hooks: parts.has('hooks') ? await (await import('./hooks-bench.js')).benchHooksPart() : undefined,
+    sync: parts.has('sync') ? await (await import('./sync-bench.js')).benchSyncPart() : undefined,
     parts: [...parts],
   };
   const folder = join(root, 'bench/results');
@@ -159,6 +160,7 @@ const BENCH_PARTS = [
   'baseline',
   'claude-code',
   'hooks',
+  'sync',
 ];
 
 await main();

@@ -61,9 +61,10 @@ export async function applyChangeSet(
     stampedAt: string;
     now: number;
     summary?: string;
-    ifUpdatedAt?: Readonly<Record<string, string>>;
-    /** The id to write it under (a retry after a CONFLICT gives the first attempt's); default a new one. */
+    /** The id to record it under: a change set made on another machine keeps its id (sync). */
     id?: string;
+    /** Compare-and-set per memory, as `importMany` takes it: CONFLICT and nothing changed when one moved on. */
+    ifUpdatedAt?: Readonly<Record<string, string | null>>;
   },
 ): Promise<string> {
   const checkpoints = requireRole(store, 'checkpoints', 'a change set');
@@ -161,6 +162,30 @@ export async function readChangeSet(store: MemoryStore, id: string): Promise<Cha
   const text = await store.checkpoints.get(`${PREFIX}${id}`);
   if (text === undefined) return undefined;
   return JSON.parse(text) as ChangeSetRecord;
+}
+
+/** The latest change sets of any scopes, newest first (at most `limit`). */
+export async function recentChangeSets(store: MemoryStore, limit: number): Promise<ChangeSetRecord[]> {
+  if (!store.checkpoints) return [];
+  const records: ChangeSetRecord[] = [];
+  for (const id of readIds(await store.checkpoints.get(INDEX))
+    .reverse()
+    .slice(0, limit)) {
+    const record = await readChangeSet(store, id);
+    if (record) records.push(record);
+  }
+  return records;
+}
+
+/** The ids of the memories a change set changes. */
+export async function changeSetMemoryIds(store: MemoryStore, record: ChangeSetRecord): Promise<string[]> {
+  const checkpoints = requireRole(store, 'checkpoints', 'a change set');
+  const ids: string[] = [];
+  for (let part = 0; part < record.parts; part += 1) {
+    const text = await checkpoints.get(`${PREFIX}${record.id}:${part}`);
+    if (text !== undefined) ids.push(...(JSON.parse(text) as string[]));
+  }
+  return ids;
 }
 
 /** The history entries of a change set, one per memory it changed (none when it was never applied). */

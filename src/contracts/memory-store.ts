@@ -3,6 +3,7 @@ import type { Memory, MemoryPatch, MemoryType, NewMemory } from '../memory/memor
 import type { ChangeContext, HistoryEntry } from '../memory/memory-history.js';
 import type { Scope } from '../memory/scope.js';
 import type { PurgeOptions, PurgeReport } from '../memory/memory-purge.js';
+import type { ChangeFeed } from './memory-store-changes.js';
 import type { Checkpoints } from './memory-store-checkpoints.js';
 import type { JobQueue } from './memory-store-jobs.js';
 import type { StoreLocks } from './memory-store-locks.js';
@@ -22,6 +23,17 @@ export interface ImportReport {
   replaced: number;
   skipped: number;
   written: Memory[];
+}
+
+/** How `importMany` treats ids that exist, and what it expects to find. */
+export interface ImportOptions {
+  onExisting: 'skip' | 'replace' | 'fail';
+  /**
+   * Compare-and-set per memory: for each id named, the stored memory's `updatedAt` must still be this
+   * (null: no memory has the id), else CONFLICT and nothing of the import is written. For writers that
+   * read memories, work out their new states elsewhere and must not overwrite an edit made meanwhile.
+   */
+  ifUpdatedAt?: Readonly<Record<string, string | null>>;
 }
 
 /** Filters for `list` and `count`. Scopes are required: every read names the scopes it may see. */
@@ -103,16 +115,12 @@ export interface MemoryLedger {
    * Writes memories that carry their own ids, in one transaction, all or nothing. An id already in
    * the same scope is skipped, replaced whole (recorded as an update) or refused, per `onExisting`;
    * an id that exists in another scope is always refused with CONFLICT. With `ifUpdatedAt` (memory id
-   * → the `updatedAt` the caller read), the import is written only if every memory named there is
-   * still at that version, checked inside the import's own transaction (compare-and-set, like
+   * → the `updatedAt` the caller read, null for none), the import is written only if every memory named
+   * there is still at that version, checked inside the import's own transaction (compare-and-set, like
    * `ChangeContext.ifUpdatedAt` for one change); otherwise CONFLICT with `details.changed` listing the
-   * ids that moved on or are gone, and nothing is written.
+   * ids that moved on, are gone or appeared, and nothing is written.
    */
-  importMany(
-    inputs: readonly NewMemory[],
-    options: { onExisting: 'skip' | 'replace' | 'fail'; ifUpdatedAt?: Readonly<Record<string, string>> },
-    change: ChangeContext,
-  ): Promise<ImportReport>;
+  importMany(inputs: readonly NewMemory[], options: ImportOptions, change: ChangeContext): Promise<ImportReport>;
   /** Reads one memory by id; with scopes given, a memory outside them is not found. */
   get(id: string, scopes?: readonly Scope[]): Promise<Memory | undefined>;
   update(id: string, patch: MemoryPatch, change: ChangeContext): Promise<Memory>;
@@ -158,6 +166,8 @@ export interface StoreRoles {
   readonly checkpoints?: Checkpoints;
   /** Reading every record out and writing it back verbatim, for `engram migrate` (memory-store-records.ts). */
   readonly records?: RecordCopy;
+  /** The memories changed since a point, for sync (memory-store-changes.ts). */
+  readonly changes?: ChangeFeed;
 }
 
 /**
@@ -174,6 +184,7 @@ export const STORE_ROLES = [
   'locks',
   'checkpoints',
   'records',
+  'changes',
 ] as const satisfies readonly StoreRole[];
 
 /** A store known to have the roles `R`. */
@@ -185,6 +196,7 @@ const ROLE_NAMES: Record<StoreRole, string> = {
   locks: 'store locks (store.locks)',
   checkpoints: 'checkpoints (store.checkpoints)',
   records: 'record copy (store.records)',
+  changes: 'change feed (store.changes)',
 };
 
 /** The roles of `roles` (default every optional role) that a store lacks, in the order named. */

@@ -29,6 +29,8 @@ export type EngramErrorCode =
   | 'COMPACTION_FAILED'
   | 'COMPACTION_DISABLED'
   | 'CONTEXT_WINDOW_EXCEEDED'
+  | 'REMOTE_UNAVAILABLE'
+  | 'REMOTE_INVALID'
   | 'INTERNAL';
 
 /**
@@ -110,6 +112,11 @@ const kindByCode: Record<EngramErrorCode, ErrorKind> = {
   // A session's next request would not fit its context window and compaction could not make room:
   // nothing was sent; compact by hand, lower the output cap, or start a new session.
   CONTEXT_WINDOW_EXCEEDED: 'conflict',
+  // A sync remote could not be reached (network, credentials, no such repository): nothing changed;
+  // background sync backs off and tries again.
+  REMOTE_UNAVAILABLE: 'store',
+  // A sync remote holds something engram will not write over (a newer format, not an engram repository).
+  REMOTE_INVALID: 'conflict',
   INTERNAL: 'internal',
 };
 

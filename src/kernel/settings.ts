@@ -601,6 +601,58 @@ const SETTINGS_TABLE = {
       { minimum: 1, maximum: 600_000, env: 'ENGRAM_WRAPPER_RECALL_TIME_CAP_MS' },
     ),
   },
+  sync: {
+    remote: text(
+      '',
+      'Personal git remote that global, user: and (see projectsToPersonal) project memories sync through; "engram sync --remote <url>" sets it. A project\'s .engram.json cannot.',
+      { env: 'ENGRAM_SYNC_REMOTE' },
+    ),
+    projectRemote: text(
+      '',
+      "The git remote this project's team keeps its project memories in: put it in the project's .engram.json, committed with the code",
+      { env: 'ENGRAM_SYNC_PROJECT_REMOTE' },
+    ),
+    branch: text('engram', 'Branch of a sync remote that holds the memories', { env: 'ENGRAM_SYNC_BRANCH' }),
+    projectsToPersonal: flag(true, 'Projects without a team remote of their own sync through the personal remote', {
+      env: 'ENGRAM_SYNC_PROJECTS_TO_PERSONAL',
+    }),
+    intervalMinutes: number(10, 'engram serve syncs this often in the background (0: only after writes)', {
+      maximum: 10_080,
+      env: 'ENGRAM_SYNC_INTERVAL_MINUTES',
+    }),
+    debounceSeconds: integer(20, 'After a write, background sync waits this long without another before it runs', {
+      maximum: 86_400,
+      env: 'ENGRAM_SYNC_DEBOUNCE_SECONDS',
+    }),
+    retryMinSeconds: integer(
+      30,
+      'First wait after background sync could not reach a remote; doubles after each failure',
+      {
+        minimum: 1,
+        maximum: 86_400,
+      },
+    ),
+    retryMaxMinutes: integer(60, 'Longest wait between background attempts while a remote stays unreachable', {
+      minimum: 1,
+      maximum: 10_080,
+    }),
+    timeoutMs: integer(120_000, 'Longest one git command of a sync may run (fetch and push included)', {
+      minimum: 1_000,
+      maximum: 3_600_000,
+      env: 'ENGRAM_SYNC_TIMEOUT_MS',
+    }),
+    maxFileBytes: integer(
+      1024 * 1024,
+      'Largest memory file read from a remote; larger ones are left there and reported',
+      {
+        minimum: 1_024,
+        maximum: 64 * 1024 * 1024,
+      },
+    ),
+    machineName: text('', "This machine's name in the remote's commits; default the host name", {
+      env: 'ENGRAM_SYNC_MACHINE',
+    }),
+  },
   hooks: {
     deadlineMs: integer(
       1_000,

@@ -67,8 +67,16 @@ const STRINGIFY_OPTIONS: DocumentOptions & SchemaOptions & CreateNodeOptions & T
   aliasDuplicateObjects: false,
 };
 
+/** What a topic file leaves out or adds to engram's own metadata. */
+export interface RenderMemoryFileOptions {
+  /** Whether the recall bookkeeping (lastAccessedAt, hitCount) is written; default true. A synced file leaves it out: each machine counts its own recalls. */
+  accessCounts?: boolean;
+  /** More `metadata` keys after engram's own (sync's field versions); a key engram writes itself is refused. */
+  extraMetadata?: Readonly<Record<string, unknown>>;
+}
+
 /** Renders a memory as a Claude-Code-compatible topic file: YAML frontmatter, then the content as the body. */
-export function renderMemoryFile(memory: Memory): string {
+export function renderMemoryFile(memory: Memory, options: RenderMemoryFileOptions = {}): string {
   const frontmatter = {
     name: memory.name,
     description: memory.description,
@@ -86,8 +94,17 @@ export function renderMemoryFile(memory: Memory): string {
       invalidAt: memory.invalidAt,
       supersededBy: memory.supersededBy,
       archived: memory.archived,
-    },
+    } as Record<string, unknown>,
   };
+  if (options.accessCounts === false) {
+    delete frontmatter.metadata.lastAccessedAt;
+    delete frontmatter.metadata.hitCount;
+  }
+  for (const [key, value] of Object.entries(options.extraMetadata ?? {})) {
+    if (Object.hasOwn(frontmatter.metadata, key) || key === 'lastAccessedAt' || key === 'hitCount')
+      throw new EngramError('INTERNAL', `Extra metadata ${JSON.stringify(key)} would replace engram's own.`);
+    frontmatter.metadata[key] = value;
+  }
   // The blank line after the frontmatter and the final newline are part of the layout, not the
   // content: the parser removes exactly one of each, so content keeps its own edge whitespace.
   return `---\n${stringify(frontmatter, STRINGIFY_OPTIONS)}---\n\n${memory.content}\n`;
@@ -99,6 +116,17 @@ export function renderMemoryFile(memory: Memory): string {
  * the frontmatter is malformed and the memory validators' errors when a field is invalid.
  */
 export function parseMemoryFile(text: string, fallback: MemoryFileFallback): NewMemory {
+  return parseMemoryFileWithMetadata(text, fallback).memory;
+}
+
+/**
+ * Parses a topic file as `parseMemoryFile` does, and also returns its frontmatter's `metadata`
+ * mapping as written (for keys engram does not read itself, such as sync's field versions).
+ */
+export function parseMemoryFileWithMetadata(
+  text: string,
+  fallback: MemoryFileFallback,
+): { memory: NewMemory; metadata: Record<string, unknown> } {
   if (typeof text !== 'string') throw invalid('A memory file is text.');
   const limits = fallback.limits ?? DEFAULT_MEMORY_LIMITS;
   const { frontmatter, body } = splitFrontmatter(normalizeLineEndings(text));
@@ -127,7 +155,7 @@ export function parseMemoryFile(text: string, fallback: MemoryFileFallback): New
   // Return only what the file said (normalized), so the caller's own defaults fill the rest.
   const result: Record<string, unknown> = {};
   for (const key of Object.keys(input)) result[key] = memory[key as keyof Memory];
-  return result as unknown as NewMemory;
+  return { memory: result as unknown as NewMemory, metadata };
 }
 
 // The bookkeeping fields after the content travel in the frontmatter's metadata as they are.

@@ -6,6 +6,7 @@ import {
   type StoreRole,
   type StoreWith,
 } from '../contracts/memory-store.js';
+import { changeFeedCases } from './store-cases/change-feed-cases.js';
 import { checkpointCases } from './store-cases/checkpoint-cases.js';
 import { checkpointCleanupCases, jobCleanupCases } from './store-cases/cleanup-cases.js';
 import { concurrentWriteCases } from './store-cases/concurrent-write-cases.js';
@@ -68,6 +69,7 @@ const ROLES: ReadonlyArray<{ title: string; groups: readonly StoreSuiteGroup[] }
   { title: 'checkpoints role', groups: [checkpointCases, checkpointCleanupCases] },
   { title: 'locks role', groups: [lockCases, lockedCheckpointCases] },
   { title: 'records role', groups: [recordCopyCases, jobRecordCopyCases] },
+  { title: 'changes role', groups: [changeFeedCases] },
 ];
 
 /**

@@ -132,7 +132,7 @@ describe('store roles', () => {
     const { store } = await sqliteStore();
     expect(missingRoles(store)).toEqual([]);
     expect(missingRoles(withRoles(store, []))).toEqual([...STORE_ROLES]);
-    expect(missingRoles(withRoles(store, ['jobs', 'records']))).toEqual(['vectors', 'locks', 'checkpoints']);
+    expect(missingRoles(withRoles(store, ['jobs', 'records']))).toEqual(['vectors', 'locks', 'checkpoints', 'changes']);
   });
 });
 

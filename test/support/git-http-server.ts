@@ -13,8 +13,11 @@ export interface GitHttpServer {
   close(): Promise<void>;
 }
 
-export async function startGitHttpServer(root: string): Promise<GitHttpServer> {
-  const server = createServer((request, response) => serve(root, request, response));
+export async function startGitHttpServer(
+  root: string,
+  options: { receivePack?: boolean } = {},
+): Promise<GitHttpServer> {
+  const server = createServer((request, response) => serve(root, request, response, options.receivePack === true));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -23,7 +26,7 @@ export async function startGitHttpServer(root: string): Promise<GitHttpServer> {
   };
 }
 
-function serve(root: string, request: IncomingMessage, response: ServerResponse): void {
+function serve(root: string, request: IncomingMessage, response: ServerResponse, receivePack: boolean): void {
   const url = new URL(request.url ?? '/', 'http://127.0.0.1');
   const header = (name: string): string => {
     const value = request.headers[name];
@@ -46,6 +49,8 @@ function serve(root: string, request: IncomingMessage, response: ServerResponse)
       HTTP_CONTENT_ENCODING: header('content-encoding'),
       GIT_PROTOCOL: header('git-protocol'),
       REMOTE_ADDR: '127.0.0.1',
+      // git http-backend takes pushes only from an authenticated user; a push test names one.
+      ...(receivePack && { REMOTE_USER: 'engram-test' }),
     },
     stdio: ['pipe', 'pipe', 'ignore'],
   });

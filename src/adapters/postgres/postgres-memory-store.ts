@@ -18,7 +18,6 @@ import {
   planUndo,
   replacementAction,
   restoreMemory,
-  type ExistingPolicy,
 } from '../../memory/memory-changes.js';
 import type { Scope } from '../../memory/scope.js';
 import {
@@ -32,6 +31,7 @@ import { clearPostgresFiles, removePostgresCopies } from './postgres-purge.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import type { ChangeAction, ChangeContext, HistoryEntry } from '../../memory/memory-history.js';
 import type {
+  ImportOptions,
   ImportReport,
   MemoryFilter,
   MemoryStore,
@@ -53,6 +53,7 @@ import {
 } from '../../contracts/store-checks/store-input.js';
 import { createSortableId } from '../../kernel/ids.js';
 import { parsePostgresUrl, redactPostgresUrl, type PostgresConnectionSettings } from './postgres-connection-url.js';
+import { PostgresChangeFeed } from './postgres-change-feed.js';
 import { PostgresCheckpoints } from './postgres-checkpoints.js';
 import { PostgresDatabase, type PostgresQueryable } from './postgres-database.js';
 import { PostgresFullTextIndex } from './postgres-full-text-index.js';
@@ -114,6 +115,8 @@ export class PostgresMemoryStore implements MemoryStore {
   readonly checkpoints: PostgresCheckpoints;
   /** Copying the store whole, for engram migrate (postgres-record-copy.ts). */
   readonly records: PostgresRecordCopy;
+  /** Memories changed since a point, following commits (postgres-change-feed.ts). */
+  readonly changes: PostgresChangeFeed;
   readonly #options: PostgresMemoryStoreOptions;
   readonly #settings: PostgresConnectionSettings;
   readonly #now: () => Date;
@@ -165,6 +168,7 @@ export class PostgresMemoryStore implements MemoryStore {
       defaultWaitMs: () => (options.locks ?? DEFAULT_SETTINGS.locks).waitMs,
       onWarning: this.#warn,
     });
+    this.changes = new PostgresChangeFeed(this.#database);
     this.records = new PostgresRecordCopy(this.#database, {
       limits: () => this.#limits,
       maxPayloadBytes: () => (options.jobs ?? DEFAULT_SETTINGS.jobs).maxPayloadBytes,
@@ -225,11 +229,7 @@ export class PostgresMemoryStore implements MemoryStore {
     return memories;
   }
 
-  async importMany(
-    inputs: readonly NewMemory[],
-    options: { onExisting: ExistingPolicy; ifUpdatedAt?: Readonly<Record<string, string>> },
-    change: ChangeContext,
-  ): Promise<ImportReport> {
+  async importMany(inputs: readonly NewMemory[], options: ImportOptions, change: ChangeContext): Promise<ImportReport> {
     if (!Array.isArray(inputs)) throw new EngramError('INVALID_INPUT', 'An import is an array of memories.');
     if (!['skip', 'replace', 'fail'].includes(options?.onExisting)) {
       throw new EngramError('INVALID_INPUT', 'onExisting must be "skip", "replace" or "fail".');

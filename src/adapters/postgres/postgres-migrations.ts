@@ -125,6 +125,18 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       ALTER TABLE jobs ADD COLUMN locked_pid integer;
     `,
   },
+  {
+    version: 5,
+    name: 'change feed',
+    // The transaction that wrote each history row, so the change feed can follow commits, which
+    // seq (assigned at insert) does not. Rows written before this migration carry 0: a reader
+    // starting from nothing compares in full anyway.
+    sql: `
+      ALTER TABLE memory_history ADD COLUMN tx xid8 NOT NULL DEFAULT '0';
+      ALTER TABLE memory_history ALTER COLUMN tx SET DEFAULT pg_current_xact_id();
+      CREATE INDEX memory_history_by_tx ON memory_history (tx, seq);
+    `,
+  },
 ];
 
 export const LATEST_POSTGRES_VERSION = POSTGRES_MIGRATIONS.at(-1)!.version;

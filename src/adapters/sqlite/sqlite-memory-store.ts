@@ -21,7 +21,6 @@ import {
   planUndo,
   replacementAction,
   restoreMemory,
-  type ExistingPolicy,
 } from '../../memory/memory-changes.js';
 import type { Scope } from '../../memory/scope.js';
 import {
@@ -36,6 +35,7 @@ import { removeSqliteCopies } from './sqlite-purge.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import type { ChangeAction, ChangeContext, HistoryEntry } from '../../memory/memory-history.js';
 import type {
+  ImportOptions,
   ImportReport,
   MemoryFilter,
   MemoryStore,
@@ -70,6 +70,7 @@ import { filterClause, ORDER_BY, placeholders } from './sqlite-queries.js';
 import { SqliteFullTextIndex } from './sqlite-full-text-index.js';
 import { loadVectorFunctions, SqliteVectorIndex } from './sqlite-vector-index.js';
 import { SqliteRecordCopy } from './sqlite-record-copy.js';
+import { SqliteChangeFeed } from './sqlite-change-feed.js';
 import { SqliteCheckpoints } from './sqlite-checkpoints.js';
 import { SqliteJobQueue } from './sqlite-job-queue.js';
 import { SqliteStoreLock } from './sqlite-store-lock.js';
@@ -130,6 +131,8 @@ export class SqliteMemoryStore implements MemoryStore {
   readonly checkpoints: SqliteCheckpoints;
   /** Copying the store whole, for engram migrate (sqlite-record-copy.ts). */
   readonly records: SqliteRecordCopy;
+  /** Memories changed since a point, in commit order (sqlite-change-feed.ts). */
+  readonly changes: SqliteChangeFeed;
   readonly #options: SqliteMemoryStoreOptions;
   readonly #now: () => Date;
   readonly #generateId: () => string;
@@ -169,6 +172,7 @@ export class SqliteMemoryStore implements MemoryStore {
       settings: () => options.locks ?? DEFAULT_SETTINGS.locks,
       onWarning: (message) => (options.onWarning ?? ((text: string) => process.emitWarning(text)))(message),
     });
+    this.changes = new SqliteChangeFeed({ statement: access.statement });
     this.records = new SqliteRecordCopy({
       ...access,
       limits: () => this.#limits,
@@ -259,11 +263,7 @@ export class SqliteMemoryStore implements MemoryStore {
     return memories;
   }
 
-  async importMany(
-    inputs: readonly NewMemory[],
-    options: { onExisting: ExistingPolicy; ifUpdatedAt?: Readonly<Record<string, string>> },
-    change: ChangeContext,
-  ): Promise<ImportReport> {
+  async importMany(inputs: readonly NewMemory[], options: ImportOptions, change: ChangeContext): Promise<ImportReport> {
     if (!Array.isArray(inputs)) throw new EngramError('INVALID_INPUT', 'An import is an array of memories.');
     if (!['skip', 'replace', 'fail'].includes(options?.onExisting)) {
       throw new EngramError('INVALID_INPUT', 'onExisting must be "skip", "replace" or "fail".');

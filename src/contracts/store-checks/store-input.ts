@@ -94,25 +94,38 @@ export function checkUnchangedSince(memory: Memory, change: ChangeContext): void
   }
 }
 
-/** Checks `importMany`'s `ifUpdatedAt`: memory id → an ISO-8601 `updatedAt`; the ids, sorted (the order rows are locked in). */
-export function checkExpectedVersions(value: unknown): Array<[string, string]> {
+/** The most memories one import may name in `ifUpdatedAt`. */
+const MAX_EXPECTATIONS = 100_000;
+
+/**
+ * Checks `importMany`'s `ifUpdatedAt`: memory id → the ISO-8601 `updatedAt` it must still have, or
+ * null for "no such memory"; each instant in the store's own form, the ids sorted (the order rows are locked in).
+ */
+export function checkExpectedVersions(value: unknown): Array<[string, string | null]> {
   if (value === undefined) return [];
   if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw invalid('ifUpdatedAt maps memory ids to the updatedAt each was read at.');
+    throw invalid('ifUpdatedAt maps memory ids to the updatedAt each was read at (null: no such memory).');
   const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length > MAX_EXPECTATIONS) throw invalid(`ifUpdatedAt names at most ${MAX_EXPECTATIONS} memories.`);
+  const checked: Array<[string, string | null]> = [];
   for (const [id, updatedAt] of entries) {
-    if (id.length === 0 || typeof updatedAt !== 'string' || Number.isNaN(Date.parse(updatedAt)))
-      throw invalid(`ifUpdatedAt[${JSON.stringify(id.slice(0, 80))}] must be an ISO-8601 updatedAt.`);
+    if (id.length === 0) throw invalid('ifUpdatedAt names a memory by an empty id.');
+    checked.push([
+      id,
+      updatedAt === null
+        ? null
+        : new Date(checkInstant(updatedAt, `ifUpdatedAt of ${JSON.stringify(id.slice(0, 80))}`)).toISOString(),
+    ]);
   }
-  return (entries as Array<[string, string]>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return checked.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** CONFLICT naming the memories that are no longer at the version a caller read (`current` undefined: gone). */
+/** CONFLICT naming the memories that are no longer at the version a caller read (`current` undefined: gone; expected null: must be absent). */
 export function checkVersions(
-  expected: ReadonlyArray<[string, string]>,
+  expected: ReadonlyArray<[string, string | null]>,
   current: (id: string) => Memory | undefined,
 ): void {
-  const changed = expected.filter(([id, updatedAt]) => current(id)?.updatedAt !== updatedAt).map(([id]) => id);
+  const changed = expected.filter(([id, updatedAt]) => (current(id)?.updatedAt ?? null) !== updatedAt).map(([id]) => id);
   if (changed.length === 0) return;
   throw new EngramError(
     'CONFLICT',

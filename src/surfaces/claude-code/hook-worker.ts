@@ -133,6 +133,11 @@ async function runWorker(cwd: string): Promise<void> {
         if (!hasNewEventFor(home, store) || !takeWorkerLock(home, store)) break;
       }
       pruneSessionRoots(home, 'claude-code', loaded.settings.hooks.sessionRootDays);
+      if (!stopped()) {
+        // What the hooks and extraction wrote goes to the sync remotes (debounced; nobody waits on it).
+        const { syncIfDue } = await import('../../sync/node/sync-background.js');
+        await syncIfDue(opened, { cwd, log: (message) => log('worker-failed', message) });
+      }
     } finally {
       clearInterval(heartbeat);
       releaseWorkerLock(home, store);

@@ -42,6 +42,7 @@ const COMMANDS: Record<string, () => Promise<CommandDefinition>> = {
   install: async () => (await import('./commands/install-command.js')).installCommand,
   uninstall: async () => (await import('./commands/install-command.js')).uninstallCommand,
   status: async () => (await import('./commands/status-command.js')).statusCommand,
+  sync: async () => (await import('./commands/sync-command.js')).syncCommand,
 };
 
 /** Runs the `engram` binary on argv (without node and script) and returns the exit code. */

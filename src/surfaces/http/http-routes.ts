@@ -15,6 +15,7 @@ import type { Memory } from '../../memory/memory.js';
 import { EXTRACTION_QUEUE } from '../../extraction/extraction-job-payload.js';
 import type { JobOutcome } from '../../extraction/extraction-worker.js';
 import { sendViewerAsset } from '../viewer/viewer-assets.js';
+import { syncStatusRoute } from './http-sync-route.js';
 import { parseAsOf, withInvalidMemories } from '../../consolidation/as-of.js';
 import {
   changeSetEntries,
@@ -58,6 +59,8 @@ export interface RouteContext {
   extractor?: TurnExtractor;
   /** The extraction runs this service finished lately, newest first (the viewer's Activity page). */
   recentExtractions?: () => readonly JobOutcome[];
+  /** How sync stands (`GET /v1/sync`), when the service syncs. */
+  syncStatus?: () => Promise<unknown>;
 }
 
 /** What `POST /v1/turns` needs of the extraction pipeline: queue one finished turn (the Extractor). */
@@ -110,6 +113,7 @@ const routes: Route[] = [
   route('POST', '/v1/jobs/:id/retry', retryJob),
   route('GET', '/v1/change-sets', listChangeSetsRoute),
   route('GET', '/v1/change-sets/:id', getChangeSet),
+  route('GET', '/v1/sync', syncStatusRoute),
   route('POST', '/mcp', async (context) => {
     const body = await readRequiredJsonBody(context.request, context.maxBodyBytes);
     await handleMcpPost(context.request, context.response, body, {

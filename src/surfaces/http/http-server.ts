@@ -37,6 +37,8 @@ export interface StartServerOptions {
   log?: (message: string) => void;
   /** The extraction runs finished lately, newest first, for the viewer's Activity page (GET /v1/jobs). */
   recentExtractions?: () => readonly JobOutcome[];
+  /** How sync stands, for `GET /v1/sync` (the service passes `syncStatus`). */
+  syncStatus?: () => Promise<unknown>;
 }
 
 export interface RunningServer {
@@ -93,6 +95,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         mcpScopes,
         ...(options.extractor && { extractor: options.extractor }),
         ...(options.recentExtractions && { recentExtractions: options.recentExtractions }),
+        ...(options.syncStatus && { syncStatus: options.syncStatus }),
       });
       // How long the service worked on the answer, for the viewer's bench and a browser's network panel.
       if (!response.headersSent)

@@ -12,6 +12,7 @@ import { createExtractor } from '../../node/create-extractor.js';
 import type { JobOutcome } from '../../extraction/extraction-worker.js';
 import { startDreamSchedule, type DreamSchedule } from '../../consolidation/dream-schedule.js';
 import type { DreamReport } from '../../consolidation/run-dream.js';
+import type { SyncSchedule } from '../../sync/sync-schedule.js';
 
 /** How many finished extraction runs the service keeps for the viewer. */
 const RECENT_EXTRACTIONS = 50;
@@ -91,6 +92,8 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
       mcpScopes: [...new Set([project.scope, 'global'])],
       extractor,
       recentExtractions: () => recent,
+      syncStatus: async () =>
+        (await import('../../sync/node/sync-store.js')).syncStatus({ opened, cwd: options.cwd ?? process.cwd() }),
       log: (message) => stderr.write(`${message}\n`),
     });
   } catch (error) {
@@ -126,15 +129,23 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
   let aging: AgingSchedule | undefined;
   let dreams: DreamSchedule | undefined;
   let spool: { stop: () => Promise<void> } | undefined;
+  let sync: SyncSchedule | undefined;
   try {
     aging = startDailyAging(opened.engram, settings.aging.intervalHours, options, stderr);
     dreams = startDreamChecks(opened.engram, options.cwd ?? process.cwd(), options, stderr);
     extractor.start();
     spool = startSpoolDrain(opened, options.env ?? process.env, () => extractor.worker.nudge());
+    // Sync with the git remotes in the background: after writes and on an interval (docs/sync.md).
+    const { startBackgroundSync } = await import('../../sync/node/sync-background.js');
+    sync = startBackgroundSync(opened, {
+      cwd: options.cwd ?? process.cwd(),
+      log: (message) => stderr.write(`${message}\n`),
+    });
     const reason = await stopped;
     stderr.write(`engram: ${reason}: finishing in-flight requests…\n`);
     await server.close();
   } finally {
+    await sync?.stop();
     await spool?.stop();
     await extractor.stop();
     await aging?.stop();

@@ -11,6 +11,49 @@ export const importCases = storeCaseGroup({
   roles: [],
   cases: [
     {
+      name: 'importMany with ifUpdatedAt writes only while every memory it names is as expected, else nothing',
+      async run({ store }) {
+        const kept = await store.create(
+          { id: 'mem_cas_kept', scope: 'project:import', content: 'Kept fact.' },
+          SUITE_ACTOR,
+        );
+        const before = await fingerprint(store, SCOPES);
+        const replacement = { ...kept, content: 'Replaced fact.', updatedAt: '2099-01-01T00:00:00.000Z' };
+        const fresh = { id: 'mem_cas_fresh', scope: 'project:import', content: 'A new fact.' };
+        // A stale expectation, a present memory expected absent: CONFLICT, and the whole import is left out.
+        const stale: Array<Record<string, string | null>> = [
+          { mem_cas_kept: '2000-01-01T00:00:00.000Z' },
+          { mem_cas_kept: null },
+          { mem_cas_kept: kept.updatedAt, mem_cas_fresh: '2000-01-01T00:00:00.000Z' },
+        ];
+        for (const ifUpdatedAt of stale)
+          await expectEngramError(
+            () => store.importMany([replacement, fresh], { onExisting: 'replace', ifUpdatedAt }, IMPORT_ACTOR),
+            'CONFLICT',
+          );
+        expect(await fingerprint(store, SCOPES)).toEqual(before);
+        await expectEngramError(
+          () =>
+            store.importMany(
+              [fresh],
+              { onExisting: 'skip', ifUpdatedAt: { mem_cas_fresh: 'yesterday' } },
+              IMPORT_ACTOR,
+            ),
+          'INVALID_INPUT',
+        );
+        // Expectations met (the same instant in another spelling counts), the import is written.
+        const sameInstant = kept.updatedAt.replace('Z', '+00:00');
+        const report = await store.importMany(
+          [replacement, fresh],
+          { onExisting: 'replace', ifUpdatedAt: { mem_cas_kept: sameInstant, mem_cas_fresh: null } },
+          IMPORT_ACTOR,
+        );
+        expect(report).toMatchObject({ created: 1, replaced: 1, skipped: 0 });
+        expect((await store.get('mem_cas_kept'))!.content).toBe('Replaced fact.');
+        expect((await store.get('mem_cas_fresh'))!.content).toBe('A new fact.');
+      },
+    },
+    {
       name: 'importMany keeps ids and every field, and skips an id already in the same scope',
       async run({ store }) {
         const incoming = {
