@@ -125,7 +125,9 @@ export function checkVersions(
   expected: ReadonlyArray<[string, string | null]>,
   current: (id: string) => Memory | undefined,
 ): void {
-  const changed = expected.filter(([id, updatedAt]) => (current(id)?.updatedAt ?? null) !== updatedAt).map(([id]) => id);
+  const changed = expected
+    .filter(([id, updatedAt]) => (current(id)?.updatedAt ?? null) !== updatedAt)
+    .map(([id]) => id);
   if (changed.length === 0) return;
   throw new EngramError(
     'CONFLICT',
