@@ -28,6 +28,7 @@ import { dedupeMemories, type DedupeReport } from './maintenance/merge-duplicate
 import { ageMemories, type AgingReport } from './maintenance/age-memories.js';
 import { privacyWarnings, sanitizeMemoryFields, type PrivacyReport } from './privacy/memory-privacy.js';
 import type { SecretKind } from './privacy/secret-redaction.js';
+import { describeWarning } from './kernel/warnings.js';
 
 export type { RecallOptions, RecallResult } from './recall/recall-memories.js';
 export type { SaveResult } from './remember/save-memory.js';
@@ -437,14 +438,16 @@ export class Engram {
 
   /** Says what a write left out (kinds and counts, never the secrets), through onWarning. */
   #reportPrivacy(report: PrivacyReport, subject: string): void {
-    if (report.secrets > 0) {
+    if (report.secrets > 0)
       this.#onWarning(
-        `secrets-redacted: ${subject} was stored with ${report.secrets} secret(s) replaced by [REDACTED:<kind>] (${report.redacted.join(', ')}).`,
+        describeWarning({
+          code: 'secrets-redacted',
+          details: { subject, count: report.secrets, kinds: report.redacted },
+        }),
       );
-    }
     const blocks = report.privateBlocks + report.injectedBlocks;
     if (blocks > 0)
-      this.#onWarning(`private-content-removed: ${subject} was stored without ${blocks} private or injected block(s).`);
+      this.#onWarning(describeWarning({ code: 'private-content-removed', details: { subject, count: blocks } }));
   }
 
   /** Best effort: the write is done; a failed embedding is a warning, and `engram reindex` fills the gap. A store without vectors needs none (recall says so). */
@@ -454,13 +457,11 @@ export class Engram {
     try {
       const result = await storeMemoryVectors({ vectors, embedder: this.embedder }, memories);
       for (const warning of result.warnings) {
-        this.#onWarning(
-          `${warning}: ${memories.length} memories were saved without a vector; run "engram reindex" later.`,
-          result.error,
-        );
+        this.#onWarning(describeWarning({ code: warning, details: { memories: memories.length } }), result.error);
       }
     } catch (error) {
-      this.#onWarning(`vectors-not-stored: ${(error as Error).message}; run "engram reindex" later.`, error);
+      const message = (error as Error).message;
+      this.#onWarning(describeWarning({ code: 'vectors-not-stored', details: { message } }), error);
     }
   }
 

@@ -32,6 +32,14 @@ export type { RecalledMemory } from './extraction/recalled-memories.js';
 export type { DedupeGroupReport, DedupeChange } from './maintenance/merge-duplicates.js';
 export { EngramError, isEngramError, type EngramErrorCode } from './kernel/errors.js';
 export { DEFAULT_SETTINGS, type Settings } from './kernel/settings.js';
+export {
+  WARNING_CODES,
+  describeWarning,
+  isWarningCode,
+  type WarningCode,
+  type WarningDetails,
+  type EngramWarning,
+} from './kernel/warnings.js';
 
 // What a memory is, and its scopes.
 export {

@@ -1,3 +1,4 @@
+import type { WarningCode } from '../kernel/warnings.js';
 import { EngramError } from '../kernel/errors.js';
 import { stripPrivateContent } from './private-content.js';
 import { applyRedaction, findSecrets, redactSecrets, type SecretKind } from './secret-redaction.js';
@@ -21,7 +22,7 @@ export interface PrivacyReport {
 export const PRIVACY_WARNINGS = {
   secretsRedacted: 'secrets-redacted',
   privateContentRemoved: 'private-content-removed',
-} as const;
+} as const satisfies Record<string, WarningCode>;
 
 /** Text safe to store or send: private and injected blocks out, then secrets redacted. */
 export function sanitizeText(text: string): { text: string; report: PrivacyReport } {
@@ -148,8 +149,8 @@ export function sanitizeMemoryFields<T extends TextFields>(
 }
 
 /** The warnings a write passes on for what sanitizing removed (kinds only, never the secrets). */
-export function privacyWarnings(report: PrivacyReport): string[] {
-  const warnings: string[] = [];
+export function privacyWarnings(report: PrivacyReport): WarningCode[] {
+  const warnings: WarningCode[] = [];
   if (report.secrets > 0) warnings.push(PRIVACY_WARNINGS.secretsRedacted);
   if (report.privateBlocks + report.injectedBlocks > 0) warnings.push(PRIVACY_WARNINGS.privateContentRemoved);
   return warnings;
