@@ -29,6 +29,8 @@ import { ageMemories, type AgingReport } from './maintenance/age-memories.js';
 import { privacyWarnings, sanitizeMemoryFields, type PrivacyReport } from './privacy/memory-privacy.js';
 import type { SecretKind } from './privacy/secret-redaction.js';
 import { describeWarning } from './kernel/warnings.js';
+import { EngramJobs } from './extraction/engram-jobs.js';
+import { EngramChangeSets, EngramDream } from './consolidation/engram-change-sets.js';
 
 export type { RecallOptions, RecallResult } from './recall/recall-memories.js';
 export type { SaveResult } from './remember/save-memory.js';
@@ -121,6 +123,12 @@ export class Engram {
   readonly embedder: Embedder | undefined;
   readonly model: LanguageModel | undefined;
   readonly #onWarning: (warning: string, cause?: unknown) => void;
+  /** The durable extraction queue: list, retry a failed job, run the due ones. */
+  readonly jobs: EngramJobs;
+  /** The dream's change sets: list, get, undo one whole. */
+  readonly changeSets: EngramChangeSets;
+  /** The dream's bookkeeping: a session that ended, its state. */
+  readonly dream: EngramDream;
 
   constructor(options: EngramOptions) {
     this.store = options.store;
@@ -134,6 +142,16 @@ export class Engram {
     this.embedder = options.embedder;
     this.model = options.model;
     this.#onWarning = options.onWarning ?? ((warning) => console.warn(`engram: ${warning}`));
+    this.jobs = new EngramJobs(this.store);
+    this.changeSets = new EngramChangeSets({
+      store: this.store,
+      readScopes: this.readScopes,
+      actor: this.#actor,
+      now: this.#now,
+      embedder: this.embedder,
+      scopes: (named) => this.#scopes(named),
+    });
+    this.dream = new EngramDream(this.store);
   }
 
   /** Stores one memory in the given scope, or the default scope; a near-duplicate there is updated instead (see save). */

@@ -26,6 +26,24 @@ export {
   type AgingReport,
 } from './engram.js';
 export type { SaveResult, NearDuplicate } from './remember/save-memory.js';
+export type {
+  EngramJobs,
+  JobJson,
+  JobList,
+  JobListOptions,
+  JobRunOptions,
+  JobRunReport,
+  JobOutcomeJson,
+  JobCounts,
+} from './extraction/engram-jobs.js';
+export type {
+  EngramChangeSets,
+  EngramDream,
+  ChangeSetDetail,
+  ChangeSetUndoJson,
+  DreamStatus,
+} from './consolidation/engram-change-sets.js';
+export type { ChangeSetRecord, ChangeSetUndo } from './consolidation/change-sets.js';
 export type { RankedMemory, ScoreParts } from './recall/ranking.js';
 export type { PackedMemory } from './recall/memory-context-format.js';
 export type { RecalledMemory } from './extraction/recalled-memories.js';
