@@ -26,7 +26,7 @@ import {
 import { saveMemory, type SaveResult } from './remember/save-memory.js';
 import { dedupeMemories, type DedupeReport } from './maintenance/merge-duplicates.js';
 import { ageMemories, type AgingReport } from './maintenance/age-memories.js';
-import { privacyWarnings, sanitizeMemoryFields, type PrivacyReport } from './privacy/memory-privacy.js';
+import { checkMemoryPrivacy, privacyWarnings, type PrivacyReport } from './privacy/memory-privacy.js';
 import type { SecretKind } from './privacy/secret-redaction.js';
 import { describeWarning } from './kernel/warnings.js';
 import { EngramJobs } from './extraction/engram-jobs.js';
@@ -175,16 +175,16 @@ export class Engram {
     };
     const sourced =
       options.source === undefined ? input : { ...input, source: withSource(input.source, options.source) };
-    // The store sanitizes every write again (normalizeNewMemory); this pass is what lets us report it.
-    const { value, report } = sanitizeMemoryFields(sourced, { maxContentChars: this.settings.memory.maxContentBytes });
-    const result = await saveMemory(
-      dependencies,
-      { ...value, scope: value.scope ?? this.defaultScope },
-      {
-        actor: options.actor ?? this.#actor,
-        ...(options.dedupe !== undefined && { dedupe: options.dedupe }),
-      },
+    // The write path's one privacy pass: its report is carried down to the result and onWarning, and
+    // the checked value passes validation and the store without another scan (memory-privacy.ts).
+    const { value, report } = checkMemoryPrivacy(
+      { ...sourced, scope: sourced.scope ?? this.defaultScope },
+      { maxContentChars: this.settings.memory.maxContentBytes },
     );
+    const result = await saveMemory(dependencies, value, {
+      actor: options.actor ?? this.#actor,
+      ...(options.dedupe !== undefined && { dedupe: options.dedupe }),
+    });
     this.#reportPrivacy(report, 'The memory');
     const warnings = privacyWarnings(report);
     if (warnings.length === 0) return result;
@@ -289,7 +289,7 @@ export class Engram {
       options.source === undefined || patch === null || typeof patch !== 'object'
         ? patch
         : { ...patch, source: withSource(patch.source === undefined ? current.source : patch.source, options.source) };
-    const { value: clean, report } = sanitizeMemoryFields(sourced, {
+    const { value: clean, report } = checkMemoryPrivacy(sourced, {
       maxContentChars: this.settings.memory.maxContentBytes,
     });
     const updated = await this.store.update(id, clean, {
@@ -430,7 +430,7 @@ export class Engram {
     const clean = inputs.map((input, index) => {
       let sanitized: { value: NewMemory; report: PrivacyReport };
       try {
-        sanitized = sanitizeMemoryFields(input, { maxContentChars: this.settings.memory.maxContentBytes });
+        sanitized = checkMemoryPrivacy(input, { maxContentChars: this.settings.memory.maxContentBytes });
       } catch (error) {
         if (!isEngramError(error)) throw error;
         throw new EngramError(error.code, `Memory ${index + 1} of the import: ${error.message} Nothing was imported.`, {

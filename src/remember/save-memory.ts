@@ -1,6 +1,6 @@
 import type { WarningCode } from '../kernel/warnings.js';
 import { EngramError } from '../kernel/errors.js';
-import { normalizeNewMemory, type Memory, type NewMemory } from '../memory/memory.js';
+import { normalizeNewMemory, patchOfCheckedMemory, type Memory, type NewMemory } from '../memory/memory.js';
 import {
   compareByCosine,
   compareLexically,
@@ -112,13 +112,15 @@ export async function saveMemory(
       if (vector) await storeVector(vectorSide!, memory, vector, warnings);
       return { action: 'created', memory };
     }
-    const patch = mergePatch(found.memory, {
+    const merged = mergePatch(found.memory, {
       content: checked.content,
       ...(input.type !== undefined && { type: checked.type }),
       ...(input.name !== undefined && { name: checked.name }),
       ...(input.description !== undefined && { description: checked.description }),
       ...(input.importance !== undefined && { importance: checked.importance }),
     });
+    // Drawn from the checked statement's own text: the store need not scan it again.
+    const patch = patchOfCheckedMemory(merged, input, settings.memory);
     let memory = found.memory;
     let changeId: string | null = null;
     let needsVector = false;
