@@ -4,7 +4,13 @@ import { EngramError, isEngramError } from './kernel/errors.js';
 import type { Memory, MemoryPatch, MemorySource, NewMemory } from './memory/memory.js';
 import { assertScope, type Scope } from './memory/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from './kernel/settings.js';
-import { recallMemories, type RecallOptions, type RecallResult } from './recall/recall-memories.js';
+import {
+  recallMemories,
+  type RecallOptions as RankedRecallOptions,
+  type RecallResult,
+} from './recall/recall-memories.js';
+import { parseAsOf, withInvalidMemories } from './consolidation/as-of.js';
+import { supersedeChain, type SupersedeChain } from './consolidation/supersede-chain.js';
 import { buildMemoryContext, type MemoryContext, type MemoryContextOptions } from './recall/memory-context.js';
 import {
   requireRole,
@@ -32,7 +38,19 @@ import { describeWarning } from './kernel/warnings.js';
 import { EngramJobs } from './extraction/engram-jobs.js';
 import { EngramChangeSets, EngramDream } from './consolidation/engram-change-sets.js';
 
-export type { RecallOptions, RecallResult } from './recall/recall-memories.js';
+export type { RecallResult } from './recall/recall-memories.js';
+export type { SupersedeChain, SupersedeLink } from './consolidation/supersede-chain.js';
+
+/** What `recall` takes: what ranked recall takes, and what was true then. */
+export interface RecallOptions extends RankedRecallOptions {
+  /**
+   * What was true at this time: an ISO date (the end of that day, UTC) or date-time. Memories
+   * invalidated since come back, memories not yet valid then are left out. INVALID_INPUT otherwise.
+   */
+  asOf?: string;
+  /** Also invalidated and superseded memories that match the query. */
+  includeInvalid?: boolean;
+}
 export type { SaveResult } from './remember/save-memory.js';
 export type { ReindexOptions, ReindexReport } from './remember/memory-vectors.js';
 export type { DedupeReport } from './maintenance/merge-duplicates.js';
@@ -222,14 +240,34 @@ export class Engram {
     );
   }
 
-  /** Finds the memories most relevant to a natural-language query, best first. */
+  /**
+   * Finds the memories most relevant to a natural-language query, best first. With `asOf` or
+   * `includeInvalid`, memories no longer true come back too (see consolidation/as-of.ts).
+   */
   async recall(query: string, options: RecallOptions = {}): Promise<RecallResult> {
-    return recallMemories(
-      { store: this.store, settings: this.settings, now: this.#now, embedder: this.embedder },
-      query,
-      this.#scopes(options.scopes),
-      options,
-    );
+    const { asOf: asked, includeInvalid, ...ranked } = options ?? {};
+    if (includeInvalid !== undefined && typeof includeInvalid !== 'boolean')
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Invalid includeInvalid ${JSON.stringify(includeInvalid)}: true or false.`,
+      );
+    // Checked before recall, so a bad date records no access.
+    const asOf = asked === undefined ? undefined : parseAsOf(asked);
+    const scopes = this.#scopes(ranked.scopes);
+    const dependencies = { store: this.store, settings: this.settings, now: this.#now, embedder: this.embedder };
+    const result = await recallMemories(dependencies, query, scopes, ranked);
+    if (asOf === undefined && includeInvalid !== true) return result;
+    return withInvalidMemories(dependencies, result, {
+      scopes,
+      ...(asOf !== undefined && { asOf }),
+      ...(ranked.topK !== undefined && { topK: ranked.topK }),
+    });
+  }
+
+  /** What superseded a memory of the read scopes (or the given ones), and what it superseded, with who and why. */
+  async supersedeChain(id: string, scopes: readonly Scope[] = this.readScopes): Promise<SupersedeChain> {
+    const chosen = this.#scopes(scopes);
+    return supersedeChain(this.store, await this.get(id, chosen), chosen);
   }
 
   /**

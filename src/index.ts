@@ -18,6 +18,8 @@ export {
   type ListOptions,
   type RecallOptions,
   type RecallResult,
+  type SupersedeChain,
+  type SupersedeLink,
   type MemoryContext,
   type MemoryContextOptions,
   type ReindexOptions,

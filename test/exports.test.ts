@@ -92,6 +92,8 @@ const ENTRIES: readonly PinnedEntry[] = [
       'EmbedOptions',
       'Embedder',
       'EngramErrorCode',
+      'SupersedeChain',
+      'SupersedeLink',
       'EngramJobs',
       'JobJson',
       'JobList',
