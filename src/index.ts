@@ -115,6 +115,11 @@ export {
   type MemoryAgentTurnResult,
 } from './agent/memory-turn.js';
 export {
+  persistedSurfaced,
+  type PersistedSurfaced,
+  type PersistedSurfacedOptions,
+} from './agent/persisted-surfaced.js';
+export {
   type MemoryInjection,
   type MemoryTurnError,
   type MemoryTurnEvent,

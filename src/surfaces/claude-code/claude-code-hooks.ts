@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { requireRole } from '../../contracts/memory-store.js';
+import { persistedSurfaced } from '../../agent/persisted-surfaced.js';
 import { estimateTextTokens } from '../../kernel/token-estimate.js';
 import type { Memory } from '../../memory/memory.js';
 import type { OpenedEngram } from '../../node/open-engram.js';
@@ -23,8 +23,6 @@ import { HOOK_TRANSCRIPT_MAX_BYTES } from './hook-queue.js';
  */
 export const MAX_CONTEXT_CHARS = 9_500;
 const STATIC_PART_MAX_BYTES = 6_000;
-/** Ids of memories surfaced in a session, remembered for at most this many. */
-const MAX_SURFACED_KEPT = 2_000;
 /** Memories re-injected after a compaction at most (the most recently surfaced). */
 const MAX_REINJECTED = 50;
 
@@ -38,28 +36,13 @@ export interface HookContext {
   answer: (text: string | undefined) => void;
 }
 
-/** The checkpoint listing the memories surfaced in a session (their text is in Claude Code's context). */
-export function surfacedCheckpointName(sessionId: string): string {
-  return `claude-code-surfaced:${sessionId}`;
-}
-
+// The session's surfaced set lives in the store between hook processes (agent/persisted-surfaced.ts).
 async function readSurfaced(context: HookContext): Promise<string[]> {
-  const checkpoints = requireRole(context.opened.engram.store, 'checkpoints', 'the Claude Code hooks');
-  const raw = await checkpoints.get(surfacedCheckpointName(context.input.sessionId));
-  if (raw === undefined) return [];
-  try {
-    const value: unknown = JSON.parse(raw);
-    return Array.isArray(value)
-      ? value.filter((id): id is string => typeof id === 'string').slice(-MAX_SURFACED_KEPT)
-      : [];
-  } catch {
-    return [];
-  }
+  return persistedSurfaced(context.opened.engram, context.input.sessionId).load();
 }
 
 async function writeSurfaced(context: HookContext, ids: readonly string[]): Promise<void> {
-  const checkpoints = requireRole(context.opened.engram.store, 'checkpoints', 'the Claude Code hooks');
-  await checkpoints.set(surfacedCheckpointName(context.input.sessionId), JSON.stringify(ids.slice(-MAX_SURFACED_KEPT)));
+  await persistedSurfaced(context.opened.engram, context.input.sessionId).save(ids);
 }
 
 /**
