@@ -120,6 +120,12 @@ export {
   type PersistedSurfacedOptions,
 } from './agent/persisted-surfaced.js';
 export {
+  sessionStartMemories,
+  SESSION_START_MAX_MEMORIES,
+  type SessionStartOptions,
+  type SessionStartEngram,
+} from './agent/session-start-memories.js';
+export {
   type MemoryInjection,
   type MemoryTurnError,
   type MemoryTurnEvent,

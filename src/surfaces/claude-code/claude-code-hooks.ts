@@ -49,7 +49,7 @@ async function writeSurfaced(context: HookContext, ids: readonly string[]): Prom
  * SessionStart: the index of the project's and global memories (the static part, capped), then a
  * `<memory_context>` block (stripped by extraction like every injected block). At startup, resume
  * and clear it holds the most relevant memories for the project without a prompt
- * (session-start-memories.ts); after a compaction (`source: compact`) the memories surfaced before
+ * (agent/session-start-memories.ts); after a compaction (`source: compact`) the memories surfaced before
  * it, since the summary dropped their text. What the block gives is the session's surfaced set
  * (added to it on resume), so UserPromptSubmit does not repeat it.
  */
@@ -73,12 +73,8 @@ export async function sessionStartContext(context: HookContext): Promise<string 
       if (memory && !memory.archived && memory.invalidAt === null) memories.push(memory);
     }
   } else {
-    const { sessionStartMemories } = await import('./session-start-memories.js');
-    memories = await sessionStartMemories(engram.store, engram.readScopes, engram.settings, {
-      staticPart,
-      leaveOut: new Set(before),
-      now,
-    });
+    const { sessionStartMemories } = await import('../../agent/session-start-memories.js');
+    memories = await sessionStartMemories(engram, { staticPart, leaveOut: before, now });
   }
   if (memories.length === 0 && source !== 'compact') return fitContext([staticPart]);
   const room = MAX_CONTEXT_CHARS - staticPart.length - 2;
