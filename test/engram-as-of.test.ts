@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Engram, isEngramError } from '../src/index.js';
+import { Engram } from '../src/index.js';
 import { openTemporaryStore, type TemporaryStore } from './support/temporary-store.js';
+import { expectEngramError } from './support/expect-engram-error.js';
 
 /** `engram.recall` with `asOf` / `includeInvalid`, and `engram.supersedeChain`: one library entry each (issue 27). */
 
@@ -11,15 +12,6 @@ afterEach(async () => {
   await opened?.close();
   opened = undefined;
 });
-
-async function rejection(promise: Promise<unknown>): Promise<{ code: string }> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!isEngramError(error)) throw new Error(`expected an EngramError, got ${String(error)}`);
-  return error;
-}
 
 /** Node 18 on March 1st, replaced by Node 22 on March 10th; the release day never changed. */
 async function history(): Promise<{ engram: Engram; old: string; current: string; steady: string }> {
@@ -61,11 +53,9 @@ describe('engram.recall: what was true then', () => {
   it('refuses a bad date or flag before recall, so nothing is recorded as accessed', async () => {
     const { engram, steady } = await history();
     for (const asOf of ['yesterday', '2026-02-30', '2026-13-01', '']) {
-      expect(await rejection(engram.recall('API server Node', { asOf }))).toMatchObject({ code: 'INVALID_INPUT' });
+      await expectEngramError(engram.recall('API server Node', { asOf }), 'INVALID_INPUT');
     }
-    expect(await rejection(engram.recall('API server Node', { includeInvalid: 'yes' as never }))).toMatchObject({
-      code: 'INVALID_INPUT',
-    });
+    await expectEngramError(engram.recall('API server Node', { includeInvalid: 'yes' as never }), 'INVALID_INPUT');
     expect((await engram.get(steady)).hitCount).toBe(0);
   });
 });
@@ -82,8 +72,8 @@ describe('engram.supersedeChain', () => {
       expect.objectContaining({ from: old, to: current }),
     ]);
     expect(await engram.supersedeChain(steady)).toEqual({ replacedBy: [], replaces: [] });
-    expect(await rejection(engram.supersedeChain(old, ['global']))).toMatchObject({ code: 'NOT_FOUND' });
-    expect(await rejection(engram.supersedeChain('mem_missing'))).toMatchObject({ code: 'NOT_FOUND' });
-    expect(await rejection(engram.supersedeChain(old, []))).toMatchObject({ code: 'INVALID_SCOPE' });
+    await expectEngramError(engram.supersedeChain(old, ['global']), 'NOT_FOUND');
+    await expectEngramError(engram.supersedeChain('mem_missing'), 'NOT_FOUND');
+    await expectEngramError(engram.supersedeChain(old, []), 'INVALID_SCOPE');
   });
 });

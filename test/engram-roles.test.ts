@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { isEngramError, type Memory } from '../src/index.js';
+import type { Memory } from '../src/index.js';
 import { Extractor } from '../src/extraction/extractor.js';
 import { applyChangeSet } from '../src/consolidation/change-sets.js';
 import { ScriptedLanguageModel } from '../src/testing/scripted-language-model.js';
 import { answer, openExtractionFixture, PROJECT, turn, type ExtractionFixture } from './support/extraction-support.js';
+import { expectEngramError } from './support/expect-engram-error.js';
 
 /**
  * The facade's role objects (issue 27): `engram.jobs`, `engram.changeSets` and `engram.dream`, so a
@@ -15,15 +16,6 @@ afterEach(async () => {
   await fixture?.close();
   fixture = undefined;
 });
-
-async function rejection(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!isEngramError(error)) throw new Error(`expected an EngramError, got ${String(error)}`);
-  return error;
-}
 
 describe('engram.jobs', () => {
   it('lists the queue without payloads, runs the due jobs, retries a failed one', async () => {
@@ -60,7 +52,7 @@ describe('engram.jobs', () => {
 
     const retried = await engram.jobs.retry(job!.id);
     expect(retried).toMatchObject({ id: job!.id, state: 'pending', attempts: 0, sessionId: 'chat-7' });
-    expect(await rejection(engram.jobs.retry(job!.id))).toMatchObject({ code: 'CONFLICT' });
+    await expectEngramError(engram.jobs.retry(job!.id), 'CONFLICT');
 
     // Retried means due now: nothing was waiting for `force` to hasten.
     const run = await engram.jobs.run({ extractor, force: true });
@@ -92,14 +84,12 @@ describe('engram.jobs', () => {
     fixture = await openExtractionFixture();
     const { engram } = fixture;
     for (const options of [{ states: [] }, { states: ['bogus'] }, { limit: 0 }, { limit: 1.5 }, { limit: 10_001 }])
-      expect(await rejection(engram.jobs.list(options as never))).toMatchObject({ code: 'INVALID_INPUT' });
-    expect(await rejection(engram.jobs.retry('no such job'))).toMatchObject({ code: 'INVALID_INPUT' });
-    expect(await rejection(engram.jobs.retry('job_missing'))).toMatchObject({ code: 'NOT_FOUND' });
-    expect(await rejection(engram.jobs.run({} as never))).toMatchObject({ code: 'INVALID_INPUT' });
+      await expectEngramError(engram.jobs.list(options as never), 'INVALID_INPUT');
+    await expectEngramError(engram.jobs.retry('no such job'), 'INVALID_INPUT');
+    await expectEngramError(engram.jobs.retry('job_missing'), 'NOT_FOUND');
+    await expectEngramError(engram.jobs.run({} as never), 'INVALID_INPUT');
     const extractor = new Extractor({ engram, autoStart: false });
-    expect(await rejection(engram.jobs.run({ extractor, force: 'yes' } as never))).toMatchObject({
-      code: 'INVALID_INPUT',
-    });
+    await expectEngramError(engram.jobs.run({ extractor, force: 'yes' } as never), 'INVALID_INPUT');
     expect(await engram.jobs.counts()).toEqual({ pending: 0, running: 0, done: 0, failed: 0 });
   });
 });
@@ -137,18 +127,17 @@ describe('engram.changeSets and engram.dream', () => {
       'Release notes go in CHANGELOG.md. (tidied)',
       'The staging cluster runs in eu-west-1. (tidied)',
     ]);
-    expect(await rejection(engram.changeSets.get(id, { scopes: ['global'] }))).toMatchObject({ code: 'NOT_FOUND' });
-    expect(await rejection(engram.changeSets.get('cs_nope'))).toMatchObject({ code: 'NOT_FOUND' });
-    expect(await rejection(engram.changeSets.undo(id, { scopes: ['global'] }))).toMatchObject({ code: 'NOT_FOUND' });
+    await expectEngramError(engram.changeSets.get(id, { scopes: ['global'] }), 'NOT_FOUND');
+    await expectEngramError(engram.changeSets.get('cs_nope'), 'NOT_FOUND');
+    await expectEngramError(engram.changeSets.undo(id, { scopes: ['global'] }), 'NOT_FOUND');
 
     const undone = await engram.changeSets.undo(id);
     expect(undone.changeSetId).toBe(id);
     expect(undone.undone).toHaveLength(2);
     expect((await engram.get(first.id)).content).toBe('The staging cluster runs in eu-west-1.');
-    expect(await rejection(engram.changeSets.undo(id))).toMatchObject({ code: 'UNDO_CONFLICT' });
+    await expectEngramError(engram.changeSets.undo(id), 'UNDO_CONFLICT');
     expect((await engram.changeSets.list())[0]!.undoneAt).toBeDefined();
-    for (const limit of [0, 501, 2.5])
-      expect(await rejection(engram.changeSets.list({ limit }))).toMatchObject({ code: 'INVALID_INPUT' });
+    for (const limit of [0, 501, 2.5]) await expectEngramError(engram.changeSets.list({ limit }), 'INVALID_INPUT');
   });
 
   it('an undo refuses a memory edited since the change set, and changes nothing', async () => {
@@ -158,7 +147,7 @@ describe('engram.changeSets and engram.dream', () => {
     const id = await rewriteAsChangeSet([memory], clock);
     clock.now += 60_000;
     await engram.update(memory.id, { content: 'The API gateway times out after 45 seconds.' });
-    expect(await rejection(engram.changeSets.undo(id))).toMatchObject({ code: 'UNDO_CONFLICT' });
+    await expectEngramError(engram.changeSets.undo(id), 'UNDO_CONFLICT');
     expect((await engram.get(memory.id)).content).toBe('The API gateway times out after 45 seconds.');
   });
 

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Engram, MemoryTurn, isEngramError } from '../../src/index.js';
+import { Engram, MemoryTurn } from '../../src/index.js';
 import { MAX_SURFACED_KEPT, persistedSurfaced } from '../../src/agent/persisted-surfaced.js';
+import { expectEngramError } from '../support/expect-engram-error.js';
 import { openTemporaryStore, type TemporaryStore } from '../support/temporary-store.js';
 
 /** The surfaced set kept in the store, for hosts that run one process per prompt (issue 27). */
@@ -16,16 +17,6 @@ afterEach(async () => {
 async function openEngram(): Promise<Engram> {
   opened = await openTemporaryStore(Date.parse('2026-03-01T09:00:00Z'));
   return new Engram({ store: opened.store, defaultScope: PROJECT, onWarning: () => {} });
-}
-
-function expectInvalid(action: () => unknown): void {
-  let caught: unknown;
-  try {
-    action();
-  } catch (error) {
-    caught = error;
-  }
-  expect(isEngramError(caught) && caught.code).toBe('INVALID_INPUT');
 }
 
 describe('persistedSurfaced', () => {
@@ -64,11 +55,11 @@ describe('persistedSurfaced', () => {
   it('refuses a bad conversation id, namespace or id list, and writes nothing', async () => {
     const engram = await openEngram();
     for (const id of ['', 'x'.repeat(201), 'line\nbreak', 42 as never])
-      expectInvalid(() => persistedSurfaced(engram, id));
+      await expectEngramError(() => persistedSurfaced(engram, id), 'INVALID_INPUT');
     for (const namespace of ['', 'Claude Code', 'x'.repeat(41)])
-      expectInvalid(() => persistedSurfaced(engram, 'session-1', { namespace }));
+      await expectEngramError(() => persistedSurfaced(engram, 'session-1', { namespace }), 'INVALID_INPUT');
     const set = persistedSurfaced(engram, 'session-1');
-    await expect(set.save([42] as never)).rejects.toSatisfy(isEngramError);
+    await expectEngramError(set.save([42] as never), 'INVALID_INPUT');
     expect(await opened!.store.checkpoints.get(set.name)).toBeUndefined();
   });
 });
