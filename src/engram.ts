@@ -4,7 +4,13 @@ import { EngramError, isEngramError } from './kernel/errors.js';
 import type { Memory, MemoryPatch, MemorySource, NewMemory } from './memory/memory.js';
 import { assertScope, type Scope } from './memory/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from './kernel/settings.js';
-import { recallMemories, type RecallOptions, type RecallResult } from './recall/recall-memories.js';
+import {
+  recallMemories,
+  type RecallOptions as RankedRecallOptions,
+  type RecallResult,
+} from './recall/recall-memories.js';
+import { parseAsOf, withInvalidMemories } from './consolidation/as-of.js';
+import { supersedeChain, type SupersedeChain } from './consolidation/supersede-chain.js';
 import { buildMemoryContext, type MemoryContext, type MemoryContextOptions } from './recall/memory-context.js';
 import {
   requireRole,
@@ -28,10 +34,25 @@ import {
 import { saveMemory, type SaveResult } from './remember/save-memory.js';
 import { dedupeMemories, type DedupeReport } from './maintenance/merge-duplicates.js';
 import { ageMemories, type AgingReport } from './maintenance/age-memories.js';
-import { privacyWarnings, sanitizeMemoryFields, type PrivacyReport } from './privacy/memory-privacy.js';
+import { checkMemoryPrivacy, privacyWarnings, type PrivacyReport } from './privacy/memory-privacy.js';
 import type { SecretKind } from './privacy/secret-redaction.js';
+import { describeWarning } from './kernel/warnings.js';
+import { EngramJobs } from './extraction/engram-jobs.js';
+import { EngramChangeSets, EngramDream } from './consolidation/engram-change-sets.js';
 
-export type { RecallOptions, RecallResult } from './recall/recall-memories.js';
+export type { RecallResult } from './recall/recall-memories.js';
+export type { SupersedeChain, SupersedeLink } from './consolidation/supersede-chain.js';
+
+/** What `recall` takes: what ranked recall takes, and what was true then. */
+export interface RecallOptions extends RankedRecallOptions {
+  /**
+   * What was true at this time: an ISO date (the end of that day, UTC) or date-time. Memories
+   * invalidated since come back, memories not yet valid then are left out. INVALID_INPUT otherwise.
+   */
+  asOf?: string;
+  /** Also invalidated and superseded memories that match the query. */
+  includeInvalid?: boolean;
+}
 export type { SaveResult } from './remember/save-memory.js';
 export type { ReindexOptions, ReindexReport } from './remember/memory-vectors.js';
 export type { DedupeReport } from './maintenance/merge-duplicates.js';
@@ -122,6 +143,12 @@ export class Engram {
   readonly embedder: Embedder | undefined;
   readonly model: LanguageModel | undefined;
   readonly #onWarning: (warning: string, cause?: unknown) => void;
+  /** The durable extraction queue: list, retry a failed job, run the due ones. */
+  readonly jobs: EngramJobs;
+  /** The dream's change sets: list, get, undo one whole. */
+  readonly changeSets: EngramChangeSets;
+  /** The dream's bookkeeping: a session that ended, its state. */
+  readonly dream: EngramDream;
 
   constructor(options: EngramOptions) {
     this.store = options.store;
@@ -135,6 +162,16 @@ export class Engram {
     this.embedder = options.embedder;
     this.model = options.model;
     this.#onWarning = options.onWarning ?? ((warning) => console.warn(`engram: ${warning}`));
+    this.jobs = new EngramJobs(this.store);
+    this.changeSets = new EngramChangeSets({
+      store: this.store,
+      readScopes: this.readScopes,
+      actor: this.#actor,
+      now: this.#now,
+      embedder: this.embedder,
+      scopes: (named) => this.#scopes(named),
+    });
+    this.dream = new EngramDream(this.store);
   }
 
   /** Stores one memory in the given scope, or the default scope; a near-duplicate there is updated instead (see save). */
@@ -158,16 +195,16 @@ export class Engram {
     };
     const sourced =
       options.source === undefined ? input : { ...input, source: withSource(input.source, options.source) };
-    // The store sanitizes every write again (normalizeNewMemory); this pass is what lets us report it.
-    const { value, report } = sanitizeMemoryFields(sourced, { maxContentChars: this.settings.memory.maxContentBytes });
-    const result = await saveMemory(
-      dependencies,
-      { ...value, scope: value.scope ?? this.defaultScope },
-      {
-        actor: options.actor ?? this.#actor,
-        ...(options.dedupe !== undefined && { dedupe: options.dedupe }),
-      },
+    // The write path's one privacy pass: its report is carried down to the result and onWarning, and
+    // the checked value passes validation and the store without another scan (memory-privacy.ts).
+    const { value, report } = checkMemoryPrivacy(
+      { ...sourced, scope: sourced.scope ?? this.defaultScope },
+      { maxContentChars: this.settings.memory.maxContentBytes },
     );
+    const result = await saveMemory(dependencies, value, {
+      actor: options.actor ?? this.#actor,
+      ...(options.dedupe !== undefined && { dedupe: options.dedupe }),
+    });
     this.#reportPrivacy(report, 'The memory');
     const warnings = privacyWarnings(report);
     if (warnings.length === 0) return result;
@@ -205,14 +242,34 @@ export class Engram {
     );
   }
 
-  /** Finds the memories most relevant to a natural-language query, best first. */
+  /**
+   * Finds the memories most relevant to a natural-language query, best first. With `asOf` or
+   * `includeInvalid`, memories no longer true come back too (see consolidation/as-of.ts).
+   */
   async recall(query: string, options: RecallOptions = {}): Promise<RecallResult> {
-    return recallMemories(
-      { store: this.store, settings: this.settings, now: this.#now, embedder: this.embedder },
-      query,
-      this.#scopes(options.scopes),
-      options,
-    );
+    const { asOf: asked, includeInvalid, ...ranked } = options ?? {};
+    if (includeInvalid !== undefined && typeof includeInvalid !== 'boolean')
+      throw new EngramError(
+        'INVALID_INPUT',
+        `Invalid includeInvalid ${JSON.stringify(includeInvalid)}: true or false.`,
+      );
+    // Checked before recall, so a bad date records no access.
+    const asOf = asked === undefined ? undefined : parseAsOf(asked);
+    const scopes = this.#scopes(ranked.scopes);
+    const dependencies = { store: this.store, settings: this.settings, now: this.#now, embedder: this.embedder };
+    const result = await recallMemories(dependencies, query, scopes, ranked);
+    if (asOf === undefined && includeInvalid !== true) return result;
+    return withInvalidMemories(dependencies, result, {
+      scopes,
+      ...(asOf !== undefined && { asOf }),
+      ...(ranked.topK !== undefined && { topK: ranked.topK }),
+    });
+  }
+
+  /** What superseded a memory of the read scopes (or the given ones), and what it superseded, with who and why. */
+  async supersedeChain(id: string, scopes: readonly Scope[] = this.readScopes): Promise<SupersedeChain> {
+    const chosen = this.#scopes(scopes);
+    return supersedeChain(this.store, await this.get(id, chosen), chosen);
   }
 
   /**
@@ -272,7 +329,7 @@ export class Engram {
       options.source === undefined || patch === null || typeof patch !== 'object'
         ? patch
         : { ...patch, source: withSource(patch.source === undefined ? current.source : patch.source, options.source) };
-    const { value: clean, report } = sanitizeMemoryFields(sourced, {
+    const { value: clean, report } = checkMemoryPrivacy(sourced, {
       maxContentChars: this.settings.memory.maxContentBytes,
     });
     const updated = await this.store.update(id, clean, {
@@ -417,7 +474,7 @@ export class Engram {
     const clean = inputs.map((input, index) => {
       let sanitized: { value: NewMemory; report: PrivacyReport };
       try {
-        sanitized = sanitizeMemoryFields(input, { maxContentChars: this.settings.memory.maxContentBytes });
+        sanitized = checkMemoryPrivacy(input, { maxContentChars: this.settings.memory.maxContentBytes });
       } catch (error) {
         if (!isEngramError(error)) throw error;
         throw new EngramError(error.code, `Memory ${index + 1} of the import: ${error.message} Nothing was imported.`, {
@@ -443,14 +500,16 @@ export class Engram {
 
   /** Says what a write left out (kinds and counts, never the secrets), through onWarning. */
   #reportPrivacy(report: PrivacyReport, subject: string): void {
-    if (report.secrets > 0) {
+    if (report.secrets > 0)
       this.#onWarning(
-        `secrets-redacted: ${subject} was stored with ${report.secrets} secret(s) replaced by [REDACTED:<kind>] (${report.redacted.join(', ')}).`,
+        describeWarning({
+          code: 'secrets-redacted',
+          details: { subject, count: report.secrets, kinds: report.redacted },
+        }),
       );
-    }
     const blocks = report.privateBlocks + report.injectedBlocks;
     if (blocks > 0)
-      this.#onWarning(`private-content-removed: ${subject} was stored without ${blocks} private or injected block(s).`);
+      this.#onWarning(describeWarning({ code: 'private-content-removed', details: { subject, count: blocks } }));
   }
 
   /** Best effort: the write is done; a failed embedding is a warning, and `engram reindex` fills the gap. A store without vectors needs none (recall says so). */
@@ -460,13 +519,11 @@ export class Engram {
     try {
       const result = await storeMemoryVectors({ vectors, embedder: this.embedder }, memories);
       for (const warning of result.warnings) {
-        this.#onWarning(
-          `${warning}: ${memories.length} memories were saved without a vector; run "engram reindex" later.`,
-          result.error,
-        );
+        this.#onWarning(describeWarning({ code: warning, details: { memories: memories.length } }), result.error);
       }
     } catch (error) {
-      this.#onWarning(`vectors-not-stored: ${(error as Error).message}; run "engram reindex" later.`, error);
+      const message = (error as Error).message;
+      this.#onWarning(describeWarning({ code: 'vectors-not-stored', details: { message } }), error);
     }
   }
 

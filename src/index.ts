@@ -18,6 +18,8 @@ export {
   type ListOptions,
   type RecallOptions,
   type RecallResult,
+  type SupersedeChain,
+  type SupersedeLink,
   type MemoryContext,
   type MemoryContextOptions,
   type ReindexOptions,
@@ -26,12 +28,38 @@ export {
   type AgingReport,
 } from './engram.js';
 export type { SaveResult, NearDuplicate } from './remember/save-memory.js';
+export type {
+  EngramJobs,
+  JobJson,
+  JobList,
+  JobListOptions,
+  JobRunOptions,
+  JobRunReport,
+  JobOutcomeJson,
+  JobCounts,
+} from './extraction/engram-jobs.js';
+export type {
+  EngramChangeSets,
+  EngramDream,
+  ChangeSetDetail,
+  ChangeSetUndoJson,
+  DreamStatus,
+} from './consolidation/engram-change-sets.js';
+export type { ChangeSetRecord, ChangeSetUndo } from './consolidation/change-sets.js';
 export type { RankedMemory, ScoreParts } from './recall/ranking.js';
 export type { PackedMemory } from './recall/memory-context-format.js';
 export type { RecalledMemory } from './extraction/recalled-memories.js';
 export type { DedupeGroupReport, DedupeChange } from './maintenance/merge-duplicates.js';
 export { EngramError, isEngramError, type EngramErrorCode } from './kernel/errors.js';
 export { DEFAULT_SETTINGS, type Settings } from './kernel/settings.js';
+export {
+  WARNING_CODES,
+  describeWarning,
+  isWarningCode,
+  type WarningCode,
+  type WarningDetails,
+  type EngramWarning,
+} from './kernel/warnings.js';
 
 // What a memory is, and its scopes.
 export {
@@ -86,6 +114,17 @@ export {
   type MemoryAgentTurnOptions,
   type MemoryAgentTurnResult,
 } from './agent/memory-turn.js';
+export {
+  persistedSurfaced,
+  type PersistedSurfaced,
+  type PersistedSurfacedOptions,
+} from './agent/persisted-surfaced.js';
+export {
+  sessionStartMemories,
+  SESSION_START_MAX_MEMORIES,
+  type SessionStartOptions,
+  type SessionStartEngram,
+} from './agent/session-start-memories.js';
 export {
   type MemoryInjection,
   type MemoryTurnError,

@@ -1,3 +1,4 @@
+import type { WarningCode } from '../kernel/warnings.js';
 import { isEngramError, type EngramErrorCode } from '../kernel/errors.js';
 import type { PackedMemory } from '../recall/memory-context-format.js';
 
@@ -24,7 +25,7 @@ export interface MemoryInjection {
   /** Estimated tokens; `block` never exceeds `budget`. */
   tokens: { staticPart: number; block: number; budget: number };
   /** Degraded parts, as codes: `vector-search-unavailable`, `llm-selection-timeout`, `recall-timed-out`, `recall-failed`… */
-  warnings: string[];
+  warnings: WarningCode[];
   /** Why memory is missing, when `status` is `failed`. */
   error?: MemoryTurnError;
 }
@@ -47,12 +48,12 @@ export interface ExtractionQueueResult {
   jobs: number;
   messages: number;
   error?: MemoryTurnError;
-  warnings?: string[];
+  warnings?: WarningCode[];
 }
 
 /** What the memory turn tells `onEvent`: noun-verb names, plain data. */
 export type MemoryTurnEvent =
-  | { type: 'memory-recalled'; recalled: number; omitted: number; warnings: readonly string[] }
+  | { type: 'memory-recalled'; recalled: number; omitted: number; warnings: readonly WarningCode[] }
   | { type: 'memory-injected'; ids: readonly string[]; tokens: MemoryInjection['tokens'] }
   | { type: 'recall-timed-out'; timeoutMs: number; kept: number }
   | { type: 'recall-aborted' }
@@ -76,7 +77,7 @@ export function emptyInjection(
   status: MemoryInjection['status'],
   staticPart: { text: string; tokens: number },
   budget: number,
-  why: { warnings?: string[]; error?: MemoryTurnError } = {},
+  why: { warnings?: WarningCode[]; error?: MemoryTurnError } = {},
 ): MemoryInjection {
   return {
     status,

@@ -1,3 +1,4 @@
+import type { WarningCode } from '../kernel/warnings.js';
 import { EngramError } from '../kernel/errors.js';
 import { createSortableId } from '../kernel/ids.js';
 import type { Memory } from '../memory/memory.js';
@@ -213,7 +214,7 @@ export interface ChangeSetUndo {
   /** The undo entries written, one per memory. */
   undone: HistoryEntry[];
   /** How many memories got their vector recomputed (their text came back), and what failed. */
-  vectors: { stored: number; warnings: string[] };
+  vectors: { stored: number; warnings: WarningCode[] };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { EngramError } from '../kernel/errors.js';
+import type { WarningCode } from '../kernel/warnings.js';
 import { hasRoles, missingRoles, type MemoryStore, type StoreWith } from '../contracts/memory-store.js';
 
 /** The store roles extraction runs on besides the ledger: the durable queue, its cursors and progress, and the session lock. */
@@ -8,7 +9,7 @@ export const EXTRACTION_ROLES = ['jobs', 'checkpoints', 'locks'] as const;
 export type ExtractionStore = StoreWith<(typeof EXTRACTION_ROLES)[number]>;
 
 /** What extraction answers on a store that lacks one of those roles: no turn can be queued. */
-export const EXTRACTION_UNAVAILABLE_WARNING = 'extraction-queue-unavailable';
+export const EXTRACTION_UNAVAILABLE_WARNING = 'extraction-queue-unavailable' satisfies WarningCode;
 
 /** The store as extraction needs it, or undefined when it lacks a role extraction runs on. */
 export function extractionStore(store: MemoryStore): ExtractionStore | undefined {

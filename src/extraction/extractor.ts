@@ -1,3 +1,4 @@
+import { describeWarning, type WarningCode } from '../kernel/warnings.js';
 import { EngramError } from '../kernel/errors.js';
 import { createPrivateContentFilter, type PrivateContentFilter } from '../privacy/private-content.js';
 import { assertScope, type Scope } from '../memory/scope.js';
@@ -78,7 +79,7 @@ export interface AfterTurnResult {
   /** The cursor's message was gone from the conversation (compacted away): every message was queued. */
   cursorFallback: boolean;
   /** `extraction-queue-unavailable` when the status is `unavailable`. */
-  warnings?: string[];
+  warnings?: WarningCode[];
 }
 
 const MAX_REMEMBERED_SESSIONS = 1_000;
@@ -286,10 +287,15 @@ export class Extractor {
   }
 
   /** The warning of a store that cannot queue, told to `onWarning` once with the roles it lacks. */
-  #unavailable(): string {
+  #unavailable(): WarningCode {
     if (!this.#warnedUnavailable) {
       this.#warnedUnavailable = true;
-      this.#options.onWarning?.(`${EXTRACTION_UNAVAILABLE_WARNING}: ${describeUnavailable(this.#engram.store)}`);
+      this.#options.onWarning?.(
+        describeWarning({
+          code: EXTRACTION_UNAVAILABLE_WARNING,
+          details: { message: describeUnavailable(this.#engram.store) },
+        }),
+      );
     }
     return EXTRACTION_UNAVAILABLE_WARNING;
   }

@@ -1,3 +1,4 @@
+import type { WarningCode } from '../kernel/warnings.js';
 import { EngramError, isEngramError } from '../kernel/errors.js';
 import { groupDuplicatePairs, lexicalDuplicatePairs, type DuplicatePair } from './duplicate-groups.js';
 import type { Memory, MemoryPatch } from '../memory/memory.js';
@@ -49,7 +50,7 @@ export interface DedupeReport {
   /** How many memories were (or would be) folded into a keeper. */
   merged: number;
   changes: DedupeChange[];
-  warnings: string[];
+  warnings: WarningCode[];
 }
 
 // Vector candidates sought per memory; near-duplicates of one memory are few.
@@ -71,7 +72,7 @@ export async function dedupeMemories(dependencies: DedupeDependencies, options: 
       `Invalid threshold ${JSON.stringify(threshold)}: a number above 0, at most 1.`,
     );
   }
-  const warnings: string[] = [];
+  const warnings: WarningCode[] = [];
   const report: DedupeReport = {
     applied: options.apply === true,
     scopes: [...options.scopes],
@@ -145,7 +146,7 @@ async function vectorDuplicatePairs(
   dependencies: DedupeDependencies,
   scope: Scope,
   memories: readonly Memory[],
-  warnings: string[],
+  warnings: WarningCode[],
 ): Promise<DuplicatePair[]> {
   const { embedder, settings } = dependencies;
   const { vectors: index } = dependencies.store;

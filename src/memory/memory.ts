@@ -1,6 +1,6 @@
 import { EngramError } from '../kernel/errors.js';
 import { DEFAULT_SETTINGS } from '../kernel/settings.js';
-import { sanitizeMemoryFields } from '../privacy/memory-privacy.js';
+import { isPrivacyChecked, markPrivacyChecked, sanitizeMemoryFields } from '../privacy/memory-privacy.js';
 import { assertScope, type Scope } from './scope.js';
 
 /** The five memory types of SPEC §3. */
@@ -267,8 +267,9 @@ export function normalizeNewMemory(
   }
   const limits = context.limits ?? DEFAULT_MEMORY_LIMITS;
   // Privacy before anything else (SPEC §3): no private text or secret is validated, derived from or
-  // stored, whichever surface or backend wrote it (see src/privacy/memory-privacy.ts).
-  input = sanitizeMemoryFields(input, { maxContentChars: limits.maxContentBytes }).value;
+  // stored, whichever surface or backend wrote it (see src/privacy/memory-privacy.ts). A value the
+  // write path's pass already checked (Engram.save) is not scanned again.
+  if (!isPrivacyChecked(input)) input = sanitizeMemoryFields(input, { maxContentChars: limits.maxContentBytes }).value;
   const content = assertContent(input.content, limits);
   const createdAt = input.createdAt === undefined ? context.now : assertTimestamp(input.createdAt, 'createdAt');
   const memory: Memory = {
@@ -313,7 +314,7 @@ export function normalizePatch(patch: MemoryPatch, limits: MemoryLimits = DEFAUL
     }
   }
   const out: MemoryPatch = {};
-  patch = sanitizeMemoryFields(patch, { maxContentChars: limits.maxContentBytes }).value;
+  if (!isPrivacyChecked(patch)) patch = sanitizeMemoryFields(patch, { maxContentChars: limits.maxContentBytes }).value;
   if (patch.type !== undefined) out.type = assertMemoryType(patch.type);
   if (patch.name !== undefined) out.name = assertName(patch.name, limits);
   if (patch.description !== undefined) out.description = assertDescription(patch.description, limits);
@@ -321,6 +322,33 @@ export function normalizePatch(patch: MemoryPatch, limits: MemoryLimits = DEFAUL
   if (patch.importance !== undefined) out.importance = assertImportance(patch.importance);
   if (patch.source !== undefined) out.source = assertSource(patch.source);
   return out;
+}
+
+/**
+ * A merge's patch (dedupe on write) as the store receives it: when the new memory came out of the
+ * write path's privacy pass and every text field of the patch is that memory's own, or the name or
+ * description derived from its content (as `normalizeNewMemory` derives them, without another
+ * pass), the patch is marked checked too, so the store does not scan the same text again. Any
+ * other patch is returned as it is, for the store to check.
+ */
+export function patchOfCheckedMemory(patch: MemoryPatch, checked: NewMemory, limits: MemoryLimits): MemoryPatch {
+  if (!isPrivacyChecked(checked) || typeof checked.content !== 'string') return patch;
+  const content = checked.content;
+  const drawn = (value: unknown, ...allowed: Array<() => unknown>): boolean =>
+    value === undefined || allowed.some((candidate) => candidate() === value);
+  const own =
+    drawn(patch.content, () => content) &&
+    drawn(
+      patch.name,
+      () => checked.name,
+      () => deriveName(content, limits.maxNameLength),
+    ) &&
+    drawn(
+      patch.description,
+      () => checked.description,
+      () => deriveDescription(typeof patch.content === 'string' ? patch.content : content),
+    );
+  return own ? markPrivacyChecked(patch) : patch;
 }
 
 function assertCount(value: unknown): number {

@@ -1,3 +1,4 @@
+import type { WarningCode } from '../kernel/warnings.js';
 import { EngramError } from '../kernel/errors.js';
 import { stripPrivateContent } from './private-content.js';
 import { applyRedaction, findSecrets, redactSecrets, type SecretKind } from './secret-redaction.js';
@@ -21,7 +22,7 @@ export interface PrivacyReport {
 export const PRIVACY_WARNINGS = {
   secretsRedacted: 'secrets-redacted',
   privateContentRemoved: 'private-content-removed',
-} as const;
+} as const satisfies Record<string, WarningCode>;
 
 /** Text safe to store or send: private and injected blocks out, then secrets redacted. */
 export function sanitizeText(text: string): { text: string; report: PrivacyReport } {
@@ -101,8 +102,18 @@ export function sanitizeMemoryFields<T extends TextFields>(
   input: T,
   options: SanitizeLimits = {},
 ): { value: T; report: PrivacyReport } {
+  return sanitizeFields(input, options).result;
+}
+
+function sanitizeFields<T extends TextFields>(
+  input: T,
+  options: SanitizeLimits,
+): { result: { value: T; report: PrivacyReport }; scannedAll: boolean } {
   const report: PrivacyReport = { redacted: [], secrets: 0, privateBlocks: 0, injectedBlocks: 0 };
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) return { value: input, report };
+  if (input === null || typeof input !== 'object' || Array.isArray(input))
+    return { result: { value: input, report }, scannedAll: false };
+  passes += 1;
+  let scannedAll = true;
   const value: T = { ...input };
   const absorb = (part: PrivacyReport): void => {
     for (const kind of part.redacted) if (!report.redacted.includes(kind)) report.redacted.push(kind);
@@ -125,7 +136,7 @@ export function sanitizeMemoryFields<T extends TextFields>(
       );
     }
     value.content = clean.text;
-  }
+  } else if (input.content !== undefined) scannedAll = false;
   const within = (value: string, limit: number | undefined): boolean =>
     value.length <= (limit ?? Number.POSITIVE_INFINITY);
   if (typeof input.description === 'string' && within(input.description, options.maxDescriptionChars)) {
@@ -134,7 +145,7 @@ export function sanitizeMemoryFields<T extends TextFields>(
     absorb(clean.report);
     if (clean.text.trim() === '' && input.description.trim() !== '') delete value.description;
     else value.description = clean.text;
-  }
+  } else if (input.description !== undefined) scannedAll = false;
   if (typeof input.name === 'string' && within(input.name, options.maxNameChars)) {
     const clean = redactSecrets(input.name);
     absorb({ redacted: clean.kinds, secrets: clean.count, privateBlocks: 0, injectedBlocks: 0 });
@@ -143,13 +154,56 @@ export function sanitizeMemoryFields<T extends TextFields>(
     const scrubbed = scrubName(slug, fragments);
     report.secrets += scrubbed.scrubbed;
     if (slug !== input.name || scrubbed.scrubbed > 0) value.name = scrubbed.name;
-  }
-  return { value, report };
+  } else if (input.name !== undefined) scannedAll = false;
+  return { result: { value, report }, scannedAll };
+}
+
+// Values the write path's one pass produced (frozen, so their text cannot change after it): the
+// validation below it (normalizeNewMemory, normalizePatch) and the store do not scan them again.
+const CHECKED = new WeakSet<object>();
+// Passes run in this process: how a test or the bench sees that a write is checked once.
+let passes = 0;
+
+/**
+ * The write path's one privacy pass (`Engram.save`, `update`, `importMemories`): sanitizes like
+ * `sanitizeMemoryFields` and, when every text field was scanned (none left for being over a
+ * limit), returns the value frozen and known as checked, so `normalizeNewMemory`,
+ * `normalizePatch` and the store's own check pass it through instead of scanning it again. The
+ * report is this pass's: the caller carries it down to the result and the warnings.
+ */
+export function checkMemoryPrivacy<T extends TextFields>(
+  input: T,
+  options: SanitizeLimits = {},
+): { value: T; report: PrivacyReport } {
+  const { result, scannedAll } = sanitizeFields(input, options);
+  return scannedAll ? { value: markPrivacyChecked(result.value), report: result.report } : result;
+}
+
+/** Whether a value came out of the write path's pass (see `checkMemoryPrivacy`) and is unchanged since. */
+export function isPrivacyChecked(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && CHECKED.has(value);
+}
+
+/**
+ * A frozen copy of a value known as checked. Only for values made of text a pass returned (a
+ * merge's patch drawn from a checked memory, see memory.ts's `patchOfCheckedMemory`): anything
+ * else would skip the store's check.
+ */
+export function markPrivacyChecked<T>(value: T): T {
+  if (value === null || typeof value !== 'object') return value;
+  const frozen = Object.freeze({ ...value });
+  CHECKED.add(frozen);
+  return frozen;
+}
+
+/** How many memory privacy passes this process has run (diagnostics: the write path checks a memory once). */
+export function privacyPassCount(): number {
+  return passes;
 }
 
 /** The warnings a write passes on for what sanitizing removed (kinds only, never the secrets). */
-export function privacyWarnings(report: PrivacyReport): string[] {
-  const warnings: string[] = [];
+export function privacyWarnings(report: PrivacyReport): WarningCode[] {
+  const warnings: WarningCode[] = [];
   if (report.secrets > 0) warnings.push(PRIVACY_WARNINGS.secretsRedacted);
   if (report.privateBlocks + report.injectedBlocks > 0) warnings.push(PRIVACY_WARNINGS.privateContentRemoved);
   return warnings;

@@ -1,3 +1,4 @@
+import type { WarningCode } from '../kernel/warnings.js';
 import { ageNote } from './age-notes.js';
 import { EngramError } from '../kernel/errors.js';
 import type { Memory, MemoryType } from '../memory/memory.js';
@@ -43,7 +44,7 @@ export interface LlmSelection {
   memories: Memory[];
   manifest: ManifestEntry[];
   status: 'selected' | 'empty-manifest' | 'fallback';
-  warnings: string[];
+  warnings: WarningCode[];
   usage?: LanguageModelUsage;
 }
 
@@ -54,7 +55,7 @@ export const LLM_SELECTION_WARNINGS = {
   malformed: 'llm-selection-malformed-output',
   unknownHandles: 'llm-selection-unknown-handles',
   tooManyPicks: 'llm-selection-too-many-picks',
-} as const;
+} as const satisfies Record<string, WarningCode>;
 
 const SYSTEM_PROMPT = [
   'You choose which saved memories an AI assistant should be reminded of before it answers the user.',
@@ -157,7 +158,7 @@ export async function selectMemoriesWithModel(
       ...(usage && { usage }),
     };
   }
-  const warnings: string[] = [];
+  const warnings: WarningCode[] = [];
   const byKey = new Map<string, ManifestEntry>();
   for (const entry of manifest) {
     byKey.set(entry.handle, entry);

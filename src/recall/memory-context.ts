@@ -1,3 +1,4 @@
+import type { WarningCode } from '../kernel/warnings.js';
 import { EngramError } from '../kernel/errors.js';
 import {
   packMemoryContext,
@@ -56,7 +57,7 @@ export interface MemoryContext {
   /** Memories recalled but left out because the block was full. */
   omitted: PackedMemory[];
   tokens: { staticPart: number; block: number; budget: number };
-  warnings: string[];
+  warnings: WarningCode[];
   /** What the LLM retriever did, when a model was given. */
   selection?: { status: LlmSelection['status']; picked: string[]; manifestSize: number; usage?: LanguageModelUsage };
 }

@@ -1,3 +1,4 @@
+import type { WarningCode } from '../kernel/warnings.js';
 import type { Memory, MemoryType } from '../memory/memory.js';
 import type { RankedMemory } from './ranking.js';
 import type { Scope } from '../memory/scope.js';
@@ -82,7 +83,7 @@ export function withComponents(ranked: readonly RankedMemory[], candidates: read
 /** The vector side of recall: hits, or none with the warning that says why. */
 export interface VectorCandidates {
   hits: VectorHit[];
-  warnings: string[];
+  warnings: WarningCode[];
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { WarningCode } from '../kernel/warnings.js';
 import { EngramError, isEngramError } from '../kernel/errors.js';
 import type { MemoryType } from '../memory/memory.js';
 import { queryTerms } from './query-terms.js';
@@ -25,7 +26,7 @@ export interface RecallResult {
   terms: string[];
   scopes: Scope[];
   memories: RankedMemory[];
-  warnings: string[];
+  warnings: WarningCode[];
 }
 
 /** What recall reads from: the store, the settings and the clock. */
@@ -121,7 +122,7 @@ export async function recallMemories(
  * now (busy with another writer past its timeout, read-only, full) costs the hit counts, never the
  * answer. Returns the warning to pass on, if any.
  */
-export async function recordHits(store: MemoryStore, ids: readonly string[], now: string): Promise<string[]> {
+export async function recordHits(store: MemoryStore, ids: readonly string[], now: string): Promise<WarningCode[]> {
   if (ids.length === 0) return [];
   try {
     await store.recordAccess([...new Set(ids)], now);

@@ -1,3 +1,4 @@
+import type { WarningCode } from '../kernel/warnings.js';
 import type { Memory } from '../memory/memory.js';
 import type { Scope } from '../memory/scope.js';
 import { ageNote, type AgeNote, type AgeNoteOptions } from './age-notes.js';
@@ -20,7 +21,7 @@ export interface RecallResultJson {
   query: string;
   terms: string[];
   scopes: Scope[];
-  warnings: string[];
+  warnings: WarningCode[];
   memories: RecalledMemoryJson[];
 }
 

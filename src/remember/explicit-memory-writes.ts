@@ -1,3 +1,4 @@
+import type { WarningCode } from '../kernel/warnings.js';
 import { EngramError } from '../kernel/errors.js';
 import {
   detectExplicitMemory,
@@ -36,7 +37,7 @@ export interface ForgetCandidate {
 
 /** What one statement did: a memory created or merged into its near-duplicate, one archived, or nothing and why. */
 export type ExplicitMemoryOutcome =
-  | { intent: RememberIntent; action: 'created' | 'merged' | 'would-save'; memory?: Memory; warnings: string[] }
+  | { intent: RememberIntent; action: 'created' | 'merged' | 'would-save'; memory?: Memory; warnings: WarningCode[] }
   | { intent: ForgetIntent; action: 'archived' | 'would-archive'; memory: Memory; candidates: ForgetCandidate[] }
   | { intent: ForgetIntent; action: 'no-match' | 'ambiguous'; candidates: ForgetCandidate[] };
 

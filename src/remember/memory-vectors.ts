@@ -1,3 +1,4 @@
+import type { WarningCode } from '../kernel/warnings.js';
 import { EngramError } from '../kernel/errors.js';
 import type { Memory } from '../memory/memory.js';
 import type { VectorIndex, VectorSpace } from '../contracts/memory-store-vectors.js';
@@ -21,7 +22,7 @@ export function memoryEmbeddingText(memory: Pick<Memory, 'name' | 'description' 
 export interface StoreVectorsResult {
   stored: number;
   /** `embedding-failed` or `vector-space-differs`: the memories stay without vectors until `engram reindex`. */
-  warnings: string[];
+  warnings: WarningCode[];
   /** The embedder's error, when it failed. */
   error?: unknown;
 }

@@ -1,5 +1,6 @@
+import type { WarningCode } from '../kernel/warnings.js';
 import { EngramError } from '../kernel/errors.js';
-import { normalizeNewMemory, type Memory, type NewMemory } from '../memory/memory.js';
+import { normalizeNewMemory, patchOfCheckedMemory, type Memory, type NewMemory } from '../memory/memory.js';
 import {
   compareByCosine,
   compareLexically,
@@ -49,7 +50,7 @@ export interface SaveResult {
    * (an embedder over a store without vectors): dedupe compared words only. `write-lock-unavailable`:
    * the store has no locks, so dedupe checked and wrote without the cross-process lock.
    */
-  warnings: string[];
+  warnings: WarningCode[];
 }
 
 /** A near-duplicate of a text found in one scope. */
@@ -85,7 +86,7 @@ export async function saveMemory(
   }
   // Validate everything before any search, so hostile input is refused the same way create refuses it.
   const checked = normalizeNewMemory(input, { now: new Date(0).toISOString(), id: 'unsaved', limits: settings.memory });
-  const warnings: string[] = [];
+  const warnings: WarningCode[] = [];
   // Vectors take an embedder and a store that holds them.
   const vectorSide: VectorDependencies | undefined =
     dependencies.embedder && store.vectors ? { vectors: store.vectors, embedder: dependencies.embedder } : undefined;
@@ -111,13 +112,15 @@ export async function saveMemory(
       if (vector) await storeVector(vectorSide!, memory, vector, warnings);
       return { action: 'created', memory };
     }
-    const patch = mergePatch(found.memory, {
+    const merged = mergePatch(found.memory, {
       content: checked.content,
       ...(input.type !== undefined && { type: checked.type }),
       ...(input.name !== undefined && { name: checked.name }),
       ...(input.description !== undefined && { description: checked.description }),
       ...(input.importance !== undefined && { importance: checked.importance }),
     });
+    // Drawn from the checked statement's own text: the store need not scan it again.
+    const patch = patchOfCheckedMemory(merged, input, settings.memory);
     let memory = found.memory;
     let changeId: string | null = null;
     let needsVector = false;
@@ -229,7 +232,7 @@ export function dedupeActor(actor: string): string {
 }
 
 /** Embeds one text; a failing embedder degrades dedupe to words (with a warning) rather than failing the write. */
-async function embedOne(embedder: Embedder, text: string, warnings: string[]): Promise<Float32Array | undefined> {
+async function embedOne(embedder: Embedder, text: string, warnings: WarningCode[]): Promise<Float32Array | undefined> {
   try {
     const [vector] = await embedder.embed([text]);
     if (vector instanceof Float32Array && vector.length > 0 && hasDirection(vector)) return vector;
@@ -245,7 +248,7 @@ async function storeVector(
   dependencies: VectorDependencies,
   memory: Memory,
   vector: Float32Array | undefined,
-  warnings: string[],
+  warnings: WarningCode[],
 ): Promise<void> {
   try {
     if (vector) {

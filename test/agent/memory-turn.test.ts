@@ -12,12 +12,13 @@ import type { LanguageModel } from '../../src/contracts/language-model.js';
 import { Engram } from '../../src/engram.js';
 import { EXTRACTION_QUEUE, type ExtractionJobPayload } from '../../src/extraction/extraction-job-payload.js';
 import { Extractor } from '../../src/extraction/extractor.js';
-import { EngramError } from '../../src/kernel/errors.js';
+import { EngramError, type EngramErrorCode } from '../../src/kernel/errors.js';
 import { DEFAULT_SETTINGS, findSettingDefinition, type Settings } from '../../src/kernel/settings.js';
 import { checkSetting } from '../../src/kernel/setting-checks.js';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../../src/testing/openai-compatible-embeddings-server.js';
 import { ScriptedLanguageModel } from '../../src/testing/scripted-language-model.js';
 import { closeSqlite, openSqlite } from '../../src/adapters/sqlite/sqlite-driver.js';
+import { expectEngramError } from '../support/expect-engram-error.js';
 
 const PROJECT = 'project:github.com/acme/app';
 const FRANKFURT = 'The deploy target of the API is the Frankfurt region (eu-central-1).';
@@ -97,17 +98,6 @@ const userAndAnswer = (index: number, text: string): ConversationMessage[] => [
   { id: `u${index}`, role: 'user', text },
   { id: `a${index}`, role: 'assistant', text: 'Noted.' },
 ];
-
-async function expectCode(action: () => unknown, code: string): Promise<void> {
-  let caught: unknown;
-  try {
-    await action();
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(EngramError);
-  expect((caught as EngramError).code).toBe(code);
-}
 
 describe('MemoryTurn before a request', () => {
   it('returns the static part and the <memory_context> block, with the memories, their scores and events', async () => {
@@ -467,7 +457,7 @@ describe('MemoryTurn with hostile input', () => {
     const deploy = await engram.remember({ name: 'deploy-region', content: FRANKFURT, type: 'project' });
     const memoryTurn = turn({ excludeSurfaced: false });
     for (const message of [42, null, undefined, { text: QUESTION }, [QUESTION]]) {
-      await expectCode(() => memoryTurn.beforeRequest(message as never), 'INVALID_INPUT');
+      await expectEngramError(() => memoryTurn.beforeRequest(message as never), 'INVALID_INPUT');
     }
     for (const message of ['', '   \n\t ', '\u0000\u0007\u001b']) {
       const injection = await memoryTurn.beforeRequest(message);
@@ -480,13 +470,13 @@ describe('MemoryTurn with hostile input', () => {
     // 2 MB of pasted log, the question at the end (and a surrogate pair cut in half at the seam).
     expect(await found(`${'😀'.repeat(1_000_000)} Where do we deploy? Frankfurt?`)).toEqual([deploy.id]);
     expect(await found(`Frankfurt deploy region? ${'log line\n'.repeat(250_000)}`)).toEqual([deploy.id]);
-    await expectCode(() => memoryTurn.beforeRequest(QUESTION, { maxTokens: -1 }), 'INVALID_INPUT');
-    await expectCode(() => memoryTurn.beforeRequest(QUESTION, null as never), 'INVALID_INPUT');
+    await expectEngramError(() => memoryTurn.beforeRequest(QUESTION, { maxTokens: -1 }), 'INVALID_INPUT');
+    await expectEngramError(() => memoryTurn.beforeRequest(QUESTION, null as never), 'INVALID_INPUT');
   });
 
   it('refuses bad options when it is made, not on the first request', async () => {
     const { engram } = await fixture();
-    const bad: Array<[Partial<MemoryTurnOptions>, string]> = [
+    const bad: Array<[Partial<MemoryTurnOptions>, EngramErrorCode]> = [
       [{ engram: undefined as never }, 'INVALID_INPUT'],
       [{ engram: {} as never }, 'INVALID_INPUT'],
       [{ maxTokens: -1 }, 'INVALID_INPUT'],
@@ -503,8 +493,8 @@ describe('MemoryTurn with hostile input', () => {
       [{ extractor: {} as never }, 'INVALID_INPUT'],
       [{ excludeSurfaced: 'yes' as never }, 'INVALID_INPUT'],
     ];
-    for (const [options, code] of bad) await expectCode(() => new MemoryTurn({ engram, ...options }), code);
-    await expectCode(() => new MemoryTurn(null as never), 'INVALID_INPUT');
+    for (const [options, code] of bad) await expectEngramError(() => new MemoryTurn({ engram, ...options }), code);
+    await expectEngramError(() => new MemoryTurn(null as never), 'INVALID_INPUT');
     // A surfaced set past its cap keeps the newest ids.
     const many = Array.from({ length: 10_005 }, (_, index) => `mem_${index}`);
     const kept = new MemoryTurn({ engram, surfaced: many }).surfacedIds();

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
-import { EngramError } from '../../src/kernel/errors.js';
 import { copyStore, type CopyProgress } from '../../src/maintenance/copy-store.js';
 import { summarizeStore } from '../../src/maintenance/store-checksum.js';
 import type { MemoryStore } from '../../src/contracts/memory-store.js';
 import { countsOf, expectSameStores, NO_RECORDS, readAll, SEED_SPACE, seedRichStore } from '../support/migrate-seed.js';
+import { expectEngramError } from '../support/expect-engram-error.js';
 
 const ACTOR = { actor: 'migrate-test' };
 const opened: MemoryStore[] = [];
@@ -26,16 +26,6 @@ afterEach(async () => {
   for (const store of opened.splice(0)) await store.close();
   await Promise.all(directories.splice(0).map((directory) => rm(directory, { recursive: true, force: true })));
 });
-
-async function expectCode(action: () => Promise<unknown>, code: string): Promise<EngramError> {
-  const error = await action().then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error, `expected EngramError ${code}`).toBeInstanceOf(EngramError);
-  expect((error as EngramError).code, (error as Error).message).toBe(code);
-  return error as EngramError;
-}
 
 /** Everything a refused copy must leave unchanged in a store. */
 async function snapshot(store: SqliteMemoryStore): Promise<unknown> {
@@ -183,7 +173,7 @@ describe('copyStore between two SQLite stores', () => {
     const unrelated = await sqliteStore();
     await unrelated.create({ scope: 'global', content: 'A memory of another store.' }, ACTOR);
     const before = await snapshot(unrelated);
-    const error = await expectCode(() => copyStore(source, unrelated), 'CONFLICT');
+    const error = await expectEngramError(() => copyStore(source, unrelated), 'CONFLICT');
     expect(error.message).toMatch(/holds different data.*which the source does not have.*Nothing was written/);
     expect(await snapshot(unrelated)).toEqual(before);
 
@@ -193,7 +183,7 @@ describe('copyStore between two SQLite stores', () => {
     const [memory] = await edited.list({ scopes: ['global', 'project:alpha', 'project:beta'], limit: 1 });
     await edited.update(memory!.id, { importance: 0.01 }, ACTOR);
     const editedBefore = await snapshot(edited);
-    expect((await expectCode(() => copyStore(source, edited), 'CONFLICT')).message).toContain(memory!.id);
+    expect((await expectEngramError(() => copyStore(source, edited), 'CONFLICT')).message).toContain(memory!.id);
     expect(await snapshot(edited)).toEqual(editedBefore);
 
     // A source changed after an interrupted copy is not the source that copy came from.
@@ -209,7 +199,7 @@ describe('copyStore between two SQLite stores', () => {
     const first = (await readAll(interrupted)).memories[0]!;
     await source.update(first.id, { content: 'Changed after the interrupted copy.' }, ACTOR);
     const interruptedBefore = await snapshot(interrupted);
-    expect((await expectCode(() => copyStore(source, interrupted), 'CONFLICT')).message).toMatch(
+    expect((await expectEngramError(() => copyStore(source, interrupted), 'CONFLICT')).message).toMatch(
       /differs from the source's.*empty store/,
     );
     expect(await snapshot(interrupted)).toEqual(interruptedBefore);
@@ -217,7 +207,9 @@ describe('copyStore between two SQLite stores', () => {
     // Vectors of another model.
     const otherSpace = await sqliteStore();
     await otherSpace.vectors.setSpace({ model: 'another-model', dimensions: SEED_SPACE.dimensions });
-    expect((await expectCode(() => copyStore(source, otherSpace), 'CONFLICT')).message).toContain('another-model');
+    expect((await expectEngramError(() => copyStore(source, otherSpace), 'CONFLICT')).message).toContain(
+      'another-model',
+    );
     expect(await otherSpace.vectors.space()).toEqual({ model: 'another-model', dimensions: SEED_SPACE.dimensions });
     expect(await otherSpace.count({ scopes: ['global'], archived: 'include', invalid: 'include' })).toBe(0);
 
@@ -225,7 +217,7 @@ describe('copyStore between two SQLite stores', () => {
     const withCursor = await sqliteStore();
     await withCursor.checkpoints.set('extraction-cursor:elsewhere', 'msg-1');
     const cursorBefore = await snapshot(withCursor);
-    expect((await expectCode(() => copyStore(source, withCursor), 'CONFLICT')).message).toContain(
+    expect((await expectEngramError(() => copyStore(source, withCursor), 'CONFLICT')).message).toContain(
       'checkpoint "extraction-cursor:elsewhere", which the source does not have',
     );
     expect(await snapshot(withCursor)).toEqual(cursorBefore);
@@ -233,7 +225,7 @@ describe('copyStore between two SQLite stores', () => {
     await copyStore(source, jobEdited);
     const [failed] = await jobEdited.jobs.list({ states: ['failed'] });
     await jobEdited.jobs.retry(failed!.id);
-    expect((await expectCode(() => copyStore(source, jobEdited), 'CONFLICT')).message).toContain(
+    expect((await expectEngramError(() => copyStore(source, jobEdited), 'CONFLICT')).message).toContain(
       `job "${failed!.id}" differs`,
     );
   });
@@ -242,14 +234,14 @@ describe('copyStore between two SQLite stores', () => {
     const source = await sqliteStore();
     await seedRichStore(source, 30, 4);
     const before = await snapshot(source);
-    expect((await expectCode(() => copyStore(source, source), 'INVALID_INPUT')).message).toContain('same store');
+    expect((await expectEngramError(() => copyStore(source, source), 'INVALID_INPUT')).message).toContain('same store');
     const sameFile = new SqliteMemoryStore({ path: source.info().location });
     await sameFile.open();
     opened.push(sameFile);
-    await expectCode(() => copyStore(source, sameFile), 'INVALID_INPUT');
+    await expectEngramError(() => copyStore(source, sameFile), 'INVALID_INPUT');
     const target = await sqliteStore();
     for (const pageSize of [0, -1, 1.5, Number.NaN, 10_001, '50' as unknown as number]) {
-      await expectCode(() => copyStore(source, target, { pageSize }), 'INVALID_INPUT');
+      await expectEngramError(() => copyStore(source, target, { pageSize }), 'INVALID_INPUT');
     }
     expect(await snapshot(source)).toEqual(before);
     expect(await readAll(target)).toEqual({ memories: [], history: [], vectors: [], jobs: [], checkpoints: [] });
@@ -261,7 +253,7 @@ describe('copyStore between two SQLite stores', () => {
     await seedRichStore(source, 200, 5);
     const target = await sqliteStore();
     let written = false;
-    const error = await expectCode(
+    const error = await expectEngramError(
       () =>
         copyStore(source, target, {
           pageSize: 40,

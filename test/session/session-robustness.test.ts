@@ -21,6 +21,7 @@ import {
 import { sequentialIds, smallWindowSettings, temporaryDirectory } from '../support/session-support.js';
 import { nodeNotesFiles } from '../../src/session/node/session-notes-files.js';
 import { openSession, resumeSession } from '../../src/node/session-open.js';
+import { expectEngramError } from '../support/expect-engram-error.js';
 
 /**
  * What the Session does when something goes wrong around it: a notes update that would not fit the
@@ -62,17 +63,6 @@ function toolResults(session: Session): ToolResultBlock[] {
   return session.messages
     .flatMap((message) => (typeof message.content === 'string' ? [] : message.content))
     .filter((block): block is ToolResultBlock => block.type === 'tool_result');
-}
-
-async function expectCode(action: () => unknown, code: string): Promise<EngramError> {
-  try {
-    await action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(EngramError);
-    expect((error as EngramError).code).toBe(code);
-    return error as EngramError;
-  }
-  throw new Error(`expected ${code}`);
 }
 
 describe('session notes never ask for more than the context window', () => {
@@ -211,7 +201,7 @@ describe('a failed write leaves the session usable', () => {
       content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: {} }],
       usage: { inputTokens: 10, outputTokens: 5 },
     });
-    const error = await expectCode(
+    const error = await expectEngramError(
       () => session.addToolResults([{ toolUseId: 'toolu_1', content: 'z'.repeat(500) }]),
       'STORE_ERROR',
     );
@@ -237,7 +227,7 @@ describe('a failed write leaves the session usable', () => {
       transcript,
       generateId: sequentialIds(),
     });
-    await expectCode(() => session.addUserMessage(`Turn 1: ${'w'.repeat(8_000)}`), 'PAYLOAD_TOO_LARGE');
+    await expectEngramError(() => session.addUserMessage(`Turn 1: ${'w'.repeat(8_000)}`), 'PAYLOAD_TOO_LARGE');
     expect(session.messages).toEqual([]);
     expect(session.metadata().messageCount).toBe(0);
     session.addUserMessage('Turn 1: short');
@@ -247,14 +237,14 @@ describe('a failed write leaves the session usable', () => {
       usage: { inputTokens: 10, outputTokens: 5 },
     });
     // A tool result the transcript refuses: the call stays open, the caller can answer again.
-    await expectCode(
+    await expectEngramError(
       () => session.addToolResults([{ toolUseId: 'toolu_1', content: 'r'.repeat(8_000) }]),
       'PAYLOAD_TOO_LARGE',
     );
     expect(session.messages).toHaveLength(2);
     await session.addToolResults([{ toolUseId: 'toolu_1', content: 'short' }]);
     expect(session.messages).toHaveLength(3);
-    await expectCode(
+    await expectEngramError(
       () => session.recordResponse({ text: 'v'.repeat(8_000), usage: { inputTokens: 10, outputTokens: 5 } }),
       'PAYLOAD_TOO_LARGE',
     );
@@ -271,8 +261,8 @@ describe('a failed write leaves the session usable', () => {
     settings.session.planMaxChars = 1_000;
     const session = new Session({ model: workloadModel(), settings });
     session.setPlan('1. read 2. write');
-    await expectCode(() => session.setPlan('p'.repeat(1_001)), 'INVALID_INPUT');
-    await expectCode(() => session.setPlan(42 as never), 'INVALID_INPUT');
+    await expectEngramError(() => session.setPlan('p'.repeat(1_001)), 'INVALID_INPUT');
+    await expectEngramError(() => session.setPlan(42 as never), 'INVALID_INPUT');
     expect(session.plan).toBe('1. read 2. write');
     session.setPlan('p'.repeat(1_000));
     expect(session.plan).toHaveLength(1_000);
@@ -329,7 +319,7 @@ describe('working memory and accounting through the Session', () => {
     const todos = Array.from({ length: 250 }, (_, index) => ({ content: `item ${index}`, status: 'pending' as const }));
     session.setTodos(todos);
     await runAgentTurn(session, { content: 'Turn 4: hello' });
-    await expectCode(
+    await expectEngramError(
       () => session.setTodos(Array.from({ length: 301 }, () => ({ content: 'x', status: 'pending' as const }))),
       'INVALID_INPUT',
     );

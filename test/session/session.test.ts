@@ -13,6 +13,7 @@ import { ScriptedLanguageModel } from '../../src/testing/scripted-language-model
 import { classifyWorkloadRequest, workloadAnswer } from '../../src/testing/scripted-session-workload.js';
 import { sequentialIds, smallWindowSettings, steppingClock, temporaryDirectory } from '../support/session-support.js';
 import { nodeNotesFiles } from '../../src/session/node/session-notes-files.js';
+import { expectEngramError } from '../support/expect-engram-error.js';
 
 /**
  * The Session on its own (ScriptedLanguageModel in process): bad input refused with nothing changed,
@@ -72,44 +73,36 @@ function newSession(options: Partial<SessionOptions> & { model: SessionOptions['
   });
 }
 
-async function expectCode(action: () => unknown, code: string): Promise<EngramError> {
-  try {
-    await action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(EngramError);
-    expect((error as EngramError).code).toBe(code);
-    return error as EngramError;
-  }
-  throw new Error(`expected ${code}`);
-}
-
 describe('Session: bad input changes nothing', () => {
   it('refuses malformed messages, results, responses and todos with clear errors', async () => {
     expect(() => new Session(undefined as never)).toThrow(EngramError);
     expect(() => new Session({ model: {} as never })).toThrow(/LanguageModel/);
     const session = newSession({ model: controlledModel({}) });
-    await expectCode(() => session.prepareRequest({ maxOutputTokens: 100 }), 'INVALID_INPUT');
-    await expectCode(() => session.addUserMessage(''), 'INVALID_INPUT');
-    await expectCode(() => session.addUserMessage(42 as never), 'INVALID_INPUT');
-    await expectCode(
+    await expectEngramError(() => session.prepareRequest({ maxOutputTokens: 100 }), 'INVALID_INPUT');
+    await expectEngramError(() => session.addUserMessage(''), 'INVALID_INPUT');
+    await expectEngramError(() => session.addUserMessage(42 as never), 'INVALID_INPUT');
+    await expectEngramError(
       () => session.addUserMessage([{ type: 'tool_result', toolUseId: 'x', content: 'y' }] as never),
       'INVALID_INPUT',
     );
-    await expectCode(() => session.addUserMessage([{ type: 'text', text: '' }]), 'INVALID_INPUT');
-    const oversized = await expectCode(() => session.addUserMessage('word '.repeat(200_000)), 'PAYLOAD_TOO_LARGE');
+    await expectEngramError(() => session.addUserMessage([{ type: 'text', text: '' }]), 'INVALID_INPUT');
+    const oversized = await expectEngramError(
+      () => session.addUserMessage('word '.repeat(200_000)),
+      'PAYLOAD_TOO_LARGE',
+    );
     expect(oversized.message).toMatch(/fit in this session's context window/);
-    await expectCode(() => session.addToolResults([{ toolUseId: 'a', content: 'b' }]), 'INVALID_INPUT');
+    await expectEngramError(() => session.addToolResults([{ toolUseId: 'a', content: 'b' }]), 'INVALID_INPUT');
     expect(session.messages).toEqual([]);
 
     session.addUserMessage('Turn 1: look at src/module-1.ts');
     for (const bad of [0, 1.5, -3, Number.NaN, 40_000, '100'])
-      await expectCode(() => session.prepareRequest({ maxOutputTokens: bad as number }), 'INVALID_INPUT');
-    await expectCode(() => session.recordResponse(null as never), 'INVALID_INPUT');
-    await expectCode(
+      await expectEngramError(() => session.prepareRequest({ maxOutputTokens: bad as number }), 'INVALID_INPUT');
+    await expectEngramError(() => session.recordResponse(null as never), 'INVALID_INPUT');
+    await expectEngramError(
       () => session.recordResponse({ text: 'hi', usage: { inputTokens: -1, outputTokens: 1 } }),
       'INVALID_INPUT',
     );
-    await expectCode(
+    await expectEngramError(
       () =>
         session.recordResponse({
           text: 'hi',
@@ -118,7 +111,7 @@ describe('Session: bad input changes nothing', () => {
         }),
       'INVALID_INPUT',
     );
-    await expectCode(() => session.recordResponse({ text: 'hi' } as never), 'INVALID_INPUT');
+    await expectEngramError(() => session.recordResponse({ text: 'hi' } as never), 'INVALID_INPUT');
     expect(session.messages).toHaveLength(1);
 
     session.recordResponse({
@@ -126,8 +119,11 @@ describe('Session: bad input changes nothing', () => {
       content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'a' } }],
       usage: { inputTokens: 10, outputTokens: 5 },
     });
-    await expectCode(() => session.addToolResults([{ toolUseId: 'toolu_other', content: 'x' }]), 'INVALID_INPUT');
-    await expectCode(
+    await expectEngramError(
+      () => session.addToolResults([{ toolUseId: 'toolu_other', content: 'x' }]),
+      'INVALID_INPUT',
+    );
+    await expectEngramError(
       () =>
         session.addToolResults([
           { toolUseId: 'toolu_1', content: 'x' },
@@ -135,19 +131,19 @@ describe('Session: bad input changes nothing', () => {
         ]),
       'INVALID_INPUT',
     );
-    await expectCode(
+    await expectEngramError(
       () => session.addToolResults([{ toolUseId: 'toolu_1', content: { text: 'x' } as never }]),
       'INVALID_INPUT',
     );
-    await expectCode(() => session.addToolResults([]), 'INVALID_INPUT');
-    await expectCode(() => session.compact(), 'INVALID_INPUT');
+    await expectEngramError(() => session.addToolResults([]), 'INVALID_INPUT');
+    await expectEngramError(() => session.compact(), 'INVALID_INPUT');
     expect(session.messages).toHaveLength(2);
     await session.addToolResults([{ toolUseId: 'toolu_1', content: 'file a' }]);
     expect(session.messages).toHaveLength(3);
 
-    await expectCode(() => session.setTodos([{ content: 'x', status: 'done' } as never]), 'INVALID_INPUT');
-    await expectCode(() => session.setTodos('todo' as never), 'INVALID_INPUT');
-    await expectCode(
+    await expectEngramError(() => session.setTodos([{ content: 'x', status: 'done' } as never]), 'INVALID_INPUT');
+    await expectEngramError(() => session.setTodos('todo' as never), 'INVALID_INPUT');
+    await expectEngramError(
       () => session.setTodos(Array.from({ length: 10_000 }, () => ({ content: 'x', status: 'pending' as const }))),
       'INVALID_INPUT',
     );
@@ -156,7 +152,7 @@ describe('Session: bad input changes nothing', () => {
     expect(() => ((session.messages[2]!.content as ToolResultBlock[])[0]!.content = 'rewritten')).toThrow(TypeError);
 
     await session.close();
-    await expectCode(() => session.addUserMessage('after close'), 'INVALID_INPUT');
+    await expectEngramError(() => session.addUserMessage('after close'), 'INVALID_INPUT');
   });
 
   it('an empty answer is kept as a placeholder, so the next request stays valid', async () => {
@@ -396,7 +392,10 @@ describe('Session: layers fire on SPEC conditions (injected clock and token coun
     reported.inputTokens = 39_500;
     await runAgentTurn(session, { content: 'Turn 24: hello', maxOutputTokens: 100 });
     session.addUserMessage('Turn 28: hello');
-    const error = await expectCode(() => session.prepareRequest({ maxOutputTokens: 1_000 }), 'CONTEXT_WINDOW_EXCEEDED');
+    const error = await expectEngramError(
+      () => session.prepareRequest({ maxOutputTokens: 1_000 }),
+      'CONTEXT_WINDOW_EXCEEDED',
+    );
     expect(error.message).toMatch(/compact/);
     expect(turnRequests()).toBe(sent + 2);
   });
@@ -426,7 +425,7 @@ describe('runAgentTurn', () => {
       .find((block) => block.type === 'tool_result') as ToolResultBlock;
     expect(answer.isError).toBe(true);
     expect(answer.content).toMatch(/Unknown tool read_file/);
-    await expectCode(() => runAgentTurn(bare, { content: 'x', maxToolRounds: 0 }), 'INVALID_INPUT');
+    await expectEngramError(() => runAgentTurn(bare, { content: 'x', maxToolRounds: 0 }), 'INVALID_INPUT');
   });
 
   it('an interrupted turn answers every pending tool call, so the session stays sendable', async () => {

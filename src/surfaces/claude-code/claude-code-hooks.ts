@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { requireRole } from '../../contracts/memory-store.js';
+import { persistedSurfaced } from '../../agent/persisted-surfaced.js';
 import { isEngramError } from '../../kernel/errors.js';
 import { estimateTextTokens } from '../../kernel/token-estimate.js';
 import type { Memory } from '../../memory/memory.js';
@@ -24,8 +24,6 @@ import { HOOK_TRANSCRIPT_MAX_BYTES } from './hook-queue.js';
  */
 export const MAX_CONTEXT_CHARS = 9_500;
 const STATIC_PART_MAX_BYTES = 6_000;
-/** Ids of memories surfaced in a session, remembered for at most this many. */
-const MAX_SURFACED_KEPT = 2_000;
 /** Memories re-injected after a compaction at most (the most recently surfaced). */
 const MAX_REINJECTED = 50;
 
@@ -39,35 +37,20 @@ export interface HookContext {
   answer: (text: string | undefined) => void;
 }
 
-/** The checkpoint listing the memories surfaced in a session (their text is in Claude Code's context). */
-export function surfacedCheckpointName(sessionId: string): string {
-  return `claude-code-surfaced:${sessionId}`;
-}
-
+// The session's surfaced set lives in the store between hook processes (agent/persisted-surfaced.ts).
 async function readSurfaced(context: HookContext): Promise<string[]> {
-  const checkpoints = requireRole(context.opened.engram.store, 'checkpoints', 'the Claude Code hooks');
-  const raw = await checkpoints.get(surfacedCheckpointName(context.input.sessionId));
-  if (raw === undefined) return [];
-  try {
-    const value: unknown = JSON.parse(raw);
-    return Array.isArray(value)
-      ? value.filter((id): id is string => typeof id === 'string').slice(-MAX_SURFACED_KEPT)
-      : [];
-  } catch {
-    return [];
-  }
+  return persistedSurfaced(context.opened.engram, context.input.sessionId).load();
 }
 
 async function writeSurfaced(context: HookContext, ids: readonly string[]): Promise<void> {
-  const checkpoints = requireRole(context.opened.engram.store, 'checkpoints', 'the Claude Code hooks');
-  await checkpoints.set(surfacedCheckpointName(context.input.sessionId), JSON.stringify(ids.slice(-MAX_SURFACED_KEPT)));
+  await persistedSurfaced(context.opened.engram, context.input.sessionId).save(ids);
 }
 
 /**
  * SessionStart: the index of the project's and global memories (the static part, capped), then a
  * `<memory_context>` block (stripped by extraction like every injected block). At startup, resume
  * and clear it holds the most relevant memories for the project without a prompt
- * (session-start-memories.ts); after a compaction (`source: compact`) the memories surfaced before
+ * (agent/session-start-memories.ts); after a compaction (`source: compact`) the memories surfaced before
  * it, since the summary dropped their text. What the block gives is the session's surfaced set
  * (added to it on resume), so UserPromptSubmit does not repeat it.
  */
@@ -91,12 +74,8 @@ export async function sessionStartContext(context: HookContext): Promise<string 
       if (memory && !memory.archived && memory.invalidAt === null) memories.push(memory);
     }
   } else {
-    const { sessionStartMemories } = await import('./session-start-memories.js');
-    memories = await sessionStartMemories(engram.store, engram.readScopes, engram.settings, {
-      staticPart,
-      leaveOut: new Set(before),
-      now,
-    });
+    const { sessionStartMemories } = await import('../../agent/session-start-memories.js');
+    memories = await sessionStartMemories(engram, { staticPart, leaveOut: before, now });
   }
   if (memories.length === 0 && source !== 'compact') return fitContext([staticPart]);
   const room = MAX_CONTEXT_CHARS - staticPart.length - 2;

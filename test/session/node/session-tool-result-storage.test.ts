@@ -6,6 +6,7 @@ import { EngramError } from '../../../src/kernel/errors.js';
 import { DEFAULT_SETTINGS } from '../../../src/kernel/settings.js';
 import { ToolResultStorage } from '../../../src/session/node/tool-result-storage.js';
 import { readPersistedOutputTool } from '../../../src/session/persisted-output-tool.js';
+import { expectEngramError } from '../../support/expect-engram-error.js';
 
 let root: string;
 let directory: string;
@@ -37,16 +38,6 @@ function previewIn(replacement: string): string {
     ? replacement.length - '\n...\n</persisted-output>'.length
     : replacement.length - '\n</persisted-output>'.length;
   return replacement.slice(start, end);
-}
-
-async function rejection(promise: Promise<unknown>, code: string): Promise<EngramError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(EngramError);
-  expect((error as EngramError).code).toBe(code);
-  return error as EngramError;
 }
 
 /** Text with 1-, 2-, 3- and 4-byte characters and newlines, `bytes` long or a little over. */
@@ -128,7 +119,7 @@ describe('store', () => {
   it('refuses another content under an id already stored, keeping the first', async () => {
     const results = storage({ thresholdBytes: 10 });
     await results.store('toolu_once', 'first result, long enough');
-    await rejection(results.store('toolu_once', 'second result, long enough'), 'CONFLICT');
+    await expectEngramError(results.store('toolu_once', 'second result, long enough'), 'CONFLICT');
     expect(await readFile(join(directory, 'toolu_once.txt'), 'utf8')).toBe('first result, long enough');
   });
 
@@ -137,8 +128,8 @@ describe('store', () => {
     await writeFile(outside, 'do not touch');
     await mkdir(directory, { recursive: true });
     await symlink(outside, join(directory, 'toolu_link.txt'));
-    await rejection(storage({ thresholdBytes: 10 }).store('toolu_link', 'x'.repeat(100)), 'CONFLICT');
-    await rejection(storage().read('toolu_link'), 'STORE_ERROR');
+    await expectEngramError(storage({ thresholdBytes: 10 }).store('toolu_link', 'x'.repeat(100)), 'CONFLICT');
+    await expectEngramError(storage().read('toolu_link'), 'STORE_ERROR');
     expect(await readFile(outside, 'utf8')).toBe('do not touch');
   });
 
@@ -160,9 +151,9 @@ describe('store', () => {
   for (const [name, id] of hostile) {
     it(`refuses a tool use id with ${name} (INVALID_INPUT), creating and reading nothing`, async () => {
       const results = storage({ thresholdBytes: 10 });
-      const error = await rejection(results.store(id as string, 'y'.repeat(1_000)), 'INVALID_INPUT');
+      const error = await expectEngramError(results.store(id as string, 'y'.repeat(1_000)), 'INVALID_INPUT');
       expect(error.message).toMatch(/letters, digits/);
-      await rejection(results.read(id as string), 'INVALID_INPUT');
+      await expectEngramError(results.read(id as string), 'INVALID_INPUT');
       expect(await readdir(root)).toEqual([]);
     });
   }
@@ -183,7 +174,7 @@ describe('store', () => {
     ]) {
       expect(() => new ToolResultStorage(options)).toThrow(EngramError);
     }
-    await rejection(storage().store('toolu_x', { text: 'x' } as never), 'INVALID_INPUT');
+    await expectEngramError(storage().store('toolu_x', { text: 'x' } as never), 'INVALID_INPUT');
   });
 });
 
@@ -235,12 +226,12 @@ describe('read', () => {
   it('refuses bad offsets and limits, and ids with nothing stored', async () => {
     const results = storage({ thresholdBytes: 10 });
     await results.store('toolu_r', 'r'.repeat(100));
-    await rejection(results.read('toolu_r', { offset: 101 }), 'INVALID_INPUT');
+    await expectEngramError(results.read('toolu_r', { offset: 101 }), 'INVALID_INPUT');
     for (const offset of [-1, 1.5, Number.NaN, '3' as never])
-      await rejection(results.read('toolu_r', { offset }), 'INVALID_INPUT');
+      await expectEngramError(results.read('toolu_r', { offset }), 'INVALID_INPUT');
     for (const limit of [0, -5, 2.5, Number.POSITIVE_INFINITY])
-      await rejection(results.read('toolu_r', { limit }), 'INVALID_INPUT');
-    const missing = await rejection(results.read('toolu_never'), 'NOT_FOUND');
+      await expectEngramError(results.read('toolu_r', { limit }), 'INVALID_INPUT');
+    const missing = await expectEngramError(results.read('toolu_never'), 'NOT_FOUND');
     expect(missing.message).toContain('toolu_never');
   });
 });

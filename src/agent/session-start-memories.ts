@@ -1,12 +1,12 @@
-import type { MemoryStore } from '../../contracts/memory-store.js';
-import type { Settings } from '../../kernel/settings.js';
-import type { Memory } from '../../memory/memory.js';
-import type { Scope } from '../../memory/scope.js';
-import { escapeContextText } from '../../recall/memory-context-format.js';
-import { rankByRelevance } from '../../recall/ranking.js';
+import type { Engram } from '../engram.js';
+import { EngramError } from '../kernel/errors.js';
+import type { Memory } from '../memory/memory.js';
+import { assertScope, type Scope } from '../memory/scope.js';
+import { escapeContextText } from '../recall/memory-context-format.js';
+import { rankByRelevance } from '../recall/ranking.js';
 
 /**
- * SessionStart without a prompt: which memories of the project (and global) to give in full beside
+ * Session start without a prompt (a coding agent's SessionStart hook, a chat's first turn): which memories of the project (and global) to give in full beside
  * the index. There is no query, so every candidate is equally relevant and recall's own ranking
  * (SPEC §3: recency × importance, rankByRelevance) orders them; how the user wants work done comes
  * first (`feedback`, then `user`), then the rest. A memory whose whole text the index already shows
@@ -20,12 +20,40 @@ const CANDIDATES = 100;
 /** Ways of working first: how the user wants things done, then who the user is. */
 const FIRST_TYPES: readonly string[] = ['feedback', 'user'];
 
+/** What `sessionStartMemories` reads through: the parts of the Engram facade it needs. */
+export type SessionStartEngram = Pick<Engram, 'store' | 'settings' | 'readScopes'>;
+
+export interface SessionStartOptions {
+  /** The index already given (the static part of the context): a memory it shows whole is left out. */
+  staticPart?: string;
+  /** Ids already in the conversation's context (its surfaced set), left out. */
+  leaveOut?: Iterable<string>;
+  /** Default the engram's read scopes. */
+  scopes?: readonly Scope[];
+  /** The time ages are measured at (ISO), default now. */
+  now?: string;
+}
+
+/**
+ * The memories to give in full when a conversation starts, best first (at most
+ * SESSION_START_MAX_MEMORIES): ways of working first, then by recency × importance.
+ */
 export async function sessionStartMemories(
-  store: MemoryStore,
-  scopes: readonly Scope[],
-  settings: Readonly<Settings>,
-  options: { staticPart: string; leaveOut: ReadonlySet<string>; now: string },
+  engram: SessionStartEngram,
+  options: SessionStartOptions = {},
 ): Promise<Memory[]> {
+  if (options === null || typeof options !== 'object')
+    throw new EngramError('INVALID_INPUT', 'The options of sessionStartMemories are an object.');
+  const { store, settings } = engram;
+  const named = options.scopes ?? engram.readScopes;
+  if (!Array.isArray(named) || named.length === 0)
+    throw new EngramError('INVALID_SCOPE', 'Name at least one scope to read.');
+  const scopes = named.map((scope) => assertScope(scope));
+  const staticPart = options.staticPart ?? '';
+  const leaveOut = new Set(options.leaveOut ?? []);
+  const now = options.now ?? new Date().toISOString();
+  if (typeof staticPart !== 'string' || typeof now !== 'string' || !Number.isFinite(Date.parse(now)))
+    throw new EngramError('INVALID_INPUT', 'staticPart is text and now an ISO date-time.');
   const active = { scopes, archived: 'exclude', invalid: 'exclude' } as const;
   const [important, recent] = await Promise.all([
     store.list({ ...active, order: 'importance-desc', limit: CANDIDATES }),
@@ -33,12 +61,12 @@ export async function sessionStartMemories(
   ]);
   const byId = new Map<string, Memory>();
   for (const memory of [...important, ...recent]) {
-    if (options.leaveOut.has(memory.id) || shownInFull(memory, options.staticPart)) continue;
+    if (leaveOut.has(memory.id) || shownInFull(memory, staticPart)) continue;
     byId.set(memory.id, memory);
   }
   const ranked = rankByRelevance(
     [...byId.values()].map((memory) => ({ memory, relevance: 1 })),
-    { now: options.now, recencyBase: settings.recall.recencyBase, recencyFloor: settings.recall.recencyFloor },
+    { now, recencyBase: settings.recall.recencyBase, recencyFloor: settings.recall.recencyFloor },
   );
   const tier = (memory: Memory): number => {
     const index = FIRST_TYPES.indexOf(memory.type);
