@@ -80,6 +80,9 @@ async function main(): Promise<void> {
   const longMemEval = parts.has('longmemeval')
     ? await (await import('./longmemeval-bench.js')).benchLongMemEval()
     : undefined;
+  const questions = parts.has('questions')
+    ? await (await import('./question-latency-bench.js')).benchQuestionLatency()
+    : undefined;
   const ablation = parts.has('ablation')
     ? await (await import('./recall-ablation.js')).benchRecallAblation()
     : undefined;
@@ -108,6 +111,7 @@ async function main(): Promise<void> {
         ? 'LongMemEval data absent (../shared/data/longmemeval)'
         : 'not run (ENGRAM_BENCH_PARTS)',
     },
+    questions,
     ablation,
     maintenance,
     postgres,
@@ -145,6 +149,7 @@ const BENCH_PARTS = [
   'store',
   'locomo',
   'longmemeval',
+  'questions',
   'ablation',
   'maintenance',
   'postgres',

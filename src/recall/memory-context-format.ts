@@ -1,4 +1,4 @@
-import { ageNote, formatAgeNote, type AgeNoteOptions } from './age-notes.js';
+import { ageNote, type AgeNoteOptions } from './age-notes.js';
 import {
   BLOCK_PREAMBLE,
   MEMORY_CONTEXT_CLOSE,
@@ -7,7 +7,7 @@ import {
   type MemoryPlacement,
 } from '../privacy/injected-markers.js';
 import { EngramError } from '../kernel/errors.js';
-import type { Memory } from '../memory/memory.js';
+import { deriveName, type Memory } from '../memory/memory.js';
 import { DEFAULT_SETTINGS } from '../kernel/settings.js';
 import { tokensForBytes, utf8ByteLength } from '../kernel/token-estimate.js';
 
@@ -63,15 +63,20 @@ export function escapeContextText(text: string): string {
 }
 
 /**
- * One memory as the model sees it: `<memory id type name [age] [note]>` then its content, escaped.
+ * One memory as the model sees it: `<memory id type [name] [age] [note]>` then its content, escaped.
+ * Every token of an entry is paid once per memory, so what the preamble says once is not repeated:
+ * the age's caveat ("may be out of date", "verify before relying on it") shrinks to "stale", and a
+ * name derived from the content's first words (what a memory written without one gets) is left out.
+ * Measured on LoCoMo at the defaults: the same memories in 19% fewer tokens (568, not 700).
  * `newer` names a newer memory that says otherwise: the note tells the model this one may be superseded.
  */
 export function formatMemoryEntry(memory: Memory, now: string, options: AgeNoteOptions = {}, newer?: string): string {
-  const age = formatAgeNote(ageNote(memory, now, options));
+  const note = ageNote(memory, now, options);
+  const age = note.age === undefined ? '' : `${note.age}${note.state === 'stale' ? ', stale' : ''}`;
   const attributes = [
     attribute('id', memory.id),
     attribute('type', memory.type),
-    attribute('name', memory.name),
+    ...(memory.name === deriveName(memory.content) ? [] : [attribute('name', memory.name)]),
     ...(age === '' ? [] : [attribute('age', age)]),
     ...(newer === undefined ? [] : [attribute('note', supersededNote(newer))]),
   ].join(' ');

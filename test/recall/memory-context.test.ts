@@ -204,18 +204,30 @@ describe('buildMemoryContext on a real store', () => {
         },
         { scope: 'project:acme', name: 'old-ci', content: 'CI runs tests on Jenkins.', createdAt: iso(-40) },
         { scope: 'project:other', name: 'other', content: 'Other project tests run on Buildkite.', createdAt: iso(-1) },
+        { scope: 'project:acme', content: 'Flaky tests are retried once in CI.', createdAt: iso(-40) },
       ],
       ACTOR,
     );
     const context = await engram.buildMemoryContext('how do we test?');
     expect(context.scopes).toEqual(['project:acme', 'global']);
-    expect(context.included.map((entry) => entry.memory.name).sort()).toEqual(['old-ci', 'tabs', 'tests']);
+    expect(context.included.map((entry) => entry.memory.name).sort()).toEqual([
+      'flaky-tests-are-retried-once-in',
+      'old-ci',
+      'tabs',
+      'tests',
+    ]);
     expect(context.block).toMatch(/^<memory_context>\n/);
     expect(context.block).toContain('<memory id="' + created[0]!.id + '" type="feedback" name="tests">');
-    expect(context.block).toContain('name="tabs" age="10 days old, may be out of date"');
+    // The caveat of an age is said once, in the preamble; a name derived from the content is left out.
+    expect(context.block).toContain('one marked stale, verify before relying on it');
+    expect(context.block).toContain('name="tabs" age="10 days old"');
+    expect(context.block).toContain('name="old-ci" age="40 days old, stale"');
     expect(context.block).toContain(
-      'name="old-ci" age="40 days old, stale: may be out of date, verify before relying on it"',
+      '<memory id="' +
+        created[4]!.id +
+        '" type="project" age="40 days old, stale">\nFlaky tests are retried once in CI.',
     );
+    expect(context.block.match(/may be out of date/g)).toHaveLength(1);
     expect(context.block).not.toContain('Buildkite');
     expect(context.staticPart).toMatch(/^# Long-term memory\n/);
     expect(context.staticPart).toContain('- [tests](tests.md)');
@@ -225,12 +237,12 @@ describe('buildMemoryContext on a real store', () => {
       block: estimateTextTokens(context.block),
       budget: 3_000,
     });
-    for (const memory of created.slice(0, 3))
+    for (const memory of [...created.slice(0, 3), created[4]!])
       expect((await temporary.store.get(memory.id))!).toMatchObject({ hitCount: 1, lastAccessedAt: iso(0) });
     expect((await temporary.store.get(created[3]!.id))!.hitCount).toBe(0);
 
     const dry = await engram.buildMemoryContext('how do we test?', { recordAccess: false });
-    expect(dry.included).toHaveLength(3);
+    expect(dry.included).toHaveLength(4);
     expect((await temporary.store.get(created[0]!.id))!.hitCount).toBe(1);
   });
 

@@ -19,6 +19,16 @@ import type { SqliteAccess } from './sqlite-vector-index.js';
 /** How many more memories the commonest word must be in than the asked scopes hold before matches are checked against a rowid set (measured: a set member costs about 2.5 row reads). */
 const SCOPE_SET_FACTOR = 2.5;
 const SCOPE_SET_MIN_MATCHES = 1_000;
+/**
+ * Least share of all memories the asked scopes must hold for the index to rank every match before
+ * any row is read (see #searchFts), and how many more of the best it reads than the share suggests.
+ */
+const RANK_FIRST_SHARE = 0.25;
+const RANK_FIRST_MARGIN = 1.25;
+/** The memory columns of `m`: json_each, joined beside it, has an id and a type of its own. */
+const QUALIFIED_COLUMNS = MEMORY_COLUMNS.split(', ')
+  .map((column) => `m.${column}`)
+  .join(', ');
 /** Most sets of scopes whose counts are kept at once. */
 const HELD_COUNTS_LIMIT = 1_000;
 /** Most tokens (and probed words) whose document counts are kept at once. */
@@ -129,53 +139,93 @@ export class SqliteFullTextIndex {
     statistics: Bm25Statistics,
     counts: Counts,
   ): TextHit[] {
-    const parameters: unknown[] = [match, ...query.scopes];
+    const filter: unknown[] = [...query.scopes];
     let typeClause = '';
     if (query.types && query.types.length > 0) {
       typeClause = ` AND m.type IN (${placeholders(query.types.length)})`;
-      parameters.push(...query.types);
+      filter.push(...query.types);
     }
     const inScope = `m.scope IN (${placeholders(query.scopes.length)}) AND m.archived = 0 AND m.invalid_at IS NULL${typeClause}`;
+    const pool = Math.max(query.limit, RESCORE_POOL);
+    const held = this.#held(query, counts);
+    const total = this.#memoryCount(counts);
+    // When the asked scopes hold most of the store (one project and the global scope, say), the
+    // index ranks every match alone and only the rows of the best are read and checked against the
+    // scopes: reading the row of each of thousands of matches to check its scope cost most of a long
+    // question's recall. The depth allows for the share outside the scopes; when too few of the
+    // best are in them and there were more, the plans below run (the same rows, ranks and order).
+    if (held >= total * RANK_FIRST_SHARE && held > 0) {
+      const depth = Math.ceil((pool * total * RANK_FIRST_MARGIN) / held);
+      const ranked = this.#access
+        .statement(
+          `SELECT rowid, bm25(memories_fts, 3.0, 2.0, 1.0) AS rank FROM memories_fts
+          WHERE memories_fts MATCH ? ORDER BY rank LIMIT ${depth}`,
+        )
+        .all(match) as Array<{ rowid: number }>;
+      const rows = this.#readRows(ranked, inScope, filter);
+      if (rows.length >= pool || ranked.length < depth)
+        return this.#rescore(rows.slice(0, pool), terms, statistics, query);
+    }
     // Column weights: a hit in the name or description says more than one deep in the content.
     // Ranked on rowids alone, then the kept rows are read: sorting whole rows (content and all)
     // cost a fifth of a query whose words are common. Each match is checked against the asked
     // scopes by reading its row, or, when the words match many times more memories than the
     // scopes hold, against the set of the scopes' rowids made once (a fifth faster then; the same
     // rows, ranks and order either way).
-    const sql = this.#manyMoreMatches(statistics, query, counts)
+    const sql = this.#manyMoreMatches(statistics, held)
       ? `SELECT rowid, bm25(memories_fts, 3.0, 2.0, 1.0) AS rank FROM memories_fts
       WHERE memories_fts MATCH ? AND +rowid IN (SELECT m.rowid FROM memories m WHERE ${inScope})
-      ORDER BY rank LIMIT ${Math.max(query.limit, RESCORE_POOL)}`
+      ORDER BY rank LIMIT ${pool}`
       : `SELECT m.rowid AS rowid, bm25(memories_fts, 3.0, 2.0, 1.0) AS rank
       FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
       WHERE memories_fts MATCH ? AND ${inScope}
-      ORDER BY rank LIMIT ${Math.max(query.limit, RESCORE_POOL)}`;
-    const ranked = this.#access.statement(sql).all(...parameters) as Array<{ rowid: number }>;
+      ORDER BY rank LIMIT ${pool}`;
+    const ranked = this.#access.statement(sql).all(match, ...filter) as Array<{ rowid: number }>;
+    return this.#rescore(this.#readRows(ranked, undefined, []), terms, statistics, query);
+  }
+
+  /**
+   * The rows of ranked rowids, in their order; with `inScope`, only those it admits. The two reads
+   * run back to back; a row another process deleted between them is left out.
+   */
+  #readRows(
+    ranked: ReadonlyArray<{ rowid: number }>,
+    inScope: string | undefined,
+    filter: readonly unknown[],
+  ): Array<MemoryRow & { rowid: number }> {
     if (ranked.length === 0) return [];
     const byRowid = new Map(
       (
         this.#access
-          .statement(`SELECT rowid, ${MEMORY_COLUMNS} FROM memories WHERE rowid IN (SELECT value FROM json_each(?))`)
-          .all(JSON.stringify(ranked.map((row) => row.rowid))) as Array<MemoryRow & { rowid: number }>
+          .statement(
+            `SELECT m.rowid AS rowid, ${QUALIFIED_COLUMNS} FROM json_each(?) AS ranked CROSS JOIN memories m ON m.rowid = ranked.value${inScope === undefined ? '' : ` WHERE ${inScope}`}`,
+          )
+          .all(JSON.stringify(ranked.map((row) => row.rowid)), ...filter) as Array<MemoryRow & { rowid: number }>
       ).map((row) => [row.rowid, row]),
     );
-    // The two reads run back to back; a row another process deleted between them is left out.
-    const rows = ranked.flatMap((row) => byRowid.get(row.rowid) ?? []);
+    return ranked.flatMap((row) => byRowid.get(row.rowid) ?? []);
+  }
+
+  /**
+   * FTS5 finds the candidates; engram's BM25 orders them (FTS5's bm25() fixes b at 0.75, too harsh
+   * on longer memories). The sort is stable, so ties keep FTS5's order.
+   */
+  #rescore(
+    rows: ReadonlyArray<MemoryRow>,
+    terms: readonly string[],
+    statistics: Bm25Statistics,
+    query: ReturnType<typeof checkTextSearch>,
+  ): TextHit[] {
     if (rows.length === 0) return [];
-    // FTS5 finds the candidates; engram's BM25 orders them (FTS5's bm25() fixes b at 0.75, too
-    // harsh on longer memories). The sort is stable, so ties keep FTS5's order.
     return rankCandidatesByBm25(rows.map(rowToMemory), terms, statistics, this.#parameters, query.limit);
   }
 
   /**
-   * Whether the commonest searched word alone is in more than SCOPE_SET_FACTOR times as many
-   * memories as the asked scopes hold (counted on the scope index), so that making the scopes'
-   * rowid set once costs less than reading the row of every match. Asked only when the word is in
-   * at least SCOPE_SET_MIN_MATCHES memories; below that, reading rows costs next to nothing.
+   * Memories not archived in the asked scopes, counted on the scope index once per state of the
+   * file (invalidated memories and a type filter would need every row read; they only make the
+   * count an upper bound).
    */
-  #manyMoreMatches(statistics: Bm25Statistics, query: ReturnType<typeof checkTextSearch>, counts: Counts): boolean {
-    const matches = Math.max(0, ...statistics.documentFrequencies.values());
-    if (matches < SCOPE_SET_MIN_MATCHES) return false;
+  #held(query: ReturnType<typeof checkTextSearch>, counts: Counts): number {
     const key = JSON.stringify(query.scopes);
     let held = counts.held.get(key);
     if (held === undefined) {
@@ -189,7 +239,18 @@ export class SqliteFullTextIndex {
       if (counts.held.size >= HELD_COUNTS_LIMIT) counts.held.clear();
       counts.held.set(key, held);
     }
-    return matches > SCOPE_SET_FACTOR * held;
+    return held;
+  }
+
+  /**
+   * Whether the commonest searched word alone is in more than SCOPE_SET_FACTOR times as many
+   * memories as the asked scopes hold, so that making the scopes' rowid set once costs less than
+   * reading the row of every match. Only when the word is in at least SCOPE_SET_MIN_MATCHES
+   * memories; below that, reading rows costs next to nothing.
+   */
+  #manyMoreMatches(statistics: Bm25Statistics, held: number): boolean {
+    const matches = Math.max(0, ...statistics.documentFrequencies.values());
+    return matches >= SCOPE_SET_MIN_MATCHES && matches > SCOPE_SET_FACTOR * held;
   }
 
   /**
@@ -268,7 +329,7 @@ interface Counts {
   /** total_changes() the counts hold at: moved on past this connection's own writes that change no count. */
   changes: number;
   memories: number | undefined;
-  /** Live memories in a set of scopes, keyed by the JSON of the scopes as asked. */
+  /** Memories not archived in a set of scopes, keyed by the JSON of the scopes as asked. */
   held: Map<string, number>;
   /** Memories holding each index token the vocabulary was asked for (0: none). */
   documents: Map<string, number>;

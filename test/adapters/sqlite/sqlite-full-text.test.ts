@@ -113,6 +113,64 @@ describe('SQLite full-text search on a large store', () => {
   });
 });
 
+describe('SQLite full-text search when the asked scopes hold most of the store', () => {
+  let directory: string;
+  let store: SqliteMemoryStore;
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'engram-fts-most-'));
+    store = new SqliteMemoryStore({ path: join(directory, 'memory.db') });
+    await store.open();
+    // project:home holds 600 of 1,000 memories: the index ranks every match before rows are read.
+    // project:away says "walk" four times a memory, so FTS5 ranks all of its memories first.
+    await store.createMany(
+      [
+        ...Array.from({ length: 600 }, (_, index) => ({
+          scope: 'project:home',
+          type: index % 10 === 0 ? ('procedure' as const) : ('reference' as const),
+          content: `Note ${index}: we walk the dog${index % 3 === 0 ? ' in the park' : ''} before breakfast.`,
+        })),
+        ...Array.from({ length: 400 }, (_, index) => ({
+          scope: 'project:away',
+          content: `Walk ${index}: walk, walk and walk again.`,
+        })),
+      ],
+      ACTOR,
+    );
+  });
+
+  afterAll(async () => {
+    await store.close();
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('still fills the limit from the asked scopes when the best-ranked matches all lie outside them', async () => {
+    const hits = await store.searchText({ scopes: ['project:home'], terms: ['walk'], limit: 60 });
+    expect(hits).toHaveLength(60);
+    expect(hits.every((hit) => hit.memory.scope === 'project:home')).toBe(true);
+  });
+
+  it('leaves out archived, invalid and other-type memories as the other plans do', async () => {
+    const park = await store.searchText({ scopes: ['project:home'], terms: ['park'], limit: 1_000 });
+    expect(park).toHaveLength(200);
+    const [archived, invalid] = park.filter((hit) => hit.memory.type === 'reference');
+    await store.archive(archived!.memory.id, ACTOR);
+    await store.invalidate(invalid!.memory.id, {}, ACTOR);
+    const search = async (types?: Array<'reference' | 'procedure'>) =>
+      (
+        await store.searchText({ scopes: ['project:home'], terms: ['park'], limit: 1_000, ...(types && { types }) })
+      ).map((hit) => hit.memory);
+    const all = await search();
+    expect(all).toHaveLength(198);
+    expect(all.map((memory) => memory.id)).not.toContain(archived!.memory.id);
+    expect(all.map((memory) => memory.id)).not.toContain(invalid!.memory.id);
+    const procedures = await search(['procedure']);
+    expect(procedures).toHaveLength(20);
+    expect(procedures.every((memory) => memory.type === 'procedure')).toBe(true);
+    expect(await store.searchText({ scopes: ['project:away'], terms: ['park'], limit: 10 })).toEqual([]);
+  });
+});
+
 describe('porterStem', () => {
   it('gives the same token as SQLite FTS5 porter tokenizer, word by word', () => {
     const words =
