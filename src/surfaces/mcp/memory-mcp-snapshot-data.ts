@@ -213,7 +213,7 @@ export const MEMORY_MCP_SNAPSHOT: MemoryMcpSnapshot = {
           name: 'memory_forget',
           title: 'Forget a memory',
           description:
-            'Forget a memory that is wrong or no longer useful. By default it is archived: kept, but left out of search and lists. With hard: true it is deleted for good; use that only when the user asks. With purge: true it is deleted with its history and no copy is left in the store (for a secret the user wants erased); it cannot be undone.',
+            'Forget a memory that is wrong or no longer useful. By default it is archived: kept, but left out of search and lists. With hard: true it is deleted for good; use that only when the user asks. With purge: true it is deleted with its history, the jobs and records that quote it, and the files are vacuumed (for a secret the user wants erased); the answer lists any place a copy may remain. It cannot be undone.',
           inputSchema: {
             $schema: 'http://json-schema.org/draft-07/schema#',
             type: 'object',
