@@ -239,6 +239,14 @@ export function countSpooled(home: string): number {
       // Claimed and removed meanwhile.
     }
   }
+  // The sh fast path's raw events, one file each, not yet adopted (hook-incoming.ts).
+  try {
+    count += readdirSync(join(spoolFolder(home), 'incoming')).filter((name) =>
+      /^ev-\d+-\d+\.json(\.\d+\.taking)?$/.test(name),
+    ).length;
+  } catch {
+    // No fast-path event yet.
+  }
   return count;
 }
 
