@@ -6,7 +6,7 @@ import { HOOK_EVENTS, MAX_HOOK_INPUT_BYTES, parseHookInput } from './hook-input.
 import { writeHookLog, type HookLogEntry } from './hook-log.js';
 import { spoolHookEvent } from './hook-queue.js';
 import { sessionProjectFolder } from './hook-session-root.js';
-import { spoolFolder, type SpoolEntry } from './hook-spool.js';
+import { isAbandoned, spoolFolder, type SpoolEntry } from './hook-spool.js';
 
 /**
  * Raw events of the queueing hooks' fast path (plugins/engram/scripts/hook-queue.sh): a POSIX `sh`
@@ -28,8 +28,6 @@ export const ADOPTER_LOCK = 'incoming';
 export const INCOMING_MAX_FILES = 1_000;
 /** A `.part` file older than this is a hook that died writing it. */
 const PART_STALE_MS = 10 * 60_000;
-/** A taken file whose adopter is gone, or older than this, is taken over. */
-const TAKEN_STALE_MS = 10 * 60_000;
 const RAW = /^ev-\d+-\d+\.json$/;
 const TAKEN = /^(ev-\d+-\d+\.json)\.(\d+)\.taking$/;
 const PART = /^ev-\d+-\d+\.json\.part$/;
@@ -98,6 +96,7 @@ export function adoptIncoming(options: AdoptOptions): AdoptReport {
     const at = mtime(path);
     if (at === undefined) continue;
     const taken = TAKEN.exec(name);
+    // A taken file whose adopter is gone (or older than a spool claim may be) is taken over.
     if (RAW.test(name) || (taken && isAbandoned(Number(taken[2]), at, now))) waiting.push({ path, at });
     else if (PART.test(name) && now - at > PART_STALE_MS) rmSync(path, { force: true });
   }
@@ -208,16 +207,5 @@ function mtime(path: string): number | undefined {
     return statSync(path).mtimeMs;
   } catch {
     return undefined;
-  }
-}
-
-function isAbandoned(pid: number, at: number, now: number): boolean {
-  if (now - at > TAKEN_STALE_MS) return true;
-  if (pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }

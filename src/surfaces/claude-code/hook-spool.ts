@@ -293,7 +293,7 @@ function parseEntry(line: string): SpoolEntry | undefined {
 }
 
 /** A claim whose drainer is gone (or that is older than CLAIM_STALE_MS: a reused pid, a drainer stuck for good). */
-function isAbandoned(pid: number, claimedAt: number, now: number): boolean {
+export function isAbandoned(pid: number, claimedAt: number, now: number): boolean {
   if (now - claimedAt > CLAIM_STALE_MS) return true;
   if (pid === process.pid) return false;
   try {
