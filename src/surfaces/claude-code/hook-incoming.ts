@@ -155,6 +155,8 @@ function adoptOne(path: string, at: number, options: AdoptOptions): boolean {
     const env: NodeJS.ProcessEnv = { ...options.env };
     for (const name of RECORDED_ENV) delete env[name];
     Object.assign(env, header.env);
+    // The home is the one whose spool holds the event (the sh hook wrote it there from the same variables).
+    if (!env.ENGRAM_HOME) env.ENGRAM_HOME = home;
     const cwd = sessionProjectFolder({ home: engramHome(env), input, env, cwd: header.pwd });
     if (cwd === undefined) {
       const named = input.cwd ?? header.pwd;

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -267,4 +268,29 @@ describe('the queueing hooks as installed take the sh fast path', () => {
       ['SessionEnd', undefined],
     ]);
   }, 60_000);
+  it("adopts a dead adopter's event, drops what is not an event (logged), and leaves a file being written alone", async () => {
+    const transcript = writeTranscript(workspace, 'sess-d', 'Remember that adopters may die.');
+    const folder = incomingFolder(workspace.home);
+    mkdirSync(folder, { recursive: true });
+    const header = (event: string) => JSON.stringify({ v: 1, event, pwd: workspace.cwd, env: {} });
+    const stdin = (session: string) => line({ session_id: session, cwd: workspace.cwd, transcript_path: transcript });
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    // Taken by an adopter that died, a live adopter's (this test), a header that is not engram's, stdin that is not JSON, a file still being written.
+    writeFileSync(join(folder, `ev-1-0.json.${dead}.taking`), `${header('Stop')}\n${stdin('sess-dead')}\n`);
+    writeFileSync(join(folder, `ev-2-0.json.${process.pid}.taking`), `${header('Stop')}\n${stdin('sess-busy')}\n`);
+    writeFileSync(join(folder, 'ev-3-0.json'), `${header('UserPromptSubmit')}\n${stdin('sess-foreign')}\n`);
+    writeFileSync(join(folder, 'ev-4-0.json'), `${header('SessionEnd')}\n{"session_id": "sess-torn", \n`);
+    writeFileSync(join(folder, 'ev-5-0.json.part'), `${header('Stop')}\n`);
+    expect(adoptIncoming({ home: workspace.home, env: process.env, startWorkers: false })).toEqual({
+      adopted: 1,
+      skipped: 2,
+    });
+    expect(spoolLines(workspace).map((entry) => entry.sessionId)).toEqual(['sess-dead']);
+    expect(readdirSync(folder).sort()).toEqual([`ev-2-0.json.${process.pid}.taking`, 'ev-5-0.json.part']);
+    const skipped = logLines(workspace).filter((entry) => entry.status === 'skipped');
+    expect(skipped.map((entry) => entry.message)).toEqual([
+      'a fast-path hook event with an unreadable header was dropped',
+      expect.stringContaining('stdin is not JSON'),
+    ]);
+  });
 });
