@@ -10,7 +10,7 @@
 # transcript checks are applied there. Whatever this cannot do the Node hook does, fed the same
 # stdin: Windows paths, a relative ENGRAM_HOME, odd characters, too many events waiting, and any
 # write that fails (a full disk, an unwritable spool: the Node hook spends the reserve and says what
-# was lost). Only shell builtins on the usual path, plus one mv and the adopter's start.
+# was lost). Only shell builtins on the usual path, plus cat, one mv and the adopter's start.
 
 event=${1:-}
 here=${0%/*}
@@ -95,8 +95,8 @@ for variable in HOME ENGRAM_HOME CLAUDE_PROJECT_DIR ENGRAM_STORE ENGRAM_BUSY_TIM
   escape "$value" || slow
   recorded="$recorded${recorded:+,}\"$variable\":\"$escaped\""
 done
-where=$(pwd -P) || slow
-escape "$where" || slow
+cd -P . 2>/dev/null || slow
+escape "$PWD" || slow
 header="{\"v\":1,\"event\":\"$name\",\"pwd\":\"$escaped\",\"env\":{$recorded}}"
 
 # A name no other waiting event has (an exclusive create), written whole, then renamed into place:
@@ -123,11 +123,12 @@ for attempt in 1 2; do
   set -C
   if true 2>/dev/null >"$lock"; then
     set +C
-    if command -v setsid >/dev/null 2>&1; then
-      setsid node "$here/engram.mjs" hook adopt-events --from engram-plugin </dev/null >/dev/null 2>&1 &
-    else
-      node "$here/engram.mjs" hook adopt-events --from engram-plugin </dev/null >/dev/null 2>&1 &
-    fi
+    # Detached (its own session, where setsid exists) and at the lowest CPU priority from its first
+    # instruction: the hooks beside it keep the CPU (it lowers itself to hooks.workerNice later, when that is lower still).
+    detach=
+    command -v setsid >/dev/null 2>&1 && detach=setsid
+    command -v nice >/dev/null 2>&1 && detach="$detach nice -n 19"
+    $detach node "$here/engram.mjs" hook adopt-events --from engram-plugin </dev/null >/dev/null 2>&1 &
     printf '%s' "$!" >"$lock" 2>/dev/null
     break
   fi
