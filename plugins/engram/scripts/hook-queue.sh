@@ -134,7 +134,7 @@ for attempt in 1 2; do
   fi
   set +C
   pid=
-  read -r pid <"$lock" 2>/dev/null
+  read -r pid 2>/dev/null <"$lock"
   if [ -z "$pid" ]; then
     [ -n "$(find "$lock" -mmin +1 2>/dev/null)" ] || break
   elif kill -0 "$pid" 2>/dev/null; then
