@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -23,9 +23,10 @@ export interface HookBenchRow {
 }
 
 /**
- * A queueing hook (Stop, SessionEnd) with its detached worker on, as Claude Code runs it: alone (one
- * hook at a time) and CONCURRENT at once (several sessions ending together), beside `node -e ''` alone
- * and CONCURRENT `node -e ''` at once measured in the same rounds.
+ * A queueing hook (Stop, PreCompact, SessionEnd) with its detached worker on, as the installed plugin
+ * runs it (hooks.json's command through `sh -c`: the sh fast path, hook-queue.sh): alone (one hook at
+ * a time) and CONCURRENT at once (several sessions ending together), beside `node -e ''` alone and
+ * CONCURRENT `node -e ''` at once measured in the same rounds.
  */
 export interface HookConcurrencyRow {
   event: string;
@@ -46,6 +47,8 @@ export interface HookConcurrencyRow {
   ratioToNodeAtOnce: number;
   /** Extraction workers seen alive at once at most (sampled): one per store is the design. */
   workersAtOnceMax: number;
+  /** The fast path's adopters seen alive at once at most (sampled): one is the design. */
+  adoptersAtOnceMax: number;
 }
 
 export interface HooksBenchResult {
@@ -136,7 +139,8 @@ async function makeWorld(memories: ReturnType<typeof makeMemories>): Promise<Hoo
  * The Claude Code hooks (issue 13) as Claude Code runs them: `node plugins/engram/scripts/engram.mjs
  * hook <event>` with the event's JSON on stdin, on a 10K-memory SQLite store, offline. First each
  * event alone with the detached worker off (hooks.worker), so only the hook itself is timed; then
- * Stop and SessionEnd with the worker on, alone and CONCURRENT at once (issue 26 item 8).
+ * Stop, PreCompact and SessionEnd as hooks.json installs them (the sh fast path) with the worker on,
+ * alone and CONCURRENT at once (issue 26 item 8).
  */
 export async function benchHooksPart(): Promise<HooksBenchResult> {
   const vocabulary = makeVocabulary(5_000, seededRandom(7));
@@ -200,17 +204,23 @@ export async function benchHooksPart(): Promise<HooksBenchResult> {
 }
 
 /**
- * Stop and SessionEnd with the worker on (as installed): each alone (one at a time, RUNS runs, the
+ * Stop, PreCompact and SessionEnd with the worker on, as installed (hooks.json's command): each alone (one at a time, RUNS runs, the
  * worker a previous hook started may still run), then ROUNDS rounds of CONCURRENT at once, each hook
  * a session of its own, every round's worker left running into the next. `node -e ''` alone and
  * CONCURRENT at once are timed in the same rounds, as the ratios' bases.
  */
 async function benchConcurrency(world: HookWorld, queries: string[]): Promise<HookConcurrencyRow[]> {
-  const env = { ...world.env, ENGRAM_HOOK_WORKER: 'true' };
-  const run = (args: string[], input: string): Promise<number> =>
+  const plugin = resolve(import.meta.dirname, '..', 'plugins', 'engram');
+  const env = { ...world.env, ENGRAM_HOOK_WORKER: 'true', CLAUDE_PLUGIN_ROOT: plugin };
+  const installed = JSON.parse(readFileSync(join(plugin, 'hooks', 'hooks.json'), 'utf8')) as {
+    hooks: Record<string, Array<{ hooks: Array<{ command: string }> }>>;
+  };
+  const names: Record<string, string> = { stop: 'Stop', 'pre-compact': 'PreCompact', 'session-end': 'SessionEnd' };
+  const command = (event: string): string => installed.hooks[names[event]!]![0]!.hooks[0]!.command;
+  const run = (args: string[], input: string, file = process.execPath): Promise<number> =>
     new Promise((resolvePromise, reject) => {
       const start = process.hrtime.bigint();
-      const child = spawn(process.execPath, args, { env, cwd: world.project, stdio: ['pipe', 'ignore', 'pipe'] });
+      const child = spawn(file, args, { env, cwd: world.project, stdio: ['pipe', 'ignore', 'pipe'] });
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       child.on('error', reject);
@@ -233,31 +243,39 @@ async function benchConcurrency(world: HookWorld, queries: string[]): Promise<Ho
       ...(event === 'session-end' && { reason: 'other' }),
     });
   };
-  // This bench's workers (their argv names the project folder), counted from /proc without blocking the timing.
-  const countWorkers = async (): Promise<number> => {
-    let count = 0;
+  // This bench's workers (their argv names the project folder) and adopters (their environment names
+  // its home), counted from /proc without blocking the timing.
+  const countWorkers = async (): Promise<{ workers: number; adopters: number }> => {
+    const count = { workers: 0, adopters: 0 };
     for (const name of await readdir('/proc').catch(() => [] as string[])) {
       if (!/^\d+$/.test(name)) continue;
       const argv = await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '');
-      if (argv.includes('hook-worker.js') && argv.includes(world.directory)) count += 1;
+      if (argv.includes('hook-worker.js') && argv.includes(world.directory)) count.workers += 1;
+      if (argv.includes('adopt-events')) {
+        const environ = await readFile(`/proc/${name}/environ`, 'utf8').catch(() => '');
+        if (environ.includes(world.env.ENGRAM_HOME!)) count.adopters += 1;
+      }
     }
     return count;
   };
   let workersMax = 0;
+  let adoptersMax = 0;
   let sampling = false;
   const sampler = setInterval(() => {
     if (sampling) return;
     sampling = true;
     void countWorkers().then((count) => {
-      workersMax = Math.max(workersMax, count);
+      workersMax = Math.max(workersMax, count.workers);
+      adoptersMax = Math.max(adoptersMax, count.adopters);
       sampling = false;
     });
   }, 100);
   const rows: HookConcurrencyRow[] = [];
   try {
-    for (const event of ['stop', 'session-end']) {
+    for (const event of ['stop', 'pre-compact', 'session-end']) {
       for (const atOnce of [1, CONCURRENT]) {
         workersMax = 0;
+        adoptersMax = 0;
         const hook: number[] = [];
         const nodeAlone: number[] = [];
         const nodeAtOnce: number[] = [];
@@ -266,7 +284,7 @@ async function benchConcurrency(world: HookWorld, queries: string[]): Promise<Ho
           nodeAlone.push(await run(['-e', ''], ''));
           nodeAtOnce.push(...(await Promise.all(Array.from({ length: CONCURRENT }, () => run(['-e', ''], '')))));
           const inputs = Array.from({ length: atOnce }, () => hookInput(event));
-          hook.push(...(await Promise.all(inputs.map((input) => run([world.launcher, 'hook', event], input)))));
+          hook.push(...(await Promise.all(inputs.map((input) => run(['-c', command(event)], input, '/bin/sh')))));
           await sleep(200);
         }
         const p95 = quantile(hook, 0.95);
@@ -282,17 +300,22 @@ async function benchConcurrency(world: HookWorld, queries: string[]): Promise<Ho
           ratioToNodeAlone: round(p95 / quantile(nodeAlone, 0.95), 2),
           ratioToNodeAtOnce: round(p95 / quantile(nodeAtOnce, 0.95), 2),
           workersAtOnceMax: workersMax,
+          adoptersAtOnceMax: adoptersMax,
         };
         rows.push(row);
         console.log(
-          `hooks ${event.padEnd(11)} ${String(atOnce).padStart(2)} at once, worker on: p50 ${row.p50Ms} ms, p95 ${row.p95Ms} ms (target ${row.targetP95Ms}); node -e '' alone p95 ${row.nodeAloneP95Ms} ms (${row.ratioToNodeAlone}x), ${CONCURRENT} at once p95 ${row.nodeAtOnceP95Ms} ms (${row.ratioToNodeAtOnce}x); workers at once ≤ ${row.workersAtOnceMax}`,
+          `hooks ${event.padEnd(11)} (installed) ${String(atOnce).padStart(2)} at once, worker on: p50 ${row.p50Ms} ms, p95 ${row.p95Ms} ms (target ${row.targetP95Ms}); node -e '' alone p95 ${row.nodeAloneP95Ms} ms (${row.ratioToNodeAlone}x), ${CONCURRENT} at once p95 ${row.nodeAtOnceP95Ms} ms (${row.ratioToNodeAtOnce}x); workers at once ≤ ${row.workersAtOnceMax}, adopters ≤ ${row.adoptersAtOnceMax}`,
         );
       }
     }
   } finally {
     clearInterval(sampler);
     // Let the last worker finish before the folder goes.
-    for (let wait = 0; wait < 300 && (await countWorkers()) > 0; wait += 1) await sleep(200);
+    for (let wait = 0; wait < 300; wait += 1) {
+      const { workers, adopters } = await countWorkers();
+      if (workers + adopters === 0) break;
+      await sleep(200);
+    }
   }
   return rows;
 }

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { Workspace } from './cli-harness.js';
-import { HOOK_LAUNCHER } from './claude-code-harness.js';
+import { HOOK_LAUNCHER, PLUGIN_DIR } from './claude-code-harness.js';
 
 // One Claude Code hook run as Claude Code runs it, and the transcripts' lines, for the hook tests.
 
@@ -88,5 +88,54 @@ export function assistantLine(uuid: string, parent: string, text: string, extra:
     isSidechain: false,
     message: { id: `msg_${uuid}`, role: 'assistant', content: [{ type: 'text', text }] },
     ...extra,
+  });
+}
+
+const HOOK_NAMES: Record<string, string> = {
+  'session-start': 'SessionStart',
+  'user-prompt-submit': 'UserPromptSubmit',
+  stop: 'Stop',
+  'pre-compact': 'PreCompact',
+  'session-end': 'SessionEnd',
+};
+
+/** The command the plugin's hooks.json gives an event, as Claude Code reads it. */
+export function installedHookCommand(event: string): string {
+  const hooks = JSON.parse(readFileSync(join(PLUGIN_DIR, 'hooks', 'hooks.json'), 'utf8')) as {
+    hooks: Record<string, Array<{ hooks: Array<{ command: string }> }>>;
+  };
+  return hooks.hooks[HOOK_NAMES[event]!]![0]!.hooks[0]!.command;
+}
+
+/** Runs one hook as the installed plugin does: hooks.json's command through a shell, the event's JSON on stdin. */
+export function runInstalledHook(
+  workspace: Workspace,
+  event: string,
+  input: string,
+  env: Record<string, string> = {},
+): Promise<HookRun & { stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', installedHookCommand(event)], {
+      cwd: workspace.cwd,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: workspace.home,
+        ENGRAM_HOME: workspace.home,
+        ENGRAM_MODEL_PROVIDER: 'none',
+        CLAUDE_PLUGIN_ROOT: PLUGIN_DIR,
+        ...env,
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.stdin.on('error', () => undefined);
+    child.on('error', reject);
+    child.on('close', (code) =>
+      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
+    );
+    child.stdin.end(input);
   });
 }

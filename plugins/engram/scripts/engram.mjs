@@ -47,7 +47,11 @@ if (engram === undefined) {
   );
   process.exit(isHook ? 0 : 1);
 }
-if (isHook) {
+if (isHook && args[1] === 'adopt-events') {
+  // Started by the queueing hooks' sh fast path (hook-queue.sh): their raw events into the spool.
+  const { runEventAdopter } = await import(pathToFileURL(engram.hook).href);
+  await runEventAdopter();
+} else if (isHook) {
   const { runHookProcess } = await import(pathToFileURL(engram.hook).href);
   await runHookProcess(args[1] ?? '');
 } else {

@@ -1,15 +1,16 @@
-import { statSync, writeSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
+import { writeSync } from 'node:fs';
 import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
 import { errorKind, isEngramError } from '../../kernel/errors.js';
 import { engramHome, loadSettings } from '../../node/load-settings.js';
 import { HOOK_EVENTS, MAX_HOOK_INPUT_BYTES, isHookEventName, parseHookInput, type HookInput } from './hook-input.js';
 import { writeHookLog, type HookLogEntry } from './hook-log.js';
 import { spoolHookEvent } from './hook-queue.js';
-import { sessionRoot } from './hook-session-root.js';
+import { sessionProjectFolder } from './hook-session-root.js';
 import { isNestedEngramCall } from '../../kernel/nested-call.js';
 
 export { HOOK_ACTOR } from './hook-input.js';
+// The fast path's adopter (`engram.mjs hook adopt-events`), in the hooks' bundle with the rest.
+export { runEventAdopter } from './hook-adopter.js';
 
 // Stop, PreCompact and SessionEnd only append to the spool (hook-queue.ts): what this module loads
 // up front is what they need, nothing of the store or recall; SessionStart and UserPromptSubmit
@@ -90,7 +91,7 @@ export async function runHookProcess(word: string): Promise<never> {
     const input: HookInput = parsed.input;
     sessionId = input.sessionId;
     // The session's project, not where its shell is now: the input's cwd follows the session's `cd`.
-    const cwd = projectFolder(home, input, env);
+    const cwd = sessionProjectFolder({ home, input, env, cwd: process.cwd() });
     if (cwd === undefined) {
       const named = input.cwd ?? process.cwd();
       log({ status: 'skipped', message: `the hook's cwd ${JSON.stringify(named.slice(0, 200))} is not a folder` });
@@ -153,29 +154,6 @@ function safe<T>(work: () => T): T | undefined {
   } catch {
     return undefined;
   }
-}
-
-function isFolder(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The folder this session's hooks work for (hook-session-root.ts): fixed by its first hook from
- * Claude Code's project folder (`CLAUDE_PROJECT_DIR`), else that hook's cwd, and kept for the session.
- */
-function projectFolder(home: string, input: HookInput, env: NodeJS.ProcessEnv): string | undefined {
-  const projectDir = env.CLAUDE_PROJECT_DIR;
-  const candidates = [
-    projectDir !== undefined && isAbsolute(projectDir) ? projectDir : undefined,
-    input.cwd ?? process.cwd(),
-  ];
-  // No engram home to remember it in: this hook's own best guess.
-  if (home === '') return candidates.find((candidate) => candidate !== undefined && isFolder(candidate));
-  return sessionRoot({ home, agent: 'claude-code', sessionId: input.sessionId, candidates })?.root;
 }
 
 /** All of stdin, up to `maxBytes` (more is refused, not buffered). */

@@ -43,6 +43,16 @@ export function storeFingerprint(url: string): string {
   return createHash('sha256').update(url).digest('hex').slice(0, 16);
 }
 
+/** For an event the sh fast path recorded and an adopter spools later (hook-incoming.ts). */
+export interface SpoolEventOptions {
+  /** The hook's environment (the worker is started with it); the process's by default. */
+  env?: NodeJS.ProcessEnv;
+  /** When the hook ran; now by default. */
+  at?: string;
+  /** False: no worker is started even when `hooks.worker` allows (the caller drains the spool itself). */
+  startWorker?: boolean;
+}
+
 /** Spools one queueing event for the hook's cwd and starts the worker (when `hooks.worker` allows). */
 export function spoolHookEvent(
   event: SpoolEntry['event'],
@@ -50,6 +60,7 @@ export function spoolHookEvent(
   cwd: string,
   loaded: LoadedSettings,
   log: Log,
+  options: SpoolEventOptions = {},
 ): SpoolOutcome {
   const { hooks } = loaded.settings;
   // SessionEnd still counts the session for consolidation when extraction is off.
@@ -65,7 +76,7 @@ export function spoolHookEvent(
     ...(transcriptPath !== undefined && { transcriptPath }),
     ...(input.reason !== undefined && { reason: input.reason }),
     store: storeFingerprint(loaded.settings.store.url),
-    at: new Date().toISOString(),
+    at: options.at ?? new Date().toISOString(),
   };
   const lost = (why: string): SpoolOutcome => {
     const what =
@@ -100,11 +111,11 @@ export function spoolHookEvent(
       status: 'disk-full',
       message: `the disk holding ${loaded.home} is full: this event was kept by spending the spool's reserve (${SPOOL_RESERVE_BYTES} bytes); free some space, or the next events are lost`,
     });
-  if (!hooks.worker) return { status: 'spooled', worker: false };
+  if (!hooks.worker || options.startWorker === false) return { status: 'spooled', worker: false };
   // A worker for this store that runs, or that another hook is starting, sees the line (it looks
   // again before it exits): of many hooks at once, one starts a worker.
   const claim = claimWorkerStart(loaded.home, entry.store);
-  return { status: 'spooled', worker: claim ? spawnWorker(cwd, claim, log) : false };
+  return { status: 'spooled', worker: claim ? spawnWorker(cwd, claim, log, options.env ?? process.env) : false };
 }
 
 /** The transcript path when it names a file a drainer will read; why not is logged when it is too large. */
@@ -135,7 +146,7 @@ export function workerScriptPath(): string {
 }
 
 /** Starts the worker that drains the spool and runs the queue with the configured model, detached: it outlives Claude Code's exit. */
-function spawnWorker(cwd: string, claim: WorkerStart, log: Log): boolean {
+function spawnWorker(cwd: string, claim: WorkerStart, log: Log, env: NodeJS.ProcessEnv): boolean {
   const script = workerScriptPath();
   if (!existsSync(script)) {
     claim.abandon();
@@ -147,7 +158,7 @@ function spawnWorker(cwd: string, claim: WorkerStart, log: Log): boolean {
       stdio: 'ignore',
       cwd,
       // The worker may call `claude -p` (the claude-code model provider): its hooks see this and do nothing.
-      env: { ...process.env, [ENGRAM_NESTED_ENV]: '1' },
+      env: { ...env, [ENGRAM_NESTED_ENV]: '1' },
     });
     child.on('error', () => undefined);
     child.unref();

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
+import type { HookInput } from './hook-input.js';
 
 /**
  * The folder a hooked session belongs to, for the whole session. An agent's hook input carries the
@@ -119,4 +120,25 @@ export function pruneSessionRoots(home: string, agent: string, days: number, now
     }
   }
   return removed;
+}
+
+/**
+ * The folder a Claude Code hook works for: its session's root (above), fixed by its first hook from
+ * Claude Code's project folder (`CLAUDE_PROJECT_DIR`), else that hook's cwd (the input's, else the
+ * process's: `cwd`). With no engram home to remember it in, this hook's own best guess.
+ */
+export function sessionProjectFolder(options: {
+  home: string;
+  input: HookInput;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}): string | undefined {
+  const projectDir = options.env.CLAUDE_PROJECT_DIR;
+  const candidates = [
+    projectDir !== undefined && isAbsolute(projectDir) ? projectDir : undefined,
+    options.input.cwd ?? options.cwd,
+  ];
+  if (options.home === '') return candidates.find((candidate) => candidate !== undefined && isFolder(candidate));
+  return sessionRoot({ home: options.home, agent: 'claude-code', sessionId: options.input.sessionId, candidates })
+    ?.root;
 }

@@ -239,6 +239,14 @@ export function countSpooled(home: string): number {
       // Claimed and removed meanwhile.
     }
   }
+  // The sh fast path's raw events, one file each, not yet adopted (hook-incoming.ts).
+  try {
+    count += readdirSync(join(spoolFolder(home), 'incoming')).filter((name) =>
+      /^ev-\d+-\d+\.json(\.\d+\.taking)?$/.test(name),
+    ).length;
+  } catch {
+    // No fast-path event yet.
+  }
   return count;
 }
 
@@ -285,7 +293,7 @@ function parseEntry(line: string): SpoolEntry | undefined {
 }
 
 /** A claim whose drainer is gone (or that is older than CLAIM_STALE_MS: a reused pid, a drainer stuck for good). */
-function isAbandoned(pid: number, claimedAt: number, now: number): boolean {
+export function isAbandoned(pid: number, claimedAt: number, now: number): boolean {
   if (now - claimedAt > CLAIM_STALE_MS) return true;
   if (pid === process.pid) return false;
   try {

@@ -3,6 +3,7 @@ import { loadSettings } from '../../node/load-settings.js';
 import { openEngram, type OpenedEngram } from '../../node/open-engram.js';
 import { queueSessionEnd, queueTranscript } from './claude-code-hooks.js';
 import { HOOK_ACTOR, type HookInput } from './hook-input.js';
+import { adoptIncoming } from './hook-incoming.js';
 import { writeHookLog } from './hook-log.js';
 import { storeFingerprint } from './hook-queue.js';
 import {
@@ -115,6 +116,8 @@ export async function drainSpool(options: SpoolDrainOptions): Promise<SpoolDrain
     return { ...entry, attempts, readFailures, after: new Date(Date.now() + wait).toISOString() };
   };
   try {
+    // The sh fast path's raw events first (hook-incoming.ts): they become spool lines claimed just below.
+    adoptIncoming({ home, env, startWorkers: false });
     for (const claim of claimSpool(home)) {
       report.claimed += claim.entries.length;
       const back: SpoolEntry[] = [];
