@@ -3,7 +3,14 @@ import { isAbsolute } from 'node:path';
 import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
 import { errorKind, isEngramError } from '../../kernel/errors.js';
 import { engramHome, loadSettings } from '../../node/load-settings.js';
-import { HOOK_EVENTS, MAX_HOOK_INPUT_BYTES, isHookEventName, parseHookInput, type HookInput } from './hook-input.js';
+import { hookProtocol, type AgentHookProtocol } from './agent-hook-protocols.js';
+import {
+  MAX_HOOK_INPUT_BYTES,
+  isHookEventName,
+  parseHookInput,
+  type HookEventName,
+  type HookInput,
+} from './hook-input.js';
 import { writeHookLog, type HookLogEntry } from './hook-log.js';
 import { spoolHookEvent } from './hook-queue.js';
 import { sessionRoot } from './hook-session-root.js';
@@ -16,17 +23,21 @@ export { HOOK_ACTOR } from './hook-input.js';
 // load the store's side on demand (hook-answer.ts).
 
 /**
- * One Claude Code hook as a whole process (`engram.mjs hook <event>`): reads the event's JSON on
- * stdin, does its work for the session's project folder (not the hook's cwd, which follows the
- * session's `cd`), prints valid JSON or nothing, and exits 0, always. Past
- * `hooks.deadlineMs` it answers with nothing and logs why; every failure is one line in
- * `<ENGRAM_HOME>/logs/claude-code-hooks.log`. A memory system never blocks the user's prompt.
+ * One coding agent's hook as a whole process (`engram.mjs hook <event> [--agent codex]`): reads the
+ * event's JSON on stdin, does its work for the session's project folder (not the hook's cwd, which
+ * follows the session's `cd`), prints valid JSON in the agent's output shape (agent-hook-protocols.ts)
+ * or nothing, and exits 0, always. Past `hooks.deadlineMs` it answers with nothing and logs why;
+ * every failure is one line in `<ENGRAM_HOME>/logs/claude-code-hooks.log` (the agent named in it
+ * when not Claude Code). A memory system never blocks the user's prompt.
  */
-export async function runHookProcess(word: string): Promise<never> {
+export async function runHookProcess(word: string, options: { agent?: string } = {}): Promise<never> {
   const started = Date.now();
   const env = process.env;
   const home = safe(() => engramHome(env)) ?? '';
-  const event = isHookEventName(word) ? HOOK_EVENTS[word] : word.slice(0, 40);
+  const protocol = hookProtocol(options.agent);
+  const handled = (value: string): value is HookEventName =>
+    isHookEventName(value) && protocol?.events[value] !== undefined;
+  const event = handled(word) ? protocol!.events[word]! : word.slice(0, 40);
   let sessionId: string | undefined;
   let finished = false;
   const log = (entry: Omit<HookLogEntry, 'at' | 'event'>): void => {
@@ -34,6 +45,7 @@ export async function runHookProcess(word: string): Promise<never> {
     writeHookLog(home, {
       at: new Date().toISOString(),
       event,
+      ...(protocol !== undefined && protocol.agent !== 'claude-code' && { agent: protocol.agent }),
       ...(sessionId !== undefined && { sessionId }),
       ...entry,
       ms: entry.ms ?? Date.now() - started,
@@ -42,14 +54,9 @@ export async function runHookProcess(word: string): Promise<never> {
   const answer = (context: string | undefined, notice?: string): void => {
     if (!finished) {
       finished = true;
-      if ((context !== undefined || notice !== undefined) && isHookEventName(word)) {
-        // A notice (an event lost) is shown to the user: Claude Code's `systemMessage`.
-        const output = {
-          ...(notice !== undefined && { systemMessage: notice }),
-          ...(context !== undefined && {
-            hookSpecificOutput: { hookEventName: HOOK_EVENTS[word], additionalContext: context },
-          }),
-        };
+      if ((context !== undefined || notice !== undefined) && handled(word)) {
+        // A notice (an event lost) is shown to the user (Claude Code's and Codex's `systemMessage`).
+        const output = protocol!.output(event, context, notice);
         try {
           writeSync(1, `${JSON.stringify(output)}\n`);
         } catch {
@@ -64,8 +71,15 @@ export async function runHookProcess(word: string): Promise<never> {
   };
   // A call engram itself started (the claude-code model provider): its hooks do nothing.
   if (isNestedEngramCall(env)) return finish(undefined);
-  if (!isHookEventName(word)) {
-    log({ status: 'skipped', message: `unknown hook event ${JSON.stringify(word.slice(0, 40))}` });
+  if (protocol === undefined) {
+    log({ status: 'skipped', message: `unknown agent ${JSON.stringify(String(options.agent).slice(0, 40))}` });
+    return finish(undefined);
+  }
+  if (!handled(word)) {
+    log({
+      status: 'skipped',
+      message: `unknown hook event ${JSON.stringify(word.slice(0, 40))} for ${protocol.agent}`,
+    });
     return finish(undefined);
   }
   let deadlineMs = DEFAULT_SETTINGS.hooks.deadlineMs;
@@ -87,10 +101,10 @@ export async function runHookProcess(word: string): Promise<never> {
       log({ status: 'skipped', message: parsed.problem ?? 'unreadable stdin' });
       return finish(undefined);
     }
-    const input: HookInput = parsed.input;
+    const input: HookInput = { ...parsed.input, ...(protocol.agent !== 'claude-code' && { agent: protocol.agent }) };
     sessionId = input.sessionId;
     // The session's project, not where its shell is now: the input's cwd follows the session's `cd`.
-    const cwd = projectFolder(home, input, env);
+    const cwd = projectFolder(home, input, env, protocol);
     if (cwd === undefined) {
       const named = input.cwd ?? process.cwd();
       log({ status: 'skipped', message: `the hook's cwd ${JSON.stringify(named.slice(0, 200))} is not a folder` });
@@ -99,7 +113,13 @@ export async function runHookProcess(word: string): Promise<never> {
     // The deadline is a setting: read it before the store opens (that is what may hang).
     const loaded = loadSettings({ cwd, env });
     if (word === 'stop' || word === 'pre-compact' || word === 'session-end') {
-      const spooled = spoolHookEvent(HOOK_EVENTS[word], input, cwd, loaded, log);
+      const spooled = spoolHookEvent(
+        word === 'stop' ? 'Stop' : word === 'pre-compact' ? 'PreCompact' : 'SessionEnd',
+        input,
+        cwd,
+        loaded,
+        log,
+      );
       if (spooled.notice !== undefined) {
         // Said three ways, since on a full disk the log line may not be written: the log, stderr
         // (Claude Code's debug log) and the user's screen.
@@ -135,6 +155,7 @@ export async function runHookProcess(word: string): Promise<never> {
       remainingMs: () => deadlineMs - (Date.now() - started),
       log,
       answer,
+      actor: protocol.actor,
     });
     return finish(text);
   } catch (error) {
@@ -165,17 +186,23 @@ function isFolder(path: string): boolean {
 
 /**
  * The folder this session's hooks work for (hook-session-root.ts): fixed by its first hook from
- * Claude Code's project folder (`CLAUDE_PROJECT_DIR`), else that hook's cwd, and kept for the session.
+ * the agent's project folder (Claude Code's `CLAUDE_PROJECT_DIR`), else that hook's cwd, and kept
+ * for the session.
  */
-function projectFolder(home: string, input: HookInput, env: NodeJS.ProcessEnv): string | undefined {
-  const projectDir = env.CLAUDE_PROJECT_DIR;
+function projectFolder(
+  home: string,
+  input: HookInput,
+  env: NodeJS.ProcessEnv,
+  protocol: AgentHookProtocol,
+): string | undefined {
+  const projectDir = protocol.projectDirEnv === undefined ? undefined : env[protocol.projectDirEnv];
   const candidates = [
     projectDir !== undefined && isAbsolute(projectDir) ? projectDir : undefined,
     input.cwd ?? process.cwd(),
   ];
   // No engram home to remember it in: this hook's own best guess.
   if (home === '') return candidates.find((candidate) => candidate !== undefined && isFolder(candidate));
-  return sessionRoot({ home, agent: 'claude-code', sessionId: input.sessionId, candidates })?.root;
+  return sessionRoot({ home, agent: protocol.agent, sessionId: input.sessionId, candidates })?.root;
 }
 
 /** All of stdin, up to `maxBytes` (more is refused, not buffered). */
