@@ -19,7 +19,8 @@ import { keyName, readTomlStructure, TomlStructureError, type TomlStructure } fr
 export interface JsonEdit {
   kind: 'json';
   file: string;
-  arrays: Array<{ path: string[]; items: unknown[] }>;
+  /** `marker`: text only engram's items hold (its hook command's words), so an item edited since install is still found. */
+  arrays: Array<{ path: string[]; items: unknown[]; marker?: string }>;
 }
 
 /** Whole tables appended at the end of a TOML file; a table the file has already is left as it is. */
@@ -47,7 +48,7 @@ interface RecordedFile {
   before?: string;
   /** sha256 of what install wrote: unchanged since, uninstall writes `before` back as it was. */
   written: string;
-  json?: Array<{ path: string[]; items: unknown[]; createdFrom: number }>;
+  json?: Array<{ path: string[]; items: unknown[]; createdFrom: number; marker?: string }>;
   /** The exact text appended to a TOML file. */
   appended?: string;
 }
@@ -184,10 +185,18 @@ export async function installAgent(
     const text = readText(edit.file);
     if (edit.kind === 'json') {
       const object = parseJsonObject(edit.file, text);
+      const original = parseJsonObject(edit.file, text);
       const json = edit.arrays.map((entry) => {
-        const { array, createdFrom } = arrayAt(object, entry.path, edit.file);
+        const { array } = arrayAt(object, entry.path, edit.file);
+        // Measured against the file as it was: what this install made for an earlier entry counts as made too.
+        const createdFrom = missingFrom(original, entry.path);
         array.push(...entry.items);
-        return { path: entry.path, items: entry.items, createdFrom };
+        return {
+          path: entry.path,
+          items: entry.items,
+          createdFrom,
+          ...(entry.marker !== undefined && { marker: entry.marker }),
+        };
       });
       const output = `${JSON.stringify(object, null, 2)}\n`;
       return { edit, text, output, json, added: edit.arrays.map((entry) => entry.path.join('.')) };
@@ -261,10 +270,15 @@ export async function uninstallAgent(
         result.warnings.push(`${file.file} is no longer valid JSON: engram's entries are left in it`);
         continue;
       }
-      for (const entry of file.json) removeItems(object, entry.path, entry.items, entry.createdFrom);
+      for (const entry of file.json) removeItems(object, entry);
       // Back to what it was before install (a hook edited, then engram's taken out): its own bytes again.
       const before = file.before === undefined ? undefined : Buffer.from(file.before, 'base64').toString('utf8');
       const same = before !== undefined && sameJson(before, object);
+      if (before === undefined && Object.keys(object).length === 0) {
+        await rm(file.file, { force: true }); // Install made it, and nothing else is in it.
+        result.changed.push({ file: file.file, how: 'removed-file' });
+        continue;
+      }
       await writeFileAtomically(file.file, same ? before : `${JSON.stringify(object, null, 2)}\n`, 'CONFIG_INVALID');
       result.changed.push({ file: file.file, how: 'entries-removed' });
     } else if (file.appended !== undefined) {
@@ -273,7 +287,13 @@ export async function uninstallAgent(
         result.warnings.push(`${file.file}: the tables engram added were changed since; remove them by hand`);
         continue;
       }
-      await writeFileAtomically(file.file, text.slice(0, at) + text.slice(at + file.appended.length), 'CONFIG_INVALID');
+      const rest = text.slice(0, at) + text.slice(at + file.appended.length);
+      if (file.before === undefined && rest.trim() === '') {
+        await rm(file.file, { force: true });
+        result.changed.push({ file: file.file, how: 'removed-file' });
+        continue;
+      }
+      await writeFileAtomically(file.file, rest, 'CONFIG_INVALID');
       result.changed.push({ file: file.file, how: 'entries-removed' });
     }
   }
@@ -284,10 +304,9 @@ export async function uninstallAgent(
 
 function removeItems(
   root: Record<string, unknown>,
-  path: readonly string[],
-  items: readonly unknown[],
-  createdFrom: number,
+  entry: { path: string[]; items: unknown[]; createdFrom: number; marker?: string },
 ): void {
+  const { path, items, createdFrom, marker } = entry;
   const chain: Array<Record<string, unknown>> = [root];
   for (const key of path.slice(0, -1)) {
     const next = chain.at(-1)![key];
@@ -297,9 +316,10 @@ function removeItems(
   const last = path.at(-1)!;
   const array = chain.at(-1)![last];
   if (!Array.isArray(array)) return;
-  for (const item of items) {
-    const at = array.findIndex((candidate) => JSON.stringify(candidate) === JSON.stringify(item));
-    if (at >= 0) array.splice(at, 1);
+  const added = new Set(items.map((item) => JSON.stringify(item)));
+  for (let at = array.length - 1; at >= 0; at -= 1) {
+    const text = JSON.stringify(array[at]);
+    if (added.has(text) || (marker !== undefined && text.includes(marker))) array.splice(at, 1);
   }
   // What install made and is empty again goes; what the user had stays, empty or not.
   for (let depth = path.length - 1; depth >= createdFrom && depth >= 0; depth -= 1) {
@@ -317,4 +337,14 @@ function sameJson(text: string, value: unknown): boolean {
   } catch {
     return false;
   }
+}
+
+/** The depth from which `path` is missing in `root` (its length when all of it is there). */
+function missingFrom(root: Record<string, unknown>, path: readonly string[]): number {
+  let value: unknown = root;
+  for (const [depth, key] of path.entries()) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return depth;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return path.length;
 }

@@ -125,7 +125,11 @@ export function codexInstallDescription(options: {
         {
           kind: 'json',
           file: paths.hooks,
-          arrays: hooks.map((hook) => ({ path: ['hooks', hook.event], items: [{ hooks: [hook.handler] }] })),
+          arrays: hooks.map((hook) => ({
+            path: ['hooks', hook.event],
+            items: [{ hooks: [hook.handler] }],
+            marker: ` hook ${hook.word} --agent codex`,
+          })),
         },
         {
           kind: 'toml',
