@@ -82,7 +82,8 @@ function readText(file: string): string | undefined {
   }
 }
 
-function parseJsonObject(file: string, text: string | undefined): Record<string, unknown> {
+/** A JSON file's object (empty for no file), or CONFIG_INVALID naming the file: nothing is written then. */
+export function parseJsonObject(file: string, text: string | undefined): Record<string, unknown> {
   if (text === undefined || text.trim() === '') return {};
   let value: unknown;
   try {

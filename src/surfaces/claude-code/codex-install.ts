@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { EngramError } from '../../kernel/errors.js';
-import type { AgentInstallDescription } from './agent-installs.js';
+import { parseJsonObject, type AgentInstallDescription } from './agent-installs.js';
 import { AGENT_HOOK_PROTOCOLS } from './agent-hook-protocols.js';
 import type { HookEventName } from './hook-input.js';
 import { readTomlStructure } from './toml-structure.js';
@@ -75,17 +74,7 @@ export function codexHookCommand(launcher: string, word: HookEventName, node = p
 }
 
 function hookGroups(file: string, text: string | undefined): Record<string, unknown> {
-  if (text === undefined || text.trim() === '') return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new EngramError(
-      'CONFIG_INVALID',
-      `${file} is not valid JSON (${(error as Error).message}); fix it by hand, then run the install again. Nothing was changed.`,
-    );
-  }
-  const hooks = (value as { hooks?: unknown } | null)?.hooks;
+  const hooks = parseJsonObject(file, text).hooks;
   return hooks !== null && typeof hooks === 'object' && !Array.isArray(hooks) ? (hooks as Record<string, unknown>) : {};
 }
 
