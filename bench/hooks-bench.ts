@@ -173,17 +173,35 @@ export async function benchHooksPart(): Promise<HooksBenchResult> {
     if (result.status !== 0) throw new Error(`${args.join(' ')} exited ${result.status}: ${result.stderr}`);
     return elapsed;
   };
+  // Each agent's hook entry: Claude Code's four events, and Codex's per-prompt and session-start
+  // through the same runner (`--agent codex`, agent-hook-protocols.ts), with Codex's stdin.
+  const entries: Array<{ name: string; event: string; args: string[]; input: (run: number) => string }> = [
+    ...Object.entries(inputs).map(([event, input]) => ({ name: event, event, args: [launcher, 'hook', event], input })),
+    ...(['session-start', 'user-prompt-submit'] as const).map((event) => ({
+      name: `codex ${event}`,
+      event,
+      args: [launcher, 'hook', event, '--agent', 'codex'],
+      input: (run: number) =>
+        JSON.stringify({
+          ...(JSON.parse(inputs[event]!(run)) as Record<string, unknown>),
+          session_id: `codex-${event}-${run}`,
+          hook_event_name: event === 'session-start' ? 'SessionStart' : 'UserPromptSubmit',
+          model: 'gpt-test',
+          transcript_path: null,
+        }),
+    })),
+  ];
   const single: HookBenchRow[] = [];
-  for (const [event, input] of Object.entries(inputs)) {
+  for (const { name, event, args, input } of entries) {
     const hook: number[] = [];
     const baseline: number[] = [];
-    time([launcher, 'hook', event], input(RUNS + 100));
+    time(args, input(RUNS + 100));
     for (let run = 0; run < RUNS; run += 1) {
       baseline.push(time(['-e', ''], ''));
-      hook.push(time([launcher, 'hook', event], input(run)));
+      hook.push(time(args, input(run)));
     }
     const row: HookBenchRow = {
-      event,
+      event: name,
       memories: SIZE,
       runs: RUNS,
       p50Ms: round(median(hook), 1),
@@ -195,7 +213,7 @@ export async function benchHooksPart(): Promise<HooksBenchResult> {
     };
     single.push(row);
     console.log(
-      `hooks ${event.padEnd(18)} p50 ${row.p50Ms} ms, p95 ${row.p95Ms} ms (target ${row.targetP95Ms}); node -e '' p50 ${row.baselineP50Ms} ms, p95 ${row.baselineP95Ms} ms; ratio p95 ${row.ratioP95}x`,
+      `hooks ${name.padEnd(24)} p50 ${row.p50Ms} ms, p95 ${row.p95Ms} ms (target ${row.targetP95Ms}); node -e '' p50 ${row.baselineP50Ms} ms, p95 ${row.baselineP95Ms} ms; ratio p95 ${row.ratioP95}x`,
     );
   }
   const concurrency = await benchConcurrency(world, queries);

@@ -18,19 +18,25 @@ export function runHook(
   event: string,
   input: string,
   env: Record<string, string> = {},
+  /** After the event: `--agent codex` runs another agent's protocol. */
+  extra: readonly string[] = [],
 ): Promise<HookRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [HOOK_LAUNCHER, 'hook', event, '--from', 'engram-plugin'], {
-      cwd: workspace.cwd,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: workspace.home,
-        ENGRAM_HOME: workspace.home,
-        ENGRAM_MODEL_PROVIDER: 'none',
-        ...env,
+    const child = spawn(
+      process.execPath,
+      [HOOK_LAUNCHER, 'hook', event, ...(extra.length > 0 ? extra : ['--from', 'engram-plugin'])],
+      {
+        cwd: workspace.cwd,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: workspace.home,
+          ENGRAM_HOME: workspace.home,
+          ENGRAM_MODEL_PROVIDER: 'none',
+          ...env,
+        },
+        stdio: ['pipe', 'pipe', 'ignore'],
       },
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
+    );
     const out: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
     child.stdin.on('error', () => undefined);

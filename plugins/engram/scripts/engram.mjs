@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The plugin's one entry: `engram.mjs hook <event>` runs a Claude Code hook, anything else runs the
+// The plugin's one entry: `engram.mjs hook <event> [--agent codex]` runs a Claude Code (or Codex) hook, anything else runs the
 // engram CLI (`engram.mjs mcp` for the plugin's MCP server). It finds engram's built code where the
 // plugin folder sits: inside the engram package or repository (a directory marketplace runs the
 // plugin in place), else an engram installed next to a copied plugin folder (npm ci --ignore-scripts
@@ -53,7 +53,9 @@ if (isHook && args[1] === 'adopt-events') {
   await runEventAdopter();
 } else if (isHook) {
   const { runHookProcess } = await import(pathToFileURL(engram.hook).href);
-  await runHookProcess(args[1] ?? '');
+  // `hook <event> --agent codex`: another agent's hook protocol (agent-hook-protocols.ts).
+  const agent = args[2] === '--agent' ? args[3] : undefined;
+  await runHookProcess(args[1] ?? '', agent === undefined ? {} : { agent });
 } else {
   process.argv = [process.argv[0], engram.cli, ...args];
   await import(pathToFileURL(engram.cli).href);

@@ -4,6 +4,7 @@ import { isEngramError } from '../../kernel/errors.js';
 import { estimateTextTokens } from '../../kernel/token-estimate.js';
 import type { Memory } from '../../memory/memory.js';
 import type { OpenedEngram } from '../../node/open-engram.js';
+import { hookProtocol } from './agent-hook-protocols.js';
 import type { HookInput } from './hook-input.js';
 import type { HookLogEntry } from './hook-log.js';
 import { HOOK_TRANSCRIPT_MAX_BYTES } from './hook-queue.js';
@@ -216,7 +217,8 @@ export async function queueTranscript(context: QueueContext): Promise<QueueOutco
   let transcript: Awaited<ReturnType<typeof readTranscriptFile>>;
   try {
     transcript = await readTranscriptFile(path, {
-      format: 'claude',
+      // Each agent's own session files (Codex's rollout JSONL): agent-hook-protocols.ts.
+      format: hookProtocol(input.agent)?.transcriptFormat ?? 'claude',
       sessionId: input.sessionId,
       maxBytes: HOOK_TRANSCRIPT_MAX_BYTES,
     });

@@ -21,20 +21,23 @@ export async function answerFromStore(
     remainingMs: () => number;
     log: Log;
     answer: (text: string | undefined) => void;
+    /** Recorded in history (the agent's name); Claude Code's by default. */
+    actor?: string;
   },
 ): Promise<string | undefined> {
   const { cwd, env, log, answer } = options;
   const opened = await openEngram({
     cwd,
     env,
-    actor: HOOK_ACTOR,
+    actor: options.actor ?? HOOK_ACTOR,
     flags: { 'store.busyTimeoutMs': options.busyTimeoutMs },
   });
   try {
     const context: HookContext = { opened, input: options.input, remainingMs: options.remainingMs, log, answer };
     if (word === 'user-prompt-submit') return await promptContext(context);
     const text = await sessionStartContext(context);
-    await keepSkillsInStep(opened, cwd, env, log, answer, text);
+    // Procedure skills are Claude Code's: another agent's session start leaves them alone.
+    if ((options.actor ?? HOOK_ACTOR) === HOOK_ACTOR) await keepSkillsInStep(opened, cwd, env, log, answer, text);
     return text;
   } finally {
     await opened.close().catch(() => undefined);

@@ -22,6 +22,8 @@ export interface HookInput {
   prompt?: string;
   /** SessionEnd: why the session ended. */
   reason?: string;
+  /** The agent whose hook this is, when not Claude Code (agent-hook-protocols.ts): its transcripts' format. */
+  agent?: 'codex';
 }
 
 /** Largest stdin a hook reads: a prompt of a few MB is possible, more is not a hook's input. */

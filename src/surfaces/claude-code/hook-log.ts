@@ -8,6 +8,8 @@ export interface HookLogEntry {
   /** `deadline`, `failed`, `skipped` (bad input), `worker-failed`. */
   status: string;
   message: string;
+  /** The agent whose hook this was, when not Claude Code. */
+  agent?: string;
   sessionId?: string;
   code?: string;
   ms?: number;

@@ -2,7 +2,14 @@ import { writeSync } from 'node:fs';
 import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
 import { errorKind, isEngramError } from '../../kernel/errors.js';
 import { engramHome, loadSettings } from '../../node/load-settings.js';
-import { HOOK_EVENTS, MAX_HOOK_INPUT_BYTES, isHookEventName, parseHookInput, type HookInput } from './hook-input.js';
+import { hookProtocol } from './agent-hook-protocols.js';
+import {
+  MAX_HOOK_INPUT_BYTES,
+  isHookEventName,
+  parseHookInput,
+  type HookEventName,
+  type HookInput,
+} from './hook-input.js';
 import { writeHookLog, type HookLogEntry } from './hook-log.js';
 import { spoolHookEvent } from './hook-queue.js';
 import { sessionProjectFolder } from './hook-session-root.js';
@@ -17,17 +24,21 @@ export { runEventAdopter } from './hook-adopter.js';
 // load the store's side on demand (hook-answer.ts).
 
 /**
- * One Claude Code hook as a whole process (`engram.mjs hook <event>`): reads the event's JSON on
- * stdin, does its work for the session's project folder (not the hook's cwd, which follows the
- * session's `cd`), prints valid JSON or nothing, and exits 0, always. Past
- * `hooks.deadlineMs` it answers with nothing and logs why; every failure is one line in
- * `<ENGRAM_HOME>/logs/claude-code-hooks.log`. A memory system never blocks the user's prompt.
+ * One coding agent's hook as a whole process (`engram.mjs hook <event> [--agent codex]`): reads the
+ * event's JSON on stdin, does its work for the session's project folder (not the hook's cwd, which
+ * follows the session's `cd`), prints valid JSON in the agent's output shape (agent-hook-protocols.ts)
+ * or nothing, and exits 0, always. Past `hooks.deadlineMs` it answers with nothing and logs why;
+ * every failure is one line in `<ENGRAM_HOME>/logs/claude-code-hooks.log` (the agent named in it
+ * when not Claude Code). A memory system never blocks the user's prompt.
  */
-export async function runHookProcess(word: string): Promise<never> {
+export async function runHookProcess(word: string, options: { agent?: string } = {}): Promise<never> {
   const started = Date.now();
   const env = process.env;
   const home = safe(() => engramHome(env)) ?? '';
-  const event = isHookEventName(word) ? HOOK_EVENTS[word] : word.slice(0, 40);
+  const protocol = hookProtocol(options.agent);
+  const handled = (value: string): value is HookEventName =>
+    isHookEventName(value) && protocol?.events[value] !== undefined;
+  const event = handled(word) ? protocol!.events[word]! : word.slice(0, 40);
   let sessionId: string | undefined;
   let finished = false;
   const log = (entry: Omit<HookLogEntry, 'at' | 'event'>): void => {
@@ -35,6 +46,7 @@ export async function runHookProcess(word: string): Promise<never> {
     writeHookLog(home, {
       at: new Date().toISOString(),
       event,
+      ...(protocol !== undefined && protocol.agent !== 'claude-code' && { agent: protocol.agent }),
       ...(sessionId !== undefined && { sessionId }),
       ...entry,
       ms: entry.ms ?? Date.now() - started,
@@ -43,14 +55,9 @@ export async function runHookProcess(word: string): Promise<never> {
   const answer = (context: string | undefined, notice?: string): void => {
     if (!finished) {
       finished = true;
-      if ((context !== undefined || notice !== undefined) && isHookEventName(word)) {
-        // A notice (an event lost) is shown to the user: Claude Code's `systemMessage`.
-        const output = {
-          ...(notice !== undefined && { systemMessage: notice }),
-          ...(context !== undefined && {
-            hookSpecificOutput: { hookEventName: HOOK_EVENTS[word], additionalContext: context },
-          }),
-        };
+      if ((context !== undefined || notice !== undefined) && handled(word)) {
+        // A notice (an event lost) is shown to the user (Claude Code's and Codex's `systemMessage`).
+        const output = protocol!.output(event, context, notice);
         try {
           writeSync(1, `${JSON.stringify(output)}\n`);
         } catch {
@@ -65,8 +72,15 @@ export async function runHookProcess(word: string): Promise<never> {
   };
   // A call engram itself started (the claude-code model provider): its hooks do nothing.
   if (isNestedEngramCall(env)) return finish(undefined);
-  if (!isHookEventName(word)) {
-    log({ status: 'skipped', message: `unknown hook event ${JSON.stringify(word.slice(0, 40))}` });
+  if (protocol === undefined) {
+    log({ status: 'skipped', message: `unknown agent ${JSON.stringify(String(options.agent).slice(0, 40))}` });
+    return finish(undefined);
+  }
+  if (!handled(word)) {
+    log({
+      status: 'skipped',
+      message: `unknown hook event ${JSON.stringify(word.slice(0, 40))} for ${protocol.agent}`,
+    });
     return finish(undefined);
   }
   let deadlineMs = DEFAULT_SETTINGS.hooks.deadlineMs;
@@ -88,10 +102,10 @@ export async function runHookProcess(word: string): Promise<never> {
       log({ status: 'skipped', message: parsed.problem ?? 'unreadable stdin' });
       return finish(undefined);
     }
-    const input: HookInput = parsed.input;
+    const input: HookInput = { ...parsed.input, ...(protocol.agent !== 'claude-code' && { agent: protocol.agent }) };
     sessionId = input.sessionId;
     // The session's project, not where its shell is now: the input's cwd follows the session's `cd`.
-    const cwd = sessionProjectFolder({ home, input, env, cwd: process.cwd() });
+    const cwd = sessionProjectFolder({ home, input, env, cwd: process.cwd(), protocol });
     if (cwd === undefined) {
       const named = input.cwd ?? process.cwd();
       log({ status: 'skipped', message: `the hook's cwd ${JSON.stringify(named.slice(0, 200))} is not a folder` });
@@ -100,7 +114,13 @@ export async function runHookProcess(word: string): Promise<never> {
     // The deadline is a setting: read it before the store opens (that is what may hang).
     const loaded = loadSettings({ cwd, env });
     if (word === 'stop' || word === 'pre-compact' || word === 'session-end') {
-      const spooled = spoolHookEvent(HOOK_EVENTS[word], input, cwd, loaded, log);
+      const spooled = spoolHookEvent(
+        word === 'stop' ? 'Stop' : word === 'pre-compact' ? 'PreCompact' : 'SessionEnd',
+        input,
+        cwd,
+        loaded,
+        log,
+      );
       if (spooled.notice !== undefined) {
         // Said three ways, since on a full disk the log line may not be written: the log, stderr
         // (Claude Code's debug log) and the user's screen.
@@ -136,6 +156,7 @@ export async function runHookProcess(word: string): Promise<never> {
       remainingMs: () => deadlineMs - (Date.now() - started),
       log,
       answer,
+      actor: protocol.actor,
     });
     return finish(text);
   } catch (error) {

@@ -75,6 +75,7 @@ export function spoolHookEvent(
     cwd,
     ...(transcriptPath !== undefined && { transcriptPath }),
     ...(input.reason !== undefined && { reason: input.reason }),
+    ...(input.agent !== undefined && { agent: input.agent }),
     store: storeFingerprint(loaded.settings.store.url),
     at: options.at ?? new Date().toISOString(),
   };

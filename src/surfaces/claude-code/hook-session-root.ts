@@ -132,13 +132,16 @@ export function sessionProjectFolder(options: {
   input: HookInput;
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** The agent whose hook this is, and the variable naming its project folder (default Claude Code's). */
+  protocol?: { agent: string; projectDirEnv?: string };
 }): string | undefined {
-  const projectDir = options.env.CLAUDE_PROJECT_DIR;
+  const protocol = options.protocol ?? { agent: 'claude-code', projectDirEnv: 'CLAUDE_PROJECT_DIR' };
+  const projectDir = protocol.projectDirEnv === undefined ? undefined : options.env[protocol.projectDirEnv];
   const candidates = [
     projectDir !== undefined && isAbsolute(projectDir) ? projectDir : undefined,
     options.input.cwd ?? options.cwd,
   ];
   if (options.home === '') return candidates.find((candidate) => candidate !== undefined && isFolder(candidate));
-  return sessionRoot({ home: options.home, agent: 'claude-code', sessionId: options.input.sessionId, candidates })
+  return sessionRoot({ home: options.home, agent: protocol.agent, sessionId: options.input.sessionId, candidates })
     ?.root;
 }

@@ -39,6 +39,8 @@ export interface SpoolEntry {
   cwd: string;
   transcriptPath?: string;
   reason?: string;
+  /** The agent whose hook spooled it, when not Claude Code: how its transcript is read. */
+  agent?: 'codex';
   /** A fingerprint of the store the hook's settings name: only a drainer with the same store queues it. */
   store: string;
   at: string;
@@ -286,6 +288,7 @@ function parseEntry(line: string): SpoolEntry | undefined {
   if (!text(entry.sessionId) || !text(entry.cwd) || !text(entry.store) || !text(entry.at)) return undefined;
   if (entry.transcriptPath !== undefined && !text(entry.transcriptPath)) return undefined;
   if (entry.after !== undefined && !text(entry.after)) return undefined;
+  if (entry.agent !== undefined && entry.agent !== 'codex') return undefined;
   const count = (field: unknown): boolean =>
     field === undefined || (Number.isSafeInteger(field) && (field as number) >= 0);
   if (!count(entry.attempts) || !count(entry.readFailures)) return undefined;

@@ -147,6 +147,7 @@ export async function drainSpool(options: SpoolDrainOptions): Promise<SpoolDrain
             cwd: entry.cwd,
             ...(entry.transcriptPath !== undefined && { transcriptPath: entry.transcriptPath }),
             ...(entry.reason !== undefined && { reason: entry.reason }),
+            ...(entry.agent !== undefined && { agent: entry.agent }),
           };
           const context = {
             opened,

@@ -10,10 +10,14 @@ import {
 import { duplicateServerWarning, otherEngramMcpServers } from '../../claude-code/claude-code-mcp-servers.js';
 import { removeInstalledSkills, syncInstalledSkills } from '../../claude-code/skills/installed-skills.js';
 import { openEngram } from '../../../node/open-engram.js';
+import { installAgent, uninstallAgent } from '../../claude-code/agent-installs.js';
+import { codexInstallDescription } from '../../claude-code/codex-install.js';
+import { pluginFolder } from '../../claude-code/claude-code-install.js';
+import { join } from 'node:path';
 import { globalSettingFlags } from '../cli-engram.js';
 import type { CommandDefinition, CommandInvocation } from '../cli-command.js';
 
-const TARGETS = ['claude-code'] as const;
+const TARGETS = ['claude-code', 'codex'] as const;
 
 function target(invocation: CommandInvocation): (typeof TARGETS)[number] {
   const [name, ...rest] = invocation.positionals;
@@ -32,8 +36,8 @@ function loaded(invocation: CommandInvocation): ReturnType<typeof loadSettings> 
 /** `engram install claude-code`: a plain `claude` session loads engram's plugin (hooks, MCP server, skills). */
 export const installCommand: CommandDefinition = {
   name: 'install',
-  summary: 'Make Claude Code load engram (hooks, MCP server, skills): engram install claude-code',
-  usage: 'install claude-code [--project] [--skills]',
+  summary: 'Make Claude Code or Codex use engram (hooks, MCP server): engram install claude-code|codex',
+  usage: 'install claude-code [--project] [--skills] | install codex',
   options: {
     project: {
       type: 'boolean',
@@ -48,9 +52,10 @@ export const installCommand: CommandDefinition = {
   details:
     'Declares engram as a Claude Code plugin marketplace (a folder: the plugin runs in place, nothing is copied and no npm runs) and ' +
     'enables the plugin in ~/.claude/settings.json, or with --project in <project>/.claude/settings.json. The next claude session ' +
-    'runs the hooks. "engram uninstall claude-code" removes exactly what this added; "engram status" tells whether Claude Code will load it.',
+    'runs the hooks. "engram uninstall claude-code" removes exactly what this added; "engram status" tells whether Claude Code will load it. ' +
+    '"engram install codex" adds engram\'s hooks to $CODEX_HOME/hooks.json (default ~/.codex) and, in config.toml, the MCP server and the trust hash Codex needs to run each hook.',
   async run(invocation) {
-    target(invocation);
+    if (target(invocation) === 'codex') return installCodex(invocation);
     // --project is this command's flag here; the global one is --project=<id>, or before the command's name.
     const scope: InstallScope = invocation.values.project === true ? 'project' : 'user';
     const settings = loaded(invocation);
@@ -117,7 +122,20 @@ export const uninstallCommand: CommandDefinition = {
     },
   },
   async run(invocation) {
-    target(invocation);
+    if (target(invocation) === 'codex') {
+      const result = await uninstallAgent({ agent: 'codex' }, loaded(invocation).home);
+      const lines =
+        result.changed.length === 0
+          ? ['engram was not installed for Codex; nothing changed.']
+          : [
+              'Removed engram from Codex (memories are kept):',
+              ...result.changed.map(
+                (entry) =>
+                  `  ${entry.file}: ${entry.how === 'restored' ? 'as it was before install' : entry.how === 'removed-file' ? 'removed (install created it)' : "engram's entries removed"}`,
+              ),
+            ];
+      return { data: result, text: [...lines, ...result.warnings.map((warning) => `warning: ${warning}`)].join('\n') };
+    }
     const settings = loaded(invocation);
     const onlyProject = invocation.values.project === true;
     const skillDirectories = onlyProject ? [] : recordedSkillDirectories(settings.home);
@@ -142,3 +160,22 @@ export const uninstallCommand: CommandDefinition = {
     return { data: { ...result, removedSkills }, text: lines.join('\n') };
   },
 };
+
+/** The description `engram install codex` writes: this engram's launcher and Node. */
+export function codexDescription(env: Record<string, string | undefined>): ReturnType<typeof codexInstallDescription> {
+  return codexInstallDescription({ env, launcher: join(pluginFolder(), 'scripts', 'engram.mjs') });
+}
+
+async function installCodex(invocation: CommandInvocation): Promise<{ data: unknown; text: string }> {
+  const settings = loaded(invocation);
+  const result = await installAgent(codexDescription(invocation.io.env), settings.home);
+  const lines = [
+    result.changed.length === 0
+      ? 'engram is already installed for Codex; nothing changed.'
+      : 'Installed engram for Codex:',
+    ...result.changed.map((entry) => `  ${entry.file}: ${entry.added.join(', ')}`),
+    ...result.warnings.map((warning) => `warning: ${warning}`),
+    'The next codex session runs its hooks. "engram status" checks it; "engram uninstall codex" removes it.',
+  ];
+  return { data: result, text: lines.join('\n') };
+}

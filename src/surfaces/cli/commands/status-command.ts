@@ -1,8 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { EXTRACTION_QUEUE } from '../../../extraction/extraction-job-payload.js';
 import { selectLanguageModel } from '../../../adapters/models/create-language-model.js';
 import { WRAPPER_MODEL_CHECKPOINT } from '../../sdk/extraction-model-choice.js';
 import { loadSettings } from '../../../node/load-settings.js';
 import { openEngram } from '../../../node/open-engram.js';
+import { isAgentInstalled } from '../../claude-code/agent-installs.js';
+import { codexDescription } from './install-command.js';
 import { claudeCodeLoadState } from '../../claude-code/claude-code-install.js';
 import { duplicateServerWarning, otherEngramMcpServers } from '../../claude-code/claude-code-mcp-servers.js';
 import { hookLogPath, readHookLog } from '../../claude-code/hook-log.js';
@@ -68,11 +71,13 @@ export const statusCommand: CommandDefinition = {
       store.ok = false;
       store.error = (error as Error).message;
     }
+    const codex = codexState(io.env, loaded.home);
     const hookErrors = readHookLog(loaded.home, LOG_LINES);
     const spooled = countSpooled(loaded.home);
     const data = {
       spooled,
       claudeCode: { ...claudeCode, hooks: settings.hooks, otherMcpServers },
+      ...(codex !== undefined && { codex }),
       project: loaded.project,
       store,
       model,
@@ -89,6 +94,16 @@ export const statusCommand: CommandDefinition = {
           ? `loads engram (enabled in ${claudeCode.enabledIn})`
           : `will NOT load engram: ${claudeCode.problems.join('; ')}`,
       ],
+      ...(codex !== undefined
+        ? ([
+            [
+              'codex',
+              codex.problems.length === 0
+                ? 'runs engram (hooks trusted, MCP server configured)'
+                : `will NOT run engram's hooks: ${codex.problems.join('; ')}`,
+            ],
+          ] as Array<[string, string]>)
+        : []),
       ...(otherMcpServers.length > 0
         ? ([
             [
@@ -169,4 +184,21 @@ function wrapperModel(value: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Codex's state when `engram install codex` ran: what would keep it from running engram (a trust hash gone stale). */
+function codexState(env: Record<string, string | undefined>, home: string): { problems: string[] } | undefined {
+  try {
+    if (!isAgentInstalled(home, 'codex')) return undefined;
+  } catch (error) {
+    return { problems: [(error as Error).message] };
+  }
+  const read = (file: string): string | undefined => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
+  return { problems: codexDescription(env).problems(read) };
 }

@@ -1,0 +1,71 @@
+import type { HookEventName } from './hook-input.js';
+
+/**
+ * How one coding agent speaks the hook protocol engram's one hook runner (hook-main.ts) answers:
+ * which of engram's hook words it fires and under what event name, where its project folder is
+ * named, the output that injects context, and the format of its session files. A new agent is a
+ * description here (and one in agent-installs.ts), not a copy of the runner. Both agents described
+ * so far read the same snake_case stdin (`session_id`, `transcript_path`, `cwd`, `prompt`, `source`),
+ * exit 0 means "go on", and a timeout or any other failure goes on without context.
+ */
+export interface AgentHookProtocol {
+  agent: AgentName;
+  /** Recorded in history as the actor of what its hooks (and their worker) change. */
+  actor: string;
+  /** The agent's event name for each engram hook word it fires. */
+  events: Partial<Record<HookEventName, string>>;
+  /** An environment variable the agent sets to the session's project folder, if any. */
+  projectDirEnv?: string;
+  /** The transcript reader for its session files (read-transcript.ts's format names). */
+  transcriptFormat: 'claude' | 'codex';
+  /** The stdout JSON that gives the model `context` and the user `notice`. */
+  output: (event: string, context: string | undefined, notice: string | undefined) => object;
+}
+
+export const AGENT_NAMES = ['claude-code', 'codex'] as const;
+export type AgentName = (typeof AGENT_NAMES)[number];
+
+/** Claude Code's and Codex's shape: `hookSpecificOutput.additionalContext`, and `systemMessage` for the user. */
+const hookSpecificOutput = (event: string, context: string | undefined, notice: string | undefined): object => ({
+  ...(notice !== undefined && { systemMessage: notice }),
+  ...(context !== undefined && { hookSpecificOutput: { hookEventName: event, additionalContext: context } }),
+});
+
+export const AGENT_HOOK_PROTOCOLS: Record<AgentName, AgentHookProtocol> = {
+  'claude-code': {
+    agent: 'claude-code',
+    actor: 'claude-code',
+    events: {
+      'session-start': 'SessionStart',
+      'user-prompt-submit': 'UserPromptSubmit',
+      stop: 'Stop',
+      'pre-compact': 'PreCompact',
+      'session-end': 'SessionEnd',
+    },
+    projectDirEnv: 'CLAUDE_PROJECT_DIR',
+    transcriptFormat: 'claude',
+    output: hookSpecificOutput,
+  },
+  // Codex 0.171 (test/support/agent-clis.md §1): hooks.json events fire only when config.toml holds
+  // their trust hash; context lands as a developer message; `codex exec` fires no SessionEnd, so
+  // Stop (end of every turn) queues the rollout's new part. PreCompact fires before a compaction and
+  // SessionStart again with `source: compact` after it, where the surfaced memories are given back.
+  codex: {
+    agent: 'codex',
+    actor: 'codex',
+    events: {
+      'session-start': 'SessionStart',
+      'user-prompt-submit': 'UserPromptSubmit',
+      stop: 'Stop',
+      'pre-compact': 'PreCompact',
+    },
+    transcriptFormat: 'codex',
+    output: hookSpecificOutput,
+  },
+};
+
+/** The protocol for an agent's name (`undefined`: Claude Code, as every hook command before agents had). */
+export function hookProtocol(agent: string | undefined): AgentHookProtocol | undefined {
+  if (agent === undefined) return AGENT_HOOK_PROTOCOLS['claude-code'];
+  return (AGENT_NAMES as readonly string[]).includes(agent) ? AGENT_HOOK_PROTOCOLS[agent as AgentName] : undefined;
+}
