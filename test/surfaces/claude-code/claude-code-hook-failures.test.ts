@@ -355,10 +355,13 @@ describe("what waits for a retry is run by the hooks' worker, with no other hook
         { ENGRAM_BUSY_TIMEOUT_MS: '200' },
       );
       // The worker cannot open the store or queue the event into it: it says so and waits.
-      await eventually(async () =>
-        logLines(workspace).some((entry) => /(cannot open the store|not queued yet) \(try 1/.test(entry.message))
-          ? true
-          : undefined,
+      await eventually(
+        async () =>
+          logLines(workspace).some((entry) => /(cannot open the store|not queued yet) \(try 1/.test(entry.message))
+            ? true
+            : undefined,
+        240,
+        250,
       );
       holder.exec('ROLLBACK');
       held = false;
@@ -368,11 +371,11 @@ describe("what waits for a retry is run by the hooks' worker, with no other hook
     }
     const stored = await eventually(
       async () => ((await contents(workspace)).includes('later event') ? true : undefined),
-      120,
+      240,
       250,
     );
     expect(stored).toBe(true);
-  }, 90_000);
+  }, 150_000);
 });
 
 describe('any append to the spool that fails', () => {
