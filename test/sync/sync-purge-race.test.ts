@@ -1,14 +1,16 @@
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Memory } from '../../src/memory/memory.js';
 import { ENGRAM_BINARY } from '../support/cli-harness.js';
 import { killedSync } from '../support/sync-kill.js';
 import {
   cachesOf,
   makeSyncWorld,
+  memoryOn,
   objectsHolding,
   remoteLog,
+  rememberOn,
+  syncedReport,
   type Machine,
   type SyncWorld,
 } from '../support/sync-machines.js';
@@ -35,19 +37,9 @@ function three(): [Machine, Machine, Machine] {
   return world.machines as [Machine, Machine, Machine];
 }
 
-async function remember(machine: Machine, content: string): Promise<Memory> {
-  return machine.with((opened) => opened.engram.remember({ content }));
-}
-
-async function get(machine: Machine, id: string): Promise<Memory | undefined> {
-  return machine.with((opened) => opened.engram.store.get(id));
-}
-
-function synced(report: Awaited<ReturnType<Machine['sync']>>) {
-  const outcome = report.remotes[0]!;
-  if (outcome.status !== 'synced') throw new Error(`not synced: ${JSON.stringify(outcome)}`);
-  return outcome.report;
-}
+const remember = rememberOn;
+const get = memoryOn;
+const synced = syncedReport;
 
 /** Texts found in the remote's reachable objects or in any object of any machine's cache. */
 function copiesOf(texts: readonly string[], machines: readonly Machine[]): string[] {
