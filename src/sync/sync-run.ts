@@ -198,6 +198,9 @@ async function attemptSync(input: SyncRunInput, attempt: number): Promise<Remote
   rejected.push(...tipSides.problems);
 
   const outcomes = new Map<string, { candidate: Candidate; outcome: MergeOutcome; local?: Memory }>();
+  // A purge the remote shows and the base did not: old copies may still be in the cache (a sync of
+  // this machine that pushed the purge and died before it scrubbed, or a purge made elsewhere).
+  let purgedSinceBase = false;
   for (const candidate of list) {
     let baseSide = remoteSideOf(baseSides.sides, candidate.id).side;
     const found = localSides.get(candidate.id)!;
@@ -213,6 +216,7 @@ async function attemptSync(input: SyncRunInput, attempt: number): Promise<Remote
       found.side === 'memory'
         ? { kind: 'memory', synced: await localSynced(store, found.memory, baseSide) }
         : { kind: found.side };
+    if (remoteTip.kind === 'purged' && baseSide.kind !== 'purged') purgedSinceBase = true;
     const outcome = mergeMemory({
       base: baseSide,
       local: localSide,
@@ -301,10 +305,12 @@ async function attemptSync(input: SyncRunInput, attempt: number): Promise<Remote
   }
   const applied = await applyLocally(input, plan, incoming);
   rejected.push(...applied.problems);
-  const remotePurged = [...outcomes.values()].some(
-    ({ outcome }) =>
-      outcome.local.kind === 'purge' || (outcome.remote.kind === 'tombstone' && outcome.remote.tombstone === 'purge'),
-  );
+  const remotePurged =
+    purgedSinceBase ||
+    [...outcomes.values()].some(
+      ({ outcome }) =>
+        outcome.local.kind === 'purge' || (outcome.remote.kind === 'tombstone' && outcome.remote.tombstone === 'purge'),
+    );
 
   const next: RemoteSyncState = {
     ...state,

@@ -22,7 +22,11 @@ import type { Machine } from './sync-machines.js';
  */
 
 export type KillPoint =
-  { when: 'before' | 'after'; call: number } | { when: 'after-push'; delayMs: number } | { when: 'never' };
+  | { when: 'before' | 'after'; call: number }
+  | { when: 'after-push'; delayMs: number }
+  /** Right after the first git `command` (a subcommand: push, fetch…) returned, before engram reads its answer. */
+  | { when: 'after-command'; command: string }
+  | { when: 'never' };
 
 export interface KilledSync {
   /** The process died of the SIGKILL (a point past its last git command lets it finish). */
@@ -55,6 +59,7 @@ if [ "$SYNC_KILL_WHEN" = before ] && [ "$n" = "$SYNC_KILL_CALL" ]; then kill -9 
 "$SYNC_KILL_GIT" "$@"
 code=$?
 if [ "$SYNC_KILL_WHEN" = after ] && [ "$n" = "$SYNC_KILL_CALL" ]; then kill -9 "$engram"; fi
+if [ "$SYNC_KILL_WHEN" = after-command ] && [ "$sub" = "$SYNC_KILL_COMMAND" ]; then kill -9 "$engram"; fi
 if [ "$SYNC_KILL_WHEN" = after-push ] && [ "$sub" = push ]; then
   ( sleep "$SYNC_KILL_DELAY"; kill -9 "$engram" ) </dev/null >/dev/null 2>&1 &
 fi
@@ -111,6 +116,7 @@ export async function killedSync(
     SYNC_KILL_WHEN: point.when,
     SYNC_KILL_CALL: 'call' in point ? String(point.call) : '0',
     SYNC_KILL_DELAY: 'delayMs' in point ? (point.delayMs / 1000).toFixed(3) : '0',
+    SYNC_KILL_COMMAND: 'command' in point ? point.command : '',
   };
   const result = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }>(
     (resolve, reject) => {

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Memory } from '../../src/memory/memory.js';
 import { openEngram, type OpenedEngram } from '../../src/node/open-engram.js';
 import { syncStore, type SyncReport } from '../../src/sync/node/sync-store.js';
 
@@ -144,4 +145,21 @@ export function cachesOf(home: string): string[] {
   } catch {
     return [];
   }
+}
+
+/** Remembers a memory on a machine (opened and closed around it). */
+export async function rememberOn(machine: Machine, content: string, extra: Partial<Memory> = {}): Promise<Memory> {
+  return machine.with((opened) => opened.engram.remember({ content, ...extra }));
+}
+
+/** A memory as a machine's store holds it. */
+export async function memoryOn(machine: Machine, id: string): Promise<Memory | undefined> {
+  return machine.with((opened) => opened.engram.store.get(id));
+}
+
+/** The report of a sync with one remote, which must have synced. */
+export function syncedReport(report: SyncReport) {
+  const outcome = report.remotes[0]!;
+  if (outcome.status !== 'synced') throw new Error(`not synced: ${JSON.stringify(outcome)}`);
+  return outcome.report;
 }

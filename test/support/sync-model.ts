@@ -75,9 +75,18 @@ export class SyncModel {
     removal: 'delete' | 'purge' = 'delete',
   ): ModelEvent[] {
     const made: ModelEvent[] = [];
+    const noteTokens = (memory: Memory): void => {
+      for (const token of memory.content.match(this.tokenPattern) ?? []) {
+        const owners = this.tokenOwners.get(token) ?? new Set<string>();
+        owners.add(memory.id);
+        this.tokenOwners.set(token, owners);
+      }
+    };
     const add = (memory: Memory, kind: EventKind, groups: Map<FieldGroup, string>, at: number): void => {
       if (memory.scope.startsWith('session:')) {
+        // Its tokens too: the check that no session text reaches the remote looks them up here.
         this.sessionIds.set(memory.id, machine);
+        if (groups.has('content')) noteTokens(memory);
         return;
       }
       this.scopes.set(memory.id, memory.scope);
@@ -94,12 +103,7 @@ export class SyncModel {
       };
       this.events.push(event);
       made.push(event);
-      if (groups.has('content'))
-        for (const token of memory.content.match(this.tokenPattern) ?? []) {
-          const owners = this.tokenOwners.get(token) ?? new Set<string>();
-          owners.add(memory.id);
-          this.tokenOwners.set(token, owners);
-        }
+      if (groups.has('content')) noteTokens(memory);
     };
     for (const [id, memory] of after) {
       const old = before.get(id);

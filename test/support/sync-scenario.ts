@@ -59,7 +59,9 @@ ivory juniper kestrel lichen mosaic nutmeg otter pylon quarry ridge sierra trell
 walnut yucca alpine bison cinder drift elm fern gale hazel iris jade kite lotus moss north oak`
   .split(/\s+/)
   .filter(Boolean);
-const TOKEN = /zq\d+t\d+/g;
+// A token ends in a letter so that no token is part of another (zq2t2 of zq2t20): the checks for
+// purged and session text look for tokens as substrings of the remote's objects.
+const TOKEN = /zq\d+t\d+k/g;
 
 export async function runSyncScenario(options: ScenarioOptions): Promise<ScenarioSummary> {
   const run = new ScenarioRun(options);
@@ -414,6 +416,9 @@ class ScenarioRun {
         (token) => model.tokenOwners.get(token)?.size === 1,
       ),
     );
+    // Sessions were written: the check below must have their text to look for, or it checks nothing.
+    if (model.sessionIds.size > 0 && sessionTokens.length === 0)
+      throw new Error(`${when}: ${model.sessionIds.size} session memories, but no token of theirs to look for`);
     for (const token of [...purged, ...sessionTokens]) {
       const found = objectsHolding(this.#world.remote, token);
       if (found.length > 0)
@@ -472,7 +477,7 @@ class ScenarioRun {
 
   #token(): string {
     this.#tokens += 1;
-    return `zq${this.#options.seed}t${this.#tokens}`;
+    return `zq${this.#options.seed}t${this.#tokens}k`;
   }
 
   #sentence(): string {

@@ -10,8 +10,11 @@ import {
   bareRepository,
   cachesOf,
   makeSyncWorld,
+  memoryOn,
   objectsHolding,
   remoteLog,
+  rememberOn,
+  syncedReport,
   type Machine,
   type SyncWorld,
 } from '../support/sync-machines.js';
@@ -29,19 +32,9 @@ function three(): [Machine, Machine, Machine] {
   return world.machines as [Machine, Machine, Machine];
 }
 
-async function remember(machine: Machine, content: string, extra: Partial<Memory> = {}): Promise<Memory> {
-  return machine.with((opened) => opened.engram.remember({ content, ...extra }));
-}
-
-async function get(machine: Machine, id: string): Promise<Memory | undefined> {
-  return machine.with((opened) => opened.engram.store.get(id));
-}
-
-function synced(report: Awaited<ReturnType<Machine['sync']>>) {
-  const outcome = report.remotes[0]!;
-  if (outcome.status !== 'synced') throw new Error(`not synced: ${JSON.stringify(outcome)}`);
-  return outcome.report;
-}
+const remember = rememberOn;
+const get = memoryOn;
+const synced = syncedReport;
 
 describe('engram sync between machines through one git remote', () => {
   it(

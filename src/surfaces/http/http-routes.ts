@@ -15,7 +15,7 @@ import type { Memory } from '../../memory/memory.js';
 import { EXTRACTION_QUEUE } from '../../extraction/extraction-job-payload.js';
 import type { JobOutcome } from '../../extraction/extraction-worker.js';
 import { sendViewerAsset } from '../viewer/viewer-assets.js';
-import { syncStatusRoute } from './http-sync-route.js';
+import { resolveSyncConflictRoute, syncStatusRoute, type SyncRouteCalls } from './http-sync-route.js';
 import { parseAsOf, withInvalidMemories } from '../../consolidation/as-of.js';
 import {
   changeSetEntries,
@@ -59,8 +59,8 @@ export interface RouteContext {
   extractor?: TurnExtractor;
   /** The extraction runs this service finished lately, newest first (the viewer's Activity page). */
   recentExtractions?: () => readonly JobOutcome[];
-  /** How sync stands (`GET /v1/sync`), when the service syncs. */
-  syncStatus?: () => Promise<unknown>;
+  /** Sync's status and conflict resolution (`/v1/sync`), when the service syncs. */
+  sync?: SyncRouteCalls;
 }
 
 /** What `POST /v1/turns` needs of the extraction pipeline: queue one finished turn (the Extractor). */
@@ -114,6 +114,7 @@ const routes: Route[] = [
   route('GET', '/v1/change-sets', listChangeSetsRoute),
   route('GET', '/v1/change-sets/:id', getChangeSet),
   route('GET', '/v1/sync', syncStatusRoute),
+  route('POST', '/v1/sync/conflicts/:memoryId/resolve', resolveSyncConflictRoute),
   route('POST', '/mcp', async (context) => {
     const body = await readRequiredJsonBody(context.request, context.maxBodyBytes);
     await handleMcpPost(context.request, context.response, body, {

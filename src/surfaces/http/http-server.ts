@@ -1,3 +1,4 @@
+import type { SyncRouteCalls } from './http-sync-route.js';
 import type { TurnExtractor } from './http-routes.js';
 import type { JobOutcome } from '../../extraction/extraction-worker.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -37,8 +38,8 @@ export interface StartServerOptions {
   log?: (message: string) => void;
   /** The extraction runs finished lately, newest first, for the viewer's Activity page (GET /v1/jobs). */
   recentExtractions?: () => readonly JobOutcome[];
-  /** How sync stands, for `GET /v1/sync` (the service passes `syncStatus`). */
-  syncStatus?: () => Promise<unknown>;
+  /** Sync's status and conflict resolution, for `/v1/sync` (the service passes the library's calls). */
+  sync?: SyncRouteCalls;
 }
 
 export interface RunningServer {
@@ -95,7 +96,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         mcpScopes,
         ...(options.extractor && { extractor: options.extractor }),
         ...(options.recentExtractions && { recentExtractions: options.recentExtractions }),
-        ...(options.syncStatus && { syncStatus: options.syncStatus }),
+        ...(options.sync && { sync: options.sync }),
       });
       // How long the service worked on the answer, for the viewer's bench and a browser's network panel.
       if (!response.headersSent)

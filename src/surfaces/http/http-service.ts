@@ -13,6 +13,7 @@ import type { JobOutcome } from '../../extraction/extraction-worker.js';
 import { startDreamSchedule, type DreamSchedule } from '../../consolidation/dream-schedule.js';
 import type { DreamReport } from '../../consolidation/run-dream.js';
 import type { SyncSchedule } from '../../sync/sync-schedule.js';
+import { librarySyncCalls } from './http-sync-route.js';
 
 /** How many finished extraction runs the service keeps for the viewer. */
 const RECENT_EXTRACTIONS = 50;
@@ -92,8 +93,7 @@ export async function runServeCommand(options: ServeCommandOptions = {}): Promis
       mcpScopes: [...new Set([project.scope, 'global'])],
       extractor,
       recentExtractions: () => recent,
-      syncStatus: async () =>
-        (await import('../../sync/node/sync-store.js')).syncStatus({ opened, cwd: options.cwd ?? process.cwd() }),
+      sync: librarySyncCalls(opened, options.cwd ?? process.cwd()),
       log: (message) => stderr.write(`${message}\n`),
     });
   } catch (error) {

@@ -13,6 +13,7 @@ const PAGES = {
   memory: async () => (await import('./page-memory.js')).memoryPage,
   activity: async () => (await import('./page-activity.js')).activityPage,
   stats: async () => (await import('./page-stats.js')).statsPage,
+  sync: async () => (await import('./page-sync.js')).syncPage,
 };
 
 let warmed = false;
