@@ -57,11 +57,29 @@ afterAll(async () => {
   workspace?.cleanup();
 });
 
-/** Scores and recency move with the clock between the two calls: compared to 6 decimals. */
-function settled(document: unknown): unknown {
-  return JSON.parse(JSON.stringify(document), (_key, value: unknown) =>
-    typeof value === 'number' && !Number.isInteger(value) ? Number(value.toFixed(6)) : value,
-  );
+/**
+ * Scores and recency move with the clock between the two calls (the CLI starts a process after the
+ * service answered): fractions may differ by 1e-4, everything else is deep-equal. Rounding both to a
+ * fixed number of decimals failed whenever a value sat on a rounding edge.
+ */
+function expectSameDocument(actual: unknown, expected: unknown, path = '$'): void {
+  if (typeof actual === 'number' && typeof expected === 'number' && !Number.isInteger(expected)) {
+    expect(Math.abs(actual - expected), `${path}: ${actual} against ${expected}`).toBeLessThan(1e-4);
+    return;
+  }
+  if (Array.isArray(expected) && Array.isArray(actual)) {
+    expect(actual.length, `${path}.length`).toBe(expected.length);
+    expected.forEach((item, index) => expectSameDocument(actual[index], item, `${path}[${index}]`));
+    return;
+  }
+  if (expected !== null && typeof expected === 'object' && actual !== null && typeof actual === 'object') {
+    expect(Object.keys(actual).sort(), `${path}: keys`).toEqual(Object.keys(expected).sort());
+    for (const [key, value] of Object.entries(expected)) {
+      expectSameDocument((actual as Record<string, unknown>)[key], value, `${path}.${key}`);
+    }
+    return;
+  }
+  expect(actual, path).toEqual(expected);
 }
 
 async function both(cliArgs: string[], body: Record<string, unknown>): Promise<{ cli: any; rest: any }> {
@@ -91,7 +109,7 @@ describe('recall results as JSON: one shape for the CLI and REST', () => {
         expect(entry.age.state).toMatch(/^(fresh|aging|stale)$/);
       }
     }
-    expect(settled(cli)).toEqual(settled(rest));
+    expectSameDocument(cli, rest);
   });
 
   it.each([
@@ -108,7 +126,7 @@ describe('recall results as JSON: one shape for the CLI and REST', () => {
     ['a scope of its own', ['staging', '--scope', 'global'], { query: 'staging', scopes: ['global'] }],
   ])('is deep-equal for %s', async (_name, cliArgs, body) => {
     const { cli, rest } = await both(cliArgs, body);
-    expect(settled(cli)).toEqual(settled(rest));
+    expectSameDocument(cli, rest);
   });
 
   it('carries the age notes in both (a stale memory says so)', async () => {
