@@ -369,13 +369,15 @@ describe("what waits for a retry is run by the hooks' worker, with no other hook
       if (held) holder.exec('ROLLBACK');
       closeSqlite(holder);
     }
+    // Under a loaded CI machine this once ran past 60 s after the lock was let go (the cause is not
+    // found yet: the event stays in the spool, not lost): it is given two minutes.
     const stored = await eventually(
       async () => ((await contents(workspace)).includes('later event') ? true : undefined),
-      240,
+      480,
       250,
     );
     expect(stored).toBe(true);
-  }, 150_000);
+  }, 240_000);
 });
 
 describe('any append to the spool that fails', () => {
