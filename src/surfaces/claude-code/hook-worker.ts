@@ -104,26 +104,44 @@ async function runWorker(cwd: string): Promise<void> {
         autoStart: false,
         ...(model && { model }),
       });
+      let failedRounds = 0;
       for (let round = 0; round < MAX_ROUNDS && !stopped(); round += 1) {
-        await drainSpool({ home, env: process.env, opened });
-        const outcomes = await extractor.drain();
-        if (stopped()) break;
-        for (const outcome of outcomes) {
-          if (outcome.state !== 'done')
-            log('worker-failed', `extraction job ${outcome.job.id} ${outcome.state}: ${outcome.error}`, outcome.code);
+        let due: number | undefined;
+        try {
+          await drainSpool({ home, env: process.env, opened });
+          const outcomes = await extractor.drain();
+          if (stopped()) break;
+          for (const outcome of outcomes) {
+            if (outcome.state !== 'done')
+              log('worker-failed', `extraction job ${outcome.job.id} ${outcome.state}: ${outcome.error}`, outcome.code);
+          }
+          // Consolidation as `engram serve` runs it: gated (24 h, the scan interval, 5 sessions) and
+          // locked, so this is a cheap check almost every time and one dream when the gates open.
+          const { runDreamWithFiles, dreamSessionHomes } = await import('../../consolidation/node/dream-runner.js');
+          const report = await runDreamWithFiles(
+            { engram: opened.engram, projectRoot: opened.loaded.project.root, ...dreamSessionHomes(process.env) },
+            { trigger: 'automatic' },
+          );
+          if (report.status === 'applied') log('dream', `dream ${report.changeSetId}: ${report.summary}`);
+          if (hasNewEventFor(home, store)) continue;
+          // What waits for a retry (an event the store could not take, a job that failed) is run when
+          // it is due, without waiting for another hook: the worker stays, idle, watching the spool.
+          due = await nextDue(opened, home, store);
+          failedRounds = 0;
+        } catch (error) {
+          // A round that failed on something that may pass (the store busy or locked by another
+          // process, a dream that could not take its lock) is tried again while the worker may stay;
+          // the events put back wait for it, not for another hook.
+          if (isEngramError(error) && NEEDS_THE_USER.has(error.code)) throw error;
+          failedRounds += 1;
+          const wait = retryDelayMs(failedRounds);
+          log(
+            'worker-failed',
+            `a round failed (try ${failedRounds}, next in ${Math.round(wait / 1000)} s): ${error instanceof Error ? error.message : String(error)}`,
+            isEngramError(error) ? error.code : undefined,
+          );
+          due = Date.now() + wait;
         }
-        // Consolidation as `engram serve` runs it: gated (24 h, the scan interval, 5 sessions) and
-        // locked, so this is a cheap check almost every time and one dream when the gates open.
-        const { runDreamWithFiles, dreamSessionHomes } = await import('../../consolidation/node/dream-runner.js');
-        const report = await runDreamWithFiles(
-          { engram: opened.engram, projectRoot: opened.loaded.project.root, ...dreamSessionHomes(process.env) },
-          { trigger: 'automatic' },
-        );
-        if (report.status === 'applied') log('dream', `dream ${report.changeSetId}: ${report.summary}`);
-        if (hasNewEventFor(home, store)) continue;
-        // What waits for a retry (an event the store could not take, a job that failed) is run when
-        // it is due, without waiting for another hook: the worker stays, idle, watching the spool.
-        const due = await nextDue(opened, home, store);
         if (due !== undefined && due <= started + loaded.settings.hooks.workerLingerMs) {
           await waitFor(due, () => stopped() || hasNewEventFor(home, store));
           continue;
