@@ -104,10 +104,15 @@ describe.skipIf(!codex)('engram with the real Codex CLI', () => {
       const status = await engram(['status'], projectA);
       expect(status.stdout).toMatch(/codex\s+runs engram/);
 
-      const remembered = await engram(['remember', 'The staging database listens on port 6543.'], projectA);
+      const remembered = await engram(
+        ['remember', 'The staging database listens on port 6543 (host quartz-heron).'],
+        projectA,
+      );
       expect(remembered.code, remembered.stderr).toBe(0);
-      expect((await ask('Which port does the staging database use?', projectA)).body).toContain('6543');
-      expect((await ask('Which port does the staging database use?', projectB)).body).not.toContain('6543');
+      expect((await ask('Which port does the staging database use?', projectA)).body).toContain(
+        'port 6543 (host quartz-heron)',
+      );
+      expect((await ask('Which port does the staging database use?', projectB)).body).not.toContain('quartz-heron');
 
       // Said in Codex: the Stop hook spools the rollout, the worker stores the explicit statement.
       await ask('Remember that the release branch is called trunk-blue.', projectA);
