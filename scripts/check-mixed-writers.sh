@@ -22,13 +22,16 @@ if [ -z "$OLD_DIST" ]; then
   OLD_DIST="$WORK/old/dist"
 fi
 STORE="$WORK/memory.db"
-# Both open (and migrate) the store first, so the writes race, not the schema.
-node "$ROOT/scripts/mixed-writer.mjs" "$ROOT/dist" "$STORE" warmup 0 >/dev/null
+# The old engram makes the store first: it refuses a schema newer than its own, as it should. The new
+# one opens it once the old writer has, and migrates it while the old one writes: the upgrade a user
+# makes while an old process still runs.
+node "$ROOT/scripts/mixed-writer.mjs" "$OLD_DIST" "$STORE" warmup 0 >/dev/null
 
 echo "== two writers, $COUNT memories each, at once"
 START=$(date +%s.%N)
 node "$ROOT/scripts/mixed-writer.mjs" "$OLD_DIST" "$STORE" old "$COUNT" >"$WORK/old.out" &
 OLD_PID=$!
+for _ in $(seq 1 600); do [ -e "$STORE.old.opened" ] && break; sleep 0.1; done
 node "$ROOT/scripts/mixed-writer.mjs" "$ROOT/dist" "$STORE" new "$COUNT" >"$WORK/new.out" &
 NEW_PID=$!
 wait $OLD_PID

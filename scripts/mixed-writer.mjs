@@ -3,6 +3,7 @@
 // many it wrote and the ids' digest.
 //   node scripts/mixed-writer.mjs <engram dist folder> <store path> <tag> <count>
 import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -10,6 +11,8 @@ const [dist, path, tag, countText] = process.argv.slice(2);
 const { SqliteMemoryStore } = await import(pathToFileURL(join(dist, 'adapters/sqlite/sqlite-memory-store.js')).href);
 const store = new SqliteMemoryStore({ path, busyTimeoutMs: 30_000 });
 await store.open();
+// Opened (its schema checked): check-mixed-writers.sh starts the other writer only now.
+writeFileSync(`${path}.${tag}.opened`, '');
 const hash = createHash('sha256');
 const count = Number(countText);
 for (let index = 0; index < count; index += 1) {
