@@ -21,6 +21,16 @@ export interface JsonEdit {
   file: string;
   /** `marker`: text only engram's items hold (its hook command's words), so an item edited since install is still found. */
   arrays: Array<{ path: string[]; items: unknown[]; marker?: string }>;
+  /** Keys set in objects at a key path (an MCP server entry); a key the file has already is left as it is. */
+  keys?: Array<{ path: string[]; key: string; value: unknown; what: string }>;
+}
+
+/** A whole file engram owns (a plugin module); one already there and not engram's is left as it is. */
+export interface WholeFileEdit {
+  kind: 'file';
+  file: string;
+  text: string;
+  what: string;
 }
 
 /** Whole tables appended at the end of a TOML file; a table the file has already is left as it is. */
@@ -30,7 +40,7 @@ export interface TomlEdit {
   tables: Array<{ header: string[]; lines: string[]; what: string }>;
 }
 
-export type AgentFileEdit = JsonEdit | TomlEdit;
+export type AgentFileEdit = JsonEdit | TomlEdit | WholeFileEdit;
 
 export interface AgentInstallDescription {
   agent: string;
@@ -49,6 +59,8 @@ interface RecordedFile {
   /** sha256 of what install wrote: unchanged since, uninstall writes `before` back as it was. */
   written: string;
   json?: Array<{ path: string[]; items: unknown[]; createdFrom: number; marker?: string }>;
+  /** Object keys install set, each with the depth from which install made its objects. */
+  keys?: Array<{ path: string[]; key: string; value: unknown; createdFrom: number }>;
   /** The exact text appended to a TOML file. */
   appended?: string;
 }
@@ -199,8 +211,35 @@ export async function installAgent(
           ...(entry.marker !== undefined && { marker: entry.marker }),
         };
       });
+      const added = edit.arrays.map((entry) => entry.path.join('.'));
+      const keys: NonNullable<RecordedFile['keys']> = [];
+      for (const entry of edit.keys ?? []) {
+        const holder = objectAt(object, entry.path, edit.file);
+        if (Object.hasOwn(holder, entry.key)) {
+          warnings.push(
+            `${edit.file} has "${[...entry.path, entry.key].join('.')}" already (${entry.what}): left as it is`,
+          );
+          continue;
+        }
+        holder[entry.key] = entry.value;
+        keys.push({
+          path: entry.path,
+          key: entry.key,
+          value: entry.value,
+          createdFrom: missingFrom(original, entry.path),
+        });
+        added.push(entry.what);
+      }
       const output = `${JSON.stringify(object, null, 2)}\n`;
-      return { edit, text, output, json, added: edit.arrays.map((entry) => entry.path.join('.')) };
+      return { edit, text, output, json, keys, added };
+    }
+    if (edit.kind === 'file') {
+      if (text === edit.text) return { edit, text, output: text, added: [] };
+      if (text !== undefined) {
+        warnings.push(`${edit.file} is there already and is not engram's (${edit.what}): left as it is`);
+        return { edit, text, output: text, added: [] };
+      }
+      return { edit, text, output: edit.text, added: [edit.what] };
     }
     const structure = parseToml(edit.file, text);
     const blocks: string[] = [];
@@ -231,6 +270,7 @@ export async function installAgent(
       ...(plan.text !== undefined && { before: Buffer.from(plan.text, 'utf8').toString('base64') }),
       written: sha256(plan.output),
       ...('json' in plan && plan.json !== undefined && { json: plan.json }),
+      ...('keys' in plan && plan.keys !== undefined && plan.keys.length > 0 && { keys: plan.keys }),
       ...('appended' in plan && plan.appended !== undefined && { appended: plan.appended }),
     });
     changed.push({ file: plan.edit.file, added: plan.added });
@@ -272,6 +312,10 @@ export async function uninstallAgent(
         continue;
       }
       for (const entry of file.json) removeItems(object, entry);
+      for (const entry of file.keys ?? []) {
+        const left = removeKey(object, entry);
+        if (left !== undefined) result.warnings.push(`${file.file}: ${left}`);
+      }
       // Back to what it was before install (a hook edited, then engram's taken out): its own bytes again.
       const before = file.before === undefined ? undefined : Buffer.from(file.before, 'base64').toString('utf8');
       const same = before !== undefined && sameJson(before, object);
@@ -282,6 +326,9 @@ export async function uninstallAgent(
       }
       await writeFileAtomically(file.file, same ? before : `${JSON.stringify(object, null, 2)}\n`, 'CONFIG_INVALID');
       result.changed.push({ file: file.file, how: 'entries-removed' });
+    } else if (file.json === undefined && file.appended === undefined) {
+      // A whole file engram wrote, changed since: the user's now.
+      result.warnings.push(`${file.file} was changed since install: left as it is; remove it by hand if unwanted`);
     } else if (file.appended !== undefined) {
       const at = text.lastIndexOf(file.appended);
       if (at < 0) {
@@ -330,6 +377,47 @@ function removeItems(
     if (!empty) break;
     delete holder[path[depth]!];
   }
+}
+
+/** The object at `path`, made when missing (CONFIG_INVALID when something else is there). */
+function objectAt(root: Record<string, unknown>, path: readonly string[], file: string): Record<string, unknown> {
+  let object = root;
+  for (const [depth, key] of path.entries()) {
+    const next = object[key] ?? {};
+    if (next === null || typeof next !== 'object' || Array.isArray(next))
+      throw new EngramError(
+        'CONFIG_INVALID',
+        `${file}: "${path.slice(0, depth + 1).join('.')}" is not an object; fix it by hand. Nothing was changed.`,
+      );
+    object[key] = next;
+    object = next as Record<string, unknown>;
+  }
+  return object;
+}
+
+/** Takes out a key install set, with the objects install made that are empty again; says why when it stays. */
+function removeKey(
+  root: Record<string, unknown>,
+  entry: { path: string[]; key: string; value: unknown; createdFrom: number },
+): string | undefined {
+  const chain: Array<Record<string, unknown>> = [root];
+  for (const key of entry.path) {
+    const next = chain.at(-1)![key];
+    if (next === null || typeof next !== 'object' || Array.isArray(next)) return undefined;
+    chain.push(next as Record<string, unknown>);
+  }
+  const holder = chain.at(-1)!;
+  if (!Object.hasOwn(holder, entry.key)) return undefined;
+  const name = [...entry.path, entry.key].join('.');
+  if (JSON.stringify(holder[entry.key]) !== JSON.stringify(entry.value))
+    return `"${name}" was changed since install: left as it is; remove it by hand if unwanted`;
+  delete holder[entry.key];
+  for (let depth = entry.path.length - 1; depth >= entry.createdFrom && depth >= 0; depth -= 1) {
+    const parent = chain[depth]!;
+    if (Object.keys(parent[entry.path[depth]!] as object).length > 0) break;
+    delete parent[entry.path[depth]!];
+  }
+  return undefined;
 }
 
 function sameJson(text: string, value: unknown): boolean {
