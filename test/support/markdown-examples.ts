@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 // one that is not run by the documentation tests says why in an HTML comment on the line before its
 // fence (invisible on GitHub):
 //   <!-- not run: needs a Postgres server -->
-//   <!-- not run here (packed-quickstart): scripts/ci-install-paths.sh runs this block … -->
+//   <!-- not run here (packed-quickstart): test/packed-quickstart.test.ts runs this block … -->
 //   <!-- run by test/surfaces/cli/docs-cli-tour.test.ts: each line in order, … -->
 
 export const PACKAGE_ROOT = fileURLToPath(new URL('../..', import.meta.url));
