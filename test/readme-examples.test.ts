@@ -176,6 +176,16 @@ describe('the code blocks of README.md and docs/', () => {
     }
   });
 
+  it('that are not run name only tests and scripts that exist (a reason pointing at a moved test is stale)', () => {
+    const missing = blocks.flatMap((block) =>
+      [...(block.note?.reason ?? '').matchAll(/((?:scripts|test)\/[\w./-]*\w)/g)]
+        .map((match) => match[1]!)
+        .filter((path) => !existsSync(join(PACKAGE_ROOT, path)))
+        .map((path) => `${label(block)}: ${path}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
   it('that run npm or npx are marked not run (they need the network and change a node_modules)', () => {
     expect(runnable('sh').filter(runsNpm).map(label)).toEqual([]);
   });
