@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -39,7 +39,7 @@ beforeAll(async () => {
     cwd: PACKAGE_ROOT,
     maxBuffer: 64 * 1024 * 1024,
   });
-  const [{ filename }] = JSON.parse(stdout) as Array<{ filename: string }>;
+  const [{ filename }] = JSON.parse(stdout) as [{ filename: string }];
   folder = join(work, 'quickstart');
   home = join(work, 'home');
   mkdirSync(folder);
@@ -54,8 +54,13 @@ afterAll(() => {
 /** A reader's shell: Node and npm on PATH, the system's tools, no ENGRAM_ variable, no model key. */
 async function readerEnvironment(): Promise<NodeJS.ProcessEnv> {
   const { stdout: cache } = await run('npm', ['config', 'get', 'cache']);
+  // This Node first (CI runs the suite on Node 24 from a folder of its own), then the folder npm is in.
+  const npmFolder = (process.env.PATH ?? '')
+    .split(delimiter)
+    .find((folder) => folder && existsSync(join(folder, 'npm')));
+  const folders = [dirname(process.execPath), npmFolder, '/usr/local/bin', '/usr/bin', '/bin'];
   return {
-    PATH: `${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+    PATH: [...new Set(folders.filter(Boolean))].join(delimiter),
     HOME: home,
     LANG: 'C.UTF-8',
     npm_config_cache: cache.trim(),
