@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -44,11 +44,14 @@ let fullSessionFlags: string[] | undefined;
 /** The `-p` flags that keep plugins and settings' hooks loaded (see CLAUDE_FULL_SESSION_ENV). */
 export function claudeFullSessionArgs(binary = claudeBinary()): string[] {
   if (fullSessionFlags === undefined) {
+    // Its own throwaway HOME: the CLI may write its state file there.
+    const home = mkdtempSync(join(tmpdir(), 'engram-cc-help-'));
     const help = spawnSync(binary, ['--help'], {
       encoding: 'utf8',
-      env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), TERM: 'dumb', ...CLAUDE_FULL_SESSION_ENV },
+      env: { PATH: process.env.PATH ?? '', HOME: home, TERM: 'dumb', ...CLAUDE_FULL_SESSION_ENV },
       timeout: 30_000,
     }).stdout;
+    rmSync(home, { recursive: true, force: true });
     const offered = OPT_OUT_FLAGS.filter((flag) => new RegExp(`(^|\\s)${flag}(\\s|,|$)`, 'm').test(help ?? ''));
     fullSessionFlags = [...offered, '--setting-sources', 'user,project,local'];
   }
