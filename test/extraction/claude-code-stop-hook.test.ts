@@ -6,7 +6,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
 import { ENGRAM_BINARY, runEngram } from '../support/cli-harness.js';
-import { claudeBinary, makeClaudeHome, type ClaudeHome } from '../support/claude-code-headless.js';
+import {
+  claudeBinary,
+  claudeFullSessionArgs,
+  makeClaudeHome,
+  type ClaudeHome,
+} from '../support/claude-code-headless.js';
 import { answer } from '../support/extraction-support.js';
 
 const run = promisify(execFile);
@@ -71,7 +76,7 @@ writeFileSync(${JSON.stringify(output)}, JSON.stringify({ status: done.status, s
 
     const result = await run(
       claudeBinary(),
-      ['-p', 'We deploy on Fridays after the code freeze.', '--output-format', 'json'],
+      ['-p', ...claudeFullSessionArgs(), 'We deploy on Fridays after the code freeze.', '--output-format', 'json'],
       {
         env,
         cwd: project,

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer, RecordedModelRequest } from '../../src/testing/loopback-model-server.js';
 import { runEngram, type EngramRun } from './cli-harness.js';
+import { CLAUDE_FULL_SESSION_ENV, claudeFullSessionArgs } from './claude-code-headless.js';
 import { removeWhenIdle } from './remove-when-idle.js';
 
 /**
@@ -77,6 +78,7 @@ export function createClaudeWorld(server: LanguageModelServer): ClaudeWorld {
     TERM: 'dumb',
     ANTHROPIC_API_KEY: 'dummy',
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    ...CLAUDE_FULL_SESSION_ENV,
     // Offline extraction: explicit statements only, so what is stored does not depend on a model's answer.
     ENGRAM_MODEL_PROVIDER: 'none',
   };
@@ -91,7 +93,8 @@ export function createClaudeWorld(server: LanguageModelServer): ClaudeWorld {
       return path;
     },
     claude(args, options) {
-      return runProcess(claudeBinary(), ['-p', ...args, '--output-format', 'json'], {
+      const binary = claudeBinary();
+      return runProcess(binary, ['-p', ...claudeFullSessionArgs(binary), ...args, '--output-format', 'json'], {
         cwd: options.cwd,
         env: { ...env, ANTHROPIC_BASE_URL: `${server.url}/${options.prefix}`, ...options.env },
       });

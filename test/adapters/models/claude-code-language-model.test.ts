@@ -7,7 +7,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { ClaudeCodeLanguageModel } from '../../../src/adapters/models/claude-code-language-model.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer, ScriptedModelError } from '../../../src/testing/loopback-model-server.js';
-import { claudeBinary, makeClaudeHome, type ClaudeHome } from '../../support/claude-code-headless.js';
+import {
+  claudeBinary,
+  claudeFullSessionArgs,
+  makeClaudeHome,
+  type ClaudeHome,
+} from '../../support/claude-code-headless.js';
 
 const run = promisify(execFile);
 const CLAUDE = claudeBinary();
@@ -78,7 +83,7 @@ describe('the claude-code provider, through the real Claude Code CLI', () => {
   }, 60_000);
 
   it('(control) the same HOME fires its hooks for a plain claude -p, so the check above can fail', async () => {
-    await run(CLAUDE, ['-p', 'hello', '--output-format', 'json'], {
+    await run(CLAUDE, ['-p', ...claudeFullSessionArgs(CLAUDE), 'hello', '--output-format', 'json'], {
       env: claude.env(server.url),
       cwd: claude.home,
       timeout: 60_000,

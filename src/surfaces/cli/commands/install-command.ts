@@ -16,6 +16,7 @@ import { pluginFolder } from '../../claude-code/claude-code-install.js';
 import { join } from 'node:path';
 import { globalSettingFlags } from '../cli-engram.js';
 import type { CommandDefinition, CommandInvocation } from '../cli-command.js';
+import { runForDetectedAgents } from './install-detect.js';
 
 const TARGETS = ['claude-code', 'codex'] as const;
 
@@ -37,8 +38,13 @@ function loaded(invocation: CommandInvocation): ReturnType<typeof loadSettings> 
 export const installCommand: CommandDefinition = {
   name: 'install',
   summary: 'Make Claude Code or Codex use engram (hooks, MCP server): engram install claude-code|codex',
-  usage: 'install claude-code [--project] [--skills] | install codex',
+  usage: 'install claude-code [--project] [--skills] | install codex | install --detect',
   options: {
+    detect: {
+      type: 'boolean',
+      description:
+        'Install for every supported agent found here (its config folder exists or its command is on PATH), one line per agent',
+    },
     project: {
       type: 'boolean',
       description: "Enable it for this project only (the project's .claude/settings.json) instead of every project",
@@ -55,6 +61,8 @@ export const installCommand: CommandDefinition = {
     'runs the hooks. "engram uninstall claude-code" removes exactly what this added; "engram status" tells whether Claude Code will load it. ' +
     '"engram install codex" adds engram\'s hooks to $CODEX_HOME/hooks.json (default ~/.codex) and, in config.toml, the MCP server and the trust hash Codex needs to run each hook.',
   async run(invocation) {
+    if (invocation.values.detect === true)
+      return runForDetectedAgents(invocation, (one) => installCommand.run(one), { everyAgent: false });
     if (target(invocation) === 'codex') return installCodex(invocation);
     // --project is this command's flag here; the global one is --project=<id>, or before the command's name.
     const scope: InstallScope = invocation.values.project === true ? 'project' : 'user';
@@ -113,8 +121,13 @@ export const installCommand: CommandDefinition = {
 export const uninstallCommand: CommandDefinition = {
   name: 'uninstall',
   summary: 'Remove what "engram install claude-code" added to Claude Code settings (memories stay)',
-  usage: 'uninstall claude-code [--project]',
+  usage: 'uninstall claude-code [--project] | uninstall codex | uninstall --detect',
   options: {
+    detect: {
+      type: 'boolean',
+      description:
+        'Remove engram from every supported agent, found here or not (each says when it had nothing to remove)',
+    },
     project: {
       type: 'boolean',
       description:
@@ -122,6 +135,8 @@ export const uninstallCommand: CommandDefinition = {
     },
   },
   async run(invocation) {
+    if (invocation.values.detect === true)
+      return runForDetectedAgents(invocation, (one) => uninstallCommand.run(one), { everyAgent: true });
     if (target(invocation) === 'codex') {
       const result = await uninstallAgent({ agent: 'codex' }, loaded(invocation).home);
       const lines =

@@ -5,6 +5,7 @@ import { WRAPPER_MODEL_CHECKPOINT } from '../../sdk/extraction-model-choice.js';
 import { loadSettings } from '../../../node/load-settings.js';
 import { openEngram } from '../../../node/open-engram.js';
 import { isAgentInstalled } from '../../claude-code/agent-installs.js';
+import { detectAgents } from '../../claude-code/agent-presence.js';
 import { codexDescription } from './install-command.js';
 import { claudeCodeLoadState } from '../../claude-code/claude-code-install.js';
 import { duplicateServerWarning, otherEngramMcpServers } from '../../claude-code/claude-code-mcp-servers.js';
@@ -72,12 +73,14 @@ export const statusCommand: CommandDefinition = {
       store.error = (error as Error).message;
     }
     const codex = codexState(io.env, loaded.home);
+    const notInstalled = foundWithoutEngram(io.env, loaded.home);
     const hookErrors = readHookLog(loaded.home, LOG_LINES);
     const spooled = countSpooled(loaded.home);
     const data = {
       spooled,
       claudeCode: { ...claudeCode, hooks: settings.hooks, otherMcpServers },
       ...(codex !== undefined && { codex }),
+      ...(notInstalled.length > 0 && { foundWithoutEngram: notInstalled }),
       project: loaded.project,
       store,
       model,
@@ -104,6 +107,10 @@ export const statusCommand: CommandDefinition = {
             ],
           ] as Array<[string, string]>)
         : []),
+      ...notInstalled.map((entry): [string, string] => [
+        entry.agent,
+        `found (${entry.found ?? ''}), engram not installed: "engram install ${entry.agent}" (or --detect) adds it`,
+      ]),
       ...(otherMcpServers.length > 0
         ? ([
             [
@@ -184,6 +191,18 @@ function wrapperModel(value: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Agents found on this machine (agent-presence.ts) that engram is not installed in; Claude Code has its own line. */
+function foundWithoutEngram(env: Record<string, string | undefined>, home: string): ReturnType<typeof detectAgents> {
+  return detectAgents(env).filter((entry) => {
+    if (entry.agent === 'claude-code' || entry.found === undefined) return false;
+    try {
+      return !isAgentInstalled(home, entry.agent);
+    } catch {
+      return false; // An unreadable record: the agent's own status line says so.
+    }
+  });
 }
 
 /** Codex's state when `engram install codex` ran: what would keep it from running engram (a trust hash gone stale). */

@@ -12,7 +12,7 @@ import {
   syncProcedureSkills,
 } from '../../../../src/surfaces/claude-code/skills/procedure-skills.js';
 import { startAnthropicMessagesServer } from '../../../../src/testing/anthropic-messages-server.js';
-import { claudeBinary, makeClaudeHome } from '../../../support/claude-code-headless.js';
+import { claudeBinary, claudeFullSessionArgs, makeClaudeHome } from '../../../support/claude-code-headless.js';
 import { openExtractionFixture, PROJECT, type ExtractionFixture } from '../../../support/extraction-support.js';
 
 const run = promisify(execFile);
@@ -129,7 +129,7 @@ describe('procedure memories as Claude Code skills', () => {
         description: 'How to cut a release of the app',
       });
       await syncProcedureSkills({ engram: fixture.engram, dir: join(claude.home, '.claude', 'skills') });
-      await run(claudeBinary(), ['-p', 'hello', '--output-format', 'json'], {
+      await run(claudeBinary(), ['-p', ...claudeFullSessionArgs(), 'hello', '--output-format', 'json'], {
         env: claude.env(server.url),
         cwd: claude.home,
         timeout: 60_000,
