@@ -5,7 +5,7 @@ import { WRAPPER_MODEL_CHECKPOINT } from '../../sdk/extraction-model-choice.js';
 import { loadSettings } from '../../../node/load-settings.js';
 import { openEngram } from '../../../node/open-engram.js';
 import { isAgentInstalled } from '../../claude-code/agent-installs.js';
-import { codexDescription } from './install-command.js';
+import { codexDescription, copilotDescription } from './install-command.js';
 import { claudeCodeLoadState } from '../../claude-code/claude-code-install.js';
 import { duplicateServerWarning, otherEngramMcpServers } from '../../claude-code/claude-code-mcp-servers.js';
 import { hookLogPath, readHookLog } from '../../claude-code/hook-log.js';
@@ -72,12 +72,14 @@ export const statusCommand: CommandDefinition = {
       store.error = (error as Error).message;
     }
     const codex = codexState(io.env, loaded.home);
+    const copilot = agentState(io.env, loaded.home, 'copilot', copilotDescription);
     const hookErrors = readHookLog(loaded.home, LOG_LINES);
     const spooled = countSpooled(loaded.home);
     const data = {
       spooled,
       claudeCode: { ...claudeCode, hooks: settings.hooks, otherMcpServers },
       ...(codex !== undefined && { codex }),
+      ...(copilot !== undefined && { copilot }),
       project: loaded.project,
       store,
       model,
@@ -101,6 +103,16 @@ export const statusCommand: CommandDefinition = {
               codex.problems.length === 0
                 ? 'runs engram (hooks trusted, MCP server configured)'
                 : `will NOT run engram's hooks: ${codex.problems.join('; ')}`,
+            ],
+          ] as Array<[string, string]>)
+        : []),
+      ...(copilot !== undefined
+        ? ([
+            [
+              'copilot',
+              copilot.problems.length === 0
+                ? 'runs engram (hooks file, MCP server configured)'
+                : `will NOT run engram: ${copilot.problems.join('; ')}`,
             ],
           ] as Array<[string, string]>)
         : []),
@@ -184,6 +196,30 @@ function wrapperModel(value: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** An installed agent's state (`engram install <agent>` ran): what would keep it from running engram. */
+function agentState(
+  env: Record<string, string | undefined>,
+  home: string,
+  agent: string,
+  describe: (env: Record<string, string | undefined>) => {
+    problems: (read: (file: string) => string | undefined) => string[];
+  },
+): { problems: string[] } | undefined {
+  try {
+    if (!isAgentInstalled(home, agent)) return undefined;
+  } catch (error) {
+    return { problems: [(error as Error).message] };
+  }
+  const read = (file: string): string | undefined => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
+  return { problems: describe(env).problems(read) };
 }
 
 /** Codex's state when `engram install codex` ran: what would keep it from running engram (a trust hash gone stale). */
