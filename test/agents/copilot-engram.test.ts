@@ -125,9 +125,10 @@ describe.skipIf(!copilot)('engram with the real Copilot CLI', () => {
         projectA,
       );
       expect(remembered.code, remembered.stderr).toBe(0);
-      expect((await ask('Which port does the staging database use?', projectA)).body).toContain(
-        'port 6543 (host quartz-heron)',
-      );
+      const inA = await ask('Which port does the staging database use?', projectA);
+      expect(inA.body).toContain('port 6543 (host quartz-heron)');
+      // The MCP server from mcp-config.json: Copilot offers engram's tools to the model.
+      expect(inA.body).toContain('"name":"engram-memory_search"');
       expect((await ask('Which port does the staging database use?', projectB)).body).not.toContain('quartz-heron');
 
       // Said in Copilot: agentStop/sessionEnd spool its events.jsonl, the worker stores the explicit statement.
