@@ -54,6 +54,15 @@ function run(
   });
 }
 
+/** engram's hook log, shown when a memory did not reach a request (a deadline, a lock). */
+const hookLog = (): string => {
+  try {
+    return readFileSync(join(home, '.engram', 'logs', 'claude-code-hooks.log'), 'utf8').slice(-4_000);
+  } catch {
+    return 'no hook log';
+  }
+};
+
 const engram = (args: readonly string[], cwd: string) => run(process.execPath, [CLI, ...args], cwd);
 
 let server: LanguageModelServer;
@@ -103,6 +112,10 @@ describe.skipIf(!copilot)('engram with the real Copilot CLI', () => {
       COPILOT_PROVIDER_BASE_URL: server.url,
       COPILOT_PROVIDER_API_KEY: 'test',
       COPILOT_MODEL: 'loop-model',
+      // On a loaded shared machine a Node start alone passed 1 s at p95: the default 1 s deadline then
+      // answers with nothing (fail open, tested in test/surfaces/claude-code). Here what is checked is
+      // that memory reaches Copilot, so the deadline stays under Copilot's own 10 s timeoutSec.
+      ENGRAM_HOOK_DEADLINE_MS: '8000',
     };
     for (const folder of [home, copilotHome, projectA, projectB]) mkdirSync(folder, { recursive: true });
     for (const project of [projectA, projectB]) spawnSync('git', ['init', '-q', project]);
@@ -126,7 +139,7 @@ describe.skipIf(!copilot)('engram with the real Copilot CLI', () => {
       );
       expect(remembered.code, remembered.stderr).toBe(0);
       const inA = await ask('Which port does the staging database use?', projectA);
-      expect(inA.body).toContain('port 6543 (host quartz-heron)');
+      expect(inA.body, hookLog()).toContain('port 6543 (host quartz-heron)');
       // The MCP server from mcp-config.json: Copilot offers engram's tools to the model.
       expect(inA.body).toContain('"name":"engram-memory_search"');
       expect((await ask('Which port does the staging database use?', projectB)).body).not.toContain('quartz-heron');
@@ -143,7 +156,7 @@ describe.skipIf(!copilot)('engram with the real Copilot CLI', () => {
       expect(await claudeCodeContext('What is the release branch called?', projectA)).toContain('trunk-blue');
       expect(await claudeCodeContext('What is the release branch called?', projectB)).not.toContain('trunk-blue');
       // And Copilot's own next session in A.
-      expect((await ask('What is the release branch called?', projectA)).body).toContain('trunk-blue');
+      expect((await ask('What is the release branch called?', projectA)).body, hookLog()).toContain('trunk-blue');
 
       // A corrupt store: Copilot answers as it did, the hook says why in its log.
       const plain = await ask('Say hello.', projectA);
