@@ -224,17 +224,5 @@ function agentState(
 
 /** Codex's state when `engram install codex` ran: what would keep it from running engram (a trust hash gone stale). */
 function codexState(env: Record<string, string | undefined>, home: string): { problems: string[] } | undefined {
-  try {
-    if (!isAgentInstalled(home, 'codex')) return undefined;
-  } catch (error) {
-    return { problems: [(error as Error).message] };
-  }
-  const read = (file: string): string | undefined => {
-    try {
-      return readFileSync(file, 'utf8');
-    } catch {
-      return undefined;
-    }
-  };
-  return { problems: codexDescription(env).problems(read) };
+  return agentState(env, home, 'codex', codexDescription);
 }
