@@ -173,8 +173,8 @@ export async function benchHooksPart(): Promise<HooksBenchResult> {
     if (result.status !== 0) throw new Error(`${args.join(' ')} exited ${result.status}: ${result.stderr}`);
     return elapsed;
   };
-  // Each agent's hook entry: Claude Code's four events, and Codex's per-prompt and session-start
-  // through the same runner (`--agent codex`, agent-hook-protocols.ts), with Codex's stdin.
+  // Each agent's hook entry: Claude Code's four events, and Codex's and Copilot's per-prompt and
+  // session-start through the same runner (`--agent <name>`, agent-hook-protocols.ts), with their stdin.
   const entries: Array<{ name: string; event: string; args: string[]; input: (run: number) => string }> = [
     ...Object.entries(inputs).map(([event, input]) => ({ name: event, event, args: [launcher, 'hook', event], input })),
     ...(['session-start', 'user-prompt-submit'] as const).map((event) => ({
@@ -189,6 +189,21 @@ export async function benchHooksPart(): Promise<HooksBenchResult> {
           model: 'gpt-test',
           transcript_path: null,
         }),
+    })),
+    // Copilot CLI's: camelCase stdin (`sessionId`, ms `timestamp`), `source: new`, `{"additionalContext"}` out.
+    ...(['session-start', 'user-prompt-submit'] as const).map((event) => ({
+      name: `copilot ${event}`,
+      event,
+      args: [launcher, 'hook', event, '--agent', 'copilot'],
+      input: (run: number) => {
+        const { session_id: _id, prompt, ...rest } = JSON.parse(inputs[event]!(run)) as Record<string, unknown>;
+        return JSON.stringify({
+          ...rest,
+          sessionId: `copilot-${event}-${run}`,
+          timestamp: Date.now(),
+          ...(event === 'session-start' ? { source: 'new', initialPrompt: queries[run % queries.length] } : { prompt }),
+        });
+      },
     })),
   ];
   const single: HookBenchRow[] = [];

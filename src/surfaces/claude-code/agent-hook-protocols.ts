@@ -1,12 +1,15 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { HookEventName } from './hook-input.js';
 
 /**
  * How one coding agent speaks the hook protocol engram's one hook runner (hook-main.ts) answers:
  * which of engram's hook words it fires and under what event name, where its project folder is
  * named, the output that injects context, and the format of its session files. A new agent is a
- * description here (and one in agent-installs.ts), not a copy of the runner. Both agents described
- * so far read the same snake_case stdin (`session_id`, `transcript_path`, `cwd`, `prompt`, `source`),
- * exit 0 means "go on", and a timeout or any other failure goes on without context.
+ * description here (and one in agent-installs.ts), not a copy of the runner. Claude Code and Codex
+ * read snake_case stdin (`session_id`, `transcript_path`, `cwd`, `prompt`, `source`), Copilot the
+ * same fields in camelCase; for each, exit 0 means "go on", and a timeout or any other failure goes
+ * on without context.
  */
 export interface AgentHookProtocol {
   agent: AgentName;
@@ -17,12 +20,16 @@ export interface AgentHookProtocol {
   /** An environment variable the agent sets to the session's project folder, if any. */
   projectDirEnv?: string;
   /** The transcript reader for its session files (read-transcript.ts's format names). */
-  transcriptFormat: 'claude' | 'codex';
+  transcriptFormat: 'claude' | 'codex' | 'copilot';
+  /** Its stdin's field names: snake_case (`session_id`, `transcript_path`) unless it says camelCase (`sessionId`, `transcriptPath`). */
+  stdinFields?: 'camelCase';
+  /** Where its session file is when an event's stdin names none (Copilot's sessionEnd), given the session id and the hook's env. */
+  sessionFile?: (sessionId: string, env: Record<string, string | undefined>) => string | undefined;
   /** The stdout JSON that gives the model `context` and the user `notice`. */
   output: (event: string, context: string | undefined, notice: string | undefined) => object;
 }
 
-export const AGENT_NAMES = ['claude-code', 'codex'] as const;
+export const AGENT_NAMES = ['claude-code', 'codex', 'copilot'] as const;
 export type AgentName = (typeof AGENT_NAMES)[number];
 
 /** Claude Code's and Codex's shape: `hookSpecificOutput.additionalContext`, and `systemMessage` for the user. */
@@ -62,7 +69,41 @@ export const AGENT_HOOK_PROTOCOLS: Record<AgentName, AgentHookProtocol> = {
     transcriptFormat: 'codex',
     output: hookSpecificOutput,
   },
+  // Copilot CLI 1.0.102 (test/support/agent-clis.md §4): hooks in $COPILOT_HOME/hooks/*.json (default
+  // ~/.copilot), camelCase stdin, `{"additionalContext"}` out: sessionStart's becomes a user message,
+  // userPromptSubmitted's a `<system_reminder>` after the prompt. agentStop (end of every turn) names
+  // the session's events.jsonl; sessionEnd names none, so it is found from the session id. No
+  // compaction event in this version; nothing is shown to the user (no field for it).
+  copilot: {
+    agent: 'copilot',
+    actor: 'copilot',
+    events: {
+      'session-start': 'sessionStart',
+      'user-prompt-submit': 'userPromptSubmitted',
+      stop: 'agentStop',
+      'session-end': 'sessionEnd',
+    },
+    projectDirEnv: 'COPILOT_PROJECT_DIR',
+    transcriptFormat: 'copilot',
+    stdinFields: 'camelCase',
+    sessionFile: copilotSessionFile,
+    output: (_event, context) => (context === undefined ? {} : { additionalContext: context }),
+  },
 };
+
+/** Copilot's session log: `<COPILOT_HOME or ~/.copilot>/session-state/<id>/events.jsonl`; an id that is not one folder name has none. */
+export function copilotSessionFile(sessionId: string, env: Record<string, string | undefined>): string | undefined {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(sessionId)) return undefined;
+  const home = copilotHome(env);
+  return home === undefined ? undefined : join(home, 'session-state', sessionId, 'events.jsonl');
+}
+
+/** Copilot CLI's folder: COPILOT_HOME (1.0.102 honours it for hooks, MCP config and sessions), else ~/.copilot. */
+export function copilotHome(env: Record<string, string | undefined>): string | undefined {
+  if (env.COPILOT_HOME !== undefined && env.COPILOT_HOME !== '') return resolve(env.COPILOT_HOME);
+  const userHome = env.HOME !== undefined && env.HOME !== '' ? env.HOME : homedir();
+  return userHome === '' ? undefined : join(userHome, '.copilot');
+}
 
 /** The protocol for an agent's name (`undefined`: Claude Code, as every hook command before agents had). */
 export function hookProtocol(agent: string | undefined): AgentHookProtocol | undefined {

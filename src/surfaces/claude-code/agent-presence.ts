@@ -3,6 +3,7 @@ import { delimiter, join } from 'node:path';
 import type { AgentName } from './agent-hook-protocols.js';
 import { claudeCodePaths } from './claude-code-install.js';
 import { codexPaths } from './codex-install.js';
+import { copilotPaths } from './copilot-install.js';
 
 /**
  * How `engram install --detect` tells that a coding agent is on this machine: its configuration
@@ -28,6 +29,7 @@ export const AGENT_PRESENCE: Record<AgentName, AgentPresence> = {
     commands: ['claude'],
   },
   codex: { title: 'Codex', configDirs: (env) => [codexPaths(env).home], commands: ['codex'] },
+  copilot: { title: 'Copilot CLI', configDirs: (env) => [copilotPaths(env).home], commands: ['copilot'] },
 };
 
 /** One agent as detection found it: `found` says why (a folder, a command's path), or it is undefined. */

@@ -1,4 +1,5 @@
 import { MAX_CONVERSATION_ID_LENGTH } from '../../contracts/conversation.js';
+import type { AgentName } from './agent-hook-protocols.js';
 
 /** The Claude Code hook events engram handles, by the name its hook commands give them. */
 export const HOOK_EVENTS = {
@@ -23,7 +24,7 @@ export interface HookInput {
   /** SessionEnd: why the session ended. */
   reason?: string;
   /** The agent whose hook this is, when not Claude Code (agent-hook-protocols.ts): its transcripts' format. */
-  agent?: 'codex';
+  agent?: Exclude<AgentName, 'claude-code'>;
 }
 
 /** Largest stdin a hook reads: a prompt of a few MB is possible, more is not a hook's input. */
@@ -39,8 +40,14 @@ export function isHookEventName(value: string): value is HookEventName {
 /**
  * Reads a hook's stdin text. Returns undefined (with why) for what is not an object with a usable
  * session id: the hook then does nothing. Paths must be absolute; odd values are dropped one by one.
+ * `camelCase`: the agent names its fields `sessionId`, `transcriptPath` (Copilot CLI); the others
+ * (`cwd`, `prompt`, `source`, `reason`) are one word either way.
  */
-export function parseHookInput(text: string): { input?: HookInput; problem?: string } {
+export function parseHookInput(
+  text: string,
+  options: { fields?: 'camelCase' } = {},
+): { input?: HookInput; problem?: string } {
+  const camel = options.fields === 'camelCase';
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -50,16 +57,16 @@ export function parseHookInput(text: string): { input?: HookInput; problem?: str
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     return { problem: 'stdin is not a JSON object' };
   const record = value as Record<string, unknown>;
-  const sessionId = record.session_id;
+  const sessionId = camel ? record.sessionId : record.session_id;
   if (
     typeof sessionId !== 'string' ||
     sessionId === '' ||
     sessionId.length > MAX_CONVERSATION_ID_LENGTH ||
     CONTROL.test(sessionId)
   )
-    return { problem: 'stdin has no usable session_id' };
+    return { problem: `stdin has no usable ${camel ? 'sessionId' : 'session_id'}` };
   const input: HookInput = { sessionId };
-  const transcriptPath = absolutePath(record.transcript_path);
+  const transcriptPath = absolutePath(camel ? record.transcriptPath : record.transcript_path);
   if (transcriptPath !== undefined) input.transcriptPath = transcriptPath;
   const cwd = absolutePath(record.cwd);
   if (cwd !== undefined) input.cwd = cwd;

@@ -97,12 +97,20 @@ export async function runHookProcess(word: string, options: { agent?: string } =
       log({ status: 'skipped', message: `stdin is over ${MAX_HOOK_INPUT_BYTES} bytes` });
       return finish(undefined);
     }
-    const parsed = parseHookInput(read.text);
+    const parsed = parseHookInput(
+      read.text,
+      protocol.stdinFields === undefined ? {} : { fields: protocol.stdinFields },
+    );
     if (!parsed.input) {
       log({ status: 'skipped', message: parsed.problem ?? 'unreadable stdin' });
       return finish(undefined);
     }
     const input: HookInput = { ...parsed.input, ...(protocol.agent !== 'claude-code' && { agent: protocol.agent }) };
+    // An event whose stdin names no session file (Copilot's sessionEnd): the agent's own place for it.
+    if (input.transcriptPath === undefined && protocol.sessionFile !== undefined) {
+      const file = protocol.sessionFile(input.sessionId, env);
+      if (file !== undefined) input.transcriptPath = file;
+    }
     sessionId = input.sessionId;
     // The session's project, not where its shell is now: the input's cwd follows the session's `cd`.
     const cwd = sessionProjectFolder({ home, input, env, cwd: process.cwd(), protocol });

@@ -12,13 +12,14 @@ import { removeInstalledSkills, syncInstalledSkills } from '../../claude-code/sk
 import { openEngram } from '../../../node/open-engram.js';
 import { installAgent, uninstallAgent } from '../../claude-code/agent-installs.js';
 import { codexInstallDescription } from '../../claude-code/codex-install.js';
+import { copilotInstallDescription } from '../../claude-code/copilot-install.js';
 import { pluginFolder } from '../../claude-code/claude-code-install.js';
 import { join } from 'node:path';
 import { globalSettingFlags } from '../cli-engram.js';
 import type { CommandDefinition, CommandInvocation } from '../cli-command.js';
 import { runForDetectedAgents } from './install-detect.js';
 
-const TARGETS = ['claude-code', 'codex'] as const;
+const TARGETS = ['claude-code', 'codex', 'copilot'] as const;
 
 function target(invocation: CommandInvocation): (typeof TARGETS)[number] {
   const [name, ...rest] = invocation.positionals;
@@ -37,8 +38,9 @@ function loaded(invocation: CommandInvocation): ReturnType<typeof loadSettings> 
 /** `engram install claude-code`: a plain `claude` session loads engram's plugin (hooks, MCP server, skills). */
 export const installCommand: CommandDefinition = {
   name: 'install',
-  summary: 'Make Claude Code or Codex use engram (hooks, MCP server): engram install claude-code|codex',
-  usage: 'install claude-code [--project] [--skills] | install codex | install --detect',
+  summary:
+    'Make Claude Code, Codex or Copilot CLI use engram (hooks, MCP server): engram install claude-code|codex|copilot, or --detect',
+  usage: 'install claude-code [--project] [--skills] | install codex | install copilot | install --detect',
   options: {
     detect: {
       type: 'boolean',
@@ -59,11 +61,13 @@ export const installCommand: CommandDefinition = {
     'Declares engram as a Claude Code plugin marketplace (a folder: the plugin runs in place, nothing is copied and no npm runs) and ' +
     'enables the plugin in ~/.claude/settings.json, or with --project in <project>/.claude/settings.json. The next claude session ' +
     'runs the hooks. "engram uninstall claude-code" removes exactly what this added; "engram status" tells whether Claude Code will load it. ' +
-    '"engram install codex" adds engram\'s hooks to $CODEX_HOME/hooks.json (default ~/.codex) and, in config.toml, the MCP server and the trust hash Codex needs to run each hook.',
+    '"engram install codex" adds engram\'s hooks to $CODEX_HOME/hooks.json (default ~/.codex) and, in config.toml, the MCP server and the trust hash Codex needs to run each hook. ' +
+    '"engram install copilot" writes engram\'s hooks file $COPILOT_HOME/hooks/engram.json (default ~/.copilot) and adds mcpServers.engram to mcp-config.json there.',
   async run(invocation) {
     if (invocation.values.detect === true)
       return runForDetectedAgents(invocation, (one) => installCommand.run(one), { everyAgent: false });
     if (target(invocation) === 'codex') return installCodex(invocation);
+    if (target(invocation) === 'copilot') return installCopilot(invocation);
     // --project is this command's flag here; the global one is --project=<id>, or before the command's name.
     const scope: InstallScope = invocation.values.project === true ? 'project' : 'user';
     const settings = loaded(invocation);
@@ -121,7 +125,7 @@ export const installCommand: CommandDefinition = {
 export const uninstallCommand: CommandDefinition = {
   name: 'uninstall',
   summary: 'Remove what "engram install claude-code" added to Claude Code settings (memories stay)',
-  usage: 'uninstall claude-code [--project] | uninstall codex | uninstall --detect',
+  usage: 'uninstall claude-code [--project] | uninstall codex | uninstall copilot | uninstall --detect',
   options: {
     detect: {
       type: 'boolean',
@@ -137,13 +141,15 @@ export const uninstallCommand: CommandDefinition = {
   async run(invocation) {
     if (invocation.values.detect === true)
       return runForDetectedAgents(invocation, (one) => uninstallCommand.run(one), { everyAgent: true });
-    if (target(invocation) === 'codex') {
-      const result = await uninstallAgent({ agent: 'codex' }, loaded(invocation).home);
+    const agent = target(invocation);
+    if (agent === 'codex' || agent === 'copilot') {
+      const title = agent === 'codex' ? 'Codex' : 'Copilot CLI';
+      const result = await uninstallAgent({ agent }, loaded(invocation).home);
       const lines =
         result.changed.length === 0
-          ? ['engram was not installed for Codex; nothing changed.']
+          ? [`engram was not installed for ${title}; nothing changed.`]
           : [
-              'Removed engram from Codex (memories are kept):',
+              `Removed engram from ${title} (memories are kept):`,
               ...result.changed.map(
                 (entry) =>
                   `  ${entry.file}: ${entry.how === 'restored' ? 'as it was before install' : entry.how === 'removed-file' ? 'removed (install created it)' : "engram's entries removed"}`,
@@ -191,6 +197,26 @@ async function installCodex(invocation: CommandInvocation): Promise<{ data: unkn
     ...result.changed.map((entry) => `  ${entry.file}: ${entry.added.join(', ')}`),
     ...result.warnings.map((warning) => `warning: ${warning}`),
     'The next codex session runs its hooks. "engram status" checks it; "engram uninstall codex" removes it.',
+  ];
+  return { data: result, text: lines.join('\n') };
+}
+
+/** The description `engram install copilot` writes: this engram's launcher and Node. */
+export function copilotDescription(
+  env: Record<string, string | undefined>,
+): ReturnType<typeof copilotInstallDescription> {
+  return copilotInstallDescription({ env, launcher: join(pluginFolder(), 'scripts', 'engram.mjs') });
+}
+
+async function installCopilot(invocation: CommandInvocation): Promise<{ data: unknown; text: string }> {
+  const result = await installAgent(copilotDescription(invocation.io.env), loaded(invocation).home);
+  const lines = [
+    result.changed.length === 0
+      ? 'engram is already installed for Copilot CLI; nothing changed.'
+      : 'Installed engram for Copilot CLI:',
+    ...result.changed.map((entry) => `  ${entry.file}: ${entry.added.join(', ')}`),
+    ...result.warnings.map((warning) => `warning: ${warning}`),
+    'The next copilot session runs its hooks. "engram status" checks it; "engram uninstall copilot" removes it.',
   ];
   return { data: result, text: lines.join('\n') };
 }

@@ -6,7 +6,7 @@ import { loadSettings } from '../../../node/load-settings.js';
 import { openEngram } from '../../../node/open-engram.js';
 import { isAgentInstalled } from '../../claude-code/agent-installs.js';
 import { detectAgents } from '../../claude-code/agent-presence.js';
-import { codexDescription } from './install-command.js';
+import { codexDescription, copilotDescription } from './install-command.js';
 import { claudeCodeLoadState } from '../../claude-code/claude-code-install.js';
 import { duplicateServerWarning, otherEngramMcpServers } from '../../claude-code/claude-code-mcp-servers.js';
 import { hookLogPath, readHookLog } from '../../claude-code/hook-log.js';
@@ -74,6 +74,7 @@ export const statusCommand: CommandDefinition = {
     }
     const codex = codexState(io.env, loaded.home);
     const notInstalled = foundWithoutEngram(io.env, loaded.home);
+    const copilot = agentState(io.env, loaded.home, 'copilot', copilotDescription);
     const hookErrors = readHookLog(loaded.home, LOG_LINES);
     const spooled = countSpooled(loaded.home);
     const data = {
@@ -81,6 +82,7 @@ export const statusCommand: CommandDefinition = {
       claudeCode: { ...claudeCode, hooks: settings.hooks, otherMcpServers },
       ...(codex !== undefined && { codex }),
       ...(notInstalled.length > 0 && { foundWithoutEngram: notInstalled }),
+      ...(copilot !== undefined && { copilot }),
       project: loaded.project,
       store,
       model,
@@ -111,6 +113,16 @@ export const statusCommand: CommandDefinition = {
         entry.agent,
         `found (${entry.found ?? ''}), engram not installed: "engram install ${entry.agent}" (or --detect) adds it`,
       ]),
+      ...(copilot !== undefined
+        ? ([
+            [
+              'copilot',
+              copilot.problems.length === 0
+                ? 'runs engram (hooks file, MCP server configured)'
+                : `will NOT run engram: ${copilot.problems.join('; ')}`,
+            ],
+          ] as Array<[string, string]>)
+        : []),
       ...(otherMcpServers.length > 0
         ? ([
             [
@@ -205,10 +217,17 @@ function foundWithoutEngram(env: Record<string, string | undefined>, home: strin
   });
 }
 
-/** Codex's state when `engram install codex` ran: what would keep it from running engram (a trust hash gone stale). */
-function codexState(env: Record<string, string | undefined>, home: string): { problems: string[] } | undefined {
+/** An installed agent's state (`engram install <agent>` ran): what would keep it from running engram. */
+function agentState(
+  env: Record<string, string | undefined>,
+  home: string,
+  agent: string,
+  describe: (env: Record<string, string | undefined>) => {
+    problems: (read: (file: string) => string | undefined) => string[];
+  },
+): { problems: string[] } | undefined {
   try {
-    if (!isAgentInstalled(home, 'codex')) return undefined;
+    if (!isAgentInstalled(home, agent)) return undefined;
   } catch (error) {
     return { problems: [(error as Error).message] };
   }
@@ -219,5 +238,10 @@ function codexState(env: Record<string, string | undefined>, home: string): { pr
       return undefined;
     }
   };
-  return { problems: codexDescription(env).problems(read) };
+  return { problems: describe(env).problems(read) };
+}
+
+/** Codex's state when `engram install codex` ran: what would keep it from running engram (a trust hash gone stale). */
+function codexState(env: Record<string, string | undefined>, home: string): { problems: string[] } | undefined {
+  return agentState(env, home, 'codex', codexDescription);
 }
