@@ -1,4 +1,5 @@
 import { MAX_CONVERSATION_ID_LENGTH } from '../../contracts/conversation.js';
+import type { AgentName } from './agent-hook-protocols.js';
 
 /** The Claude Code hook events engram handles, by the name its hook commands give them. */
 export const HOOK_EVENTS = {
@@ -23,7 +24,7 @@ export interface HookInput {
   /** SessionEnd: why the session ended. */
   reason?: string;
   /** The agent whose hook this is, when not Claude Code (agent-hook-protocols.ts): its transcripts' format. */
-  agent?: 'codex';
+  agent?: Exclude<AgentName, 'claude-code'>;
 }
 
 /** Largest stdin a hook reads: a prompt of a few MB is possible, more is not a hook's input. */
@@ -40,7 +41,11 @@ export function isHookEventName(value: string): value is HookEventName {
  * Reads a hook's stdin text. Returns undefined (with why) for what is not an object with a usable
  * session id: the hook then does nothing. Paths must be absolute; odd values are dropped one by one.
  */
-export function parseHookInput(text: string): { input?: HookInput; problem?: string } {
+export function parseHookInput(
+  text: string,
+  /** `promptField`: the field holding the user's own text (agent-hook-protocols.ts), default `prompt`. */
+  options: { promptField?: string } = {},
+): { input?: HookInput; problem?: string } {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -64,7 +69,8 @@ export function parseHookInput(text: string): { input?: HookInput; problem?: str
   const cwd = absolutePath(record.cwd);
   if (cwd !== undefined) input.cwd = cwd;
   if (typeof record.source === 'string' && record.source.length <= 40) input.source = record.source;
-  if (typeof record.prompt === 'string') input.prompt = record.prompt;
+  const prompt = record[options.promptField ?? 'prompt'];
+  if (typeof prompt === 'string') input.prompt = prompt;
   if (typeof record.reason === 'string' && record.reason.length <= 80) input.reason = record.reason;
   return { input };
 }

@@ -97,12 +97,19 @@ export async function runHookProcess(word: string, options: { agent?: string } =
       log({ status: 'skipped', message: `stdin is over ${MAX_HOOK_INPUT_BYTES} bytes` });
       return finish(undefined);
     }
-    const parsed = parseHookInput(read.text);
+    const parsed = parseHookInput(read.text, {
+      ...(protocol.promptField !== undefined && { promptField: protocol.promptField }),
+    });
     if (!parsed.input) {
       log({ status: 'skipped', message: parsed.problem ?? 'unreadable stdin' });
       return finish(undefined);
     }
     const input: HookInput = { ...parsed.input, ...(protocol.agent !== 'claude-code' && { agent: protocol.agent }) };
+    if (word === 'user-prompt-submit' && protocol.promptField !== undefined && input.prompt === undefined) {
+      // A send that is not the user's (a tool result going back to the model): nothing to recall for,
+      // and nothing wrong, so no log line.
+      return finish(undefined);
+    }
     sessionId = input.sessionId;
     // The session's project, not where its shell is now: the input's cwd follows the session's `cd`.
     const cwd = sessionProjectFolder({ home, input, env, cwd: process.cwd(), protocol });

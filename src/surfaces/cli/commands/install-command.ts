@@ -12,12 +12,15 @@ import { removeInstalledSkills, syncInstalledSkills } from '../../claude-code/sk
 import { openEngram } from '../../../node/open-engram.js';
 import { installAgent, uninstallAgent } from '../../claude-code/agent-installs.js';
 import { codexInstallDescription } from '../../claude-code/codex-install.js';
+import { geminiInstallDescription } from '../../claude-code/gemini-install.js';
+import { qwenInstallDescription } from '../../claude-code/qwen-install.js';
+import type { AgentInstallDescription } from '../../claude-code/agent-installs.js';
 import { pluginFolder } from '../../claude-code/claude-code-install.js';
 import { join } from 'node:path';
 import { globalSettingFlags } from '../cli-engram.js';
 import type { CommandDefinition, CommandInvocation } from '../cli-command.js';
 
-const TARGETS = ['claude-code', 'codex'] as const;
+const TARGETS = ['claude-code', 'codex', 'gemini', 'qwen'] as const;
 
 function target(invocation: CommandInvocation): (typeof TARGETS)[number] {
   const [name, ...rest] = invocation.positionals;
@@ -36,8 +39,8 @@ function loaded(invocation: CommandInvocation): ReturnType<typeof loadSettings> 
 /** `engram install claude-code`: a plain `claude` session loads engram's plugin (hooks, MCP server, skills). */
 export const installCommand: CommandDefinition = {
   name: 'install',
-  summary: 'Make Claude Code or Codex use engram (hooks, MCP server): engram install claude-code|codex',
-  usage: 'install claude-code [--project] [--skills] | install codex',
+  summary: 'Make a coding agent use engram (hooks, MCP server): engram install claude-code|codex|gemini|qwen',
+  usage: 'install claude-code [--project] [--skills] | install codex|gemini|qwen',
   options: {
     project: {
       type: 'boolean',
@@ -53,9 +56,13 @@ export const installCommand: CommandDefinition = {
     'Declares engram as a Claude Code plugin marketplace (a folder: the plugin runs in place, nothing is copied and no npm runs) and ' +
     'enables the plugin in ~/.claude/settings.json, or with --project in <project>/.claude/settings.json. The next claude session ' +
     'runs the hooks. "engram uninstall claude-code" removes exactly what this added; "engram status" tells whether Claude Code will load it. ' +
-    '"engram install codex" adds engram\'s hooks to $CODEX_HOME/hooks.json (default ~/.codex) and, in config.toml, the MCP server and the trust hash Codex needs to run each hook.',
+    '"engram install codex" adds engram\'s hooks to $CODEX_HOME/hooks.json (default ~/.codex) and, in config.toml, the MCP server and the trust hash Codex needs to run each hook. ' +
+    '"engram install gemini" and "engram install qwen" add engram\'s hooks and the engram MCP server to ~/.gemini/settings.json or ~/.qwen/settings.json.',
   async run(invocation) {
-    if (target(invocation) === 'codex') return installCodex(invocation);
+    const name = target(invocation);
+    if (name === 'codex') return installCodex(invocation);
+    if (name === 'gemini' || name === 'qwen')
+      return installDescribed(invocation, agentDescription(name, invocation.io.env), `${name} session`);
     // --project is this command's flag here; the global one is --project=<id>, or before the command's name.
     const scope: InstallScope = invocation.values.project === true ? 'project' : 'user';
     const settings = loaded(invocation);
@@ -112,8 +119,8 @@ export const installCommand: CommandDefinition = {
 /** `engram uninstall claude-code`: removes what install added; memories stay. */
 export const uninstallCommand: CommandDefinition = {
   name: 'uninstall',
-  summary: 'Remove what "engram install claude-code" added to Claude Code settings (memories stay)',
-  usage: 'uninstall claude-code [--project]',
+  summary: 'Remove what "engram install <agent>" added to the agent\'s settings (memories stay)',
+  usage: 'uninstall claude-code [--project] | uninstall codex|gemini|qwen',
   options: {
     project: {
       type: 'boolean',
@@ -122,7 +129,10 @@ export const uninstallCommand: CommandDefinition = {
     },
   },
   async run(invocation) {
-    if (target(invocation) === 'codex') {
+    const name = target(invocation);
+    if (name === 'gemini' || name === 'qwen')
+      return uninstallDescribed(invocation, agentDescription(name, invocation.io.env));
+    if (name === 'codex') {
       const result = await uninstallAgent({ agent: 'codex' }, loaded(invocation).home);
       const lines =
         result.changed.length === 0
@@ -178,4 +188,48 @@ async function installCodex(invocation: CommandInvocation): Promise<{ data: unkn
     'The next codex session runs its hooks. "engram status" checks it; "engram uninstall codex" removes it.',
   ];
   return { data: result, text: lines.join('\n') };
+}
+
+/** The description `engram install gemini|qwen` writes: this engram's launcher and Node. */
+export function agentDescription(
+  name: 'gemini' | 'qwen',
+  env: Record<string, string | undefined>,
+): AgentInstallDescription {
+  const launcher = join(pluginFolder(), 'scripts', 'engram.mjs');
+  return name === 'gemini' ? geminiInstallDescription({ env, launcher }) : qwenInstallDescription({ env, launcher });
+}
+
+async function installDescribed(
+  invocation: CommandInvocation,
+  description: AgentInstallDescription,
+  next: string,
+): Promise<{ data: unknown; text: string }> {
+  const result = await installAgent(description, loaded(invocation).home);
+  const lines = [
+    result.changed.length === 0
+      ? `engram is already installed for ${description.title}; nothing changed.`
+      : `Installed engram for ${description.title}:`,
+    ...result.changed.map((entry) => `  ${entry.file}: ${entry.added.join(', ')}`),
+    ...result.warnings.map((warning) => `warning: ${warning}`),
+    `The next ${next} runs its hooks. "engram status" checks it; "engram uninstall ${description.agent}" removes it.`,
+  ];
+  return { data: result, text: lines.join('\n') };
+}
+
+async function uninstallDescribed(
+  invocation: CommandInvocation,
+  description: AgentInstallDescription,
+): Promise<{ data: unknown; text: string }> {
+  const result = await uninstallAgent(description, loaded(invocation).home);
+  const lines =
+    result.changed.length === 0
+      ? [`engram was not installed for ${description.title}; nothing changed.`]
+      : [
+          `Removed engram from ${description.title} (memories are kept):`,
+          ...result.changed.map(
+            (entry) =>
+              `  ${entry.file}: ${entry.how === 'restored' ? 'as it was before install' : entry.how === 'removed-file' ? 'removed (install created it)' : "engram's entries removed"}`,
+          ),
+        ];
+  return { data: result, text: [...lines, ...result.warnings.map((warning) => `warning: ${warning}`)].join('\n') };
 }

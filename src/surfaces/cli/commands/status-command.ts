@@ -5,7 +5,7 @@ import { WRAPPER_MODEL_CHECKPOINT } from '../../sdk/extraction-model-choice.js';
 import { loadSettings } from '../../../node/load-settings.js';
 import { openEngram } from '../../../node/open-engram.js';
 import { isAgentInstalled } from '../../claude-code/agent-installs.js';
-import { codexDescription } from './install-command.js';
+import { agentDescription, codexDescription } from './install-command.js';
 import { claudeCodeLoadState } from '../../claude-code/claude-code-install.js';
 import { duplicateServerWarning, otherEngramMcpServers } from '../../claude-code/claude-code-mcp-servers.js';
 import { hookLogPath, readHookLog } from '../../claude-code/hook-log.js';
@@ -72,12 +72,16 @@ export const statusCommand: CommandDefinition = {
       store.error = (error as Error).message;
     }
     const codex = codexState(io.env, loaded.home);
+    const gemini = describedState(agentDescription('gemini', io.env), loaded.home);
+    const qwen = describedState(agentDescription('qwen', io.env), loaded.home);
     const hookErrors = readHookLog(loaded.home, LOG_LINES);
     const spooled = countSpooled(loaded.home);
     const data = {
       spooled,
       claudeCode: { ...claudeCode, hooks: settings.hooks, otherMcpServers },
       ...(codex !== undefined && { codex }),
+      ...(gemini !== undefined && { gemini }),
+      ...(qwen !== undefined && { qwen }),
       project: loaded.project,
       store,
       model,
@@ -104,6 +108,8 @@ export const statusCommand: CommandDefinition = {
             ],
           ] as Array<[string, string]>)
         : []),
+      ...describedLine('gemini', gemini),
+      ...describedLine('qwen', qwen),
       ...(otherMcpServers.length > 0
         ? ([
             [
@@ -201,4 +207,37 @@ function codexState(env: Record<string, string | undefined>, home: string): { pr
     }
   };
   return { problems: codexDescription(env).problems(read) };
+}
+
+/** An agent's state when "engram install <agent>" ran (its description's problems), else undefined. */
+function describedState(
+  description: ReturnType<typeof agentDescription>,
+  home: string,
+): { problems: string[] } | undefined {
+  try {
+    if (!isAgentInstalled(home, description.agent)) return undefined;
+  } catch (error) {
+    return { problems: [(error as Error).message] };
+  }
+  const read = (file: string): string | undefined => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
+  return { problems: description.problems(read) };
+}
+
+/** The status line of an agent installed by its description. */
+function describedLine(label: string, state: { problems: string[] } | undefined): Array<[string, string]> {
+  if (state === undefined) return [];
+  return [
+    [
+      label,
+      state.problems.length === 0
+        ? 'runs engram (hooks and MCP server configured)'
+        : `will NOT run engram's hooks: ${state.problems.join('; ')}`,
+    ],
+  ];
 }
