@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,15 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGeminiGenerateContentServer } from '../../src/testing/gemini-generate-content-server.js';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
 import { findAgentCli } from '../support/agent-clis.js';
-import { HOOK_LAUNCHER } from '../support/claude-code-harness.js';
+import { claudeCodePrompt, runProcess, waitForMemory } from '../support/agent-e2e.js';
 import { removeWhenIdle } from '../support/remove-when-idle.js';
 
 // engram with the real Gemini CLI (issue 28): `engram install gemini` in a temp HOME, `gemini -p`
 // against the loopback generateContent server, the hooks run through engram's one hook runner
 // (built dist/, so `npm run build` first). Remembered in project A: in A's request, never in B's;
 // the engram MCP server starts; "remember that …" said in Gemini CLI reaches Claude Code's next
-// session in A (its real hook command), never B's; a corrupt store leaves Gemini's answer as it was; uninstall leaves
-// settings.json byte for byte.
+// session in A (its real hook command), never B's; a corrupt store leaves Gemini's answer as it
+// was; uninstall leaves settings.json byte for byte.
 
 const CLI = join(process.cwd(), 'dist', 'surfaces', 'cli', 'main.js');
 const RUN_TIMEOUT_MS = 120_000;
@@ -39,46 +39,15 @@ const env = (): Record<string, string> => ({
   GEMINI_CLI_TRUST_WORKSPACE: 'true',
 });
 
-function run(
-  command: string,
-  args: readonly string[],
-  cwd: string,
-  input?: string,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd,
-      env: env(),
-      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    if (input !== undefined) child.stdin!.end(input);
-    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS - 10_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
+const run = (command: string, args: readonly string[], cwd: string) =>
+  runProcess(command, args, { cwd, env: env(), timeoutMs: RUN_TIMEOUT_MS - 10_000 });
 const engram = (args: readonly string[], cwd: string) => run(process.execPath, [CLI, ...args], cwd);
-/** Claude Code's prompt hook, as Claude Code runs it (the plugin's command), in a new session. */
-const claudeCodePrompt = (prompt: string, cwd: string, session: string) =>
-  run(
-    process.execPath,
-    [HOOK_LAUNCHER, 'hook', 'user-prompt-submit', '--from', 'engram-plugin'],
-    cwd,
-    JSON.stringify({ session_id: session, cwd, hook_event_name: 'UserPromptSubmit', prompt }),
-  );
+const claudeCode = (prompt: string, cwd: string, session: string) =>
+  claudeCodePrompt(prompt, { cwd, env: env(), session });
 
 /** The requests one Gemini CLI run made, as text. */
-async function ask(prompt: string, cwd: string): Promise<{ body: string; stdout: string; ms: number }> {
+async function ask(prompt: string, cwd: string): Promise<{ body: string; stdout: string }> {
   const before = server.requests.length;
-  const started = Date.now();
   const result = await run(gemini!.command, [...gemini!.args, '-m', 'gemini-2.5-flash', '-p', prompt], cwd);
   expect(result.code, result.stderr).toBe(0);
   return {
@@ -87,7 +56,6 @@ async function ask(prompt: string, cwd: string): Promise<{ body: string; stdout:
       .map((request) => request.rawBody)
       .join('\n'),
     stdout: result.stdout,
-    ms: Date.now() - started,
   };
 }
 
@@ -130,16 +98,11 @@ describe.skipIf(!gemini)('engram with the real Gemini CLI', () => {
 
       // Said in Gemini CLI: AfterAgent spools the chat file, the worker stores the explicit statement.
       await ask('Remember that the release branch is called trunk-blue.', projectA);
-      let stored = '';
-      for (let waited = 0; waited < 90_000 && !stored.includes('trunk-blue'); waited += 1_000) {
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-        stored = (await engram(['list', '--json'], projectA)).stdout;
-      }
-      expect(stored).toContain('trunk-blue');
+      expect(await waitForMemory(() => engram(['list', '--json'], projectA), 'trunk-blue')).toContain('trunk-blue');
       // Another agent, same project: Claude Code's prompt hook gives it; in B it does not.
-      const claudeA = await claudeCodePrompt('What is the release branch called?', projectA, 'claude-a');
+      const claudeA = await claudeCode('What is the release branch called?', projectA, 'claude-a');
       expect(claudeA.stdout).toContain('trunk-blue');
-      const claudeB = await claudeCodePrompt('What is the release branch called?', projectB, 'claude-b');
+      const claudeB = await claudeCode('What is the release branch called?', projectB, 'claude-b');
       expect(claudeB.stdout).not.toContain('trunk-blue');
 
       // A corrupt store: Gemini CLI answers as it did, the hook says why in its log.
