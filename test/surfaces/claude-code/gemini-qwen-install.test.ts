@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
@@ -198,4 +199,31 @@ describe("the hook runner in Gemini CLI's and Qwen Code's protocols", () => {
     );
     expect(JSON.parse(codex.stdout).hookSpecificOutput.additionalContext).toContain('6543');
   });
+
+  it.each([
+    ['gemini', 'AfterAgent', 'gemini/session-0.61.0-tool-call-resume.jsonl', '1a08c5f0-4971-4da2-99c9-7057cac4adae'],
+    ['qwen', 'Stop', 'qwen/chat-0.24.4-tool-call-continue.jsonl', '556b17b3-3c57-4b97-a6e8-6b36f60363fe'],
+  ])(
+    "%s's end-of-turn hook (%s) queues its own chat file, recorded from the real CLI, and the worker stores what was said",
+    async (agent, event, fixture, sessionId) => {
+      const transcript = join(workspace.root, 'chats', sessionId, 'chat.jsonl');
+      mkdirSync(join(workspace.root, 'chats', sessionId), { recursive: true });
+      copyFileSync(fileURLToPath(new URL(`../../fixtures/agents/${fixture}`, import.meta.url)), transcript);
+      const stop = await runHook(
+        workspace,
+        'stop',
+        input(workspace.cwd, event, { session_id: sessionId, transcript_path: transcript }),
+        {},
+        ['--agent', agent],
+      );
+      expect(stop).toEqual({ code: 0, stdout: '' });
+      let listed = '';
+      for (let waited = 0; waited < 60_000 && !/tabs/i.test(listed); waited += 1_000) {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        listed = (await workspace.run(['list', '--json'])).stdout;
+      }
+      expect(listed).toMatch(/prefer[^"]*tabs/i);
+    },
+    90_000,
+  );
 });
