@@ -205,6 +205,34 @@ export async function benchHooksPart(): Promise<HooksBenchResult> {
         });
       },
     })),
+    // Gemini CLI's SessionStart and BeforeAgent (its stdin adds a timestamp), Qwen Code's with the
+    // typed text in submitted_prompt, where its runner reads it.
+    ...(['session-start', 'user-prompt-submit'] as const).map((event) => ({
+      name: `gemini ${event}`,
+      event,
+      args: [launcher, 'hook', event, '--agent', 'gemini'],
+      input: (run: number) =>
+        JSON.stringify({
+          ...(JSON.parse(inputs[event]!(run)) as Record<string, unknown>),
+          session_id: `gemini-${event}-${run}`,
+          hook_event_name: event === 'session-start' ? 'SessionStart' : 'BeforeAgent',
+          timestamp: new Date().toISOString(),
+        }),
+    })),
+    ...(['session-start', 'user-prompt-submit'] as const).map((event) => ({
+      name: `qwen ${event}`,
+      event,
+      args: [launcher, 'hook', event, '--agent', 'qwen'],
+      input: (run: number) => {
+        const base = JSON.parse(inputs[event]!(run)) as Record<string, unknown>;
+        return JSON.stringify({
+          ...base,
+          session_id: `qwen-${event}-${run}`,
+          hook_event_name: event === 'session-start' ? 'SessionStart' : 'UserPromptSubmit',
+          ...(base.prompt !== undefined && { submitted_prompt: base.prompt }),
+        });
+      },
+    })),
   ];
   const single: HookBenchRow[] = [];
   for (const { name, event, args, input } of entries) {

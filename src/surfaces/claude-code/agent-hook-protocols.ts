@@ -20,16 +20,22 @@ export interface AgentHookProtocol {
   /** An environment variable the agent sets to the session's project folder, if any. */
   projectDirEnv?: string;
   /** The transcript reader for its session files (read-transcript.ts's format names). */
-  transcriptFormat: 'claude' | 'codex' | 'copilot';
+  transcriptFormat: 'claude' | 'codex' | 'copilot' | 'gemini' | 'qwen';
   /** Its stdin's field names: snake_case (`session_id`, `transcript_path`) unless it says camelCase (`sessionId`, `transcriptPath`). */
   stdinFields?: 'camelCase';
   /** Where its session file is when an event's stdin names none (Copilot's sessionEnd), given the session id and the hook's env. */
   sessionFile?: (sessionId: string, env: Record<string, string | undefined>) => string | undefined;
+  /**
+   * The stdin field that holds the user's own text on the per-prompt hook (default `prompt`). An
+   * agent whose prompt hook also fires for sends that are not the user's (Qwen Code: tool results)
+   * names the field it fills only for typed text; a call without it recalls nothing.
+   */
+  promptField?: string;
   /** The stdout JSON that gives the model `context` and the user `notice`. */
   output: (event: string, context: string | undefined, notice: string | undefined) => object;
 }
 
-export const AGENT_NAMES = ['claude-code', 'codex', 'copilot'] as const;
+export const AGENT_NAMES = ['claude-code', 'codex', 'copilot', 'gemini', 'qwen'] as const;
 export type AgentName = (typeof AGENT_NAMES)[number];
 
 /** Claude Code's and Codex's shape: `hookSpecificOutput.additionalContext`, and `systemMessage` for the user. */
@@ -88,6 +94,42 @@ export const AGENT_HOOK_PROTOCOLS: Record<AgentName, AgentHookProtocol> = {
     stdinFields: 'camelCase',
     sessionFile: copilotSessionFile,
     output: (_event, context) => (context === undefined ? {} : { additionalContext: context }),
+  },
+  // Gemini CLI 0.61 (test/support/agent-clis.md §2): its per-prompt event is BeforeAgent and its end
+  // of turn AfterAgent; both contexts land as <hook_context> in the user turn. stdout must be pure
+  // JSON (the runner prints one JSON document or nothing). PreCompress is not hooked: under 0.61 it
+  // fires before every prompt, compressed or not, and no event follows a compaction, so it cannot
+  // tell engram when to give surfaced memories back; AfterAgent already queues every turn.
+  gemini: {
+    agent: 'gemini',
+    actor: 'gemini',
+    events: {
+      'session-start': 'SessionStart',
+      'user-prompt-submit': 'BeforeAgent',
+      stop: 'AfterAgent',
+      'session-end': 'SessionEnd',
+    },
+    projectDirEnv: 'GEMINI_PROJECT_DIR',
+    transcriptFormat: 'gemini',
+    output: hookSpecificOutput,
+  },
+  // Qwen Code 0.24.4 (§5): Claude Code's events and shape. Its UserPromptSubmit also fires for
+  // tool-result and hook sends, where `prompt` is not the user's text; `submitted_prompt` is set
+  // only for what the user submitted, so recall reads that. SessionStart comes again with
+  // `source: compact` after a compaction (its docs), where the surfaced memories are given back.
+  qwen: {
+    agent: 'qwen',
+    actor: 'qwen',
+    events: {
+      'session-start': 'SessionStart',
+      'user-prompt-submit': 'UserPromptSubmit',
+      stop: 'Stop',
+      'pre-compact': 'PreCompact',
+      'session-end': 'SessionEnd',
+    },
+    promptField: 'submitted_prompt',
+    transcriptFormat: 'qwen',
+    output: hookSpecificOutput,
   },
 };
 

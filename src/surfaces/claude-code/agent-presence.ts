@@ -1,9 +1,11 @@
 import { accessSync, constants, statSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import type { AgentName } from './agent-hook-protocols.js';
 import { claudeCodePaths } from './claude-code-install.js';
 import { codexPaths } from './codex-install.js';
 import { copilotPaths } from './copilot-install.js';
+import { geminiSettingsPath } from './gemini-install.js';
+import { qwenSettingsPath } from './qwen-install.js';
 
 /**
  * How `engram install --detect` tells that a coding agent is on this machine: its configuration
@@ -30,6 +32,8 @@ export const AGENT_PRESENCE: Record<AgentName, AgentPresence> = {
   },
   codex: { title: 'Codex', configDirs: (env) => [codexPaths(env).home], commands: ['codex'] },
   copilot: { title: 'Copilot CLI', configDirs: (env) => [copilotPaths(env).home], commands: ['copilot'] },
+  gemini: { title: 'Gemini CLI', configDirs: (env) => [dirname(geminiSettingsPath(env))], commands: ['gemini'] },
+  qwen: { title: 'Qwen Code', configDirs: (env) => [dirname(qwenSettingsPath(env))], commands: ['qwen'] },
 };
 
 /** One agent as detection found it: `found` says why (a folder, a command's path), or it is undefined. */

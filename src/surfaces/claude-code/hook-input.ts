@@ -45,7 +45,8 @@ export function isHookEventName(value: string): value is HookEventName {
  */
 export function parseHookInput(
   text: string,
-  options: { fields?: 'camelCase' } = {},
+  /** `fields`: camelCase names (Copilot CLI); `promptField`: the field holding the user's own text (agent-hook-protocols.ts), default `prompt`. */
+  options: { fields?: 'camelCase'; promptField?: string } = {},
 ): { input?: HookInput; problem?: string } {
   const camel = options.fields === 'camelCase';
   let value: unknown;
@@ -71,7 +72,8 @@ export function parseHookInput(
   const cwd = absolutePath(record.cwd);
   if (cwd !== undefined) input.cwd = cwd;
   if (typeof record.source === 'string' && record.source.length <= 40) input.source = record.source;
-  if (typeof record.prompt === 'string') input.prompt = record.prompt;
+  const prompt = record[options.promptField ?? 'prompt'];
+  if (typeof prompt === 'string') input.prompt = prompt;
   if (typeof record.reason === 'string' && record.reason.length <= 80) input.reason = record.reason;
   return { input };
 }

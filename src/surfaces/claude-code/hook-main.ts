@@ -97,10 +97,10 @@ export async function runHookProcess(word: string, options: { agent?: string } =
       log({ status: 'skipped', message: `stdin is over ${MAX_HOOK_INPUT_BYTES} bytes` });
       return finish(undefined);
     }
-    const parsed = parseHookInput(
-      read.text,
-      protocol.stdinFields === undefined ? {} : { fields: protocol.stdinFields },
-    );
+    const parsed = parseHookInput(read.text, {
+      ...(protocol.stdinFields !== undefined && { fields: protocol.stdinFields }),
+      ...(protocol.promptField !== undefined && { promptField: protocol.promptField }),
+    });
     if (!parsed.input) {
       log({ status: 'skipped', message: parsed.problem ?? 'unreadable stdin' });
       return finish(undefined);
@@ -110,6 +110,11 @@ export async function runHookProcess(word: string, options: { agent?: string } =
     if (input.transcriptPath === undefined && protocol.sessionFile !== undefined) {
       const file = protocol.sessionFile(input.sessionId, env);
       if (file !== undefined) input.transcriptPath = file;
+    }
+    if (word === 'user-prompt-submit' && protocol.promptField !== undefined && input.prompt === undefined) {
+      // A send that is not the user's (a tool result going back to the model): nothing to recall for,
+      // and nothing wrong, so no log line.
+      return finish(undefined);
     }
     sessionId = input.sessionId;
     // The session's project, not where its shell is now: the input's cwd follows the session's `cd`.

@@ -13,13 +13,16 @@ import { openEngram } from '../../../node/open-engram.js';
 import { installAgent, uninstallAgent } from '../../claude-code/agent-installs.js';
 import { codexInstallDescription } from '../../claude-code/codex-install.js';
 import { copilotInstallDescription } from '../../claude-code/copilot-install.js';
+import { geminiInstallDescription } from '../../claude-code/gemini-install.js';
+import { qwenInstallDescription } from '../../claude-code/qwen-install.js';
+import type { AgentInstallDescription } from '../../claude-code/agent-installs.js';
 import { pluginFolder } from '../../claude-code/claude-code-install.js';
 import { join } from 'node:path';
 import { globalSettingFlags } from '../cli-engram.js';
 import type { CommandDefinition, CommandInvocation } from '../cli-command.js';
 import { runForDetectedAgents } from './install-detect.js';
 
-const TARGETS = ['claude-code', 'codex', 'copilot'] as const;
+const TARGETS = ['claude-code', 'codex', 'copilot', 'gemini', 'qwen'] as const;
 
 function target(invocation: CommandInvocation): (typeof TARGETS)[number] {
   const [name, ...rest] = invocation.positionals;
@@ -39,8 +42,8 @@ function loaded(invocation: CommandInvocation): ReturnType<typeof loadSettings> 
 export const installCommand: CommandDefinition = {
   name: 'install',
   summary:
-    'Make Claude Code, Codex or Copilot CLI use engram (hooks, MCP server): engram install claude-code|codex|copilot, or --detect',
-  usage: 'install claude-code [--project] [--skills] | install codex | install copilot | install --detect',
+    'Make a coding agent use engram (hooks, MCP server): engram install claude-code|codex|copilot|gemini|qwen, or --detect',
+  usage: 'install claude-code [--project] [--skills] | install codex|copilot|gemini|qwen | install --detect',
   options: {
     detect: {
       type: 'boolean',
@@ -62,12 +65,15 @@ export const installCommand: CommandDefinition = {
     'enables the plugin in ~/.claude/settings.json, or with --project in <project>/.claude/settings.json. The next claude session ' +
     'runs the hooks. "engram uninstall claude-code" removes exactly what this added; "engram status" tells whether Claude Code will load it. ' +
     '"engram install codex" adds engram\'s hooks to $CODEX_HOME/hooks.json (default ~/.codex) and, in config.toml, the MCP server and the trust hash Codex needs to run each hook. ' +
-    '"engram install copilot" writes engram\'s hooks file $COPILOT_HOME/hooks/engram.json (default ~/.copilot) and adds mcpServers.engram to mcp-config.json there.',
+    '"engram install copilot" writes engram\'s hooks file $COPILOT_HOME/hooks/engram.json (default ~/.copilot) and adds mcpServers.engram to mcp-config.json there. ' +
+    '"engram install gemini" and "engram install qwen" add engram\'s hooks and the engram MCP server to ~/.gemini/settings.json or ~/.qwen/settings.json.',
   async run(invocation) {
     if (invocation.values.detect === true)
       return runForDetectedAgents(invocation, (one) => installCommand.run(one), { everyAgent: false });
-    if (target(invocation) === 'codex') return installCodex(invocation);
-    if (target(invocation) === 'copilot') return installCopilot(invocation);
+    const name = target(invocation);
+    if (name === 'codex') return installCodex(invocation);
+    if (name === 'copilot' || name === 'gemini' || name === 'qwen')
+      return installDescribed(invocation, agentDescription(name, invocation.io.env), `${name} session`);
     // --project is this command's flag here; the global one is --project=<id>, or before the command's name.
     const scope: InstallScope = invocation.values.project === true ? 'project' : 'user';
     const settings = loaded(invocation);
@@ -124,8 +130,8 @@ export const installCommand: CommandDefinition = {
 /** `engram uninstall claude-code`: removes what install added; memories stay. */
 export const uninstallCommand: CommandDefinition = {
   name: 'uninstall',
-  summary: 'Remove what "engram install claude-code" added to Claude Code settings (memories stay)',
-  usage: 'uninstall claude-code [--project] | uninstall codex | uninstall copilot | uninstall --detect',
+  summary: 'Remove what "engram install <agent>" added to the agent\'s settings (memories stay)',
+  usage: 'uninstall claude-code [--project] | uninstall codex|copilot|gemini|qwen | uninstall --detect',
   options: {
     detect: {
       type: 'boolean',
@@ -141,10 +147,12 @@ export const uninstallCommand: CommandDefinition = {
   async run(invocation) {
     if (invocation.values.detect === true)
       return runForDetectedAgents(invocation, (one) => uninstallCommand.run(one), { everyAgent: true });
-    const agent = target(invocation);
-    if (agent === 'codex' || agent === 'copilot') {
-      const title = agent === 'codex' ? 'Codex' : 'Copilot CLI';
-      const result = await uninstallAgent({ agent }, loaded(invocation).home);
+    const name = target(invocation);
+    if (name === 'copilot' || name === 'gemini' || name === 'qwen')
+      return uninstallDescribed(invocation, agentDescription(name, invocation.io.env));
+    if (name === 'codex') {
+      const title = 'Codex';
+      const result = await uninstallAgent({ agent: 'codex' }, loaded(invocation).home);
       const lines =
         result.changed.length === 0
           ? [`engram was not installed for ${title}; nothing changed.`]
@@ -201,22 +209,47 @@ async function installCodex(invocation: CommandInvocation): Promise<{ data: unkn
   return { data: result, text: lines.join('\n') };
 }
 
-/** The description `engram install copilot` writes: this engram's launcher and Node. */
-export function copilotDescription(
+/** The description `engram install copilot|gemini|qwen` writes: this engram's launcher and Node. */
+export function agentDescription(
+  name: 'copilot' | 'gemini' | 'qwen',
   env: Record<string, string | undefined>,
-): ReturnType<typeof copilotInstallDescription> {
-  return copilotInstallDescription({ env, launcher: join(pluginFolder(), 'scripts', 'engram.mjs') });
+): AgentInstallDescription {
+  const launcher = join(pluginFolder(), 'scripts', 'engram.mjs');
+  if (name === 'copilot') return copilotInstallDescription({ env, launcher });
+  return name === 'gemini' ? geminiInstallDescription({ env, launcher }) : qwenInstallDescription({ env, launcher });
 }
 
-async function installCopilot(invocation: CommandInvocation): Promise<{ data: unknown; text: string }> {
-  const result = await installAgent(copilotDescription(invocation.io.env), loaded(invocation).home);
+async function installDescribed(
+  invocation: CommandInvocation,
+  description: AgentInstallDescription,
+  next: string,
+): Promise<{ data: unknown; text: string }> {
+  const result = await installAgent(description, loaded(invocation).home);
   const lines = [
     result.changed.length === 0
-      ? 'engram is already installed for Copilot CLI; nothing changed.'
-      : 'Installed engram for Copilot CLI:',
+      ? `engram is already installed for ${description.title}; nothing changed.`
+      : `Installed engram for ${description.title}:`,
     ...result.changed.map((entry) => `  ${entry.file}: ${entry.added.join(', ')}`),
     ...result.warnings.map((warning) => `warning: ${warning}`),
-    'The next copilot session runs its hooks. "engram status" checks it; "engram uninstall copilot" removes it.',
+    `The next ${next} runs its hooks. "engram status" checks it; "engram uninstall ${description.agent}" removes it.`,
   ];
   return { data: result, text: lines.join('\n') };
+}
+
+async function uninstallDescribed(
+  invocation: CommandInvocation,
+  description: AgentInstallDescription,
+): Promise<{ data: unknown; text: string }> {
+  const result = await uninstallAgent(description, loaded(invocation).home);
+  const lines =
+    result.changed.length === 0
+      ? [`engram was not installed for ${description.title}; nothing changed.`]
+      : [
+          `Removed engram from ${description.title} (memories are kept):`,
+          ...result.changed.map(
+            (entry) =>
+              `  ${entry.file}: ${entry.how === 'restored' ? 'as it was before install' : entry.how === 'removed-file' ? 'removed (install created it)' : "engram's entries removed"}`,
+          ),
+        ];
+  return { data: result, text: [...lines, ...result.warnings.map((warning) => `warning: ${warning}`)].join('\n') };
 }

@@ -6,7 +6,7 @@ import { loadSettings } from '../../../node/load-settings.js';
 import { openEngram } from '../../../node/open-engram.js';
 import { isAgentInstalled } from '../../claude-code/agent-installs.js';
 import { detectAgents } from '../../claude-code/agent-presence.js';
-import { codexDescription, copilotDescription } from './install-command.js';
+import { agentDescription, codexDescription } from './install-command.js';
 import { claudeCodeLoadState } from '../../claude-code/claude-code-install.js';
 import { duplicateServerWarning, otherEngramMcpServers } from '../../claude-code/claude-code-mcp-servers.js';
 import { hookLogPath, readHookLog } from '../../claude-code/hook-log.js';
@@ -74,7 +74,9 @@ export const statusCommand: CommandDefinition = {
     }
     const codex = codexState(io.env, loaded.home);
     const notInstalled = foundWithoutEngram(io.env, loaded.home);
-    const copilot = agentState(io.env, loaded.home, 'copilot', copilotDescription);
+    const copilot = describedState(agentDescription('copilot', io.env), loaded.home);
+    const gemini = describedState(agentDescription('gemini', io.env), loaded.home);
+    const qwen = describedState(agentDescription('qwen', io.env), loaded.home);
     const hookErrors = readHookLog(loaded.home, LOG_LINES);
     const spooled = countSpooled(loaded.home);
     const data = {
@@ -83,6 +85,8 @@ export const statusCommand: CommandDefinition = {
       ...(codex !== undefined && { codex }),
       ...(notInstalled.length > 0 && { foundWithoutEngram: notInstalled }),
       ...(copilot !== undefined && { copilot }),
+      ...(gemini !== undefined && { gemini }),
+      ...(qwen !== undefined && { qwen }),
       project: loaded.project,
       store,
       model,
@@ -113,16 +117,9 @@ export const statusCommand: CommandDefinition = {
         entry.agent,
         `found (${entry.found ?? ''}), engram not installed: "engram install ${entry.agent}" (or --detect) adds it`,
       ]),
-      ...(copilot !== undefined
-        ? ([
-            [
-              'copilot',
-              copilot.problems.length === 0
-                ? 'runs engram (hooks file, MCP server configured)'
-                : `will NOT run engram: ${copilot.problems.join('; ')}`,
-            ],
-          ] as Array<[string, string]>)
-        : []),
+      ...describedLine('copilot', copilot),
+      ...describedLine('gemini', gemini),
+      ...describedLine('qwen', qwen),
       ...(otherMcpServers.length > 0
         ? ([
             [
@@ -217,17 +214,18 @@ function foundWithoutEngram(env: Record<string, string | undefined>, home: strin
   });
 }
 
-/** An installed agent's state (`engram install <agent>` ran): what would keep it from running engram. */
-function agentState(
-  env: Record<string, string | undefined>,
+/** Codex's state when `engram install codex` ran: what would keep it from running engram (a trust hash gone stale). */
+function codexState(env: Record<string, string | undefined>, home: string): { problems: string[] } | undefined {
+  return describedState(codexDescription(env), home);
+}
+
+/** An agent's state when "engram install <agent>" ran (its description's problems), else undefined. */
+function describedState(
+  description: ReturnType<typeof agentDescription>,
   home: string,
-  agent: string,
-  describe: (env: Record<string, string | undefined>) => {
-    problems: (read: (file: string) => string | undefined) => string[];
-  },
 ): { problems: string[] } | undefined {
   try {
-    if (!isAgentInstalled(home, agent)) return undefined;
+    if (!isAgentInstalled(home, description.agent)) return undefined;
   } catch (error) {
     return { problems: [(error as Error).message] };
   }
@@ -238,10 +236,18 @@ function agentState(
       return undefined;
     }
   };
-  return { problems: describe(env).problems(read) };
+  return { problems: description.problems(read) };
 }
 
-/** Codex's state when `engram install codex` ran: what would keep it from running engram (a trust hash gone stale). */
-function codexState(env: Record<string, string | undefined>, home: string): { problems: string[] } | undefined {
-  return agentState(env, home, 'codex', codexDescription);
+/** The status line of an agent installed by its description. */
+function describedLine(label: string, state: { problems: string[] } | undefined): Array<[string, string]> {
+  if (state === undefined) return [];
+  return [
+    [
+      label,
+      state.problems.length === 0
+        ? 'runs engram (hooks and MCP server configured)'
+        : `will NOT run engram's hooks: ${state.problems.join('; ')}`,
+    ],
+  ];
 }
