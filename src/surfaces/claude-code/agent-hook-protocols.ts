@@ -16,13 +16,13 @@ export interface AgentHookProtocol {
   events: Partial<Record<HookEventName, string>>;
   /** An environment variable the agent sets to the session's project folder, if any. */
   projectDirEnv?: string;
-  /** The transcript reader for its session files (read-transcript.ts's format names). */
-  transcriptFormat: 'claude' | 'codex';
+  /** The transcript reader for its session files (read-transcript.ts's format names; `opencode`: its SQLite database, read-opencode-session.ts). */
+  transcriptFormat: 'claude' | 'codex' | 'opencode';
   /** The stdout JSON that gives the model `context` and the user `notice`. */
   output: (event: string, context: string | undefined, notice: string | undefined) => object;
 }
 
-export const AGENT_NAMES = ['claude-code', 'codex'] as const;
+export const AGENT_NAMES = ['claude-code', 'codex', 'opencode'] as const;
 export type AgentName = (typeof AGENT_NAMES)[number];
 
 /** Claude Code's and Codex's shape: `hookSpecificOutput.additionalContext`, and `systemMessage` for the user. */
@@ -62,7 +62,30 @@ export const AGENT_HOOK_PROTOCOLS: Record<AgentName, AgentHookProtocol> = {
     transcriptFormat: 'codex',
     output: hookSpecificOutput,
   },
+  // OpenCode 1.18 (test/support/agent-clis.md §3) has no hook commands: engram's plugin module
+  // (opencode-plugin-module.ts) runs this runner for its own events and speaks engram's stdin shape
+  // to it (`session_id`, `cwd`, `prompt`, `source`; `transcript_path` = OpenCode's SQLite database,
+  // whose rows for the session are the transcript) and reads `hookSpecificOutput.additionalContext`
+  // back, pushing it as a synthetic text part of the user's message. `session.created` starts the
+  // session; `chat.message` is per prompt; `session.idle` (end of every turn) queues the session's
+  // new messages; after `session.compacted` the next prompt starts with `source: compact`.
+  opencode: {
+    agent: 'opencode',
+    actor: 'opencode',
+    events: {
+      'session-start': 'session.created',
+      'user-prompt-submit': 'chat.message',
+      stop: 'session.idle',
+    },
+    transcriptFormat: 'opencode',
+    output: hookSpecificOutput,
+  },
 };
+
+/** Whether an agent's transcript path names a database holding every session (read one session's rows; no size cap on the file). */
+export function transcriptIsDatabase(agent: string | undefined): boolean {
+  return hookProtocol(agent)?.transcriptFormat === 'opencode';
+}
 
 /** The protocol for an agent's name (`undefined`: Claude Code, as every hook command before agents had). */
 export function hookProtocol(agent: string | undefined): AgentHookProtocol | undefined {

@@ -1,4 +1,5 @@
 import { MAX_CONVERSATION_ID_LENGTH } from '../../contracts/conversation.js';
+import type { AgentName } from './agent-hook-protocols.js';
 
 /** The Claude Code hook events engram handles, by the name its hook commands give them. */
 export const HOOK_EVENTS = {
@@ -23,7 +24,7 @@ export interface HookInput {
   /** SessionEnd: why the session ended. */
   reason?: string;
   /** The agent whose hook this is, when not Claude Code (agent-hook-protocols.ts): its transcripts' format. */
-  agent?: 'codex';
+  agent?: Exclude<AgentName, 'claude-code'>;
 }
 
 /** Largest stdin a hook reads: a prompt of a few MB is possible, more is not a hook's input. */

@@ -16,6 +16,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { tightenMode } from '../../kernel/node/private-files.js';
+import { AGENT_NAMES, type AgentName } from './agent-hook-protocols.js';
 
 /**
  * The spool of Claude Code's queueing hooks (Stop, PreCompact, SessionEnd): one JSON line per
@@ -40,7 +41,7 @@ export interface SpoolEntry {
   transcriptPath?: string;
   reason?: string;
   /** The agent whose hook spooled it, when not Claude Code: how its transcript is read. */
-  agent?: 'codex';
+  agent?: Exclude<AgentName, 'claude-code'>;
   /** A fingerprint of the store the hook's settings name: only a drainer with the same store queues it. */
   store: string;
   at: string;
@@ -288,7 +289,9 @@ function parseEntry(line: string): SpoolEntry | undefined {
   if (!text(entry.sessionId) || !text(entry.cwd) || !text(entry.store) || !text(entry.at)) return undefined;
   if (entry.transcriptPath !== undefined && !text(entry.transcriptPath)) return undefined;
   if (entry.after !== undefined && !text(entry.after)) return undefined;
-  if (entry.agent !== undefined && entry.agent !== 'codex') return undefined;
+  const agent: string | undefined = entry.agent;
+  if (agent !== undefined && (agent === 'claude-code' || !(AGENT_NAMES as readonly string[]).includes(agent)))
+    return undefined;
   const count = (field: unknown): boolean =>
     field === undefined || (Number.isSafeInteger(field) && (field as number) >= 0);
   if (!count(entry.attempts) || !count(entry.readFailures)) return undefined;

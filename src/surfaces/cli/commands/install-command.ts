@@ -12,12 +12,14 @@ import { removeInstalledSkills, syncInstalledSkills } from '../../claude-code/sk
 import { openEngram } from '../../../node/open-engram.js';
 import { installAgent, uninstallAgent } from '../../claude-code/agent-installs.js';
 import { codexInstallDescription } from '../../claude-code/codex-install.js';
+import { opencodeInstallDescription } from '../../claude-code/opencode-install.js';
+import type { AgentInstallDescription } from '../../claude-code/agent-installs.js';
 import { pluginFolder } from '../../claude-code/claude-code-install.js';
 import { join } from 'node:path';
 import { globalSettingFlags } from '../cli-engram.js';
 import type { CommandDefinition, CommandInvocation } from '../cli-command.js';
 
-const TARGETS = ['claude-code', 'codex'] as const;
+const TARGETS = ['claude-code', 'codex', 'opencode'] as const;
 
 function target(invocation: CommandInvocation): (typeof TARGETS)[number] {
   const [name, ...rest] = invocation.positionals;
@@ -36,8 +38,8 @@ function loaded(invocation: CommandInvocation): ReturnType<typeof loadSettings> 
 /** `engram install claude-code`: a plain `claude` session loads engram's plugin (hooks, MCP server, skills). */
 export const installCommand: CommandDefinition = {
   name: 'install',
-  summary: 'Make Claude Code or Codex use engram (hooks, MCP server): engram install claude-code|codex',
-  usage: 'install claude-code [--project] [--skills] | install codex',
+  summary: 'Make a coding agent use engram (hooks, MCP server): engram install claude-code|codex|opencode',
+  usage: 'install claude-code [--project] [--skills] | install codex | install opencode',
   options: {
     project: {
       type: 'boolean',
@@ -53,9 +55,11 @@ export const installCommand: CommandDefinition = {
     'Declares engram as a Claude Code plugin marketplace (a folder: the plugin runs in place, nothing is copied and no npm runs) and ' +
     'enables the plugin in ~/.claude/settings.json, or with --project in <project>/.claude/settings.json. The next claude session ' +
     'runs the hooks. "engram uninstall claude-code" removes exactly what this added; "engram status" tells whether Claude Code will load it. ' +
-    '"engram install codex" adds engram\'s hooks to $CODEX_HOME/hooks.json (default ~/.codex) and, in config.toml, the MCP server and the trust hash Codex needs to run each hook.',
+    '"engram install codex" adds engram\'s hooks to $CODEX_HOME/hooks.json (default ~/.codex) and, in config.toml, the MCP server and the trust hash Codex needs to run each hook. ' +
+    '"engram install opencode" writes engram\'s plugin to ~/.config/opencode/plugin/engram.js ($XDG_CONFIG_HOME) and the MCP server as mcp.engram in opencode.json.',
   async run(invocation) {
-    if (target(invocation) === 'codex') return installCodex(invocation);
+    const name = target(invocation);
+    if (name !== 'claude-code') return installAgentTarget(name, invocation);
     // --project is this command's flag here; the global one is --project=<id>, or before the command's name.
     const scope: InstallScope = invocation.values.project === true ? 'project' : 'user';
     const settings = loaded(invocation);
@@ -113,7 +117,7 @@ export const installCommand: CommandDefinition = {
 export const uninstallCommand: CommandDefinition = {
   name: 'uninstall',
   summary: 'Remove what "engram install claude-code" added to Claude Code settings (memories stay)',
-  usage: 'uninstall claude-code [--project]',
+  usage: 'uninstall claude-code [--project] | uninstall codex | uninstall opencode',
   options: {
     project: {
       type: 'boolean',
@@ -122,13 +126,15 @@ export const uninstallCommand: CommandDefinition = {
     },
   },
   async run(invocation) {
-    if (target(invocation) === 'codex') {
-      const result = await uninstallAgent({ agent: 'codex' }, loaded(invocation).home);
+    const name = target(invocation);
+    if (name !== 'claude-code') {
+      const { title } = AGENT_TARGETS[name];
+      const result = await uninstallAgent({ agent: name }, loaded(invocation).home);
       const lines =
         result.changed.length === 0
-          ? ['engram was not installed for Codex; nothing changed.']
+          ? [`engram was not installed for ${title}; nothing changed.`]
           : [
-              'Removed engram from Codex (memories are kept):',
+              `Removed engram from ${title} (memories are kept):`,
               ...result.changed.map(
                 (entry) =>
                   `  ${entry.file}: ${entry.how === 'restored' ? 'as it was before install' : entry.how === 'removed-file' ? 'removed (install created it)' : "engram's entries removed"}`,
@@ -166,16 +172,52 @@ export function codexDescription(env: Record<string, string | undefined>): Retur
   return codexInstallDescription({ env, launcher: join(pluginFolder(), 'scripts', 'engram.mjs') });
 }
 
-async function installCodex(invocation: CommandInvocation): Promise<{ data: unknown; text: string }> {
+/** The description `engram install opencode` writes: this engram's launcher and Node, the hooks' deadline. */
+export function opencodeDescription(
+  env: Record<string, string | undefined>,
+  deadlineMs: number,
+): ReturnType<typeof opencodeInstallDescription> {
+  return opencodeInstallDescription({ env, launcher: join(pluginFolder(), 'scripts', 'engram.mjs'), deadlineMs });
+}
+
+/** The agents installed through agent-installs.ts: each one's description, its name for people, what runs it next. */
+export const AGENT_TARGETS: Record<
+  Exclude<(typeof TARGETS)[number], 'claude-code'>,
+  {
+    title: string;
+    next: string;
+    description: (
+      env: Record<string, string | undefined>,
+      settings: ReturnType<typeof loadSettings>,
+    ) => AgentInstallDescription;
+  }
+> = {
+  codex: {
+    title: 'Codex',
+    next: 'The next codex session runs its hooks.',
+    description: (env) => codexDescription(env),
+  },
+  opencode: {
+    title: 'OpenCode',
+    next: 'The next opencode session loads the plugin.',
+    description: (env, settings) => opencodeDescription(env, settings.settings.hooks.deadlineMs),
+  },
+};
+
+async function installAgentTarget(
+  name: keyof typeof AGENT_TARGETS,
+  invocation: CommandInvocation,
+): Promise<{ data: unknown; text: string }> {
   const settings = loaded(invocation);
-  const result = await installAgent(codexDescription(invocation.io.env), settings.home);
+  const { title, next, description } = AGENT_TARGETS[name];
+  const result = await installAgent(description(invocation.io.env, settings), settings.home);
   const lines = [
     result.changed.length === 0
-      ? 'engram is already installed for Codex; nothing changed.'
-      : 'Installed engram for Codex:',
+      ? `engram is already installed for ${title}; nothing changed.`
+      : `Installed engram for ${title}:`,
     ...result.changed.map((entry) => `  ${entry.file}: ${entry.added.join(', ')}`),
     ...result.warnings.map((warning) => `warning: ${warning}`),
-    'The next codex session runs its hooks. "engram status" checks it; "engram uninstall codex" removes it.',
+    `${next} "engram status" checks it; "engram uninstall ${name}" removes it.`,
   ];
   return { data: result, text: lines.join('\n') };
 }

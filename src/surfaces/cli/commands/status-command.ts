@@ -5,7 +5,7 @@ import { WRAPPER_MODEL_CHECKPOINT } from '../../sdk/extraction-model-choice.js';
 import { loadSettings } from '../../../node/load-settings.js';
 import { openEngram } from '../../../node/open-engram.js';
 import { isAgentInstalled } from '../../claude-code/agent-installs.js';
-import { codexDescription } from './install-command.js';
+import { AGENT_TARGETS, codexDescription } from './install-command.js';
 import { claudeCodeLoadState } from '../../claude-code/claude-code-install.js';
 import { duplicateServerWarning, otherEngramMcpServers } from '../../claude-code/claude-code-mcp-servers.js';
 import { hookLogPath, readHookLog } from '../../claude-code/hook-log.js';
@@ -72,12 +72,14 @@ export const statusCommand: CommandDefinition = {
       store.error = (error as Error).message;
     }
     const codex = codexState(io.env, loaded.home);
+    const opencode = agentState('opencode', io.env, loaded);
     const hookErrors = readHookLog(loaded.home, LOG_LINES);
     const spooled = countSpooled(loaded.home);
     const data = {
       spooled,
       claudeCode: { ...claudeCode, hooks: settings.hooks, otherMcpServers },
       ...(codex !== undefined && { codex }),
+      ...(opencode !== undefined && { opencode }),
       project: loaded.project,
       store,
       model,
@@ -101,6 +103,16 @@ export const statusCommand: CommandDefinition = {
               codex.problems.length === 0
                 ? 'runs engram (hooks trusted, MCP server configured)'
                 : `will NOT run engram's hooks: ${codex.problems.join('; ')}`,
+            ],
+          ] as Array<[string, string]>)
+        : []),
+      ...(opencode !== undefined
+        ? ([
+            [
+              'opencode',
+              opencode.problems.length === 0
+                ? 'loads engram (plugin and MCP server in place)'
+                : `will NOT run engram: ${opencode.problems.join('; ')}`,
             ],
           ] as Array<[string, string]>)
         : []),
@@ -184,6 +196,27 @@ function wrapperModel(value: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** An installed agent's problems now (what would keep it from running engram); undefined when not installed. */
+function agentState(
+  name: keyof typeof AGENT_TARGETS,
+  env: Record<string, string | undefined>,
+  loaded: ReturnType<typeof loadSettings>,
+): { problems: string[] } | undefined {
+  try {
+    if (!isAgentInstalled(loaded.home, name)) return undefined;
+  } catch (error) {
+    return { problems: [(error as Error).message] };
+  }
+  const read = (file: string): string | undefined => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
+  return { problems: AGENT_TARGETS[name].description(env, loaded).problems(read) };
 }
 
 /** Codex's state when `engram install codex` ran: what would keep it from running engram (a trust hash gone stale). */
