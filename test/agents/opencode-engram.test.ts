@@ -34,6 +34,9 @@ const env = {
   TERM: 'dumb',
   OPENCODE_DISABLE_AUTOUPDATE: '1',
   OPENCODE_DISABLE_MODELS_FETCH: '1',
+  // The wiring is tested here, not the latency (npm run bench): OpenCode's start loads a shared
+  // two-core machine so much that a hook past the default 1 s deadline would answer with nothing.
+  ENGRAM_HOOK_DEADLINE_MS: '8000',
 };
 
 function run(
