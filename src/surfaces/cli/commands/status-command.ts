@@ -5,7 +5,7 @@ import { WRAPPER_MODEL_CHECKPOINT } from '../../sdk/extraction-model-choice.js';
 import { loadSettings } from '../../../node/load-settings.js';
 import { openEngram } from '../../../node/open-engram.js';
 import { isAgentInstalled } from '../../claude-code/agent-installs.js';
-import { AGENT_TARGETS, codexDescription } from './install-command.js';
+import { AGENT_TARGETS } from './install-command.js';
 import { claudeCodeLoadState } from '../../claude-code/claude-code-install.js';
 import { duplicateServerWarning, otherEngramMcpServers } from '../../claude-code/claude-code-mcp-servers.js';
 import { hookLogPath, readHookLog } from '../../claude-code/hook-log.js';
@@ -71,7 +71,7 @@ export const statusCommand: CommandDefinition = {
       store.ok = false;
       store.error = (error as Error).message;
     }
-    const codex = codexState(io.env, loaded.home);
+    const codex = agentState('codex', io.env, loaded);
     const opencode = agentState('opencode', io.env, loaded);
     const hookErrors = readHookLog(loaded.home, LOG_LINES);
     const spooled = countSpooled(loaded.home);
@@ -217,21 +217,4 @@ function agentState(
     }
   };
   return { problems: AGENT_TARGETS[name].description(env, loaded).problems(read) };
-}
-
-/** Codex's state when `engram install codex` ran: what would keep it from running engram (a trust hash gone stale). */
-function codexState(env: Record<string, string | undefined>, home: string): { problems: string[] } | undefined {
-  try {
-    if (!isAgentInstalled(home, 'codex')) return undefined;
-  } catch (error) {
-    return { problems: [(error as Error).message] };
-  }
-  const read = (file: string): string | undefined => {
-    try {
-      return readFileSync(file, 'utf8');
-    } catch {
-      return undefined;
-    }
-  };
-  return { problems: codexDescription(env).problems(read) };
 }
