@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SqliteMemoryStore } from '../src/adapters/sqlite/sqlite-memory-store.js';
 import { quantile, median, round } from './statistics.js';
@@ -233,6 +234,13 @@ export async function benchHooksPart(): Promise<HooksBenchResult> {
         });
       },
     })),
+    // OpenCode's plugin starts a session by running the same runner (`--agent opencode`) with its stdin.
+    {
+      name: 'opencode session-start',
+      event: 'session-start',
+      args: [launcher, 'hook', 'session-start', '--agent', 'opencode'],
+      input: (run: number) => JSON.stringify({ session_id: `opencode-ss-${run}`, cwd: project, source: 'startup' }),
+    },
   ];
   const single: HookBenchRow[] = [];
   for (const { name, event, args, input } of entries) {
@@ -259,9 +267,74 @@ export async function benchHooksPart(): Promise<HooksBenchResult> {
       `hooks ${name.padEnd(24)} p50 ${row.p50Ms} ms, p95 ${row.p95Ms} ms (target ${row.targetP95Ms}); node -e '' p50 ${row.baselineP50Ms} ms, p95 ${row.baselineP95Ms} ms; ratio p95 ${row.ratioP95}x`,
     );
   }
+  single.push(await benchOpenCodePrompt(world, queries, time));
   const concurrency = await benchConcurrency(world, queries);
   rmSync(world.directory, { recursive: true, force: true });
   return { single, concurrency };
+}
+
+/**
+ * OpenCode's per-prompt cost: engram's plugin module (as `engram install opencode` writes it) loaded
+ * once, as OpenCode keeps it loaded, and its `chat.message` hook awaited for each prompt of one
+ * started session (its call into the runner, the answer parsed and pushed as a part), beside
+ * `node -e ''` spawned in the same runs. The plugin runs the runner with its own process's
+ * environment: the world's, for the time of this part.
+ */
+async function benchOpenCodePrompt(
+  world: HookWorld,
+  queries: string[],
+  time: (args: string[], input: string) => number,
+): Promise<HookBenchRow> {
+  const { opencodePluginModule } = await import('../src/surfaces/claude-code/opencode-plugin-module.js');
+  const file = join(world.directory, 'opencode-engram.mjs');
+  writeFileSync(file, opencodePluginModule({ node: process.execPath, launcher: world.launcher, waitMs: 30_000 }));
+  const saved = { ...process.env };
+  for (const key of Object.keys(process.env)) delete process.env[key];
+  Object.assign(process.env, world.env);
+  try {
+    const { EngramMemory } = (await import(pathToFileURL(file).href)) as {
+      EngramMemory: (context: { directory: string }) => Promise<{
+        'chat.message': (input: { sessionID: string }, output: { message: object; parts: object[] }) => Promise<void>;
+      }>;
+    };
+    const hooks = await EngramMemory({ directory: world.project });
+    const prompt = async (text: string): Promise<{ ms: number; parts: number }> => {
+      const output = { message: { id: 'msg_bench', sessionID: 'ses_bench' }, parts: [{ type: 'text', text }] };
+      const start = process.hrtime.bigint();
+      await hooks['chat.message']({ sessionID: 'ses_bench' }, output);
+      return { ms: Number(process.hrtime.bigint() - start) / 1e6, parts: output.parts.length };
+    };
+    await prompt(queries[RUNS]!); // The session's start and first prompt: not timed.
+    const hook: number[] = [];
+    const baseline: number[] = [];
+    let recalled = 0;
+    for (let run = 0; run < RUNS; run += 1) {
+      baseline.push(time(['-e', ''], ''));
+      const timed = await prompt(queries[run % queries.length]!);
+      hook.push(timed.ms);
+      if (timed.parts > 1) recalled += 1;
+    }
+    // A plugin that timed out or failed answers nothing: a fast bench of nothing would mislead.
+    if (recalled === 0) throw new Error('the OpenCode plugin added no memory to any prompt');
+    const row: HookBenchRow = {
+      event: 'opencode chat.message',
+      memories: SIZE,
+      runs: RUNS,
+      p50Ms: round(median(hook), 1),
+      p95Ms: round(quantile(hook, 0.95), 1),
+      targetP95Ms: TARGETS['user-prompt-submit']!,
+      baselineP50Ms: round(median(baseline), 1),
+      baselineP95Ms: round(quantile(baseline, 0.95), 1),
+      ratioP95: round(quantile(hook, 0.95) / quantile(baseline, 0.95), 2),
+    };
+    console.log(
+      `hooks ${row.event.padEnd(24)} p50 ${row.p50Ms} ms, p95 ${row.p95Ms} ms (target ${row.targetP95Ms}); node -e '' p50 ${row.baselineP50Ms} ms, p95 ${row.baselineP95Ms} ms; ratio p95 ${row.ratioP95}x (${recalled}/${RUNS} prompts given memory)`,
+    );
+    return row;
+  } finally {
+    for (const key of Object.keys(process.env)) delete process.env[key];
+    Object.assign(process.env, saved);
+  }
 }
 
 /**

@@ -33,6 +33,18 @@ export interface OpenCodeSessionRows {
   parts: ReadonlyArray<{ id: string; messageId: string; timeCreated?: number; data: string }>;
 }
 
+// `opencode run "a b"` (1.18) stores its prompt as `"a b"`: it joins its arguments, each one holding a
+// space wrapped in double quotes with its own quotes escaped. Left so, the whole prompt reads as
+// quoted speech, which the explicit-memory rules never take as the user's own ("remember that …").
+/** A user message as typed: one `opencode run` argument unwrapped; anything else as it is. */
+export function typedPrompt(text: string): string {
+  if (text.length < 3 || !text.startsWith('"') || !text.endsWith('"')) return text;
+  const inner = text.slice(1, -1);
+  // Only what `opencode run` makes: a space inside, and every quote inside escaped.
+  if (!/\s/.test(inner) || /(^|[^\\])"/.test(inner)) return text;
+  return inner.replace(/\\"/g, '"');
+}
+
 /** Builds a session's conversation from its rows; a row whose JSON cannot be read is skipped with a warning. */
 export function parseOpenCodeSession(rows: OpenCodeSessionRows): ParsedTranscript {
   const warnings: string[] = [];
@@ -113,7 +125,7 @@ export function parseOpenCodeSession(rows: OpenCodeSessionRows): ParsedTranscrip
     const recalled = recalledContextMessage(`${id}:context`, injected, timestamp);
     if (recalled) messages.push(recalled);
     const compaction = parts.some(({ data: part }) => part.type === 'compaction');
-    messages.push({ id, role: 'user', text: texts.join('\n'), ...at, ...(compaction && { meta: true }) });
+    messages.push({ id, role: 'user', text: typedPrompt(texts.join('\n')), ...at, ...(compaction && { meta: true }) });
   }
   const own = usableId(rows.session.id) ?? 'opencode';
   const parent = usableId(rows.session.parentId ?? undefined);

@@ -19,8 +19,8 @@ export interface AgentHookProtocol {
   events: Partial<Record<HookEventName, string>>;
   /** An environment variable the agent sets to the session's project folder, if any. */
   projectDirEnv?: string;
-  /** The transcript reader for its session files (read-transcript.ts's format names). */
-  transcriptFormat: 'claude' | 'codex' | 'copilot' | 'gemini' | 'qwen';
+  /** The transcript reader for its session files (read-transcript.ts's format names; `opencode`: its SQLite database, read-opencode-session.ts). */
+  transcriptFormat: 'claude' | 'codex' | 'copilot' | 'gemini' | 'qwen' | 'opencode';
   /** Its stdin's field names: snake_case (`session_id`, `transcript_path`) unless it says camelCase (`sessionId`, `transcriptPath`). */
   stdinFields?: 'camelCase';
   /** Where its session file is when an event's stdin names none (Copilot's sessionEnd), given the session id and the hook's env. */
@@ -35,7 +35,7 @@ export interface AgentHookProtocol {
   output: (event: string, context: string | undefined, notice: string | undefined) => object;
 }
 
-export const AGENT_NAMES = ['claude-code', 'codex', 'copilot', 'gemini', 'qwen'] as const;
+export const AGENT_NAMES = ['claude-code', 'codex', 'copilot', 'gemini', 'opencode', 'qwen'] as const;
 export type AgentName = (typeof AGENT_NAMES)[number];
 
 /** Claude Code's and Codex's shape: `hookSpecificOutput.additionalContext`, and `systemMessage` for the user. */
@@ -131,6 +131,24 @@ export const AGENT_HOOK_PROTOCOLS: Record<AgentName, AgentHookProtocol> = {
     transcriptFormat: 'qwen',
     output: hookSpecificOutput,
   },
+  // OpenCode 1.18 (test/support/agent-clis.md §3) has no hook commands: engram's plugin module
+  // (opencode-plugin-module.ts) runs this runner for its own events and speaks engram's stdin shape
+  // to it (`session_id`, `cwd`, `prompt`, `source`; `transcript_path` = OpenCode's SQLite database,
+  // whose rows for the session are the transcript) and reads `hookSpecificOutput.additionalContext`
+  // back, pushing it as a synthetic text part of the user's message. `session.created` starts the
+  // session; `chat.message` is per prompt; `session.idle` (end of every turn) queues the session's
+  // new messages; after `session.compacted` the next prompt starts with `source: compact`.
+  opencode: {
+    agent: 'opencode',
+    actor: 'opencode',
+    events: {
+      'session-start': 'session.created',
+      'user-prompt-submit': 'chat.message',
+      stop: 'session.idle',
+    },
+    transcriptFormat: 'opencode',
+    output: hookSpecificOutput,
+  },
 };
 
 /** Copilot's session log: `<COPILOT_HOME or ~/.copilot>/session-state/<id>/events.jsonl`; an id that is not one folder name has none. */
@@ -145,6 +163,11 @@ export function copilotHome(env: Record<string, string | undefined>): string | u
   if (env.COPILOT_HOME !== undefined && env.COPILOT_HOME !== '') return resolve(env.COPILOT_HOME);
   const userHome = env.HOME !== undefined && env.HOME !== '' ? env.HOME : homedir();
   return userHome === '' ? undefined : join(userHome, '.copilot');
+}
+
+/** Whether an agent's transcript path names a database holding every session (read one session's rows; no size cap on the file). */
+export function transcriptIsDatabase(agent: string | undefined): boolean {
+  return hookProtocol(agent)?.transcriptFormat === 'opencode';
 }
 
 /** The protocol for an agent's name (`undefined`: Claude Code, as every hook command before agents had). */

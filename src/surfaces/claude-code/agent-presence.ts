@@ -5,6 +5,7 @@ import { claudeCodePaths } from './claude-code-install.js';
 import { codexPaths } from './codex-install.js';
 import { copilotPaths } from './copilot-install.js';
 import { geminiSettingsPath } from './gemini-install.js';
+import { opencodePaths } from './opencode-install.js';
 import { qwenSettingsPath } from './qwen-install.js';
 
 /**
@@ -33,6 +34,7 @@ export const AGENT_PRESENCE: Record<AgentName, AgentPresence> = {
   codex: { title: 'Codex', configDirs: (env) => [codexPaths(env).home], commands: ['codex'] },
   copilot: { title: 'Copilot CLI', configDirs: (env) => [copilotPaths(env).home], commands: ['copilot'] },
   gemini: { title: 'Gemini CLI', configDirs: (env) => [dirname(geminiSettingsPath(env))], commands: ['gemini'] },
+  opencode: { title: 'OpenCode', configDirs: (env) => [opencodePaths(env).config], commands: ['opencode'] },
   qwen: { title: 'Qwen Code', configDirs: (env) => [dirname(qwenSettingsPath(env))], commands: ['qwen'] },
 };
 

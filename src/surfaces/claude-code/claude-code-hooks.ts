@@ -4,7 +4,7 @@ import { isEngramError } from '../../kernel/errors.js';
 import { estimateTextTokens } from '../../kernel/token-estimate.js';
 import type { Memory } from '../../memory/memory.js';
 import type { OpenedEngram } from '../../node/open-engram.js';
-import { hookProtocol } from './agent-hook-protocols.js';
+import { hookProtocol, transcriptIsDatabase } from './agent-hook-protocols.js';
 import type { HookInput } from './hook-input.js';
 import type { HookLogEntry } from './hook-log.js';
 import { HOOK_TRANSCRIPT_MAX_BYTES } from './hook-queue.js';
@@ -205,7 +205,9 @@ export async function queueTranscript(context: QueueContext): Promise<QueueOutco
     if (errnoOf(error) !== undefined) return { status: 'unreadable', jobs: 0, reason: describeReadFailure(error) };
     throw error;
   }
-  if (size > HOOK_TRANSCRIPT_MAX_BYTES) {
+  // A database (OpenCode's) holds every session: only this session's rows are read, whatever its size.
+  const database = transcriptIsDatabase(input.agent);
+  if (size > HOOK_TRANSCRIPT_MAX_BYTES && !database) {
     context.log({
       status: 'skipped',
       message: `the transcript is ${size} bytes, over the ${HOOK_TRANSCRIPT_MAX_BYTES} a hook reads: run "engram extract ${path}"`,
@@ -213,15 +215,9 @@ export async function queueTranscript(context: QueueContext): Promise<QueueOutco
     });
     return { status: 'skipped', jobs: 0, reason: 'transcript too large' };
   }
-  const { readTranscriptFile } = await import('../../extraction/node/read-transcript.js');
-  let transcript: Awaited<ReturnType<typeof readTranscriptFile>>;
+  let transcript: Pick<Awaited<ReturnType<typeof readTranscript>>, 'conversation'>;
   try {
-    transcript = await readTranscriptFile(path, {
-      // Each agent's own session files (Codex's rollout JSONL): agent-hook-protocols.ts.
-      format: hookProtocol(input.agent)?.transcriptFormat ?? 'claude',
-      sessionId: input.sessionId,
-      maxBytes: HOOK_TRANSCRIPT_MAX_BYTES,
-    });
+    transcript = await readTranscript(path, input);
   } catch (error) {
     if (isPermanentReadFailure(error)) return giveUp(describeReadFailure(error));
     if (errnoOf(error) !== undefined) return { status: 'unreadable', jobs: 0, reason: describeReadFailure(error) };
@@ -240,6 +236,18 @@ export async function queueTranscript(context: QueueContext): Promise<QueueOutco
   // Jobs created now: queueing what is already queued (a drain replayed) creates none.
   const created = result.jobs.filter((job) => job.created).length;
   return { status: result.status, jobs: created, sessionId: conversation.sessionId };
+}
+
+/** The session's transcript: its file in the agent's format, or its rows in the agent's database (OpenCode's). */
+async function readTranscript(path: string, input: HookInput) {
+  // Each agent's own session files (Codex's rollout JSONL): agent-hook-protocols.ts.
+  const format = hookProtocol(input.agent)?.transcriptFormat ?? 'claude';
+  if (format === 'opencode') {
+    const { readOpenCodeSession } = await import('../../extraction/node/read-opencode-session.js');
+    return readOpenCodeSession(path, input.sessionId);
+  }
+  const { readTranscriptFile } = await import('../../extraction/node/read-transcript.js');
+  return readTranscriptFile(path, { format, sessionId: input.sessionId, maxBytes: HOOK_TRANSCRIPT_MAX_BYTES });
 }
 
 /**

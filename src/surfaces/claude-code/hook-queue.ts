@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ENGRAM_NESTED_ENV } from '../../kernel/nested-call.js';
 import type { LoadedSettings } from '../../node/load-settings.js';
+import { transcriptIsDatabase } from './agent-hook-protocols.js';
 import type { HookInput } from './hook-input.js';
 import type { HookLogEntry } from './hook-log.js';
 import {
@@ -131,7 +132,7 @@ function usableTranscript(input: HookInput, log: Log): string | undefined {
   } catch {
     return undefined; // Not there (yet): the next Stop queues it.
   }
-  if (size > HOOK_TRANSCRIPT_MAX_BYTES) {
+  if (size > HOOK_TRANSCRIPT_MAX_BYTES && !transcriptIsDatabase(input.agent)) {
     log({
       status: 'skipped',
       message: `the transcript is ${size} bytes, over the ${HOOK_TRANSCRIPT_MAX_BYTES} a hook reads: run "engram extract ${path}"`,

@@ -342,11 +342,35 @@ describe('OpenCode sessions (SQLite)', () => {
     expect(listOpenCodeSessions(path, { directory: '/elsewhere' })).toEqual([]);
     const read = readOpenCodeSession(path, sessions[0]!.id);
     expect(read.warnings).toEqual([]);
-    // OpenCode 1.18 stores `opencode run "…"`'s message with the quotes around it.
-    const messages = read.conversation.messages.map((message) =>
-      message.role === 'user' ? { ...message, text: message.text.replace(/^"|"$/g, '') } : message,
-    );
-    expectRecordedConversation(messages, 'read');
+    // OpenCode 1.18 stores `opencode run "…"`'s message with the quotes around it: read as typed.
+    expectRecordedConversation(read.conversation.messages, 'read');
+  });
+
+  it('a prompt `opencode run` wrapped in quotes reads as typed; a message the user quoted stays as it is', () => {
+    const prompts = [
+      ['"Remember that the branch is trunk-blue."', 'Remember that the branch is trunk-blue.'],
+      ['"say \\"hi\\" to them"', 'say "hi" to them'],
+      ['"two\nlines here"', 'two\nlines here'],
+      ['"He said" and left', '"He said" and left'],
+      ['"one" "two words"', '"one" "two words"'],
+      ['"single"', '"single"'],
+      ['"a "b" c"', '"a "b" c"'],
+      ['plain words', 'plain words'],
+    ];
+    const parsed = parseOpenCodeSession({
+      session: { id: 'ses_quotes' },
+      messages: prompts.map((_, at) => ({
+        id: `msg_${at}`,
+        timeCreated: at,
+        data: JSON.stringify({ role: 'user', time: { created: at } }),
+      })),
+      parts: prompts.map(([text], at) => ({
+        id: `prt_${at}`,
+        messageId: `msg_${at}`,
+        data: JSON.stringify({ type: 'text', text }),
+      })),
+    });
+    expect(typed(parsed.conversation.messages)).toEqual(prompts.map(([, typedText]) => typedText));
   });
 
   it('a synthetic part (a plugin’s context) is not the user’s text; engram’s block is kept as meta', () => {

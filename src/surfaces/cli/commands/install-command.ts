@@ -14,15 +14,16 @@ import { installAgent, uninstallAgent } from '../../claude-code/agent-installs.j
 import { codexInstallDescription } from '../../claude-code/codex-install.js';
 import { copilotInstallDescription } from '../../claude-code/copilot-install.js';
 import { geminiInstallDescription } from '../../claude-code/gemini-install.js';
+import { opencodeInstallDescription } from '../../claude-code/opencode-install.js';
 import { qwenInstallDescription } from '../../claude-code/qwen-install.js';
+import { runForDetectedAgents } from './install-detect.js';
 import type { AgentInstallDescription } from '../../claude-code/agent-installs.js';
 import { pluginFolder } from '../../claude-code/claude-code-install.js';
 import { join } from 'node:path';
 import { globalSettingFlags } from '../cli-engram.js';
 import type { CommandDefinition, CommandInvocation } from '../cli-command.js';
-import { runForDetectedAgents } from './install-detect.js';
 
-const TARGETS = ['claude-code', 'codex', 'copilot', 'gemini', 'qwen'] as const;
+const TARGETS = ['claude-code', 'codex', 'copilot', 'gemini', 'opencode', 'qwen'] as const;
 
 function target(invocation: CommandInvocation): (typeof TARGETS)[number] {
   const [name, ...rest] = invocation.positionals;
@@ -42,8 +43,8 @@ function loaded(invocation: CommandInvocation): ReturnType<typeof loadSettings> 
 export const installCommand: CommandDefinition = {
   name: 'install',
   summary:
-    'Make a coding agent use engram (hooks, MCP server): engram install claude-code|codex|copilot|gemini|qwen, or --detect',
-  usage: 'install claude-code [--project] [--skills] | install codex|copilot|gemini|qwen | install --detect',
+    'Make a coding agent use engram (hooks, MCP server): engram install claude-code|codex|copilot|gemini|opencode|qwen, or --detect',
+  usage: 'install claude-code [--project] [--skills] | install codex|copilot|gemini|opencode|qwen | install --detect',
   options: {
     detect: {
       type: 'boolean',
@@ -66,14 +67,13 @@ export const installCommand: CommandDefinition = {
     'runs the hooks. "engram uninstall claude-code" removes exactly what this added; "engram status" tells whether Claude Code will load it. ' +
     '"engram install codex" adds engram\'s hooks to $CODEX_HOME/hooks.json (default ~/.codex) and, in config.toml, the MCP server and the trust hash Codex needs to run each hook. ' +
     '"engram install copilot" writes engram\'s hooks file $COPILOT_HOME/hooks/engram.json (default ~/.copilot) and adds mcpServers.engram to mcp-config.json there. ' +
-    '"engram install gemini" and "engram install qwen" add engram\'s hooks and the engram MCP server to ~/.gemini/settings.json or ~/.qwen/settings.json.',
+    '"engram install gemini" and "engram install qwen" add engram\'s hooks and the engram MCP server to ~/.gemini/settings.json or ~/.qwen/settings.json. ' +
+    '"engram install opencode" writes engram\'s plugin to ~/.config/opencode/plugin/engram.js ($XDG_CONFIG_HOME) and the MCP server as mcp.engram in opencode.json.',
   async run(invocation) {
     if (invocation.values.detect === true)
       return runForDetectedAgents(invocation, (one) => installCommand.run(one), { everyAgent: false });
     const name = target(invocation);
-    if (name === 'codex') return installCodex(invocation);
-    if (name === 'copilot' || name === 'gemini' || name === 'qwen')
-      return installDescribed(invocation, agentDescription(name, invocation.io.env), `${name} session`);
+    if (name !== 'claude-code') return installAgentTarget(name, invocation);
     // --project is this command's flag here; the global one is --project=<id>, or before the command's name.
     const scope: InstallScope = invocation.values.project === true ? 'project' : 'user';
     const settings = loaded(invocation);
@@ -131,7 +131,7 @@ export const installCommand: CommandDefinition = {
 export const uninstallCommand: CommandDefinition = {
   name: 'uninstall',
   summary: 'Remove what "engram install <agent>" added to the agent\'s settings (memories stay)',
-  usage: 'uninstall claude-code [--project] | uninstall codex|copilot|gemini|qwen | uninstall --detect',
+  usage: 'uninstall claude-code [--project] | uninstall codex|copilot|gemini|opencode|qwen | uninstall --detect',
   options: {
     detect: {
       type: 'boolean',
@@ -148,11 +148,9 @@ export const uninstallCommand: CommandDefinition = {
     if (invocation.values.detect === true)
       return runForDetectedAgents(invocation, (one) => uninstallCommand.run(one), { everyAgent: true });
     const name = target(invocation);
-    if (name === 'copilot' || name === 'gemini' || name === 'qwen')
-      return uninstallDescribed(invocation, agentDescription(name, invocation.io.env));
-    if (name === 'codex') {
-      const title = 'Codex';
-      const result = await uninstallAgent({ agent: 'codex' }, loaded(invocation).home);
+    if (name !== 'claude-code') {
+      const { title } = AGENT_TARGETS[name];
+      const result = await uninstallAgent({ agent: name }, loaded(invocation).home);
       const lines =
         result.changed.length === 0
           ? [`engram was not installed for ${title}; nothing changed.`]
@@ -195,61 +193,77 @@ export function codexDescription(env: Record<string, string | undefined>): Retur
   return codexInstallDescription({ env, launcher: join(pluginFolder(), 'scripts', 'engram.mjs') });
 }
 
-async function installCodex(invocation: CommandInvocation): Promise<{ data: unknown; text: string }> {
-  const settings = loaded(invocation);
-  const result = await installAgent(codexDescription(invocation.io.env), settings.home);
-  const lines = [
-    result.changed.length === 0
-      ? 'engram is already installed for Codex; nothing changed.'
-      : 'Installed engram for Codex:',
-    ...result.changed.map((entry) => `  ${entry.file}: ${entry.added.join(', ')}`),
-    ...result.warnings.map((warning) => `warning: ${warning}`),
-    'The next codex session runs its hooks. "engram status" checks it; "engram uninstall codex" removes it.',
-  ];
-  return { data: result, text: lines.join('\n') };
-}
-
-/** The description `engram install copilot|gemini|qwen` writes: this engram's launcher and Node. */
-export function agentDescription(
-  name: 'copilot' | 'gemini' | 'qwen',
+/** The description `engram install opencode` writes: this engram's launcher and Node, the hooks' deadline. */
+export function opencodeDescription(
   env: Record<string, string | undefined>,
-): AgentInstallDescription {
-  const launcher = join(pluginFolder(), 'scripts', 'engram.mjs');
-  if (name === 'copilot') return copilotInstallDescription({ env, launcher });
-  return name === 'gemini' ? geminiInstallDescription({ env, launcher }) : qwenInstallDescription({ env, launcher });
+  deadlineMs: number,
+): ReturnType<typeof opencodeInstallDescription> {
+  return opencodeInstallDescription({ env, launcher: join(pluginFolder(), 'scripts', 'engram.mjs'), deadlineMs });
 }
 
-async function installDescribed(
+/** engram's launcher in the plugin folder, which every agent's hook command runs with this Node. */
+const launcher = (): string => join(pluginFolder(), 'scripts', 'engram.mjs');
+
+/** The agents installed through agent-installs.ts: each one's description, its name for people, what runs it next. */
+export const AGENT_TARGETS: Record<
+  Exclude<(typeof TARGETS)[number], 'claude-code'>,
+  {
+    title: string;
+    next: string;
+    /** What `engram status` says is in place when nothing is wrong. */
+    inPlace: string;
+    description: (
+      env: Record<string, string | undefined>,
+      settings: ReturnType<typeof loadSettings>,
+    ) => AgentInstallDescription;
+  }
+> = {
+  codex: {
+    title: 'Codex',
+    next: 'The next codex session runs its hooks.',
+    inPlace: 'hooks trusted, MCP server configured',
+    description: (env) => codexDescription(env),
+  },
+  copilot: {
+    title: 'Copilot CLI',
+    next: 'The next copilot session runs its hooks.',
+    inPlace: 'hooks file, MCP server configured',
+    description: (env) => copilotInstallDescription({ env, launcher: launcher() }),
+  },
+  gemini: {
+    title: 'Gemini CLI',
+    next: 'The next gemini session runs its hooks.',
+    inPlace: 'hooks and MCP server configured',
+    description: (env) => geminiInstallDescription({ env, launcher: launcher() }),
+  },
+  qwen: {
+    title: 'Qwen Code',
+    next: 'The next qwen session runs its hooks.',
+    inPlace: 'hooks and MCP server configured',
+    description: (env) => qwenInstallDescription({ env, launcher: launcher() }),
+  },
+  opencode: {
+    title: 'OpenCode',
+    next: 'The next opencode session loads the plugin.',
+    inPlace: 'plugin and MCP server in place',
+    description: (env, settings) => opencodeDescription(env, settings.settings.hooks.deadlineMs),
+  },
+};
+
+async function installAgentTarget(
+  name: keyof typeof AGENT_TARGETS,
   invocation: CommandInvocation,
-  description: AgentInstallDescription,
-  next: string,
 ): Promise<{ data: unknown; text: string }> {
-  const result = await installAgent(description, loaded(invocation).home);
+  const settings = loaded(invocation);
+  const { title, next, description } = AGENT_TARGETS[name];
+  const result = await installAgent(description(invocation.io.env, settings), settings.home);
   const lines = [
     result.changed.length === 0
-      ? `engram is already installed for ${description.title}; nothing changed.`
-      : `Installed engram for ${description.title}:`,
+      ? `engram is already installed for ${title}; nothing changed.`
+      : `Installed engram for ${title}:`,
     ...result.changed.map((entry) => `  ${entry.file}: ${entry.added.join(', ')}`),
     ...result.warnings.map((warning) => `warning: ${warning}`),
-    `The next ${next} runs its hooks. "engram status" checks it; "engram uninstall ${description.agent}" removes it.`,
+    `${next} "engram status" checks it; "engram uninstall ${name}" removes it.`,
   ];
   return { data: result, text: lines.join('\n') };
-}
-
-async function uninstallDescribed(
-  invocation: CommandInvocation,
-  description: AgentInstallDescription,
-): Promise<{ data: unknown; text: string }> {
-  const result = await uninstallAgent(description, loaded(invocation).home);
-  const lines =
-    result.changed.length === 0
-      ? [`engram was not installed for ${description.title}; nothing changed.`]
-      : [
-          `Removed engram from ${description.title} (memories are kept):`,
-          ...result.changed.map(
-            (entry) =>
-              `  ${entry.file}: ${entry.how === 'restored' ? 'as it was before install' : entry.how === 'removed-file' ? 'removed (install created it)' : "engram's entries removed"}`,
-          ),
-        ];
-  return { data: result, text: [...lines, ...result.warnings.map((warning) => `warning: ${warning}`)].join('\n') };
 }

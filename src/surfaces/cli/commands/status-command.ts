@@ -6,7 +6,7 @@ import { loadSettings } from '../../../node/load-settings.js';
 import { openEngram } from '../../../node/open-engram.js';
 import { isAgentInstalled } from '../../claude-code/agent-installs.js';
 import { detectAgents } from '../../claude-code/agent-presence.js';
-import { agentDescription, codexDescription } from './install-command.js';
+import { AGENT_TARGETS } from './install-command.js';
 import { claudeCodeLoadState } from '../../claude-code/claude-code-install.js';
 import { duplicateServerWarning, otherEngramMcpServers } from '../../claude-code/claude-code-mcp-servers.js';
 import { hookLogPath, readHookLog } from '../../claude-code/hook-log.js';
@@ -72,21 +72,19 @@ export const statusCommand: CommandDefinition = {
       store.ok = false;
       store.error = (error as Error).message;
     }
-    const codex = codexState(io.env, loaded.home);
+    // Every agent `engram install <agent>` ran for, with what would keep it from running engram now.
+    const agents = (Object.keys(AGENT_TARGETS) as Array<keyof typeof AGENT_TARGETS>).flatMap((name) => {
+      const state = agentState(name, io.env, loaded);
+      return state === undefined ? [] : [{ name, state }];
+    });
     const notInstalled = foundWithoutEngram(io.env, loaded.home);
-    const copilot = describedState(agentDescription('copilot', io.env), loaded.home);
-    const gemini = describedState(agentDescription('gemini', io.env), loaded.home);
-    const qwen = describedState(agentDescription('qwen', io.env), loaded.home);
     const hookErrors = readHookLog(loaded.home, LOG_LINES);
     const spooled = countSpooled(loaded.home);
     const data = {
       spooled,
       claudeCode: { ...claudeCode, hooks: settings.hooks, otherMcpServers },
-      ...(codex !== undefined && { codex }),
+      ...Object.fromEntries(agents.map(({ name, state }) => [name, state])),
       ...(notInstalled.length > 0 && { foundWithoutEngram: notInstalled }),
-      ...(copilot !== undefined && { copilot }),
-      ...(gemini !== undefined && { gemini }),
-      ...(qwen !== undefined && { qwen }),
       project: loaded.project,
       store,
       model,
@@ -103,23 +101,16 @@ export const statusCommand: CommandDefinition = {
           ? `loads engram (enabled in ${claudeCode.enabledIn})`
           : `will NOT load engram: ${claudeCode.problems.join('; ')}`,
       ],
-      ...(codex !== undefined
-        ? ([
-            [
-              'codex',
-              codex.problems.length === 0
-                ? 'runs engram (hooks trusted, MCP server configured)'
-                : `will NOT run engram's hooks: ${codex.problems.join('; ')}`,
-            ],
-          ] as Array<[string, string]>)
-        : []),
+      ...agents.map(({ name, state }): [string, string] => [
+        name,
+        state.problems.length === 0
+          ? `runs engram (${AGENT_TARGETS[name].inPlace})`
+          : `will NOT run engram: ${state.problems.join('; ')}`,
+      ]),
       ...notInstalled.map((entry): [string, string] => [
         entry.agent,
         `found (${entry.found ?? ''}), engram not installed: "engram install ${entry.agent}" (or --detect) adds it`,
       ]),
-      ...describedLine('copilot', copilot),
-      ...describedLine('gemini', gemini),
-      ...describedLine('qwen', qwen),
       ...(otherMcpServers.length > 0
         ? ([
             [
@@ -202,30 +193,14 @@ function wrapperModel(value: string | undefined): string | undefined {
   }
 }
 
-/** Agents found on this machine (agent-presence.ts) that engram is not installed in; Claude Code has its own line. */
-function foundWithoutEngram(env: Record<string, string | undefined>, home: string): ReturnType<typeof detectAgents> {
-  return detectAgents(env).filter((entry) => {
-    if (entry.agent === 'claude-code' || entry.found === undefined) return false;
-    try {
-      return !isAgentInstalled(home, entry.agent);
-    } catch {
-      return false; // An unreadable record: the agent's own status line says so.
-    }
-  });
-}
-
-/** Codex's state when `engram install codex` ran: what would keep it from running engram (a trust hash gone stale). */
-function codexState(env: Record<string, string | undefined>, home: string): { problems: string[] } | undefined {
-  return describedState(codexDescription(env), home);
-}
-
-/** An agent's state when "engram install <agent>" ran (its description's problems), else undefined. */
-function describedState(
-  description: ReturnType<typeof agentDescription>,
-  home: string,
+/** An installed agent's problems now (what would keep it from running engram); undefined when not installed. */
+function agentState(
+  name: keyof typeof AGENT_TARGETS,
+  env: Record<string, string | undefined>,
+  loaded: ReturnType<typeof loadSettings>,
 ): { problems: string[] } | undefined {
   try {
-    if (!isAgentInstalled(home, description.agent)) return undefined;
+    if (!isAgentInstalled(loaded.home, name)) return undefined;
   } catch (error) {
     return { problems: [(error as Error).message] };
   }
@@ -236,18 +211,17 @@ function describedState(
       return undefined;
     }
   };
-  return { problems: description.problems(read) };
+  return { problems: AGENT_TARGETS[name].description(env, loaded).problems(read) };
 }
 
-/** The status line of an agent installed by its description. */
-function describedLine(label: string, state: { problems: string[] } | undefined): Array<[string, string]> {
-  if (state === undefined) return [];
-  return [
-    [
-      label,
-      state.problems.length === 0
-        ? 'runs engram (hooks and MCP server configured)'
-        : `will NOT run engram's hooks: ${state.problems.join('; ')}`,
-    ],
-  ];
+/** Agents found on this machine (agent-presence.ts) that engram is not installed in; Claude Code has its own line. */
+function foundWithoutEngram(env: Record<string, string | undefined>, home: string): ReturnType<typeof detectAgents> {
+  return detectAgents(env).filter((entry) => {
+    if (entry.agent === 'claude-code' || entry.found === undefined) return false;
+    try {
+      return !isAgentInstalled(home, entry.agent);
+    } catch {
+      return false; // An unreadable record: the agent's own status line says so.
+    }
+  });
 }
