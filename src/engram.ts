@@ -39,6 +39,7 @@ import type { SecretKind } from './privacy/secret-redaction.js';
 import { describeWarning } from './kernel/warnings.js';
 import { EngramJobs } from './extraction/engram-jobs.js';
 import { EngramChangeSets, EngramDream } from './consolidation/engram-change-sets.js';
+import { EngramStorage } from './engram-storage.js';
 
 export type { RecallResult } from './recall/recall-memories.js';
 export type { SupersedeChain, SupersedeLink } from './consolidation/supersede-chain.js';
@@ -149,6 +150,8 @@ export class Engram {
   readonly changeSets: EngramChangeSets;
   /** The dream's bookkeeping: a session that ended, its state. */
   readonly dream: EngramDream;
+  /** The store as the surfaces show it: backend and file, vectors, notes between processes. */
+  readonly storage: EngramStorage;
 
   constructor(options: EngramOptions) {
     this.store = options.store;
@@ -172,6 +175,7 @@ export class Engram {
       scopes: (named) => this.#scopes(named),
     });
     this.dream = new EngramDream(this.store);
+    this.storage = new EngramStorage(this.store);
   }
 
   /** Stores one memory in the given scope, or the default scope; a near-duplicate there is updated instead (see save). */
@@ -316,9 +320,14 @@ export class Engram {
 
   /** Reads one memory; NOT_FOUND if it does not exist in the read scopes (or the given ones). */
   async get(id: string, scopes: readonly Scope[] = this.readScopes): Promise<Memory> {
-    const memory = await this.store.get(id, scopes);
+    const memory = await this.find(id, scopes);
     if (!memory) throw new EngramError('NOT_FOUND', `No memory with id ${JSON.stringify(String(id).slice(0, 140))}.`);
     return memory;
+  }
+
+  /** Reads one memory of the read scopes (or the given ones); undefined if there is none (a caller that words its own NOT_FOUND). */
+  async find(id: string, scopes: readonly Scope[] = this.readScopes): Promise<Memory | undefined> {
+    return this.store.get(id, scopes);
   }
 
   /** Changes fields of a memory in the read scopes (or the given ones); with `ifUpdatedAt`, only if nobody changed it since (else CONFLICT). */
@@ -393,6 +402,14 @@ export class Engram {
     await this.get(id, scopes);
     if (supersededBy !== undefined) await this.get(supersededBy, scopes);
     return this.store.invalidate(id, supersededBy === undefined ? {} : { supersededBy }, { actor });
+  }
+
+  /**
+   * One change by its id wherever it is in the store (the history entry; `engram undo` finds the
+   * change's own scope with it); undefined when there is none. `undo` confines to scopes.
+   */
+  async findChange(changeId: string): Promise<HistoryEntry | undefined> {
+    return typeof changeId === 'string' ? this.store.getChange(changeId) : undefined;
   }
 
   /** Reverts one change to a memory of the read scopes (or the given ones). */

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readRecentExtractions } from '../../extraction/recent-extractions.js';
 import { EngramError } from '../../kernel/errors.js';
 import { assertMemoryId } from '../../memory/memory.js';
 import { assertScope, type Scope } from '../../memory/scope.js';
@@ -9,23 +8,13 @@ import type { AfterTurnOptions, AfterTurnResult } from '../../extraction/extract
 import { readJsonBody, readRequiredJsonBody } from './http-body.js';
 import { HttpProblem } from './http-errors.js';
 import { handleMcpPost } from './http-mcp-endpoint.js';
-import { requireRole } from '../../contracts/memory-store.js';
-import type { Job } from '../../contracts/memory-store-jobs.js';
 import type { Memory } from '../../memory/memory.js';
-import { EXTRACTION_QUEUE } from '../../extraction/extraction-job-payload.js';
 import type { JobOutcome } from '../../extraction/extraction-worker.js';
+import { jobOutcomeJson } from '../../extraction/engram-jobs.js';
 import { sendViewerAsset } from '../viewer/viewer-assets.js';
 import { resolveSyncConflictRoute, syncStatusRoute, type SyncRouteCalls } from './http-sync-route.js';
-import { parseAsOf, withInvalidMemories } from '../../consolidation/as-of.js';
-import {
-  changeSetEntries,
-  isChangeSetId,
-  listChangeSets,
-  readChangeSet,
-  undoChangeSet,
-} from '../../consolidation/change-sets.js';
-import { readDreamState } from '../../consolidation/run-dream.js';
-import { supersedeChain } from '../../consolidation/supersede-chain.js';
+import { isChangeSetId } from '../../consolidation/change-sets.js';
+import { changeSetUndoJson } from '../../consolidation/engram-change-sets.js';
 import { nextKeyset, usageStats } from '../viewer/viewer-usage.js';
 import { recallResultJson } from '../../recall/recall-result-json.js';
 import {
@@ -329,8 +318,8 @@ async function memoryChain(context: RouteContext): Promise<JsonReply> {
   await assertNoBody(context);
   const { scope } = parseInput(scopedQuery, queryObject(context.url.searchParams), 'query');
   const scopes = requestScopes(context, scope);
-  const memory = await context.engram.get(memoryId(context), scopes);
-  return ok({ memoryId: memory.id, chain: await supersedeChain(context.engram.store, memory, scopes) });
+  const id = memoryId(context);
+  return ok({ memoryId: id, chain: await context.engram.supersedeChain(id, scopes) });
 }
 
 async function recall(context: RouteContext): Promise<JsonReply> {
@@ -339,22 +328,15 @@ async function recall(context: RouteContext): Promise<JsonReply> {
     await readRequiredJsonBody(context.request, context.maxBodyBytes),
     'recall request',
   );
-  // Checked before recall, so a bad date records no access.
-  const asOf = input.asOf === undefined ? undefined : parseAsOf(input.asOf);
-  const scopes = requestScopes(context, input.scopes);
-  let result = await context.engram.recall(input.query, {
-    scopes,
+  const result = await context.engram.recall(input.query, {
+    scopes: requestScopes(context, input.scopes),
     ...(input.topK !== undefined && { topK: input.topK }),
     ...(input.minScore !== undefined && { minScore: input.minScore }),
     ...(input.types && { types: input.types }),
     ...(input.recordAccess !== undefined && { recordAccess: input.recordAccess }),
+    ...(input.asOf !== undefined && { asOf: input.asOf }),
+    ...(input.includeInvalid === true && { includeInvalid: true }),
   });
-  if (asOf !== undefined || input.includeInvalid === true)
-    result = await withInvalidMemories(
-      { store: context.engram.store, settings: context.engram.settings, now: () => new Date() },
-      result,
-      { scopes, ...(asOf !== undefined && { asOf }), ...(input.topK !== undefined && { topK: input.topK }) },
-    );
   return ok(recallResultJson(result, new Date().toISOString(), context.engram.settings.recall));
 }
 
@@ -371,14 +353,11 @@ async function undo(context: RouteContext): Promise<JsonReply> {
   const input = parseInput(undoBody, await readRequiredJsonBody(context.request, context.maxBodyBytes), 'undo request');
   // A change set (cs_…, a dream's run) is undone whole, as `engram undo <cs_…>` does.
   if (isChangeSetId(input.changeId)) {
-    const result = await undoChangeSet(context.engram.store, {
-      id: input.changeId,
+    const result = await context.engram.changeSets.undo(input.changeId, {
       scopes: readableScopes(context, input.scopes),
       actor: context.actor,
-      now: () => new Date(),
-      ...(context.engram.embedder && { embedder: context.engram.embedder }),
     });
-    return ok({ changeSet: result.changeSetId, undone: result.undone, vectors: result.vectors });
+    return ok(changeSetUndoJson(result));
   }
   const undone = await context.engram.undo(input.changeId, {
     actor: context.actor,
@@ -406,7 +385,7 @@ async function info(context: RouteContext): Promise<JsonReply> {
   const { engram } = context;
   const { recall: recallSettings, injection } = engram.settings;
   // Every project the store holds, so the viewer can show another than the service's own.
-  const projects = Object.keys((await engram.store.stats()).byScope)
+  const projects = Object.keys((await engram.stats('all')).byScope)
     .filter((scope) => scope.startsWith('project:'))
     .sort();
   return ok({
@@ -414,7 +393,7 @@ async function info(context: RouteContext): Promise<JsonReply> {
     defaultScope: engram.defaultScope,
     readScopes: engram.readScopes,
     projects,
-    store: { backend: engram.store.info().backend },
+    store: { backend: engram.storage.info().backend },
     recall: {
       topK: recallSettings.topK,
       minScore: recallSettings.minScore,
@@ -422,7 +401,7 @@ async function info(context: RouteContext): Promise<JsonReply> {
       ageNoteDays: recallSettings.ageNoteDays,
     },
     injection: { maxTokens: injection.maxTokens },
-    extraction: { queue: engram.store.jobs !== undefined, running: context.extractor !== undefined },
+    extraction: { queue: engram.jobs.available, running: context.extractor !== undefined },
   });
 }
 
@@ -469,24 +448,16 @@ async function usage(context: RouteContext): Promise<JsonReply> {
   return ok({ scopes, usage: await usageStats(context.engram, scopes) });
 }
 
-const DEFAULT_JOB_STATES = ['pending', 'running', 'failed'] as const;
-
-/** The extraction queue: counts by state, the jobs (without their payload, which holds conversation text), recent runs. */
 /** The viewer's consolidation runs: the latest change sets of the read scopes and the dream's state. */
 async function listChangeSetsRoute(context: RouteContext): Promise<JsonReply> {
   await assertNoBody(context);
   const query = parseInput(changeSetsQuery, queryObject(context.url.searchParams), 'query');
   const scopes = readableScopes(context, query.scope);
-  const store = context.engram.store;
-  if (!store.checkpoints) return ok({ changeSets: [], dream: null });
   const [changeSets, dream] = await Promise.all([
-    listChangeSets(store, { scopes, limit: query.limit ?? 20 }),
-    readDreamState(store),
+    context.engram.changeSets.list({ scopes, ...(query.limit !== undefined && { limit: query.limit }) }),
+    context.engram.dream.status(),
   ]);
-  return ok({
-    changeSets,
-    dream: { lastRunAt: dream.lastRunAt, status: dream.status, sessionsNoted: dream.sessions.length },
-  });
+  return ok({ changeSets, dream: dream ?? null });
 }
 
 /** One change set with the change it made to each memory (before and after). */
@@ -494,10 +465,7 @@ async function getChangeSet(context: RouteContext): Promise<JsonReply> {
   await assertNoBody(context);
   const id = pathId(context, 'change set');
   const scopes = readableScopes(context, undefined);
-  const record = await readChangeSet(context.engram.store, id);
-  if (!record || !record.scopes.every((scope) => scopes.includes(scope))) throw notFound('change set', id);
-  const entries = await changeSetEntries(context.engram.store, record);
-  return ok({ changeSet: record, entries });
+  return ok(await context.engram.changeSets.get(id, { scopes }));
 }
 
 /** Named scopes (or the read scopes), never beyond what this service may read. */
@@ -513,22 +481,14 @@ function readableScopes(context: RouteContext, named: readonly string[] | undefi
 async function listJobs(context: RouteContext): Promise<JsonReply> {
   await assertNoBody(context);
   const query = parseInput(jobsQuery, queryObject(context.url.searchParams), 'query');
-  const queue = requireRole(context.engram.store, 'jobs', 'the extraction queue');
-  const states = query.state ?? [...DEFAULT_JOB_STATES];
-  const [jobs, counts] = await Promise.all([
-    queue.list({ queue: EXTRACTION_QUEUE, states, limit: query.limit ?? 100 }),
-    queue.counts(EXTRACTION_QUEUE),
-  ]);
+  const list = await context.engram.jobs.list({
+    ...(query.state !== undefined && { states: query.state }),
+    ...(query.limit !== undefined && { limit: query.limit }),
+  });
   // Runs of every process that shares the store (hooks' workers, the CLI), kept in the store; a
   // store without checkpoints has only what this service ran since it started.
-  const recent = context.engram.store.checkpoints
-    ? await readRecentExtractions(context.engram.store)
-    : (context.recentExtractions?.() ?? []).map((outcome) =>
-        outcome.state === 'done'
-          ? { job: describeJob(outcome.job), state: outcome.state, report: outcome.report }
-          : { job: describeJob(outcome.job), state: outcome.state, error: outcome.error },
-      );
-  return ok({ queue: EXTRACTION_QUEUE, states, counts, jobs: jobs.map(describeJob), recent });
+  const recent = (await context.engram.jobs.recent()) ?? (context.recentExtractions?.() ?? []).map(jobOutcomeJson);
+  return ok({ ...list, recent });
 }
 
 /** Puts a failed job back to pending now (the worker picks it up). */
@@ -536,22 +496,7 @@ async function retryJob(context: RouteContext): Promise<JsonReply> {
   const id = pathId(context, 'job');
   parseInput(emptyBody, (await readJsonBody(context.request, context.maxBodyBytes)) ?? {}, 'body');
   parseInput(emptyBody, queryObject(context.url.searchParams), 'query');
-  const queue = requireRole(context.engram.store, 'jobs', 'the extraction queue');
-  const existing = await queue.get(id);
-  if (!existing || existing.queue !== EXTRACTION_QUEUE) throw notFound('job', id);
-  return ok({ job: describeJob(await queue.retry(id)) });
-}
-
-/** A job as the API shows it: everything but the payload, plus the session it came from. */
-function describeJob(job: Job): Omit<Job, 'payload'> & { sessionId?: string } {
-  const { payload, ...rest } = job;
-  const sessionId =
-    payload !== null &&
-    typeof payload === 'object' &&
-    typeof (payload as { sessionId?: unknown }).sessionId === 'string'
-      ? (payload as { sessionId: string }).sessionId
-      : undefined;
-  return { ...rest, ...(sessionId !== undefined && { sessionId }) };
+  return ok({ job: await context.engram.jobs.retry(id) });
 }
 
 function pathId(context: RouteContext, what: string): string {

@@ -10,7 +10,7 @@ import type { Engram } from '../../engram.js';
 import { formatMemory, formatMemoryLine, formatRankedMemory, memorySummary } from './memory-mcp-format.js';
 import { MemoryTool } from '../../memory-tool/memory-tool.js';
 import { registerMemoryFileTools } from './memory-file-mcp-tools.js';
-import { isAsOf, parseAsOf, withInvalidMemories } from '../../consolidation/as-of.js';
+import { isAsOf } from '../../consolidation/as-of.js';
 
 export interface MemoryMcpServerOptions {
   /** The only scopes the tools may read or write; the first is where saves go by default. */
@@ -171,23 +171,13 @@ export function createMemoryMcpServer(engram: Engram, options: MemoryMcpServerOp
     },
     async (input) =>
       run(async () => {
-        const asOf = input.asOf === undefined ? undefined : parseAsOf(input.asOf);
-        const searched = readScopes(input.scope);
-        let result = await engram.recall(input.query, {
-          scopes: searched,
+        const result = await engram.recall(input.query, {
+          scopes: readScopes(input.scope),
           ...(input.topK !== undefined && { topK: input.topK }),
           ...(input.types && { types: input.types }),
+          ...(input.asOf !== undefined && { asOf: input.asOf }),
+          ...(input.includeInvalid === true && { includeInvalid: true }),
         });
-        if (asOf !== undefined || input.includeInvalid === true)
-          result = await withInvalidMemories(
-            { store: engram.store, settings: engram.settings, now: () => new Date() },
-            result,
-            {
-              scopes: searched,
-              ...(asOf !== undefined && { asOf }),
-              ...(input.topK !== undefined && { topK: input.topK }),
-            },
-          );
         const found = result.memories;
         const text =
           found.length === 0
