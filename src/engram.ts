@@ -1,14 +1,10 @@
 /// <reference lib="esnext.disposable" preserve="true" />
 // Engram is async-disposable: a consumer without @types/node (a browser or edge project) gets Symbol.asyncDispose from this lib.
-import { EngramError, isEngramError } from './kernel/errors.js';
+import { EngramError } from './kernel/errors.js';
 import type { Memory, MemoryPatch, MemorySource, NewMemory } from './memory/memory.js';
 import { assertScope, type Scope } from './memory/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from './kernel/settings.js';
-import {
-  recallMemories,
-  type RecallOptions as RankedRecallOptions,
-  type RecallResult,
-} from './recall/recall-memories.js';
+import { recallMemories, type RecallResult } from './recall/recall-memories.js';
 import { parseAsOf, withInvalidMemories } from './consolidation/as-of.js';
 import { supersedeChain, type SupersedeChain } from './consolidation/supersede-chain.js';
 import { buildMemoryContext, type MemoryContext, type MemoryContextOptions } from './recall/memory-context.js';
@@ -31,99 +27,48 @@ import {
   type ReindexOptions,
   type ReindexReport,
 } from './remember/memory-vectors.js';
-import { saveMemory, type SaveResult } from './remember/save-memory.js';
+import { saveMemory } from './remember/save-memory.js';
 import { dedupeMemories, type DedupeReport } from './maintenance/merge-duplicates.js';
 import { ageMemories, type AgingReport } from './maintenance/age-memories.js';
 import { checkMemoryPrivacy, privacyWarnings, type PrivacyReport } from './privacy/memory-privacy.js';
 import type { SecretKind } from './privacy/secret-redaction.js';
 import { describeWarning } from './kernel/warnings.js';
+import { checkImportPrivacy, privacyNotices } from './privacy/privacy-notices.js';
 import { EngramJobs } from './extraction/engram-jobs.js';
 import { EngramChangeSets, EngramDream } from './consolidation/engram-change-sets.js';
+import { EngramStorage } from './engram-storage.js';
 
 export type { RecallResult } from './recall/recall-memories.js';
 export type { SupersedeChain, SupersedeLink } from './consolidation/supersede-chain.js';
-
-/** What `recall` takes: what ranked recall takes, and what was true then. */
-export interface RecallOptions extends RankedRecallOptions {
-  /**
-   * What was true at this time: an ISO date (the end of that day, UTC) or date-time. Memories
-   * invalidated since come back, memories not yet valid then are left out. INVALID_INPUT otherwise.
-   */
-  asOf?: string;
-  /** Also invalidated and superseded memories that match the query. */
-  includeInvalid?: boolean;
-}
 export type { SaveResult } from './remember/save-memory.js';
 export type { ReindexOptions, ReindexReport } from './remember/memory-vectors.js';
 export type { DedupeReport } from './maintenance/merge-duplicates.js';
 export type { AgingReport } from './maintenance/age-memories.js';
 export type { MemoryContext, MemoryContextOptions } from './recall/memory-context.js';
-
-export interface EngramOptions {
-  store: MemoryStore;
-  settings?: Settings;
-  /** Where writes go when they name no scope (usually the current project). */
-  defaultScope?: Scope;
-  /** What reads see when they name no scopes (usually the current project and global). */
-  readScopes?: readonly Scope[];
-  /** Recorded in history for changes that name no actor. */
-  actor?: string;
-  now?: () => Date;
-  /** Computes vectors: dedupe on write compares by cosine and stores the vector it computed. */
-  embedder?: Embedder;
-  /** Picks memories for buildMemoryContext (LLM-as-retriever) when a call names no model; a cheap model is enough. */
-  model?: LanguageModel;
-  /** Receives warnings of best-effort work (a vector that could not be computed); default console.warn. */
-  onWarning?: (warning: string, cause?: unknown) => void;
-}
-
-/** What `save` did, and the kinds of secret it redacted before storing (absent when none). */
-export interface EngramSaveResult extends SaveResult {
-  redacted?: SecretKind[];
-}
-
-export interface SaveOptions {
-  actor?: string;
-  /** Update a near-duplicate in the same scope instead of adding another memory (default true). */
-  dedupe?: boolean;
-  /**
-   * Where the write comes from (e.g. the session and turn an extraction read): replaces the memory's
-   * own `source`, except that the memory's `origin`, when it names one, is kept.
-   */
-  source?: MemorySource;
-}
-
-/** Who a change is recorded for (history's actor) and which scopes the memory must be in (default: the read scopes). */
-export interface ChangeOptions {
-  actor?: string;
-  scopes?: readonly Scope[];
-}
-
-export interface UpdateOptions extends ChangeOptions {
-  /** Compare-and-set: the `updatedAt` the caller last saw; CONFLICT if the memory changed since. */
-  ifUpdatedAt?: string;
-  /** Where the change comes from: replaces the memory's `source` (the patch's, else its current one) but keeps its `origin`. */
-  source?: MemorySource;
-}
-
-export interface ForgetOptions extends ChangeOptions {
-  /** Delete for good instead of archiving. */
-  hard?: boolean;
-}
-
-export interface InvalidateOptions extends ChangeOptions {
-  /** The memory (in the same scopes) that replaced this one. */
-  supersededBy?: string;
-}
-
-export interface RememberInput extends Omit<NewMemory, 'scope'> {
-  scope?: Scope;
-}
-
-export interface ListOptions extends Partial<MemoryFilter> {
-  /** Only memories older than `recall.staleDays` (by last update). */
-  stale?: boolean;
-}
+export type {
+  RecallOptions,
+  EngramOptions,
+  EngramSaveResult,
+  SaveOptions,
+  ChangeOptions,
+  UpdateOptions,
+  ForgetOptions,
+  InvalidateOptions,
+  RememberInput,
+  ListOptions,
+} from './engram-options.js';
+import type {
+  RecallOptions,
+  EngramOptions,
+  EngramSaveResult,
+  SaveOptions,
+  ChangeOptions,
+  UpdateOptions,
+  ForgetOptions,
+  InvalidateOptions,
+  RememberInput,
+  ListOptions,
+} from './engram-options.js';
 
 /**
  * The library: remember, recall, list, forget and undo over one store, with scopes filled from
@@ -149,6 +94,8 @@ export class Engram {
   readonly changeSets: EngramChangeSets;
   /** The dream's bookkeeping: a session that ended, its state. */
   readonly dream: EngramDream;
+  /** The store as the surfaces show it: backend and file, vectors, notes between processes. */
+  readonly storage: EngramStorage;
 
   constructor(options: EngramOptions) {
     this.store = options.store;
@@ -172,6 +119,7 @@ export class Engram {
       scopes: (named) => this.#scopes(named),
     });
     this.dream = new EngramDream(this.store);
+    this.storage = new EngramStorage(this.store);
   }
 
   /** Stores one memory in the given scope, or the default scope; a near-duplicate there is updated instead (see save). */
@@ -316,9 +264,14 @@ export class Engram {
 
   /** Reads one memory; NOT_FOUND if it does not exist in the read scopes (or the given ones). */
   async get(id: string, scopes: readonly Scope[] = this.readScopes): Promise<Memory> {
-    const memory = await this.store.get(id, scopes);
+    const memory = await this.find(id, scopes);
     if (!memory) throw new EngramError('NOT_FOUND', `No memory with id ${JSON.stringify(String(id).slice(0, 140))}.`);
     return memory;
+  }
+
+  /** Reads one memory of the read scopes (or the given ones); undefined if there is none (a caller that words its own NOT_FOUND). */
+  async find(id: string, scopes: readonly Scope[] = this.readScopes): Promise<Memory | undefined> {
+    return this.store.get(id, scopes);
   }
 
   /** Changes fields of a memory in the read scopes (or the given ones); with `ifUpdatedAt`, only if nobody changed it since (else CONFLICT). */
@@ -393,6 +346,14 @@ export class Engram {
     await this.get(id, scopes);
     if (supersededBy !== undefined) await this.get(supersededBy, scopes);
     return this.store.invalidate(id, supersededBy === undefined ? {} : { supersededBy }, { actor });
+  }
+
+  /**
+   * One change by its id wherever it is in the store (the history entry; `engram undo` finds the
+   * change's own scope with it); undefined when there is none. `undo` confines to scopes.
+   */
+  async findChange(changeId: string): Promise<HistoryEntry | undefined> {
+    return typeof changeId === 'string' ? this.store.getChange(changeId) : undefined;
   }
 
   /** Reverts one change to a memory of the read scopes (or the given ones). */
@@ -470,23 +431,8 @@ export class Engram {
     options: { onExisting?: 'skip' | 'replace' | 'fail'; actor?: string } = {},
   ): Promise<ImportReport & { redacted: SecretKind[] }> {
     if (!Array.isArray(inputs)) throw new EngramError('INVALID_INPUT', 'An import is an array of memories.');
-    const privacy: PrivacyReport = { redacted: [], secrets: 0, privateBlocks: 0, injectedBlocks: 0 };
-    const clean = inputs.map((input, index) => {
-      let sanitized: { value: NewMemory; report: PrivacyReport };
-      try {
-        sanitized = checkMemoryPrivacy(input, { maxContentChars: this.settings.memory.maxContentBytes });
-      } catch (error) {
-        if (!isEngramError(error)) throw error;
-        throw new EngramError(error.code, `Memory ${index + 1} of the import: ${error.message} Nothing was imported.`, {
-          cause: error,
-        });
-      }
-      const { value, report } = sanitized;
-      for (const kind of report.redacted) if (!privacy.redacted.includes(kind)) privacy.redacted.push(kind);
-      privacy.secrets += report.secrets;
-      privacy.privateBlocks += report.privateBlocks;
-      privacy.injectedBlocks += report.injectedBlocks;
-      return value;
+    const { values: clean, report: privacy } = checkImportPrivacy(inputs, {
+      maxContentChars: this.settings.memory.maxContentBytes,
     });
     const report = await this.store.importMany(
       clean,
@@ -500,16 +446,7 @@ export class Engram {
 
   /** Says what a write left out (kinds and counts, never the secrets), through onWarning. */
   #reportPrivacy(report: PrivacyReport, subject: string): void {
-    if (report.secrets > 0)
-      this.#onWarning(
-        describeWarning({
-          code: 'secrets-redacted',
-          details: { subject, count: report.secrets, kinds: report.redacted },
-        }),
-      );
-    const blocks = report.privateBlocks + report.injectedBlocks;
-    if (blocks > 0)
-      this.#onWarning(describeWarning({ code: 'private-content-removed', details: { subject, count: blocks } }));
+    for (const notice of privacyNotices(report, subject)) this.#onWarning(notice);
   }
 
   /** Best effort: the write is done; a failed embedding is a warning, and `engram reindex` fills the gap. A store without vectors needs none (recall says so). */

@@ -46,6 +46,7 @@ export type {
   DreamStatus,
 } from './consolidation/engram-change-sets.js';
 export type { ChangeSetRecord, ChangeSetUndo } from './consolidation/change-sets.js';
+export type { EngramStorage } from './engram-storage.js';
 export type { RankedMemory, ScoreParts } from './recall/ranking.js';
 export type { PackedMemory } from './recall/memory-context-format.js';
 export type { RecalledMemory } from './extraction/recalled-memories.js';

@@ -114,6 +114,7 @@ const ENTRIES: readonly PinnedEntry[] = [
       'ChangeSetDetail',
       'ChangeSetUndoJson',
       'DreamStatus',
+      'EngramStorage',
       'ChangeSetRecord',
       'ChangeSetUndo',
       'EngramWarning',

@@ -83,6 +83,15 @@ export class EngramChangeSets {
   }
 
   /**
+   * A change set by id wherever it is in the store, whatever its scopes (`engram undo cs_…` on the
+   * user's own machine, where an id names one set); undefined when there is none. Surfaces that
+   * serve others confine with `get`.
+   */
+  async find(id: string): Promise<ChangeSetRecord | undefined> {
+    return isChangeSetId(id) ? readChangeSet(this.#context.store, id) : undefined;
+  }
+
+  /**
    * Reverts a whole change set, or nothing: UNDO_CONFLICT when a memory changed since (or it was
    * undone already), NOT_FOUND outside the scopes. Memories whose text came back get their vector again.
    */

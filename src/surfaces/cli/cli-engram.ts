@@ -112,7 +112,7 @@ export async function readStdin(io: Pick<CliIo, 'stdin'>, maxBytes: number): Pro
 
 /** Reads one memory the reader may see: NOT_FOUND (saying which scopes were searched) otherwise. */
 export async function findMemory(opened: OpenedEngram, id: string, scopes: readonly Scope[]): Promise<Memory> {
-  const memory = await opened.engram.store.get(id, scopes);
+  const memory = await opened.engram.find(id, scopes);
   if (!memory) {
     throw new EngramError(
       'NOT_FOUND',

@@ -1,5 +1,5 @@
 import type { SyncRouteCalls } from './http-sync-route.js';
-import type { TurnExtractor } from './http-routes.js';
+import type { JsonReply, TurnExtractor } from './http-route-context.js';
 import type { JobOutcome } from '../../extraction/extraction-worker.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,7 +7,7 @@ import { EngramError } from '../../kernel/errors.js';
 import { assertScope, type Scope } from '../../memory/scope.js';
 import type { Engram } from '../../engram.js';
 import { toWireError } from './http-errors.js';
-import { isPublicRoute, matchRoute, type JsonReply } from './http-routes.js';
+import { isPublicRoute, matchRoute } from './http-routes.js';
 import {
   assertBearerToken,
   assertLoopbackHostHeader,

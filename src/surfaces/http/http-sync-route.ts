@@ -2,7 +2,7 @@ import { EngramError } from '../../kernel/errors.js';
 import type { OpenedEngram } from '../../node/open-engram.js';
 import { assertMemoryId } from '../../memory/memory.js';
 import { readRequiredJsonBody } from './http-body.js';
-import type { JsonReply, RouteContext } from './http-routes.js';
+import type { JsonReply, RouteContext } from './http-route-context.js';
 
 /**
  * `GET /v1/sync`: how each sync remote stands and the conflicts to review (`syncStatus`, the same

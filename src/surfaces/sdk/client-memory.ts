@@ -364,10 +364,9 @@ export class ClientMemory implements ClientMemoryHandle {
 
   /** Notes the choice in the store for `engram status` (another process); a busy store only loses the note. */
   #record(engram: Engram, choice: Record<string, string>): void {
-    const checkpoints = engram.store.checkpoints;
-    if (!checkpoints) return;
+    if (!engram.storage.keepsCheckpoints) return;
     const value = JSON.stringify({ ...choice, at: new Date().toISOString(), pid: process.pid });
-    this.#track(checkpoints.set(WRAPPER_MODEL_CHECKPOINT, value).catch(() => undefined));
+    this.#track(engram.storage.writeNote(WRAPPER_MODEL_CHECKPOINT, value).catch(() => undefined));
   }
 
   #outcome(outcome: JobOutcome): void {

@@ -157,7 +157,7 @@ export function nextKeyset(
 }
 
 function storeFileBytes(engram: Engram): number | undefined {
-  const { backend, location } = engram.store.info();
+  const { backend, location } = engram.storage.info();
   if (backend !== 'sqlite' || location === ':memory:' || location === '') return undefined;
   let total = 0;
   for (const path of [location, `${location}-wal`]) {

@@ -321,7 +321,7 @@ describe('engram queue', () => {
     const job = listed.jobs.find((entry: any) => entry.state === 'failed');
     expect(job).toMatchObject({ queue: 'extraction', attempts: 1, lastError: expect.stringContaining('MODEL_AUTH') });
     expect(job.payload).toBeUndefined();
-    expect(listed.counts.extraction.failed).toBe(1);
+    expect(listed.counts.failed).toBe(1);
     const table = await workspace.run(['queue']);
     expect(table.stdout).toMatch(/ID\s+STATE\s+TRIES\s+QUEUED\s+KEY\s+LAST ERROR/);
     expect(table.stdout).toContain(job.id);

@@ -79,7 +79,7 @@ async function purgeMemory(invocation: Parameters<CommandDefinition['run']>[0], 
   const { values, io } = invocation;
   return withEngram(invocation, async (opened) => {
     const scopes = readScopes(values, opened);
-    const memory = await opened.engram.store.get(id, scopes);
+    const memory = await opened.engram.find(id, scopes);
     const label = memory ? `${memory.id} "${oneLine(memory.name)}"` : `${id} (deleted; its history remains)`;
     if (values.yes !== true && !(await confirm(io, `Erase ${label} with its history, for good (no undo)? [y/N] `))) {
       return { data: { id, action: 'none' }, text: 'Nothing purged.' };

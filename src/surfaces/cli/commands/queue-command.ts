@@ -1,15 +1,12 @@
 import { EngramError } from '../../../kernel/errors.js';
-import { EXTRACTION_QUEUE } from '../../../extraction/extraction-job-payload.js';
-import { requireRole } from '../../../contracts/memory-store.js';
-import { JOB_STATES, type Job, type JobState } from '../../../contracts/memory-store-jobs.js';
+import { JOB_STATES, type JobState } from '../../../contracts/memory-store-jobs.js';
+import { DEFAULT_JOB_STATES, type JobJson } from '../../../extraction/engram-jobs.js';
 import { integerOption, stringOptions, type CommandDefinition } from '../cli-command.js';
 import { withEngram } from '../cli-engram.js';
 import { formatAge, formatTable } from '../table-format.js';
 import { createExtractor } from '../../../node/create-extractor.js';
 import { countSpooled } from '../../claude-code/hook-spool.js';
-import { reviveFailedJobs } from '../../../extraction/revive-failed-jobs.js';
 
-const DEFAULT_STATES: readonly JobState[] = ['pending', 'running', 'failed'];
 const DEFAULT_LIMIT = 50;
 const ACTIONS = ['list', 'retry', 'run'] as const;
 
@@ -60,9 +57,9 @@ export const queueCommand: CommandDefinition = {
       if (rest.length !== 1)
         throw new EngramError('INVALID_INPUT', 'Missing job id: engram queue retry <id> (engram queue lists the ids).');
       return withEngram(invocation, async (opened) => {
-        const job = await requireRole(opened.engram.store, 'jobs', 'engram queue').retry(rest[0]!);
+        const job = await opened.engram.jobs.retry(rest[0]!);
         return {
-          data: { job: describeJob(job) },
+          data: { job },
           text: `Job ${job.id} (${job.key}) is pending again; "engram queue run" runs it now, or the next extraction will.`,
         };
       });
@@ -84,21 +81,13 @@ export const queueCommand: CommandDefinition = {
           autoStart: false,
           ...(model && { model }),
         });
-        const jobs = requireRole(opened.engram.store, 'jobs', 'engram queue');
-        const revived = values.failed === true ? await reviveFailedJobs(jobs, EXTRACTION_QUEUE) : undefined;
-        const hastened = values.force === true ? await jobs.hasten(EXTRACTION_QUEUE) : 0;
-        const outcomes = await extractor.drain();
-        const data = {
-          offline: !model,
-          spool,
-          ...(values.force === true && { hastened }),
-          ...(revived && { revived: revived.revived, handledElsewhere: revived.handledElsewhere }),
-          outcomes: outcomes.map((outcome) => ({
-            job: describeJob(outcome.job),
-            state: outcome.state,
-            ...(outcome.state === 'done' ? { report: outcome.report } : { error: outcome.error }),
-          })),
-        };
+        const report = await opened.engram.jobs.run({
+          extractor,
+          ...(values.force === true && { force: true }),
+          ...(values.failed === true && { failed: true }),
+        });
+        const { outcomes, hastened, revived, handledElsewhere = 0, left } = report;
+        const data = { offline: !model, spool, ...report };
         const done = outcomes.filter((outcome) => outcome.state === 'done').length;
         const lines = [
           ...(spool.claimed > 0
@@ -106,10 +95,10 @@ export const queueCommand: CommandDefinition = {
                 `Queued ${spool.queued} hook event(s) from the spool (${spool.jobs} new job(s))${spool.putBack > 0 ? `, ${spool.putBack} left for later` : ''}.`,
               ]
             : []),
-          ...(values.force === true ? [`${hastened} job(s) waiting for a retry made due now.`] : []),
-          ...(revived
+          ...(hastened !== undefined ? [`${hastened} job(s) waiting for a retry made due now.`] : []),
+          ...(revived !== undefined
             ? [
-                `${revived.revived} failed job(s) put back.${revived.handledElsewhere > 0 ? ` ${revived.handledElsewhere} other(s) were put back or removed by another process first.` : ''}`,
+                `${revived} failed job(s) put back.${handledElsewhere > 0 ? ` ${handledElsewhere} other(s) were put back or removed by another process first.` : ''}`,
               ]
             : []),
           `Ran ${outcomes.length} due job(s): ${done} done, ${outcomes.length - done} failed or waiting for a retry.${model ? '' : ' No model is configured: only explicit statements were applied.'}`,
@@ -117,7 +106,6 @@ export const queueCommand: CommandDefinition = {
             outcome.state === 'done' ? [] : [`  ${outcome.job.id} ${outcome.state}: ${outcome.error}`],
           ),
         ];
-        const left = await jobs.counts(EXTRACTION_QUEUE);
         if (left.pending > 0 && values.force !== true)
           lines.push(
             `${left.pending} job(s) still pending (waiting for a retry, or queued meanwhile): "engram queue run --force" runs them now.`,
@@ -132,24 +120,24 @@ export const queueCommand: CommandDefinition = {
     const states = parseStates(stringOptions(values, 'state'));
     const limit = integerOption(values, 'limit', { min: 1, max: 10_000 }) ?? DEFAULT_LIMIT;
     return withEngram(invocation, async (opened) => {
-      const queue = requireRole(opened.engram.store, 'jobs', 'engram queue');
-      const jobs = await queue.list({ states, limit });
-      const counts = await queue.counts(EXTRACTION_QUEUE);
+      const list = await opened.engram.jobs.list({ states, limit });
+      const { counts, jobs } = list;
       const spooled = countSpooled(opened.loaded.home);
-      const data = { states, counts: { [EXTRACTION_QUEUE]: counts }, spooled, jobs: jobs.map(describeJob) };
+      // The shape of GET /v1/jobs (engram.jobs.list), and the hook events not yet queued.
+      const data = { ...list, spooled };
       const summary = `Extraction queue: ${JOB_STATES.map((state) => `${counts[state]} ${state}`).join(', ')}.${spooled > 0 ? ` ${spooled} Claude Code hook event(s) in the spool, not yet queued ("engram queue run" queues them).` : ''}`;
       if (jobs.length === 0) return { data, text: `${summary}\nNo ${states.join(', ')} jobs.` };
       const now = Date.now();
       const table = formatTable(
         [
-          { header: 'ID', value: (job: Job) => job.id },
-          { header: 'STATE', value: (job: Job) => job.state },
-          { header: 'TRIES', value: (job: Job) => `${job.attempts}/${job.maxAttempts}`, align: 'right' },
-          { header: 'QUEUED', value: (job: Job) => formatAge(job.createdAt, now), align: 'right' },
-          { header: 'KEY', value: (job: Job) => job.key, minWidth: 12 },
+          { header: 'ID', value: (job: JobJson) => job.id },
+          { header: 'STATE', value: (job: JobJson) => job.state },
+          { header: 'TRIES', value: (job: JobJson) => `${job.attempts}/${job.maxAttempts}`, align: 'right' },
+          { header: 'QUEUED', value: (job: JobJson) => formatAge(job.createdAt, now), align: 'right' },
+          { header: 'KEY', value: (job: JobJson) => job.key, minWidth: 12 },
           {
             header: 'LAST ERROR',
-            value: (job: Job) =>
+            value: (job: JobJson) =>
               job.lastError ?? (job.state === 'pending' && Date.parse(job.runAt) > now ? `retry at ${job.runAt}` : ''),
             minWidth: 12,
           },
@@ -163,7 +151,7 @@ export const queueCommand: CommandDefinition = {
 };
 
 function parseStates(raw: readonly string[]): JobState[] {
-  if (raw.length === 0) return [...DEFAULT_STATES];
+  if (raw.length === 0) return [...DEFAULT_JOB_STATES];
   const states = raw.flatMap((value) => value.split(',')).map((state) => state.trim());
   for (const state of states) {
     if (!JOB_STATES.includes(state as JobState))
@@ -173,16 +161,4 @@ function parseStates(raw: readonly string[]): JobState[] {
       );
   }
   return [...new Set(states as JobState[])];
-}
-
-/** A job as the queue command shows it: everything but the payload (which holds conversation text). */
-function describeJob(job: Job): Omit<Job, 'payload'> & { sessionId?: string } {
-  const { payload, ...rest } = job;
-  const sessionId =
-    payload !== null &&
-    typeof payload === 'object' &&
-    typeof (payload as { sessionId?: unknown }).sessionId === 'string'
-      ? (payload as { sessionId: string }).sessionId
-      : undefined;
-  return { ...rest, ...(sessionId !== undefined && { sessionId }) };
 }

@@ -50,18 +50,12 @@ export const recallCommand: CommandDefinition = {
     const flags = recallFlags(values);
     return withEngram(readOnly(invocation), async (opened) => {
       const scopes = readScopes(values, opened);
-      const asOfValue = typeof values['as-of'] === 'string' ? values['as-of'] : undefined;
-      const { parseAsOf, withInvalidMemories } = await import('../../../consolidation/as-of.js');
-      // Checked before recall, so a bad date records no access.
-      const asOf = asOfValue === undefined ? undefined : parseAsOf(asOfValue);
-      let result = await opened.engram.recall(query, { scopes, ...flags });
-      if (asOf !== undefined || values['include-invalid'] === true) {
-        result = await withInvalidMemories(
-          { store: opened.engram.store, settings: opened.engram.settings, now: () => new Date() },
-          result,
-          { scopes, ...(asOf !== undefined && { asOf }), ...(flags.topK !== undefined && { topK: flags.topK }) },
-        );
-      }
+      const result = await opened.engram.recall(query, {
+        scopes,
+        ...flags,
+        ...(typeof values['as-of'] === 'string' && { asOf: values['as-of'] }),
+        ...(values['include-invalid'] === true && { includeInvalid: true }),
+      });
       const data = recallResultJson(result, new Date().toISOString(), opened.loaded.settings.recall);
       const warnings = warningNotes(result.warnings, { embedderConfigured: opened.engram.embedder !== undefined });
       if (result.memories.length === 0)

@@ -1,4 +1,3 @@
-import { requireRole } from '../../../contracts/memory-store.js';
 import { integerOption, noPositionals, type CommandDefinition } from '../cli-command.js';
 import { withEngram } from '../cli-engram.js';
 import { createProgressBar } from '../progress-bar.js';
@@ -35,7 +34,7 @@ export const reindexCommand: CommandDefinition = {
       } finally {
         bar.finish();
       }
-      const vectors = await requireRole(opened.engram.store, 'vectors', 'engram reindex').counts();
+      const vectors = await opened.engram.storage.vectorCounts();
       const data = { ...report, vectors };
       const fields: Array<[string, string]> = [
         ['model', `${report.model} (${report.dimensions} dimensions)`],

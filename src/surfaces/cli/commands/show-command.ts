@@ -1,7 +1,6 @@
 import { singlePositional, type CommandDefinition } from '../cli-command.js';
 import { findMemory, readScopes, readOnly, withEngram } from '../cli-engram.js';
 import { formatMemoryDetail } from '../memory-view.js';
-import { supersedeChain } from '../../../consolidation/supersede-chain.js';
 
 /** `engram show`: show one memory and its history. */
 export const showCommand: CommandDefinition = {
@@ -22,7 +21,7 @@ export const showCommand: CommandDefinition = {
       const scopes = readScopes(invocation.values, opened);
       const memory = await findMemory(opened, id, scopes);
       const history = await opened.engram.history(memory.id, scopes);
-      const chain = await supersedeChain(opened.engram.store, memory, scopes);
+      const chain = await opened.engram.supersedeChain(memory.id, scopes);
       const links = [...chain.replaces, ...chain.replacedBy].map(
         (link) =>
           `${link.from} → ${link.to} (${link.why}${link.by ? ` by ${link.by}` : ''}${link.at ? ` at ${link.at}` : ''})`,

@@ -22,7 +22,7 @@ export const statsCommand: CommandDefinition = {
     return withEngram(readOnly(invocation), async (opened) => {
       const scopes = values.all === true ? undefined : readScopes(values, opened);
       const stats = await opened.engram.stats(scopes ?? 'all');
-      const info = opened.engram.store.info();
+      const info = opened.engram.storage.info();
       const fields: Array<[string, string]> = [
         ['store', `${info.backend} ${info.location} (schema ${info.schemaVersion})`],
         ['project', `${opened.loaded.project.scope} (from ${opened.loaded.project.source})`],

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { EXTRACTION_QUEUE } from '../../../extraction/extraction-job-payload.js';
 import { selectLanguageModel } from '../../../adapters/models/create-language-model.js';
 import { WRAPPER_MODEL_CHECKPOINT } from '../../sdk/extraction-model-choice.js';
 import { loadSettings } from '../../../node/load-settings.js';
@@ -51,17 +50,17 @@ export const statusCommand: CommandDefinition = {
         actor: CLI_ACTOR,
       });
       try {
-        const info = opened.engram.store.info();
+        const { engram } = opened;
+        const info = engram.storage.info();
         store.backend = info.backend;
         store.location = info.location;
-        store.memories = (await opened.engram.stats(opened.engram.readScopes)).active;
-        const jobs = opened.engram.store.jobs;
-        if (jobs) store.queue = await jobs.counts(EXTRACTION_QUEUE);
-        if (opened.engram.model) model = `${opened.engram.model.provider} ${opened.engram.model.modelId}`;
-        wrappers = wrapperModel(await opened.engram.store.checkpoints?.get(WRAPPER_MODEL_CHECKPOINT));
-        const embedder = opened.engram.embedder;
+        store.memories = (await engram.stats(engram.readScopes)).active;
+        if (engram.jobs.available) store.queue = await engram.jobs.counts();
+        if (engram.model) model = `${engram.model.provider} ${engram.model.modelId}`;
+        wrappers = wrapperModel(await engram.storage.readNote(WRAPPER_MODEL_CHECKPOINT));
+        const embedder = engram.embedder;
         if (embedder)
-          vectorSearch = opened.engram.store.vectors
+          vectorSearch = engram.storage.keepsVectors
             ? `on (${embedder.model})`
             : `unavailable: ${embedder.model} is configured but this store keeps no vectors (full-text recall)`;
       } finally {

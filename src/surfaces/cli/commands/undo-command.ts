@@ -1,7 +1,8 @@
 import { EngramError } from '../../../kernel/errors.js';
 import { singlePositional, type CommandDefinition } from '../cli-command.js';
 import { scopeOption, withEngram } from '../cli-engram.js';
-import { isChangeSetId, readChangeSet, undoChangeSet } from '../../../consolidation/change-sets.js';
+import { isChangeSetId } from '../../../consolidation/change-sets.js';
+import { changeSetUndoJson } from '../../../consolidation/engram-change-sets.js';
 
 /**
  * `engram undo`: revert one change by its change id (see "engram show <id>"), or a whole change set.
@@ -24,35 +25,25 @@ export const undoCommand: CommandDefinition = {
     const changeId = singlePositional(invocation, 'change-id');
     const named = scopeOption(invocation.values);
     return withEngram(invocation, async (opened) => {
-      const { store } = opened.engram;
+      const { engram } = opened;
       if (isChangeSetId(changeId)) {
-        const record = await readChangeSet(store, changeId);
+        const record = await engram.changeSets.find(changeId);
         if (!record) throw new EngramError('NOT_FOUND', `No change set ${changeId} in this store.`);
-        const result = await undoChangeSet(store, {
-          id: changeId,
-          scopes: named ?? record.scopes,
-          actor: 'cli',
-          now: () => new Date(),
-          ...(opened.engram.embedder && { embedder: opened.engram.embedder }),
-        });
+        const result = await engram.changeSets.undo(changeId, { scopes: named ?? record.scopes, actor: 'cli' });
         return {
-          data: {
-            changeSet: result.changeSetId,
-            scopes: record.scopes,
-            undone: result.undone,
-            vectors: result.vectors,
-          },
+          // The shape of POST /v1/undo (changeSetUndoJson), and the scopes the set spans.
+          data: { ...changeSetUndoJson(result), scopes: record.scopes },
           text: `Undid change set ${changeId} (${record.scopes.join(', ')}): ${result.undone.length} memor${result.undone.length === 1 ? 'y' : 'ies'} back as they were.`,
         };
       }
-      const change = await store.getChange(changeId);
+      const change = await engram.findChange(changeId);
       const scope = change?.after?.scope ?? change?.before?.scope;
       if (!change || scope === undefined)
         throw new EngramError(
           'NOT_FOUND',
           `No change ${JSON.stringify(String(changeId).slice(0, 140))} in this store.`,
         );
-      const undone = await opened.engram.undo(changeId, { scopes: named ?? [scope] });
+      const undone = await engram.undo(changeId, { scopes: named ?? [scope] });
       return {
         data: { change: undone },
         text: `Undid ${changeId} (change of ${undone.memoryId} in ${scope}) with change ${undone.id} (${undone.action}).`,
