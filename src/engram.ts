@@ -32,8 +32,8 @@ import {
   type ReindexReport,
 } from './remember/memory-vectors.js';
 import { saveMemory, type SaveResult } from './remember/save-memory.js';
-import { dedupeMemories, type DedupeReport } from './maintenance/merge-duplicates.js';
-import { ageMemories, type AgingReport } from './maintenance/age-memories.js';
+import type { DedupeReport } from './maintenance/merge-duplicates.js';
+import type { AgingReport } from './maintenance/age-memories.js';
 import { checkMemoryPrivacy, privacyWarnings, type PrivacyReport } from './privacy/memory-privacy.js';
 import type { SecretKind } from './privacy/secret-redaction.js';
 import { describeWarning } from './kernel/warnings.js';
@@ -225,6 +225,8 @@ export class Engram {
       settings: this.settings,
       ...(this.embedder && { embedder: this.embedder }),
     };
+    // Maintenance loads when it runs, not with every engram opened (a hook opens one per prompt).
+    const { dedupeMemories } = await import('./maintenance/merge-duplicates.js');
     return dedupeMemories(dependencies, { ...rest, scopes: this.#scopes(scopes), actor: actor ?? this.#actor });
   }
 
@@ -232,6 +234,7 @@ export class Engram {
   async age(
     options: { scopes?: readonly Scope[]; allScopes?: boolean; dryRun?: boolean; actor?: string } = {},
   ): Promise<AgingReport> {
+    const { ageMemories } = await import('./maintenance/age-memories.js');
     return ageMemories(
       { store: this.store, settings: this.settings, now: this.#now },
       {
