@@ -109,6 +109,9 @@ async function makeWorld(memories: ReturnType<typeof makeMemories>): Promise<Hoo
       ENGRAM_STORE: database,
       ENGRAM_MODEL_PROVIDER: 'none',
       ENGRAM_HOOK_WORKER: 'false',
+      // The hook's own time, not the deadline's: on a loaded machine a hook past hooks.deadlineMs
+      // answers with nothing, which is cheap and would hide what the work costs.
+      ENGRAM_HOOK_DEADLINE_MS: '60000',
     },
     transcript(session, text) {
       const path = join(directory, `${session}.jsonl`);
