@@ -21,6 +21,10 @@ export interface HookBenchRow {
   baselineP95Ms: number;
   /** p95 of the hook over p95 of `node -e ''`. */
   ratioP95: number;
+  /** The same hook of another engram (ENGRAM_BENCH_HOOKS_BEFORE), timed in the same rounds. */
+  beforeP95Ms?: number;
+  /** Its p95 over p95 of `node -e ''`: before and after in one run. */
+  beforeRatioP95?: number;
 }
 
 /**
@@ -61,6 +65,9 @@ const SIZE = 10_000;
 const RUNS = 20;
 const CONCURRENT = 8;
 const ROUNDS = Number(process.env.ENGRAM_BENCH_HOOK_ROUNDS ?? 8);
+// Another engram checkout (built), e.g. main's: its plugin launcher's hooks are timed interleaved
+// with this tree's on the same store, so a change's before and after come from one run.
+const BEFORE = process.env.ENGRAM_BENCH_HOOKS_BEFORE;
 const SESSION_END_BUDGET_MS = 1_500;
 const TARGETS: Record<string, number> = {
   'user-prompt-submit': 150,
@@ -103,6 +110,9 @@ async function makeWorld(memories: ReturnType<typeof makeMemories>): Promise<Hoo
       ENGRAM_STORE: database,
       ENGRAM_MODEL_PROVIDER: 'none',
       ENGRAM_HOOK_WORKER: 'false',
+      // The hook's own time, not the deadline's: on a loaded machine a hook past hooks.deadlineMs
+      // answers with nothing, which is cheap and would hide what the work costs.
+      ENGRAM_HOOK_DEADLINE_MS: '60000',
     },
     transcript(session, text) {
       const path = join(directory, `${session}.jsonl`);
@@ -242,14 +252,23 @@ export async function benchHooksPart(): Promise<HooksBenchResult> {
       input: (run: number) => JSON.stringify({ session_id: `opencode-ss-${run}`, cwd: project, source: 'startup' }),
     },
   ];
+  const beforeLauncher =
+    BEFORE === undefined ? undefined : join(resolve(BEFORE), 'plugins', 'engram', 'scripts', 'engram.mjs');
   const single: HookBenchRow[] = [];
   for (const { name, event, args, input } of entries) {
     const hook: number[] = [];
     const baseline: number[] = [];
+    const before: number[] = [];
+    const beforeArgs = beforeLauncher === undefined ? undefined : [beforeLauncher, ...args.slice(1)];
+    // One untimed run each first: it fills Node's compile cache where Node has one (22.1+).
     time(args, input(RUNS + 100));
+    if (beforeArgs) time(beforeArgs, input(RUNS + 101));
     for (let run = 0; run < RUNS; run += 1) {
       baseline.push(time(['-e', ''], ''));
+      // Alternating which goes first, so neither always runs in the other's wake.
+      if (beforeArgs && run % 2 === 1) before.push(time(beforeArgs, input(RUNS + 200 + run)));
       hook.push(time(args, input(run)));
+      if (beforeArgs && run % 2 === 0) before.push(time(beforeArgs, input(RUNS + 200 + run)));
     }
     const row: HookBenchRow = {
       event: name,
@@ -261,10 +280,15 @@ export async function benchHooksPart(): Promise<HooksBenchResult> {
       baselineP50Ms: round(median(baseline), 1),
       baselineP95Ms: round(quantile(baseline, 0.95), 1),
       ratioP95: round(quantile(hook, 0.95) / quantile(baseline, 0.95), 2),
+      ...(before.length > 0 && {
+        beforeP95Ms: round(quantile(before, 0.95), 1),
+        beforeRatioP95: round(quantile(before, 0.95) / quantile(baseline, 0.95), 2),
+      }),
     };
     single.push(row);
     console.log(
-      `hooks ${name.padEnd(24)} p50 ${row.p50Ms} ms, p95 ${row.p95Ms} ms (target ${row.targetP95Ms}); node -e '' p50 ${row.baselineP50Ms} ms, p95 ${row.baselineP95Ms} ms; ratio p95 ${row.ratioP95}x`,
+      `hooks ${name.padEnd(24)} p50 ${row.p50Ms} ms, p95 ${row.p95Ms} ms (target ${row.targetP95Ms}); node -e '' p50 ${row.baselineP50Ms} ms, p95 ${row.baselineP95Ms} ms; ratio p95 ${row.ratioP95}x` +
+        (row.beforeRatioP95 === undefined ? '' : `; before p95 ${row.beforeP95Ms} ms, ratio ${row.beforeRatioP95}x`),
     );
   }
   single.push(await benchOpenCodePrompt(world, queries, time));

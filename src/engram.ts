@@ -28,8 +28,8 @@ import {
   type ReindexReport,
 } from './remember/memory-vectors.js';
 import { saveMemory } from './remember/save-memory.js';
-import { dedupeMemories, type DedupeReport } from './maintenance/merge-duplicates.js';
-import { ageMemories, type AgingReport } from './maintenance/age-memories.js';
+import type { DedupeReport } from './maintenance/merge-duplicates.js';
+import type { AgingReport } from './maintenance/age-memories.js';
 import { checkMemoryPrivacy, privacyWarnings, type PrivacyReport } from './privacy/memory-privacy.js';
 import type { SecretKind } from './privacy/secret-redaction.js';
 import { describeWarning } from './kernel/warnings.js';
@@ -173,6 +173,8 @@ export class Engram {
       settings: this.settings,
       ...(this.embedder && { embedder: this.embedder }),
     };
+    // Maintenance loads when it runs, not with every engram opened (a hook opens one per prompt).
+    const { dedupeMemories } = await import('./maintenance/merge-duplicates.js');
     return dedupeMemories(dependencies, { ...rest, scopes: this.#scopes(scopes), actor: actor ?? this.#actor });
   }
 
@@ -180,6 +182,7 @@ export class Engram {
   async age(
     options: { scopes?: readonly Scope[]; allScopes?: boolean; dryRun?: boolean; actor?: string } = {},
   ): Promise<AgingReport> {
+    const { ageMemories } = await import('./maintenance/age-memories.js');
     return ageMemories(
       { store: this.store, settings: this.settings, now: this.#now },
       {

@@ -13,7 +13,6 @@ import {
   type ChangeSetUndo,
 } from './change-sets.js';
 import type { DreamState } from './dream-gates.js';
-import { queueDream, readDreamState } from './run-dream.js';
 
 /**
  * Change sets as `engram.changeSets` offers them (`engram undo cs_…`, the viewer's Activity,
@@ -129,12 +128,16 @@ export class EngramDream {
 
   /** Counts a session that ended toward the dream's session gate (once per session); the service runs the dream when the gates open. */
   async queue(input: { sessionId: string }): Promise<void> {
+    // The dream's modules load when a dream is asked about: every engram opened (a hook for each
+    // prompt) holds this object and most never touch it.
+    const { queueDream } = await import('./run-dream.js');
     await queueDream(this.#store, input);
   }
 
   /** The dream's state; undefined for a store without checkpoints (no dream runs there). */
   async status(): Promise<DreamStatus | undefined> {
     if (!this.#store.checkpoints) return undefined;
+    const { readDreamState } = await import('./run-dream.js');
     const state = await readDreamState(this.#store);
     return { lastRunAt: state.lastRunAt, status: state.status, sessionsNoted: state.sessions.length };
   }

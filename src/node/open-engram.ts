@@ -3,9 +3,7 @@
 import { tightenPrivateFolder } from '../kernel/node/private-files.js';
 import { loadSettings, type LoadSettingsOptions, type LoadedSettings } from './load-settings.js';
 import { openStore, storeOptionsFromSettings } from './open-store.js';
-import { createEmbedder } from '../adapters/embedding/create-embedder.js';
 import type { Embedder } from '../contracts/embedder.js';
-import { createLanguageModel } from '../adapters/models/create-language-model.js';
 import type { LanguageModel } from '../contracts/language-model.js';
 import { Engram } from '../engram.js';
 
@@ -15,8 +13,12 @@ export interface OpenEngramOptions extends LoadSettingsOptions {
   now?: () => Date;
   /** Used instead of the embedder the settings configure (embedding.provider; none by default). */
   embedder?: Embedder;
-  /** Used instead of the model the settings configure (model.provider; auto by default: the side model when a key is set). */
-  model?: LanguageModel;
+  /**
+   * Used instead of the model the settings configure (model.provider; auto by default: the side
+   * model when a key is set). `false`: the caller calls no model (a hook's ranked recall), so none
+   * is made and the model adapters are not even loaded.
+   */
+  model?: LanguageModel | false;
   /** Told once when no model is configured (engram then runs offline); nothing is printed by default. */
   onNotice?: (notice: string) => void;
 }
@@ -41,11 +43,21 @@ export async function openEngram(options: OpenEngramOptions = {}): Promise<Opene
   const loaded = loadSettings(options);
   const { settings } = loaded;
   // Configuration errors surface before the store opens; nothing leaves the machine unless configured.
-  const embedder = options.embedder ?? createEmbedder(settings);
+  // The adapters' modules load only when one is made: a hook process opens engram for each prompt.
+  const embedder =
+    options.embedder ??
+    (settings.embedding.provider === 'none'
+      ? undefined
+      : (await import('../adapters/embedding/create-embedder.js')).createEmbedder(settings));
   // The cheap side model serves recall's LLM selection; creating it does no I/O (its SDK loads on the first call).
   const model =
-    options.model ??
-    createLanguageModel(settings, { purpose: 'side', ...(options.onNotice && { onNotice: options.onNotice }) });
+    options.model === false
+      ? undefined
+      : (options.model ??
+        (await import('../adapters/models/create-language-model.js')).createLanguageModel(settings, {
+          purpose: 'side',
+          ...(options.onNotice && { onNotice: options.onNotice }),
+        }));
   // An ENGRAM_HOME made by an older version or under a loose umask: the owner's alone from now on.
   tightenPrivateFolder(loaded.home);
   const store = await openStore(settings.store.url, {

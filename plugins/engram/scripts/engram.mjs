@@ -7,9 +7,19 @@
 // git marketplace carries (scripts/build-plugin-release.mjs). A hook that cannot find engram exits 0 and prints nothing: a
 // memory system never blocks a prompt.
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import module, { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+
+// Every hook is a new process that compiles the same code again: V8's compile cache (Node 22.1+,
+// in Node's own folder, os.tmpdir()/node-compile-cache unless NODE_COMPILE_CACHE says where;
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off) keeps the compiled code of engram's modules between
+// them. Node 20 has none: the hooks run as before. A cache that cannot be written is skipped by Node.
+try {
+  module.enableCompileCache?.();
+} catch {
+  // No cache: slower to start, nothing else.
+}
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);

@@ -7,7 +7,7 @@ import type { OpenedEngram } from '../../node/open-engram.js';
 import { hookProtocol, transcriptIsDatabase } from './agent-hook-protocols.js';
 import type { HookInput } from './hook-input.js';
 import type { HookLogEntry } from './hook-log.js';
-import { HOOK_TRANSCRIPT_MAX_BYTES } from './hook-queue.js';
+import { HOOK_TRANSCRIPT_MAX_BYTES } from './hook-input.js';
 
 /**
  * The work of engram's Claude Code hooks (issue 13), each given an open engram for the hook's cwd.

@@ -1,9 +1,7 @@
 import { openEngram, type OpenedEngram } from '../../node/open-engram.js';
 import { promptContext, sessionStartContext, type HookContext } from './claude-code-hooks.js';
-import { recordedSkillDirectories } from './claude-code-install.js';
 import { HOOK_ACTOR, type HookInput } from './hook-input.js';
 import type { HookLogEntry } from './hook-log.js';
-import { syncInstalledSkills } from './skills/installed-skills.js';
 
 type Log = (entry: Omit<HookLogEntry, 'at' | 'event'>) => void;
 
@@ -30,6 +28,8 @@ export async function answerFromStore(
     cwd,
     env,
     actor: options.actor ?? HOOK_ACTOR,
+    // Ranked recall only: no model on the user's path (claude-code-hooks.ts), so none is made.
+    model: false,
     flags: { 'store.busyTimeoutMs': options.busyTimeoutMs },
   });
   try {
@@ -56,9 +56,12 @@ async function keepSkillsInStep(
   answer: (context: string | undefined) => void,
   text: string | undefined,
 ): Promise<void> {
+  // Loaded here, not with the module: the per-prompt hook never needs them.
+  const { recordedSkillDirectories } = await import('./claude-code-install.js');
   if (recordedSkillDirectories(opened.loaded.home).length === 0) return;
   answer(text);
   try {
+    const { syncInstalledSkills } = await import('./skills/installed-skills.js');
     await syncInstalledSkills({ engram: opened.engram, env, projectRoot: opened.loaded.project.root });
   } catch (error) {
     log({

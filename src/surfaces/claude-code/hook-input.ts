@@ -29,6 +29,9 @@ export interface HookInput {
 
 /** Largest stdin a hook reads: a prompt of a few MB is possible, more is not a hook's input. */
 export const MAX_HOOK_INPUT_BYTES = 8 * 1024 * 1024;
+
+/** A transcript larger than this is not read by the drainer either: `engram extract` reads it. */
+export const HOOK_TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024;
 const MAX_PATH_LENGTH = 4_096;
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
 

@@ -11,17 +11,20 @@ import {
   type HookInput,
 } from './hook-input.js';
 import { writeHookLog, type HookLogEntry } from './hook-log.js';
-import { spoolHookEvent } from './hook-queue.js';
 import { sessionProjectFolder } from './hook-session-root.js';
 import { isNestedEngramCall } from '../../kernel/nested-call.js';
 
 export { HOOK_ACTOR } from './hook-input.js';
-// The fast path's adopter (`engram.mjs hook adopt-events`), in the hooks' bundle with the rest.
-export { runEventAdopter } from './hook-adopter.js';
+// Each event loads only its own side (a hook is a whole process, and loading modules is much of
+// its time): Stop, PreCompact and SessionEnd the spool's (hook-queue.ts, nothing of the store or
+// recall), SessionStart and UserPromptSubmit the store's (hook-answer.ts), the fast path's adopter
+// its own. What this module loads up front is what every event needs.
 
-// Stop, PreCompact and SessionEnd only append to the spool (hook-queue.ts): what this module loads
-// up front is what they need, nothing of the store or recall; SessionStart and UserPromptSubmit
-// load the store's side on demand (hook-answer.ts).
+/** The fast path's adopter (`engram.mjs hook adopt-events`), in the hooks' bundle with the rest. */
+export async function runEventAdopter(): Promise<never> {
+  const adopter = await import('./hook-adopter.js');
+  return adopter.runEventAdopter();
+}
 
 /**
  * One coding agent's hook as a whole process (`engram.mjs hook <event> [--agent codex]`): reads the
@@ -127,6 +130,7 @@ export async function runHookProcess(word: string, options: { agent?: string } =
     // The deadline is a setting: read it before the store opens (that is what may hang).
     const loaded = loadSettings({ cwd, env });
     if (word === 'stop' || word === 'pre-compact' || word === 'session-end') {
+      const { spoolHookEvent } = await import('./hook-queue.js');
       const spooled = spoolHookEvent(
         word === 'stop' ? 'Stop' : word === 'pre-compact' ? 'PreCompact' : 'SessionEnd',
         input,

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { ENGRAM_NESTED_ENV } from '../../kernel/nested-call.js';
 import type { LoadedSettings } from '../../node/load-settings.js';
 import { transcriptIsDatabase } from './agent-hook-protocols.js';
-import type { HookInput } from './hook-input.js';
+import { HOOK_TRANSCRIPT_MAX_BYTES, type HookInput } from './hook-input.js';
 import type { HookLogEntry } from './hook-log.js';
 import {
   appendSpoolEntry,
@@ -24,8 +24,7 @@ import { claimWorkerStart, type WorkerStart } from './hook-worker-lock.js';
  * into the extraction queue (spool-drain.ts). Loads no store or recall module.
  */
 
-/** A transcript larger than this is not read by the drainer either: `engram extract` reads it. */
-export const HOOK_TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024;
+export { HOOK_TRANSCRIPT_MAX_BYTES };
 
 /** What a queueing hook did, for tests and the log. */
 export interface SpoolOutcome {

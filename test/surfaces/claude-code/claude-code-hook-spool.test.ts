@@ -226,16 +226,26 @@ describe('the queueing hooks spool', () => {
       return seen;
     };
     const folder = join(DIST, 'surfaces', 'claude-code');
-    const modules = [
-      ...walk(join(folder, 'hook-main.js'), /^(?:import|export)\s[^;]*?from\s+'([^']+)';|^import\s+'([^']+)';/gm),
-    ];
+    const plain = /^(?:import|export)\s[^;]*?from\s+'([^']+)';|^import\s+'([^']+)';/gm;
+    // What every hook loads, and the spool's side that Stop, PreCompact and SessionEnd load on demand (hook-main.ts).
+    const modules = [...walk(join(folder, 'hook-main.js'), plain), ...walk(join(folder, 'hook-queue.js'), plain)];
     expect(modules.some((file) => file.endsWith('hook-spool.js'))).toBe(true);
     const forbidden =
       /\/(adapters|recall|extraction|agent|consolidation)\/|open-engram\.js|open-store\.js|claude-code-hooks\.js/;
     expect(modules.filter((file) => forbidden.test(file))).toEqual([]);
     const bundle = join(folder, 'hook-main.bundle.js');
     if (existsSync(bundle)) {
-      const chunks = walk(bundle, /^(?:import|export)\s[^;]*?from\s*"([^"]+)";|^import\s*"([^"]+)";/gm);
+      const bundledPattern = /^(?:import|export)\s[^;]*?from\s*"([^"]+)";|^import\s*"([^"]+)";/gm;
+      // The chunk that holds hook-queue.js is the one the queueing hooks import on demand.
+      const queueChunk = readdirSync(folder)
+        .map((name) => join(folder, name))
+        .find(
+          (file) =>
+            /hook-bundle-[A-Za-z0-9]+\.js$/.test(file) &&
+            readFileSync(file, 'utf8').includes('// dist/surfaces/claude-code/hook-queue.js'),
+        );
+      expect(queueChunk).toBeDefined();
+      const chunks = new Set([...walk(bundle, bundledPattern), ...walk(queueChunk!, bundledPattern)]);
       const bundled = [...chunks].flatMap((file) =>
         [...readFileSync(file, 'utf8').matchAll(/^\/\/ (dist\/\S+)/gm)].map((match) => match[1]!),
       );
