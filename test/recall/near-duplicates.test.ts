@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import type { Memory } from '../../src/memory/memory.js';
-import { Engram } from '../../src/engram.js';
 import { demoteNearDuplicates } from '../../src/recall/near-duplicates.js';
 import { recallHit } from '../support/memory-record.js';
 import { useTemporaryStore } from '../support/temporary-store.js';
+import { recallInStore, withRecallSettings } from '../support/recall-support.js';
 
 const NOW = '2026-03-01T12:00:00.000Z';
 
@@ -60,18 +60,15 @@ describe('diversity in recall (SQLite)', () => {
       { actor: 'test' },
     );
     const second = async (settings: Settings): Promise<string> => {
-      const engram = new Engram({
-        store: sqlite.store,
+      const memories = await recallInStore(sqlite.store, 'tabs or spaces in Python files?', {
+        scope: 'project:dup',
+        at: NOW,
         settings,
-        readScopes: ['project:dup'],
-        now: () => new Date(NOW),
+        topK: 2,
       });
-      return (await engram.recall('tabs or spaces in Python files?', { recordAccess: false, topK: 2, minScore: 0 }))
-        .memories[1]!.memory.content;
+      return memories[1]!.memory.content;
     };
-    expect(
-      await second({ ...DEFAULT_SETTINGS, recall: { ...DEFAULT_SETTINGS.recall, duplicateSimilarity: 1 } }),
-    ).toMatch(/tabs/);
+    expect(await second(withRecallSettings({ duplicateSimilarity: 1 }))).toMatch(/tabs/);
     expect(await second(DEFAULT_SETTINGS)).toMatch(/black/);
   });
 });

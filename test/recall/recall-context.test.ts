@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { addConversationContext } from '../../src/recall/conversation-context.js';
 import type { Memory, MemorySource, NewMemory } from '../../src/memory/memory.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
-import { Engram } from '../../src/engram.js';
 import { recallHit } from '../support/memory-record.js';
 import { useTemporaryStore } from '../support/temporary-store.js';
+import { recallInStore, withRecallSettings } from '../support/recall-support.js';
 
 const WEIGHTS = { neighbourWeight: 0.3, sessionWeight: 0.1 };
 const NOW = '2026-03-01T12:00:00.000Z';
@@ -142,19 +142,9 @@ describe('recall with conversation context (SQLite)', () => {
     source: { sessionId, turnId },
   });
 
-  const settingsWith = (recall: Partial<Settings['recall']>): Settings => ({
-    ...DEFAULT_SETTINGS,
-    recall: { ...DEFAULT_SETTINGS.recall, ...recall },
-  });
   const recallIds = async (settings: Settings, query: string): Promise<string[]> => {
-    const engram = new Engram({
-      store: sqlite.store,
-      settings,
-      readScopes: ['project:talk'],
-      now: () => new Date(NOW),
-    });
-    const result = await engram.recall(query, { recordAccess: false, topK: 3, minScore: 0 });
-    return result.memories.map((entry) => entry.memory.id);
+    const memories = await recallInStore(sqlite.store, query, { scope: 'project:talk', at: NOW, settings, topK: 3 });
+    return memories.map((entry) => entry.memory.id);
   };
 
   it('brings the answer that follows a matching question into the top results, and explains why', async () => {
@@ -171,18 +161,12 @@ describe('recall with conversation context (SQLite)', () => {
     );
     const [question, answer] = written;
     const query = 'What did Sam think of the lighthouse novel?';
-    const off = await recallIds(settingsWith({ contextNeighbourWeight: 0, contextSessionWeight: 0 }), query);
+    const off = await recallIds(withRecallSettings({ contextNeighbourWeight: 0, contextSessionWeight: 0 }), query);
     expect(off[0]).toBe(question!.id);
     expect(off).not.toContain(answer!.id);
-    const engram = new Engram({
-      store: sqlite.store,
-      settings: DEFAULT_SETTINGS,
-      readScopes: ['project:talk'],
-      now: () => new Date(NOW),
-    });
-    const result = await engram.recall(query, { recordAccess: false, topK: 3, minScore: 0 });
-    expect(result.memories.slice(0, 2).map((entry) => entry.memory.id)).toEqual([question!.id, answer!.id]);
-    const parts = result.memories[1]!.parts;
+    const memories = await recallInStore(sqlite.store, query, { scope: 'project:talk', at: NOW, topK: 3 });
+    expect(memories.slice(0, 2).map((entry) => entry.memory.id)).toEqual([question!.id, answer!.id]);
+    const parts = memories[1]!.parts;
     expect(parts.context?.neighbour?.id).toBe(question!.id);
     // Without an embedder the relevance shown is exactly what its parts add up to.
     expect(parts.relevance).toBeCloseTo(
@@ -201,7 +185,7 @@ describe('recall with conversation context (SQLite)', () => {
     );
     const withContext = await recallIds(DEFAULT_SETTINGS, 'when does the production deploy run nightly?');
     const without = await recallIds(
-      settingsWith({ contextNeighbourWeight: 0, contextSessionWeight: 0 }),
+      withRecallSettings({ contextNeighbourWeight: 0, contextSessionWeight: 0 }),
       'when does the production deploy run nightly?',
     );
     expect(withContext).toHaveLength(3);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import type { Memory, NewMemory } from '../../src/memory/memory.js';
-import { Engram } from '../../src/engram.js';
 import { addSecondHop } from '../../src/recall/second-hop.js';
 import { recallHit } from '../support/memory-record.js';
 import { useTemporaryStore } from '../support/temporary-store.js';
+import { recallInStore, withRecallSettings } from '../support/recall-support.js';
 
 const NOW = '2026-03-01T12:00:00.000Z';
 
@@ -59,10 +59,6 @@ describe('second hop in recall (SQLite)', () => {
   const sqlite = useTemporaryStore(Date.parse(NOW));
 
   const write = (content: string): NewMemory => ({ scope: 'project:hop', content, createdAt: NOW });
-  const settingsWith = (recall: Partial<Settings['recall']>): Settings => ({
-    ...DEFAULT_SETTINGS,
-    recall: { ...DEFAULT_SETTINGS.recall, ...recall },
-  });
 
   it('finds the memory that names what the best hits name, though it shares only the person with the question', async () => {
     await sqlite.store.createMany(
@@ -76,20 +72,13 @@ describe('second hop in recall (SQLite)', () => {
     );
     const query = 'What pets does Nate have?';
     const lamp = async (settings: Settings): Promise<number> => {
-      const engram = new Engram({
-        store: sqlite.store,
-        settings,
-        readScopes: ['project:hop'],
-        now: () => new Date(NOW),
-      });
-      const result = await engram.recall(query, { recordAccess: false, topK: 20, minScore: 0 });
-      return result.memories.findIndex((entry) => entry.memory.content.includes('heat lamp'));
+      const memories = await recallInStore(sqlite.store, query, { scope: 'project:hop', at: NOW, settings, topK: 20 });
+      return memories.findIndex((entry) => entry.memory.content.includes('heat lamp'));
     };
     // Without the hop the lamp ties with ten memories that only say "Nate"; with it, it comes third.
-    expect(await lamp(settingsWith({ secondHopWeight: 0 }))).toBeGreaterThan(2);
+    expect(await lamp(withRecallSettings({ secondHopWeight: 0 }))).toBeGreaterThan(2);
     expect(await lamp(DEFAULT_SETTINGS)).toBe(2);
-    const engram = new Engram({ store: sqlite.store, readScopes: ['project:hop'], now: () => new Date(NOW) });
-    const third = (await engram.recall(query, { recordAccess: false, minScore: 0 })).memories[2]!;
+    const third = (await recallInStore(sqlite.store, query, { scope: 'project:hop', at: NOW }))[2]!;
     expect(third.parts.signals?.secondHop?.via).toContain('turtles');
     expect(third.parts.signals!.secondHop!.added).toBeGreaterThan(0);
   });

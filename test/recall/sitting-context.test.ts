@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { addConversationContext } from '../../src/recall/conversation-context.js';
 import type { Memory, MemorySource, NewMemory } from '../../src/memory/memory.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
-import { Engram } from '../../src/engram.js';
 import { recallHit } from '../support/memory-record.js';
 import { useTemporaryStore } from '../support/temporary-store.js';
+import { recallInStore, withRecallSettings } from '../support/recall-support.js';
 
 const NOW = '2026-03-01T12:00:00.000Z';
 const WEIGHTS = { neighbourWeight: 0, sessionWeight: 0, sittingWeight: 0.4, sittingMinutes: 60 };
@@ -64,10 +64,6 @@ describe('sitting context in recall (SQLite)', () => {
     createdAt,
     lastAccessedAt: NOW,
   });
-  const settingsWith = (recall: Partial<Settings['recall']>): Settings => ({
-    ...DEFAULT_SETTINGS,
-    recall: { ...DEFAULT_SETTINGS.recall, ...recall },
-  });
 
   it('ranks the memory written in the same sitting as the best match above one that only shares a word', async () => {
     await sqlite.store.createMany(
@@ -82,21 +78,14 @@ describe('sitting context in recall (SQLite)', () => {
     );
     const query = 'What did Nate get for the turtles aquarium filter?';
     const order = async (settings: Settings): Promise<string[]> => {
-      const engram = new Engram({
-        store: sqlite.store,
-        settings,
-        readScopes: ['project:sit'],
-        now: () => new Date(NOW),
-      });
-      const result = await engram.recall(query, { recordAccess: false, topK: 3, minScore: 0 });
-      return result.memories.map((entry) => entry.memory.content);
+      const memories = await recallInStore(sqlite.store, query, { scope: 'project:sit', at: NOW, settings, topK: 3 });
+      return memories.map((entry) => entry.memory.content);
     };
-    const without = await order(settingsWith({ contextSittingWeight: 0 }));
+    const without = await order(withRecallSettings({ contextSittingWeight: 0 }));
     expect(without[1]).toMatch(/visit/);
     const withSitting = await order(DEFAULT_SETTINGS);
     expect(withSitting[1]).toMatch(/Bought one online/);
-    const engram = new Engram({ store: sqlite.store, readScopes: ['project:sit'], now: () => new Date(NOW) });
-    const second = (await engram.recall(query, { recordAccess: false, minScore: 0 })).memories[1]!;
+    const second = (await recallInStore(sqlite.store, query, { scope: 'project:sit', at: NOW }))[1]!;
     expect(second.parts.context?.sitting?.added).toBeGreaterThan(0);
   });
 });

@@ -7,6 +7,7 @@ import { asksWhen, mentionsTime } from '../../src/recall/time-expressions.js';
 import { applyTimeSignals } from '../../src/recall/time-aware-ranking.js';
 import { memoryRecord } from '../support/memory-record.js';
 import { useTemporaryStore } from '../support/temporary-store.js';
+import { recallInStore, withRecallSettings } from '../support/recall-support.js';
 
 const NOW = '2024-01-10T15:00:00.000Z';
 const DAY = 86_400_000;
@@ -182,19 +183,9 @@ describe('time-aware recall (SQLite)', () => {
     createdAt,
     lastAccessedAt: NOW,
   });
-  const settingsWith = (recall: Partial<Settings['recall']>): Settings => ({
-    ...DEFAULT_SETTINGS,
-    recall: { ...DEFAULT_SETTINGS.recall, ...recall },
-  });
   const recallContents = async (settings: Settings, query: string): Promise<string[]> => {
-    const engram = new Engram({
-      store: sqlite.store,
-      settings,
-      readScopes: ['project:time'],
-      now: () => new Date(NOW),
-    });
-    const result = await engram.recall(query, { recordAccess: false, topK: 3, minScore: 0 });
-    return result.memories.map((entry) => entry.memory.content);
+    const memories = await recallInStore(sqlite.store, query, { scope: 'project:time', at: NOW, settings, topK: 3 });
+    return memories.map((entry) => entry.memory.content);
   };
 
   it('puts the memory written in the month the question names first, and explains it', async () => {
@@ -207,7 +198,7 @@ describe('time-aware recall (SQLite)', () => {
       { actor: 'test' },
     );
     const query = 'Which logo did the release review choose in July 2023?';
-    expect((await recallContents(settingsWith({ dateWeight: 0 }), query))[0]).toMatch(/blue/);
+    expect((await recallContents(withRecallSettings({ dateWeight: 0 }), query))[0]).toMatch(/blue/);
     expect((await recallContents(DEFAULT_SETTINGS, query))[0]).toMatch(/green/);
     const engram = new Engram({ store: sqlite.store, readScopes: ['project:time'], now: () => new Date(NOW) });
     const [first] = (await engram.recall(query, { recordAccess: false })).memories;
@@ -223,7 +214,7 @@ describe('time-aware recall (SQLite)', () => {
       { actor: 'test' },
     );
     const query = 'When did Caroline go to the support group?';
-    expect((await recallContents(settingsWith({ timeMentionWeight: 0 }), query))[0]).toMatch(/loved/);
+    expect((await recallContents(withRecallSettings({ timeMentionWeight: 0 }), query))[0]).toMatch(/loved/);
     expect((await recallContents(DEFAULT_SETTINGS, query))[0]).toMatch(/last Friday/);
   });
 });
