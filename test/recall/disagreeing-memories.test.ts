@@ -4,7 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engram } from '../../src/engram.js';
 import type { Memory, NewMemory } from '../../src/memory/memory.js';
-import { demoteNearDuplicates, newerBeforeOlder } from '../../src/recall/near-duplicates.js';
+import { demoteNearDuplicates, newerBeforeOlder } from '../../src/recall/recall-diversity.js';
 import { rankByRelevance } from '../../src/recall/ranking.js';
 import { recallResultJson } from '../../src/recall/recall-result-json.js';
 import { formatRankedMemory } from '../../src/surfaces/mcp/memory-mcp-format.js';

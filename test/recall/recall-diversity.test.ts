@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import type { Memory } from '../../src/memory/memory.js';
-import { demoteNearDuplicates } from '../../src/recall/near-duplicates.js';
+import { demoteNearDuplicates } from '../../src/recall/recall-diversity.js';
 import { recallHit } from '../support/memory-record.js';
 import { useTemporaryStore } from '../support/temporary-store.js';
 import { recallInStore, withRecallSettings } from '../support/recall-support.js';
