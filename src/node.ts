@@ -33,7 +33,7 @@ export {
   ClaudeCodeLanguageModel,
   type ClaudeCodeLanguageModelOptions,
 } from './adapters/models/claude-code-language-model.js';
-export { memoryToolHandlers } from './adapters/models/anthropic-memory-tool-handlers.js';
+export { memoryToolHandlers } from './surfaces/sdk/anthropic-memory-tool-handlers.js';
 export { createEmbedder, type CreateEmbedderOptions } from './adapters/embedding/create-embedder.js';
 export {
   OpenAiCompatibleEmbedder,

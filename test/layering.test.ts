@@ -85,7 +85,7 @@ function requireKind(call: ts.CallExpression): 'require' | 'createRequire' | und
  * strings never counts): static imports and re-exports that survive compilation, side-effect imports,
  * dynamic `import()`, `import x = require()`, `require(…)` and `createRequire(…)`.
  */
-export function runtimeImports(text: string): RuntimeImport[] {
+export function runtimeImports(text: string, options: { typesToo?: boolean } = {}): RuntimeImport[] {
   const source = ts.createSourceFile('scanned.ts', text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const found: RuntimeImport[] = [];
   const add = (node: ts.Node, kind: RuntimeImport['kind'], specifier: string | undefined) => {
@@ -95,10 +95,11 @@ export function runtimeImports(text: string): RuntimeImport[] {
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) {
       const specifier = literalText(node.moduleSpecifier);
-      if (specifier !== undefined && isRuntimeDeclaration(node)) add(node, 'static', specifier);
+      if (specifier !== undefined && (options.typesToo === true || isRuntimeDeclaration(node)))
+        add(node, 'static', specifier);
     } else if (ts.isImportEqualsDeclaration(node)) {
       const reference = node.moduleReference;
-      if (!node.isTypeOnly && ts.isExternalModuleReference(reference))
+      if ((options.typesToo === true || !node.isTypeOnly) && ts.isExternalModuleReference(reference))
         add(node, 'require', literalText(reference.expression));
     } else if (ts.isCallExpression(node)) {
       if (node.expression.kind === ts.SyntaxKind.ImportKeyword) add(node, 'dynamic', literalText(node.arguments[0]));
@@ -176,11 +177,12 @@ export function layerViolations(path: string, text: string): string[] {
   );
 }
 
-function importGraph(): Map<string, ResolvedImport[]> {
+/** Each source file's relative imports: those that run, or with `typesToo` the type-only ones as well. */
+function importGraph(options: { typesToo?: boolean } = {}): Map<string, ResolvedImport[]> {
   const graph = new Map<string, ResolvedImport[]>();
   for (const file of sourceFiles(SRC)) {
     const path = relative(SRC, file);
-    graph.set(path, resolveImports(path, runtimeImports(readFileSync(file, 'utf8'))));
+    graph.set(path, resolveImports(path, runtimeImports(readFileSync(file, 'utf8'), options)));
   }
   return graph;
 }
@@ -376,6 +378,22 @@ describe('the source tree keeps its layers', () => {
 
   it('has no run-time import cycle', () => {
     expect(importCycles(graph)).toEqual([]);
+  });
+
+  it('has no import cycle through type-only imports either (a shared type lives below both files)', () => {
+    // Known cycles still to break by moving the shared type down (issue 27 item 7); remove a line
+    // when its cycle goes. A new cycle, or a longer one, fails here.
+    const known = new Set([
+      'extraction/extraction-worker.ts extraction/recent-extractions.ts',
+      'session/compaction/compaction-input.ts session/compaction/compaction.ts',
+      'surfaces/chat/chat-agent.ts surfaces/chat/chat-session-setup.ts',
+      'sync/sync-apply.ts sync/sync-run.ts',
+      'surfaces/http/http-routes.ts surfaces/http/http-sync-route.ts',
+      'surfaces/mcp/memory-mcp-snapshot-data.ts surfaces/mcp/memory-mcp-snapshot.ts',
+      'testing/language-model-suite-errors.ts testing/language-model-suite-exchange.ts testing/language-model-suite-streaming.ts testing/language-model-suite.ts',
+    ]);
+    const cycles = importCycles(importGraph({ typesToo: true })).map((cycle) => cycle.join(' '));
+    expect(cycles.filter((cycle) => !known.has(cycle))).toEqual([]);
   });
 
   it('resolves every relative import to a source file', () => {

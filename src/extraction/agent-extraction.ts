@@ -12,7 +12,9 @@ import { toolUses } from '../contracts/language-model-content.js';
 import { cheapExtractionUserMessage, formatConversation, type KnownMemoryLine } from './cheap-extraction-prompt.js';
 import type { ConversationMessage } from '../contracts/conversation.js';
 import { cutMiddle } from './extraction-input.js';
-import { addUsage } from './extraction-report.js';
+import { addUsage, type AgentToolCall } from './extraction-report.js';
+
+export type { AgentToolCall } from './extraction-report.js';
 
 /**
  * Agent mode (Claude Code's way): a helper model with tools keeps memory up to date itself, in at
@@ -44,16 +46,6 @@ export interface AgentExtractionInput {
   knownLines: readonly KnownMemoryLine[];
   today: string;
   signal?: AbortSignal;
-}
-
-/** One tool call the helper made, as the report shows it. */
-export interface AgentToolCall {
-  name: string;
-  command?: string;
-  path?: string;
-  isError: boolean;
-  /** The start of the result of a refused call, to see why. */
-  error?: string;
 }
 
 export interface AgentExtractionResult {

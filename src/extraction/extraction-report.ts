@@ -1,8 +1,17 @@
 import type { MemoryType } from '../memory/memory.js';
 import type { Scope } from '../memory/scope.js';
 import type { LanguageModelUsage } from '../contracts/language-model.js';
-import type { AgentToolCall } from './agent-extraction.js';
 import type { DroppedItem } from './extraction-output.js';
+
+/** One tool call the helper made, as the report shows it. */
+export interface AgentToolCall {
+  name: string;
+  command?: string;
+  path?: string;
+  isError: boolean;
+  /** The start of the result of a refused call, to see why. */
+  error?: string;
+}
 
 /** A memory one extraction run wrote: new, or merged into a near-duplicate (dedupe on write). */
 export interface WrittenMemory {

@@ -4,7 +4,7 @@ import type { MemoryType } from '../memory/memory.js';
 import { queryTerms } from './query-terms.js';
 import { rankByRelevance, type RankedMemory } from './ranking.js';
 import { applyRecallSignals, questionTime, withSignals } from './recall-signals.js';
-import { newerBeforeOlder } from './near-duplicates.js';
+import { newerBeforeOlder } from './recall-diversity.js';
 import type { Scope } from '../memory/scope.js';
 import type { Settings } from '../kernel/settings.js';
 import { withWordForms } from './word-forms.js';

@@ -1,6 +1,6 @@
 import { addConversationContext, type ContextSupport } from './conversation-context.js';
 import type { Settings } from '../kernel/settings.js';
-import { demoteNearDuplicates, type DisagreementSupport, type DuplicateSupport } from './near-duplicates.js';
+import { demoteNearDuplicates, type DisagreementSupport, type DuplicateSupport } from './recall-diversity.js';
 import { questionDates } from './question-dates.js';
 import type { RankedMemory, RecallSignals } from './ranking.js';
 import { addSecondHop, type SecondHopSupport } from './second-hop.js';

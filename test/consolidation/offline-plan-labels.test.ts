@@ -2,28 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { planOffline } from '../../src/consolidation/offline-plan.js';
 import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
 import type { Memory } from '../../src/memory/memory.js';
+import { memoryRecord } from '../support/memory-record.js';
 
 describe('numbers that label a thing (the offline "values differ" rule)', () => {
   it('invalidates a changed value but keeps two numbered things', () => {
     const at = (day: number) => new Date(Date.UTC(2026, 0, day)).toISOString();
-    const memory = (id: string, content: string, day: number): Memory => ({
-      id,
-      scope: 'project:p',
-      type: 'project',
-      name: id,
-      description: content,
-      content,
-      importance: 0.5,
-      source: null,
-      createdAt: at(day),
-      updatedAt: at(day),
-      lastAccessedAt: at(day),
-      hitCount: 0,
-      validFrom: at(day),
-      invalidAt: null,
-      supersededBy: null,
-      archived: false,
-    });
+    const memory = (id: string, content: string, day: number): Memory =>
+      memoryRecord({
+        id,
+        scope: 'project:p',
+        description: content,
+        content,
+        createdAt: at(day),
+        lastAccessedAt: at(day),
+      });
     const memories = [
       memory('note-3', 'Deploy note 3: the staging cluster restarts nightly.', 1),
       memory('note-4', 'Deploy note 4: the staging cluster restarts nightly.', 9),

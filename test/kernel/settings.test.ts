@@ -11,6 +11,7 @@ import {
 import type { EmbeddingProvider, ModelProvider } from '../../src/kernel/settings.js';
 import { checkSetting, readSettingValue } from '../../src/kernel/setting-checks.js';
 import type { SettingDefinition } from '../../src/kernel/setting-definition.js';
+import { expectEngramErrorSync } from '../support/expect-engram-error.js';
 
 /** Every environment variable engram reads for a setting: renaming one breaks users' setups, so a change here is deliberate. */
 const ENVIRONMENT_VARIABLES: ReadonlyArray<[string, string]> = [
@@ -68,16 +69,7 @@ const ENVIRONMENT_VARIABLES: ReadonlyArray<[string, string]> = [
   ['hooks.workerLingerMs', 'ENGRAM_HOOK_WORKER_LINGER_MS'],
 ];
 
-function configError(action: () => unknown): EngramError {
-  try {
-    action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(EngramError);
-    expect((error as EngramError).code).toBe('CONFIG_INVALID');
-    return error as EngramError;
-  }
-  throw new Error('expected CONFIG_INVALID');
-}
+const configError = (action: () => unknown): EngramError => expectEngramErrorSync(action, 'CONFIG_INVALID');
 
 /** Every dotted path of a settings object, in its key order. */
 function leafPaths(value: object, prefix = ''): string[] {

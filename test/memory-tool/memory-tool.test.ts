@@ -10,7 +10,7 @@ import {
   anthropicNativeTool,
   memoryToolDefinition,
 } from '../../src/contracts/memory-tool-definition.js';
-import { memoryToolHandlers } from '../../src/adapters/models/anthropic-memory-tool-handlers.js';
+import { memoryToolHandlers } from '../../src/surfaces/sdk/anthropic-memory-tool-handlers.js';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import { humanSize, memoryToolText } from '../../src/memory-tool/memory-tool-text.js';
 import { MemoryTool, type MemoryToolOptions, type MemoryToolResult } from '../../src/memory-tool/memory-tool.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { expectEngramErrorSync } from '../support/expect-engram-error.js';
 import { parse as parseYaml } from 'yaml';
-import { EngramError } from '../../src/kernel/errors.js';
+import { EngramError, type EngramErrorCode } from '../../src/kernel/errors.js';
 import { MAX_FRONTMATTER_BYTES, parseMemoryFile, renderMemoryFile } from '../../src/memory/memory-file.js';
 import { normalizeNewMemory, type Memory, type NewMemory } from '../../src/memory/memory.js';
 
@@ -18,15 +19,8 @@ function roundTrip(memory: Memory): Memory {
   return normalizeNewMemory(parsed, { now: LATER, id: 'not-this-id' });
 }
 
-function parseError(text: string, fallback: Parameters<typeof parseMemoryFile>[1] = FALLBACK): EngramError {
-  try {
-    parseMemoryFile(text, fallback);
-  } catch (error) {
-    expect(error).toBeInstanceOf(EngramError);
-    return error as EngramError;
-  }
-  throw new Error('expected parseMemoryFile to throw');
-}
+const parseError = (text: string, code: EngramErrorCode = 'INVALID_INPUT'): EngramError =>
+  expectEngramErrorSync(() => parseMemoryFile(text, FALLBACK), code);
 
 describe('renderMemoryFile', () => {
   it('writes name, description and metadata holding type and every engram field, then the content', () => {
@@ -254,16 +248,15 @@ describe('parseMemoryFile refuses bad files', () => {
     ['a bad source field', '---\nmetadata:\n  source: {command: "rm -rf /"}\n---\nbody\n', /Invalid source field/],
   ])('%s', (_label, text, message) => {
     const error = parseError(text);
-    expect(error.code).toBe('INVALID_INPUT');
     expect(error.message).toMatch(message);
   });
 
   it('refuses an invalid scope with INVALID_SCOPE', () => {
-    expect(parseError('---\nmetadata:\n  scope: "team:x y"\n---\nbody\n').code).toBe('INVALID_SCOPE');
+    parseError('---\nmetadata:\n  scope: "team:x y"\n---\nbody\n', 'INVALID_SCOPE');
   });
 
   it('refuses oversized content with PAYLOAD_TOO_LARGE', () => {
-    expect(parseError(`---\nname: big\n---\n${'x'.repeat(70_000)}\n`).code).toBe('PAYLOAD_TOO_LARGE');
+    parseError(`---\nname: big\n---\n${'x'.repeat(70_000)}\n`, 'PAYLOAD_TOO_LARGE');
   });
 
   it('stops an alias bomb before it expands', () => {
@@ -274,7 +267,6 @@ describe('parseMemoryFile refuses bad files', () => {
       levels.push(`${current}: &${current} [${Array(9).fill(`*${previous}`).join(',')}]`);
     }
     const error = parseError(`---\n${levels.join('\n')}\n---\nbody\n`);
-    expect(error.code).toBe('INVALID_INPUT');
     expect(error.message).toMatch(/aliases/);
   });
 
@@ -286,7 +278,6 @@ describe('parseMemoryFile refuses bad files', () => {
   it('refuses deeply nested frontmatter with a clear error', () => {
     const nested = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
     const error = parseError(`---\nname: ${nested}\n---\nbody\n`);
-    expect(error.code).toBe('INVALID_INPUT');
     expect(error.message).toMatch(/^Malformed frontmatter|"name" must be/);
   });
 
@@ -298,6 +289,6 @@ describe('parseMemoryFile refuses bad files', () => {
   });
 
   it('refuses a non-string input', () => {
-    expect(parseError(42 as unknown as string).code).toBe('INVALID_INPUT');
+    parseError(42 as unknown as string);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { expectEngramErrorSync } from '../support/expect-engram-error.js';
 import { EngramError } from '../../src/kernel/errors.js';
 import { normalizeNewMemory, type Memory, type NewMemory } from '../../src/memory/memory.js';
 import { assignFileNames, buildMemoryIndex, cutToCaps, parseMemoryIndex } from '../../src/memory/memory-index.js';
@@ -25,15 +26,7 @@ function byteLength(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
-function thrown(action: () => unknown): EngramError {
-  try {
-    action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(EngramError);
-    return error as EngramError;
-  }
-  throw new Error('expected an error');
-}
+const thrown = (action: () => unknown): EngramError => expectEngramErrorSync(action, 'INVALID_INPUT');
 
 describe('buildMemoryIndex', () => {
   const memories = [
@@ -194,7 +187,7 @@ describe('buildMemoryIndex', () => {
   });
 
   it('refuses caps that are not positive whole numbers', () => {
-    expect(thrown(() => buildMemoryIndex([], { maxLines: 0 })).code).toBe('INVALID_INPUT');
+    thrown(() => buildMemoryIndex([], { maxLines: 0 }));
     expect(thrown(() => buildMemoryIndex([], { maxBytes: Number.NaN })).message).toMatch(/maxBytes/);
     expect(thrown(() => buildMemoryIndex([], { entryMaxChars: 1.5 })).message).toMatch(/entryMaxChars/);
   });

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/node/load-settings.js';
 import { parseStoreUrl } from '../../src/node/open-store.js';
 import { EngramError } from '../../src/kernel/errors.js';
+import { expectEngramErrorSync } from '../support/expect-engram-error.js';
 
 const directories: string[] = [];
 afterEach(() => directories.splice(0).forEach((directory) => rmSync(directory, { recursive: true, force: true })));
@@ -19,16 +20,7 @@ function workspace(): { home: string; project: string } {
   return { home, project };
 }
 
-function configError(load: () => unknown): EngramError {
-  try {
-    load();
-  } catch (error) {
-    expect(error).toBeInstanceOf(EngramError);
-    expect((error as EngramError).code).toBe('CONFIG_INVALID');
-    return error as EngramError;
-  }
-  throw new Error('expected CONFIG_INVALID');
-}
+const configError = (load: () => unknown): EngramError => expectEngramErrorSync(load, 'CONFIG_INVALID');
 
 describe('loadSettings', () => {
   it('layers defaults, user file, project file, environment and flags, each over the one before', () => {

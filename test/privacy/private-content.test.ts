@@ -6,29 +6,21 @@ import { buildMemoryIndex } from '../../src/memory/memory-index.js';
 import { formatStaticMemoryPart, packMemoryContext } from '../../src/recall/memory-context-format.js';
 import { INJECTED_PREAMBLES } from '../../src/privacy/injected-markers.js';
 import { createPrivateContentFilter, stripPrivateContent } from '../../src/privacy/private-content.js';
+import { memoryRecord } from '../support/memory-record.js';
 
 const NOW = '2025-03-01T12:00:00.000Z';
 
 function memory(overrides: Partial<Memory>): Memory {
-  return {
+  return memoryRecord({
     id: 'mem_1',
     scope: 'project:github.com/acme/app',
     type: 'user',
     name: 'tabs',
     description: 'Prefers tabs',
     content: 'The user prefers tabs.',
-    importance: 0.5,
-    source: null,
     createdAt: NOW,
-    updatedAt: NOW,
-    lastAccessedAt: null,
-    hitCount: 0,
-    validFrom: NOW,
-    invalidAt: null,
-    supersededBy: null,
-    archived: false,
     ...overrides,
-  };
+  });
 }
 
 describe('<private> blocks', () => {

@@ -1,18 +1,16 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engram } from '../../src/engram.js';
 import type { Memory, NewMemory } from '../../src/memory/memory.js';
-import { demoteNearDuplicates, newerBeforeOlder } from '../../src/recall/near-duplicates.js';
+import { demoteNearDuplicates, newerBeforeOlder } from '../../src/recall/recall-diversity.js';
 import { rankByRelevance } from '../../src/recall/ranking.js';
 import { recallResultJson } from '../../src/recall/recall-result-json.js';
 import { formatRankedMemory } from '../../src/surfaces/mcp/memory-mcp-format.js';
 import { createWorkspace, ENGRAM_BINARY, type Workspace } from '../support/cli-harness.js';
+import { recallHit } from '../support/memory-record.js';
+import { useTemporaryStore } from '../support/temporary-store.js';
 
 // Issue 26 item 4: recall's near-copy suppression took two memories that disagree for one, and hid
 // the newer. Near-copies are only what says the same thing (the comparison dedupe and the dream
@@ -24,27 +22,7 @@ const MARCH_10 = '2026-03-10T12:00:00.000Z';
 const SCOPE = 'project:disagree';
 
 function hit(id: string, content: string, relevance: number, createdAt: string): { memory: Memory; relevance: number } {
-  return {
-    relevance,
-    memory: {
-      id,
-      scope: SCOPE,
-      type: 'project',
-      name: 'note',
-      description: 'a note',
-      content,
-      importance: 0.5,
-      source: null,
-      createdAt,
-      updatedAt: createdAt,
-      lastAccessedAt: null,
-      hitCount: 0,
-      validFrom: createdAt,
-      invalidAt: null,
-      supersededBy: null,
-      archived: false,
-    },
-  };
+  return recallHit(relevance, { id, scope: SCOPE, name: 'note', description: 'a note', content, createdAt });
 }
 
 // Older first; each pair overlaps by at least 0.8 of its index tokens, so diversity compares them.
@@ -155,21 +133,9 @@ describe('diversity tells a near-copy from a disagreement', () => {
 });
 
 describe('recall of two memories that disagree (SQLite)', () => {
-  let directory: string;
-  let store: SqliteMemoryStore;
+  const sqlite = useTemporaryStore(Date.parse(MARCH_10));
 
-  beforeEach(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'engram-disagree-'));
-    store = new SqliteMemoryStore({ path: join(directory, 'memory.db'), now: () => new Date(MARCH_10) });
-    await store.open();
-  });
-
-  afterEach(async () => {
-    await store.close();
-    await rm(directory, { recursive: true, force: true });
-  });
-
-  const engram = () => new Engram({ store, readScopes: [SCOPE], now: () => new Date(MARCH_10) });
+  const engram = () => new Engram({ store: sqlite.store, readScopes: [SCOPE], now: () => new Date(MARCH_10) });
   const write = (content: string, createdAt: string, extra: Partial<NewMemory> = {}): NewMemory => ({
     scope: SCOPE,
     content,
@@ -178,7 +144,7 @@ describe('recall of two memories that disagree (SQLite)', () => {
   });
 
   it('shows the newer of "tabs over spaces" (March 2) and "spaces over tabs" (March 9) first, the older marked', async () => {
-    const [older, newer] = await store.createMany(
+    const [older, newer] = await sqlite.store.createMany(
       [
         write('The user prefers tabs over spaces.', MARCH_2),
         write('The user prefers spaces over tabs.', MARCH_9),
@@ -212,7 +178,7 @@ describe('recall of two memories that disagree (SQLite)', () => {
   });
 
   it('keeps the newer first when the older is more important and was recalled just now', async () => {
-    const [older, newer] = await store.createMany(
+    const [older, newer] = await sqlite.store.createMany(
       [
         write('The deploy pipeline for the web app does run database migrations before the release.', MARCH_2, {
           importance: 1,
@@ -223,7 +189,7 @@ describe('recall of two memories that disagree (SQLite)', () => {
       ],
       { actor: 'test' },
     );
-    await store.recordAccess([older!.id], MARCH_10);
+    await sqlite.store.recordAccess([older!.id], MARCH_10);
     const result = await engram().recall('does the deploy pipeline run database migrations?', {
       recordAccess: false,
       minScore: 0,
@@ -233,7 +199,7 @@ describe('recall of two memories that disagree (SQLite)', () => {
   });
 
   it('shows two distinct facts each in its own place, neither marked', async () => {
-    await store.createMany(
+    await sqlite.store.createMany(
       DISTINCT.slice(0, 2).flatMap(([a, b]) => [write(a, MARCH_2), write(b, MARCH_9)]),
       { actor: 'test' },
     );

@@ -11,6 +11,7 @@ import { withWordForms } from '../../src/recall/word-forms.js';
 import type { Memory } from '../../src/memory/memory.js';
 import { Engram } from '../../src/engram.js';
 import { closeSqlite, openSqlite } from '../../src/adapters/sqlite/sqlite-driver.js';
+import { memoryRecord } from '../support/memory-record.js';
 
 const stats = (documentCount: number, frequencies: Record<string, number>) => ({
   documentCount,
@@ -182,24 +183,13 @@ describe('query terms', () => {
 });
 
 describe('recency floor', () => {
-  const base: Memory = {
+  const base: Memory = memoryRecord({
     id: 'x',
-    scope: 'project:a',
-    type: 'project',
     name: 'n',
     description: 'd',
     content: 'c',
-    importance: 0.5,
-    source: null,
     createdAt: '2025-01-01T00:00:00.000Z',
-    updatedAt: '2025-01-01T00:00:00.000Z',
-    lastAccessedAt: null,
-    hitCount: 0,
-    validFrom: '2025-01-01T00:00:00.000Z',
-    invalidAt: null,
-    supersededBy: null,
-    archived: false,
-  };
+  });
   const now = '2026-01-01T00:00:00.000Z';
   const candidates = [
     { memory: { ...base, id: 'old-exact' }, relevance: 10 },

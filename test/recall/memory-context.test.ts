@@ -12,23 +12,15 @@ import {
 import { estimateTextTokens, tokensForBytes, utf8ByteLength } from '../../src/kernel/token-estimate.js';
 import { Engram } from '../../src/engram.js';
 import { openTemporaryStore, type TemporaryStore } from '../support/temporary-store.js';
+import { createRandomSource } from '../../src/testing/store-suite-support.js';
 
 const DAY = 86_400_000;
 const T0 = Date.parse('2026-06-01T09:30:00.000Z');
 const iso = (days: number): string => new Date(T0 + days * DAY).toISOString();
 const ACTOR = { actor: 'context-test' };
 
-/** mulberry32: a small seeded generator, so a failing case can be replayed from its seed. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+/** mulberry32, the suites' seeded source: a failing case can be replayed from its seed. */
+const seeded = (seed: number): (() => number) => createRandomSource(seed).next;
 
 const PIECES = [
   'deploy',

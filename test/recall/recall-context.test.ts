@@ -1,12 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+import { describe, expect, it } from 'vitest';
 import { addConversationContext } from '../../src/recall/conversation-context.js';
 import type { Memory, MemorySource, NewMemory } from '../../src/memory/memory.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
-import { Engram } from '../../src/engram.js';
+import { recallHit } from '../support/memory-record.js';
+import { useTemporaryStore } from '../support/temporary-store.js';
+import { recallInStore, withRecallSettings } from '../support/recall-support.js';
 
 const WEIGHTS = { neighbourWeight: 0.3, sessionWeight: 0.1 };
 const NOW = '2026-03-01T12:00:00.000Z';
@@ -17,27 +15,7 @@ function hit(
   source: MemorySource | null,
   scope = 'project:a',
 ): { memory: Memory; relevance: number } {
-  return {
-    relevance,
-    memory: {
-      id,
-      scope: scope as Memory['scope'],
-      type: 'project',
-      name: id,
-      description: id,
-      content: id,
-      importance: 0.5,
-      source,
-      createdAt: NOW,
-      updatedAt: NOW,
-      lastAccessedAt: null,
-      hitCount: 0,
-      validFrom: NOW,
-      invalidAt: null,
-      supersededBy: null,
-      archived: false,
-    },
-  };
+  return recallHit(relevance, { id, scope: scope as Memory['scope'], source, createdAt: NOW });
 }
 
 describe('addConversationContext', () => {
@@ -153,19 +131,7 @@ describe('addConversationContext', () => {
 });
 
 describe('recall with conversation context (SQLite)', () => {
-  let directory: string;
-  let store: SqliteMemoryStore;
-
-  beforeEach(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'engram-context-'));
-    store = new SqliteMemoryStore({ path: join(directory, 'memory.db'), now: () => new Date(NOW) });
-    await store.open();
-  });
-
-  afterEach(async () => {
-    await store.close();
-    await rm(directory, { recursive: true, force: true });
-  });
+  const sqlite = useTemporaryStore(Date.parse(NOW));
 
   const turn = (sessionId: string, turnId: string, content: string): NewMemory => ({
     scope: 'project:talk',
@@ -176,18 +142,13 @@ describe('recall with conversation context (SQLite)', () => {
     source: { sessionId, turnId },
   });
 
-  const settingsWith = (recall: Partial<Settings['recall']>): Settings => ({
-    ...DEFAULT_SETTINGS,
-    recall: { ...DEFAULT_SETTINGS.recall, ...recall },
-  });
   const recallIds = async (settings: Settings, query: string): Promise<string[]> => {
-    const engram = new Engram({ store, settings, readScopes: ['project:talk'], now: () => new Date(NOW) });
-    const result = await engram.recall(query, { recordAccess: false, topK: 3, minScore: 0 });
-    return result.memories.map((entry) => entry.memory.id);
+    const memories = await recallInStore(sqlite.store, query, { scope: 'project:talk', at: NOW, settings, topK: 3 });
+    return memories.map((entry) => entry.memory.id);
   };
 
   it('brings the answer that follows a matching question into the top results, and explains why', async () => {
-    const written = await store.createMany(
+    const written = await sqlite.store.createMany(
       [
         turn('evening', '4', 'Kim: Sam, what did you think of the lighthouse novel we both read?'),
         turn('evening', '5', 'Sam: Loved it. The ending made me cry on the train.'),
@@ -200,18 +161,12 @@ describe('recall with conversation context (SQLite)', () => {
     );
     const [question, answer] = written;
     const query = 'What did Sam think of the lighthouse novel?';
-    const off = await recallIds(settingsWith({ contextNeighbourWeight: 0, contextSessionWeight: 0 }), query);
+    const off = await recallIds(withRecallSettings({ contextNeighbourWeight: 0, contextSessionWeight: 0 }), query);
     expect(off[0]).toBe(question!.id);
     expect(off).not.toContain(answer!.id);
-    const engram = new Engram({
-      store,
-      settings: DEFAULT_SETTINGS,
-      readScopes: ['project:talk'],
-      now: () => new Date(NOW),
-    });
-    const result = await engram.recall(query, { recordAccess: false, topK: 3, minScore: 0 });
-    expect(result.memories.slice(0, 2).map((entry) => entry.memory.id)).toEqual([question!.id, answer!.id]);
-    const parts = result.memories[1]!.parts;
+    const memories = await recallInStore(sqlite.store, query, { scope: 'project:talk', at: NOW, topK: 3 });
+    expect(memories.slice(0, 2).map((entry) => entry.memory.id)).toEqual([question!.id, answer!.id]);
+    const parts = memories[1]!.parts;
     expect(parts.context?.neighbour?.id).toBe(question!.id);
     // Without an embedder the relevance shown is exactly what its parts add up to.
     expect(parts.relevance).toBeCloseTo(
@@ -221,7 +176,7 @@ describe('recall with conversation context (SQLite)', () => {
   });
 
   it('changes nothing for memories written without a source', async () => {
-    await store.createMany(
+    await sqlite.store.createMany(
       Array.from({ length: 12 }, (_, index) => ({
         scope: 'project:talk' as const,
         content: `Deploy note ${index}: the ${index % 3 === 0 ? 'staging' : 'production'} deploy runs ${index % 2 === 0 ? 'nightly' : 'weekly'}.`,
@@ -230,7 +185,7 @@ describe('recall with conversation context (SQLite)', () => {
     );
     const withContext = await recallIds(DEFAULT_SETTINGS, 'when does the production deploy run nightly?');
     const without = await recallIds(
-      settingsWith({ contextNeighbourWeight: 0, contextSessionWeight: 0 }),
+      withRecallSettings({ contextNeighbourWeight: 0, contextSessionWeight: 0 }),
       'when does the production deploy run nightly?',
     );
     expect(withContext).toHaveLength(3);

@@ -7,6 +7,7 @@ import { rankByRelevance } from '../../src/recall/ranking.js';
 import type { Memory, NewMemory } from '../../src/memory/memory.js';
 import { Engram } from '../../src/engram.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
+import { memoryRecord } from '../support/memory-record.js';
 
 const ACTOR = { actor: 'ranking-test' };
 const DAY = 86_400_000;
@@ -210,24 +211,7 @@ describe('each ranking factor on its own', () => {
 });
 
 describe('rankByRelevance (pure)', () => {
-  const base: Memory = {
-    id: 'a',
-    scope: 'global',
-    type: 'project',
-    name: 'a',
-    description: 'a',
-    content: 'a',
-    importance: 0.5,
-    source: null,
-    createdAt: at(0),
-    updatedAt: at(0),
-    lastAccessedAt: null,
-    hitCount: 0,
-    validFrom: at(0),
-    invalidAt: null,
-    supersededBy: null,
-    archived: false,
-  };
+  const base: Memory = memoryRecord({ id: 'a', scope: 'global', createdAt: at(0) });
 
   it('normalizes relevance to the best candidate and multiplies the three factors', () => {
     const ranked = rankByRelevance(

@@ -1,37 +1,15 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import type { Memory, NewMemory } from '../../src/memory/memory.js';
-import { Engram } from '../../src/engram.js';
 import { addSecondHop } from '../../src/recall/second-hop.js';
+import { recallHit } from '../support/memory-record.js';
+import { useTemporaryStore } from '../support/temporary-store.js';
+import { recallInStore, withRecallSettings } from '../support/recall-support.js';
 
 const NOW = '2026-03-01T12:00:00.000Z';
 
 function hit(id: string, content: string, relevance: number): { memory: Memory; relevance: number } {
-  return {
-    relevance,
-    memory: {
-      id,
-      scope: 'project:hop',
-      type: 'project',
-      name: id,
-      description: id,
-      content,
-      importance: 0.5,
-      source: null,
-      createdAt: NOW,
-      updatedAt: NOW,
-      lastAccessedAt: null,
-      hitCount: 0,
-      validFrom: NOW,
-      invalidAt: null,
-      supersededBy: null,
-      archived: false,
-    },
-  };
+  return recallHit(relevance, { id, scope: 'project:hop', content, createdAt: NOW });
 }
 
 const filler = (count: number) =>
@@ -78,28 +56,12 @@ describe('addSecondHop', () => {
 });
 
 describe('second hop in recall (SQLite)', () => {
-  let directory: string;
-  let store: SqliteMemoryStore;
-
-  beforeEach(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'engram-hop-'));
-    store = new SqliteMemoryStore({ path: join(directory, 'memory.db'), now: () => new Date(NOW) });
-    await store.open();
-  });
-
-  afterEach(async () => {
-    await store.close();
-    await rm(directory, { recursive: true, force: true });
-  });
+  const sqlite = useTemporaryStore(Date.parse(NOW));
 
   const write = (content: string): NewMemory => ({ scope: 'project:hop', content, createdAt: NOW });
-  const settingsWith = (recall: Partial<Settings['recall']>): Settings => ({
-    ...DEFAULT_SETTINGS,
-    recall: { ...DEFAULT_SETTINGS.recall, ...recall },
-  });
 
   it('finds the memory that names what the best hits name, though it shares only the person with the question', async () => {
-    await store.createMany(
+    await sqlite.store.createMany(
       [
         write('Nate has pets: two turtles that live in a big tank.'),
         write('Nate says his pets, the turtles, calm him down after a tank clean.'),
@@ -110,15 +72,13 @@ describe('second hop in recall (SQLite)', () => {
     );
     const query = 'What pets does Nate have?';
     const lamp = async (settings: Settings): Promise<number> => {
-      const engram = new Engram({ store, settings, readScopes: ['project:hop'], now: () => new Date(NOW) });
-      const result = await engram.recall(query, { recordAccess: false, topK: 20, minScore: 0 });
-      return result.memories.findIndex((entry) => entry.memory.content.includes('heat lamp'));
+      const memories = await recallInStore(sqlite.store, query, { scope: 'project:hop', at: NOW, settings, topK: 20 });
+      return memories.findIndex((entry) => entry.memory.content.includes('heat lamp'));
     };
     // Without the hop the lamp ties with ten memories that only say "Nate"; with it, it comes third.
-    expect(await lamp(settingsWith({ secondHopWeight: 0 }))).toBeGreaterThan(2);
+    expect(await lamp(withRecallSettings({ secondHopWeight: 0 }))).toBeGreaterThan(2);
     expect(await lamp(DEFAULT_SETTINGS)).toBe(2);
-    const engram = new Engram({ store, readScopes: ['project:hop'], now: () => new Date(NOW) });
-    const third = (await engram.recall(query, { recordAccess: false, minScore: 0 })).memories[2]!;
+    const third = (await recallInStore(sqlite.store, query, { scope: 'project:hop', at: NOW }))[2]!;
     expect(third.parts.signals?.secondHop?.via).toContain('turtles');
     expect(third.parts.signals!.secondHop!.added).toBeGreaterThan(0);
   });

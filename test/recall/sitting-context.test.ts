@@ -1,12 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+import { describe, expect, it } from 'vitest';
 import { addConversationContext } from '../../src/recall/conversation-context.js';
 import type { Memory, MemorySource, NewMemory } from '../../src/memory/memory.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
-import { Engram } from '../../src/engram.js';
+import { recallHit } from '../support/memory-record.js';
+import { useTemporaryStore } from '../support/temporary-store.js';
+import { recallInStore, withRecallSettings } from '../support/recall-support.js';
 
 const NOW = '2026-03-01T12:00:00.000Z';
 const WEIGHTS = { neighbourWeight: 0, sessionWeight: 0, sittingWeight: 0.4, sittingMinutes: 60 };
@@ -17,27 +15,12 @@ function hit(
   createdAt: string,
   options: { scope?: string; source?: MemorySource | null } = {},
 ): { memory: Memory; relevance: number } {
-  return {
-    relevance,
-    memory: {
-      id,
-      scope: (options.scope ?? 'project:a') as Memory['scope'],
-      type: 'project',
-      name: id,
-      description: id,
-      content: id,
-      importance: 0.5,
-      source: options.source ?? null,
-      createdAt,
-      updatedAt: createdAt,
-      lastAccessedAt: null,
-      hitCount: 0,
-      validFrom: createdAt,
-      invalidAt: null,
-      supersededBy: null,
-      archived: false,
-    },
-  };
+  return recallHit(relevance, {
+    id,
+    scope: (options.scope ?? 'project:a') as Memory['scope'],
+    source: options.source ?? null,
+    createdAt,
+  });
 }
 
 describe('sitting context (memories without a source session)', () => {
@@ -73,19 +56,7 @@ describe('sitting context (memories without a source session)', () => {
 });
 
 describe('sitting context in recall (SQLite)', () => {
-  let directory: string;
-  let store: SqliteMemoryStore;
-
-  beforeEach(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'engram-sitting-'));
-    store = new SqliteMemoryStore({ path: join(directory, 'memory.db'), now: () => new Date(NOW) });
-    await store.open();
-  });
-
-  afterEach(async () => {
-    await store.close();
-    await rm(directory, { recursive: true, force: true });
-  });
+  const sqlite = useTemporaryStore(Date.parse(NOW));
 
   const write = (content: string, createdAt: string): NewMemory => ({
     scope: 'project:sit',
@@ -93,13 +64,9 @@ describe('sitting context in recall (SQLite)', () => {
     createdAt,
     lastAccessedAt: NOW,
   });
-  const settingsWith = (recall: Partial<Settings['recall']>): Settings => ({
-    ...DEFAULT_SETTINGS,
-    recall: { ...DEFAULT_SETTINGS.recall, ...recall },
-  });
 
   it('ranks the memory written in the same sitting as the best match above one that only shares a word', async () => {
-    await store.createMany(
+    await sqlite.store.createMany(
       [
         // One sitting: the question's words are in the first memory, the answer in the next.
         write('Nate: the aquarium needs a bigger filter for the turtles.', '2026-01-05T18:00:00.000Z'),
@@ -111,16 +78,14 @@ describe('sitting context in recall (SQLite)', () => {
     );
     const query = 'What did Nate get for the turtles aquarium filter?';
     const order = async (settings: Settings): Promise<string[]> => {
-      const engram = new Engram({ store, settings, readScopes: ['project:sit'], now: () => new Date(NOW) });
-      const result = await engram.recall(query, { recordAccess: false, topK: 3, minScore: 0 });
-      return result.memories.map((entry) => entry.memory.content);
+      const memories = await recallInStore(sqlite.store, query, { scope: 'project:sit', at: NOW, settings, topK: 3 });
+      return memories.map((entry) => entry.memory.content);
     };
-    const without = await order(settingsWith({ contextSittingWeight: 0 }));
+    const without = await order(withRecallSettings({ contextSittingWeight: 0 }));
     expect(without[1]).toMatch(/visit/);
     const withSitting = await order(DEFAULT_SETTINGS);
     expect(withSitting[1]).toMatch(/Bought one online/);
-    const engram = new Engram({ store, readScopes: ['project:sit'], now: () => new Date(NOW) });
-    const second = (await engram.recall(query, { recordAccess: false, minScore: 0 })).memories[1]!;
+    const second = (await recallInStore(sqlite.store, query, { scope: 'project:sit', at: NOW }))[1]!;
     expect(second.parts.context?.sitting?.added).toBeGreaterThan(0);
   });
 });

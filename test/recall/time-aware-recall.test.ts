@@ -1,14 +1,13 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import type { Memory, NewMemory } from '../../src/memory/memory.js';
 import { Engram } from '../../src/engram.js';
 import { dateMatches, questionDates, type QuestionDate } from '../../src/recall/question-dates.js';
 import { asksWhen, mentionsTime } from '../../src/recall/time-expressions.js';
 import { applyTimeSignals } from '../../src/recall/time-aware-ranking.js';
+import { memoryRecord } from '../support/memory-record.js';
+import { useTemporaryStore } from '../support/temporary-store.js';
+import { recallInStore, withRecallSettings } from '../support/recall-support.js';
 
 const NOW = '2024-01-10T15:00:00.000Z';
 const DAY = 86_400_000;
@@ -125,24 +124,7 @@ describe('asksWhen and mentionsTime', () => {
 });
 
 function memory(id: string, content: string, createdAt: string): Memory {
-  return {
-    id,
-    scope: 'project:time',
-    type: 'project',
-    name: id,
-    description: id,
-    content,
-    importance: 0.5,
-    source: null,
-    createdAt,
-    updatedAt: createdAt,
-    lastAccessedAt: null,
-    hitCount: 0,
-    validFrom: createdAt,
-    invalidAt: null,
-    supersededBy: null,
-    archived: false,
-  };
+  return memoryRecord({ id, scope: 'project:time', content, createdAt });
 }
 
 describe('applyTimeSignals', () => {
@@ -193,19 +175,7 @@ describe('applyTimeSignals', () => {
 });
 
 describe('time-aware recall (SQLite)', () => {
-  let directory: string;
-  let store: SqliteMemoryStore;
-
-  beforeEach(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'engram-time-'));
-    store = new SqliteMemoryStore({ path: join(directory, 'memory.db'), now: () => new Date(NOW) });
-    await store.open();
-  });
-
-  afterEach(async () => {
-    await store.close();
-    await rm(directory, { recursive: true, force: true });
-  });
+  const sqlite = useTemporaryStore(Date.parse(NOW));
 
   const write = (content: string, createdAt: string): NewMemory => ({
     scope: 'project:time',
@@ -213,18 +183,13 @@ describe('time-aware recall (SQLite)', () => {
     createdAt,
     lastAccessedAt: NOW,
   });
-  const settingsWith = (recall: Partial<Settings['recall']>): Settings => ({
-    ...DEFAULT_SETTINGS,
-    recall: { ...DEFAULT_SETTINGS.recall, ...recall },
-  });
   const recallContents = async (settings: Settings, query: string): Promise<string[]> => {
-    const engram = new Engram({ store, settings, readScopes: ['project:time'], now: () => new Date(NOW) });
-    const result = await engram.recall(query, { recordAccess: false, topK: 3, minScore: 0 });
-    return result.memories.map((entry) => entry.memory.content);
+    const memories = await recallInStore(sqlite.store, query, { scope: 'project:time', at: NOW, settings, topK: 3 });
+    return memories.map((entry) => entry.memory.content);
   };
 
   it('puts the memory written in the month the question names first, and explains it', async () => {
-    await store.createMany(
+    await sqlite.store.createMany(
       [
         write('Release review: the team chose the blue logo for the landing page.', '2023-09-12T10:00:00Z'),
         write('Release review: we went with the green logo after all.', '2023-07-18T10:00:00Z'),
@@ -233,15 +198,15 @@ describe('time-aware recall (SQLite)', () => {
       { actor: 'test' },
     );
     const query = 'Which logo did the release review choose in July 2023?';
-    expect((await recallContents(settingsWith({ dateWeight: 0 }), query))[0]).toMatch(/blue/);
+    expect((await recallContents(withRecallSettings({ dateWeight: 0 }), query))[0]).toMatch(/blue/);
     expect((await recallContents(DEFAULT_SETTINGS, query))[0]).toMatch(/green/);
-    const engram = new Engram({ store, readScopes: ['project:time'], now: () => new Date(NOW) });
+    const engram = new Engram({ store: sqlite.store, readScopes: ['project:time'], now: () => new Date(NOW) });
     const [first] = (await engram.recall(query, { recordAccess: false })).memories;
     expect(first!.parts.signals).toEqual({ date: 1 + DEFAULT_SETTINGS.recall.dateWeight });
   });
 
   it('puts the memory that says when first for a "when" question', async () => {
-    await store.createMany(
+    await sqlite.store.createMany(
       [
         write('Caroline loved the support group and the people in the support group.', NOW),
         write('Caroline went to the support group last Friday.', NOW),
@@ -249,7 +214,7 @@ describe('time-aware recall (SQLite)', () => {
       { actor: 'test' },
     );
     const query = 'When did Caroline go to the support group?';
-    expect((await recallContents(settingsWith({ timeMentionWeight: 0 }), query))[0]).toMatch(/loved/);
+    expect((await recallContents(withRecallSettings({ timeMentionWeight: 0 }), query))[0]).toMatch(/loved/);
     expect((await recallContents(DEFAULT_SETTINGS, query))[0]).toMatch(/last Friday/);
   });
 });

@@ -13,24 +13,13 @@ import {
   parseModelContextWindows,
   warningLevel,
 } from '../../src/session/context-budget.js';
-import { EngramError } from '../../src/kernel/errors.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import type { LanguageModelUsage } from '../../src/contracts/language-model.js';
 import { totalInputTokens } from '../../src/contracts/language-model-content.js';
+import { expectEngramErrorSync } from '../support/expect-engram-error.js';
 
 function withSession(session: Partial<Settings['session']>): Settings {
   return { ...DEFAULT_SETTINGS, session: { ...DEFAULT_SETTINGS.session, ...session } };
-}
-
-function engramError(run: () => unknown, code: string): EngramError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(EngramError);
-    expect((error as EngramError).code).toBe(code);
-    return error as EngramError;
-  }
-  throw new Error(`expected an EngramError ${code}`);
 }
 
 describe('estimateMessageTokens', () => {
@@ -75,9 +64,9 @@ describe('estimateMessageTokens', () => {
   });
 
   it('refuses a message without content', () => {
-    engramError(() => estimateMessageTokens({} as never), 'INVALID_INPUT');
-    engramError(() => estimateMessageTokens({ content: 42 } as never), 'INVALID_INPUT');
-    engramError(() => estimateMessageTokens(null as never), 'INVALID_INPUT');
+    expectEngramErrorSync(() => estimateMessageTokens({} as never), 'INVALID_INPUT');
+    expectEngramErrorSync(() => estimateMessageTokens({ content: 42 } as never), 'INVALID_INPUT');
+    expectEngramErrorSync(() => estimateMessageTokens(null as never), 'INVALID_INPUT');
   });
 });
 
@@ -128,13 +117,13 @@ describe('reported versus estimated tokens', () => {
   });
 
   it('refuses malformed usage', () => {
-    engramError(() => contextTokensFromUsage({ inputTokens: -1, outputTokens: 0 }), 'INVALID_INPUT');
-    engramError(() => contextTokensFromUsage({ inputTokens: Number.NaN, outputTokens: 0 }), 'INVALID_INPUT');
-    engramError(
+    expectEngramErrorSync(() => contextTokensFromUsage({ inputTokens: -1, outputTokens: 0 }), 'INVALID_INPUT');
+    expectEngramErrorSync(() => contextTokensFromUsage({ inputTokens: Number.NaN, outputTokens: 0 }), 'INVALID_INPUT');
+    expectEngramErrorSync(
       () => contextTokensFromUsage({ inputTokens: 1, outputTokens: 1, cacheReadTokens: Number.POSITIVE_INFINITY }),
       'INVALID_INPUT',
     );
-    engramError(() => contextTokensFromUsage(undefined as never), 'INVALID_INPUT');
+    expectEngramErrorSync(() => contextTokensFromUsage(undefined as never), 'INVALID_INPUT');
   });
 });
 
@@ -195,9 +184,9 @@ describe('warning levels', () => {
 
   it('refuses a window or token count that is not a count', () => {
     for (const window of [0, -5, Number.NaN, Number.POSITIVE_INFINITY])
-      engramError(() => warningLevel(10, window, DEFAULT_SETTINGS), 'INVALID_INPUT');
+      expectEngramErrorSync(() => warningLevel(10, window, DEFAULT_SETTINGS), 'INVALID_INPUT');
     for (const tokens of [-1, Number.NaN])
-      engramError(() => warningLevel(tokens, 100, DEFAULT_SETTINGS), 'INVALID_INPUT');
+      expectEngramErrorSync(() => warningLevel(tokens, 100, DEFAULT_SETTINGS), 'INVALID_INPUT');
   });
 });
 
@@ -213,15 +202,15 @@ describe('contextUsage', () => {
   });
 
   it('refuses negative or missing numbers', () => {
-    engramError(
+    expectEngramErrorSync(
       () => contextUsage({ reportedInputTokens: -1, estimatedSinceReport: 0, window: 200_000 }, DEFAULT_SETTINGS),
       'INVALID_INPUT',
     );
-    engramError(
+    expectEngramErrorSync(
       () => contextUsage({ estimatedSinceReport: Number.NaN, window: 200_000 }, DEFAULT_SETTINGS),
       'INVALID_INPUT',
     );
-    engramError(() => contextUsage({ estimatedSinceReport: 1 } as never, DEFAULT_SETTINGS), 'INVALID_INPUT');
+    expectEngramErrorSync(() => contextUsage({ estimatedSinceReport: 1 } as never, DEFAULT_SETTINGS), 'INVALID_INPUT');
   });
 });
 
@@ -255,13 +244,13 @@ describe('contextWindowFor', () => {
 
   it('refuses malformed entries and windows no larger than the output reserve, saying what to fix', () => {
     for (const text of ['claude', 'x=abc', '=5', 'x=0', 'a*b=5', 'x=1.5m', 'x = -3', 'x=99999999999999999999']) {
-      const error = engramError(
+      const error = expectEngramErrorSync(
         () => contextWindowFor('x', withSession({ modelContextWindows: text })),
         'CONFIG_INVALID',
       );
       expect(error.message).toContain('session.modelContextWindows');
     }
-    const tooSmall = engramError(
+    const tooSmall = expectEngramErrorSync(
       () => contextWindowFor('tiny', withSession({ modelContextWindows: 'tiny=8k' })),
       'CONFIG_INVALID',
     );

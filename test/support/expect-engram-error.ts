@@ -10,15 +10,28 @@ export async function expectEngramError(
   action: (() => unknown) | Promise<unknown>,
   code: EngramErrorCode,
 ): Promise<EngramError> {
-  let caught: unknown;
-  let threw = false;
   try {
     await (typeof action === 'function' ? action() : action);
   } catch (error) {
-    caught = error;
-    threw = true;
+    return checkedEngramError(error, code);
   }
-  expect(threw, `expected EngramError ${code}, but it succeeded`).toBe(true);
+  return checkedEngramError(NO_ERROR, code);
+}
+
+/** {@link expectEngramError} for an action that throws synchronously: returns the error itself, not a promise. */
+export function expectEngramErrorSync(action: () => unknown, code: EngramErrorCode): EngramError {
+  try {
+    action();
+  } catch (error) {
+    return checkedEngramError(error, code);
+  }
+  return checkedEngramError(NO_ERROR, code);
+}
+
+const NO_ERROR = Symbol('no error');
+
+function checkedEngramError(caught: unknown, code: EngramErrorCode): EngramError {
+  expect(caught !== NO_ERROR, `expected EngramError ${code}, but it succeeded`).toBe(true);
   expect(caught, `expected EngramError ${code}`).toBeInstanceOf(EngramError);
   expect((caught as EngramError).code, (caught as Error).message).toBe(code);
   return caught as EngramError;

@@ -12,6 +12,7 @@ import { startGitHttpServer } from './git-http-server.js';
 import { killedSync, type KillPoint } from './sync-kill.js';
 import { cachesOf, makeSyncWorld, objectsHolding, type Machine, type SyncWorld } from './sync-machines.js';
 import { SyncModel } from './sync-model.js';
+import { createRandomSource } from '../../src/testing/store-suite-support.js';
 
 /**
  * A seeded run of three machines and one remote: random writes, edits, invalidations, forgets,
@@ -543,14 +544,5 @@ function pickTwo(skip: number): number[] {
   return [0, 1, 2].filter((machine) => machine !== skip);
 }
 
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32, the suites' seeded source: a failing case can be replayed from its seed. */
+const generator = (seed: number): (() => number) => createRandomSource(seed).next;

@@ -1,3 +1,4 @@
+import { afterEach, beforeEach } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,37 @@ export async function openTemporaryStore(start: number): Promise<TemporaryStore>
     async close() {
       await store.close();
       await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A temporary store opened before each test of the enclosing `describe` and removed after it. */
+export interface TemporaryStoreHandle {
+  /** The open store; read it inside a test or hook, not while the suite is being collected. */
+  readonly store: SqliteMemoryStore;
+  readonly clock: { now: number };
+}
+
+/** Opens a fresh {@link openTemporaryStore} before each test of the enclosing `describe` and closes it after. */
+export function useTemporaryStore(start: number): TemporaryStoreHandle {
+  let current: TemporaryStore | undefined;
+  beforeEach(async () => {
+    current = await openTemporaryStore(start);
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  const opened = (): TemporaryStore => {
+    if (current === undefined) throw new Error('useTemporaryStore: the store is open only inside a test or hook');
+    return current;
+  };
+  return {
+    get store() {
+      return opened().store;
+    },
+    get clock() {
+      return opened().clock;
     },
   };
 }

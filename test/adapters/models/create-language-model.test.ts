@@ -17,6 +17,7 @@ import { ScriptedLanguageModel } from '../../../src/testing/index.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
 import { startOpenAiChatCompletionsServer } from '../../../src/testing/openai-chat-completions-server.js';
+import { expectEngramErrorSync } from '../../support/expect-engram-error.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -40,16 +41,7 @@ function settingsFrom(env: Record<string, string>): Settings {
   return loadSettings({ cwd: project, env: { ENGRAM_HOME: home, ...env } }).settings as Settings;
 }
 
-function configError(action: () => unknown): EngramError {
-  try {
-    action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(EngramError);
-    expect((error as EngramError).code, (error as Error).message).toBe('CONFIG_INVALID');
-    return error as EngramError;
-  }
-  throw new Error('expected CONFIG_INVALID');
-}
+const configError = (action: () => unknown): EngramError => expectEngramErrorSync(action, 'CONFIG_INVALID');
 
 async function anthropicServer(
   options: Parameters<typeof startAnthropicMessagesServer>[0] = {},

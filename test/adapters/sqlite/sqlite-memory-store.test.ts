@@ -14,6 +14,7 @@ import {
   unexpectedStderr,
 } from '../../../src/testing/store-write-worker-process.js';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
+import { expectEngramError } from '../../support/expect-engram-error.js';
 
 const ACTOR = { actor: 'sqlite-test' };
 const LATEST_VERSION = SQLITE_MIGRATIONS.at(-1)!.version;
@@ -45,17 +46,6 @@ async function fileDigest(path: string): Promise<string> {
   return createHash('sha256')
     .update(await readFile(path))
     .digest('hex');
-}
-
-/** Awaits an action that must fail with an EngramError of this code; returns the error. */
-async function engramError(action: () => Promise<unknown>, code: string): Promise<EngramError> {
-  const error = await action().then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error, `expected EngramError ${code}`).toBeInstanceOf(EngramError);
-  expect((error as EngramError).code).toBe(code);
-  return error as EngramError;
 }
 
 /** Fills a buffer with bytes from a fixed seed, so a corruption is the same on every run. */
@@ -162,7 +152,7 @@ describe('SqliteMemoryStore migrations', () => {
       const before = await fileDigest(path);
 
       const store = new SqliteMemoryStore({ path });
-      const error = await engramError(() => store.open(), 'STORE_SCHEMA_NEWER');
+      const error = await expectEngramError(() => store.open(), 'STORE_SCHEMA_NEWER');
       expect(error.message).toContain(String(LATEST_VERSION + 1));
       await store.close();
       expect(await fileDigest(path)).toBe(before);
@@ -219,7 +209,7 @@ describe('SqliteMemoryStore on a corrupt file', () => {
       await writeFile(path, contents());
       const before = await fileDigest(path);
       const store = new SqliteMemoryStore({ path });
-      const error = await engramError(() => store.open(), 'STORE_CORRUPT');
+      const error = await expectEngramError(() => store.open(), 'STORE_CORRUPT');
       expect(error.message).toMatch(/corrupt|not .*(database|SQLite)/i);
       await store.close();
       expect(await fileDigest(path)).toBe(before);
@@ -229,7 +219,7 @@ describe('SqliteMemoryStore on a corrupt file', () => {
   it('says which file it refused', async () => {
     const path = await temporaryPath('notes.txt');
     await writeFile(path, 'just some notes\n');
-    const error = await engramError(() => new SqliteMemoryStore({ path }).open(), 'STORE_CORRUPT');
+    const error = await expectEngramError(() => new SqliteMemoryStore({ path }).open(), 'STORE_CORRUPT');
     expect(error.message).toContain(path);
     expect(await readdir(join(path, '..'))).toEqual(['notes.txt']);
   });
@@ -264,7 +254,7 @@ describe('SqliteMemoryStore on a corrupt file', () => {
       (error: unknown) => error,
     );
     if (opened === undefined) {
-      await engramError(
+      await expectEngramError(
         () => store.list({ scopes: ['project:damaged'], archived: 'include', invalid: 'include' }),
         'STORE_CORRUPT',
       );

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { expectEngramError } from '../../support/expect-engram-error.js';
 import {
   lstatSync,
   mkdirSync,
@@ -13,7 +14,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readMemoryDirectory, writeMemoryDirectory } from '../../../src/memory/node/memory-directory.js';
-import { EngramError } from '../../../src/kernel/errors.js';
 import { normalizeNewMemory, type Memory, type NewMemory } from '../../../src/memory/memory.js';
 import { buildMemoryIndex } from '../../../src/memory/memory-index.js';
 
@@ -49,16 +49,6 @@ function fallback() {
 function writeFile(name: string, text: string | Buffer): void {
   mkdirSync(directory, { recursive: true });
   writeFileSync(join(directory, name), text);
-}
-
-async function rejection(promise: Promise<unknown>): Promise<EngramError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(EngramError);
-    return error as EngramError;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('writeMemoryDirectory', () => {
@@ -130,8 +120,7 @@ describe('writeMemoryDirectory', () => {
 
   it('leaves no temporary files behind, even when a write fails', async () => {
     mkdirSync(join(directory, 'user-role.md'), { recursive: true });
-    const error = await rejection(writeMemoryDirectory(directory, memories));
-    expect(error.code).toBe('STORE_ERROR');
+    const error = await expectEngramError(writeMemoryDirectory(directory, memories), 'STORE_ERROR');
     expect(error.message).toContain('user-role.md');
     expect(readdirSync(directory).filter((name) => name.endsWith('.tmp'))).toEqual([]);
     await writeMemoryDirectory(join(base, 'clean'), memories);
@@ -139,8 +128,10 @@ describe('writeMemoryDirectory', () => {
   });
 
   it('refuses bad input before writing anything', async () => {
-    const error = await rejection(writeMemoryDirectory(directory, [memories[0]!, memories[0]!]));
-    expect(error.code).toBe('INVALID_INPUT');
+    const error = await expectEngramError(
+      writeMemoryDirectory(directory, [memories[0]!, memories[0]!]),
+      'INVALID_INPUT',
+    );
     expect(() => readdirSync(directory)).toThrow();
     await expect(writeMemoryDirectory(directory, memories, { maxLines: -1 })).rejects.toThrow(/maxLines/);
     expect(() => readdirSync(directory)).toThrow();
@@ -305,8 +296,7 @@ describe('readMemoryDirectory', () => {
   });
 
   it('fails clearly when the directory does not exist', async () => {
-    const error = await rejection(readMemoryDirectory(join(base, 'absent'), fallback()));
-    expect(error.code).toBe('NOT_FOUND');
+    const error = await expectEngramError(readMemoryDirectory(join(base, 'absent'), fallback()), 'NOT_FOUND');
     expect(error.message).toContain('absent');
   });
 });

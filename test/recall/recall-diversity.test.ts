@@ -1,37 +1,22 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import type { Memory } from '../../src/memory/memory.js';
-import { Engram } from '../../src/engram.js';
-import { demoteNearDuplicates } from '../../src/recall/near-duplicates.js';
+import { demoteNearDuplicates } from '../../src/recall/recall-diversity.js';
+import { recallHit } from '../support/memory-record.js';
+import { useTemporaryStore } from '../support/temporary-store.js';
+import { recallInStore, withRecallSettings } from '../support/recall-support.js';
 
 const NOW = '2026-03-01T12:00:00.000Z';
 
 function hit(id: string, content: string, relevance: number): { memory: Memory; relevance: number } {
-  return {
-    relevance,
-    memory: {
-      id,
-      scope: 'project:dup',
-      type: 'project',
-      name: 'note',
-      description: 'a note',
-      content,
-      importance: 0.5,
-      source: null,
-      createdAt: NOW,
-      updatedAt: NOW,
-      lastAccessedAt: null,
-      hitCount: 0,
-      validFrom: NOW,
-      invalidAt: null,
-      supersededBy: null,
-      archived: false,
-    },
-  };
+  return recallHit(relevance, {
+    id,
+    scope: 'project:dup',
+    name: 'note',
+    description: 'a note',
+    content,
+    createdAt: NOW,
+  });
 }
 
 describe('demoteNearDuplicates', () => {
@@ -63,22 +48,10 @@ describe('demoteNearDuplicates', () => {
 });
 
 describe('diversity in recall (SQLite)', () => {
-  let directory: string;
-  let store: SqliteMemoryStore;
-
-  beforeEach(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'engram-dup-'));
-    store = new SqliteMemoryStore({ path: join(directory, 'memory.db'), now: () => new Date(NOW) });
-    await store.open();
-  });
-
-  afterEach(async () => {
-    await store.close();
-    await rm(directory, { recursive: true, force: true });
-  });
+  const sqlite = useTemporaryStore(Date.parse(NOW));
 
   it('gives the second slot to a different memory instead of a near-copy of the first', async () => {
-    await store.createMany(
+    await sqlite.store.createMany(
       [
         { scope: 'project:dup', content: 'The user prefers tabs over spaces in every Python file.', createdAt: NOW },
         { scope: 'project:dup', content: 'The user prefers tabs over spaces in every Python file!', createdAt: NOW },
@@ -87,13 +60,15 @@ describe('diversity in recall (SQLite)', () => {
       { actor: 'test' },
     );
     const second = async (settings: Settings): Promise<string> => {
-      const engram = new Engram({ store, settings, readScopes: ['project:dup'], now: () => new Date(NOW) });
-      return (await engram.recall('tabs or spaces in Python files?', { recordAccess: false, topK: 2, minScore: 0 }))
-        .memories[1]!.memory.content;
+      const memories = await recallInStore(sqlite.store, 'tabs or spaces in Python files?', {
+        scope: 'project:dup',
+        at: NOW,
+        settings,
+        topK: 2,
+      });
+      return memories[1]!.memory.content;
     };
-    expect(
-      await second({ ...DEFAULT_SETTINGS, recall: { ...DEFAULT_SETTINGS.recall, duplicateSimilarity: 1 } }),
-    ).toMatch(/tabs/);
+    expect(await second(withRecallSettings({ duplicateSimilarity: 1 }))).toMatch(/tabs/);
     expect(await second(DEFAULT_SETTINGS)).toMatch(/black/);
   });
 });
