@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { AGENT_NAMES, type AgentName } from './agent-names.js';
 import type { HookEventName } from './hook-input.js';
 
 /**
@@ -35,8 +36,7 @@ export interface AgentHookProtocol {
   output: (event: string, context: string | undefined, notice: string | undefined) => object;
 }
 
-export const AGENT_NAMES = ['claude-code', 'codex', 'copilot', 'gemini', 'opencode', 'qwen'] as const;
-export type AgentName = (typeof AGENT_NAMES)[number];
+export { AGENT_NAMES, type AgentName };
 
 /** Claude Code's and Codex's shape: `hookSpecificOutput.additionalContext`, and `systemMessage` for the user. */
 const hookSpecificOutput = (event: string, context: string | undefined, notice: string | undefined): object => ({

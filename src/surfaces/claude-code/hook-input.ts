@@ -1,5 +1,5 @@
 import { MAX_CONVERSATION_ID_LENGTH } from '../../contracts/conversation.js';
-import type { AgentName } from './agent-hook-protocols.js';
+import type { AgentName } from './agent-names.js';
 
 /** The Claude Code hook events engram handles, by the name its hook commands give them. */
 export const HOOK_EVENTS = {

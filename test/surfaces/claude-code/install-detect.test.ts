@@ -109,7 +109,7 @@ describe('engram install / uninstall / status --detect', () => {
     });
     const json = await workspace.run(['install', '--detect', '--json'], { env });
     expect(JSON.parse(json.stdout).error.details.agents.map((entry: { outcome: string }) => entry.outcome)).toEqual(
-      AGENT_NAMES.map((agent) => (agent === 'codex' ? 'failed' : 'done')),
+      AGENT_NAMES.map((agent) => (agent === 'codex' ? 'failed' : agent === 'claude-code' ? 'done' : 'not-found')),
     );
   });
 

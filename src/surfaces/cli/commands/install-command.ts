@@ -210,8 +210,8 @@ export const AGENT_TARGETS: Record<
   {
     title: string;
     next: string;
-    /** What `engram status` says is in place when nothing is wrong. */
-    inPlace: string;
+    /** What `engram status` says when nothing is wrong. */
+    ready: string;
     description: (
       env: Record<string, string | undefined>,
       settings: ReturnType<typeof loadSettings>,
@@ -221,31 +221,31 @@ export const AGENT_TARGETS: Record<
   codex: {
     title: 'Codex',
     next: 'The next codex session runs its hooks.',
-    inPlace: 'hooks trusted, MCP server configured',
+    ready: 'runs engram (hooks trusted, MCP server configured)',
     description: (env) => codexDescription(env),
   },
   copilot: {
     title: 'Copilot CLI',
     next: 'The next copilot session runs its hooks.',
-    inPlace: 'hooks file, MCP server configured',
+    ready: 'runs engram (hooks file, MCP server configured)',
     description: (env) => copilotInstallDescription({ env, launcher: launcher() }),
   },
   gemini: {
     title: 'Gemini CLI',
     next: 'The next gemini session runs its hooks.',
-    inPlace: 'hooks and MCP server configured',
+    ready: 'runs engram (hooks and MCP server configured)',
     description: (env) => geminiInstallDescription({ env, launcher: launcher() }),
   },
   qwen: {
     title: 'Qwen Code',
     next: 'The next qwen session runs its hooks.',
-    inPlace: 'hooks and MCP server configured',
+    ready: 'runs engram (hooks and MCP server configured)',
     description: (env) => qwenInstallDescription({ env, launcher: launcher() }),
   },
   opencode: {
     title: 'OpenCode',
     next: 'The next opencode session loads the plugin.',
-    inPlace: 'plugin and MCP server in place',
+    ready: 'loads engram (plugin and MCP server in place)',
     description: (env, settings) => opencodeDescription(env, settings.settings.hooks.deadlineMs),
   },
 };

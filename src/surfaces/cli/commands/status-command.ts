@@ -102,9 +102,7 @@ export const statusCommand: CommandDefinition = {
       ],
       ...agents.map(({ name, state }): [string, string] => [
         name,
-        state.problems.length === 0
-          ? `runs engram (${AGENT_TARGETS[name].inPlace})`
-          : `will NOT run engram: ${state.problems.join('; ')}`,
+        state.problems.length === 0 ? AGENT_TARGETS[name].ready : `will NOT run engram: ${state.problems.join('; ')}`,
       ]),
       ...notInstalled.map((entry): [string, string] => [
         entry.agent,
