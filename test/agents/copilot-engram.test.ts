@@ -1,13 +1,12 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
 import { startOpenAiChatCompletionsServer } from '../../src/testing/openai-chat-completions-server.js';
 import { findAgentCli } from '../support/agent-clis.js';
+import { agentTestWorld, requestBodiesSince, runProcess } from '../support/agent-e2e.js';
 import { HOOK_LAUNCHER } from '../support/claude-code-harness.js';
-import { removeWhenIdle } from '../support/remove-when-idle.js';
 
 // engram with the real GitHub Copilot CLI (issue 28): `engram install copilot` with COPILOT_HOME set
 // (so the install is checked to land where Copilot reads), `copilot -p` offline against the loopback
@@ -23,36 +22,13 @@ const found = findAgentCli('copilot');
 const copilot = 'cli' in found ? found.cli : undefined;
 if (!copilot) console.log(`copilot: skipped: ${'missing' in found ? found.missing : ''}`);
 
-const root = realpathSync(mkdtempSync(join(tmpdir(), 'engram-copilot-')));
-afterAll(() => removeWhenIdle(root));
-const home = join(root, 'home');
-const projectA = join(root, 'alpha');
-const projectB = join(root, 'beta');
+const { root, home, projectA, projectB } = agentTestWorld('copilot');
 // Not ~/.copilot: Copilot 1.0.102 reads its hooks, MCP config and sessions from COPILOT_HOME.
 const copilotHome = join(root, 'copilot-home');
 let env: Record<string, string> = {};
 
-function run(
-  command: string,
-  args: readonly string[],
-  cwd: string,
-  input?: string,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS - 10_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    if (input !== undefined) child.stdin!.end(input);
-  });
-}
+const run = (command: string, args: readonly string[], cwd: string, input?: string) =>
+  runProcess(command, args, { cwd, env, ...(input !== undefined && { input }), timeoutMs: RUN_TIMEOUT_MS - 10_000 });
 
 /** engram's hook log, shown when a memory did not reach a request (a deadline, a lock). */
 const hookLog = (): string => {
@@ -72,10 +48,7 @@ async function ask(prompt: string, cwd: string): Promise<{ body: string; stdout:
   const result = await run(copilot!.command, [...copilot!.args, '-p', prompt, '--allow-all-tools'], cwd);
   expect(result.code, result.stderr).toBe(0);
   return {
-    body: server.requests
-      .slice(before)
-      .map((request) => request.rawBody)
-      .join('\n'),
+    body: requestBodiesSince(server, before),
     stdout: result.stdout,
   };
 }

@@ -1,13 +1,17 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGeminiGenerateContentServer } from '../../src/testing/gemini-generate-content-server.js';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
 import { findAgentCli } from '../support/agent-clis.js';
-import { claudeCodePrompt, runProcess, waitForMemory } from '../support/agent-e2e.js';
-import { removeWhenIdle } from '../support/remove-when-idle.js';
+import {
+  agentTestWorld,
+  claudeCodePrompt,
+  requestBodiesSince,
+  runProcess,
+  waitForMemory,
+} from '../support/agent-e2e.js';
 
 // engram with the real Gemini CLI (issue 28): `engram install gemini` in a temp HOME, `gemini -p`
 // against the loopback generateContent server, the hooks run through engram's one hook runner
@@ -22,11 +26,7 @@ const found = findAgentCli('gemini');
 const gemini = 'cli' in found ? found.cli : undefined;
 if (!gemini) console.log(`gemini: skipped: ${'missing' in found ? found.missing : ''}`);
 
-const root = realpathSync(mkdtempSync(join(tmpdir(), 'engram-gemini-')));
-afterAll(() => removeWhenIdle(root));
-const home = join(root, 'home');
-const projectA = join(root, 'alpha');
-const projectB = join(root, 'beta');
+const { home, projectA, projectB } = agentTestWorld('gemini');
 const settingsFile = join(home, '.gemini', 'settings.json');
 let server: LanguageModelServer;
 const env = (): Record<string, string> => ({
@@ -51,10 +51,7 @@ async function ask(prompt: string, cwd: string): Promise<{ body: string; stdout:
   const result = await run(gemini!.command, [...gemini!.args, '-m', 'gemini-2.5-flash', '-p', prompt], cwd);
   expect(result.code, result.stderr).toBe(0);
   return {
-    body: server.requests
-      .slice(before)
-      .map((request) => request.rawBody)
-      .join('\n'),
+    body: requestBodiesSince(server, before),
     stdout: result.stdout,
   };
 }

@@ -1,12 +1,11 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
 import { startOpenAiChatCompletionsServer } from '../../src/testing/openai-chat-completions-server.js';
 import { findAgentCli } from '../support/agent-clis.js';
-import { removeWhenIdle } from '../support/remove-when-idle.js';
+import { agentTestWorld, requestBodiesSince, runProcess } from '../support/agent-e2e.js';
 
 // engram with the real OpenCode CLI (issue 28): `engram install opencode` in a temp HOME, `opencode
 // run` against the loopback chat completions server, engram's plugin running the one hook runner
@@ -22,11 +21,7 @@ const found = findAgentCli('opencode');
 const opencode = 'cli' in found ? found.cli : undefined;
 if (!opencode) console.log(`opencode: skipped: ${'missing' in found ? found.missing : ''}`);
 
-const root = realpathSync(mkdtempSync(join(tmpdir(), 'engram-opencode-')));
-afterAll(() => removeWhenIdle(root));
-const home = join(root, 'home');
-const projectA = join(root, 'alpha');
-const projectB = join(root, 'beta');
+const { home, projectA, projectB } = agentTestWorld('opencode');
 const config = join(home, '.config', 'opencode');
 const env = {
   PATH: process.env.PATH ?? '',
@@ -39,27 +34,8 @@ const env = {
   ENGRAM_HOOK_DEADLINE_MS: '8000',
 };
 
-function run(
-  command: string,
-  args: readonly string[],
-  cwd: string,
-  input?: string,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS - 10_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    if (input !== undefined) child.stdin!.end(input);
-  });
-}
+const run = (command: string, args: readonly string[], cwd: string, input?: string) =>
+  runProcess(command, args, { cwd, env, ...(input !== undefined && { input }), timeoutMs: RUN_TIMEOUT_MS - 10_000 });
 
 const engram = (args: readonly string[], cwd: string) => run(process.execPath, [CLI, ...args], cwd);
 
@@ -70,10 +46,7 @@ async function ask(prompt: string, cwd: string): Promise<{ body: string; stdout:
   const result = await run(opencode!.command, [...opencode!.args, 'run', prompt], cwd);
   expect(result.code, result.stderr).toBe(0);
   return {
-    body: server.requests
-      .slice(before)
-      .map((request) => request.rawBody)
-      .join('\n'),
+    body: requestBodiesSince(server, before),
     stdout: result.stdout,
   };
 }

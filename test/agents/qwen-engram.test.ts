@@ -1,13 +1,17 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAiChatCompletionsServer } from '../../src/testing/openai-chat-completions-server.js';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
 import { findAgentCli } from '../support/agent-clis.js';
-import { claudeCodePrompt, runProcess, waitForMemory } from '../support/agent-e2e.js';
-import { removeWhenIdle } from '../support/remove-when-idle.js';
+import {
+  agentTestWorld,
+  claudeCodePrompt,
+  requestBodiesSince,
+  runProcess,
+  waitForMemory,
+} from '../support/agent-e2e.js';
 
 // engram with the real Qwen Code (issue 28): `engram install qwen` in a temp HOME, `qwen -p`
 // against the loopback chat completions server, the hooks run through engram's one hook runner
@@ -22,11 +26,7 @@ const found = findAgentCli('qwen');
 const qwen = 'cli' in found ? found.cli : undefined;
 if (!qwen) console.log(`qwen: skipped: ${'missing' in found ? found.missing : ''}`);
 
-const root = realpathSync(mkdtempSync(join(tmpdir(), 'engram-qwen-')));
-afterAll(() => removeWhenIdle(root));
-const home = join(root, 'home');
-const projectA = join(root, 'alpha');
-const projectB = join(root, 'beta');
+const { home, projectA, projectB } = agentTestWorld('qwen');
 const settingsFile = join(home, '.qwen', 'settings.json');
 let server: LanguageModelServer;
 const env = (): Record<string, string> => ({
@@ -50,10 +50,7 @@ async function ask(prompt: string, cwd: string): Promise<{ body: string; stdout:
   const result = await run(qwen!.command, [...qwen!.args, '-p', prompt], cwd);
   expect(result.code, result.stderr).toBe(0);
   return {
-    body: server.requests
-      .slice(before)
-      .map((request) => request.rawBody)
-      .join('\n'),
+    body: requestBodiesSince(server, before),
     stdout: result.stdout,
   };
 }

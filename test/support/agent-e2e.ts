@@ -1,4 +1,10 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
+import { removeWhenIdle } from './remove-when-idle.js';
 import { HOOK_LAUNCHER } from './claude-code-harness.js';
 
 // What the agents' e2e files (test/agents/*-engram.test.ts) share: a process run to its end (killed
@@ -70,4 +76,19 @@ export async function waitForMemory(
     stored = (await list()).stdout;
   }
   return stored;
+}
+
+/** An agent e2e file's temp world: a HOME and two projects under one folder removed after the file. */
+export function agentTestWorld(agent: string): { root: string; home: string; projectA: string; projectB: string } {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), `engram-${agent}-`)));
+  afterAll(() => removeWhenIdle(root));
+  return { root, home: join(root, 'home'), projectA: join(root, 'alpha'), projectB: join(root, 'beta') };
+}
+
+/** What an agent sent the loopback server since request number `before`, as one text. */
+export function requestBodiesSince(server: LanguageModelServer, before: number): string {
+  return server.requests
+    .slice(before)
+    .map((request) => request.rawBody)
+    .join('\n');
 }
