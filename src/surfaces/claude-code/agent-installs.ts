@@ -4,6 +4,7 @@ import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { EngramError } from '../../kernel/errors.js';
 import { writeFileAtomically } from '../../kernel/node/atomic-write.js';
+import { missingFolders, removeEmptyFolders } from './install-folders.js';
 import { keyName, readTomlStructure, TomlStructureError, type TomlStructure } from './toml-structure.js';
 
 /**
@@ -63,6 +64,8 @@ interface RecordedFile {
   keys?: Array<{ path: string[]; key: string; value: unknown; createdFrom: number }>;
   /** The exact text appended to a TOML file. */
   appended?: string;
+  /** The folders install made for the file (deepest first): uninstall removes each one left empty. */
+  madeFolders?: string[];
 }
 
 interface AgentsRecord {
@@ -79,7 +82,7 @@ export interface AgentInstallResult {
 
 export interface AgentUninstallResult {
   agent: string;
-  changed: Array<{ file: string; how: 'restored' | 'removed-file' | 'entries-removed' }>;
+  changed: Array<{ file: string; how: 'restored' | 'removed-file' | 'entries-removed' | 'removed-folder' }>;
   warnings: string[];
 }
 
@@ -263,10 +266,12 @@ export async function installAgent(
   const changed: AgentInstallResult['changed'] = [];
   for (const plan of planned) {
     if (plan.added.length === 0) continue;
+    const madeFolders = missingFolders(dirname(plan.edit.file));
     mkdirSync(dirname(plan.edit.file), { recursive: true });
     await writeFileAtomically(plan.edit.file, plan.output, 'CONFIG_INVALID');
     files.push({
       file: plan.edit.file,
+      ...(madeFolders.length > 0 && { madeFolders }),
       ...(plan.text !== undefined && { before: Buffer.from(plan.text, 'utf8').toString('base64') }),
       written: sha256(plan.output),
       ...('json' in plan && plan.json !== undefined && { json: plan.json }),
@@ -345,6 +350,9 @@ export async function uninstallAgent(
       result.changed.push({ file: file.file, how: 'entries-removed' });
     }
   }
+  // The folders install made (a hooks/ or plugin/ folder, the agent's own when it had none), if empty again.
+  for (const folder of await removeEmptyFolders(installed.files.flatMap((file) => file.madeFolders ?? [])))
+    result.changed.push({ file: folder, how: 'removed-folder' });
   delete record.agents[description.agent];
   await writeRecord(engramHome, record);
   return result;

@@ -3,6 +3,7 @@ import { rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { missingFolders, removeEmptyFolders } from './install-folders.js';
 import { EngramError } from '../../kernel/errors.js';
 import { writeFileAtomically } from '../../kernel/node/atomic-write.js';
 
@@ -60,7 +61,8 @@ interface AddedKey {
 }
 
 interface InstallRecord {
-  files: Array<{ file: string; created: boolean; keys: AddedKey[] }>;
+  /** madeFolders: the folders install made for the file (a project's .claude/), removed with it when empty. */
+  files: Array<{ file: string; created: boolean; keys: AddedKey[]; madeFolders?: string[] }>;
   /** Folders `--skills` keeps procedure skills in (uninstall removes engram's folders there). */
   skills?: string[];
 }
@@ -157,6 +159,8 @@ export async function installClaudeCode(options: {
       set.push(`${group}.${name}`);
     }
     if (set.length === 0) continue;
+    const madeFolders = missingFolders(dirname(entry.file));
+    if (madeFolders.length > 0) recorded.madeFolders = [...(recorded.madeFolders ?? []), ...madeFolders];
     mkdirSync(dirname(entry.file), { recursive: true });
     await writeFileAtomically(entry.file, `${JSON.stringify(settings, null, 2)}\n`, 'CONFIG_INVALID');
     if (!record.files.includes(recorded)) record.files.push(recorded);
@@ -167,7 +171,7 @@ export async function installClaudeCode(options: {
 }
 
 export interface UninstallResult {
-  changed: Array<{ file: string; keys: string[]; removedFile: boolean }>;
+  changed: Array<{ file: string; keys: string[]; removedFile: boolean; removedFolders: string[] }>;
 }
 
 /**
@@ -220,7 +224,9 @@ export async function uninstallClaudeCode(options: {
     const removeFile = target.created && Object.keys(settings).length === 0;
     if (removeFile) await rm(target.file, { force: true });
     else await writeFileAtomically(target.file, `${JSON.stringify(settings, null, 2)}\n`, 'CONFIG_INVALID');
-    changed.push({ file: target.file, keys: removed, removedFile: removeFile });
+    // A project's .claude/ (or ~/.claude/) that install made goes too when nothing else is in it.
+    const removedFolders = removeFile ? await removeEmptyFolders(target.madeFolders ?? []) : [];
+    changed.push({ file: target.file, keys: removed, removedFile: removeFile, removedFolders });
   }
   const kept = onlyProject ? record.files.filter((entry) => entry.file !== paths.projectSettings) : [];
   if (kept.length > 0 || (onlyProject && (record.skills?.length ?? 0) > 0))

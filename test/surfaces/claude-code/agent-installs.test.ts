@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -49,6 +49,31 @@ describe('agent installs: object keys and whole files', () => {
     await uninstallAgent(description, join(dir, 'home'));
     expect(readFileSync(settings, 'utf8')).toBe(own);
     expect(existsSync(plugin)).toBe(false);
+  });
+
+  it('uninstall removes the folders install made, deepest first, and keeps one the agent has filled since', async () => {
+    // Nothing of the agent's there before install: after uninstall the tree is as it was, no empty
+    // agent/ or agent/plugin/ folder left behind.
+    const tree = (): string[] =>
+      readdirSync(dir, { recursive: true, encoding: 'utf8' })
+        .filter((name) => !name.startsWith('home'))
+        .sort();
+    const before = tree();
+    await installAgent(description, join(dir, 'home'));
+    expect(existsSync(join(dir, 'agent', 'plugin'))).toBe(true);
+    const result = await uninstallAgent(description, join(dir, 'home'));
+    expect(tree()).toEqual(before);
+    expect(result.changed.filter((entry) => entry.how === 'removed-folder').map((entry) => entry.file)).toEqual([
+      join(dir, 'agent', 'plugin'),
+      join(dir, 'agent'),
+    ]);
+
+    // The agent wrote its own file into a folder install made: that folder and its file stay.
+    await installAgent(description, join(dir, 'home'));
+    writeFileSync(join(dir, 'agent', 'sessions.db'), 'the agent');
+    await uninstallAgent(description, join(dir, 'home'));
+    expect(existsSync(join(dir, 'agent', 'plugin'))).toBe(false);
+    expect(readFileSync(join(dir, 'agent', 'sessions.db'), 'utf8')).toBe('the agent');
   });
 
   it('after the user edits the file, takes out only its key and the objects it made', async () => {

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
 
@@ -46,6 +46,9 @@ describe('engram install / uninstall claude-code', () => {
     await workspace.json(['uninstall', 'claude-code']);
     expect(existsSync(project)).toBe(false);
     expect(existsSync(userSettings)).toBe(false);
+    // The folders install made for them go too: no empty .claude/ left in the user's repository or HOME.
+    expect(existsSync(join(workspace.cwd, '.claude'))).toBe(false);
+    expect(existsSync(join(workspace.home, '.claude'))).toBe(false);
   });
 
   it('uninstall --project removes it from this project only; the global --project <id> still parses around it', async () => {
@@ -57,7 +60,9 @@ describe('engram install / uninstall claude-code', () => {
     const there = join(other, '.claude', 'settings.json');
     // The global --project takes a value: before the command's name, or attached, beside the command's own flag.
     const removed = await workspace.json(['--project', 'acme/app', 'uninstall', 'claude-code', '--project']);
-    expect(removed.changed).toEqual([{ file: here, keys: ['enabledPlugins.engram@engram'], removedFile: true }]);
+    expect(removed.changed).toEqual([
+      { file: here, keys: ['enabledPlugins.engram@engram'], removedFile: true, removedFolders: [dirname(here)] },
+    ]);
     expect(existsSync(here)).toBe(false);
     expect(settingsOf(there)).toEqual({ enabledPlugins: { 'engram@engram': true } });
     expect(settingsOf(userSettings).extraKnownMarketplaces.engram).toBeDefined();

@@ -17,7 +17,7 @@ import { geminiInstallDescription } from '../../claude-code/gemini-install.js';
 import { opencodeInstallDescription } from '../../claude-code/opencode-install.js';
 import { qwenInstallDescription } from '../../claude-code/qwen-install.js';
 import { runForDetectedAgents } from './install-detect.js';
-import type { AgentInstallDescription } from '../../claude-code/agent-installs.js';
+import type { AgentInstallDescription, AgentUninstallResult } from '../../claude-code/agent-installs.js';
 import { pluginFolder } from '../../claude-code/claude-code-install.js';
 import { join } from 'node:path';
 import { globalSettingFlags } from '../cli-engram.js';
@@ -156,10 +156,7 @@ export const uninstallCommand: CommandDefinition = {
           ? [`engram was not installed for ${title}; nothing changed.`]
           : [
               `Removed engram from ${title} (memories are kept):`,
-              ...result.changed.map(
-                (entry) =>
-                  `  ${entry.file}: ${entry.how === 'restored' ? 'as it was before install' : entry.how === 'removed-file' ? 'removed (install created it)' : "engram's entries removed"}`,
-              ),
+              ...result.changed.map((entry) => `  ${entry.file}: ${UNINSTALLED_HOW[entry.how]}`),
             ];
       return { data: result, text: [...lines, ...result.warnings.map((warning) => `warning: ${warning}`)].join('\n') };
     }
@@ -180,7 +177,7 @@ export const uninstallCommand: CommandDefinition = {
             'Removed engram from Claude Code (memories are kept):',
             ...result.changed.map(
               (entry) =>
-                `  ${entry.file}: ${entry.keys.join(', ')}${entry.removedFile ? ' (file removed: install created it)' : ''}`,
+                `  ${entry.file}: ${entry.keys.join(', ')}${entry.removedFile ? ' (file removed: install created it)' : ''}${entry.removedFolders.length > 0 ? `; empty folders install made removed: ${entry.removedFolders.join(', ')}` : ''}`,
             ),
             ...(removedSkills.length > 0 ? [`  procedure skills removed: ${removedSkills.join(', ')}`] : []),
           ];
@@ -202,6 +199,14 @@ export function opencodeDescription(
 }
 
 /** engram's launcher in the plugin folder, which every agent's hook command runs with this Node. */
+/** What `engram uninstall <agent>` says of each file or folder it put back. */
+const UNINSTALLED_HOW: Record<AgentUninstallResult['changed'][number]['how'], string> = {
+  restored: 'as it was before install',
+  'removed-file': 'removed (install created it)',
+  'removed-folder': 'removed (install made the folder, empty again)',
+  'entries-removed': "engram's entries removed",
+};
+
 const launcher = (): string => join(pluginFolder(), 'scripts', 'engram.mjs');
 
 /** The agents installed through agent-installs.ts: each one's description, its name for people, what runs it next. */
