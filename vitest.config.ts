@@ -1,4 +1,12 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+
+// Files at once. Vitest's default is one fewer than the cores: on a 2-core machine (CI's) that is one
+// file at a time, and most files spend much of their time waiting on a child process (the CLI, a
+// hook, an agent's CLI, git, Chromium) or a loopback server. One more file than cores keeps both
+// cores busy; many-core machines keep vitest's default. VITEST_MAX_WORKERS=<n> overrides it.
+const cores = availableParallelism();
+const maxWorkers = Math.max(cores - 1, Math.min(cores + 1, 3));
 
 // Two projects: everything, and the tests that need a PostgreSQL server. The second one's global
 // setup (test/support/postgres-server.ts) starts a throwaway server, or uses ENGRAM_TEST_POSTGRES_URL,
@@ -8,6 +16,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    maxWorkers,
     projects: [
       {
         extends: true,
