@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm start` without a TypeScript compile on every start: `prepare` builds once at install, and
-// this (the `prestart` script) rebuilds only when a file under src/, a tsconfig or package.json is
-// newer than the last build, whose start time dist/.build-stamp holds.
+// this (the `prestart` script, and `npm test`'s pretest) rebuilds only when a file under src/, a
+// tsconfig, package.json or a build script is newer than the last build, whose start time
+// dist/.build-stamp holds.
 //   node scripts/build-if-stale.mjs            rebuild if stale
 //   node scripts/build-if-stale.mjs --force    build now (npm run build)
 import { execFileSync } from 'node:child_process';
@@ -26,7 +27,15 @@ function writeStamp(startedAt) {
 }
 
 {
-  const inputs = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package.json']
+  const inputs = [
+    'src',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'package.json',
+    'scripts/build-if-stale.mjs',
+    'scripts/copy-viewer.mjs',
+    'scripts/bundle-hooks.mjs',
+  ]
     .map((name) => join(root, name))
     .filter((path) => existsSync(path));
   const newest = Math.max(...inputs.map(newestMtime));
