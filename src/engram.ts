@@ -1,7 +1,7 @@
 /// <reference lib="esnext.disposable" preserve="true" />
 // Engram is async-disposable: a consumer without @types/node (a browser or edge project) gets Symbol.asyncDispose from this lib.
 import { EngramError } from './kernel/errors.js';
-import type { Memory, MemoryPatch, MemorySource, NewMemory } from './memory/memory.js';
+import type { Memory, MemoryPatch, NewMemory } from './memory/memory.js';
 import { assertScope, type Scope } from './memory/scope.js';
 import { DEFAULT_SETTINGS, type Settings } from './kernel/settings.js';
 import { recallMemories, type RecallResult } from './recall/recall-memories.js';
@@ -9,7 +9,6 @@ import { parseAsOf, withInvalidMemories } from './consolidation/as-of.js';
 import { supersedeChain, type SupersedeChain } from './consolidation/supersede-chain.js';
 import { buildMemoryContext, type MemoryContext, type MemoryContextOptions } from './recall/memory-context.js';
 import {
-  requireRole,
   type ImportReport,
   type PurgeReport,
   type MemoryFilter,
@@ -17,26 +16,16 @@ import {
   type StoreStats,
 } from './contracts/memory-store.js';
 import type { HistoryEntry } from './memory/memory-history.js';
-import { allCleared, purgedStates } from './memory/memory-purge.js';
-import { extractionPurgeOptions, sourceTranscriptPlaces } from './extraction/extraction-purge-sources.js';
 import type { Embedder } from './contracts/embedder.js';
 import type { LanguageModel } from './contracts/language-model.js';
-import {
-  reindexVectors,
-  storeMemoryVectors,
-  type ReindexOptions,
-  type ReindexReport,
-} from './remember/memory-vectors.js';
-import { saveMemory } from './remember/save-memory.js';
+import type { ReindexOptions, ReindexReport } from './remember/memory-vectors.js';
 import type { DedupeReport } from './maintenance/merge-duplicates.js';
 import type { AgingReport } from './maintenance/age-memories.js';
-import { checkMemoryPrivacy, privacyWarnings, type PrivacyReport } from './privacy/memory-privacy.js';
 import type { SecretKind } from './privacy/secret-redaction.js';
-import { describeWarning } from './kernel/warnings.js';
-import { checkImportPrivacy, privacyNotices } from './privacy/privacy-notices.js';
 import { EngramJobs } from './extraction/engram-jobs.js';
 import { EngramChangeSets, EngramDream } from './consolidation/engram-change-sets.js';
 import { EngramStorage } from './engram-storage.js';
+import { EngramWrites } from './engram-writes.js';
 
 export type { RecallResult } from './recall/recall-memories.js';
 export type { SupersedeChain, SupersedeLink } from './consolidation/supersede-chain.js';
@@ -87,7 +76,7 @@ export class Engram {
   readonly #now: () => Date;
   readonly embedder: Embedder | undefined;
   readonly model: LanguageModel | undefined;
-  readonly #onWarning: (warning: string, cause?: unknown) => void;
+  readonly #writes: EngramWrites;
   /** The durable extraction queue: list, retry a failed job, run the due ones. */
   readonly jobs: EngramJobs;
   /** The dream's change sets: list, get, undo one whole. */
@@ -108,7 +97,15 @@ export class Engram {
     this.#now = options.now ?? (() => new Date());
     this.embedder = options.embedder;
     this.model = options.model;
-    this.#onWarning = options.onWarning ?? ((warning) => console.warn(`engram: ${warning}`));
+    this.#writes = new EngramWrites({
+      store: this.store,
+      settings: this.settings,
+      defaultScope: this.defaultScope,
+      actor: this.#actor,
+      now: this.#now,
+      embedder: this.embedder,
+      onWarning: options.onWarning ?? ((warning) => console.warn(`engram: ${warning}`)),
+    });
     this.jobs = new EngramJobs(this.store);
     this.changeSets = new EngramChangeSets({
       store: this.store,
@@ -133,34 +130,7 @@ export class Engram {
    * `private-content-removed`; `redacted` names the kinds, never the secrets).
    */
   async save(input: RememberInput, options: SaveOptions = {}): Promise<EngramSaveResult> {
-    if (input === null || typeof input !== 'object')
-      throw new EngramError('INVALID_INPUT', 'remember() takes an object with content.');
-    const dependencies = {
-      store: this.store,
-      settings: this.settings,
-      now: this.#now,
-      ...(this.embedder && { embedder: this.embedder }),
-    };
-    const sourced =
-      options.source === undefined ? input : { ...input, source: withSource(input.source, options.source) };
-    // The write path's one privacy pass: its report is carried down to the result and onWarning, and
-    // the checked value passes validation and the store without another scan (memory-privacy.ts).
-    const { value, report } = checkMemoryPrivacy(
-      { ...sourced, scope: sourced.scope ?? this.defaultScope },
-      { maxContentChars: this.settings.memory.maxContentBytes },
-    );
-    const result = await saveMemory(dependencies, value, {
-      actor: options.actor ?? this.#actor,
-      ...(options.dedupe !== undefined && { dedupe: options.dedupe }),
-    });
-    this.#reportPrivacy(report, 'The memory');
-    const warnings = privacyWarnings(report);
-    if (warnings.length === 0) return result;
-    return {
-      ...result,
-      warnings: [...warnings, ...result.warnings],
-      ...(report.redacted.length > 0 && { redacted: report.redacted }),
-    };
+    return this.#writes.save(input, options);
   }
 
   /** Finds near-duplicate groups per scope in the read scopes (or the given ones); with `apply`, merges them. */
@@ -280,23 +250,7 @@ export class Engram {
   /** Changes fields of a memory in the read scopes (or the given ones); with `ifUpdatedAt`, only if nobody changed it since (else CONFLICT). */
   async update(id: string, patch: MemoryPatch, options: UpdateOptions = {}): Promise<Memory> {
     const { actor, scopes } = this.#change(options);
-    const current = await this.get(id, scopes);
-    const sourced =
-      options.source === undefined || patch === null || typeof patch !== 'object'
-        ? patch
-        : { ...patch, source: withSource(patch.source === undefined ? current.source : patch.source, options.source) };
-    const { value: clean, report } = checkMemoryPrivacy(sourced, {
-      maxContentChars: this.settings.memory.maxContentBytes,
-    });
-    const updated = await this.store.update(id, clean, {
-      actor,
-      ...(options.ifUpdatedAt !== undefined && { ifUpdatedAt: options.ifUpdatedAt }),
-    });
-    this.#reportPrivacy(report, `Memory ${id}`);
-    // The store dropped the vector of changed text; compute the new one.
-    if (patch && (patch.name !== undefined || patch.description !== undefined || patch.content !== undefined))
-      await this.#storeVectors([updated]);
-    return updated;
+    return this.#writes.update(await this.get(id, scopes), patch, options, actor);
   }
 
   /** Archives a memory (kept, left out of recall), or with `hard` deletes it for good. */
@@ -329,10 +283,7 @@ export class Engram {
           `No memory or history with id ${JSON.stringify(String(id).slice(0, 140))} in ${scopes.join(', ')}.`,
         );
     }
-    const states = purgedStates(memory, await this.store.history(id));
-    const report = await this.store.purge(id, { actor }, extractionPurgeOptions(states));
-    const places = [...report.places, ...sourceTranscriptPlaces(states)];
-    return { ...report, places, copiesCleared: allCleared(places) };
+    return this.#writes.purge(id, memory, actor);
   }
 
   /** Brings an archived memory of the read scopes (or the given ones) back into recall. */
@@ -371,17 +322,7 @@ export class Engram {
       );
     }
     const entry = await this.store.undo(changeId, { actor });
-    // Vectors follow the text: an undone delete or edit gets its vector back (recomputed, not kept).
-    const { before, after } = entry;
-    if (
-      after &&
-      (!before ||
-        before.name !== after.name ||
-        before.description !== after.description ||
-        before.content !== after.content)
-    ) {
-      await this.#storeVectors([after]);
-    }
+    await this.#writes.afterUndo(entry);
     return entry;
   }
 
@@ -391,17 +332,7 @@ export class Engram {
    * STORE_UNSUPPORTED for a store without vectors.
    */
   async reindex(options: Partial<ReindexOptions> = {}): Promise<ReindexReport> {
-    if (!this.embedder) {
-      throw new EngramError(
-        'CONFIG_INVALID',
-        'No embedder is configured: set embedding.provider to openai-compatible, with embedding.baseUrl and embedding.model.',
-      );
-    }
-    const vectors = requireRole(this.store, 'vectors', 'reindex');
-    return reindexVectors(
-      { vectors, embedder: this.embedder },
-      { batchSize: this.settings.embedding.batchSize, ...options },
-    );
+    return this.#writes.reindex(options);
   }
 
   /** Every change to a memory of the read scopes (or the given ones), oldest first; deleted memories too. */
@@ -433,38 +364,7 @@ export class Engram {
     inputs: readonly NewMemory[],
     options: { onExisting?: 'skip' | 'replace' | 'fail'; actor?: string } = {},
   ): Promise<ImportReport & { redacted: SecretKind[] }> {
-    if (!Array.isArray(inputs)) throw new EngramError('INVALID_INPUT', 'An import is an array of memories.');
-    const { values: clean, report: privacy } = checkImportPrivacy(inputs, {
-      maxContentChars: this.settings.memory.maxContentBytes,
-    });
-    const report = await this.store.importMany(
-      clean,
-      { onExisting: options.onExisting ?? 'skip' },
-      { actor: options.actor ?? 'import' },
-    );
-    this.#reportPrivacy(privacy, 'The import');
-    await this.#storeVectors(report.written);
-    return { ...report, redacted: privacy.redacted };
-  }
-
-  /** Says what a write left out (kinds and counts, never the secrets), through onWarning. */
-  #reportPrivacy(report: PrivacyReport, subject: string): void {
-    for (const notice of privacyNotices(report, subject)) this.#onWarning(notice);
-  }
-
-  /** Best effort: the write is done; a failed embedding is a warning, and `engram reindex` fills the gap. A store without vectors needs none (recall says so). */
-  async #storeVectors(memories: readonly Memory[]): Promise<void> {
-    const { vectors } = this.store;
-    if (!this.embedder || !vectors || memories.length === 0) return;
-    try {
-      const result = await storeMemoryVectors({ vectors, embedder: this.embedder }, memories);
-      for (const warning of result.warnings) {
-        this.#onWarning(describeWarning({ code: warning, details: { memories: memories.length } }), result.error);
-      }
-    } catch (error) {
-      const message = (error as Error).message;
-      this.#onWarning(describeWarning({ code: 'vectors-not-stored', details: { message } }), error);
-    }
+    return this.#writes.importMemories(inputs, options);
   }
 
   /** Who a change is recorded for and which scopes it may touch: the call's, else this engram's. */
@@ -490,9 +390,4 @@ export class Engram {
       ...(stale && { updatedBefore: new Date(now - this.settings.recall.staleDays * 86_400_000).toISOString() }),
     };
   }
-}
-
-// A write's source over a memory's own: the write says where it comes from, the memory keeps its origin.
-function withSource(own: MemorySource | null | undefined, given: MemorySource): MemorySource {
-  return { ...given, ...(own?.origin && { origin: own.origin }) };
 }

@@ -8,7 +8,7 @@ import {
   type SettingValue,
   type Settings,
 } from '../../src/kernel/settings.js';
-import type { EmbeddingProvider, ModelProvider } from '../../src/kernel/settings.js';
+import type { EmbeddingProvider, ModelProvider } from '../../src/kernel/settings-model-rows.js';
 import { checkSetting, readSettingValue } from '../../src/kernel/setting-checks.js';
 import type { SettingDefinition } from '../../src/kernel/setting-definition.js';
 import { expectEngramErrorSync } from '../support/expect-engram-error.js';

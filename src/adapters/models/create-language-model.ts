@@ -1,6 +1,6 @@
 import { EngramError } from '../../kernel/errors.js';
 import type { Settings } from '../../kernel/settings.js';
-import { DEFAULT_MODEL_IDS, MODEL_PROVIDERS } from '../../kernel/settings.js';
+import { DEFAULT_MODEL_IDS, MODEL_PROVIDERS } from '../../kernel/settings-model-rows.js';
 import type { LanguageModel } from '../../contracts/language-model.js';
 import { AnthropicLanguageModel } from './anthropic-language-model.js';
 import { ClaudeCodeLanguageModel } from './claude-code-language-model.js';

@@ -20,14 +20,8 @@ import {
   restoreMemory,
 } from '../../memory/memory-changes.js';
 import type { Scope } from '../../memory/scope.js';
-import {
-  allCleared,
-  purgedRowsReport,
-  purgeNeedles,
-  type PurgeOptions,
-  type PurgeReport,
-} from '../../memory/memory-purge.js';
-import { clearPostgresFiles, removePostgresCopies } from './postgres-purge.js';
+import { type PurgeOptions, type PurgeReport } from '../../memory/memory-purge.js';
+import { purgePostgresMemory } from './postgres-purge.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import type { ChangeAction, ChangeContext, HistoryEntry } from '../../memory/memory-history.js';
 import type {
@@ -66,7 +60,17 @@ import { readStoreStats } from './postgres-store-stats.js';
 import { PostgresStoreLock } from './postgres-store-lock.js';
 import { detectPgvector, type VectorSearchMode } from './postgres-pgvector.js';
 import { PostgresVectorIndex } from './postgres-vector-index.js';
-import { insertHistory, insertMemories, insertMemoriesWithHistory, replaceMemory } from './postgres-writes.js';
+import {
+  historyEntry,
+  HISTORY_SELECT,
+  insertMemories,
+  insertMemoriesWithHistory,
+  lockedMemory,
+  PREPARED,
+  readChange,
+  recordChange,
+  replaceMemory,
+} from './postgres-writes.js';
 
 export interface PostgresMemoryStoreOptions {
   /** `postgres://user:password@host:port/database?schema=…` (see postgres-connection-url.ts for every parameter). */
@@ -92,9 +96,7 @@ export interface PostgresMemoryStoreOptions {
   jobs?: Settings['jobs'];
 }
 
-const HISTORY_COLUMNS = 'id, memory_id, action, actor, at, before, after, undo_of';
 /** Fixed statements run on every write or read by id: parsed and planned once per connection. */
-const PREPARED = { prepared: true } as const;
 /** The schema version that made the vector tables. */
 const VECTOR_SCHEMA_VERSION = 2;
 
@@ -217,7 +219,7 @@ export class PostgresMemoryStore implements MemoryStore {
     refuseRepeatedIds(memories, 'batch');
     const actor = checkActor(change);
     if (memories.length === 0) return [];
-    const entries = memories.map((memory) => this.#entry('create', memory.id, null, memory, actor, now, null));
+    const entries = memories.map((memory) => historyEntry('create', memory.id, null, memory, actor, now, null));
     // One statement: every memory and its history entry, or none of them.
     await insertMemoriesWithHistory(this.#database, memories, entries).catch((error: unknown) => {
       if (!(isEngramError(error) && error.code === 'CONFLICT')) throw error;
@@ -246,19 +248,19 @@ export class PostgresMemoryStore implements MemoryStore {
     await this.#database.transaction(async (transaction) => {
       // Row locks taken in id order, held to the commit: the versions checked are the versions written over.
       const current = new Map<string, Memory | undefined>();
-      for (const [id] of expected) current.set(id, await this.#lockedMemory(transaction, id));
+      for (const [id] of expected) current.set(id, await lockedMemory(transaction, id));
       checkVersions(expected, (id) => current.get(id));
       for (const memory of memories) {
-        const existing = await this.#lockedMemory(transaction, memory.id);
+        const existing = await lockedMemory(transaction, memory.id);
         const action = planImport(existing, memory, options.onExisting);
         if (action === 'create') {
           await insertMemories(transaction, [memory]);
-          await this.#record(transaction, 'create', memory.id, null, memory, actor, now, null);
+          await recordChange(transaction, 'create', memory.id, null, memory, actor, now, null);
           report.created += 1;
           report.written.push(memory);
         } else if (action === 'replace') {
           await replaceMemory(transaction, memory);
-          await this.#record(
+          await recordChange(
             transaction,
             replacementAction(existing!, memory),
             memory.id,
@@ -325,11 +327,11 @@ export class PostgresMemoryStore implements MemoryStore {
   async delete(id: string, change: ChangeContext): Promise<void> {
     const actor = checkActor(change);
     await this.#database.transaction(async (transaction) => {
-      const before = await this.#lockedMemory(transaction, id);
+      const before = await lockedMemory(transaction, id);
       if (!before) throw memoryNotFound(id);
       checkUnchangedSince(before, change);
       await transaction.query('DELETE FROM memories WHERE id = $1', [id], PREPARED);
-      await this.#record(
+      await recordChange(
         transaction,
         'delete',
         id,
@@ -343,46 +345,13 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async purge(id: string, change: ChangeContext, options: PurgeOptions = {}): Promise<PurgeReport> {
-    const actor = checkActor(change);
-    const removed = await this.#database.transaction(async (transaction) => {
-      const current = await this.#lockedMemory(transaction, id);
-      if (current) checkUnchangedSince(current, change);
-      const history = (
-        await transaction.query<HistoryRow>(
-          `SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE memory_id = $1 ORDER BY seq FOR UPDATE`,
-          [id],
-        )
-      ).rows.map(rowToHistory);
-      if (!current && history.every((entry) => entry.action === 'purge')) throw memoryNotFound(id);
-      const vectors = (
-        await transaction.query<{ n: string }>('SELECT count(*) AS n FROM memory_vectors WHERE memory_id = $1', [id])
-      ).rows[0]!.n;
-      // The vector goes with the row (foreign key, ON DELETE CASCADE), the text search entry too.
-      if (current) await transaction.query('DELETE FROM memories WHERE id = $1', [id]);
-      const historyEntriesRemoved = (await transaction.query('DELETE FROM memory_history WHERE memory_id = $1', [id]))
-        .rowCount;
-      const now = this.#now();
-      const copies = await removePostgresCopies(transaction, {
-        memoryId: id,
-        needles: purgeNeedles(id, current, history),
-        options,
-        now: now.getTime(),
-      });
-      const changeId = await this.#record(transaction, 'purge', id, null, null, actor, now.toISOString(), null);
-      return purgedRowsReport({
-        changeId,
-        memoryRemoved: current !== undefined,
-        historyEntriesRemoved,
-        vectorsRemoved: Number(vectors),
-        copies,
-      });
-    });
-    const files = await clearPostgresFiles(this.#database);
-    for (const place of files)
-      if (!place.cleared && place.place === 'freed-space')
-        this.#warn(`The purge removed the rows, but ${place.reason}.`);
-    const places = [...removed.places, ...files];
-    return { ...removed, places, copiesCleared: allCleared(places) };
+    return purgePostgresMemory(
+      this.#database,
+      { now: () => this.#now(), warn: (message) => this.#warn(message) },
+      id,
+      change,
+      options,
+    );
   }
 
   async list(filter: MemoryFilter): Promise<Memory[]> {
@@ -430,7 +399,7 @@ export class PostgresMemoryStore implements MemoryStore {
   async history(memoryId: string): Promise<HistoryEntry[]> {
     const rows = (
       await this.#database.query<HistoryRow>(
-        `SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE memory_id = $1 ORDER BY seq`,
+        `SELECT ${HISTORY_SELECT} FROM memory_history WHERE memory_id = $1 ORDER BY seq`,
         [memoryId],
         PREPARED,
       )
@@ -439,25 +408,25 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async getChange(changeId: string): Promise<HistoryEntry | undefined> {
-    return this.#readChange(this.#database, changeId);
+    return readChange(this.#database, changeId);
   }
 
   async undo(changeId: string, change: ChangeContext): Promise<HistoryEntry> {
     const actor = checkActor(change);
     return this.#database.transaction(async (transaction) => {
-      const entry = await this.#readChange(transaction, changeId);
+      const entry = await readChange(transaction, changeId);
       if (!entry)
         throw new EngramError(
           'NOT_FOUND',
           `No change with id ${changeId}; "engram show <memory>" lists a memory's changes.`,
         );
-      const current = await this.#lockedMemory(transaction, entry.memoryId);
+      const current = await lockedMemory(transaction, entry.memoryId);
       const now = changeTime(current ?? { updatedAt: entry.at }, this.#now().toISOString());
       const plan = planUndo(entry, current, now);
       let entryId: string;
       if (plan.kind === 'remove') {
         await transaction.query('DELETE FROM memories WHERE id = $1', [entry.memoryId]);
-        entryId = await this.#record(transaction, plan.action, entry.memoryId, plan.before, null, actor, now, entry.id);
+        entryId = await recordChange(transaction, plan.action, entry.memoryId, plan.before, null, actor, now, entry.id);
       } else {
         if (current) {
           await replaceMemory(transaction, plan.after);
@@ -471,7 +440,7 @@ export class PostgresMemoryStore implements MemoryStore {
               : error;
           });
         }
-        entryId = await this.#record(
+        entryId = await recordChange(
           transaction,
           plan.action,
           entry.memoryId,
@@ -482,7 +451,7 @@ export class PostgresMemoryStore implements MemoryStore {
           entry.id,
         );
       }
-      return (await this.#readChange(transaction, entryId))!;
+      return (await readChange(transaction, entryId))!;
     });
   }
 
@@ -499,65 +468,16 @@ export class PostgresMemoryStore implements MemoryStore {
   ): Promise<Memory> {
     const actor = checkActor(change);
     return this.#database.transaction(async (transaction) => {
-      const before = await this.#lockedMemory(transaction, id);
+      const before = await lockedMemory(transaction, id);
       if (!before) throw memoryNotFound(id);
       checkUnchangedSince(before, change);
       const now = changeTime(before, this.#now().toISOString());
       const after = await transition(before, now, transaction);
       if (after === before) return after;
       await replaceMemory(transaction, after);
-      await this.#record(transaction, action, id, before, after, actor, now, null);
+      await recordChange(transaction, action, id, before, after, actor, now, null);
       return after;
     });
-  }
-
-  async #record(
-    transaction: PostgresQueryable,
-    action: ChangeAction,
-    memoryId: string,
-    before: Memory | null,
-    after: Memory | null,
-    actor: string,
-    now: string,
-    undoOf: string | null,
-  ): Promise<string> {
-    const entry = this.#entry(action, memoryId, before, after, actor, now, undoOf);
-    await insertHistory(transaction, [entry]);
-    return entry.id;
-  }
-
-  #entry(
-    action: ChangeAction,
-    memoryId: string,
-    before: Memory | null,
-    after: Memory | null,
-    actor: string,
-    now: string,
-    undoOf: string | null,
-  ): HistoryEntry {
-    return { id: createSortableId('chg', Date.parse(now)), memoryId, action, actor, at: now, before, after, undoOf };
-  }
-
-  async #lockedMemory(transaction: PostgresQueryable, id: string): Promise<Memory | undefined> {
-    const [row] = (
-      await transaction.query<MemoryRow>(
-        `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1 FOR UPDATE`,
-        [id],
-        PREPARED,
-      )
-    ).rows;
-    return row && rowToMemory(row);
-  }
-
-  async #readChange(queryable: PostgresQueryable, changeId: string): Promise<HistoryEntry | undefined> {
-    const [row] = (
-      await queryable.query<HistoryRow>(
-        `SELECT ${HISTORY_COLUMNS} FROM memory_history WHERE id = $1`,
-        [changeId],
-        PREPARED,
-      )
-    ).rows;
-    return row && rowToHistory(row);
   }
 
   #warnAboutVectorsOnce(mode: VectorSearchMode): void {

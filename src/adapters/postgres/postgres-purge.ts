@@ -1,11 +1,19 @@
 import {
+  allCleared,
   checkpointPlace,
   placeCounter,
+  purgedRowsReport,
+  purgeNeedles,
   scrubCheckpointValue,
   type PurgeOptions,
   type PurgePlace,
+  type PurgeReport,
 } from '../../memory/memory-purge.js';
-import type { PostgresQueryable } from './postgres-database.js';
+import type { ChangeContext } from '../../memory/memory-history.js';
+import { checkActor, checkUnchangedSince, memoryNotFound } from '../../contracts/store-checks/store-input.js';
+import type { PostgresDatabase, PostgresQueryable } from './postgres-database.js';
+import { rowToHistory, type HistoryRow } from './postgres-rows.js';
+import { HISTORY_SELECT, lockedMemory, recordChange } from './postgres-writes.js';
 
 /**
  * A purge on Postgres beyond the memory's rows: the jobs and checkpoints that hold copies (inside
@@ -14,6 +22,59 @@ import type { PostgresQueryable } from './postgres-database.js';
  * keeps every change it logged until its segments are recycled; a client can rewrite the tables
  * (VACUUM FULL, as their owner) and ask for a checkpoint (superuser or pg_checkpoint), and no more.
  */
+
+/**
+ * `PostgresMemoryStore.purge`: the memory's row, its history and vectors and the copies outside them
+ * in one transaction, then the server's files (clearPostgresFiles), warning when freed space stays.
+ */
+export async function purgePostgresMemory(
+  database: PostgresDatabase,
+  access: { now(): Date; warn(message: string): void },
+  id: string,
+  change: ChangeContext,
+  options: PurgeOptions,
+): Promise<PurgeReport> {
+  const actor = checkActor(change);
+  const removed = await database.transaction(async (transaction) => {
+    const current = await lockedMemory(transaction, id);
+    if (current) checkUnchangedSince(current, change);
+    const history = (
+      await transaction.query<HistoryRow>(
+        `SELECT ${HISTORY_SELECT} FROM memory_history WHERE memory_id = $1 ORDER BY seq FOR UPDATE`,
+        [id],
+      )
+    ).rows.map(rowToHistory);
+    if (!current && history.every((entry) => entry.action === 'purge')) throw memoryNotFound(id);
+    const vectors = (
+      await transaction.query<{ n: string }>('SELECT count(*) AS n FROM memory_vectors WHERE memory_id = $1', [id])
+    ).rows[0]!.n;
+    // The vector goes with the row (foreign key, ON DELETE CASCADE), the text search entry too.
+    if (current) await transaction.query('DELETE FROM memories WHERE id = $1', [id]);
+    const historyEntriesRemoved = (await transaction.query('DELETE FROM memory_history WHERE memory_id = $1', [id]))
+      .rowCount;
+    const now = access.now();
+    const copies = await removePostgresCopies(transaction, {
+      memoryId: id,
+      needles: purgeNeedles(id, current, history),
+      options,
+      now: now.getTime(),
+    });
+    const changeId = await recordChange(transaction, 'purge', id, null, null, actor, now.toISOString(), null);
+    return purgedRowsReport({
+      changeId,
+      memoryRemoved: current !== undefined,
+      historyEntriesRemoved,
+      vectorsRemoved: Number(vectors),
+      copies,
+    });
+  });
+  const files = await clearPostgresFiles(database);
+  for (const place of files)
+    if (!place.cleared && place.place === 'freed-space')
+      access.warn(`The purge removed the rows, but ${place.reason}.`);
+  const places = [...removed.places, ...files];
+  return { ...removed, places, copiesCleared: allCleared(places) };
+}
 
 /** The tables a purge touches (memory_embeddings exists only with pgvector). */
 const PURGED_TABLES = ['memories', 'memory_history', 'memory_vectors', 'memory_embeddings', 'jobs', 'checkpoints'];

@@ -1,12 +1,27 @@
+import { createSortableId } from '../../kernel/ids.js';
 import type { Memory } from '../../memory/memory.js';
-import type { HistoryEntry } from '../../memory/memory-history.js';
+import type { ChangeAction, HistoryEntry } from '../../memory/memory-history.js';
 import type { PostgresQueryable } from './postgres-database.js';
 import { searchDocument } from './postgres-full-text-index.js';
-import { memoryValues, WRITTEN_COLUMNS } from './postgres-rows.js';
+import {
+  MEMORY_COLUMNS,
+  memoryValues,
+  rowToHistory,
+  rowToMemory,
+  WRITTEN_COLUMNS,
+  type HistoryRow,
+  type MemoryRow,
+} from './postgres-rows.js';
 
 // The row writes every path shares (create, update, import, undo, restore). A memory always goes
 // in with its full-text document, in the same statement; many rows go in one statement (arrays
-// unnested), so a batch costs one round trip, not one per row.
+// unnested), so a batch costs one round trip, not one per row. The reads a write transaction makes
+// (a memory locked, a change by id) and the history entry of each change are here too.
+
+/** The history columns a read selects. */
+export const HISTORY_SELECT = 'id, memory_id, action, actor, at, before, after, undo_of';
+
+export const PREPARED = { prepared: true } as const;
 
 /** Postgres types of WRITTEN_COLUMNS, in order, for unnesting one array per column. */
 const MEMORY_COLUMN_TYPES = [
@@ -111,4 +126,57 @@ export async function replaceMemory(queryable: PostgresQueryable, memory: Memory
 /** Inserts history entries as given (their states as JSON text, verbatim), in one statement. */
 export async function insertHistory(queryable: PostgresQueryable, entries: readonly HistoryEntry[]): Promise<void> {
   if (entries.length > 0) await queryable.query(INSERT_HISTORY, historyColumns(entries), { prepared: true });
+}
+
+/** Records one change in the history; returns its change id. */
+export async function recordChange(
+  transaction: PostgresQueryable,
+  action: ChangeAction,
+  memoryId: string,
+  before: Memory | null,
+  after: Memory | null,
+  actor: string,
+  now: string,
+  undoOf: string | null,
+): Promise<string> {
+  const entry = historyEntry(action, memoryId, before, after, actor, now, undoOf);
+  await insertHistory(transaction, [entry]);
+  return entry.id;
+}
+
+/** A history entry with a new change id sorted by its time. */
+export function historyEntry(
+  action: ChangeAction,
+  memoryId: string,
+  before: Memory | null,
+  after: Memory | null,
+  actor: string,
+  now: string,
+  undoOf: string | null,
+): HistoryEntry {
+  return { id: createSortableId('chg', Date.parse(now)), memoryId, action, actor, at: now, before, after, undoOf };
+}
+
+/** A memory's row, locked for this transaction's writes. */
+export async function lockedMemory(transaction: PostgresQueryable, id: string): Promise<Memory | undefined> {
+  const [row] = (
+    await transaction.query<MemoryRow>(
+      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1 FOR UPDATE`,
+      [id],
+      PREPARED,
+    )
+  ).rows;
+  return row && rowToMemory(row);
+}
+
+/** One history entry by its change id. */
+export async function readChange(queryable: PostgresQueryable, changeId: string): Promise<HistoryEntry | undefined> {
+  const [row] = (
+    await queryable.query<HistoryRow>(
+      `SELECT ${HISTORY_SELECT} FROM memory_history WHERE id = $1`,
+      [changeId],
+      PREPARED,
+    )
+  ).rows;
+  return row && rowToHistory(row);
 }

@@ -1,6 +1,3 @@
-import { mkdirSync } from 'node:fs';
-import { createPrivateFile, PRIVATE_DIRECTORY_MODE, tightenMode } from '../../kernel/node/private-files.js';
-import { dirname } from 'node:path';
 import type { Bm25Parameters } from '../../recall/bm25-scoring.js';
 import { EngramError } from '../../kernel/errors.js';
 import {
@@ -23,15 +20,8 @@ import {
   restoreMemory,
 } from '../../memory/memory-changes.js';
 import type { Scope } from '../../memory/scope.js';
-import {
-  allCleared,
-  purgeNeedles,
-  purgedRowsReport,
-  type PurgeOptions,
-  type PurgePlace,
-  type PurgeReport,
-} from '../../memory/memory-purge.js';
-import { removeSqliteCopies } from './sqlite-purge.js';
+import type { PurgeOptions, PurgeReport } from '../../memory/memory-purge.js';
+import { purgeSqliteMemory } from './sqlite-purge.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import type { ChangeAction, ChangeContext, HistoryEntry } from '../../memory/memory-history.js';
 import type {
@@ -56,44 +46,21 @@ import {
   memoryNotFound,
 } from '../../contracts/store-checks/store-input.js';
 import { createSortableId } from '../../kernel/ids.js';
-import {
-  assertLooksLikeSqlite,
-  assertSchemaNotNewer,
-  guard,
-  guardWaiting,
-  migrate,
-  waitingTransaction,
-} from './sqlite-database.js';
-import { closeSqlite, openSqlite, type SqliteConnection, type SqliteStatement } from './sqlite-driver.js';
+import { guard, guardWaiting, waitingTransaction } from './sqlite-database.js';
+import { openStoreFile } from './sqlite-store-file.js';
+import { closeSqlite, type SqliteConnection, type SqliteStatement } from './sqlite-driver.js';
 import { LATEST_SQLITE_VERSION } from './sqlite-migrations.js';
 import { filterClause, ORDER_BY, placeholders } from './sqlite-queries.js';
 import { SqliteFullTextIndex } from './sqlite-full-text-index.js';
-import { loadVectorFunctions, SqliteVectorIndex } from './sqlite-vector-index.js';
+import { SqliteVectorIndex } from './sqlite-vector-index.js';
 import { SqliteRecordCopy } from './sqlite-record-copy.js';
 import { SqliteChangeFeed } from './sqlite-change-feed.js';
 import { SqliteCheckpoints } from './sqlite-checkpoints.js';
 import { SqliteJobQueue } from './sqlite-job-queue.js';
 import { SqliteStoreLock } from './sqlite-store-lock.js';
-import {
-  MEMORY_COLUMNS,
-  memoryToValues,
-  rowToHistory,
-  rowToMemory,
-  type HistoryRow,
-  type MemoryRow,
-} from './sqlite-rows.js';
-
-// Positional parameters in MEMORY_COLUMNS order (see memoryToValues).
-const INSERT_MEMORY = `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES (${placeholders(MEMORY_COLUMNS.split(', ').length)})`;
-const REPLACE_MEMORY = `UPDATE memories SET ${MEMORY_COLUMNS.split(', ')
-  .filter((column) => column !== 'id')
-  .map((column) => `${column} = ?`)
-  .join(', ')} WHERE id = ?`;
-
-/** The database file and the two SQLite keeps beside it in WAL mode, tightened to the owner (files of older versions or other tools). */
-function tightenStoreFiles(path: string): void {
-  for (const file of [path, `${path}-wal`, `${path}-shm`]) tightenMode(file);
-}
+import { sqliteStats } from './sqlite-stats.js';
+import { insertMemoryRow, memoryRow, recordChange, replaceMemoryRow } from './sqlite-memory-rows.js';
+import { MEMORY_COLUMNS, rowToHistory, rowToMemory, type HistoryRow, type MemoryRow } from './sqlite-rows.js';
 
 export interface SqliteMemoryStoreOptions {
   /** The database file; created with its folder on first open. */
@@ -140,6 +107,7 @@ export class SqliteMemoryStore implements MemoryStore {
   #db: SqliteConnection | undefined;
   readonly #statements = new Map<string, SqliteStatement>();
   readonly #fullText: SqliteFullTextIndex;
+  readonly #sql = (sql: string): SqliteStatement => this.#statement(sql);
 
   constructor(options: SqliteMemoryStoreOptions) {
     this.#options = options;
@@ -182,41 +150,12 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async open(): Promise<void> {
     if (this.#db) return;
-    const path = this.#options.path;
-    if (path !== ':memory:') {
-      assertLooksLikeSqlite(path);
-      mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
-      // SQLite gives -wal and -shm the mode of the database file: make that 0600 first, whatever the umask.
-      guard(() => createPrivateFile(path));
-      tightenStoreFiles(path);
-    }
-    const db = guard(() => openSqlite(path));
-    try {
-      guard(() =>
-        db.exec(
-          `PRAGMA busy_timeout = ${Math.floor(this.#options.busyTimeoutMs ?? DEFAULT_SETTINGS.store.busyTimeoutMs)}`,
-        ),
-      );
-      // Refuse a newer schema before anything (even the journal mode) writes to the file.
-      guard(() => assertSchemaNotNewer(db, path));
-      guard(() => {
-        db.exec('PRAGMA journal_mode = WAL');
-        db.exec('PRAGMA synchronous = NORMAL');
-        // 64 MB of page cache per connection (the default is 2 MB): recall at 100K memories reads
-        // the same index and vector pages over and over.
-        db.exec('PRAGMA cache_size = -65536');
-      });
-      guard(() => migrate(db, this.#options.targetVersion ?? LATEST_SQLITE_VERSION));
-      if (path !== ':memory:') tightenStoreFiles(path);
-      loadVectorFunctions(db, {
-        ...(this.#options.loadVectorExtension && { load: this.#options.loadVectorExtension }),
-        ...(this.#options.onWarning && { onWarning: this.#options.onWarning }),
-      });
-    } catch (error) {
-      closeSqlite(db);
-      throw error;
-    }
-    this.#db = db;
+    this.#db = openStoreFile(this.#options.path, {
+      busyTimeoutMs: this.#options.busyTimeoutMs ?? DEFAULT_SETTINGS.store.busyTimeoutMs,
+      targetVersion: this.#options.targetVersion ?? LATEST_SQLITE_VERSION,
+      ...(this.#options.loadVectorExtension && { loadVectorExtension: this.#options.loadVectorExtension }),
+      ...(this.#options.onWarning && { onWarning: this.#options.onWarning }),
+    });
   }
 
   async close(): Promise<void> {
@@ -255,9 +194,10 @@ export class SqliteMemoryStore implements MemoryStore {
     }
     await this.#transaction(() => {
       for (const memory of memories) {
-        if (this.#row(memory.id)) throw new EngramError('CONFLICT', `A memory with id ${memory.id} already exists.`);
-        this.#insert(memory);
-        this.#record('create', memory.id, null, memory, change, now, null);
+        if (memoryRow(this.#sql, memory.id))
+          throw new EngramError('CONFLICT', `A memory with id ${memory.id} already exists.`);
+        insertMemoryRow(this.#sql, memory);
+        recordChange(this.#sql, 'create', memory.id, null, memory, change, now, null);
       }
     });
     return memories;
@@ -282,21 +222,30 @@ export class SqliteMemoryStore implements MemoryStore {
     await this.#transaction(() => {
       // Inside the write transaction: no other connection can change a memory between this check and the writes.
       checkVersions(expected, (id) => {
-        const row = this.#row(id);
+        const row = memoryRow(this.#sql, id);
         return row && rowToMemory(row);
       });
       for (const memory of memories) {
-        const row = this.#row(memory.id);
+        const row = memoryRow(this.#sql, memory.id);
         const existing = row && rowToMemory(row);
         const action = planImport(existing, memory, options.onExisting);
         if (action === 'create') {
-          this.#insert(memory);
-          this.#record('create', memory.id, null, memory, change, now, null);
+          insertMemoryRow(this.#sql, memory);
+          recordChange(this.#sql, 'create', memory.id, null, memory, change, now, null);
           report.created += 1;
           report.written.push(memory);
         } else if (action === 'replace') {
-          this.#replace(memory);
-          this.#record(replacementAction(existing!, memory), memory.id, existing!, memory, change, now, null);
+          replaceMemoryRow(this.#sql, memory);
+          recordChange(
+            this.#sql,
+            replacementAction(existing!, memory),
+            memory.id,
+            existing!,
+            memory,
+            change,
+            now,
+            null,
+          );
           report.replaced += 1;
           report.written.push(memory);
         } else {
@@ -309,7 +258,7 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async get(id: string, scopes?: readonly Scope[]): Promise<Memory | undefined> {
     if (scopes === undefined) {
-      const row = this.#row(id);
+      const row = memoryRow(this.#sql, id);
       return row && rowToMemory(row);
     }
     const checked = checkScopes(scopes);
@@ -330,7 +279,7 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async invalidate(id: string, options: { supersededBy?: string }, change: ChangeContext): Promise<Memory> {
     return this.#change(id, change, 'invalidate', (memory, now) => {
-      if (options.supersededBy !== undefined && !this.#row(options.supersededBy)) {
+      if (options.supersededBy !== undefined && !memoryRow(this.#sql, options.supersededBy)) {
         throw new EngramError('INVALID_INPUT', `The superseding memory ${options.supersededBy} does not exist.`);
       }
       return invalidateMemory(memory, now, options.supersededBy);
@@ -347,103 +296,35 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async delete(id: string, change: ChangeContext): Promise<void> {
     await this.#transaction(() => {
-      const row = this.#row(id);
+      const row = memoryRow(this.#sql, id);
       if (!row) throw memoryNotFound(id);
       const before = rowToMemory(row);
       checkUnchangedSince(before, change);
       this.#statement('DELETE FROM memories WHERE id = ?').run(id);
-      this.#record('delete', id, before, null, change, changeTime(before, this.#now().toISOString()), null);
+      recordChange(this.#sql, 'delete', id, before, null, change, changeTime(before, this.#now().toISOString()), null);
     });
   }
 
   async purge(id: string, change: ChangeContext, options: PurgeOptions = {}): Promise<PurgeReport> {
     checkActor(change);
-    const db = this.#database();
-    const previous = guard(() => (db.prepare('PRAGMA secure_delete').get() as { secure_delete: number }).secure_delete);
-    // Secure delete zeroes what this transaction frees (rows, FTS segments, overflow pages); the
-    // vacuum below then rebuilds every page, so copies freed by earlier deletes and edits go too.
-    guard(() => db.exec('PRAGMA secure_delete = ON'));
-    let removed: Omit<PurgeReport, 'copiesCleared'> | undefined;
-    try {
-      await this.#transaction(() => {
-        const row = this.#row(id);
-        const current = row && rowToMemory(row);
-        if (current) checkUnchangedSince(current, change);
-        const history = (
-          this.#statement('SELECT * FROM memory_history WHERE memory_id = ? ORDER BY seq').all(id) as HistoryRow[]
-        ).map(rowToHistory);
-        if (!current && history.every((entry) => entry.action === 'purge')) throw memoryNotFound(id);
-        const vectors = (
-          this.#statement(
-            'SELECT count(*) AS n FROM memory_vectors WHERE memory_rowid IN (SELECT rowid FROM memories WHERE id = ?)',
-          ).get(id) as { n: number }
-        ).n;
-        // The vector goes with the row (trigger), and so do its full-text entries.
-        if (current) this.#statement('DELETE FROM memories WHERE id = ?').run(id);
-        const historyEntriesRemoved = this.#statement('DELETE FROM memory_history WHERE memory_id = ?').run(id).changes;
-        const now = this.#now();
-        const copies = removeSqliteCopies((sql) => this.#statement(sql), {
-          memoryId: id,
-          needles: purgeNeedles(id, current, history),
-          options,
-          now: now.getTime(),
-        });
-        // FTS5 keeps deleted terms in old segments until they merge: merge them all now.
-        this.#statement("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')").run();
-        const changeId = this.#record('purge', id, null, null, change, now.toISOString(), null);
-        removed = purgedRowsReport({
-          changeId,
-          memoryRemoved: current !== undefined,
-          historyEntriesRemoved,
-          vectorsRemoved: vectors,
-          copies,
-        });
-      });
-    } finally {
-      guard(() => db.exec(`PRAGMA secure_delete = ${previous ? 'ON' : 'OFF'}`));
-    }
-    const places = [...removed!.places, ...this.#clearFreedPages()];
-    return { ...removed!, places, copiesCleared: allCleared(places) };
-  }
-
-  /**
-   * Vacuums the file and truncates the WAL, so no freed page or old log frame keeps a copy: the
-   * `freed-space` and `write-ahead-log` places of a purge, each cleared or not with the reason.
-   */
-  #clearFreedPages(): PurgePlace[] {
-    const db = this.#database();
-    const path = this.#options.path;
-    if (path === ':memory:')
-      return [
-        { place: 'freed-space', removed: 0, cleared: true },
-        { place: 'write-ahead-log', removed: 0, cleared: true },
-      ];
-    let vacuumed: PurgePlace;
-    try {
-      db.exec('VACUUM');
-      vacuumed = { place: 'freed-space', removed: 0, cleared: true };
-    } catch (error) {
-      const reason = `the vacuum of ${path} did not finish (${error instanceof Error ? error.message : String(error)}): freed pages may keep a copy until a vacuum finishes (the next purge runs one; or "sqlite3 <file> VACUUM" with no other process writing)`;
-      (this.#options.onWarning ?? ((text: string) => process.emitWarning(text)))(
-        `The purge removed the rows, but ${reason}.`,
-      );
-      vacuumed = { place: 'freed-space', removed: 0, cleared: false, reason };
-    }
-    try {
-      const result = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get() as { busy: number };
-      if (result.busy === 0) return [vacuumed, { place: 'write-ahead-log', removed: 0, cleared: true }];
-    } catch {
-      // Reported below as not cleared.
-    }
-    return [
-      vacuumed,
+    return purgeSqliteMemory(
       {
-        place: 'write-ahead-log',
-        removed: 0,
-        cleared: false,
-        reason: `another process was reading ${path}-wal, so it could not be truncated: earlier frames may keep a copy until a checkpoint finds no reader (SQLite does one when the last process closes the store)`,
+        database: () => this.#database(),
+        path: this.#options.path,
+        statement: (sql) => this.#statement(sql),
+        transaction: (work) => this.#transaction(work),
+        current: (memoryId) => {
+          const row = memoryRow(this.#sql, memoryId);
+          return row && rowToMemory(row);
+        },
+        record: (memoryId, now) => recordChange(this.#sql, 'purge', memoryId, null, null, change, now, null),
+        now: () => this.#now(),
+        onWarning: this.#options.onWarning ?? ((text: string) => process.emitWarning(text)),
       },
-    ];
+      id,
+      change,
+      options,
+    );
   }
 
   async list(filter: MemoryFilter): Promise<Memory[]> {
@@ -506,57 +387,24 @@ export class SqliteMemoryStore implements MemoryStore {
           `No change with id ${changeId}; "engram show <memory>" lists a memory's changes.`,
         );
       const entry = rowToHistory(row);
-      const currentRow = this.#row(entry.memoryId);
+      const currentRow = memoryRow(this.#sql, entry.memoryId);
       const current = currentRow ? rowToMemory(currentRow) : undefined;
       const now = changeTime(current ?? { updatedAt: entry.at }, this.#now().toISOString());
       const plan = planUndo(entry, current, now);
       if (plan.kind === 'remove') {
         this.#statement('DELETE FROM memories WHERE id = ?').run(entry.memoryId);
-        entryId = this.#record(plan.action, entry.memoryId, plan.before, null, change, now, entry.id);
+        entryId = recordChange(this.#sql, plan.action, entry.memoryId, plan.before, null, change, now, entry.id);
       } else {
-        if (currentRow) this.#replace(plan.after);
-        else this.#insert(plan.after);
-        entryId = this.#record(plan.action, entry.memoryId, plan.before, plan.after, change, now, entry.id);
+        if (currentRow) replaceMemoryRow(this.#sql, plan.after);
+        else insertMemoryRow(this.#sql, plan.after);
+        entryId = recordChange(this.#sql, plan.action, entry.memoryId, plan.before, plan.after, change, now, entry.id);
       }
     });
     return (await this.getChange(entryId))!;
   }
 
   async stats(scopes?: readonly Scope[]): Promise<StoreStats> {
-    const scopeList = scopes === undefined ? undefined : checkScopes(scopes);
-    const where =
-      scopeList === undefined
-        ? '1 = 1'
-        : scopeList.length === 0
-          ? '0 = 1'
-          : `scope IN (${placeholders(scopeList.length)})`;
-    const parameters = scopeList ?? [];
-    return guard(() => {
-      const totals = this.#statement(
-        `SELECT COUNT(*) AS total, COALESCE(SUM(archived), 0) AS archived,
-           COALESCE(SUM(invalid_at IS NOT NULL), 0) AS invalid,
-           COALESCE(SUM(archived = 0 AND invalid_at IS NULL), 0) AS active
-         FROM memories WHERE ${where}`,
-      ).get(...parameters) as { total: number; archived: number; invalid: number; active: number };
-      const byType = { user: 0, feedback: 0, project: 0, reference: 0, procedure: 0 };
-      for (const row of this.#statement(`SELECT type, COUNT(*) AS n FROM memories WHERE ${where} GROUP BY type`).all(
-        ...parameters,
-      ) as Array<{ type: keyof typeof byType; n: number }>) {
-        byType[row.type] = row.n;
-      }
-      const byScope: Record<string, number> = {};
-      for (const row of this.#statement(
-        `SELECT scope, COUNT(*) AS n FROM memories WHERE ${where} GROUP BY scope ORDER BY scope`,
-      ).all(...parameters) as Array<{ scope: string; n: number }>) {
-        byScope[row.scope] = row.n;
-      }
-      const historyWhere =
-        scopeList === undefined ? '' : ` WHERE memory_id IN (SELECT id FROM memories WHERE ${where})`;
-      const history = (
-        this.#statement(`SELECT COUNT(*) AS n FROM memory_history${historyWhere}`).get(...parameters) as { n: number }
-      ).n;
-      return { ...totals, byType, byScope, historyEntries: history };
-    });
+    return sqliteStats((sql) => this.#statement(sql), scopes);
   }
 
   async #change(
@@ -567,7 +415,7 @@ export class SqliteMemoryStore implements MemoryStore {
   ): Promise<Memory> {
     let result: Memory | undefined;
     await this.#transaction(() => {
-      const row = this.#row(id);
+      const row = memoryRow(this.#sql, id);
       if (!row) throw memoryNotFound(id);
       const before = rowToMemory(row);
       checkUnchangedSince(before, change);
@@ -575,51 +423,10 @@ export class SqliteMemoryStore implements MemoryStore {
       const after = transition(before, now);
       result = after;
       if (after === before) return;
-      this.#replace(after);
-      this.#record(action, id, before, after, change, now, null);
+      replaceMemoryRow(this.#sql, after);
+      recordChange(this.#sql, action, id, before, after, change, now, null);
     });
     return result!;
-  }
-
-  #insert(memory: Memory): void {
-    this.#statement(INSERT_MEMORY).run(...memoryToValues(memory));
-  }
-
-  #replace(memory: Memory): void {
-    // The id is the first column: it goes last, for the WHERE clause.
-    const [id, ...rest] = memoryToValues(memory);
-    this.#statement(REPLACE_MEMORY).run(...rest, id);
-  }
-
-  #record(
-    action: ChangeAction,
-    memoryId: string,
-    before: Memory | null,
-    after: Memory | null,
-    change: ChangeContext,
-    now: string,
-    undoOf: string | null,
-  ): string {
-    const id = createSortableId('chg', Date.parse(now));
-    this.#statement(
-      'INSERT INTO memory_history (id, memory_id, action, actor, at, before, after, undo_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    ).run(
-      id,
-      memoryId,
-      action,
-      checkActor(change),
-      Date.parse(now),
-      before && JSON.stringify(before),
-      after && JSON.stringify(after),
-      undoOf,
-    );
-    return id;
-  }
-
-  #row(id: string): MemoryRow | undefined {
-    return guard(
-      () => this.#statement(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = ?`).get(id) as MemoryRow | undefined,
-    );
   }
 
   /** A write transaction; a write lock another process holds is waited for without blocking the event loop (up to busyTimeoutMs). */

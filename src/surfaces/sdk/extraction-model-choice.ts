@@ -1,5 +1,6 @@
 import { EngramError } from '../../kernel/errors.js';
-import { DEFAULT_MODEL_IDS, type Settings } from '../../kernel/settings.js';
+import type { Settings } from '../../kernel/settings.js';
+import { DEFAULT_MODEL_IDS } from '../../kernel/settings-model-rows.js';
 import { selectLanguageModel } from '../../adapters/models/create-language-model.js';
 
 /** The wrapped client's own provider, where its calls go and with which key (read off the SDK client). */
