@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
 import type { MemoryStore } from '../../src/contracts/memory-store.js';
+import { undoChangeSet } from '../../src/consolidation/change-sets.js';
 import type { Memory } from '../../src/memory/memory.js';
-import { buildDreamCorpus, CORPUS_NOW, type DreamCorpus } from '../fixtures/dream-corpus.js';
+import { buildDreamCorpus, CORPUS_NOW, CORPUS_SCOPE, type DreamCorpus } from '../fixtures/dream-corpus.js';
 
 /** A SQLite store in a temp folder, seeded with the dream corpus, on a clock the test moves. */
 export interface SeededStore {
@@ -46,4 +47,22 @@ export async function snapshot(store: MemoryStore): Promise<Map<string, Memory>>
 export function contentFields(memory: Memory): Omit<Memory, 'updatedAt'> {
   const { updatedAt: _updatedAt, ...rest } = memory;
   return rest;
+}
+
+/**
+ * Undoes change set `id` in the seeded store as the actor `test`, in the corpus scope, at the seeded clock's
+ * time; `options` changes any of these or adds an embedder.
+ */
+export function undoIn(
+  seeded: SeededStore,
+  id: string,
+  options: Partial<Omit<Parameters<typeof undoChangeSet>[1], 'id'>> = {},
+): ReturnType<typeof undoChangeSet> {
+  return undoChangeSet(seeded.store, {
+    id,
+    scopes: [CORPUS_SCOPE],
+    actor: 'test',
+    now: () => new Date(seeded.clock.now),
+    ...options,
+  });
 }

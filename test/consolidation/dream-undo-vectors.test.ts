@@ -1,11 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Embedder } from '../../src/contracts/embedder.js';
 import { runDream } from '../../src/consolidation/run-dream.js';
-import { undoChangeSet } from '../../src/consolidation/change-sets.js';
 import { memoryEmbeddingText } from '../../src/remember/memory-vectors.js';
 import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
 import { CORPUS_SCOPE } from '../fixtures/dream-corpus.js';
-import { openSeededStore, type SeededStore } from './dream-support.js';
+import { openSeededStore, type SeededStore, undoIn } from './dream-support.js';
 
 /** Letter counts as a vector: the same text always gets the same vector, another text another one. */
 class LetterEmbedder implements Embedder {
@@ -50,13 +49,7 @@ describe('undo of a change set', () => {
     expect(rewritten.length).toBeGreaterThan(0);
     embedder.texts = [];
     seeded.clock.now += 60_000;
-    const undo = await undoChangeSet(seeded.store, {
-      id: report.changeSetId!,
-      scopes: [CORPUS_SCOPE],
-      actor: 'test',
-      now: () => new Date(seeded!.clock.now),
-      embedder,
-    });
+    const undo = await undoIn(seeded, report.changeSetId!, { embedder });
     expect(undo.vectors).toEqual({ stored: rewritten.length, warnings: [] });
     // Only the memories whose words came back were embedded again, with their old words.
     expect(embedder.texts.sort()).toEqual(rewritten.map((diff) => memoryEmbeddingText(diff.before)).sort());
@@ -77,13 +70,7 @@ describe('undo of a change set', () => {
     );
     embedder.failing = true;
     seeded.clock.now += 60_000;
-    const undo = await undoChangeSet(seeded.store, {
-      id: report.changeSetId!,
-      scopes: [CORPUS_SCOPE],
-      actor: 'test',
-      now: () => new Date(seeded!.clock.now),
-      embedder,
-    });
+    const undo = await undoIn(seeded, report.changeSetId!, { embedder });
     expect(undo.undone).toHaveLength(report.diffs.length);
     expect(undo.vectors.stored).toBe(0);
     expect(undo.vectors.warnings).toEqual(['embedding-failed']);

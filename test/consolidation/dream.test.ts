@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDream, queueDream, readDreamState, type DreamDependencies } from '../../src/consolidation/run-dream.js';
-import { undoChangeSet, changeSetEntries, readChangeSet } from '../../src/consolidation/change-sets.js';
+import { changeSetEntries, readChangeSet } from '../../src/consolidation/change-sets.js';
 import { rewriteRelativeDates } from '../../src/consolidation/relative-dates.js';
 import { checkTimeGates, EMPTY_DREAM_STATE } from '../../src/consolidation/dream-gates.js';
 import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
 import { ScriptedLanguageModel } from '../../src/testing/scripted-language-model.js';
 import { CORPUS_SCOPE, OTHER_SCOPE } from '../fixtures/dream-corpus.js';
-import { contentFields, openSeededStore, snapshot, type SeededStore } from './dream-support.js';
+import { contentFields, openSeededStore, snapshot, type SeededStore, undoIn } from './dream-support.js';
 
 let seeded: SeededStore | undefined;
 afterEach(async () => {
@@ -99,24 +99,14 @@ describe('offline dream over the seeded corpus', () => {
     expect(again.steps.filter((step) => step.kind === 'merge' || step.kind === 'invalidate')).toEqual([]);
 
     seeded.clock.now += 60_000;
-    const undo = await undoChangeSet(seeded.store, {
-      id: report.changeSetId!,
-      scopes: [CORPUS_SCOPE],
-      actor: 'test',
-      now: () => new Date(seeded!.clock.now),
-    });
+    const undo = await undoIn(seeded, report.changeSetId!);
     expect(undo.undone).toHaveLength(report.diffs.length);
     const restored = await snapshot(seeded.store);
     expect(restored.size).toBe(before.size);
     for (const [id, memory] of before) expect(contentFields(restored.get(id)!), id).toEqual(contentFields(memory));
-    await expect(
-      undoChangeSet(seeded.store, {
-        id: report.changeSetId!,
-        scopes: [CORPUS_SCOPE],
-        actor: 'test',
-        now: () => new Date(),
-      }),
-    ).rejects.toMatchObject({ code: 'UNDO_CONFLICT' });
+    await expect(undoIn(seeded, report.changeSetId!, { now: () => new Date() })).rejects.toMatchObject({
+      code: 'UNDO_CONFLICT',
+    });
   });
 
   it('refuses to undo a change set when a memory changed since, and changes nothing', async () => {
@@ -125,22 +115,12 @@ describe('offline dream over the seeded corpus', () => {
     const edited = report.diffs.find((diff) => diff.after.invalidAt === null && !diff.after.archived)!;
     await seeded.store.update(edited.memoryId, { importance: 0.99 }, { actor: 'user' });
     const before = await snapshot(seeded.store);
-    await expect(
-      undoChangeSet(seeded.store, {
-        id: report.changeSetId!,
-        scopes: [CORPUS_SCOPE],
-        actor: 'test',
-        now: () => new Date(),
-      }),
-    ).rejects.toMatchObject({ code: 'UNDO_CONFLICT' });
+    await expect(undoIn(seeded, report.changeSetId!, { now: () => new Date() })).rejects.toMatchObject({
+      code: 'UNDO_CONFLICT',
+    });
     expect(await snapshot(seeded.store)).toEqual(before);
     await expect(
-      undoChangeSet(seeded.store, {
-        id: report.changeSetId!,
-        scopes: [OTHER_SCOPE],
-        actor: 'test',
-        now: () => new Date(),
-      }),
+      undoIn(seeded, report.changeSetId!, { scopes: [OTHER_SCOPE], now: () => new Date() }),
     ).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 });

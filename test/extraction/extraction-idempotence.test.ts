@@ -9,10 +9,17 @@ import {
   type ExtractionJobPayload,
 } from '../../src/extraction/extraction-job-payload.js';
 import type { JobOutcome } from '../../src/extraction/extraction-worker.js';
-import { Extractor, type ExtractorOptions } from '../../src/extraction/extractor.js';
+import { type ExtractorOptions } from '../../src/extraction/extractor.js';
 import { applyExplicitStatements, type ExplicitMemoryHandler } from '../../src/extraction/explicit-statements.js';
-import { ScriptedLanguageModel, type ScriptedAnswer } from '../../src/testing/scripted-language-model.js';
-import { answer, openExtractionFixture, turn, type ExtractionFixture } from '../support/extraction-support.js';
+import { type ScriptedAnswer } from '../../src/testing/scripted-language-model.js';
+import {
+  answer,
+  openExtractionFixture,
+  turn,
+  scriptedExtractor,
+  session,
+  type ExtractionFixture,
+} from '../support/extraction-support.js';
 
 /**
  * What extraction does for a source message happens once: explicit statements, the agent's writes,
@@ -26,25 +33,10 @@ beforeEach(async () => {
   fixture = await openExtractionFixture({ jobs: { maxAttempts: 3 } });
 });
 afterEach(async () => fixture.close());
-
-const session = (messages: Conversation['messages'], sessionId = 'chat-1'): Conversation => ({ sessionId, messages });
 const down = { error: new EngramError('MODEL_UNAVAILABLE', 'The model server is down.') };
 
-function extractor(
-  script: readonly ScriptedAnswer[],
-  options: Partial<ExtractorOptions> = {},
-): { extractor: Extractor; model: ScriptedLanguageModel } {
-  const model = new ScriptedLanguageModel({ script });
-  return {
-    model,
-    extractor: new Extractor({
-      engram: fixture.engram,
-      model,
-      autoStart: false,
-      now: () => new Date(fixture.clock.now),
-      ...options,
-    }),
-  };
+function extractor(script: readonly ScriptedAnswer[], options: Partial<ExtractorOptions> = {}) {
+  return scriptedExtractor(fixture, script, options);
 }
 
 /** The default explicit rules, counting the messages they are applied to. */

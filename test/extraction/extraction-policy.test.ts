@@ -11,9 +11,17 @@ import {
 } from '../../src/extraction/extraction-job-payload.js';
 import { Extractor, type ExtractorOptions } from '../../src/extraction/extractor.js';
 import type { JobOutcome } from '../../src/extraction/extraction-worker.js';
-import { ScriptedLanguageModel, type ScriptedAnswer } from '../../src/testing/scripted-language-model.js';
+import { type ScriptedAnswer } from '../../src/testing/scripted-language-model.js';
 import { MemoryTool } from '../../src/memory-tool/memory-tool.js';
-import { answer, openExtractionFixture, PROJECT, turn, type ExtractionFixture } from '../support/extraction-support.js';
+import {
+  answer,
+  openExtractionFixture,
+  PROJECT,
+  turn,
+  scriptedExtractor,
+  session,
+  type ExtractionFixture,
+} from '../support/extraction-support.js';
 
 let fixture: ExtractionFixture;
 
@@ -22,21 +30,8 @@ beforeEach(async () => {
 });
 afterEach(async () => fixture.close());
 
-function extractor(
-  script: readonly ScriptedAnswer[],
-  options: Partial<ExtractorOptions> = {},
-): { extractor: Extractor; model: ScriptedLanguageModel } {
-  const model = new ScriptedLanguageModel({ script });
-  return {
-    model,
-    extractor: new Extractor({
-      engram: fixture.engram,
-      model,
-      autoStart: false,
-      now: () => new Date(fixture.clock.now),
-      ...options,
-    }),
-  };
+function extractor(script: readonly ScriptedAnswer[], options: Partial<ExtractorOptions> = {}) {
+  return scriptedExtractor(fixture, script, options);
 }
 
 function reportsOf(outcomes: readonly JobOutcome[]): Array<Extract<JobOutcome, { state: 'done' }>['report']> {
@@ -45,8 +40,6 @@ function reportsOf(outcomes: readonly JobOutcome[]): Array<Extract<JobOutcome, {
     return outcome.report;
   });
 }
-
-const session = (messages: Conversation['messages'], sessionId = 'chat-1'): Conversation => ({ sessionId, messages });
 
 describe('afterTurn queues and returns', () => {
   it('writes one durable job holding the prepared span: private text out, secrets redacted, recalled memories read', async () => {

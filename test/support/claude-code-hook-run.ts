@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { Workspace } from './cli-harness.js';
@@ -95,6 +95,16 @@ export function assistantLine(uuid: string, parent: string, text: string, extra:
     message: { id: `msg_${uuid}`, role: 'assistant', content: [{ type: 'text', text }] },
     ...extra,
   });
+}
+
+/** A two-line transcript of `session` in `folder` (the user says `statement`, the assistant notes it); its path. */
+export function writeTranscript(folder: string, session: string, statement: string): string {
+  const path = join(folder, `${session}.jsonl`);
+  const lines = [userLine('u1', null, statement), assistantLine('a1', 'u1', 'Noted.')].map((text) =>
+    text.replaceAll('"sess-1"', JSON.stringify(session)),
+  );
+  writeFileSync(path, `${lines.join('\n')}\n`);
+  return path;
 }
 
 const HOOK_NAMES: Record<string, string> = {

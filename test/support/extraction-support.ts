@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import { Engram } from '../../src/engram.js';
-import type { ConversationMessage } from '../../src/contracts/conversation.js';
+import type { Conversation, ConversationMessage } from '../../src/contracts/conversation.js';
+import { Extractor, type ExtractorOptions } from '../../src/extraction/extractor.js';
+import { ScriptedLanguageModel, type ScriptedAnswer } from '../../src/testing/scripted-language-model.js';
 
 export const PROJECT = 'project:github.com/acme/app';
 
@@ -90,3 +92,28 @@ export function answer(
     })),
   );
 }
+
+/** An extractor over the fixture's engram and clock, not started, whose model answers from `script`; and that model. */
+export function scriptedExtractor(
+  fixture: ExtractionFixture,
+  script: readonly ScriptedAnswer[],
+  options: Partial<ExtractorOptions> = {},
+): { extractor: Extractor; model: ScriptedLanguageModel } {
+  const model = new ScriptedLanguageModel({ script });
+  return {
+    model,
+    extractor: new Extractor({
+      engram: fixture.engram,
+      model,
+      autoStart: false,
+      now: () => new Date(fixture.clock.now),
+      ...options,
+    }),
+  };
+}
+
+/** A conversation of these messages, by default the session `chat-1`. */
+export const session = (messages: Conversation['messages'], sessionId = 'chat-1'): Conversation => ({
+  sessionId,
+  messages,
+});

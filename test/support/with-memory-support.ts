@@ -4,6 +4,11 @@ import { join } from 'node:path';
 import { openEngram } from '../../src/node/open-engram.js';
 import type { Job } from '../../src/contracts/memory-store-jobs.js';
 import type { WithMemoryEvent, WithMemoryOptions } from '../../src/surfaces/sdk/client-memory.js';
+import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
+import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
+import { startOpenAiChatCompletionsServer } from '../../src/testing/openai-chat-completions-server.js';
+import { startOpenAiResponsesServer } from '../../src/testing/openai-responses-server.js';
+import { afterEach, beforeEach } from 'vitest';
 
 /** A project folder with its own engram home and SQLite store, as a user's app would have. */
 export interface MemoryFolder {
@@ -64,4 +69,49 @@ export async function openMemoryFolder(): Promise<MemoryFolder> {
     },
     close: () => rm(directory, { recursive: true, force: true }),
   };
+}
+
+const SERVERS = {
+  anthropic: startAnthropicMessagesServer,
+  chat: startOpenAiChatCompletionsServer,
+  responses: startOpenAiResponsesServer,
+};
+
+/** What a wrapped client or a middleware holds: the memory to close after the test. */
+interface HoldsMemory {
+  memory: { close(): Promise<void> };
+}
+
+/** One test's world: the loopback servers asked for, a memory folder holding DEPLOY_FACT, the clients to close. */
+export type MemoryWorld<Kind extends keyof typeof SERVERS> = Record<Kind, LanguageModelServer> & {
+  folder: MemoryFolder;
+  /** Closes the wrapped client's (or middleware's) memory after the test; returns it. */
+  keep<T extends HoldsMemory>(made: T): T;
+};
+
+/**
+ * For each test of the enclosing suite, a fresh world: the named loopback model servers (streaming in
+ * 4-character chunks) and a memory folder seeded with DEPLOY_FACT; after it, the kept clients' memories, the
+ * servers and the folder are closed.
+ */
+export function useMemoryWorld<Kind extends keyof typeof SERVERS>(...kinds: Kind[]): MemoryWorld<Kind> {
+  const kept: HoldsMemory[] = [];
+  const world = {
+    keep<T extends HoldsMemory>(made: T): T {
+      kept.push(made);
+      return made;
+    },
+  } as MemoryWorld<Kind>;
+  beforeEach(async () => {
+    for (const kind of kinds)
+      world[kind] = (await SERVERS[kind]({ streamChunkCharacters: 4 })) as MemoryWorld<Kind>[Kind];
+    world.folder = await openMemoryFolder();
+    await world.folder.seed([DEPLOY_FACT]);
+  });
+  afterEach(async () => {
+    for (const made of kept.splice(0)) await made.memory.close();
+    await Promise.all(kinds.map((kind) => world[kind].close()));
+    await world.folder.close();
+  });
+  return world;
 }

@@ -17,9 +17,9 @@ import { loadSettings } from '../../../src/node/load-settings.js';
 import { spoolPath } from '../../../src/surfaces/claude-code/hook-spool.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
-import { ENGRAM_BINARY, createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { ENGRAM_BINARY, createWorkspace, type Workspace, useWorkspace } from '../../support/cli-harness.js';
 import { eventually, HOOK_LAUNCHER } from '../../support/claude-code-harness.js';
-import { assistantLine, line, logLines, runHook, userLine } from '../../support/claude-code-hook-run.js';
+import { line, logLines, runHook, writeTranscript } from '../../support/claude-code-hook-run.js';
 import { answer } from '../../support/extraction-support.js';
 
 // Issue 26 item 10: what the queueing hooks lose or leave waiting when things go wrong. A full disk
@@ -27,15 +27,6 @@ import { answer } from '../../support/extraction-support.js';
 // retries that must run without another hook coming along.
 
 const NO_WORKER = { ENGRAM_HOOK_WORKER: 'false' };
-
-function writeTranscript(folder: string, session: string, statement: string): string {
-  const path = join(folder, `${session}.jsonl`);
-  const lines = [userLine('u1', null, statement), assistantLine('a1', 'u1', 'Noted.')].map((text) =>
-    text.replaceAll('"sess-1"', JSON.stringify(session)),
-  );
-  writeFileSync(path, `${lines.join('\n')}\n`);
-  return path;
-}
 
 async function contents(workspace: Workspace): Promise<string> {
   return JSON.stringify(await workspace.json(['list']));
@@ -54,11 +45,7 @@ function canMountTmpfs(): boolean {
 }
 
 describe('a full disk', () => {
-  let workspace: Workspace;
-  beforeEach(() => {
-    workspace = createWorkspace();
-  });
-  afterEach(() => workspace.cleanup());
+  const workspace = useWorkspace();
 
   it.skipIf(!canMountTmpfs())(
     "keeps one event with the spool's reserve and logs it; the next is lost and said so (log, stderr, the user's screen), naming the session",
@@ -146,11 +133,7 @@ process.stdout.write(JSON.stringify(result));
 });
 
 describe('a transcript that can never be read', () => {
-  let workspace: Workspace;
-  beforeEach(() => {
-    workspace = createWorkspace();
-  });
-  afterEach(() => workspace.cleanup());
+  const workspace = useWorkspace();
 
   it('is given up at the first drain with a log line naming it: deleted, a folder, a symlink loop, a file where a folder was', async () => {
     const folder = join(workspace.root, 'transcripts');
@@ -390,11 +373,7 @@ describe("what waits for a retry is run by the hooks' worker, with no other hook
 });
 
 describe('any append to the spool that fails', () => {
-  let workspace: Workspace;
-  beforeEach(() => {
-    workspace = createWorkspace();
-  });
-  afterEach(() => workspace.cleanup());
+  const workspace = useWorkspace();
 
   /** One Stop hook as Claude Code runs it, with `prefix` (a namespace, another user) in front; its stderr too. */
   function stopHook(home: string, session: string, transcript: string, prefix: string[] = []) {
@@ -461,11 +440,7 @@ describe('any append to the spool that fails', () => {
 });
 
 describe('a transcript that cannot be read now', () => {
-  let workspace: Workspace;
-  beforeEach(() => {
-    workspace = createWorkspace();
-  });
-  afterEach(() => workspace.cleanup());
+  const workspace = useWorkspace();
 
   it('(an I/O error) is tried again, then given up after hooks.transcriptReadTries drains with a log line, not kept for 7 days', async () => {
     // /proc/self/mem is a regular file whose read fails with EIO in whoever reads it: a real I/O error.

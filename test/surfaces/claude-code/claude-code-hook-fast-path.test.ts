@@ -1,19 +1,18 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { adoptIncoming, incomingFolder, RECORDED_ENV } from '../../../src/surfaces/claude-code/hook-incoming.js';
 import { spoolFolder, spoolPath } from '../../../src/surfaces/claude-code/hook-spool.js';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { useWorkspace, type Workspace } from '../../support/cli-harness.js';
 import { eventually, PLUGIN_DIR } from '../../support/claude-code-harness.js';
 import {
-  assistantLine,
   installedHookCommand,
   line,
   logLines,
   runHook,
   runInstalledHook,
-  userLine,
+  writeTranscript,
 } from '../../support/claude-code-hook-run.js';
 
 // Issue 26 item 8: Stop, PreCompact and SessionEnd run as hooks.json installs them: a POSIX sh script
@@ -22,15 +21,6 @@ import {
 // the plugin's launcher, the adopter and the worker, watched in /proc.
 
 const NO_WORKER = { ENGRAM_HOOK_WORKER: 'false' };
-
-function writeTranscript(workspace: Workspace, session: string, statement: string): string {
-  const path = join(workspace.root, `${session}.jsonl`);
-  const lines = [userLine('u1', null, statement), assistantLine('a1', 'u1', 'Noted.')].map((text) =>
-    text.replaceAll('"sess-1"', JSON.stringify(session)),
-  );
-  writeFileSync(path, `${lines.join('\n')}\n`);
-  return path;
-}
 
 function spoolLines(workspace: Workspace): Array<Record<string, unknown>> {
   try {
@@ -75,11 +65,7 @@ function processesOf(workspace: Workspace, kind: 'adopt-events' | 'hook-worker.j
 }
 
 describe('the queueing hooks as installed take the sh fast path', () => {
-  let workspace: Workspace;
-  beforeEach(() => {
-    workspace = createWorkspace();
-  });
-  afterEach(() => workspace.cleanup());
+  const workspace = useWorkspace();
 
   it('hooks.json runs the sh script for Stop, PreCompact and SessionEnd with the Node hook as its fallback', () => {
     for (const event of ['stop', 'pre-compact', 'session-end']) {
@@ -102,7 +88,7 @@ describe('the queueing hooks as installed take the sh fast path', () => {
     mkdirSync(moved, { recursive: true });
     writeFileSync(join(project, '.engram.json'), JSON.stringify({ project: { id: 'fast-path' } }));
     const env = { ...NO_WORKER, CLAUDE_PROJECT_DIR: project, ENGRAM_HOOK_TRANSCRIPT_READ_TRIES: '4' };
-    const transcript = writeTranscript(workspace, 'sess-f', 'Remember that the fast path writes raw events.');
+    const transcript = writeTranscript(workspace.root, 'sess-f', 'Remember that the fast path writes raw events.');
     const inputs: Record<string, string> = {
       stop: line({ session_id: 'sess-f', cwd: moved, transcript_path: transcript, stop_hook_active: false }),
       'pre-compact': line({ session_id: 'sess-f', cwd: moved, transcript_path: transcript, trigger: 'auto' }),
@@ -166,7 +152,7 @@ describe('the queueing hooks as installed take the sh fast path', () => {
           line({
             session_id: session,
             cwd: workspace.cwd,
-            transcript_path: writeTranscript(workspace, session, `Remember that relay ${index} is rl-${index}.`),
+            transcript_path: writeTranscript(workspace.root, session, `Remember that relay ${index} is rl-${index}.`),
             reason: 'other',
           }),
         ),
@@ -196,7 +182,7 @@ describe('the queueing hooks as installed take the sh fast path', () => {
   }, 180_000);
 
   it('a call engram started does nothing: no file, no process, no output', async () => {
-    const transcript = writeTranscript(workspace, 'sess-n', 'Remember that nested calls are ignored.');
+    const transcript = writeTranscript(workspace.root, 'sess-n', 'Remember that nested calls are ignored.');
     for (const event of ['stop', 'pre-compact', 'session-end']) {
       for (const nested of ['1', 'true', 'yes']) {
         const run = await runInstalledHook(
@@ -224,7 +210,7 @@ describe('the queueing hooks as installed take the sh fast path', () => {
   }, 60_000);
 
   it('an event the sh script cannot write goes to the Node hook: spooled when it can be, the loss said when it cannot', async () => {
-    const transcript = writeTranscript(workspace, 'sess-w', 'Remember that the spool may be unwritable.');
+    const transcript = writeTranscript(workspace.root, 'sess-w', 'Remember that the spool may be unwritable.');
     const input = (session: string) => line({ session_id: session, cwd: workspace.cwd, transcript_path: transcript });
     // The raw events' folder is a file: the Node hook spools the event itself.
     mkdirSync(spoolFolder(workspace.home), { recursive: true });
@@ -247,7 +233,7 @@ describe('the queueing hooks as installed take the sh fast path', () => {
   }, 60_000);
 
   it('with hooks.extract off a Stop is discarded by the adopter, a SessionEnd still counted, as the Node hook does', async () => {
-    const transcript = writeTranscript(workspace, 'sess-x', 'Remember that extraction may be off.');
+    const transcript = writeTranscript(workspace.root, 'sess-x', 'Remember that extraction may be off.');
     const env = { ...NO_WORKER, ENGRAM_HOOK_EXTRACT: 'false' };
     holdAdopterLock(workspace);
     for (const event of ['stop', 'pre-compact', 'session-end']) {
@@ -269,7 +255,7 @@ describe('the queueing hooks as installed take the sh fast path', () => {
     ]);
   }, 60_000);
   it("adopts a dead adopter's event, drops what is not an event (logged), and leaves a file being written alone", async () => {
-    const transcript = writeTranscript(workspace, 'sess-d', 'Remember that adopters may die.');
+    const transcript = writeTranscript(workspace.root, 'sess-d', 'Remember that adopters may die.');
     const folder = incomingFolder(workspace.home);
     mkdirSync(folder, { recursive: true });
     const header = (event: string) => JSON.stringify({ v: 1, event, pwd: workspace.cwd, env: {} });

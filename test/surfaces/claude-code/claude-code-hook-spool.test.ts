@@ -2,18 +2,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { SPOOL_MAX_BYTES, spoolFolder, spoolPath } from '../../../src/surfaces/claude-code/hook-spool.js';
-import { ENGRAM_BINARY, createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { ENGRAM_BINARY, useWorkspace, type Workspace } from '../../support/cli-harness.js';
 import { eventually } from '../../support/claude-code-harness.js';
-import {
-  assistantLine,
-  expectValidOutput,
-  line,
-  logLines,
-  runHook,
-  userLine,
-} from '../../support/claude-code-hook-run.js';
+import { expectValidOutput, line, logLines, runHook, writeTranscript } from '../../support/claude-code-hook-run.js';
 
 // Stop, PreCompact and SessionEnd only append one line to the spool (no store opened, no
 // transcript read); the worker, `engram serve` or `engram queue run` move it into the queue.
@@ -28,30 +21,17 @@ function spoolLines(workspace: Workspace): Array<Record<string, unknown>> {
     .map((text) => JSON.parse(text));
 }
 
-function writeTranscript(workspace: Workspace, session: string, statement: string): string {
-  const path = join(workspace.root, `${session}.jsonl`);
-  const lines = [userLine('u1', null, statement), assistantLine('a1', 'u1', 'Noted.')].map((text) =>
-    text.replaceAll('"sess-1"', JSON.stringify(session)),
-  );
-  writeFileSync(path, `${lines.join('\n')}\n`);
-  return path;
-}
-
 async function contents(workspace: Workspace): Promise<string[]> {
   const list = await workspace.json(['list']);
   return ((list.memories ?? list) as Array<{ content: string }>).map((memory) => memory.content.toLowerCase());
 }
 
 describe('the queueing hooks spool', () => {
-  let workspace: Workspace;
-  beforeEach(() => {
-    workspace = createWorkspace();
-  });
-  afterEach(() => workspace.cleanup());
+  const workspace = useWorkspace();
 
   it('Stop appends one line (file 0600, folder 0700) without opening the store; queue run drains it exactly once', async () => {
     const transcript = writeTranscript(
-      workspace,
+      workspace.root,
       'sess-a',
       'Remember that the deploy key lives in vault path ops/deploy.',
     );
@@ -114,7 +94,7 @@ describe('the queueing hooks spool', () => {
     expect(log.filter((entry) => /over the/.test(entry.message)).length).toBeGreaterThanOrEqual(2);
     // A full spool takes no more: the hook says so and the file does not grow.
     writeFileSync(spoolPath(workspace.home), `${' '.repeat(SPOOL_MAX_BYTES - 10)}\n`);
-    const transcript = writeTranscript(workspace, 'sess-f', 'Remember that nothing fits.');
+    const transcript = writeTranscript(workspace.root, 'sess-f', 'Remember that nothing fits.');
     const full = line({ session_id: 'sess-f', cwd: workspace.cwd, transcript_path: transcript });
     // Lost, and said so to the user too (Claude Code shows a Stop hook's systemMessage).
     const lost = await runHook(workspace, 'stop', full, NO_WORKER);
@@ -129,7 +109,7 @@ describe('the queueing hooks spool', () => {
     const sessions = ['sess-k1', 'sess-k2', 'sess-k3'];
     for (const session of sessions) {
       const transcript = writeTranscript(
-        workspace,
+        workspace.root,
         session,
         `Remember that ${session} uses port ${session.slice(-1)}000.`,
       );
@@ -165,7 +145,7 @@ describe('the queueing hooks spool', () => {
   }, 60_000);
 
   it('the worker the hook starts drains the spool; with the worker off, engram serve does', async () => {
-    const first = writeTranscript(workspace, 'sess-w', 'Remember that the worker drains the spool.');
+    const first = writeTranscript(workspace.root, 'sess-w', 'Remember that the worker drains the spool.');
     await runHook(workspace, 'stop', line({ session_id: 'sess-w', cwd: workspace.cwd, transcript_path: first }));
     await eventually(async () =>
       (await contents(workspace)).some((text) => text.includes('worker drains')) ? true : undefined,
@@ -179,7 +159,7 @@ describe('the queueing hooks spool', () => {
     });
     try {
       await new Promise((resolveListening) => server.stdout.once('data', resolveListening));
-      const second = writeTranscript(workspace, 'sess-s', 'Remember that serve drains the spool too.');
+      const second = writeTranscript(workspace.root, 'sess-s', 'Remember that serve drains the spool too.');
       const input = line({ session_id: 'sess-s', cwd: workspace.cwd, transcript_path: second });
       await runHook(workspace, 'stop', input, NO_WORKER);
       await eventually(async () =>
@@ -193,7 +173,7 @@ describe('the queueing hooks spool', () => {
   }, 60_000);
 
   it('one worker per store: a hook that finds a live one starts none, a dead one is taken over', async () => {
-    const transcript = writeTranscript(workspace, 'sess-l', 'Remember that one worker runs per store.');
+    const transcript = writeTranscript(workspace.root, 'sess-l', 'Remember that one worker runs per store.');
     const input = line({ session_id: 'sess-l', cwd: workspace.cwd, transcript_path: transcript });
     await runHook(workspace, 'stop', input, NO_WORKER);
     const store = String(spoolLines(workspace)[0]!.store);

@@ -2,26 +2,17 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { spoolFolder } from '../../../src/surfaces/claude-code/hook-spool.js';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { useWorkspace, type Workspace } from '../../support/cli-harness.js';
 import { eventually } from '../../support/claude-code-harness.js';
-import { assistantLine, line, runHook, userLine } from '../../support/claude-code-hook-run.js';
+import { line, runHook, writeTranscript } from '../../support/claude-code-hook-run.js';
 
 // Issue 26 item 8: many queueing hooks at once start one worker, not one each (each worker loads
 // all of engram, which took the CPU from every hook beside it), and that worker runs at the lowest
 // CPU priority. Real processes: the plugin's launcher, the detached worker, /proc to watch them.
 
 const LOCK_MODULE = pathToFileURL(resolve('dist/surfaces/claude-code/hook-worker-lock.js')).href;
-
-function writeTranscript(workspace: Workspace, session: string, statement: string): string {
-  const path = join(workspace.root, `${session}.jsonl`);
-  const lines = [userLine('u1', null, statement), assistantLine('a1', 'u1', 'Noted.')].map((text) =>
-    text.replaceAll('"sess-1"', JSON.stringify(session)),
-  );
-  writeFileSync(path, `${lines.join('\n')}\n`);
-  return path;
-}
 
 /** The hooks' workers of this workspace alive now (their argv names its folder), with their niceness. */
 function workersOf(workspace: Workspace): Array<{ pid: number; nice: number }> {
@@ -43,11 +34,7 @@ function workersOf(workspace: Workspace): Array<{ pid: number; nice: number }> {
 }
 
 describe("the hooks' worker under concurrency", () => {
-  let workspace: Workspace;
-  beforeEach(() => {
-    workspace = createWorkspace();
-  });
-  afterEach(() => workspace.cleanup());
+  const workspace = useWorkspace();
 
   it('eight Stop hooks at once start one worker at the lowest priority, and every event is queued', async () => {
     // The facts below differ only in a number: keep the automatic dream out of this test (issue 26 item 1 is its own).
@@ -69,7 +56,11 @@ describe("the hooks' worker under concurrency", () => {
           line({
             session_id: session,
             cwd: workspace.cwd,
-            transcript_path: writeTranscript(workspace, session, `Remember that build host ${index} is bh-${index}.`),
+            transcript_path: writeTranscript(
+              workspace.root,
+              session,
+              `Remember that build host ${index} is bh-${index}.`,
+            ),
           }),
         ),
       ),

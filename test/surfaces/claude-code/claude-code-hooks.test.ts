@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseClaudeCodeTranscript } from '../../../src/extraction/transcripts/claude-code-transcript.js';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { useWorkspace } from '../../support/cli-harness.js';
 import { eventually } from '../../support/claude-code-harness.js';
 import {
   assistantLine,
@@ -15,11 +15,7 @@ import {
 } from '../../support/claude-code-hook-run.js';
 
 describe('the Claude Code hooks as processes', () => {
-  let workspace: Workspace;
-  beforeEach(() => {
-    workspace = createWorkspace();
-  });
-  afterEach(() => workspace.cleanup());
+  const workspace = useWorkspace();
 
   it('survives hostile input: malformed JSON, no session, a missing or huge transcript, a cwd that does not exist; exit 0, valid output, no memory', async () => {
     const huge = join(workspace.root, 'huge.jsonl');
@@ -208,11 +204,7 @@ describe('Claude Code 2.1.332 transcripts', () => {
 });
 
 describe('SessionEnd and consolidation', () => {
-  let workspace: Workspace;
-  beforeEach(() => {
-    workspace = createWorkspace();
-  });
-  afterEach(() => workspace.cleanup());
+  const workspace = useWorkspace();
 
   it('SessionEnd counts the session for consolidation; its worker runs the dream once the gates open, never the hook', async () => {
     // Gates open at once for the test: no hours between runs, one session, no scan interval.

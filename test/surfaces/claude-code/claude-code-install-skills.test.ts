@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { describe, expect, it } from 'vitest';
+import { useWorkspace, type Workspace } from '../../support/cli-harness.js';
 import { HOOK_LAUNCHER } from '../../support/claude-code-harness.js';
 
 function sessionStart(workspace: Workspace): Promise<number | null> {
@@ -33,11 +33,7 @@ const engramSkills = (dir: string): string[] =>
     : [];
 
 describe('engram install claude-code --skills', () => {
-  let workspace: Workspace;
-  beforeEach(() => {
-    workspace = createWorkspace();
-  });
-  afterEach(() => workspace.cleanup());
+  const workspace = useWorkspace();
 
   it("renders the project's procedures in the project and global ones for the user, follows them at session start, and uninstall removes only engram's", async () => {
     const release = await workspace.json([

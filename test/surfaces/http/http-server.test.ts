@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
+import type { MemoryStore } from '../../../src/contracts/memory-store.js';
 import { Engram } from '../../../src/engram.js';
 import { startServer, type RunningServer } from '../../../src/surfaces/http/http-server.js';
 import { runDream } from '../../../src/consolidation/run-dream.js';
@@ -576,6 +577,25 @@ describe('hostile input is refused with a JSON error and changes nothing', () =>
     expect(await snapshot()).toBe(before);
   });
 
+  /** GET /v1/memories from a server of its own over `store`, closed after: the status and the body. */
+  async function listThrough(store: MemoryStore): Promise<{ status: number; text: string }> {
+    const server = await startServer({
+      engram: new Engram({ store, defaultScope: PROJECT }),
+      host: '127.0.0.1',
+      port: 0,
+      maxBodyBytes: 1024,
+      version: 't',
+      mcpScopes: [PROJECT],
+      log: () => undefined,
+    });
+    try {
+      const response = await fetch(`${server.url}/v1/memories`);
+      return { status: response.status, text: await response.text() };
+    } finally {
+      await server.close();
+    }
+  }
+
   it('answers an unexpected failure with a bare 500: no message, path or stack from inside', async () => {
     const realStore = new SqliteMemoryStore({ path: join(directory, 'failing.db') });
     await realStore.open();
@@ -590,47 +610,22 @@ describe('hostile input is refused with a JSON error and changes nothing', () =>
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    const failingServer = await startServer({
-      engram: new Engram({ store: failingStore, defaultScope: PROJECT }),
-      host: '127.0.0.1',
-      port: 0,
-      maxBodyBytes: 1024,
-      version: 't',
-      mcpScopes: [PROJECT],
-      log: () => undefined,
-    });
     try {
-      const response = await fetch(`${failingServer.url}/v1/memories`);
-      const text = await response.text();
-      expect(response.status).toBe(500);
+      const { status, text } = await listThrough(failingStore);
+      expect(status).toBe(500);
       expect(JSON.parse(text).error.code).toBe('INTERNAL');
       expect(text).not.toMatch(/secret|internal\.ts|TypeError|\bat \S+:\d+/);
     } finally {
-      await failingServer.close();
       await realStore.close();
     }
   });
 
   it('reports a closed store as 503 without its internals', async () => {
     const closedStore = new SqliteMemoryStore({ path: join(directory, 'closed.db') });
-    const closedServer = await startServer({
-      engram: new Engram({ store: closedStore, defaultScope: PROJECT }),
-      host: '127.0.0.1',
-      port: 0,
-      maxBodyBytes: 1024,
-      version: 't',
-      mcpScopes: [PROJECT],
-      log: () => undefined,
-    });
-    try {
-      const response = await fetch(`${closedServer.url}/v1/memories`);
-      const text = await response.text();
-      expect(response.status).toBe(503);
-      expect(JSON.parse(text).error.code).toBe('STORE_CLOSED');
-      expect(text).not.toContain('sqlite-memory-store');
-    } finally {
-      await closedServer.close();
-    }
+    const { status, text } = await listThrough(closedStore);
+    expect(status).toBe(503);
+    expect(JSON.parse(text).error.code).toBe('STORE_CLOSED');
+    expect(text).not.toContain('sqlite-memory-store');
   });
 });
 

@@ -1,56 +1,31 @@
 import { writeFile } from 'node:fs/promises';
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EngramError } from '../../../src/kernel/errors.js';
 import { engramMiddleware } from '../../../src/surfaces/sdk/ai-sdk-middleware.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
-import { startOpenAiChatCompletionsServer } from '../../../src/testing/openai-chat-completions-server.js';
-import { startOpenAiResponsesServer } from '../../../src/testing/openai-responses-server.js';
-import {
-  DEPLOY_FACT,
-  DEPLOY_QUESTION,
-  openMemoryFolder,
-  type MemoryFolder,
-} from '../../support/with-memory-support.js';
+import { DEPLOY_QUESTION, useMemoryWorld } from '../../support/with-memory-support.js';
 
 // The inner model is a real AI SDK provider (@ai-sdk/openai) over loopback: its Chat Completions model
 // against the loopback Chat Completions server, its Responses model against the Responses server.
 // What is asserted is what the server received and what the store holds after.
-let chat: LanguageModelServer;
-let responses: LanguageModelServer;
-let folder: MemoryFolder;
-const middlewares: Array<ReturnType<typeof engramMiddleware>> = [];
+const world = useMemoryWorld('chat', 'responses');
 
-beforeEach(async () => {
-  chat = await startOpenAiChatCompletionsServer({ streamChunkCharacters: 4 });
-  responses = await startOpenAiResponsesServer({ streamChunkCharacters: 4 });
-  folder = await openMemoryFolder();
-  await folder.seed([DEPLOY_FACT]);
-});
-
-afterEach(async () => {
-  for (const middleware of middlewares.splice(0)) await middleware.memory.close();
-  await Promise.all([chat.close(), responses.close()]);
-  await folder.close();
-});
-
-function middleware(options = folder.options()) {
-  const made = engramMiddleware(options);
-  middlewares.push(made);
-  return made;
+function middleware(options = world.folder.options()) {
+  return world.keep(engramMiddleware(options));
 }
 
 /** The provider's Chat Completions model, wrapped with memory. */
 function chatModel(made = middleware()) {
-  const provider = createOpenAI({ apiKey: 'test-key', baseURL: chat.url });
+  const provider = createOpenAI({ apiKey: 'test-key', baseURL: world.chat.url });
   return wrapLanguageModel({ model: provider.chat('gpt-test'), middleware: made });
 }
 
 type ChatMessage = { role: string; content: unknown; tool_calls?: unknown; tool_call_id?: string };
 
 function messages(index: number): ChatMessage[] {
-  return (chat.requests[index]!.body as { messages: ChatMessage[] }).messages;
+  return (world.chat.requests[index]!.body as { messages: ChatMessage[] }).messages;
 }
 
 function systemOf(index: number): string {
@@ -58,7 +33,7 @@ function systemOf(index: number): string {
   return first?.role === 'system' ? String(first.content) : '';
 }
 
-const types = () => folder.events.map((event) => event.type);
+const types = () => world.folder.events.map((event) => event.type);
 
 describe('engramMiddleware with a real provider over loopback', () => {
   it('generateText: the request carries the fact, the static part first and the block after the user system prompt', async () => {
@@ -74,7 +49,7 @@ describe('engramMiddleware with a real provider over loopback', () => {
   });
 
   it('streamText: deltas arrive as the server sent them, and a "remember that …" turn is in the store after flush()', async () => {
-    chat.script({ message: { text: 'Noted: staging runs Postgres 15.' } });
+    world.chat.script({ message: { text: 'Noted: staging runs Postgres 15.' } });
     const made = middleware();
     const result = streamText({
       model: chatModel(made),
@@ -84,10 +59,10 @@ describe('engramMiddleware with a real provider over loopback', () => {
     for await (const delta of result.textStream) deltas.push(delta);
     expect(deltas.length).toBeGreaterThan(5);
     expect(deltas.join('')).toBe('Noted: staging runs Postgres 15.');
-    expect((chat.requests[0]!.body as { stream?: boolean }).stream).toBe(true);
+    expect((world.chat.requests[0]!.body as { stream?: boolean }).stream).toBe(true);
     expect(systemOf(0).startsWith('# Long-term memory')).toBe(true);
     await made.memory.flush();
-    expect(await folder.contents()).toContain('The staging database runs Postgres 15.');
+    expect(await world.folder.contents()).toContain('The staging database runs Postgres 15.');
   });
 
   it('keeps the request bytes before <memory_context> identical from turn to turn', async () => {
@@ -95,16 +70,16 @@ describe('engramMiddleware with a real provider over loopback', () => {
     await generateText({ model, system: 'You are the ops assistant.', prompt: DEPLOY_QUESTION });
     await generateText({ model, system: 'You are the ops assistant.', prompt: 'Which API region is it?' });
     const prefix = (index: number) => {
-      const raw = chat.requests[index]!.rawBody;
+      const raw = world.chat.requests[index]!.rawBody;
       return raw.slice(0, raw.lastIndexOf('<memory_context>'));
     };
     expect(prefix(0).length).toBeGreaterThan(200);
     expect(prefix(1)).toBe(prefix(0));
-    expect(chat.requests[1]!.rawBody).not.toBe(chat.requests[0]!.rawBody);
+    expect(world.chat.requests[1]!.rawBody).not.toBe(world.chat.requests[0]!.rawBody);
   });
 
   it('a tool loop runs unchanged; its turn is queued once, with the final answer and without the injected text', async () => {
-    chat.script(
+    world.chat.script(
       { message: { content: [{ type: 'tool_use', id: 'call_1', name: 'weather', input: { city: 'Frankfurt' } }] } },
       { message: { text: 'Sunny in Frankfurt.' } },
     );
@@ -121,18 +96,18 @@ describe('engramMiddleware with a real provider over loopback', () => {
       },
     });
     expect(text).toBe('Sunny in Frankfurt.');
-    expect(chat.requests).toHaveLength(2);
+    expect(world.chat.requests).toHaveLength(2);
     const second = messages(1);
     expect(second.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool']);
     expect(second[3]).toEqual(expect.objectContaining({ tool_call_id: 'call_1' }));
-    expect((chat.requests[1]!.body as { tools: Array<{ function: { name: string } }> }).tools[0]!.function.name).toBe(
-      'weather',
-    );
+    expect(
+      (world.chat.requests[1]!.body as { tools: Array<{ function: { name: string } }> }).tools[0]!.function.name,
+    ).toBe('weather');
     expect(systemOf(1)).toBe(systemOf(0));
     await made.memory.flush();
     expect(types().filter((type) => type === 'extraction-deferred')).toHaveLength(1);
     expect(types().filter((type) => type === 'extraction-queued')).toHaveLength(1);
-    const jobs = await folder.jobs();
+    const jobs = await world.folder.jobs();
     expect(jobs).toHaveLength(1);
     const payload = JSON.stringify((jobs[0]!.payload as { messages: unknown }).messages);
     expect(payload).toContain('call_1');
@@ -141,17 +116,18 @@ describe('engramMiddleware with a real provider over loopback', () => {
 
   it('the Responses model: generateText and streamText carry the memory as the provider sends a system prompt', async () => {
     const made = middleware();
-    const provider = createOpenAI({ apiKey: 'test-key', baseURL: responses.url });
+    const provider = createOpenAI({ apiKey: 'test-key', baseURL: world.responses.url });
     const model = wrapLanguageModel({ model: provider.responses('gpt-test'), middleware: made });
     const { text } = await generateText({ model, prompt: DEPLOY_QUESTION });
     expect(text).toBe('OK');
-    responses.script({ message: { text: 'Frankfurt, eu-central-1.' } });
+    world.responses.script({ message: { text: 'Frankfurt, eu-central-1.' } });
     const streamed = streamText({ model, prompt: DEPLOY_QUESTION });
     let joined = '';
     for await (const delta of streamed.textStream) joined += delta;
     expect(joined).toBe('Frankfurt, eu-central-1.');
     for (const index of [0, 1]) {
-      const input = (responses.requests[index]!.body as { input: Array<{ role: string; content: unknown }> }).input;
+      const input = (world.responses.requests[index]!.body as { input: Array<{ role: string; content: unknown }> })
+        .input;
       expect(['system', 'developer']).toContain(input[0]!.role);
       expect(JSON.stringify(input[0]!.content)).toContain('Frankfurt');
     }
@@ -160,7 +136,7 @@ describe('engramMiddleware with a real provider over loopback', () => {
   });
 
   it('a stream cut by an error event: the text so far reaches the caller, and the broken turn is not queued', async () => {
-    chat.script({
+    world.chat.script({
       message: { text: 'Frankfurt is where it deploys.' },
       streamBreak: { afterTextDeltas: 2, then: { error: { kind: 'server' } } },
     });
@@ -179,11 +155,11 @@ describe('engramMiddleware with a real provider over loopback', () => {
     expect(errors).toHaveLength(1);
     await made.memory.flush();
     expect(types()).not.toContain('extraction-queued');
-    expect(await folder.jobs()).toHaveLength(0);
+    expect(await world.folder.jobs()).toHaveLength(0);
   });
 
   it('fails open: a corrupt store leaves the request as it was and says why, once', async () => {
-    await writeFile(folder.store, 'not a database'.repeat(100));
+    await writeFile(world.folder.store, 'not a database'.repeat(100));
     const model = chatModel();
     const { text } = await generateText({ model, prompt: DEPLOY_QUESTION });
     expect(text).toBe('OK');
@@ -196,7 +172,7 @@ describe('engramMiddleware with a real provider over loopback', () => {
 
   it('fails open: an unreachable Postgres store, the call answers', async () => {
     const made = middleware(
-      folder.options({ store: 'postgres://engram:engram@127.0.0.1:9/engram', recallTimeoutMs: 5_000 }),
+      world.folder.options({ store: 'postgres://engram:engram@127.0.0.1:9/engram', recallTimeoutMs: 5_000 }),
     );
     const { text } = await generateText({ model: chatModel(made), prompt: DEPLOY_QUESTION });
     expect(text).toBe('OK');

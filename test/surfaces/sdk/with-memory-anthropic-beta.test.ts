@@ -1,45 +1,25 @@
 import { writeFile } from 'node:fs/promises';
 import Anthropic from '@anthropic-ai/sdk';
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { withMemory } from '../../../src/surfaces/sdk/with-memory.js';
-import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
-import {
-  DEPLOY_FACT,
-  DEPLOY_QUESTION,
-  openMemoryFolder,
-  type MemoryFolder,
-} from '../../support/with-memory-support.js';
+import { DEPLOY_QUESTION, useMemoryWorld } from '../../support/with-memory-support.js';
 
 // client.beta.messages against the loopback Messages server (which holds message threads as the API
 // does): the same memory as client.messages, and a thread's later turns read for extraction only.
 const MODEL = 'claude-test';
 
-let server: LanguageModelServer;
-let folder: MemoryFolder;
-const clients: Array<{ memory: { close(): Promise<void> } }> = [];
+const world = useMemoryWorld('anthropic');
 
-beforeEach(async () => {
-  server = await startAnthropicMessagesServer({ streamChunkCharacters: 4 });
-  folder = await openMemoryFolder();
-  await folder.seed([DEPLOY_FACT]);
-});
-
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.memory.close();
-  await server.close();
-  await folder.close();
-});
-
-function wrapped(options = folder.options()) {
-  const client = withMemory(new Anthropic({ apiKey: 'test-key', baseURL: server.url, maxRetries: 0 }), options);
-  clients.push(client);
-  return client;
+function wrapped(options = world.folder.options()) {
+  return world.keep(
+    withMemory(new Anthropic({ apiKey: 'test-key', baseURL: world.anthropic.url, maxRetries: 0 }), options),
+  );
 }
 
 function body(index: number): Record<string, unknown> {
-  return server.requests[index]!.body as Record<string, unknown>;
+  return world.anthropic.requests[index]!.body as Record<string, unknown>;
 }
 
 function systemText(index: number): string {
@@ -48,7 +28,7 @@ function systemText(index: number): string {
   return (system as Array<{ text: string }>).map((block) => block.text).join('\n\n');
 }
 
-const types = () => folder.events.map((event) => event.type);
+const types = () => world.folder.events.map((event) => event.type);
 
 describe('withMemory over client.beta.messages', () => {
   it('create: the fact is in the system prompt as with messages.create, the betas header as the SDK sends it', async () => {
@@ -61,7 +41,7 @@ describe('withMemory over client.beta.messages', () => {
       messages: [{ role: 'user', content: DEPLOY_QUESTION }],
     });
     expect(message.content).toEqual([expect.objectContaining({ type: 'text', text: 'OK' })]);
-    expect(server.requests[0]!.headers['anthropic-beta']).toContain('context-1m-2025-08-07');
+    expect(world.anthropic.requests[0]!.headers['anthropic-beta']).toContain('context-1m-2025-08-07');
     expect(body(0).betas).toBeUndefined();
     const system = systemText(0);
     expect(system.indexOf('# Long-term memory')).toBe(0);
@@ -71,7 +51,7 @@ describe('withMemory over client.beta.messages', () => {
 
   it('create with stream: true streams delta by delta and queues the turn after the last event', async () => {
     const client = wrapped();
-    server.script({ message: { text: 'Noted: staging runs Postgres 15.' } });
+    world.anthropic.script({ message: { text: 'Noted: staging runs Postgres 15.' } });
     const stream = await client.beta.messages.create({
       model: MODEL,
       max_tokens: 100,
@@ -84,12 +64,12 @@ describe('withMemory over client.beta.messages', () => {
     expect(deltas.length).toBeGreaterThan(5);
     expect(deltas.join('')).toBe('Noted: staging runs Postgres 15.');
     await client.memory.flush();
-    expect(await folder.contents()).toContain('The staging database runs Postgres 15.');
+    expect(await world.folder.contents()).toContain('The staging database runs Postgres 15.');
   });
 
   it('stream() and parse() go through the wrapped create, with their events and parsed output unchanged', async () => {
     const client = wrapped();
-    server.script(
+    world.anthropic.script(
       { message: { text: 'It deploys to Frankfurt.' } },
       { message: { text: '{"region":"eu-central-1"}' } },
     );
@@ -124,7 +104,7 @@ describe('withMemory over client.beta.messages', () => {
 
   it('a thread: the first turn carries the memory, later turns send no system prompt and are queued with the whole conversation', async () => {
     const client = wrapped();
-    server.script({ message: { text: 'Frankfurt.' } }, { message: { text: 'eu-central-1.' } });
+    world.anthropic.script({ message: { text: 'Frankfurt.' } }, { message: { text: 'eu-central-1.' } });
     const thread = client.beta.messages.thread({ model: MODEL, max_tokens: 100, system: 'You are terse.' });
     await thread.send({ role: 'user', content: DEPLOY_QUESTION });
     const second = await thread.send({ role: 'user', content: 'And the region code?' });
@@ -135,7 +115,7 @@ describe('withMemory over client.beta.messages', () => {
     expect(body(1).system).toBeUndefined();
     expect(body(1).messages).toEqual([{ role: 'user', content: 'And the region code?' }]);
     await client.memory.flush();
-    const queued = folder.events.flatMap((event) =>
+    const queued = world.folder.events.flatMap((event) =>
       event.type === 'extraction-queued' ? [[event.sessionId, event.messages]] : [],
     );
     // One conversation: the second turn's two new messages follow the first's two, under the same name.
@@ -146,7 +126,7 @@ describe('withMemory over client.beta.messages', () => {
 
   it('toolRunner over a thread (its default) runs the tool loop unchanged and queues it once, with the final answer', async () => {
     const client = wrapped();
-    server.script(
+    world.anthropic.script(
       {
         message: { content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Frankfurt' } }] },
       },
@@ -172,13 +152,13 @@ describe('withMemory over client.beta.messages', () => {
     const final = await runner.runUntilDone();
     expect(final.content[0]).toEqual(expect.objectContaining({ text: 'Sunny in Frankfurt, where the API deploys.' }));
     expect(seenCities).toEqual(['Frankfurt']);
-    expect(server.requests).toHaveLength(2);
+    expect(world.anthropic.requests).toHaveLength(2);
     expect(systemText(0)).toContain('Frankfurt');
     expect(body(1).system).toBeUndefined();
     await client.memory.flush();
     expect(types().filter((type) => type === 'extraction-deferred')).toHaveLength(1);
     expect(types().filter((type) => type === 'extraction-queued')).toHaveLength(1);
-    const jobs = await folder.jobs();
+    const jobs = await world.folder.jobs();
     expect(jobs).toHaveLength(1);
     const payload = JSON.stringify((jobs[0]!.payload as { messages: unknown }).messages);
     expect(payload).toContain(DEPLOY_QUESTION);
@@ -188,7 +168,10 @@ describe('withMemory over client.beta.messages', () => {
 
   it('a thread streamed: text arrives delta by delta, and each turn is queued after its last event as one conversation', async () => {
     const client = wrapped();
-    server.script({ message: { text: 'It deploys to Frankfurt.' } }, { message: { text: 'Region eu-central-1.' } });
+    world.anthropic.script(
+      { message: { text: 'It deploys to Frankfurt.' } },
+      { message: { text: 'Region eu-central-1.' } },
+    );
     const thread = client.beta.messages.thread({ model: MODEL, max_tokens: 100 });
     const texts: string[] = [];
     const first = thread.stream({ role: 'user', content: DEPLOY_QUESTION });
@@ -201,7 +184,7 @@ describe('withMemory over client.beta.messages', () => {
     expect(systemText(0)).toContain('Frankfurt');
     expect(body(1).system).toBeUndefined();
     await client.memory.flush();
-    const queued = folder.events.flatMap((event) =>
+    const queued = world.folder.events.flatMap((event) =>
       event.type === 'extraction-queued' ? [[event.sessionId, event.messages]] : [],
     );
     expect(queued).toHaveLength(2);
@@ -210,7 +193,7 @@ describe('withMemory over client.beta.messages', () => {
 
   it('a thread stream the caller aborts: the stream ends as without memory, and the broken turn is not queued', async () => {
     const client = wrapped();
-    server.script({ message: { text: 'A long answer about Frankfurt and its region.' }, chunkDelayMs: 20 });
+    world.anthropic.script({ message: { text: 'A long answer about Frankfurt and its region.' }, chunkDelayMs: 20 });
     const thread = client.beta.messages.thread({ model: MODEL, max_tokens: 100 });
     const stream = thread.stream({ role: 'user', content: DEPLOY_QUESTION });
     const texts: string[] = [];
@@ -222,12 +205,12 @@ describe('withMemory over client.beta.messages', () => {
     expect(texts).toHaveLength(2);
     await client.memory.flush();
     expect(types()).not.toContain('extraction-queued');
-    expect(await folder.jobs()).toHaveLength(0);
+    expect(await world.folder.jobs()).toHaveLength(0);
   });
 
   it('a streaming toolRunner over a thread runs its loop and queues it once, with the final answer', async () => {
     const client = wrapped();
-    server.script(
+    world.anthropic.script(
       { message: { content: [{ type: 'tool_use', id: 'toolu_3', name: 'get_weather', input: { city: 'Paris' } }] } },
       { message: { text: 'Rain in Paris.' } },
     );
@@ -254,14 +237,14 @@ describe('withMemory over client.beta.messages', () => {
     expect(body(1).system).toBeUndefined();
     await client.memory.flush();
     expect(types().filter((type) => type === 'extraction-queued')).toHaveLength(1);
-    const payload = JSON.stringify(((await folder.jobs())[0]!.payload as { messages: unknown }).messages);
+    const payload = JSON.stringify(((await world.folder.jobs())[0]!.payload as { messages: unknown }).messages);
     expect(payload).toContain('Weather in Paris?');
     expect(payload).toContain('Rain in Paris.');
   });
 
   it('toolRunner with thread: false sends the whole history each turn, both with the same memory', async () => {
     const client = wrapped();
-    server.script(
+    world.anthropic.script(
       { message: { content: [{ type: 'tool_use', id: 'toolu_2', name: 'get_weather', input: { city: 'Berlin' } }] } },
       { message: { text: 'Cloudy.' } },
     );
@@ -288,7 +271,7 @@ describe('withMemory over client.beta.messages', () => {
   });
 
   it('fails open: a corrupt store leaves beta requests as they were, one memory-unavailable event', async () => {
-    await writeFile(folder.store, 'not a database'.repeat(100));
+    await writeFile(world.folder.store, 'not a database'.repeat(100));
     const client = wrapped();
     const message = await client.beta.messages.create({
       model: MODEL,

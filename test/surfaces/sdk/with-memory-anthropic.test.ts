@@ -1,14 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { withMemory } from '../../../src/surfaces/sdk/with-memory.js';
-import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
-import {
-  DEPLOY_FACT,
-  DEPLOY_QUESTION,
-  openMemoryFolder,
-  type MemoryFolder,
-} from '../../support/with-memory-support.js';
+import { DEPLOY_QUESTION, useMemoryWorld } from '../../support/with-memory-support.js';
 
 const MODEL = 'claude-test';
 const WEATHER_TOOL = {
@@ -17,34 +11,18 @@ const WEATHER_TOOL = {
   input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] },
 };
 
-let server: LanguageModelServer;
-let folder: MemoryFolder;
-const clients: Array<{ memory: { close(): Promise<void> } }> = [];
-
-beforeEach(async () => {
-  server = await startAnthropicMessagesServer({ streamChunkCharacters: 4 });
-  folder = await openMemoryFolder();
-  await folder.seed([DEPLOY_FACT]);
-});
-
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.memory.close();
-  await server.close();
-  await folder.close();
-});
+const world = useMemoryWorld('anthropic');
 
 function anthropic(): Anthropic {
-  return new Anthropic({ apiKey: 'test-key', baseURL: server.url, maxRetries: 0 });
+  return new Anthropic({ apiKey: 'test-key', baseURL: world.anthropic.url, maxRetries: 0 });
 }
 
-function wrapped(options = folder.options()) {
-  const client = withMemory(anthropic(), options);
-  clients.push(client);
-  return client;
+function wrapped(options = world.folder.options()) {
+  return world.keep(withMemory(anthropic(), options));
 }
 
 function systemText(index: number): string {
-  const system = (server.requests[index]!.body as { system?: unknown }).system;
+  const system = (world.anthropic.requests[index]!.body as { system?: unknown }).system;
   if (system === undefined || typeof system === 'string') return system ?? '';
   return (system as Array<{ text: string }>).map((block) => block.text).join('\n\n');
 }
@@ -64,15 +42,15 @@ describe('withMemory over the Anthropic client', () => {
     expect(system.indexOf('# Long-term memory')).toBe(0);
     expect(system.indexOf('You are terse.')).toBeGreaterThan(0);
     expect(system.lastIndexOf('<memory_context>')).toBeGreaterThan(system.indexOf('You are terse.'));
-    expect((server.requests[0]!.body as { messages: unknown }).messages).toEqual([
+    expect((world.anthropic.requests[0]!.body as { messages: unknown }).messages).toEqual([
       { role: 'user', content: DEPLOY_QUESTION },
     ]);
-    expect(folder.events.map((event) => event.type)).toContain('memory-injected');
+    expect(world.folder.events.map((event) => event.type)).toContain('memory-injected');
   });
 
   it('streams with stream: true delta by delta as the unwrapped client does, with the fact in the request', async () => {
     const script = { message: { text: 'Frankfurt, in eu-central-1, as recorded.' } };
-    server.script(script, script);
+    world.anthropic.script(script, script);
     const reference = await anthropic().messages.create({
       model: MODEL,
       max_tokens: 100,
@@ -104,7 +82,7 @@ describe('withMemory over the Anthropic client', () => {
 
   it('gives messages.stream memory through the wrapped create, with its events and final message unchanged', async () => {
     const client = wrapped();
-    server.script({ message: { text: 'It deploys to Frankfurt.' } });
+    world.anthropic.script({ message: { text: 'It deploys to Frankfurt.' } });
     const stream = client.messages.stream({
       model: MODEL,
       max_tokens: 100,
@@ -116,7 +94,7 @@ describe('withMemory over the Anthropic client', () => {
     expect(final.content).toEqual([expect.objectContaining({ type: 'text', text: 'It deploys to Frankfurt.' })]);
     expect(texts.length).toBeGreaterThan(3);
     expect(systemText(0)).toContain('Frankfurt');
-    expect((server.requests[0]!.body as { stream?: boolean }).stream).toBe(true);
+    expect((world.anthropic.requests[0]!.body as { stream?: boolean }).stream).toBe(true);
   });
 
   it('keeps the bytes before <memory_context> identical from turn to turn, the user cache_control blocks untouched', async () => {
@@ -135,21 +113,23 @@ describe('withMemory over the Anthropic client', () => {
     messages.push({ role: 'assistant', content: first.content }, { role: 'user', content: 'And the API region name?' });
     await client.messages.create({ model: MODEL, max_tokens: 100, system, messages, tools: [WEATHER_TOOL] });
     const prefix = (index: number) => {
-      const raw = server.requests[index]!.rawBody;
+      const raw = world.anthropic.requests[index]!.rawBody;
       return raw.slice(0, raw.lastIndexOf('<memory_context>'));
     };
-    const [one, two] = [0, 1].map((index) => server.requests[index]!.body as { system: unknown[]; tools: unknown });
+    const [one, two] = [0, 1].map(
+      (index) => world.anthropic.requests[index]!.body as { system: unknown[]; tools: unknown },
+    );
     expect(one!.system).toHaveLength(3);
     expect(one!.system[1]).toEqual(system[0]);
     expect(two!.system[1]).toEqual(system[0]);
     expect(one!.tools).toEqual([WEATHER_TOOL]);
     const systemPrefix = (index: number) =>
-      JSON.stringify((server.requests[index]!.body as { system: unknown[] }).system.slice(0, 2));
+      JSON.stringify((world.anthropic.requests[index]!.body as { system: unknown[] }).system.slice(0, 2));
     expect(systemPrefix(1)).toBe(systemPrefix(0));
     expect(prefix(0)).toContain('"system":[');
     expect(prefix(1)).toBe(prefix(0));
-    expect(server.requests[1]!.rawBody).not.toBe(server.requests[0]!.rawBody);
-    expect(server.requests[0]!.summary!.cachedSystemBlocks).toEqual(['You are the ops assistant.']);
+    expect(world.anthropic.requests[1]!.rawBody).not.toBe(world.anthropic.requests[0]!.rawBody);
+    expect(world.anthropic.requests[0]!.summary!.cachedSystemBlocks).toEqual(['You are the ops assistant.']);
     expect(JSON.stringify(one!.system[2])).toContain('<memory_context>');
     expect(JSON.stringify(two!.system[2])).toContain('<memory_context>');
   });
@@ -162,13 +142,13 @@ describe('withMemory over the Anthropic client', () => {
       messages: [{ role: 'user', content: 'Remember that the staging database runs Postgres 15.' }],
     });
     await client.memory.flush();
-    expect(await folder.contents()).toContain('The staging database runs Postgres 15.');
-    expect(folder.events.map((event) => event.type)).toContain('extraction-queued');
+    expect(await world.folder.contents()).toContain('The staging database runs Postgres 15.');
+    expect(world.folder.events.map((event) => event.type)).toContain('extraction-queued');
   });
 
   it('leaves a tool-use loop unchanged and queues it once, with the final answer, without the injected text', async () => {
     const client = wrapped();
-    server.script(
+    world.anthropic.script(
       {
         message: { content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Frankfurt' } }] },
       },
@@ -184,13 +164,15 @@ describe('withMemory over the Anthropic client', () => {
       expect.objectContaining({ text: 'It is sunny in Frankfurt, where the API deploys.' }),
     );
     await client.memory.flush();
-    const types = folder.events.map((event) => event.type);
+    const types = world.folder.events.map((event) => event.type);
     expect(types.filter((type) => type === 'extraction-deferred')).toHaveLength(1);
     expect(types.filter((type) => type === 'extraction-queued')).toHaveLength(1);
     // The tool round recalls for the user's question, so both requests carry the same memory.
     expect(systemText(1)).toBe(systemText(0));
-    expect((server.requests[1]!.body as { messages: unknown }).messages).toEqual(JSON.parse(JSON.stringify(messages)));
-    const jobs = await folder.jobs();
+    expect((world.anthropic.requests[1]!.body as { messages: unknown }).messages).toEqual(
+      JSON.parse(JSON.stringify(messages)),
+    );
+    const jobs = await world.folder.jobs();
     expect(jobs).toHaveLength(1);
     const payload = JSON.stringify((jobs[0]!.payload as { messages: unknown }).messages);
     expect(payload).not.toContain('memory_context');
@@ -208,20 +190,20 @@ describe('withMemory over the Anthropic client', () => {
     }
     await client.messages.create({ model: MODEL, max_tokens: 100, messages });
     await client.memory.flush();
-    const queued = folder.events.flatMap((event) => (event.type === 'extraction-queued' ? [event.messages] : []));
+    const queued = world.folder.events.flatMap((event) => (event.type === 'extraction-queued' ? [event.messages] : []));
     expect(queued).toEqual([2, 2, 2]);
   });
 
   it('recall: false sends the request unchanged; extract: false queues nothing', async () => {
-    const client = wrapped(folder.options({ recall: false, extract: false }));
+    const client = wrapped(world.folder.options({ recall: false, extract: false }));
     await client.messages.create({
       model: MODEL,
       max_tokens: 100,
       messages: [{ role: 'user', content: DEPLOY_QUESTION }],
     });
     await client.memory.flush();
-    expect((server.requests[0]!.body as { system?: unknown }).system).toBeUndefined();
-    expect(await folder.jobs()).toHaveLength(0);
+    expect((world.anthropic.requests[0]!.body as { system?: unknown }).system).toBeUndefined();
+    expect(await world.folder.jobs()).toHaveLength(0);
   });
 
   it('passes withResponse() and the API errors through as the SDK gives them', async () => {
@@ -231,7 +213,7 @@ describe('withMemory over the Anthropic client', () => {
       .withResponse();
     expect(response.status).toBe(200);
     expect(data.content[0]).toEqual(expect.objectContaining({ text: 'OK' }));
-    server.script({ error: { kind: 'invalid_request', message: 'max_tokens: too large' } });
+    world.anthropic.script({ error: { kind: 'invalid_request', message: 'max_tokens: too large' } });
     const failed = client.messages.create({
       model: MODEL,
       max_tokens: 100,

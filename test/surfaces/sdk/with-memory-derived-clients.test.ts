@@ -1,54 +1,27 @@
 import { writeFile } from 'node:fs/promises';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EngramError } from '../../../src/kernel/errors.js';
 import { withMemory } from '../../../src/surfaces/sdk/with-memory.js';
-import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
-import { startOpenAiChatCompletionsServer } from '../../../src/testing/openai-chat-completions-server.js';
-import { startOpenAiResponsesServer } from '../../../src/testing/openai-responses-server.js';
-import {
-  DEPLOY_FACT,
-  DEPLOY_QUESTION,
-  openMemoryFolder,
-  type MemoryFolder,
-} from '../../support/with-memory-support.js';
+
+import { DEPLOY_QUESTION, useMemoryWorld } from '../../support/with-memory-support.js';
 
 // The clients an SDK derives from a wrapped one (`withOptions`, the only method of either SDK that
 // builds a new client) and OpenAI's beta Responses route, against the loopback servers.
-let anthropicServer: LanguageModelServer;
-let chat: LanguageModelServer;
-let responses: LanguageModelServer;
-let folder: MemoryFolder;
-const clients: Array<{ memory: { close(): Promise<void> } }> = [];
-
-beforeEach(async () => {
-  anthropicServer = await startAnthropicMessagesServer({ streamChunkCharacters: 4 });
-  chat = await startOpenAiChatCompletionsServer({ streamChunkCharacters: 4 });
-  responses = await startOpenAiResponsesServer({ streamChunkCharacters: 4 });
-  folder = await openMemoryFolder();
-  await folder.seed([DEPLOY_FACT]);
-});
-
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.memory.close();
-  await Promise.all([anthropicServer.close(), chat.close(), responses.close()]);
-  await folder.close();
-});
-
-function keep<T extends { memory: { close(): Promise<void> } }>(client: T): T {
-  clients.push(client);
-  return client;
-}
+const world = useMemoryWorld('anthropic', 'chat', 'responses');
 
 const ask = [{ role: 'user' as const, content: DEPLOY_QUESTION }];
-const types = () => folder.events.map((event) => event.type);
+const types = () => world.folder.events.map((event) => event.type);
 
 describe('withOptions on a wrapped client', () => {
   it('Anthropic: the derived client has the same memory, its own options, and derives again', async () => {
-    const client = keep(
-      withMemory(new Anthropic({ apiKey: 'test-key', baseURL: anthropicServer.url, maxRetries: 0 }), folder.options()),
+    const client = world.keep(
+      withMemory(
+        new Anthropic({ apiKey: 'test-key', baseURL: world.anthropic.url, maxRetries: 0 }),
+        world.folder.options(),
+      ),
     );
     const derived = client.withOptions({ timeout: 20_000, defaultHeaders: { 'x-team': 'ops' } });
     expect(derived).toBeInstanceOf(Anthropic);
@@ -61,30 +34,32 @@ describe('withOptions on a wrapped client', () => {
       max_tokens: 100,
       messages: [{ role: 'user', content: 'Remember that the staging database runs Postgres 15.' }],
     });
-    const [first, second] = anthropicServer.requests;
+    const [first, second] = world.anthropic.requests;
     expect(first!.headers['x-team']).toBe('ops');
     expect(JSON.stringify((first!.body as { system: unknown }).system)).toContain('Frankfurt');
     expect(JSON.stringify((second!.body as { system: unknown }).system)).toContain('<memory_context>');
     // One memory: the first client's flush waits for what the derived ones queued.
     await client.memory.flush();
-    expect(await folder.contents()).toContain('The staging database runs Postgres 15.');
+    expect(await world.folder.contents()).toContain('The staging database runs Postgres 15.');
     expect(() => withMemory(again)).toThrow(EngramError);
   });
 
   it('OpenAI: chat and responses of the derived client have memory; a derived client may point elsewhere', async () => {
-    const client = keep(
-      withMemory(new OpenAI({ apiKey: 'test-key', baseURL: chat.url, maxRetries: 0 }), folder.options()),
+    const client = world.keep(
+      withMemory(new OpenAI({ apiKey: 'test-key', baseURL: world.chat.url, maxRetries: 0 }), world.folder.options()),
     );
     const derived = client.withOptions({ timeout: 20_000 });
     expect(derived).toBeInstanceOf(OpenAI);
     expect(derived.memory).toBe(client.memory);
     await derived.chat.completions.create({ model: 'gpt-test', messages: ask });
-    const elsewhere = client.withOptions({ baseURL: responses.url });
+    const elsewhere = client.withOptions({ baseURL: world.responses.url });
     await elsewhere.responses.create({ model: 'gpt-test', input: DEPLOY_QUESTION });
     expect(
-      String((chat.requests[0]!.body as { messages: Array<{ content: unknown }> }).messages[0]!.content),
+      String((world.chat.requests[0]!.body as { messages: Array<{ content: unknown }> }).messages[0]!.content),
     ).toContain('Frankfurt');
-    expect(String((responses.requests[0]!.body as { instructions?: unknown }).instructions)).toContain('Frankfurt');
+    expect(String((world.responses.requests[0]!.body as { instructions?: unknown }).instructions)).toContain(
+      'Frankfurt',
+    );
     await client.memory.flush();
     expect(types().filter((type) => type === 'extraction-queued')).toHaveLength(2);
   });
@@ -98,10 +73,10 @@ describe('withOptions on a wrapped client', () => {
         return this;
       }
     }
-    const client = keep(
+    const client = world.keep(
       withMemory(
-        new TeamAnthropic({ apiKey: 'test-key', baseURL: anthropicServer.url, maxRetries: 0 }),
-        folder.options(),
+        new TeamAnthropic({ apiKey: 'test-key', baseURL: world.anthropic.url, maxRetries: 0 }),
+        world.folder.options(),
       ),
     );
     const team = client.forTeam('ops');
@@ -110,14 +85,14 @@ describe('withOptions on a wrapped client', () => {
     expect(client.constructor).toBe(TeamAnthropic);
     expect(client.self()).toBe(client);
     await team.messages.create({ model: 'claude-test', max_tokens: 100, messages: ask });
-    expect(anthropicServer.requests[0]!.headers['x-team']).toBe('ops');
-    expect(JSON.stringify((anthropicServer.requests[0]!.body as { system: unknown }).system)).toContain('Frankfurt');
+    expect(world.anthropic.requests[0]!.headers['x-team']).toBe('ops');
+    expect(JSON.stringify((world.anthropic.requests[0]!.body as { system: unknown }).system)).toContain('Frankfurt');
   });
 
   it('fails open on a derived client too: a corrupt store, the call answers, one memory-unavailable', async () => {
-    await writeFile(folder.store, 'not a database'.repeat(100));
-    const client = keep(
-      withMemory(new OpenAI({ apiKey: 'test-key', baseURL: chat.url, maxRetries: 0 }), folder.options()),
+    await writeFile(world.folder.store, 'not a database'.repeat(100));
+    const client = world.keep(
+      withMemory(new OpenAI({ apiKey: 'test-key', baseURL: world.chat.url, maxRetries: 0 }), world.folder.options()),
     );
     const completion = await client.withOptions({ timeout: 20_000 }).chat.completions.create({
       model: 'gpt-test',
@@ -126,15 +101,18 @@ describe('withOptions on a wrapped client', () => {
     expect(completion.choices[0]!.message.content).toBe('OK');
     expect(types()).toEqual(['memory-unavailable']);
     await client.chat.completions.create({ model: 'gpt-test', messages: ask });
-    expect((chat.requests[0]!.body as { messages: unknown[] }).messages).toEqual(ask);
+    expect((world.chat.requests[0]!.body as { messages: unknown[] }).messages).toEqual(ask);
     expect(types().filter((type) => type === 'memory-unavailable')).toHaveLength(1);
   });
 });
 
 describe('withMemory over client.beta.responses (OpenAI)', () => {
   it('create puts the fact in instructions and queues the turn, as responses.create does', async () => {
-    const client = keep(
-      withMemory(new OpenAI({ apiKey: 'test-key', baseURL: responses.url, maxRetries: 0 }), folder.options()),
+    const client = world.keep(
+      withMemory(
+        new OpenAI({ apiKey: 'test-key', baseURL: world.responses.url, maxRetries: 0 }),
+        world.folder.options(),
+      ),
     );
     const response = await client.beta.responses.create({
       model: 'gpt-test',
@@ -142,25 +120,30 @@ describe('withMemory over client.beta.responses (OpenAI)', () => {
       input: 'Remember that the staging database runs Postgres 15.',
     });
     expect(response.output).toHaveLength(1);
-    expect(responses.requests[0]!.path).toContain('beta=true');
-    const instructions = String((responses.requests[0]!.body as { instructions?: unknown }).instructions);
+    expect(world.responses.requests[0]!.path).toContain('beta=true');
+    const instructions = String((world.responses.requests[0]!.body as { instructions?: unknown }).instructions);
     expect(instructions.indexOf('# Long-term memory')).toBe(0);
     expect(instructions.endsWith('You are terse.')).toBe(true); // nothing recalled for it: no block after
     await client.memory.flush();
-    expect(await folder.contents()).toContain('The staging database runs Postgres 15.');
+    expect(await world.folder.contents()).toContain('The staging database runs Postgres 15.');
   });
 
   it('create with stream: true streams event by event, the turn queued after the last one', async () => {
-    const client = keep(
-      withMemory(new OpenAI({ apiKey: 'test-key', baseURL: responses.url, maxRetries: 0 }), folder.options()),
+    const client = world.keep(
+      withMemory(
+        new OpenAI({ apiKey: 'test-key', baseURL: world.responses.url, maxRetries: 0 }),
+        world.folder.options(),
+      ),
     );
-    responses.script({ message: { text: 'It deploys to Frankfurt, eu-central-1.' } });
+    world.responses.script({ message: { text: 'It deploys to Frankfurt, eu-central-1.' } });
     const stream = await client.beta.responses.create({ model: 'gpt-test', input: DEPLOY_QUESTION, stream: true });
     const deltas: string[] = [];
     for await (const event of stream) if (event.type === 'response.output_text.delta') deltas.push(event.delta);
     expect(deltas.length).toBeGreaterThan(5);
     expect(deltas.join('')).toBe('It deploys to Frankfurt, eu-central-1.');
-    expect(String((responses.requests[0]!.body as { instructions?: unknown }).instructions)).toContain('Frankfurt');
+    expect(String((world.responses.requests[0]!.body as { instructions?: unknown }).instructions)).toContain(
+      'Frankfurt',
+    );
     await client.memory.flush();
     expect(types()).toContain('extraction-queued');
   });

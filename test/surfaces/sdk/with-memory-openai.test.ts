@@ -1,15 +1,8 @@
 import OpenAI from 'openai';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { withMemory } from '../../../src/surfaces/sdk/with-memory.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
-import { startOpenAiChatCompletionsServer } from '../../../src/testing/openai-chat-completions-server.js';
-import { startOpenAiResponsesServer } from '../../../src/testing/openai-responses-server.js';
-import {
-  DEPLOY_FACT,
-  DEPLOY_QUESTION,
-  openMemoryFolder,
-  type MemoryFolder,
-} from '../../support/with-memory-support.js';
+import { DEPLOY_QUESTION, useMemoryWorld } from '../../support/with-memory-support.js';
 
 const MODEL = 'gpt-test';
 const WEATHER_TOOL = {
@@ -21,40 +14,21 @@ const WEATHER_TOOL = {
   },
 };
 
-let chat: LanguageModelServer;
-let responses: LanguageModelServer;
-let folder: MemoryFolder;
-const clients: Array<{ memory: { close(): Promise<void> } }> = [];
-
-beforeEach(async () => {
-  chat = await startOpenAiChatCompletionsServer({ streamChunkCharacters: 4 });
-  responses = await startOpenAiResponsesServer({ streamChunkCharacters: 4 });
-  folder = await openMemoryFolder();
-  await folder.seed([DEPLOY_FACT]);
-});
-
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.memory.close();
-  await chat.close();
-  await responses.close();
-  await folder.close();
-});
+const world = useMemoryWorld('chat', 'responses');
 
 function openai(server: LanguageModelServer): OpenAI {
   return new OpenAI({ apiKey: 'test-key', baseURL: server.url, maxRetries: 0 });
 }
 
-function wrapped(server: LanguageModelServer, options = folder.options()) {
-  const client = withMemory(openai(server), options);
-  clients.push(client);
-  return client;
+function wrapped(server: LanguageModelServer, options = world.folder.options()) {
+  return world.keep(withMemory(openai(server), options));
 }
 
 type ChatBody = { messages: Array<{ role: string; content: unknown }> };
 
 describe('withMemory over the OpenAI client', () => {
   it('chat.completions.create: the fact is in the system message, the user system text between static part and block', async () => {
-    const client = wrapped(chat);
+    const client = wrapped(world.chat);
     const completion = await client.chat.completions.create({
       model: MODEL,
       messages: [
@@ -63,7 +37,7 @@ describe('withMemory over the OpenAI client', () => {
       ],
     });
     expect(completion.choices[0]!.message.content).toBe('OK');
-    const body = chat.requests[0]!.body as ChatBody;
+    const body = world.chat.requests[0]!.body as ChatBody;
     expect(body.messages).toHaveLength(2);
     const system = String(body.messages[0]!.content);
     expect(system.startsWith('# Long-term memory')).toBe(true);
@@ -73,24 +47,24 @@ describe('withMemory over the OpenAI client', () => {
   });
 
   it('adds a system message when the request has none', async () => {
-    const client = wrapped(chat);
+    const client = wrapped(world.chat);
     await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: DEPLOY_QUESTION }] });
-    const body = chat.requests[0]!.body as ChatBody;
+    const body = world.chat.requests[0]!.body as ChatBody;
     expect(body.messages.map((message) => message.role)).toEqual(['system', 'user']);
     expect(String(body.messages[0]!.content)).toContain('Frankfurt');
   });
 
   it('streams chunk by chunk as the unwrapped client does, with the fact in the request', async () => {
     const script = { message: { text: 'Frankfurt, in eu-central-1, as recorded.' } };
-    chat.script(script, script);
-    const reference = await openai(chat).chat.completions.create({
+    world.chat.script(script, script);
+    const reference = await openai(world.chat).chat.completions.create({
       model: MODEL,
       stream: true,
       messages: [{ role: 'user', content: DEPLOY_QUESTION }],
     });
     let expected = 0;
     for await (const _chunk of reference) expected += 1;
-    const client = wrapped(chat);
+    const client = wrapped(world.chat);
     const stream = await client.chat.completions.create({
       model: MODEL,
       stream: true,
@@ -106,13 +80,13 @@ describe('withMemory over the OpenAI client', () => {
     expect(chunks).toBe(expected);
     expect(deltas.length).toBeGreaterThan(5);
     expect(deltas.join('')).toBe('Frankfurt, in eu-central-1, as recorded.');
-    expect(JSON.stringify(chat.requests[1]!.body)).toContain('Frankfurt');
+    expect(JSON.stringify(world.chat.requests[1]!.body)).toContain('Frankfurt');
     await client.memory.flush();
-    expect(folder.events.map((event) => event.type)).toContain('extraction-queued');
+    expect(world.folder.events.map((event) => event.type)).toContain('extraction-queued');
   });
 
   it('keeps the bytes before <memory_context> identical from turn to turn', async () => {
-    const client = wrapped(chat);
+    const client = wrapped(world.chat);
     const messages: OpenAI.ChatCompletionMessageParam[] = [
       { role: 'system', content: 'You are the ops assistant.' },
       { role: 'user', content: DEPLOY_QUESTION },
@@ -121,17 +95,17 @@ describe('withMemory over the OpenAI client', () => {
     messages.push(first.choices[0]!.message, { role: 'user', content: 'Which API region again?' });
     await client.chat.completions.create({ model: MODEL, messages, tools: [WEATHER_TOOL] });
     const prefix = (index: number) => {
-      const raw = chat.requests[index]!.rawBody;
+      const raw = world.chat.requests[index]!.rawBody;
       return raw.slice(0, raw.lastIndexOf('<memory_context>'));
     };
     expect(prefix(0).length).toBeGreaterThan(200);
     expect(prefix(1)).toBe(prefix(0));
-    expect((chat.requests[1]!.body as { tools: unknown }).tools).toEqual([WEATHER_TOOL]);
+    expect((world.chat.requests[1]!.body as { tools: unknown }).tools).toEqual([WEATHER_TOOL]);
   });
 
   it('a tool-call loop works unchanged and is queued once, with its final answer', async () => {
-    const client = wrapped(chat);
-    chat.script(
+    const client = wrapped(world.chat);
+    world.chat.script(
       { message: { content: [{ type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Frankfurt' } }] } },
       { message: { text: 'Sunny in Frankfurt.' } },
     );
@@ -142,32 +116,32 @@ describe('withMemory over the OpenAI client', () => {
     const second = await client.chat.completions.create({ model: MODEL, messages, tools: [WEATHER_TOOL] });
     expect(second.choices[0]!.message.content).toBe('Sunny in Frankfurt.');
     await client.memory.flush();
-    const types = folder.events.map((event) => event.type);
+    const types = world.folder.events.map((event) => event.type);
     expect(types.filter((type) => type === 'extraction-deferred')).toHaveLength(1);
     expect(types.filter((type) => type === 'extraction-queued')).toHaveLength(1);
-    const sent = (chat.requests[1]!.body as ChatBody).messages;
+    const sent = (world.chat.requests[1]!.body as ChatBody).messages;
     expect(sent.slice(1)).toEqual(JSON.parse(JSON.stringify(messages)));
   });
 
   it('writes a "remember that …" turn to the store by flush()', async () => {
-    const client = wrapped(chat);
+    const client = wrapped(world.chat);
     await client.chat.completions.create({
       model: MODEL,
       messages: [{ role: 'user', content: 'Remember that the staging database runs Postgres 15.' }],
     });
     await client.memory.flush();
-    expect(await folder.contents()).toContain('The staging database runs Postgres 15.');
+    expect(await world.folder.contents()).toContain('The staging database runs Postgres 15.');
   });
 
   it('responses.create: the fact is in the instructions, after the static part and the user instructions', async () => {
-    const client = wrapped(responses);
+    const client = wrapped(world.responses);
     const response = await client.responses.create({
       model: MODEL,
       instructions: 'You are terse.',
       input: DEPLOY_QUESTION,
     });
     expect(response.output_text).toBe('OK');
-    const body = responses.requests[0]!.body as { instructions: string; input: string };
+    const body = world.responses.requests[0]!.body as { instructions: string; input: string };
     expect(body.input).toBe(DEPLOY_QUESTION);
     expect(body.instructions.startsWith('# Long-term memory')).toBe(true);
     expect(body.instructions).toContain('Frankfurt');
@@ -177,8 +151,8 @@ describe('withMemory over the OpenAI client', () => {
   });
 
   it('responses.create streamed: events arrive one by one, and the turn is queued after the last', async () => {
-    responses.script({ message: { text: 'Remembered: staging runs Postgres 15.' } });
-    const client = wrapped(responses);
+    world.responses.script({ message: { text: 'Remembered: staging runs Postgres 15.' } });
+    const client = wrapped(world.responses);
     const stream = await client.responses.create({
       model: MODEL,
       stream: true,
@@ -190,30 +164,30 @@ describe('withMemory over the OpenAI client', () => {
     expect(types.at(-1)).toBe('response.completed');
     expect(types.filter((type) => type === 'response.output_text.delta').length).toBeGreaterThan(5);
     await client.memory.flush();
-    expect(await folder.contents()).toContain('The staging database runs Postgres 15.');
+    expect(await world.folder.contents()).toContain('The staging database runs Postgres 15.');
   });
 });
 
 describe('withMemory over the OpenAI helpers', () => {
   it('chat.completions.stream() goes through the wrapped create: the fact reaches the request', async () => {
-    const client = wrapped(chat);
-    chat.script({ message: { text: 'Frankfurt it is.' } });
+    const client = wrapped(world.chat);
+    world.chat.script({ message: { text: 'Frankfurt it is.' } });
     const stream = client.chat.completions.stream({
       model: MODEL,
       messages: [{ role: 'user', content: DEPLOY_QUESTION }],
     });
     const final = await stream.finalChatCompletion();
     expect(final.choices[0]!.message.content).toBe('Frankfurt it is.');
-    expect(JSON.stringify(chat.requests[0]!.body)).toContain('eu-central-1');
+    expect(JSON.stringify(world.chat.requests[0]!.body)).toContain('eu-central-1');
     await client.memory.flush();
-    expect(folder.events.map((event) => event.type)).toContain('extraction-queued');
+    expect(world.folder.events.map((event) => event.type)).toContain('extraction-queued');
   });
 });
 
 describe('withMemory over chat.completions.parse()', () => {
   it('parses through the wrapped create, with memory in the request and the turn queued', async () => {
-    const client = wrapped(chat);
-    chat.script({ message: { text: '{"region":"eu-central-1"}' } });
+    const client = wrapped(world.chat);
+    world.chat.script({ message: { text: '{"region":"eu-central-1"}' } });
     const parsed = await client.chat.completions.parse({
       model: MODEL,
       messages: [{ role: 'user', content: DEPLOY_QUESTION }],
@@ -227,8 +201,8 @@ describe('withMemory over chat.completions.parse()', () => {
       },
     });
     expect(parsed.choices[0]!.message.content).toBe('{"region":"eu-central-1"}');
-    expect(JSON.stringify(chat.requests[0]!.body)).toContain('Frankfurt');
+    expect(JSON.stringify(world.chat.requests[0]!.body)).toContain('Frankfurt');
     await client.memory.flush();
-    expect(folder.events.map((event) => event.type)).toContain('extraction-queued');
+    expect(world.folder.events.map((event) => event.type)).toContain('extraction-queued');
   });
 });
