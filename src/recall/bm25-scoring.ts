@@ -110,12 +110,18 @@ export function scoreTokenizedBm25(
   }
   return tokenized.map((tokens) => {
     const lengthFactor = k1 * (1 - b + (b * tokens.length) / averageLength);
+    const counts = baseTokenCounts(tokens);
+    // The query's tokens the document holds (a question has far fewer tokens than a memory), summed
+    // in the order the document first holds them, as the sums always were.
+    const held: Array<{ first: number; count: number; weight: number }> = [];
+    for (const [token, weight] of idf) {
+      const counted = counts.get(token);
+      if (counted !== undefined) held.push({ ...counted, weight });
+    }
+    if (held.length > 1) held.sort((x, y) => x.first - y.first);
     let score = 0;
     let coveredIdf = 0;
-    // In the order the document first holds each token, as the sums always were.
-    for (const [token, count] of baseTokenCounts(tokens)) {
-      const weight = idf.get(token);
-      if (weight === undefined) continue;
+    for (const { count, weight } of held) {
       score += (weight * count * (k1 + 1)) / (count + lengthFactor);
       coveredIdf += weight;
     }
@@ -125,16 +131,24 @@ export function scoreTokenizedBm25(
 
 // A document's base-token counts do not depend on the query: a frozen token array (the ones
 // `memoryTokens` hands out, shared across searches) keeps its counts for as long as it lives.
-const BASE_TOKEN_COUNTS = new WeakMap<readonly string[], ReadonlyMap<string, number>>();
+const BASE_TOKEN_COUNTS = new WeakMap<readonly string[], ReadonlyMap<string, BaseTokenCount>>();
+
+/** How often a document holds a base token, and the rank of its first occurrence among the document's distinct base tokens. */
+interface BaseTokenCount {
+  first: number;
+  count: number;
+}
 
 /** How often a document holds each base token (irregular forms joined), in first-occurrence order. */
-function baseTokenCounts(tokens: readonly string[]): ReadonlyMap<string, number> {
+function baseTokenCounts(tokens: readonly string[]): ReadonlyMap<string, BaseTokenCount> {
   let counts = BASE_TOKEN_COUNTS.get(tokens);
   if (counts === undefined) {
-    const counted = new Map<string, number>();
+    const counted = new Map<string, BaseTokenCount>();
     for (const form of tokens) {
       const token = baseToken(form);
-      counted.set(token, (counted.get(token) ?? 0) + 1);
+      const entry = counted.get(token);
+      if (entry === undefined) counted.set(token, { first: counted.size, count: 1 });
+      else entry.count += 1;
     }
     counts = counted;
     if (Object.isFrozen(tokens)) BASE_TOKEN_COUNTS.set(tokens, counts);

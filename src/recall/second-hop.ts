@@ -38,9 +38,6 @@ const NUMBER = /^\d+$/;
 /** A word held by more than this share of the candidates is too common among them to point anywhere (names of the people talking, say). */
 const MAX_HOLDER_SHARE = 0.25;
 
-/** A candidate's content tokens: what the hop reads of it. */
-type WordsOf = ReadonlySet<string>;
-
 /**
  * Adds the second hop to full-text hits, best first (ties keep their order). The hop words are the
  * content words of the best `from` hits that the question does not hold, found in at least two of
@@ -58,14 +55,15 @@ export function addSecondHop<T extends { memory: Memory; relevance: number }>(
   const best = Math.max(0, ...hits.map((hit) => hit.relevance));
   if (best <= 0) return [...hits];
   const asked = new Set(queryTerms.map(tokenOf).filter((token): token is string => token !== undefined));
-  const words = hits.map((hit) => contentTokens(hit.memory, asked));
+  const words = hits.map((hit) => candidateWords(memoryTokens(hit.memory)));
   const spelling = spellings(hits.slice(0, options.from));
-  const chosen = hopWords(hits, words, best, options).map((word) => ({ ...word, word: spelling(word.token) }));
+  const chosen = hopWords(hits, words, asked, best, options).map((word) => ({ ...word, word: spelling(word.token) }));
   if (chosen.length === 0) return [...hits];
   const total = chosen.reduce((sum, word) => sum + word.weight, 0);
   let changed = false;
   const lifted = hits.map((hit, index) => {
-    const held = chosen.filter((word) => words[index]!.has(word.token));
+    // A hop word is never one of the question's: no need to pass those over here.
+    const held = chosen.filter((word) => words[index]!.set.has(word.token));
     if (held.length === 0) return { hit, index, relevance: hit.relevance, support: undefined };
     changed = true;
     const added = (options.weight * best * held.reduce((sum, word) => sum + word.weight, 0)) / total;
@@ -80,17 +78,20 @@ export function addSecondHop<T extends { memory: Memory; relevance: number }>(
 /** The hop words, best first, each with its weight (its log share among the candidates). */
 function hopWords(
   hits: ReadonlyArray<{ relevance: number }>,
-  words: readonly WordsOf[],
+  words: readonly CandidateWords[],
+  asked: ReadonlySet<string>,
   best: number,
   options: Pick<SecondHopOptions, 'terms' | 'from'>,
 ): Array<{ token: string; weight: number }> {
   // How many candidates hold each word: a word most candidates share says nothing about any of them.
   const holders = new Map<string, number>();
-  for (const held of words) for (const token of held) holders.set(token, (holders.get(token) ?? 0) + 1);
+  for (const held of words)
+    for (const token of held.list) if (!asked.has(token)) holders.set(token, (holders.get(token) ?? 0) + 1);
   const scores = new Map<string, { token: string; score: number; hits: number }>();
   hits.slice(0, options.from).forEach((hit, index) => {
     const share = Math.max(0, hit.relevance) / best;
-    for (const token of words[index]!) {
+    for (const token of words[index]!.list) {
+      if (asked.has(token)) continue;
       const entry = scores.get(token) ?? { token, score: 0, hits: 0 };
       entry.score += share * Math.log(1 + hits.length / holders.get(token)!);
       entry.hits += 1;
@@ -104,30 +105,29 @@ function hopWords(
     .map((entry) => ({ token: entry.token, weight: Math.log(1 + hits.length / holders.get(entry.token)!) }));
 }
 
-/** The content tokens of a memory the question does not hold (index tokens, irregular forms joined), in text order. */
-function contentTokens(memory: Memory, asked: ReadonlySet<string>): Set<string> {
-  const tokens = new Set<string>();
-  for (const token of candidateTokens(memoryTokens(memory))) if (!asked.has(token)) tokens.add(token);
-  return tokens;
+/** The distinct base tokens of a memory's index tokens that can be hop words, in text order, and as a set. */
+interface CandidateWords {
+  list: readonly string[];
+  set: ReadonlySet<string>;
 }
 
 // What a memory's tokens offer the hop does not depend on the question: kept beside the (frozen,
 // shared across searches) token array for as long as it lives.
-const CANDIDATE_TOKENS = new WeakMap<readonly string[], readonly string[]>();
+const CANDIDATE_WORDS = new WeakMap<readonly string[], CandidateWords>();
 
 /** The distinct base tokens of index tokens that can be hop words (long enough, no number, no stop word), first occurrence first. */
-function candidateTokens(forms: readonly string[]): readonly string[] {
-  let tokens = CANDIDATE_TOKENS.get(forms);
-  if (tokens === undefined) {
-    const distinct = new Set<string>();
+function candidateWords(forms: readonly string[]): CandidateWords {
+  let words = CANDIDATE_WORDS.get(forms);
+  if (words === undefined) {
+    const set = new Set<string>();
     for (const form of forms) {
       if (form.length < MIN_TOKEN_LENGTH || NUMBER.test(form) || isStopToken(form)) continue;
-      distinct.add(baseToken(form));
+      set.add(baseToken(form));
     }
-    tokens = [...distinct];
-    if (Object.isFrozen(forms)) CANDIDATE_TOKENS.set(forms, tokens);
+    words = { list: [...set], set };
+    if (Object.isFrozen(forms)) CANDIDATE_WORDS.set(forms, words);
   }
-  return tokens;
+  return words;
 }
 
 /**

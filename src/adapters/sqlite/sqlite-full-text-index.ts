@@ -10,6 +10,7 @@ import {
 } from '../../recall/full-text-search-plan.js';
 import { baseToken, groupTokens } from '../../recall/word-forms.js';
 import type { TextHit } from '../../contracts/memory-store.js';
+import type { Memory } from '../../memory/memory.js';
 import type { checkTextSearch } from '../../contracts/store-checks/store-input.js';
 import { ftsMatchExpression, placeholders } from './sqlite-queries.js';
 import { MEMORY_COLUMNS, rowToMemory, type MemoryRow } from './sqlite-rows.js';
@@ -33,6 +34,9 @@ const QUALIFIED_COLUMNS = MEMORY_COLUMNS.split(', ')
 const HELD_COUNTS_LIMIT = 1_000;
 /** Most tokens (and probed words) whose document counts are kept at once. */
 const KEPT_COUNTS_LIMIT = 20_000;
+/** Most memories kept read at once, and most characters of text they may hold together. */
+const KEPT_MEMORIES_LIMIT = 20_000;
+const KEPT_MEMORY_CHARS_LIMIT = 8_000_000;
 
 /** The full-text half of the SQLite store: FTS5 finds candidates in the asked scopes, engram's BM25 orders them. */
 export class SqliteFullTextIndex {
@@ -94,21 +98,25 @@ export class SqliteFullTextIndex {
       version,
       dataVersion,
       changes,
-      memories: undefined,
+      memoryCount: undefined,
       held: new Map(),
       documents: new Map(),
       probes: new Map(),
+      memories: new Map(),
+      rowids: new Map(),
+      memoryChars: 0,
     };
     return this.#counted;
   }
 
   /**
    * Runs `work`, a write that changes no count the searches keep (recording recall hits: hit
-   * counts and access times only), inside the caller's write transaction, and keeps the counts if
-   * they were current when it began. Inside a write transaction no other connection can commit,
+   * counts and access times only) to the memories `changedIds`, inside the caller's write
+   * transaction, and keeps the counts if they were current when it began (the memories it changed
+   * are read again). Inside a write transaction no other connection can commit,
    * so a `data_version` unchanged since the counts were made means nothing else wrote.
    */
-  keepingCounts(work: () => void): void {
+  keepingCounts(changedIds: readonly string[], work: () => void): void {
     const counted = this.#counted;
     const before = this.#fileVersion();
     const current =
@@ -116,7 +124,15 @@ export class SqliteFullTextIndex {
       counted.dataVersion === before.dataVersion &&
       counted.changes === before.changes;
     work();
-    if (current) counted.changes = this.#fileVersion().changes;
+    if (!current) return;
+    counted.changes = this.#fileVersion().changes;
+    // The memories it wrote are read again when next found.
+    for (const id of changedIds) {
+      const rowid = counted.rowids.get(id);
+      if (rowid === undefined) continue;
+      counted.rowids.delete(id);
+      counted.memories.delete(rowid);
+    }
   }
 
   #fileVersion(): { version: SqliteStatement; dataVersion: number; changes: number } {
@@ -128,8 +144,8 @@ export class SqliteFullTextIndex {
   }
 
   #memoryCount(counts: Counts): number {
-    counts.memories ??= (this.#access.statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
-    return counts.memories;
+    counts.memoryCount ??= (this.#access.statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
+    return counts.memoryCount;
   }
 
   #searchFts(
@@ -162,9 +178,9 @@ export class SqliteFullTextIndex {
           WHERE memories_fts MATCH ? ORDER BY rank LIMIT ${depth}`,
         )
         .all(match) as Array<{ rowid: number }>;
-      const rows = this.#readRows(ranked, inScope, filter);
-      if (rows.length >= pool || ranked.length < depth)
-        return this.#rescore(rows.slice(0, pool), terms, statistics, query);
+      const memories = this.#readMemories(ranked, counts, { clause: inScope, filter, query });
+      if (memories.length >= pool || ranked.length < depth)
+        return this.#rescore(memories.slice(0, pool), terms, statistics, query);
     }
     // Column weights: a hit in the name or description says more than one deep in the content.
     // Ranked on rowids alone, then the kept rows are read: sorting whole rows (content and all)
@@ -181,29 +197,54 @@ export class SqliteFullTextIndex {
       WHERE memories_fts MATCH ? AND ${inScope}
       ORDER BY rank LIMIT ${pool}`;
     const ranked = this.#access.statement(sql).all(match, ...filter) as Array<{ rowid: number }>;
-    return this.#rescore(this.#readRows(ranked, undefined, []), terms, statistics, query);
+    return this.#rescore(this.#readMemories(ranked, counts, undefined), terms, statistics, query);
   }
 
   /**
-   * The rows of ranked rowids, in their order; with `inScope`, only those it admits. The two reads
-   * run back to back; a row another process deleted between them is left out.
+   * The memories of ranked rowids, in their order; with `scopes`, only those in the asked scopes
+   * (not archived, not invalidated, of the asked types). Memories read before on this state of the
+   * file are reused (reading and converting rows cost a long question's recall more than ranking);
+   * the others are read in one query, back to back with the ranking. A row another process deleted
+   * between them is left out.
    */
-  #readRows(
+  #readMemories(
     ranked: ReadonlyArray<{ rowid: number }>,
-    inScope: string | undefined,
-    filter: readonly unknown[],
-  ): Array<MemoryRow & { rowid: number }> {
+    counts: Counts,
+    scopes: { clause: string; filter: readonly unknown[]; query: ReturnType<typeof checkTextSearch> } | undefined,
+  ): Memory[] {
     if (ranked.length === 0) return [];
-    const byRowid = new Map(
-      (
-        this.#access
-          .statement(
-            `SELECT m.rowid AS rowid, ${QUALIFIED_COLUMNS} FROM json_each(?) AS ranked CROSS JOIN memories m ON m.rowid = ranked.value${inScope === undefined ? '' : ` WHERE ${inScope}`}`,
-          )
-          .all(JSON.stringify(ranked.map((row) => row.rowid)), ...filter) as Array<MemoryRow & { rowid: number }>
-      ).map((row) => [row.rowid, row]),
-    );
-    return ranked.flatMap((row) => byRowid.get(row.rowid) ?? []);
+    const kept = counts.memories;
+    const unread = ranked.filter((row) => !kept.has(row.rowid)).map((row) => row.rowid);
+    // Rows outside the asked scopes are left in SQLite: they are never converted nor kept.
+    const read =
+      unread.length === 0
+        ? []
+        : (this.#access
+            .statement(
+              `SELECT m.rowid AS rowid, ${QUALIFIED_COLUMNS} FROM json_each(?) AS ranked CROSS JOIN memories m ON m.rowid = ranked.value${scopes === undefined ? '' : ` WHERE ${scopes.clause}`}`,
+            )
+            .all(JSON.stringify(unread), ...(scopes?.filter ?? [])) as Array<MemoryRow & { rowid: number }>);
+    const fresh = new Map(read.map((row) => [row.rowid, keptMemory(row)]));
+    for (const [rowid, memory] of fresh) this.#keep(counts, rowid, memory);
+    const admits = scopes === undefined ? undefined : inAskedScopes(scopes.query);
+    return ranked.flatMap((row) => {
+      const memory = fresh.get(row.rowid);
+      if (memory !== undefined) return [memory];
+      const known = kept.get(row.rowid);
+      return known !== undefined && (admits === undefined || admits(known)) ? [known] : [];
+    });
+  }
+
+  #keep(counts: Counts, rowid: number, memory: Memory): void {
+    const chars = memory.name.length + memory.description.length + memory.content.length;
+    if (counts.memories.size >= KEPT_MEMORIES_LIMIT || counts.memoryChars + chars > KEPT_MEMORY_CHARS_LIMIT) {
+      counts.memories.clear();
+      counts.rowids.clear();
+      counts.memoryChars = 0;
+    }
+    counts.memories.set(rowid, memory);
+    counts.rowids.set(memory.id, rowid);
+    counts.memoryChars += chars;
   }
 
   /**
@@ -211,13 +252,13 @@ export class SqliteFullTextIndex {
    * on longer memories). The sort is stable, so ties keep FTS5's order.
    */
   #rescore(
-    rows: ReadonlyArray<MemoryRow>,
+    memories: readonly Memory[],
     terms: readonly string[],
     statistics: Bm25Statistics,
     query: ReturnType<typeof checkTextSearch>,
   ): TextHit[] {
-    if (rows.length === 0) return [];
-    return rankCandidatesByBm25(rows.map(rowToMemory), terms, statistics, this.#parameters, query.limit);
+    if (memories.length === 0) return [];
+    return rankCandidatesByBm25(memories, terms, statistics, this.#parameters, query.limit);
   }
 
   /**
@@ -328,13 +369,19 @@ interface Counts {
   dataVersion: number;
   /** total_changes() the counts hold at: moved on past this connection's own writes that change no count. */
   changes: number;
-  memories: number | undefined;
+  memoryCount: number | undefined;
   /** Memories not archived in a set of scopes, keyed by the JSON of the scopes as asked. */
   held: Map<string, number>;
   /** Memories holding each index token the vocabulary was asked for (0: none). */
   documents: Map<string, number>;
   /** Capped probe counts of the words the vocabulary lacks (the cap depends on the memory count only). */
   probes: Map<string, number>;
+  /** Memories searches read, frozen, by rowid (their tokens, kept beside each object, come with them). */
+  memories: Map<number, Memory>;
+  /** The rowid of each memory in `memories`, by id. */
+  rowids: Map<string, number>;
+  /** Characters of name, description and content the kept memories hold. */
+  memoryChars: number;
 }
 
 /** The index tokens whose counts score `term`: its own and every form of its irregular word. */
@@ -355,4 +402,22 @@ function statisticsOf(
     if (frequency !== undefined) documentFrequencies.set(token, frequency);
   }
   return { documentCount, documentFrequencies };
+}
+
+/** A row as a memory that may be handed to many searches: frozen, its source too. */
+function keptMemory(row: MemoryRow): Memory {
+  const memory = rowToMemory(row);
+  if (memory.source !== null) Object.freeze(memory.source);
+  return Object.freeze(memory);
+}
+
+/** What the scope clause of a search admits (`m.scope IN (…) AND m.archived = 0 AND m.invalid_at IS NULL`, and the types), for a memory read before. */
+function inAskedScopes(query: ReturnType<typeof checkTextSearch>): (memory: Memory) => boolean {
+  const scopes = new Set<string>(query.scopes);
+  const types = query.types && query.types.length > 0 ? new Set<string>(query.types) : undefined;
+  return (memory) =>
+    scopes.has(memory.scope) &&
+    !memory.archived &&
+    memory.invalidAt === null &&
+    (types === undefined || types.has(memory.type));
 }

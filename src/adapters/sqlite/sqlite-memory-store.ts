@@ -353,7 +353,7 @@ export class SqliteMemoryStore implements MemoryStore {
     if (ids.length === 0) return;
     // Hit counts and access times change nothing full-text search counts: its counts are kept.
     await this.#transaction(() =>
-      this.#fullText.keepingCounts(() => {
+      this.#fullText.keepingCounts(ids, () => {
         const statement = this.#statement(
           'UPDATE memories SET hit_count = hit_count + 1, last_accessed_at = ? WHERE id = ?',
         );

@@ -169,6 +169,70 @@ describe('SQLite full-text search when the asked scopes hold most of the store',
     expect(procedures.every((memory) => memory.type === 'procedure')).toBe(true);
     expect(await store.searchText({ scopes: ['project:away'], terms: ['park'], limit: 10 })).toEqual([]);
   });
+
+  it('leaves out memories of other scopes that an earlier search in both read', async () => {
+    const both = await store.searchText({ scopes: ['project:home', 'project:away'], terms: ['walk'], limit: 100 });
+    expect(both.some((hit) => hit.memory.scope === 'project:away')).toBe(true);
+    const home = await store.searchText({ scopes: ['project:home'], terms: ['walk'], limit: 100 });
+    expect(home).toHaveLength(100);
+    expect(home.every((hit) => hit.memory.scope === 'project:home')).toBe(true);
+  });
+});
+
+describe('SQLite full-text search: memories it read before are read again once they change', () => {
+  let directory: string;
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'engram-fts-kept-'));
+  });
+
+  afterAll(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('after recorded hits, an update on its own connection and one by another connection', async () => {
+    const path = join(directory, 'memory.db');
+    const reader = new SqliteMemoryStore({ path });
+    const writer = new SqliteMemoryStore({ path });
+    await reader.open();
+    await writer.open();
+    try {
+      const [recorded, other] = await reader.createMany(
+        [
+          { scope: 'project:a', content: 'The quokka gateway routes traffic.' },
+          { scope: 'project:a', content: 'A quokka lives on the island.' },
+        ],
+        ACTOR,
+      );
+      const found = async () =>
+        new Map(
+          (await reader.searchText({ scopes: ['project:a'], terms: ['quokka'], limit: 5 })).map((hit) => [
+            hit.memory.id,
+            hit.memory,
+          ]),
+        );
+      const first = await found();
+      expect(first.get(recorded!.id)!.hitCount).toBe(0);
+      // What a search hands out is shared by later searches: nobody can change it.
+      expect(Object.isFrozen(first.get(recorded!.id))).toBe(true);
+
+      const at = '2026-01-02T03:04:05.000Z';
+      await reader.recordAccess([recorded!.id], at);
+      const afterHits = await found();
+      expect(afterHits.get(recorded!.id)).toMatchObject({ hitCount: 1, lastAccessedAt: at });
+      expect(afterHits.get(other!.id)).toEqual(first.get(other!.id));
+      expect(afterHits.get(recorded!.id)).toEqual(await reader.get(recorded!.id));
+
+      await reader.update(recorded!.id, { content: 'The quokka gateway routes all traffic now.' }, ACTOR);
+      expect((await found()).get(recorded!.id)!.content).toBe('The quokka gateway routes all traffic now.');
+
+      await writer.update(other!.id, { content: 'Two quokkas live on the island.' }, ACTOR);
+      expect((await found()).get(other!.id)!.content).toBe('Two quokkas live on the island.');
+    } finally {
+      await reader.close();
+      await writer.close();
+    }
+  });
 });
 
 describe('porterStem', () => {
