@@ -7,6 +7,7 @@ import { RECORDED_ENV } from './hook-incoming.js';
 import { writeHookLog } from './hook-log.js';
 import { runHook } from './hook-run.js';
 import { HOOK_SERVER_LOCK, hookServerFolder, hookServerSocket } from './hook-server-paths.js';
+import type { HookServerStatus } from './hook-server-status.js';
 import { acquireWorkerLock, releaseWorkerLock, touchWorkerLock, WORKER_LOCK_HEARTBEAT_MS } from './hook-worker-lock.js';
 
 /**
@@ -31,13 +32,6 @@ const ANSWERED = new Set(['session-start', 'user-prompt-submit']);
 const LOOK_MS = 1_000;
 /** A question larger than this is refused (the client's Node hook then takes it). */
 const MAX_REQUEST_BYTES = 2 * 1024 * 1024;
-
-/** What `GET /status` answers (`engram status`). */
-export interface HookServerStatus {
-  pid: number;
-  since: string;
-  requests: number;
-}
 
 /**
  * The resident hook server (`engram.mjs hook serve`): one per ENGRAM_HOME (the worker lock

@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ASKED_ENV } from '../../../src/surfaces/claude-code/hook-server.js';
 import { RECORDED_ENV } from '../../../src/surfaces/claude-code/hook-incoming.js';
 import { hookServerSocket } from '../../../src/surfaces/claude-code/hook-server-paths.js';
+import { hookServerStatus } from '../../../src/surfaces/claude-code/hook-server-status.js';
 import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
 import { eventually, HOOK_LAUNCHER, PLUGIN_DIR } from '../../support/claude-code-harness.js';
 import { line, logLines, runHook } from '../../support/claude-code-hook-run.js';
@@ -80,26 +80,7 @@ function exited(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 }
 
-/** The server's `GET /status`, or undefined when none answers. */
-function serverStatus(workspace: Workspace): Promise<{ pid: number; requests: number } | undefined> {
-  return new Promise((resolve) => {
-    const asked = request(
-      { socketPath: hookServerSocket(workspace.home), path: '/status', timeout: 2_000 },
-      (response) => {
-        let text = '';
-        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        response.on('end', () => resolve(response.statusCode === 200 ? JSON.parse(text) : undefined));
-      },
-    );
-    asked.on('error', () => resolve(undefined));
-    asked.on('timeout', () => {
-      asked.destroy();
-      resolve(undefined);
-    });
-    asked.end();
-  });
-}
-
+const serverStatus = (workspace: Workspace) => hookServerStatus(workspace.home, 2_000);
 const ready = (workspace: Workspace) => eventually(() => serverStatus(workspace), 80, 250);
 
 /** A process that listens on the socket path and then is killed (its socket file stays), or that accepts and never answers. */
