@@ -1,12 +1,9 @@
-import { spawn } from 'node:child_process';
-import { existsSync, writeSync } from 'node:fs';
+import { writeSync } from 'node:fs';
 import { engramHome, loadSettings } from '../../node/load-settings.js';
 import { hookProtocol } from './agent-hook-protocols.js';
 import type { HookEventName } from './hook-input.js';
 import { writeHookLog } from './hook-log.js';
 import { runHook } from './hook-run.js';
-import { HOOK_SERVER_LOCK } from './hook-server-paths.js';
-import { claimWorkerStart } from './hook-worker-lock.js';
 
 export { HOOK_ACTOR } from './hook-input.js';
 // Each event loads only its own side (a hook is a whole process, and loading modules is much of
@@ -37,6 +34,7 @@ export async function runHookProcess(word: string, options: { agent?: string } =
   const started = Date.now();
   const env = process.env;
   let exiting = false;
+  let after: Promise<unknown> | undefined;
   await runHook(word, {
     ...(options.agent !== undefined && { agent: options.agent }),
     env,
@@ -61,21 +59,18 @@ export async function runHookProcess(word: string, options: { agent?: string } =
       if (exiting) return;
       exiting = true;
       const asked = env.ENGRAM_HOOK_ASKED;
-      if (asked !== undefined && asked !== '') {
-        try {
-          afterUnanswered(word, options.agent, asked, started);
-        } catch {
-          // The next hook tries again.
-        }
-      }
-      process.exit(0);
+      if (asked === undefined || asked === '') process.exit(0);
+      after = afterUnanswered(word, options.agent, asked, started)
+        .catch(() => undefined) // The next hook tries again.
+        .finally(() => process.exit(0));
     },
   });
+  await after;
   return process.exit(0);
 }
 
 /** The hook ran because no server answered: the reason in the log (when it is more than "none runs"), and a server for next time. */
-function afterUnanswered(word: string, agent: string | undefined, asked: string, started: number): void {
+async function afterUnanswered(word: string, agent: string | undefined, asked: string, started: number): Promise<void> {
   const env = process.env;
   const home = safe(() => engramHome(env));
   if (home === undefined) return;
@@ -90,33 +85,8 @@ function afterUnanswered(word: string, agent: string | undefined, asked: string,
     });
   }
   if (!loadSettings({ env }).settings.hooks.server) return;
+  const { startHookServer } = await import('./hook-server-start.js');
   startHookServer(home, env);
-}
-
-/**
- * Starts the hook server detached (`<launcher> hook serve`, the launcher this hook was started by),
- * unless one runs or another hook is starting one (the `worker-hook-server.pid` lock, taken here and
- * handed to the server with its pid, as for the store's worker).
- */
-function startHookServer(home: string, env: NodeJS.ProcessEnv): void {
-  const launcher = process.argv[1];
-  if (launcher === undefined || !launcher.endsWith('engram.mjs') || !existsSync(launcher)) return;
-  const claim = claimWorkerStart(home, HOOK_SERVER_LOCK);
-  if (claim === undefined) return;
-  try {
-    const { ENGRAM_HOOK_ASKED: _asked, ...serverEnv } = env;
-    const child = spawn(process.execPath, [launcher, 'hook', 'serve'], {
-      detached: true,
-      stdio: 'ignore',
-      env: serverEnv,
-    });
-    child.on('error', () => undefined);
-    child.unref();
-    if (child.pid === undefined) claim.abandon();
-    else claim.started(child.pid);
-  } catch {
-    claim.abandon();
-  }
 }
 
 function safe<T>(work: () => T): T | undefined {
