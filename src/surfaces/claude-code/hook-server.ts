@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { fileURLToPath } from 'node:url';
 import { engramHome, loadSettings } from '../../node/load-settings.js';
 import { AGENT_HOOK_PROTOCOLS } from './agent-hook-protocols.js';
-import { RECORDED_ENV } from './hook-incoming.js';
+import { readRawHeader, RECORDED_ENV } from './hook-incoming.js';
 import { writeHookLog } from './hook-log.js';
 import { runHook } from './hook-run.js';
 import { HOOK_SERVER_LOCK, hookServerFolder, hookServerSocket } from './hook-server-paths.js';
@@ -204,28 +204,13 @@ interface Question {
 }
 
 function readQuestion(line: string): Question | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-  if (value === null || typeof value !== 'object') return undefined;
-  const record = value as { v?: unknown; event?: unknown; agent?: unknown; pwd?: unknown; env?: unknown };
-  if (record.v !== 1 || typeof record.event !== 'string' || !ANSWERED.has(record.event)) return undefined;
-  if (record.agent !== undefined && typeof record.agent !== 'string') return undefined;
-  if (typeof record.pwd !== 'string' || !record.pwd.startsWith('/')) return undefined;
-  const env: Record<string, string> = {};
-  if (record.env !== null && typeof record.env === 'object') {
-    const asked = new Set(ASKED_ENV);
-    for (const [name, text] of Object.entries(record.env as Record<string, unknown>))
-      if (asked.has(name) && typeof text === 'string') env[name] = text;
-  }
+  const header = readRawHeader(line, ANSWERED, ASKED_ENV);
+  if (header === undefined || (header.agent !== undefined && typeof header.agent !== 'string')) return undefined;
   return {
-    word: record.event,
-    ...(record.agent !== undefined && record.agent !== '' && { agent: record.agent }),
-    pwd: record.pwd,
-    env,
+    word: header.event,
+    ...(typeof header.agent === 'string' && header.agent !== '' && { agent: header.agent }),
+    pwd: header.pwd,
+    env: header.env,
   };
 }
 
