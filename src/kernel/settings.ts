@@ -208,6 +208,16 @@ const SETTINGS_TABLE = {
       "How long the hooks' worker stays for what waits to be retried (an event the store could not take, a failed extraction); what still waits then is left to the next hook, engram serve or engram queue run",
       { minimum: 0, maximum: 86_400_000, env: 'ENGRAM_HOOK_WORKER_LINGER_MS' },
     ),
+    server: flag(
+      true,
+      'A prompt or session-start hook that no hook server answered starts one (engram.mjs hook serve: resident, on a unix socket in <ENGRAM_HOME>/run/, so later hooks start no Node); false: every hook runs in its own process',
+      { env: 'ENGRAM_HOOK_SERVER' },
+    ),
+    serverIdleMs: integer(
+      900_000,
+      'How long the hook server stays with no hook asking before it exits (the next hook runs in its own process and starts it again)',
+      { minimum: 200, maximum: 86_400_000, env: 'ENGRAM_HOOK_SERVER_IDLE_MS' },
+    ),
     workerNice: integer(
       19,
       "Niceness of the hooks' detached worker (0 normal, 19 lowest): its model work and module loading never take the CPU from the hooks Claude Code is waiting for",

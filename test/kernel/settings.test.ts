@@ -67,6 +67,8 @@ const ENVIRONMENT_VARIABLES: ReadonlyArray<[string, string]> = [
   ['hooks.worker', 'ENGRAM_HOOK_WORKER'],
   ['hooks.transcriptReadTries', 'ENGRAM_HOOK_TRANSCRIPT_READ_TRIES'],
   ['hooks.workerLingerMs', 'ENGRAM_HOOK_WORKER_LINGER_MS'],
+  ['hooks.server', 'ENGRAM_HOOK_SERVER'],
+  ['hooks.serverIdleMs', 'ENGRAM_HOOK_SERVER_IDLE_MS'],
 ];
 
 const configError = (action: () => unknown): EngramError => expectEngramErrorSync(action, 'CONFIG_INVALID');

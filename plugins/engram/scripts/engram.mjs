@@ -61,6 +61,10 @@ if (isHook && args[1] === 'adopt-events') {
   // Started by the queueing hooks' sh fast path (hook-queue.sh): their raw events into the spool.
   const { runEventAdopter } = await import(pathToFileURL(engram.hook).href);
   await runEventAdopter();
+} else if (isHook && args[1] === 'serve') {
+  // The resident hook server the prompt and session-start hooks' sh client asks (hook-queue.sh).
+  const { runHookServer } = await import(pathToFileURL(engram.hook).href);
+  await runHookServer();
 } else if (isHook) {
   const { runHookProcess } = await import(pathToFileURL(engram.hook).href);
   // `hook <event> --agent codex`: another agent's hook protocol (agent-hook-protocols.ts).

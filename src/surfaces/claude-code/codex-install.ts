@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseJsonObject, type AgentInstallDescription } from './agent-installs.js';
 import { AGENT_HOOK_PROTOCOLS } from './agent-hook-protocols.js';
+import { agentHookCommand } from './agent-hook-command.js';
 import type { HookEventName } from './hook-input.js';
 import { readTomlStructure } from './toml-structure.js';
 
@@ -34,8 +35,6 @@ export function codexPaths(env: Record<string, string | undefined>): CodexPaths 
 
 /** The snake_case name Codex's trust keys and hashes give an event. */
 const snake = (event: string): string => event.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
-
-const shellQuote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
 
 interface Handler {
   type: 'command';
@@ -70,7 +69,7 @@ const trustKey = (hooksFile: string, event: string, group: number, handler: numb
 
 /** The hook command Codex runs for one event: this Node and engram's launcher, by absolute path. */
 export function codexHookCommand(launcher: string, word: HookEventName, node = process.execPath): string {
-  return `${shellQuote(node)} ${shellQuote(launcher)} hook ${word} --agent codex`;
+  return agentHookCommand('codex', launcher, word, node);
 }
 
 function hookGroups(file: string, text: string | undefined): Record<string, unknown> {

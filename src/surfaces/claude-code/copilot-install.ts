@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseJsonObject, type AgentInstallDescription } from './agent-installs.js';
 import { AGENT_HOOK_PROTOCOLS, copilotHome } from './agent-hook-protocols.js';
+import { agentHookCommand } from './agent-hook-command.js';
 import type { HookEventName } from './hook-input.js';
 
 /**
@@ -27,11 +28,9 @@ export function copilotPaths(env: Record<string, string | undefined>): CopilotPa
   return { home, hooks: join(home, 'hooks', 'engram.json'), mcpConfig: join(home, 'mcp-config.json') };
 }
 
-const shellQuote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
-
 /** The hook command Copilot runs (with bash) for one event: this Node and engram's launcher, by absolute path. */
 export function copilotHookCommand(launcher: string, word: HookEventName, node = process.execPath): string {
-  return `${shellQuote(node)} ${shellQuote(launcher)} hook ${word} --agent copilot`;
+  return agentHookCommand('copilot', launcher, word, node);
 }
 
 /** The events engram hooks in Copilot, and their words on engram's hook command. */

@@ -185,6 +185,20 @@ interface RawHeader {
 const QUEUEING_EVENTS = new Set<string>([HOOK_EVENTS.stop, HOOK_EVENTS['pre-compact'], HOOK_EVENTS['session-end']]);
 
 function readHeader(line: string): RawHeader | undefined {
+  const header = readRawHeader(line, QUEUEING_EVENTS, RECORDED_ENV);
+  return header && { event: header.event as SpoolEntry['event'], pwd: header.pwd, env: header.env };
+}
+
+/**
+ * A raw event's header line (`{"v":1,"event","pwd","env"}`, and `agent` from the hook server's
+ * client), or undefined when it is not one: an event of `events`, an absolute pwd, and of `env` only
+ * the variables `names` lists.
+ */
+export function readRawHeader(
+  line: string,
+  events: ReadonlySet<string>,
+  names: readonly string[],
+): { event: string; agent?: unknown; pwd: string; env: Record<string, string> } | undefined {
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -192,16 +206,16 @@ function readHeader(line: string): RawHeader | undefined {
     return undefined;
   }
   if (value === null || typeof value !== 'object') return undefined;
-  const record = value as { v?: unknown; event?: unknown; pwd?: unknown; env?: unknown };
-  if (record.v !== 1 || typeof record.event !== 'string' || !QUEUEING_EVENTS.has(record.event)) return undefined;
+  const record = value as { v?: unknown; event?: unknown; agent?: unknown; pwd?: unknown; env?: unknown };
+  if (record.v !== 1 || typeof record.event !== 'string' || !events.has(record.event)) return undefined;
   if (typeof record.pwd !== 'string' || !record.pwd.startsWith('/')) return undefined;
   const env: Record<string, string> = {};
   if (record.env !== null && typeof record.env === 'object') {
-    const recorded = new Set(RECORDED_ENV);
+    const recorded = new Set(names);
     for (const [name, text] of Object.entries(record.env as Record<string, unknown>))
       if (recorded.has(name) && typeof text === 'string') env[name] = text;
   }
-  return { event: record.event as SpoolEntry['event'], pwd: record.pwd, env };
+  return { event: record.event, agent: record.agent, pwd: record.pwd, env };
 }
 
 function mtime(path: string): number | undefined {

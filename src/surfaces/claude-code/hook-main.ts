@@ -1,18 +1,9 @@
 import { writeSync } from 'node:fs';
-import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
-import { errorKind, isEngramError } from '../../kernel/errors.js';
 import { engramHome, loadSettings } from '../../node/load-settings.js';
 import { hookProtocol } from './agent-hook-protocols.js';
-import {
-  MAX_HOOK_INPUT_BYTES,
-  isHookEventName,
-  parseHookInput,
-  type HookEventName,
-  type HookInput,
-} from './hook-input.js';
-import { writeHookLog, type HookLogEntry } from './hook-log.js';
-import { sessionProjectFolder } from './hook-session-root.js';
-import { isNestedEngramCall } from '../../kernel/nested-call.js';
+import type { HookEventName } from './hook-input.js';
+import { writeHookLog } from './hook-log.js';
+import { runHook } from './hook-run.js';
 
 export { HOOK_ACTOR } from './hook-input.js';
 // Each event loads only its own side (a hook is a whole process, and loading modules is much of
@@ -26,164 +17,76 @@ export async function runEventAdopter(): Promise<never> {
   return adopter.runEventAdopter();
 }
 
+/** The resident hook server (`engram.mjs hook serve`, hook-server.ts), started by a hook that no server answered. */
+export async function runHookServer(): Promise<never> {
+  const server = await import('./hook-server.js');
+  return server.runHookServer();
+}
+
 /**
- * One coding agent's hook as a whole process (`engram.mjs hook <event> [--agent codex]`): reads the
- * event's JSON on stdin, does its work for the session's project folder (not the hook's cwd, which
- * follows the session's `cd`), prints valid JSON in the agent's output shape (agent-hook-protocols.ts)
- * or nothing, and exits 0, always. Past `hooks.deadlineMs` it answers with nothing and logs why;
- * every failure is one line in `<ENGRAM_HOME>/logs/claude-code-hooks.log` (the agent named in it
- * when not Claude Code). A memory system never blocks the user's prompt.
+ * One coding agent's hook as a whole process (`engram.mjs hook <event> [--agent codex]`): the hook
+ * (hook-run.ts) with the process's stdin, stdout and cwd, exiting 0 when it has answered, always. A
+ * memory system never blocks the user's prompt. When the sh client (hook-queue.sh) ran this because
+ * no hook server answered (ENGRAM_HOOK_ASKED says why), it says why in the hook log and starts the
+ * server for the next hook (unless `hooks.server` is off).
  */
 export async function runHookProcess(word: string, options: { agent?: string } = {}): Promise<never> {
   const started = Date.now();
   const env = process.env;
-  const home = safe(() => engramHome(env)) ?? '';
-  const protocol = hookProtocol(options.agent);
-  const handled = (value: string): value is HookEventName =>
-    isHookEventName(value) && protocol?.events[value] !== undefined;
-  const event = handled(word) ? protocol!.events[word]! : word.slice(0, 40);
-  let sessionId: string | undefined;
-  let finished = false;
-  const log = (entry: Omit<HookLogEntry, 'at' | 'event'>): void => {
-    if (home === '') return;
+  let exiting = false;
+  let after: Promise<unknown> | undefined;
+  await runHook(word, {
+    ...(options.agent !== undefined && { agent: options.agent }),
+    env,
+    cwd: process.cwd(),
+    started,
+    stdin: readStdin,
+    write(stdout) {
+      try {
+        writeSync(1, stdout);
+      } catch {
+        // The agent stopped listening: nothing to answer.
+      }
+    },
+    stderr(text) {
+      try {
+        writeSync(2, text);
+      } catch {
+        // Nobody reads stderr.
+      }
+    },
+    done() {
+      if (exiting) return;
+      exiting = true;
+      const asked = env.ENGRAM_HOOK_ASKED;
+      if (asked === undefined || asked === '') process.exit(0);
+      after = afterUnanswered(word, options.agent, asked, started)
+        .catch(() => undefined) // The next hook tries again.
+        .finally(() => process.exit(0));
+    },
+  });
+  await after;
+  return process.exit(0);
+}
+
+/** The hook ran because no server answered: the reason in the log (when it is more than "none runs"), and a server for next time. */
+async function afterUnanswered(word: string, agent: string | undefined, asked: string, started: number): Promise<void> {
+  const env = process.env;
+  const home = safe(() => engramHome(env));
+  if (home === undefined) return;
+  if (asked !== 'none') {
     writeHookLog(home, {
       at: new Date().toISOString(),
-      event,
-      ...(protocol !== undefined && protocol.agent !== 'claude-code' && { agent: protocol.agent }),
-      ...(sessionId !== undefined && { sessionId }),
-      ...entry,
-      ms: entry.ms ?? Date.now() - started,
+      event: hookProtocol(agent)?.events[word as HookEventName] ?? word.slice(0, 40),
+      ...(agent !== undefined && agent !== 'claude-code' && { agent }),
+      status: 'fallback',
+      message: `the hook server did not answer (${asked.slice(0, 200)}): the hook ran in its own process`,
+      ms: Date.now() - started,
     });
-  };
-  const answer = (context: string | undefined, notice?: string): void => {
-    if (!finished) {
-      finished = true;
-      if ((context !== undefined || notice !== undefined) && handled(word)) {
-        // A notice (an event lost) is shown to the user (Claude Code's and Codex's `systemMessage`).
-        const output = protocol!.output(event, context, notice);
-        try {
-          writeSync(1, `${JSON.stringify(output)}\n`);
-        } catch {
-          // Claude Code stopped listening: nothing to answer.
-        }
-      }
-    }
-  };
-  const finish = (context: string | undefined): never => {
-    answer(context);
-    process.exit(0);
-  };
-  // A call engram itself started (the claude-code model provider): its hooks do nothing.
-  if (isNestedEngramCall(env)) return finish(undefined);
-  if (protocol === undefined) {
-    log({ status: 'skipped', message: `unknown agent ${JSON.stringify(String(options.agent).slice(0, 40))}` });
-    return finish(undefined);
   }
-  if (!handled(word)) {
-    log({
-      status: 'skipped',
-      message: `unknown hook event ${JSON.stringify(word.slice(0, 40))} for ${protocol.agent}`,
-    });
-    return finish(undefined);
-  }
-  let deadlineMs = DEFAULT_SETTINGS.hooks.deadlineMs;
-  const timer = setTimeout(() => {
-    log({
-      status: 'deadline',
-      message: `answered with no context after the ${deadlineMs} ms deadline (hooks.deadlineMs)`,
-    });
-    finish(undefined);
-  }, deadlineMs);
-  try {
-    const read = await readStdin(MAX_HOOK_INPUT_BYTES);
-    if (read.tooLarge) {
-      log({ status: 'skipped', message: `stdin is over ${MAX_HOOK_INPUT_BYTES} bytes` });
-      return finish(undefined);
-    }
-    const parsed = parseHookInput(read.text, {
-      ...(protocol.stdinFields !== undefined && { fields: protocol.stdinFields }),
-      ...(protocol.promptField !== undefined && { promptField: protocol.promptField }),
-    });
-    if (!parsed.input) {
-      log({ status: 'skipped', message: parsed.problem ?? 'unreadable stdin' });
-      return finish(undefined);
-    }
-    const input: HookInput = { ...parsed.input, ...(protocol.agent !== 'claude-code' && { agent: protocol.agent }) };
-    // An event whose stdin names no session file (Copilot's sessionEnd): the agent's own place for it.
-    if (input.transcriptPath === undefined && protocol.sessionFile !== undefined) {
-      const file = protocol.sessionFile(input.sessionId, env);
-      if (file !== undefined) input.transcriptPath = file;
-    }
-    if (word === 'user-prompt-submit' && protocol.promptField !== undefined && input.prompt === undefined) {
-      // A send that is not the user's (a tool result going back to the model): nothing to recall for,
-      // and nothing wrong, so no log line.
-      return finish(undefined);
-    }
-    sessionId = input.sessionId;
-    // The session's project, not where its shell is now: the input's cwd follows the session's `cd`.
-    const cwd = sessionProjectFolder({ home, input, env, cwd: process.cwd(), protocol });
-    if (cwd === undefined) {
-      const named = input.cwd ?? process.cwd();
-      log({ status: 'skipped', message: `the hook's cwd ${JSON.stringify(named.slice(0, 200))} is not a folder` });
-      return finish(undefined);
-    }
-    // The deadline is a setting: read it before the store opens (that is what may hang).
-    const loaded = loadSettings({ cwd, env });
-    if (word === 'stop' || word === 'pre-compact' || word === 'session-end') {
-      const { spoolHookEvent } = await import('./hook-queue.js');
-      const spooled = spoolHookEvent(
-        word === 'stop' ? 'Stop' : word === 'pre-compact' ? 'PreCompact' : 'SessionEnd',
-        input,
-        cwd,
-        loaded,
-        log,
-      );
-      if (spooled.notice !== undefined) {
-        // Said three ways, since on a full disk the log line may not be written: the log, stderr
-        // (Claude Code's debug log) and the user's screen.
-        try {
-          writeSync(2, `engram: ${spooled.notice}\n`);
-        } catch {
-          // Nobody reads stderr.
-        }
-        answer(undefined, spooled.notice);
-      }
-      return finish(undefined);
-    }
-    deadlineMs = loaded.settings.hooks.deadlineMs;
-    clearTimeout(timer);
-    const remaining = Math.max(1, deadlineMs - (Date.now() - started));
-    const deadline = setTimeout(() => {
-      log({
-        status: 'deadline',
-        message: `answered with no context after the ${deadlineMs} ms deadline (hooks.deadlineMs)`,
-      });
-      finish(undefined);
-    }, remaining);
-    deadline.unref();
-    // SQLite waits for a lock inside a synchronous call, where no timer fires: the wait itself is
-    // kept well inside the deadline, so a locked store costs this hook its bookkeeping, never the prompt.
-    const busyTimeoutMs = Math.min(loaded.settings.store.busyTimeoutMs, Math.max(10, Math.floor(remaining / 3)));
-    const { answerFromStore } = await import('./hook-answer.js');
-    const text = await answerFromStore(word, {
-      cwd,
-      env,
-      input,
-      busyTimeoutMs,
-      remainingMs: () => deadlineMs - (Date.now() - started),
-      log,
-      answer,
-      actor: protocol.actor,
-    });
-    return finish(text);
-  } catch (error) {
-    log({
-      status: 'failed',
-      message: error instanceof Error ? error.message : String(error),
-      code: isEngramError(error) ? error.code : errorKind(error),
-    });
-    return finish(undefined);
-  }
+  if (!loadSettings({ env }).settings.hooks.server) return;
+  const { startHookServer } = await import('./hook-server-start.js');
+  startHookServer(home, env);
 }
 
 function safe<T>(work: () => T): T | undefined {

@@ -4,7 +4,9 @@
  * (under Bun) and awaits its hooks, so a slow plugin is a slow turn. The module imports only Node
  * built-ins (no install script, no native addon, nothing for OpenCode's installer to fetch) and runs
  * engram's one hook runner for each event (`<node> <launcher> hook <word> --agent opencode`, JSON on
- * stdin in engram's own shape, agent-hook-protocols.ts), giving it `waitMs` at most (the runner
+ * stdin in engram's own shape, agent-hook-protocols.ts; session start and the prompt through the sh
+ * client beside the launcher, hook-queue.sh, which asks the resident hook server first and runs the
+ * runner when none answers), giving it `waitMs` at most (the runner
  * answers with nothing after hooks.deadlineMs itself; the rest is for starting Node). Any failure
  * goes on without memory. What it does per event:
  * - `session.created`: starts the session (the index, `source: startup`); its context waits for the
@@ -24,9 +26,10 @@ export function opencodePluginModule(options: { node: string; launcher: string; 
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 const ENGRAM = ${settings};
+const ASKING = new Set(['session-start', 'user-prompt-submit']);
 
 /** The context engram's runner printed (its hookSpecificOutput.additionalContext), or undefined. */
 function contextOf(stdout) {
@@ -57,7 +60,13 @@ function runHook(word, input) {
       finish(undefined);
     }, ENGRAM.waitMs);
     try {
-      child = spawn(ENGRAM.node, [ENGRAM.launcher, 'hook', word, '--agent', 'opencode'], {
+      // Session start and the prompt ask engram's hook server through its sh client (which runs the
+      // same runner when no server answers); the other words, and Windows, run the runner itself.
+      const client = join(dirname(ENGRAM.launcher), 'hook-queue.sh');
+      const asks = process.platform !== 'win32' && ASKING.has(word) && existsSync(client);
+      const command = asks ? 'sh' : ENGRAM.node;
+      const args = [ENGRAM.launcher, 'hook', word, '--agent', 'opencode'];
+      child = spawn(command, asks ? [client, '--node', ENGRAM.node, ...args.slice(1)] : args, {
         stdio: ['pipe', 'pipe', 'ignore'],
         env: process.env,
       });

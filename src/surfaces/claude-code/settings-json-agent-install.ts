@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { parseJsonObject, type AgentInstallDescription } from './agent-installs.js';
 import { AGENT_HOOK_PROTOCOLS, type AgentName } from './agent-hook-protocols.js';
+import { agentHookCommand } from './agent-hook-command.js';
 import type { HookEventName } from './hook-input.js';
 
 /**
@@ -24,18 +25,6 @@ export interface SettingsJsonAgent {
   /** engram's launcher script (plugins/engram/scripts/engram.mjs). */
   launcher: string;
   node?: string;
-}
-
-const shellQuote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
-
-/** The hook command an agent runs for one event: this Node and engram's launcher, by absolute path. */
-export function agentHookCommand(
-  agent: string,
-  launcher: string,
-  word: HookEventName,
-  node = process.execPath,
-): string {
-  return `${shellQuote(node)} ${shellQuote(launcher)} hook ${word} --agent ${agent}`;
 }
 
 /** The words engram's hook commands carry for one event of an agent: how its entries are found again. */

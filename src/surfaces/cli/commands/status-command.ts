@@ -10,6 +10,8 @@ import { claudeCodeLoadState } from '../../claude-code/claude-code-install.js';
 import { duplicateServerWarning, otherEngramMcpServers } from '../../claude-code/claude-code-mcp-servers.js';
 import { hookLogPath, readHookLog } from '../../claude-code/hook-log.js';
 import { countSpooled } from '../../claude-code/hook-spool.js';
+import { hookServerSocket } from '../../claude-code/hook-server-paths.js';
+import { hookServerStatus } from '../../claude-code/hook-server-status.js';
 import { noPositionals, type CommandDefinition } from '../cli-command.js';
 import { CLI_ACTOR, globalSettingFlags } from '../cli-engram.js';
 import { formatFields } from '../table-format.js';
@@ -79,8 +81,10 @@ export const statusCommand: CommandDefinition = {
     const notInstalled = foundWithoutEngram(io.env, loaded.home);
     const hookErrors = readHookLog(loaded.home, LOG_LINES);
     const spooled = countSpooled(loaded.home);
+    const hookServer = await hookServerStatus(loaded.home);
     const data = {
       spooled,
+      hookServer: hookServer ?? null,
       claudeCode: { ...claudeCode, hooks: settings.hooks, otherMcpServers },
       ...Object.fromEntries(agents.map(({ name, state }) => [name, state])),
       ...(notInstalled.length > 0 && { foundWithoutEngram: notInstalled }),
@@ -125,6 +129,12 @@ export const statusCommand: CommandDefinition = {
       [
         'hooks',
         `recall ${settings.hooks.recall ? 'on' : 'off'}, extraction ${settings.hooks.extract ? 'on' : 'off'}, deadline ${settings.hooks.deadlineMs} ms`,
+      ],
+      [
+        'hook server',
+        hookServer === undefined
+          ? `not running (${settings.hooks.server ? 'the next prompt or session-start hook starts it' : 'hooks.server is off'})`
+          : `running, pid ${hookServer.pid} since ${hookServer.since}, ${hookServer.requests} hook(s) answered; stop it: kill ${hookServer.pid} (or remove ${hookServerSocket(loaded.home)})`,
       ],
       ['project', `${loaded.project.scope} (from ${loaded.project.source})`],
       [
