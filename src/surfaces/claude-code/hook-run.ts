@@ -85,13 +85,17 @@ export async function runHook(word: string, run: HookRun): Promise<void> {
     return finish(undefined);
   }
   let deadlineMs = DEFAULT_SETTINGS.hooks.deadlineMs;
-  const timer = setTimeout(() => {
+  // Armed first; in a resident hook server it must not outlive the answer (cleared in `finally`,
+  // and a no-op once answered), or every failed question would log a deadline a second later.
+  const passDeadline = (): void => {
+    if (finished) return;
     log({
       status: 'deadline',
       message: `answered with no context after the ${deadlineMs} ms deadline (hooks.deadlineMs)`,
     });
     finish(undefined);
-  }, deadlineMs);
+  };
+  let timer = setTimeout(passDeadline, deadlineMs);
   try {
     const read = await run.stdin(MAX_HOOK_INPUT_BYTES);
     if (read.tooLarge) {
@@ -148,14 +152,8 @@ export async function runHook(word: string, run: HookRun): Promise<void> {
     deadlineMs = loaded.settings.hooks.deadlineMs;
     clearTimeout(timer);
     const remaining = Math.max(1, deadlineMs - (Date.now() - started));
-    const deadline = setTimeout(() => {
-      log({
-        status: 'deadline',
-        message: `answered with no context after the ${deadlineMs} ms deadline (hooks.deadlineMs)`,
-      });
-      finish(undefined);
-    }, remaining);
-    deadline.unref();
+    timer = setTimeout(passDeadline, remaining);
+    timer.unref();
     // SQLite waits for a lock inside a synchronous call, where no timer fires: the wait itself is
     // kept well inside the deadline, so a locked store costs this hook its bookkeeping, never the prompt.
     const busyTimeoutMs = Math.min(loaded.settings.store.busyTimeoutMs, Math.max(10, Math.floor(remaining / 3)));
@@ -170,7 +168,6 @@ export async function runHook(word: string, run: HookRun): Promise<void> {
       answer,
       actor: protocol.actor,
     });
-    clearTimeout(deadline);
     return finish(text);
   } catch (error) {
     log({
