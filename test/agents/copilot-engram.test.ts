@@ -124,7 +124,15 @@ describe.skipIf(!copilot)('engram with the real Copilot CLI', () => {
         await new Promise((resolve) => setTimeout(resolve, 1_000));
         stored = (await engram(['list', '--json'], projectA)).stdout;
       }
-      expect(stored).toContain('trunk-blue');
+      if (!stored.includes('trunk-blue')) {
+        const jobs = (await engram(['queue', 'list', '--state', 'pending,running,failed,done', '--json'], projectA))
+          .stdout;
+        const sessions = join(copilotHome, 'session-state');
+        const files = existsSync(sessions) ? readdirSync(sessions, { recursive: true }).join(', ') : 'none';
+        expect.fail(
+          `"trunk-blue" was not stored.\nhook log:\n${hookLog()}\njobs:\n${jobs.slice(-3_000)}\nsession files: ${files}`,
+        );
+      }
       // Another agent, same project: Claude Code's next prompt gets it; never in B.
       expect(await claudeCodeContext('What is the release branch called?', projectA)).toContain('trunk-blue');
       expect(await claudeCodeContext('What is the release branch called?', projectB)).not.toContain('trunk-blue');

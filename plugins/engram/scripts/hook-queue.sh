@@ -192,7 +192,7 @@ for attempt in 1 2; do
     detach=
     command -v setsid >/dev/null 2>&1 && detach=setsid
     command -v nice >/dev/null 2>&1 && detach="$detach nice -n 19"
-    $detach node "$here/engram.mjs" hook adopt-events --from engram-plugin </dev/null >/dev/null 2>&1 &
+    $detach "$node" "$here/engram.mjs" hook adopt-events --from engram-plugin </dev/null >/dev/null 2>&1 &
     printf '%s' "$!" >"$lock" 2>/dev/null
     break
   fi

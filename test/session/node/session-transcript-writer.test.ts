@@ -193,8 +193,14 @@ describe('SessionTranscriptWriter', () => {
     writer.append({ kind: 'message', message: second, parentUuid: first.uuid });
     expect(lines(paths.transcript)).toHaveLength(1);
     // No flush() call: the writer's own timer writes the line.
-    await vi.waitFor(() => expect(lines(paths.transcript)).toHaveLength(2), { timeout: 5_000, interval: 20 });
-    expect(writer.writtenMessages).toBe(2);
+    // The file can show the line a moment before the write's promise settles and the count moves.
+    await vi.waitFor(
+      () => {
+        expect(lines(paths.transcript)).toHaveLength(2);
+        expect(writer.writtenMessages).toBe(2);
+      },
+      { timeout: 5_000, interval: 20 },
+    );
     await writer.close();
   });
 
