@@ -1,14 +1,36 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 
+const pause = (ms: number): void => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
 /**
  * Removes a test's folder once no process runs inside it: a hook's detached worker (started with a
- * project folder inside it as its argument) may still be writing in ENGRAM_HOME after `claude -p` exits,
- * and would make the folders again as they go. Waits up to 30 s, then removes what it can.
+ * project folder inside it as its argument) may still be writing in ENGRAM_HOME after the agent
+ * exits, and would make the folders again as they go. Waits up to 5 s for them to finish; then the
+ * ones left (a worker that stays for a retry, `hooks.workerLingerMs`: after a corrupt-store step, up
+ * to an hour) are sent SIGTERM, which they stop on, and SIGKILL 5 s later; then it removes what it can.
  */
 export function removeWhenIdle(root: string): void {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && processesUsing(root) > 0)
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+  const waitUntilIdle = (ms: number): number[] => {
+    const deadline = Date.now() + ms;
+    let left = processesUsing(root);
+    while (Date.now() < deadline && left.length > 0) {
+      pause(100);
+      left = processesUsing(root);
+    }
+    return left;
+  };
+  for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+    const left = waitUntilIdle(5_000);
+    if (left.length === 0) break;
+    for (const pid of left) {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  }
+  waitUntilIdle(2_000);
   try {
     rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   } catch (error) {
@@ -16,22 +38,22 @@ export function removeWhenIdle(root: string): void {
   }
 }
 
-/** How many processes name `root` in their command line (Linux /proc; 0 where there is none). */
-function processesUsing(root: string): number {
-  let count = 0;
+/** The processes that name `root` in their command line (Linux /proc; none where there is none). */
+function processesUsing(root: string): number[] {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return 0;
+    return [];
   }
+  const found: number[] = [];
   for (const entry of entries) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(root)) count += 1;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(root)) found.push(Number(entry));
     } catch {
       // Gone meanwhile.
     }
   }
-  return count;
+  return found;
 }
