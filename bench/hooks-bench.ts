@@ -36,7 +36,7 @@ export interface HookBenchRow {
 
 /**
  * A queueing hook (Stop, PreCompact, SessionEnd) with its detached worker on, as the installed plugin
- * runs it (hooks.json's command through `sh -c`: the sh fast path, hook-queue.sh): alone (one hook at
+ * runs it (hooks.json's command through `sh -c`: the sh fast path, hook.sh): alone (one hook at
  * a time) and CONCURRENT at once (several sessions ending together), beside `node -e ''` alone and
  * CONCURRENT `node -e ''` at once measured in the same rounds.
  */
@@ -158,7 +158,7 @@ const TARGET_RATIOS: Record<string, number> = { 'user-prompt-submit': 1.5, 'sess
 
 /**
  * Each agent's session-start and prompt hook as installed (Claude Code's hooks.json command, the
- * command `engram install <agent>` writes, OpenCode's plugin's: all the sh client hook-queue.sh) with
+ * command `engram install <agent>` writes, OpenCode's plugin's: all the sh client hook.sh) with
  * the hook server warm, and the same command with no server (another ENGRAM_HOME, hooks.server off:
  * the client's Node fallback), each beside `node -e ''` in the same rounds.
  */

@@ -58,11 +58,11 @@ if (engram === undefined) {
   process.exit(isHook ? 0 : 1);
 }
 if (isHook && args[1] === 'adopt-events') {
-  // Started by the queueing hooks' sh fast path (hook-queue.sh): their raw events into the spool.
+  // Started by the queueing hooks' sh fast path (hook.sh): their raw events into the spool.
   const { runEventAdopter } = await import(pathToFileURL(engram.hook).href);
   await runEventAdopter();
 } else if (isHook && args[1] === 'serve') {
-  // The resident hook server the prompt and session-start hooks' sh client asks (hook-queue.sh).
+  // The resident hook server the prompt and session-start hooks' sh client asks (hook.sh).
   const { runHookServer } = await import(pathToFileURL(engram.hook).href);
   await runHookServer();
 } else if (isHook) {

@@ -5,7 +5,7 @@ const shellQuote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
 
 /**
  * The hook command an agent runs for one event, by absolute paths. Session start and the per-prompt
- * hook go through the sh client beside the launcher (hook-queue.sh: it asks the resident hook server
+ * hook go through the sh client beside the launcher (hook.sh: it asks the resident hook server
  * and falls back to this Node and the launcher, fed the same stdin); the other events, and every
  * event on Windows, run the launcher with this Node directly. Both forms hold ` hook <word> --agent
  * <agent>`, the words an install finds its entries by.
@@ -18,6 +18,6 @@ export function agentHookCommand(
   platform: NodeJS.Platform = process.platform,
 ): string {
   if (platform !== 'win32' && (word === 'session-start' || word === 'user-prompt-submit'))
-    return `sh ${shellQuote(join(dirname(launcher), 'hook-queue.sh'))} --node ${shellQuote(node)} hook ${word} --agent ${agent}`;
+    return `sh ${shellQuote(join(dirname(launcher), 'hook.sh'))} --node ${shellQuote(node)} hook ${word} --agent ${agent}`;
   return `${shellQuote(node)} ${shellQuote(launcher)} hook ${word} --agent ${agent}`;
 }

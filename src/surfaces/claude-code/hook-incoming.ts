@@ -9,7 +9,7 @@ import { sessionProjectFolder } from './hook-session-root.js';
 import { isAbandoned, spoolFolder, type SpoolEntry } from './hook-spool.js';
 
 /**
- * Raw events of the queueing hooks' fast path (plugins/engram/scripts/hook-queue.sh): a POSIX `sh`
+ * Raw events of the queueing hooks' fast path (plugins/engram/scripts/hook.sh): a POSIX `sh`
  * hook that starts no Node, so it cannot read settings, resolve the session's project or fingerprint
  * the store. It writes what the Node hook would have read instead, one file per event in
  * `<ENGRAM_HOME>/spool/incoming/ev-<pid>-<n>.json` (0600, written under a `.part` name and renamed
@@ -36,7 +36,7 @@ const PART = /^ev-\d+-\d+\.json\.part$/;
  * The environment variables a queueing hook's decisions read, which the sh hook records with each
  * event: engram's home, Claude Code's project folder, and every setting's variable but the secrets
  * (an API key is not written to disk for this: the worker gets it from its own environment). The
- * same list is written out in hook-queue.sh; a test keeps the two equal.
+ * same list is written out in hook.sh; a test keeps the two equal.
  */
 export const RECORDED_ENV: readonly string[] = [
   ...new Set([

@@ -26,7 +26,7 @@ export async function runHookServer(): Promise<never> {
 /**
  * One coding agent's hook as a whole process (`engram.mjs hook <event> [--agent codex]`): the hook
  * (hook-run.ts) with the process's stdin, stdout and cwd, exiting 0 when it has answered, always. A
- * memory system never blocks the user's prompt. When the sh client (hook-queue.sh) ran this because
+ * memory system never blocks the user's prompt. When the sh client (hook.sh) ran this because
  * no hook server answered (ENGRAM_HOOK_ASKED says why), it says why in the hook log and starts the
  * server for the next hook (unless `hooks.server` is off).
  */

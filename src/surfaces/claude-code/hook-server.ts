@@ -11,7 +11,7 @@ import type { HookServerStatus } from './hook-server-status.js';
 import { acquireWorkerLock, releaseWorkerLock, touchWorkerLock, WORKER_LOCK_HEARTBEAT_MS } from './hook-worker-lock.js';
 
 /**
- * The environment variables the sh client records with each question (hook-queue.sh's ask mode):
+ * The environment variables the sh client records with each question (hook.sh's ask mode):
  * the queueing hooks' RECORDED_ENV and the variables only an answering hook reads (each agent's
  * project folder variable, Copilot's home). The server answers with these as the hook had them and
  * the rest of its own environment (the secrets: they are never sent).
@@ -26,7 +26,7 @@ export const ASKED_ENV: readonly string[] = [
   ]),
 ];
 
-/** The hook words the server answers; the queueing ones stay with the sh spool (hook-queue.sh). */
+/** The hook words the server answers; the queueing ones stay with the sh spool (hook.sh). */
 const ANSWERED = new Set(['session-start', 'user-prompt-submit']);
 /** How often the server looks at its socket file, its build and its idle time. */
 const LOOK_MS = 1_000;
@@ -36,7 +36,7 @@ const MAX_REQUEST_BYTES = 2 * 1024 * 1024;
 /**
  * The resident hook server (`engram.mjs hook serve`): one per ENGRAM_HOME (the worker lock
  * `worker-hook-server.pid`), on the unix socket `<ENGRAM_HOME>/run/hooks.sock`. The sh client
- * (hook-queue.sh, ask mode) posts the raw event (a JSON header line: the hook word, the agent, the
+ * (hook.sh, ask mode) posts the raw event (a JSON header line: the hook word, the agent, the
  * physical cwd, the recorded environment; then the hook's stdin) and prints the reply, which is the
  * bytes the Node hook would print, by the same code (hook-run.ts). Anything but a 200 and the client
  * runs the Node hook instead. It exits after `hooks.serverIdleMs` with no question, on SIGTERM or

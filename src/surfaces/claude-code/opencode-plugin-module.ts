@@ -5,7 +5,7 @@
  * built-ins (no install script, no native addon, nothing for OpenCode's installer to fetch) and runs
  * engram's one hook runner for each event (`<node> <launcher> hook <word> --agent opencode`, JSON on
  * stdin in engram's own shape, agent-hook-protocols.ts; session start and the prompt through the sh
- * client beside the launcher, hook-queue.sh, which asks the resident hook server first and runs the
+ * client beside the launcher, hook.sh, which asks the resident hook server first and runs the
  * runner when none answers), giving it `waitMs` at most (the runner
  * answers with nothing after hooks.deadlineMs itself; the rest is for starting Node). Any failure
  * goes on without memory. What it does per event:
@@ -62,7 +62,7 @@ function runHook(word, input) {
     try {
       // Session start and the prompt ask engram's hook server through its sh client (which runs the
       // same runner when no server answers); the other words, and Windows, run the runner itself.
-      const client = join(dirname(ENGRAM.launcher), 'hook-queue.sh');
+      const client = join(dirname(ENGRAM.launcher), 'hook.sh');
       const asks = process.platform !== 'win32' && ASKING.has(word) && existsSync(client);
       const command = asks ? 'sh' : ENGRAM.node;
       const args = [ENGRAM.launcher, 'hook', word, '--agent', 'opencode'];

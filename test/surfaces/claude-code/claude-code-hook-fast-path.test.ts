@@ -16,7 +16,7 @@ import {
 } from '../../support/claude-code-hook-run.js';
 
 // Issue 26 item 8: Stop, PreCompact and SessionEnd run as hooks.json installs them: a POSIX sh script
-// that starts no Node (plugins/engram/scripts/hook-queue.sh) writes the raw event, and an adopter
+// that starts no Node (plugins/engram/scripts/hook.sh) writes the raw event, and an adopter
 // turns it into the spool line the Node hook writes, by the Node hook's code. Real processes: /bin/sh,
 // the plugin's launcher, the adopter and the worker, watched in /proc.
 
@@ -71,12 +71,12 @@ describe('the queueing hooks as installed take the sh fast path', () => {
     for (const event of ['stop', 'pre-compact', 'session-end']) {
       const command = installedHookCommand(event);
       expect(command).toMatch(
-        new RegExp(`^sh "\\$\\{CLAUDE_PLUGIN_ROOT\\}/scripts/hook-queue.sh" ${event} \\|\\| node `),
+        new RegExp(`^sh "\\$\\{CLAUDE_PLUGIN_ROOT\\}/scripts/hook.sh" ${event} \\|\\| node `),
       );
       expect(command).toContain(`engram.mjs" hook ${event} --from engram-plugin`);
     }
     // The variables the sh script records are the ones the adopter reads (a setting added to one is added to the other).
-    const script = readFileSync(join(PLUGIN_DIR, 'scripts', 'hook-queue.sh'), 'utf8');
+    const script = readFileSync(join(PLUGIN_DIR, 'scripts', 'hook.sh'), 'utf8');
     const list = /for variable in ([\s\S]*?); do/.exec(script)![1]!.replace(/\\\n/g, ' ');
     expect(list.split(/\s+/).filter(Boolean)).toEqual([...RECORDED_ENV]);
   });

@@ -10,11 +10,11 @@ import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
 import { eventually, HOOK_LAUNCHER, PLUGIN_DIR } from '../../support/claude-code-harness.js';
 import { line, logLines, runHook } from '../../support/claude-code-hook-run.js';
 
-// The resident hook server (hook-server.ts) and its sh client (hook-queue.sh's ask mode), as real
+// The resident hook server (hook-server.ts) and its sh client (hook.sh's ask mode), as real
 // processes on a real unix socket: the client's answer is the Node hook's, byte for byte, and
 // nothing waits on a server that is not there.
 
-const CLIENT = join(PLUGIN_DIR, 'scripts', 'hook-queue.sh');
+const CLIENT = join(PLUGIN_DIR, 'scripts', 'hook.sh');
 const AGENTS = ['claude-code', 'codex', 'copilot', 'gemini', 'qwen', 'opencode'] as const;
 
 function baseEnv(workspace: Workspace, env: Record<string, string> = {}): Record<string, string> {
@@ -29,7 +29,7 @@ function baseEnv(workspace: Workspace, env: Record<string, string> = {}): Record
   };
 }
 
-/** The installed command's form: `sh hook-queue.sh --node <node> hook <event> --agent <agent>` (Claude Code: `sh hook-queue.sh <event>`). */
+/** The installed command's form: `sh hook.sh --node <node> hook <event> --agent <agent>` (Claude Code: `sh hook.sh <event>`). */
 function runClient(
   workspace: Workspace,
   agent: string,
@@ -126,7 +126,7 @@ describe('hook server', () => {
     workspace.cleanup();
   });
 
-  it('records the variables the answering hooks read (the list in hook-queue.sh)', () => {
+  it('records the variables the answering hooks read (the list in hook.sh)', () => {
     const script = readFileSync(CLIENT, 'utf8');
     const lists = [...script.matchAll(/for variable in ([\s\S]*?); do/g)].map((match) =>
       match[1]!.replace(/\\\n/g, ' ').split(/\s+/).filter(Boolean),
@@ -157,6 +157,30 @@ describe('hook server', () => {
     // Every answer came from the server (none from a fallback Node hook).
     expect((await serverStatus(workspace))!.requests).toBe(AGENTS.length * 2);
     expect(logLines(workspace).filter((entry) => entry.status === 'fallback')).toEqual([]);
+  });
+
+  it('an agent installed by an earlier engram (its command names hook-queue.sh, the old name) gets the same answer', async () => {
+    await workspace.run(['remember', 'The release branch is named ship-it.', '--type', 'project']);
+    children.push(startServer(workspace));
+    await ready(workspace);
+    const input = (session: string) => prompt('codex', session, workspace.cwd, 'what is the release branch named?');
+    const current = await runClient(workspace, 'codex', 'user-prompt-submit', input('sess-new-name'));
+    const old = await new Promise<string>((resolve, reject) => {
+      const args = [join(PLUGIN_DIR, 'scripts', 'hook-queue.sh'), '--node', process.execPath];
+      const child = spawn('sh', [...args, 'hook', 'user-prompt-submit', '--agent', 'codex'], {
+        cwd: workspace.cwd,
+        env: baseEnv(workspace),
+        stdio: ['pipe', 'pipe', 'ignore'],
+      });
+      const out: Buffer[] = [];
+      child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+      child.on('error', reject);
+      child.on('close', () => resolve(Buffer.concat(out).toString('utf8')));
+      child.stdin.end(input('sess-old-name'));
+    });
+    expect(current.stdout).toContain('ship-it');
+    expect(old).toBe(current.stdout);
+    expect((await serverStatus(workspace))!.requests).toBe(2);
   });
 
   it('shares the surfaced set: a memory shown through the server is not shown again by the Node hook', async () => {
