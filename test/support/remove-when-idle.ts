@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 
-const pause = (ms: number): void => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+const pause = (ms: number): void => {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+};
 
 /**
  * Removes a test's folder once no process runs inside it: a hook's detached worker (started with a
