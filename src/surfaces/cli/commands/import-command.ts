@@ -12,7 +12,7 @@ import { sanitizeMemoryFields } from '../../../privacy/memory-privacy.js';
 import type { Engram } from '../../../engram.js';
 import { resolveProjectIdentity } from '../../../node/project-identity.js';
 import { findClaudeCodeMemoryDirectory } from '../../claude-code/claude-code-memory-directory.js';
-import { singlePositional, stringOption, type CommandDefinition } from '../cli-command.js';
+import { singlePositional, stringOption, type CommandDefinition, type CommandInvocation } from '../cli-command.js';
 import { scopeOption, withEngram, writeScope } from '../cli-engram.js';
 import { oneLine } from '../table-format.js';
 
@@ -51,125 +51,14 @@ export const importCommand: CommandDefinition = {
   details:
     'Without --scope or --keep-scopes, every memory must belong to the current project, so a file cannot plant memories in global or in another project. A JSON Lines file: invalid lines (not JSON, an empty or missing field…) are listed with their numbers and the valid ones are imported; control characters in text are replaced with a warning; --strict imports nothing when any line is invalid. A memory directory is all or nothing: if any topic file is invalid, nothing is imported and the files are listed. Each imported memory gets one "create" history entry with actor "import".',
   async run(invocation) {
-    const { values } = invocation;
-    const path =
-      values['claude-code'] === true && invocation.positionals.length === 0
-        ? await claudeCodeDirectory(invocation.io.cwd, invocation.io.env)
-        : resolve(invocation.io.cwd, singlePositional(invocation, 'path'));
-    const onExisting = (stringOption(values, 'on-existing') ?? 'skip') as OnExisting;
-    if (!ON_EXISTING.includes(onExisting)) {
-      throw new EngramError(
-        'INVALID_INPUT',
-        `Invalid --on-existing ${JSON.stringify(String(onExisting).slice(0, 40))}: use ${ON_EXISTING.join(', ')}.`,
-      );
-    }
-    // The path is the user's own: a symlink to a file or directory is followed like any path.
-    const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
-      throw new EngramError(
-        error.code === 'ENOENT' ? 'NOT_FOUND' : 'INVALID_INPUT',
-        `Cannot import ${path} (${error.code ?? 'error'}).`,
-        { cause: error },
-      );
-    });
-    if (!info.isDirectory() && !info.isFile()) {
-      throw new EngramError('INVALID_INPUT', `Cannot import ${path}: not a regular file or a directory.`);
-    }
-    if (info.isFile() && info.size > MAX_IMPORT_BYTES) {
-      throw new EngramError(
-        'PAYLOAD_TOO_LARGE',
-        `${path} is ${info.size} bytes; import reads at most ${MAX_IMPORT_BYTES} bytes. Split the file.`,
-      );
-    }
+    const { path, isDirectory, onExisting } = await importTarget(invocation);
     return withEngram(invocation, async (opened) => {
-      const limits = opened.loaded.settings.memory;
-      let inputs: NewMemory[];
-      let warnings: string[];
-      let files: string[] = [];
-      const generated = new Set<string>();
-      let invalidLines: Array<{ line: number; message: string }> = [];
-      let seal: unknown;
-      const kind = info.isDirectory() ? 'claude' : 'jsonl';
-      if (kind === 'claude') {
-        const read = await readMemoryDirectory(path, {
-          scope: writeScope(values, opened),
-          now: new Date().toISOString(),
-          generateId: () => {
-            const id = createSortableId('mem');
-            generated.add(id);
-            return id;
-          },
-        });
-        if (read.errors.length > 0) {
-          throw problems(
-            `${read.errors.length} topic file(s) in ${path} are invalid`,
-            read.errors.map((error) => `${error.file}: ${error.message}`),
-          );
-        }
-        inputs = read.memories;
-        files = read.files;
-        warnings = read.warnings;
-        seal = await readSealFile(join(path, EXPORT_SEAL_FILE));
-      } else {
-        const text = await readText(path);
-        const explicitScope = scopeOption(values);
-        const parsed = parseJsonl(explicitScope ? withDefaultScope(text, writeScope(values, opened)) : text, {
-          limits,
-        });
-        if (parsed.errors.length > 0 && (values.strict === true || parsed.memories.length === 0)) {
-          throw problems(
-            `${parsed.errors.length} invalid line(s) in ${path} (line${parsed.errors.length === 1 ? '' : 's'} ${parsed.errors
-              .map((error) => error.line)
-              .slice(0, MAX_LISTED_PROBLEMS)
-              .join(', ')})`,
-            parsed.errors.map((error) => `line ${error.line}: ${error.message}`),
-          );
-        }
-        invalidLines = parsed.errors.map(({ line, message }) => ({ line, message }));
-        inputs = parsed.memories.map((entry) => entry.input);
-        const others = parsed.others.filter((other) => other.value.kind !== EXPORT_SEAL_KIND);
-        seal = parsed.others.find((other) => other.value.kind === EXPORT_SEAL_KIND)?.value;
-        warnings = [
-          ...parsed.warnings,
-          ...(others.length > 0 ? [`Ignored ${others.length} line(s) of other kinds than "memory".`] : []),
-        ];
-      }
-      inputs = applyScopePolicy(
-        inputs,
-        scopeOption(values) === undefined ? undefined : writeScope(values, opened),
-        opened.loaded.project.scope,
-        values['keep-scopes'] === true,
-        sealedEntries(seal, readExportKey(opened.loaded.home, { create: false })),
-      );
-      // A directory's topic files carry no engram id: they are matched by content and name, so importing it again adds nothing.
-      const plan =
-        kind === 'claude'
-          ? planDirectoryImport(
-              inputs.map((memory, index) => ({
-                file: files[index] ?? `file ${index + 1}`,
-                memory: comparable(memory, opened.engram),
-                hasOwnId: memory.id === undefined || !generated.has(memory.id),
-              })),
-              await existingIn(opened.engram, inputs),
-            )
-          : undefined;
-      const { written: _written, ...imported } = await opened.engram.importMemories(plan ? plan.create : inputs, {
-        onExisting,
-        actor: IMPORT_ACTOR,
-      });
-      for (const change of plan?.update ?? []) {
-        const scope = inputs[files.indexOf(change.file)]?.scope;
-        await opened.engram.update(change.id, change.patch, {
-          actor: IMPORT_ACTOR,
-          ...(scope !== undefined && { scopes: [scope] }),
-        });
-      }
-      const report = {
-        ...imported,
-        skipped: imported.skipped + (plan?.unchanged.length ?? 0),
-        updated: plan?.update.length ?? 0,
-      };
-      warnings.push(...(plan?.notes ?? []));
-      const data = { path, format: kind, ...report, invalidLines, warnings };
+      const source = isDirectory
+        ? await readDirectorySource(path, invocation.values, opened)
+        : await readJsonlSource(path, invocation.values, opened);
+      const report = await importSource(source, invocation.values, onExisting, opened);
+      const { invalidLines, warnings } = source;
+      const data = { path, format: source.kind, ...report, invalidLines, warnings };
       const text = [
         `Imported from ${path}: ${report.created} created, ${report.replaced} replaced, ${report.updated} updated, ${report.skipped} skipped (already present)${invalidLines.length > 0 ? `, ${invalidLines.length} invalid line(s) left out` : ''}.`,
         ...invalidLines.slice(0, MAX_LISTED_PROBLEMS).map((entry) => `  line ${entry.line}: ${oneLine(entry.message)}`),
@@ -182,6 +71,159 @@ export const importCommand: CommandDefinition = {
     });
   },
 };
+
+type Opened = Parameters<Parameters<typeof withEngram>[1]>[0];
+type Values = CommandInvocation['values'];
+
+/** The command's words checked before the store opens: what to read, and what to do with ids already there. */
+async function importTarget(
+  invocation: CommandInvocation,
+): Promise<{ path: string; isDirectory: boolean; onExisting: OnExisting }> {
+  const { values } = invocation;
+  const path =
+    values['claude-code'] === true && invocation.positionals.length === 0
+      ? await claudeCodeDirectory(invocation.io.cwd, invocation.io.env)
+      : resolve(invocation.io.cwd, singlePositional(invocation, 'path'));
+  const onExisting = (stringOption(values, 'on-existing') ?? 'skip') as OnExisting;
+  if (!ON_EXISTING.includes(onExisting)) {
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Invalid --on-existing ${JSON.stringify(String(onExisting).slice(0, 40))}: use ${ON_EXISTING.join(', ')}.`,
+    );
+  }
+  // The path is the user's own: a symlink to a file or directory is followed like any path.
+  const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
+    throw new EngramError(
+      error.code === 'ENOENT' ? 'NOT_FOUND' : 'INVALID_INPUT',
+      `Cannot import ${path} (${error.code ?? 'error'}).`,
+      { cause: error },
+    );
+  });
+  if (!info.isDirectory() && !info.isFile()) {
+    throw new EngramError('INVALID_INPUT', `Cannot import ${path}: not a regular file or a directory.`);
+  }
+  if (info.isFile() && info.size > MAX_IMPORT_BYTES) {
+    throw new EngramError(
+      'PAYLOAD_TOO_LARGE',
+      `${path} is ${info.size} bytes; import reads at most ${MAX_IMPORT_BYTES} bytes. Split the file.`,
+    );
+  }
+  return { path, isDirectory: info.isDirectory(), onExisting };
+}
+
+/** What a file or a memory directory holds, read and checked, before any write. */
+interface ImportSource {
+  kind: 'claude' | 'jsonl';
+  inputs: NewMemory[];
+  /** A directory's topic file of each input, in order. */
+  files: string[];
+  /** The ids this import made up (a topic file carries none). */
+  generated: Set<string>;
+  warnings: string[];
+  invalidLines: Array<{ line: number; message: string }>;
+  seal: unknown;
+}
+
+/** A Claude Code memory directory: all or nothing (any invalid topic file refuses the whole). */
+async function readDirectorySource(path: string, values: Values, opened: Opened): Promise<ImportSource> {
+  const generated = new Set<string>();
+  const read = await readMemoryDirectory(path, {
+    scope: writeScope(values, opened),
+    now: new Date().toISOString(),
+    generateId: () => {
+      const id = createSortableId('mem');
+      generated.add(id);
+      return id;
+    },
+  });
+  if (read.errors.length > 0) {
+    throw problems(
+      `${read.errors.length} topic file(s) in ${path} are invalid`,
+      read.errors.map((error) => `${error.file}: ${error.message}`),
+    );
+  }
+  return {
+    kind: 'claude',
+    inputs: read.memories,
+    files: read.files,
+    generated,
+    warnings: read.warnings,
+    invalidLines: [],
+    seal: await readSealFile(join(path, EXPORT_SEAL_FILE)),
+  };
+}
+
+/** A JSON Lines file: the valid lines, the invalid ones listed (none at all, or --strict, refuses the whole). */
+async function readJsonlSource(path: string, values: Values, opened: Opened): Promise<ImportSource> {
+  const text = await readText(path);
+  const explicitScope = scopeOption(values);
+  const parsed = parseJsonl(explicitScope ? withDefaultScope(text, writeScope(values, opened)) : text, {
+    limits: opened.loaded.settings.memory,
+  });
+  if (parsed.errors.length > 0 && (values.strict === true || parsed.memories.length === 0)) {
+    throw problems(
+      `${parsed.errors.length} invalid line(s) in ${path} (line${parsed.errors.length === 1 ? '' : 's'} ${parsed.errors
+        .map((error) => error.line)
+        .slice(0, MAX_LISTED_PROBLEMS)
+        .join(', ')})`,
+      parsed.errors.map((error) => `line ${error.line}: ${error.message}`),
+    );
+  }
+  const others = parsed.others.filter((other) => other.value.kind !== EXPORT_SEAL_KIND);
+  return {
+    kind: 'jsonl',
+    inputs: parsed.memories.map((entry) => entry.input),
+    files: [],
+    generated: new Set(),
+    warnings: [
+      ...parsed.warnings,
+      ...(others.length > 0 ? [`Ignored ${others.length} line(s) of other kinds than "memory".`] : []),
+    ],
+    invalidLines: parsed.errors.map(({ line, message }) => ({ line, message })),
+    seal: parsed.others.find((other) => other.value.kind === EXPORT_SEAL_KIND)?.value,
+  };
+}
+
+/** The writes: scopes checked, a directory matched against what is stored, then one import (and a directory's updates). */
+async function importSource(source: ImportSource, values: Values, onExisting: OnExisting, opened: Opened) {
+  const { kind, files, generated } = source;
+  const inputs = applyScopePolicy(
+    source.inputs,
+    scopeOption(values) === undefined ? undefined : writeScope(values, opened),
+    opened.loaded.project.scope,
+    values['keep-scopes'] === true,
+    sealedEntries(source.seal, readExportKey(opened.loaded.home, { create: false })),
+  );
+  // A directory's topic files carry no engram id: they are matched by content and name, so importing it again adds nothing.
+  const plan =
+    kind === 'claude'
+      ? planDirectoryImport(
+          inputs.map((memory, index) => ({
+            file: files[index] ?? `file ${index + 1}`,
+            memory: comparable(memory, opened.engram),
+            hasOwnId: memory.id === undefined || !generated.has(memory.id),
+          })),
+          await existingIn(opened.engram, inputs),
+        )
+      : undefined;
+  const { written: _written, ...imported } = await opened.engram.importMemories(plan ? plan.create : inputs, {
+    onExisting,
+    actor: IMPORT_ACTOR,
+  });
+  for (const change of plan?.update ?? []) {
+    const scope = inputs[files.indexOf(change.file)]?.scope;
+    await opened.engram.update(change.id, change.patch, {
+      actor: IMPORT_ACTOR,
+      ...(scope !== undefined && { scopes: [scope] }),
+    });
+  }
+  source.warnings.push(...(plan?.notes ?? []));
+  return {
+    ...imported,
+    skipped: imported.skipped + (plan?.unchanged.length ?? 0),
+    updated: plan?.update.length ?? 0,
+  };
+}
 
 /** A memory as the store would keep it (secrets redacted, private blocks removed), so it compares with stored ones; as it is when it cannot be stored (the import then says why). */
 function comparable(memory: NewMemory, engram: Engram): NewMemory {
