@@ -9,7 +9,7 @@ import type { DroppedItem } from '../../../extraction/extraction-output.js';
 import type { ExtractionRunReport, WrittenMemory } from '../../../extraction/extraction-report.js';
 import type { JobOutcome } from '../../../extraction/extraction-worker.js';
 import { Extractor } from '../../../extraction/extractor.js';
-import { singlePositional, stringOption, type CommandDefinition } from '../cli-command.js';
+import { singlePositional, stringOption, type CommandDefinition, type CommandInvocation } from '../cli-command.js';
 import { withEngram } from '../cli-engram.js';
 import { oneLine } from '../table-format.js';
 import { createExtractor } from '../../../node/create-extractor.js';
@@ -56,30 +56,13 @@ export const extractCommand: CommandDefinition = {
     'Formats: Claude Code and engram JSON Lines, chat messages ({"role","content"} lines, a JSON array of them or {"messages":[…]}, OpenAI or Anthropic style), plain text.',
   async run(invocation) {
     const { values, io } = invocation;
-    const path = resolve(io.cwd, singlePositional(invocation, 'file'));
-    const format = stringOption(values, 'format') as TranscriptFormat | undefined;
-    if (format !== undefined && !TRANSCRIPT_FORMATS.includes(format)) {
-      throw new EngramError(
-        'INVALID_INPUT',
-        `Invalid --format ${JSON.stringify(String(format).slice(0, 40))}: use ${TRANSCRIPT_FORMATS.join(', ')}.`,
-      );
-    }
-    const mode = (stringOption(values, 'mode') ?? 'cheap') as (typeof MODES)[number];
-    if (!MODES.includes(mode))
-      throw new EngramError(
-        'INVALID_INPUT',
-        `Invalid --mode ${JSON.stringify(String(mode).slice(0, 40))}: use ${MODES.join(' or ')}.`,
-      );
-    if (values.progress === true && values.quiet === true)
-      throw new EngramError('INVALID_INPUT', '--progress and --quiet contradict each other: give one.');
-    const session = stringOption(values, 'session');
+    const { path, format, mode, session } = extractArguments(invocation);
     // The file is read and checked before the store opens: a bad file changes nothing.
     const transcript = await readTranscriptFile(path, {
       ...(format && { format }),
       ...(session !== undefined && { sessionId: session }),
     });
     if (session !== undefined) transcript.conversation.sessionId = session;
-    const { conversation } = transcript;
     return withEngram(invocation, async (opened) => {
       const model = opened.engram.model;
       const progress = createExtractProgress(
@@ -95,78 +78,12 @@ export const extractCommand: CommandDefinition = {
         autoStart: false,
         ...(model && { model }),
       });
-      const head = {
-        file: path,
-        format: transcript.format,
-        sessionId: conversation.sessionId,
-        mode: model ? mode : 'offline',
-        transcriptWarnings: transcript.warnings,
-      };
-      if (!model) {
-        const explicit = await extractor.applyExplicitOnly(conversation);
-        // Offline is not a failure: what needs no model is done (exit 0); a model would add the rest.
-        const modelWouldAdd = {
-          messages: explicit.messages,
-          what: 'facts, preferences, decisions and procedures stated without "remember", and the updates and contradictions of what is stored',
-          configure: MODEL_HINT,
-        };
-        const data = {
-          ...head,
-          messages: explicit.messages,
-          appliedBefore: explicit.appliedBefore,
-          written: explicit.written,
-          dropped: [],
-          modelNeeded: true,
-          modelWouldAdd,
-          warnings: explicit.warnings,
-        };
-        const before =
-          explicit.appliedBefore > 0
-            ? ` ${explicit.appliedBefore} of them were read for explicit statements before, so not again.`
-            : '';
-        const text = [
-          `Read ${path} (${transcript.format}, session ${conversation.sessionId}): ${explicit.messages} new message(s).${before}`,
-          ...formatWritten(explicit.written),
-          `No language model is configured, so only explicit statements ("remember that …", "from now on …") were applied (${explicit.written.length} written).`,
-          ...(explicit.messages > 0
-            ? [`A model would also read the ${explicit.messages} message(s) for ${modelWouldAdd.what}. ${MODEL_HINT}`]
-            : []),
-          ...explicit.warnings.map((warning) => `warning: ${warning}`),
-          ...transcript.warnings.map((warning) => `warning: ${warning}`),
-        ].join('\n');
-        return { data, text };
-      }
-      const queued = await extractor.afterTurn(conversation);
-      if (queued.messages > 0) progress.start(queued.messages, `${model.provider} ${model.modelId}`);
-      const outcomes = await extractor.drain().finally(() => progress.finish());
-      const reports = Extractor.reports(outcomes);
-      const mine = reports.filter((report) => report.sessionId === conversation.sessionId);
-      const written = mine.flatMap((report) => report.written);
-      const dropped = mine.flatMap((report) => report.dropped);
-      const data = {
-        ...head,
-        queued,
-        runs: reports,
-        failures: outcomes.filter((outcome) => outcome.state !== 'done').map(describeFailure),
-        written,
-        dropped,
-        modelCalls: mine.reduce((sum, report) => sum + report.modelCalls, 0),
-        usage: sumUsage(mine),
-      };
-      const failure = outcomes.find(
-        (outcome): outcome is Exclude<JobOutcome, { state: 'done' }> =>
-          outcome.state !== 'done' && queued.jobs.some((job) => job.id === outcome.job.id),
-      );
-      const text = formatReport(
-        path,
-        transcript.format,
-        conversation.sessionId,
-        queued.messages,
-        mine,
-        transcript.warnings,
-      );
-      if (failure) {
-        if (!invocation.global.json) io.stdout.write(`${text}\n`);
+      const read = { path, transcript, extractor };
+      if (!model) return extractOffline(read);
+      const done = await extractWithModel(read, model, mode, progress);
+      if (done.failure) {
+        if (!invocation.global.json) io.stdout.write(`${done.text}\n`);
+        const { failure } = done;
         const next =
           failure.state === 'failed'
             ? `it is marked failed; "engram queue retry ${failure.job.id}" puts it back`
@@ -174,13 +91,132 @@ export const extractCommand: CommandDefinition = {
         throw new EngramError(
           isKnownCode(failure.code) ? failure.code : 'INTERNAL',
           `Extraction of ${path} did not finish: ${failure.error}. The job is kept: ${next}.`,
-          { details: data },
+          { details: done.data },
         );
       }
-      return { data, text };
+      return { data: done.data, text: done.text };
     });
   },
 };
+
+/** The file and the flags, checked: a bad one is refused before anything is read. */
+function extractArguments(invocation: CommandInvocation): {
+  path: string;
+  format: TranscriptFormat | undefined;
+  mode: (typeof MODES)[number];
+  session: string | undefined;
+} {
+  const { values, io } = invocation;
+  const path = resolve(io.cwd, singlePositional(invocation, 'file'));
+  const format = stringOption(values, 'format') as TranscriptFormat | undefined;
+  if (format !== undefined && !TRANSCRIPT_FORMATS.includes(format)) {
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Invalid --format ${JSON.stringify(String(format).slice(0, 40))}: use ${TRANSCRIPT_FORMATS.join(', ')}.`,
+    );
+  }
+  const mode = (stringOption(values, 'mode') ?? 'cheap') as (typeof MODES)[number];
+  if (!MODES.includes(mode))
+    throw new EngramError(
+      'INVALID_INPUT',
+      `Invalid --mode ${JSON.stringify(String(mode).slice(0, 40))}: use ${MODES.join(' or ')}.`,
+    );
+  if (values.progress === true && values.quiet === true)
+    throw new EngramError('INVALID_INPUT', '--progress and --quiet contradict each other: give one.');
+  return { path, format, mode, session: stringOption(values, 'session') };
+}
+
+/** A transcript read and checked, and the extractor that will take it. */
+interface ReadTranscript {
+  path: string;
+  transcript: Awaited<ReturnType<typeof readTranscriptFile>>;
+  extractor: ReturnType<typeof createExtractor>;
+}
+
+function reportHead({ path, transcript }: ReadTranscript, mode: string) {
+  return {
+    file: path,
+    format: transcript.format,
+    sessionId: transcript.conversation.sessionId,
+    mode,
+    transcriptWarnings: transcript.warnings,
+  };
+}
+
+/** No model: the explicit statements only, and what a model would add (offline is not a failure: exit 0). */
+async function extractOffline(read: ReadTranscript): Promise<{ data: unknown; text: string }> {
+  const { path, transcript, extractor } = read;
+  const explicit = await extractor.applyExplicitOnly(transcript.conversation);
+  const modelWouldAdd = {
+    messages: explicit.messages,
+    what: 'facts, preferences, decisions and procedures stated without "remember", and the updates and contradictions of what is stored',
+    configure: MODEL_HINT,
+  };
+  const data = {
+    ...reportHead(read, 'offline'),
+    messages: explicit.messages,
+    appliedBefore: explicit.appliedBefore,
+    written: explicit.written,
+    dropped: [],
+    modelNeeded: true,
+    modelWouldAdd,
+    warnings: explicit.warnings,
+  };
+  const before =
+    explicit.appliedBefore > 0
+      ? ` ${explicit.appliedBefore} of them were read for explicit statements before, so not again.`
+      : '';
+  const text = [
+    `Read ${path} (${transcript.format}, session ${transcript.conversation.sessionId}): ${explicit.messages} new message(s).${before}`,
+    ...formatWritten(explicit.written),
+    `No language model is configured, so only explicit statements ("remember that …", "from now on …") were applied (${explicit.written.length} written).`,
+    ...(explicit.messages > 0
+      ? [`A model would also read the ${explicit.messages} message(s) for ${modelWouldAdd.what}. ${MODEL_HINT}`]
+      : []),
+    ...explicit.warnings.map((warning) => `warning: ${warning}`),
+    ...transcript.warnings.map((warning) => `warning: ${warning}`),
+  ].join('\n');
+  return { data, text };
+}
+
+/** With the model: the new turns queued and run now; a job of this transcript that did not finish is returned beside the report. */
+async function extractWithModel(
+  read: ReadTranscript,
+  model: { provider: string; modelId: string },
+  mode: string,
+  progress: ReturnType<typeof createExtractProgress>,
+) {
+  const { path, transcript, extractor } = read;
+  const { conversation } = transcript;
+  const queued = await extractor.afterTurn(conversation);
+  if (queued.messages > 0) progress.start(queued.messages, `${model.provider} ${model.modelId}`);
+  const outcomes = await extractor.drain().finally(() => progress.finish());
+  const reports = Extractor.reports(outcomes);
+  const mine = reports.filter((report) => report.sessionId === conversation.sessionId);
+  const data = {
+    ...reportHead(read, mode),
+    queued,
+    runs: reports,
+    failures: outcomes.filter((outcome) => outcome.state !== 'done').map(describeFailure),
+    written: mine.flatMap((report) => report.written),
+    dropped: mine.flatMap((report) => report.dropped),
+    modelCalls: mine.reduce((sum, report) => sum + report.modelCalls, 0),
+    usage: sumUsage(mine),
+  };
+  const failure = outcomes.find(
+    (outcome): outcome is Exclude<JobOutcome, { state: 'done' }> =>
+      outcome.state !== 'done' && queued.jobs.some((job) => job.id === outcome.job.id),
+  );
+  const text = formatReport(
+    path,
+    transcript.format,
+    conversation.sessionId,
+    queued.messages,
+    mine,
+    transcript.warnings,
+  );
+  return { data, text, failure };
+}
 
 function formatReport(
   path: string,
