@@ -1,7 +1,13 @@
 import { EngramError } from '../../../kernel/errors.js';
 import { JOB_STATES, type JobState } from '../../../contracts/memory-store-jobs.js';
 import { DEFAULT_JOB_STATES, type JobJson } from '../../../extraction/engram-jobs.js';
-import { integerOption, stringOptions, type CommandDefinition } from '../cli-command.js';
+import {
+  integerOption,
+  stringOptions,
+  type CommandDefinition,
+  type CommandInvocation,
+  type CommandOutput,
+} from '../cli-command.js';
 import { withEngram } from '../cli-engram.js';
 import { formatAge, formatTable } from '../table-format.js';
 import { createExtractor } from '../../../node/create-extractor.js';
@@ -69,86 +75,96 @@ export const queueCommand: CommandDefinition = {
         'INVALID_INPUT',
         `engram queue ${action} takes no arguments (got ${JSON.stringify(rest[0]!.slice(0, 40))}).`,
       );
-    if (action === 'run') {
-      return withEngram(invocation, async (opened) => {
-        // The Claude Code hooks' spool first: its events become jobs this run runs.
-        const { drainSpool } = await import('../../claude-code/spool-drain.js');
-        const spool = await drainSpool({ home: opened.loaded.home, env: invocation.io.env, opened });
-        const model = opened.engram.model;
-        const extractor = createExtractor({
-          engram: opened.engram,
-          projectRoot: opened.loaded.project.root,
-          autoStart: false,
-          ...(model && { model }),
-        });
-        const report = await opened.engram.jobs.run({
-          extractor,
-          ...(values.force === true && { force: true }),
-          ...(values.failed === true && { failed: true }),
-        });
-        const { outcomes, hastened, revived, handledElsewhere = 0, left } = report;
-        const data = { offline: !model, spool, ...report };
-        const done = outcomes.filter((outcome) => outcome.state === 'done').length;
-        const lines = [
-          ...(spool.claimed > 0
-            ? [
-                `Queued ${spool.queued} hook event(s) from the spool (${spool.jobs} new job(s))${spool.putBack > 0 ? `, ${spool.putBack} left for later` : ''}.`,
-              ]
-            : []),
-          ...(hastened !== undefined ? [`${hastened} job(s) waiting for a retry made due now.`] : []),
-          ...(revived !== undefined
-            ? [
-                `${revived} failed job(s) put back.${handledElsewhere > 0 ? ` ${handledElsewhere} other(s) were put back or removed by another process first.` : ''}`,
-              ]
-            : []),
-          `Ran ${outcomes.length} due job(s): ${done} done, ${outcomes.length - done} failed or waiting for a retry.${model ? '' : ' No model is configured: only explicit statements were applied.'}`,
-          ...outcomes.flatMap((outcome) =>
-            outcome.state === 'done' ? [] : [`  ${outcome.job.id} ${outcome.state}: ${outcome.error}`],
-          ),
-        ];
-        if (left.pending > 0 && values.force !== true)
-          lines.push(
-            `${left.pending} job(s) still pending (waiting for a retry, or queued meanwhile): "engram queue run --force" runs them now.`,
-          );
-        if (left.failed > 0 && values.failed !== true)
-          lines.push(
-            `${left.failed} failed job(s) left: "engram queue run --failed" (or queue retry <id>) runs them again.`,
-          );
-        return { data, text: lines.join('\n') };
-      });
-    }
+    if (action === 'run') return withEngram(invocation, (opened) => runQueue(invocation, opened));
     const states = parseStates(stringOptions(values, 'state'));
     const limit = integerOption(values, 'limit', { min: 1, max: 10_000 }) ?? DEFAULT_LIMIT;
-    return withEngram(invocation, async (opened) => {
-      const list = await opened.engram.jobs.list({ states, limit });
-      const { counts, jobs } = list;
-      const spooled = countSpooled(opened.loaded.home);
-      // The shape of GET /v1/jobs (engram.jobs.list), and the hook events not yet queued.
-      const data = { ...list, spooled };
-      const summary = `Extraction queue: ${JOB_STATES.map((state) => `${counts[state]} ${state}`).join(', ')}.${spooled > 0 ? ` ${spooled} Claude Code hook event(s) in the spool, not yet queued ("engram queue run" queues them).` : ''}`;
-      if (jobs.length === 0) return { data, text: `${summary}\nNo ${states.join(', ')} jobs.` };
-      const now = Date.now();
-      const table = formatTable(
-        [
-          { header: 'ID', value: (job: JobJson) => job.id },
-          { header: 'STATE', value: (job: JobJson) => job.state },
-          { header: 'TRIES', value: (job: JobJson) => `${job.attempts}/${job.maxAttempts}`, align: 'right' },
-          { header: 'QUEUED', value: (job: JobJson) => formatAge(job.createdAt, now), align: 'right' },
-          { header: 'KEY', value: (job: JobJson) => job.key, minWidth: 12 },
-          {
-            header: 'LAST ERROR',
-            value: (job: JobJson) =>
-              job.lastError ?? (job.state === 'pending' && Date.parse(job.runAt) > now ? `retry at ${job.runAt}` : ''),
-            minWidth: 12,
-          },
-        ],
-        jobs,
-        { width: invocation.io.columns, color: invocation.io.color },
-      );
-      return { data, text: `${summary}\n${table}` };
-    });
+    return withEngram(invocation, (opened) => listQueue(invocation, opened, states, limit));
   },
 };
+
+type Opened = Parameters<Parameters<typeof withEngram>[1]>[0];
+
+/** `engram queue run`: the hooks' spool queued, then every due job run (with --force and --failed, more). */
+async function runQueue(invocation: CommandInvocation, opened: Opened): Promise<CommandOutput> {
+  const { values } = invocation;
+  // The Claude Code hooks' spool first: its events become jobs this run runs.
+  const { drainSpool } = await import('../../claude-code/spool-drain.js');
+  const spool = await drainSpool({ home: opened.loaded.home, env: invocation.io.env, opened });
+  const model = opened.engram.model;
+  const extractor = createExtractor({
+    engram: opened.engram,
+    projectRoot: opened.loaded.project.root,
+    autoStart: false,
+    ...(model && { model }),
+  });
+  const report = await opened.engram.jobs.run({
+    extractor,
+    ...(values.force === true && { force: true }),
+    ...(values.failed === true && { failed: true }),
+  });
+  const { outcomes, hastened, revived, handledElsewhere = 0, left } = report;
+  const data = { offline: !model, spool, ...report };
+  const done = outcomes.filter((outcome) => outcome.state === 'done').length;
+  const lines = [
+    ...(spool.claimed > 0
+      ? [
+          `Queued ${spool.queued} hook event(s) from the spool (${spool.jobs} new job(s))${spool.putBack > 0 ? `, ${spool.putBack} left for later` : ''}.`,
+        ]
+      : []),
+    ...(hastened !== undefined ? [`${hastened} job(s) waiting for a retry made due now.`] : []),
+    ...(revived !== undefined
+      ? [
+          `${revived} failed job(s) put back.${handledElsewhere > 0 ? ` ${handledElsewhere} other(s) were put back or removed by another process first.` : ''}`,
+        ]
+      : []),
+    `Ran ${outcomes.length} due job(s): ${done} done, ${outcomes.length - done} failed or waiting for a retry.${model ? '' : ' No model is configured: only explicit statements were applied.'}`,
+    ...outcomes.flatMap((outcome) =>
+      outcome.state === 'done' ? [] : [`  ${outcome.job.id} ${outcome.state}: ${outcome.error}`],
+    ),
+  ];
+  if (left.pending > 0 && values.force !== true)
+    lines.push(
+      `${left.pending} job(s) still pending (waiting for a retry, or queued meanwhile): "engram queue run --force" runs them now.`,
+    );
+  if (left.failed > 0 && values.failed !== true)
+    lines.push(`${left.failed} failed job(s) left: "engram queue run --failed" (or queue retry <id>) runs them again.`);
+  return { data, text: lines.join('\n') };
+}
+
+/** `engram queue` (list): the counts, the spool's waiting events, and a table of the jobs in the states asked. */
+async function listQueue(
+  invocation: CommandInvocation,
+  opened: Opened,
+  states: JobState[],
+  limit: number,
+): Promise<CommandOutput> {
+  const list = await opened.engram.jobs.list({ states, limit });
+  const { counts, jobs } = list;
+  const spooled = countSpooled(opened.loaded.home);
+  // The shape of GET /v1/jobs (engram.jobs.list), and the hook events not yet queued.
+  const data = { ...list, spooled };
+  const summary = `Extraction queue: ${JOB_STATES.map((state) => `${counts[state]} ${state}`).join(', ')}.${spooled > 0 ? ` ${spooled} Claude Code hook event(s) in the spool, not yet queued ("engram queue run" queues them).` : ''}`;
+  if (jobs.length === 0) return { data, text: `${summary}\nNo ${states.join(', ')} jobs.` };
+  const now = Date.now();
+  const table = formatTable(
+    [
+      { header: 'ID', value: (job: JobJson) => job.id },
+      { header: 'STATE', value: (job: JobJson) => job.state },
+      { header: 'TRIES', value: (job: JobJson) => `${job.attempts}/${job.maxAttempts}`, align: 'right' },
+      { header: 'QUEUED', value: (job: JobJson) => formatAge(job.createdAt, now), align: 'right' },
+      { header: 'KEY', value: (job: JobJson) => job.key, minWidth: 12 },
+      {
+        header: 'LAST ERROR',
+        value: (job: JobJson) =>
+          job.lastError ?? (job.state === 'pending' && Date.parse(job.runAt) > now ? `retry at ${job.runAt}` : ''),
+        minWidth: 12,
+      },
+    ],
+    jobs,
+    { width: invocation.io.columns, color: invocation.io.color },
+  );
+  return { data, text: `${summary}\n${table}` };
+}
 
 function parseStates(raw: readonly string[]): JobState[] {
   if (raw.length === 0) return [...DEFAULT_JOB_STATES];
