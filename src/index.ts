@@ -145,13 +145,10 @@ export type {
 export type { SessionTool, SessionToolOutput, SessionToolContext } from './contracts/session-tool.js';
 
 // Consolidation ("dream", SPEC §3 layer 6): one reviewable, undoable change set; queueDream for a session that ended.
-export {
-  runDream,
-  queueDream,
-  type DreamDependencies,
-  type DreamOptions,
-  type DreamReport,
-} from './consolidation/run-dream.js';
+export { runDream } from './consolidation/run-dream.js';
+export { queueDream } from './consolidation/dream-state.js';
+export type { DreamDependencies, DreamOptions } from './consolidation/dream-inputs.js';
+export type { DreamReport } from './consolidation/dream-report.js';
 export type { GatheredSession } from './consolidation/gather.js';
 // Instructions (CLAUDE.md and rules) as the model receives them; `loadInstructions` in engram/node reads them.
 export {

@@ -48,8 +48,8 @@ export {
   type AfterTurnOptions,
   type AfterTurnResult,
 } from './extraction/extractor.js';
-export { ExtractionWorker, type ExtractionWorkerOptions, type JobOutcome } from './extraction/extraction-worker.js';
-export type { ExtractionRunReport, WrittenMemory } from './extraction/extraction-report.js';
+export { ExtractionWorker, type ExtractionWorkerOptions } from './extraction/extraction-worker.js';
+export type { ExtractionRunReport, JobOutcome, WrittenMemory } from './extraction/extraction-report.js';
 export {
   readTranscriptFile,
   type ReadTranscriptOptions,

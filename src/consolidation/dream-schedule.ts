@@ -1,5 +1,5 @@
 import { startRepeatingRun, type IntervalTimers, type RepeatingRun } from '../maintenance/repeating-run.js';
-import type { DreamReport } from './run-dream.js';
+import type { DreamReport } from './dream-report.js';
 
 export interface DreamScheduleOptions {
   /** One automatic run (gates first, then the lock): the service passes runDream with trigger `automatic`. */

@@ -130,14 +130,14 @@ export class EngramDream {
   async queue(input: { sessionId: string }): Promise<void> {
     // The dream's modules load when a dream is asked about: every engram opened (a hook for each
     // prompt) holds this object and most never touch it.
-    const { queueDream } = await import('./run-dream.js');
+    const { queueDream } = await import('./dream-state.js');
     await queueDream(this.#store, input);
   }
 
   /** The dream's state; undefined for a store without checkpoints (no dream runs there). */
   async status(): Promise<DreamStatus | undefined> {
     if (!this.#store.checkpoints) return undefined;
-    const { readDreamState } = await import('./run-dream.js');
+    const { readDreamState } = await import('./dream-state.js');
     const state = await readDreamState(this.#store);
     return { lastRunAt: state.lastRunAt, status: state.status, sessionsNoted: state.sessions.length };
   }

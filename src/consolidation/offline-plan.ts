@@ -10,7 +10,7 @@ import {
   type StatementProfile,
 } from '../remember/statement-relation.js';
 import { rewriteRelativeDates } from './relative-dates.js';
-import type { DreamProposal } from './dream-plan.js';
+import type { DreamProposal } from './dream-proposal.js';
 
 /** One instruction file's text (CLAUDE.md and the rest): read to find contradictions, never written. */
 export interface InstructionText {

@@ -2,7 +2,7 @@ import { EngramError } from '../kernel/errors.js';
 import { requireRole, type MemoryStore } from '../contracts/memory-store.js';
 import { JOB_STATES, type Job, type JobQueue, type JobState } from '../contracts/memory-store-jobs.js';
 import { EXTRACTION_QUEUE } from './extraction-job-payload.js';
-import type { JobOutcome } from './extraction-worker.js';
+import type { JobOutcome } from './extraction-report.js';
 import { readRecentExtractions, type RecentExtraction } from './recent-extractions.js';
 import { reviveFailedJobs } from './revive-failed-jobs.js';
 

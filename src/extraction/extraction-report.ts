@@ -2,6 +2,7 @@ import type { MemoryType } from '../memory/memory.js';
 import type { Scope } from '../memory/scope.js';
 import type { LanguageModelUsage } from '../contracts/language-model.js';
 import type { DroppedItem } from './extraction-output.js';
+import type { Job } from '../contracts/memory-store-jobs.js';
 
 /** One tool call the helper made, as the report shows it. */
 export interface AgentToolCall {
@@ -89,3 +90,8 @@ export function addUsage(total: Required<LanguageModelUsage>, usage: LanguageMod
   total.cacheReadTokens += usage.cacheReadTokens ?? 0;
   total.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
 }
+
+/** The outcome of one claimed job: its report, or the error it failed with and what became of it. */
+export type JobOutcome =
+  | { job: Job; state: 'done'; report: ExtractionRunReport }
+  | { job: Job; state: 'retrying' | 'failed'; error: string; code?: string; retryAt?: string };

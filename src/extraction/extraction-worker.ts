@@ -6,12 +6,7 @@ import type { MemoryStore } from '../contracts/memory-store.js';
 import type { Job } from '../contracts/memory-store-jobs.js';
 import { EXTRACTION_QUEUE, explicitCheckpointName, turnCheckpointName } from './extraction-job-payload.js';
 import { extractionStore, type ExtractionStore } from './extraction-store.js';
-import type { ExtractionRunReport } from './extraction-report.js';
-
-/** The outcome of one claimed job: its report, or the error it failed with and what became of it. */
-export type JobOutcome =
-  | { job: Job; state: 'done'; report: ExtractionRunReport }
-  | { job: Job; state: 'retrying' | 'failed'; error: string; code?: string; retryAt?: string };
+import type { ExtractionRunReport, JobOutcome } from './extraction-report.js';
 
 export interface ExtractionWorkerOptions {
   /** The store whose queue the worker runs: without jobs, checkpoints and locks it has nothing to claim. */

@@ -25,10 +25,11 @@ import {
   splitForPayload,
   type ExtractionJobPayload,
 } from './extraction-job-payload.js';
-import type { ExtractionRunReport, WrittenMemory } from './extraction-report.js';
-import { ExtractionWorker, type JobOutcome } from './extraction-worker.js';
+import type { ExtractionRunReport, JobOutcome, WrittenMemory } from './extraction-report.js';
+import { ExtractionWorker } from './extraction-worker.js';
 import { uniqueRecalled, type RecalledMemory } from './recalled-memories.js';
-import { runExtractionJob, type ExtractionProgress, type ExtractionRunDependencies } from './run-extraction-job.js';
+import { runExtractionJob } from './run-extraction-job.js';
+import type { ExtractionProgress, ExtractionRunDependencies } from './extraction-run-dependencies.js';
 import {
   describeUnavailable,
   EXTRACTION_UNAVAILABLE_WARNING,

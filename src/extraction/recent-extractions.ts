@@ -1,7 +1,6 @@
 import type { MemoryStore } from '../contracts/memory-store.js';
 import { sanitizeText } from '../privacy/memory-privacy.js';
-import type { JobOutcome } from './extraction-worker.js';
-import type { ExtractionRunReport } from './extraction-report.js';
+import type { ExtractionRunReport, JobOutcome } from './extraction-report.js';
 
 /**
  * The latest extraction runs, kept in the store (a checkpoint) by whichever process ran them: the

@@ -1,18 +1,19 @@
 import { EngramError, errorKind, isEngramError, type EngramErrorCode } from '../kernel/errors.js';
-import {
-  deriveDescription,
-  type Memory,
-  type MemoryPatch,
-  type MemorySource,
-  type NewMemory,
-} from '../memory/memory.js';
-import { parseMemoryFile, renderMemoryFile } from '../memory/memory-file.js';
+import type { Memory, MemoryPatch, MemorySource } from '../memory/memory.js';
+import { renderMemoryFile } from '../memory/memory-file.js';
 import type { Scope } from '../memory/scope.js';
 import type { Settings } from '../kernel/settings.js';
 import type { Engram } from '../engram.js';
 import type { ToolDefinition } from '../contracts/language-model.js';
 import { memoryToolDefinition, type MemoryToolCommand } from '../contracts/memory-tool-definition.js';
 import { parseMemoryToolCommand } from './memory-tool-command.js';
+import {
+  editablePatch,
+  editedFilePatch,
+  findReplacement,
+  newPlaceholderKinds,
+  parseNewFile,
+} from './memory-tool-edits.js';
 import {
   findFile,
   folderIndexText,
@@ -64,21 +65,6 @@ export interface MemoryToolResult {
   /** The EngramError code of a refusal. */
   code?: EngramErrorCode;
 }
-
-// Bookkeeping fields a memory file shows but engram keeps: an edit may leave them as they are, not change them.
-const KEPT_FIELDS = [
-  'id',
-  'scope',
-  'source',
-  'createdAt',
-  'updatedAt',
-  'lastAccessedAt',
-  'hitCount',
-  'validFrom',
-  'invalidAt',
-  'supersededBy',
-  'archived',
-] as const;
 
 /**
  * Anthropic's memory tool (`memory_20250818`) served over engram: each active memory is a Markdown
@@ -231,7 +217,7 @@ export class MemoryTool {
     }
     const contents = await readFolder(this.#engram, target.folder);
     const existing = findFile(contents, target.key);
-    const parsed = this.#parseNew(fileText, given, target.folder.scope, target.baseName);
+    const parsed = parseNewFile(fileText, given, target.folder.scope, target.baseName, this.#settings);
     if (existing) {
       if (this.#onExistingFile === 'error') throw memoryToolError('CONFLICT', text.createExists(given));
       // Overwriting replaces the file: what the new text leaves out is derived afresh or kept (type, importance).
@@ -263,38 +249,15 @@ export class MemoryTool {
   async #replace(given: string, oldString: string, newString: string): Promise<string> {
     const file = await this.#existingFile(given, text.editMissing(given));
     const before = renderMemoryFile(file.memory);
-    if (oldString.length === 0) {
-      throw memoryToolError(
-        'INVALID_INPUT',
-        `Error: old_str is empty; give text that occurs exactly once in ${given}.`,
-      );
-    }
-    let positions: number[] = [];
-    for (let at = before.indexOf(oldString); at !== -1; at = before.indexOf(oldString, at + oldString.length))
-      positions.push(at);
-    if (positions.length === 0) throw memoryToolError('INVALID_INPUT', text.oldStringAbsent(oldString, given));
-    const lineOf = (position: number): number => before.slice(0, position).split('\n').length;
-    if (positions.length > 1) {
-      // A description derived from the content's first line repeats it: a phrase of that line would
-      // otherwise never be unique. The copy in the description does not count; it follows the body.
-      const derived = derivedDescriptionSpan(before, file.memory);
-      const outside = derived
-        ? positions.filter((position) => position < derived.start || position >= derived.end)
-        : positions;
-      if (outside.length !== 1)
-        throw memoryToolError('INVALID_INPUT', text.oldStringRepeated(oldString, [...new Set(positions.map(lineOf))]));
-      positions = outside;
-    }
-    const at = positions[0]!;
+    const { at, line } = findReplacement(before, oldString, file.memory, given);
     const updated = await this.#writeBack(
       file,
       given,
       before.slice(0, at) + newString + before.slice(at + oldString.length),
     );
-    const changedLine = lineOf(at);
     const lines = fileLines(renderMemoryFile(updated));
-    const last = changedLine + newString.split('\n').length - 1 + SNIPPET_CONTEXT_LINES;
-    return `${text.edited} ${text.snippetHeader}\n${numberedLines(lines, changedLine - SNIPPET_CONTEXT_LINES, last).join('\n')}`;
+    const last = line + newString.split('\n').length - 1 + SNIPPET_CONTEXT_LINES;
+    return `${text.edited} ${text.snippetHeader}\n${numberedLines(lines, line - SNIPPET_CONTEXT_LINES, last).join('\n')}`;
   }
 
   async #insert(given: string, insertLine: unknown, insertText: string): Promise<string> {
@@ -382,49 +345,7 @@ export class MemoryTool {
 
   /** Parses an edited file and writes what changed back as an update; fields engram keeps must stay as shown. */
   async #writeBack(file: MemoryFile, given: string, edited: string): Promise<Memory> {
-    this.#checkSize(given, edited);
-    const { memory } = file;
-    // Without this, text inserted above the frontmatter would turn the whole frontmatter into content.
-    if (!/^---[ \t]*\n/.test(edited)) {
-      const closing = fileLines(renderMemoryFile(memory)).indexOf('---', 1) + 1;
-      throw memoryToolError(
-        'INVALID_INPUT',
-        `Error: Nothing was changed: the frontmatter (lines 1-${closing}) must stay at the top of ${given}; edit inside it, or insert after line ${closing}.`,
-      );
-    }
-    let parsed: NewMemory;
-    try {
-      parsed = parseMemoryFile(edited, {
-        scope: memory.scope,
-        now: memory.updatedAt,
-        id: memory.id,
-        fileName: `${memory.name}.md`,
-        limits: this.#settings.memory,
-      });
-    } catch (error) {
-      if (!isEngramError(error)) throw error;
-      throw memoryToolError(
-        error.code,
-        `Error: Nothing was changed: the edited ${given} would not be a valid memory file. ${error.message}`,
-      );
-    }
-    if (parsed.name !== undefined && parsed.name !== memory.name) {
-      throw memoryToolError(
-        'INVALID_INPUT',
-        `Error: Nothing was changed: a memory's name is its file name; rename ${given} with the rename command instead of editing "name".`,
-      );
-    }
-    for (const field of KEPT_FIELDS) {
-      const value = (parsed as unknown as Record<string, unknown>)[field];
-      if (value !== undefined && JSON.stringify(value) !== JSON.stringify(memory[field])) {
-        throw memoryToolError(
-          'INVALID_INPUT',
-          `Error: Nothing was changed: ${field === 'id' || field === 'scope' ? field : `metadata.${field}`} is kept by engram and cannot be edited. ` +
-            'Edit the description, metadata.type, metadata.importance or the text after the frontmatter.',
-        );
-      }
-    }
-    return this.#applyPatch(memory, editablePatch(memory, parsed, { describeAnew: false }));
+    return this.#applyPatch(file.memory, editedFilePatch(file.memory, given, edited, this.#settings));
   }
 
   async #applyPatch(memory: Memory, patch: MemoryPatch): Promise<Memory> {
@@ -437,34 +358,6 @@ export class MemoryTool {
     return { actor: this.#actor, ...(this.#source && { source: this.#source }) };
   }
 
-  /** The editable fields a new file states: content, and type, description and importance when its frontmatter has them. */
-  #parseNew(fileText: string, given: string, scope: Scope, baseName: string): Omit<NewMemory, 'scope'> {
-    this.#checkSize(given, fileText);
-    // Only the editable fields are taken: a copied file's id, scope or dates do not forge bookkeeping.
-    const parsed = parseMemoryFile(fileText, {
-      scope,
-      now: new Date(0).toISOString(),
-      fileName: baseName,
-      limits: this.#settings.memory,
-    });
-    return {
-      content: parsed.content,
-      ...(parsed.type !== undefined && { type: parsed.type }),
-      ...(parsed.description !== undefined && { description: parsed.description }),
-      ...(parsed.importance !== undefined && { importance: parsed.importance }),
-    };
-  }
-
-  #checkSize(given: string, fileText: string): void {
-    const bytes = Buffer.byteLength(fileText, 'utf8');
-    const max = this.#settings.memoryTool.maxFileBytes;
-    if (bytes > max)
-      throw memoryToolError(
-        'PAYLOAD_TOO_LARGE',
-        `Error: ${given} would be ${bytes} bytes; a memory file holds at most ${max} bytes. Keep one fact per file.`,
-      );
-  }
-
   #resolve(given: string, field: string): ResolvedMemoryPath {
     return resolveMemoryPath(this.layout, parseMemoryPath(given, field, this.#settings.memoryTool.maxPathLength));
   }
@@ -472,44 +365,6 @@ export class MemoryTool {
   #folderList(): string {
     return [MEMORY_ROOT, ...this.layout.folders.map((folder) => folder.path)].join(' or ');
   }
-}
-
-/**
- * What changes between a memory and a file's fields. A description derived from the old content
- * follows the new content (as dedupe's merge does); `describeAnew` derives it for a file that names none.
- */
-function editablePatch(memory: Memory, parsed: Partial<NewMemory>, options: { describeAnew: boolean }): MemoryPatch {
-  const patch: MemoryPatch = {};
-  const content = parsed.content ?? memory.content;
-  if (content !== memory.content) patch.content = content;
-  if (parsed.type !== undefined && parsed.type !== memory.type) patch.type = parsed.type;
-  if (parsed.importance !== undefined && parsed.importance !== memory.importance) patch.importance = parsed.importance;
-  const described = parsed.description !== undefined && parsed.description !== memory.description;
-  if (described) patch.description = parsed.description!;
-  else if (
-    patch.content !== undefined &&
-    (options.describeAnew || memory.description === deriveDescription(memory.content))
-  ) {
-    const derived = deriveDescription(patch.content);
-    if (derived !== memory.description) patch.description = derived;
-  }
-  return patch;
-}
-
-/** Where the `description:` line of a rendered file is, when that description was derived from the content. */
-function derivedDescriptionSpan(rendered: string, memory: Memory): { start: number; end: number } | undefined {
-  if (memory.description !== deriveDescription(memory.content)) return undefined;
-  // The frontmatter is rendered on single lines, so the description is the one top-level line starting with its key.
-  const start = rendered.indexOf('\ndescription: ');
-  if (start === -1) return undefined;
-  return { start: start + 1, end: rendered.indexOf('\n', start + 1) };
-}
-
-// The write path replaces each secret by `[REDACTED:<kind>]`; kinds found in what was stored but not in what was sent.
-function newPlaceholderKinds(sent: string, stored: string): string[] {
-  const kinds = (text: string) => [...text.matchAll(/\[REDACTED:([a-z0-9-]+)\]/g)].map((match) => match[1]!);
-  const before = kinds(sent);
-  return [...new Set(kinds(stored).filter((kind) => !before.includes(kind)))];
 }
 
 function readOnly(given: string): EngramError {

@@ -3,6 +3,9 @@ import { deriveDescription, deriveName, type MemoryType } from '../memory/memory
 import { stripPrivateContent } from '../privacy/private-content.js';
 import { findSecrets, redactSecrets } from '../privacy/secret-redaction.js';
 import { DEFAULT_SETTINGS, type Settings } from '../kernel/settings.js';
+import { maskSpans, sentenceSpans } from './explicit-sentences.js';
+import { looksLikeBaseVerb } from './base-verb.js';
+import { toThirdPerson } from './third-person.js';
 
 /**
  * Explicit memory (SPEC §3, "explicit writes"): statements in a user message that ask to be
@@ -48,52 +51,6 @@ export type ExplicitIntent = RememberIntent | ForgetIntent;
 export interface ExplicitMemoryOptions {
   /** Defaults from `explicitMemory.*` of these settings (default DEFAULT_SETTINGS). */
   settings?: Pick<Settings, 'explicitMemory'>;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Sentences, with code and quotes masked so a trigger inside them is never seen.
-
-const MASK = '\u0001';
-const CODE_FENCE = /(^|\n)[ \t]*(```|~~~)[^\n]*\n[\s\S]*?(?:\n[ \t]*\2[^\n]*(?=\n|$)|$)/g;
-const INLINE_CODE = /`[^`\n]*`/g;
-const QUOTED_LINE = /(^|\n)[ \t]*>[^\n]*/g;
-const DOUBLE_QUOTED = /"[^"\n]{0,2000}"|“[^”\n]{0,2000}”|«[^»\n]{0,2000}»/g;
-const ABBREVIATION = /\b(?:e\.g|i\.e|etc|vs|mr|mrs|ms|dr|approx|incl|no|fig)\.$/i;
-
-function maskSpans(text: string): string {
-  let masked = text;
-  for (const regex of [CODE_FENCE, INLINE_CODE, QUOTED_LINE, DOUBLE_QUOTED]) {
-    masked = masked.replace(regex, (span) => span.replace(/[^\n]/g, MASK));
-  }
-  // A secret's own punctuation (`Winter0754!`, `p@ss. w0rd`) must not end the sentence and cut the secret in two:
-  // half a secret would be kept past the redactor, which only sees whole ones.
-  for (const secret of findSecrets(text)) {
-    masked = masked.slice(0, secret.start) + MASK.repeat(secret.end - secret.start) + masked.slice(secret.end);
-  }
-  return masked;
-}
-
-/** Sentence spans of the masked text: split at line breaks and at . ! ? followed by a space or the end. */
-function sentenceSpans(masked: string): Array<{ start: number; end: number }> {
-  const spans: Array<{ start: number; end: number }> = [];
-  let start = 0;
-  for (let index = 0; index < masked.length; index += 1) {
-    const character = masked[index]!;
-    let cut = -1;
-    if (character === '\n') cut = index;
-    else if (
-      (character === '.' || character === '!' || character === '?') &&
-      (index + 1 === masked.length || /\s/.test(masked[index + 1]!))
-    ) {
-      if (character === '.' && ABBREVIATION.test(masked.slice(Math.max(start, index - 8), index + 1))) continue;
-      cut = index + 1;
-    }
-    if (cut === -1) continue;
-    if (cut > start) spans.push({ start, end: cut });
-    start = character === '\n' ? index + 1 : cut;
-  }
-  if (start < masked.length) spans.push({ start, end: masked.length });
-  return spans;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -149,64 +106,6 @@ const NOT_A_LIKING = /^to (?:say|ask|bother|interrupt|admit|break it|tell you|be
 const WHEN_ALWAYS =
   /^(?:when|whenever|before|after)\b[^,;]{1,80},\s*(?:please\s+)?(?:you\s+(?:should|must)\s+)?(?:always|never|don'?t ever|don’t ever|do not ever)\s+(\p{L}+)\s+\S/iu;
 const HEDGED_VALUE = /^(?:not|probably|maybe|perhaps|kind of|sort of|i think|unknown|unclear|a secret|private)\b/i;
-
-// Words after "always"/"never" that are not a verb in its base form (so not an instruction).
-const NOT_A_VERB = new Set(
-  `the a an my your his her its our their this that these those there here again ever before after in on at for with without by
-  about so too very more less much mind enough late early easy hard same different one been being available possible sure happy
-  good great nice true false fine ok okay i you we they he she it me us them was were had did is are am has does said seen heard
-  gone done made got thought told knew went came saw felt found`.split(/\s+/),
-);
-const VERB_ALLOWLIST_ED = new Set([
-  'embed',
-  'feed',
-  'seed',
-  'need',
-  'proceed',
-  'exceed',
-  'succeed',
-  'shred',
-  'bleed',
-  'breed',
-  'speed',
-  'heed',
-]);
-const VERB_ALLOWLIST_S = new Set([
-  'pass',
-  'press',
-  'access',
-  'address',
-  'process',
-  'focus',
-  'discuss',
-  'dismiss',
-  'bypass',
-  'express',
-  'stress',
-  'guess',
-  'miss',
-  'kiss',
-  'toss',
-  'cross',
-  'bless',
-  'assess',
-  'compress',
-  'possess',
-  'harass',
-  'canvas',
-  'alias',
-]);
-
-function looksLikeBaseVerb(word: string): boolean {
-  const lower = word.toLowerCase();
-  if (lower.length < 2 || NOT_A_VERB.has(lower) || !/^[a-z][a-z-]*$/.test(lower)) return false;
-  if (VERB_ALLOWLIST_S.has(lower) || VERB_ALLOWLIST_ED.has(lower)) return true;
-  if (/ing$/.test(lower) && lower.length > 4) return false;
-  if (/ed$/.test(lower) && lower.length > 3) return false;
-  if (/(?:[^su]s|[^aeiou]es)$/.test(lower)) return false;
-  if (/(?:ful|ous|able|ible|less|ness)$/.test(lower)) return false;
-  return true;
-}
 
 const FEEDBACK_START =
   /^(?:always|never|don'?t|don’t|do not|please|use|avoid|prefer|make sure|keep|run|write|ask|check|put|add|stop|start|try|answer|reply|respond|format|commit|push|test|name|indent|follow|include|mention|skip|be|you should|you must|you need to|remember to|when you)\b/i;
@@ -423,105 +322,4 @@ function sentenceCase(text: string): string {
   if (trimmed === '') return trimmed;
   const capitalized = trimmed[0]!.toUpperCase() + trimmed.slice(1);
   return /[.!?…)"'`\]]$/u.test(capitalized) ? capitalized : `${capitalized}.`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// First person → "the user", outside code spans.
-
-const MODALS = new Set([
-  'can',
-  'could',
-  'will',
-  'would',
-  'should',
-  'must',
-  'might',
-  'may',
-  'shall',
-  'did',
-  'cannot',
-  "can't",
-  'didn’t',
-  "didn't",
-  "won't",
-  "wouldn't",
-  "shouldn't",
-  "couldn't",
-]);
-const ADVERBS = new Set([
-  'always',
-  'never',
-  'usually',
-  'often',
-  'sometimes',
-  'really',
-  'also',
-  'only',
-  'just',
-  'mostly',
-  'generally',
-  'still',
-  'rarely',
-  'typically',
-  'normally',
-  'strongly',
-  'definitely',
-  'mainly',
-]);
-const IRREGULAR_THIRD: ReadonlyMap<string, string> = new Map([
-  ['have', 'has'],
-  ['be', 'is'],
-  ['am', 'is'],
-  ['do', 'does'],
-  ['go', 'goes'],
-]);
-
-/** Third person singular of a verb in its base form: use → uses, push → pushes, try → tries. */
-function thirdPerson(verb: string): string {
-  const lower = verb.toLowerCase();
-  const irregular = IRREGULAR_THIRD.get(lower);
-  if (irregular) return irregular;
-  if (!/^[a-z]+$/.test(lower) || /ed$/.test(lower) || MODALS.has(lower)) return verb;
-  if (/(?:s|sh|ch|x|z|o)$/.test(lower)) return `${verb}es`;
-  if (/[^aeiou]y$/.test(lower)) return `${verb.slice(0, -1)}ies`;
-  return `${verb}s`;
-}
-
-/**
- * Rewrites first person as "the user" so a statement reads on its own: "I use tabs" → "the user uses
- * tabs", "my editor" → "the user's editor", "ask me" → "ask the user". Code spans are left alone.
- */
-export function toThirdPerson(text: string): string {
-  return text
-    .split(/(`[^`\n]*`)/)
-    .map((part, index) => (index % 2 === 1 ? part : rewriteFirstPerson(part)))
-    .join('');
-}
-
-function rewriteFirstPerson(text: string): string {
-  let out = text
-    .replace(/\b[Ii](?:'m|’m| am)\b/g, 'the user is')
-    .replace(/\b[Ii](?:'ve|’ve| have)\b/g, 'the user has')
-    .replace(/\b[Ii](?:'d|’d)\b/g, 'the user would')
-    .replace(/\b[Ii](?:'ll|’ll)\b/g, 'the user will')
-    .replace(/\b[Ii] was\b/g, 'the user was')
-    .replace(/\b[Ii] (?:don't|don’t)\b/g, "the user doesn't")
-    .replace(/\b[Ii] do not\b/g, 'the user does not')
-    .replace(/\b[Mm]y\b/g, "the user's")
-    .replace(/\b[Mm]ine\b/g, "the user's")
-    .replace(/\b[Mm]yself\b/g, 'the user')
-    .replace(/\b[Mm]e\b/g, 'the user');
-  // "I <adverb>? <verb>": conjugate the verb for "the user".
-  out = out.replace(
-    /\b[Ii]\b(?![.'’-]\p{L})(\s+)(?:(\p{L}+)(\s+))?(\p{L}[\p{L}'’-]*)/gu,
-    (whole, space: string, adverb: string | undefined, space2: string | undefined, verb: string) => {
-      if (adverb !== undefined && !ADVERBS.has(adverb.toLowerCase())) {
-        // Not an adverb: the first word is the verb itself.
-        return `the user${space}${thirdPerson(adverb)}${space2}${verb}`;
-      }
-      return `the user${space}${adverb !== undefined ? `${adverb}${space2}` : ''}${thirdPerson(verb)}`;
-    },
-  );
-  // A lone "I" left (at the end, before punctuation).
-  return out.replace(/\b[Ii]\b(?![.'’-]\p{L})(?=\s*[,.;:!?)]|\s*$)/gu, 'the user');
 }

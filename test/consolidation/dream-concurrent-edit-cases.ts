@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { undoChangeSet } from '../../src/consolidation/change-sets.js';
-import { runDream, type DreamReport } from '../../src/consolidation/run-dream.js';
+import { runDream } from '../../src/consolidation/run-dream.js';
+import type { DreamReport } from '../../src/consolidation/dream-report.js';
 import type { MemoryStore } from '../../src/contracts/memory-store.js';
 import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
 import type { Memory } from '../../src/memory/memory.js';

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { runDream, queueDream, readDreamState, type DreamDependencies } from '../../src/consolidation/run-dream.js';
+import { runDream } from '../../src/consolidation/run-dream.js';
+import { queueDream, readDreamState } from '../../src/consolidation/dream-state.js';
+import type { DreamDependencies } from '../../src/consolidation/dream-inputs.js';
 import { changeSetEntries, readChangeSet } from '../../src/consolidation/change-sets.js';
 import { rewriteRelativeDates } from '../../src/consolidation/relative-dates.js';
 import { checkTimeGates, EMPTY_DREAM_STATE } from '../../src/consolidation/dream-gates.js';

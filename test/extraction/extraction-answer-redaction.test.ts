@@ -5,7 +5,7 @@ import { AnthropicLanguageModel } from '../../src/adapters/models/anthropic-lang
 import { extractCheap } from '../../src/extraction/cheap-extraction.js';
 import { profileKnown } from '../../src/extraction/recalled-memories.js';
 import { Extractor } from '../../src/extraction/extractor.js';
-import type { JobOutcome } from '../../src/extraction/extraction-worker.js';
+import type { JobOutcome } from '../../src/extraction/extraction-report.js';
 import { readRecentExtractions } from '../../src/extraction/recent-extractions.js';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';

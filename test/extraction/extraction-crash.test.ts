@@ -9,7 +9,7 @@ import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store
 import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
 import { Engram } from '../../src/engram.js';
 import { EXTRACTION_QUEUE } from '../../src/extraction/extraction-job-payload.js';
-import type { JobOutcome } from '../../src/extraction/extraction-worker.js';
+import type { JobOutcome } from '../../src/extraction/extraction-report.js';
 import { Extractor } from '../../src/extraction/extractor.js';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';

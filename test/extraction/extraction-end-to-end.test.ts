@@ -5,8 +5,7 @@ import { createLanguageModel } from '../../src/adapters/models/create-language-m
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import type { Conversation } from '../../src/contracts/conversation.js';
 import { Extractor } from '../../src/extraction/extractor.js';
-import type { ExtractionRunReport } from '../../src/extraction/extraction-report.js';
-import type { JobOutcome } from '../../src/extraction/extraction-worker.js';
+import type { ExtractionRunReport, JobOutcome } from '../../src/extraction/extraction-report.js';
 import type { LanguageModel } from '../../src/contracts/language-model.js';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';

@@ -8,7 +8,7 @@ import {
   parseCursor,
   type ExtractionJobPayload,
 } from '../../src/extraction/extraction-job-payload.js';
-import type { JobOutcome } from '../../src/extraction/extraction-worker.js';
+import type { JobOutcome } from '../../src/extraction/extraction-report.js';
 import { type ExtractorOptions } from '../../src/extraction/extractor.js';
 import { applyExplicitStatements, type ExplicitMemoryHandler } from '../../src/extraction/explicit-statements.js';
 import { type ScriptedAnswer } from '../../src/testing/scripted-language-model.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConversationMessage } from '../../src/contracts/conversation.js';
 import { EXTRACTION_QUEUE, extractionJobKey } from '../../src/extraction/extraction-job-payload.js';
-import type { JobOutcome } from '../../src/extraction/extraction-worker.js';
+import type { JobOutcome } from '../../src/extraction/extraction-report.js';
 import { Extractor } from '../../src/extraction/extractor.js';
 import { ScriptedLanguageModel, type ScriptedAnswer } from '../../src/testing/scripted-language-model.js';
 import { answer, openExtractionFixture, type ExtractionFixture } from '../support/extraction-support.js';

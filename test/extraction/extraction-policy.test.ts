@@ -10,7 +10,7 @@ import {
   type ExtractionJobPayload,
 } from '../../src/extraction/extraction-job-payload.js';
 import { Extractor, type ExtractorOptions } from '../../src/extraction/extractor.js';
-import type { JobOutcome } from '../../src/extraction/extraction-worker.js';
+import type { JobOutcome } from '../../src/extraction/extraction-report.js';
 import { type ScriptedAnswer } from '../../src/testing/scripted-language-model.js';
 import { MemoryTool } from '../../src/memory-tool/memory-tool.js';
 import {

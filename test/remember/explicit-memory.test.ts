@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EngramError } from '../../src/kernel/errors.js';
-import { detectExplicitMemory, toThirdPerson, type RememberIntent } from '../../src/remember/explicit-memory.js';
+import { detectExplicitMemory, type RememberIntent } from '../../src/remember/explicit-memory.js';
+import { toThirdPerson } from '../../src/remember/third-person.js';
 import { assertDescription, assertName } from '../../src/memory/memory.js';
 import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
 import { Engram } from '../../src/engram.js';

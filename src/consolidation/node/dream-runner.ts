@@ -5,7 +5,9 @@ import { MemoryTool, type MemoryToolResult } from '../../memory-tool/memory-tool
 import { openSandbox } from '../../sandbox/node/sandbox.js';
 import { loadInstructions } from '../../instructions/node/instruction-files.js';
 import type { AgentTool } from '../../extraction/agent-extraction.js';
-import { runDream, type DreamOptions, type DreamReport } from '../run-dream.js';
+import { runDream } from '../run-dream.js';
+import type { DreamOptions } from '../dream-inputs.js';
+import type { DreamReport } from '../dream-report.js';
 import type { InstructionText } from '../offline-plan.js';
 import { gatherSessionFiles } from './dream-gather.js';
 import { engramHome } from '../../node/load-settings.js';

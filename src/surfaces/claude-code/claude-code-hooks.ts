@@ -257,7 +257,7 @@ async function readTranscript(path: string, input: HookInput) {
  */
 export async function queueSessionEnd(context: QueueContext): Promise<QueueOutcome> {
   const outcome = context.input.transcriptPath === undefined ? undefined : await queueTranscript(context);
-  const { queueDream } = await import('../../consolidation/run-dream.js');
+  const { queueDream } = await import('../../consolidation/dream-state.js');
   await queueDream(context.opened.engram.store, { sessionId: context.input.sessionId });
   return outcome ?? { status: 'skipped', jobs: 0, reason: 'no transcript_path' };
 }

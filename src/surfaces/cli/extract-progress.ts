@@ -1,5 +1,5 @@
-import type { JobOutcome } from '../../extraction/extraction-worker.js';
-import type { ExtractionProgress } from '../../extraction/run-extraction-job.js';
+import type { JobOutcome } from '../../extraction/extraction-report.js';
+import type { ExtractionProgress } from '../../extraction/extraction-run-dependencies.js';
 
 /** What `engram extract` tells while it runs: messages read of all, memories written. */
 export interface ExtractProgress {

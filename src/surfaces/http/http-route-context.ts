@@ -5,7 +5,7 @@ import { assertScope, type Scope } from '../../memory/scope.js';
 import type { Engram } from '../../engram.js';
 import type { Conversation } from '../../contracts/conversation.js';
 import type { AfterTurnOptions, AfterTurnResult } from '../../extraction/extractor.js';
-import type { JobOutcome } from '../../extraction/extraction-worker.js';
+import type { JobOutcome } from '../../extraction/extraction-report.js';
 import { readJsonBody } from './http-body.js';
 import type { SyncRouteCalls } from './http-sync-route.js';
 

@@ -1,6 +1,6 @@
 import type { SyncRouteCalls } from './http-sync-route.js';
 import type { JsonReply, TurnExtractor } from './http-route-context.js';
-import type { JobOutcome } from '../../extraction/extraction-worker.js';
+import type { JobOutcome } from '../../extraction/extraction-report.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EngramError } from '../../kernel/errors.js';

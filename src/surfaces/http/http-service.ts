@@ -9,9 +9,9 @@ import { packageVersion } from '../../kernel/node/package-version.js';
 import { stopOnSignals } from '../../kernel/node/stop-signals.js';
 import { startServer, type RunningServer } from './http-server.js';
 import { createExtractor } from '../../node/create-extractor.js';
-import type { JobOutcome } from '../../extraction/extraction-worker.js';
+import type { JobOutcome } from '../../extraction/extraction-report.js';
 import { startDreamSchedule, type DreamSchedule } from '../../consolidation/dream-schedule.js';
-import type { DreamReport } from '../../consolidation/run-dream.js';
+import type { DreamReport } from '../../consolidation/dream-report.js';
 import type { SyncSchedule } from '../../sync/sync-schedule.js';
 import { librarySyncCalls } from './http-sync-route.js';
 

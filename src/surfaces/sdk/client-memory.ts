@@ -6,7 +6,7 @@ import type { Engram } from '../../engram.js';
 import type { Conversation } from '../../contracts/conversation.js';
 import type { LanguageModel } from '../../contracts/language-model.js';
 import type { Extractor } from '../../extraction/extractor.js';
-import type { JobOutcome } from '../../extraction/extraction-worker.js';
+import type { JobOutcome } from '../../extraction/extraction-report.js';
 import { MemoryTurn } from '../../agent/memory-turn.js';
 import {
   MAX_RECALL_TIME_CAP_MS,

@@ -1,4 +1,4 @@
-import type { DreamReport } from '../../../consolidation/run-dream.js';
+import type { DreamReport } from '../../../consolidation/dream-report.js';
 import type { Memory } from '../../../memory/memory.js';
 import { noPositionals, type CommandDefinition } from '../cli-command.js';
 import { readScopes, withEngram } from '../cli-engram.js';

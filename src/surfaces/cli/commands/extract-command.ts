@@ -6,8 +6,7 @@ import {
 } from '../../../extraction/node/read-transcript.js';
 import { EngramError, errorKind } from '../../../kernel/errors.js';
 import type { DroppedItem } from '../../../extraction/extraction-output.js';
-import type { ExtractionRunReport, WrittenMemory } from '../../../extraction/extraction-report.js';
-import type { JobOutcome } from '../../../extraction/extraction-worker.js';
+import type { ExtractionRunReport, WrittenMemory, JobOutcome } from '../../../extraction/extraction-report.js';
 import { Extractor } from '../../../extraction/extractor.js';
 import { singlePositional, stringOption, type CommandDefinition, type CommandInvocation } from '../cli-command.js';
 import { withEngram } from '../cli-engram.js';
