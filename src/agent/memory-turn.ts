@@ -1,15 +1,14 @@
 import { EngramError } from '../kernel/errors.js';
 import { estimateTextTokens } from '../kernel/token-estimate.js';
-import type { Engram } from '../engram.js';
 import type { Extractor } from '../extraction/extractor.js';
 import type { RecalledMemory } from '../extraction/recalled-memories.js';
 import type { Conversation } from '../contracts/conversation.js';
 import type { LanguageModel } from '../contracts/language-model.js';
-import { assertScope, type Scope } from '../memory/scope.js';
+import type { Scope } from '../memory/scope.js';
 import type { MemoryPlacement } from '../privacy/injected-markers.js';
 import { buildStaticPart, type MemoryContext, type MemoryContextOptions } from '../recall/memory-context.js';
 import type { Session } from '../session/session.js';
-import { runAgentTurn, type AgentTurnOptions, type AgentTurnResult } from './agent-turn.js';
+import { runAgentTurn, type AgentTurnResult } from './agent-turn.js';
 import {
   MAX_RECALL_TIME_CAP_MS,
   emptyInjection,
@@ -24,91 +23,22 @@ import {
   MAX_ID_LENGTH,
   MAX_SURFACED,
   MAX_TOKENS,
-  checkFlag,
   checkInteger,
-  checkSurfaced,
   contentText,
   endsInToolCall,
   recallQuery,
   snapshotConversation,
 } from './memory-turn-input.js';
+import {
+  checkMemoryTurnOptions,
+  type AfterResponseOptions,
+  type BeforeRequestOptions,
+  type MemoryAgentTurnOptions,
+  type MemoryAgentTurnResult,
+  type MemoryTurnEngram,
+  type MemoryTurnOptions,
+} from './memory-turn-options.js';
 import { sessionConversation } from './session-conversation.js';
-
-/** The parts of the Engram facade the memory turn reads through. */
-export type MemoryTurnEngram = Pick<Engram, 'buildMemoryContext' | 'store' | 'settings' | 'readScopes'>;
-
-/** One conversation's memory turn: what it reads, where it queues, and what it already surfaced. */
-export interface MemoryTurnOptions {
-  /** Long-term memory, opened by the caller. */
-  engram: MemoryTurnEngram;
-  /** Queues extraction after each answer (its `afterTurn` only enqueues); absent: the after-response step does nothing. */
-  extractor?: Pick<Extractor, 'afterTurn'>;
-  /** The LLM retriever: a cheap model that also picks memories; `false`: ranked recall only; default the engram's own model. */
-  selectionModel?: LanguageModel | false;
-  /** The scopes recall reads (default the engram's read scopes: the project and global). */
-  scopes?: readonly Scope[];
-  /** Token budget of the `<memory_context>` block (default `injection.maxTokens`). */
-  maxTokens?: number;
-  /** How long the before-request step may take before the request goes on without memory (default `recall.timeCapMs`, 1,000 ms). */
-  recallTimeoutMs?: number;
-  /**
-   * `false`: the turn reads no memory at all, the static part (the MEMORY.md index) included, since it
-   * is memory too; the after-response step still queues. Default true.
-   */
-  recall?: boolean;
-  /**
-   * Leave out memories already surfaced in this conversation (default true): right when the injected
-   * text stays in the conversation (a turn's context message, a hook's additionalContext). A caller
-   * that rebuilds the whole prompt on every request sets false.
-   */
-  excludeSurfaced?: boolean;
-  /**
-   * Where the caller puts the `<memory_context>` block, which the static part tells the model:
-   * `before-message` (default: in the conversation just before the user's message, as `run` does) or
-   * `system-end` (at the end of the system prompt, as the client wrappers do).
-   */
-  placement?: MemoryPlacement;
-  /** Ids surfaced earlier in this conversation (restored from `surfacedIds()` by a caller that runs one process per prompt). */
-  surfaced?: Iterable<string>;
-  /** Told what happens: recall, injection, time caps, failures, queued extraction. A throwing listener is ignored. */
-  onEvent?: (event: MemoryTurnEvent) => void;
-}
-
-/** One before-request step. */
-export interface BeforeRequestOptions {
-  /** Build the static part too (default true); it is built once and kept, so asking again costs nothing. */
-  staticPart?: boolean;
-  /** The turn is abandoned: recall stops waiting and the injection is empty. */
-  signal?: AbortSignal;
-  /** Tools the conversation used lately, shown to the LLM retriever. */
-  recentTools?: readonly string[];
-  /** This request's budget and time cap, instead of the memory turn's. */
-  maxTokens?: number;
-  recallTimeoutMs?: number;
-}
-
-/** One after-response step. */
-export interface AfterResponseOptions {
-  /**
-   * Whether the conversation ends the turn. Default: it does unless its last message is the
-   * assistant's with tool calls (the loop goes on: queued with the final answer).
-   */
-  final?: boolean;
-  /** Memories the model saw that this memory turn did not inject (a host's own injection). */
-  recalled?: readonly RecalledMemory[];
-}
-
-/** One turn of an agent that runs on a Session: `AgentTurnOptions` plus what the host injects beside memory. */
-export interface MemoryAgentTurnOptions extends AgentTurnOptions {
-  /** Context of the host's own for this turn (path-scoped rules), put after the memory block. */
-  context?: string;
-}
-
-/** What `run` did: the agent turn, what memory it got, and the queueing of its extraction (never rejects). */
-export interface MemoryAgentTurnResult extends AgentTurnResult {
-  injection: MemoryInjection;
-  extraction: Promise<ExtractionQueueResult>;
-}
 
 /**
  * SPEC's memory turn for one conversation, the same for every host: `beforeRequest` recalls for the user's
@@ -162,55 +92,18 @@ export class MemoryTurn {
   readonly #pending = new Set<Promise<unknown>>();
 
   constructor(options: MemoryTurnOptions) {
-    if (options === null || typeof options !== 'object')
-      throw new EngramError('INVALID_INPUT', 'A MemoryTurn takes { engram, extractor?, ... }.');
-    const { engram, extractor, selectionModel } = options;
-    if (
-      engram === null ||
-      typeof engram !== 'object' ||
-      typeof engram.buildMemoryContext !== 'function' ||
-      !engram.store ||
-      !engram.settings
-    ) {
-      throw new EngramError('INVALID_INPUT', 'A MemoryTurn needs engram: an open Engram.');
-    }
-    if (extractor !== undefined && typeof extractor?.afterTurn !== 'function')
-      throw new EngramError('INVALID_INPUT', 'extractor must be an Extractor (with afterTurn).');
-    if (selectionModel !== undefined && selectionModel !== false && typeof selectionModel?.generate !== 'function') {
-      throw new EngramError(
-        'INVALID_INPUT',
-        'selectionModel must be a LanguageModel with a generate() method, or false.',
-      );
-    }
-    if (options.onEvent !== undefined && typeof options.onEvent !== 'function')
-      throw new EngramError('INVALID_INPUT', 'onEvent must be a function.');
-    const scopes = options.scopes ?? engram.readScopes;
-    if (!Array.isArray(scopes) || scopes.length === 0)
-      throw new EngramError('INVALID_SCOPE', 'A MemoryTurn reads at least one scope.');
-    this.#engram = engram;
-    this.#extractor = extractor;
-    this.#selectionModel = selectionModel;
-    this.#scopes = scopes.map((scope) => assertScope(scope));
-    this.#maxTokens = checkInteger(
-      options.maxTokens ?? engram.settings.injection.maxTokens,
-      'maxTokens',
-      0,
-      MAX_TOKENS,
-    );
-    this.#timeoutMs = checkInteger(
-      options.recallTimeoutMs ?? engram.settings.recall.timeCapMs,
-      'recallTimeoutMs',
-      1,
-      MAX_RECALL_TIME_CAP_MS,
-    );
-    this.#recall = checkFlag(options.recall, 'recall');
-    this.#excludeSurfaced = checkFlag(options.excludeSurfaced, 'excludeSurfaced');
-    this.#onEvent = options.onEvent;
-    this.#surfaced = checkSurfaced(options.surfaced);
-    const placement = options.placement ?? 'before-message';
-    if (placement !== 'before-message' && placement !== 'system-end')
-      throw new EngramError('INVALID_INPUT', "placement is 'before-message' or 'system-end'.");
-    this.#placement = placement;
+    const checked = checkMemoryTurnOptions(options);
+    this.#engram = checked.engram;
+    this.#extractor = checked.extractor;
+    this.#selectionModel = checked.selectionModel;
+    this.#scopes = checked.scopes;
+    this.#maxTokens = checked.maxTokens;
+    this.#timeoutMs = checked.timeoutMs;
+    this.#recall = checked.recall;
+    this.#excludeSurfaced = checked.excludeSurfaced;
+    this.#onEvent = checked.onEvent;
+    this.#surfaced = checked.surfaced;
+    this.#placement = checked.placement;
   }
 
   /**
