@@ -1,7 +1,5 @@
 import { EngramError } from '../kernel/errors.js';
 import { estimateTextTokens } from '../kernel/token-estimate.js';
-import type { Extractor } from '../extraction/extractor.js';
-import type { RecalledMemory } from '../extraction/recalled-memories.js';
 import type { Conversation } from '../contracts/conversation.js';
 import type { LanguageModel } from '../contracts/language-model.js';
 import type { Scope } from '../memory/scope.js';
@@ -19,16 +17,7 @@ import {
   type MemoryInjection,
   type MemoryTurnEvent,
 } from './memory-injection.js';
-import {
-  MAX_ID_LENGTH,
-  MAX_SURFACED,
-  MAX_TOKENS,
-  checkInteger,
-  contentText,
-  endsInToolCall,
-  recallQuery,
-  snapshotConversation,
-} from './memory-turn-input.js';
+import { MAX_SURFACED, MAX_TOKENS, checkInteger, contentText, recallQuery } from './memory-turn-input.js';
 import {
   checkMemoryTurnOptions,
   type AfterResponseOptions,
@@ -38,6 +27,7 @@ import {
   type MemoryTurnEngram,
   type MemoryTurnOptions,
 } from './memory-turn-options.js';
+import { MemoryTurnExtraction } from './memory-turn-extraction.js';
 import { sessionConversation } from './session-conversation.js';
 
 /**
@@ -73,7 +63,6 @@ import { sessionConversation } from './session-conversation.js';
  */
 export class MemoryTurn {
   readonly #engram: MemoryTurnEngram;
-  readonly #extractor: Pick<Extractor, 'afterTurn'> | undefined;
   readonly #selectionModel: LanguageModel | false | undefined;
   readonly #scopes: Scope[];
   readonly #maxTokens: number;
@@ -82,19 +71,20 @@ export class MemoryTurn {
   readonly #excludeSurfaced: boolean;
   readonly #onEvent: ((event: MemoryTurnEvent) => void) | undefined;
   readonly #surfaced: Set<string>;
-  /** Injected memories not yet handed to a queued extraction: the extractor is told they are known. */
-  readonly #unqueued = new Map<string, RecalledMemory>();
+  /** The after-response step: extraction queued, told which memories the model was given. */
+  readonly #extraction: MemoryTurnExtraction;
   readonly #placement: MemoryPlacement;
   #staticPart: { text: string; tokens: number } | undefined;
   #staticWork: Promise<{ text: string; tokens: number }> | undefined;
-  /** The after-response steps run one after another (the extractor's cursor is per conversation). */
-  #queueTail: Promise<unknown> = Promise.resolve();
   readonly #pending = new Set<Promise<unknown>>();
 
   constructor(options: MemoryTurnOptions) {
     const checked = checkMemoryTurnOptions(options);
     this.#engram = checked.engram;
-    this.#extractor = checked.extractor;
+    this.#extraction = new MemoryTurnExtraction(checked.extractor, {
+      emit: (event) => this.#emit(event),
+      track: (task) => this.#track(task),
+    });
     this.#selectionModel = checked.selectionModel;
     this.#scopes = checked.scopes;
     this.#maxTokens = checked.maxTokens;
@@ -180,47 +170,7 @@ export class MemoryTurn {
    * call is deferred; the final answer's call queues it with the rest.
    */
   afterResponse(conversation: Conversation, options: AfterResponseOptions = {}): Promise<ExtractionQueueResult> {
-    const given = (conversation as Partial<Conversation> | null)?.sessionId;
-    const sessionId = typeof given === 'string' ? given.slice(0, MAX_ID_LENGTH) : '';
-    if (!this.#extractor) {
-      // Nothing will be told of them: kept, the map would grow for as long as the conversation runs.
-      this.#unqueued.clear();
-      return Promise.resolve({ status: 'off', jobs: 0, messages: 0 });
-    }
-    // Copied now: the caller's conversation may grow before the work runs.
-    const snapshot = snapshotConversation(conversation);
-    const final = typeof options?.final === 'boolean' ? options.final : !endsInToolCall(snapshot?.messages);
-    if (!final) {
-      this.#emit({ type: 'extraction-deferred', sessionId });
-      return Promise.resolve({ status: 'deferred', jobs: 0, messages: 0 });
-    }
-    const own = [...this.#unqueued.values()];
-    this.#unqueued.clear();
-    const recalled = [...own, ...(Array.isArray(options?.recalled) ? options.recalled : [])];
-    const extractor = this.#extractor;
-    const task = this.#queueTail.then(() =>
-      later(async (): Promise<ExtractionQueueResult> => {
-        try {
-          const result = await extractor.afterTurn(snapshot ?? conversation, { recalled });
-          if (result.status === 'queued')
-            this.#emit({ type: 'extraction-queued', sessionId, jobs: result.jobs.length, messages: result.messages });
-          return {
-            status: result.status,
-            jobs: result.jobs.length,
-            messages: result.messages,
-            ...(result.warnings && { warnings: result.warnings }),
-          };
-        } catch (error) {
-          // Told again with the next turn: nothing is lost, the extractor re-reads from its cursor.
-          for (const memory of own) if (!this.#unqueued.has(memory.id)) this.#unqueued.set(memory.id, memory);
-          const reported = turnError(error);
-          this.#emit({ type: 'extraction-failed', sessionId, error: reported });
-          return { status: 'failed', jobs: 0, messages: 0, error: reported };
-        }
-      }),
-    );
-    this.#queueTail = task;
-    return this.#track(task);
+    return this.#extraction.queue(conversation, options);
   }
 
   /**
@@ -284,7 +234,7 @@ export class MemoryTurn {
   #unsurface(ids: readonly string[]): void {
     for (const id of ids) {
       this.#surfaced.delete(id);
-      this.#unqueued.delete(id);
+      this.#extraction.takenBack(id);
     }
   }
 
@@ -369,14 +319,12 @@ export class MemoryTurn {
     for (const entry of memories) {
       this.#surfaced.delete(entry.memory.id);
       this.#surfaced.add(entry.memory.id);
-      // Only an extractor is told which memories were known; without one nothing would empty the map.
-      if (this.#extractor)
-        this.#unqueued.set(entry.memory.id, {
-          id: entry.memory.id,
-          name: entry.memory.name,
-          type: entry.memory.type,
-          content: entry.memory.content,
-        });
+      this.#extraction.given({
+        id: entry.memory.id,
+        name: entry.memory.name,
+        type: entry.memory.type,
+        content: entry.memory.content,
+      });
     }
     while (this.#surfaced.size > MAX_SURFACED) this.#surfaced.delete(this.#surfaced.values().next().value!);
     const tokens = { staticPart: staticPart.tokens, block: context.tokens.block, budget };
