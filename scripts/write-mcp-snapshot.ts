@@ -17,7 +17,7 @@ const snapshot = await recordMemoryMcpAnswers([SNAPSHOT_SCOPE, 'global'], '0.0.0
 writeFileSync(
   target,
   `// Written by scripts/write-mcp-snapshot.ts from the real server: do not edit by hand.\n` +
-    `import type { MemoryMcpSnapshot } from './memory-mcp-snapshot.js';\n\n` +
+    `import type { MemoryMcpSnapshot } from './memory-mcp-snapshot-types.js';\n\n` +
     `export const MEMORY_MCP_SNAPSHOT: MemoryMcpSnapshot = ${JSON.stringify(snapshot, null, 2)};\n`,
 );
 execFileSync(

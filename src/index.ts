@@ -106,15 +106,15 @@ export type { ToolResultStore } from './session/tool-result-store.js';
 export { runAgentTurn, type AgentTurnOptions, type AgentTurnResult } from './agent/agent-turn.js';
 
 // SPEC's memory turn for any host: recall → inject before the request, queue extraction after it.
-export {
-  MemoryTurn,
-  type MemoryTurnOptions,
-  type MemoryTurnEngram,
-  type BeforeRequestOptions,
-  type AfterResponseOptions,
-  type MemoryAgentTurnOptions,
-  type MemoryAgentTurnResult,
-} from './agent/memory-turn.js';
+export { MemoryTurn } from './agent/memory-turn.js';
+export type {
+  MemoryTurnOptions,
+  MemoryTurnEngram,
+  BeforeRequestOptions,
+  AfterResponseOptions,
+  MemoryAgentTurnOptions,
+  MemoryAgentTurnResult,
+} from './agent/memory-turn-options.js';
 export {
   persistedSurfaced,
   type PersistedSurfaced,

@@ -75,7 +75,7 @@ export { loadInstructions, type LoadInstructionsOptions } from './instructions/n
 
 // Memory in one line for agent code: the Anthropic and OpenAI clients with recall, injection and extraction.
 export { withMemory, type WithMemory } from './surfaces/sdk/with-memory.js';
-export type { WithMemoryOptions, WithMemoryEvent, ClientMemoryHandle } from './surfaces/sdk/client-memory.js';
+export type { WithMemoryOptions, WithMemoryEvent, ClientMemoryHandle } from './surfaces/sdk/client-memory-options.js';
 
 // Consolidation over the files: instruction files read for contradictions, recent sessions gathered.
 export { runDreamWithFiles, type DreamRunnerOptions } from './consolidation/node/dream-runner.js';

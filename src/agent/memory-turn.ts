@@ -1,15 +1,12 @@
 import { EngramError } from '../kernel/errors.js';
 import { estimateTextTokens } from '../kernel/token-estimate.js';
-import type { Engram } from '../engram.js';
-import type { Extractor } from '../extraction/extractor.js';
-import type { RecalledMemory } from '../extraction/recalled-memories.js';
 import type { Conversation } from '../contracts/conversation.js';
 import type { LanguageModel } from '../contracts/language-model.js';
-import { assertScope, type Scope } from '../memory/scope.js';
+import type { Scope } from '../memory/scope.js';
 import type { MemoryPlacement } from '../privacy/injected-markers.js';
 import { buildStaticPart, type MemoryContext, type MemoryContextOptions } from '../recall/memory-context.js';
 import type { Session } from '../session/session.js';
-import { runAgentTurn, type AgentTurnOptions, type AgentTurnResult } from './agent-turn.js';
+import { runAgentTurn, type AgentTurnResult } from './agent-turn.js';
 import {
   MAX_RECALL_TIME_CAP_MS,
   emptyInjection,
@@ -20,95 +17,18 @@ import {
   type MemoryInjection,
   type MemoryTurnEvent,
 } from './memory-injection.js';
+import { MAX_SURFACED, MAX_TOKENS, checkInteger, contentText, recallQuery } from './memory-turn-input.js';
 import {
-  MAX_ID_LENGTH,
-  MAX_SURFACED,
-  MAX_TOKENS,
-  checkFlag,
-  checkInteger,
-  checkSurfaced,
-  contentText,
-  endsInToolCall,
-  recallQuery,
-  snapshotConversation,
-} from './memory-turn-input.js';
+  checkMemoryTurnOptions,
+  type AfterResponseOptions,
+  type BeforeRequestOptions,
+  type MemoryAgentTurnOptions,
+  type MemoryAgentTurnResult,
+  type MemoryTurnEngram,
+  type MemoryTurnOptions,
+} from './memory-turn-options.js';
+import { MemoryTurnExtraction } from './memory-turn-extraction.js';
 import { sessionConversation } from './session-conversation.js';
-
-/** The parts of the Engram facade the memory turn reads through. */
-export type MemoryTurnEngram = Pick<Engram, 'buildMemoryContext' | 'store' | 'settings' | 'readScopes'>;
-
-/** One conversation's memory turn: what it reads, where it queues, and what it already surfaced. */
-export interface MemoryTurnOptions {
-  /** Long-term memory, opened by the caller. */
-  engram: MemoryTurnEngram;
-  /** Queues extraction after each answer (its `afterTurn` only enqueues); absent: the after-response step does nothing. */
-  extractor?: Pick<Extractor, 'afterTurn'>;
-  /** The LLM retriever: a cheap model that also picks memories; `false`: ranked recall only; default the engram's own model. */
-  selectionModel?: LanguageModel | false;
-  /** The scopes recall reads (default the engram's read scopes: the project and global). */
-  scopes?: readonly Scope[];
-  /** Token budget of the `<memory_context>` block (default `injection.maxTokens`). */
-  maxTokens?: number;
-  /** How long the before-request step may take before the request goes on without memory (default `recall.timeCapMs`, 1,000 ms). */
-  recallTimeoutMs?: number;
-  /**
-   * `false`: the turn reads no memory at all, the static part (the MEMORY.md index) included, since it
-   * is memory too; the after-response step still queues. Default true.
-   */
-  recall?: boolean;
-  /**
-   * Leave out memories already surfaced in this conversation (default true): right when the injected
-   * text stays in the conversation (a turn's context message, a hook's additionalContext). A caller
-   * that rebuilds the whole prompt on every request sets false.
-   */
-  excludeSurfaced?: boolean;
-  /**
-   * Where the caller puts the `<memory_context>` block, which the static part tells the model:
-   * `before-message` (default: in the conversation just before the user's message, as `run` does) or
-   * `system-end` (at the end of the system prompt, as the client wrappers do).
-   */
-  placement?: MemoryPlacement;
-  /** Ids surfaced earlier in this conversation (restored from `surfacedIds()` by a caller that runs one process per prompt). */
-  surfaced?: Iterable<string>;
-  /** Told what happens: recall, injection, time caps, failures, queued extraction. A throwing listener is ignored. */
-  onEvent?: (event: MemoryTurnEvent) => void;
-}
-
-/** One before-request step. */
-export interface BeforeRequestOptions {
-  /** Build the static part too (default true); it is built once and kept, so asking again costs nothing. */
-  staticPart?: boolean;
-  /** The turn is abandoned: recall stops waiting and the injection is empty. */
-  signal?: AbortSignal;
-  /** Tools the conversation used lately, shown to the LLM retriever. */
-  recentTools?: readonly string[];
-  /** This request's budget and time cap, instead of the memory turn's. */
-  maxTokens?: number;
-  recallTimeoutMs?: number;
-}
-
-/** One after-response step. */
-export interface AfterResponseOptions {
-  /**
-   * Whether the conversation ends the turn. Default: it does unless its last message is the
-   * assistant's with tool calls (the loop goes on: queued with the final answer).
-   */
-  final?: boolean;
-  /** Memories the model saw that this memory turn did not inject (a host's own injection). */
-  recalled?: readonly RecalledMemory[];
-}
-
-/** One turn of an agent that runs on a Session: `AgentTurnOptions` plus what the host injects beside memory. */
-export interface MemoryAgentTurnOptions extends AgentTurnOptions {
-  /** Context of the host's own for this turn (path-scoped rules), put after the memory block. */
-  context?: string;
-}
-
-/** What `run` did: the agent turn, what memory it got, and the queueing of its extraction (never rejects). */
-export interface MemoryAgentTurnResult extends AgentTurnResult {
-  injection: MemoryInjection;
-  extraction: Promise<ExtractionQueueResult>;
-}
 
 /**
  * SPEC's memory turn for one conversation, the same for every host: `beforeRequest` recalls for the user's
@@ -143,7 +63,6 @@ export interface MemoryAgentTurnResult extends AgentTurnResult {
  */
 export class MemoryTurn {
   readonly #engram: MemoryTurnEngram;
-  readonly #extractor: Pick<Extractor, 'afterTurn'> | undefined;
   readonly #selectionModel: LanguageModel | false | undefined;
   readonly #scopes: Scope[];
   readonly #maxTokens: number;
@@ -152,65 +71,29 @@ export class MemoryTurn {
   readonly #excludeSurfaced: boolean;
   readonly #onEvent: ((event: MemoryTurnEvent) => void) | undefined;
   readonly #surfaced: Set<string>;
-  /** Injected memories not yet handed to a queued extraction: the extractor is told they are known. */
-  readonly #unqueued = new Map<string, RecalledMemory>();
+  /** The after-response step: extraction queued, told which memories the model was given. */
+  readonly #extraction: MemoryTurnExtraction;
   readonly #placement: MemoryPlacement;
   #staticPart: { text: string; tokens: number } | undefined;
   #staticWork: Promise<{ text: string; tokens: number }> | undefined;
-  /** The after-response steps run one after another (the extractor's cursor is per conversation). */
-  #queueTail: Promise<unknown> = Promise.resolve();
   readonly #pending = new Set<Promise<unknown>>();
 
   constructor(options: MemoryTurnOptions) {
-    if (options === null || typeof options !== 'object')
-      throw new EngramError('INVALID_INPUT', 'A MemoryTurn takes { engram, extractor?, ... }.');
-    const { engram, extractor, selectionModel } = options;
-    if (
-      engram === null ||
-      typeof engram !== 'object' ||
-      typeof engram.buildMemoryContext !== 'function' ||
-      !engram.store ||
-      !engram.settings
-    ) {
-      throw new EngramError('INVALID_INPUT', 'A MemoryTurn needs engram: an open Engram.');
-    }
-    if (extractor !== undefined && typeof extractor?.afterTurn !== 'function')
-      throw new EngramError('INVALID_INPUT', 'extractor must be an Extractor (with afterTurn).');
-    if (selectionModel !== undefined && selectionModel !== false && typeof selectionModel?.generate !== 'function') {
-      throw new EngramError(
-        'INVALID_INPUT',
-        'selectionModel must be a LanguageModel with a generate() method, or false.',
-      );
-    }
-    if (options.onEvent !== undefined && typeof options.onEvent !== 'function')
-      throw new EngramError('INVALID_INPUT', 'onEvent must be a function.');
-    const scopes = options.scopes ?? engram.readScopes;
-    if (!Array.isArray(scopes) || scopes.length === 0)
-      throw new EngramError('INVALID_SCOPE', 'A MemoryTurn reads at least one scope.');
-    this.#engram = engram;
-    this.#extractor = extractor;
-    this.#selectionModel = selectionModel;
-    this.#scopes = scopes.map((scope) => assertScope(scope));
-    this.#maxTokens = checkInteger(
-      options.maxTokens ?? engram.settings.injection.maxTokens,
-      'maxTokens',
-      0,
-      MAX_TOKENS,
-    );
-    this.#timeoutMs = checkInteger(
-      options.recallTimeoutMs ?? engram.settings.recall.timeCapMs,
-      'recallTimeoutMs',
-      1,
-      MAX_RECALL_TIME_CAP_MS,
-    );
-    this.#recall = checkFlag(options.recall, 'recall');
-    this.#excludeSurfaced = checkFlag(options.excludeSurfaced, 'excludeSurfaced');
-    this.#onEvent = options.onEvent;
-    this.#surfaced = checkSurfaced(options.surfaced);
-    const placement = options.placement ?? 'before-message';
-    if (placement !== 'before-message' && placement !== 'system-end')
-      throw new EngramError('INVALID_INPUT', "placement is 'before-message' or 'system-end'.");
-    this.#placement = placement;
+    const checked = checkMemoryTurnOptions(options);
+    this.#engram = checked.engram;
+    this.#extraction = new MemoryTurnExtraction(checked.extractor, {
+      emit: (event) => this.#emit(event),
+      track: (task) => this.#track(task),
+    });
+    this.#selectionModel = checked.selectionModel;
+    this.#scopes = checked.scopes;
+    this.#maxTokens = checked.maxTokens;
+    this.#timeoutMs = checked.timeoutMs;
+    this.#recall = checked.recall;
+    this.#excludeSurfaced = checked.excludeSurfaced;
+    this.#onEvent = checked.onEvent;
+    this.#surfaced = checked.surfaced;
+    this.#placement = checked.placement;
   }
 
   /**
@@ -287,47 +170,7 @@ export class MemoryTurn {
    * call is deferred; the final answer's call queues it with the rest.
    */
   afterResponse(conversation: Conversation, options: AfterResponseOptions = {}): Promise<ExtractionQueueResult> {
-    const given = (conversation as Partial<Conversation> | null)?.sessionId;
-    const sessionId = typeof given === 'string' ? given.slice(0, MAX_ID_LENGTH) : '';
-    if (!this.#extractor) {
-      // Nothing will be told of them: kept, the map would grow for as long as the conversation runs.
-      this.#unqueued.clear();
-      return Promise.resolve({ status: 'off', jobs: 0, messages: 0 });
-    }
-    // Copied now: the caller's conversation may grow before the work runs.
-    const snapshot = snapshotConversation(conversation);
-    const final = typeof options?.final === 'boolean' ? options.final : !endsInToolCall(snapshot?.messages);
-    if (!final) {
-      this.#emit({ type: 'extraction-deferred', sessionId });
-      return Promise.resolve({ status: 'deferred', jobs: 0, messages: 0 });
-    }
-    const own = [...this.#unqueued.values()];
-    this.#unqueued.clear();
-    const recalled = [...own, ...(Array.isArray(options?.recalled) ? options.recalled : [])];
-    const extractor = this.#extractor;
-    const task = this.#queueTail.then(() =>
-      later(async (): Promise<ExtractionQueueResult> => {
-        try {
-          const result = await extractor.afterTurn(snapshot ?? conversation, { recalled });
-          if (result.status === 'queued')
-            this.#emit({ type: 'extraction-queued', sessionId, jobs: result.jobs.length, messages: result.messages });
-          return {
-            status: result.status,
-            jobs: result.jobs.length,
-            messages: result.messages,
-            ...(result.warnings && { warnings: result.warnings }),
-          };
-        } catch (error) {
-          // Told again with the next turn: nothing is lost, the extractor re-reads from its cursor.
-          for (const memory of own) if (!this.#unqueued.has(memory.id)) this.#unqueued.set(memory.id, memory);
-          const reported = turnError(error);
-          this.#emit({ type: 'extraction-failed', sessionId, error: reported });
-          return { status: 'failed', jobs: 0, messages: 0, error: reported };
-        }
-      }),
-    );
-    this.#queueTail = task;
-    return this.#track(task);
+    return this.#extraction.queue(conversation, options);
   }
 
   /**
@@ -391,7 +234,7 @@ export class MemoryTurn {
   #unsurface(ids: readonly string[]): void {
     for (const id of ids) {
       this.#surfaced.delete(id);
-      this.#unqueued.delete(id);
+      this.#extraction.takenBack(id);
     }
   }
 
@@ -476,14 +319,12 @@ export class MemoryTurn {
     for (const entry of memories) {
       this.#surfaced.delete(entry.memory.id);
       this.#surfaced.add(entry.memory.id);
-      // Only an extractor is told which memories were known; without one nothing would empty the map.
-      if (this.#extractor)
-        this.#unqueued.set(entry.memory.id, {
-          id: entry.memory.id,
-          name: entry.memory.name,
-          type: entry.memory.type,
-          content: entry.memory.content,
-        });
+      this.#extraction.given({
+        id: entry.memory.id,
+        name: entry.memory.name,
+        type: entry.memory.type,
+        content: entry.memory.content,
+      });
     }
     while (this.#surfaced.size > MAX_SURFACED) this.#surfaced.delete(this.#surfaced.values().next().value!);
     const tokens = { staticPart: staticPart.tokens, block: context.tokens.block, budget };

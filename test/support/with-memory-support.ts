@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openEngram } from '../../src/node/open-engram.js';
 import type { Job } from '../../src/contracts/memory-store-jobs.js';
-import type { WithMemoryEvent, WithMemoryOptions } from '../../src/surfaces/sdk/client-memory.js';
+import type { WithMemoryEvent, WithMemoryOptions } from '../../src/surfaces/sdk/client-memory-options.js';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
 import { startOpenAiChatCompletionsServer } from '../../src/testing/openai-chat-completions-server.js';

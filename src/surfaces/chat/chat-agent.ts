@@ -9,8 +9,7 @@ import type { Engram } from '../../engram.js';
 import type { Extractor } from '../../extraction/extractor.js';
 import type { WrittenMemory } from '../../extraction/extraction-report.js';
 import { findForgetTarget, type ForgetCandidate } from '../../remember/explicit-memory-writes.js';
-import type { LanguageModel, SystemBlock, ToolUseBlock } from '../../contracts/language-model.js';
-import type { AgentTurnResult } from '../../agent/agent-turn.js';
+import type { SystemBlock, ToolUseBlock } from '../../contracts/language-model.js';
 import type { MemoryInjection, MemoryTurnEvent } from '../../agent/memory-injection.js';
 import { MemoryTurn } from '../../agent/memory-turn.js';
 import type { CompactionResult } from '../../session/compaction/compaction.js';
@@ -19,61 +18,16 @@ import type { Session } from '../../session/session.js';
 import { ChatPathRules } from './chat-path-rules.js';
 import { CHAT_SYSTEM_PROMPT, openChatSession, systemPrompt } from './chat-session-setup.js';
 import { createExtractor } from '../../node/create-extractor.js';
+import type {
+  ChatAgentOptions,
+  ChatForgetResult,
+  ChatMemoryReport,
+  ChatNotice,
+  ChatTurnResult,
+} from './chat-agent-types.js';
+import { attachSessionNotices } from './chat-session-notices.js';
 
 export { CHAT_SYSTEM_PROMPT };
-
-/** What the reference chat agent is built from; `ChatAgent.open` does the I/O. */
-export interface ChatAgentOptions {
-  /** Long-term memory (opened by the caller: `openEngram`). */
-  engram: Engram;
-  /** The model the conversation goes to. */
-  model: LanguageModel;
-  /** The cheap model for recall selection and extraction; default `engram.model`; none: ranked recall and explicit statements only. */
-  sideModel?: LanguageModel;
-  /** The working directory: the project root is its git root, else itself. */
-  cwd: string;
-  /** Sessions live under `<engramHome>/projects/<slug>/`. */
-  engramHome: string;
-  /** The user's home (for `~/.claude/CLAUDE.md` and rules). */
-  userHome: string;
-  /** Continue a session: its id, or the project's latest. */
-  resume?: { sessionId: string } | { latest: true };
-  /** Asks the user before a file is written. */
-  confirm: (question: string) => Promise<boolean>;
-  /** Told of what happens in the background: compactions, warnings, notes updates, extraction. */
-  onNotice?: (notice: ChatNotice) => void;
-  /** Queue extraction after each turn (default true). */
-  extraction?: boolean;
-  /** The managed instruction file (default the setting). */
-  managedInstructionsPath?: string;
-  now?: () => Date;
-}
-
-/** Something the terminal may show between turns. */
-export interface ChatNotice {
-  kind: 'compaction' | 'context-warning' | 'notes' | 'tool-result' | 'extraction' | 'transcript' | 'warning';
-  text: string;
-}
-
-/** What one turn did, for the terminal. */
-export interface ChatTurnResult extends AgentTurnResult {
-  /** Memories injected this turn. */
-  recalled: Array<{ id: string; name: string }>;
-}
-
-/** What /memory shows. */
-export interface ChatMemoryReport {
-  instructions: Array<{ path: string; scope: string; lines: number; bytes: number; paths?: string[]; active: boolean }>;
-  instructionWarnings: string[];
-  recalled: Array<{ id: string; name: string; turns: number }>;
-  stored: WrittenMemory[];
-  scopes: readonly string[];
-}
-
-/** How /forget ended. */
-export type ChatForgetResult =
-  | { status: 'archived'; id: string; name: string }
-  | { status: 'no-match' | 'ambiguous'; candidates: ForgetCandidate[] };
 
 /**
  * The reference agent of SPEC §6: one chat over a Session that uses every layer. The memory turn
@@ -324,9 +278,7 @@ export class ChatAgent {
     );
     // No embedder configured: full-text recall is the configuration, not a degradation (not said).
     for (const note of warningNotes(told, { embedderConfigured: this.engram.embedder !== undefined })) {
-      if (this.#warned.has(note)) continue;
-      this.#warned.add(note);
-      this.#notice('warning', note);
+      this.#noticeOnce('warning', note);
     }
     const recalled = injection.memories.map((entry) => ({ id: entry.memory.id, name: entry.memory.name }));
     for (const memory of recalled) {
@@ -351,47 +303,11 @@ export class ChatAgent {
   }
 
   #attach(): void {
-    const session = this.session;
-    this.#detach = [
-      session.on('context-warning', ({ level, usage }) =>
-        this.#notice(
-          'context-warning',
-          `context ${Math.round(usage.ratio * 100)}% full (warning ${level} of 3); /compact frees room`,
-        ),
-      ),
-      session.on('compaction-started', ({ trigger }) =>
-        this.#notice('compaction', `compacting the conversation (${trigger})…`),
-      ),
-      session.on('compaction-finished', ({ boundary, modelCalls, preTokens, postTokens }) => {
-        this.#contextDropped();
-        this.#notice(
-          'compaction',
-          `compacted ${preTokens} → ${postTokens} tokens from ${boundary.method === 'notes' ? 'the session notes' : 'a summary'} (${modelCalls} model call${modelCalls === 1 ? '' : 's'})`,
-        );
-      }),
-      session.on('microcompaction-applied', ({ droppedMeta }) => {
-        if (droppedMeta > 0) this.#contextDropped();
-      }),
-      session.on('compaction-failed', ({ error, tripped }) =>
-        this.#notice(
-          'compaction',
-          `compaction failed: ${error instanceof Error ? error.message : String(error)}${tripped ? ' (automatic compaction is now off)' : ''}`,
-        ),
-      ),
-      session.on('tool-result-persisted', ({ path, bytes }) =>
-        this.#notice('tool-result', `a ${bytes}-byte tool result was saved to ${path}`),
-      ),
-      session.on('transcript-error', ({ error, path }) => {
-        // Each later message retries and fails alike until the cause is fixed: the same problem is said once.
-        const text = `the transcript${path === undefined ? '' : ` ${path}`} could not be written (${error instanceof Error ? error.message : String(error)}); the chat goes on and the lines are retried with each message`;
-        if (this.#warned.has(text)) return;
-        this.#warned.add(text);
-        this.#notice('transcript', text);
-      }),
-      session.on('notes-update-failed', ({ error }) =>
-        this.#notice('notes', `session notes update failed: ${error instanceof Error ? error.message : String(error)}`),
-      ),
-    ];
+    this.#detach = attachSessionNotices(this.session, {
+      notice: (kind, text) => this.#notice(kind, text),
+      noticeOnce: (kind, text) => this.#noticeOnce(kind, text),
+      contextDropped: () => this.#contextDropped(),
+    });
   }
 
   /**
@@ -420,6 +336,13 @@ export class ChatAgent {
     } catch {
       // A broken display must not break the chat.
     }
+  }
+
+  /** A problem each later message would repeat (a degraded capability, a failing transcript) is said once per chat. */
+  #noticeOnce(kind: ChatNotice['kind'], text: string): void {
+    if (this.#warned.has(text)) return;
+    this.#warned.add(text);
+    this.#notice(kind, text);
   }
 
   #checkOpen(): void {

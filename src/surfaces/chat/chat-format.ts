@@ -1,5 +1,5 @@
 import type { SessionSummary } from '../../session/node/session-listing.js';
-import type { ChatForgetResult, ChatMemoryReport } from './chat-agent.js';
+import type { ChatForgetResult, ChatMemoryReport } from './chat-agent-types.js';
 
 /** The text of /memory: instruction files (like Claude Code's /memory), memories recalled and stored this session. */
 export function formatMemoryReport(report: ChatMemoryReport): string {

@@ -10,7 +10,7 @@ import { FileReadCache } from '../../session/file-read-cache.js';
 import { openSession, resumeSession, type OpenedSession } from '../../node/session-open.js';
 import type { Session } from '../../session/session.js';
 import { WorkingMemory, todoWriteTool } from '../../session/working-memory.js';
-import type { ChatAgentOptions } from './chat-agent.js';
+import type { ChatAgentOptions } from './chat-agent-types.js';
 import { createChatTools } from './chat-tools.js';
 
 /** Rules of the chat agent itself: first in the system prompt, before the instruction files. */

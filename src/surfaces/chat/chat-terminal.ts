@@ -2,10 +2,11 @@ import { createInterface, type Interface } from 'node:readline';
 import type { ContextUsage } from '../../session/context-budget.js';
 import { isEngramError } from '../../kernel/errors.js';
 import type { Settings } from '../../kernel/settings.js';
-import type { ToolUseBlock } from '../../contracts/language-model.js';
-import type { ChatAgent, ChatNotice } from './chat-agent.js';
+import type { ChatAgent } from './chat-agent.js';
+import type { ChatNotice } from './chat-agent-types.js';
 import { chatHelpText, parseChatLine } from './chat-commands.js';
 import { formatForgetResult, formatMemoryReport, formatSessionList } from './chat-format.js';
+import { CONTROL_CHARACTERS, clean, describeCall, shortTokenCount } from './chat-terminal-text.js';
 
 /** The streams and facts a chat terminal runs over (the process's, or in-memory ones in tests). */
 export interface ChatTerminalOptions {
@@ -25,12 +26,6 @@ export interface ChatTerminalOptions {
   settings: Pick<Settings, 'chat'>;
 }
 
-// C0 controls but tab and newline, DEL, and C1 controls: a model's answer (or a pasted line) must not
-// move the cursor, clear the screen or retitle the terminal.
-const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
-// Bidirectional embeddings, overrides and isolates: they reorder what follows on screen, so a path
-// could read as another. Shown as visible escapes rather than dropped, so the oddity shows.
-const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
 const STYLES = { dim: '2', warning: '33' } as const;
 const PROMPT = '> ';
 // Drawn after a line ending in a backslash: the message goes on.
@@ -363,7 +358,7 @@ export class ChatTerminal {
 
   #status(usage: ContextUsage): void {
     const percent = Math.round(usage.ratio * 100);
-    const text = `[context ${compact(usage.tokens)}/${compact(usage.window)} tokens (${percent}%) · session ${this.#agent!.sessionId.slice(0, 8)}]`;
+    const text = `[context ${shortTokenCount(usage.tokens)}/${shortTokenCount(usage.window)} tokens (${percent}%) · session ${this.#agent!.sessionId.slice(0, 8)}]`;
     this.#write(`${text}\n`, usage.level >= 2 ? 'warning' : 'dim');
   }
 
@@ -395,30 +390,4 @@ export class ChatTerminal {
     this.#options.output.write(styled);
     this.#midLine = !safe.endsWith('\n');
   }
-}
-
-/** Text for the terminal without control characters (tab and newline kept), bidi controls shown as `<U+202E>`. */
-export function clean(text: string): string {
-  return text
-    .replace(CONTROL_CHARACTERS, '')
-    .replace(BIDI_CONTROLS, (character) => `<U+${character.charCodeAt(0).toString(16).toUpperCase()}>`);
-}
-
-/** A tool call on one line: its name and a short view of its input. */
-function describeCall(call: ToolUseBlock): string {
-  const parts = Object.entries(call.input).map(([key, value]) => {
-    const shown =
-      typeof value === 'string'
-        ? JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)
-        : JSON.stringify(value);
-    return `${key}: ${shown !== undefined && shown.length > 80 ? `${shown.slice(0, 80)}…` : shown}`;
-  });
-  return `${call.name}(${parts.join(', ')})`;
-}
-
-/** 12345 → 12.3K, 200000 → 200K. */
-function compact(tokens: number): string {
-  if (tokens < 1_000) return String(tokens);
-  if (tokens < 1_000_000) return `${Number((tokens / 1_000).toFixed(tokens < 10_000 ? 1 : 0))}K`;
-  return `${Number((tokens / 1_000_000).toFixed(1))}M`;
 }

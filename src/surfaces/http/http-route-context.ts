@@ -7,7 +7,6 @@ import type { Conversation } from '../../contracts/conversation.js';
 import type { AfterTurnOptions, AfterTurnResult } from '../../extraction/extractor.js';
 import type { JobOutcome } from '../../extraction/extraction-report.js';
 import { readJsonBody } from './http-body.js';
-import type { SyncRouteCalls } from './http-sync-route.js';
 
 // What every route module of the service shares: what a handler is given and answers, how a route
 // is declared, and the checks of scopes, ids and bodies every resource applies the same way.
@@ -28,6 +27,12 @@ export interface RouteContext {
   recentExtractions?: () => readonly JobOutcome[];
   /** Sync's status and conflict resolution (`/v1/sync`), when the service syncs. */
   sync?: SyncRouteCalls;
+}
+
+/** What the sync routes need of sync (`/v1/sync`); the service passes the library's calls bound to its store. */
+export interface SyncRouteCalls {
+  status(): Promise<unknown>;
+  resolve(memoryId: string, keep: 'kept' | 'other', actor: string): Promise<unknown>;
 }
 
 /** What `POST /v1/turns` needs of the extraction pipeline: queue one finished turn (the Extractor). */

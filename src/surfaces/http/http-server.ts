@@ -1,5 +1,4 @@
-import type { SyncRouteCalls } from './http-sync-route.js';
-import type { JsonReply, TurnExtractor } from './http-route-context.js';
+import type { JsonReply, SyncRouteCalls, TurnExtractor } from './http-route-context.js';
 import type { JobOutcome } from '../../extraction/extraction-report.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -2,7 +2,7 @@ import { EngramError } from '../../kernel/errors.js';
 import type { OpenedEngram } from '../../node/open-engram.js';
 import { assertMemoryId } from '../../memory/memory.js';
 import { readRequiredJsonBody } from './http-body.js';
-import type { JsonReply, RouteContext } from './http-route-context.js';
+import type { JsonReply, RouteContext, SyncRouteCalls } from './http-route-context.js';
 
 /**
  * `GET /v1/sync`: how each sync remote stands and the conflicts to review (`syncStatus`, the same
@@ -11,12 +11,6 @@ import type { JsonReply, RouteContext } from './http-route-context.js';
  * say so. `POST /v1/sync/conflicts/:memoryId/resolve` with `{ "keep": "kept" | "other" }` resolves a
  * memory's open conflicts through the same call as `engram sync resolve` (undoable).
  */
-
-/** What the routes need of sync; the service passes the library's calls bound to its store. */
-export interface SyncRouteCalls {
-  status(): Promise<unknown>;
-  resolve(memoryId: string, keep: 'kept' | 'other', actor: string): Promise<unknown>;
-}
 
 /** The calls over an opened store: the same library entries as `engram sync status` and `engram sync resolve`. */
 export function librarySyncCalls(opened: OpenedEngram, cwd: string): SyncRouteCalls {

@@ -1,5 +1,5 @@
 // Written by scripts/write-mcp-snapshot.ts from the real server: do not edit by hand.
-import type { MemoryMcpSnapshot } from './memory-mcp-snapshot.js';
+import type { MemoryMcpSnapshot } from './memory-mcp-snapshot-types.js';
 
 export const MEMORY_MCP_SNAPSHOT: MemoryMcpSnapshot = {
   protocolVersions: ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'],

@@ -5,7 +5,7 @@ import { SqliteMemoryStore } from '../../adapters/sqlite/sqlite-memory-store.js'
 import { Engram } from '../../engram.js';
 import type { Scope } from '../../memory/scope.js';
 import { createMemoryMcpServer } from './memory-mcp-server.js';
-import type { MemoryMcpSnapshot } from './memory-mcp-snapshot.js';
+import type { MemoryMcpSnapshot } from './memory-mcp-snapshot-types.js';
 
 // What the memory MCP server answers before any tool runs, read off the real server (the SDK's
 // McpServer over an in-memory store): `engram mcp` gives these answers itself while the SDK and the

@@ -1,22 +1,12 @@
 import type { Scope } from '../../memory/scope.js';
 import { MEMORY_MCP_SNAPSHOT } from './memory-mcp-snapshot-data.js';
+import type { MemoryMcpSnapshot } from './memory-mcp-snapshot-types.js';
 
 // `engram mcp`'s first answers without the MCP SDK or the store: a client (Claude Code at every
 // session start) asks initialize and tools/list before any tool runs, and loading the SDK, zod and
 // the store took four times as long as starting Node. The answers are the real server's, recorded
 // by memory-mcp-snapshot-maker.ts for a placeholder scope and filled in here; anything else (a tool
 // call, a malformed request) waits for the real server.
-
-/** What the real server answers before any tool runs, with SNAPSHOT_SCOPE where its scope goes. */
-export interface MemoryMcpSnapshot {
-  protocolVersions: string[];
-  latestProtocolVersion: string;
-  initialize: { capabilities: Record<string, unknown>; serverInfo: Record<string, unknown>; instructions?: string };
-  /** Results of the list requests, whole (they take no arguments the server reads). */
-  lists: Record<'tools/list' | 'resources/list' | 'resources/templates/list', Record<string, unknown>>;
-  /** The request methods the server handles; any other request is answered Method not found. */
-  methods: string[];
-}
 
 /** The project scope the snapshot is recorded with; the served project's scope replaces it. */
 export const SNAPSHOT_SCOPE = 'project:engram-mcp-snapshot-scope';

@@ -3,7 +3,8 @@ import type { LanguageModelMiddleware } from 'ai';
 import type { ConversationMessage, ConversationToolCall } from '../../contracts/conversation.js';
 import type { MemoryInjection } from '../../agent/memory-injection.js';
 import { turnError } from '../../agent/memory-injection.js';
-import { ClientMemory, type ClientMemoryHandle, type WithMemoryOptions } from './client-memory.js';
+import { ClientMemory } from './client-memory.js';
+import type { ClientMemoryHandle, WithMemoryOptions } from './client-memory-options.js';
 import type { WrappedClientModel } from './extraction-model-choice.js';
 import { joinPrompt, parseToolInput, resultText, shortHash, withMessageId } from './wrapped-call.js';
 

@@ -2,7 +2,8 @@ import { EngramError } from '../../kernel/errors.js';
 import type { ConversationMessage } from '../../contracts/conversation.js';
 import type { MemoryInjection } from '../../agent/memory-injection.js';
 import { turnError } from '../../agent/memory-injection.js';
-import { ClientMemory, type ClientMemoryHandle, type WithMemoryOptions } from './client-memory.js';
+import { ClientMemory } from './client-memory.js';
+import type { ClientMemoryHandle, WithMemoryOptions } from './client-memory-options.js';
 import type { WrappedClientModel } from './extraction-model-choice.js';
 import {
   AnthropicStreamAnswer,

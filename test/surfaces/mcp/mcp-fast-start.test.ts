@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordMemoryMcpAnswers } from '../../../src/surfaces/mcp/memory-mcp-snapshot-maker.js';
-import { snapshotServer, type MemoryMcpSnapshot } from '../../../src/surfaces/mcp/memory-mcp-snapshot.js';
+import { snapshotServer } from '../../../src/surfaces/mcp/memory-mcp-snapshot.js';
+import type { MemoryMcpSnapshot } from '../../../src/surfaces/mcp/memory-mcp-snapshot-types.js';
 import { ENGRAM_BINARY } from '../../support/cli-harness.js';
 
 // `engram mcp` gives its first answers (initialize, the lists, ping, Method not found) from the real

@@ -5,7 +5,7 @@ import { generateText, wrapLanguageModel } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS } from '../../../src/kernel/settings.js';
 import { engramMiddleware } from '../../../src/surfaces/sdk/ai-sdk-middleware.js';
-import type { WithMemoryEvent } from '../../../src/surfaces/sdk/client-memory.js';
+import type { WithMemoryEvent } from '../../../src/surfaces/sdk/client-memory-options.js';
 import { chooseExtractionModel } from '../../../src/surfaces/sdk/extraction-model-choice.js';
 import { withMemory } from '../../../src/surfaces/sdk/with-memory.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';

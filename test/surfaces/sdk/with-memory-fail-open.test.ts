@@ -7,7 +7,7 @@ import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-dri
 import { AnthropicLanguageModel } from '../../../src/adapters/models/anthropic-language-model.js';
 import { EngramError } from '../../../src/kernel/errors.js';
 import { withMemory } from '../../../src/surfaces/sdk/with-memory.js';
-import type { WithMemoryEvent } from '../../../src/surfaces/sdk/client-memory.js';
+import type { WithMemoryEvent } from '../../../src/surfaces/sdk/client-memory-options.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
 import {

@@ -5,7 +5,7 @@ import { generateText, streamText, wrapLanguageModel } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openEngram } from '../../../src/node/open-engram.js';
 import { engramMiddleware } from '../../../src/surfaces/sdk/ai-sdk-middleware.js';
-import type { WithMemoryEvent } from '../../../src/surfaces/sdk/client-memory.js';
+import type { WithMemoryEvent } from '../../../src/surfaces/sdk/client-memory-options.js';
 import { withMemory } from '../../../src/surfaces/sdk/with-memory.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
