@@ -13,7 +13,8 @@ import type {
   ToolUseBlock,
 } from '../contracts/language-model.js';
 import { withLastMessageCached } from '../contracts/language-model-content.js';
-import { Compactor, type CompactionResult } from './compaction/compaction.js';
+import { Compactor } from './compaction/compaction.js';
+import type { CompactionResult } from './compaction/compaction-result.js';
 import { FileReadCache } from './file-read-cache.js';
 import type { ForkPrefix } from './forked-helper.js';
 import { SessionAccounting } from './session-accounting.js';
