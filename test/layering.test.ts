@@ -386,7 +386,6 @@ describe('the source tree keeps its layers', () => {
     const known = new Set([
       'extraction/extraction-worker.ts extraction/recent-extractions.ts',
       'surfaces/chat/chat-agent.ts surfaces/chat/chat-session-setup.ts',
-      'sync/sync-apply.ts sync/sync-run.ts',
       'surfaces/http/http-route-context.ts surfaces/http/http-sync-route.ts',
       'surfaces/mcp/memory-mcp-snapshot-data.ts surfaces/mcp/memory-mcp-snapshot.ts',
       'testing/language-model-suite-errors.ts testing/language-model-suite-exchange.ts testing/language-model-suite-streaming.ts testing/language-model-suite.ts',
