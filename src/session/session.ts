@@ -31,7 +31,8 @@ import {
   systemBlocks,
 } from './session-input.js';
 import type { SessionMessage, SessionMetadata, SessionTranscriptSink, TodoItem } from '../contracts/session-message.js';
-import { freezeMessage, pendingToolUses, wireMessage } from './session-message-helpers.js';
+import { pendingToolUses, wireMessage } from './session-message-helpers.js';
+import { SessionMessageLog } from './session-message-log.js';
 import type { SessionNotes } from './notes/session-notes.js';
 import { SessionNotesDriver, type NotesDriverContext } from './notes/session-notes-driver.js';
 import { errorToolResults, sessionMetadata, sessionStartState } from './session-resume-state.js';
@@ -90,11 +91,9 @@ export class Session {
     persistedToolResults: 0,
   };
   readonly #filesEdited: Set<string>;
-  #messages: SessionMessage[];
-  #lastUuid: string | null;
+  readonly #log: SessionMessageLog;
   #plan: string | undefined;
   #title: string | undefined;
-  #createdAt: string | undefined;
   #recentFiles: Array<{ path: string; content: string }> = [];
   #busy = false;
   #closed = false;
@@ -170,14 +169,18 @@ export class Session {
     this.gitBranch = options.gitBranch ?? options.resumed?.metadata.gitBranch ?? '';
     this.#title = options.title ?? options.resumed?.metadata.title;
     const start = sessionStartState(options.resumed, this.settings, this.#now);
-    this.#messages = start.messages;
-    this.#lastUuid = start.lastUuid;
+    this.#log = new SessionMessageLog({
+      transcript: this.#transcript,
+      events: this.#events,
+      now: this.#now,
+      generateId: this.#generateId,
+      start,
+    });
     this.workingMemory = start.workingMemory;
     this.#plan = start.plan;
     this.#filesEdited = new Set(start.filesEdited);
-    this.#createdAt = start.createdAt;
     // Usage read back from a transcript may predate a compaction whose kept messages carry it: estimate instead.
-    this.#accounting.forgetReports(this.#messages.length);
+    this.#accounting.forgetReports(this.#log.messages.length);
   }
 
   /** Adds a listener for one of the session's events; returns a function that removes it. */
@@ -187,7 +190,7 @@ export class Session {
 
   /** The live message list (frozen messages; a compaction replaces the list). */
   get messages(): readonly SessionMessage[] {
-    return this.#messages;
+    return this.#log.messages;
   }
 
   /** Layer 3's notes, when the session has them. */
@@ -248,10 +251,10 @@ export class Session {
         `The message is about ${tokens} tokens; at most ${room} fit in this session's context window. Attach large content as a file or tool result instead.`,
       );
     }
-    const pending = pendingToolUses(this.#messages);
-    if (pending.length > 0) this.#append({ role: 'user', content: errorToolResults(pending) });
-    if (context !== undefined) this.#append({ role: 'user', content: context, meta: true });
-    return this.#append({ role: 'user', content: checked, ...(options.meta === true && { meta: true }) });
+    const pending = pendingToolUses(this.#log.messages);
+    if (pending.length > 0) this.#log.append({ role: 'user', content: errorToolResults(pending) });
+    if (context !== undefined) this.#log.append({ role: 'user', content: context, meta: true });
+    return this.#log.append({ role: 'user', content: checked, ...(options.meta === true && { meta: true }) });
   }
 
   /**
@@ -263,7 +266,7 @@ export class Session {
    */
   async addToolResults(results: readonly ToolResultInput[]): Promise<SessionMessage> {
     this.#checkOpen();
-    const pending = pendingToolUses(this.#messages);
+    const pending = pendingToolUses(this.#log.messages);
     if (pending.length === 0)
       throw new EngramError(
         'INVALID_INPUT',
@@ -280,7 +283,7 @@ export class Session {
       thresholdBytes: this.settings.session.toolResultThresholdBytes,
     });
     this.#checkOpen();
-    const message = this.#append({ role: 'user', content: blocks });
+    const message = this.#log.append({ role: 'user', content: blocks });
     for (const result of results) {
       for (const file of result.filesRead ?? []) this.#noteFileRead(file);
       for (const path of result.filesEdited ?? []) this.#filesEdited.add(path);
@@ -303,7 +306,7 @@ export class Session {
   async prepareRequest(options: PrepareRequestOptions): Promise<LanguageModelRequest> {
     this.#checkOpen();
     const maxOutputTokens = checkMaxOutputTokens(options?.maxOutputTokens, this.contextWindow);
-    if (this.#messages.length === 0 || this.#messages.at(-1)!.role !== 'user') {
+    if (this.#log.messages.length === 0 || this.#log.messages.at(-1)!.role !== 'user') {
       throw new EngramError(
         'INVALID_INPUT',
         'A request needs a user message or tool results last: call addUserMessage or addToolResults first.',
@@ -344,7 +347,7 @@ export class Session {
         system: this.system,
         tools: this.#definitions,
         // The latest message ends the cached prefix: the next request and forked helpers read it back.
-        messages: withLastMessageCached(this.#messages.map(wireMessage)),
+        messages: withLastMessageCached(this.#log.messages.map(wireMessage)),
         maxOutputTokens,
         ...(options.signal && { signal: options.signal }),
         ...(contextEditing && { contextEditing }),
@@ -362,13 +365,13 @@ export class Session {
   recordResponse(response: LanguageModelResponse): SessionMessage {
     this.#checkOpen();
     checkResponse(response);
-    if (this.#messages.at(-1)?.role !== 'user')
+    if (this.#log.messages.at(-1)?.role !== 'user')
       throw new EngramError(
         'INVALID_INPUT',
         'recordResponse answers a prepared request: the last message must be the user message or tool results that were sent.',
       );
     const content = storedAssistantContent(response);
-    const message = this.#append({
+    const message = this.#log.append({
       role: 'assistant',
       content,
       usage: { ...response.usage },
@@ -404,12 +407,12 @@ export class Session {
 
   /** Context usage now: the last reported usage plus an estimate of what was added since. */
   usage(): ContextUsage {
-    return this.#accounting.usage(this.#messages);
+    return this.#accounting.usage(this.#log.messages);
   }
 
   /** The prefix a forked helper shares (system, tools, messages as the next request sends them). */
   forkPrefix(): ForkPrefix {
-    return { system: this.system, tools: this.#definitions, messages: this.#messages.map(wireMessage) };
+    return { system: this.system, tools: this.#definitions, messages: this.#log.messages.map(wireMessage) };
   }
 
   /** Replaces the todo list (the `todo_write` tool calls this); checked against `session.todoMaxItems`/`todoItemMaxChars`, appended to the transcript. */
@@ -451,7 +454,7 @@ export class Session {
     if (options.abortBackground) this.#notes.abort();
     await this.#notes.waitForBackground();
     if (this.#transcript) {
-      if (this.#lastUuid !== null)
+      if (this.#log.lastUuid !== null)
         this.#transcript.append({ kind: 'metadata', metadata: this.metadata(), timestamp: this.#now().toISOString() });
       await this.#transcript.close();
     }
@@ -465,8 +468,8 @@ export class Session {
       cwd: this.cwd,
       gitBranch: this.gitBranch,
       model: this.model.modelId,
-      createdAt: this.#createdAt,
-      messages: this.#messages,
+      createdAt: this.#log.createdAt,
+      messages: this.#log.messages,
     });
   }
 
@@ -475,8 +478,8 @@ export class Session {
     instructions?: string;
     signal?: AbortSignal;
   }): Promise<CompactionResult> {
-    if (this.#messages.length === 0) throw new EngramError('INVALID_INPUT', 'There is nothing to compact yet.');
-    if (pendingToolUses(this.#messages).length > 0)
+    if (this.#log.messages.length === 0) throw new EngramError('INVALID_INPUT', 'There is nothing to compact yet.');
+    if (pendingToolUses(this.#log.messages).length > 0)
       throw new EngramError('INVALID_INPUT', 'Answer the pending tool calls (addToolResults) before compacting.');
     const preTokens = this.#tokens();
     this.#events.emit('compaction-started', { trigger: input.trigger, preTokens });
@@ -484,7 +487,7 @@ export class Session {
     try {
       result = await this.#compactor.compact({
         trigger: input.trigger,
-        messages: this.#messages,
+        messages: this.#log.messages,
         prefix: this.forkPrefix(),
         preTokens,
         ...(this.notes && { notes: this.notes }),
@@ -509,22 +512,11 @@ export class Session {
       });
       throw error;
     }
-    const before = { messages: this.#messages, lastUuid: this.#lastUuid };
-    try {
-      this.#transcript?.append({ kind: 'compact-boundary', boundary: { ...result.boundary }, parentUuid: null });
-      this.#messages = [];
-      this.#lastUuid = result.boundary.uuid;
-      for (const message of result.messages) this.#push(freezeMessage(message));
-    } catch (error) {
-      // The transcript refused a line (its messages were all accepted before, so this is rare): the session stays as it was.
-      this.#messages = before.messages;
-      this.#lastUuid = before.lastUuid;
-      throw error;
-    }
+    this.#log.replace(result.boundary, result.messages);
     // The cleared content is no longer in context: a re-read must return the file, not "unchanged".
     this.fileReadCache.clear();
     // Usage recorded on the kept messages counted the context before the boundary.
-    this.#accounting.forgetReports(this.#messages.length, { resetWarnings: true });
+    this.#accounting.forgetReports(this.#log.messages.length, { resetWarnings: true });
     this.#stats.compactions += 1;
     const postTokens = this.#tokens();
     this.#notes.afterCompaction(postTokens);
@@ -540,12 +532,12 @@ export class Session {
   }
 
   #microcompact(): void {
-    const result = microcompactSession(this.#messages, this.#now(), this.settings);
+    const result = microcompactSession(this.#log.messages, this.#now(), this.settings);
     if (!result.changed) return;
     const tokensBefore = this.#tokens();
-    this.#messages = result.messages.map(freezeMessage);
+    this.#log.rewrite(result.messages);
     this.fileReadCache.clear();
-    this.#accounting.forgetReports(this.#messages.length);
+    this.#accounting.forgetReports(this.#log.messages.length);
     this.#stats.microcompactions += 1;
     this.#events.emit('microcompaction-applied', {
       clearedToolResults: result.clearedToolResults,
@@ -559,7 +551,7 @@ export class Session {
     return {
       prefix: () => this.forkPrefix(),
       tokens: tokens ?? this.#tokens(),
-      lastMessageUuid: this.#messages.at(-1)!.uuid,
+      lastMessageUuid: this.#log.messages.at(-1)!.uuid,
       breaker: { failuresInARow: this.#compactor.failuresInARow },
     };
   }
@@ -571,22 +563,7 @@ export class Session {
 
   /** Estimated tokens of the next request's input (without output). */
   #tokens(): number {
-    return this.#accounting.tokens(this.#messages);
-  }
-
-  #append(fields: Pick<SessionMessage, 'role' | 'content'> & Partial<SessionMessage>): SessionMessage {
-    const message = freezeMessage({ uuid: this.#generateId(), timestamp: this.#now().toISOString(), ...fields });
-    this.#push(message);
-    return message;
-  }
-
-  /** The transcript takes the message first: an entry it refuses (PAYLOAD_TOO_LARGE, INVALID_INPUT) changes nothing. */
-  #push(message: SessionMessage): void {
-    this.#transcript?.append({ kind: 'message', message, parentUuid: this.#lastUuid });
-    this.#messages.push(message);
-    this.#lastUuid = message.uuid;
-    this.#createdAt ??= message.timestamp;
-    this.#events.emit('message-added', { message });
+    return this.#accounting.tokens(this.#log.messages);
   }
 
   #noteFileRead(file: { path: string; content: string }): void {
