@@ -15,7 +15,7 @@ import {
   sidechainFields,
   transcriptRecord,
   type TranscriptLineContext,
-} from './session-transcript-records.js';
+} from './session-transcript-record-rendering.js';
 import { DEFAULT_TRANSCRIPT_MAX_LINE_BYTES } from '../../kernel/transcript-lines.js';
 
 /**
