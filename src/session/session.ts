@@ -1,7 +1,7 @@
 import { contextWindowFor, estimateMessageTokens, type ContextUsage } from './context-budget.js';
 import { autoCompactThreshold, compactionTripped, shouldAutoCompact } from './compaction/compaction-policy.js';
 import { EngramError } from '../kernel/errors.js';
-import { contextEditingFor, microcompactSession } from './microcompaction.js';
+import { contextEditingFor } from './microcompaction.js';
 import { DEFAULT_SETTINGS, type Settings } from '../kernel/settings.js';
 import type {
   ContentBlock,
@@ -33,6 +33,11 @@ import {
 import type { SessionMessage, SessionMetadata, SessionTranscriptSink, TodoItem } from '../contracts/session-message.js';
 import { pendingToolUses, wireMessage } from './session-message-helpers.js';
 import { SessionMessageLog } from './session-message-log.js';
+import {
+  runSessionCompaction,
+  runSessionMicrocompaction,
+  type SessionCompactionParts,
+} from './session-compaction-run.js';
 import type { SessionNotes } from './notes/session-notes.js';
 import { SessionNotesDriver, type NotesDriverContext } from './notes/session-notes-driver.js';
 import { errorToolResults, sessionMetadata, sessionStartState } from './session-resume-state.js';
@@ -92,6 +97,7 @@ export class Session {
   };
   readonly #filesEdited: Set<string>;
   readonly #log: SessionMessageLog;
+  readonly #compaction: SessionCompactionParts;
   #plan: string | undefined;
   #title: string | undefined;
   #recentFiles: Array<{ path: string; content: string }> = [];
@@ -176,6 +182,16 @@ export class Session {
       generateId: this.#generateId,
       start,
     });
+    this.#compaction = {
+      log: this.#log,
+      compactor: this.#compactor,
+      events: this.#events,
+      accounting: this.#accounting,
+      notes: this.#notes,
+      fileReadCache: this.fileReadCache,
+      settings: this.settings,
+      stats: this.#stats,
+    };
     this.workingMemory = start.workingMemory;
     this.#plan = start.plan;
     this.#filesEdited = new Set(start.filesEdited);
@@ -316,7 +332,7 @@ export class Session {
       throw new EngramError('CONFLICT', 'The session is already preparing a request or compacting; await it first.');
     this.#busy = true;
     try {
-      this.#microcompact();
+      runSessionMicrocompaction(this.#compaction, this.#now());
       let tokens = this.#tokens();
       const overWindow = (): boolean => tokens + maxOutputTokens > this.contextWindow;
       const breaker = { failuresInARow: this.#compactor.failuresInARow };
@@ -481,70 +497,20 @@ export class Session {
     if (this.#log.messages.length === 0) throw new EngramError('INVALID_INPUT', 'There is nothing to compact yet.');
     if (pendingToolUses(this.#log.messages).length > 0)
       throw new EngramError('INVALID_INPUT', 'Answer the pending tool calls (addToolResults) before compacting.');
-    const preTokens = this.#tokens();
-    this.#events.emit('compaction-started', { trigger: input.trigger, preTokens });
-    let result: CompactionResult;
-    try {
-      result = await this.#compactor.compact({
-        trigger: input.trigger,
-        messages: this.#log.messages,
-        prefix: this.forkPrefix(),
-        preTokens,
-        ...(this.notes && { notes: this.notes }),
-        reinject: {
-          recentFiles: this.#recentFiles.slice(-5).reverse(),
-          ...(this.#plan !== undefined && { plan: this.#plan }),
-          todos: this.todos.map((todo) => ({ ...todo })),
-        },
-        metadata: { filesEdited: [...this.#filesEdited], gitBranch: this.gitBranch },
-        ...(input.instructions !== undefined && { customInstructions: input.instructions }),
-        ...(input.signal && { signal: input.signal }),
-        window: this.contextWindow,
-        ...(this.#transcriptPath !== undefined && { transcriptPath: this.#transcriptPath }),
-      });
-    } catch (error) {
-      const failuresInARow = this.#compactor.failuresInARow;
-      this.#events.emit('compaction-failed', {
-        trigger: input.trigger,
-        error,
-        failuresInARow,
-        tripped: compactionTripped({ failuresInARow }, this.settings),
-      });
-      throw error;
-    }
-    this.#log.replace(result.boundary, result.messages);
-    // The cleared content is no longer in context: a re-read must return the file, not "unchanged".
-    this.fileReadCache.clear();
-    // Usage recorded on the kept messages counted the context before the boundary.
-    this.#accounting.forgetReports(this.#log.messages.length, { resetWarnings: true });
-    this.#stats.compactions += 1;
-    const postTokens = this.#tokens();
-    this.#notes.afterCompaction(postTokens);
-    this.#events.emit('compaction-finished', {
-      trigger: input.trigger,
-      boundary: result.boundary,
-      modelCalls: result.modelCalls,
-      preTokens,
-      postTokens,
-      warnings: result.warnings,
-    });
-    return result;
-  }
-
-  #microcompact(): void {
-    const result = microcompactSession(this.#log.messages, this.#now(), this.settings);
-    if (!result.changed) return;
-    const tokensBefore = this.#tokens();
-    this.#log.rewrite(result.messages);
-    this.fileReadCache.clear();
-    this.#accounting.forgetReports(this.#log.messages.length);
-    this.#stats.microcompactions += 1;
-    this.#events.emit('microcompaction-applied', {
-      clearedToolResults: result.clearedToolResults,
-      droppedMeta: result.droppedMeta,
-      tokensBefore,
-      tokensAfter: this.#tokens(),
-    });
+    return runSessionCompaction(this.#compaction, input.trigger, () => ({
+      prefix: this.forkPrefix(),
+      ...(this.notes && { notes: this.notes }),
+      reinject: {
+        recentFiles: this.#recentFiles.slice(-5).reverse(),
+        ...(this.#plan !== undefined && { plan: this.#plan }),
+        todos: this.todos.map((todo) => ({ ...todo })),
+      },
+      metadata: { filesEdited: [...this.#filesEdited], gitBranch: this.gitBranch },
+      ...(input.instructions !== undefined && { customInstructions: input.instructions }),
+      ...(input.signal && { signal: input.signal }),
+      window: this.contextWindow,
+      ...(this.#transcriptPath !== undefined && { transcriptPath: this.#transcriptPath }),
+    }));
   }
 
   #notesContext(tokens?: number): NotesDriverContext {
