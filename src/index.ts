@@ -99,8 +99,10 @@ export type { SessionEventMap, SessionEventName, SessionEventListener } from './
 export type { ContextUsage } from './session/context-budget.js';
 export { todoWriteTool, type WorkingMemory, type WorkingTask, type TaskStatus } from './session/working-memory.js';
 // The parts a Session holds (its properties); `openSession` in engram/node builds them over files.
-export type { PreCompactHook, CompactionResult, Compactor } from './session/compaction/compaction.js';
-export type { SessionNotes, NotesFiles } from './session/notes/session-notes.js';
+export type { PreCompactHook, Compactor } from './session/compaction/compaction.js';
+export type { CompactionResult } from './session/compaction/compaction-result.js';
+export type { SessionNotes } from './session/notes/session-notes.js';
+export type { NotesFiles } from './session/notes/session-notes-resources.js';
 export type { FileReadCache, FileReadStat } from './session/file-read-cache.js';
 export type { ToolResultStore } from './session/tool-result-store.js';
 export { runAgentTurn, type AgentTurnOptions, type AgentTurnResult } from './agent/agent-turn.js';

@@ -1,7 +1,7 @@
 import { contextWindowFor, estimateMessageTokens, type ContextUsage } from './context-budget.js';
 import { autoCompactThreshold, compactionTripped, shouldAutoCompact } from './compaction/compaction-policy.js';
 import { EngramError } from '../kernel/errors.js';
-import { contextEditingFor, microcompactSession } from './microcompaction.js';
+import { contextEditingFor } from './microcompaction.js';
 import { DEFAULT_SETTINGS, type Settings } from '../kernel/settings.js';
 import type {
   ContentBlock,
@@ -13,7 +13,8 @@ import type {
   ToolUseBlock,
 } from '../contracts/language-model.js';
 import { withLastMessageCached } from '../contracts/language-model-content.js';
-import { Compactor, type CompactionResult } from './compaction/compaction.js';
+import { Compactor } from './compaction/compaction.js';
+import type { CompactionResult } from './compaction/compaction-result.js';
 import { FileReadCache } from './file-read-cache.js';
 import type { ForkPrefix } from './forked-helper.js';
 import { SessionAccounting } from './session-accounting.js';
@@ -30,7 +31,13 @@ import {
   systemBlocks,
 } from './session-input.js';
 import type { SessionMessage, SessionMetadata, SessionTranscriptSink, TodoItem } from '../contracts/session-message.js';
-import { freezeMessage, pendingToolUses, wireMessage } from './session-message-helpers.js';
+import { pendingToolUses, wireMessage } from './session-message-helpers.js';
+import { SessionMessageLog } from './session-message-log.js';
+import {
+  runSessionCompaction,
+  runSessionMicrocompaction,
+  type SessionCompactionParts,
+} from './session-compaction-run.js';
 import type { SessionNotes } from './notes/session-notes.js';
 import { SessionNotesDriver, type NotesDriverContext } from './notes/session-notes-driver.js';
 import { errorToolResults, sessionMetadata, sessionStartState } from './session-resume-state.js';
@@ -89,11 +96,10 @@ export class Session {
     persistedToolResults: 0,
   };
   readonly #filesEdited: Set<string>;
-  #messages: SessionMessage[];
-  #lastUuid: string | null;
+  readonly #log: SessionMessageLog;
+  readonly #compaction: SessionCompactionParts;
   #plan: string | undefined;
   #title: string | undefined;
-  #createdAt: string | undefined;
   #recentFiles: Array<{ path: string; content: string }> = [];
   #busy = false;
   #closed = false;
@@ -169,14 +175,28 @@ export class Session {
     this.gitBranch = options.gitBranch ?? options.resumed?.metadata.gitBranch ?? '';
     this.#title = options.title ?? options.resumed?.metadata.title;
     const start = sessionStartState(options.resumed, this.settings, this.#now);
-    this.#messages = start.messages;
-    this.#lastUuid = start.lastUuid;
+    this.#log = new SessionMessageLog({
+      transcript: this.#transcript,
+      events: this.#events,
+      now: this.#now,
+      generateId: this.#generateId,
+      start,
+    });
+    this.#compaction = {
+      log: this.#log,
+      compactor: this.#compactor,
+      events: this.#events,
+      accounting: this.#accounting,
+      notes: this.#notes,
+      fileReadCache: this.fileReadCache,
+      settings: this.settings,
+      stats: this.#stats,
+    };
     this.workingMemory = start.workingMemory;
     this.#plan = start.plan;
     this.#filesEdited = new Set(start.filesEdited);
-    this.#createdAt = start.createdAt;
     // Usage read back from a transcript may predate a compaction whose kept messages carry it: estimate instead.
-    this.#accounting.forgetReports(this.#messages.length);
+    this.#accounting.forgetReports(this.#log.messages.length);
   }
 
   /** Adds a listener for one of the session's events; returns a function that removes it. */
@@ -186,7 +206,7 @@ export class Session {
 
   /** The live message list (frozen messages; a compaction replaces the list). */
   get messages(): readonly SessionMessage[] {
-    return this.#messages;
+    return this.#log.messages;
   }
 
   /** Layer 3's notes, when the session has them. */
@@ -247,10 +267,10 @@ export class Session {
         `The message is about ${tokens} tokens; at most ${room} fit in this session's context window. Attach large content as a file or tool result instead.`,
       );
     }
-    const pending = pendingToolUses(this.#messages);
-    if (pending.length > 0) this.#append({ role: 'user', content: errorToolResults(pending) });
-    if (context !== undefined) this.#append({ role: 'user', content: context, meta: true });
-    return this.#append({ role: 'user', content: checked, ...(options.meta === true && { meta: true }) });
+    const pending = pendingToolUses(this.#log.messages);
+    if (pending.length > 0) this.#log.append({ role: 'user', content: errorToolResults(pending) });
+    if (context !== undefined) this.#log.append({ role: 'user', content: context, meta: true });
+    return this.#log.append({ role: 'user', content: checked, ...(options.meta === true && { meta: true }) });
   }
 
   /**
@@ -262,7 +282,7 @@ export class Session {
    */
   async addToolResults(results: readonly ToolResultInput[]): Promise<SessionMessage> {
     this.#checkOpen();
-    const pending = pendingToolUses(this.#messages);
+    const pending = pendingToolUses(this.#log.messages);
     if (pending.length === 0)
       throw new EngramError(
         'INVALID_INPUT',
@@ -279,7 +299,7 @@ export class Session {
       thresholdBytes: this.settings.session.toolResultThresholdBytes,
     });
     this.#checkOpen();
-    const message = this.#append({ role: 'user', content: blocks });
+    const message = this.#log.append({ role: 'user', content: blocks });
     for (const result of results) {
       for (const file of result.filesRead ?? []) this.#noteFileRead(file);
       for (const path of result.filesEdited ?? []) this.#filesEdited.add(path);
@@ -302,7 +322,7 @@ export class Session {
   async prepareRequest(options: PrepareRequestOptions): Promise<LanguageModelRequest> {
     this.#checkOpen();
     const maxOutputTokens = checkMaxOutputTokens(options?.maxOutputTokens, this.contextWindow);
-    if (this.#messages.length === 0 || this.#messages.at(-1)!.role !== 'user') {
+    if (this.#log.messages.length === 0 || this.#log.messages.at(-1)!.role !== 'user') {
       throw new EngramError(
         'INVALID_INPUT',
         'A request needs a user message or tool results last: call addUserMessage or addToolResults first.',
@@ -312,7 +332,7 @@ export class Session {
       throw new EngramError('CONFLICT', 'The session is already preparing a request or compacting; await it first.');
     this.#busy = true;
     try {
-      this.#microcompact();
+      runSessionMicrocompaction(this.#compaction, this.#now());
       let tokens = this.#tokens();
       const overWindow = (): boolean => tokens + maxOutputTokens > this.contextWindow;
       const breaker = { failuresInARow: this.#compactor.failuresInARow };
@@ -343,7 +363,7 @@ export class Session {
         system: this.system,
         tools: this.#definitions,
         // The latest message ends the cached prefix: the next request and forked helpers read it back.
-        messages: withLastMessageCached(this.#messages.map(wireMessage)),
+        messages: withLastMessageCached(this.#log.messages.map(wireMessage)),
         maxOutputTokens,
         ...(options.signal && { signal: options.signal }),
         ...(contextEditing && { contextEditing }),
@@ -361,13 +381,13 @@ export class Session {
   recordResponse(response: LanguageModelResponse): SessionMessage {
     this.#checkOpen();
     checkResponse(response);
-    if (this.#messages.at(-1)?.role !== 'user')
+    if (this.#log.messages.at(-1)?.role !== 'user')
       throw new EngramError(
         'INVALID_INPUT',
         'recordResponse answers a prepared request: the last message must be the user message or tool results that were sent.',
       );
     const content = storedAssistantContent(response);
-    const message = this.#append({
+    const message = this.#log.append({
       role: 'assistant',
       content,
       usage: { ...response.usage },
@@ -403,12 +423,12 @@ export class Session {
 
   /** Context usage now: the last reported usage plus an estimate of what was added since. */
   usage(): ContextUsage {
-    return this.#accounting.usage(this.#messages);
+    return this.#accounting.usage(this.#log.messages);
   }
 
   /** The prefix a forked helper shares (system, tools, messages as the next request sends them). */
   forkPrefix(): ForkPrefix {
-    return { system: this.system, tools: this.#definitions, messages: this.#messages.map(wireMessage) };
+    return { system: this.system, tools: this.#definitions, messages: this.#log.messages.map(wireMessage) };
   }
 
   /** Replaces the todo list (the `todo_write` tool calls this); checked against `session.todoMaxItems`/`todoItemMaxChars`, appended to the transcript. */
@@ -450,7 +470,7 @@ export class Session {
     if (options.abortBackground) this.#notes.abort();
     await this.#notes.waitForBackground();
     if (this.#transcript) {
-      if (this.#lastUuid !== null)
+      if (this.#log.lastUuid !== null)
         this.#transcript.append({ kind: 'metadata', metadata: this.metadata(), timestamp: this.#now().toISOString() });
       await this.#transcript.close();
     }
@@ -464,8 +484,8 @@ export class Session {
       cwd: this.cwd,
       gitBranch: this.gitBranch,
       model: this.model.modelId,
-      createdAt: this.#createdAt,
-      messages: this.#messages,
+      createdAt: this.#log.createdAt,
+      messages: this.#log.messages,
     });
   }
 
@@ -474,91 +494,30 @@ export class Session {
     instructions?: string;
     signal?: AbortSignal;
   }): Promise<CompactionResult> {
-    if (this.#messages.length === 0) throw new EngramError('INVALID_INPUT', 'There is nothing to compact yet.');
-    if (pendingToolUses(this.#messages).length > 0)
+    if (this.#log.messages.length === 0) throw new EngramError('INVALID_INPUT', 'There is nothing to compact yet.');
+    if (pendingToolUses(this.#log.messages).length > 0)
       throw new EngramError('INVALID_INPUT', 'Answer the pending tool calls (addToolResults) before compacting.');
-    const preTokens = this.#tokens();
-    this.#events.emit('compaction-started', { trigger: input.trigger, preTokens });
-    let result: CompactionResult;
-    try {
-      result = await this.#compactor.compact({
-        trigger: input.trigger,
-        messages: this.#messages,
-        prefix: this.forkPrefix(),
-        preTokens,
-        ...(this.notes && { notes: this.notes }),
-        reinject: {
-          recentFiles: this.#recentFiles.slice(-5).reverse(),
-          ...(this.#plan !== undefined && { plan: this.#plan }),
-          todos: this.todos.map((todo) => ({ ...todo })),
-        },
-        metadata: { filesEdited: [...this.#filesEdited], gitBranch: this.gitBranch },
-        ...(input.instructions !== undefined && { customInstructions: input.instructions }),
-        ...(input.signal && { signal: input.signal }),
-        window: this.contextWindow,
-        ...(this.#transcriptPath !== undefined && { transcriptPath: this.#transcriptPath }),
-      });
-    } catch (error) {
-      const failuresInARow = this.#compactor.failuresInARow;
-      this.#events.emit('compaction-failed', {
-        trigger: input.trigger,
-        error,
-        failuresInARow,
-        tripped: compactionTripped({ failuresInARow }, this.settings),
-      });
-      throw error;
-    }
-    const before = { messages: this.#messages, lastUuid: this.#lastUuid };
-    try {
-      this.#transcript?.append({ kind: 'compact-boundary', boundary: { ...result.boundary }, parentUuid: null });
-      this.#messages = [];
-      this.#lastUuid = result.boundary.uuid;
-      for (const message of result.messages) this.#push(freezeMessage(message));
-    } catch (error) {
-      // The transcript refused a line (its messages were all accepted before, so this is rare): the session stays as it was.
-      this.#messages = before.messages;
-      this.#lastUuid = before.lastUuid;
-      throw error;
-    }
-    // The cleared content is no longer in context: a re-read must return the file, not "unchanged".
-    this.fileReadCache.clear();
-    // Usage recorded on the kept messages counted the context before the boundary.
-    this.#accounting.forgetReports(this.#messages.length, { resetWarnings: true });
-    this.#stats.compactions += 1;
-    const postTokens = this.#tokens();
-    this.#notes.afterCompaction(postTokens);
-    this.#events.emit('compaction-finished', {
-      trigger: input.trigger,
-      boundary: result.boundary,
-      modelCalls: result.modelCalls,
-      preTokens,
-      postTokens,
-      warnings: result.warnings,
-    });
-    return result;
-  }
-
-  #microcompact(): void {
-    const result = microcompactSession(this.#messages, this.#now(), this.settings);
-    if (!result.changed) return;
-    const tokensBefore = this.#tokens();
-    this.#messages = result.messages.map(freezeMessage);
-    this.fileReadCache.clear();
-    this.#accounting.forgetReports(this.#messages.length);
-    this.#stats.microcompactions += 1;
-    this.#events.emit('microcompaction-applied', {
-      clearedToolResults: result.clearedToolResults,
-      droppedMeta: result.droppedMeta,
-      tokensBefore,
-      tokensAfter: this.#tokens(),
-    });
+    return runSessionCompaction(this.#compaction, input.trigger, () => ({
+      prefix: this.forkPrefix(),
+      ...(this.notes && { notes: this.notes }),
+      reinject: {
+        recentFiles: this.#recentFiles.slice(-5).reverse(),
+        ...(this.#plan !== undefined && { plan: this.#plan }),
+        todos: this.todos.map((todo) => ({ ...todo })),
+      },
+      metadata: { filesEdited: [...this.#filesEdited], gitBranch: this.gitBranch },
+      ...(input.instructions !== undefined && { customInstructions: input.instructions }),
+      ...(input.signal && { signal: input.signal }),
+      window: this.contextWindow,
+      ...(this.#transcriptPath !== undefined && { transcriptPath: this.#transcriptPath }),
+    }));
   }
 
   #notesContext(tokens?: number): NotesDriverContext {
     return {
       prefix: () => this.forkPrefix(),
       tokens: tokens ?? this.#tokens(),
-      lastMessageUuid: this.#messages.at(-1)!.uuid,
+      lastMessageUuid: this.#log.messages.at(-1)!.uuid,
       breaker: { failuresInARow: this.#compactor.failuresInARow },
     };
   }
@@ -570,22 +529,7 @@ export class Session {
 
   /** Estimated tokens of the next request's input (without output). */
   #tokens(): number {
-    return this.#accounting.tokens(this.#messages);
-  }
-
-  #append(fields: Pick<SessionMessage, 'role' | 'content'> & Partial<SessionMessage>): SessionMessage {
-    const message = freezeMessage({ uuid: this.#generateId(), timestamp: this.#now().toISOString(), ...fields });
-    this.#push(message);
-    return message;
-  }
-
-  /** The transcript takes the message first: an entry it refuses (PAYLOAD_TOO_LARGE, INVALID_INPUT) changes nothing. */
-  #push(message: SessionMessage): void {
-    this.#transcript?.append({ kind: 'message', message, parentUuid: this.#lastUuid });
-    this.#messages.push(message);
-    this.#lastUuid = message.uuid;
-    this.#createdAt ??= message.timestamp;
-    this.#events.emit('message-added', { message });
+    return this.#accounting.tokens(this.#log.messages);
   }
 
   #noteFileRead(file: { path: string; content: string }): void {

@@ -13,7 +13,7 @@ import {
 import { sameSyncedState, type SyncedMemory } from './sync-fields.js';
 import type { RemoteChangeSet } from './sync-layout.js';
 import type { FieldConflict } from './sync-merge.js';
-import type { SyncRunInput } from './sync-run.js';
+import type { SyncRunInput } from './sync-run-input.js';
 import type { SyncProblem } from './sync-state.js';
 
 /**

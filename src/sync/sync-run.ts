@@ -1,10 +1,11 @@
-import { EngramError, isEngramError } from '../kernel/errors.js';
-import type { Memory, MemoryLimits } from '../memory/memory.js';
+import { EngramError } from '../kernel/errors.js';
+import type { Memory } from '../memory/memory.js';
 import type { Scope } from '../memory/scope.js';
 import { requireRole, type MemoryStore } from '../contracts/memory-store.js';
 import { isEmptyReport, sanitizeMemoryFields } from '../privacy/memory-privacy.js';
-import { changeSetMemoryIds, DREAM_ACTOR, recentChangeSets } from '../consolidation/change-sets.js';
+import { changeSetMemoryIds, recentChangeSets } from '../consolidation/change-sets.js';
 import { applyLocally, finishInterruptedConflicts, type LocalPlan } from './sync-apply.js';
+import { listing, localChanges, remoteChanges, scopesOnRemote } from './sync-changes.js';
 import type { ConflictRecord } from './sync-conflicts.js';
 import {
   changeSetPath,
@@ -24,8 +25,9 @@ import {
   type RemoteChangeSet,
 } from './sync-layout.js';
 import { mergeMemory, type MergeOutcome, type MergeSide } from './sync-merge.js';
-import type { RemoteChange, RemoteEntry, SyncRemote } from './sync-remote.js';
-import { describeRoute, displayRemote, routeAccepts, type SyncRoute } from './sync-routing.js';
+import type { RemoteEntry, SyncRemote } from './sync-remote.js';
+import { describeRoute, displayRemote, routeAccepts } from './sync-routing.js';
+import type { SyncRunInput } from './sync-run-input.js';
 import {
   LIST_THRESHOLD,
   lastSyncedState,
@@ -47,26 +49,6 @@ import { readSyncState, writeSyncState, type RemoteSyncState, type SyncProblem }
  * moves the base. A purge rewrites the remote's history to one commit so no earlier commit holds
  * the purged text, and clears the local cache of old copies.
  */
-
-export interface SyncRunInput {
-  store: MemoryStore;
-  remote: SyncRemote;
-  route: SyncRoute;
-  /** Recorded in history for the changes sync writes. */
-  actor: string;
-  /** Names this machine in the remote's commits. */
-  machine: string;
-  now: () => Date;
-  limits?: MemoryLimits;
-  /** Largest memory file read from the remote. */
-  maxFileBytes: number;
-  /** Purges a memory with the library's purge (history, jobs and the files' freed pages too). */
-  purge: (id: string, scope: Scope) => Promise<void>;
-  /** Told the memories sync wrote here (their vectors are computed again). */
-  onWritten?: (memories: readonly Memory[]) => Promise<void>;
-  /** Pull-merge-push rounds before giving up on a remote others keep pushing to; default 6. */
-  maxAttempts?: number;
-}
 
 export interface RemoteSyncReport {
   key: string;
@@ -90,8 +72,6 @@ export interface RemoteSyncReport {
   complete: boolean;
 }
 
-const FEED_PAGE = 5_000;
-const EXPORT_PAGE = 1_000;
 const NOTE_REASONS = {
   'unverified-tombstone':
     'the remote holds a tombstone for it but never held the memory: the tombstone is not applied here',
@@ -351,132 +331,6 @@ async function attemptSync(input: SyncRunInput, attempt: number): Promise<Remote
     attempts: attempt,
     complete: applied.complete,
   };
-}
-
-interface LocalChanges {
-  ids: Set<string>;
-  /** Memories a dream changed (their change sets travel too). */
-  dream: Set<string>;
-  cursor?: string;
-  full: boolean;
-  /** Memories already read (a full comparison reads them all at once). */
-  known: Map<string, Memory>;
-}
-
-/** What changed on this machine since the last sync: by the change feed, else every memory of the route. */
-async function localChanges(
-  input: SyncRunInput,
-  state: RemoteSyncState,
-  base: string | undefined,
-): Promise<LocalChanges> {
-  const { store, route } = input;
-  const feed = store.changes;
-  if (feed && state.cursor !== undefined && base !== undefined) {
-    try {
-      const ids = new Set<string>();
-      const dream = new Set<string>();
-      let cursor = state.cursor;
-      for (;;) {
-        const page = await feed.read(cursor, FEED_PAGE);
-        for (const change of page.changes) {
-          ids.add(change.memoryId);
-          if (change.actor === DREAM_ACTOR) dream.add(change.memoryId);
-        }
-        cursor = page.cursor;
-        if (!page.more) break;
-      }
-      return { ids, dream, cursor, full: false, known: new Map() };
-    } catch (error) {
-      // A stale cursor (a purge took the entry it named, a store copied in): compare in full once.
-      if (!(isEngramError(error) && error.code === 'CONFLICT')) throw error;
-    }
-  }
-  // The cursor first: a change made while the memories are read is read again next time.
-  const cursor = feed ? await feed.head() : undefined;
-  const known = new Map<string, Memory>();
-  for (const memory of await everyMemory(store, route)) known.set(memory.id, memory);
-  return { ids: new Set(known.keys()), dream: new Set(), ...(cursor !== undefined && { cursor }), full: true, known };
-}
-
-async function everyMemory(store: MemoryStore, route: SyncRoute): Promise<Memory[]> {
-  const out: Memory[] = [];
-  if (store.records) {
-    let after: string | undefined;
-    for (;;) {
-      const page = await store.records.exportMemories({ ...(after !== undefined && { after }), limit: EXPORT_PAGE });
-      for (const memory of page) if (routeAccepts(route, memory.scope)) out.push(memory);
-      if (page.length < EXPORT_PAGE) return out;
-      after = page.at(-1)!.id;
-    }
-  }
-  for (const scope of Object.keys((await store.stats()).byScope)) {
-    if (!routeAccepts(route, scope)) continue;
-    for (let offset = 0; ; offset += EXPORT_PAGE) {
-      const page = await store.list({
-        scopes: [scope],
-        archived: 'include',
-        invalid: 'include',
-        order: 'created-asc',
-        limit: EXPORT_PAGE,
-        offset,
-      });
-      out.push(...page);
-      if (page.length < EXPORT_PAGE) break;
-    }
-  }
-  return out;
-}
-
-/** The paths that changed on the remote since the base (everything, with no base or a full comparison). */
-async function remoteChanges(
-  remote: SyncRemote,
-  base: string | undefined,
-  tip: string | undefined,
-  full: boolean,
-): Promise<{ changes: RemoteChange[]; listedTip?: Map<string, RemoteEntry>; listedBase?: Map<string, RemoteEntry> }> {
-  if (tip !== undefined && base !== undefined && !full)
-    return { changes: tip === base ? [] : await remote.diff(base, tip) };
-  const listedTip = tip === undefined ? undefined : byPath(await remote.list(tip));
-  const listedBase = base === undefined ? undefined : byPath(await remote.list(base));
-  const changes: RemoteChange[] = [];
-  for (const entry of listedTip?.values() ?? []) changes.push({ path: entry.path, entry, ...unreadable(entry) });
-  // A full comparison also looks at what the base held: a memory deleted here since is in no other list.
-  for (const entry of listedBase?.values() ?? [])
-    if (!listedTip?.has(entry.path)) changes.push({ path: entry.path, ...unreadable(entry) });
-  return { changes, ...(listedTip && { listedTip }), ...(listedBase && { listedBase }) };
-}
-
-function unreadable(entry: RemoteEntry): { unreadableName?: true } {
-  return entry.unreadableName ? { unreadableName: true } : {};
-}
-
-function byPath(entries: readonly RemoteEntry[]): Map<string, RemoteEntry> {
-  return new Map(entries.map((entry) => [entry.path, entry]));
-}
-
-async function listing(
-  remote: SyncRemote,
-  commit: string,
-  known: Map<string, RemoteEntry> | undefined,
-): Promise<Map<string, RemoteEntry>> {
-  return known ?? byPath(await remote.list(commit));
-}
-
-/** Memory id → scope, from the memory files and tombstones of some commits. */
-async function scopesOnRemote(
-  remote: SyncRemote,
-  commits: ReadonlyArray<string | undefined>,
-): Promise<Map<string, Scope>> {
-  const found = new Map<string, Scope>();
-  for (const commit of commits) {
-    if (commit === undefined) continue;
-    for (const entry of await remote.list(commit)) {
-      const parsed = parseLayoutPath(entry.path);
-      if ('kind' in parsed && (parsed.kind === 'memory' || parsed.kind === 'tombstone'))
-        found.set(parsed.id, parsed.scope);
-    }
-  }
-  return found;
 }
 
 async function readSmall(remote: SyncRemote, entry: RemoteEntry | undefined): Promise<string | undefined> {

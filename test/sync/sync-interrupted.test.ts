@@ -5,7 +5,8 @@ import { GitSyncRemote } from '../../src/sync/node/git-sync-remote.js';
 import { cacheDirectory, resolveRoutes } from '../../src/sync/node/sync-routes.js';
 import { syncStatus } from '../../src/sync/node/sync-store.js';
 import { conflictsOf, saveConflict } from '../../src/sync/sync-conflicts.js';
-import { runSync, type SyncRunInput } from '../../src/sync/sync-run.js';
+import { runSync } from '../../src/sync/sync-run.js';
+import type { SyncRunInput } from '../../src/sync/sync-run-input.js';
 import type { SyncRemote } from '../../src/sync/sync-remote.js';
 import { makeSyncWorld, type Machine, type SyncWorld } from '../support/sync-machines.js';
 

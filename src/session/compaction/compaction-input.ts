@@ -1,5 +1,34 @@
 import { EngramError } from '../../kernel/errors.js';
-import type { CompactionInput } from './compaction.js';
+import type { ForkPrefix } from '../forked-helper.js';
+import type { SessionMessage, TodoItem } from '../../contracts/session-message.js';
+
+/** What the fast path needs of the session notes (SessionNotes satisfies it). */
+export interface CompactionNotes {
+  hasContent(): Promise<boolean>;
+  waitForIdle(): Promise<void>;
+  read(): Promise<string>;
+  readonly lastSummarizedUuid: string | undefined;
+}
+
+export interface CompactionInput {
+  trigger: 'auto' | 'manual';
+  messages: readonly SessionMessage[];
+  /** The session's request prefix: its system and tools start the summarizer request (and its messages, when they can be sent unchanged). */
+  prefix: ForkPrefix;
+  /** Estimated context tokens now (kept in the boundary). */
+  preTokens: number;
+  notes?: CompactionNotes;
+  /** Files as last read, newest first; the plan and todo list in force. */
+  reinject: { recentFiles: Array<{ path: string; content: string }>; plan?: string; todos?: TodoItem[] };
+  metadata: { filesEdited: string[]; gitBranch: string; activeSkills?: string[] };
+  /** The user's `/compact <instructions>`. */
+  customInstructions?: string;
+  signal?: AbortSignal;
+  /** The model's context window (default: `contextWindowFor(model, settings)`); bounds what is kept and sent. */
+  window?: number;
+  /** Named in the summary message, so the model can look up exact details from before the boundary. */
+  transcriptPath?: string;
+}
 
 /** The user's `/compact` instructions are a few lines, not a document. */
 const MAX_CUSTOM_INSTRUCTIONS_CHARS = 20_000;

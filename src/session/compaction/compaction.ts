@@ -1,12 +1,25 @@
 import { randomUUID } from 'node:crypto';
+import { checkCompactionInput, type CompactionInput } from './compaction-input.js';
+import {
+  aborted,
+  countsAsFailure,
+  describe,
+  failed,
+  groupsToDrop,
+  isPromptTooLong,
+  notSmaller,
+} from './compaction-errors.js';
 import { autoCompactThreshold, compactionTripped } from './compaction-policy.js';
-import { reinjection } from './compaction-reinjection.js';
+import {
+  compactionHead,
+  compactionResult,
+  type CompactionResult,
+  type CompactionResultContext,
+} from './compaction-result.js';
 import { standingRules, withStandingRules } from './compaction-standing-rules.js';
 import {
-  compactSummaryText,
   droppableGroupCount,
   dropOldestGroups,
-  messageGroups,
   missingSummarySections,
   stripAnalysis,
   stripBulkyContent,
@@ -20,14 +33,13 @@ import {
   estimateMessagesTokens,
   estimatePrefixTokens,
 } from '../context-budget.js';
-import { EngramError, isEngramError } from '../../kernel/errors.js';
+import { EngramError } from '../../kernel/errors.js';
 import type { Settings } from '../../kernel/settings.js';
 import { estimateTextTokens } from '../../kernel/token-estimate.js';
 import type { LanguageModel, LanguageModelMessage } from '../../contracts/language-model.js';
 import { runForkedHelper, type ForkPrefix } from '../forked-helper.js';
-import type { CompactBoundary, SessionMessage, TodoItem } from '../../contracts/session-message.js';
+import type { SessionMessage } from '../../contracts/session-message.js';
 import { copyMessage, wireMessage } from '../session-message-helpers.js';
-import { checkCompactionInput } from './compaction-input.js';
 
 /**
  * Layer 4 (SPEC §2): replaces a session's messages by a summary when the context is nearly full or
@@ -40,14 +52,6 @@ import { checkCompactionInput } from './compaction-input.js';
  * session as it was. A circuit breaker stops automatic
  * compaction after `compaction.circuitBreakerFailures` failures in a row.
  */
-
-/** What the fast path needs of the session notes (SessionNotes satisfies it). */
-export interface CompactionNotes {
-  hasContent(): Promise<boolean>;
-  waitForIdle(): Promise<void>;
-  read(): Promise<string>;
-  readonly lastSummarizedUuid: string | undefined;
-}
 
 /** A user pre-compact hook: told a compaction is coming; text it returns is added to the summarizer's instructions. */
 export type PreCompactHook = (input: {
@@ -64,58 +68,11 @@ export interface CompactorOptions {
   preCompactHooks?: PreCompactHook[];
 }
 
-export interface CompactionInput {
-  trigger: 'auto' | 'manual';
-  messages: readonly SessionMessage[];
-  /** The session's request prefix: its system and tools start the summarizer request (and its messages, when they can be sent unchanged). */
-  prefix: ForkPrefix;
-  /** Estimated context tokens now (kept in the boundary). */
-  preTokens: number;
-  notes?: CompactionNotes;
-  /** Files as last read, newest first; the plan and todo list in force. */
-  reinject: { recentFiles: Array<{ path: string; content: string }>; plan?: string; todos?: TodoItem[] };
-  metadata: { filesEdited: string[]; gitBranch: string; activeSkills?: string[] };
-  /** The user's `/compact <instructions>`. */
-  customInstructions?: string;
-  signal?: AbortSignal;
-  /** The model's context window (default: `contextWindowFor(model, settings)`); bounds what is kept and sent. */
-  window?: number;
-  /** Named in the summary message, so the model can look up exact details from before the boundary. */
-  transcriptPath?: string;
-}
-
-export interface CompactionResult {
-  boundary: CompactBoundary;
-  /** The summary (compactSummary, meta), the re-injected files and plan (meta), then the kept recent messages. */
-  messages: SessionMessage[];
-  /** Model calls this compaction made (0 on the fast path). */
-  modelCalls: number;
-  /** The summary text (notes or cleaned summarizer answer, with the standing rules). */
-  summary: string;
-  /** Oldest message groups left out of the summarizer request to make it fit. */
-  droppedGroups: number;
-  /** Estimated tokens of `messages`. */
-  postTokens: number;
-  /** What did not stop the compaction but should be known (a failed hook, notes that could not serve). */
-  warnings: string[];
-}
-
-/** Context-length refusals, as Anthropic ("prompt is too long"), OpenAI ("maximum context length") and others word them. */
-const TOO_LONG =
-  /prompt is too long|too long|context[ _-]?length|maximum context|context window|too many (input )?tokens|request_too_large|exceeds? the maximum/i;
-
-/** Whether a model error says the request did not fit the model's context. */
-export function isPromptTooLong(error: unknown): boolean {
-  if (!isEngramError(error) || error.code !== 'MODEL_REQUEST_INVALID') return false;
-  return TOO_LONG.test(error.message) || error.details?.status === 413;
-}
-
 /** Runs compactions for one session and keeps its circuit breaker. */
 export class Compactor {
   readonly #settings: CompactorOptions['settings'];
   readonly #model: LanguageModel | undefined;
-  readonly #generateId: () => string;
-  readonly #now: () => Date;
+  readonly #resultContext: CompactionResultContext;
   readonly #hooks: PreCompactHook[];
   #failuresInARow = 0;
   #running = false;
@@ -143,8 +100,11 @@ export class Compactor {
     }
     this.#settings = options.settings;
     this.#model = options.model;
-    this.#generateId = options.generateId ?? randomUUID;
-    this.#now = options.now ?? (() => new Date());
+    this.#resultContext = {
+      settings: options.settings,
+      generateId: options.generateId ?? randomUUID,
+      now: options.now ?? (() => new Date()),
+    };
     this.#hooks = [...(options.preCompactHooks ?? [])];
   }
 
@@ -241,7 +201,9 @@ export class Compactor {
     }
     const summary = withStandingRules(text, rules);
     const threshold = autoCompactThreshold(window, this.#settings);
-    const headTokens = estimateTextTokens(this.#head(input, summary, 'notes', []).texts.join('\n\n'));
+    const headTokens = estimateTextTokens(
+      compactionHead(input, summary, 'notes', [], this.#settings).texts.join('\n\n'),
+    );
     // Room under the threshold once the prefix, the summary and re-injection are in, less a buffer so the next turns fit.
     const room = threshold - estimatePrefixTokens(input.prefix) - headTokens - this.#settings.compaction.bufferTokens;
     if (room < 0) {
@@ -260,16 +222,20 @@ export class Compactor {
       warnings.push(`${tail.droppedUncovered} recent messages the notes do not cover were too large to keep.`);
     const kept = input.messages.slice(tail.start).map(copyMessage);
     const lastSummarized = tail.start > 0 ? input.messages[tail.start - 1]!.uuid : lastUuid;
-    const result = this.#result(input, {
-      summary,
-      head: this.#head(input, summary, 'notes', kept),
-      kept,
-      method: 'notes',
-      lastSummarizedUuid: lastSummarized,
-      modelCalls: 0,
-      droppedGroups: 0,
-      warnings,
-    });
+    const result = compactionResult(
+      input,
+      {
+        summary,
+        head: compactionHead(input, summary, 'notes', kept, this.#settings),
+        kept,
+        method: 'notes',
+        lastSummarizedUuid: lastSummarized,
+        modelCalls: 0,
+        droppedGroups: 0,
+        warnings,
+      },
+      this.#resultContext,
+    );
     const before = estimateMessagesTokens(input.messages, this.#settings);
     if (result.postTokens < before) return result;
     const grows = `The session notes with what they keep (about ${result.postTokens} tokens) would not make the context smaller than it is (about ${before} tokens)`;
@@ -377,16 +343,20 @@ export class Compactor {
       }
       const full = withStandingRules(summary, rules);
       const last = input.messages.at(-1)!.uuid;
-      const result = this.#result(input, {
-        summary: full,
-        head: this.#head(input, full, 'summary', []),
-        kept: [],
-        method: 'summary',
-        lastSummarizedUuid: last,
-        modelCalls,
-        droppedGroups,
-        warnings,
-      });
+      const result = compactionResult(
+        input,
+        {
+          summary: full,
+          head: compactionHead(input, full, 'summary', [], this.#settings),
+          kept: [],
+          method: 'summary',
+          lastSummarizedUuid: last,
+          modelCalls,
+          droppedGroups,
+          warnings,
+        },
+        this.#resultContext,
+      );
       const before = estimateMessagesTokens(input.messages, this.#settings);
       if (result.postTokens >= before) {
         throw notSmaller(
@@ -397,80 +367,6 @@ export class Compactor {
       }
       return result;
     }
-  }
-
-  /** The texts of the summary message and the re-injection after it (files already in the kept messages are skipped). */
-  #head(
-    input: CompactionInput,
-    summary: string,
-    method: 'notes' | 'summary',
-    kept: readonly SessionMessage[],
-  ): { texts: string[]; plan?: string } {
-    const present = (content: string): boolean =>
-      kept.some((message) =>
-        typeof message.content === 'string'
-          ? message.content.includes(content)
-          : message.content.some((block) =>
-              (block.type === 'tool_result' ? block.content : block.type === 'text' ? block.text : '').includes(
-                content,
-              ),
-            ),
-      );
-    const reinjected = reinjection(input.reinject, this.#settings, present);
-    const text = compactSummaryText(summary, {
-      fromNotes: method === 'notes',
-      recentMessagesKept: kept.length > 0,
-      trigger: input.trigger,
-      ...(input.transcriptPath && { transcriptPath: input.transcriptPath }),
-    });
-    return { texts: [text, ...reinjected.texts], ...(reinjected.plan !== undefined && { plan: reinjected.plan }) };
-  }
-
-  #result(
-    input: CompactionInput,
-    parts: {
-      summary: string;
-      head: { texts: string[]; plan?: string };
-      kept: SessionMessage[];
-      method: 'notes' | 'summary';
-      lastSummarizedUuid: string | undefined;
-      modelCalls: number;
-      droppedGroups: number;
-      warnings: string[];
-    },
-  ): CompactionResult {
-    const boundary: CompactBoundary = {
-      uuid: this.#generateId(),
-      timestamp: this.#now().toISOString(),
-      trigger: input.trigger,
-      method: parts.method,
-      preTokens: input.preTokens,
-      ...(parts.lastSummarizedUuid !== undefined && { lastSummarizedUuid: parts.lastSummarizedUuid }),
-      filesEdited: [...new Set(input.metadata.filesEdited)],
-      ...(parts.head.plan !== undefined && { plan: parts.head.plan }),
-      ...(input.metadata.activeSkills &&
-        input.metadata.activeSkills.length > 0 && { activeSkills: [...input.metadata.activeSkills] }),
-      gitBranch: input.metadata.gitBranch,
-    };
-    const timestamp = boundary.timestamp;
-    const head = parts.head.texts.map((content, index): SessionMessage => ({
-      uuid: this.#generateId(),
-      role: 'user',
-      content,
-      timestamp,
-      meta: true,
-      ...(index === 0 && { compactSummary: true }),
-    }));
-    const messages = [...head, ...parts.kept];
-    return {
-      boundary,
-      messages,
-      modelCalls: parts.modelCalls,
-      summary: parts.summary,
-      droppedGroups: parts.droppedGroups,
-      postTokens: estimateMessagesTokens(messages, this.#settings),
-      warnings: parts.warnings,
-    };
   }
 }
 
@@ -483,68 +379,4 @@ function summarizerMessages(messages: readonly SessionMessage[], dropped: boolea
       content: '[The oldest part of this conversation was left out so the summary request fits the context window.]',
     });
   return list;
-}
-
-/** How many groups to drop after a too-long refusal: enough to cover the overflow the provider named ("N tokens > M maximum"), else a fifth. */
-function groupsToDrop(
-  messages: readonly SessionMessage[],
-  error: EngramError,
-  settings: Pick<Settings, 'tokens'>,
-): number {
-  const groups = messageGroups(messages);
-  const overflow = /(\d[\d,]*)\s*tokens?\s*>\s*(\d[\d,]*)/i.exec(error.message);
-  if (overflow) {
-    const excess = Number(overflow[1]!.replaceAll(',', '')) - Number(overflow[2]!.replaceAll(',', ''));
-    let covered = 0;
-    let count = 0;
-    for (const group of groups.slice(0, -1)) {
-      if (covered >= excess) break;
-      if (!group[0]!.compactSummary) {
-        covered += estimateMessagesTokens(group, settings);
-        count += 1;
-      }
-    }
-    if (count > 0 && covered >= excess) return count;
-  }
-  return Math.max(1, Math.floor(groups.length / 5));
-}
-
-function countsAsFailure(error: unknown, signal: AbortSignal | undefined): boolean {
-  if (signal?.aborted) return false;
-  if (!isEngramError(error)) return true;
-  return (
-    error.code !== 'INVALID_INPUT' &&
-    error.code !== 'MODEL_ABORTED' &&
-    error.code !== 'CONFLICT' &&
-    error.code !== 'COMPACTION_DISABLED'
-  );
-}
-
-function failed(error: unknown, modelCalls: number, droppedGroups: number, note: string): EngramError {
-  if (isEngramError(error) && (error.code === 'MODEL_ABORTED' || error.code === 'COMPACTION_FAILED')) return error;
-  return new EngramError(
-    'COMPACTION_FAILED',
-    `The compaction summary could not be made${note}: ${describe(error)} Nothing was changed; the session goes on uncompacted.`,
-    {
-      cause: error,
-      details: { modelCalls, droppedGroups, ...(isEngramError(error) && { modelError: error.code }) },
-    },
-  );
-}
-
-/** A compaction refused because it would not shrink the context: the session keeps what it has. */
-function notSmaller(why: string, modelCalls: number, droppedGroups: number): EngramError {
-  return new EngramError(
-    'COMPACTION_FAILED',
-    `${why}; nothing was changed, the session goes on uncompacted. A compaction never makes the context larger.`,
-    { details: { modelCalls, droppedGroups, grows: true } },
-  );
-}
-
-function aborted(): EngramError {
-  return new EngramError('MODEL_ABORTED', 'The compaction was aborted; nothing was changed.');
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

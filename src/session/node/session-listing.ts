@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { EngramError } from '../../kernel/errors.js';
 import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
 import type { SessionMetadata } from '../../contracts/session-message.js';
-import { readMetadata } from './session-transcript-reader.js';
+import { readMetadata } from './session-transcript-record-parsing.js';
 import { validateSessionId } from './session-paths.js';
 
 /**

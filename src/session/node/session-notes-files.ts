@@ -2,7 +2,7 @@ import { mkdir, open, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { EngramError, isEngramError } from '../../kernel/errors.js';
 import { writeFileAtomically } from '../../kernel/node/atomic-write.js';
-import type { NotesFiles } from '../notes/session-notes.js';
+import type { NotesFiles } from '../notes/session-notes-resources.js';
 
 /** Session notes on the local disk: bounded reads that never open a FIFO, atomic whole-file writes. */
 export const nodeNotesFiles: NotesFiles = Object.freeze({

@@ -3,16 +3,19 @@ import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { EngramError } from '../../kernel/errors.js';
 import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
-import type { ContentBlock, LanguageModelUsage } from '../../contracts/language-model.js';
 import type {
-  CompactBoundary,
-  SessionMessage,
   SessionMetadata,
   SessionTranscriptEntry,
   SessionTranscriptSink,
 } from '../../contracts/session-message.js';
 import { packageVersion } from '../../kernel/node/package-version.js';
 import { subagentTranscriptPath, validateSessionId } from './session-paths.js';
+import {
+  checkedMetadata,
+  sidechainFields,
+  transcriptRecord,
+  type TranscriptLineContext,
+} from './session-transcript-record-rendering.js';
 import { DEFAULT_TRANSCRIPT_MAX_LINE_BYTES } from '../../kernel/transcript-lines.js';
 
 /**
@@ -59,14 +62,11 @@ const METADATA_LINE_START = '{"type":"engram-metadata"';
 export class SessionTranscriptWriter implements SessionTranscriptSink {
   readonly path: string;
   readonly sessionId: string;
-  private readonly cwd: string;
-  private readonly gitBranch: string;
   private readonly flushIntervalMs: number;
   private readonly now: () => Date;
-  private readonly sidechain: { isSidechain: boolean; agentId?: string };
+  private readonly line: TranscriptLineContext;
   private readonly errorListeners = new Set<(error: EngramError) => void>();
   private readonly maxLineBytes: number;
-  private readonly version = packageVersion();
   private metadata: SessionMetadata;
   private pending: string[] = [];
   /** False until the first real (non-meta) message: before it nothing touches the disk. */
@@ -87,8 +87,6 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
     }
     this.path = options.path;
     this.sessionId = validateSessionId(options.sessionId);
-    this.cwd = options.cwd ?? '';
-    this.gitBranch = options.gitBranch ?? '';
     const interval = options.flushIntervalMs ?? DEFAULT_SETTINGS.session.transcriptFlushMs;
     if (!Number.isFinite(interval) || interval < 0)
       throw new EngramError(
@@ -97,9 +95,16 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
       );
     this.flushIntervalMs = interval;
     this.now = options.now ?? (() => new Date());
-    this.sidechain = {
-      isSidechain: options.isSidechain === true,
-      ...(options.agentId !== undefined && { agentId: validateSessionId(options.agentId, 'agent id') }),
+    this.line = {
+      sessionId: this.sessionId,
+      cwd: options.cwd ?? '',
+      gitBranch: options.gitBranch ?? '',
+      version: packageVersion(),
+      sidechain: {
+        isSidechain: options.isSidechain === true,
+        ...(options.agentId !== undefined && { agentId: validateSessionId(options.agentId, 'agent id') }),
+      },
+      now: this.now,
     };
     if (options.onError) this.errorListeners.add(options.onError);
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_TRANSCRIPT_MAX_LINE_BYTES;
@@ -136,7 +141,7 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
     const record =
       entry?.kind === 'metadata'
         ? this.metadataRecord(checkedMetadata(entry.metadata, entry.timestamp))
-        : this.toRecord(entry);
+        : transcriptRecord(entry, this.line);
     let line: string;
     try {
       line = JSON.stringify(record);
@@ -315,126 +320,7 @@ export class SessionTranscriptWriter implements SessionTranscriptSink {
       sessionId: this.sessionId,
       timestamp: this.now().toISOString(),
       metadata: { ...this.metadata, ...update, sessionId: this.sessionId },
-      ...this.sidechainFields(),
-    };
-  }
-
-  private sidechainFields(): Record<string, unknown> {
-    return this.sidechain.agentId === undefined ? {} : { agentId: this.sidechain.agentId };
-  }
-
-  private envelope(uuid: string, parentUuid: string | null, timestamp: string): Record<string, unknown> {
-    return {
-      uuid,
-      parentUuid,
-      sessionId: this.sessionId,
-      timestamp,
-      cwd: this.cwd,
-      gitBranch: this.gitBranch,
-      version: this.version,
-      userType: 'external',
-      isSidechain: this.sidechain.isSidechain,
-      ...this.sidechainFields(),
-    };
-  }
-
-  private toRecord(entry: SessionTranscriptEntry): Record<string, unknown> {
-    if (entry === null || typeof entry !== 'object') throw invalid('a transcript entry must be an object with a kind');
-    switch (entry.kind) {
-      case 'message':
-        return this.messageRecord(entry.message, entry.parentUuid);
-      case 'compact-boundary':
-        return this.boundaryRecord(entry.boundary);
-      case 'todos':
-        if (!Array.isArray(entry.todos)) throw invalid('a todos entry needs a todos array');
-        return {
-          type: 'engram-todos',
-          sessionId: this.sessionId,
-          timestamp: checkedTimestamp(entry.timestamp),
-          todos: entry.todos,
-          ...this.sidechainFields(),
-        };
-      case 'file-snapshot': {
-        if (!Array.isArray(entry.files)) throw invalid('a file-snapshot entry needs a files array');
-        const messageId = checkedId(entry.messageUuid, 'messageUuid');
-        const trackedFileBackups: Record<string, unknown> = {};
-        for (const file of entry.files) {
-          if (file === null || typeof file !== 'object' || typeof file.path !== 'string')
-            throw invalid('each snapshot file needs a path');
-          trackedFileBackups[file.path] = {
-            backupFileName: file.backupPath ?? null,
-            backupTime: checkedTimestamp(file.timestamp),
-          };
-        }
-        return {
-          type: 'file-history-snapshot',
-          messageId,
-          snapshot: { messageId, trackedFileBackups, timestamp: this.now().toISOString() },
-          isSnapshotUpdate: false,
-        };
-      }
-      case 'metadata':
-        return this.metadataRecord(checkedMetadata(entry.metadata, entry.timestamp));
-      default:
-        throw invalid(`unknown entry kind ${JSON.stringify(String((entry as { kind?: unknown }).kind).slice(0, 40))}`);
-    }
-  }
-
-  private messageRecord(message: SessionMessage, parentUuid: string | null): Record<string, unknown> {
-    if (message === null || typeof message !== 'object') throw invalid('a message entry needs a message');
-    const uuid = checkedId(message.uuid, 'uuid');
-    if (parentUuid !== null) checkedId(parentUuid, 'parentUuid');
-    if (message.role !== 'user' && message.role !== 'assistant')
-      throw invalid(`role must be user or assistant, not ${JSON.stringify(String(message.role)).slice(0, 40)}`);
-    const content = wireContent(message.content);
-    const timestamp = checkedTimestamp(message.timestamp);
-    const body: Record<string, unknown> =
-      message.role === 'assistant'
-        ? {
-            type: 'message',
-            role: 'assistant',
-            model: message.model ?? '',
-            content,
-            stop_reason: null,
-            ...(message.usage && { usage: wireUsage(message.usage) }),
-          }
-        : { role: 'user', content };
-    return {
-      type: message.role,
-      ...this.envelope(uuid, parentUuid, timestamp),
-      message: body,
-      ...(message.meta === true && { isMeta: true }),
-      ...(message.compactSummary === true && { isCompactSummary: true }),
-    };
-  }
-
-  private boundaryRecord(boundary: CompactBoundary): Record<string, unknown> {
-    if (boundary === null || typeof boundary !== 'object') throw invalid('a compact-boundary entry needs a boundary');
-    const uuid = checkedId(boundary.uuid, 'boundary uuid');
-    if (boundary.trigger !== 'auto' && boundary.trigger !== 'manual')
-      throw invalid('a boundary trigger is auto or manual');
-    if (boundary.method !== 'notes' && boundary.method !== 'summary')
-      throw invalid('a boundary method is notes or summary');
-    if (!Number.isFinite(boundary.preTokens)) throw invalid('a boundary needs preTokens (a number)');
-    if (!Array.isArray(boundary.filesEdited)) throw invalid('a boundary needs filesEdited (an array)');
-    const logicalParentUuid =
-      boundary.lastSummarizedUuid === undefined ? null : checkedId(boundary.lastSummarizedUuid, 'lastSummarizedUuid');
-    return {
-      type: 'system',
-      subtype: 'compact_boundary',
-      content: 'Conversation compacted',
-      level: 'info',
-      isMeta: false,
-      ...this.envelope(uuid, null, checkedTimestamp(boundary.timestamp)),
-      logicalParentUuid,
-      compactMetadata: { trigger: boundary.trigger, preTokens: boundary.preTokens },
-      engramBoundary: {
-        method: boundary.method,
-        filesEdited: boundary.filesEdited,
-        gitBranch: boundary.gitBranch ?? '',
-        ...(boundary.plan !== undefined && { plan: boundary.plan }),
-        ...(boundary.activeSkills !== undefined && { activeSkills: boundary.activeSkills }),
-      },
+      ...sidechainFields(this.line),
     };
   }
 }
@@ -449,89 +335,4 @@ export function openSidechainTranscript(
     path: subagentTranscriptPath(subagents, options.agentId),
     isSidechain: true,
   });
-}
-
-/** Engram content as Anthropic wire blocks (`tool_use_id`, `is_error`). */
-export function wireContent(content: string | readonly ContentBlock[]): string | Array<Record<string, unknown>> {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) throw invalid('message content must be a string or an array of blocks');
-  return content.map((block: ContentBlock) => {
-    if (block === null || typeof block !== 'object') throw invalid('each content block must be an object');
-    switch (block.type) {
-      case 'text':
-        if (typeof block.text !== 'string') throw invalid('a text block needs text');
-        return { type: 'text', text: block.text };
-      case 'tool_use':
-        if (typeof block.id !== 'string' || typeof block.name !== 'string')
-          throw invalid('a tool_use block needs id and name');
-        return { type: 'tool_use', id: block.id, name: block.name, input: block.input ?? {} };
-      case 'tool_result':
-        if (typeof block.toolUseId !== 'string' || typeof block.content !== 'string')
-          throw invalid('a tool_result block needs toolUseId and string content');
-        return {
-          type: 'tool_result',
-          tool_use_id: block.toolUseId,
-          content: block.content,
-          ...(block.isError === true && { is_error: true }),
-        };
-      default:
-        throw invalid(
-          `unknown content block type ${JSON.stringify(String((block as { type?: unknown }).type)).slice(0, 40)}`,
-        );
-    }
-  });
-}
-
-function wireUsage(usage: LanguageModelUsage): Record<string, number> {
-  return {
-    input_tokens: usage.inputTokens,
-    output_tokens: usage.outputTokens,
-    ...(usage.cacheReadTokens !== undefined && { cache_read_input_tokens: usage.cacheReadTokens }),
-    ...(usage.cacheWriteTokens !== undefined && { cache_creation_input_tokens: usage.cacheWriteTokens }),
-  };
-}
-
-/** Metadata a caller appends: known fields must have their types (a listing shows them). */
-function checkedMetadata(value: unknown, timestamp: unknown): Partial<SessionMetadata> {
-  checkedTimestamp(timestamp);
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw invalid('a metadata entry needs a metadata object');
-  const metadata = value as Record<string, unknown>;
-  for (const key of ['title', 'cwd', 'gitBranch', 'model', 'createdAt', 'updatedAt'] as const) {
-    const field = metadata[key];
-    if (field !== undefined && (typeof field !== 'string' || field.length > 10_000))
-      throw invalid(`metadata.${key} must be a string of at most 10,000 characters`);
-  }
-  if (
-    metadata.tags !== undefined &&
-    (!Array.isArray(metadata.tags) ||
-      metadata.tags.length > 100 ||
-      metadata.tags.some((tag) => typeof tag !== 'string' || tag.length > 200))
-  ) {
-    throw invalid('metadata.tags must be at most 100 strings of at most 200 characters');
-  }
-  if (
-    metadata.messageCount !== undefined &&
-    (!Number.isInteger(metadata.messageCount) || (metadata.messageCount as number) < 0)
-  )
-    throw invalid('metadata.messageCount must be a non-negative integer');
-  const { sessionId: _ignored, ...rest } = metadata;
-  return rest as Partial<SessionMetadata>;
-}
-
-function checkedId(value: unknown, what: string): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > 200 || /[\u0000-\u001F]/.test(value)) {
-    throw invalid(`${what} must be a non-empty string of at most 200 characters without control characters`);
-  }
-  return value;
-}
-
-function checkedTimestamp(value: unknown): string {
-  if (typeof value !== 'string' || value.length > 40 || Number.isNaN(Date.parse(value)))
-    throw invalid('timestamp must be an ISO-8601 date string');
-  return value;
-}
-
-function invalid(reason: string): EngramError {
-  return new EngramError('INVALID_INPUT', `Cannot append to the session transcript: ${reason}.`);
 }

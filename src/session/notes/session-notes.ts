@@ -13,6 +13,13 @@ import {
   replaceNotesSection,
   sectionDescription,
 } from './session-notes-template.js';
+import {
+  checkPrompt,
+  checkTemplate,
+  loadNotesResources,
+  type NotesFiles,
+  type NotesResources,
+} from './session-notes-resources.js';
 import { shouldUpdateSessionNotes, type NotesTriggerState } from './session-notes-trigger.js';
 import { estimateMessageTokens } from '../context-budget.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
@@ -33,23 +40,6 @@ export type SessionNotesEvent =
       aborted: boolean;
     }
   | { type: 'notes-update-failed'; at: Date; lastMessageUuid: string; error: EngramError };
-
-/**
- * The file access the notes need, injected so this module stays pure: `nodeNotesFiles`
- * (src/session/node/session-notes-files.ts) on Node.
- */
-export interface NotesFiles {
-  /**
-   * A UTF-8 file of at most `maxBytes`, or undefined when there is none; failures are EngramErrors
-   * with `code` (default STORE_ERROR) whose message names the file by `label` (e.g. "The session notes").
-   */
-  read(
-    path: string,
-    options: { maxBytes: number; label: string; code?: 'STORE_ERROR' | 'CONFIG_INVALID' },
-  ): Promise<string | undefined>;
-  /** Replaces the file whole and atomically, making its folder (0700) first. */
-  write(path: string, text: string): Promise<void>;
-}
 
 export interface SessionNotesOptions {
   /** The notes file (`<project>/<sessionId>/session-notes.md`). */
@@ -97,7 +87,7 @@ export class SessionNotes {
   #running: Promise<void> | undefined;
   #controller: AbortController | undefined;
   #lastSummarizedUuid: string | undefined;
-  #resources: { template: string; prompt: string } | undefined;
+  #resources: NotesResources | undefined;
   #stateRestored = false;
 
   constructor(options: SessionNotesOptions) {
@@ -145,12 +135,12 @@ export class SessionNotes {
       maxBytes: this.#options.settings.notes.maxFileBytes,
       label: 'The session notes',
     });
-    return text ?? (await this.#load()).template;
+    return text ?? (await this.#loadResources()).template;
   }
 
   /** Whether the notes hold more than the untouched template (so compaction can use them as its summary). */
   async hasContent(): Promise<boolean> {
-    const [text, { template }] = await Promise.all([this.read(), this.#load()]);
+    const [text, { template }] = await Promise.all([this.read(), this.#loadResources()]);
     return hasRealNotesContent(text, template);
   }
 
@@ -253,7 +243,7 @@ export class SessionNotes {
     const agentId = (this.#options.generateId ?? (() => crypto.randomUUID()))();
     let transcript: SessionTranscriptSink | undefined;
     try {
-      const { template, prompt } = await this.#load();
+      const { template, prompt } = await this.#loadResources();
       const current = withSections(await this.read(), template);
       const sections = parseNotesSections(current).map((section) => section.name);
       const caps = notesOverCaps(current, settings);
@@ -370,25 +360,9 @@ export class SessionNotes {
     await this.#options.files.write(this.path, text);
   }
 
-  /** The template and prompt: given, else from the files the settings name, else the defaults. */
-  async #load(): Promise<{ template: string; prompt: string }> {
-    if (this.#resources) return this.#resources;
-    const { notes } = this.#options.settings;
-    let template = this.#options.template;
-    if (template === undefined && notes.templatePath) {
-      template = await readSetting(this.#options.files, notes.templatePath, 'notes.templatePath', notes.maxFileBytes);
-      checkTemplate(template, `The notes template ${notes.templatePath} (notes.templatePath)`);
-    }
-    let prompt = this.#options.prompt;
-    if (prompt === undefined && notes.promptPath) {
-      prompt = await readSetting(this.#options.files, notes.promptPath, 'notes.promptPath', notes.maxFileBytes);
-      checkPrompt(prompt, `The notes prompt ${notes.promptPath} (notes.promptPath)`);
-    }
-    // Kept only once every file read well: a broken file is read again after the user fixes it.
-    this.#resources = {
-      template: template ?? DEFAULT_SESSION_NOTES_TEMPLATE,
-      prompt: prompt ?? DEFAULT_SESSION_NOTES_PROMPT,
-    };
+  /** The template and prompt, kept only once every file read well: a broken file is read again after the user fixes it. */
+  async #loadResources(): Promise<NotesResources> {
+    this.#resources ??= await loadNotesResources(this.#options);
     return this.#resources;
   }
 }
@@ -397,37 +371,6 @@ export class SessionNotes {
 function withSections(text: string, template: string): string {
   if (parseNotesSections(text).length > 0) return text;
   return text.trim() === '' ? template : `${text.trimEnd()}\n\n${template}`;
-}
-
-function checkTemplate(template: unknown, what: string): void {
-  if (typeof template !== 'string' || parseNotesSections(template).length === 0) {
-    throw new EngramError(
-      'CONFIG_INVALID',
-      `${what} has no sections: write one Markdown heading per section ("# Current State"), or leave notes.templatePath empty for the default.`,
-    );
-  }
-}
-
-function checkPrompt(prompt: unknown, what: string): void {
-  if (typeof prompt !== 'string' || prompt.trim() === '')
-    throw new EngramError(
-      'CONFIG_INVALID',
-      `${what} is empty: write the update instructions, or leave notes.promptPath empty for the default.`,
-    );
-}
-
-async function readSetting(files: NotesFiles, path: string, setting: string, maxBytes: number): Promise<string> {
-  const text = await files.read(resolve(path), {
-    maxBytes,
-    label: `The file ${setting} names`,
-    code: 'CONFIG_INVALID',
-  });
-  if (text === undefined)
-    throw new EngramError(
-      'CONFIG_INVALID',
-      `${setting} names ${path}, which does not exist; fix the path or set it to '' for the default.`,
-    );
-  return text;
 }
 
 /** Refuses an update whose request (the parent's context, the instruction, the output cap) would not fit the window. */

@@ -12,7 +12,7 @@ import { findForgetTarget, type ForgetCandidate } from '../../remember/explicit-
 import type { SystemBlock, ToolUseBlock } from '../../contracts/language-model.js';
 import type { MemoryInjection, MemoryTurnEvent } from '../../agent/memory-injection.js';
 import { MemoryTurn } from '../../agent/memory-turn.js';
-import type { CompactionResult } from '../../session/compaction/compaction.js';
+import type { CompactionResult } from '../../session/compaction/compaction-result.js';
 import type { OpenedSession } from '../../node/session-open.js';
 import type { Session } from '../../session/session.js';
 import { ChatPathRules } from './chat-path-rules.js';

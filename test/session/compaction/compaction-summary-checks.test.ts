@@ -6,7 +6,8 @@ import {
 } from '../../../src/session/compaction/compaction-summary.js';
 import { estimateMessagesTokens } from '../../../src/session/context-budget.js';
 import { DEFAULT_SETTINGS } from '../../../src/kernel/settings.js';
-import { Compactor, type CompactionInput, type CompactionNotes } from '../../../src/session/compaction/compaction.js';
+import { Compactor } from '../../../src/session/compaction/compaction.js';
+import type { CompactionInput, CompactionNotes } from '../../../src/session/compaction/compaction-input.js';
 import type { SessionMessage } from '../../../src/contracts/session-message.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';

@@ -14,12 +14,8 @@ import type {
   SystemBlock,
   ToolDefinition,
 } from '../../../src/contracts/language-model.js';
-import {
-  Compactor,
-  type CompactionInput,
-  type CompactionNotes,
-  type CompactorOptions,
-} from '../../../src/session/compaction/compaction.js';
+import { Compactor, type CompactorOptions } from '../../../src/session/compaction/compaction.js';
+import type { CompactionInput, CompactionNotes } from '../../../src/session/compaction/compaction-input.js';
 import type { SessionMessage } from '../../../src/contracts/session-message.js';
 import { SessionNotes } from '../../../src/session/notes/session-notes.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
