@@ -5,7 +5,13 @@ import type { Memory } from '../../memory/memory.js';
 import type { StoreRecords } from '../../contracts/memory-store-records.js';
 import type { VectorEntry } from '../../contracts/memory-store-vectors.js';
 import type { HistoryEntry } from '../../memory/memory-history.js';
-import { everything, outcomeOf, SUITE_ACTOR, type StoreCaseDefinition } from '../store-suite-support.js';
+import {
+  everything,
+  outcomeOf,
+  SUITE_ACTOR,
+  type StoreCaseDefinition,
+  unexpectedOutcomes,
+} from '../store-suite-support.js';
 import { exportsAndFingerprint, SPACE, vectorFor } from './record-copy-fixture.js';
 
 /** Hostile restores; the record-copy group runs them last. */
@@ -130,12 +136,10 @@ export const recordRestoreInputCases: ReadonlyArray<StoreCaseDefinition<'records
           'INVALID_INPUT',
         ],
       ];
-      const unexpected: string[] = [];
-      for (const [label, records, code] of cases) {
-        const outcome = await outcomeOf(() => store.records.restore(records as StoreRecords));
-        if (outcome !== code) unexpected.push(`${label}: ${outcome}, expected ${code}`);
-      }
-      expect(unexpected).toEqual([]);
+      const restores = cases.map(
+        ([label, records, code]) => [label, () => store.records.restore(records as StoreRecords), code] as const,
+      );
+      expect(await unexpectedOutcomes(restores)).toEqual([]);
       expect(await exportsAndFingerprint(store)).toEqual(before);
 
       // SQL and markup in every text field are data.
