@@ -7,14 +7,13 @@ import type {
 } from '../contracts/language-model.js';
 import {
   breakStream,
-  rawBodyText,
+  passThroughReply,
   retryAfterHeader,
   startLoopbackModelServer,
   textPieces,
   wireId,
   type LanguageModelServer,
   type ModelRequestSummary,
-  type ModelServerReply,
   type ModelServerResponder,
   type RecordedModelRequest,
   type ScriptedModelError,
@@ -22,6 +21,7 @@ import {
   type WireReply,
 } from './loopback-model-server.js';
 import { MessageThreads, type ThreadRefusal } from './anthropic-message-threads.js';
+import { checkMessagesRequest } from './anthropic-messages-request-check.js';
 import { SimulatedPromptCache } from './simulated-prompt-cache.js';
 
 export interface AnthropicMessagesServerOptions {
@@ -108,11 +108,14 @@ export async function startAnthropicMessagesServer(
         }
         if (options.apiKey !== undefined && !carriesKey(request, options.apiKey))
           return errorReply({ kind: 'auth' }, index);
-        if (reply && !('message' in reply)) return passThrough(reply, index);
+        if (reply && !('message' in reply)) {
+          const requestId = wireId('req_', index);
+          return passThroughReply(reply, (error) => anthropicErrorReply(error, requestId), { 'request-id': requestId });
+        }
         const threaded = threads.read(request.body);
         if (threaded && 'error' in threaded) return threadRefusal(threaded, index);
         const seen = threaded ? { ...request, body: threaded.body } : request;
-        const problem = checkRequest(seen, options.claudeCode === true);
+        const problem = checkMessagesRequest(seen, options.claudeCode === true);
         if (problem) return errorReply({ kind: 'invalid_request', message: problem }, index);
         const message = reply?.message ?? { text: 'OK' };
         const body = seen.body as Record<string, unknown>;
@@ -152,18 +155,6 @@ function threadRefusal(refusal: ThreadRefusal, index: number): WireReply {
   return { ...reply, body: JSON.stringify(wire) };
 }
 
-function passThrough(reply: Exclude<ModelServerReply, { message: ScriptedModelMessage }>, index: number): WireReply {
-  if ('hang' in reply || 'destroy' in reply) return reply;
-  if ('error' in reply)
-    return { ...errorReply(reply.error, index, reply.headers), ...(reply.delayMs && { delayMs: reply.delayMs }) };
-  return {
-    status: reply.status ?? 200,
-    headers: { 'request-id': wireId('req_', index), ...reply.headers },
-    body: rawBodyText(reply.body),
-    ...(reply.delayMs && { delayMs: reply.delayMs }),
-  };
-}
-
 /** An Anthropic error answer: its status, `{type:'error', error:{type, message}, request_id}` and headers. */
 export function anthropicErrorReply(
   error: ScriptedModelError,
@@ -182,9 +173,8 @@ export function anthropicErrorReply(
   };
 }
 
-function errorReply(error: ScriptedModelError, index: number, headers: Record<string, string> = {}): WireReply {
-  const reply = anthropicErrorReply(error, wireId('req_', index));
-  return { ...reply, headers: { ...reply.headers, ...headers } };
+function errorReply(error: ScriptedModelError, index: number): WireReply {
+  return anthropicErrorReply(error, wireId('req_', index));
 }
 
 /** An `error` event inside a stream, as the API sends one when it fails after the answer started. */
@@ -201,91 +191,6 @@ function carriesKey(request: RecordedModelRequest, key: string): boolean {
   const header = request.headers['x-api-key'];
   const authorization = request.headers.authorization;
   return header === key || authorization === `Bearer ${key}`;
-}
-
-/** What the real API refuses that a client could get wrong; undefined when the request is fine. */
-function checkRequest(request: RecordedModelRequest, systemMessages = false): string | undefined {
-  if (typeof request.headers['anthropic-version'] !== 'string') return 'anthropic-version: header is required';
-  const body = request.body as Record<string, unknown> | null;
-  if (body === null || typeof body !== 'object' || Array.isArray(body))
-    return 'There was an error parsing the body of your request: it is not a JSON object.';
-  if (typeof body.model !== 'string' || body.model === '') return 'model: Field required';
-  if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1)
-    return 'max_tokens: must be a positive integer';
-  if (!Array.isArray(body.messages) || body.messages.length === 0) return 'messages: at least one message is required';
-  let marks = 0;
-  const count = (block: unknown): void => {
-    if (block && typeof block === 'object' && (block as { cache_control?: unknown }).cache_control) marks += 1;
-  };
-  (Array.isArray(body.tools) ? body.tools : []).forEach(count);
-  (Array.isArray(body.system) ? body.system : []).forEach(count);
-  if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system))
-    return 'system: Input should be a valid string or list';
-  for (const block of Array.isArray(body.system) ? body.system : []) {
-    if ((block as { text?: unknown })?.text === '') return 'system: text content blocks must be non-empty';
-  }
-  let previousToolUses = new Set<string>();
-  for (const [index, message] of (body.messages as Array<{ role?: unknown; content?: unknown }>).entries()) {
-    if (systemMessages && message?.role === 'system') continue;
-    if (message?.role !== 'user' && message?.role !== 'assistant')
-      return `messages.${index}.role: Input should be 'user' or 'assistant'`;
-    const blocks = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
-    if (!Array.isArray(blocks)) return `messages.${index}.content: Input should be a valid string or list`;
-    const toolUses = new Set<string>();
-    for (const block of blocks as Array<Record<string, unknown>>) {
-      count(block);
-      if (block?.type === 'text' && block.text === '' && index < (body.messages as unknown[]).length - 1)
-        return `messages.${index}: text content blocks must be non-empty`;
-      if (block?.type === 'tool_use') toolUses.add(String(block.id));
-      if (block?.type === 'tool_result' && !previousToolUses.has(String(block.tool_use_id))) {
-        return `messages.${index}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
-      }
-    }
-    previousToolUses = toolUses;
-  }
-  if (marks > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${marks}.`;
-  return checkContextManagement(request, body.context_management);
-}
-
-/** Context editing needs its beta header, and each edit must have the shape the API documents (FORMATS §4.2). */
-function checkContextManagement(request: RecordedModelRequest, management: unknown): string | undefined {
-  if (management === undefined || management === null) return undefined;
-  const betas = String(request.headers['anthropic-beta'] ?? '')
-    .split(',')
-    .map((beta) => beta.trim());
-  if (!betas.includes('context-management-2025-06-27')) return 'context_management: Extra inputs are not permitted';
-  const edits = (management as { edits?: unknown }).edits;
-  if (edits !== undefined && !Array.isArray(edits)) return 'context_management.edits: Input should be a valid list';
-  for (const [index, edit] of ((edits as Array<Record<string, unknown>> | undefined) ?? []).entries()) {
-    const where = `context_management.edits.${index}`;
-    if (edit?.type !== 'clear_tool_uses_20250919' && edit?.type !== 'clear_thinking_20251015')
-      return `${where}.type: Input tag ${JSON.stringify(edit?.type)} does not match any of the expected tags`;
-    for (const [field, types] of [
-      ['trigger', ['input_tokens', 'tool_uses']],
-      ['keep', ['tool_uses', 'thinking_turns']],
-      ['clear_at_least', ['input_tokens']],
-    ] as const) {
-      const raw = edit[field];
-      if (raw === undefined || raw === null || (field === 'keep' && raw === 'all')) continue;
-      const value = raw as { type?: unknown; value?: unknown };
-      if (
-        !(types as readonly unknown[]).includes(value.type) ||
-        typeof value.value !== 'number' ||
-        !Number.isInteger(value.value) ||
-        value.value < 0
-      ) {
-        return `${where}.${field}: expected {type: ${types.join('|')}, value: a whole number}`;
-      }
-    }
-    if (
-      edit.exclude_tools !== undefined &&
-      edit.exclude_tools !== null &&
-      !(Array.isArray(edit.exclude_tools) && edit.exclude_tools.every((name) => typeof name === 'string'))
-    ) {
-      return `${where}.exclude_tools: Input should be a valid list of strings`;
-    }
-  }
-  return undefined;
 }
 
 function renderMessage(

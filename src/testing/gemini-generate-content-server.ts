@@ -2,13 +2,12 @@ import { estimateTextTokens } from '../kernel/token-estimate.js';
 import type { ContentBlock, LanguageModelMessage, LanguageModelStopReason } from '../contracts/language-model.js';
 import {
   breakStream,
-  rawBodyText,
+  passThroughReply,
   retryAfterHeader,
   startLoopbackModelServer,
   textPieces,
   type LanguageModelServer,
   type ModelRequestSummary,
-  type ModelServerReply,
   type ModelServerResponder,
   type RecordedModelRequest,
   type ScriptedModelError,
@@ -80,19 +79,22 @@ export async function startGeminiGenerateContentServer(
     {
       basePath: '',
       maxBodyBytes: options.maxBodyBytes ?? 32 * 1024 * 1024,
-      tooLarge: () => errorReply({ kind: 'too_large' }),
+      tooLarge: () => geminiErrorReply({ kind: 'too_large' }),
       summarize: summarizeGenerateContentRequest,
       answer(request, reply) {
         const index = count++;
         const [route, query = ''] = request.path.split('?') as [string, string?];
         const match = ROUTE.exec(route);
         if (request.method !== 'POST' || !match)
-          return errorReply({ kind: 'not_found', message: `The requested URL ${route} was not found on this server.` });
+          return geminiErrorReply({
+            kind: 'not_found',
+            message: `The requested URL ${route} was not found on this server.`,
+          });
         if (options.apiKey !== undefined && !carriesKey(request, query, options.apiKey))
-          return errorReply({ kind: 'auth' });
-        if (reply && !('message' in reply)) return passThrough(reply);
+          return geminiErrorReply({ kind: 'auth' });
+        if (reply && !('message' in reply)) return passThroughReply(reply, geminiErrorReply);
         const problem = checkRequest(request);
-        if (problem) return errorReply({ kind: 'invalid_request', message: problem });
+        if (problem) return geminiErrorReply({ kind: 'invalid_request', message: problem });
         const model = decodeURIComponent(match[2]!);
         const body = request.body as Record<string, unknown>;
         if (match[3] === 'countTokens') {
@@ -127,18 +129,6 @@ function json(value: unknown): WireReply {
   return { status: 200, headers: {}, body: JSON.stringify(value) };
 }
 
-function passThrough(reply: Exclude<ModelServerReply, { message: ScriptedModelMessage }>): WireReply {
-  if ('hang' in reply || 'destroy' in reply) return reply;
-  if ('error' in reply)
-    return { ...errorReply(reply.error, reply.headers), ...(reply.delayMs && { delayMs: reply.delayMs }) };
-  return {
-    status: reply.status ?? 200,
-    headers: { ...reply.headers },
-    body: rawBodyText(reply.body),
-    ...(reply.delayMs && { delayMs: reply.delayMs }),
-  };
-}
-
 /** A Gemini API error answer: its status and `{error:{code, message, status}}`. */
 export function geminiErrorReply(error: ScriptedModelError): {
   status: number;
@@ -153,11 +143,6 @@ export function geminiErrorReply(error: ScriptedModelError): {
       error: { code: known.status, message: error.message ?? known.message, status: known.code },
     }),
   };
-}
-
-function errorReply(error: ScriptedModelError, headers: Record<string, string> = {}): WireReply {
-  const reply = geminiErrorReply(error);
-  return { ...reply, headers: { ...reply.headers, ...headers } };
 }
 
 function streamErrorEvent(error: ScriptedModelError): string {

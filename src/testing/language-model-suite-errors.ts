@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import type { LanguageModelRequest } from '../contracts/language-model.js';
 import { WEATHER_TOOL, expectEngramError } from './language-model-suite-exchange.js';
-import type { LanguageModelSuiteCase } from './language-model-suite.js';
+import type { LanguageModelSuiteCase } from './language-model-suite-case.js';
 
 const ask = (text: string, extra: Partial<LanguageModelRequest> = {}): LanguageModelRequest => ({
   messages: [{ role: 'user', content: text }],

@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import { EngramError } from '../kernel/errors.js';
 import type { LanguageModelMessage, LanguageModelRequest, ToolDefinition } from '../contracts/language-model.js';
 import { toolUses } from '../contracts/language-model-content.js';
-import type { LanguageModelSuiteCase } from './language-model-suite.js';
+import type { LanguageModelSuiteCase } from './language-model-suite-case.js';
 
 /** A tool every case can offer. */
 export const WEATHER_TOOL: ToolDefinition = {

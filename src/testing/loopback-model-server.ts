@@ -297,6 +297,33 @@ export function breakStream(
   return { events: kept, end: streamBreak.then };
 }
 
+/**
+ * A scripted reply other than a message, as the wire sends it: a hang or cut as scripted, the
+ * provider's error answer (`errorReply` renders it) with the scripted headers on top, or a raw body.
+ * `headers` go on a raw body first (a provider's request id), under the scripted ones.
+ */
+export function passThroughReply(
+  reply: Exclude<ModelServerReply, { message: ScriptedModelMessage }>,
+  errorReply: (error: ScriptedModelError) => { status: number; headers: Record<string, string>; body: string },
+  headers: Record<string, string> = {},
+): WireReply {
+  if ('hang' in reply || 'destroy' in reply) return reply;
+  if ('error' in reply) {
+    const answer = errorReply(reply.error);
+    return {
+      ...answer,
+      headers: { ...answer.headers, ...reply.headers },
+      ...(reply.delayMs && { delayMs: reply.delayMs }),
+    };
+  }
+  return {
+    status: reply.status ?? 200,
+    headers: { ...headers, ...reply.headers },
+    body: rawBodyText(reply.body),
+    ...(reply.delayMs && { delayMs: reply.delayMs }),
+  };
+}
+
 /** A raw reply's body as text: strings as they are, anything else as JSON. */
 export function rawBodyText(body: unknown): string {
   return typeof body === 'string' ? body : JSON.stringify(body);

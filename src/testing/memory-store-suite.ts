@@ -12,7 +12,8 @@ import { checkpointCleanupCases, jobCleanupCases } from './store-cases/cleanup-c
 import { concurrentWriteCases } from './store-cases/concurrent-write-cases.js';
 import { historyCases } from './store-cases/history-cases.js';
 import { importCases } from './store-cases/import-cases.js';
-import { jobQueueCases, jobWorkerCases } from './store-cases/job-queue-cases.js';
+import { jobQueueCases } from './store-cases/job-queue-cases.js';
+import { jobWorkerCases } from './store-cases/job-lease-cases.js';
 import { jobRecordCopyCases } from './store-cases/job-record-copy-cases.js';
 import { lockCases, lockedCheckpointCases } from './store-cases/lock-cases.js';
 import { purgeCases, purgeJobCases } from './store-cases/purge-cases.js';

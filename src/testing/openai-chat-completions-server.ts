@@ -2,20 +2,19 @@ import { estimateTextTokens } from '../kernel/token-estimate.js';
 import type { ContentBlock, LanguageModelMessage, LanguageModelStopReason } from '../contracts/language-model.js';
 import {
   breakStream,
-  rawBodyText,
+  passThroughReply,
   retryAfterHeader,
   startLoopbackModelServer,
   textPieces,
   wireId,
   type LanguageModelServer,
   type ModelRequestSummary,
-  type ModelServerReply,
   type ModelServerResponder,
-  type RecordedModelRequest,
   type ScriptedModelError,
   type ScriptedModelMessage,
   type WireReply,
 } from './loopback-model-server.js';
+import { checkChatCompletionsRequest } from './openai-chat-completions-request-check.js';
 import { SimulatedPromptCache } from './simulated-prompt-cache.js';
 
 export interface OpenAiChatCompletionsServerOptions {
@@ -119,8 +118,11 @@ export async function startOpenAiChatCompletionsServer(
             index,
           );
         }
-        if (reply && !('message' in reply)) return passThrough(reply, index);
-        const problem = checkRequest(request);
+        if (reply && !('message' in reply)) {
+          const requestId = wireId('req_', index);
+          return passThroughReply(reply, (error) => openAiErrorReply(error, requestId), { 'x-request-id': requestId });
+        }
+        const problem = checkChatCompletionsRequest(request);
         if (problem) return errorReply({ kind: 'invalid_request', message: problem }, index);
         const body = request.body as Record<string, unknown>;
         const completion = renderCompletion(reply?.message ?? { text: 'OK' }, body, cache, index);
@@ -148,18 +150,6 @@ export async function startOpenAiChatCompletionsServer(
   );
 }
 
-function passThrough(reply: Exclude<ModelServerReply, { message: ScriptedModelMessage }>, index: number): WireReply {
-  if ('hang' in reply || 'destroy' in reply) return reply;
-  if ('error' in reply)
-    return { ...errorReply(reply.error, index, reply.headers), ...(reply.delayMs && { delayMs: reply.delayMs }) };
-  return {
-    status: reply.status ?? 200,
-    headers: { 'x-request-id': wireId('req_', index), ...reply.headers },
-    body: rawBodyText(reply.body),
-    ...(reply.delayMs && { delayMs: reply.delayMs }),
-  };
-}
-
 /** An OpenAI error answer: its status, `{error:{message, type, param, code}}` and headers. */
 export function openAiErrorReply(
   error: ScriptedModelError,
@@ -174,9 +164,8 @@ export function openAiErrorReply(
   };
 }
 
-function errorReply(error: ScriptedModelError, index: number, headers: Record<string, string> = {}): WireReply {
-  const reply = openAiErrorReply(error, wireId('req_', index));
-  return { ...reply, headers: { ...reply.headers, ...headers } };
+function errorReply(error: ScriptedModelError, index: number): WireReply {
+  return openAiErrorReply(error, wireId('req_', index));
 }
 
 /** An error inside a stream, as OpenAI sends one when it fails after the answer started: a data line with `error`. */
@@ -194,48 +183,6 @@ function maskKey(key: string): string {
   return key.length <= 8
     ? '*'.repeat(key.length)
     : `${key.slice(0, 3)}${'*'.repeat(Math.min(20, key.length - 7))}${key.slice(-4)}`;
-}
-
-/** What OpenAI refuses that a client could get wrong; undefined when the request is fine. */
-function checkRequest(request: RecordedModelRequest): string | undefined {
-  const body = request.body as Record<string, unknown> | null;
-  if (body === null || typeof body !== 'object' || Array.isArray(body))
-    return 'We could not parse the JSON body of your request.';
-  if (typeof body.model !== 'string' || body.model === '') return 'you must provide a model parameter';
-  if (!Array.isArray(body.messages) || body.messages.length === 0)
-    return "'messages' must contain at least one message.";
-  for (const field of ['max_tokens', 'max_completion_tokens']) {
-    const value = body[field];
-    if (value !== undefined && value !== null && (typeof value !== 'number' || !Number.isInteger(value) || value < 1))
-      return `Invalid '${field}': must be a positive integer.`;
-  }
-  let openCalls = new Set<string>();
-  for (const [index, message] of (body.messages as Array<Record<string, unknown>>).entries()) {
-    const role = message?.role;
-    if (!['system', 'developer', 'user', 'assistant', 'tool'].includes(String(role)))
-      return `Invalid value for 'messages[${index}].role': ${JSON.stringify(role)}.`;
-    if (role === 'tool') {
-      if (!openCalls.has(String(message.tool_call_id))) {
-        return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
-      }
-      continue;
-    }
-    if (role === 'assistant' && Array.isArray(message.tool_calls)) {
-      openCalls = new Set((message.tool_calls as Array<{ id?: unknown }>).map((call) => String(call.id)));
-    } else {
-      openCalls = new Set();
-    }
-  }
-  const format = (body.response_format as { type?: unknown } | undefined)?.type;
-  if (
-    format === 'json_object' &&
-    !(body.messages as Array<{ content?: unknown }>).some((message) =>
-      /json/i.test(JSON.stringify(message.content ?? '')),
-    )
-  ) {
-    return "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.";
-  }
-  return undefined;
 }
 
 function renderCompletion(

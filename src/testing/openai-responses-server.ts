@@ -3,17 +3,15 @@ import type { ContentBlock, LanguageModelMessage, LanguageModelStopReason } from
 import { openAiErrorReply } from './openai-chat-completions-server.js';
 import {
   breakStream,
-  rawBodyText,
+  passThroughReply,
   startLoopbackModelServer,
   textPieces,
   wireId,
   type LanguageModelServer,
   type ModelRequestSummary,
-  type ModelServerReply,
   type ModelServerResponder,
   type ScriptedModelError,
   type ScriptedModelMessage,
-  type WireReply,
 } from './loopback-model-server.js';
 
 export interface OpenAiResponsesServerOptions {
@@ -69,7 +67,8 @@ export async function startOpenAiResponsesServer(
           );
         if (options.apiKey !== undefined && request.headers.authorization !== `Bearer ${options.apiKey}`)
           return openAiErrorReply({ kind: 'auth' }, requestId);
-        if (reply && !('message' in reply)) return passThrough(reply, requestId);
+        if (reply && !('message' in reply))
+          return passThroughReply(reply, (error) => openAiErrorReply(error, requestId), { 'x-request-id': requestId });
         const body = request.body as Record<string, unknown> | null;
         if (body === null || typeof body !== 'object' || Array.isArray(body))
           return openAiErrorReply(
@@ -99,27 +98,6 @@ export async function startOpenAiResponsesServer(
     },
     options.respond,
   );
-}
-
-function passThrough(
-  reply: Exclude<ModelServerReply, { message: ScriptedModelMessage }>,
-  requestId: string,
-): WireReply {
-  if ('hang' in reply || 'destroy' in reply) return reply;
-  if ('error' in reply) {
-    const answer = openAiErrorReply(reply.error, requestId);
-    return {
-      ...answer,
-      headers: { ...answer.headers, ...reply.headers },
-      ...(reply.delayMs && { delayMs: reply.delayMs }),
-    };
-  }
-  return {
-    status: reply.status ?? 200,
-    headers: { 'x-request-id': requestId, ...reply.headers },
-    body: rawBodyText(reply.body),
-    ...(reply.delayMs && { delayMs: reply.delayMs }),
-  };
 }
 
 type ResponseObject = ReturnType<typeof renderResponse>;

@@ -103,6 +103,18 @@ export async function outcomeOf(action: () => Promise<unknown>): Promise<string>
   }
 }
 
+/** Runs each labelled action and lists those whose outcome (see `outcomeOf`) is not the one expected: `[]` when all are. */
+export async function unexpectedOutcomes(
+  cases: ReadonlyArray<readonly [label: string, action: () => Promise<unknown>, expected: string]>,
+): Promise<string[]> {
+  const unexpected: string[] = [];
+  for (const [label, action, expected] of cases) {
+    const outcome = await outcomeOf(action);
+    if (outcome !== expected) unexpected.push(`${label}: ${outcome}, expected ${expected}`);
+  }
+  return unexpected;
+}
+
 /** A readable label for a hostile input, with NaN and Infinity spelled out (JSON would print null). */
 export function describeInput(input: Record<string, unknown>): string {
   return JSON.stringify(input, (_key, value: unknown) =>

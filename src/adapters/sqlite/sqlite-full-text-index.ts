@@ -8,13 +8,12 @@ import {
   selectiveTerms,
   worthProbingTerms,
 } from '../../recall/full-text-search-plan.js';
-import { baseToken, groupTokens } from '../../recall/word-forms.js';
 import type { TextHit } from '../../contracts/memory-store.js';
 import type { Memory } from '../../memory/memory.js';
 import type { checkTextSearch } from '../../contracts/store-checks/store-input.js';
 import { ftsMatchExpression, placeholders } from './sqlite-queries.js';
 import { MEMORY_COLUMNS, rowToMemory, type MemoryRow } from './sqlite-rows.js';
-import type { SqliteStatement } from './sqlite-driver.js';
+import { keepMemory, SqliteSearchCounts, termTokens, type SearchCounts } from './sqlite-search-counts.js';
 import type { SqliteAccess } from './sqlite-vector-index.js';
 
 /** How many more memories the commonest word must be in than the asked scopes hold before matches are checked against a rowid set (measured: a set member costs about 2.5 row reads). */
@@ -30,19 +29,12 @@ const RANK_FIRST_MARGIN = 1.25;
 const QUALIFIED_COLUMNS = MEMORY_COLUMNS.split(', ')
   .map((column) => `m.${column}`)
   .join(', ');
-/** Most sets of scopes whose counts are kept at once. */
-const HELD_COUNTS_LIMIT = 1_000;
-/** Most tokens (and probed words) whose document counts are kept at once. */
-const KEPT_COUNTS_LIMIT = 20_000;
-/** Most memories kept read at once, and most characters of text they may hold together. */
-const KEPT_MEMORIES_LIMIT = 20_000;
-const KEPT_MEMORY_CHARS_LIMIT = 8_000_000;
 
 /** The full-text half of the SQLite store: FTS5 finds candidates in the asked scopes, engram's BM25 orders them. */
 export class SqliteFullTextIndex {
   readonly #access: SqliteAccess;
   readonly #parameters: Bm25Parameters;
-  #counted: Counts | undefined;
+  readonly #counts: SqliteSearchCounts;
 
   constructor(access: SqliteAccess, parameters: Bm25Parameters) {
     const { coverage } = parameters;
@@ -54,6 +46,7 @@ export class SqliteFullTextIndex {
     }
     this.#access = access;
     this.#parameters = parameters;
+    this.#counts = new SqliteSearchCounts(access);
   }
 
   /** Searches a checked query; see `MemoryStore.searchText`. */
@@ -61,11 +54,11 @@ export class SqliteFullTextIndex {
     if (query.limit <= 0 || query.scopes.length === 0) return [];
     const terms = searchableTerms(query.terms);
     if (terms.length === 0) return [];
-    const counts = this.#counts();
-    const total = this.#memoryCount(counts);
+    const counts = this.#counts.current();
+    const total = this.#counts.memoryCount(counts);
     // Every term's document counts in one read of the index's vocabulary: they score the hits and
     // answer most of the selectivity probes.
-    const frequencies = this.#documentFrequencies(terms, counts);
+    const frequencies = this.#counts.documentFrequencies(terms, counts);
     if (query.match === 'any' && query.sufficientHits !== undefined) {
       const selective = this.#selectiveTerms(terms, total, frequencies, counts);
       if (selective.length < terms.length) {
@@ -80,72 +73,11 @@ export class SqliteFullTextIndex {
   }
 
   /**
-   * What the file holds as of now, counted lazily and kept until it may have changed: how many
-   * memories (BM25's document count; COUNT(*) walks a whole index, about 0.5 ms at 100K memories),
-   * how many live ones each set of scopes holds, how many hold each token (the vocabulary reads a
-   * word's whole list of memories to count them) and the probes of words it lacks. A commit by another connection changes
-   * `data_version`; a write on this one adds to `total_changes()`; a new connection prepares a new
-   * statement (the store's statements are per connection), so nothing counted on another
-   * connection is reused. The store never searches inside one of its transactions, so no count
-   * holds a write a rollback takes back (total_changes() does not go down on a rollback).
-   */
-  #counts(): Counts {
-    const { version, dataVersion, changes } = this.#fileVersion();
-    const counted = this.#counted;
-    if (counted?.version === version && counted.dataVersion === dataVersion && counted.changes === changes)
-      return counted;
-    this.#counted = {
-      version,
-      dataVersion,
-      changes,
-      memoryCount: undefined,
-      held: new Map(),
-      documents: new Map(),
-      probes: new Map(),
-      memories: new Map(),
-      rowids: new Map(),
-      memoryChars: 0,
-    };
-    return this.#counted;
-  }
-
-  /**
-   * Runs `work`, a write that changes no count the searches keep (recording recall hits: hit
-   * counts and access times only) to the memories `changedIds`, inside the caller's write
-   * transaction, and keeps the counts if they were current when it began (the memories it changed
-   * are read again). Inside a write transaction no other connection can commit,
-   * so a `data_version` unchanged since the counts were made means nothing else wrote.
+   * Runs `work`, a write that changes no count the searches keep, to the memories `changedIds`;
+   * see `SqliteSearchCounts.keepingCounts`.
    */
   keepingCounts(changedIds: readonly string[], work: () => void): void {
-    const counted = this.#counted;
-    const before = this.#fileVersion();
-    const current =
-      counted?.version === before.version &&
-      counted.dataVersion === before.dataVersion &&
-      counted.changes === before.changes;
-    work();
-    if (!current) return;
-    counted.changes = this.#fileVersion().changes;
-    // The memories it wrote are read again when next found.
-    for (const id of changedIds) {
-      const rowid = counted.rowids.get(id);
-      if (rowid === undefined) continue;
-      counted.rowids.delete(id);
-      counted.memories.delete(rowid);
-    }
-  }
-
-  #fileVersion(): { version: SqliteStatement; dataVersion: number; changes: number } {
-    const version = this.#access.statement(
-      'SELECT data_version AS dataVersion, total_changes() AS changes FROM pragma_data_version',
-    );
-    const { dataVersion, changes } = version.get() as { dataVersion: number; changes: number };
-    return { version, dataVersion, changes };
-  }
-
-  #memoryCount(counts: Counts): number {
-    counts.memoryCount ??= (this.#access.statement('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
-    return counts.memoryCount;
+    this.#counts.keepingCounts(changedIds, work);
   }
 
   #searchFts(
@@ -153,7 +85,7 @@ export class SqliteFullTextIndex {
     query: ReturnType<typeof checkTextSearch>,
     terms: readonly string[],
     statistics: Bm25Statistics,
-    counts: Counts,
+    counts: SearchCounts,
   ): TextHit[] {
     const filter: unknown[] = [...query.scopes];
     let typeClause = '';
@@ -163,8 +95,8 @@ export class SqliteFullTextIndex {
     }
     const inScope = `m.scope IN (${placeholders(query.scopes.length)}) AND m.archived = 0 AND m.invalid_at IS NULL${typeClause}`;
     const pool = Math.max(query.limit, RESCORE_POOL);
-    const held = this.#held(query, counts);
-    const total = this.#memoryCount(counts);
+    const held = this.#counts.held(query, counts);
+    const total = this.#counts.memoryCount(counts);
     // When the asked scopes hold most of the store (one project and the global scope, say), the
     // index ranks every match alone and only the rows of the best are read and checked against the
     // scopes: reading the row of each of thousands of matches to check its scope cost most of a long
@@ -209,7 +141,7 @@ export class SqliteFullTextIndex {
    */
   #readMemories(
     ranked: ReadonlyArray<{ rowid: number }>,
-    counts: Counts,
+    counts: SearchCounts,
     scopes: { clause: string; filter: readonly unknown[]; query: ReturnType<typeof checkTextSearch> } | undefined,
   ): Memory[] {
     if (ranked.length === 0) return [];
@@ -225,7 +157,7 @@ export class SqliteFullTextIndex {
             )
             .all(JSON.stringify(unread), ...(scopes?.filter ?? [])) as Array<MemoryRow & { rowid: number }>);
     const fresh = new Map(read.map((row) => [row.rowid, keptMemory(row)]));
-    for (const [rowid, memory] of fresh) this.#keep(counts, rowid, memory);
+    for (const [rowid, memory] of fresh) keepMemory(counts, rowid, memory);
     const admits = scopes === undefined ? undefined : inAskedScopes(scopes.query);
     return ranked.flatMap((row) => {
       const memory = fresh.get(row.rowid);
@@ -233,18 +165,6 @@ export class SqliteFullTextIndex {
       const known = kept.get(row.rowid);
       return known !== undefined && (admits === undefined || admits(known)) ? [known] : [];
     });
-  }
-
-  #keep(counts: Counts, rowid: number, memory: Memory): void {
-    const chars = memory.name.length + memory.description.length + memory.content.length;
-    if (counts.memories.size >= KEPT_MEMORIES_LIMIT || counts.memoryChars + chars > KEPT_MEMORY_CHARS_LIMIT) {
-      counts.memories.clear();
-      counts.rowids.clear();
-      counts.memoryChars = 0;
-    }
-    counts.memories.set(rowid, memory);
-    counts.rowids.set(memory.id, rowid);
-    counts.memoryChars += chars;
   }
 
   /**
@@ -262,28 +182,6 @@ export class SqliteFullTextIndex {
   }
 
   /**
-   * Memories not archived in the asked scopes, counted on the scope index once per state of the
-   * file (invalidated memories and a type filter would need every row read; they only make the
-   * count an upper bound).
-   */
-  #held(query: ReturnType<typeof checkTextSearch>, counts: Counts): number {
-    const key = JSON.stringify(query.scopes);
-    let held = counts.held.get(key);
-    if (held === undefined) {
-      held = (
-        this.#access
-          .statement(
-            `SELECT COUNT(*) AS n FROM memories WHERE scope IN (${placeholders(query.scopes.length)}) AND archived = 0`,
-          )
-          .get(...query.scopes) as { n: number }
-      ).n;
-      if (counts.held.size >= HELD_COUNTS_LIMIT) counts.held.clear();
-      counts.held.set(key, held);
-    }
-    return held;
-  }
-
-  /**
    * Whether the commonest searched word alone is in more than SCOPE_SET_FACTOR times as many
    * memories as the asked scopes hold, so that making the scopes' rowid set once costs less than
    * reading the row of every match. Only when the word is in at least SCOPE_SET_MIN_MATCHES
@@ -292,39 +190,6 @@ export class SqliteFullTextIndex {
   #manyMoreMatches(statistics: Bm25Statistics, held: number): boolean {
     const matches = Math.max(0, ...statistics.documentFrequencies.values());
     return matches >= SCOPE_SET_MIN_MATCHES && matches > SCOPE_SET_FACTOR * held;
-  }
-
-  /**
-   * How many memories hold each index token of `terms` and every form of their irregular words,
-   * read from an fts5vocab view of the index for the tokens `counts` does not hold yet (tokens no
-   * memory holds are absent from the answer).
-   */
-  #documentFrequencies(terms: readonly string[], counts: Counts): Map<string, number> {
-    const tokens = [...new Set(terms.flatMap(termTokens))];
-    let unread = tokens.filter((token) => !counts.documents.has(token));
-    if (unread.length > 0 && counts.documents.size + unread.length > KEPT_COUNTS_LIMIT) {
-      counts.documents.clear();
-      unread = tokens;
-    }
-    if (unread.length > 0) {
-      // A temp view of the index's terms: made per connection, never stored, no migration needed.
-      this.#access
-        .statement(
-          "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_vocabulary USING fts5vocab(main, 'memories_fts', 'row')",
-        )
-        .run();
-      const rows = this.#access
-        .statement(`SELECT term, doc FROM temp.memories_fts_vocabulary WHERE term IN (${placeholders(unread.length)})`)
-        .all(...unread) as Array<{ term: string; doc: number }>;
-      for (const token of unread) counts.documents.set(token, 0);
-      for (const row of rows) counts.documents.set(row.term, row.doc);
-    }
-    const documentFrequencies = new Map<string, number>();
-    for (const token of tokens) {
-      const frequency = counts.documents.get(token)!;
-      if (frequency > 0) documentFrequencies.set(token, frequency);
-    }
-    return documentFrequencies;
   }
 
   /**
@@ -337,7 +202,7 @@ export class SqliteFullTextIndex {
     terms: readonly string[],
     total: number,
     frequencies: ReadonlyMap<string, number>,
-    counts: Counts,
+    counts: SearchCounts,
   ): string[] {
     if (terms.length < 2) return [...terms];
     if (!worthProbingTerms(terms, total)) return [...terms];
@@ -349,45 +214,14 @@ export class SqliteFullTextIndex {
       const token = fullTextToken(term);
       const counted = token === undefined ? undefined : frequencies.get(token);
       if (counted !== undefined) return Math.min(counted, threshold);
-      let probed = counts.probes.get(term);
-      if (probed === undefined) {
+      return this.#counts.probed(counts, term, () => {
         const probe = this.#access.statement(
           'SELECT COUNT(*) AS n FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)',
         );
-        probed = (probe.get(ftsMatchExpression([term], 'any'), threshold) as { n: number }).n;
-        if (counts.probes.size >= KEPT_COUNTS_LIMIT) counts.probes.clear();
-        counts.probes.set(term, probed);
-      }
-      return probed;
+        return (probe.get(ftsMatchExpression([term], 'any'), threshold) as { n: number }).n;
+      });
     });
   }
-}
-
-/** What `#counts` keeps: the connection's state it was read at, then each count once asked. */
-interface Counts {
-  version: SqliteStatement;
-  dataVersion: number;
-  /** total_changes() the counts hold at: moved on past this connection's own writes that change no count. */
-  changes: number;
-  memoryCount: number | undefined;
-  /** Memories not archived in a set of scopes, keyed by the JSON of the scopes as asked. */
-  held: Map<string, number>;
-  /** Memories holding each index token the vocabulary was asked for (0: none). */
-  documents: Map<string, number>;
-  /** Capped probe counts of the words the vocabulary lacks (the cap depends on the memory count only). */
-  probes: Map<string, number>;
-  /** Memories searches read, frozen, by rowid (their tokens, kept beside each object, come with them). */
-  memories: Map<number, Memory>;
-  /** The rowid of each memory in `memories`, by id. */
-  rowids: Map<string, number>;
-  /** Characters of name, description and content the kept memories hold. */
-  memoryChars: number;
-}
-
-/** The index tokens whose counts score `term`: its own and every form of its irregular word. */
-function termTokens(term: string): string[] {
-  const token = fullTextToken(term);
-  return token === undefined ? [] : [token, ...groupTokens(baseToken(token))];
 }
 
 /** BM25 statistics for `terms`: the document frequencies of their tokens, out of those read for the whole query. */

@@ -2,7 +2,13 @@ import { expect } from 'vitest';
 import type { StoreWith } from '../../contracts/memory-store.js';
 import type { Job } from '../../contracts/memory-store-jobs.js';
 import type { CheckpointRecord, ExportPage, StoreRecords } from '../../contracts/memory-store-records.js';
-import { describeInput, expectEngramError, outcomeOf, storeCaseGroup } from '../store-suite-support.js';
+import {
+  describeInput,
+  expectEngramError,
+  outcomeOf,
+  storeCaseGroup,
+  unexpectedOutcomes,
+} from '../store-suite-support.js';
 
 // Copying a store whole moves its jobs (any state, with attempts, leases and errors) and its
 // checkpoints (extraction cursors and the like) too: export pages by key in byte order, and
@@ -338,12 +344,10 @@ export const jobRecordCopyCases = storeCaseGroup({
             'INVALID_INPUT',
           ],
         ];
-        const unexpected: string[] = [];
-        for (const [label, records, code] of cases) {
-          const outcome = await outcomeOf(() => store.records.restore(records as StoreRecords));
-          if (outcome !== code) unexpected.push(`${label}: ${outcome}, expected ${code}`);
-        }
-        expect(unexpected).toEqual([]);
+        const restores = cases.map(
+          ([label, records, code]) => [label, () => store.records.restore(records as StoreRecords), code] as const,
+        );
+        expect(await unexpectedOutcomes(restores)).toEqual([]);
         expect(await exportCoordination(store)).toEqual(before);
 
         // SQL in every text field is data.

@@ -2,7 +2,7 @@ import { afterEach } from 'vitest';
 import { DEFAULT_SETTINGS, type Settings } from '../../../src/kernel/settings.js';
 import { ThreadLanguageModel } from '../../../src/adapters/models/thread-language-model.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
-import type { SuiteModelOptions } from '../../../src/testing/language-model-suite.js';
+import type { SuiteModelOptions } from '../../../src/testing/language-model-suite-case.js';
 import { runLanguageModelSuite } from '../../../src/testing/suites.js';
 
 // The model the client wrappers extract with runs in a worker thread (so it never keeps the
