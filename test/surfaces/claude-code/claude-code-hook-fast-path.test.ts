@@ -70,9 +70,7 @@ describe('the queueing hooks as installed take the sh fast path', () => {
   it('hooks.json runs the sh script for Stop, PreCompact and SessionEnd with the Node hook as its fallback', () => {
     for (const event of ['stop', 'pre-compact', 'session-end']) {
       const command = installedHookCommand(event);
-      expect(command).toMatch(
-        new RegExp(`^sh "\\$\\{CLAUDE_PLUGIN_ROOT\\}/scripts/hook.sh" ${event} \\|\\| node `),
-      );
+      expect(command).toMatch(new RegExp(`^sh "\\$\\{CLAUDE_PLUGIN_ROOT\\}/scripts/hook.sh" ${event} \\|\\| node `));
       expect(command).toContain(`engram.mjs" hook ${event} --from engram-plugin`);
     }
     // The variables the sh script records are the ones the adopter reads (a setting added to one is added to the other).
