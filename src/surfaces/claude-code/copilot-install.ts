@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseJsonObject, type AgentInstallDescription } from './agent-installs.js';
+import type { AgentInstallDescription } from './agent-installs.js';
+import { parseJsonObject } from './agent-install-json.js';
 import { AGENT_HOOK_PROTOCOLS, copilotHome } from './agent-hook-protocols.js';
 import { agentHookCommand } from './agent-hook-command.js';
 import type { HookEventName } from './hook-input.js';

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseJsonObject, type AgentInstallDescription } from './agent-installs.js';
+import type { AgentInstallDescription } from './agent-installs.js';
+import { parseJsonObject } from './agent-install-json.js';
 import { opencodePluginModule } from './opencode-plugin-module.js';
 
 /**

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { parseJsonObject, type AgentInstallDescription } from './agent-installs.js';
+import type { AgentInstallDescription } from './agent-installs.js';
+import { parseJsonObject } from './agent-install-json.js';
 import { AGENT_HOOK_PROTOCOLS, type AgentName } from './agent-hook-protocols.js';
 import { agentHookCommand } from './agent-hook-command.js';
 import type { HookEventName } from './hook-input.js';
