@@ -1,3 +1,4 @@
+import { EngramError } from '../kernel/errors.js';
 import { porterStem } from './porter-stemmer.js';
 import { DEFAULT_SETTINGS } from '../kernel/settings.js';
 import { baseToken, groupTokens } from './word-forms.js';
@@ -21,6 +22,18 @@ export interface Bm25Parameters {
    * min_score cut keeps fewer memories at default settings (LoCoMo, see the bench): 0.5 balances both.
    */
   coverage?: number;
+}
+
+/** A store's full-text parameters: the ones given, checked (CONFIG_INVALID when out of range), else settings `recall.fullTextK1` and `recall.fullTextB`. */
+export function storeFullTextParameters(given: Bm25Parameters | undefined): Bm25Parameters {
+  if (given === undefined) return { k1: DEFAULT_SETTINGS.recall.fullTextK1, b: DEFAULT_SETTINGS.recall.fullTextB };
+  if (!(given.k1 >= 0 && given.k1 <= 100 && given.b >= 0 && given.b <= 1)) {
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Invalid full-text parameters ${JSON.stringify(given)}: k1 from 0 to 100, b from 0 to 1.`,
+    );
+  }
+  return given;
 }
 
 /** Corpus statistics: how many documents there are and how many hold each token. */

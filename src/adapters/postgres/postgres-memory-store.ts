@@ -1,4 +1,4 @@
-import type { Bm25Parameters } from '../../recall/bm25-scoring.js';
+import { storeFullTextParameters, type Bm25Parameters } from '../../recall/bm25-scoring.js';
 import { EngramError, isEngramError } from '../../kernel/errors.js';
 import {
   DEFAULT_MEMORY_LIMITS,
@@ -9,16 +9,7 @@ import {
   type MemoryPatch,
   type NewMemory,
 } from '../../memory/memory.js';
-import {
-  applyPatch,
-  archiveMemory,
-  changeTime,
-  invalidateMemory,
-  planImport,
-  planUndo,
-  replacementAction,
-  restoreMemory,
-} from '../../memory/memory-changes.js';
+import { applyPatch, archiveMemory, changeTime, invalidateMemory, restoreMemory } from '../../memory/memory-changes.js';
 import type { Scope } from '../../memory/scope.js';
 import { type PurgeOptions, type PurgeReport } from '../../memory/memory-purge.js';
 import { purgePostgresMemory } from './postgres-purge.js';
@@ -37,13 +28,14 @@ import type {
 import {
   checkActor,
   checkExpectedVersions,
+  checkImportOptions,
   checkInstant,
   checkMemoryFilter,
   checkScopes,
   checkTextSearch,
   checkUnchangedSince,
-  checkVersions,
   memoryNotFound,
+  refuseRepeatedIds,
 } from '../../contracts/store-checks/store-input.js';
 import { createSortableId } from '../../kernel/ids.js';
 import { parsePostgresUrl, redactPostgresUrl, type PostgresConnectionSettings } from './postgres-connection-url.js';
@@ -63,7 +55,6 @@ import { PostgresVectorIndex } from './postgres-vector-index.js';
 import {
   historyEntry,
   HISTORY_SELECT,
-  insertMemories,
   insertMemoriesWithHistory,
   lockedMemory,
   PREPARED,
@@ -71,6 +62,8 @@ import {
   recordChange,
   replaceMemory,
 } from './postgres-writes.js';
+import { writePostgresImport } from './postgres-import.js';
+import { undoPostgresChange } from './postgres-undo.js';
 
 export interface PostgresMemoryStoreOptions {
   /** `postgres://user:password@host:port/database?schema=…` (see postgres-connection-url.ts for every parameter). */
@@ -96,7 +89,6 @@ export interface PostgresMemoryStoreOptions {
   jobs?: Settings['jobs'];
 }
 
-/** Fixed statements run on every write or read by id: parsed and planned once per connection. */
 /** The schema version that made the vector tables. */
 const VECTOR_SCHEMA_VERSION = 2;
 
@@ -140,18 +132,9 @@ export class PostgresMemoryStore implements MemoryStore {
     this.#generateId = options.generateId ?? (() => createSortableId('mem'));
     this.#limits = options.limits ?? DEFAULT_MEMORY_LIMITS;
     this.#warn = options.onWarning ?? ((message: string) => process.emitWarning(message, 'EngramWarning'));
-    const fullText = options.fullText;
-    if (fullText !== undefined && !(fullText.k1 >= 0 && fullText.k1 <= 100 && fullText.b >= 0 && fullText.b <= 1)) {
-      throw new EngramError(
-        'CONFIG_INVALID',
-        `Invalid full-text parameters ${JSON.stringify(fullText)}: k1 from 0 to 100, b from 0 to 1.`,
-      );
-    }
+    const fullText = storeFullTextParameters(options.fullText);
     this.#database = new PostgresDatabase(this.#settings, this.#warn);
-    this.#fullText = new PostgresFullTextIndex(
-      this.#database,
-      fullText ?? { k1: DEFAULT_SETTINGS.recall.fullTextK1, b: DEFAULT_SETTINGS.recall.fullTextB },
-    );
+    this.#fullText = new PostgresFullTextIndex(this.#database, fullText);
     const now = () => this.#now();
     this.vectors = new PostgresVectorIndex({
       database: this.#database,
@@ -232,10 +215,7 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async importMany(inputs: readonly NewMemory[], options: ImportOptions, change: ChangeContext): Promise<ImportReport> {
-    if (!Array.isArray(inputs)) throw new EngramError('INVALID_INPUT', 'An import is an array of memories.');
-    if (!['skip', 'replace', 'fail'].includes(options?.onExisting)) {
-      throw new EngramError('INVALID_INPUT', 'onExisting must be "skip", "replace" or "fail".');
-    }
+    checkImportOptions(inputs, options);
     const expected = checkExpectedVersions(options.ifUpdatedAt);
     const now = this.#now().toISOString();
     const memories = inputs.map((input) =>
@@ -243,41 +223,10 @@ export class PostgresMemoryStore implements MemoryStore {
     );
     refuseRepeatedIds(memories, 'import');
     const actor = checkActor(change);
-    const report: ImportReport = { created: 0, replaced: 0, skipped: 0, written: [] };
-    if (memories.length === 0) return report;
-    await this.#database.transaction(async (transaction) => {
-      // Row locks taken in id order, held to the commit: the versions checked are the versions written over.
-      const current = new Map<string, Memory | undefined>();
-      for (const [id] of expected) current.set(id, await lockedMemory(transaction, id));
-      checkVersions(expected, (id) => current.get(id));
-      for (const memory of memories) {
-        const existing = await lockedMemory(transaction, memory.id);
-        const action = planImport(existing, memory, options.onExisting);
-        if (action === 'create') {
-          await insertMemories(transaction, [memory]);
-          await recordChange(transaction, 'create', memory.id, null, memory, actor, now, null);
-          report.created += 1;
-          report.written.push(memory);
-        } else if (action === 'replace') {
-          await replaceMemory(transaction, memory);
-          await recordChange(
-            transaction,
-            replacementAction(existing!, memory),
-            memory.id,
-            existing!,
-            memory,
-            actor,
-            now,
-            null,
-          );
-          report.replaced += 1;
-          report.written.push(memory);
-        } else {
-          report.skipped += 1;
-        }
-      }
-    });
-    return report;
+    if (memories.length === 0) return { created: 0, replaced: 0, skipped: 0, written: [] };
+    return this.#database.transaction((transaction) =>
+      writePostgresImport(transaction, memories, { onExisting: options.onExisting, expected }, actor, now),
+    );
   }
 
   async get(id: string, scopes?: readonly Scope[]): Promise<Memory | undefined> {
@@ -413,46 +362,9 @@ export class PostgresMemoryStore implements MemoryStore {
 
   async undo(changeId: string, change: ChangeContext): Promise<HistoryEntry> {
     const actor = checkActor(change);
-    return this.#database.transaction(async (transaction) => {
-      const entry = await readChange(transaction, changeId);
-      if (!entry)
-        throw new EngramError(
-          'NOT_FOUND',
-          `No change with id ${changeId}; "engram show <memory>" lists a memory's changes.`,
-        );
-      const current = await lockedMemory(transaction, entry.memoryId);
-      const now = changeTime(current ?? { updatedAt: entry.at }, this.#now().toISOString());
-      const plan = planUndo(entry, current, now);
-      let entryId: string;
-      if (plan.kind === 'remove') {
-        await transaction.query('DELETE FROM memories WHERE id = $1', [entry.memoryId]);
-        entryId = await recordChange(transaction, plan.action, entry.memoryId, plan.before, null, actor, now, entry.id);
-      } else {
-        if (current) {
-          await replaceMemory(transaction, plan.after);
-        } else {
-          await insertMemories(transaction, [plan.after]).catch((error: unknown) => {
-            // Another process brought the memory back first.
-            throw isEngramError(error) && error.code === 'CONFLICT'
-              ? new EngramError('UNDO_CONFLICT', `Cannot undo ${entry.id}: memory ${entry.memoryId} exists again.`, {
-                  cause: error,
-                })
-              : error;
-          });
-        }
-        entryId = await recordChange(
-          transaction,
-          plan.action,
-          entry.memoryId,
-          plan.before,
-          plan.after,
-          actor,
-          now,
-          entry.id,
-        );
-      }
-      return (await readChange(transaction, entryId))!;
-    });
+    return this.#database.transaction((transaction) =>
+      undoPostgresChange(transaction, changeId, actor, () => this.#now()),
+    );
   }
 
   async stats(scopes?: readonly Scope[]): Promise<StoreStats> {
@@ -486,13 +398,5 @@ export class PostgresMemoryStore implements MemoryStore {
     this.#warn(
       `Postgres vectors: ${mode.reason}, so vector search reads the vectors of the asked scopes and computes cosine similarity in engram (exact; slower past tens of thousands of vectors per scope).`,
     );
-  }
-}
-
-function refuseRepeatedIds(memories: readonly Memory[], what: 'batch' | 'import'): void {
-  const ids = new Set<string>();
-  for (const memory of memories) {
-    if (ids.has(memory.id)) throw new EngramError('CONFLICT', `Memory id ${memory.id} appears twice in one ${what}.`);
-    ids.add(memory.id);
   }
 }

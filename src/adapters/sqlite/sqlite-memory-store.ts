@@ -1,4 +1,4 @@
-import type { Bm25Parameters } from '../../recall/bm25-scoring.js';
+import { storeFullTextParameters, type Bm25Parameters } from '../../recall/bm25-scoring.js';
 import { EngramError } from '../../kernel/errors.js';
 import {
   DEFAULT_MEMORY_LIMITS,
@@ -9,16 +9,7 @@ import {
   type MemoryPatch,
   type NewMemory,
 } from '../../memory/memory.js';
-import {
-  applyPatch,
-  archiveMemory,
-  changeTime,
-  invalidateMemory,
-  planImport,
-  planUndo,
-  replacementAction,
-  restoreMemory,
-} from '../../memory/memory-changes.js';
+import { applyPatch, archiveMemory, changeTime, invalidateMemory, restoreMemory } from '../../memory/memory-changes.js';
 import type { Scope } from '../../memory/scope.js';
 import type { PurgeOptions, PurgeReport } from '../../memory/memory-purge.js';
 import { purgeSqliteMemory } from './sqlite-purge.js';
@@ -37,13 +28,14 @@ import type {
 import {
   checkActor,
   checkExpectedVersions,
+  checkImportOptions,
   checkInstant,
   checkMemoryFilter,
   checkScopes,
   checkTextSearch,
   checkUnchangedSince,
-  checkVersions,
   memoryNotFound,
+  refuseRepeatedIds,
 } from '../../contracts/store-checks/store-input.js';
 import { createSortableId } from '../../kernel/ids.js';
 import { guard, guardWaiting, waitingTransaction } from './sqlite-database.js';
@@ -59,6 +51,8 @@ import { SqliteCheckpoints } from './sqlite-checkpoints.js';
 import { SqliteJobQueue } from './sqlite-job-queue.js';
 import { SqliteStoreLock } from './sqlite-store-lock.js';
 import { sqliteStats } from './sqlite-stats.js';
+import { writeSqliteImport } from './sqlite-import.js';
+import { undoSqliteChange } from './sqlite-undo.js';
 import { insertMemoryRow, memoryRow, recordChange, replaceMemoryRow } from './sqlite-memory-rows.js';
 import { MEMORY_COLUMNS, rowToHistory, rowToMemory, type HistoryRow, type MemoryRow } from './sqlite-rows.js';
 
@@ -114,22 +108,13 @@ export class SqliteMemoryStore implements MemoryStore {
     this.#now = options.now ?? (() => new Date());
     this.#generateId = options.generateId ?? (() => createSortableId('mem'));
     this.#limits = options.limits ?? DEFAULT_MEMORY_LIMITS;
-    const fullText = options.fullText;
-    if (fullText !== undefined && !(fullText.k1 >= 0 && fullText.k1 <= 100 && fullText.b >= 0 && fullText.b <= 1)) {
-      throw new EngramError(
-        'CONFIG_INVALID',
-        `Invalid full-text parameters ${JSON.stringify(fullText)}: k1 from 0 to 100, b from 0 to 1.`,
-      );
-    }
+    const fullText = storeFullTextParameters(options.fullText);
     const access = {
       statement: (sql: string) => this.#statement(sql),
       transaction: (work: () => void) => this.#transaction(work),
     };
     const now = () => this.#now();
-    this.#fullText = new SqliteFullTextIndex(
-      access,
-      fullText ?? { k1: DEFAULT_SETTINGS.recall.fullTextK1, b: DEFAULT_SETTINGS.recall.fullTextB },
-    );
+    this.#fullText = new SqliteFullTextIndex(access, fullText);
     this.vectors = new SqliteVectorIndex({ ...access, now });
     this.jobs = new SqliteJobQueue({ ...access, now, defaults: () => options.jobs ?? DEFAULT_SETTINGS.jobs });
     this.checkpoints = new SqliteCheckpoints({ ...access, now });
@@ -187,11 +172,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const memories = inputs.map((input) =>
       normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }),
     );
-    const ids = new Set<string>();
-    for (const memory of memories) {
-      if (ids.has(memory.id)) throw new EngramError('CONFLICT', `Memory id ${memory.id} appears twice in one batch.`);
-      ids.add(memory.id);
-    }
+    refuseRepeatedIds(memories, 'batch');
     await this.#transaction(() => {
       for (const memory of memories) {
         if (memoryRow(this.#sql, memory.id))
@@ -204,56 +185,18 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async importMany(inputs: readonly NewMemory[], options: ImportOptions, change: ChangeContext): Promise<ImportReport> {
-    if (!Array.isArray(inputs)) throw new EngramError('INVALID_INPUT', 'An import is an array of memories.');
-    if (!['skip', 'replace', 'fail'].includes(options?.onExisting)) {
-      throw new EngramError('INVALID_INPUT', 'onExisting must be "skip", "replace" or "fail".');
-    }
+    checkImportOptions(inputs, options);
     const expected = checkExpectedVersions(options.ifUpdatedAt);
     const now = this.#now().toISOString();
     const memories = inputs.map((input) =>
       normalizeNewMemory(input, { now, id: this.#generateId(), limits: this.#limits }),
     );
-    const ids = new Set<string>();
-    for (const memory of memories) {
-      if (ids.has(memory.id)) throw new EngramError('CONFLICT', `Memory id ${memory.id} appears twice in one import.`);
-      ids.add(memory.id);
-    }
-    const report: ImportReport = { created: 0, replaced: 0, skipped: 0, written: [] };
+    refuseRepeatedIds(memories, 'import');
+    let report: ImportReport | undefined;
     await this.#transaction(() => {
-      // Inside the write transaction: no other connection can change a memory between this check and the writes.
-      checkVersions(expected, (id) => {
-        const row = memoryRow(this.#sql, id);
-        return row && rowToMemory(row);
-      });
-      for (const memory of memories) {
-        const row = memoryRow(this.#sql, memory.id);
-        const existing = row && rowToMemory(row);
-        const action = planImport(existing, memory, options.onExisting);
-        if (action === 'create') {
-          insertMemoryRow(this.#sql, memory);
-          recordChange(this.#sql, 'create', memory.id, null, memory, change, now, null);
-          report.created += 1;
-          report.written.push(memory);
-        } else if (action === 'replace') {
-          replaceMemoryRow(this.#sql, memory);
-          recordChange(
-            this.#sql,
-            replacementAction(existing!, memory),
-            memory.id,
-            existing!,
-            memory,
-            change,
-            now,
-            null,
-          );
-          report.replaced += 1;
-          report.written.push(memory);
-        } else {
-          report.skipped += 1;
-        }
-      }
+      report = writeSqliteImport(this.#sql, memories, { onExisting: options.onExisting, expected }, change, now);
     });
-    return report;
+    return report!;
   }
 
   async get(id: string, scopes?: readonly Scope[]): Promise<Memory | undefined> {
@@ -380,25 +323,7 @@ export class SqliteMemoryStore implements MemoryStore {
   async undo(changeId: string, change: ChangeContext): Promise<HistoryEntry> {
     let entryId = '';
     await this.#transaction(() => {
-      const row = this.#statement('SELECT * FROM memory_history WHERE id = ?').get(changeId) as HistoryRow | undefined;
-      if (!row)
-        throw new EngramError(
-          'NOT_FOUND',
-          `No change with id ${changeId}; "engram show <memory>" lists a memory's changes.`,
-        );
-      const entry = rowToHistory(row);
-      const currentRow = memoryRow(this.#sql, entry.memoryId);
-      const current = currentRow ? rowToMemory(currentRow) : undefined;
-      const now = changeTime(current ?? { updatedAt: entry.at }, this.#now().toISOString());
-      const plan = planUndo(entry, current, now);
-      if (plan.kind === 'remove') {
-        this.#statement('DELETE FROM memories WHERE id = ?').run(entry.memoryId);
-        entryId = recordChange(this.#sql, plan.action, entry.memoryId, plan.before, null, change, now, entry.id);
-      } else {
-        if (currentRow) replaceMemoryRow(this.#sql, plan.after);
-        else insertMemoryRow(this.#sql, plan.after);
-        entryId = recordChange(this.#sql, plan.action, entry.memoryId, plan.before, plan.after, change, now, entry.id);
-      }
+      entryId = undoSqliteChange(this.#sql, changeId, change, () => this.#now());
     });
     return (await this.getChange(entryId))!;
   }

@@ -2,7 +2,7 @@ import { EngramError } from '../../kernel/errors.js';
 import { assertMemoryType, type Memory, type MemoryType } from '../../memory/memory.js';
 import { assertScope, type Scope } from '../../memory/scope.js';
 import type { ChangeContext } from '../../memory/memory-history.js';
-import type { MemoryFilter, TextSearch } from '../memory-store.js';
+import type { ImportOptions, MemoryFilter, TextSearch } from '../memory-store.js';
 
 const TRI_STATE = ['exclude', 'include', 'only'] as const;
 const ORDERS = ['updated-desc', 'created-asc', 'created-desc', 'importance-desc'] as const;
@@ -134,6 +134,23 @@ export function checkVersions(
     `${changed.length === 1 ? `Memory ${changed[0]} has` : `${changed.length} memories (${changed.slice(0, 5).join(', ')}) have`} changed since they were read; nothing was imported. Read them again and retry.`,
     { details: { changed } },
   );
+}
+
+/** Checks `importMany`'s arguments before anything is normalized: an array of memories and a known `onExisting`. */
+export function checkImportOptions(inputs: unknown, options: ImportOptions): void {
+  if (!Array.isArray(inputs)) throw new EngramError('INVALID_INPUT', 'An import is an array of memories.');
+  if (!['skip', 'replace', 'fail'].includes(options?.onExisting)) {
+    throw new EngramError('INVALID_INPUT', 'onExisting must be "skip", "replace" or "fail".');
+  }
+}
+
+/** CONFLICT when one id appears twice among memories written together: neither could be the one kept. */
+export function refuseRepeatedIds(memories: readonly Memory[], what: 'batch' | 'import'): void {
+  const ids = new Set<string>();
+  for (const memory of memories) {
+    if (ids.has(memory.id)) throw new EngramError('CONFLICT', `Memory id ${memory.id} appears twice in one ${what}.`);
+    ids.add(memory.id);
+  }
 }
 
 /** The error for a memory id that is not in the store. */
