@@ -157,8 +157,12 @@ export async function clearPostgresFiles(database: PostgresQueryable): Promise<P
   const notOwned = tables.rows.filter((table) => !table.owned).map((table) => table.name);
   let freed: PurgePlace;
   let vacuumError: string | undefined;
+  let olderReader: number | undefined;
   if (owned.length > 0) {
     try {
+      // VACUUM FULL keeps a deleted row that a transaction begun before the delete may still see:
+      // it waits for those first (they are short, as engram's are), and says so when one stays open.
+      olderReader = await waitForOlderReaders(database, OLDER_READERS_WAIT_MS);
       await database.query(`VACUUM FULL ${owned.map((name) => `"${name}"`).join(', ')}`);
     } catch (error) {
       vacuumError = error instanceof Error ? error.message : String(error);
@@ -178,6 +182,13 @@ export async function clearPostgresFiles(database: PostgresQueryable): Promise<P
       cleared: false,
       reason: `the store's role does not own ${notOwned.join(', ')}, and only the owner may VACUUM FULL them: the deleted rows keep their bytes in those table files until the space is reused or the owner runs VACUUM FULL ${notOwned.join(', ')}`,
     };
+  else if (olderReader !== undefined)
+    freed = {
+      place: 'freed-space',
+      removed: owned.length,
+      cleared: false,
+      reason: `a transaction open since before the purge (server process ${olderReader}) could still read the deleted rows, so VACUUM FULL kept their bytes in the table files: run VACUUM FULL ${owned.join(', ')} once it has ended`,
+    };
   else freed = { place: 'freed-space', removed: owned.length, cleared: true };
 
   let checkpoint: string;
@@ -189,4 +200,31 @@ export async function clearPostgresFiles(database: PostgresQueryable): Promise<P
     checkpoint = `CHECKPOINT needs a superuser or the pg_checkpoint role (${error instanceof Error ? error.message : String(error)}): the server's log keeps the purged rows until its next checkpoint recycles the segments and they are overwritten, and any WAL archive, replica or base backup keeps them too`;
   }
   return [freed, { place: 'write-ahead-log', removed: 0, cleared: false, reason: checkpoint }];
+}
+
+/** How long the purge waits for transactions begun before it to end before VACUUM FULL. */
+const OLDER_READERS_WAIT_MS = 10_000;
+
+/**
+ * Waits until no other session of this database holds a snapshot or a transaction older than now
+ * (those could still see the rows the purge deleted, so VACUUM FULL would copy them); returns the
+ * process id of one still open after `timeoutMs`, or undefined.
+ */
+async function waitForOlderReaders(database: PostgresQueryable, timeoutMs: number): Promise<number | undefined> {
+  const now = await database.query<{ xid: string }>('SELECT (txid_current() % 4294967296)::text AS xid');
+  const xid = now.rows[0]!.xid;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const older = await database.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid()
+          AND ((backend_xmin IS NOT NULL AND age(backend_xmin) > age($1::text::xid))
+            OR (backend_xid IS NOT NULL AND age(backend_xid) > age($1::text::xid)))
+        LIMIT 1`,
+      [xid],
+    );
+    if (older.rows.length === 0) return undefined;
+    if (Date.now() >= deadline) return older.rows[0]!.pid;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }

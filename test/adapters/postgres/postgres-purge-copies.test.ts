@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { PostgresMemoryStore } from '../../../src/adapters/postgres/postgres-memory-store.js';
 import {
@@ -90,4 +91,53 @@ describe.skipIf(!serverUrl)('purge on Postgres clears every place a memory came 
       await dropSchema(serverUrl, schema);
     }
   });
+
+  it('waits for a transaction begun before it (VACUUM FULL would keep what that one can still see), and says so when one stays open', async (context) => {
+    const { url, schema } = freshSchemaUrl(serverUrl, 'purgereader');
+    const store = new PostgresMemoryStore({ url, onWarning: () => undefined });
+    await store.open();
+    const bare = new URL(serverUrl);
+    bare.searchParams.delete('schema');
+    const reader = new pg.Client({ connectionString: bare.toString() });
+    await reader.connect();
+    try {
+      // A reader whose snapshot is taken before the purge: until it ends, the deleted rows are visible
+      // to it. It reads no table of the store (a lock there would make VACUUM FULL wait, another case).
+      const openReader = async () => {
+        await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+        await reader.query('SELECT count(*) FROM pg_class');
+      };
+      const first = await buildPurgeScenario(store);
+      await openReader();
+      const ending = new Promise((resolve) => setTimeout(resolve, 1_000)).then(() => reader.query('COMMIT'));
+      const report = await first.engram.purge(first.memoryId);
+      await ending;
+      expect(report.places.find((place) => place.place === 'freed-space')).toMatchObject({ cleared: true });
+      if (await readable(dataDirectory)) {
+        await withServerClient(serverUrl, (client) => client.query('CHECKPOINT').catch(() => undefined));
+        expect(countNeedles(await tableFiles(schema), [CONVERSATION_ONLY, SECRET_WORD])).toEqual({
+          [CONVERSATION_ONLY]: 0,
+          [SECRET_WORD]: 0,
+        });
+      } else context.annotate?.('the data folder is not readable: the bytes were not checked');
+
+      // One that stays open past the wait: the purge goes on and does not call the space cleared.
+      await store.close();
+      await dropSchema(serverUrl, schema);
+      await store.open();
+      const second = await buildPurgeScenario(store);
+      await openReader();
+      const { rows } = await reader.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      const kept = await second.engram.purge(second.memoryId);
+      await reader.query('COMMIT');
+      const freed = kept.places.find((place) => place.place === 'freed-space');
+      expect(freed).toMatchObject({ cleared: false });
+      expect(freed!.reason).toContain(`server process ${rows[0]!.pid}`);
+      expect(freed!.reason).toMatch(/VACUUM FULL/);
+    } finally {
+      await reader.end();
+      await store.close();
+      await dropSchema(serverUrl, schema);
+    }
+  }, 60_000);
 });
