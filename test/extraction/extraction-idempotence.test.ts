@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EngramError } from '../../src/kernel/errors.js';
 import type { Conversation } from '../../src/contracts/conversation.js';
 import {
@@ -12,14 +12,7 @@ import type { JobOutcome } from '../../src/extraction/extraction-worker.js';
 import { type ExtractorOptions } from '../../src/extraction/extractor.js';
 import { applyExplicitStatements, type ExplicitMemoryHandler } from '../../src/extraction/explicit-statements.js';
 import { type ScriptedAnswer } from '../../src/testing/scripted-language-model.js';
-import {
-  answer,
-  openExtractionFixture,
-  turn,
-  scriptedExtractor,
-  session,
-  type ExtractionFixture,
-} from '../support/extraction-support.js';
+import { answer, turn, scriptedExtractor, session, useExtractionFixture } from '../support/extraction-support.js';
 
 /**
  * What extraction does for a source message happens once: explicit statements, the agent's writes,
@@ -27,12 +20,7 @@ import {
  * included (SPEC §3: "the same source turn is never extracted twice").
  */
 
-let fixture: ExtractionFixture;
-
-beforeEach(async () => {
-  fixture = await openExtractionFixture({ jobs: { maxAttempts: 3 } });
-});
-afterEach(async () => fixture.close());
+const fixture = useExtractionFixture({ jobs: { maxAttempts: 3 } });
 const down = { error: new EngramError('MODEL_UNAVAILABLE', 'The model server is down.') };
 
 function extractor(script: readonly ScriptedAnswer[], options: Partial<ExtractorOptions> = {}) {

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EngramError } from '../../src/kernel/errors.js';
 import type { Conversation } from '../../src/contracts/conversation.js';
 import {
@@ -15,20 +15,14 @@ import { type ScriptedAnswer } from '../../src/testing/scripted-language-model.j
 import { MemoryTool } from '../../src/memory-tool/memory-tool.js';
 import {
   answer,
-  openExtractionFixture,
   PROJECT,
   turn,
   scriptedExtractor,
   session,
-  type ExtractionFixture,
+  useExtractionFixture,
 } from '../support/extraction-support.js';
 
-let fixture: ExtractionFixture;
-
-beforeEach(async () => {
-  fixture = await openExtractionFixture({ jobs: { maxAttempts: 3 } });
-});
-afterEach(async () => fixture.close());
+const fixture = useExtractionFixture({ jobs: { maxAttempts: 3 } });
 
 function extractor(script: readonly ScriptedAnswer[], options: Partial<ExtractorOptions> = {}) {
   return scriptedExtractor(fixture, script, options);

@@ -1,3 +1,4 @@
+import { afterEach, beforeEach } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,6 +61,46 @@ export async function openExtractionFixture(
       await store.close();
       await rm(directory, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * Opens a fresh {@link openExtractionFixture} before each test of the enclosing `describe` and
+ * closes it after; read its fields inside a test or hook, not while the suite is being collected.
+ */
+export function useExtractionFixture(overrides: Parameters<typeof openExtractionFixture>[0] = {}): ExtractionFixture {
+  let current: ExtractionFixture | undefined;
+  beforeEach(async () => {
+    current = await openExtractionFixture(overrides);
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  const opened = (): ExtractionFixture => {
+    if (current === undefined) throw new Error('useExtractionFixture: the fixture is open only inside a test or hook');
+    return current;
+  };
+  return {
+    get directory() {
+      return opened().directory;
+    },
+    get path() {
+      return opened().path;
+    },
+    get store() {
+      return opened().store;
+    },
+    get engram() {
+      return opened().engram;
+    },
+    get settings() {
+      return opened().settings;
+    },
+    get clock() {
+      return opened().clock;
+    },
+    close: () => opened().close(),
   };
 }
 

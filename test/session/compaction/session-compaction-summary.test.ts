@@ -23,6 +23,7 @@ import { estimateMessageTokens } from '../../../src/session/context-budget.js';
 import { DEFAULT_SETTINGS } from '../../../src/kernel/settings.js';
 import type { ContentBlock } from '../../../src/contracts/language-model.js';
 import type { SessionMessage } from '../../../src/contracts/session-message.js';
+import { toolPairsIntact } from '../../support/session-support.js';
 
 let counter = 0;
 function message(
@@ -39,22 +40,6 @@ const toolCall = (id: string, name = 'read_file', input: Record<string, unknown>
   message('assistant', [{ type: 'tool_use', id, name, input }]);
 const toolResult = (id: string, content: string): SessionMessage =>
   message('user', [{ type: 'tool_result', toolUseId: id, content }]);
-
-/** Every tool_result's tool_use is in the message just before it. */
-function pairsIntact(messages: readonly SessionMessage[]): boolean {
-  return messages.every((item, index) => {
-    if (typeof item.content === 'string') return true;
-    return item.content.every((block) => {
-      if (block.type !== 'tool_result') return true;
-      const previous = messages[index - 1];
-      return (
-        previous !== undefined &&
-        typeof previous.content !== 'string' &&
-        previous.content.some((other) => other.type === 'tool_use' && other.id === block.toolUseId)
-      );
-    });
-  });
-}
 
 describe('the nine-part summary prompt', () => {
   it('names the nine sections in order, allows <analysis>, and asks for user instructions verbatim', () => {
@@ -157,7 +142,7 @@ describe('message groups', () => {
     expect(once.map((item) => item.uuid)).toEqual([summary, ...list.slice(4)].map((item) => item.uuid));
     const all = dropOldestGroups(list, 99);
     expect(all.map((item) => item.uuid)).toEqual([summary.uuid, list.at(-1)!.uuid]);
-    for (let count = 0; count < 5; count += 1) expect(pairsIntact(dropOldestGroups(list, count))).toBe(true);
+    for (let count = 0; count < 5; count += 1) expect(toolPairsIntact(dropOldestGroups(list, count))).toBe(true);
     expect(dropOldestGroups(list, 0)).toEqual(list);
     expect(dropOldestGroups(list, -3)).toEqual(list);
     expect(list).toHaveLength(8);
@@ -249,7 +234,7 @@ describe('the kept tail of a compaction from notes', () => {
       measure,
     });
     expect(split.start).toBe(1);
-    expect(pairsIntact(list.slice(split.start))).toBe(true);
+    expect(toolPairsIntact(list.slice(split.start))).toBe(true);
     expect(
       keptTail(list, { lastSummarizedUuid: list.at(-1)!.uuid, softMaxTokens: 1e6, hardMaxTokens: 1e6, measure }).start,
     ).toBe(list.length);
@@ -274,7 +259,7 @@ describe('the kept tail of a compaction from notes', () => {
     });
     expect(soft.start).toBe(3);
     expect(soft.droppedUncovered).toBe(2);
-    expect(pairsIntact(list.slice(soft.start))).toBe(true);
+    expect(toolPairsIntact(list.slice(soft.start))).toBe(true);
     const onlyNewest = keptTail(list, {
       lastSummarizedUuid: list[0]!.uuid,
       softMaxTokens: 10,

@@ -21,6 +21,7 @@ import {
   type CompactorOptions,
 } from '../../../src/session/compaction/compaction.js';
 import type { SessionMessage } from '../../../src/contracts/session-message.js';
+import { toolPairsIntact } from '../../support/session-support.js';
 import { SessionNotes } from '../../../src/session/notes/session-notes.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
@@ -134,6 +135,10 @@ function conversation(bigResult = ''): SessionMessage[] {
 const wire = (messages: readonly SessionMessage[]): LanguageModelMessage[] =>
   messages.map((item) => ({ role: item.role, content: item.content }));
 
+/** The model's next answer to the conversation as it stands, under the session's own prefix. */
+const continueWith = (messages: readonly SessionMessage[]) =>
+  model().generate({ system: SYSTEM, tools: TOOLS, messages: wire(messages), maxOutputTokens: 100 });
+
 function input(messages: SessionMessage[], extra: Partial<CompactionInput> = {}): CompactionInput {
   return {
     trigger: 'auto',
@@ -149,22 +154,6 @@ function input(messages: SessionMessage[], extra: Partial<CompactionInput> = {})
     metadata: { filesEdited: ['test/parser.test.ts'], gitBranch: 'feature/parser' },
     ...extra,
   };
-}
-
-/** Every tool_result's tool_use is in the message just before it. */
-function pairsIntact(messages: readonly SessionMessage[]): boolean {
-  return messages.every((item, index) => {
-    if (typeof item.content === 'string') return true;
-    return item.content.every((block) => {
-      if (block.type !== 'tool_result') return true;
-      const previous = messages[index - 1];
-      return (
-        previous !== undefined &&
-        typeof previous.content !== 'string' &&
-        previous.content.some((other) => other.type === 'tool_use' && other.id === block.toolUseId)
-      );
-    });
-  });
 }
 
 const textOf = (item: SessionMessage): string =>
@@ -228,7 +217,7 @@ describe('fast path: compaction from the session notes', () => {
     expect(textOf(file!)).toContain('<file path="src/parser.ts">');
     expect(textOf(plan!)).toContain('Refactor, then test.');
     expect(kept.map((item) => item.uuid)).toEqual(messages.slice(5).map((item) => item.uuid));
-    expect(pairsIntact(result.messages)).toBe(true);
+    expect(toolPairsIntact(result.messages)).toBe(true);
     expect(result.boundary).toMatchObject({
       method: 'notes',
       trigger: 'auto',
@@ -238,13 +227,7 @@ describe('fast path: compaction from the session notes', () => {
     });
 
     // The provider accepts the compacted list as it is (the loopback server refuses orphaned tool results).
-    const next = await model().generate({
-      system: SYSTEM,
-      tools: TOOLS,
-      messages: wire(result.messages),
-      maxOutputTokens: 100,
-    });
-    expect(next.text).toBe('OK');
+    expect((await continueWith(result.messages)).text).toBe('OK');
   });
 
   it('waits for a running notes update and uses what it wrote', async () => {
@@ -284,7 +267,7 @@ describe('fast path: compaction from the session notes', () => {
     const result = await compactor().compact(input(messages, { notes, window: 60_000 }));
     const keptUuids = result.messages.filter((item) => !item.meta).map((item) => item.uuid);
     expect(keptUuids).toEqual([messages.at(-2)!.uuid, messages.at(-1)!.uuid]);
-    expect(pairsIntact(result.messages)).toBe(true);
+    expect(toolPairsIntact(result.messages)).toBe(true);
     expect(result.postTokens).toBeLessThan(27_000);
     expect(result.warnings.join(' ')).toMatch(/too large to keep/);
     expect(result.modelCalls).toBe(0);
@@ -302,7 +285,7 @@ describe('fast path: compaction from the session notes', () => {
     const result = await compactor({ model: undefined }).compact(input(messages, { notes }));
     expect(result.boundary.method).toBe('notes');
     expect(result.modelCalls).toBe(0);
-    expect(pairsIntact(result.messages)).toBe(true);
+    expect(toolPairsIntact(result.messages)).toBe(true);
     expect(server.requests.length).toBe(0);
   });
 });
@@ -310,13 +293,7 @@ describe('fast path: compaction from the session notes', () => {
 describe('summary path: a forked summarizer', () => {
   it('sends the parent prefix then the nine-part prompt, strips <analysis>, and builds the summary message', async () => {
     const messages = conversation();
-    const parent = await model().generate({
-      system: SYSTEM,
-      tools: TOOLS,
-      messages: wire(messages),
-      maxOutputTokens: 100,
-    });
-    expect(parent.text).toBe('OK');
+    expect((await continueWith(messages)).text).toBe('OK');
     server.script({ message: { text: GOOD_SUMMARY } });
 
     const result = await compactor().compact(input(messages, { customInstructions: 'Keep the test names.' }));
@@ -343,13 +320,7 @@ describe('summary path: a forked summarizer', () => {
     expect(rest.every((item) => item.meta === true)).toBe(true);
     expect(result.boundary).toMatchObject({ method: 'summary', lastSummarizedUuid: messages.at(-1)!.uuid });
 
-    const next = await model().generate({
-      system: SYSTEM,
-      tools: TOOLS,
-      messages: wire(result.messages),
-      maxOutputTokens: 100,
-    });
-    expect(next.text).toBe('OK');
+    expect((await continueWith(result.messages)).text).toBe('OK');
   });
 
   it('keeps a standing rule through two compactions whose summarizer forgot it', async () => {

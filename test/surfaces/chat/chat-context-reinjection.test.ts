@@ -1,22 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LanguageModelRequest } from '../../../src/contracts/language-model.js';
 import { ScriptedLanguageModel } from '../../../src/testing/scripted-language-model.js';
-import { removeTestRoot, startTestChat, type TestChat } from '../../support/chat-support.js';
+import { useTestChats } from '../../support/chat-support.js';
 import { ninePartSummary } from '../../support/session-support.js';
 
-const roots: string[] = [];
-const chats: TestChat[] = [];
-afterEach(async () => {
-  for (const chat of chats.splice(0)) await chat.finish().catch(() => undefined);
-  await Promise.all(roots.splice(0).map(removeTestRoot));
-});
-
-async function chat(options: Parameters<typeof startTestChat>[0]): Promise<TestChat> {
-  const started = await startTestChat(options);
-  chats.push(started);
-  roots.push(started.root);
-  return started;
-}
+const chats = useTestChats();
+const chat = chats.start;
 
 const RULE = 'Source files use named exports only.';
 const FILES = { 'src/a.ts': 'export const a = 1;\n', '.claude/rules/source.md': `---\npaths: src/**\n---\n${RULE}\n` };
