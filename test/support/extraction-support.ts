@@ -1,4 +1,3 @@
-import { afterEach, beforeEach } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import { Engram } from '../../src/engram.js';
 import type { Conversation, ConversationMessage } from '../../src/contracts/conversation.js';
 import { Extractor, type ExtractorOptions } from '../../src/extraction/extractor.js';
 import { ScriptedLanguageModel, type ScriptedAnswer } from '../../src/testing/scripted-language-model.js';
+import { perTest } from './per-test.js';
 
 export const PROJECT = 'project:github.com/acme/app';
 
@@ -66,42 +66,14 @@ export async function openExtractionFixture(
 
 /**
  * Opens a fresh {@link openExtractionFixture} before each test of the enclosing `describe` and
- * closes it after; read its fields inside a test or hook, not while the suite is being collected.
+ * closes it after.
  */
 export function useExtractionFixture(overrides: Parameters<typeof openExtractionFixture>[0] = {}): ExtractionFixture {
-  let current: ExtractionFixture | undefined;
-  beforeEach(async () => {
-    current = await openExtractionFixture(overrides);
-  });
-  afterEach(async () => {
-    await current?.close();
-    current = undefined;
-  });
-  const opened = (): ExtractionFixture => {
-    if (current === undefined) throw new Error('useExtractionFixture: the fixture is open only inside a test or hook');
-    return current;
-  };
-  return {
-    get directory() {
-      return opened().directory;
-    },
-    get path() {
-      return opened().path;
-    },
-    get store() {
-      return opened().store;
-    },
-    get engram() {
-      return opened().engram;
-    },
-    get settings() {
-      return opened().settings;
-    },
-    get clock() {
-      return opened().clock;
-    },
-    close: () => opened().close(),
-  };
+  return perTest(
+    'useExtractionFixture: the fixture',
+    () => openExtractionFixture(overrides),
+    (fixture) => fixture.close(),
+  );
 }
 
 /** A user message and the assistant's answer: one turn. */

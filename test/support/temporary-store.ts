@@ -1,8 +1,8 @@
-import { afterEach, beforeEach } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+import { perTest } from './per-test.js';
 
 /** A real SQLite store in a fresh temp folder, on a clock the test moves. */
 export interface TemporaryStore {
@@ -36,24 +36,9 @@ export interface TemporaryStoreHandle {
 
 /** Opens a fresh {@link openTemporaryStore} before each test of the enclosing `describe` and closes it after. */
 export function useTemporaryStore(start: number): TemporaryStoreHandle {
-  let current: TemporaryStore | undefined;
-  beforeEach(async () => {
-    current = await openTemporaryStore(start);
-  });
-  afterEach(async () => {
-    await current?.close();
-    current = undefined;
-  });
-  const opened = (): TemporaryStore => {
-    if (current === undefined) throw new Error('useTemporaryStore: the store is open only inside a test or hook');
-    return current;
-  };
-  return {
-    get store() {
-      return opened().store;
-    },
-    get clock() {
-      return opened().clock;
-    },
-  };
+  return perTest(
+    'useTemporaryStore: the store',
+    () => openTemporaryStore(start),
+    (opened) => opened.close(),
+  );
 }
