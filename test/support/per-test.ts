@@ -31,3 +31,14 @@ export function perTest<T extends object>(
     getOwnPropertyDescriptor: (_target, key) => Reflect.getOwnPropertyDescriptor(now(), key),
   });
 }
+
+/** Collects steps to run after the current test, in the order given: for what a test opens partway. */
+export function useAfterTest(): (step: () => Promise<void> | void) => void {
+  const steps: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const step of steps.splice(0)) await step();
+  });
+  return (step) => {
+    steps.push(step);
+  };
+}

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { processesWith } from './process-scan.js';
 
 /**
  * Removes a test's folder once no process runs inside it: a hook's detached worker (started with a
@@ -7,31 +8,11 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
  */
 export function removeWhenIdle(root: string): void {
   const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && processesUsing(root) > 0)
+  while (Date.now() < deadline && processesWith(root, 'cmdline') > 0)
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
   try {
     rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   } catch (error) {
     console.warn(`test folder ${root} not removed: ${(error as Error).message}`);
   }
-}
-
-/** How many processes name `root` in their command line (Linux /proc; 0 where there is none). */
-function processesUsing(root: string): number {
-  let count = 0;
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return 0;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(root)) count += 1;
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return count;
 }

@@ -6,7 +6,7 @@ import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import { estimateMessagesTokens } from '../../src/session/context-budget.js';
 import { COMPACTION_SUMMARY_SECTIONS } from '../../src/session/compaction/compaction-summary.js';
 import { estimateJsonTokens, estimateTextTokens } from '../../src/kernel/token-estimate.js';
-import type { LanguageModelMessage } from '../../src/contracts/language-model.js';
+import type { ContentBlock, LanguageModelMessage } from '../../src/contracts/language-model.js';
 import type { SessionMessage } from '../../src/contracts/session-message.js';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer, RecordedModelRequest } from '../../src/testing/loopback-model-server.js';
@@ -163,4 +163,16 @@ export function toolPairsIntact(messages: readonly SessionMessage[]): boolean {
       );
     });
   });
+}
+
+/** Makes session messages numbered in the order made: uuid `${uuidPrefix}${n}`, timestamp `timestamp(n)`. */
+export function numberedMessages(
+  uuidPrefix: string,
+  timestamp: (index: number) => string,
+): (role: 'user' | 'assistant', content: string | ContentBlock[], extra?: Partial<SessionMessage>) => SessionMessage {
+  let counter = 0;
+  return (role, content, extra = {}) => {
+    counter += 1;
+    return { uuid: `${uuidPrefix}${counter}`, role, content, timestamp: timestamp(counter), ...extra };
+  };
 }

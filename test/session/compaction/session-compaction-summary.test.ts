@@ -23,17 +23,9 @@ import { estimateMessageTokens } from '../../../src/session/context-budget.js';
 import { DEFAULT_SETTINGS } from '../../../src/kernel/settings.js';
 import type { ContentBlock } from '../../../src/contracts/language-model.js';
 import type { SessionMessage } from '../../../src/contracts/session-message.js';
-import { toolPairsIntact } from '../../support/session-support.js';
+import { numberedMessages, toolPairsIntact } from '../../support/session-support.js';
 
-let counter = 0;
-function message(
-  role: 'user' | 'assistant',
-  content: string | ContentBlock[],
-  extra: Partial<SessionMessage> = {},
-): SessionMessage {
-  counter += 1;
-  return { uuid: `m${counter}`, role, content, timestamp: '2025-01-01T00:00:00.000Z', ...extra };
-}
+const message = numberedMessages('m', () => '2025-01-01T00:00:00.000Z');
 const user = (text: string, extra: Partial<SessionMessage> = {}): SessionMessage => message('user', text, extra);
 const assistant = (text: string): SessionMessage => message('assistant', [{ type: 'text', text }]);
 const toolCall = (id: string, name = 'read_file', input: Record<string, unknown> = { path: 'a.ts' }): SessionMessage =>

@@ -8,12 +8,7 @@ import { COMPACTION_SUMMARY_PROMPT } from '../../../src/session/compaction/compa
 import { estimateMessageTokens } from '../../../src/session/context-budget.js';
 import { EngramError } from '../../../src/kernel/errors.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../../src/kernel/settings.js';
-import type {
-  ContentBlock,
-  LanguageModelMessage,
-  SystemBlock,
-  ToolDefinition,
-} from '../../../src/contracts/language-model.js';
+import type { LanguageModelMessage, SystemBlock, ToolDefinition } from '../../../src/contracts/language-model.js';
 import {
   Compactor,
   type CompactionInput,
@@ -21,7 +16,7 @@ import {
   type CompactorOptions,
 } from '../../../src/session/compaction/compaction.js';
 import type { SessionMessage } from '../../../src/contracts/session-message.js';
-import { toolPairsIntact } from '../../support/session-support.js';
+import { numberedMessages, toolPairsIntact } from '../../support/session-support.js';
 import { SessionNotes } from '../../../src/session/notes/session-notes.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
@@ -86,21 +81,7 @@ function compactor(options: Partial<CompactorOptions> = {}): Compactor {
   });
 }
 
-let counter = 0;
-function message(
-  role: 'user' | 'assistant',
-  content: string | ContentBlock[],
-  extra: Partial<SessionMessage> = {},
-): SessionMessage {
-  counter += 1;
-  return {
-    uuid: `msg-${counter}`,
-    role,
-    content,
-    timestamp: new Date(Date.UTC(2025, 0, 1, 0, counter)).toISOString(),
-    ...extra,
-  };
-}
+const message = numberedMessages('msg-', (index) => new Date(Date.UTC(2025, 0, 1, 0, index)).toISOString());
 
 /** A short coding session: the user states a standing rule in the first message; three tool rounds. */
 function conversation(bigResult = ''): SessionMessage[] {
