@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Engram, SESSION_START_MAX_MEMORIES, isEngramError, sessionStartMemories } from '../../src/index.js';
-import { useTemporaryStore } from '../support/temporary-store.js';
+import { engramOver, useTemporaryStore } from '../support/temporary-store.js';
 
 /** Session-start context beside MemoryTurn (issue 27): the memories a conversation starts with, without a prompt. */
 
@@ -10,12 +10,7 @@ const DAY = 86_400_000;
 const opened = useTemporaryStore(Date.parse('2026-03-01T09:00:00Z'));
 
 function openEngram(): Engram {
-  return new Engram({
-    store: opened.store,
-    defaultScope: PROJECT,
-    now: () => new Date(opened.clock.now),
-    onWarning: () => {},
-  });
+  return engramOver(opened, { defaultScope: PROJECT, onWarning: () => {} });
 }
 
 describe('sessionStartMemories', () => {

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { Memory } from '../../src/memory/memory.js';
 import { Engram } from '../../src/engram.js';
 import { everyMemory, storeSnapshot } from '../support/store-snapshot.js';
-import { useTemporaryStore } from '../support/temporary-store.js';
+import { engramOver, useTemporaryStore } from '../support/temporary-store.js';
 import type { AgingReport } from '../../src/maintenance/age-memories.js';
 import { MAX_TIMER_MS, startAgingSchedule, type IntervalTimers } from '../../src/maintenance/aging-schedule.js';
 
@@ -16,13 +16,7 @@ let engram: Engram;
 const opened = useTemporaryStore(NOW);
 
 beforeEach(() => {
-  engram = new Engram({
-    store: opened.store,
-    defaultScope: PROJECT,
-    readScopes: [PROJECT, 'global'],
-    now: () => new Date(opened.clock.now),
-    actor: 'test',
-  });
+  engram = engramOver(opened, { defaultScope: PROJECT, readScopes: [PROJECT, 'global'], actor: 'test' });
 });
 
 /** What a user could observe, minus updatedAt (an undo is itself a change, so it moves that clock). */

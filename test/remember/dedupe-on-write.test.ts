@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Embedder } from '../../src/contracts/embedder.js';
 import { Engram } from '../../src/engram.js';
 import { storeSnapshot } from '../support/store-snapshot.js';
-import { useTemporaryStore } from '../support/temporary-store.js';
+import { engramOver, useTemporaryStore } from '../support/temporary-store.js';
 import { lexicalProfile } from '../../src/remember/near-duplicate.js';
 import { porterStem } from '../../src/recall/porter-stemmer.js';
 import { candidateTerms } from '../../src/remember/save-memory.js';
@@ -12,11 +12,9 @@ const OTHER = 'project:github.com/acme/other';
 const opened = useTemporaryStore(Date.parse('2025-06-01T12:00:00.000Z'));
 
 function engramWith(options: { embedder?: Embedder } = {}): Engram {
-  return new Engram({
-    store: opened.store,
+  return engramOver(opened, {
     defaultScope: PROJECT,
     readScopes: [PROJECT, 'global'],
-    now: () => new Date(opened.clock.now),
     onWarning: () => undefined,
     ...options,
   });

@@ -2,6 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+import { Engram } from '../../src/engram.js';
+import type { EngramOptions } from '../../src/engram-options.js';
 import { perTest } from './per-test.js';
 
 /** A real SQLite store in a fresh temp folder, on a clock the test moves. */
@@ -41,4 +43,9 @@ export function useTemporaryStore(start: number): TemporaryStoreHandle {
     () => openTemporaryStore(start),
     (opened) => opened.close(),
   );
+}
+
+/** An Engram over a temporary store, on its clock; `options` say the rest (scopes, warnings, actor). */
+export function engramOver(opened: TemporaryStoreHandle, options: Omit<EngramOptions, 'store' | 'now'>): Engram {
+  return new Engram({ store: opened.store, now: () => new Date(opened.clock.now), ...options });
 }

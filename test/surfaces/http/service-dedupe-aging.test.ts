@@ -12,6 +12,7 @@ import type { AgingReport } from '../../../src/maintenance/age-memories.js';
 import type { IntervalTimers } from '../../../src/maintenance/aging-schedule.js';
 import { startServer, type RunningServer } from '../../../src/surfaces/http/http-server.js';
 import { runServeCommand } from '../../../src/surfaces/http/http-service.js';
+import { serveInProcess } from '../../support/serve-in-process.js';
 
 const PROJECT = 'project:github.com/acme/app';
 const DAY = 86_400_000;
@@ -158,28 +159,20 @@ describe('the service ages memories daily', () => {
       },
     };
     const reports: AgingReport[] = [];
-    let stderr = '';
-    const errors = new PassThrough().setEncoding('utf8');
-    errors.on('data', (chunk: string) => (stderr += chunk));
-    const controller = new AbortController();
-    let url = '';
-    const serving = runServeCommand({
+    const serving = await serveInProcess({
       cwd: directory,
       env: { ENGRAM_HOME: home, ENGRAM_PORT: '0', ENGRAM_HOST: '127.0.0.1', ENGRAM_PROJECT: 'aging-test' },
       now: () => clock,
       agingTimers: timers,
       onAging: (report) => reports.push(report),
-      signal: controller.signal,
-      stdout: new PassThrough(),
-      stderr: errors,
-      onListening: (server) => (url = server.url),
     });
+    const url = serving.url;
 
     await until(() => reports.length === 1, 'the aging run at start');
     expect(interval).toBe(24 * 3_600_000);
     expect(reports[0]!.scopes).toBe('all');
     expect(reports[0]!.archived).toEqual([oldGlobal.id, oldElsewhere.id]);
-    expect(stderr).toContain('aging archived 2 memories');
+    expect(serving.stderr()).toContain('aging archived 2 memories');
 
     // A memory written "100 days ago" through the service, then a day passes: the next tick archives it.
     clock = new Date(NOW - 100 * DAY);
@@ -196,8 +189,7 @@ describe('the service ages memories daily', () => {
     const stats = (await (await fetch(`${url}/v1/stats?scope=global,project:elsewhere`)).json()) as any;
     expect(stats.stats.archived).toBe(3);
 
-    controller.abort();
-    await serving;
+    await serving.stop();
     expect(cleared).toBe(true);
     tick!();
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -1,14 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { Engram } from '../../../src/engram.js';
 import { startServer } from '../../../src/surfaces/http/http-server.js';
-import { runServeCommand } from '../../../src/surfaces/http/http-service.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
+import { serveInProcess, type ServingInProcess } from '../../support/serve-in-process.js';
 
 // `engram serve` runs extraction: POST /v1/turns queues a finished turn and answers 202 at once;
 // the service's worker drains the queue (offline: explicit statements only; with a model: one call).
@@ -32,19 +31,8 @@ async function until<T>(probe: () => Promise<T | undefined>, what: string): Prom
   throw new Error(`timed out waiting for ${what}`);
 }
 
-interface Serving {
-  url: string;
-  stderr: () => string;
-  stop: () => Promise<void>;
-}
-
-async function serve(name: string, env: Record<string, string> = {}): Promise<Serving> {
-  let stderr = '';
-  const errors = new PassThrough().setEncoding('utf8');
-  errors.on('data', (chunk: string) => (stderr += chunk));
-  const controller = new AbortController();
-  let url = '';
-  const serving = runServeCommand({
+function serve(name: string, env: Record<string, string> = {}): Promise<ServingInProcess> {
+  return serveInProcess({
     cwd: directory,
     env: {
       ENGRAM_HOME: join(directory, name),
@@ -53,20 +41,7 @@ async function serve(name: string, env: Record<string, string> = {}): Promise<Se
       ENGRAM_PROJECT: name,
       ...env,
     },
-    signal: controller.signal,
-    stdout: new PassThrough(),
-    stderr: errors,
-    onListening: (server) => (url = server.url),
   });
-  await until(async () => (url === '' ? undefined : url), 'the service to listen');
-  return {
-    url,
-    stderr: () => stderr,
-    stop: async () => {
-      controller.abort();
-      await serving;
-    },
-  };
 }
 
 function postTurn(url: string, body: unknown): Promise<Response> {

@@ -10,19 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { Engram } from '../../../src/engram.js';
 import { startServer, type RunningServer } from '../../../src/surfaces/http/http-server.js';
+import { MEMORY_FILE_TOOL_NAMES } from '../../support/mcp-invalid-params.js';
 
 const PROJECT_A = 'project:github.com/acme/alpha';
 const PROJECT_B = 'project:github.com/acme/bravo';
 const TOOL_NAMES = ['memory_forget', 'memory_get', 'memory_list', 'memory_save', 'memory_search', 'memory_update'];
-// The memory-tool protocol's commands, registered by src/surfaces/mcp/memory-file-mcp-tools.ts (tested in memory-tool-mcp.test.ts).
-const MEMORY_FILE_TOOL_NAMES = [
-  'memory_file_create',
-  'memory_file_delete',
-  'memory_file_insert',
-  'memory_file_rename',
-  'memory_file_str_replace',
-  'memory_file_view',
-];
 
 let directory: string;
 
