@@ -49,3 +49,14 @@ export function useTemporaryStore(start: number): TemporaryStoreHandle {
 export function engramOver(opened: TemporaryStoreHandle, options: Omit<EngramOptions, 'store' | 'now'>): Engram {
   return new Engram({ store: opened.store, now: () => new Date(opened.clock.now), ...options });
 }
+
+/** Opens the SQLite store at `path`, runs `work` with it, and closes it. */
+export async function withSqliteStore<T>(path: string, work: (store: SqliteMemoryStore) => Promise<T>): Promise<T> {
+  const store = new SqliteMemoryStore({ path });
+  await store.open();
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
