@@ -12,7 +12,14 @@ import type { JobOutcome } from '../../src/extraction/extraction-worker.js';
 import { type ExtractorOptions } from '../../src/extraction/extractor.js';
 import { applyExplicitStatements, type ExplicitMemoryHandler } from '../../src/extraction/explicit-statements.js';
 import { type ScriptedAnswer } from '../../src/testing/scripted-language-model.js';
-import { answer, turn, scriptedExtractor, session, useExtractionFixture } from '../support/extraction-support.js';
+import {
+  answer,
+  memoryToolCall,
+  turn,
+  scriptedExtractor,
+  session,
+  useExtractionFixture,
+} from '../support/extraction-support.js';
 
 /**
  * What extraction does for a source message happens once: explicit statements, the agent's writes,
@@ -109,18 +116,7 @@ describe('explicit statements are applied once per source message', () => {
     await subject.afterTurn(
       session([
         { id: 'u1', role: 'user', text: 'Remember that we use pnpm.' },
-        {
-          id: 'a1',
-          role: 'assistant',
-          text: 'Saving it.',
-          toolCalls: [
-            {
-              id: 't1',
-              name: 'memory',
-              input: { command: 'create', path: '/memories/pnpm.md', file_text: 'We use pnpm.' },
-            },
-          ],
-        },
+        memoryToolCall('a1', 'Saving it.', { command: 'create', path: '/memories/pnpm.md', file_text: 'We use pnpm.' }),
         { id: 'a2', role: 'assistant', text: 'Saved.' },
       ]),
     );

@@ -15,6 +15,7 @@ import { type ScriptedAnswer } from '../../src/testing/scripted-language-model.j
 import { MemoryTool } from '../../src/memory-tool/memory-tool.js';
 import {
   answer,
+  memoryToolCall,
   PROJECT,
   turn,
   scriptedExtractor,
@@ -306,22 +307,11 @@ describe('running the queue', () => {
       await subject.afterTurn(
         session([
           { id: 'u1', role: 'user', text: 'Please remember we use pnpm.' },
-          {
-            id: 'a1',
-            role: 'assistant',
-            text: 'Saving it.',
-            toolCalls: [
-              {
-                id: 't1',
-                name: 'memory',
-                input: {
-                  command: 'create',
-                  path: '/memories/pnpm.md',
-                  file_text: '---\nname: pnpm\n---\nWe use pnpm.',
-                },
-              },
-            ],
-          },
+          memoryToolCall('a1', 'Saving it.', {
+            command: 'create',
+            path: '/memories/pnpm.md',
+            file_text: '---\nname: pnpm\n---\nWe use pnpm.',
+          }),
           {
             id: 'r1',
             role: 'tool',

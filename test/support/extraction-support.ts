@@ -106,6 +106,11 @@ export function answer(
   );
 }
 
+/** An assistant message `id` saying `text` and calling the memory tool (call `t1`) with `input`: the main agent writing memory itself. */
+export function memoryToolCall(id: string, text: string, input: Record<string, unknown>): ConversationMessage {
+  return { id, role: 'assistant', text, toolCalls: [{ id: 't1', name: 'memory', input }] };
+}
+
 /** An extractor over the fixture's engram and clock, not started, whose model answers from `script`; and that model. */
 export function scriptedExtractor(
   fixture: ExtractionFixture,
