@@ -204,6 +204,19 @@ describe('standing rules', () => {
 
 describe('the kept tail of a compaction from notes', () => {
   const measure = (item: SessionMessage): number => estimateMessageTokens(item);
+  /** The kept tail of `list` after the message `lastSummarized` (an index, or none), within these caps. */
+  const tailAfter = (
+    list: SessionMessage[],
+    lastSummarized: number | undefined,
+    softMaxTokens = 1e6,
+    hardMaxTokens = 1e6,
+  ) =>
+    keptTail(list, {
+      lastSummarizedUuid: lastSummarized === undefined ? undefined : list.at(lastSummarized)!.uuid,
+      softMaxTokens,
+      hardMaxTokens,
+      measure,
+    });
 
   it('keeps what follows the last summarized message, moved back onto the tool_use of a split pair', () => {
     const list = [
@@ -215,21 +228,12 @@ describe('the kept tail of a compaction from notes', () => {
       toolCall('b'),
       toolResult('b', 'r2'),
     ];
-    expect(
-      keptTail(list, { lastSummarizedUuid: list[3]!.uuid, softMaxTokens: 1e6, hardMaxTokens: 1e6, measure }),
-    ).toEqual({ start: 4, anchored: true, droppedUncovered: 0 });
+    expect(tailAfter(list, 3)).toEqual({ start: 4, anchored: true, droppedUncovered: 0 });
     // The notes end on the tool_use: the result must not be kept without it.
-    const split = keptTail(list, {
-      lastSummarizedUuid: list[1]!.uuid,
-      softMaxTokens: 1e6,
-      hardMaxTokens: 1e6,
-      measure,
-    });
+    const split = tailAfter(list, 1);
     expect(split.start).toBe(1);
     expect(toolPairsIntact(list.slice(split.start))).toBe(true);
-    expect(
-      keptTail(list, { lastSummarizedUuid: list.at(-1)!.uuid, softMaxTokens: 1e6, hardMaxTokens: 1e6, measure }).start,
-    ).toBe(list.length);
+    expect(tailAfter(list, -1).start).toBe(list.length);
   });
 
   it('keeps fewer whole groups when the tail is too large, the newest group unless even it is over the hard cap', () => {
@@ -243,28 +247,13 @@ describe('the kept tail of a compaction from notes', () => {
       toolResult('b', big),
       user('three'),
     ];
-    const soft = keptTail(list, {
-      lastSummarizedUuid: list[0]!.uuid,
-      softMaxTokens: 12_000,
-      hardMaxTokens: 1e6,
-      measure,
-    });
+    const soft = tailAfter(list, 0, 12_000);
     expect(soft.start).toBe(3);
     expect(soft.droppedUncovered).toBe(2);
     expect(toolPairsIntact(list.slice(soft.start))).toBe(true);
-    const onlyNewest = keptTail(list, {
-      lastSummarizedUuid: list[0]!.uuid,
-      softMaxTokens: 10,
-      hardMaxTokens: 1e6,
-      measure,
-    });
+    const onlyNewest = tailAfter(list, 0, 10);
     expect(onlyNewest.start).toBe(6);
-    const hard = keptTail([user('a'), user(big)], {
-      lastSummarizedUuid: undefined,
-      softMaxTokens: 10,
-      hardMaxTokens: 100,
-      measure,
-    });
+    const hard = tailAfter([user('a'), user(big)], undefined, 10, 100);
     expect(hard.start).toBe(2);
   });
 

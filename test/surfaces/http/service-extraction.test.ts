@@ -52,6 +52,17 @@ function postTurn(url: string, body: unknown): Promise<Response> {
   });
 }
 
+/** A turn's body: one user message and the assistant's answer, each as [id, text]. */
+function exchange(sessionId: string, user: [string, string], assistant: [string, string]) {
+  return {
+    sessionId,
+    messages: [
+      { id: user[0], role: 'user', text: user[1] },
+      { id: assistant[0], role: 'assistant', text: assistant[1] },
+    ],
+  };
+}
+
 async function memoryContaining(url: string, text: string): Promise<any> {
   const listed = (await (await fetch(`${url}/v1/memories`)).json()) as { memories: Array<{ content: string }> };
   return listed.memories.find((memory) => memory.content.includes(text));
@@ -61,26 +72,19 @@ describe('POST /v1/turns in engram serve', () => {
   it('offline: queues the turn at once and the service writes the explicit statement, saying once that it runs offline', async () => {
     const service = await serve('offline');
     try {
-      const response = await postTurn(service.url, {
-        sessionId: 'session-1',
-        messages: [
-          { id: 'm1', role: 'user', text: 'Remember that the staging database listens on port 5433.' },
-          { id: 'm2', role: 'assistant', text: 'Noted.' },
-        ],
-      });
+      const turn = exchange(
+        'session-1',
+        ['m1', 'Remember that the staging database listens on port 5433.'],
+        ['m2', 'Noted.'],
+      );
+      const response = await postTurn(service.url, turn);
       expect(response.status).toBe(202);
       expect(await response.json()).toMatchObject({ status: 'queued', messages: 2 });
       const memory = await until(() => memoryContaining(service.url, '5433'), 'the explicit memory');
       expect(memory.source).toMatchObject({ sessionId: 'session-1' });
 
       // The same turn again is nothing new: no second memory.
-      const again = await postTurn(service.url, {
-        sessionId: 'session-1',
-        messages: [
-          { id: 'm1', role: 'user', text: 'Remember that the staging database listens on port 5433.' },
-          { id: 'm2', role: 'assistant', text: 'Noted.' },
-        ],
-      });
+      const again = await postTurn(service.url, turn);
       expect(again.status).toBe(202);
       expect(await again.json()).toMatchObject({ status: 'nothing-new' });
       const listed = (await (await fetch(`${service.url}/v1/memories`)).json()) as { memories: unknown[] };
@@ -117,13 +121,14 @@ describe('POST /v1/turns in engram serve', () => {
     });
     const service = await serve('with-model', { ANTHROPIC_API_KEY: 'sk-ant-test-key', ANTHROPIC_BASE_URL: model.url });
     try {
-      const response = await postTurn(service.url, {
-        sessionId: 'session-2',
-        messages: [
-          { id: 'u1', role: 'user', text: 'We deploy on Fridays after the code freeze.' },
-          { id: 'a1', role: 'assistant', text: 'Understood, Fridays it is.' },
-        ],
-      });
+      const response = await postTurn(
+        service.url,
+        exchange(
+          'session-2',
+          ['u1', 'We deploy on Fridays after the code freeze.'],
+          ['a1', 'Understood, Fridays it is.'],
+        ),
+      );
       expect(response.status).toBe(202);
       const memory = await until(() => memoryContaining(service.url, 'deploys on Fridays'), 'the extracted memory');
       expect(memory.name).toBe('deploy-day');
