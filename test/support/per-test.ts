@@ -1,4 +1,7 @@
-import { afterEach, beforeEach } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 
 /**
  * Opens a value before each test of the enclosing `describe` and closes it after. The object
@@ -40,5 +43,21 @@ export function useAfterTest(): (step: () => Promise<void> | void) => void {
   });
   return (step) => {
     steps.push(step);
+  };
+}
+
+/** A temp folder made before the tests of the enclosing `describe` (or file) and removed after them; the function gives its path. */
+export function useTemporaryFolder(prefix: string): () => string {
+  let path: string | undefined;
+  beforeAll(async () => {
+    path = await mkdtemp(join(tmpdir(), prefix));
+  });
+  afterAll(async () => {
+    if (path !== undefined) await rm(path, { recursive: true, force: true });
+    path = undefined;
+  });
+  return () => {
+    if (path === undefined) throw new Error(`the ${prefix} folder exists only while its tests run`);
+    return path;
   };
 }

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTemporaryFolder } from '../../support/per-test.js';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { porterStem } from '../../../src/recall/porter-stemmer.js';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
@@ -180,18 +181,10 @@ describe('SQLite full-text search when the asked scopes hold most of the store',
 });
 
 describe('SQLite full-text search: memories it read before are read again once they change', () => {
-  let directory: string;
-
-  beforeAll(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'engram-fts-kept-'));
-  });
-
-  afterAll(async () => {
-    await rm(directory, { recursive: true, force: true });
-  });
+  const directory = useTemporaryFolder('engram-fts-kept-');
 
   it('after recorded hits, an update on its own connection and one by another connection', async () => {
-    const path = join(directory, 'memory.db');
+    const path = join(directory(), 'memory.db');
     const reader = new SqliteMemoryStore({ path });
     const writer = new SqliteMemoryStore({ path });
     await reader.open();
@@ -259,15 +252,7 @@ describe('porterStem', () => {
 });
 
 describe('SQLite full-text search: the memory count BM25 uses follows every write', () => {
-  let directory: string;
-
-  beforeAll(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'engram-fts-count-'));
-  });
-
-  afterAll(async () => {
-    await rm(directory, { recursive: true, force: true });
-  });
+  const directory = useTemporaryFolder('engram-fts-count-');
 
   const relevance = async (store: SqliteMemoryStore): Promise<number[]> =>
     (await store.searchText({ scopes: ['project:a'], terms: ['quokka'], limit: 5 })).map((hit) => hit.relevance);
@@ -284,7 +269,7 @@ describe('SQLite full-text search: the memory count BM25 uses follows every writ
   };
 
   it('counts again after a write by another connection, by its own connection, a delete, hits recorded after another write and a reopen', async () => {
-    const path = join(directory, 'memory.db');
+    const path = join(directory(), 'memory.db');
     const reader = new SqliteMemoryStore({ path });
     const writer = new SqliteMemoryStore({ path });
     await reader.open();

@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -13,20 +11,13 @@ import type { IntervalTimers } from '../../../src/maintenance/aging-schedule.js'
 import { startServer, type RunningServer } from '../../../src/surfaces/http/http-server.js';
 import { runServeCommand } from '../../../src/surfaces/http/http-service.js';
 import { serveInProcess } from '../../support/serve-in-process.js';
+import { useTemporaryFolder } from '../../support/per-test.js';
 
 const PROJECT = 'project:github.com/acme/app';
 const DAY = 86_400_000;
 const NOW = Date.parse('2025-06-01T12:00:00.000Z');
 
-let directory: string;
-
-beforeAll(() => {
-  directory = mkdtempSync(join(tmpdir(), 'engram-service-'));
-});
-
-afterAll(() => {
-  rmSync(directory, { recursive: true, force: true });
-});
+const directory = useTemporaryFolder('engram-service-');
 
 async function until(condition: () => boolean, what: string): Promise<void> {
   for (let attempt = 0; attempt < 500; attempt += 1) {
@@ -41,7 +32,7 @@ describe('POST /v1/memories and memory_save with dedupe', () => {
   let server: RunningServer;
 
   beforeAll(async () => {
-    store = new SqliteMemoryStore({ path: join(directory, 'http.db') });
+    store = new SqliteMemoryStore({ path: join(directory(), 'http.db') });
     await store.open();
     const engram = new Engram({ store, defaultScope: PROJECT, readScopes: [PROJECT, 'global'] });
     server = await startServer({
@@ -129,7 +120,7 @@ describe('POST /v1/memories and memory_save with dedupe', () => {
 
 describe('the service ages memories daily', () => {
   it('runs aging at start and on each tick of its timer, in every scope, and stops the timer on shutdown', async () => {
-    const home = join(directory, 'serve-home');
+    const home = join(directory(), 'serve-home');
     let clock = new Date(NOW - 100 * DAY);
     const seed = new SqliteMemoryStore({ path: join(home, 'engram.db'), now: () => clock });
     await seed.open();
@@ -160,7 +151,7 @@ describe('the service ages memories daily', () => {
     };
     const reports: AgingReport[] = [];
     const serving = await serveInProcess({
-      cwd: directory,
+      cwd: directory(),
       env: { ENGRAM_HOME: home, ENGRAM_PORT: '0', ENGRAM_HOST: '127.0.0.1', ENGRAM_PROJECT: 'aging-test' },
       now: () => clock,
       agingTimers: timers,
@@ -197,11 +188,11 @@ describe('the service ages memories daily', () => {
   });
 
   it('does not age at all when aging.intervalHours is 0', async () => {
-    const home = join(directory, 'serve-off');
+    const home = join(directory(), 'serve-off');
     let started = false;
     const controller = new AbortController();
     const serving = runServeCommand({
-      cwd: directory,
+      cwd: directory(),
       env: { ENGRAM_HOME: home, ENGRAM_PORT: '0', ENGRAM_HOST: '127.0.0.1', ENGRAM_PROJECT: 'aging-off' },
       flags: { 'aging.intervalHours': '0' },
       agingTimers: { setInterval: () => ((started = true), 'x'), clearInterval: () => undefined },

@@ -1,26 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { Engram } from '../../../src/engram.js';
 import { startServer } from '../../../src/surfaces/http/http-server.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
 import { serveInProcess, type ServingInProcess } from '../../support/serve-in-process.js';
+import { useTemporaryFolder } from '../../support/per-test.js';
 
 // `engram serve` runs extraction: POST /v1/turns queues a finished turn and answers 202 at once;
 // the service's worker drains the queue (offline: explicit statements only; with a model: one call).
 
-let directory: string;
-
-beforeAll(() => {
-  directory = mkdtempSync(join(tmpdir(), 'engram-service-extraction-'));
-});
-
-afterAll(() => {
-  rmSync(directory, { recursive: true, force: true });
-});
+const directory = useTemporaryFolder('engram-service-extraction-');
 
 async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
   for (let attempt = 0; attempt < 1_000; attempt += 1) {
@@ -33,9 +24,9 @@ async function until<T>(probe: () => Promise<T | undefined>, what: string): Prom
 
 function serve(name: string, env: Record<string, string> = {}): Promise<ServingInProcess> {
   return serveInProcess({
-    cwd: directory,
+    cwd: directory(),
     env: {
-      ENGRAM_HOME: join(directory, name),
+      ENGRAM_HOME: join(directory(), name),
       ENGRAM_PORT: '0',
       ENGRAM_HOST: '127.0.0.1',
       ENGRAM_PROJECT: name,
@@ -182,7 +173,7 @@ describe('POST /v1/turns in engram serve', () => {
   });
 
   it('answers 503 EXTRACTION_UNAVAILABLE on a server started without an extractor', async () => {
-    const store = new SqliteMemoryStore({ path: join(directory, 'bare.db') });
+    const store = new SqliteMemoryStore({ path: join(directory(), 'bare.db') });
     await store.open();
     const engram = new Engram({ store, defaultScope: 'project:bare' });
     const server = await startServer({
