@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTemporaryFolder } from '../../support/per-test.js';
+import { withSqliteStore } from '../../support/temporary-store.js';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { porterStem } from '../../../src/recall/porter-stemmer.js';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
@@ -258,15 +259,7 @@ describe('SQLite full-text search: the memory count BM25 uses follows every writ
     (await store.searchText({ scopes: ['project:a'], terms: ['quokka'], limit: 5 })).map((hit) => hit.relevance);
 
   /** What a store opened afresh on the file scores: its count cannot be a stale one. */
-  const fresh = async (path: string): Promise<number[]> => {
-    const store = new SqliteMemoryStore({ path });
-    await store.open();
-    try {
-      return await relevance(store);
-    } finally {
-      await store.close();
-    }
-  };
+  const fresh = (path: string): Promise<number[]> => withSqliteStore(path, relevance);
 
   it('counts again after a write by another connection, by its own connection, a delete, hits recorded after another write and a reopen', async () => {
     const path = join(directory(), 'memory.db');
