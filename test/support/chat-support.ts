@@ -105,6 +105,14 @@ export async function startTestChat(options: TestChatOptions): Promise<TestChat>
   };
 }
 
+/** Types each question into the chat and waits for its answer, in order. */
+export async function converse(chat: TestChat, ...exchanges: Array<[question: string, answer: string]>): Promise<void> {
+  for (const [question, answer] of exchanges) {
+    chat.type(question);
+    await chat.waitFor(answer);
+  }
+}
+
 /** Removes a chat's temp root. */
 export async function removeTestRoot(root: string): Promise<void> {
   await rm(root, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LanguageModelRequest } from '../../../src/contracts/language-model.js';
 import { ScriptedLanguageModel } from '../../../src/testing/scripted-language-model.js';
-import { useTestChats } from '../../support/chat-support.js';
+import { converse, useTestChats } from '../../support/chat-support.js';
 import { ninePartSummary } from '../../support/session-support.js';
 
 const chats = useTestChats();
@@ -29,10 +29,11 @@ describe('engram chat keeps the turn context through compactions', () => {
       content: 'The deploy target is the Frankfurt region (eu-central-1).',
       type: 'project',
     });
-    session.type('Where do we deploy the Frankfurt service? Look at the first source file.');
-    await session.waitFor('Read it.');
-    session.type('What else?');
-    await session.waitFor('Second answer.');
+    await converse(
+      session,
+      ['Where do we deploy the Frankfurt service? Look at the first source file.', 'Read it.'],
+      ['What else?', 'Second answer.'],
+    );
     // The read made the rule active: the next turn carries it, once.
     expect(count(sent(model.requests[2]!), RULE)).toBe(1);
     expect(count(sent(model.requests[2]!), 'eu-central-1')).toBe(1);

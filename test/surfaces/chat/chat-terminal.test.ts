@@ -18,7 +18,7 @@ import { readSessionTranscript } from '../../../src/session/node/session-transcr
 import { messageText } from '../../../src/contracts/language-model-content.js';
 import type { LanguageModelMessage, LanguageModelRequest } from '../../../src/contracts/language-model.js';
 import { ScriptedLanguageModel } from '../../../src/testing/scripted-language-model.js';
-import { useTestChats } from '../../support/chat-support.js';
+import { converse, useTestChats } from '../../support/chat-support.js';
 import { ninePartSummary } from '../../support/session-support.js';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 
@@ -84,10 +84,11 @@ describe('engram chat terminal', () => {
       content: 'The deploy target is the Frankfurt region (eu-central-1).',
       type: 'project',
     });
-    session.type('Where do we deploy the Frankfurt service?');
-    await session.waitFor('Noted.');
-    session.type('And the staging copy?');
-    await session.waitFor('Sure.');
+    await converse(
+      session,
+      ['Where do we deploy the Frankfurt service?', 'Noted.'],
+      ['And the staging copy?', 'Sure.'],
+    );
     const [first, second] = model.requests;
     const texts = userTexts(first!);
     expect(texts).toHaveLength(2);
