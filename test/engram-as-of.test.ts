@@ -1,27 +1,17 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Engram } from '../src/index.js';
-import { openTemporaryStore, type TemporaryStore } from './support/temporary-store.js';
+import { engramOver, useTemporaryStore } from './support/temporary-store.js';
 import { expectEngramError } from './support/expect-engram-error.js';
 
 /** `engram.recall` with `asOf` / `includeInvalid`, and `engram.supersedeChain`: one library entry each (issue 27). */
 
 const PROJECT = 'project:github.com/acme/api';
 const DAY = 86_400_000;
-let opened: TemporaryStore | undefined;
-afterEach(async () => {
-  await opened?.close();
-  opened = undefined;
-});
+const opened = useTemporaryStore(Date.parse('2026-03-01T09:00:00Z'));
 
 /** Node 18 on March 1st, replaced by Node 22 on March 10th; the release day never changed. */
 async function history(): Promise<{ engram: Engram; old: string; current: string; steady: string }> {
-  opened = await openTemporaryStore(Date.parse('2026-03-01T09:00:00Z'));
-  const engram = new Engram({
-    store: opened.store,
-    defaultScope: PROJECT,
-    now: () => new Date(opened!.clock.now),
-    onWarning: () => {},
-  });
+  const engram = engramOver(opened, { defaultScope: PROJECT, onWarning: () => {} });
   const old = await engram.remember({ content: 'The API server runs on Node 18.' });
   const steady = await engram.remember({ content: 'The API server is released on Tuesdays.' });
   opened.clock.now += 9 * DAY;

@@ -29,6 +29,13 @@ async function openEngram(): Promise<Engram> {
   return new Engram({ store, defaultScope: PROJECT, actor: 'test', onWarning: () => undefined });
 }
 
+/** An extractor over `engram` that runs only when drained, stopped after the test. */
+function idleExtractor(engram: Engram): Extractor {
+  const extractor = new Extractor({ engram, autoStart: false });
+  cleanups.push(() => extractor.stop());
+  return extractor;
+}
+
 const readTool: SessionTool = {
   definition: {
     name: 'read_file',
@@ -46,8 +53,7 @@ describe('MemoryTurn.run: one agent turn on a Session with memory', () => {
       content: 'The API deploys to the Frankfurt region (eu-central-1).',
       type: 'project',
     });
-    const extractor = new Extractor({ engram, autoStart: false });
-    cleanups.push(() => extractor.stop());
+    const extractor = idleExtractor(engram);
     const memoryTurn = new MemoryTurn({ engram, extractor });
     const system = await memoryTurn.staticPart();
     const model = new ScriptedLanguageModel({ script: ['It deploys to Frankfurt.', 'Tuesdays.'] });
@@ -87,8 +93,7 @@ describe('MemoryTurn.run: one agent turn on a Session with memory', () => {
 
   it('a turn with tool calls is queued once, whole, after its final answer', async () => {
     const engram = await openEngram();
-    const extractor = new Extractor({ engram, autoStart: false });
-    cleanups.push(() => extractor.stop());
+    const extractor = idleExtractor(engram);
     const memoryTurn = new MemoryTurn({ engram, extractor });
     const model = new ScriptedLanguageModel({
       script: [
@@ -150,8 +155,7 @@ describe('MemoryTurn.run: one agent turn on a Session with memory', () => {
       content: 'Deploys to Frankfurt happen on Tuesdays.',
       type: 'project',
     });
-    const extractor = new Extractor({ engram, autoStart: false });
-    cleanups.push(() => extractor.stop());
+    const extractor = idleExtractor(engram);
     const controller = new AbortController();
     // A rebuilt-prompt host that surfaced deploy-region earlier; Ctrl-C once the memories are chosen.
     const memoryTurn = new MemoryTurn({

@@ -1,27 +1,22 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Engram, MemoryTurn } from '../../src/index.js';
 import { MAX_SURFACED_KEPT, persistedSurfaced } from '../../src/agent/persisted-surfaced.js';
 import { expectEngramError } from '../support/expect-engram-error.js';
-import { openTemporaryStore, type TemporaryStore } from '../support/temporary-store.js';
+import { useTemporaryStore } from '../support/temporary-store.js';
 
 /** The surfaced set kept in the store, for hosts that run one process per prompt (issue 27). */
 
 const PROJECT = 'project:github.com/acme/app';
 const QUESTION = 'Where do we deploy the API service, Frankfurt?';
-let opened: TemporaryStore | undefined;
-afterEach(async () => {
-  await opened?.close();
-  opened = undefined;
-});
+const opened = useTemporaryStore(Date.parse('2026-03-01T09:00:00Z'));
 
-async function openEngram(): Promise<Engram> {
-  opened = await openTemporaryStore(Date.parse('2026-03-01T09:00:00Z'));
+function openEngram(): Engram {
   return new Engram({ store: opened.store, defaultScope: PROJECT, onWarning: () => {} });
 }
 
 describe('persistedSurfaced', () => {
   it('carries a MemoryTurn’s surfaced set from one process to the next, per conversation', async () => {
-    const engram = await openEngram();
+    const engram = openEngram();
     await engram.remember({ content: 'The deploy target of the API is the Frankfurt region (eu-central-1).' });
     // Process one: nothing saved yet, the turn surfaces the memory, the set is saved.
     const saved = persistedSurfaced(engram, 'session-1');
@@ -40,26 +35,26 @@ describe('persistedSurfaced', () => {
   });
 
   it('keeps the Claude Code hooks’ checkpoint name, the most recent ids only, and reads damage as empty', async () => {
-    const engram = await openEngram();
+    const engram = openEngram();
     const set = persistedSurfaced(engram, 'a session: with spaces/and slashes');
     expect(set.name).toBe('claude-code-surfaced:a session: with spaces/and slashes');
     const ids = Array.from({ length: MAX_SURFACED_KEPT + 5 }, (_, index) => `mem_${index}`);
     await set.save(ids);
     expect(await set.load()).toEqual(ids.slice(-MAX_SURFACED_KEPT));
     for (const damaged of ['not json', '{"a":1}', '[1, "mem_ok", null]']) {
-      await opened!.store.checkpoints.set(set.name, damaged);
+      await opened.store.checkpoints.set(set.name, damaged);
       expect(await set.load()).toEqual(damaged.includes('mem_ok') ? ['mem_ok'] : []);
     }
   });
 
   it('refuses a bad conversation id, namespace or id list, and writes nothing', async () => {
-    const engram = await openEngram();
+    const engram = openEngram();
     for (const id of ['', 'x'.repeat(201), 'line\nbreak', 42 as never])
       await expectEngramError(() => persistedSurfaced(engram, id), 'INVALID_INPUT');
     for (const namespace of ['', 'Claude Code', 'x'.repeat(41)])
       await expectEngramError(() => persistedSurfaced(engram, 'session-1', { namespace }), 'INVALID_INPUT');
     const set = persistedSurfaced(engram, 'session-1');
     await expectEngramError(set.save([42] as never), 'INVALID_INPUT');
-    expect(await opened!.store.checkpoints.get(set.name)).toBeUndefined();
+    expect(await opened.store.checkpoints.get(set.name)).toBeUndefined();
   });
 });

@@ -1,37 +1,27 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Engram, SESSION_START_MAX_MEMORIES, isEngramError, sessionStartMemories } from '../../src/index.js';
-import { openTemporaryStore, type TemporaryStore } from '../support/temporary-store.js';
+import { engramOver, useTemporaryStore } from '../support/temporary-store.js';
 
 /** Session-start context beside MemoryTurn (issue 27): the memories a conversation starts with, without a prompt. */
 
 const PROJECT = 'project:github.com/acme/app';
 const OTHER = 'project:github.com/acme/other';
 const DAY = 86_400_000;
-let opened: TemporaryStore | undefined;
-afterEach(async () => {
-  await opened?.close();
-  opened = undefined;
-});
+const opened = useTemporaryStore(Date.parse('2026-03-01T09:00:00Z'));
 
-async function openEngram(): Promise<Engram> {
-  opened = await openTemporaryStore(Date.parse('2026-03-01T09:00:00Z'));
-  return new Engram({
-    store: opened.store,
-    defaultScope: PROJECT,
-    now: () => new Date(opened!.clock.now),
-    onWarning: () => {},
-  });
+function openEngram(): Engram {
+  return engramOver(opened, { defaultScope: PROJECT, onWarning: () => {} });
 }
 
 describe('sessionStartMemories', () => {
   it('gives ways of working first, then by recency × importance, within the scopes, active only', async () => {
-    const engram = await openEngram();
+    const engram = openEngram();
     const old = await engram.remember({
       content: 'The API is written in TypeScript.',
       type: 'project',
       importance: 0.5,
     });
-    opened!.clock.now += 30 * DAY;
+    opened.clock.now += 30 * DAY;
     const recent = await engram.remember({
       content: 'The staging database was moved to Postgres 17.',
       type: 'project',
@@ -48,7 +38,7 @@ describe('sessionStartMemories', () => {
     await engram.invalidate(replaced.id);
     await engram.remember({ content: 'The other project uses Go.', type: 'project', scope: OTHER });
 
-    const now = new Date(opened!.clock.now).toISOString();
+    const now = new Date(opened.clock.now).toISOString();
     const memories = await sessionStartMemories(engram, { now });
     expect(memories.map((memory) => memory.id)).toEqual([style.id, person.id, recent.id, old.id]);
     // Already in the context: the surfaced set, and what the index shows whole.
@@ -64,14 +54,14 @@ describe('sessionStartMemories', () => {
   });
 
   it(`gives at most ${SESSION_START_MAX_MEMORIES}`, async () => {
-    const engram = await openEngram();
+    const engram = openEngram();
     for (let index = 0; index < SESSION_START_MAX_MEMORIES + 4; index += 1)
       await engram.remember({ content: `Service ${index} listens on port ${8000 + index}.`, type: 'reference' });
     expect(await sessionStartMemories(engram)).toHaveLength(SESSION_START_MAX_MEMORIES);
   });
 
   it('refuses bad options with a code', async () => {
-    const engram = await openEngram();
+    const engram = openEngram();
     for (const [options, code] of [
       [null, 'INVALID_INPUT'],
       [{ scopes: [] }, 'INVALID_SCOPE'],

@@ -66,14 +66,25 @@ async function expectEditsStood(
   for (const memory of edited) expect(await store.get(memory.id)).toEqual(memory);
 }
 
+/** A fresh store holding the dream corpus, given to `work` with the person's planned edits, then closed. */
+async function withCorpusStore(
+  open: () => Promise<OpenedStore>,
+  work: (opened: OpenedStore, plan: ReturnType<typeof personEdits>) => Promise<void>,
+): Promise<void> {
+  const opened = await open();
+  try {
+    const corpus = buildDreamCorpus();
+    await opened.store.importMany(corpus.memories, { onExisting: 'fail' }, { actor: 'seed' });
+    await work(opened, personEdits(corpus));
+  } finally {
+    await opened.store.close();
+  }
+}
+
 /** The cases, for one backend (`open` gives a fresh empty store each time). */
 export function concurrentEditCases(open: () => Promise<OpenedStore>): void {
   it('an edit made while the model plans stands; the steps it touches are dropped and reported', async () => {
-    const { store, url } = await open();
-    try {
-      const corpus = buildDreamCorpus();
-      await store.importMany(corpus.memories, { onExisting: 'fail' }, { actor: 'seed' });
-      const plan = personEdits(corpus);
+    await withCorpusStore(open, async ({ store, url }, plan) => {
       let edited: Memory[] = [];
       const model = new ScriptedLanguageModel({
         script: [
@@ -90,17 +101,11 @@ export function concurrentEditCases(open: () => Promise<OpenedStore>): void {
       );
       expect(edited).toHaveLength(2);
       await expectEditsStood(store, report, edited, plan);
-    } finally {
-      await store.close();
-    }
+    });
   }, 120_000);
 
   it('an edit landing after the last check, right before the write, is caught in the write transaction', async () => {
-    const { store, url } = await open();
-    try {
-      const corpus = buildDreamCorpus();
-      await store.importMany(corpus.memories, { onExisting: 'fail' }, { actor: 'seed' });
-      const plan = personEdits(corpus);
+    await withCorpusStore(open, async ({ store, url }, plan) => {
       let edited: Memory[] = [];
       let writes = 0;
       // The same store; its first change-set write waits until another process has edited.
@@ -122,8 +127,6 @@ export function concurrentEditCases(open: () => Promise<OpenedStore>): void {
       );
       expect(writes).toBe(2);
       await expectEditsStood(store, report, edited, plan);
-    } finally {
-      await store.close();
-    }
+    });
   }, 120_000);
 }

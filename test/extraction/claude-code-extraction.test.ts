@@ -5,11 +5,11 @@ import { Extractor } from '../../src/extraction/extractor.js';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
 import { claudeBinary, makeClaudeHome, type ClaudeHome } from '../support/claude-code-headless.js';
-import { answer, openExtractionFixture, turn, type ExtractionFixture } from '../support/extraction-support.js';
+import { answer, turn, useExtractionFixture } from '../support/extraction-support.js';
 
 let server: LanguageModelServer;
 let claude: ClaudeHome;
-let fixture: ExtractionFixture;
+const fixture = useExtractionFixture();
 
 beforeAll(async () => {
   server = await startAnthropicMessagesServer({ claudeCode: true });
@@ -17,10 +17,8 @@ beforeAll(async () => {
 afterAll(async () => server.close());
 beforeEach(async () => {
   claude = await makeClaudeHome();
-  fixture = await openExtractionFixture();
 });
 afterEach(async () => {
-  await fixture.close();
   await claude.close();
 });
 

@@ -10,23 +10,21 @@ import { readRecentExtractions } from '../../src/extraction/recent-extractions.j
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
 import { SECRET_CASES } from '../fixtures/secrets-corpus.js';
-import { openExtractionFixture, PROJECT, type ExtractionFixture } from '../support/extraction-support.js';
+import { PROJECT, useExtractionFixture } from '../support/extraction-support.js';
 
 // Issue 26 item 12: extraction redacted the model's answer as raw text BEFORE parsing its JSON. A
 // placeholder that swallowed a closing quote or the backslash of an escape broke the JSON (every
 // memory of that answer dropped), and a secret spelled with JSON escapes was not seen, so the answer
 // kept with the job held it. The answer is now parsed first and each field redacted.
 
-let fixture: ExtractionFixture;
+const fixture = useExtractionFixture({ extraction: { maxMemoriesPerTurn: 5 } });
 let server: LanguageModelServer;
 
 beforeEach(async () => {
-  fixture = await openExtractionFixture({ extraction: { maxMemoriesPerTurn: 5 } });
   server = await startAnthropicMessagesServer();
 });
 afterEach(async () => {
   await server.close();
-  await fixture.close();
 });
 
 function model(): AnthropicLanguageModel {

@@ -240,6 +240,21 @@ describe('agent mode through the Anthropic SDK', () => {
     return root;
   }
 
+  /** An agent-mode extractor over the Anthropic SDK, its tools sandboxed to `projectRoot`. */
+  function agentExtractor(projectRoot: string) {
+    return createExtractor({
+      engram: fixture.engram,
+      model: modelFor('anthropic', server.url),
+      mode: 'agent',
+      projectRoot,
+      autoStart: false,
+    });
+  }
+
+  const toolUse = (id: string, name: string, input: Record<string, unknown>) => ({
+    message: { content: [{ type: 'tool_use' as const, id, name, input }] },
+  });
+
   it('updates memory through the memory tool with sandboxed tools, given the manifest, within its turns', async () => {
     await fixture.engram.remember({
       content: 'Deploys happen on Thursdays.',
@@ -248,16 +263,7 @@ describe('agent mode through the Anthropic SDK', () => {
       type: 'project',
     });
     const root = project();
-    const extractor = createExtractor({
-      engram: fixture.engram,
-      model: modelFor('anthropic', server.url),
-      mode: 'agent',
-      projectRoot: root,
-      autoStart: false,
-    });
-    const toolUse = (id: string, name: string, input: Record<string, unknown>) => ({
-      message: { content: [{ type: 'tool_use' as const, id, name, input }] },
-    });
+    const extractor = agentExtractor(root);
     server.script(
       toolUse('toolu_1', 'read_file', { path: 'docs/deploy.md' }),
       toolUse('toolu_2', 'run_command', { command: 'cat ../../etc/passwd' }),
@@ -312,16 +318,7 @@ describe('agent mode through the Anthropic SDK', () => {
 
   it('refuses writes outside memory and tools it does not have, and changes nothing in the project', async () => {
     const root = project();
-    const extractor = createExtractor({
-      engram: fixture.engram,
-      model: modelFor('anthropic', server.url),
-      mode: 'agent',
-      projectRoot: root,
-      autoStart: false,
-    });
-    const toolUse = (id: string, name: string, input: Record<string, unknown>) => ({
-      message: { content: [{ type: 'tool_use' as const, id, name, input }] },
-    });
+    const extractor = agentExtractor(root);
     server.script(
       toolUse('toolu_1', 'write_file', { path: 'docs/deploy.md', content: 'pwned' }),
       toolUse('toolu_2', 'run_command', { command: 'rm -rf docs' }),

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EngramError } from '../../src/kernel/errors.js';
 import type { Conversation } from '../../src/contracts/conversation.js';
 import {
@@ -14,11 +14,11 @@ import { applyExplicitStatements, type ExplicitMemoryHandler } from '../../src/e
 import { type ScriptedAnswer } from '../../src/testing/scripted-language-model.js';
 import {
   answer,
-  openExtractionFixture,
+  memoryToolCall,
   turn,
   scriptedExtractor,
   session,
-  type ExtractionFixture,
+  useExtractionFixture,
 } from '../support/extraction-support.js';
 
 /**
@@ -27,12 +27,7 @@ import {
  * included (SPEC §3: "the same source turn is never extracted twice").
  */
 
-let fixture: ExtractionFixture;
-
-beforeEach(async () => {
-  fixture = await openExtractionFixture({ jobs: { maxAttempts: 3 } });
-});
-afterEach(async () => fixture.close());
+const fixture = useExtractionFixture({ jobs: { maxAttempts: 3 } });
 const down = { error: new EngramError('MODEL_UNAVAILABLE', 'The model server is down.') };
 
 function extractor(script: readonly ScriptedAnswer[], options: Partial<ExtractorOptions> = {}) {
@@ -121,18 +116,7 @@ describe('explicit statements are applied once per source message', () => {
     await subject.afterTurn(
       session([
         { id: 'u1', role: 'user', text: 'Remember that we use pnpm.' },
-        {
-          id: 'a1',
-          role: 'assistant',
-          text: 'Saving it.',
-          toolCalls: [
-            {
-              id: 't1',
-              name: 'memory',
-              input: { command: 'create', path: '/memories/pnpm.md', file_text: 'We use pnpm.' },
-            },
-          ],
-        },
+        memoryToolCall('a1', 'Saving it.', { command: 'create', path: '/memories/pnpm.md', file_text: 'We use pnpm.' }),
         { id: 'a2', role: 'assistant', text: 'Saved.' },
       ]),
     );

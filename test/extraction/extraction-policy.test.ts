@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EngramError } from '../../src/kernel/errors.js';
 import type { Conversation } from '../../src/contracts/conversation.js';
 import {
@@ -15,20 +15,15 @@ import { type ScriptedAnswer } from '../../src/testing/scripted-language-model.j
 import { MemoryTool } from '../../src/memory-tool/memory-tool.js';
 import {
   answer,
-  openExtractionFixture,
+  memoryToolCall,
   PROJECT,
   turn,
   scriptedExtractor,
   session,
-  type ExtractionFixture,
+  useExtractionFixture,
 } from '../support/extraction-support.js';
 
-let fixture: ExtractionFixture;
-
-beforeEach(async () => {
-  fixture = await openExtractionFixture({ jobs: { maxAttempts: 3 } });
-});
-afterEach(async () => fixture.close());
+const fixture = useExtractionFixture({ jobs: { maxAttempts: 3 } });
 
 function extractor(script: readonly ScriptedAnswer[], options: Partial<ExtractorOptions> = {}) {
   return scriptedExtractor(fixture, script, options);
@@ -312,22 +307,11 @@ describe('running the queue', () => {
       await subject.afterTurn(
         session([
           { id: 'u1', role: 'user', text: 'Please remember we use pnpm.' },
-          {
-            id: 'a1',
-            role: 'assistant',
-            text: 'Saving it.',
-            toolCalls: [
-              {
-                id: 't1',
-                name: 'memory',
-                input: {
-                  command: 'create',
-                  path: '/memories/pnpm.md',
-                  file_text: '---\nname: pnpm\n---\nWe use pnpm.',
-                },
-              },
-            ],
-          },
+          memoryToolCall('a1', 'Saving it.', {
+            command: 'create',
+            path: '/memories/pnpm.md',
+            file_text: '---\nname: pnpm\n---\nWe use pnpm.',
+          }),
           {
             id: 'r1',
             role: 'tool',

@@ -4,19 +4,17 @@ import { AnthropicLanguageModel } from '../../src/adapters/models/anthropic-lang
 import { Extractor } from '../../src/extraction/extractor.js';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
-import { answer, openExtractionFixture, type ExtractionFixture } from '../support/extraction-support.js';
+import { answer, useExtractionFixture } from '../support/extraction-support.js';
 import { SECRET_CASES } from '../fixtures/secrets-corpus.js';
 
-let fixture: ExtractionFixture;
+const fixture = useExtractionFixture();
 let server: LanguageModelServer;
 
 beforeEach(async () => {
-  fixture = await openExtractionFixture();
   server = await startAnthropicMessagesServer();
 });
 afterEach(async () => {
   await server.close();
-  await fixture.close();
 });
 
 describe('secrets never reach the store through extraction', () => {

@@ -1,21 +1,17 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { Extractor } from '../../src/extraction/extractor.js';
 import { readRecentExtractions, RECENT_EXTRACTIONS_KEPT } from '../../src/extraction/recent-extractions.js';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
 import { createLanguageModel } from '../../src/adapters/models/create-language-model.js';
 import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
-import { answer, openExtractionFixture, turn, type ExtractionFixture } from '../support/extraction-support.js';
+import { answer, turn, useExtractionFixture } from '../support/extraction-support.js';
 
-let fixture: ExtractionFixture;
+const fixture = useExtractionFixture();
 let server: LanguageModelServer;
 
-beforeEach(async () => {
-  fixture = await openExtractionFixture();
-});
 afterEach(async () => {
   await server?.close();
-  await fixture?.close();
 });
 
 /** An extractor whose model is the real Anthropic SDK pointed at the loopback server. */

@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Memory } from '../../src/memory/memory.js';
 import { Engram } from '../../src/engram.js';
+import { everyMemory, storeSnapshot } from '../support/store-snapshot.js';
+import { engramOver, useTemporaryStore } from '../support/temporary-store.js';
 import type { AgingReport } from '../../src/maintenance/age-memories.js';
 import { MAX_TIMER_MS, startAgingSchedule, type IntervalTimers } from '../../src/maintenance/aging-schedule.js';
 
@@ -13,68 +11,30 @@ const OTHER = 'project:github.com/acme/other';
 const DAY = 86_400_000;
 const NOW = Date.parse('2025-06-01T12:00:00.000Z');
 
-let directory: string;
-let store: SqliteMemoryStore;
-let clock: Date;
-let counter = 0;
 let engram: Engram;
 
-beforeAll(() => {
-  directory = mkdtempSync(join(tmpdir(), 'engram-maintenance-'));
-});
+const opened = useTemporaryStore(NOW);
 
-afterAll(() => {
-  rmSync(directory, { recursive: true, force: true });
-});
-
-beforeEach(async () => {
-  clock = new Date(NOW);
-  counter += 1;
-  store = new SqliteMemoryStore({ path: join(directory, `store-${counter}.db`), now: () => clock });
-  await store.open();
-  engram = new Engram({
-    store,
-    defaultScope: PROJECT,
-    readScopes: [PROJECT, 'global'],
-    now: () => clock,
-    actor: 'test',
-  });
-});
-
-afterEach(async () => {
-  await store.close();
+beforeEach(() => {
+  engram = engramOver(opened, { defaultScope: PROJECT, readScopes: [PROJECT, 'global'], actor: 'test' });
 });
 
 /** What a user could observe, minus updatedAt (an undo is itself a change, so it moves that clock). */
 async function observable(): Promise<unknown> {
-  const memories = await store.list({
-    scopes: [PROJECT, OTHER, 'global'],
-    archived: 'include',
-    invalid: 'include',
-    order: 'created-asc',
-  });
+  const memories = await everyMemory(opened.store, [PROJECT, OTHER, 'global']);
   return memories.map(({ updatedAt: _updatedAt, ...rest }) => rest);
 }
 
-async function snapshot(): Promise<string> {
-  const memories = await store.list({
-    scopes: [PROJECT, OTHER, 'global'],
-    archived: 'include',
-    invalid: 'include',
-    order: 'created-asc',
-  });
-  const histories = await Promise.all(memories.map((memory) => store.history(memory.id)));
-  return JSON.stringify({ memories, histories, stats: await store.stats() });
-}
+const snapshot = (): Promise<string> => storeSnapshot(opened.store, [PROJECT, OTHER, 'global']);
 
 async function writeAt(
   daysAgo: number,
   content: string,
   fields: { importance?: number; scope?: string } = {},
 ): Promise<Memory> {
-  clock = new Date(NOW - daysAgo * DAY);
+  opened.clock.now = NOW - daysAgo * DAY;
   const memory = await engram.save({ content, ...fields }, { dedupe: false });
-  clock = new Date(NOW);
+  opened.clock.now = NOW;
   return memory.memory;
 }
 
@@ -131,8 +91,10 @@ describe('engram dedupe (library)', () => {
     });
     for (const id of [middle.id, newest.id])
       expect(await engram.get(id)).toMatchObject({ supersededBy: oldest.id, invalidAt: new Date(NOW).toISOString() });
-    for (const id of [apart.id, elsewhere.id, contradiction.id]) expect((await store.get(id))!.invalidAt).toBeNull();
-    for (const change of report.changes) expect((await store.getChange(change.changeId))!.actor).toBe('test (dedupe)');
+    for (const id of [apart.id, elsewhere.id, contradiction.id])
+      expect((await opened.store.get(id))!.invalidAt).toBeNull();
+    for (const change of report.changes)
+      expect((await opened.store.getChange(change.changeId))!.actor).toBe('test (dedupe)');
 
     const recalled = await engram.recall('run the linter before committing', { recordAccess: false, minScore: 0 });
     expect(recalled.memories.map(({ memory }) => memory.id)).not.toContain(middle.id);
@@ -172,7 +134,7 @@ describe('aging', () => {
 
   it('archives exactly the memories not used for more than 90 days with importance below 0.5', async () => {
     const memories = await seed();
-    await store.recordAccess([memories.recalled!.id], new Date(NOW - 10 * DAY).toISOString());
+    await opened.store.recordAccess([memories.recalled!.id], new Date(NOW - 10 * DAY).toISOString());
     await engram.invalidate(memories.invalid!.id);
 
     const before = await snapshot();
@@ -189,9 +151,12 @@ describe('aging', () => {
     const report = await engram.age();
     expect(report.archived).toEqual([memories.old!.id, memories.justBelow!.id]);
     expect((await engram.get(memories.old!.id)).archived).toBe(true);
-    expect((await store.history(memories.old!.id)).at(-1)).toMatchObject({ action: 'archive', actor: 'test (aging)' });
+    expect((await opened.store.history(memories.old!.id)).at(-1)).toMatchObject({
+      action: 'archive',
+      actor: 'test (aging)',
+    });
     for (const key of ['young', 'exactly', 'important', 'recalled', 'elsewhere'])
-      expect((await store.get(memories[key]!.id))!.archived, key).toBe(false);
+      expect((await opened.store.get(memories[key]!.id))!.archived, key).toBe(false);
     expect((await engram.stats([PROJECT])).archived).toBe(2);
     const recalled = await engram.recall('old unimportant', { recordAccess: false, minScore: 0 });
     expect(recalled.memories.map(({ memory }) => memory.id)).not.toContain(memories.old!.id);
@@ -209,7 +174,7 @@ describe('aging', () => {
     ).toContain(memories.old!.id);
     expect((await engram.age()).archived).toEqual([]);
     // ...until it goes unused for another 90 days.
-    clock = new Date(NOW + 91 * DAY);
+    opened.clock.now = NOW + 91 * DAY;
     expect((await engram.age()).archived).toEqual([
       memories.recalled!.id,
       memories.old!.id,

@@ -1,24 +1,13 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/node/load-settings.js';
 import { parseStoreUrl } from '../../src/node/open-store.js';
 import { EngramError } from '../../src/kernel/errors.js';
 import { expectEngramErrorSync } from '../support/expect-engram-error.js';
+import { useProjectFolders } from '../support/project-folders.js';
 
-const directories: string[] = [];
-afterEach(() => directories.splice(0).forEach((directory) => rmSync(directory, { recursive: true, force: true })));
-
-function workspace(): { home: string; project: string } {
-  const root = mkdtempSync(join(tmpdir(), 'engram-settings-'));
-  directories.push(root);
-  const home = join(root, 'home');
-  const project = join(root, 'project');
-  mkdirSync(home);
-  mkdirSync(join(project, '.git'), { recursive: true });
-  return { home, project };
-}
+const workspace = useProjectFolders('engram-settings-');
 
 const configError = (load: () => unknown): EngramError => expectEngramErrorSync(load, 'CONFIG_INVALID');
 

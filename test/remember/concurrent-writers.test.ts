@@ -62,6 +62,25 @@ for (const backend of BACKENDS) {
   });
 }
 
+/** Holds the lock `name` on `store` until `release` is called; resolves once inside, with the holder's promise (its result `result`). */
+async function holdUntilReleased(
+  store: SqliteMemoryStore,
+  name: string,
+  result: string,
+): Promise<{ holder: Promise<string>; release: () => void }> {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let entered!: () => void;
+  const inside = new Promise<void>((resolve) => (entered = resolve));
+  const holder = store.locks.hold(name, async () => {
+    entered();
+    await held;
+    return result;
+  });
+  await inside;
+  return { holder, release };
+}
+
 async function openSqlite(path: string, options: Partial<SqliteMemoryStoreOptions> = {}): Promise<SqliteMemoryStore> {
   const store = new SqliteMemoryStore({ path, ...options });
   await store.open();
@@ -186,20 +205,7 @@ describe('SQLite store locks held by a process that stopped', () => {
       });
       const second = await openSqlite(path);
       try {
-        let release!: () => void;
-        const held = new Promise<void>((resolve) => {
-          release = resolve;
-        });
-        let entered!: () => void;
-        const inside = new Promise<void>((resolve) => {
-          entered = resolve;
-        });
-        const holder = first.locks.hold('shared', async () => {
-          entered();
-          await held;
-          return 'first done';
-        });
-        await inside;
+        const { holder, release } = await holdUntilReleased(first, 'shared', 'first done');
         await expect(second.locks.hold('shared', async () => 'stolen', { waitMs: 400 })).rejects.toMatchObject({
           code: 'LOCK_TIMEOUT',
         });
@@ -216,20 +222,7 @@ describe('SQLite store locks held by a process that stopped', () => {
           now: () => new Date(Date.now() - 10_000),
           onWarning: (message) => warnings.push(message),
         });
-        let stallEntered!: () => void;
-        const stallInside = new Promise<void>((resolve) => {
-          stallEntered = resolve;
-        });
-        let finishStall!: () => void;
-        const stallEnds = new Promise<void>((resolve) => {
-          finishStall = resolve;
-        });
-        const stalled = lagging.locks.hold('stall', async () => {
-          stallEntered();
-          await stallEnds;
-          return 'stalled done';
-        });
-        await stallInside;
+        const { holder: stalled, release: finishStall } = await holdUntilReleased(lagging, 'stall', 'stalled done');
         expect(await second.locks.hold('stall', async () => 'taken over', { waitMs: 5_000 })).toBe('taken over');
         await new Promise((resolve) => setTimeout(resolve, 200));
         finishStall();

@@ -1,66 +1,29 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+import { describe, expect, it } from 'vitest';
 import type { Embedder } from '../../src/contracts/embedder.js';
 import { Engram } from '../../src/engram.js';
+import { storeSnapshot } from '../support/store-snapshot.js';
+import { engramOver, useTemporaryStore } from '../support/temporary-store.js';
 import { lexicalProfile } from '../../src/remember/near-duplicate.js';
 import { porterStem } from '../../src/recall/porter-stemmer.js';
 import { candidateTerms } from '../../src/remember/save-memory.js';
 
 const PROJECT = 'project:github.com/acme/app';
 const OTHER = 'project:github.com/acme/other';
-
-let directory: string;
-let store: SqliteMemoryStore;
-let clock: Date;
-let counter = 0;
-
-beforeAll(() => {
-  directory = mkdtempSync(join(tmpdir(), 'engram-dedupe-'));
-});
-
-afterAll(() => {
-  rmSync(directory, { recursive: true, force: true });
-});
-
-beforeEach(async () => {
-  clock = new Date('2025-06-01T12:00:00.000Z');
-  counter += 1;
-  store = new SqliteMemoryStore({ path: join(directory, `store-${counter}.db`), now: () => clock });
-  await store.open();
-});
-
-afterEach(async () => {
-  await store.close();
-});
+const opened = useTemporaryStore(Date.parse('2025-06-01T12:00:00.000Z'));
 
 function engramWith(options: { embedder?: Embedder } = {}): Engram {
-  return new Engram({
-    store,
+  return engramOver(opened, {
     defaultScope: PROJECT,
     readScopes: [PROJECT, 'global'],
-    now: () => clock,
     onWarning: () => undefined,
     ...options,
   });
 }
 
-/** Everything a user could observe in the store: every memory in every state, and every history entry. */
-async function snapshot(): Promise<string> {
-  const memories = await store.list({
-    scopes: [PROJECT, OTHER, 'global'],
-    archived: 'include',
-    invalid: 'include',
-    order: 'created-asc',
-  });
-  const histories = await Promise.all(memories.map((memory) => store.history(memory.id)));
-  return JSON.stringify({ memories, histories, stats: await store.stats() });
-}
+const snapshot = (): Promise<string> => storeSnapshot(opened.store, [PROJECT, OTHER, 'global']);
 
 function later(minutes: number): void {
-  clock = new Date(clock.getTime() + minutes * 60_000);
+  opened.clock.now += minutes * 60_000;
 }
 
 describe('dedupe on write', () => {
@@ -272,13 +235,13 @@ describe('dedupe on write with embeddings', () => {
     const engram = engramWith({ embedder });
     const first = await engram.save({ content: 'Integration tests use the real database.' });
     expect(first).toMatchObject({ action: 'created', warnings: [] });
-    expect(await store.vectors.counts()).toEqual({ stored: 1, missing: 0 });
+    expect(await opened.store.vectors.counts()).toEqual({ stored: 1, missing: 0 });
 
     const paraphrase = await engram.save({ content: 'Integration tests talk to a real database instance.' });
     expect(paraphrase).toMatchObject({ action: 'merged', mergedInto: first.memory.id, method: 'cosine' });
     expect(paraphrase.similarity).toBeCloseTo(0.9, 3);
     // The merged text has a vector again (the store drops the vector of changed text).
-    expect(await store.vectors.counts()).toEqual({ stored: 1, missing: 0 });
+    expect(await opened.store.vectors.counts()).toEqual({ stored: 1, missing: 0 });
 
     // Far from both (cosine 0.26): a new memory.
     expect((await engram.save({ content: 'Integration tests talk to a fake database.' })).action).toBe('created');

@@ -242,13 +242,16 @@ describe('a forked helper on the wire', () => {
 });
 
 describe("a forked helper's isolation", () => {
-  it("aborting the helper leaves the parent's signal alone; the parent goes on", async () => {
-    const { api, model } = await anthropic();
-    const parent = new AbortController();
-    const helper = new AbortController();
+  /** Starts a forked helper whose model request hangs; resolves (with it still running) once that request has arrived. */
+  async function helperWaitingOnModel(
+    api: LanguageModelServer,
+    model: AnthropicLanguageModel,
+    parentSignal: AbortSignal,
+    signal?: AbortSignal,
+  ): Promise<{ running: ReturnType<typeof runForkedHelper> }> {
     let arrived!: () => void;
     const requestArrived = new Promise<void>((resolve) => (arrived = resolve));
-    api.script((_request) => {
+    api.script(() => {
       arrived();
       return { hang: true };
     });
@@ -257,10 +260,18 @@ describe("a forked helper's isolation", () => {
       prefix: { system, tools, messages: parentMessages() },
       instruction: 'Go.',
       maxOutputTokens: 50,
-      parentSignal: parent.signal,
-      signal: helper.signal,
+      parentSignal,
+      ...(signal && { signal }),
     });
     await requestArrived;
+    return { running };
+  }
+
+  it("aborting the helper leaves the parent's signal alone; the parent goes on", async () => {
+    const { api, model } = await anthropic();
+    const parent = new AbortController();
+    const helper = new AbortController();
+    const { running } = await helperWaitingOnModel(api, model, parent.signal, helper.signal);
     helper.abort();
     const result = await running;
     expect(result).toMatchObject({ aborted: true, stoppedBy: 'aborted', turns: 0 });
@@ -275,20 +286,7 @@ describe("a forked helper's isolation", () => {
   it('aborting the parent aborts the helper, even before it starts', async () => {
     const { api, model } = await anthropic();
     const parent = new AbortController();
-    let arrived!: () => void;
-    const requestArrived = new Promise<void>((resolve) => (arrived = resolve));
-    api.script(() => {
-      arrived();
-      return { hang: true };
-    });
-    const running = runForkedHelper({
-      model,
-      prefix: { system, tools, messages: parentMessages() },
-      instruction: 'Go.',
-      maxOutputTokens: 50,
-      parentSignal: parent.signal,
-    });
-    await requestArrived;
+    const { running } = await helperWaitingOnModel(api, model, parent.signal);
     parent.abort();
     expect(await running).toMatchObject({ aborted: true, stoppedBy: 'aborted' });
 

@@ -1,8 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { totalInputTokens } from '../../src/contracts/language-model-content.js';
 import { runAgentTurn } from '../../src/agent/agent-turn.js';
 import type { SessionEventMap } from '../../src/session/session-events.js';
-import { Session } from '../../src/session/session.js';
 import { workloadReadFileTool, workloadUserMessage } from '../../src/testing/scripted-session-workload.js';
 import {
   SMALL_WORKLOAD,
@@ -13,8 +12,8 @@ import {
   steppingClock,
   temporaryDirectory,
   workloadServer,
-  type LoopbackModel,
 } from '../support/session-support.js';
+import { useAfterTest } from '../support/per-test.js';
 import { openSession } from '../../src/node/session-open.js';
 
 /**
@@ -27,20 +26,14 @@ import { openSession } from '../../src/node/session-open.js';
 const TURNS = 200;
 const SYSTEM = 'You are a careful coding assistant. Standing rule: always answer in short paragraphs.';
 
-let loopback: LoopbackModel | undefined;
-let cleanup: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  await loopback?.close();
-  loopback = undefined;
-  for (const step of cleanup) await step();
-  cleanup = [];
-});
+const afterTest = useAfterTest();
 
 async function runLongSession(options: { notes: boolean }) {
   const settings = smallWindowSettings();
-  loopback = await workloadServer();
+  const loopback = await workloadServer();
+  afterTest(loopback.close);
   const home = await temporaryDirectory();
-  cleanup.push(home.remove);
+  afterTest(home.remove);
   const clock = steppingClock(500);
   const session = openSession({
     model: loopback.model,

@@ -1,6 +1,6 @@
 import type { LanguageModel, LanguageModelUsage } from '../../src/contracts/language-model.js';
 import { totalInputTokens } from '../../src/contracts/language-model-content.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
 import { runAgentTurn } from '../../src/agent/agent-turn.js';
 import { Session } from '../../src/session/session.js';
@@ -16,8 +16,8 @@ import {
   steppingClock,
   temporaryDirectory,
   workloadServer,
-  type LoopbackModel,
 } from '../support/session-support.js';
+import { useAfterTest } from '../support/per-test.js';
 import { openSession } from '../../src/node/session-open.js';
 
 /**
@@ -34,20 +34,14 @@ const WORKLOAD: SessionWorkloadOptions = {
   answerBytes: { min: 200, max: 800 },
 };
 
-let loopback: LoopbackModel | undefined;
-let cleanup: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  await loopback?.close();
-  loopback = undefined;
-  for (const step of cleanup) await step();
-  cleanup = [];
-});
+const afterTest = useAfterTest();
 
 describe('prompt-prefix stability', () => {
   it('across 100 turns each request begins with the previous one byte for byte', async () => {
-    loopback = await workloadServer(WORKLOAD);
+    const loopback = await workloadServer(WORKLOAD);
+    afterTest(loopback.close);
     const home = await temporaryDirectory();
-    cleanup.push(home.remove);
+    afterTest(home.remove);
     // Every answer's usage, as the simulated prompt cache behind the loopback server reported it.
     const usages: LanguageModelUsage[] = [];
     const inner = loopback.model;

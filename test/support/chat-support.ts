@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -105,7 +106,50 @@ export async function startTestChat(options: TestChatOptions): Promise<TestChat>
   };
 }
 
+/** Types each question into the chat and waits for its answer, in order. */
+export async function converse(chat: TestChat, ...exchanges: Array<[question: string, answer: string]>): Promise<void> {
+  for (const [question, answer] of exchanges) {
+    chat.type(question);
+    await chat.waitFor(answer);
+  }
+}
+
 /** Removes a chat's temp root. */
 export async function removeTestRoot(root: string): Promise<void> {
   await rm(root, { recursive: true, force: true });
+}
+
+/** Chats of the enclosing `describe`, finished and their temp roots removed after each test. */
+export interface TestChats {
+  /** Starts a chat ({@link startTestChat}); its root is removed afterwards unless `options.root` was given. */
+  start(options: TestChatOptions): Promise<TestChat>;
+  /** Finishes `chat` now (the test reads what it left), rather than after the test. */
+  finish(chat: TestChat): Promise<void>;
+  /** Removes `root` too after the test. */
+  removeAfter(root: string): void;
+}
+
+/** Registers the `afterEach` that finishes every chat {@link TestChats.start} started and removes its root. */
+export function useTestChats(): TestChats {
+  const roots: string[] = [];
+  const chats: TestChat[] = [];
+  afterEach(async () => {
+    for (const chat of chats.splice(0)) await chat.finish().catch(() => undefined);
+    await Promise.all(roots.splice(0).map(removeTestRoot));
+  });
+  return {
+    async start(options) {
+      const started = await startTestChat(options);
+      chats.push(started);
+      if (!options.root) roots.push(started.root);
+      return started;
+    },
+    async finish(chat) {
+      chats.splice(chats.indexOf(chat), 1);
+      await chat.finish();
+    },
+    removeAfter(root) {
+      roots.push(root);
+    },
+  };
 }

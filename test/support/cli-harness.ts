@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach } from 'vitest';
+import { perTest } from './per-test.js';
 import { removeWhenIdle } from './remove-when-idle.js';
 
 /** The built binary: tests run it exactly as users do (npm test builds first). */
@@ -111,29 +111,7 @@ export function createWorkspace(): Workspace {
  * through to the current test's workspace, so a describe can hold it in a const.
  */
 export function useWorkspace(): Workspace {
-  let current: Workspace | undefined;
-  beforeEach(() => {
-    current = createWorkspace();
-  });
-  afterEach(() => current?.cleanup());
-  const now = (): Workspace => {
-    if (current === undefined) throw new Error('a workspace exists only while a test runs');
-    return current;
-  };
-  return {
-    get root() {
-      return now().root;
-    },
-    get home() {
-      return now().home;
-    },
-    get cwd() {
-      return now().cwd;
-    },
-    run: (args, options) => now().run(args, options),
-    json: (args, expectedCode, options) => now().json(args, expectedCode, options),
-    cleanup: () => now().cleanup(),
-  };
+  return perTest('a workspace', createWorkspace, (workspace) => workspace.cleanup());
 }
 
 /** Makes a folder a git repository with an `origin` remote, writing .git/config by hand. */

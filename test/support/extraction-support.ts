@@ -7,6 +7,7 @@ import { Engram } from '../../src/engram.js';
 import type { Conversation, ConversationMessage } from '../../src/contracts/conversation.js';
 import { Extractor, type ExtractorOptions } from '../../src/extraction/extractor.js';
 import { ScriptedLanguageModel, type ScriptedAnswer } from '../../src/testing/scripted-language-model.js';
+import { perTest } from './per-test.js';
 
 export const PROJECT = 'project:github.com/acme/app';
 
@@ -63,6 +64,18 @@ export async function openExtractionFixture(
   };
 }
 
+/**
+ * Opens a fresh {@link openExtractionFixture} before each test of the enclosing `describe` and
+ * closes it after.
+ */
+export function useExtractionFixture(overrides: Parameters<typeof openExtractionFixture>[0] = {}): ExtractionFixture {
+  return perTest(
+    'useExtractionFixture: the fixture',
+    () => openExtractionFixture(overrides),
+    (fixture) => fixture.close(),
+  );
+}
+
 /** A user message and the assistant's answer: one turn. */
 export function turn(index: number, userText: string, assistantText = 'Noted.'): ConversationMessage[] {
   return [
@@ -91,6 +104,11 @@ export function answer(
       scope: memory.scope ?? 'project',
     })),
   );
+}
+
+/** An assistant message `id` saying `text` and calling the memory tool (call `t1`) with `input`: the main agent writing memory itself. */
+export function memoryToolCall(id: string, text: string, input: Record<string, unknown>): ConversationMessage {
+  return { id, role: 'assistant', text, toolCalls: [{ id: 't1', name: 'memory', input }] };
 }
 
 /** An extractor over the fixture's engram and clock, not started, whose model answers from `script`; and that model. */

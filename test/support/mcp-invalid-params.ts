@@ -33,3 +33,13 @@ export async function expectEveryToolRefusesBadParams(client: Client): Promise<v
     client.request({ method: 'resources/read', params: {} as never }, CallToolResultSchema),
   ).rejects.toMatchObject({ code: -32602 });
 }
+
+/** The memory-tool protocol's commands as MCP tools (src/surfaces/mcp/memory-file-mcp-tools.ts), sorted: what a server must list. */
+export const MEMORY_FILE_TOOL_NAMES = [
+  'memory_file_create',
+  'memory_file_delete',
+  'memory_file_insert',
+  'memory_file_rename',
+  'memory_file_str_replace',
+  'memory_file_view',
+];

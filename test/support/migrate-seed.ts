@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { MEMORY_TYPES, type Memory, type NewMemory } from '../../src/memory/memory.js';
-import type { StoreRole, StoreWith } from '../../src/contracts/memory-store.js';
+import type { MemoryStore, StoreRole, StoreWith } from '../../src/contracts/memory-store.js';
 import type { Job } from '../../src/contracts/memory-store-jobs.js';
 import type { CheckpointRecord } from '../../src/contracts/memory-store-records.js';
 import type { VectorEntry } from '../../src/contracts/memory-store-vectors.js';
@@ -169,4 +169,19 @@ export async function expectSameStores(left: FullStore, right: FullStore): Promi
     .sort()
     .filter((_, index) => index % 97 === 0);
   for (const id of memoryIds) expect(await right.history(id)).toEqual(await left.history(id));
+}
+
+/** On a store opened at schema version 1: writes one memory and edits it (two history entries), then closes the store. */
+export async function writeOnOldSchema(
+  old: MemoryStore,
+  actor: { actor: string },
+): Promise<{ written: Memory; edited: Memory }> {
+  expect(old.info().schemaVersion).toBe(1);
+  const written = await old.create(
+    { scope: 'project:legacy', content: 'The legacy billing service runs on Fridays.' },
+    actor,
+  );
+  const edited = await old.update(written.id, { importance: 0.9 }, actor);
+  await old.close();
+  return { written, edited };
 }

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { processIdsWith } from './process-scan.js';
 
 const pause = (ms: number): void => {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -14,10 +15,10 @@ const pause = (ms: number): void => {
 export function removeWhenIdle(root: string): void {
   const waitUntilIdle = (ms: number): number[] => {
     const deadline = Date.now() + ms;
-    let left = processesUsing(root);
+    let left = processIdsWith(root, 'cmdline');
     while (Date.now() < deadline && left.length > 0) {
       pause(100);
-      left = processesUsing(root);
+      left = processIdsWith(root, 'cmdline');
     }
     return left;
   };
@@ -38,24 +39,4 @@ export function removeWhenIdle(root: string): void {
   } catch (error) {
     console.warn(`test folder ${root} not removed: ${(error as Error).message}`);
   }
-}
-
-/** The processes that name `root` in their command line (Linux /proc; none where there is none). */
-function processesUsing(root: string): number[] {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  const found: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(root)) found.push(Number(entry));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return found;
 }

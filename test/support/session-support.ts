@@ -6,7 +6,8 @@ import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import { estimateMessagesTokens } from '../../src/session/context-budget.js';
 import { COMPACTION_SUMMARY_SECTIONS } from '../../src/session/compaction/compaction-summary.js';
 import { estimateJsonTokens, estimateTextTokens } from '../../src/kernel/token-estimate.js';
-import type { LanguageModelMessage } from '../../src/contracts/language-model.js';
+import type { ContentBlock, LanguageModelMessage } from '../../src/contracts/language-model.js';
+import type { SessionMessage } from '../../src/contracts/session-message.js';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer, RecordedModelRequest } from '../../src/testing/loopback-model-server.js';
 import {
@@ -146,4 +147,32 @@ export function ninePartSummary(gist: string): string {
     (title, index) => `${index + 1}. ${title}: ${index === 0 ? gist : 'None.'}`,
   );
   return `<analysis>draft</analysis>\n<summary>\n${parts.join('\n')}\n</summary>`;
+}
+
+/** Every tool_result's tool_use is in the message just before it. */
+export function toolPairsIntact(messages: readonly SessionMessage[]): boolean {
+  return messages.every((item, index) => {
+    if (typeof item.content === 'string') return true;
+    return item.content.every((block) => {
+      if (block.type !== 'tool_result') return true;
+      const previous = messages[index - 1];
+      return (
+        previous !== undefined &&
+        typeof previous.content !== 'string' &&
+        previous.content.some((other) => other.type === 'tool_use' && other.id === block.toolUseId)
+      );
+    });
+  });
+}
+
+/** Makes session messages numbered in the order made: uuid `${uuidPrefix}${n}`, timestamp `timestamp(n)`. */
+export function numberedMessages(
+  uuidPrefix: string,
+  timestamp: (index: number) => string,
+): (role: 'user' | 'assistant', content: string | ContentBlock[], extra?: Partial<SessionMessage>) => SessionMessage {
+  let counter = 0;
+  return (role, content, extra = {}) => {
+    counter += 1;
+    return { uuid: `${uuidPrefix}${counter}`, role, content, timestamp: timestamp(counter), ...extra };
+  };
 }

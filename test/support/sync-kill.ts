@@ -1,16 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENGRAM_BINARY } from './cli-harness.js';
+import { processesWith } from './process-scan.js';
 import type { Machine } from './sync-machines.js';
 
 /**
@@ -163,24 +155,6 @@ export async function killedSync(
 /** Waits until no process started by this kill (a git, a delayed kill) is still running. */
 async function settle(state: string): Promise<void> {
   const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline && processesNaming(state) > 0) await new Promise((resolve) => setTimeout(resolve, 20));
-}
-
-function processesNaming(text: string): number {
-  let count = 0;
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return 0;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/environ`, 'latin1').includes(text)) count += 1;
-    } catch {
-      // gone, or not ours
-    }
-  }
-  return count;
+  while (Date.now() < deadline && processesWith(state, 'environ') > 0)
+    await new Promise((resolve) => setTimeout(resolve, 20));
 }

@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -88,6 +89,33 @@ export function makeSyncWorld(
     machines.push(machine);
   }
   return { root, remote, machines, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/** The sync world of the current test, cleaned up after it. */
+export interface SyncWorlds {
+  /** Makes the test's world ({@link makeSyncWorld}). */
+  make(count: number, options?: Parameters<typeof makeSyncWorld>[1]): SyncWorld;
+  /** The world the current test made. */
+  readonly current: SyncWorld;
+}
+
+/** Registers the `afterEach` that cleans up the world each test makes with {@link SyncWorlds.make}. */
+export function useSyncWorlds(): SyncWorlds {
+  let world: SyncWorld | undefined;
+  afterEach(() => {
+    world?.cleanup();
+    world = undefined;
+  });
+  return {
+    make(count, options) {
+      world = makeSyncWorld(count, options);
+      return world;
+    },
+    get current() {
+      if (world === undefined) throw new Error('no sync world: the test has not made one');
+      return world;
+    },
+  };
 }
 
 /** Object ids of a repository whose content holds `text`: every object reachable from a ref, or (`all`) every object stored. */

@@ -1,8 +1,10 @@
-import { afterEach, beforeEach } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+import { Engram } from '../../src/engram.js';
+import type { EngramOptions } from '../../src/engram-options.js';
+import { perTest } from './per-test.js';
 
 /** A real SQLite store in a fresh temp folder, on a clock the test moves. */
 export interface TemporaryStore {
@@ -36,24 +38,25 @@ export interface TemporaryStoreHandle {
 
 /** Opens a fresh {@link openTemporaryStore} before each test of the enclosing `describe` and closes it after. */
 export function useTemporaryStore(start: number): TemporaryStoreHandle {
-  let current: TemporaryStore | undefined;
-  beforeEach(async () => {
-    current = await openTemporaryStore(start);
-  });
-  afterEach(async () => {
-    await current?.close();
-    current = undefined;
-  });
-  const opened = (): TemporaryStore => {
-    if (current === undefined) throw new Error('useTemporaryStore: the store is open only inside a test or hook');
-    return current;
-  };
-  return {
-    get store() {
-      return opened().store;
-    },
-    get clock() {
-      return opened().clock;
-    },
-  };
+  return perTest(
+    'useTemporaryStore: the store',
+    () => openTemporaryStore(start),
+    (opened) => opened.close(),
+  );
+}
+
+/** An Engram over a temporary store, on its clock; `options` say the rest (scopes, warnings, actor). */
+export function engramOver(opened: TemporaryStoreHandle, options: Omit<EngramOptions, 'store' | 'now'>): Engram {
+  return new Engram({ store: opened.store, now: () => new Date(opened.clock.now), ...options });
+}
+
+/** Opens the SQLite store at `path`, runs `work` with it, and closes it. */
+export async function withSqliteStore<T>(path: string, work: (store: SqliteMemoryStore) => Promise<T>): Promise<T> {
+  const store = new SqliteMemoryStore({ path });
+  await store.open();
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
 }

@@ -115,3 +115,13 @@ export function useMemoryWorld<Kind extends keyof typeof SERVERS>(...kinds: Kind
   });
   return world;
 }
+
+/** Reads a Messages stream to its end: the text deltas it emitted, in order, and its final message. */
+export async function readTextStream<Message>(stream: {
+  on(event: 'text', listener: (text: string) => void): unknown;
+  finalMessage(): Promise<Message>;
+}): Promise<{ texts: string[]; final: Message }> {
+  const texts: string[] = [];
+  stream.on('text', (text) => texts.push(text));
+  return { texts, final: await stream.finalMessage() };
+}

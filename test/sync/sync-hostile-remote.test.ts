@@ -1,16 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { memoryPath, shardOf, tombstonePath } from '../../src/sync/sync-layout.js';
 import type { Memory } from '../../src/memory/memory.js';
-import { makeSyncWorld, type Machine, type SyncWorld } from '../support/sync-machines.js';
+import { useSyncWorlds, type Machine } from '../support/sync-machines.js';
 
-let world: SyncWorld | undefined;
-afterEach(() => {
-  world?.cleanup();
-  world = undefined;
-});
+const worlds = useSyncWorlds();
 
 const TIMEOUT = 120_000;
 
@@ -62,7 +58,7 @@ describe('a hostile or corrupt remote', () => {
   it(
     'changes nothing it should not, and says why for each file',
     async () => {
-      world = makeSyncWorld(1);
+      const world = worlds.make(1);
       const [a] = world.machines as [Machine];
       const synced1 = await a.with((opened) => opened.engram.remember({ content: 'The build runs on Node 22.' }));
       await a.sync();
@@ -176,7 +172,7 @@ describe('a hostile or corrupt remote', () => {
   it(
     'a remote in a newer format is refused before anything is written, and says to upgrade',
     async () => {
-      world = makeSyncWorld(1);
+      const world = worlds.make(1);
       const [a] = world.machines as [Machine];
       await a.with((opened) => opened.engram.remember({ content: 'The build runs on Node 22.' }));
       await a.sync();

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { OpenedEngram } from '../../src/node/open-engram.js';
 import { GitSyncRemote } from '../../src/sync/node/git-sync-remote.js';
 import { cacheDirectory, resolveRoutes } from '../../src/sync/node/sync-routes.js';
@@ -8,13 +8,9 @@ import { conflictsOf, saveConflict } from '../../src/sync/sync-conflicts.js';
 import { runSync } from '../../src/sync/sync-run.js';
 import type { SyncRunInput } from '../../src/sync/sync-run-input.js';
 import type { SyncRemote } from '../../src/sync/sync-remote.js';
-import { makeSyncWorld, type Machine, type SyncWorld } from '../support/sync-machines.js';
+import { useSyncWorlds, type Machine } from '../support/sync-machines.js';
 
-let world: SyncWorld | undefined;
-afterEach(() => {
-  world?.cleanup();
-  world = undefined;
-});
+const worlds = useSyncWorlds();
 
 /** The engine over the machine's real git cache, with `around` given the chance to act between its steps. */
 async function syncWith(opened: OpenedEngram, cwd: string, wrap: (remote: SyncRemote) => SyncRemote) {
@@ -63,7 +59,7 @@ function intercept(remote: SyncRemote, afterPush: () => Promise<void>): SyncRemo
 
 describe('sync never overwrites an edit made while it runs, and finishes what an interruption left', () => {
   it('a memory edited here between the push and the local writes keeps the edit; the next sync merges both', async () => {
-    world = makeSyncWorld(2);
+    const world = worlds.make(2);
     const [a, b] = world.machines as [Machine, Machine];
     const memory = await a.with((opened) => opened.engram.remember({ content: 'The queue is RabbitMQ.' }));
     await a.sync();
@@ -98,7 +94,7 @@ describe('sync never overwrites an edit made while it runs, and finishes what an
   }, 120_000);
 
   it('a conflict whose remote state was written but not the merge is finished by the next sync', async () => {
-    world = makeSyncWorld(2);
+    const world = worlds.make(2);
     const [a, b] = world.machines as [Machine, Machine];
     const memory = await a.with((opened) => opened.engram.remember({ content: 'The linter is ESLint.' }));
     await a.sync();
@@ -153,7 +149,7 @@ describe('sync never overwrites an edit made while it runs, and finishes what an
 
   for (const removal of ['forget --hard', 'purge'] as const)
     it(`a memory pulled by a sync stopped before it recorded its base still follows a ${removal} made elsewhere`, async () => {
-      world = makeSyncWorld(2);
+      const world = worlds.make(2);
       const [a, b] = world.machines as [Machine, Machine];
       const memory = await a.with((opened) => opened.engram.remember({ content: 'The runner is Bun zq-stopped.' }));
       const untouched = await a.with((opened) => opened.engram.remember({ content: 'The shell is fish.' }));

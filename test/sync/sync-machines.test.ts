@@ -1,7 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Memory } from '../../src/memory/memory.js';
+import { describe, expect, it } from 'vitest';
 import { closeSqlite, openSqlite } from '../../src/adapters/sqlite/sqlite-driver.js';
 import { runDream } from '../../src/consolidation/run-dream.js';
 import { readChangeSet, undoChangeSet } from '../../src/consolidation/change-sets.js';
@@ -9,32 +8,22 @@ import { resolveSyncConflict, syncStatus, syncStore } from '../../src/sync/node/
 import {
   bareRepository,
   cachesOf,
-  makeSyncWorld,
-  memoryOn,
+  memoryOn as get,
   objectsHolding,
   remoteLog,
-  rememberOn,
-  syncedReport,
+  rememberOn as remember,
+  syncedReport as synced,
   type Machine,
-  type SyncWorld,
+  useSyncWorlds,
 } from '../support/sync-machines.js';
 
-let world: SyncWorld | undefined;
-afterEach(() => {
-  world?.cleanup();
-  world = undefined;
-});
+const worlds = useSyncWorlds();
 
 const TIMEOUT = 120_000;
 
 function three(): [Machine, Machine, Machine] {
-  world = makeSyncWorld(3);
-  return world.machines as [Machine, Machine, Machine];
+  return worlds.make(3).machines as [Machine, Machine, Machine];
 }
-
-const remember = rememberOn;
-const get = memoryOn;
-const synced = syncedReport;
 
 describe('engram sync between machines through one git remote', () => {
   it(
@@ -51,9 +40,9 @@ describe('engram sync between machines through one git remote', () => {
       );
       const first = synced(await a.sync());
       expect(first).toMatchObject({ compared: 'full', pushed: { written: 2, tombstones: 0 } });
-      const commits = remoteLog(world!.remote);
+      const commits = remoteLog(worlds.current.remote);
       expect(commits).toHaveLength(1);
-      expect(objectsHolding(world!.remote, 'rook sacrifice')).toEqual([]);
+      expect(objectsHolding(worlds.current.remote, 'rook sacrifice')).toEqual([]);
 
       const imported = synced(await b.sync());
       expect(imported).toMatchObject({ compared: 'full', pulled: { written: 2 }, pushed: { written: 0 } });
@@ -74,7 +63,7 @@ describe('engram sync between machines through one git remote', () => {
           pulled: { written: 0 },
         });
       }
-      expect(remoteLog(world!.remote)).toEqual(commits);
+      expect(remoteLog(worlds.current.remote)).toEqual(commits);
       expect((await b.with((opened) => opened.engram.store.history(kept.id))).map((entry) => entry.actor)).toEqual([
         'sync',
       ]);
@@ -240,12 +229,12 @@ describe('engram sync between machines through one git remote', () => {
       const other = await remember(a, 'The vault runs on three nodes.');
       await a.with((opened) => opened.engram.update(purged.id, { content: `${secret} Rotated monthly.` }));
       for (const machine of [a, b, c]) await machine.sync();
-      expect(objectsHolding(world!.remote, 'purple-otter').length).toBeGreaterThan(0);
+      expect(objectsHolding(worlds.current.remote, 'purple-otter').length).toBeGreaterThan(0);
       await b.with((opened) => opened.engram.purge(purged.id));
       const report = synced(await b.sync());
       expect(report).toMatchObject({ historyRewritten: true, pushed: { tombstones: 1 } });
-      expect(remoteLog(world!.remote)).toHaveLength(1);
-      expect(objectsHolding(world!.remote, 'purple-otter')).toEqual([]);
+      expect(remoteLog(worlds.current.remote)).toHaveLength(1);
+      expect(objectsHolding(worlds.current.remote, 'purple-otter')).toEqual([]);
       for (const machine of [a, c]) {
         const pulled = synced(await machine.sync());
         expect(pulled.pulled.purged, machine.name).toBe(1);
@@ -264,7 +253,7 @@ describe('engram sync between machines through one git remote', () => {
       await c.sync();
       await a.sync();
       expect(await get(a, later.id)).toBeDefined();
-      expect(objectsHolding(world!.remote, 'purple-otter')).toEqual([]);
+      expect(objectsHolding(worlds.current.remote, 'purple-otter')).toEqual([]);
     },
     TIMEOUT,
   );
@@ -283,7 +272,7 @@ describe('engram sync between machines through one git remote', () => {
       const report = synced(await a.sync());
       expect(report.heldBack).toEqual([{ subject: leaky.id, reason: expect.stringContaining('privacy') }]);
       expect(report.pushed.written).toBe(1);
-      expect(objectsHolding(world!.remote, token)).toEqual([]);
+      expect(objectsHolding(worlds.current.remote, token)).toEqual([]);
       await b.sync();
       expect(await get(b, leaky.id)).toBeUndefined();
       expect(await get(b, clean.id)).toBeDefined();
@@ -297,15 +286,15 @@ describe('engram sync between machines through one git remote', () => {
     "a project's team remote named in .engram.json gets its memories once accepted; personal ones never; a project cannot choose the personal remote",
     async () => {
       const [a, b] = three();
-      const team = bareRepository(join(world!.root, 'team.git'));
-      const attacker = bareRepository(join(world!.root, 'attacker.git'));
+      const team = bareRepository(join(worlds.current.root, 'team.git'));
+      const attacker = bareRepository(join(worlds.current.root, 'attacker.git'));
       for (const machine of [a, b]) {
         writeFileSync(
           join(machine.cwd, '.engram.json'),
           JSON.stringify({ sync: { projectRemote: team, remote: attacker } }),
         );
         // The personal remote from the user's own config file this time, not the environment.
-        writeFileSync(join(machine.home, 'config.json'), JSON.stringify({ sync: { remote: world!.remote } }));
+        writeFileSync(join(machine.home, 'config.json'), JSON.stringify({ sync: { remote: worlds.current.remote } }));
         machine.env.ENGRAM_SYNC_REMOTE = '';
       }
       const personal = await remember(a, 'The user prefers dark mode.', { type: 'user', scope: 'global' });
@@ -322,8 +311,8 @@ describe('engram sync between machines through one git remote', () => {
       ]);
       expect(objectsHolding(team, 'port 8443').length).toBeGreaterThan(0);
       expect(objectsHolding(team, 'dark mode')).toEqual([]);
-      expect(objectsHolding(world!.remote, 'port 8443')).toEqual([]);
-      expect(objectsHolding(world!.remote, 'dark mode').length).toBeGreaterThan(0);
+      expect(objectsHolding(worlds.current.remote, 'port 8443')).toEqual([]);
+      expect(objectsHolding(worlds.current.remote, 'dark mode').length).toBeGreaterThan(0);
       expect(remoteLog(attacker)).toEqual([]);
       await b.sync();
       expect(await get(b, shared.id)).toBeDefined();
@@ -339,7 +328,7 @@ describe('engram sync between machines through one git remote', () => {
       const base = await remember(a, 'The on-call rotation is weekly.');
       await a.sync();
       await b.sync();
-      const offline = { ENGRAM_SYNC_REMOTE: join(world!.root, 'unreachable.git') };
+      const offline = { ENGRAM_SYNC_REMOTE: join(worlds.current.root, 'unreachable.git') };
       const aWrites: string[] = [];
       for (let day = 0; day < 30; day += 1) {
         aWrites.push((await remember(a, `Offline note for day ${day}: the runbook step ${day} was checked.`)).id);
@@ -369,7 +358,7 @@ describe('engram sync between machines through one git remote', () => {
         expect(await get(machine, gone.id)).toBeUndefined();
         expect(await get(machine, base.id)).toMatchObject({ importance: 0.8, description: 'On-call rotation' });
       }
-      expect(objectsHolding(world!.remote, 'cobalt-lantern')).toEqual([]);
+      expect(objectsHolding(worlds.current.remote, 'cobalt-lantern')).toEqual([]);
       expect((await a.with((opened) => syncStatus({ opened }))).remotes[0]).toMatchObject({ failures: 0 });
     },
     TIMEOUT,

@@ -1,18 +1,17 @@
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ENGRAM_BINARY } from '../support/cli-harness.js';
 import { killedSync } from '../support/sync-kill.js';
 import {
   cachesOf,
-  makeSyncWorld,
-  memoryOn,
+  memoryOn as get,
   objectsHolding,
   remoteLog,
-  rememberOn,
-  syncedReport,
+  rememberOn as remember,
+  syncedReport as synced,
   type Machine,
-  type SyncWorld,
+  useSyncWorlds,
 } from '../support/sync-machines.js';
 
 /**
@@ -24,28 +23,19 @@ import {
  * purged text; nothing else anyone wrote is lost.
  */
 
-let world: SyncWorld | undefined;
-afterEach(() => {
-  world?.cleanup();
-  world = undefined;
-});
+const worlds = useSyncWorlds();
 
 const TIMEOUT = 120_000;
 
 function three(): [Machine, Machine, Machine] {
-  world = makeSyncWorld(3);
-  return world.machines as [Machine, Machine, Machine];
+  return worlds.make(3).machines as [Machine, Machine, Machine];
 }
-
-const remember = rememberOn;
-const get = memoryOn;
-const synced = syncedReport;
 
 /** Texts found in the remote's reachable objects or in any object of any machine's cache. */
 function copiesOf(texts: readonly string[], machines: readonly Machine[]): string[] {
   const found: string[] = [];
   for (const text of texts) {
-    if (objectsHolding(world!.remote, text).length > 0) found.push(`${text} on the remote`);
+    if (objectsHolding(worlds.current.remote, text).length > 0) found.push(`${text} on the remote`);
     for (const machine of machines)
       for (const cache of cachesOf(machine.home))
         if (objectsHolding(cache, text, { all: true }).length > 0) found.push(`${text} in ${machine.name}'s cache`);
@@ -58,13 +48,13 @@ function copiesOf(texts: readonly string[], machines: readonly Machine[]): strin
  * of its own, with that machine's environment only), so that sync's push lands in between.
  */
 function armInterleavedSync(machine: Machine): string {
-  const done = join(world!.root, `interleaved-${machine.name}.json`);
-  const arm = join(world!.root, 'armed');
+  const done = join(worlds.current.root, `interleaved-${machine.name}.json`);
+  const arm = join(worlds.current.root, 'armed');
   const env = Object.entries(machine.env)
     .map(([name, value]) => `${name}=${shellQuote(value)}`)
     .join(' ');
   writeFileSync(arm, '');
-  const hook = join(world!.remote, 'hooks', 'pre-receive');
+  const hook = join(worlds.current.remote, 'hooks', 'pre-receive');
   writeFileSync(
     hook,
     `#!/bin/sh
@@ -97,7 +87,7 @@ describe('a purge and the pushes around it', () => {
       const killed = await killedSync(
         a,
         { when: 'after-command', command: 'push' },
-        { root: world!.root, remoteGitDir: world!.remote },
+        { root: worlds.current.root, remoteGitDir: worlds.current.remote },
       );
       expect(killed).toMatchObject({ killed: true, pushed: true });
       expect(copiesOf(['heron-lantern'], [])).toEqual([]);
@@ -135,7 +125,7 @@ describe('a purge and the pushes around it', () => {
       // b's push landed first: a's rewrite was refused, read b's push and was made again.
       expect(report.attempts).toBeGreaterThan(1);
       expect(report.historyRewritten).toBe(true);
-      expect(remoteLog(world!.remote)).toHaveLength(1);
+      expect(remoteLog(worlds.current.remote)).toHaveLength(1);
       for (const machine of [b, c, a]) synced(await machine.sync());
       expect(copiesOf(['ember-quarry', 'nutmeg-pylon'], [a, b, c])).toEqual([]);
       for (const machine of [a, b, c]) {

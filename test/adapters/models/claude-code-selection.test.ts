@@ -1,34 +1,15 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { loadSettings } from '../../../src/node/load-settings.js';
+import { describe, expect, it } from 'vitest';
 import { AnthropicLanguageModel } from '../../../src/adapters/models/anthropic-language-model.js';
 import { ClaudeCodeLanguageModel } from '../../../src/adapters/models/claude-code-language-model.js';
 import { createLanguageModel, selectLanguageModel } from '../../../src/adapters/models/create-language-model.js';
 import { OpenAiCompatibleLanguageModel } from '../../../src/adapters/models/openai-compatible-language-model.js';
 import type { Settings } from '../../../src/kernel/settings.js';
 import { openEngram } from '../../../src/node.js';
+import { settingsFromEnv, useProjectFolders } from '../../support/project-folders.js';
 
-const roots: string[] = [];
-afterEach(() => {
-  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
-});
-
-function workspace(): { home: string; project: string } {
-  const root = mkdtempSync(join(tmpdir(), 'engram-cc-select-'));
-  roots.push(root);
-  const home = join(root, 'home');
-  const project = join(root, 'project');
-  mkdirSync(home);
-  mkdirSync(join(project, '.git'), { recursive: true });
-  return { home, project };
-}
-
-function settingsFrom(env: Record<string, string>): Settings {
-  const { home, project } = workspace();
-  return loadSettings({ cwd: project, env: { ENGRAM_HOME: home, ...env } }).settings as Settings;
-}
+const workspace = useProjectFolders('engram-cc-select-');
+const settingsFrom = (env: Record<string, string>): Settings => settingsFromEnv(workspace, env);
 
 describe('auto picks claude-code inside Claude Code when no key is set', () => {
   it('CLAUDECODE=1 (as Claude Code sets in its hooks) with no key selects claude-code: haiku for side work, sonnet for main', () => {

@@ -1,8 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadSettings } from '../../../src/node/load-settings.js';
 import { AnthropicLanguageModel } from '../../../src/adapters/models/anthropic-language-model.js';
 import {
   MODEL_OFFLINE_NOTICE,
@@ -18,28 +14,16 @@ import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-mes
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
 import { startOpenAiChatCompletionsServer } from '../../../src/testing/openai-chat-completions-server.js';
 import { expectEngramErrorSync } from '../../support/expect-engram-error.js';
+import { settingsFromEnv, useProjectFolders } from '../../support/project-folders.js';
+
+/** A fresh ENGRAM_HOME and git project, removed after the test (after the cleanups below). */
+const workspace = useProjectFolders('engram-models-');
+const settingsFrom = (env: Record<string, string>): Settings => settingsFromEnv(workspace, env);
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-/** A fresh ENGRAM_HOME and git project, cleaned up after the test. */
-function workspace(): { home: string; project: string } {
-  const root = mkdtempSync(join(tmpdir(), 'engram-models-'));
-  cleanups.push(() => rmSync(root, { recursive: true, force: true }));
-  const home = join(root, 'home');
-  const project = join(root, 'project');
-  mkdirSync(home);
-  mkdirSync(join(project, '.git'), { recursive: true });
-  return { home, project };
-}
-
-/** Settings as the loader builds them from these environment variables (and nothing else). */
-function settingsFrom(env: Record<string, string>): Settings {
-  const { home, project } = workspace();
-  return loadSettings({ cwd: project, env: { ENGRAM_HOME: home, ...env } }).settings as Settings;
-}
 
 const configError = (action: () => unknown): EngramError => expectEngramErrorSync(action, 'CONFIG_INVALID');
 

@@ -12,6 +12,7 @@ import { LATEST_POSTGRES_VERSION, POSTGRES_MIGRATIONS } from '../../../src/adapt
 import { DEFAULT_SETTINGS } from '../../../src/kernel/settings.js';
 import { expectEngramError } from '../../../src/testing/store-suite-support.js';
 import { dropSchema, freshSchemaName, freshSchemaUrl, withServerClient } from '../../support/postgres-schemas.js';
+import { writeOnOldSchema } from '../../support/migrate-seed.js';
 
 // Connecting to Postgres: the URL and its parameters, and a clear EngramError, never quoting the
 // password, for each way a connection goes wrong. Also migrations: upgrades keep data, a newer
@@ -277,14 +278,7 @@ describe.skipIf(!serverUrl)(
 
     it('upgrades a version 1 schema to the latest, keeping its data and full-text index', async () => {
       const { url, schema } = freshUrl('upgrade');
-      const old = await opened(url, { targetVersion: 1 });
-      expect(old.info().schemaVersion).toBe(1);
-      const written = await old.create(
-        { scope: 'project:legacy', content: 'The legacy billing service runs on Fridays.' },
-        ACTOR,
-      );
-      const edited = await old.update(written.id, { importance: 0.9 }, ACTOR);
-      await old.close();
+      const { written, edited } = await writeOnOldSchema(await opened(url, { targetVersion: 1 }), ACTOR);
 
       const store = await opened(url);
       expect(store.info()).toMatchObject({ backend: 'postgres', schemaVersion: LATEST_POSTGRES_VERSION });

@@ -2,6 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTemporaryFolder } from '../../support/per-test.js';
+import { withSqliteStore } from '../../support/temporary-store.js';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { porterStem } from '../../../src/recall/porter-stemmer.js';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
@@ -180,18 +182,10 @@ describe('SQLite full-text search when the asked scopes hold most of the store',
 });
 
 describe('SQLite full-text search: memories it read before are read again once they change', () => {
-  let directory: string;
-
-  beforeAll(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'engram-fts-kept-'));
-  });
-
-  afterAll(async () => {
-    await rm(directory, { recursive: true, force: true });
-  });
+  const directory = useTemporaryFolder('engram-fts-kept-');
 
   it('after recorded hits, an update on its own connection and one by another connection', async () => {
-    const path = join(directory, 'memory.db');
+    const path = join(directory(), 'memory.db');
     const reader = new SqliteMemoryStore({ path });
     const writer = new SqliteMemoryStore({ path });
     await reader.open();
@@ -259,32 +253,16 @@ describe('porterStem', () => {
 });
 
 describe('SQLite full-text search: the memory count BM25 uses follows every write', () => {
-  let directory: string;
-
-  beforeAll(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'engram-fts-count-'));
-  });
-
-  afterAll(async () => {
-    await rm(directory, { recursive: true, force: true });
-  });
+  const directory = useTemporaryFolder('engram-fts-count-');
 
   const relevance = async (store: SqliteMemoryStore): Promise<number[]> =>
     (await store.searchText({ scopes: ['project:a'], terms: ['quokka'], limit: 5 })).map((hit) => hit.relevance);
 
   /** What a store opened afresh on the file scores: its count cannot be a stale one. */
-  const fresh = async (path: string): Promise<number[]> => {
-    const store = new SqliteMemoryStore({ path });
-    await store.open();
-    try {
-      return await relevance(store);
-    } finally {
-      await store.close();
-    }
-  };
+  const fresh = (path: string): Promise<number[]> => withSqliteStore(path, relevance);
 
   it('counts again after a write by another connection, by its own connection, a delete, hits recorded after another write and a reopen', async () => {
-    const path = join(directory, 'memory.db');
+    const path = join(directory(), 'memory.db');
     const reader = new SqliteMemoryStore({ path });
     const writer = new SqliteMemoryStore({ path });
     await reader.open();

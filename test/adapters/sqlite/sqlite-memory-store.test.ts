@@ -6,7 +6,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { SQLITE_MIGRATIONS } from '../../../src/adapters/sqlite/sqlite-migrations.js';
 import { EngramError } from '../../../src/kernel/errors.js';
-import type { MemoryStore } from '../../../src/contracts/memory-store.js';
 import { runMemoryStoreSuite } from '../../../src/testing/suites.js';
 import {
   collectStoreWriteWorker,
@@ -15,6 +14,8 @@ import {
 } from '../../../src/testing/store-write-worker-process.js';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 import { expectEngramError } from '../../support/expect-engram-error.js';
+import { writeOnOldSchema } from '../../support/migrate-seed.js';
+import { withSqliteStore } from '../../support/temporary-store.js';
 
 const ACTOR = { actor: 'sqlite-test' };
 const LATEST_VERSION = SQLITE_MIGRATIONS.at(-1)!.version;
@@ -59,28 +60,12 @@ function seededGarbage(length: number, seed: number): Buffer {
   return bytes;
 }
 
-async function withOpenStore<T>(path: string, work: (store: MemoryStore) => Promise<T>): Promise<T> {
-  const store = new SqliteMemoryStore({ path });
-  await store.open();
-  try {
-    return await work(store);
-  } finally {
-    await store.close();
-  }
-}
-
 describe('SqliteMemoryStore migrations', () => {
   it('upgrades a version 1 database to the latest schema, keeping its data and indexing it for search', async () => {
     const path = await temporaryPath();
     const old = new SqliteMemoryStore({ path, targetVersion: 1 });
     await old.open();
-    expect(old.info().schemaVersion).toBe(1);
-    const written = await old.create(
-      { scope: 'project:legacy', content: 'The legacy billing service runs on Fridays.' },
-      ACTOR,
-    );
-    const edited = await old.update(written.id, { importance: 0.9 }, ACTOR);
-    await old.close();
+    const { written, edited } = await writeOnOldSchema(old, ACTOR);
 
     const raw = openSqlite(path);
     expect(raw.prepare("SELECT name FROM sqlite_master WHERE name = 'memories_fts'").get()).toBeUndefined();
@@ -95,7 +80,7 @@ describe('SqliteMemoryStore migrations', () => {
       .run();
     closeSqlite(raw);
 
-    await withOpenStore(path, async (store) => {
+    await withSqliteStore(path, async (store) => {
       expect(store.info().schemaVersion).toBe(LATEST_VERSION);
       expect(await store.get(written.id)).toEqual(edited);
       expect((await store.history(written.id)).map((entry) => entry.action)).toEqual(['create', 'update']);
@@ -121,10 +106,10 @@ describe('SqliteMemoryStore migrations', () => {
 
   it('opening an up-to-date database again changes no schema version', async () => {
     const path = await temporaryPath();
-    await withOpenStore(path, async (store) => {
+    await withSqliteStore(path, async (store) => {
       await store.create({ scope: 'global', content: 'Opened twice.' }, ACTOR);
     });
-    await withOpenStore(path, async (store) => {
+    await withSqliteStore(path, async (store) => {
       expect(store.info().schemaVersion).toBe(LATEST_VERSION);
       expect(await store.count({ scopes: ['global'] })).toBe(1);
     });
@@ -177,7 +162,7 @@ describe('SqliteMemoryStore crash safety', () => {
     });
     expect(result.ids.length).toBeGreaterThanOrEqual(300);
 
-    await withOpenStore(path, async (store) => {
+    await withSqliteStore(path, async (store) => {
       const missing: string[] = [];
       for (const id of result.ids) if ((await store.get(id, ['project:crash'])) === undefined) missing.push(id);
       expect(missing).toEqual([]);
@@ -229,7 +214,7 @@ describe('SqliteMemoryStore on a corrupt file', () => {
     damage: (bytes: Buffer, pageSize: number) => void,
   ): Promise<{ path: string; digest: string }> {
     const path = await temporaryPath();
-    await withOpenStore(path, async (store) => {
+    await withSqliteStore(path, async (store) => {
       await store.createMany(
         Array.from({ length: 400 }, (_, index) => ({
           scope: 'project:damaged',

@@ -23,38 +23,15 @@ import { estimateMessageTokens } from '../../../src/session/context-budget.js';
 import { DEFAULT_SETTINGS } from '../../../src/kernel/settings.js';
 import type { ContentBlock } from '../../../src/contracts/language-model.js';
 import type { SessionMessage } from '../../../src/contracts/session-message.js';
+import { numberedMessages, toolPairsIntact } from '../../support/session-support.js';
 
-let counter = 0;
-function message(
-  role: 'user' | 'assistant',
-  content: string | ContentBlock[],
-  extra: Partial<SessionMessage> = {},
-): SessionMessage {
-  counter += 1;
-  return { uuid: `m${counter}`, role, content, timestamp: '2025-01-01T00:00:00.000Z', ...extra };
-}
+const message = numberedMessages('m', () => '2025-01-01T00:00:00.000Z');
 const user = (text: string, extra: Partial<SessionMessage> = {}): SessionMessage => message('user', text, extra);
 const assistant = (text: string): SessionMessage => message('assistant', [{ type: 'text', text }]);
 const toolCall = (id: string, name = 'read_file', input: Record<string, unknown> = { path: 'a.ts' }): SessionMessage =>
   message('assistant', [{ type: 'tool_use', id, name, input }]);
 const toolResult = (id: string, content: string): SessionMessage =>
   message('user', [{ type: 'tool_result', toolUseId: id, content }]);
-
-/** Every tool_result's tool_use is in the message just before it. */
-function pairsIntact(messages: readonly SessionMessage[]): boolean {
-  return messages.every((item, index) => {
-    if (typeof item.content === 'string') return true;
-    return item.content.every((block) => {
-      if (block.type !== 'tool_result') return true;
-      const previous = messages[index - 1];
-      return (
-        previous !== undefined &&
-        typeof previous.content !== 'string' &&
-        previous.content.some((other) => other.type === 'tool_use' && other.id === block.toolUseId)
-      );
-    });
-  });
-}
 
 describe('the nine-part summary prompt', () => {
   it('names the nine sections in order, allows <analysis>, and asks for user instructions verbatim', () => {
@@ -157,7 +134,7 @@ describe('message groups', () => {
     expect(once.map((item) => item.uuid)).toEqual([summary, ...list.slice(4)].map((item) => item.uuid));
     const all = dropOldestGroups(list, 99);
     expect(all.map((item) => item.uuid)).toEqual([summary.uuid, list.at(-1)!.uuid]);
-    for (let count = 0; count < 5; count += 1) expect(pairsIntact(dropOldestGroups(list, count))).toBe(true);
+    for (let count = 0; count < 5; count += 1) expect(toolPairsIntact(dropOldestGroups(list, count))).toBe(true);
     expect(dropOldestGroups(list, 0)).toEqual(list);
     expect(dropOldestGroups(list, -3)).toEqual(list);
     expect(list).toHaveLength(8);
@@ -227,6 +204,19 @@ describe('standing rules', () => {
 
 describe('the kept tail of a compaction from notes', () => {
   const measure = (item: SessionMessage): number => estimateMessageTokens(item);
+  /** The kept tail of `list` after the message `lastSummarized` (an index, or none), within these caps. */
+  const tailAfter = (
+    list: SessionMessage[],
+    lastSummarized: number | undefined,
+    softMaxTokens = 1e6,
+    hardMaxTokens = 1e6,
+  ) =>
+    keptTail(list, {
+      lastSummarizedUuid: lastSummarized === undefined ? undefined : list.at(lastSummarized)!.uuid,
+      softMaxTokens,
+      hardMaxTokens,
+      measure,
+    });
 
   it('keeps what follows the last summarized message, moved back onto the tool_use of a split pair', () => {
     const list = [
@@ -238,21 +228,12 @@ describe('the kept tail of a compaction from notes', () => {
       toolCall('b'),
       toolResult('b', 'r2'),
     ];
-    expect(
-      keptTail(list, { lastSummarizedUuid: list[3]!.uuid, softMaxTokens: 1e6, hardMaxTokens: 1e6, measure }),
-    ).toEqual({ start: 4, anchored: true, droppedUncovered: 0 });
+    expect(tailAfter(list, 3)).toEqual({ start: 4, anchored: true, droppedUncovered: 0 });
     // The notes end on the tool_use: the result must not be kept without it.
-    const split = keptTail(list, {
-      lastSummarizedUuid: list[1]!.uuid,
-      softMaxTokens: 1e6,
-      hardMaxTokens: 1e6,
-      measure,
-    });
+    const split = tailAfter(list, 1);
     expect(split.start).toBe(1);
-    expect(pairsIntact(list.slice(split.start))).toBe(true);
-    expect(
-      keptTail(list, { lastSummarizedUuid: list.at(-1)!.uuid, softMaxTokens: 1e6, hardMaxTokens: 1e6, measure }).start,
-    ).toBe(list.length);
+    expect(toolPairsIntact(list.slice(split.start))).toBe(true);
+    expect(tailAfter(list, -1).start).toBe(list.length);
   });
 
   it('keeps fewer whole groups when the tail is too large, the newest group unless even it is over the hard cap', () => {
@@ -266,28 +247,13 @@ describe('the kept tail of a compaction from notes', () => {
       toolResult('b', big),
       user('three'),
     ];
-    const soft = keptTail(list, {
-      lastSummarizedUuid: list[0]!.uuid,
-      softMaxTokens: 12_000,
-      hardMaxTokens: 1e6,
-      measure,
-    });
+    const soft = tailAfter(list, 0, 12_000);
     expect(soft.start).toBe(3);
     expect(soft.droppedUncovered).toBe(2);
-    expect(pairsIntact(list.slice(soft.start))).toBe(true);
-    const onlyNewest = keptTail(list, {
-      lastSummarizedUuid: list[0]!.uuid,
-      softMaxTokens: 10,
-      hardMaxTokens: 1e6,
-      measure,
-    });
+    expect(toolPairsIntact(list.slice(soft.start))).toBe(true);
+    const onlyNewest = tailAfter(list, 0, 10);
     expect(onlyNewest.start).toBe(6);
-    const hard = keptTail([user('a'), user(big)], {
-      lastSummarizedUuid: undefined,
-      softMaxTokens: 10,
-      hardMaxTokens: 100,
-      measure,
-    });
+    const hard = tailAfter([user('a'), user(big)], undefined, 10, 100);
     expect(hard.start).toBe(2);
   });
 

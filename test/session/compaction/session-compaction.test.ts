@@ -8,15 +8,11 @@ import { COMPACTION_SUMMARY_PROMPT } from '../../../src/session/compaction/compa
 import { estimateMessageTokens } from '../../../src/session/context-budget.js';
 import { EngramError } from '../../../src/kernel/errors.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../../src/kernel/settings.js';
-import type {
-  ContentBlock,
-  LanguageModelMessage,
-  SystemBlock,
-  ToolDefinition,
-} from '../../../src/contracts/language-model.js';
+import type { LanguageModelMessage, SystemBlock, ToolDefinition } from '../../../src/contracts/language-model.js';
 import { Compactor, type CompactorOptions } from '../../../src/session/compaction/compaction.js';
 import type { CompactionInput, CompactionNotes } from '../../../src/session/compaction/compaction-input.js';
 import type { SessionMessage } from '../../../src/contracts/session-message.js';
+import { numberedMessages, toolPairsIntact } from '../../support/session-support.js';
 import { SessionNotes } from '../../../src/session/notes/session-notes.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
@@ -81,21 +77,7 @@ function compactor(options: Partial<CompactorOptions> = {}): Compactor {
   });
 }
 
-let counter = 0;
-function message(
-  role: 'user' | 'assistant',
-  content: string | ContentBlock[],
-  extra: Partial<SessionMessage> = {},
-): SessionMessage {
-  counter += 1;
-  return {
-    uuid: `msg-${counter}`,
-    role,
-    content,
-    timestamp: new Date(Date.UTC(2025, 0, 1, 0, counter)).toISOString(),
-    ...extra,
-  };
-}
+const message = numberedMessages('msg-', (index) => new Date(Date.UTC(2025, 0, 1, 0, index)).toISOString());
 
 /** A short coding session: the user states a standing rule in the first message; three tool rounds. */
 function conversation(bigResult = ''): SessionMessage[] {
@@ -130,6 +112,10 @@ function conversation(bigResult = ''): SessionMessage[] {
 const wire = (messages: readonly SessionMessage[]): LanguageModelMessage[] =>
   messages.map((item) => ({ role: item.role, content: item.content }));
 
+/** The model's next answer to the conversation as it stands, under the session's own prefix. */
+const continueWith = (messages: readonly SessionMessage[]) =>
+  model().generate({ system: SYSTEM, tools: TOOLS, messages: wire(messages), maxOutputTokens: 100 });
+
 function input(messages: SessionMessage[], extra: Partial<CompactionInput> = {}): CompactionInput {
   return {
     trigger: 'auto',
@@ -145,22 +131,6 @@ function input(messages: SessionMessage[], extra: Partial<CompactionInput> = {})
     metadata: { filesEdited: ['test/parser.test.ts'], gitBranch: 'feature/parser' },
     ...extra,
   };
-}
-
-/** Every tool_result's tool_use is in the message just before it. */
-function pairsIntact(messages: readonly SessionMessage[]): boolean {
-  return messages.every((item, index) => {
-    if (typeof item.content === 'string') return true;
-    return item.content.every((block) => {
-      if (block.type !== 'tool_result') return true;
-      const previous = messages[index - 1];
-      return (
-        previous !== undefined &&
-        typeof previous.content !== 'string' &&
-        previous.content.some((other) => other.type === 'tool_use' && other.id === block.toolUseId)
-      );
-    });
-  });
 }
 
 const textOf = (item: SessionMessage): string =>
@@ -224,7 +194,7 @@ describe('fast path: compaction from the session notes', () => {
     expect(textOf(file!)).toContain('<file path="src/parser.ts">');
     expect(textOf(plan!)).toContain('Refactor, then test.');
     expect(kept.map((item) => item.uuid)).toEqual(messages.slice(5).map((item) => item.uuid));
-    expect(pairsIntact(result.messages)).toBe(true);
+    expect(toolPairsIntact(result.messages)).toBe(true);
     expect(result.boundary).toMatchObject({
       method: 'notes',
       trigger: 'auto',
@@ -234,13 +204,7 @@ describe('fast path: compaction from the session notes', () => {
     });
 
     // The provider accepts the compacted list as it is (the loopback server refuses orphaned tool results).
-    const next = await model().generate({
-      system: SYSTEM,
-      tools: TOOLS,
-      messages: wire(result.messages),
-      maxOutputTokens: 100,
-    });
-    expect(next.text).toBe('OK');
+    expect((await continueWith(result.messages)).text).toBe('OK');
   });
 
   it('waits for a running notes update and uses what it wrote', async () => {
@@ -280,7 +244,7 @@ describe('fast path: compaction from the session notes', () => {
     const result = await compactor().compact(input(messages, { notes, window: 60_000 }));
     const keptUuids = result.messages.filter((item) => !item.meta).map((item) => item.uuid);
     expect(keptUuids).toEqual([messages.at(-2)!.uuid, messages.at(-1)!.uuid]);
-    expect(pairsIntact(result.messages)).toBe(true);
+    expect(toolPairsIntact(result.messages)).toBe(true);
     expect(result.postTokens).toBeLessThan(27_000);
     expect(result.warnings.join(' ')).toMatch(/too large to keep/);
     expect(result.modelCalls).toBe(0);
@@ -298,7 +262,7 @@ describe('fast path: compaction from the session notes', () => {
     const result = await compactor({ model: undefined }).compact(input(messages, { notes }));
     expect(result.boundary.method).toBe('notes');
     expect(result.modelCalls).toBe(0);
-    expect(pairsIntact(result.messages)).toBe(true);
+    expect(toolPairsIntact(result.messages)).toBe(true);
     expect(server.requests.length).toBe(0);
   });
 });
@@ -306,13 +270,7 @@ describe('fast path: compaction from the session notes', () => {
 describe('summary path: a forked summarizer', () => {
   it('sends the parent prefix then the nine-part prompt, strips <analysis>, and builds the summary message', async () => {
     const messages = conversation();
-    const parent = await model().generate({
-      system: SYSTEM,
-      tools: TOOLS,
-      messages: wire(messages),
-      maxOutputTokens: 100,
-    });
-    expect(parent.text).toBe('OK');
+    expect((await continueWith(messages)).text).toBe('OK');
     server.script({ message: { text: GOOD_SUMMARY } });
 
     const result = await compactor().compact(input(messages, { customInstructions: 'Keep the test names.' }));
@@ -339,13 +297,7 @@ describe('summary path: a forked summarizer', () => {
     expect(rest.every((item) => item.meta === true)).toBe(true);
     expect(result.boundary).toMatchObject({ method: 'summary', lastSummarizedUuid: messages.at(-1)!.uuid });
 
-    const next = await model().generate({
-      system: SYSTEM,
-      tools: TOOLS,
-      messages: wire(result.messages),
-      maxOutputTokens: 100,
-    });
-    expect(next.text).toBe('OK');
+    expect((await continueWith(result.messages)).text).toBe('OK');
   });
 
   it('keeps a standing rule through two compactions whose summarizer forgot it', async () => {

@@ -46,6 +46,14 @@ function freshPaths(sessionId = 'session-1') {
   return sessionPaths({ home, cwd: '/work/acme app', sessionId });
 }
 
+/** A writer of `paths.transcript` for session-1 on the fixed clock; `options` say the rest. */
+function writerFor(
+  paths: { transcript: string },
+  options: Omit<ConstructorParameters<typeof SessionTranscriptWriter>[0], 'path' | 'sessionId' | 'now'>,
+): SessionTranscriptWriter {
+  return new SessionTranscriptWriter({ path: paths.transcript, sessionId: 'session-1', now: fixedNow, ...options });
+}
+
 describe('session paths', () => {
   it('slugs the working directory as FORMATS §2.1 says, hashing paths over 200 characters', () => {
     expect(projectSlug('/home/me/projects/app')).toBe('-home-me-projects-app');
@@ -114,12 +122,7 @@ describe('session paths', () => {
 describe('SessionTranscriptWriter', () => {
   it('creates nothing for a session without a real message: metadata, todos and meta messages alone never create the file', async () => {
     const paths = freshPaths();
-    const writer = new SessionTranscriptWriter({
-      path: paths.transcript,
-      sessionId: 'session-1',
-      cwd: '/work/acme app',
-      now: fixedNow,
-    });
+    const writer = writerFor(paths, { cwd: '/work/acme app' });
     writer.append({
       kind: 'metadata',
       metadata: { sessionId: 'session-1', title: 'Nothing yet' },
@@ -140,13 +143,7 @@ describe('SessionTranscriptWriter', () => {
 
   it('creates the file on the first real message with mode 0600 in 0700 folders, keeping what was queued before it in order', async () => {
     const paths = freshPaths();
-    const writer = new SessionTranscriptWriter({
-      path: paths.transcript,
-      sessionId: 'session-1',
-      cwd: '/work/acme app',
-      gitBranch: 'main',
-      now: fixedNow,
-    });
+    const writer = writerFor(paths, { cwd: '/work/acme app', gitBranch: 'main' });
     const meta = message('user', 'injected context', { meta: true });
     writer.append({ kind: 'message', message: meta, parentUuid: null });
     const first = message('user', 'Fix the login bug');
@@ -206,13 +203,7 @@ describe('SessionTranscriptWriter', () => {
 
   it('writes Claude Code lines that readTranscript turns into the conversation', async () => {
     const paths = freshPaths();
-    const writer = new SessionTranscriptWriter({
-      path: paths.transcript,
-      sessionId: 'session-1',
-      cwd: '/work/app',
-      gitBranch: 'main',
-      now: fixedNow,
-    });
+    const writer = writerFor(paths, { cwd: '/work/app', gitBranch: 'main' });
     const ask = message('user', 'What is in README.md?');
     const call = message(
       'assistant',
@@ -287,14 +278,7 @@ describe('SessionTranscriptWriter', () => {
 
   it('re-appends the metadata at close: title, tags and counts in the last line', async () => {
     const paths = freshPaths();
-    const writer = new SessionTranscriptWriter({
-      path: paths.transcript,
-      sessionId: 'session-1',
-      cwd: '/work/app',
-      gitBranch: 'dev',
-      now: fixedNow,
-      metadata: { tags: ['resumed'] },
-    });
+    const writer = writerFor(paths, { cwd: '/work/app', gitBranch: 'dev', metadata: { tags: ['resumed'] } });
     writer.append({
       kind: 'metadata',
       metadata: { sessionId: 'ignored', title: 'Login bug' },

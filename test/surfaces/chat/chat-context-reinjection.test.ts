@@ -1,22 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LanguageModelRequest } from '../../../src/contracts/language-model.js';
 import { ScriptedLanguageModel } from '../../../src/testing/scripted-language-model.js';
-import { removeTestRoot, startTestChat, type TestChat } from '../../support/chat-support.js';
+import { converse, useTestChats } from '../../support/chat-support.js';
 import { ninePartSummary } from '../../support/session-support.js';
 
-const roots: string[] = [];
-const chats: TestChat[] = [];
-afterEach(async () => {
-  for (const chat of chats.splice(0)) await chat.finish().catch(() => undefined);
-  await Promise.all(roots.splice(0).map(removeTestRoot));
-});
-
-async function chat(options: Parameters<typeof startTestChat>[0]): Promise<TestChat> {
-  const started = await startTestChat(options);
-  chats.push(started);
-  roots.push(started.root);
-  return started;
-}
+const chats = useTestChats();
+const chat = chats.start;
 
 const RULE = 'Source files use named exports only.';
 const FILES = { 'src/a.ts': 'export const a = 1;\n', '.claude/rules/source.md': `---\npaths: src/**\n---\n${RULE}\n` };
@@ -40,10 +29,11 @@ describe('engram chat keeps the turn context through compactions', () => {
       content: 'The deploy target is the Frankfurt region (eu-central-1).',
       type: 'project',
     });
-    session.type('Where do we deploy the Frankfurt service? Look at the first source file.');
-    await session.waitFor('Read it.');
-    session.type('What else?');
-    await session.waitFor('Second answer.');
+    await converse(
+      session,
+      ['Where do we deploy the Frankfurt service? Look at the first source file.', 'Read it.'],
+      ['What else?', 'Second answer.'],
+    );
     // The read made the rule active: the next turn carries it, once.
     expect(count(sent(model.requests[2]!), RULE)).toBe(1);
     expect(count(sent(model.requests[2]!), 'eu-central-1')).toBe(1);

@@ -1,21 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { messageText } from '../../../src/contracts/language-model-content.js';
 import { ScriptedLanguageModel } from '../../../src/testing/scripted-language-model.js';
-import { removeTestRoot, startTestChat, type TestChat } from '../../support/chat-support.js';
+import { useTestChats } from '../../support/chat-support.js';
 
-const roots: string[] = [];
-const chats: TestChat[] = [];
-afterEach(async () => {
-  for (const chat of chats.splice(0)) await chat.finish().catch(() => undefined);
-  await Promise.all(roots.splice(0).map(removeTestRoot));
-});
+const chats = useTestChats();
 
 describe('engram chat when memory fails', () => {
   it('answers without memory when the store fails, and says why once per turn', async () => {
     const model = new ScriptedLanguageModel({ script: ['Answered without memory.', 'Still here.'] });
-    const session = await startTestChat({ model });
-    chats.push(session);
-    roots.push(session.root);
+    const session = await chats.start({ model });
     await session.opened.engram.remember({
       content: 'The deploy target is the Frankfurt region (eu-central-1).',
       type: 'project',

@@ -12,29 +12,18 @@ import {
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { projectSlug } from '../../../src/session/node/session-paths.js';
 import { readSessionTranscript } from '../../../src/session/node/session-transcript-reader.js';
 import { messageText } from '../../../src/contracts/language-model-content.js';
 import type { LanguageModelMessage, LanguageModelRequest } from '../../../src/contracts/language-model.js';
 import { ScriptedLanguageModel } from '../../../src/testing/scripted-language-model.js';
-import { removeTestRoot, startTestChat, type TestChat } from '../../support/chat-support.js';
+import { converse, useTestChats } from '../../support/chat-support.js';
 import { ninePartSummary } from '../../support/session-support.js';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 
-const roots: string[] = [];
-const chats: TestChat[] = [];
-afterEach(async () => {
-  for (const chat of chats.splice(0)) await chat.finish().catch(() => undefined);
-  await Promise.all(roots.splice(0).map(removeTestRoot));
-});
-
-async function chat(options: Parameters<typeof startTestChat>[0]): Promise<TestChat> {
-  const started = await startTestChat(options);
-  chats.push(started);
-  if (!options.root) roots.push(started.root);
-  return started;
-}
+const chats = useTestChats();
+const chat = chats.start;
 
 const userTexts = (request: LanguageModelRequest): string[] =>
   request.messages.filter((message) => message.role === 'user').map(messageText);
@@ -95,10 +84,11 @@ describe('engram chat terminal', () => {
       content: 'The deploy target is the Frankfurt region (eu-central-1).',
       type: 'project',
     });
-    session.type('Where do we deploy the Frankfurt service?');
-    await session.waitFor('Noted.');
-    session.type('And the staging copy?');
-    await session.waitFor('Sure.');
+    await converse(
+      session,
+      ['Where do we deploy the Frankfurt service?', 'Noted.'],
+      ['And the staging copy?', 'Sure.'],
+    );
     const [first, second] = model.requests;
     const texts = userTexts(first!);
     expect(texts).toHaveLength(2);
@@ -498,7 +488,7 @@ describe('engram chat terminal', () => {
 
   it('says once that the transcript cannot be written, goes on, and writes it once the way is clear', async () => {
     const root = await realpath(await mkdtemp(join(tmpdir(), 'engram-chat-')));
-    roots.push(root);
+    chats.removeAfter(root);
     // The project's session folder is taken by a regular file: no transcript can be created there.
     const blocked = join(root, 'engram-home', 'projects', projectSlug(join(root, 'project')));
     await mkdir(join(blocked, '..'), { recursive: true });
@@ -517,8 +507,7 @@ describe('engram chat terminal', () => {
     expect(failures).toBeGreaterThanOrEqual(2);
     expect(session.output().match(/could not be written/g)).toHaveLength(1);
     await rm(blocked);
-    chats.splice(chats.indexOf(session), 1);
-    await session.finish();
+    await chats.finish(session);
     const transcript = await readSessionTranscript(session.agent.transcriptPath);
     expect(transcript.messages.map((message) => messageText(message))).toEqual(
       expect.arrayContaining(['One?', 'Second.']),
@@ -534,8 +523,7 @@ describe('engram chat terminal', () => {
     first.type('Remember this conversation.');
     await first.waitFor('Answer one.');
     const firstId = first.agent.sessionId;
-    chats.splice(chats.indexOf(first), 1);
-    await first.finish();
+    await chats.finish(first);
 
     const second = await chat({ model, root: first.root, resume: { latest: true } });
     expect(second.agent.sessionId).toBe(firstId);

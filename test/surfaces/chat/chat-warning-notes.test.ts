@@ -1,21 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ScriptedLanguageModel } from '../../../src/testing/scripted-language-model.js';
-import { removeTestRoot, startTestChat, type TestChat } from '../../support/chat-support.js';
+import { useTestChats, type TestChat } from '../../support/chat-support.js';
 
 // The chat tells a degraded recall once, by the rule every human surface applies
 // (src/recall/warning-notes.ts): no embedder configured is not a degradation and is not said.
-const roots: string[] = [];
-const chats: TestChat[] = [];
-afterEach(async () => {
-  for (const chat of chats.splice(0)) await chat.finish().catch(() => undefined);
-  await Promise.all(roots.splice(0).map(removeTestRoot));
-});
+const chats = useTestChats();
 
 async function chatAbout(settings?: Record<string, unknown>): Promise<TestChat> {
   const model = new ScriptedLanguageModel({ script: ['Frankfurt.', 'Still Frankfurt.'] });
-  const session = await startTestChat({ model, ...(settings && { settings }) });
-  chats.push(session);
-  roots.push(session.root);
+  const session = await chats.start({ model, ...(settings && { settings }) });
   await session.opened.engram.remember({ content: 'The deploy target is the Frankfurt region.', type: 'project' });
   session.type('Where is the deploy target region?');
   await session.waitFor('Frankfurt.');

@@ -1,30 +1,21 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
+import { useTemporaryFolder } from '../../support/per-test.js';
 
 // `engram serve` as a real process (test/fixtures/serve-http.mjs runs the build's runServeCommand).
 
-let directory: string;
-
-beforeAll(() => {
-  directory = mkdtempSync(join(tmpdir(), 'engram-shutdown-'));
-});
-
-afterAll(() => {
-  rmSync(directory, { recursive: true, force: true });
-});
+const directory = useTemporaryFolder('engram-shutdown-');
 
 describe('graceful shutdown', () => {
   it('on SIGTERM finishes in-flight writes, keeps every write that got a 2xx, closes the store and exits 0', async () => {
-    const home = join(directory, 'serve-home');
+    const home = join(directory(), 'serve-home');
     const fixture = fileURLToPath(new URL('../../fixtures/serve-http.mjs', import.meta.url));
     const child = spawn(process.execPath, [fixture], {
-      cwd: directory,
+      cwd: directory(),
       env: {
         ...process.env,
         ENGRAM_HOME: home,

@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -12,20 +10,14 @@ import type { AgingReport } from '../../../src/maintenance/age-memories.js';
 import type { IntervalTimers } from '../../../src/maintenance/aging-schedule.js';
 import { startServer, type RunningServer } from '../../../src/surfaces/http/http-server.js';
 import { runServeCommand } from '../../../src/surfaces/http/http-service.js';
+import { serveInProcess } from '../../support/serve-in-process.js';
+import { useTemporaryFolder } from '../../support/per-test.js';
 
 const PROJECT = 'project:github.com/acme/app';
 const DAY = 86_400_000;
 const NOW = Date.parse('2025-06-01T12:00:00.000Z');
 
-let directory: string;
-
-beforeAll(() => {
-  directory = mkdtempSync(join(tmpdir(), 'engram-service-'));
-});
-
-afterAll(() => {
-  rmSync(directory, { recursive: true, force: true });
-});
+const directory = useTemporaryFolder('engram-service-');
 
 async function until(condition: () => boolean, what: string): Promise<void> {
   for (let attempt = 0; attempt < 500; attempt += 1) {
@@ -40,7 +32,7 @@ describe('POST /v1/memories and memory_save with dedupe', () => {
   let server: RunningServer;
 
   beforeAll(async () => {
-    store = new SqliteMemoryStore({ path: join(directory, 'http.db') });
+    store = new SqliteMemoryStore({ path: join(directory(), 'http.db') });
     await store.open();
     const engram = new Engram({ store, defaultScope: PROJECT, readScopes: [PROJECT, 'global'] });
     server = await startServer({
@@ -128,7 +120,7 @@ describe('POST /v1/memories and memory_save with dedupe', () => {
 
 describe('the service ages memories daily', () => {
   it('runs aging at start and on each tick of its timer, in every scope, and stops the timer on shutdown', async () => {
-    const home = join(directory, 'serve-home');
+    const home = join(directory(), 'serve-home');
     let clock = new Date(NOW - 100 * DAY);
     const seed = new SqliteMemoryStore({ path: join(home, 'engram.db'), now: () => clock });
     await seed.open();
@@ -158,28 +150,20 @@ describe('the service ages memories daily', () => {
       },
     };
     const reports: AgingReport[] = [];
-    let stderr = '';
-    const errors = new PassThrough().setEncoding('utf8');
-    errors.on('data', (chunk: string) => (stderr += chunk));
-    const controller = new AbortController();
-    let url = '';
-    const serving = runServeCommand({
-      cwd: directory,
+    const serving = await serveInProcess({
+      cwd: directory(),
       env: { ENGRAM_HOME: home, ENGRAM_PORT: '0', ENGRAM_HOST: '127.0.0.1', ENGRAM_PROJECT: 'aging-test' },
       now: () => clock,
       agingTimers: timers,
       onAging: (report) => reports.push(report),
-      signal: controller.signal,
-      stdout: new PassThrough(),
-      stderr: errors,
-      onListening: (server) => (url = server.url),
     });
+    const url = serving.url;
 
     await until(() => reports.length === 1, 'the aging run at start');
     expect(interval).toBe(24 * 3_600_000);
     expect(reports[0]!.scopes).toBe('all');
     expect(reports[0]!.archived).toEqual([oldGlobal.id, oldElsewhere.id]);
-    expect(stderr).toContain('aging archived 2 memories');
+    expect(serving.stderr()).toContain('aging archived 2 memories');
 
     // A memory written "100 days ago" through the service, then a day passes: the next tick archives it.
     clock = new Date(NOW - 100 * DAY);
@@ -196,8 +180,7 @@ describe('the service ages memories daily', () => {
     const stats = (await (await fetch(`${url}/v1/stats?scope=global,project:elsewhere`)).json()) as any;
     expect(stats.stats.archived).toBe(3);
 
-    controller.abort();
-    await serving;
+    await serving.stop();
     expect(cleared).toBe(true);
     tick!();
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -205,11 +188,11 @@ describe('the service ages memories daily', () => {
   });
 
   it('does not age at all when aging.intervalHours is 0', async () => {
-    const home = join(directory, 'serve-off');
+    const home = join(directory(), 'serve-off');
     let started = false;
     const controller = new AbortController();
     const serving = runServeCommand({
-      cwd: directory,
+      cwd: directory(),
       env: { ENGRAM_HOME: home, ENGRAM_PORT: '0', ENGRAM_HOST: '127.0.0.1', ENGRAM_PROJECT: 'aging-off' },
       flags: { 'aging.intervalHours': '0' },
       agingTimers: { setInterval: () => ((started = true), 'x'), clearInterval: () => undefined },

@@ -1,27 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { Engram } from '../../../src/engram.js';
 import { startServer } from '../../../src/surfaces/http/http-server.js';
-import { runServeCommand } from '../../../src/surfaces/http/http-service.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
+import { serveInProcess, type ServingInProcess } from '../../support/serve-in-process.js';
+import { useTemporaryFolder } from '../../support/per-test.js';
 
 // `engram serve` runs extraction: POST /v1/turns queues a finished turn and answers 202 at once;
 // the service's worker drains the queue (offline: explicit statements only; with a model: one call).
 
-let directory: string;
-
-beforeAll(() => {
-  directory = mkdtempSync(join(tmpdir(), 'engram-service-extraction-'));
-});
-
-afterAll(() => {
-  rmSync(directory, { recursive: true, force: true });
-});
+const directory = useTemporaryFolder('engram-service-extraction-');
 
 async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
   for (let attempt = 0; attempt < 1_000; attempt += 1) {
@@ -32,41 +22,17 @@ async function until<T>(probe: () => Promise<T | undefined>, what: string): Prom
   throw new Error(`timed out waiting for ${what}`);
 }
 
-interface Serving {
-  url: string;
-  stderr: () => string;
-  stop: () => Promise<void>;
-}
-
-async function serve(name: string, env: Record<string, string> = {}): Promise<Serving> {
-  let stderr = '';
-  const errors = new PassThrough().setEncoding('utf8');
-  errors.on('data', (chunk: string) => (stderr += chunk));
-  const controller = new AbortController();
-  let url = '';
-  const serving = runServeCommand({
-    cwd: directory,
+function serve(name: string, env: Record<string, string> = {}): Promise<ServingInProcess> {
+  return serveInProcess({
+    cwd: directory(),
     env: {
-      ENGRAM_HOME: join(directory, name),
+      ENGRAM_HOME: join(directory(), name),
       ENGRAM_PORT: '0',
       ENGRAM_HOST: '127.0.0.1',
       ENGRAM_PROJECT: name,
       ...env,
     },
-    signal: controller.signal,
-    stdout: new PassThrough(),
-    stderr: errors,
-    onListening: (server) => (url = server.url),
   });
-  await until(async () => (url === '' ? undefined : url), 'the service to listen');
-  return {
-    url,
-    stderr: () => stderr,
-    stop: async () => {
-      controller.abort();
-      await serving;
-    },
-  };
 }
 
 function postTurn(url: string, body: unknown): Promise<Response> {
@@ -75,6 +41,17 @@ function postTurn(url: string, body: unknown): Promise<Response> {
     headers: { 'content-type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
+}
+
+/** A turn's body: one user message and the assistant's answer, each as [id, text]. */
+function exchange(sessionId: string, user: [string, string], assistant: [string, string]) {
+  return {
+    sessionId,
+    messages: [
+      { id: user[0], role: 'user', text: user[1] },
+      { id: assistant[0], role: 'assistant', text: assistant[1] },
+    ],
+  };
 }
 
 async function memoryContaining(url: string, text: string): Promise<any> {
@@ -86,26 +63,19 @@ describe('POST /v1/turns in engram serve', () => {
   it('offline: queues the turn at once and the service writes the explicit statement, saying once that it runs offline', async () => {
     const service = await serve('offline');
     try {
-      const response = await postTurn(service.url, {
-        sessionId: 'session-1',
-        messages: [
-          { id: 'm1', role: 'user', text: 'Remember that the staging database listens on port 5433.' },
-          { id: 'm2', role: 'assistant', text: 'Noted.' },
-        ],
-      });
+      const turn = exchange(
+        'session-1',
+        ['m1', 'Remember that the staging database listens on port 5433.'],
+        ['m2', 'Noted.'],
+      );
+      const response = await postTurn(service.url, turn);
       expect(response.status).toBe(202);
       expect(await response.json()).toMatchObject({ status: 'queued', messages: 2 });
       const memory = await until(() => memoryContaining(service.url, '5433'), 'the explicit memory');
       expect(memory.source).toMatchObject({ sessionId: 'session-1' });
 
       // The same turn again is nothing new: no second memory.
-      const again = await postTurn(service.url, {
-        sessionId: 'session-1',
-        messages: [
-          { id: 'm1', role: 'user', text: 'Remember that the staging database listens on port 5433.' },
-          { id: 'm2', role: 'assistant', text: 'Noted.' },
-        ],
-      });
+      const again = await postTurn(service.url, turn);
       expect(again.status).toBe(202);
       expect(await again.json()).toMatchObject({ status: 'nothing-new' });
       const listed = (await (await fetch(`${service.url}/v1/memories`)).json()) as { memories: unknown[] };
@@ -142,13 +112,14 @@ describe('POST /v1/turns in engram serve', () => {
     });
     const service = await serve('with-model', { ANTHROPIC_API_KEY: 'sk-ant-test-key', ANTHROPIC_BASE_URL: model.url });
     try {
-      const response = await postTurn(service.url, {
-        sessionId: 'session-2',
-        messages: [
-          { id: 'u1', role: 'user', text: 'We deploy on Fridays after the code freeze.' },
-          { id: 'a1', role: 'assistant', text: 'Understood, Fridays it is.' },
-        ],
-      });
+      const response = await postTurn(
+        service.url,
+        exchange(
+          'session-2',
+          ['u1', 'We deploy on Fridays after the code freeze.'],
+          ['a1', 'Understood, Fridays it is.'],
+        ),
+      );
       expect(response.status).toBe(202);
       const memory = await until(() => memoryContaining(service.url, 'deploys on Fridays'), 'the extracted memory');
       expect(memory.name).toBe('deploy-day');
@@ -202,7 +173,7 @@ describe('POST /v1/turns in engram serve', () => {
   });
 
   it('answers 503 EXTRACTION_UNAVAILABLE on a server started without an extractor', async () => {
-    const store = new SqliteMemoryStore({ path: join(directory, 'bare.db') });
+    const store = new SqliteMemoryStore({ path: join(directory(), 'bare.db') });
     await store.open();
     const engram = new Engram({ store, defaultScope: 'project:bare' });
     const server = await startServer({

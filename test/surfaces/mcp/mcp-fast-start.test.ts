@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordMemoryMcpAnswers } from '../../../src/surfaces/mcp/memory-mcp-snapshot-maker.js';
 import { snapshotServer } from '../../../src/surfaces/mcp/memory-mcp-snapshot.js';
 import type { MemoryMcpSnapshot } from '../../../src/surfaces/mcp/memory-mcp-snapshot-types.js';
-import { ENGRAM_BINARY } from '../../support/cli-harness.js';
+import { rawMcpSession, type RawMcpSession } from '../../support/mcp-stdio.js';
 
 // `engram mcp` gives its first answers (initialize, the lists, ping, Method not found) from the real
 // server's recorded answers before the SDK and the store load. They must be the real server's, for
@@ -92,30 +91,11 @@ afterAll(() => {
 });
 
 /** Writes lines to a fresh `engram mcp`, ends stdin, and collects the answers until it exits. */
-async function session(
-  home: string,
-  lines: readonly object[],
-): Promise<{ answers: any[]; code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [ENGRAM_BINARY, 'mcp'], {
-    env: { PATH: process.env.PATH, ENGRAM_HOME: home, ENGRAM_PROJECT: 'fast-start', ENGRAM_MODEL_PROVIDER: 'none' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  for (const line of lines) child.stdin.write(`${JSON.stringify(line)}\n`);
-  child.stdin.end();
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return {
-    answers: stdout
-      .trim()
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line)),
-    code,
-    stderr,
-  };
+function session(home: string, lines: readonly object[]): Promise<RawMcpSession> {
+  return rawMcpSession(
+    { PATH: process.env.PATH, ENGRAM_HOME: home, ENGRAM_PROJECT: 'fast-start', ENGRAM_MODEL_PROVIDER: 'none' },
+    lines.map((line) => `${JSON.stringify(line)}\n`),
+  );
 }
 
 const INITIALIZE = {

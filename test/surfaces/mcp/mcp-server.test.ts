@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -10,29 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { Engram } from '../../../src/engram.js';
 import { startServer, type RunningServer } from '../../../src/surfaces/http/http-server.js';
+import { MEMORY_FILE_TOOL_NAMES } from '../../support/mcp-invalid-params.js';
+import { useTemporaryFolder } from '../../support/per-test.js';
 
 const PROJECT_A = 'project:github.com/acme/alpha';
 const PROJECT_B = 'project:github.com/acme/bravo';
 const TOOL_NAMES = ['memory_forget', 'memory_get', 'memory_list', 'memory_save', 'memory_search', 'memory_update'];
-// The memory-tool protocol's commands, registered by src/surfaces/mcp/memory-file-mcp-tools.ts (tested in memory-tool-mcp.test.ts).
-const MEMORY_FILE_TOOL_NAMES = [
-  'memory_file_create',
-  'memory_file_delete',
-  'memory_file_insert',
-  'memory_file_rename',
-  'memory_file_str_replace',
-  'memory_file_view',
-];
 
-let directory: string;
-
-beforeAll(() => {
-  directory = mkdtempSync(join(tmpdir(), 'engram-mcp-'));
-});
-
-afterAll(() => {
-  rmSync(directory, { recursive: true, force: true });
-});
+const directory = useTemporaryFolder('engram-mcp-');
 
 function text(result: unknown): string {
   const content = (result as CallToolResult).content;
@@ -301,7 +284,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
   let client: Client;
 
   describeMemoryTools(async () => {
-    store = new SqliteMemoryStore({ path: join(directory, 'http.db') });
+    store = new SqliteMemoryStore({ path: join(directory(), 'http.db') });
     await store.open();
     await seed(store, PROJECT_A, PROJECT_B);
     const engram = new Engram({ store, defaultScope: PROJECT_A });
@@ -337,7 +320,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
 });
 
 describe('MCP over stdio (engram mcp)', () => {
-  const home = (): string => join(directory, 'stdio-home');
+  const home = (): string => join(directory(), 'stdio-home');
   const own = 'project:stdio-test';
   let client: Client;
   let transport: StdioClientTransport;
@@ -354,7 +337,7 @@ describe('MCP over stdio (engram mcp)', () => {
     transport = new StdioClientTransport({
       command: process.execPath,
       args: [fileURLToPath(new URL('../../fixtures/stdio-mcp.mjs', import.meta.url))],
-      cwd: directory,
+      cwd: directory(),
       env: { ...getDefaultEnvironment(), ENGRAM_HOME: home(), ENGRAM_PROJECT: 'stdio-test' },
       stderr: 'pipe',
     });

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectEveryToolRefusesBadParams, toolText } from '../../support/mcp-invalid-params.js';
 import { ENGRAM_BINARY } from '../../support/cli-harness.js';
+import { rawMcpSession, type RawMcpSession } from '../../support/mcp-stdio.js';
 
 // Issue 17 item 7: `engram mcp` over stdio answers a line over 10 MB with a JSON-RPC error and
 // keeps serving; params that do not fit a method are -32602 (Invalid params), never -32603.
@@ -34,22 +34,8 @@ afterAll(async () => {
 });
 
 /** Writes raw lines to a fresh `engram mcp` and collects the answers until stdin ends and it exits. */
-async function rawSession(lines: ReadonlyArray<string | Buffer>): Promise<{ answers: any[]; code: number | null }> {
-  const child = spawn(process.execPath, [ENGRAM_BINARY, 'mcp'], { env: environment, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.resume();
-  for (const line of lines) child.stdin.write(line);
-  child.stdin.end();
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return {
-    answers: stdout
-      .trim()
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line)),
-    code,
-  };
+function rawSession(lines: ReadonlyArray<string | Buffer>): Promise<RawMcpSession> {
+  return rawMcpSession(environment, lines);
 }
 
 const INITIALIZE = `${JSON.stringify({

@@ -5,17 +5,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Engram } from '../../../src/engram.js';
 import { createMemoryMcpServer } from '../../../src/surfaces/mcp/memory-mcp-server.js';
 import { openTemporaryStore, type TemporaryStore } from '../../support/temporary-store.js';
+import { MEMORY_FILE_TOOL_NAMES } from '../../support/mcp-invalid-params.js';
 
 const PROJECT = 'project:github.com/acme/app';
 const FOREIGN = 'project:github.com/acme/other';
-const FILE_TOOLS = [
-  'memory_file_create',
-  'memory_file_delete',
-  'memory_file_insert',
-  'memory_file_rename',
-  'memory_file_str_replace',
-  'memory_file_view',
-];
+const FILE_TOOLS = MEMORY_FILE_TOOL_NAMES;
 
 let temporary: TemporaryStore;
 let client: Client;

@@ -4,7 +4,7 @@ import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
 import { describe, expect, it } from 'vitest';
 import { withMemory } from '../../../src/surfaces/sdk/with-memory.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
-import { DEPLOY_QUESTION, useMemoryWorld } from '../../support/with-memory-support.js';
+import { DEPLOY_QUESTION, readTextStream, useMemoryWorld } from '../../support/with-memory-support.js';
 
 // client.beta.messages against the loopback Messages server (which holds message threads as the API
 // does): the same memory as client.messages, and a thread's later turns read for extraction only.
@@ -73,14 +73,13 @@ describe('withMemory over client.beta.messages', () => {
       { message: { text: 'It deploys to Frankfurt.' } },
       { message: { text: '{"region":"eu-central-1"}' } },
     );
-    const stream = client.beta.messages.stream({
-      model: MODEL,
-      max_tokens: 100,
-      messages: [{ role: 'user', content: DEPLOY_QUESTION }],
-    });
-    const texts: string[] = [];
-    stream.on('text', (text) => texts.push(text));
-    const final = await stream.finalMessage();
+    const { texts, final } = await readTextStream(
+      client.beta.messages.stream({
+        model: MODEL,
+        max_tokens: 100,
+        messages: [{ role: 'user', content: DEPLOY_QUESTION }],
+      }),
+    );
     expect(final.content).toEqual([expect.objectContaining({ text: 'It deploys to Frankfurt.' })]);
     expect(texts.length).toBeGreaterThan(3);
     expect(systemText(0)).toContain('Frankfurt');

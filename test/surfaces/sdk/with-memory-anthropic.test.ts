@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { withMemory } from '../../../src/surfaces/sdk/with-memory.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
-import { DEPLOY_QUESTION, useMemoryWorld } from '../../support/with-memory-support.js';
+import { DEPLOY_QUESTION, readTextStream, useMemoryWorld } from '../../support/with-memory-support.js';
 
 const MODEL = 'claude-test';
 const WEATHER_TOOL = {
@@ -83,14 +83,9 @@ describe('withMemory over the Anthropic client', () => {
   it('gives messages.stream memory through the wrapped create, with its events and final message unchanged', async () => {
     const client = wrapped();
     world.anthropic.script({ message: { text: 'It deploys to Frankfurt.' } });
-    const stream = client.messages.stream({
-      model: MODEL,
-      max_tokens: 100,
-      messages: [{ role: 'user', content: DEPLOY_QUESTION }],
-    });
-    const texts: string[] = [];
-    stream.on('text', (text) => texts.push(text));
-    const final = await stream.finalMessage();
+    const { texts, final } = await readTextStream(
+      client.messages.stream({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: DEPLOY_QUESTION }] }),
+    );
     expect(final.content).toEqual([expect.objectContaining({ type: 'text', text: 'It deploys to Frankfurt.' })]);
     expect(texts.length).toBeGreaterThan(3);
     expect(systemText(0)).toContain('Frankfurt');

@@ -1,0 +1,63 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+
+/**
+ * Opens a value before each test of the enclosing `describe` and closes it after. The object
+ * returned reads through to the current test's value, so a describe can hold it in a const; it is
+ * there only inside a test or hook, not while the suite is being collected (`what` says so).
+ */
+export function perTest<T extends object>(
+  what: string,
+  open: () => Promise<T> | T,
+  close: (value: T) => Promise<void> | void,
+): T {
+  let current: T | undefined;
+  beforeEach(async () => {
+    current = await open();
+  });
+  afterEach(async () => {
+    const value = current;
+    current = undefined;
+    if (value !== undefined) await close(value);
+  });
+  const now = (): T => {
+    if (current === undefined) throw new Error(`${what} exists only while a test runs`);
+    return current;
+  };
+  // Reads, `in` and spreading (`{ ...value, home }`) all see the current test's value.
+  return new Proxy({} as T, {
+    get: (_target, key) => Reflect.get(now(), key),
+    has: (_target, key) => Reflect.has(now(), key),
+    ownKeys: () => Reflect.ownKeys(now()),
+    getOwnPropertyDescriptor: (_target, key) => Reflect.getOwnPropertyDescriptor(now(), key),
+  });
+}
+
+/** Collects steps to run after the current test, in the order given: for what a test opens partway. */
+export function useAfterTest(): (step: () => Promise<void> | void) => void {
+  const steps: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const step of steps.splice(0)) await step();
+  });
+  return (step) => {
+    steps.push(step);
+  };
+}
+
+/** A temp folder made before the tests of the enclosing `describe` (or file) and removed after them; the function gives its path. */
+export function useTemporaryFolder(prefix: string): () => string {
+  let path: string | undefined;
+  beforeAll(async () => {
+    path = await mkdtemp(join(tmpdir(), prefix));
+  });
+  afterAll(async () => {
+    if (path !== undefined) await rm(path, { recursive: true, force: true });
+    path = undefined;
+  });
+  return () => {
+    if (path === undefined) throw new Error(`the ${prefix} folder exists only while its tests run`);
+    return path;
+  };
+}
