@@ -175,11 +175,13 @@ async function benchInstalled(
   const claude: Record<string, string> = { 'session-start': 'SessionStart', 'user-prompt-submit': 'UserPromptSubmit' };
   const shellEnv = { ...env, CLAUDE_PLUGIN_ROOT: join(launcher, '..', '..') };
   const coldEnv = { ...shellEnv, ENGRAM_HOME: join(world.directory, 'no-server-home'), ENGRAM_HOOK_SERVER: 'false' };
+  let said = '';
   const time = (command: string, input: string, runEnv: Record<string, string>): number => {
     const start = process.hrtime.bigint();
     const result = spawnSync('/bin/sh', ['-c', command], { env: runEnv, cwd: project, input, encoding: 'utf8' });
     const elapsed = Number(process.hrtime.bigint() - start) / 1e6;
     if (result.status !== 0) throw new Error(`${command} exited ${result.status}: ${result.stderr}`);
+    said = result.stdout;
     return elapsed;
   };
   // The server these rows time is this part's own: one an earlier part's hook started (OpenCode's
@@ -208,7 +210,9 @@ async function benchInstalled(
     if (pid !== server.pid) throw new Error(`another hook server (${pid}) answers for the bench's home`);
     for (const { name, event, args, input } of entries) {
       if (TARGET_RATIOS[event] === undefined) continue;
-      const agent = args[3];
+      // [launcher, 'hook', event] for Claude Code, [..., '--agent', <agent>] for the others.
+      const agentAt = args.indexOf('--agent');
+      const agent = agentAt < 0 ? undefined : args[agentAt + 1];
       const command =
         agent === undefined
           ? installed.hooks[claude[event]!]![0]!.hooks[0]!.command
@@ -220,7 +224,13 @@ async function benchInstalled(
       // Untimed first: the server's first questions of a kind (and the first row's, its first at all)
       // fill its caches and the JIT; "warm" is what every later prompt of a session gets.
       for (let run = 0; run < 3; run += 1) time(command, input(RUNS + 300 + run), shellEnv);
+      const warmSaid = said;
       time(command, input(RUNS + 303), coldEnv);
+      // Both paths must answer alike: a fast row of an empty answer would mislead.
+      if (warmSaid === '' || said === '')
+        throw new Error(
+          `"${name}" answered nothing (${warmSaid === '' ? 'server warm' : 'no server'}): ${said.slice(0, 200)}`,
+        );
       for (let run = 0; run < RUNS; run += 1) {
         baseline.push(time(`${JSON.stringify(process.execPath)} -e ''`, '', shellEnv));
         warm.push(time(command, input(RUNS + 400 + run), shellEnv));

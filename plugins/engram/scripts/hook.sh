@@ -134,7 +134,7 @@ for variable in HOME ENGRAM_HOME CLAUDE_PROJECT_DIR ENGRAM_STORE ENGRAM_BUSY_TIM
   ENGRAM_HOOK_TRANSCRIPT_READ_TRIES ENGRAM_HOOK_WORKER_LINGER_MS ENGRAM_HOOK_SERVER ENGRAM_HOOK_SERVER_IDLE_MS; do
   record "$variable"
 done
-# ASKED_ENV in hook-server.ts: what only an answering hook reads (the agents' project folders, Copilot's home).
+# ASKED_ENV in hook-server-asked-env.ts: what only an answering hook reads (the agents' project folders, Copilot's home).
 if [ "$mode" = ask ]; then
   for variable in COPILOT_PROJECT_DIR GEMINI_PROJECT_DIR COPILOT_HOME; do
     record "$variable"

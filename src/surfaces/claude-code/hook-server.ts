@@ -2,29 +2,13 @@ import { chmodSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { engramHome, loadSettings } from '../../node/load-settings.js';
-import { AGENT_HOOK_PROTOCOLS } from './agent-hook-protocols.js';
-import { readRawHeader, RECORDED_ENV } from './hook-incoming.js';
+import { readRawHeader } from './hook-incoming.js';
+import { ASKED_ENV } from './hook-server-asked-env.js';
 import { writeHookLog } from './hook-log.js';
 import { runHook } from './hook-run.js';
 import { HOOK_SERVER_LOCK, hookServerFolder, hookServerSocket } from './hook-server-paths.js';
 import type { HookServerStatus } from './hook-server-status.js';
 import { acquireWorkerLock, releaseWorkerLock, touchWorkerLock, WORKER_LOCK_HEARTBEAT_MS } from './hook-worker-lock.js';
-
-/**
- * The environment variables the sh client records with each question (hook.sh's ask mode):
- * the queueing hooks' RECORDED_ENV and the variables only an answering hook reads (each agent's
- * project folder variable, Copilot's home). The server answers with these as the hook had them and
- * the rest of its own environment (the secrets: they are never sent).
- */
-export const ASKED_ENV: readonly string[] = [
-  ...new Set([
-    ...RECORDED_ENV,
-    ...Object.values(AGENT_HOOK_PROTOCOLS).flatMap((protocol) =>
-      protocol.projectDirEnv === undefined ? [] : [protocol.projectDirEnv],
-    ),
-    'COPILOT_HOME',
-  ]),
-];
 
 /** The hook words the server answers; the queueing ones stay with the sh spool (hook.sh). */
 const ANSWERED = new Set(['session-start', 'user-prompt-submit']);

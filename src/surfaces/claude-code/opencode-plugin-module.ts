@@ -1,12 +1,14 @@
+import { ASKED_ENV } from './hook-server-asked-env.js';
+
 /**
  * The text of engram's OpenCode plugin (`~/.config/opencode/plugin/engram.js`, written whole by
  * `engram install opencode`). OpenCode 1.18 has no hook commands: it loads the plugin in-process
  * (under Bun) and awaits its hooks, so a slow plugin is a slow turn. The module imports only Node
  * built-ins (no install script, no native addon, nothing for OpenCode's installer to fetch) and runs
  * engram's one hook runner for each event (`<node> <launcher> hook <word> --agent opencode`, JSON on
- * stdin in engram's own shape, agent-hook-protocols.ts; session start and the prompt through the sh
- * client beside the launcher, hook.sh, which asks the resident hook server first and runs the
- * runner when none answers), giving it `waitMs` at most (the runner
+ * stdin in engram's own shape, agent-hook-protocols.ts; session start and the prompt ask the resident
+ * hook server on its unix socket first, the question hook.sh sends, from inside OpenCode's process,
+ * and run the runner when none answers), giving it `waitMs` at most (the runner
  * answers with nothing after hooks.deadlineMs itself; the rest is for starting Node). Any failure
  * goes on without memory. What it does per event:
  * - `session.created`: starts the session (the index, `source: startup`); its context waits for the
@@ -19,14 +21,20 @@
  *   back the memories surfaced before (the summary dropped them).
  */
 export function opencodePluginModule(options: { node: string; launcher: string; waitMs: number }): string {
-  const settings = JSON.stringify({ node: options.node, launcher: options.launcher, waitMs: options.waitMs });
+  const settings = JSON.stringify({
+    node: options.node,
+    launcher: options.launcher,
+    waitMs: options.waitMs,
+    askedEnv: ASKED_ENV,
+  });
   return `// engram for OpenCode: written by "engram install opencode"; "engram uninstall opencode" removes it.
 // Runs engram's hook runner for OpenCode's events and adds the memory it answers to the user's
 // message. Imports only Node built-ins: nothing to install. Edit it and engram leaves it to you.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
+import { request } from 'node:http';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 
 const ENGRAM = ${settings};
 const ASKING = new Set(['session-start', 'user-prompt-submit']);
@@ -41,8 +49,65 @@ function contextOf(stdout) {
   }
 }
 
-/** One hook word through engram's runner: never rejects, never waits past ENGRAM.waitMs. */
-function runHook(word, input) {
+/**
+ * Asks engram's resident hook server on its unix socket, as hook.sh does (the same question: a header
+ * line naming the word, the agent, the physical working folder and the recorded environment, then the
+ * event): { stdout } when it answered, else { asked }, why not, for the runner's log.
+ */
+function askServer(word, input) {
+  return new Promise((resolve) => {
+    const home = process.env.ENGRAM_HOME || (process.env.HOME ? join(process.env.HOME, '.engram') : '');
+    if (!home.startsWith('/')) return resolve({ asked: '' });
+    const socket = join(home, 'run', 'hooks.sock');
+    if (!existsSync(socket)) return resolve({ asked: 'none' });
+    let pwd;
+    try {
+      pwd = realpathSync(process.cwd());
+    } catch {
+      return resolve({ asked: '' });
+    }
+    const env = {};
+    for (const name of ENGRAM.askedEnv) if (process.env[name] !== undefined) env[name] = process.env[name];
+    const body = \`\${JSON.stringify({ v: 1, event: word, agent: 'opencode', pwd, env })}\n\${JSON.stringify(input)}\n\`;
+    try {
+      const asking = request(
+        { socketPath: socket, path: '/hook', method: 'POST', timeout: 2_000, headers: { 'content-type': 'application/octet-stream', 'content-length': Buffer.byteLength(body) } },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk) => (text += chunk));
+          response.on('error', () => resolve({ asked: 'its answer broke off' }));
+          response.on('end', () =>
+            resolve(response.statusCode === 200 ? { stdout: text } : { asked: 'it answered an error (its build changed, or a question it does not take)' }),
+          );
+        },
+      );
+      asking.on('timeout', () => {
+        asking.destroy();
+        resolve({ asked: 'no answer within 2 s' });
+      });
+      asking.on('error', (error) => resolve({ asked: error?.code === 'ECONNREFUSED' ? 'refused: a socket file with no server behind it' : \`error \${error?.code ?? ''}\` }));
+      asking.end(body);
+    } catch {
+      resolve({ asked: 'the question could not be sent' });
+    }
+  });
+}
+
+/** One hook word: the hook server when it answers, else engram's runner; never rejects, never waits past ENGRAM.waitMs. */
+async function runHook(word, input) {
+  const started = Date.now();
+  let asked;
+  if (process.platform !== 'win32' && ASKING.has(word)) {
+    const answer = await askServer(word, input);
+    if (answer.stdout !== undefined) return contextOf(answer.stdout);
+    asked = answer.asked;
+  }
+  return runRunner(word, input, Math.max(0, ENGRAM.waitMs - (Date.now() - started)), asked);
+}
+
+/** engram's runner in its own process (it logs why no server answered, and starts one for next time). */
+function runRunner(word, input, waitMs, asked) {
   return new Promise((resolve) => {
     let child;
     let stdout = '';
@@ -58,17 +123,11 @@ function runHook(word, input) {
         child?.kill('SIGKILL');
       } catch {}
       finish(undefined);
-    }, ENGRAM.waitMs);
+    }, waitMs);
     try {
-      // Session start and the prompt ask engram's hook server through its sh client (which runs the
-      // same runner when no server answers); the other words, and Windows, run the runner itself.
-      const client = join(dirname(ENGRAM.launcher), 'hook.sh');
-      const asks = process.platform !== 'win32' && ASKING.has(word) && existsSync(client);
-      const command = asks ? 'sh' : ENGRAM.node;
-      const args = [ENGRAM.launcher, 'hook', word, '--agent', 'opencode'];
-      child = spawn(command, asks ? [client, '--node', ENGRAM.node, ...args.slice(1)] : args, {
+      child = spawn(ENGRAM.node, [ENGRAM.launcher, 'hook', word, '--agent', 'opencode'], {
         stdio: ['pipe', 'pipe', 'ignore'],
-        env: process.env,
+        env: asked ? { ...process.env, ENGRAM_HOOK_ASKED: asked } : process.env,
       });
       child.on('error', () => finish(undefined));
       child.stdout.on('data', (chunk) => (stdout += chunk));

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ASKED_ENV } from '../../../src/surfaces/claude-code/hook-server.js';
+import { ASKED_ENV } from '../../../src/surfaces/claude-code/hook-server-asked-env.js';
 import { RECORDED_ENV } from '../../../src/surfaces/claude-code/hook-incoming.js';
 import { hookServerSocket } from '../../../src/surfaces/claude-code/hook-server-paths.js';
 import { hookServerStatus } from '../../../src/surfaces/claude-code/hook-server-status.js';

@@ -5,7 +5,9 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 import { opencodePluginModule } from '../../../src/surfaces/claude-code/opencode-plugin-module.js';
+import { hookServerStatus } from '../../../src/surfaces/claude-code/hook-server-status.js';
 import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { eventually, HOOK_LAUNCHER } from '../../support/claude-code-harness.js';
 
 // `engram install opencode` without the OpenCode CLI (test/agents/opencode-engram.test.ts runs the
 // real one): the files it writes, what it refuses, what status says, what uninstall gives back; and
@@ -202,6 +204,41 @@ describe('engram install / uninstall / status opencode', () => {
     const ids = results.flatMap((result) => result.added ?? []).map((part) => part.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.every((id) => /^prt_[0-9a-f]{12}[0-9A-Za-z]{14}$/.test(id))).toBe(true);
+  });
+
+  it('with the hook server up, the plugin asks it on its socket from inside OpenCode: no process is started', async () => {
+    await workspace.json(['install', 'opencode']);
+    await workspace.run(['remember', 'The staging database listens on port 6543.']);
+    const server = spawn(process.execPath, [HOOK_LAUNCHER, 'hook', 'serve'], {
+      cwd: workspace.cwd,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: workspace.home,
+        ENGRAM_HOME: workspace.home,
+        ENGRAM_MODEL_PROVIDER: 'none',
+      },
+      stdio: 'ignore',
+    });
+    try {
+      const up = await eventually(() => hookServerStatus(workspace.home, 2_000), 80, 250);
+      // No PATH: the plugin can start no process (no sh, no curl), so the answers are the socket's.
+      const results = await drive(
+        [
+          { event: { type: 'session.created', properties: { sessionID: 'ses_s', info: { id: 'ses_s' } } } },
+          { sessionID: 'ses_s', prompt: 'Which port does the staging database use?' },
+        ],
+        { env: { PATH: join(workspace.root, 'no-programs') } },
+      );
+      const texts = results[1]!.added!.map((part) => part.text);
+      expect(texts[0]).toContain('# Memory index');
+      expect(texts[1]).toContain('port 6543');
+      // Session start and the prompt, both by the server; no runner ran (it would log why it was asked).
+      expect((await hookServerStatus(workspace.home, 2_000))!.requests - up.requests).toBe(2);
+      const log = join(workspace.home, 'logs', 'claude-code-hooks.log');
+      expect(existsSync(log) ? readFileSync(log, 'utf8') : '').not.toContain('fallback');
+    } finally {
+      server.kill('SIGTERM');
+    }
   });
 
   it('session.idle queues the session\'s rows from OpenCode\'s database: a "remember that …" is stored', async () => {
