@@ -12,6 +12,40 @@ export interface HookRun {
   stdout: string;
 }
 
+/** A hook's environment in these tests: the workspace's home as HOME and ENGRAM_HOME, no model, then `env`. */
+export function hookEnv(workspace: Workspace, env: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: workspace.home,
+    ENGRAM_HOME: workspace.home,
+    ENGRAM_MODEL_PROVIDER: 'none',
+    ...env,
+  };
+}
+
+/** Runs `command` in the workspace with `input` on stdin: its exit code, stdout and stderr. */
+export function runWithInput(
+  workspace: Workspace,
+  command: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  input: string,
+): Promise<HookRun & { stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: workspace.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.stdin.on('error', () => undefined);
+    child.on('error', reject);
+    child.on('close', (code) =>
+      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
+    );
+    child.stdin.end(input);
+  });
+}
+
 /** Runs one hook as Claude Code does: the launcher, the event's JSON on stdin. */
 export function runHook(
   workspace: Workspace,
@@ -21,29 +55,11 @@ export function runHook(
   /** After the event: `--agent codex` runs another agent's protocol. */
   extra: readonly string[] = [],
 ): Promise<HookRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [HOOK_LAUNCHER, 'hook', event, ...(extra.length > 0 ? extra : ['--from', 'engram-plugin'])],
-      {
-        cwd: workspace.cwd,
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: workspace.home,
-          ENGRAM_HOME: workspace.home,
-          ENGRAM_MODEL_PROVIDER: 'none',
-          ...env,
-        },
-        stdio: ['pipe', 'pipe', 'ignore'],
-      },
-    );
-    const out: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stdin.on('error', () => undefined);
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8') }));
-    child.stdin.end(input);
-  });
+  const args = [HOOK_LAUNCHER, 'hook', event, ...(extra.length > 0 ? extra : ['--from', 'engram-plugin'])];
+  return runWithInput(workspace, process.execPath, args, hookEnv(workspace, env), input).then(({ code, stdout }) => ({
+    code,
+    stdout,
+  }));
 }
 
 /** A hook's stdout is nothing or one JSON document of Claude Code's hook output. */
@@ -130,28 +146,6 @@ export function runInstalledHook(
   input: string,
   env: Record<string, string> = {},
 ): Promise<HookRun & { stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', installedHookCommand(event)], {
-      cwd: workspace.cwd,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: workspace.home,
-        ENGRAM_HOME: workspace.home,
-        ENGRAM_MODEL_PROVIDER: 'none',
-        CLAUDE_PLUGIN_ROOT: PLUGIN_DIR,
-        ...env,
-      },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.stdin.on('error', () => undefined);
-    child.on('error', reject);
-    child.on('close', (code) =>
-      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
-    );
-    child.stdin.end(input);
-  });
+  const shellEnv = hookEnv(workspace, { CLAUDE_PLUGIN_ROOT: PLUGIN_DIR, ...env });
+  return runWithInput(workspace, '/bin/sh', ['-c', installedHookCommand(event)], shellEnv, input);
 }

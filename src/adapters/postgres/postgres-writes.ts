@@ -131,15 +131,9 @@ export async function insertHistory(queryable: PostgresQueryable, entries: reado
 /** Records one change in the history; returns its change id. */
 export async function recordChange(
   transaction: PostgresQueryable,
-  action: ChangeAction,
-  memoryId: string,
-  before: Memory | null,
-  after: Memory | null,
-  actor: string,
-  now: string,
-  undoOf: string | null,
+  ...change: Parameters<typeof historyEntry>
 ): Promise<string> {
-  const entry = historyEntry(action, memoryId, before, after, actor, now, undoOf);
+  const entry = historyEntry(...change);
   await insertHistory(transaction, [entry]);
   return entry.id;
 }

@@ -8,7 +8,7 @@ import { hookServerSocket } from '../../../src/surfaces/claude-code/hook-server-
 import { hookServerStatus } from '../../../src/surfaces/claude-code/hook-server-status.js';
 import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
 import { eventually, HOOK_LAUNCHER, PLUGIN_DIR } from '../../support/claude-code-harness.js';
-import { line, logLines, runHook } from '../../support/claude-code-hook-run.js';
+import { hookEnv, line, logLines, runHook, runWithInput } from '../../support/claude-code-hook-run.js';
 
 // The resident hook server (hook-server.ts) and its sh client (hook.sh's ask mode), as real
 // processes on a real unix socket: the client's answer is the Node hook's, byte for byte, and
@@ -18,15 +18,8 @@ const CLIENT = join(PLUGIN_DIR, 'scripts', 'hook.sh');
 const AGENTS = ['claude-code', 'codex', 'copilot', 'gemini', 'qwen', 'opencode'] as const;
 
 function baseEnv(workspace: Workspace, env: Record<string, string> = {}): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? '',
-    HOME: workspace.home,
-    ENGRAM_HOME: workspace.home,
-    ENGRAM_MODEL_PROVIDER: 'none',
-    // A loaded machine must not turn an answer into a deadline's empty one.
-    ENGRAM_HOOK_DEADLINE_MS: '30000',
-    ...env,
-  };
+  // A loaded machine must not turn an answer into a deadline's empty one.
+  return hookEnv(workspace, { ENGRAM_HOOK_DEADLINE_MS: '30000', ...env });
 }
 
 /** The installed command's form: `sh hook.sh --node <node> hook <event> --agent <agent>` (Claude Code: `sh hook.sh <event>`). */
@@ -36,22 +29,11 @@ function runClient(
   event: string,
   input: string,
   env: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string }> {
+  client = CLIENT,
+) {
   const args =
-    agent === 'claude-code' ? [CLIENT, event] : [CLIENT, '--node', process.execPath, 'hook', event, '--agent', agent];
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', args, {
-      cwd: workspace.cwd,
-      env: baseEnv(workspace, env),
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
-    const out: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stdin.on('error', () => undefined);
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8') }));
-    child.stdin.end(input);
-  });
+    agent === 'claude-code' ? [client, event] : [client, '--node', process.execPath, 'hook', event, '--agent', agent];
+  return runWithInput(workspace, 'sh', args, baseEnv(workspace, env), input);
 }
 
 /** The Node hook alone, as the agent's old command ran it. */
@@ -165,19 +147,8 @@ describe('hook server', () => {
     await ready(workspace);
     const input = (session: string) => prompt('codex', session, workspace.cwd, 'what is the release branch named?');
     const current = await runClient(workspace, 'codex', 'user-prompt-submit', input('sess-new-name'));
-    const old = await new Promise<string>((resolve, reject) => {
-      const args = [join(PLUGIN_DIR, 'scripts', 'hook-queue.sh'), '--node', process.execPath];
-      const child = spawn('sh', [...args, 'hook', 'user-prompt-submit', '--agent', 'codex'], {
-        cwd: workspace.cwd,
-        env: baseEnv(workspace),
-        stdio: ['pipe', 'pipe', 'ignore'],
-      });
-      const out: Buffer[] = [];
-      child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-      child.on('error', reject);
-      child.on('close', () => resolve(Buffer.concat(out).toString('utf8')));
-      child.stdin.end(input('sess-old-name'));
-    });
+    const legacy = join(PLUGIN_DIR, 'scripts', 'hook-queue.sh');
+    const old = (await runClient(workspace, 'codex', 'user-prompt-submit', input('sess-old-name'), {}, legacy)).stdout;
     expect(current.stdout).toContain('ship-it');
     expect(old).toBe(current.stdout);
     expect((await serverStatus(workspace))!.requests).toBe(2);

@@ -8,6 +8,7 @@ import { opencodePluginModule } from '../../../src/surfaces/claude-code/opencode
 import { hookServerStatus } from '../../../src/surfaces/claude-code/hook-server-status.js';
 import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
 import { eventually, HOOK_LAUNCHER } from '../../support/claude-code-harness.js';
+import { hookEnv } from '../../support/claude-code-hook-run.js';
 
 // `engram install opencode` without the OpenCode CLI (test/agents/opencode-engram.test.ts runs the
 // real one): the files it writes, what it refuses, what status says, what uninstall gives back; and
@@ -211,12 +212,7 @@ describe('engram install / uninstall / status opencode', () => {
     await workspace.run(['remember', 'The staging database listens on port 6543.']);
     const server = spawn(process.execPath, [HOOK_LAUNCHER, 'hook', 'serve'], {
       cwd: workspace.cwd,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: workspace.home,
-        ENGRAM_HOME: workspace.home,
-        ENGRAM_MODEL_PROVIDER: 'none',
-      },
+      env: hookEnv(workspace),
       stdio: 'ignore',
     });
     try {
