@@ -222,5 +222,38 @@ describe.skipIf(!serverUrl)(
         expect((await store.update(survivor.id, { importance: 0.9 }, { actor: 'test' })).importance).toBe(0.9);
       },
     );
+
+    it('the change feed from head() lists no change made before it while another transaction stays open', async () => {
+      // Any open transaction on the server (another database's too) holds the snapshot's xmin back;
+      // a cursor that was only that xmin read every change after it again, the ones before head() too.
+      const { store } = await freshStore('feedopen');
+      await withServerClient(serverUrl, async (other) => {
+        await other.query('BEGIN');
+        await other.query('SELECT pg_current_xact_id()');
+        try {
+          const early = await store.create(
+            { scope: 'project:feed', content: 'Written before the cursor.' },
+            { actor: 't' },
+          );
+          const head = await store.changes.head();
+          const later = await store.create(
+            { scope: 'project:feed', content: 'Written after the cursor.' },
+            { actor: 't' },
+          );
+          const page = await store.changes.read(head, 100);
+          expect(page.changes.map((change) => change.memoryId)).toEqual([later.id]);
+          expect(page.changes.map((change) => change.memoryId)).not.toContain(early.id);
+          // From the page's cursor: nothing again while nothing changed.
+          expect((await store.changes.read(page.cursor, 100)).changes).toEqual([]);
+          // An older engram's cursor (the xmin alone) is still read, at least once.
+          const xmin = /^postgres:snapshot:(\d+):/.exec(head)![1]!;
+          const old = await store.changes.read(`postgres:${xmin}`, 100);
+          expect(old.changes.map((change) => change.memoryId)).toEqual(expect.arrayContaining([early.id, later.id]));
+          expect(old.cursor).toMatch(/^postgres:snapshot:/);
+        } finally {
+          await other.query('ROLLBACK');
+        }
+      });
+    });
   },
 );
