@@ -71,6 +71,19 @@ async function claudeCodeContext(prompt: string, cwd: string): Promise<string> {
   return result.stdout;
 }
 
+/** Each Copilot session's hook runs as its events.jsonl records them (hook.start / hook.end), for a failure's message. */
+function copilotHookRecords(sessions: string): string {
+  if (!existsSync(sessions)) return 'no sessions';
+  const lines: string[] = [];
+  for (const session of readdirSync(sessions).filter((name) => !name.startsWith('.'))) {
+    const file = join(sessions, session, 'events.jsonl');
+    const records = existsSync(file) ? readFileSync(file, 'utf8').split('\n') : [];
+    const hooks = records.filter((line) => line.includes('"type":"hook.'));
+    lines.push(`${session}: ${records.length} records`, ...hooks.map((line) => `  ${line.slice(0, 400)}`));
+  }
+  return lines.join('\n');
+}
+
 const userMcpConfig = `{\n  "mcpServers": {\n    "notes": { "type": "local", "command": "true", "args": [], "tools": ["*"] }\n  }\n}`; // No final newline.
 
 describe.skipIf(!copilot)('engram with the real Copilot CLI', () => {
@@ -128,9 +141,8 @@ describe.skipIf(!copilot)('engram with the real Copilot CLI', () => {
         const jobs = (await engram(['queue', 'list', '--state', 'pending,running,failed,done', '--json'], projectA))
           .stdout;
         const sessions = join(copilotHome, 'session-state');
-        const files = existsSync(sessions) ? readdirSync(sessions, { recursive: true }).join(', ') : 'none';
         expect.fail(
-          `"trunk-blue" was not stored.\nhook log:\n${hookLog()}\njobs:\n${jobs.slice(-3_000)}\nsession files: ${files}`,
+          `"trunk-blue" was not stored.\nhook log:\n${hookLog()}\njobs:\n${jobs.slice(-3_000)}\nCopilot's hooks:\n${copilotHookRecords(sessions)}`,
         );
       }
       // Another agent, same project: Claude Code's next prompt gets it; never in B.

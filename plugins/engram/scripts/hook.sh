@@ -5,11 +5,11 @@
 # The queueing hooks (Stop, PreCompact, SessionEnd) only hand an event to the background worker, and
 # a Node start alone costs more than Claude Code's budget when several sessions end at once on a small
 # machine. So this writes the event raw, one file in <ENGRAM_HOME>/spool/incoming/ (a JSON header
-# line: event, physical cwd, the environment the Node hook's decisions read; then the hook's stdin as
-# sent), starts the adopter (`engram.mjs hook adopt-events`) unless one runs, and exits 0 printing
+# line: event, the agent when it is not Claude Code, physical cwd, the environment the Node hook's
+# decisions read; then the hook's stdin as sent), starts the adopter (`engram.mjs hook adopt-events`) unless one runs, and exits 0 printing
 # nothing. The adopter turns each file into the spool line the Node hook would have written, by the
-# same code (src/surfaces/claude-code/hook-incoming.ts), so settings, the session's project folder
-# and the transcript checks are applied there.
+# same code (src/surfaces/claude-code/hook-incoming.ts), so the agent's protocol, settings, the
+# session's project folder and the transcript checks are applied there.
 # The answering hooks (SessionStart, the per-prompt one) ask the resident hook server
 # (`engram.mjs hook serve`, hook-server.ts) on its unix socket <ENGRAM_HOME>/run/hooks.sock with
 # curl, the same raw event (its header also naming the agent), and print its reply: the bytes the
@@ -57,8 +57,8 @@ case $event in
   session-start | user-prompt-submit) mode=ask ;;
   *) slow ;;
 esac
-# Another agent's queueing events are read by its own protocol: the Node hook takes them.
-[ "$mode" = queue ] && [ -n "$agent" ] && slow
+# An agent's name goes into the event's header as it is: only engram's own words (the Node hook takes anything else).
+case $agent in *[!a-z-]*) slow ;; esac
 # A call engram itself started (kernel/nested-call.ts: set and neither empty nor 0): nothing to do.
 case ${ENGRAM_NESTED:-0} in 0) ;; *) exit 0 ;; esac
 # Windows (Git Bash) paths are not the ones Node reads.
@@ -118,8 +118,8 @@ record() {
   recorded="$recorded${recorded:+,}\"$1\":\"$escaped\""
 }
 
-# RECORDED_ENV in hook-incoming.ts: engram's home, Claude Code's project folder, every setting's
-# variable but the secrets (a test keeps the two lists equal).
+# RECORDED_ENV in hook-recorded-env.ts: engram's home, Claude Code's project folder, every setting's
+# variable but the secrets, each agent's project folder and Copilot's home (a test keeps the two lists equal).
 recorded=
 for variable in HOME ENGRAM_HOME CLAUDE_PROJECT_DIR ENGRAM_STORE ENGRAM_BUSY_TIMEOUT_MS ENGRAM_STORE_POOL_SIZE \
   ENGRAM_STORE_STATEMENT_TIMEOUT_MS ENGRAM_PROJECT ENGRAM_TOP_K ENGRAM_MIN_SCORE ENGRAM_RECALL_TIME_CAP_MS \
@@ -131,20 +131,14 @@ for variable in HOME ENGRAM_HOME CLAUDE_PROJECT_DIR ENGRAM_STORE ENGRAM_BUSY_TIM
   ENGRAM_WRAPPER_RECALL_TIME_CAP_MS ENGRAM_SYNC_REMOTE ENGRAM_SYNC_PROJECT_REMOTE ENGRAM_SYNC_BRANCH \
   ENGRAM_SYNC_PROJECTS_TO_PERSONAL ENGRAM_SYNC_INTERVAL_MINUTES ENGRAM_SYNC_DEBOUNCE_SECONDS ENGRAM_SYNC_TIMEOUT_MS \
   ENGRAM_SYNC_MACHINE ENGRAM_HOOK_DEADLINE_MS ENGRAM_HOOK_RECALL ENGRAM_HOOK_EXTRACT ENGRAM_HOOK_WORKER \
-  ENGRAM_HOOK_TRANSCRIPT_READ_TRIES ENGRAM_HOOK_WORKER_LINGER_MS ENGRAM_HOOK_SERVER ENGRAM_HOOK_SERVER_IDLE_MS; do
+  ENGRAM_HOOK_TRANSCRIPT_READ_TRIES ENGRAM_HOOK_WORKER_LINGER_MS ENGRAM_HOOK_SERVER ENGRAM_HOOK_SERVER_IDLE_MS \
+  COPILOT_PROJECT_DIR GEMINI_PROJECT_DIR COPILOT_HOME; do
   record "$variable"
 done
-# ASKED_ENV in hook-server-asked-env.ts: what only an answering hook reads (the agents' project folders, Copilot's home).
-if [ "$mode" = ask ]; then
-  for variable in COPILOT_PROJECT_DIR GEMINI_PROJECT_DIR COPILOT_HOME; do
-    record "$variable"
-  done
-fi
 cd -P . 2>/dev/null || slow
 escape "$PWD" || slow
 
 if [ "$mode" = ask ]; then
-  case $agent in *[!a-z-]*) slow ;; esac
   header="{\"v\":1,\"event\":\"$event\",\"agent\":\"$agent\",\"pwd\":\"$escaped\",\"env\":{$recorded}}"
   reply=$(printf '%s\n%s\n' "$header" "$input" | curl -s --fail --unix-socket "$socket" --max-time 2 \
     -H 'Content-Type: application/octet-stream' -H 'Expect:' --data-binary @- http://engram/hook 2>/dev/null)
@@ -161,7 +155,7 @@ if [ "$mode" = ask ]; then
   esac
   slow
 fi
-header="{\"v\":1,\"event\":\"$name\",\"pwd\":\"$escaped\",\"env\":{$recorded}}"
+header="{\"v\":1,\"event\":\"$name\",${agent:+\"agent\":\"$agent\",}\"pwd\":\"$escaped\",\"env\":{$recorded}}"
 
 # A name no other waiting event has (an exclusive create), written whole, then renamed into place:
 # the adopter only ever sees whole files.

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AGENT_NAMES, type AgentName } from './agent-names.js';
-import type { HookEventName } from './hook-input.js';
+import { parseHookInput, type HookEventName, type HookInput } from './hook-input.js';
 
 /**
  * How one coding agent speaks the hook protocol engram's one hook runner (hook-main.ts) answers:
@@ -174,4 +174,28 @@ export function transcriptIsDatabase(agent: string | undefined): boolean {
 export function hookProtocol(agent: string | undefined): AgentHookProtocol | undefined {
   if (agent === undefined) return AGENT_HOOK_PROTOCOLS['claude-code'];
   return (AGENT_NAMES as readonly string[]).includes(agent) ? AGENT_HOOK_PROTOCOLS[agent as AgentName] : undefined;
+}
+
+/**
+ * One event's stdin read as `protocol` says: its field names and prompt field, the agent named in
+ * the input (so its worker reads the agent's transcript format), and the agent's own session file
+ * when the event names none (Copilot's sessionEnd). The hook runner and the fast path's adopter
+ * (hook-incoming.ts) both read an event by this.
+ */
+export function readAgentHookInput(
+  protocol: AgentHookProtocol,
+  text: string,
+  env: Record<string, string | undefined>,
+): { input?: HookInput; problem?: string } {
+  const parsed = parseHookInput(text, {
+    ...(protocol.stdinFields !== undefined && { fields: protocol.stdinFields }),
+    ...(protocol.promptField !== undefined && { promptField: protocol.promptField }),
+  });
+  if (!parsed.input) return parsed;
+  const input: HookInput = { ...parsed.input, ...(protocol.agent !== 'claude-code' && { agent: protocol.agent }) };
+  if (input.transcriptPath === undefined && protocol.sessionFile !== undefined) {
+    const file = protocol.sessionFile(input.sessionId, env);
+    if (file !== undefined) input.transcriptPath = file;
+  }
+  return { input };
 }

@@ -1,21 +1,22 @@
 import { readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { SETTING_DEFINITIONS } from '../../kernel/settings.js';
 import { engramHome, loadSettings } from '../../node/load-settings.js';
-import { HOOK_EVENTS, MAX_HOOK_INPUT_BYTES, parseHookInput } from './hook-input.js';
+import { hookProtocol, readAgentHookInput } from './agent-hook-protocols.js';
+import { HOOK_EVENTS, MAX_HOOK_INPUT_BYTES } from './hook-input.js';
 import { writeHookLog, type HookLogEntry } from './hook-log.js';
 import { spoolHookEvent } from './hook-queue.js';
 import { sessionProjectFolder } from './hook-session-root.js';
 import { isAbandoned, spoolFolder, type SpoolEntry } from './hook-spool.js';
+import { RECORDED_ENV } from './hook-recorded-env.js';
 
 /**
  * Raw events of the queueing hooks' fast path (plugins/engram/scripts/hook.sh): a POSIX `sh`
  * hook that starts no Node, so it cannot read settings, resolve the session's project or fingerprint
  * the store. It writes what the Node hook would have read instead, one file per event in
  * `<ENGRAM_HOME>/spool/incoming/ev-<pid>-<n>.json` (0600, written under a `.part` name and renamed
- * when whole): a first line of JSON `{"v":1,"event","pwd","env"}` (the hook's event, physical cwd and
- * the environment variables the Node hook's decisions read, RECORDED_ENV) and then the hook's stdin
- * as Claude Code sent it. An adopter (`engram.mjs hook adopt-events`, which the sh hook starts when
+ * when whole): a first line of JSON `{"v":1,"event","agent"?,"pwd","env"}` (the hook's event, the
+ * agent when not Claude Code, physical cwd and the environment variables the Node hook's decisions
+ * read, RECORDED_ENV) and then the hook's stdin as the agent sent it, read by its protocol. An adopter (`engram.mjs hook adopt-events`, which the sh hook starts when
  * none runs; every spool drainer too) turns each into the spool line the Node hook would have
  * written, by the same code (spoolHookEvent: hooks.extract, the session's project folder, the
  * transcript checks, the store's worker), then removes it. Adopting twice adds nothing (a spool line
@@ -31,23 +32,6 @@ const PART_STALE_MS = 10 * 60_000;
 const RAW = /^ev-\d+-\d+\.json$/;
 const TAKEN = /^(ev-\d+-\d+\.json)\.(\d+)\.taking$/;
 const PART = /^ev-\d+-\d+\.json\.part$/;
-
-/**
- * The environment variables a queueing hook's decisions read, which the sh hook records with each
- * event: engram's home, Claude Code's project folder, and every setting's variable but the secrets
- * (an API key is not written to disk for this: the worker gets it from its own environment). The
- * same list is written out in hook.sh; a test keeps the two equal.
- */
-export const RECORDED_ENV: readonly string[] = [
-  ...new Set([
-    'HOME',
-    'ENGRAM_HOME',
-    'CLAUDE_PROJECT_DIR',
-    ...SETTING_DEFINITIONS.filter((definition) => definition.env && !definition.secret).map(
-      (definition) => definition.env!,
-    ),
-  ]),
-];
 
 export function incomingFolder(home: string): string {
   return join(spoolFolder(home), 'incoming');
@@ -144,20 +128,28 @@ function adoptOne(path: string, at: number, options: AdoptOptions): boolean {
       log({ status: 'skipped', message: `stdin is over ${MAX_HOOK_INPUT_BYTES} bytes` });
       return false;
     }
-    const parsed = parseHookInput(stdin);
-    if (!parsed.input) {
-      log({ status: 'skipped', message: parsed.problem ?? 'unreadable stdin' });
+    const protocol = hookProtocol(header.agent);
+    if (protocol === undefined) {
+      log({
+        status: 'skipped',
+        message: `a fast-path event of an unknown agent ${JSON.stringify(header.agent)} was dropped`,
+      });
       return false;
     }
-    const input = parsed.input;
-    sessionId = input.sessionId;
     // The hook's environment as recorded, over the adopter's own for what was not recorded.
     const env: NodeJS.ProcessEnv = { ...options.env };
     for (const name of RECORDED_ENV) delete env[name];
     Object.assign(env, header.env);
     // The home is the one whose spool holds the event (the sh hook wrote it there from the same variables).
     if (!env.ENGRAM_HOME) env.ENGRAM_HOME = home;
-    const cwd = sessionProjectFolder({ home: engramHome(env), input, env, cwd: header.pwd });
+    const parsed = readAgentHookInput(protocol, stdin, env);
+    if (!parsed.input) {
+      log({ status: 'skipped', message: parsed.problem ?? 'unreadable stdin' });
+      return false;
+    }
+    const input = parsed.input;
+    sessionId = input.sessionId;
+    const cwd = sessionProjectFolder({ home: engramHome(env), input, env, cwd: header.pwd, protocol });
     if (cwd === undefined) {
       const named = input.cwd ?? header.pwd;
       log({ status: 'skipped', message: `the hook's cwd ${JSON.stringify(named.slice(0, 200))} is not a folder` });
@@ -178,6 +170,8 @@ function adoptOne(path: string, at: number, options: AdoptOptions): boolean {
 
 interface RawHeader {
   event: SpoolEntry['event'];
+  /** The agent whose hook wrote it (its protocol reads the stdin); none: Claude Code. */
+  agent?: string;
   pwd: string;
   env: Record<string, string>;
 }
@@ -186,7 +180,13 @@ const QUEUEING_EVENTS = new Set<string>([HOOK_EVENTS.stop, HOOK_EVENTS['pre-comp
 
 function readHeader(line: string): RawHeader | undefined {
   const header = readRawHeader(line, QUEUEING_EVENTS, RECORDED_ENV);
-  return header && { event: header.event as SpoolEntry['event'], pwd: header.pwd, env: header.env };
+  if (header === undefined || (header.agent !== undefined && typeof header.agent !== 'string')) return undefined;
+  return {
+    event: header.event as SpoolEntry['event'],
+    ...(typeof header.agent === 'string' && header.agent !== '' && { agent: header.agent }),
+    pwd: header.pwd,
+    env: header.env,
+  };
 }
 
 /**

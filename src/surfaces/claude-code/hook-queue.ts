@@ -65,9 +65,13 @@ export function spoolHookEvent(
   const { hooks } = loaded.settings;
   // SessionEnd still counts the session for consolidation when extraction is off.
   if (!hooks.extract && event !== 'SessionEnd') return { status: 'off', worker: false };
-  const transcriptPath = hooks.extract ? usableTranscript(input, log) : undefined;
+  const transcript = hooks.extract ? usableTranscript(input) : {};
+  const transcriptPath = transcript.path;
+  // Said, so that a turn never queued leaves a trace (a SessionEnd is still spooled, to be counted).
+  if (transcript.why !== undefined && (event !== 'SessionEnd' || input.transcriptPath !== undefined))
+    log({ status: 'skipped', message: transcript.why });
   if (transcriptPath === undefined && event !== 'SessionEnd')
-    return { status: 'skipped', worker: false, reason: 'no transcript to queue' };
+    return { status: 'skipped', worker: false, reason: transcript.why ?? 'no transcript to queue' };
   const entry: SpoolEntry = {
     v: 1,
     event,
@@ -119,26 +123,23 @@ export function spoolHookEvent(
   return { status: 'spooled', worker: claim ? spawnWorker(cwd, claim, log, options.env ?? process.env) : false };
 }
 
-/** The transcript path when it names a file a drainer will read; why not is logged when it is too large. */
-function usableTranscript(input: HookInput, log: Log): string | undefined {
+/** The transcript path when it names a file a drainer will read, else why not. */
+function usableTranscript(input: HookInput): { path?: string; why?: string } {
   const path = input.transcriptPath;
-  if (path === undefined) return undefined;
+  if (path === undefined) return { why: 'the event names no transcript: nothing to queue' };
   let size: number;
   try {
     const info = statSync(path);
-    if (!info.isFile()) return undefined;
+    if (!info.isFile()) return { why: `the transcript ${path} is not a file: nothing to queue` };
     size = info.size;
   } catch {
-    return undefined; // Not there (yet): the next Stop queues it.
+    return { why: `the transcript ${path} is not there (yet): the next Stop of the session queues its turns` };
   }
-  if (size > HOOK_TRANSCRIPT_MAX_BYTES && !transcriptIsDatabase(input.agent)) {
-    log({
-      status: 'skipped',
-      message: `the transcript is ${size} bytes, over the ${HOOK_TRANSCRIPT_MAX_BYTES} a hook reads: run "engram extract ${path}"`,
-    });
-    return undefined;
-  }
-  return path;
+  if (size > HOOK_TRANSCRIPT_MAX_BYTES && !transcriptIsDatabase(input.agent))
+    return {
+      why: `the transcript is ${size} bytes, over the ${HOOK_TRANSCRIPT_MAX_BYTES} a hook reads: run "engram extract ${path}"`,
+    };
+  return { path };
 }
 
 /** The detached worker's script, beside this module in dist/ (and in the hooks' bundle). */

@@ -1,15 +1,23 @@
+import { SETTING_DEFINITIONS } from '../../kernel/settings.js';
 import { AGENT_HOOK_PROTOCOLS } from './agent-hook-protocols.js';
-import { RECORDED_ENV } from './hook-incoming.js';
 
 /**
- * The environment variables a question to the hook server records (hook.sh's ask mode, OpenCode's
- * plugin): the queueing hooks' RECORDED_ENV and the variables only an answering hook reads (each
- * agent's project folder variable, Copilot's home). The server answers with these as the hook had
- * them and the rest of its own environment (the secrets: they are never sent).
+ * The environment variables a hook's decisions read, which the sh hook (hook.sh) and OpenCode's
+ * plugin record with each event they hand on (to the hook server, or to the fast path's adopter):
+ * engram's home, every setting's variable but the secrets (an API key is never written to disk or
+ * sent for this: the server and the worker have their own), each agent's project folder variable
+ * and Copilot's home (where its session files are). Whoever takes the event runs it with these as
+ * the hook had them and the rest of its own environment. The same list is written out in hook.sh;
+ * a test keeps the two equal.
  */
-export const ASKED_ENV: readonly string[] = [
+export const RECORDED_ENV: readonly string[] = [
   ...new Set([
-    ...RECORDED_ENV,
+    'HOME',
+    'ENGRAM_HOME',
+    'CLAUDE_PROJECT_DIR',
+    ...SETTING_DEFINITIONS.filter((definition) => definition.env && !definition.secret).map(
+      (definition) => definition.env!,
+    ),
     ...Object.values(AGENT_HOOK_PROTOCOLS).flatMap((protocol) =>
       protocol.projectDirEnv === undefined ? [] : [protocol.projectDirEnv],
     ),

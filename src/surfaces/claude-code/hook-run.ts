@@ -1,14 +1,8 @@
 import { DEFAULT_SETTINGS } from '../../kernel/settings.js';
 import { errorKind, isEngramError } from '../../kernel/errors.js';
 import { engramHome, loadSettings } from '../../node/load-settings.js';
-import { hookProtocol } from './agent-hook-protocols.js';
-import {
-  MAX_HOOK_INPUT_BYTES,
-  isHookEventName,
-  parseHookInput,
-  type HookEventName,
-  type HookInput,
-} from './hook-input.js';
+import { hookProtocol, readAgentHookInput } from './agent-hook-protocols.js';
+import { MAX_HOOK_INPUT_BYTES, isHookEventName, type HookEventName } from './hook-input.js';
 import { writeHookLog, type HookLogEntry } from './hook-log.js';
 import { sessionProjectFolder } from './hook-session-root.js';
 import { isNestedEngramCall } from '../../kernel/nested-call.js';
@@ -102,20 +96,12 @@ export async function runHook(word: string, run: HookRun): Promise<void> {
       log({ status: 'skipped', message: `stdin is over ${MAX_HOOK_INPUT_BYTES} bytes` });
       return finish(undefined);
     }
-    const parsed = parseHookInput(read.text, {
-      ...(protocol.stdinFields !== undefined && { fields: protocol.stdinFields }),
-      ...(protocol.promptField !== undefined && { promptField: protocol.promptField }),
-    });
+    const parsed = readAgentHookInput(protocol, read.text, env);
     if (!parsed.input) {
       log({ status: 'skipped', message: parsed.problem ?? 'unreadable stdin' });
       return finish(undefined);
     }
-    const input: HookInput = { ...parsed.input, ...(protocol.agent !== 'claude-code' && { agent: protocol.agent }) };
-    // An event whose stdin names no session file (Copilot's sessionEnd): the agent's own place for it.
-    if (input.transcriptPath === undefined && protocol.sessionFile !== undefined) {
-      const file = protocol.sessionFile(input.sessionId, env);
-      if (file !== undefined) input.transcriptPath = file;
-    }
+    const input = parsed.input;
     if (word === 'user-prompt-submit' && protocol.promptField !== undefined && input.prompt === undefined) {
       // A send that is not the user's (a tool result going back to the model): nothing to recall for,
       // and nothing wrong, so no log line.

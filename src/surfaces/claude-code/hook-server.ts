@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { fileURLToPath } from 'node:url';
 import { engramHome, loadSettings } from '../../node/load-settings.js';
 import { readRawHeader } from './hook-incoming.js';
-import { ASKED_ENV } from './hook-server-asked-env.js';
+import { RECORDED_ENV } from './hook-recorded-env.js';
 import { writeHookLog } from './hook-log.js';
 import { runHook } from './hook-run.js';
 import { HOOK_SERVER_LOCK, hookServerFolder, hookServerSocket } from './hook-server-paths.js';
@@ -153,7 +153,7 @@ async function answer(request: IncomingMessage, response: ServerResponse): Promi
   const stdin = end < 0 ? '' : body.slice(end + 1);
   // The hook's environment as recorded, over the server's own for what was not recorded (the secrets).
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ASKED_ENV) delete env[name];
+  for (const name of RECORDED_ENV) delete env[name];
   delete env.ENGRAM_HOOK_ASKED;
   Object.assign(env, question.env);
   let stdout = '';
@@ -188,7 +188,7 @@ interface Question {
 }
 
 function readQuestion(line: string): Question | undefined {
-  const header = readRawHeader(line, ANSWERED, ASKED_ENV);
+  const header = readRawHeader(line, ANSWERED, RECORDED_ENV);
   if (header === undefined || (header.agent !== undefined && typeof header.agent !== 'string')) return undefined;
   return {
     word: header.event,

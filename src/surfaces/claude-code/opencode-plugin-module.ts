@@ -1,4 +1,4 @@
-import { ASKED_ENV } from './hook-server-asked-env.js';
+import { RECORDED_ENV } from './hook-recorded-env.js';
 
 /**
  * The text of engram's OpenCode plugin (`~/.config/opencode/plugin/engram.js`, written whole by
@@ -25,7 +25,7 @@ export function opencodePluginModule(options: { node: string; launcher: string; 
     node: options.node,
     launcher: options.launcher,
     waitMs: options.waitMs,
-    askedEnv: ASKED_ENV,
+    recordedEnv: RECORDED_ENV,
   });
   return `// engram for OpenCode: written by "engram install opencode"; "engram uninstall opencode" removes it.
 // Runs engram's hook runner for OpenCode's events and adds the memory it answers to the user's
@@ -67,7 +67,7 @@ function askServer(word, input) {
       return resolve({ asked: '' });
     }
     const env = {};
-    for (const name of ENGRAM.askedEnv) if (process.env[name] !== undefined) env[name] = process.env[name];
+    for (const name of ENGRAM.recordedEnv) if (process.env[name] !== undefined) env[name] = process.env[name];
     const body = \`\${JSON.stringify({ v: 1, event: word, agent: 'opencode', pwd, env })}\n\${JSON.stringify(input)}\n\`;
     try {
       const asking = request(

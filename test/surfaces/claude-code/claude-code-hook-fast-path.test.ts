@@ -1,17 +1,22 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { adoptIncoming, incomingFolder, RECORDED_ENV } from '../../../src/surfaces/claude-code/hook-incoming.js';
+import { adoptIncoming, incomingFolder } from '../../../src/surfaces/claude-code/hook-incoming.js';
+import { RECORDED_ENV } from '../../../src/surfaces/claude-code/hook-recorded-env.js';
 import { spoolFolder, spoolPath } from '../../../src/surfaces/claude-code/hook-spool.js';
 import { useWorkspace, type Workspace } from '../../support/cli-harness.js';
-import { eventually, PLUGIN_DIR } from '../../support/claude-code-harness.js';
+import { eventually, HOOK_LAUNCHER, PLUGIN_DIR } from '../../support/claude-code-harness.js';
+import { AGENT_HOOK_PROTOCOLS } from '../../../src/surfaces/claude-code/agent-hook-protocols.js';
+import { agentHookCommand } from '../../../src/surfaces/claude-code/agent-hook-command.js';
 import {
+  hookEnv,
   installedHookCommand,
   line,
   logLines,
   runHook,
   runInstalledHook,
+  runWithInput,
   writeTranscript,
 } from '../../support/claude-code-hook-run.js';
 
@@ -73,7 +78,7 @@ describe('the queueing hooks as installed take the sh fast path', () => {
       expect(command).toMatch(new RegExp(`^sh "\\$\\{CLAUDE_PLUGIN_ROOT\\}/scripts/hook.sh" ${event} \\|\\| node `));
       expect(command).toContain(`engram.mjs" hook ${event} --from engram-plugin`);
     }
-    // The variables the sh script records are the ones the adopter reads (a setting added to one is added to the other).
+    // The variables the sh script records are the ones the adopter and the hook server read (a setting added to one is added to the other).
     const script = readFileSync(join(PLUGIN_DIR, 'scripts', 'hook.sh'), 'utf8');
     const list = /for variable in ([\s\S]*?); do/.exec(script)![1]!.replace(/\\\n/g, ' ');
     expect(list.split(/\s+/).filter(Boolean)).toEqual([...RECORDED_ENV]);
@@ -127,6 +132,59 @@ describe('the queueing hooks as installed take the sh fast path', () => {
     const second = await workspace.json(['queue', 'run'], 0, { env });
     expect(JSON.stringify(first)).toMatch(/"jobs":1\b/);
     expect(JSON.stringify(second)).toMatch(/"jobs":0\b/);
+  }, 120_000);
+
+  it("every agent's queueing hooks as installed are written raw too, and adopted by the agent's protocol", async () => {
+    // Before, another agent's Stop and SessionEnd each started Node (under load, past Copilot's
+    // timeout: no trace of the turn). Now hook.sh writes them raw with the agent in the header.
+    const copilotHome = join(workspace.root, 'copilot-home');
+    const env = { ...NO_WORKER, COPILOT_HOME: copilotHome };
+    holdAdopterLock(workspace);
+    const strip = (entry: Record<string, unknown>) => ({ ...entry, at: undefined });
+    let checked = 0;
+    for (const protocol of Object.values(AGENT_HOOK_PROTOCOLS)) {
+      if (protocol.agent === 'claude-code') continue;
+      const session = `s-${protocol.agent}`;
+      // Copilot's sessionEnd names no file: its own session log is found under COPILOT_HOME.
+      const transcript =
+        protocol.agent === 'copilot'
+          ? join(copilotHome, 'session-state', session, 'events.jsonl')
+          : join(workspace.root, `${session}.jsonl`);
+      mkdirSync(dirname(transcript), { recursive: true });
+      writeFileSync(transcript, '{}\n');
+      for (const word of ['stop', 'pre-compact', 'session-end'] as const) {
+        if (protocol.events[word] === undefined) continue;
+        const camel = protocol.stdinFields === 'camelCase';
+        const input = line({
+          [camel ? 'sessionId' : 'session_id']: session,
+          cwd: workspace.cwd,
+          ...(!(camel && word === 'session-end') && { [camel ? 'transcriptPath' : 'transcript_path']: transcript }),
+        });
+        const command = agentHookCommand(protocol.agent, HOOK_LAUNCHER, word);
+        expect(command).toMatch(/^sh '/);
+        const fast = await runWithInput(workspace, '/bin/sh', ['-c', command], hookEnv(workspace, env), input);
+        expect([fast.code, fast.stdout, fast.stderr]).toEqual([0, '', '']);
+        expect(rawEvents(workspace)).toHaveLength(1);
+        expect(spoolLines(workspace)).toEqual([]);
+        expect(adoptIncoming({ home: workspace.home, env: process.env, startWorkers: false })).toEqual({
+          adopted: 1,
+          skipped: 0,
+        });
+        const [fromFast] = spoolLines(workspace);
+        rmSync(spoolPath(workspace.home));
+        expect(await runHook(workspace, word, input, env, ['--agent', protocol.agent])).toMatchObject({ code: 0 });
+        const [fromNode] = spoolLines(workspace);
+        rmSync(spoolPath(workspace.home));
+        expect(fromFast, `${protocol.agent} ${word}`).toMatchObject({
+          agent: protocol.agent,
+          transcriptPath: transcript,
+        });
+        expect(strip(fromFast!)).toEqual(strip(fromNode!));
+        checked += 1;
+      }
+    }
+    expect(checked).toBe(10);
+    expect(logLines(workspace)).toEqual([]);
   }, 120_000);
 
   it('eight hooks at once start one adopter and one worker, and every event is queued', async () => {

@@ -92,6 +92,9 @@ describe('the queueing hooks spool', () => {
     expect(log.some((entry) => /not JSON/.test(entry.message))).toBe(true);
     expect(log.some((entry) => /not a folder/.test(entry.message))).toBe(true);
     expect(log.filter((entry) => /over the/.test(entry.message)).length).toBeGreaterThanOrEqual(2);
+    // A turn not queued leaves a trace: a transcript not there (yet), or a folder where the file should be.
+    expect(log.some((entry) => /missing\.jsonl is not there \(yet\)/.test(entry.message))).toBe(true);
+    expect(log.some((entry) => entry.message.includes(`${workspace.root} is not a file`))).toBe(true);
     // A full spool takes no more: the hook says so and the file does not grow.
     writeFileSync(spoolPath(workspace.home), `${' '.repeat(SPOOL_MAX_BYTES - 10)}\n`);
     const transcript = writeTranscript(workspace.root, 'sess-f', 'Remember that nothing fits.');
