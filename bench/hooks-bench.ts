@@ -486,7 +486,8 @@ async function benchOpenCodePrompt(
 /**
  * Stop, PreCompact and SessionEnd with the worker on, as installed (hooks.json's command): each alone (one at a time, RUNS runs, the
  * worker a previous hook started may still run), then ROUNDS rounds of CONCURRENT at once, each hook
- * a session of its own, every round's worker left running into the next. `node -e ''` alone and
+ * a session of its own, every round's worker left running into the next. Then each other agent's
+ * end-of-turn hook as `engram install <agent>` writes it, alone. `node -e ''` alone and
  * CONCURRENT at once are timed in the same rounds, as the ratios' bases.
  */
 async function benchConcurrency(world: HookWorld, queries: string[]): Promise<HookConcurrencyRow[]> {
@@ -550,10 +551,38 @@ async function benchConcurrency(world: HookWorld, queries: string[]): Promise<Ho
       sampling = false;
     });
   }, 100);
+  // Claude Code's three events alone and at once, and every other agent's end-of-turn hook as
+  // `engram install <agent>` writes it (hook.sh with the agent: the same fast path), alone.
+  const { agentHookCommand } = await import('../src/surfaces/claude-code/agent-hook-command.js');
+  const { AGENT_HOOK_PROTOCOLS } = await import('../src/surfaces/claude-code/agent-hook-protocols.js');
+  const targets: Array<{ name: string; command: string; input: () => string; atOnce: number[] }> = [
+    ...['stop', 'pre-compact', 'session-end'].map((event) => ({
+      name: event,
+      command: command(event),
+      input: () => hookInput(event),
+      atOnce: [1, CONCURRENT],
+    })),
+    ...Object.values(AGENT_HOOK_PROTOCOLS)
+      .filter((protocol) => protocol.agent !== 'claude-code' && protocol.agent !== 'opencode')
+      .map((protocol) => ({
+        name: `${protocol.agent} stop`,
+        command: agentHookCommand(protocol.agent, world.launcher, 'stop', process.execPath),
+        input: () => {
+          const { session_id, transcript_path, ...rest } = JSON.parse(hookInput('stop')) as Record<string, unknown>;
+          return JSON.stringify(
+            protocol.stdinFields === 'camelCase'
+              ? { ...rest, sessionId: session_id, transcriptPath: transcript_path }
+              : { ...rest, session_id, transcript_path },
+          );
+        },
+        atOnce: [1],
+      })),
+  ];
   const rows: HookConcurrencyRow[] = [];
   try {
-    for (const event of ['stop', 'pre-compact', 'session-end']) {
-      for (const atOnce of [1, CONCURRENT]) {
+    for (const target of targets) {
+      const event = target.name;
+      for (const atOnce of target.atOnce) {
         workersMax = 0;
         adoptersMax = 0;
         const hook: number[] = [];
@@ -563,8 +592,8 @@ async function benchConcurrency(world: HookWorld, queries: string[]): Promise<Ho
         for (let round = 0; round < rounds; round += 1) {
           nodeAlone.push(await run(['-e', ''], ''));
           nodeAtOnce.push(...(await Promise.all(Array.from({ length: CONCURRENT }, () => run(['-e', ''], '')))));
-          const inputs = Array.from({ length: atOnce }, () => hookInput(event));
-          hook.push(...(await Promise.all(inputs.map((input) => run(['-c', command(event)], input, '/bin/sh')))));
+          const inputs = Array.from({ length: atOnce }, () => target.input());
+          hook.push(...(await Promise.all(inputs.map((input) => run(['-c', target.command], input, '/bin/sh')))));
           await sleep(200);
         }
         const p95 = quantile(hook, 0.95);
@@ -584,7 +613,7 @@ async function benchConcurrency(world: HookWorld, queries: string[]): Promise<Ho
         };
         rows.push(row);
         console.log(
-          `hooks ${event.padEnd(11)} (installed) ${String(atOnce).padStart(2)} at once, worker on: p50 ${row.p50Ms} ms, p95 ${row.p95Ms} ms (target ${row.targetP95Ms}); node -e '' alone p95 ${row.nodeAloneP95Ms} ms (${row.ratioToNodeAlone}x), ${CONCURRENT} at once p95 ${row.nodeAtOnceP95Ms} ms (${row.ratioToNodeAtOnce}x); workers at once ≤ ${row.workersAtOnceMax}, adopters ≤ ${row.adoptersAtOnceMax}`,
+          `hooks ${event.padEnd(14)} (installed) ${String(atOnce).padStart(2)} at once, worker on: p50 ${row.p50Ms} ms, p95 ${row.p95Ms} ms (target ${row.targetP95Ms}); node -e '' alone p95 ${row.nodeAloneP95Ms} ms (${row.ratioToNodeAlone}x), ${CONCURRENT} at once p95 ${row.nodeAtOnceP95Ms} ms (${row.ratioToNodeAtOnce}x); workers at once ≤ ${row.workersAtOnceMax}, adopters ≤ ${row.adoptersAtOnceMax}`,
         );
       }
     }
