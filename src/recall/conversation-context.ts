@@ -69,7 +69,7 @@ export function addConversationContext<T extends { memory: Memory; relevance: nu
   const sittingWeight = weights.sittingWeight ?? 0;
   if ((weights.neighbourWeight === 0 && weights.sessionWeight === 0 && sittingWeight === 0) || hits.length < 2)
     return [...hits];
-  const positions = hits.map((hit) => turnPosition(hit.memory));
+  const positions = hits.map((hit) => keptTurnPosition(hit.memory));
   const sittings = sittingWeight > 0 ? bestInSitting(hits, positions, (weights.sittingMinutes ?? 0) * 60_000) : [];
   const bySession = new Map<string, BestTwo>();
   const byTurn = new Map<string, BestTwo>();
@@ -111,9 +111,12 @@ export function addConversationContext<T extends { memory: Memory; relevance: nu
   // Nothing borrowed: the hits keep the store's order exactly.
   if (!supported.some((entry) => entry.context)) return [...hits];
   return supported
-    .map((entry, index) => ({ ...entry, index }))
-    .sort((a, b) => b.relevance - a.relevance || a.index - b.index)
-    .map(({ hit, relevance, context }) => (context ? { ...hit, relevance, context } : { ...hit }));
+    .map((_, index) => index)
+    .sort((a, b) => supported[b]!.relevance - supported[a]!.relevance || a - b)
+    .map((index) => {
+      const { hit, relevance, context } = supported[index]!;
+      return context ? { ...hit, relevance, context } : { ...hit };
+    });
 }
 
 /**
@@ -143,6 +146,20 @@ function bestInSitting(
     }
   }
   return best;
+}
+
+// A frozen memory (a store hands the same ones to query after query) keeps its place: the keys are
+// strings built per memory, and the same memories are candidates again and again.
+const TURN_POSITIONS = new WeakMap<Memory, TurnPosition | null>();
+
+/** `turnPosition`, kept beside a memory that cannot change (frozen, its source too). */
+function keptTurnPosition(memory: Memory): TurnPosition | undefined {
+  const kept = TURN_POSITIONS.get(memory);
+  if (kept !== undefined) return kept ?? undefined;
+  const position = turnPosition(memory);
+  if (Object.isFrozen(memory) && (memory.source === null || Object.isFrozen(memory.source)))
+    TURN_POSITIONS.set(memory, position ?? null);
+  return position;
 }
 
 /** Where a memory sits in a conversation, or undefined when its source names no session. */
