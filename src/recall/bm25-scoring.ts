@@ -71,10 +71,20 @@ function cachedStem(word: string): string {
   return stem;
 }
 
+// A question's terms are turned into tokens by the store, BM25 and the signals alike, question
+// after question: each term's token is remembered (null: none).
+const termTokens = new Map<string, string | null>();
+
 /** The index token of one query term (a word), or undefined when it holds no letter or digit. */
 export function fullTextToken(term: string): string | undefined {
-  const tokens = fullTextTokens(term);
-  return tokens.length === 1 ? tokens[0] : tokens.length > 1 ? tokens.join(' ') : undefined;
+  let token = termTokens.get(term);
+  if (token === undefined) {
+    const tokens = fullTextTokens(term);
+    token = tokens.length === 1 ? tokens[0]! : tokens.length > 1 ? tokens.join(' ') : null;
+    if (termTokens.size >= STEM_CACHE_LIMIT) termTokens.clear();
+    termTokens.set(term, token);
+  }
+  return token ?? undefined;
 }
 
 /**

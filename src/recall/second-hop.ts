@@ -92,12 +92,13 @@ function hopWords(
   const scores: Array<{ token: string; score: number; hits: number; holders: number }> = [];
   for (let index = 0; index < from; index += 1) {
     const { list, numbers } = words[index]!;
-    numbers.forEach((number, position) => {
-      if (marks[number] === pass) return;
+    for (let position = 0; position < numbers.length; position += 1) {
+      const number = numbers[position]!;
+      if (marks[number] === pass) continue;
       marks[number] = pass;
       const token = list[position]!;
       slots[number] = asked.has(token) ? -1 : scores.push({ token, score: 0, hits: 0, holders: 0 }) - 1;
-    });
+    }
   }
   // How many candidates hold each word: a word most candidates share says nothing about any of them.
   for (const { numbers } of words)
