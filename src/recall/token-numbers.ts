@@ -4,7 +4,7 @@
 // numbering a number belongs to says which.
 
 const NUMBERS = new Map<string, number>();
-const NUMBERS_LIMIT = 500_000;
+const NUMBERS_LIMIT = 200_000;
 let numbering = 0;
 
 /** The current numbering, started again first when full; call it before numbering the tokens of one count. */
