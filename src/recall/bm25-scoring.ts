@@ -71,10 +71,20 @@ function cachedStem(word: string): string {
   return stem;
 }
 
+// A question's terms are turned into tokens by the store, BM25 and the signals alike, question
+// after question: each term's token is remembered (null: none).
+const termTokens = new Map<string, string | null>();
+
 /** The index token of one query term (a word), or undefined when it holds no letter or digit. */
 export function fullTextToken(term: string): string | undefined {
-  const tokens = fullTextTokens(term);
-  return tokens.length === 1 ? tokens[0] : tokens.length > 1 ? tokens.join(' ') : undefined;
+  let token = termTokens.get(term);
+  if (token === undefined) {
+    const tokens = fullTextTokens(term);
+    token = tokens.length === 1 ? tokens[0]! : tokens.length > 1 ? tokens.join(' ') : null;
+    if (termTokens.size >= STEM_CACHE_LIMIT) termTokens.clear();
+    termTokens.set(term, token);
+  }
+  return token ?? undefined;
 }
 
 /**
@@ -112,29 +122,44 @@ export function scoreTokenizedBm25(
   const averageLength = tokenized.reduce((sum, tokens) => sum + tokens.length, 0) / Math.max(1, tokenized.length) || 1;
   const { k1, b } = parameters;
   const coverage = parameters.coverage ?? DEFAULT_SETTINGS.recall.fullTextCoverage;
-  const idf = new Map<string, number>();
+  const weights: number[] = [];
   let queryIdf = 0;
   for (const token of queryTokens) {
     const forms = groupTokens(token).reduce((sum, form) => sum + (statistics.documentFrequencies.get(form) ?? 0), 0);
     const frequency = Math.min(statistics.documentCount, forms);
     const weight = Math.log(1 + (statistics.documentCount - frequency + 0.5) / (frequency + 0.5));
-    idf.set(token, weight);
+    weights.push(weight);
     queryIdf += weight;
   }
+  // The query's tokens a document holds, by their place among its distinct tokens: reused for
+  // every document (this loop runs for every candidate of every recall).
+  const held: BaseTokenCount[] = [];
+  const heldWeights: number[] = [];
   return tokenized.map((tokens) => {
     const lengthFactor = k1 * (1 - b + (b * tokens.length) / averageLength);
     const counts = baseTokenCounts(tokens);
     // The query's tokens the document holds (a question has far fewer tokens than a memory), summed
     // in the order the document first holds them, as the sums always were.
-    const held: Array<{ first: number; count: number; weight: number }> = [];
-    for (const [token, weight] of idf) {
-      const counted = counts.get(token);
-      if (counted !== undefined) held.push({ ...counted, weight });
+    let heldCount = 0;
+    for (let index = 0; index < queryTokens.length; index += 1) {
+      const counted = counts.get(queryTokens[index]!);
+      if (counted === undefined) continue;
+      // Insertion by first occurrence (distinct tokens never share one): a question holds a few tokens.
+      let slot = heldCount;
+      while (slot > 0 && held[slot - 1]!.first > counted.first) {
+        held[slot] = held[slot - 1]!;
+        heldWeights[slot] = heldWeights[slot - 1]!;
+        slot -= 1;
+      }
+      held[slot] = counted;
+      heldWeights[slot] = weights[index]!;
+      heldCount += 1;
     }
-    if (held.length > 1) held.sort((x, y) => x.first - y.first);
     let score = 0;
     let coveredIdf = 0;
-    for (const { count, weight } of held) {
+    for (let slot = 0; slot < heldCount; slot += 1) {
+      const count = held[slot]!.count;
+      const weight = heldWeights[slot]!;
       score += (weight * count * (k1 + 1)) / (count + lengthFactor);
       coveredIdf += weight;
     }

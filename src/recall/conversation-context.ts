@@ -69,7 +69,7 @@ export function addConversationContext<T extends { memory: Memory; relevance: nu
   const sittingWeight = weights.sittingWeight ?? 0;
   if ((weights.neighbourWeight === 0 && weights.sessionWeight === 0 && sittingWeight === 0) || hits.length < 2)
     return [...hits];
-  const positions = hits.map((hit) => turnPosition(hit.memory));
+  const positions = hits.map((hit) => keptPlace(hit.memory).position);
   const sittings = sittingWeight > 0 ? bestInSitting(hits, positions, (weights.sittingMinutes ?? 0) * 60_000) : [];
   const bySession = new Map<string, BestTwo>();
   const byTurn = new Map<string, BestTwo>();
@@ -90,12 +90,12 @@ export function addConversationContext<T extends { memory: Memory; relevance: nu
       };
       return { hit, relevance: context.own + context.sitting!.added, context };
     }
-    const neighbour = [position.turn, ...position.adjacent]
-      .map((key) => (key === undefined ? undefined : bestOther(byTurn.get(key), index)))
-      .reduce(
-        (best, candidate) => (candidate && (!best || candidate.relevance > best.relevance) ? candidate : best),
-        undefined,
-      );
+    // The best of the same turn and the adjacent ones, the first of equals.
+    let neighbour = position.turn === undefined ? undefined : bestOther(byTurn.get(position.turn), index);
+    for (const key of position.adjacent) {
+      const candidate = bestOther(byTurn.get(key), index);
+      if (candidate && (!neighbour || candidate.relevance > neighbour.relevance)) neighbour = candidate;
+    }
     const session = bestOther(bySession.get(position.session), index);
     const context: ContextSupport = { own: Math.max(0, hit.relevance) };
     if (neighbour && weights.neighbourWeight > 0)
@@ -111,9 +111,12 @@ export function addConversationContext<T extends { memory: Memory; relevance: nu
   // Nothing borrowed: the hits keep the store's order exactly.
   if (!supported.some((entry) => entry.context)) return [...hits];
   return supported
-    .map((entry, index) => ({ ...entry, index }))
-    .sort((a, b) => b.relevance - a.relevance || a.index - b.index)
-    .map(({ hit, relevance, context }) => (context ? { ...hit, relevance, context } : { ...hit }));
+    .map((_, index) => index)
+    .sort((a, b) => supported[b]!.relevance - supported[a]!.relevance || a - b)
+    .map((index) => {
+      const { hit, relevance, context } = supported[index]!;
+      return context ? { ...hit, relevance, context } : { ...hit };
+    });
 }
 
 /**
@@ -127,7 +130,7 @@ function bestInSitting(
 ): Array<{ index: number; relevance: number } | undefined> {
   const best: Array<{ index: number; relevance: number } | undefined> = hits.map(() => undefined);
   const timed = hits
-    .map((hit, index) => ({ index, at: Date.parse(hit.memory.createdAt), scope: hit.memory.scope }))
+    .map((hit, index) => ({ index, at: keptPlace(hit.memory).createdMs, scope: hit.memory.scope }))
     .filter((entry) => positions[entry.index] === undefined && Number.isFinite(entry.at))
     .sort((a, b) => a.at - b.at);
   let start = 0;
@@ -143,6 +146,21 @@ function bestInSitting(
     }
   }
   return best;
+}
+
+// A frozen memory (a store hands the same ones to query after query) keeps its place: the keys are
+// strings built per memory, and the same memories are candidates again and again.
+const PLACES = new WeakMap<Memory, { position: TurnPosition | undefined; createdMs: number }>();
+
+/** `turnPosition` and the creation time, kept beside a memory that cannot change (frozen, its source too). */
+function keptPlace(memory: Memory): { position: TurnPosition | undefined; createdMs: number } {
+  let place = PLACES.get(memory);
+  if (place === undefined) {
+    place = { position: turnPosition(memory), createdMs: Date.parse(memory.createdAt) };
+    if (Object.isFrozen(memory) && (memory.source === null || Object.isFrozen(memory.source)))
+      PLACES.set(memory, place);
+  }
+  return place;
 }
 
 /** Where a memory sits in a conversation, or undefined when its source names no session. */

@@ -60,8 +60,12 @@ const MAX_IMPORTANCE_WEIGHT = 1.5;
 
 /** Days since a memory was last accessed, or created if never accessed. */
 export function daysSinceAccess(memory: Memory, now: string): number {
+  return daysSince(memory, Date.parse(now));
+}
+
+function daysSince(memory: Memory, nowMs: number): number {
   const reference = Date.parse(memory.lastAccessedAt ?? memory.createdAt);
-  return Math.max(0, (Date.parse(now) - reference) / 86_400_000);
+  return Math.max(0, (nowMs - reference) / 86_400_000);
 }
 
 /** Scores candidates by relevance × recency × importance (SPEC §3) and sorts them, best first. */
@@ -71,9 +75,10 @@ export function rankByRelevance(
 ): RankedMemory[] {
   const best = Math.max(0, ...candidates.map((candidate) => candidate.relevance));
   const floor = options.recencyFloor ?? 0;
+  const nowMs = Date.parse(options.now);
   const ranked = candidates.map(({ memory, relevance }) => {
     const normalized = best > 0 ? Math.max(0, relevance) / best : candidates.length > 0 ? 1 : 0;
-    const recency = options.recencyBase ** daysSinceAccess(memory, options.now);
+    const recency = options.recencyBase ** daysSince(memory, nowMs);
     const importanceWeight = 0.5 + memory.importance;
     const score = (normalized * (floor + (1 - floor) * recency) * importanceWeight) / MAX_IMPORTANCE_WEIGHT;
     return { memory, parts: { relevance: normalized, recency, importanceWeight, score } };

@@ -184,12 +184,21 @@ function memoryProfile(memory: Memory): StatementProfile {
   return profile;
 }
 
-/** Jaccard overlap of two token sets; 0 early when their sizes alone rule out reaching `floor`. */
+/**
+ * Jaccard overlap of two token sets; 0 early when their sizes alone, or the tokens of the smaller
+ * one the larger lacks so far, rule out reaching `floor` (the overlap only the caller's cut reads).
+ */
 function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>, floor: number): number {
   if (a.size === 0 || b.size === 0) return 0;
   const [small, large] = a.size <= b.size ? [a, b] : [b, a];
   if (small.size / large.size < floor) return 0;
+  const union = a.size + b.size;
   let shared = 0;
-  for (const token of small) if (large.has(token)) shared += 1;
-  return shared / (a.size + b.size - shared);
+  let most = small.size;
+  for (const token of small) {
+    if (large.has(token)) shared += 1;
+    // The overlap reachable now, computed as the overlap is: it can only fall from here.
+    else if ((most -= 1) / (union - most) < floor) return 0;
+  }
+  return shared / (union - shared);
 }

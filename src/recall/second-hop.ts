@@ -3,6 +3,7 @@ import { fullTextToken } from './bm25-scoring.js';
 import { memoryTokens, searchableText } from './full-text-search-plan.js';
 import type { Memory } from '../memory/memory.js';
 import { isStopToken, textWords } from './query-terms.js';
+import { tokenNumbering, tokenNumbers, tokenSlots } from './token-numbers.js';
 import { baseToken } from './word-forms.js';
 
 /**
@@ -55,7 +56,8 @@ export function addSecondHop<T extends { memory: Memory; relevance: number }>(
   const best = Math.max(0, ...hits.map((hit) => hit.relevance));
   if (best <= 0) return [...hits];
   const asked = new Set(queryTerms.map(tokenOf).filter((token): token is string => token !== undefined));
-  const words = hits.map((hit) => candidateWords(memoryTokens(hit.memory)));
+  const numbering = tokenNumbering();
+  const words = hits.map((hit) => candidateWords(memoryTokens(hit.memory), numbering));
   const spelling = spellings(hits.slice(0, options.from));
   const chosen = hopWords(hits, words, asked, best, options).map((word) => ({ ...word, word: spelling(word.token) }));
   if (chosen.length === 0) return [...hits];
@@ -83,32 +85,52 @@ function hopWords(
   best: number,
   options: Pick<SecondHopOptions, 'terms' | 'from'>,
 ): Array<{ token: string; weight: number }> {
-  // How many candidates hold each word: a word most candidates share says nothing about any of them.
-  const holders = new Map<string, number>();
-  for (const held of words)
-    for (const token of held.list) if (!asked.has(token)) holders.set(token, (holders.get(token) ?? 0) + 1);
-  const scores = new Map<string, { token: string; score: number; hits: number }>();
-  hits.slice(0, options.from).forEach((hit, index) => {
-    const share = Math.max(0, hit.relevance) / best;
-    for (const token of words[index]!.list) {
-      if (asked.has(token)) continue;
-      const entry = scores.get(token) ?? { token, score: 0, hits: 0 };
-      entry.score += share * Math.log(1 + hits.length / holders.get(token)!);
-      entry.hits += 1;
-      scores.set(token, entry);
+  const from = Math.min(options.from, hits.length);
+  // Only the words of the best hits can be hop words: only theirs are counted among the candidates,
+  // each in its token's slot (the candidate it is, or −1 for a word of the question).
+  const { marks, slots, pass } = tokenSlots();
+  const scores: Array<{ token: string; score: number; hits: number; holders: number }> = [];
+  for (let index = 0; index < from; index += 1) {
+    const { list, numbers } = words[index]!;
+    for (let position = 0; position < numbers.length; position += 1) {
+      const number = numbers[position]!;
+      if (marks[number] === pass) continue;
+      marks[number] = pass;
+      const token = list[position]!;
+      slots[number] = asked.has(token) ? -1 : scores.push({ token, score: 0, hits: 0, holders: 0 }) - 1;
     }
-  });
-  return [...scores.values()]
-    .filter((entry) => entry.hits >= 2 && holders.get(entry.token)! <= hits.length * MAX_HOLDER_SHARE)
+  }
+  // How many candidates hold each word: a word most candidates share says nothing about any of them.
+  for (const { numbers } of words)
+    for (const number of numbers) {
+      if (marks[number] !== pass) continue;
+      const slot = slots[number]!;
+      if (slot >= 0) scores[slot]!.holders += 1;
+    }
+  for (let index = 0; index < from; index += 1) {
+    const share = Math.max(0, hits[index]!.relevance) / best;
+    for (const number of words[index]!.numbers) {
+      const slot = slots[number]!;
+      if (slot < 0) continue;
+      const entry = scores[slot]!;
+      entry.score += share * Math.log(1 + hits.length / entry.holders);
+      entry.hits += 1;
+    }
+  }
+  return scores
+    .filter((entry) => entry.hits >= 2 && entry.holders <= hits.length * MAX_HOLDER_SHARE)
     .sort((a, b) => b.score - a.score || (a.token < b.token ? -1 : 1))
     .slice(0, options.terms)
-    .map((entry) => ({ token: entry.token, weight: Math.log(1 + hits.length / holders.get(entry.token)!) }));
+    .map((entry) => ({ token: entry.token, weight: Math.log(1 + hits.length / entry.holders) }));
 }
 
-/** The distinct base tokens of a memory's index tokens that can be hop words, in text order, and as a set. */
+/** The distinct base tokens of a memory's index tokens that can be hop words, in text order, as a set and by number. */
 interface CandidateWords {
   list: readonly string[];
   set: ReadonlySet<string>;
+  /** The numbers of `list`'s tokens (see token-numbers.ts), in the numbering `numbering`. */
+  numbers: Int32Array;
+  numbering: number;
 }
 
 // What a memory's tokens offer the hop does not depend on the question: kept beside the (frozen,
@@ -116,7 +138,7 @@ interface CandidateWords {
 const CANDIDATE_WORDS = new WeakMap<readonly string[], CandidateWords>();
 
 /** The distinct base tokens of index tokens that can be hop words (long enough, no number, no stop word), first occurrence first. */
-function candidateWords(forms: readonly string[]): CandidateWords {
+function candidateWords(forms: readonly string[], numbering: number): CandidateWords {
   let words = CANDIDATE_WORDS.get(forms);
   if (words === undefined) {
     const set = new Set<string>();
@@ -124,29 +146,48 @@ function candidateWords(forms: readonly string[]): CandidateWords {
       if (form.length < MIN_TOKEN_LENGTH || NUMBER.test(form) || isStopToken(form)) continue;
       set.add(baseToken(form));
     }
-    words = { list: [...set], set };
+    const list = [...set];
+    words = { list, set, numbers: tokenNumbers(list), numbering };
     if (Object.isFrozen(forms)) CANDIDATE_WORDS.set(forms, words);
+  } else if (words.numbering !== numbering) {
+    words.numbers = tokenNumbers(words.list);
+    words.numbering = numbering;
   }
   return words;
 }
 
 /**
  * How a token is written in the best hits (for `--explain`): its first spelling there, else the
- * token itself. The hits are read once, in order, and only as far as a token asks.
+ * token itself. The hits are read in order, and only as far as a token asks.
  */
 function spellings(hits: ReadonlyArray<{ memory: Memory }>): (token: string) => string {
-  const first = new Map<string, string>();
-  let read = 0;
   return (token) => {
-    while (!first.has(token) && read < hits.length) {
-      for (const word of textWords(searchableText(hits[read]!.memory))) {
-        const wordToken = tokenOf(word);
-        if (wordToken !== undefined && !first.has(wordToken)) first.set(wordToken, word);
-      }
-      read += 1;
+    for (const hit of hits) {
+      const word = memorySpellings(hit.memory).get(token);
+      if (word !== undefined) return word;
     }
-    return first.get(token) ?? token;
+    return token;
   };
+}
+
+// A memory's spellings depend on its searchable text alone: they are kept beside its (frozen,
+// shared by equal texts) token array, checked against the text, so the best hits' words are not
+// split again for every question.
+const SPELLINGS = new WeakMap<readonly string[], { text: string; first: ReadonlyMap<string, string> }>();
+
+/** The first word of a memory's searchable text that makes each base token. */
+function memorySpellings(memory: Memory): ReadonlyMap<string, string> {
+  const text = searchableText(memory);
+  const tokens = memoryTokens(memory);
+  const found = SPELLINGS.get(tokens);
+  if (found?.text === text) return found.first;
+  const first = new Map<string, string>();
+  for (const word of textWords(text)) {
+    const wordToken = tokenOf(word);
+    if (wordToken !== undefined && !first.has(wordToken)) first.set(wordToken, word);
+  }
+  if (Object.isFrozen(tokens)) SPELLINGS.set(tokens, { text, first });
+  return first;
 }
 
 function tokenOf(word: string): string | undefined {

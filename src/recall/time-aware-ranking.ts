@@ -58,8 +58,7 @@ export function applyTimeSignals<T extends { memory: Memory; relevance: number }
       const created = Date.parse(hit.memory.createdAt);
       if (time.dates.some((date) => dateMatches(date, created, afterMs))) signals.date = 1 + weights.dateWeight;
     }
-    if (when && mentionsTime(`${hit.memory.description}\n${hit.memory.content}`))
-      signals.timeMention = 1 + weights.timeMentionWeight;
+    if (when && memoryMentionsTime(hit.memory)) signals.timeMention = 1 + weights.timeMentionWeight;
     const factor = (signals.date ?? 1) * (signals.timeMention ?? 1);
     return { hit, index, relevance: hit.relevance * factor, signals: factor === 1 ? undefined : signals };
   });
@@ -67,6 +66,19 @@ export function applyTimeSignals<T extends { memory: Memory; relevance: number }
   return weighed
     .sort((a, b) => b.relevance - a.relevance || a.index - b.index)
     .map(({ hit, relevance, signals }) => (signals ? { ...hit, relevance, time: signals } : { ...hit }));
+}
+
+// Whether a memory says when does not depend on the question: a frozen memory (a store hands the
+// same ones to question after question) keeps the answer.
+const MENTIONS_TIME = new WeakMap<Memory, boolean>();
+
+function memoryMentionsTime(memory: Memory): boolean {
+  let mentions = MENTIONS_TIME.get(memory);
+  if (mentions === undefined) {
+    mentions = mentionsTime(`${memory.description}\n${memory.content}`);
+    if (Object.isFrozen(memory)) MENTIONS_TIME.set(memory, mentions);
+  }
+  return mentions;
 }
 
 function checkWeights(weights: TimeWeights): void {

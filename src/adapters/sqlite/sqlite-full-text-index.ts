@@ -146,7 +146,8 @@ export class SqliteFullTextIndex {
   ): Memory[] {
     if (ranked.length === 0) return [];
     const kept = counts.memories;
-    const unread = ranked.filter((row) => !kept.has(row.rowid)).map((row) => row.rowid);
+    const unread: number[] = [];
+    for (const row of ranked) if (!kept.has(row.rowid)) unread.push(row.rowid);
     // Rows outside the asked scopes are left in SQLite: they are never converted nor kept.
     const read =
       unread.length === 0
@@ -159,12 +160,18 @@ export class SqliteFullTextIndex {
     const fresh = new Map(read.map((row) => [row.rowid, keptMemory(row)]));
     for (const [rowid, memory] of fresh) keepMemory(counts, rowid, memory);
     const admits = scopes === undefined ? undefined : inAskedScopes(scopes.query);
-    return ranked.flatMap((row) => {
-      const memory = fresh.get(row.rowid);
-      if (memory !== undefined) return [memory];
+    // One pass, no array per row: this runs for every candidate of every recall.
+    const memories: Memory[] = [];
+    for (const row of ranked) {
+      const memory = fresh.size === 0 ? undefined : fresh.get(row.rowid);
+      if (memory !== undefined) {
+        memories.push(memory);
+        continue;
+      }
       const known = kept.get(row.rowid);
-      return known !== undefined && (admits === undefined || admits(known)) ? [known] : [];
-    });
+      if (known !== undefined && (admits === undefined || admits(known))) memories.push(known);
+    }
+    return memories;
   }
 
   /**
