@@ -55,7 +55,10 @@ async function main(): Promise<void> {
       for (const side of ['before', 'defaults'] as const)
         rows.push({
           memories: size,
-          settings: side === 'before' ? 'before issue 18 (signals off, top_k 6)' : 'defaults (signals on, top_k 8)',
+          settings:
+            side === 'before'
+              ? 'before issue 18 (signals off, top_k 6)'
+              : `defaults (signals on, top_k ${DEFAULT_SETTINGS.recall.topK})`,
           'recall p50 ms': round(median(latencies[side])),
           'recall p95 ms': round(quantile(latencies[side], 0.95)),
         });

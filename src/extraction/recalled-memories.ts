@@ -84,7 +84,7 @@ function readEntry(tag: string, body: string): RecalledMemory | undefined {
   if (id === undefined || id === '') return undefined;
   const name = attributes.get('name');
   const type = attributes.get('type');
-  // formatMemoryEntry writes one line break after the tag and one before the closing tag.
+  // formatMemoryEntry writes the content right after the tag; blocks written before it put a line break on each side.
   const content = body.replace(/^\n/, '').replace(/\n$/, '').replace(/&lt;/g, '<');
   return { id, content, ...(name && { name }), ...(type && { type }) };
 }

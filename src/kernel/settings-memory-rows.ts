@@ -37,7 +37,7 @@ export const MEMORY_SETTING_ROWS = {
     }),
   },
   recall: {
-    topK: integer(8, 'Memories recalled per query at most (injection stops earlier when the token budget is full)', {
+    topK: integer(11, 'Memories recalled per query at most (injection stops earlier when the token budget is full)', {
       minimum: 1,
       maximum: 1_000,
       env: 'ENGRAM_TOP_K',

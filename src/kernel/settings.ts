@@ -258,7 +258,7 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = Object.freeze(
   ),
 );
 
-/** Every default, frozen: `DEFAULT_SETTINGS.recall.topK` is 8. */
+/** Every default, frozen: `DEFAULT_SETTINGS.recall.topK` is 11. */
 export const DEFAULT_SETTINGS: { readonly [Group in keyof Settings]: Readonly<Settings[Group]> } = Object.freeze(
   Object.fromEntries(
     Object.entries(SETTINGS_TABLE).map(([group, rows]) => [

@@ -44,6 +44,7 @@ export function formatAgeNote(note: AgeNote): string {
   return note.age === undefined ? '' : `${note.age}, ${note.note}`;
 }
 
-function formatDays(days: number): string {
+/** "1 day", "12 days". */
+export function formatDays(days: number): string {
   return days === 1 ? '1 day' : `${days} days`;
 }

@@ -1,4 +1,4 @@
-import { ageNote, type AgeNoteOptions } from './age-notes.js';
+import { ageNote, formatDays, type AgeNoteOptions } from './age-notes.js';
 import {
   BLOCK_PREAMBLE,
   MEMORY_CONTEXT_CLOSE,
@@ -63,16 +63,18 @@ export function escapeContextText(text: string): string {
 }
 
 /**
- * One memory as the model sees it: `<memory id type [name] [age] [note]>` then its content, escaped.
- * Every token of an entry is paid once per memory, so what the preamble says once is not repeated:
- * the age's caveat ("may be out of date", "verify before relying on it") shrinks to "stale", and a
- * name derived from the content's first words (what a memory written without one gets) is left out.
- * Measured on LoCoMo at the defaults: the same memories in 19% fewer tokens (568, not 700).
+ * One memory as the model sees it: `<memory id type [name] [age] [note]>content</memory>` on one line
+ * (a multi-line content keeps its lines), escaped. Every byte of an entry is paid once per memory, so
+ * what the preamble says once is not repeated: the age is "N days" (the preamble says it is the time
+ * since the memory was written, and what an age and "stale" mean), no line breaks pad the tags, and
+ * a name derived from the content's first words (what a memory written without one gets) is left out.
+ * With the shorter preamble: 7 bytes fewer per memory with an age, 3 without, and 98 fewer per block
+ * than a line per tag and "N days old" (on LoCoMo, the same 7.3 memories in 7% fewer tokens).
  * `newer` names a newer memory that says otherwise: the note tells the model this one may be superseded.
  */
 export function formatMemoryEntry(memory: Memory, now: string, options: AgeNoteOptions = {}, newer?: string): string {
   const note = ageNote(memory, now, options);
-  const age = note.age === undefined ? '' : `${note.age}${note.state === 'stale' ? ', stale' : ''}`;
+  const age = note.age === undefined ? '' : `${formatDays(note.days)}${note.state === 'stale' ? ', stale' : ''}`;
   const attributes = [
     attribute('id', memory.id),
     attribute('type', memory.type),
@@ -81,7 +83,7 @@ export function formatMemoryEntry(memory: Memory, now: string, options: AgeNoteO
     ...(newer === undefined ? [] : [attribute('note', supersededNote(newer))]),
   ].join(' ');
   const content = escapeContextText(memory.content.replace(/\r\n?/g, '\n').trim());
-  return `\n<memory ${attributes}>\n${content}\n</memory>\n`;
+  return `<memory ${attributes}>${content}</memory>\n`;
 }
 
 /**

@@ -73,8 +73,8 @@ describe('engram inject', () => {
     expect(data.block.split('</memory_context>')).toHaveLength(2);
     expect(data.block).toContain('&lt;/memory_context>');
     expect(data.block).toContain('&lt;system>');
-    expect(data.block).toContain('name="old-ci" age="45 days old, stale"');
-    expect(data.block).toContain('name="tabs" age="6 days old"');
+    expect(data.block).toContain('name="old-ci" age="45 days, stale"');
+    expect(data.block).toContain('name="tabs" age="6 days"');
     expect(data.block).not.toContain('Buildkite');
     expect(data.tokens).toMatchObject({ budget: 3000 });
     expect(data.tokens.block).toBeLessThanOrEqual(3000);

@@ -48,7 +48,7 @@ describe('engram eval', () => {
     expect(report.byTag.skipped).toBeUndefined();
     expect(report.now).toBe('2025-05-10T09:00:01.000Z');
     // At default settings an agent gets the three answers that match, and a real <memory_context> block.
-    expect(report.defaults.topK).toBe(8);
+    expect(report.defaults.topK).toBe(11);
     expect(report.defaults.meanResults).toBeCloseTo(3 / 4, 12);
     expect(report.defaults.meanInjectedTokens).toBeGreaterThan(0);
     expect(report.defaults.tokenCounting).toBe('memory-context');
