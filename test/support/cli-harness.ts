@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { perTest } from './per-test.js';
 import { removeWhenIdle } from './remove-when-idle.js';
@@ -121,4 +121,22 @@ export function makeGitRepository(directory: string, remote: string): void {
     join(directory, '.git', 'config'),
     `[core]\n\trepositoryformatversion = 0\n[remote "origin"]\n\turl = ${remote}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n`,
   );
+}
+
+/** The built modules reached from `entries` by their static imports and re-exports, and the packages they name (node: built-ins left out). */
+export function staticImportsOf(entries: readonly string[]): { files: Set<string>; packages: Set<string> } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const visit = (file: string): void => {
+    if (files.has(file)) return;
+    files.add(file);
+    const source = readFileSync(file, 'utf8');
+    for (const match of source.matchAll(/^(?:import|export)\s[^;]*?from\s+'([^']+)';/gm)) {
+      const specifier = match[1]!;
+      if (specifier.startsWith('.')) visit(resolve(dirname(file), specifier));
+      else if (!specifier.startsWith('node:')) packages.add(specifier);
+    }
+  };
+  for (const entry of entries) visit(entry);
+  return { files, packages };
 }

@@ -8,6 +8,7 @@ import {
   createWorkspace,
   makeGitRepository,
   runEngram,
+  staticImportsOf,
   type Workspace,
 } from '../../support/cli-harness.js';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
@@ -201,29 +202,16 @@ describe('help and version', () => {
   });
 
   it('loads nothing but the store on the recall path: no zod, yaml or MCP SDK', () => {
-    const seen = new Set<string>();
-    const bare = new Set<string>();
-    const visit = (file: string): void => {
-      if (seen.has(file)) return;
-      seen.add(file);
-      const source = readFileSync(file, 'utf8');
-      for (const match of source.matchAll(/^(?:import|export)\s[^;]*?from\s+'([^']+)';/gm)) {
-        const specifier = match[1]!;
-        if (specifier.startsWith('.')) visit(resolve(dirname(file), specifier));
-        else if (!specifier.startsWith('node:')) bare.add(specifier);
-      }
-    };
     const commands = join(dirname(ENGRAM_BINARY), 'commands');
-    for (const entry of [
+    const { files, packages } = staticImportsOf([
       ENGRAM_BINARY,
       ...['recall', 'remember', 'list', 'show'].map((name) => join(commands, `${name}-command.js`)),
-    ])
-      visit(entry);
-    expect(seen.size).toBeGreaterThan(10);
+    ]);
+    expect(files.size).toBeGreaterThan(10);
     // The walk reached the store; the SQLite library is chosen at run time (sqlite-driver.ts:
     // node:sqlite or the addon) and sqlite-vec is loaded when the store opens: no package is imported.
-    expect([...seen].some((file) => file.endsWith('sqlite-vector-index.js'))).toBe(true);
-    expect([...bare].sort()).toEqual([]);
+    expect([...files].some((file) => file.endsWith('sqlite-vector-index.js'))).toBe(true);
+    expect([...packages].sort()).toEqual([]);
   });
 });
 
