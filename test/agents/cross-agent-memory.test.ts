@@ -6,14 +6,7 @@ import type { LanguageModelServer } from '../../src/testing/loopback-model-serve
 import { startOpenAiResponsesServer } from '../../src/testing/openai-responses-server.js';
 import { agentCliOrSkip } from '../support/agent-clis.js';
 import { codexLoopConfig, runProcess } from '../support/agent-e2e.js';
-import {
-  createClaudeWorld,
-  eventually,
-  hookContext,
-  requestsOf,
-  startClaudeCodeServer,
-  type ClaudeWorld,
-} from '../support/claude-code-harness.js';
+import { eventually, hookContext, requestsOf, useClaudeWorld } from '../support/claude-code-harness.js';
 
 // One memory for every agent (issue 28 item 4): in one HOME, `engram install --detect` finds Claude
 // Code and Codex by their config folders and installs both; "remember that …" said in the real
@@ -26,15 +19,12 @@ const RUN_TIMEOUT_MS = 120_000;
 const codex = agentCliOrSkip('codex', 'cross-agent memory');
 
 describe.skipIf(!codex)('a fact told to Codex reaches the next Claude Code session in the same project only', () => {
+  const { server: messages, world } = useClaudeWorld();
   let responses: LanguageModelServer;
-  let messages: LanguageModelServer;
-  let world: ClaudeWorld;
   let projectA: string;
   let projectB: string;
   beforeAll(async () => {
     responses = await startOpenAiResponsesServer();
-    messages = await startClaudeCodeServer();
-    world = createClaudeWorld(messages);
     projectA = world.project('alpha');
     projectB = world.project('beta');
     for (const project of [projectA, projectB]) spawnSync('git', ['init', '-q', project]);
@@ -43,9 +33,7 @@ describe.skipIf(!codex)('a fact told to Codex reaches the next Claude Code sessi
     writeFileSync(join(world.home, '.codex', 'config.toml'), [...codexLoopConfig(responses.url), ''].join('\n'));
   });
   afterAll(async () => {
-    world?.cleanup();
     await responses?.close();
-    await messages?.close();
   });
 
   const codexExec = (prompt: string, cwd: string) =>

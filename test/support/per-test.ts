@@ -22,11 +22,35 @@ export function perTest<T extends object>(
     current = undefined;
     if (value !== undefined) await close(value);
   });
-  const now = (): T => {
+  return readThrough(() => {
     if (current === undefined) throw new Error(`${what} exists only while a test runs`);
     return current;
-  };
-  // Reads, `in` and spreading (`{ ...value, home }`) all see the current test's value.
+  });
+}
+
+/** As {@link perTest}, but opened once before the tests of the enclosing `describe` (or file) and closed after them all. */
+export function perSuite<T extends object>(
+  what: string,
+  open: () => Promise<T> | T,
+  close: (value: T) => Promise<void> | void,
+): T {
+  let current: T | undefined;
+  beforeAll(async () => {
+    current = await open();
+  });
+  afterAll(async () => {
+    const value = current;
+    current = undefined;
+    if (value !== undefined) await close(value);
+  });
+  return readThrough(() => {
+    if (current === undefined) throw new Error(`${what} exists only while its tests run`);
+    return current;
+  });
+}
+
+/** An object that reads through to `now()`'s value at each use: reads, `in` and spreading (`{ ...value, home }`). */
+export function readThrough<T extends object>(now: () => T): T {
   return new Proxy({} as T, {
     get: (_target, key) => Reflect.get(now(), key),
     has: (_target, key) => Reflect.has(now(), key),

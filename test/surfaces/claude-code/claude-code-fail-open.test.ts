@@ -1,17 +1,14 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 import { countSpooled } from '../../../src/surfaces/claude-code/hook-spool.js';
-import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
 import {
-  PLUGIN_DIR,
-  createClaudeWorld,
-  eventually,
-  requestsOf,
-  startClaudeCodeServer,
   type ClaudeRun,
-  type ClaudeWorld,
+  eventually,
+  PLUGIN_DIR,
+  requestsOf,
+  useClaudeWorld,
 } from '../../support/claude-code-harness.js';
 
 interface LogEntry {
@@ -23,8 +20,7 @@ interface LogEntry {
 // The plugin loaded for one run (--plugin-dir), with engram's store or model broken: Claude Code
 // must answer as if engram were not there, and engram must say why in one log line per hook.
 describe('the engram plugin fails open in the real Claude Code', () => {
-  let server: LanguageModelServer;
-  let world: ClaudeWorld;
+  const { server, world } = useClaudeWorld();
   let project: string;
   const log = (): LogEntry[] => {
     try {
@@ -60,14 +56,8 @@ describe('the engram plugin fails open in the real Claude Code', () => {
     expect(transcript).not.toContain('blocked by hook');
   };
 
-  beforeAll(async () => {
-    server = await startClaudeCodeServer();
-    world = createClaudeWorld(server);
+  beforeAll(() => {
     project = world.project('proj');
-  });
-  afterAll(async () => {
-    world?.cleanup();
-    await server?.close();
   });
 
   it('a corrupt store: claude answers, each hook that opens it logs one line, the queued events wait in the spool', async () => {
