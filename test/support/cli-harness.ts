@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { perTest } from './per-test.js';
+import { perSuite, perTest } from './per-test.js';
 import { removeWhenIdle } from './remove-when-idle.js';
 
 /** The built binary: tests run it exactly as users do (npm test builds first). */
@@ -112,6 +112,22 @@ export function createWorkspace(): Workspace {
  */
 export function useWorkspace(): Workspace {
   return perTest('a workspace', createWorkspace, (workspace) => workspace.cleanup());
+}
+
+/** As {@link useWorkspace}, but one workspace for all the tests of the enclosing `describe` (or file). */
+export function useSuiteWorkspace(): Workspace {
+  return perSuite('a workspace', createWorkspace, (workspace) => workspace.cleanup());
+}
+
+/** The environment that points engram's embedder at an OpenAI-compatible server at `baseUrl` (the hashed-words model, no retries). */
+export function embedderEnv(baseUrl: string): Record<string, string> {
+  return {
+    ENGRAM_EMBEDDING_PROVIDER: 'openai-compatible',
+    ENGRAM_EMBEDDING_BASE_URL: baseUrl,
+    ENGRAM_EMBEDDING_MODEL: 'hashed-words',
+    ENGRAM_EMBEDDING_API_KEY: 'sk-cli-test',
+    ENGRAM_EMBEDDING_MAX_RETRIES: '0',
+  };
 }
 
 /** Makes a folder a git repository with an `origin` remote, writing .git/config by hand. */

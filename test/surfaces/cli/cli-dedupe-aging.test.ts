@@ -1,21 +1,18 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { storeSnapshot } from '../../support/store-snapshot.js';
 import { withSqliteStore } from '../../support/temporary-store.js';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { useSuiteWorkspace } from '../../support/cli-harness.js';
 
 const DAY = 86_400_000;
 
-let workspace: Workspace;
+const workspace = useSuiteWorkspace();
 let project: string;
 
 beforeAll(() => {
-  workspace = createWorkspace();
   project = `project:${workspace.cwd}`;
 });
-
-afterAll(() => workspace.cleanup());
 
 /** Opens the workspace's store directly, with a clock of our choosing, to write memories "in the past". */
 function withStore<T>(now: number, work: (store: SqliteMemoryStore) => Promise<T>): Promise<T> {

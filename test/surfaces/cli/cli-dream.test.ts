@@ -1,19 +1,16 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { storeSnapshot } from '../../support/store-snapshot.js';
 import { withSqliteStore } from '../../support/temporary-store.js';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { useSuiteWorkspace } from '../../support/cli-harness.js';
 
-let workspace: Workspace;
+const workspace = useSuiteWorkspace();
 let project: string;
 
 beforeAll(() => {
-  workspace = createWorkspace();
   project = `project:${workspace.cwd}`;
 });
-afterAll(() => workspace.cleanup());
-
 function withStore<T>(work: (store: SqliteMemoryStore) => Promise<T>): Promise<T> {
   return withSqliteStore(join(workspace.home, 'engram.db'), work);
 }
