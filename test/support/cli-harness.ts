@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 import { perSuite, perTest } from './per-test.js';
 import { removeWhenIdle } from './remove-when-idle.js';
 
@@ -128,6 +129,17 @@ export function embedderEnv(baseUrl: string): Record<string, string> {
     ENGRAM_EMBEDDING_API_KEY: 'sk-cli-test',
     ENGRAM_EMBEDDING_MAX_RETRIES: '0',
   };
+}
+
+/** `engram status` names `agent` installed with no problems (it "runs" or "loads" engram), and installing again changes nothing. */
+export async function expectInstalledOnce(
+  workspace: Workspace,
+  agent: string,
+  verb: 'runs' | 'loads' = 'runs',
+): Promise<void> {
+  expect((await workspace.json(['status']))[agent].problems).toEqual([]);
+  expect((await workspace.run(['status'])).stdout).toMatch(new RegExp(`${agent}\\s+${verb} engram`));
+  expect((await workspace.json(['install', agent])).changed).toEqual([]);
 }
 
 /** Makes a folder a git repository with an `origin` remote, writing .git/config by hand. */

@@ -13,19 +13,11 @@ export function perTest<T extends object>(
   open: () => Promise<T> | T,
   close: (value: T) => Promise<void> | void,
 ): T {
-  let current: T | undefined;
-  beforeEach(async () => {
-    current = await open();
-  });
-  afterEach(async () => {
-    const value = current;
-    current = undefined;
-    if (value !== undefined) await close(value);
-  });
-  return readThrough(() => {
-    if (current === undefined) throw new Error(`${what} exists only while a test runs`);
-    return current;
-  });
+  return openAround(
+    { before: beforeEach, after: afterEach, missing: `${what} exists only while a test runs` },
+    open,
+    close,
+  );
 }
 
 /** As {@link perTest}, but opened once before the tests of the enclosing `describe` (or file) and closed after them all. */
@@ -34,17 +26,29 @@ export function perSuite<T extends object>(
   open: () => Promise<T> | T,
   close: (value: T) => Promise<void> | void,
 ): T {
+  return openAround(
+    { before: beforeAll, after: afterAll, missing: `${what} exists only while its tests run` },
+    open,
+    close,
+  );
+}
+
+function openAround<T extends object>(
+  hooks: { before: (run: () => Promise<void>) => void; after: (run: () => Promise<void>) => void; missing: string },
+  open: () => Promise<T> | T,
+  close: (value: T) => Promise<void> | void,
+): T {
   let current: T | undefined;
-  beforeAll(async () => {
+  hooks.before(async () => {
     current = await open();
   });
-  afterAll(async () => {
+  hooks.after(async () => {
     const value = current;
     current = undefined;
     if (value !== undefined) await close(value);
   });
   return readThrough(() => {
-    if (current === undefined) throw new Error(`${what} exists only while its tests run`);
+    if (current === undefined) throw new Error(hooks.missing);
     return current;
   });
 }
