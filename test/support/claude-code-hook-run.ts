@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { Workspace } from './cli-harness.js';
-import { HOOK_LAUNCHER, PLUGIN_DIR } from './claude-code-harness.js';
+import { eventually, HOOK_LAUNCHER, PLUGIN_DIR } from './claude-code-harness.js';
 
 // One Claude Code hook run as Claude Code runs it, and the transcripts' lines, for the hook tests.
 
@@ -60,6 +60,23 @@ export function runHook(
     code,
     stdout,
   }));
+}
+
+/** A 65 MiB transcript (sparse) in the workspace, past what a hook reads; its path. */
+export function hugeTranscript(workspace: Workspace): string {
+  const huge = join(workspace.root, 'huge.jsonl');
+  writeFileSync(huge, '');
+  truncateSync(huge, 65 * 1024 * 1024);
+  return huge;
+}
+
+/** Waits (up to 120 tries) until `engram list` in the workspace has a memory holding each of `markers`; every memory's text. */
+export function eventuallyListed(workspace: Workspace, markers: readonly string[]): Promise<string[]> {
+  return eventually(async () => {
+    const list = await workspace.json(['list']);
+    const texts = ((list.memories ?? list) as Array<{ content: string }>).map((memory) => memory.content);
+    return markers.every((marker) => texts.some((text) => text.includes(marker))) ? texts : undefined;
+  }, 120);
 }
 
 /** A hook's stdout is nothing or one JSON document of Claude Code's hook output. */

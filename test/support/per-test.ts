@@ -3,35 +3,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 
+/** Opens a value around tests and gives an object that reads through to it (`what` names it in the error when read outside them). */
+export type ValueAroundTests = <T extends object>(
+  what: string,
+  open: () => Promise<T> | T,
+  close: (value: T) => Promise<void> | void,
+) => T;
+
 /**
  * Opens a value before each test of the enclosing `describe` and closes it after. The object
  * returned reads through to the current test's value, so a describe can hold it in a const; it is
  * there only inside a test or hook, not while the suite is being collected (`what` says so).
  */
-export function perTest<T extends object>(
-  what: string,
-  open: () => Promise<T> | T,
-  close: (value: T) => Promise<void> | void,
-): T {
-  return openAround(
-    { before: beforeEach, after: afterEach, missing: `${what} exists only while a test runs` },
-    open,
-    close,
-  );
-}
+export const perTest: ValueAroundTests = (what, open, close) =>
+  openAround({ before: beforeEach, after: afterEach, missing: `${what} exists only while a test runs` }, open, close);
 
 /** As {@link perTest}, but opened once before the tests of the enclosing `describe` (or file) and closed after them all. */
-export function perSuite<T extends object>(
-  what: string,
-  open: () => Promise<T> | T,
-  close: (value: T) => Promise<void> | void,
-): T {
-  return openAround(
-    { before: beforeAll, after: afterAll, missing: `${what} exists only while its tests run` },
-    open,
-    close,
-  );
-}
+export const perSuite: ValueAroundTests = (what, open, close) =>
+  openAround({ before: beforeAll, after: afterAll, missing: `${what} exists only while its tests run` }, open, close);
 
 function openAround<T extends object>(
   hooks: { before: (run: () => Promise<void>) => void; after: (run: () => Promise<void>) => void; missing: string },
