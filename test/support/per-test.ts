@@ -63,6 +63,15 @@ export function useAfterTest(): (step: () => Promise<void> | void) => void {
   };
 }
 
+/** Closes, after the current test, each value it is given (what a test opens with its own options), and gives the value back. */
+export function useClosedAfterTest(): <T extends { close(): Promise<void> | void }>(value: T) => T {
+  const afterTest = useAfterTest();
+  return (value) => {
+    afterTest(() => value.close());
+    return value;
+  };
+}
+
 /** A temp folder made before the tests of the enclosing `describe` (or file) and removed after them; the function gives its path. */
 export function useTemporaryFolder(prefix: string): () => string {
   let path: string | undefined;
