@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { Workspace } from './cli-harness.js';
+import { runPiped, type Workspace } from './cli-harness.js';
 import { eventually, HOOK_LAUNCHER, PLUGIN_DIR } from './claude-code-harness.js';
 
 // One Claude Code hook run as Claude Code runs it, and the transcripts' lines, for the hook tests.
@@ -31,19 +30,7 @@ export function runWithInput(
   env: Record<string, string>,
   input: string,
 ): Promise<HookRun & { stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: workspace.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.stdin.on('error', () => undefined);
-    child.on('error', reject);
-    child.on('close', (code) =>
-      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
-    );
-    child.stdin.end(input);
-  });
+  return runPiped(command, args, { cwd: workspace.cwd, env, input });
 }
 
 /** Runs one hook as Claude Code does: the launcher, the event's JSON on stdin. */

@@ -25,8 +25,38 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
 }
 
+/** What a child process run to its end printed, and its exit code. */
+export interface PipedRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `command` with exactly `env`, `input` on stdin (an empty stdin when there is none), to its end. */
+export function runPiped(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer },
+): Promise<PipedRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, [...args], { cwd: options.cwd, env: options.env, stdio: 'pipe' });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    // The child may stop reading stdin early (input over the size limit): that is not a test failure.
+    child.stdin.on('error', () => undefined);
+    child.on('error', reject);
+    child.on('close', (code) =>
+      resolve({ code, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') }),
+    );
+    if (options.input !== undefined) child.stdin.end(options.input);
+    else child.stdin.end();
+  });
+}
+
 /** Runs `engram <args>` as a child process with its own ENGRAM_HOME and working directory. */
-export function runEngram(args: readonly string[], options: RunOptions): Promise<EngramRun> {
+export async function runEngram(args: readonly string[], options: RunOptions): Promise<EngramRun> {
   const env: Record<string, string | undefined> = {
     PATH: process.env.PATH,
     HOME: options.home,
@@ -34,39 +64,21 @@ export function runEngram(args: readonly string[], options: RunOptions): Promise
     ...options.env,
   };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [ENGRAM_BINARY, ...args], {
-      cwd: options.cwd,
-      env: env as NodeJS.ProcessEnv,
-      stdio: 'pipe',
-    });
-    const stdout: Buffer[] = [];
-    const stderr: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-    // The binary may stop reading stdin early (input over the size limit): that is not a test failure.
-    child.stdin.on('error', () => undefined);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const out = Buffer.concat(stdout).toString('utf8');
-      resolve({
-        code,
-        stdout: out,
-        stderr: Buffer.concat(stderr).toString('utf8'),
-        json() {
-          try {
-            return JSON.parse(out);
-          } catch {
-            throw new Error(
-              `stdout is not one JSON document:\n${out}\nstderr:\n${Buffer.concat(stderr).toString('utf8')}`,
-            );
-          }
-        },
-      });
-    });
-    if (options.input !== undefined) child.stdin.end(options.input);
-    else child.stdin.end();
+  const run = await runPiped(process.execPath, [ENGRAM_BINARY, ...args], {
+    cwd: options.cwd,
+    env: env as NodeJS.ProcessEnv,
+    ...(options.input !== undefined && { input: options.input }),
   });
+  return {
+    ...run,
+    json() {
+      try {
+        return JSON.parse(run.stdout);
+      } catch {
+        throw new Error(`stdout is not one JSON document:\n${run.stdout}\nstderr:\n${run.stderr}`);
+      }
+    },
+  };
 }
 
 /** A fresh ENGRAM_HOME and working directory, and a runner bound to them. */
