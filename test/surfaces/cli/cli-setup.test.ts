@@ -2,24 +2,17 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ENGRAM_BINARY,
-  createWorkspace,
   makeGitRepository,
   runEngram,
   staticImportsOf,
-  type Workspace,
+  useSuiteWorkspace,
 } from '../../support/cli-harness.js';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 
-let workspace: Workspace;
-
-beforeAll(() => {
-  workspace = createWorkspace();
-});
-
-afterAll(() => workspace.cleanup());
+const workspace = useSuiteWorkspace();
 
 function inFolder(folder: string) {
   mkdirSync(folder, { recursive: true });
