@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -79,6 +79,19 @@ export async function runEngram(args: readonly string[], options: RunOptions): P
       }
     },
   };
+}
+
+/** `engram <args>` started in the workspace (its home as HOME and ENGRAM_HOME, nothing else but PATH), for a test that kills or waits on it. */
+export function spawnEngram(
+  workspace: Pick<Workspace, 'cwd' | 'home'>,
+  args: readonly string[],
+  stdio: StdioOptions = 'ignore',
+): ChildProcess {
+  return spawn(process.execPath, [ENGRAM_BINARY, ...args], {
+    cwd: workspace.cwd,
+    env: { PATH: process.env.PATH, HOME: workspace.home, ENGRAM_HOME: workspace.home },
+    stdio,
+  });
 }
 
 /** A fresh ENGRAM_HOME and working directory, and a runner bound to them. */

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withSqliteStore } from '../../support/temporary-store.js';
-import { ENGRAM_BINARY, createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { ENGRAM_BINARY, createWorkspace, type Workspace, spawnEngram } from '../../support/cli-harness.js';
 import { countsOf, expectSameStores, NO_RECORDS, readAll, seedRichStore } from '../../support/migrate-seed.js';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 
@@ -105,15 +105,7 @@ describe('engram migrate', () => {
     const bigSource = join(workspace.root, 'big-source.db');
     await withSqliteStore(bigSource, (store) => seedRichStore(store, 2_000, 12));
     const targetPath = join(workspace.root, 'killed.db');
-    const child = spawn(
-      process.execPath,
-      [ENGRAM_BINARY, 'migrate', '--from', bigSource, '--to', targetPath, '--page-size', '2'],
-      {
-        cwd: workspace.cwd,
-        env: { PATH: process.env.PATH, HOME: workspace.home, ENGRAM_HOME: workspace.home },
-        stdio: 'ignore',
-      },
-    );
+    const child = spawnEngram(workspace, ['migrate', '--from', bigSource, '--to', targetPath, '--page-size', '2']);
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     let finished = false;
     void exited.then(() => (finished = true));
