@@ -63,6 +63,17 @@ export function useAfterTest(): (step: () => Promise<void> | void) => void {
   };
 }
 
+/** Collects undo steps (drop a schema, close a store) and runs them after the current test, last first; one that fails does not stop the rest. */
+export function useCleanups(): (step: () => Promise<unknown>) => void {
+  const steps: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    for (const step of steps.splice(0).reverse()) await step().catch(() => undefined);
+  });
+  return (step) => {
+    steps.push(step);
+  };
+}
+
 /** Closes, after the current test, each value it is given (what a test opens with its own options), and gives the value back. */
 export function useClosedAfterTest(): <T extends { close(): Promise<void> | void }>(value: T) => T {
   const afterTest = useAfterTest();
