@@ -1,18 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Engram } from '../src/engram.js';
 import { isEngramError } from '../src/kernel/errors.js';
 import { openEngram } from '../src/node/open-engram.js';
-import { openMemoryFolder, type MemoryFolder } from './support/with-memory-support.js';
+import { openMemoryFolder } from './support/with-memory-support.js';
+import { useClosedAfterTest } from './support/per-test.js';
 
-let folder: MemoryFolder | undefined;
-afterEach(async () => {
-  await folder?.close();
-  folder = undefined;
-});
+const closeAfterTest = useClosedAfterTest();
 
 describe('the Engram facade as a front door', () => {
   it('opens, remembers, recalls, injects, forgets, and closes by Symbol.asyncDispose', async () => {
-    folder = await openMemoryFolder();
+    const folder = closeAfterTest(await openMemoryFolder());
     const opened = await openEngram({ cwd: folder.directory, env: folder.env, flags: { 'store.url': folder.store } });
     const { engram } = opened;
     expect(engram).toBeInstanceOf(Engram);
@@ -35,7 +32,7 @@ describe('the Engram facade as a front door', () => {
   });
 
   it('Engram.close() closes its store, twice without harm', async () => {
-    folder = await openMemoryFolder();
+    const folder = closeAfterTest(await openMemoryFolder());
     const { engram } = await openEngram({
       cwd: folder.directory,
       env: folder.env,

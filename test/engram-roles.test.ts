@@ -1,25 +1,22 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Memory } from '../src/index.js';
 import { Extractor } from '../src/extraction/extractor.js';
 import { applyChangeSet } from '../src/consolidation/change-sets.js';
 import { ScriptedLanguageModel } from '../src/testing/scripted-language-model.js';
 import { answer, openExtractionFixture, PROJECT, turn, type ExtractionFixture } from './support/extraction-support.js';
 import { expectEngramError } from './support/expect-engram-error.js';
+import { useClosedAfterTest } from './support/per-test.js';
 
 /**
  * The facade's role objects (issue 27): `engram.jobs`, `engram.changeSets` and `engram.dream`, so a
  * surface lists, retries, runs and undoes through one library call. Real SQLite, a real Extractor.
  */
 
-let fixture: ExtractionFixture | undefined;
-afterEach(async () => {
-  await fixture?.close();
-  fixture = undefined;
-});
+const closeAfterTest = useClosedAfterTest();
 
 describe('engram.jobs', () => {
   it('lists the queue without payloads, runs the due jobs, retries a failed one', async () => {
-    fixture = await openExtractionFixture({ jobs: { maxAttempts: 1 } });
+    const fixture = closeAfterTest(await openExtractionFixture({ jobs: { maxAttempts: 1 } }));
     const { engram } = fixture;
     expect(engram.jobs.available).toBe(true);
     expect(await engram.jobs.list()).toEqual({
@@ -67,7 +64,7 @@ describe('engram.jobs', () => {
   });
 
   it('run with failed puts the failed jobs back first and runs them', async () => {
-    fixture = await openExtractionFixture({ jobs: { maxAttempts: 1 } });
+    const fixture = closeAfterTest(await openExtractionFixture({ jobs: { maxAttempts: 1 } }));
     const { engram } = fixture;
     const model = new ScriptedLanguageModel({
       script: [{ error: new Error('model down') }, answer({ content: 'The on-call rota lives in PagerDuty.' })],
@@ -81,7 +78,7 @@ describe('engram.jobs', () => {
   });
 
   it('refuses bad input with a code and changes nothing', async () => {
-    fixture = await openExtractionFixture();
+    const fixture = closeAfterTest(await openExtractionFixture());
     const { engram } = fixture;
     for (const options of [{ states: [] }, { states: ['bogus'] }, { limit: 0 }, { limit: 1.5 }, { limit: 10_001 }])
       await expectEngramError(engram.jobs.list(options as never), 'INVALID_INPUT');
@@ -95,11 +92,12 @@ describe('engram.jobs', () => {
 });
 
 /** Two memories rewritten as one change set, as a dream's run writes them. */
-async function rewriteAsChangeSet(memories: readonly Memory[], clock: { now: number }): Promise<string> {
+async function rewriteAsChangeSet(fixture: ExtractionFixture, memories: readonly Memory[]): Promise<string> {
+  const { clock } = fixture;
   clock.now += 60_000;
   const stampedAt = new Date(clock.now).toISOString();
   const states = memories.map((memory) => ({ ...memory, content: `${memory.content} (tidied)`, updatedAt: stampedAt }));
-  return applyChangeSet(fixture!.store, {
+  return applyChangeSet(fixture.store, {
     states,
     scopes: [PROJECT],
     actor: 'dream',
@@ -111,12 +109,12 @@ async function rewriteAsChangeSet(memories: readonly Memory[], clock: { now: num
 
 describe('engram.changeSets and engram.dream', () => {
   it('lists, reads and undoes a change set whole, within the engram’s scopes', async () => {
-    fixture = await openExtractionFixture();
-    const { engram, clock } = fixture;
+    const fixture = closeAfterTest(await openExtractionFixture());
+    const { engram } = fixture;
     const first = await engram.remember({ content: 'The staging cluster runs in eu-west-1.' });
     const second = await engram.remember({ content: 'Release notes go in CHANGELOG.md.' });
     expect(await engram.changeSets.list()).toEqual([]);
-    const id = await rewriteAsChangeSet([first, second], clock);
+    const id = await rewriteAsChangeSet(fixture, [first, second]);
 
     const listed = await engram.changeSets.list();
     expect(listed).toEqual([expect.objectContaining({ id, memoryCount: 2, summary: 'improved 2 memories' })]);
@@ -141,10 +139,10 @@ describe('engram.changeSets and engram.dream', () => {
   });
 
   it('an undo refuses a memory edited since the change set, and changes nothing', async () => {
-    fixture = await openExtractionFixture();
+    const fixture = closeAfterTest(await openExtractionFixture());
     const { engram, clock } = fixture;
     const memory = await engram.remember({ content: 'The API gateway times out after 30 seconds.' });
-    const id = await rewriteAsChangeSet([memory], clock);
+    const id = await rewriteAsChangeSet(fixture, [memory]);
     clock.now += 60_000;
     await engram.update(memory.id, { content: 'The API gateway times out after 45 seconds.' });
     await expectEngramError(engram.changeSets.undo(id), 'UNDO_CONFLICT');
@@ -152,7 +150,7 @@ describe('engram.changeSets and engram.dream', () => {
   });
 
   it('counts each ended session once toward the dream and reports its state', async () => {
-    fixture = await openExtractionFixture();
+    const fixture = closeAfterTest(await openExtractionFixture());
     const { engram } = fixture;
     expect(await engram.dream.status()).toEqual({ lastRunAt: null, status: expect.any(String), sessionsNoted: 0 });
     await engram.dream.queue({ sessionId: 'session-1' });

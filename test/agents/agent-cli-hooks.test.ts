@@ -1,17 +1,17 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { readTranscriptFile } from '../../src/extraction/node/read-transcript.js';
 import { listOpenCodeSessions, readOpenCodeSession } from '../../src/extraction/node/read-opencode-session.js';
 import { startGeminiGenerateContentServer } from '../../src/testing/gemini-generate-content-server.js';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
 import { startOpenAiChatCompletionsServer } from '../../src/testing/openai-chat-completions-server.js';
 import { startOpenAiResponsesServer } from '../../src/testing/openai-responses-server.js';
-import { findAgentCli, type AgentCliName } from '../support/agent-clis.js';
+import { agentCliOrSkip } from '../support/agent-clis.js';
+import { codexLoopConfig, openCodeLoopSettings, runProcess, useModelServer } from '../support/agent-e2e.js';
 import { removeWhenIdle } from '../support/remove-when-idle.js';
 
 // Each agent's real CLI, headless, in a temp HOME, against the loopback server of its protocol, with
@@ -46,29 +46,11 @@ function world(name: string): World {
   return { home, project, log, env: { PATH: process.env.PATH ?? '', HOME: home, TERM: 'dumb', ENGRAM_PROBE_LOG: log } };
 }
 
-function run(
+const run = (
   cli: { command: string; args: string[] },
   args: readonly string[],
   options: { cwd: string; env: Record<string, string> },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cli.command, [...cli.args, ...args], {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS - 10_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+) => runProcess(cli.command, [...cli.args, ...args], { ...options, timeoutMs: RUN_TIMEOUT_MS - 10_000 });
 
 const hook = (shape: string, event: string): string => `node ${JSON.stringify(PROBE_HOOK)} ${shape} ${event}`;
 const probes = (log: string): Array<{ event: string; input: Record<string, unknown> }> =>
@@ -96,22 +78,28 @@ function codexTrust(hooksFile: string, event: string, command: string, timeout: 
   return `[hooks.state.${JSON.stringify(`${hooksFile}:${label}:0:0`)}]\ntrusted_hash = "${hash}"\n`;
 }
 
-function agent(name: AgentCliName): { cli?: { command: string; args: string[] }; skip?: string } {
-  const found = findAgentCli(name);
-  if ('missing' in found) {
-    console.log(`${name}: skipped: ${found.missing}`);
-    return { skip: found.missing };
-  }
-  return { cli: found.cli };
+/** Hooks in the nested shape (Codex, Gemini CLI, Qwen Code): each event's group runs the probe with `handler` beside it. */
+const nestedHooks = (events: readonly string[], handler: Record<string, unknown>) =>
+  Object.fromEntries(
+    events.map((event) => [
+      event,
+      [{ hooks: [{ type: 'command', command: hook('hook-specific', event), ...handler }] }],
+    ]),
+  );
+
+/** The session read back holds the typed prompt as its one user message (after `clean`) and none of the probes' context. */
+function expectTypedPromptOnly(
+  messages: ReadonlyArray<{ role: string; meta?: unknown; text: string }>,
+  clean: (text: string) => string = (text) => text,
+): void {
+  const typed = messages.filter((message) => message.role === 'user' && !message.meta);
+  expect(typed.map((message) => clean(message.text))).toEqual([PROMPT]);
+  expect(JSON.stringify(messages)).not.toContain('ENGRAM-PROBE-CONTEXT');
 }
 
 describe('Codex', () => {
-  const { cli } = agent('codex');
-  let server: LanguageModelServer;
-  beforeAll(async () => {
-    server = await startOpenAiResponsesServer();
-  });
-  afterAll(() => server?.close());
+  const cli = agentCliOrSkip('codex');
+  const server = useModelServer(() => startOpenAiResponsesServer());
 
   it.skipIf(!cli)(
     'runs hooks.json only once config.toml records its trust hash; the context reaches the request as developer messages',
@@ -124,26 +112,10 @@ describe('Codex', () => {
       writeFileSync(
         hooksFile,
         JSON.stringify({
-          hooks: Object.fromEntries(
-            events.map((event) => [
-              event,
-              [{ hooks: [{ type: 'command', command: hook('hook-specific', event), timeout: 30 }] }],
-            ]),
-          ),
+          hooks: nestedHooks(events, { timeout: 30 }),
         }),
       );
-      const config = [
-        'model = "gpt-test"',
-        'model_provider = "loop"',
-        '[model_providers.loop]',
-        'name = "loop"',
-        `base_url = "${server.url}"`,
-        'env_key = "LOOP_API_KEY"',
-        'wire_api = "responses"',
-        '[analytics]',
-        'enabled = false',
-        '',
-      ].join('\n');
+      const config = [...codexLoopConfig(server.url), ''].join('\n');
       writeFileSync(join(codexHome, 'config.toml'), config);
       const env = { ...w.env, LOOP_API_KEY: 'test' };
       const args = ['exec', '--skip-git-repo-check', PROMPT];
@@ -170,21 +142,15 @@ describe('Codex', () => {
       expect(developer).toContain('ENGRAM-PROBE-CONTEXT SessionStart');
       expect(developer).toContain('ENGRAM-PROBE-CONTEXT UserPromptSubmit');
       const transcript = await readTranscriptFile(String(prompt.transcript_path));
-      const typed = transcript.conversation.messages.filter((message) => message.role === 'user' && !message.meta);
-      expect(typed.map((message) => message.text)).toEqual([PROMPT]);
-      expect(JSON.stringify(transcript.conversation.messages)).not.toContain('ENGRAM-PROBE-CONTEXT');
+      expectTypedPromptOnly(transcript.conversation.messages);
     },
     RUN_TIMEOUT_MS,
   );
 });
 
 describe('Gemini CLI', () => {
-  const { cli } = agent('gemini');
-  let server: LanguageModelServer;
-  beforeAll(async () => {
-    server = await startGeminiGenerateContentServer();
-  });
-  afterAll(() => server?.close());
+  const cli = agentCliOrSkip('gemini');
+  const server = useModelServer(() => startGeminiGenerateContentServer());
 
   it.skipIf(!cli)(
     'SessionStart and BeforeAgent context (timeouts in ms) reaches the request as <hook_context> in the user turn',
@@ -198,12 +164,7 @@ describe('Gemini CLI', () => {
           security: { auth: { selectedType: 'gemini-api-key' } },
           privacy: { usageStatisticsEnabled: false },
           telemetry: { enabled: false },
-          hooks: Object.fromEntries(
-            events.map((event) => [
-              event,
-              [{ hooks: [{ type: 'command', name: 'probe', command: hook('hook-specific', event), timeout: 30_000 }] }],
-            ]),
-          ),
+          hooks: nestedHooks(events, { name: 'probe', timeout: 30_000 }),
         }),
       );
       const result = await run(cli!, ['-m', 'gemini-2.5-flash', '-p', PROMPT], {
@@ -221,21 +182,15 @@ describe('Gemini CLI', () => {
       expect(body).toContain('<hook_context>ENGRAM-PROBE-CONTEXT SessionStart</hook_context>');
       expect(body).toContain('<hook_context>ENGRAM-PROBE-CONTEXT BeforeAgent</hook_context>');
       const transcript = await readTranscriptFile(String(probes(w.log)[1]!.input.transcript_path));
-      const typed = transcript.conversation.messages.filter((message) => message.role === 'user' && !message.meta);
-      expect(typed.map((message) => message.text)).toEqual([PROMPT]);
-      expect(JSON.stringify(transcript.conversation.messages)).not.toContain('ENGRAM-PROBE-CONTEXT');
+      expectTypedPromptOnly(transcript.conversation.messages);
     },
     RUN_TIMEOUT_MS,
   );
 });
 
 describe('Copilot CLI', () => {
-  const { cli } = agent('copilot');
-  let server: LanguageModelServer;
-  beforeAll(async () => {
-    server = await startOpenAiChatCompletionsServer();
-  });
-  afterAll(() => server?.close());
+  const cli = agentCliOrSkip('copilot');
+  const server = useModelServer(() => startOpenAiChatCompletionsServer());
 
   it.skipIf(!cli)(
     'user hooks in ~/.copilot/hooks: sessionStart and userPromptSubmitted context reach the request',
@@ -269,22 +224,16 @@ describe('Copilot CLI', () => {
       expect(body).toContain('<system_reminder>\\nENGRAM-PROBE-CONTEXT userPromptSubmitted\\n</system_reminder>');
       const stop = probes(w.log).find((probe) => probe.event === 'agentStop')!;
       const transcript = await readTranscriptFile(String(stop.input.transcriptPath));
-      const typed = transcript.conversation.messages.filter((message) => message.role === 'user' && !message.meta);
-      expect(typed.map((message) => message.text)).toEqual([PROMPT]);
-      expect(JSON.stringify(transcript.conversation.messages)).not.toContain('ENGRAM-PROBE-CONTEXT');
+      expectTypedPromptOnly(transcript.conversation.messages);
     },
     RUN_TIMEOUT_MS,
   );
 });
 
 describe('Qwen Code', () => {
-  const { cli } = agent('qwen');
-  let server: LanguageModelServer;
-  beforeAll(async () => {
-    // Qwen Code's own memory step asks the model after the turn; it is answered like any other.
-    server = await startOpenAiChatCompletionsServer();
-  });
-  afterAll(() => server?.close());
+  const cli = agentCliOrSkip('qwen');
+  // Qwen Code's own memory step asks the model after the turn; it is answered like any other.
+  const server = useModelServer(() => startOpenAiChatCompletionsServer());
 
   it.skipIf(!cli)(
     'SessionStart context goes into the system prompt, UserPromptSubmit context into the user turn',
@@ -298,12 +247,7 @@ describe('Qwen Code', () => {
           security: { auth: { selectedType: 'openai' } },
           privacy: { usageStatisticsEnabled: false },
           telemetry: { enabled: false },
-          hooks: Object.fromEntries(
-            events.map((event) => [
-              event,
-              [{ hooks: [{ type: 'command', command: hook('hook-specific', event), timeout: 30 }] }],
-            ]),
-          ),
+          hooks: nestedHooks(events, { timeout: 30 }),
         }),
       );
       const result = await run(cli!, ['-p', PROMPT], {
@@ -320,24 +264,20 @@ describe('Qwen Code', () => {
         '<qwen:user-prompt-submit-context>\\nENGRAM-PROBE-CONTEXT UserPromptSubmit',
       );
       const transcript = await readTranscriptFile(String(probes(w.log)[1]!.input.transcript_path));
-      const typed = transcript.conversation.messages.filter((message) => message.role === 'user' && !message.meta);
-      expect(typed.map((message) => message.text)).toEqual([PROMPT]);
-      expect(JSON.stringify(transcript.conversation.messages)).not.toContain('ENGRAM-PROBE-CONTEXT');
+      expectTypedPromptOnly(transcript.conversation.messages);
     },
     RUN_TIMEOUT_MS,
   );
 });
 
 describe('OpenCode', () => {
-  const { cli } = agent('opencode');
-  let server: LanguageModelServer;
-  beforeAll(async () => {
-    server = await startOpenAiChatCompletionsServer({
+  const cli = agentCliOrSkip('opencode');
+  const server = useModelServer(() =>
+    startOpenAiChatCompletionsServer({
       respond: (request) =>
         request.rawBody.includes('Generate a title for this conversation') ? { message: { text: 'Notes' } } : undefined,
-    });
-  });
-  afterAll(() => server?.close());
+    }),
+  );
 
   it.skipIf(!cli)(
     'a local plugin’s chat.message part reaches the user turn, its system transform the system prompt',
@@ -346,22 +286,7 @@ describe('OpenCode', () => {
       const config = join(w.home, '.config', 'opencode');
       mkdirSync(join(config, 'plugin'), { recursive: true });
       writeFileSync(join(config, 'plugin', 'engram-probe.js'), readFileSync(PROBE_PLUGIN));
-      writeFileSync(
-        join(config, 'opencode.json'),
-        JSON.stringify({
-          model: 'loop/loop-model',
-          share: 'disabled',
-          autoupdate: false,
-          provider: {
-            loop: {
-              npm: '@ai-sdk/openai-compatible',
-              name: 'Loop',
-              options: { baseURL: server.url, apiKey: 'test' },
-              models: { 'loop-model': { name: 'Loop model' } },
-            },
-          },
-        }),
-      );
+      writeFileSync(join(config, 'opencode.json'), JSON.stringify(openCodeLoopSettings(server.url)));
       const result = await run(cli!, ['run', PROMPT], {
         cwd: w.project,
         env: { ...w.env, OPENCODE_DISABLE_AUTOUPDATE: '1', OPENCODE_DISABLE_MODELS_FETCH: '1' },
@@ -379,9 +304,7 @@ describe('OpenCode', () => {
       const database = files(join(w.home, '.local', 'share', 'opencode'), 'opencode.db')[0]!;
       const [session] = listOpenCodeSessions(database);
       const transcript = readOpenCodeSession(database, session!.id);
-      const typed = transcript.conversation.messages.filter((message) => message.role === 'user' && !message.meta);
-      expect(typed.map((message) => message.text.replace(/^"|"$/g, ''))).toEqual([PROMPT]);
-      expect(JSON.stringify(transcript.conversation.messages)).not.toContain('ENGRAM-PROBE-CONTEXT');
+      expectTypedPromptOnly(transcript.conversation.messages, (text) => text.replace(/^"|"$/g, ''));
     },
     RUN_TIMEOUT_MS,
   );

@@ -1,12 +1,10 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
 import { startOpenAiChatCompletionsServer } from '../../src/testing/openai-chat-completions-server.js';
-import { findAgentCli } from '../support/agent-clis.js';
-import { agentTestWorld, requestBodiesSince, runProcess } from '../support/agent-e2e.js';
-import { HOOK_LAUNCHER } from '../support/claude-code-harness.js';
+import { agentCliOrSkip } from '../support/agent-clis.js';
+import { agentRuns, agentTestWorld, hookLogOf, STAGING_FACT, waitForMemory } from '../support/agent-e2e.js';
 
 // engram with the real GitHub Copilot CLI (issue 28): `engram install copilot` with COPILOT_HOME set
 // (so the install is checked to land where Copilot reads), `copilot -p` offline against the loopback
@@ -16,60 +14,34 @@ import { HOOK_LAUNCHER } from '../support/claude-code-harness.js';
 // as Claude Code runs it), never in B; a corrupt store leaves the answer as it was; uninstall leaves
 // mcp-config.json byte for byte and takes engram's hooks file out.
 
-const CLI = join(process.cwd(), 'dist', 'surfaces', 'cli', 'main.js');
 const RUN_TIMEOUT_MS = 120_000;
-const found = findAgentCli('copilot');
-const copilot = 'cli' in found ? found.cli : undefined;
-if (!copilot) console.log(`copilot: skipped: ${'missing' in found ? found.missing : ''}`);
+const copilot = agentCliOrSkip('copilot');
 
-const { root, home, projectA, projectB } = agentTestWorld('copilot');
+const world = agentTestWorld('copilot');
+const { root, home, projectA, projectB } = world;
 // Not ~/.copilot: Copilot 1.0.102 reads its hooks, MCP config and sessions from COPILOT_HOME.
 const copilotHome = join(root, 'copilot-home');
 let env: Record<string, string> = {};
 
-const run = (command: string, args: readonly string[], cwd: string, input?: string) =>
-  runProcess(command, args, { cwd, env, ...(input !== undefined && { input }), timeoutMs: RUN_TIMEOUT_MS - 10_000 });
+let server: LanguageModelServer;
+const runs = agentRuns({
+  home,
+  cli: copilot,
+  promptArgs: (prompt) => ['-p', prompt, '--allow-all-tools'],
+  env: () => env,
+  server: () => server,
+  timeoutMs: RUN_TIMEOUT_MS - 10_000,
+});
+const { engram, engramOk, ask } = runs;
 
 /** engram's hook log, shown when a memory did not reach a request (a deadline, a lock). */
 const hookLog = (): string => {
   try {
-    return readFileSync(join(home, '.engram', 'logs', 'claude-code-hooks.log'), 'utf8').slice(-4_000);
+    return hookLogOf(home).slice(-4_000);
   } catch {
     return 'no hook log';
   }
 };
-
-const engram = (args: readonly string[], cwd: string) => run(process.execPath, [CLI, ...args], cwd);
-
-let server: LanguageModelServer;
-/** The requests one Copilot run made, as text. */
-async function ask(prompt: string, cwd: string): Promise<{ body: string; stdout: string }> {
-  const before = server.requests.length;
-  const result = await run(copilot!.command, [...copilot!.args, '-p', prompt, '--allow-all-tools'], cwd);
-  expect(result.code, result.stderr).toBe(0);
-  return {
-    body: requestBodiesSince(server, before),
-    stdout: result.stdout,
-  };
-}
-
-/** Claude Code's prompt hook in `cwd`, as Claude Code runs it: its additional context. */
-async function claudeCodeContext(prompt: string, cwd: string): Promise<string> {
-  const input = JSON.stringify({
-    session_id: `claude-${Date.now()}`,
-    cwd,
-    prompt,
-    hook_event_name: 'UserPromptSubmit',
-  });
-  const result = await run(
-    process.execPath,
-    [HOOK_LAUNCHER, 'hook', 'user-prompt-submit', '--from', 'engram-plugin'],
-    cwd,
-    input,
-  );
-  expect(result.code).toBe(0);
-  return result.stdout;
-}
 
 /** Each Copilot session's hook runs as its events.jsonl records them (hook.start / hook.end), for a failure's message. */
 function copilotHookRecords(sessions: string): string {
@@ -103,8 +75,7 @@ describe.skipIf(!copilot)('engram with the real Copilot CLI', () => {
       // that memory reaches Copilot, so the deadline stays under Copilot's own 10 s timeoutSec.
       ENGRAM_HOOK_DEADLINE_MS: '8000',
     };
-    for (const folder of [home, copilotHome, projectA, projectB]) mkdirSync(folder, { recursive: true });
-    for (const project of [projectA, projectB]) spawnSync('git', ['init', '-q', project]);
+    world.createFolders([home, copilotHome]);
     writeFileSync(join(copilotHome, 'mcp-config.json'), userMcpConfig);
   });
   afterAll(() => server?.close());
@@ -113,17 +84,12 @@ describe.skipIf(!copilot)('engram with the real Copilot CLI', () => {
     'install, recall in A and never in B, remember in Copilot reaching Claude Code, a corrupt store, uninstall byte for byte',
     async () => {
       const mcpBefore = readFileSync(join(copilotHome, 'mcp-config.json'));
-      const installed = await engram(['install', 'copilot'], projectA);
-      expect(installed.code, installed.stderr).toBe(0);
+      await engramOk(['install', 'copilot'], projectA);
       expect(existsSync(join(copilotHome, 'hooks', 'engram.json'))).toBe(true);
       expect(existsSync(join(home, '.copilot'))).toBe(false);
       expect((await engram(['status'], projectA)).stdout).toMatch(/copilot\s+runs engram/);
 
-      const remembered = await engram(
-        ['remember', 'The staging database listens on port 6543 (host quartz-heron).'],
-        projectA,
-      );
-      expect(remembered.code, remembered.stderr).toBe(0);
+      await engramOk(['remember', STAGING_FACT], projectA);
       const inA = await ask('Which port does the staging database use?', projectA);
       expect(inA.body, hookLog()).toContain('port 6543 (host quartz-heron)');
       // The MCP server from mcp-config.json: Copilot offers engram's tools to the model.
@@ -132,11 +98,7 @@ describe.skipIf(!copilot)('engram with the real Copilot CLI', () => {
 
       // Said in Copilot: agentStop/sessionEnd spool its events.jsonl, the worker stores the explicit statement.
       await ask('Remember that the release branch is called trunk-blue.', projectA);
-      let stored = '';
-      for (let waited = 0; waited < 90_000 && !stored.includes('trunk-blue'); waited += 1_000) {
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-        stored = (await engram(['list', '--json'], projectA)).stdout;
-      }
+      const stored = await waitForMemory(() => engram(['list', '--json'], projectA), 'trunk-blue');
       if (!stored.includes('trunk-blue')) {
         const jobs = (await engram(['queue', 'list', '--state', 'pending,running,failed,done', '--json'], projectA))
           .stdout;
@@ -146,23 +108,14 @@ describe.skipIf(!copilot)('engram with the real Copilot CLI', () => {
         );
       }
       // Another agent, same project: Claude Code's next prompt gets it; never in B.
-      expect(await claudeCodeContext('What is the release branch called?', projectA)).toContain('trunk-blue');
-      expect(await claudeCodeContext('What is the release branch called?', projectB)).not.toContain('trunk-blue');
+      await runs.expectClaudeCodeGiven('trunk-blue', { given: projectA, notGiven: projectB });
       // And Copilot's own next session in A.
       expect((await ask('What is the release branch called?', projectA)).body, hookLog()).toContain('trunk-blue');
 
       // A corrupt store: Copilot answers as it did, the hook says why in its log.
-      const plain = await ask('Say hello.', projectA);
-      const database = readdirSync(join(home, '.engram')).find((name) => name.endsWith('.db'));
-      expect(database).toBeDefined();
-      writeFileSync(join(home, '.engram', database!), 'not a database '.repeat(500));
-      const broken = await ask('Say hello.', projectA);
-      expect(broken.stdout).toBe(plain.stdout);
-      const log = readFileSync(join(home, '.engram', 'logs', 'claude-code-hooks.log'), 'utf8');
-      expect(log).toMatch(/"agent":"copilot"[^\n]*"status":"failed"/);
+      await runs.expectCorruptStoreFailsOpen(projectA);
 
-      const removed = await engram(['uninstall', 'copilot'], projectA);
-      expect(removed.code, removed.stderr).toBe(0);
+      await engramOk(['uninstall', 'copilot'], projectA);
       expect(readFileSync(join(copilotHome, 'mcp-config.json')).equals(mcpBefore)).toBe(true);
       expect(existsSync(join(copilotHome, 'hooks', 'engram.json'))).toBe(false);
     },

@@ -1,18 +1,12 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LanguageModelServer } from '../../src/testing/loopback-model-server.js';
 import { startOpenAiResponsesServer } from '../../src/testing/openai-responses-server.js';
-import { findAgentCli } from '../support/agent-clis.js';
-import {
-  createClaudeWorld,
-  eventually,
-  hookContext,
-  requestsOf,
-  startClaudeCodeServer,
-  type ClaudeWorld,
-} from '../support/claude-code-harness.js';
+import { agentCliOrSkip } from '../support/agent-clis.js';
+import { codexLoopConfig, runProcess } from '../support/agent-e2e.js';
+import { eventually, hookContext, requestsOf, useClaudeWorld } from '../support/claude-code-harness.js';
 
 // One memory for every agent (issue 28 item 4): in one HOME, `engram install --detect` finds Claude
 // Code and Codex by their config folders and installs both; "remember that …" said in the real
@@ -22,64 +16,32 @@ import {
 // Built dist/ first (`npm run build`): the hooks run engram's launcher.
 
 const RUN_TIMEOUT_MS = 120_000;
-const found = findAgentCli('codex');
-const codex = 'cli' in found ? found.cli : undefined;
-if (!codex) console.log(`cross-agent memory: skipped: ${'missing' in found ? found.missing : ''}`);
+const codex = agentCliOrSkip('codex', 'cross-agent memory');
 
 describe.skipIf(!codex)('a fact told to Codex reaches the next Claude Code session in the same project only', () => {
+  const { server: messages, world } = useClaudeWorld();
   let responses: LanguageModelServer;
-  let messages: LanguageModelServer;
-  let world: ClaudeWorld;
   let projectA: string;
   let projectB: string;
   beforeAll(async () => {
     responses = await startOpenAiResponsesServer();
-    messages = await startClaudeCodeServer();
-    world = createClaudeWorld(messages);
     projectA = world.project('alpha');
     projectB = world.project('beta');
     for (const project of [projectA, projectB]) spawnSync('git', ['init', '-q', project]);
     mkdirSync(join(world.home, '.claude'));
     mkdirSync(join(world.home, '.codex'));
-    writeFileSync(
-      join(world.home, '.codex', 'config.toml'),
-      [
-        'model = "gpt-test"',
-        'model_provider = "loop"',
-        '[model_providers.loop]',
-        'name = "loop"',
-        `base_url = "${responses.url}"`,
-        'env_key = "LOOP_API_KEY"',
-        'wire_api = "responses"',
-        '[analytics]',
-        'enabled = false',
-        '',
-      ].join('\n'),
-    );
+    writeFileSync(join(world.home, '.codex', 'config.toml'), [...codexLoopConfig(responses.url), ''].join('\n'));
   });
   afterAll(async () => {
-    world?.cleanup();
     await responses?.close();
-    await messages?.close();
   });
 
-  function codexExec(prompt: string, cwd: string): Promise<{ code: number | null; stderr: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(codex!.command, [...codex!.args, 'exec', '--skip-git-repo-check', prompt], {
-        cwd,
-        env: { ...world.env, LOOP_API_KEY: 'test' },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-      const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS - 10_000);
-      child.on('error', reject);
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stderr });
-      });
+  const codexExec = (prompt: string, cwd: string) =>
+    runProcess(codex!.command, [...codex!.args, 'exec', '--skip-git-repo-check', prompt], {
+      cwd,
+      env: { ...world.env, LOOP_API_KEY: 'test' },
+      timeoutMs: RUN_TIMEOUT_MS - 10_000,
     });
-  }
 
   it(
     'install --detect installs both; said in Codex in A, injected by Claude Code in A, never in B',

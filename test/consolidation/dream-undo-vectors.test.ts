@@ -1,10 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Embedder } from '../../src/contracts/embedder.js';
 import { runDream } from '../../src/consolidation/run-dream.js';
 import { memoryEmbeddingText } from '../../src/remember/memory-vectors.js';
 import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
 import { CORPUS_SCOPE } from '../fixtures/dream-corpus.js';
-import { openSeededStore, type SeededStore, undoIn } from './dream-support.js';
+import { openSeededStore, undoIn } from './dream-support.js';
+import { useClosedAfterTest } from '../support/per-test.js';
 
 /** Letter counts as a vector: the same text always gets the same vector, another text another one. */
 class LetterEmbedder implements Embedder {
@@ -27,20 +28,16 @@ class LetterEmbedder implements Embedder {
   }
 }
 
-let seeded: SeededStore | undefined;
-afterEach(async () => {
-  await seeded?.close();
-  seeded = undefined;
-});
+const closeAfterTest = useClosedAfterTest();
 
 describe('undo of a change set', () => {
   it('recomputes the vectors of the memories whose text it gave back, and only theirs', async () => {
-    seeded = await openSeededStore();
+    const seeded = closeAfterTest(await openSeededStore());
     const embedder = new LetterEmbedder();
     const dependencies = {
       store: seeded.store,
       settings: DEFAULT_SETTINGS,
-      now: () => new Date(seeded!.clock.now),
+      now: () => new Date(seeded.clock.now),
       instructions: seeded.corpus.instructions,
       embedder,
     };
@@ -62,10 +59,10 @@ describe('undo of a change set', () => {
   });
 
   it('keeps the undo when the embedder fails', async () => {
-    seeded = await openSeededStore();
+    const seeded = closeAfterTest(await openSeededStore());
     const embedder = new LetterEmbedder();
     const report = await runDream(
-      { store: seeded.store, settings: DEFAULT_SETTINGS, now: () => new Date(seeded!.clock.now), embedder },
+      { store: seeded.store, settings: DEFAULT_SETTINGS, now: () => new Date(seeded.clock.now), embedder },
       { trigger: 'manual', scopes: [CORPUS_SCOPE] },
     );
     embedder.failing = true;

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -9,7 +8,7 @@ import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store
 import { parseEvalDataset } from '../../src/eval/eval-dataset.js';
 import { runEval } from '../../src/eval/node/run-eval.js';
 import type { MemoryStore, StoreRole, StoreWith } from '../../src/contracts/memory-store.js';
-import { ENGRAM_BINARY, createWorkspace, type Workspace } from '../support/cli-harness.js';
+import { createWorkspace, type Workspace, spawnEngram } from '../support/cli-harness.js';
 import { expectSameStores, readAll, seedRichStore } from '../support/migrate-seed.js';
 import type {} from '../support/postgres-server.js';
 
@@ -103,15 +102,7 @@ describe.skipIf(!serverUrl)(
       const source = join(workspace.root, 'resume.db');
       await withStore(source, (store) => seedRichStore(store, 1_500, 22));
       const postgresUrl = freshSchemaUrl();
-      const child = spawn(
-        process.execPath,
-        [ENGRAM_BINARY, 'migrate', '--from', source, '--to', postgresUrl, '--page-size', '2'],
-        {
-          cwd: workspace.cwd,
-          env: { PATH: process.env.PATH, HOME: workspace.home, ENGRAM_HOME: workspace.home },
-          stdio: 'ignore',
-        },
-      );
+      const child = spawnEngram(workspace, ['migrate', '--from', source, '--to', postgresUrl, '--page-size', '2']);
       let finished = false;
       const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
       void exited.then(() => (finished = true));

@@ -1,5 +1,5 @@
 import { unmarkedMessage } from '../support/session-support.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AnthropicLanguageModel } from '../../src/adapters/models/anthropic-language-model.js';
 import { EngramError } from '../../src/kernel/errors.js';
 import type {
@@ -14,15 +14,12 @@ import type { SessionTool } from '../../src/contracts/session-tool.js';
 import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messages-server.js';
 import type { LanguageModelServer, RecordedModelRequest } from '../../src/testing/loopback-model-server.js';
 import { ScriptedLanguageModel } from '../../src/testing/scripted-language-model.js';
+import { useClosedAfterTest } from '../support/per-test.js';
 
-const servers: LanguageModelServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
+const closeAfterTest = useClosedAfterTest();
 
 async function anthropic(): Promise<{ api: LanguageModelServer; model: AnthropicLanguageModel }> {
-  const api = await startAnthropicMessagesServer({ minCacheableTokens: 100 });
-  servers.push(api);
+  const api = closeAfterTest(await startAnthropicMessagesServer({ minCacheableTokens: 100 }));
   return {
     api,
     model: new AnthropicLanguageModel({

@@ -57,3 +57,11 @@ export function findAgentCli(name: AgentCliName): { cli: AgentCli } | { missing:
   if (process.env.CI === 'true') throw new Error(`CI needs the agent CLIs: ${missing}`);
   return { missing };
 }
+
+/** The pinned CLI, or undefined after saying on the console why `label`'s tests are skipped. */
+export function agentCliOrSkip(name: AgentCliName, label: string = name): AgentCli | undefined {
+  const found = findAgentCli(name);
+  if ('cli' in found) return found.cli;
+  console.log(`${label}: skipped: ${found.missing}`);
+  return undefined;
+}

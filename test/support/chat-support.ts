@@ -106,6 +106,12 @@ export async function startTestChat(options: TestChatOptions): Promise<TestChat>
   };
 }
 
+/** The project memory the chat tests remember and expect back in a turn. */
+export const FRANKFURT_MEMORY = {
+  content: 'The deploy target is the Frankfurt region (eu-central-1).',
+  type: 'project',
+} as const;
+
 /** Types each question into the chat and waits for its answer, in order. */
 export async function converse(chat: TestChat, ...exchanges: Array<[question: string, answer: string]>): Promise<void> {
   for (const [question, answer] of exchanges) {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -8,6 +8,7 @@ import { startAnthropicMessagesServer } from '../../src/testing/anthropic-messag
 import type { LanguageModelServer, RecordedModelRequest } from '../../src/testing/loopback-model-server.js';
 import { runEngram, type EngramRun } from './cli-harness.js';
 import { CLAUDE_FULL_SESSION_ENV, claudeFullSessionArgs } from './claude-code-headless.js';
+import { perSuite, readThrough } from './per-test.js';
 import { removeWhenIdle } from './remove-when-idle.js';
 
 /**
@@ -129,6 +130,28 @@ function runProcess(
       resolve({ code, stdout: out, stderr: Buffer.concat(stderr).toString('utf8'), ...(result && { result }) });
     });
   });
+}
+
+/**
+ * A loopback Messages server (`start`, by default {@link startClaudeCodeServer}) and a Claude Code world on it,
+ * made before the tests of the enclosing `describe` and removed after them; both read through to the open ones.
+ */
+export function useClaudeWorld(start: () => Promise<LanguageModelServer> = startClaudeCodeServer): {
+  server: LanguageModelServer;
+  world: ClaudeWorld;
+} {
+  const opened = perSuite(
+    'the Claude Code world',
+    async () => {
+      const server = await start();
+      return { server, world: createClaudeWorld(server) };
+    },
+    async ({ server, world }) => {
+      world.cleanup();
+      await server.close();
+    },
+  );
+  return { server: readThrough(() => opened.server), world: readThrough(() => opened.world) };
 }
 
 /** The main-turn requests of one run (its ANTHROPIC_BASE_URL prefix). */

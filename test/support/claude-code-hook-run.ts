@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { Workspace } from './cli-harness.js';
-import { HOOK_LAUNCHER, PLUGIN_DIR } from './claude-code-harness.js';
+import { runPiped, type Workspace } from './cli-harness.js';
+import { eventually, HOOK_LAUNCHER, PLUGIN_DIR } from './claude-code-harness.js';
 
 // One Claude Code hook run as Claude Code runs it, and the transcripts' lines, for the hook tests.
 
@@ -31,19 +30,7 @@ export function runWithInput(
   env: Record<string, string>,
   input: string,
 ): Promise<HookRun & { stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: workspace.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.stdin.on('error', () => undefined);
-    child.on('error', reject);
-    child.on('close', (code) =>
-      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
-    );
-    child.stdin.end(input);
-  });
+  return runPiped(command, args, { cwd: workspace.cwd, env, input });
 }
 
 /** Runs one hook as Claude Code does: the launcher, the event's JSON on stdin. */
@@ -60,6 +47,23 @@ export function runHook(
     code,
     stdout,
   }));
+}
+
+/** A 65 MiB transcript (sparse) in the workspace, past what a hook reads; its path. */
+export function hugeTranscript(workspace: Workspace): string {
+  const huge = join(workspace.root, 'huge.jsonl');
+  writeFileSync(huge, '');
+  truncateSync(huge, 65 * 1024 * 1024);
+  return huge;
+}
+
+/** Waits (up to 120 tries) until `engram list` in the workspace has a memory holding each of `markers`; every memory's text. */
+export function eventuallyListed(workspace: Workspace, markers: readonly string[]): Promise<string[]> {
+  return eventually(async () => {
+    const list = await workspace.json(['list']);
+    const texts = ((list.memories ?? list) as Array<{ content: string }>).map((memory) => memory.content);
+    return markers.every((marker) => texts.some((text) => text.includes(marker))) ? texts : undefined;
+  }, 120);
 }
 
 /** A hook's stdout is nothing or one JSON document of Claude Code's hook output. */

@@ -3,30 +3,47 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 
+/** Opens a value around tests and gives an object that reads through to it (`what` names it in the error when read outside them). */
+export type ValueAroundTests = <T extends object>(
+  what: string,
+  open: () => Promise<T> | T,
+  close: (value: T) => Promise<void> | void,
+) => T;
+
 /**
  * Opens a value before each test of the enclosing `describe` and closes it after. The object
  * returned reads through to the current test's value, so a describe can hold it in a const; it is
  * there only inside a test or hook, not while the suite is being collected (`what` says so).
  */
-export function perTest<T extends object>(
-  what: string,
+export const perTest: ValueAroundTests = (what, open, close) =>
+  openAround({ before: beforeEach, after: afterEach, missing: `${what} exists only while a test runs` }, open, close);
+
+/** As {@link perTest}, but opened once before the tests of the enclosing `describe` (or file) and closed after them all. */
+export const perSuite: ValueAroundTests = (what, open, close) =>
+  openAround({ before: beforeAll, after: afterAll, missing: `${what} exists only while its tests run` }, open, close);
+
+function openAround<T extends object>(
+  hooks: { before: (run: () => Promise<void>) => void; after: (run: () => Promise<void>) => void; missing: string },
   open: () => Promise<T> | T,
   close: (value: T) => Promise<void> | void,
 ): T {
   let current: T | undefined;
-  beforeEach(async () => {
+  hooks.before(async () => {
     current = await open();
   });
-  afterEach(async () => {
+  hooks.after(async () => {
     const value = current;
     current = undefined;
     if (value !== undefined) await close(value);
   });
-  const now = (): T => {
-    if (current === undefined) throw new Error(`${what} exists only while a test runs`);
+  return readThrough(() => {
+    if (current === undefined) throw new Error(hooks.missing);
     return current;
-  };
-  // Reads, `in` and spreading (`{ ...value, home }`) all see the current test's value.
+  });
+}
+
+/** An object that reads through to `now()`'s value at each use: reads, `in` and spreading (`{ ...value, home }`). */
+export function readThrough<T extends object>(now: () => T): T {
   return new Proxy({} as T, {
     get: (_target, key) => Reflect.get(now(), key),
     has: (_target, key) => Reflect.has(now(), key),
@@ -43,6 +60,26 @@ export function useAfterTest(): (step: () => Promise<void> | void) => void {
   });
   return (step) => {
     steps.push(step);
+  };
+}
+
+/** Collects undo steps (drop a schema, close a store) and runs them after the current test, last first; one that fails does not stop the rest. */
+export function useCleanups(): (step: () => Promise<unknown>) => void {
+  const steps: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    for (const step of steps.splice(0).reverse()) await step().catch(() => undefined);
+  });
+  return (step) => {
+    steps.push(step);
+  };
+}
+
+/** Closes, after the current test, each value it is given (what a test opens with its own options), and gives the value back. */
+export function useClosedAfterTest(): <T extends { close(): Promise<void> | void }>(value: T) => T {
+  const afterTest = useAfterTest();
+  return (value) => {
+    afterTest(() => value.close());
+    return value;
   };
 }
 

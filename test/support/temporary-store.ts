@@ -50,9 +50,13 @@ export function engramOver(opened: TemporaryStoreHandle, options: Omit<EngramOpt
   return new Engram({ store: opened.store, now: () => new Date(opened.clock.now), ...options });
 }
 
-/** Opens the SQLite store at `path`, runs `work` with it, and closes it. */
-export async function withSqliteStore<T>(path: string, work: (store: SqliteMemoryStore) => Promise<T>): Promise<T> {
-  const store = new SqliteMemoryStore({ path });
+/** Opens the SQLite store at `path` (on the clock `now`, else the real one), runs `work` with it, and closes it. */
+export async function withSqliteStore<T>(
+  path: string,
+  work: (store: SqliteMemoryStore) => Promise<T>,
+  now?: () => Date,
+): Promise<T> {
+  const store = new SqliteMemoryStore({ path, ...(now !== undefined && { now }) });
   await store.open();
   try {
     return await work(store);

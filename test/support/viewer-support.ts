@@ -70,6 +70,13 @@ export async function startViewerFixture(options: { host?: string; token?: strin
   };
 }
 
+/** Everything the service could change in the fixture's store, as JSON to compare: the stats, every memory of the project and global, every job. */
+export async function fixtureSnapshot(fixture: ViewerFixture): Promise<string> {
+  const { store } = fixture;
+  const memories = await store.list({ scopes: [VIEWER_PROJECT, 'global'], archived: 'include', invalid: 'include' });
+  return JSON.stringify({ stats: await store.stats(), memories, jobs: await store.jobs.list({}) });
+}
+
 /**
  * Watches a page for what the tests forbid: console errors, uncaught exceptions, and any request
  * to a host other than loopback.

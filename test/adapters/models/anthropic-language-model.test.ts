@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   AnthropicLanguageModel,
   type AnthropicLanguageModelOptions,
@@ -12,6 +12,7 @@ import {
 } from '../../../src/testing/anthropic-messages-server.js';
 import { runLanguageModelSuite } from '../../../src/testing/suites.js';
 import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
+import { useClosedAfterTest } from '../../support/per-test.js';
 
 runLanguageModelSuite({
   name: 'anthropic',
@@ -20,15 +21,11 @@ runLanguageModelSuite({
   capabilities: { explicitCacheMarks: true, reportsCacheWrites: true, serverContextEditing: true },
 });
 
-const servers: LanguageModelServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
+const closeAfterTest = useClosedAfterTest();
 
+/** A loopback server for this test, closed after it. */
 async function server(options: AnthropicMessagesServerOptions = {}): Promise<LanguageModelServer> {
-  const started = await startAnthropicMessagesServer(options);
-  servers.push(started);
-  return started;
+  return closeAfterTest(await startAnthropicMessagesServer(options));
 }
 
 function model(url: string, options: Partial<AnthropicLanguageModelOptions> = {}): AnthropicLanguageModel {

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   OpenAiCompatibleLanguageModel,
   type OpenAiCompatibleLanguageModelOptions,
@@ -11,6 +11,7 @@ import {
   startOpenAiChatCompletionsServer,
   type OpenAiChatCompletionsServerOptions,
 } from '../../../src/testing/openai-chat-completions-server.js';
+import { useClosedAfterTest } from '../../support/per-test.js';
 
 runLanguageModelSuite({
   name: 'openai-compatible',
@@ -19,15 +20,11 @@ runLanguageModelSuite({
   capabilities: { explicitCacheMarks: false, reportsCacheWrites: false },
 });
 
-const servers: LanguageModelServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
+const closeAfterTest = useClosedAfterTest();
 
+/** A loopback server for this test, closed after it. */
 async function server(options: OpenAiChatCompletionsServerOptions = {}): Promise<LanguageModelServer> {
-  const started = await startOpenAiChatCompletionsServer(options);
-  servers.push(started);
-  return started;
+  return closeAfterTest(await startOpenAiChatCompletionsServer(options));
 }
 
 function model(

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { openStore, parseStoreUrl } from '../../../src/node/open-store.js';
 import {
   parsePostgresUrl,
@@ -13,6 +13,7 @@ import { DEFAULT_SETTINGS } from '../../../src/kernel/settings.js';
 import { expectEngramError } from '../../../src/testing/store-suite-support.js';
 import { dropSchema, freshSchemaName, freshSchemaUrl, withServerClient } from '../../support/postgres-schemas.js';
 import { writeOnOldSchema } from '../../support/migrate-seed.js';
+import { useCleanups } from '../../support/per-test.js';
 
 // Connecting to Postgres: the URL and its parameters, and a clear EngramError, never quoting the
 // password, for each way a connection goes wrong. Also migrations: upgrades keep data, a newer
@@ -23,15 +24,12 @@ const skipReason = inject('postgresSkipReason');
 const ACTOR = { actor: 'connection-test' };
 const DEFAULTS = { poolSize: 10, statementTimeoutMs: 30_000, connectTimeoutMs: 10_000 };
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanup = useCleanups();
 
 /** A URL for a fresh schema, dropped after the test. */
 function freshUrl(prefix: string): { url: string; schema: string } {
   const fresh = freshSchemaUrl(serverUrl, prefix);
-  cleanups.push(() => dropSchema(serverUrl, fresh.schema));
+  cleanup(() => dropSchema(serverUrl, fresh.schema));
   return fresh;
 }
 
@@ -41,7 +39,7 @@ async function opened(
 ): Promise<PostgresMemoryStore> {
   const store = new PostgresMemoryStore({ url, onWarning: () => undefined, ...options });
   await store.open();
-  cleanups.push(() => store.close());
+  cleanup(() => store.close());
   return store;
 }
 
@@ -58,7 +56,7 @@ async function temporaryRole(): Promise<{ name: string; password: string }> {
   const name = `engram_role_${randomBytes(4).toString('hex')}`;
   const password = `right-${randomBytes(6).toString('hex')}`;
   await withServerClient(serverUrl, (client) => client.query(`CREATE ROLE ${name} LOGIN PASSWORD '${password}'`));
-  cleanups.push(async () => {
+  cleanup(async () => {
     await withServerClient(serverUrl, (client) => client.query(`DROP OWNED BY ${name}; DROP ROLE ${name}`));
   });
   return { name, password };
@@ -211,7 +209,7 @@ describe.skipIf(!serverUrl)(
 
       // A new schema: no CREATE on the database.
       const fresh = freshSchemaName('privileges');
-      cleanups.push(() => dropSchema(serverUrl, fresh));
+      cleanup(() => dropSchema(serverUrl, fresh));
       const creator = new PostgresMemoryStore({
         url: withPostgresSchema(asUser(serverUrl, role.name, role.password), fresh),
       });
@@ -327,9 +325,9 @@ describe.skipIf(!serverUrl)(
         statementTimeoutMs: DEFAULT_SETTINGS.store.statementTimeoutMs,
         onWarning: () => undefined,
       });
-      cleanups.push(() => a.close());
+      cleanup(() => a.close());
       const b = await openStore(second.url, { onWarning: () => undefined });
-      cleanups.push(() => b.close());
+      cleanup(() => b.close());
       expect(a.info().backend).toBe('postgres');
       const memory = await a.create({ scope: 'global', content: 'Only in the first schema.' }, ACTOR);
       expect(await b.get(memory.id)).toBeUndefined();

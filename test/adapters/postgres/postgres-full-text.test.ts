@@ -1,13 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { PostgresMemoryStore } from '../../../src/adapters/postgres/postgres-memory-store.js';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import type { NewMemory } from '../../../src/memory/memory.js';
 import type { MemoryStore, TextSearch } from '../../../src/contracts/memory-store.js';
 import { createRandomSource } from '../../../src/testing/store-suite-support.js';
 import { dropSchema, freshSchemaUrl, withServerClient } from '../../support/postgres-schemas.js';
+import { useCleanups } from '../../support/per-test.js';
 
 // Full-text recall on Postgres against SQLite's: both index engram's own tokens (Porter stems,
 // diacritics folded, no stop words dropped) and rank candidates with the same BM25, so on the same
@@ -18,22 +19,19 @@ const serverUrl = inject('postgresUrl');
 const skipReason = inject('postgresSkipReason');
 const ACTOR = { actor: 'full-text-test' };
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanup = useCleanups();
 
 async function bothStores(): Promise<{ postgres: PostgresMemoryStore; sqlite: SqliteMemoryStore; schema: string }> {
   const { url, schema } = freshSchemaUrl(serverUrl, 'fulltext');
   const postgres = new PostgresMemoryStore({ url, onWarning: () => undefined });
   await postgres.open();
-  cleanups.push(() => dropSchema(serverUrl, schema));
-  cleanups.push(() => postgres.close());
+  cleanup(() => dropSchema(serverUrl, schema));
+  cleanup(() => postgres.close());
   const directory = await mkdtemp(join(tmpdir(), 'engram-fulltext-'));
   const sqlite = new SqliteMemoryStore({ path: join(directory, 'memory.db'), onWarning: () => undefined });
   await sqlite.open();
-  cleanups.push(() => rm(directory, { recursive: true, force: true }));
-  cleanups.push(() => sqlite.close());
+  cleanup(() => rm(directory, { recursive: true, force: true }));
+  cleanup(() => sqlite.close());
   return { postgres, sqlite, schema };
 }
 

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { PostgresMemoryStore } from '../../../src/adapters/postgres/postgres-memory-store.js';
 import { everything, expectEngramError, fingerprint } from '../../../src/testing/store-suite-support.js';
 import { dropSchema, freshSchemaUrl, withServerClient } from '../../support/postgres-schemas.js';
 import { LATEST_POSTGRES_VERSION } from '../../../src/adapters/postgres/postgres-migrations.js';
+import { useCleanups } from '../../support/per-test.js';
 
 // Hostile input on Postgres: SQL (and query syntax, placeholders, quotes, backslashes) in every
 // text a caller can give is stored verbatim and read back unchanged, never run; what Postgres
@@ -23,10 +24,7 @@ const SQL = [
   '/* comment */ UNION SELECT * FROM pg_authid --',
 ];
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanup = useCleanups();
 
 async function freshStore(
   options: { limits?: ConstructorParameters<typeof PostgresMemoryStore>[0]['limits'] } = {},
@@ -34,8 +32,8 @@ async function freshStore(
   const { url, schema } = freshSchemaUrl(serverUrl, 'hostile');
   const store = new PostgresMemoryStore({ url, onWarning: () => undefined, ...options });
   await store.open();
-  cleanups.push(() => dropSchema(serverUrl, schema));
-  cleanups.push(() => store.close());
+  cleanup(() => dropSchema(serverUrl, schema));
+  cleanup(() => store.close());
   return { store, schema };
 }
 

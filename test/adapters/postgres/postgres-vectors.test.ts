@@ -1,8 +1,9 @@
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { PostgresMemoryStore } from '../../../src/adapters/postgres/postgres-memory-store.js';
 import { cosineSimilarity } from '../../../src/recall/vector-similarity.js';
 import { createRandomSource } from '../../../src/testing/store-suite-support.js';
 import { dropSchema, freshSchemaUrl, withServerClient } from '../../support/postgres-schemas.js';
+import { useCleanups } from '../../support/per-test.js';
 
 // Vectors on Postgres: with pgvector where the server has it (HNSW cosine index, search in the
 // database), else engram computes cosine over the scope's vectors and says so once. The
@@ -13,18 +14,15 @@ const serverUrl = inject('postgresUrl');
 const skipReason = inject('postgresSkipReason');
 const ACTOR = { actor: 'vector-test' };
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanup = useCleanups();
 
 async function freshStore(): Promise<{ store: PostgresMemoryStore; warnings: string[]; url: string }> {
   const { url, schema } = freshSchemaUrl(serverUrl, 'vectors');
   const warnings: string[] = [];
   const store = new PostgresMemoryStore({ url, onWarning: (message) => warnings.push(message) });
   await store.open();
-  cleanups.push(() => dropSchema(serverUrl, schema));
-  cleanups.push(() => store.close());
+  cleanup(() => dropSchema(serverUrl, schema));
+  cleanup(() => store.close());
   return { store, warnings, url };
 }
 
@@ -98,7 +96,7 @@ describe.skipIf(!serverUrl)(`Postgres vectors${serverUrl ? '' : ` [skipped: ${sk
     // A second store on the same schema (another process) mirrors nothing twice and sees the same.
     const other = new PostgresMemoryStore({ url, onWarning: () => undefined });
     await other.open();
-    cleanups.push(() => other.close());
+    cleanup(() => other.close());
     expect(await other.vectors.counts()).toEqual(await store.vectors.counts());
     expect(await store.vectors.setSpace({ model: 'other', dimensions: 3 })).toEqual({ dropped: 298 });
     await store.vectors.put([{ id: live[0]!.id, vector: Float32Array.from([1, 0, 0]) }]);

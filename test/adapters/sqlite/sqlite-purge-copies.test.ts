@@ -20,16 +20,22 @@ afterEach(async () => {
   for (const directory of directories.splice(0)) await rm(directory, { recursive: true, force: true });
 });
 
+/** A SQLite store in a temp folder removed after the test (closing the store is the test's). */
+async function openStoreInTempFolder(): Promise<{ directory: string; store: SqliteMemoryStore }> {
+  const directory = await mkdtemp(join(tmpdir(), 'engram-purge-copies-'));
+  directories.push(directory);
+  const store = new SqliteMemoryStore({ path: join(directory, 'engram.db') });
+  await store.open();
+  return { directory, store };
+}
+
 async function rawFiles(directory: string): Promise<Buffer[]> {
   return Promise.all((await readdir(directory)).map((name) => readFile(join(directory, name))));
 }
 
 describe('purge on SQLite clears every place a memory came from or went to', () => {
   it('removes the source conversation, its progress, recent runs and change sets, byte for byte', async () => {
-    const directory = await mkdtemp(join(tmpdir(), 'engram-purge-copies-'));
-    directories.push(directory);
-    const store = new SqliteMemoryStore({ path: join(directory, 'engram.db') });
-    await store.open();
+    const { directory, store } = await openStoreInTempFolder();
     const scenario = await buildPurgeScenario(store);
     const needles = [CONVERSATION_ONLY, SECRET_WORD];
     expect(countNeedles(await rawFiles(directory), needles)[CONVERSATION_ONLY]).toBeGreaterThan(0);
@@ -44,10 +50,7 @@ describe('purge on SQLite clears every place a memory came from or went to', () 
   });
 
   it('a checkpoint that quotes the memory and is not JSON is named as not cleared, with the reason', async () => {
-    const directory = await mkdtemp(join(tmpdir(), 'engram-purge-copies-'));
-    directories.push(directory);
-    const store = new SqliteMemoryStore({ path: join(directory, 'engram.db') });
-    await store.open();
+    const { store } = await openStoreInTempFolder();
     const scenario = await buildPurgeScenario(store);
     await store.checkpoints!.set('notes:legacy', `plain text naming ${scenario.memoryId}`);
     const report = await scenario.engram.purge(scenario.memoryId);

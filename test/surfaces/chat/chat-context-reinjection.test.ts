@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LanguageModelRequest } from '../../../src/contracts/language-model.js';
 import { ScriptedLanguageModel } from '../../../src/testing/scripted-language-model.js';
-import { converse, useTestChats } from '../../support/chat-support.js';
+import { converse, useTestChats, FRANKFURT_MEMORY } from '../../support/chat-support.js';
 import { ninePartSummary } from '../../support/session-support.js';
 
 const chats = useTestChats();
@@ -25,10 +25,7 @@ describe('engram chat keeps the turn context through compactions', () => {
       ],
     });
     const session = await chat({ model, files: FILES });
-    await session.opened.engram.remember({
-      content: 'The deploy target is the Frankfurt region (eu-central-1).',
-      type: 'project',
-    });
+    await session.opened.engram.remember(FRANKFURT_MEMORY);
     await converse(
       session,
       ['Where do we deploy the Frankfurt service? Look at the first source file.', 'Read it.'],

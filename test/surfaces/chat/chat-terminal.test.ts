@@ -18,7 +18,7 @@ import { readSessionTranscript } from '../../../src/session/node/session-transcr
 import { messageText } from '../../../src/contracts/language-model-content.js';
 import type { LanguageModelMessage, LanguageModelRequest } from '../../../src/contracts/language-model.js';
 import { ScriptedLanguageModel } from '../../../src/testing/scripted-language-model.js';
-import { converse, useTestChats } from '../../support/chat-support.js';
+import { converse, useTestChats, FRANKFURT_MEMORY } from '../../support/chat-support.js';
 import { ninePartSummary } from '../../support/session-support.js';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 
@@ -80,10 +80,7 @@ describe('engram chat terminal', () => {
   it('injects recalled memory into the turn, never the system prompt, which stays byte-identical', async () => {
     const model = new ScriptedLanguageModel({ script: ['Noted.', 'Sure.'] });
     const session = await chat({ model });
-    await session.opened.engram.remember({
-      content: 'The deploy target is the Frankfurt region (eu-central-1).',
-      type: 'project',
-    });
+    await session.opened.engram.remember(FRANKFURT_MEMORY);
     await converse(
       session,
       ['Where do we deploy the Frankfurt service?', 'Noted.'],
@@ -439,10 +436,7 @@ describe('engram chat terminal', () => {
       ],
     });
     const session = await chat({ model });
-    const memory = await session.opened.engram.remember({
-      content: 'The deploy target is the Frankfurt region (eu-central-1).',
-      type: 'project',
-    });
+    const memory = await session.opened.engram.remember(FRANKFURT_MEMORY);
     // A name the API would refuse, as a tampered or foreign store could hold it.
     const database = openSqlite(join(session.engramHome, 'engram.db'));
     database.prepare('UPDATE memories SET name = ? WHERE id = ?').run(hostile, memory.id);

@@ -1,33 +1,18 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
-import {
-  createClaudeWorld,
-  eventually,
-  hookContext,
-  requestsOf,
-  startClaudeCodeServer,
-  type ClaudeWorld,
-} from '../../support/claude-code-harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { eventually, hookContext, requestsOf, useClaudeWorld } from '../../support/claude-code-harness.js';
 
 // The real Claude Code CLI (2.1.332, a dev dependency) against the loopback Messages server: each
 // `claude -p` takes 1.3-3 s, so one world walks the whole life of an install.
 describe('engram in the real Claude Code, installed with engram install claude-code', () => {
-  let server: LanguageModelServer;
-  let world: ClaudeWorld;
+  const { server, world } = useClaudeWorld();
   let projectA: string;
   let projectB: string;
 
-  beforeAll(async () => {
-    server = await startClaudeCodeServer();
-    world = createClaudeWorld(server);
+  beforeAll(() => {
     projectA = world.project('alpha');
     projectB = world.project('beta');
-  });
-  afterAll(async () => {
-    world?.cleanup();
-    await server?.close();
   });
 
   it('injects a project memory in its project only, learns "remember that …" from a session for the next, re-injects after a compaction, and leaves no hook after uninstall', async () => {

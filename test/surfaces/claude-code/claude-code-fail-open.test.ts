@@ -1,17 +1,14 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 import { countSpooled } from '../../../src/surfaces/claude-code/hook-spool.js';
-import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
 import {
-  PLUGIN_DIR,
-  createClaudeWorld,
-  eventually,
-  requestsOf,
-  startClaudeCodeServer,
   type ClaudeRun,
-  type ClaudeWorld,
+  eventually,
+  PLUGIN_DIR,
+  requestsOf,
+  useClaudeWorld,
 } from '../../support/claude-code-harness.js';
 
 interface LogEntry {
@@ -23,8 +20,7 @@ interface LogEntry {
 // The plugin loaded for one run (--plugin-dir), with engram's store or model broken: Claude Code
 // must answer as if engram were not there, and engram must say why in one log line per hook.
 describe('the engram plugin fails open in the real Claude Code', () => {
-  let server: LanguageModelServer;
-  let world: ClaudeWorld;
+  const { server, world } = useClaudeWorld();
   let project: string;
   const log = (): LogEntry[] => {
     try {
@@ -60,25 +56,19 @@ describe('the engram plugin fails open in the real Claude Code', () => {
     expect(transcript).not.toContain('blocked by hook');
   };
 
-  beforeAll(async () => {
-    server = await startClaudeCodeServer();
-    world = createClaudeWorld(server);
+  beforeAll(() => {
     project = world.project('proj');
   });
-  afterAll(async () => {
-    world?.cleanup();
-    await server?.close();
-  });
+
+  /** The real claude in the project with engram's plugin, on `prompt`, with `env` for engram's hooks. */
+  const claudeWithPlugin = (prompt: string, prefix: string, env: Record<string, string>): Promise<ClaudeRun> =>
+    world.claude(['--plugin-dir', PLUGIN_DIR, prompt], { cwd: project, prefix, env });
 
   it('a corrupt store: claude answers, each hook that opens it logs one line, the queued events wait in the spool', async () => {
     const corrupt = join(world.root, 'corrupt.db');
     writeFileSync(corrupt, 'this is not a SQLite database '.repeat(200));
     const before = log().length;
-    const run = await world.claude(['--plugin-dir', PLUGIN_DIR, 'hello'], {
-      cwd: project,
-      prefix: 'corrupt',
-      env: { ENGRAM_STORE: corrupt },
-    });
+    const run = await claudeWithPlugin('hello', 'corrupt', { ENGRAM_STORE: corrupt });
     expectAnswered(run, 'corrupt');
     // Stop and SessionEnd only spool (no store opened): their worker is what meets the corrupt store.
     const failedWorker = await eventually(async () =>
@@ -98,11 +88,10 @@ describe('the engram plugin fails open in the real Claude Code', () => {
 
   it('a Postgres that is not there: claude answers', async () => {
     const before = log().length;
-    const run = await world.claude(['--plugin-dir', PLUGIN_DIR, 'hello'], {
-      cwd: project,
-      prefix: 'nopg',
-      // Its worker would wait for the server to come back (hooks.workerLingerMs): not in a test.
-      env: { ENGRAM_STORE: 'postgres://engram@127.0.0.1:1/engram', ENGRAM_HOOK_WORKER_LINGER_MS: '0' },
+    // Its worker would wait for the server to come back (hooks.workerLingerMs): not in a test.
+    const run = await claudeWithPlugin('hello', 'nopg', {
+      ENGRAM_STORE: 'postgres://engram@127.0.0.1:1/engram',
+      ENGRAM_HOOK_WORKER_LINGER_MS: '0',
     });
     expectAnswered(run, 'nopg');
     expect(log().length).toBeGreaterThan(before);
@@ -115,10 +104,8 @@ describe('the engram plugin fails open in the real Claude Code', () => {
     holder.exec('BEGIN EXCLUSIVE');
     try {
       const before = log().length;
-      const run = await world.claude(['--plugin-dir', PLUGIN_DIR, 'What is the staging database called?'], {
-        cwd: project,
-        prefix: 'locked',
-        env: { ENGRAM_HOOK_DEADLINE_MS: '300' },
+      const run = await claudeWithPlugin('What is the staging database called?', 'locked', {
+        ENGRAM_HOOK_DEADLINE_MS: '300',
       });
       expectAnswered(run, 'locked');
       expect(log().slice(before).length).toBeGreaterThan(0);
@@ -130,15 +117,11 @@ describe('the engram plugin fails open in the real Claude Code', () => {
 
   it('the model down: claude answers, the queued turn waits for a retry and the worker logs why', async () => {
     const before = log().length;
-    const run = await world.claude(['--plugin-dir', PLUGIN_DIR, 'We use trunk-based development here.'], {
-      cwd: project,
-      prefix: 'nomodel',
-      env: {
-        ENGRAM_MODEL_PROVIDER: 'anthropic',
-        ENGRAM_MODEL_BASE_URL: 'http://127.0.0.1:1',
-        ENGRAM_MODEL_MAX_RETRIES: '0',
-        ENGRAM_HOOK_WORKER_LINGER_MS: '0',
-      },
+    const run = await claudeWithPlugin('We use trunk-based development here.', 'nomodel', {
+      ENGRAM_MODEL_PROVIDER: 'anthropic',
+      ENGRAM_MODEL_BASE_URL: 'http://127.0.0.1:1',
+      ENGRAM_MODEL_MAX_RETRIES: '0',
+      ENGRAM_HOOK_WORKER_LINGER_MS: '0',
     });
     expectAnswered(run, 'nomodel');
     const failed = await eventually(async () =>

@@ -4,15 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
-import {
-  claudeBinary,
-  createClaudeWorld,
-  hookContext,
-  requestsOf,
-  startClaudeCodeServer,
-  type ClaudeWorld,
-} from '../../support/claude-code-harness.js';
+import { claudeBinary, hookContext, requestsOf, useClaudeWorld } from '../../support/claude-code-harness.js';
 import { startGitHttpServer, type GitHttpServer } from '../../support/git-http-server.js';
 
 const run = promisify(execFile);
@@ -24,19 +16,14 @@ const REPOSITORY = join(import.meta.dirname, '..', '..', '..');
 // server) and installed with the real Claude Code CLI, as a user would from GitHub. The plugin's
 // `npm ci` fetches the SQLite addon and sqlite-vec from the npm registry.
 describe('the engram plugin installed from a git marketplace', () => {
-  let server: LanguageModelServer;
+  const { server, world } = useClaudeWorld();
   let git: GitHttpServer;
-  let world: ClaudeWorld;
 
   beforeAll(async () => {
-    server = await startClaudeCodeServer();
-    world = createClaudeWorld(server);
     git = await startGitHttpServer(world.project('git-host'));
   });
   afterAll(async () => {
     await git?.close();
-    await server?.close();
-    world?.cleanup();
   });
 
   it('installs with `plugin marketplace add <git url>`, runs from its own copy with no engram checkout, and injects what was remembered', async () => {

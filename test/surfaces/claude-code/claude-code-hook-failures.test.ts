@@ -27,6 +27,13 @@ import { answer } from '../../support/extraction-support.js';
 // retries that must run without another hook coming along.
 
 const NO_WORKER = { ENGRAM_HOOK_WORKER: 'false' };
+/** The hook's extraction model: the Messages API at `url`, no retries. */
+const anthropicModelEnv = (url: string): Record<string, string> => ({
+  ENGRAM_MODEL_PROVIDER: 'anthropic',
+  ENGRAM_MODEL_BASE_URL: url,
+  ENGRAM_MODEL_API_KEY: 'test-key',
+  ENGRAM_MODEL_MAX_RETRIES: '0',
+});
 
 async function contents(workspace: Workspace): Promise<string> {
   return JSON.stringify(await workspace.json(['list']));
@@ -241,12 +248,7 @@ describe("what waits for a retry is run by the hooks' worker, with no other hook
       { message: { text: answer({ content: 'Releases are cut on Tuesdays.' }) } },
     );
     const transcript = writeTranscript(workspace.root, 's-retry', 'Releases are cut on Tuesdays, by the way.');
-    const env = {
-      ENGRAM_MODEL_PROVIDER: 'anthropic',
-      ENGRAM_MODEL_BASE_URL: server.url,
-      ENGRAM_MODEL_API_KEY: 'test-key',
-      ENGRAM_MODEL_MAX_RETRIES: '0',
-    };
+    const env = anthropicModelEnv(server.url);
     const before = server.requests.length;
     await runHook(
       workspace,
@@ -273,12 +275,7 @@ describe("what waits for a retry is run by the hooks' worker, with no other hook
       { message: { text: answer({ content: 'Invoices are archived after 90 days.' }) } },
       { message: { text: answer({ content: 'The billing service is written in Go.' }) } },
     );
-    const env = {
-      ENGRAM_MODEL_PROVIDER: 'anthropic',
-      ENGRAM_MODEL_BASE_URL: server.url,
-      ENGRAM_MODEL_API_KEY: 'test-key',
-      ENGRAM_MODEL_MAX_RETRIES: '0',
-    };
+    const env = anthropicModelEnv(server.url);
     const before = server.requests.length;
     const first = writeTranscript(workspace.root, 's-killed', 'Invoices are archived after 90 days.');
     await runHook(workspace, 'stop', line({ session_id: 's-killed', cwd: workspace.cwd, transcript_path: first }), env);

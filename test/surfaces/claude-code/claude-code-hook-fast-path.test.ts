@@ -18,6 +18,7 @@ import {
   runInstalledHook,
   runWithInput,
   writeTranscript,
+  eventuallyListed,
 } from '../../support/claude-code-hook-run.js';
 
 // Issue 26 item 8: Stop, PreCompact and SessionEnd run as hooks.json installs them: a POSIX sh script
@@ -215,11 +216,10 @@ describe('the queueing hooks as installed take the sh fast path', () => {
       ),
     );
     expect(runs.map((run) => [run.code, run.stdout])).toEqual(sessions.map(() => [0, '']));
-    const stored = await eventually(async () => {
-      const list = await workspace.json(['list']);
-      const texts = ((list.memories ?? list) as Array<{ content: string }>).map((memory) => memory.content);
-      return sessions.every((_, index) => texts.some((text) => text.includes(`rl-${index}`))) ? texts : undefined;
-    }, 120);
+    const stored = await eventuallyListed(
+      workspace,
+      sessions.map((_, index) => `rl-${index}`),
+    );
     expect(stored.length).toBeGreaterThanOrEqual(8);
     await eventually(async () =>
       processesOf(workspace, 'adopt-events').length + processesOf(workspace, 'hook-worker.js').length === 0

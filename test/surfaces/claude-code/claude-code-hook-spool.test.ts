@@ -1,12 +1,19 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SPOOL_MAX_BYTES, spoolFolder, spoolPath } from '../../../src/surfaces/claude-code/hook-spool.js';
 import { ENGRAM_BINARY, useWorkspace, type Workspace } from '../../support/cli-harness.js';
 import { eventually } from '../../support/claude-code-harness.js';
-import { expectValidOutput, line, logLines, runHook, writeTranscript } from '../../support/claude-code-hook-run.js';
+import {
+  expectValidOutput,
+  line,
+  logLines,
+  runHook,
+  writeTranscript,
+  hugeTranscript,
+} from '../../support/claude-code-hook-run.js';
 
 // Stop, PreCompact and SessionEnd only append one line to the spool (no store opened, no
 // transcript read); the worker, `engram serve` or `engram queue run` move it into the queue.
@@ -65,9 +72,7 @@ describe('the queueing hooks spool', () => {
   }, 60_000);
 
   it('hostile input never spools a partial line: malformed JSON, a missing, relative or huge transcript, a cwd that is gone', async () => {
-    const huge = join(workspace.root, 'huge.jsonl');
-    writeFileSync(huge, '');
-    truncateSync(huge, 65 * 1024 * 1024);
+    const huge = hugeTranscript(workspace);
     const base = { session_id: 'sess-h', cwd: workspace.cwd };
     const cases: Array<[string, string]> = [
       ['stop', '{"session_id": "x", "transcript_path": '],

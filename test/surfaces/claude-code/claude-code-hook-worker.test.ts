@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { spoolFolder } from '../../../src/surfaces/claude-code/hook-spool.js';
 import { useWorkspace, type Workspace } from '../../support/cli-harness.js';
 import { eventually } from '../../support/claude-code-harness.js';
-import { line, runHook, writeTranscript } from '../../support/claude-code-hook-run.js';
+import { line, runHook, writeTranscript, eventuallyListed } from '../../support/claude-code-hook-run.js';
 
 // Issue 26 item 8: many queueing hooks at once start one worker, not one each (each worker loads
 // all of engram, which took the CPU from every hook beside it), and that worker runs at the lowest
@@ -66,11 +66,10 @@ describe("the hooks' worker under concurrency", () => {
       ),
     );
     expect(runs.map((run) => run.code)).toEqual(sessions.map(() => 0));
-    const stored = await eventually(async () => {
-      const list = await workspace.json(['list']);
-      const texts = ((list.memories ?? list) as Array<{ content: string }>).map((memory) => memory.content);
-      return sessions.every((_, index) => texts.some((text) => text.includes(`bh-${index}`))) ? texts : undefined;
-    }, 120);
+    const stored = await eventuallyListed(
+      workspace,
+      sessions.map((_, index) => `bh-${index}`),
+    );
     expect(stored.length).toBeGreaterThanOrEqual(8);
     await eventually(async () => (workersOf(workspace).length === 0 ? true : undefined));
     watching = false;

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseClaudeCodeTranscript } from '../../../src/extraction/transcripts/claude-code-transcript.js';
@@ -12,15 +12,14 @@ import {
   logLines,
   runHook,
   userLine,
+  hugeTranscript,
 } from '../../support/claude-code-hook-run.js';
 
 describe('the Claude Code hooks as processes', () => {
   const workspace = useWorkspace();
 
   it('survives hostile input: malformed JSON, no session, a missing or huge transcript, a cwd that does not exist; exit 0, valid output, no memory', async () => {
-    const huge = join(workspace.root, 'huge.jsonl');
-    writeFileSync(huge, '');
-    truncateSync(huge, 65 * 1024 * 1024);
+    const huge = hugeTranscript(workspace);
     const base = { session_id: 'sess-h', cwd: workspace.cwd };
     const cases: Array<[string, string]> = [
       ['user-prompt-submit', '{"hookSpecificOutput": {not json'],

@@ -4,17 +4,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useWorkspace, type Workspace } from '../../support/cli-harness.js';
 import { HOOK_LAUNCHER } from '../../support/claude-code-harness.js';
+import { hookEnv } from '../../support/claude-code-hook-run.js';
 
 function sessionStart(workspace: Workspace): Promise<number | null> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [HOOK_LAUNCHER, 'hook', 'session-start', '--from', 'engram-plugin'], {
       cwd: workspace.cwd,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: workspace.home,
-        ENGRAM_HOME: workspace.home,
-        ENGRAM_MODEL_PROVIDER: 'none',
-      },
+      env: hookEnv(workspace),
       stdio: ['pipe', 'ignore', 'ignore'],
     });
     child.on('error', reject);

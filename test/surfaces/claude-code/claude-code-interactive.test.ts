@@ -1,16 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
-import {
-  claudeBinary,
-  createClaudeWorld,
-  hookContext,
-  requestsOf,
-  startClaudeCodeServer,
-  type ClaudeWorld,
-} from '../../support/claude-code-harness.js';
+import { describe, expect, it } from 'vitest';
+import { claudeBinary, hookContext, requestsOf, useClaudeWorld } from '../../support/claude-code-harness.js';
 
 // Issue 28 item 8: engram must not vanish from the interactive path either. The real `claude`
 // (2.1.332) runs with no -p in a pseudo-terminal made by util-linux's `script` (no native pty addon
@@ -36,16 +28,7 @@ const WAIT_MS = 90_000;
 const shellQuote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
 
 describe.skipIf(missing !== undefined)('engram in the interactive Claude Code (a pseudo-terminal)', () => {
-  let server: LanguageModelServer;
-  let world: ClaudeWorld;
-  beforeAll(async () => {
-    server = await startClaudeCodeServer();
-    world = createClaudeWorld(server);
-  });
-  afterAll(async () => {
-    world?.cleanup();
-    await server?.close();
-  });
+  const { server, world } = useClaudeWorld();
 
   /** Runs `claude '<prompt>'` in a pty in `cwd` until its first model request has arrived, then types /exit. */
   async function interactive(

@@ -1,11 +1,10 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spoolPath } from '../../../src/surfaces/claude-code/hook-spool.js';
-import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
 import { startAnthropicMessagesServer } from '../../../src/testing/anthropic-messages-server.js';
 import { createWorkspace, runEngram, type Workspace } from '../../support/cli-harness.js';
-import { createClaudeWorld, eventually, type ClaudeWorld } from '../../support/claude-code-harness.js';
+import { eventually, useClaudeWorld } from '../../support/claude-code-harness.js';
 import { assistantLine, line, runHook, userLine, type HookRun } from '../../support/claude-code-hook-run.js';
 
 // Issue 26 item 9: a hook's input `cwd` follows the session's `cd` (Claude Code 2.1.332 measured
@@ -130,11 +129,9 @@ describe("a hooked session keeps its project when its shell's cwd moves", () => 
 });
 
 describe('in the real Claude Code 2.1.332, a session that cds into another project', () => {
-  let server: LanguageModelServer;
-  let world: ClaudeWorld;
-  beforeAll(async () => {
-    // The session's model runs `cd sub` once, then answers.
-    server = await startAnthropicMessagesServer({
+  // The session's model runs `cd sub` once, then answers.
+  const { world } = useClaudeWorld(() =>
+    startAnthropicMessagesServer({
       claudeCode: true,
       respond: (request) => {
         const messages = (request.body as { messages: unknown[] }).messages;
@@ -153,13 +150,8 @@ describe('in the real Claude Code 2.1.332, a session that cds into another proje
               },
             };
       },
-    });
-    world = createClaudeWorld(server);
-  });
-  afterAll(async () => {
-    world?.cleanup();
-    await server?.close();
-  });
+    }),
+  );
 
   it('stores what it learns in the project it started in, not the one its shell is in at Stop', async () => {
     const { a, b } = makeProjects(world.root, true);

@@ -1,19 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LanguageModelServer } from '../../../src/testing/loopback-model-server.js';
-import {
-  PLUGIN_DIR,
-  createClaudeWorld,
-  hookContext,
-  requestsOf,
-  startClaudeCodeServer,
-  type ClaudeWorld,
-} from '../../support/claude-code-harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { hookContext, PLUGIN_DIR, requestsOf, useClaudeWorld } from '../../support/claude-code-harness.js';
 
 // SessionStart at startup gives, besides the index, the project's most relevant memories in full
 // (ways of working first), in the request the real Claude Code sends; never another project's.
 describe('SessionStart in the real Claude Code: the most relevant memories for the project', () => {
-  let server: LanguageModelServer;
-  let world: ClaudeWorld;
+  const { server, world } = useClaudeWorld();
   let alpha: string;
   let beta: string;
   const remember = async (cwd: string, args: string[]): Promise<void> => {
@@ -21,15 +12,9 @@ describe('SessionStart in the real Claude Code: the most relevant memories for t
     expect(run.code, run.stderr).toBe(0);
   };
 
-  beforeAll(async () => {
-    server = await startClaudeCodeServer();
-    world = createClaudeWorld(server);
+  beforeAll(() => {
     alpha = world.project('alpha');
     beta = world.project('beta');
-  });
-  afterAll(async () => {
-    world?.cleanup();
-    await server?.close();
   });
 
   it('injects the feedback, the user preference and the project memory the index does not show in full, tagged, only in their project', async () => {

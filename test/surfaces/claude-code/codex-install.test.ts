@@ -1,28 +1,26 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { codexTrustHash } from '../../../src/surfaces/claude-code/codex-install.js';
 import { readTomlStructure } from '../../../src/surfaces/claude-code/toml-structure.js';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { useWorkspace } from '../../support/cli-harness.js';
 import { runHook } from '../../support/claude-code-hook-run.js';
 
 // `engram install codex` without the Codex CLI (test/agents/codex-engram.test.ts runs the real one):
 // the files it writes, what it refuses, what status says, what uninstall gives back.
 
 describe('engram install / uninstall / status codex', () => {
-  let workspace: Workspace;
+  const workspace = useWorkspace();
   let codexHome: string;
   let config: string;
   let hooks: string;
   beforeEach(() => {
-    workspace = createWorkspace();
     codexHome = join(workspace.home, '.codex');
     mkdirSync(codexHome);
     config = join(codexHome, 'config.toml');
     hooks = join(codexHome, 'hooks.json');
   });
-  afterEach(() => workspace.cleanup());
 
   it("adds hooks after the user's own, trusts each by the hash Codex computes, and uninstall gives back both files byte for byte", async () => {
     const ownConfig =

@@ -2,7 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { createWorkspace, type Workspace, expectInstalledOnce } from '../../support/cli-harness.js';
 import { runHook } from '../../support/claude-code-hook-run.js';
 
 // `engram install gemini|qwen` without the CLIs (test/agents/gemini-engram.test.ts and
@@ -68,9 +68,7 @@ describe.each(AGENTS)('engram install / uninstall / status $agent', ({ agent, fo
     expect(written.mcpServers.other).toEqual({ command: 'other-mcp' });
     expect(written.mcpServers.engram.args.at(-1)).toBe('mcp');
     expect((await workspace.json(['status'])).problems).toBeUndefined();
-    expect((await workspace.json(['status']))[agent].problems).toEqual([]);
-    expect((await workspace.run(['status'])).stdout).toMatch(new RegExp(`${agent}\\s+runs engram`));
-    expect((await workspace.json(['install', agent])).changed).toEqual([]);
+    await expectInstalledOnce(workspace, agent);
 
     await workspace.json(['uninstall', agent]);
     expect(readFileSync(settings, 'utf8')).toBe(own);
@@ -136,32 +134,20 @@ describe("the hook runner in Gemini CLI's and Qwen Code's protocols", () => {
   afterEach(() => workspace.cleanup());
   const input = (cwd: string, event: string, extra: Record<string, unknown> = {}) =>
     JSON.stringify({ session_id: `s-${event}`, cwd, hook_event_name: event, ...extra });
+  /** engram's `hook <event> --agent <agent>` in the workspace, given the agent's `agentEvent` input. */
+  const agentHook = (agent: string, event: string, agentEvent: string, extra: Record<string, unknown> = {}) =>
+    runHook(workspace, event, input(workspace.cwd, agentEvent, extra), {}, ['--agent', agent]);
 
   it("Gemini's BeforeAgent: one JSON document on stdout, the memory in hookSpecificOutput; PreCompress is not one of its events", async () => {
-    const prompt = await runHook(
-      workspace,
-      'user-prompt-submit',
-      input(workspace.cwd, 'BeforeAgent', { prompt: 'staging port?' }),
-      {},
-      ['--agent', 'gemini'],
-    );
+    const prompt = await agentHook('gemini', 'user-prompt-submit', 'BeforeAgent', { prompt: 'staging port?' });
     expect(prompt.code).toBe(0);
     // Pure JSON: the whole of stdout parses (Gemini CLI injects nothing otherwise).
     const output = JSON.parse(prompt.stdout);
     expect(output.hookSpecificOutput.hookEventName).toBe('BeforeAgent');
     expect(output.hookSpecificOutput.additionalContext).toContain('6543');
-    const start = await runHook(
-      workspace,
-      'session-start',
-      input(workspace.cwd, 'SessionStart', { source: 'startup' }),
-      {},
-      ['--agent', 'gemini'],
-    );
+    const start = await agentHook('gemini', 'session-start', 'SessionStart', { source: 'startup' });
     if (start.stdout !== '') expect(JSON.parse(start.stdout).hookSpecificOutput.hookEventName).toBe('SessionStart');
-    const compress = await runHook(workspace, 'pre-compact', input(workspace.cwd, 'PreCompress'), {}, [
-      '--agent',
-      'gemini',
-    ]);
+    const compress = await agentHook('gemini', 'pre-compact', 'PreCompress');
     expect(compress).toEqual({ code: 0, stdout: '' });
     expect(readFileSync(join(workspace.home, 'logs', 'claude-code-hooks.log'), 'utf8')).toContain(
       'unknown hook event \\"pre-compact\\" for gemini',
@@ -169,34 +155,22 @@ describe("the hook runner in Gemini CLI's and Qwen Code's protocols", () => {
   });
 
   it("Qwen's UserPromptSubmit recalls for the user's submitted text only, never for a tool-result continuation's prompt", async () => {
-    const typed = await runHook(
-      workspace,
-      'user-prompt-submit',
-      input(workspace.cwd, 'UserPromptSubmit', { prompt: 'staging port?', submitted_prompt: 'staging port?' }),
-      {},
-      ['--agent', 'qwen'],
-    );
+    const typed = await agentHook('qwen', 'user-prompt-submit', 'UserPromptSubmit', {
+      prompt: 'staging port?',
+      submitted_prompt: 'staging port?',
+    });
     expect(JSON.parse(typed.stdout).hookSpecificOutput.additionalContext).toContain('6543');
     // A tool result going back to the model: `prompt` is set (the model-bound text), `submitted_prompt` is not.
-    const continuation = await runHook(
-      workspace,
-      'user-prompt-submit',
-      input(workspace.cwd, 'UserPromptSubmit', {
-        prompt: 'staging database port? (tool output)',
-        session_id: 's-continuation',
-      }),
-      {},
-      ['--agent', 'qwen'],
-    );
+    const continuation = await agentHook('qwen', 'user-prompt-submit', 'UserPromptSubmit', {
+      prompt: 'staging database port? (tool output)',
+      session_id: 's-continuation',
+    });
     expect(continuation).toEqual({ code: 0, stdout: '' });
     // Claude Code's and Codex's prompt hooks still read `prompt`.
-    const codex = await runHook(
-      workspace,
-      'user-prompt-submit',
-      input(workspace.cwd, 'UserPromptSubmit', { prompt: 'staging port?', session_id: 's-codex' }),
-      {},
-      ['--agent', 'codex'],
-    );
+    const codex = await agentHook('codex', 'user-prompt-submit', 'UserPromptSubmit', {
+      prompt: 'staging port?',
+      session_id: 's-codex',
+    });
     expect(JSON.parse(codex.stdout).hookSpecificOutput.additionalContext).toContain('6543');
   });
 
@@ -209,13 +183,7 @@ describe("the hook runner in Gemini CLI's and Qwen Code's protocols", () => {
       const transcript = join(workspace.root, 'chats', sessionId, 'chat.jsonl');
       mkdirSync(join(workspace.root, 'chats', sessionId), { recursive: true });
       copyFileSync(fileURLToPath(new URL(`../../fixtures/agents/${fixture}`, import.meta.url)), transcript);
-      const stop = await runHook(
-        workspace,
-        'stop',
-        input(workspace.cwd, event, { session_id: sessionId, transcript_path: transcript }),
-        {},
-        ['--agent', agent],
-      );
+      const stop = await agentHook(agent, 'stop', event, { session_id: sessionId, transcript_path: transcript });
       expect(stop).toEqual({ code: 0, stdout: '' });
       let listed = '';
       for (let waited = 0; waited < 60_000 && !/tabs/i.test(listed); waited += 1_000) {

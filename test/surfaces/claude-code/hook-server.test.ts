@@ -85,6 +85,21 @@ function sessionStart(agent: string, session: string, cwd: string): string {
   return line({ session_id: session, cwd, source: 'startup' });
 }
 
+/**
+ * The sh client's prompt hook for `agent` (the server not started for it) answers what the Node hook answers,
+ * and the log has one fallback line that says `reason`; the answer.
+ */
+async function expectNodeFallback(workspace: Workspace, agent: string, reason: string): Promise<string> {
+  const input = (session: string) => prompt(agent, session, workspace.cwd, 'what is the release branch named?');
+  const expected = await runNode(workspace, agent, 'user-prompt-submit', input('sess-expected'));
+  const run = await runClient(workspace, agent, 'user-prompt-submit', input('sess-a'), { ENGRAM_HOOK_SERVER: '0' });
+  expect(run.stdout).toBe(expected.stdout);
+  const fallback = logLines(workspace).filter((entry) => entry.status === 'fallback');
+  expect(fallback).toHaveLength(1);
+  expect(fallback[0]!.message).toContain(reason);
+  return expected.stdout;
+}
+
 describe('hook server', () => {
   let workspace: Workspace;
   const children: ChildProcess[] = [];
@@ -177,15 +192,7 @@ describe('hook server', () => {
     stale.kill('SIGKILL');
     await exited(stale);
     expect(existsSync(hookServerSocket(workspace.home))).toBe(true);
-    const input = (session: string) => prompt('gemini', session, workspace.cwd, 'what is the release branch named?');
-    const expected = await runNode(workspace, 'gemini', 'user-prompt-submit', input('sess-expected'));
-    const run = await runClient(workspace, 'gemini', 'user-prompt-submit', input('sess-a'), {
-      ENGRAM_HOOK_SERVER: '0',
-    });
-    expect(run.stdout).toBe(expected.stdout);
-    const fallback = logLines(workspace).filter((entry) => entry.status === 'fallback');
-    expect(fallback).toHaveLength(1);
-    expect(fallback[0]!.message).toContain('refused');
+    await expectNodeFallback(workspace, 'gemini', 'refused');
   });
 
   it('answers through the Node hook when the server accepts and never answers', async () => {
@@ -193,16 +200,7 @@ describe('hook server', () => {
     const hung = fakeServer(workspace);
     children.push(hung);
     await listening(hung);
-    const input = (session: string) => prompt('copilot', session, workspace.cwd, 'what is the release branch named?');
-    const expected = await runNode(workspace, 'copilot', 'user-prompt-submit', input('sess-expected'));
-    expect(expected.stdout).toContain('ship-it');
-    const run = await runClient(workspace, 'copilot', 'user-prompt-submit', input('sess-a'), {
-      ENGRAM_HOOK_SERVER: '0',
-    });
-    expect(run.stdout).toBe(expected.stdout);
-    const fallback = logLines(workspace).filter((entry) => entry.status === 'fallback');
-    expect(fallback).toHaveLength(1);
-    expect(fallback[0]!.message).toContain('no answer within');
+    expect(await expectNodeFallback(workspace, 'copilot', 'no answer within')).toContain('ship-it');
   });
 
   it('exits on SIGTERM, removing its socket and lock', async () => {

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 import { opencodePluginModule } from '../../../src/surfaces/claude-code/opencode-plugin-module.js';
 import { hookServerStatus } from '../../../src/surfaces/claude-code/hook-server-status.js';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { createWorkspace, type Workspace, expectInstalledOnce } from '../../support/cli-harness.js';
 import { eventually, HOOK_LAUNCHER } from '../../support/claude-code-harness.js';
 import { hookEnv } from '../../support/claude-code-hook-run.js';
 
@@ -77,14 +77,7 @@ describe('engram install / uninstall / status opencode', () => {
         ],
         {
           cwd: workspace.cwd,
-          env: {
-            PATH: process.env.PATH ?? '',
-            HOME: workspace.home,
-            ENGRAM_HOME: workspace.home,
-            ENGRAM_MODEL_PROVIDER: 'none',
-            XDG_DATA_HOME: join(workspace.home, 'data'),
-            ...options.env,
-          },
+          env: hookEnv(workspace, { XDG_DATA_HOME: join(workspace.home, 'data'), ...options.env }),
           stdio: ['ignore', 'pipe', 'pipe'],
         },
       );
@@ -115,9 +108,7 @@ describe('engram install / uninstall / status opencode', () => {
     const imports = [...module.matchAll(/^import .* from '([^']+)';$/gm)].map((match) => match[1]);
     expect(imports.length).toBeGreaterThan(0);
     expect(imports.every((name) => name!.startsWith('node:'))).toBe(true);
-    expect((await workspace.json(['status'])).opencode.problems).toEqual([]);
-    expect((await workspace.run(['status'])).stdout).toMatch(/opencode\s+loads engram/);
-    expect((await workspace.json(['install', 'opencode'])).changed).toEqual([]);
+    await expectInstalledOnce(workspace, 'opencode', 'loads');
 
     await workspace.json(['uninstall', 'opencode']);
     expect(readFileSync(settings, 'utf8')).toBe(own);

@@ -1,42 +1,27 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
+import { storeSnapshot } from '../../support/store-snapshot.js';
+import { withSqliteStore } from '../../support/temporary-store.js';
+import { useSuiteWorkspace } from '../../support/cli-harness.js';
 
 const DAY = 86_400_000;
 
-let workspace: Workspace;
+const workspace = useSuiteWorkspace();
 let project: string;
 
 beforeAll(() => {
-  workspace = createWorkspace();
   project = `project:${workspace.cwd}`;
 });
 
-afterAll(() => workspace.cleanup());
-
 /** Opens the workspace's store directly, with a clock of our choosing, to write memories "in the past". */
-async function withStore<T>(now: number, work: (store: SqliteMemoryStore) => Promise<T>): Promise<T> {
-  const store = new SqliteMemoryStore({ path: join(workspace.home, 'engram.db'), now: () => new Date(now) });
-  await store.open();
-  try {
-    return await work(store);
-  } finally {
-    await store.close();
-  }
+function withStore<T>(now: number, work: (store: SqliteMemoryStore) => Promise<T>): Promise<T> {
+  return withSqliteStore(join(workspace.home, 'engram.db'), work, () => new Date(now));
 }
 
-/** Everything observable in the store: every memory and every history entry. */
-async function snapshot(): Promise<string> {
-  return withStore(Date.now(), async (store) => {
-    const memories = await store.list({
-      scopes: [project, 'global', 'project:other'],
-      archived: 'include',
-      invalid: 'include',
-      order: 'created-asc',
-    });
-    return JSON.stringify({ memories, history: await Promise.all(memories.map((memory) => store.history(memory.id))) });
-  });
+/** Everything observable in the store: every memory, every history entry, the stats. */
+function snapshot(): Promise<string> {
+  return withStore(Date.now(), (store) => storeSnapshot(store, [project, 'global', 'project:other']));
 }
 
 describe('engram remember dedupes', () => {

@@ -1,37 +1,22 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
+import { storeSnapshot } from '../../support/store-snapshot.js';
+import { withSqliteStore } from '../../support/temporary-store.js';
+import { useSuiteWorkspace } from '../../support/cli-harness.js';
 
-let workspace: Workspace;
+const workspace = useSuiteWorkspace();
 let project: string;
 
 beforeAll(() => {
-  workspace = createWorkspace();
   project = `project:${workspace.cwd}`;
 });
-afterAll(() => workspace.cleanup());
-
-async function withStore<T>(work: (store: SqliteMemoryStore) => Promise<T>): Promise<T> {
-  const store = new SqliteMemoryStore({ path: join(workspace.home, 'engram.db') });
-  await store.open();
-  try {
-    return await work(store);
-  } finally {
-    await store.close();
-  }
+function withStore<T>(work: (store: SqliteMemoryStore) => Promise<T>): Promise<T> {
+  return withSqliteStore(join(workspace.home, 'engram.db'), work);
 }
 
-async function snapshot(): Promise<string> {
-  return withStore(async (store) => {
-    const memories = await store.list({
-      scopes: [project],
-      archived: 'include',
-      invalid: 'include',
-      order: 'created-asc',
-    });
-    return JSON.stringify({ memories, history: await Promise.all(memories.map((memory) => store.history(memory.id))) });
-  });
+function snapshot(): Promise<string> {
+  return withStore((store) => storeSnapshot(store, [project]));
 }
 
 describe('engram dream', () => {

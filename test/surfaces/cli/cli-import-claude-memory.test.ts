@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { writeClaudeMemoryTopics } from '../../support/claude-memory-topics.js';
 
 let workspace: Workspace;
 let directory: string;
@@ -16,14 +17,7 @@ beforeEach(() => {
     join(directory, 'MEMORY.md'),
     '- [User role](user_role.md) — data engineer\n- [Testing](feedback_testing.md) — no mocks\n',
   );
-  writeFileSync(
-    join(directory, 'user_role.md'),
-    '---\nname: user-role\ndescription: The user is a data engineer\nmetadata:\n  type: user\n---\n\nThe user is a data engineer who works in Python.\n',
-  );
-  writeFileSync(
-    join(directory, 'feedback_testing.md'),
-    '---\nname: Testing Rules\ndescription: No mocks in integration tests\ntype: feedback\n---\n\nIntegration tests hit the real database.\n\n**Why:** mocks hid a broken migration.\n',
-  );
+  writeClaudeMemoryTopics(directory);
   writeFileSync(join(directory, 'deploy_window.md'), 'Deploys happen on Tuesdays after the standup.\n');
 });
 afterEach(() => workspace.cleanup());

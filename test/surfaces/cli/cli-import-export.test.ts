@@ -2,6 +2,7 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSyn
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { writeClaudeMemoryTopics } from '../../support/claude-memory-topics.js';
 
 let source: Workspace;
 let target: Workspace;
@@ -406,14 +407,7 @@ describe('engram export and import (Claude Code memory directory)', () => {
         join(directory, 'MEMORY.md'),
         '- [Role](user_role.md) — who the user is\n- [Secret](../../../private/secret.md) — nope\n- [Also](<../../../private/secret.md>) — nope\n',
       );
-      writeFileSync(
-        join(directory, 'user_role.md'),
-        '---\nname: user-role\ndescription: The user is a data engineer\nmetadata:\n  type: user\n---\n\nThe user is a data engineer who works in Python.\n',
-      );
-      writeFileSync(
-        join(directory, 'feedback_testing.md'),
-        '---\nname: Testing Rules\ndescription: No mocks in integration tests\ntype: feedback\n---\n\nIntegration tests hit the real database.\n\n**Why:** mocks hid a broken migration.\n',
-      );
+      writeClaudeMemoryTopics(directory);
 
       const imported = await fresh.json(['import', directory, '--scope', 'user:carol']);
       expect(imported).toMatchObject({ created: 2, format: 'claude' });

@@ -1,7 +1,7 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENGRAM_BINARY, createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { ENGRAM_BINARY, createWorkspace, staticImportsOf, type Workspace } from '../../support/cli-harness.js';
 
 let workspace: Workspace;
 let testsId: string;
@@ -159,23 +159,13 @@ describe('engram inject', () => {
       expect(help.stdout).toContain(flag);
     expect((await workspace.run(['help'])).stdout).toMatch(/^ {2}inject\s/m);
 
-    const seen = new Set<string>();
-    const bare = new Set<string>();
-    const visit = (file: string): void => {
-      if (seen.has(file)) return;
-      seen.add(file);
-      const source = readFileSync(file, 'utf8');
-      for (const match of source.matchAll(/^(?:import|export)\s[^;]*?from\s+'([^']+)';/gm)) {
-        const specifier = match[1]!;
-        if (specifier.startsWith('.')) visit(resolve(dirname(file), specifier));
-        else if (!specifier.startsWith('node:')) bare.add(specifier);
-      }
-    };
-    visit(ENGRAM_BINARY);
-    visit(join(dirname(ENGRAM_BINARY), 'commands', 'inject-command.js'));
-    expect([...seen].some((file) => file.endsWith('memory-context.js'))).toBe(true);
-    expect([...seen].some((file) => file.endsWith('sqlite-vector-index.js'))).toBe(true);
-    expect([...bare].filter((name) => /zod|yaml|modelcontextprotocol/.test(name))).toEqual([]);
+    const { files, packages } = staticImportsOf([
+      ENGRAM_BINARY,
+      join(dirname(ENGRAM_BINARY), 'commands', 'inject-command.js'),
+    ]);
+    expect([...files].some((file) => file.endsWith('memory-context.js'))).toBe(true);
+    expect([...files].some((file) => file.endsWith('sqlite-vector-index.js'))).toBe(true);
+    expect([...packages].filter((name) => /zod|yaml|modelcontextprotocol/.test(name))).toEqual([]);
   });
 });
 

@@ -1,15 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkspace, ENGRAM_BINARY, type Workspace } from '../../support/cli-harness.js';
+import { describe, expect, it } from 'vitest';
+import { ENGRAM_BINARY, useSuiteWorkspace } from '../../support/cli-harness.js';
 
-let workspace: Workspace;
-
-beforeAll(() => {
-  workspace = createWorkspace();
-});
-
-afterAll(() => workspace.cleanup());
+const workspace = useSuiteWorkspace();
 
 async function remember(text: string, ...flags: string[]): Promise<any> {
   const { memory } = await workspace.json(['remember', text, ...flags]);

@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { outputColumns } from '../../../src/surfaces/cli/cli-io.js';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { useSuiteWorkspace } from '../../support/cli-harness.js';
 
-let workspace: Workspace;
-
-beforeAll(() => {
-  workspace = createWorkspace();
-});
-
-afterAll(() => workspace.cleanup());
+const workspace = useSuiteWorkspace();
 
 describe('table width', () => {
   it('is the terminal width on a terminal, COLUMNS when set, and unbounded when piped', () => {

@@ -1,18 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { describe, expect, it } from 'vitest';
+import { useSuiteWorkspace } from '../../support/cli-harness.js';
 
 // Issue 17 item 3 from the CLI: `engram forget --purge` erases a memory with its history, and the
 // store files (engram.db, -wal, -shm) hold no copy afterwards, read byte for byte.
 
-let workspace: Workspace;
-
-beforeAll(() => {
-  workspace = createWorkspace();
-});
-
-afterAll(() => workspace.cleanup());
+const workspace = useSuiteWorkspace();
 
 /** Occurrences of `needle` in the raw bytes of every file of ENGRAM_HOME. */
 function rawCopies(needle: string): number {

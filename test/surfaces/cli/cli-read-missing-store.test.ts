@@ -1,15 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { describe, expect, it } from 'vitest';
+import { useSuiteWorkspace } from '../../support/cli-harness.js';
 
-let workspace: Workspace;
-
-beforeAll(() => {
-  workspace = createWorkspace();
-});
-
-afterAll(() => workspace.cleanup());
+const workspace = useSuiteWorkspace();
 
 describe('a read with a mistyped --store', () => {
   it('is NOT_FOUND (exit 1) and creates no file, for every read command and URL spelling', async () => {

@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../../../src/testing/index.js';
-import { ENGRAM_BINARY, createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { ENGRAM_BINARY, createWorkspace, embedderEnv, type Workspace } from '../../support/cli-harness.js';
 
 let workspace: Workspace;
 let server: EmbeddingsServer;
@@ -10,13 +10,7 @@ let embedding: Record<string, string>;
 beforeAll(async () => {
   workspace = createWorkspace();
   server = await startEmbeddingsServer({ dimensions: 24, synonyms: { automobile: 'car', sedan: 'car' } });
-  embedding = {
-    ENGRAM_EMBEDDING_PROVIDER: 'openai-compatible',
-    ENGRAM_EMBEDDING_BASE_URL: server.baseUrl,
-    ENGRAM_EMBEDDING_MODEL: 'hashed-words',
-    ENGRAM_EMBEDDING_API_KEY: 'sk-cli-test',
-    ENGRAM_EMBEDDING_MAX_RETRIES: '0',
-  };
+  embedding = embedderEnv(server.baseUrl);
 });
 
 afterAll(async () => {

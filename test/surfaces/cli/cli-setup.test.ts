@@ -2,23 +2,17 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ENGRAM_BINARY,
-  createWorkspace,
   makeGitRepository,
   runEngram,
-  type Workspace,
+  staticImportsOf,
+  useSuiteWorkspace,
 } from '../../support/cli-harness.js';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 
-let workspace: Workspace;
-
-beforeAll(() => {
-  workspace = createWorkspace();
-});
-
-afterAll(() => workspace.cleanup());
+const workspace = useSuiteWorkspace();
 
 function inFolder(folder: string) {
   mkdirSync(folder, { recursive: true });
@@ -201,29 +195,16 @@ describe('help and version', () => {
   });
 
   it('loads nothing but the store on the recall path: no zod, yaml or MCP SDK', () => {
-    const seen = new Set<string>();
-    const bare = new Set<string>();
-    const visit = (file: string): void => {
-      if (seen.has(file)) return;
-      seen.add(file);
-      const source = readFileSync(file, 'utf8');
-      for (const match of source.matchAll(/^(?:import|export)\s[^;]*?from\s+'([^']+)';/gm)) {
-        const specifier = match[1]!;
-        if (specifier.startsWith('.')) visit(resolve(dirname(file), specifier));
-        else if (!specifier.startsWith('node:')) bare.add(specifier);
-      }
-    };
     const commands = join(dirname(ENGRAM_BINARY), 'commands');
-    for (const entry of [
+    const { files, packages } = staticImportsOf([
       ENGRAM_BINARY,
       ...['recall', 'remember', 'list', 'show'].map((name) => join(commands, `${name}-command.js`)),
-    ])
-      visit(entry);
-    expect(seen.size).toBeGreaterThan(10);
+    ]);
+    expect(files.size).toBeGreaterThan(10);
     // The walk reached the store; the SQLite library is chosen at run time (sqlite-driver.ts:
     // node:sqlite or the addon) and sqlite-vec is loaded when the store opens: no package is imported.
-    expect([...seen].some((file) => file.endsWith('sqlite-vector-index.js'))).toBe(true);
-    expect([...bare].sort()).toEqual([]);
+    expect([...files].some((file) => file.endsWith('sqlite-vector-index.js'))).toBe(true);
+    expect([...packages].sort()).toEqual([]);
   });
 });
 

@@ -1,18 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENGRAM_BINARY, createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { describe, expect, it } from 'vitest';
+import { ENGRAM_BINARY, useSuiteWorkspace } from '../../support/cli-harness.js';
 
 // util-linux `script` runs a command on a pseudo-terminal: the only way to see what a user at a
 // terminal sees (the confirmation prompt, colors) from a test.
 const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
 
-let workspace: Workspace;
-
-beforeAll(() => {
-  workspace = createWorkspace();
-});
-
-afterAll(() => workspace.cleanup());
+const workspace = useSuiteWorkspace();
 
 const quote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 

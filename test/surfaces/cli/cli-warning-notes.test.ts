@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { warningNotes } from '../../../src/recall/warning-notes.js';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../../../src/testing/index.js';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { createWorkspace, embedderEnv, type Workspace } from '../../support/cli-harness.js';
 
 // Without an embedder, full-text recall is the user's configuration: results keep the code
 // `vector-search-unavailable` (STYLE.md), human text does not warn of it, `engram status` says
@@ -15,13 +15,7 @@ let broken: Record<string, string>;
 beforeAll(async () => {
   workspace = createWorkspace();
   server = await startEmbeddingsServer({ dimensions: 16 });
-  embedding = {
-    ENGRAM_EMBEDDING_PROVIDER: 'openai-compatible',
-    ENGRAM_EMBEDDING_BASE_URL: server.baseUrl,
-    ENGRAM_EMBEDDING_MODEL: 'hashed-words',
-    ENGRAM_EMBEDDING_API_KEY: 'sk-cli-test',
-    ENGRAM_EMBEDDING_MAX_RETRIES: '0',
-  };
+  embedding = embedderEnv(server.baseUrl);
   broken = { ...embedding, ENGRAM_EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1' };
 });
 

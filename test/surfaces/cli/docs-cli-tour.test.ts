@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { describe, expect, it } from 'vitest';
+import { useSuiteWorkspace } from '../../support/cli-harness.js';
 import { shellWords } from '../../support/markdown-examples.js';
 
 // docs/cli.md's list of every command must run as written: a user copies these lines. Each
@@ -23,13 +23,7 @@ function tourLines(): string[] {
     .filter((line) => line.startsWith('engram '));
 }
 
-let workspace: Workspace;
-
-beforeAll(() => {
-  workspace = createWorkspace();
-});
-
-afterAll(() => workspace.cleanup());
+const workspace = useSuiteWorkspace();
 
 describe("docs/cli.md's list of every command", () => {
   it('runs line by line as written (ids filled in from the first memory)', async () => {

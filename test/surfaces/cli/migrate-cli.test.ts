@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
-import { ENGRAM_BINARY, createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { withSqliteStore } from '../../support/temporary-store.js';
+import { ENGRAM_BINARY, createWorkspace, type Workspace, spawnEngram } from '../../support/cli-harness.js';
 import { countsOf, expectSameStores, NO_RECORDS, readAll, seedRichStore } from '../../support/migrate-seed.js';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 
@@ -15,23 +15,13 @@ let sourcePath: string;
 beforeAll(async () => {
   workspace = createWorkspace();
   sourcePath = join(workspace.root, 'source.db');
-  await withStore(sourcePath, (store) => seedRichStore(store, 400, 11));
+  await withSqliteStore(sourcePath, (store) => seedRichStore(store, 400, 11));
 });
 
 afterAll(() => workspace.cleanup());
 
-async function withStore<T>(path: string, work: (store: SqliteMemoryStore) => Promise<T>): Promise<T> {
-  const store = new SqliteMemoryStore({ path });
-  await store.open();
-  try {
-    return await work(store);
-  } finally {
-    await store.close();
-  }
-}
-
 async function expectSameFiles(left: string, right: string): Promise<void> {
-  await withStore(left, (a) => withStore(right, (b) => expectSameStores(a, b)));
+  await withSqliteStore(left, (a) => withSqliteStore(right, (b) => expectSameStores(a, b)));
 }
 
 const digest = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex');
@@ -40,7 +30,7 @@ describe('engram migrate', () => {
   it('copies a SQLite store into a new one exactly and reports counts and checksums in --json', async () => {
     const targetPath = join(workspace.root, 'copy.db');
     const report = await workspace.json(['migrate', '--from', sourcePath, '--to', `sqlite://${targetPath}`]);
-    const records = await withStore(sourcePath, readAll);
+    const records = await withSqliteStore(sourcePath, readAll);
     const counts = countsOf(records);
     expect(counts.jobs).toBeGreaterThan(0);
     expect(counts.checkpoints).toBeGreaterThan(0);
@@ -113,17 +103,9 @@ describe('engram migrate', () => {
 
   it('resumes after the process was killed mid-copy, skipping what was already copied', async () => {
     const bigSource = join(workspace.root, 'big-source.db');
-    await withStore(bigSource, (store) => seedRichStore(store, 2_000, 12));
+    await withSqliteStore(bigSource, (store) => seedRichStore(store, 2_000, 12));
     const targetPath = join(workspace.root, 'killed.db');
-    const child = spawn(
-      process.execPath,
-      [ENGRAM_BINARY, 'migrate', '--from', bigSource, '--to', targetPath, '--page-size', '2'],
-      {
-        cwd: workspace.cwd,
-        env: { PATH: process.env.PATH, HOME: workspace.home, ENGRAM_HOME: workspace.home },
-        stdio: 'ignore',
-      },
-    );
+    const child = spawnEngram(workspace, ['migrate', '--from', bigSource, '--to', targetPath, '--page-size', '2']);
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     let finished = false;
     void exited.then(() => (finished = true));
@@ -139,7 +121,7 @@ describe('engram migrate', () => {
     const check = openSqlite(targetPath);
     expect((check.prepare('PRAGMA integrity_check').get() as { integrity_check: string }).integrity_check).toBe('ok');
     closeSqlite(check);
-    const total = await withStore(bigSource, async (store) => (await readAll(store)).memories.length);
+    const total = await withSqliteStore(bigSource, async (store) => (await readAll(store)).memories.length);
     expect(copied).toBeGreaterThanOrEqual(100);
     expect(copied).toBeLessThan(total);
 
@@ -201,7 +183,7 @@ describe('engram migrate', () => {
     expect(existsSync(join(workspace.root, 'a.db'))).toBe(false);
 
     const empty = join(workspace.root, 'empty.db');
-    await withStore(empty, async () => undefined);
+    await withSqliteStore(empty, async () => undefined);
     const nothing = await workspace.json(['migrate', '--from', empty, '--to', join(workspace.root, 'b.db')], 1);
     expect(nothing.error).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('nothing to copy') });
 
@@ -214,7 +196,7 @@ describe('engram migrate', () => {
     expect(readFileSync(notes, 'utf8')).toBe('not a database\n');
 
     const other = join(workspace.root, 'other.db');
-    await withStore(other, (store) =>
+    await withSqliteStore(other, (store) =>
       store.create({ scope: 'global', content: 'Somebody else’s memory.' }, { actor: 'test' }).then(() => undefined),
     );
     const before = digest(other);

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXTRACTION_QUEUE } from '../../../src/extraction/extraction-job-payload.js';
-import { startViewerFixture, VIEWER_PROJECT, type ViewerFixture } from '../../support/viewer-support.js';
+import {
+  startViewerFixture,
+  VIEWER_PROJECT,
+  type ViewerFixture,
+  fixtureSnapshot,
+} from '../../support/viewer-support.js';
 
 // Issue 17 item 5: every state-changing request on every route refuses an Origin or Sec-Fetch-Site
 // that is not the service's own; one check in the request pipeline, tested here route by route.
@@ -11,12 +16,7 @@ let archivedId: string;
 let changeId: string;
 let failedJobId: string;
 
-async function snapshot(): Promise<string> {
-  const { store } = fixture;
-  const memories = await store.list({ scopes: [VIEWER_PROJECT, 'global'], archived: 'include', invalid: 'include' });
-  const jobs = await store.jobs.list({});
-  return JSON.stringify({ stats: await store.stats(), memories, jobs });
-}
+const snapshot = (): Promise<string> => fixtureSnapshot(fixture);
 
 beforeAll(async () => {
   fixture = await startViewerFixture();
@@ -146,8 +146,7 @@ describe('the viewer’s files and headers', () => {
       '/viewer/a/b.js',
       '/index.html',
     ]) {
-      const response = await fetch(`${fixture.server.url}${path}`);
-      expect(response.status, path).toBe(404);
+      expect((await fetch(`${fixture.server.url}${path}`)).status, path).toBe(404);
     }
     expect((await fetch(`${fixture.server.url}/`, { method: 'DELETE' })).status).toBe(405);
   });
@@ -210,8 +209,7 @@ describe('viewer API input', () => {
       '/v1/jobs?limit=0',
       '/v1/info?x=1',
     ]) {
-      const response = await fetch(`${fixture.server.url}${path}`);
-      expect(response.status, path).toBe(400);
+      expect((await fetch(`${fixture.server.url}${path}`)).status, path).toBe(400);
     }
     const before = await snapshot();
     const post = (path: string, body?: string) =>

@@ -1,56 +1,29 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectMcpOverHttp } from '../../support/mcp-http-client.js';
 import { expectEveryToolRefusesBadParams } from '../../support/mcp-invalid-params.js';
-import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
-import { Engram } from '../../../src/engram.js';
-import { startServer, type RunningServer } from '../../../src/surfaces/http/http-server.js';
+import { startViewerFixture, type ViewerFixture } from '../../support/viewer-support.js';
 
 // Issue 17 item 14: MCP over HTTP (POST /mcp) answers params that do not fit the method with
 // -32602 (Invalid params), as `engram mcp` over stdio does; the SDK alone answers -32603.
 
-const PROJECT = 'project:github.com/acme/http-params';
 const TOKEN = 'mcp-http-params-token-0123456789';
-let directory: string;
-let store: SqliteMemoryStore;
-let server: RunningServer;
+let fixture: ViewerFixture;
 let client: Client;
 
 beforeAll(async () => {
-  directory = mkdtempSync(join(tmpdir(), 'engram-mcp-http-params-'));
-  store = new SqliteMemoryStore({ path: join(directory, 'engram.db') });
-  await store.open();
-  const engram = new Engram({ store, defaultScope: PROJECT });
-  server = await startServer({
-    engram,
-    host: '127.0.0.1',
-    port: 0,
-    token: TOKEN,
-    maxBodyBytes: 1024 * 1024,
-    version: 't',
-    mcpScopes: [PROJECT, 'global'],
-  });
-  client = new Client({ name: 'engram-http-params-test', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
-    }),
-  );
+  fixture = await startViewerFixture({ token: TOKEN });
+  client = await connectMcpOverHttp(fixture.server.url, { token: TOKEN, name: 'engram-http-params-test' });
 });
 
 afterAll(async () => {
   await client?.close();
-  await server?.close();
-  await store?.close();
-  rmSync(directory, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 /** One raw JSON-RPC POST to /mcp, as a client that does not use the SDK would send it. */
 async function post(body: unknown): Promise<{ status: number; json: any }> {
-  const response = await fetch(`${server.url}/mcp`, {
+  const response = await fetch(`${fixture.server.url}/mcp`, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${TOKEN}`,

@@ -10,6 +10,7 @@ import { Engram } from '../../../src/engram.js';
 import { startServer, type RunningServer } from '../../../src/surfaces/http/http-server.js';
 import { MEMORY_FILE_TOOL_NAMES } from '../../support/mcp-invalid-params.js';
 import { useTemporaryFolder } from '../../support/per-test.js';
+import { connectMcpOverHttp } from '../../support/mcp-http-client.js';
 
 const PROJECT_A = 'project:github.com/acme/alpha';
 const PROJECT_B = 'project:github.com/acme/bravo';
@@ -297,12 +298,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
       version: '1.2.3',
       mcpScopes: [PROJECT_A, 'global'],
     });
-    client = new Client({ name: 'engram-test', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-        requestInit: { headers: { authorization: 'Bearer mcp-test-token' } },
-      }),
-    );
+    client = await connectMcpOverHttp(server.url, { token: 'mcp-test-token' });
     expect(client.getServerVersion()).toMatchObject({ name: 'engram', version: '1.2.3' });
     return { client, store, scopes: { own: PROJECT_A, foreign: PROJECT_B } };
   });

@@ -18,6 +18,7 @@ import {
   VIEWER_PROJECT,
   watchPage,
   type ViewerFixture,
+  fixtureSnapshot,
 } from '../../support/viewer-support.js';
 
 // The viewer in real Chromium (Debian's /usr/bin/chromium, driven by playwright-core). Without it the
@@ -34,11 +35,7 @@ let testsId: string;
 let hostileId: string;
 let failedJobId: string;
 
-async function snapshot(): Promise<string> {
-  const { store } = fixture;
-  const memories = await store.list({ scopes: [VIEWER_PROJECT, 'global'], archived: 'include', invalid: 'include' });
-  return JSON.stringify({ stats: await store.stats(), memories, jobs: await store.jobs.list({}) });
-}
+const snapshot = (): Promise<string> => fixtureSnapshot(fixture);
 
 async function openPage(path: string): Promise<{ page: Page; problems: string[] }> {
   const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
