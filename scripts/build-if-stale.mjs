@@ -6,7 +6,7 @@
 //   node scripts/build-if-stale.mjs            rebuild if stale
 //   node scripts/build-if-stale.mjs --force    build now (npm run build)
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,6 +19,25 @@ function newestMtime(path) {
   let newest = stats.mtimeMs; // a deleted file shows as its folder's change
   for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
   return newest;
+}
+
+const COMPILED = /^(.*)\.(?:js|js\.map|d\.ts|d\.ts\.map)$/;
+
+/** Removes what tsc wrote for a source file that no longer exists (the hooks' bundle and copied files are the build's own). */
+function removeOrphans(folder, sources) {
+  if (!existsSync(folder)) return;
+  for (const entry of readdirSync(folder, { withFileTypes: true })) {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) {
+      removeOrphans(path, join(sources, entry.name));
+      continue;
+    }
+    const compiled = COMPILED.exec(entry.name);
+    if (!compiled || /^hook-(?:main\.bundle|bundle-[A-Za-z0-9]+)\.js$/.test(entry.name)) continue;
+    const stem = compiled[1];
+    if (!existsSync(join(sources, `${stem}.ts`)) && !existsSync(join(sources, `${stem}.js`)))
+      rmSync(path, { force: true });
+  }
 }
 
 function writeStamp(startedAt) {
@@ -52,6 +71,9 @@ function writeStamp(startedAt) {
         stdio: 'inherit',
       },
     );
+    // A source file deleted or renamed leaves its compiled files behind (tsc never removes one): they
+    // would be packed, and a source map naming a source that is gone.
+    removeOrphans(join(root, 'dist'), join(root, 'src'));
     // The viewer's static files are not TypeScript: copied beside the compiled code.
     execFileSync(process.execPath, [join(root, 'scripts', 'copy-viewer.mjs')], { cwd: root, stdio: 'inherit' });
     // The hooks' code bundled into a few files: a hook process loads it faster (scripts/bundle-hooks.mjs).
