@@ -47,6 +47,11 @@ describe('the Claude Code hooks as processes', () => {
     expect(log.some((entry) => /over the/.test(entry.message))).toBe(true);
   }, 60_000);
 
+  // The Stop tests run `engram queue run` themselves with the detached worker off: a worker that
+  // has taken the spool line but not yet queued its job leaves `queue run` nothing to do, and the
+  // job missing when it is looked for (seen on a loaded CI machine). The worker has its own tests.
+  const NO_WORKER = { ENGRAM_HOOK_WORKER: 'false' };
+
   it('queues a torn transcript: the whole statement is stored, the torn line never, and a second Stop queues nothing new', async () => {
     const transcript = join(workspace.root, 'sess-1.jsonl');
     writeFileSync(
@@ -73,15 +78,14 @@ describe('the Claude Code hooks as processes', () => {
       transcript_path: transcript,
       hook_event_name: 'Stop',
     });
-    const stop = await runHook(workspace, 'stop', input);
+    const stop = await runHook(workspace, 'stop', input, NO_WORKER);
     expect(stop).toEqual({ code: 0, stdout: '' });
-    // The detached worker may already run the queue; running it here as well is safe (jobs are claimed).
     await workspace.run(['queue', 'run']);
     const list = await workspace.json(['list']);
     const contents = ((list.memories ?? list) as Array<{ content: string }>).map((memory) => memory.content);
     expect(contents.some((content) => content.includes('/var/cache/bolt'))).toBe(true);
     expect(contents.some((content) => content.includes('torn'))).toBe(false);
-    const again = await runHook(workspace, 'stop', input);
+    const again = await runHook(workspace, 'stop', input, NO_WORKER);
     expect(again.code).toBe(0);
     const queue = await workspace.json(['queue', '--state', 'pending,running,failed,done']);
     expect(queue.jobs).toHaveLength(1);
@@ -102,9 +106,9 @@ describe('the Claude Code hooks as processes', () => {
       workspace,
       'stop',
       line({ session_id: 'sess-1', cwd: workspace.cwd, transcript_path: transcript }),
+      NO_WORKER,
     );
     expect(run.code).toBe(0);
-    // The hook only spooled the event: its worker, or this, queues it.
     await workspace.run(['queue', 'run']);
     const queue = await workspace.json(['queue', '--state', 'pending,running,failed,done']);
     expect(queue.jobs.map((job: { sessionId: string }) => job.sessionId)).toEqual(['sess-1:agent-a1b2']);
