@@ -2,8 +2,6 @@ import { EngramError } from '../kernel/errors.js';
 import type { Memory } from '../memory/memory.js';
 import type { Scope } from '../memory/scope.js';
 import { requireRole, type MemoryStore } from '../contracts/memory-store.js';
-import { isEmptyReport, sanitizeMemoryFields } from '../privacy/memory-privacy.js';
-import { changeSetMemoryIds, recentChangeSets } from '../consolidation/change-sets.js';
 import { applyLocally, finishInterruptedConflicts, type LocalPlan } from './sync-apply.js';
 import { listing, localChanges, remoteChanges, scopesOnRemote } from './sync-changes.js';
 import type { ConflictRecord } from './sync-conflicts.js';
@@ -24,7 +22,8 @@ import {
   tombstonePath,
   type RemoteChangeSet,
 } from './sync-layout.js';
-import { mergeMemory, type MergeOutcome, type MergeSide } from './sync-merge.js';
+import { mergeMemory, type MergeSide } from './sync-merge.js';
+import { commitMessage, outgoingFiles, type MergedMemory, type PushedCounts } from './sync-outgoing.js';
 import type { RemoteEntry, SyncRemote } from './sync-remote.js';
 import { describeRoute, displayRemote, routeAccepts } from './sync-routing.js';
 import type { SyncRunInput } from './sync-run-input.js';
@@ -59,7 +58,7 @@ export interface RemoteSyncReport {
   /** `changes`: read through the change feed and a diff; `full`: every memory compared (first sync). */
   compared: 'changes' | 'full';
   pulled: { written: number; deleted: number; purged: number; changeSets: number };
-  pushed: { written: number; tombstones: number; changeSets: number };
+  pushed: PushedCounts;
   conflicts: ConflictRecord[];
   /** Memories that stayed on this machine, and why (privacy check, a tombstone it cannot verify…). */
   heldBack: SyncProblem[];
@@ -71,13 +70,6 @@ export interface RemoteSyncReport {
   /** False when a memory edited here during the sync kept part of it back: the next sync finishes it. */
   complete: boolean;
 }
-
-const NOTE_REASONS = {
-  'unverified-tombstone':
-    'the remote holds a tombstone for it but never held the memory: the tombstone is not applied here',
-  'purged-on-remote': 'the remote purged this id before; written here again since, it stays on this machine',
-  'restored-missing-file': 'its file was missing on the remote without a tombstone: written back',
-} as const;
 
 export async function runSync(input: SyncRunInput): Promise<RemoteSyncReport> {
   requireRole(input.store, 'checkpoints', 'sync');
@@ -177,7 +169,7 @@ async function attemptSync(input: SyncRunInput, attempt: number): Promise<Remote
   });
   rejected.push(...tipSides.problems);
 
-  const outcomes = new Map<string, { candidate: Candidate; outcome: MergeOutcome; local?: Memory }>();
+  const outcomes = new Map<string, MergedMemory>();
   // A purge the remote shows and the base did not: old copies may still be in the cache (a sync of
   // this machine that pushed the purge and died before it scrubbed, or a purge made elsewhere).
   let purgedSinceBase = false;
@@ -206,48 +198,13 @@ async function attemptSync(input: SyncRunInput, attempt: number): Promise<Remote
   }
 
   // The remote's new files.
-  const heldBack: SyncProblem[] = [];
-  const writes = new Map<string, string>();
-  const deletes: string[] = [];
-  const pushed = { written: 0, tombstones: 0, changeSets: 0 };
-  const pushedStates = new Map<string, Memory>();
-  let rewrite = false;
-  for (const [id, { candidate, outcome }] of outcomes) {
-    if (outcome.note !== undefined && outcome.note !== 'restored-missing-file')
-      heldBack.push({ subject: id, reason: NOTE_REASONS[outcome.note] });
-    const current = remoteSideOf(tipSides.sides, id);
-    const action = outcome.remote;
-    if (action.kind === 'write') {
-      if (!passesPrivacy(action.synced.memory)) {
-        heldBack.push({
-          subject: id,
-          reason: 'the privacy check finds secrets or private text in it: it stays on this machine',
-        });
-        continue;
-      }
-      const text = renderSyncedMemory(action.synced);
-      if (current.memoryText === text && current.tombstone === undefined) continue;
-      writes.set(memoryPath(candidate.scope, id), text);
-      if (current.tombstone !== undefined) deletes.push(tombstonePath(candidate.scope, id));
-      pushedStates.set(id, action.synced.memory);
-      pushed.written += 1;
-    } else if (action.kind === 'tombstone') {
-      if (current.tombstone === action.tombstone && !current.hasMemoryFile) continue;
-      writes.set(
-        tombstonePath(candidate.scope, id),
-        renderTombstone({ id, scope: candidate.scope, kind: action.tombstone, at: now }),
-      );
-      if (current.hasMemoryFile) deletes.push(memoryPath(candidate.scope, id));
-      if (action.tombstone === 'purge') rewrite = true;
-      pushed.tombstones += 1;
-    }
-  }
-  if (local.dream.size > 0 && pushedStates.size > 0) {
-    for (const set of await outgoingChangeSets(store, local.dream, pushedStates)) {
-      writes.set(changeSetPath(set.id), renderChangeSet(set));
-      pushed.changeSets += 1;
-    }
-  }
+  const { writes, deletes, pushed, heldBack, rewrite } = await outgoingFiles({
+    store,
+    merged: outcomes,
+    tipSides: tipSides.sides,
+    dream: local.dream,
+    now,
+  });
   if (writes.size + deletes.length > 0) {
     tipFiles ??= tip === undefined ? new Map() : await remote.entries(tip, [FORMAT_FILE, README_FILE]);
     if (!tipFiles.has(FORMAT_FILE)) writes.set(FORMAT_FILE, renderFormat());
@@ -344,32 +301,6 @@ async function readSmall(remote: SyncRemote, entry: RemoteEntry | undefined): Pr
   return blob.text;
 }
 
-/** Whether the privacy layer passes a memory unchanged (no secret, no private or injected block). */
-function passesPrivacy(memory: Memory): boolean {
-  try {
-    return isEmptyReport(sanitizeMemoryFields(memory).report);
-  } catch {
-    return false;
-  }
-}
-
-/** The change sets this machine's dreams made, as far as their memories go to this remote now. */
-async function outgoingChangeSets(
-  store: MemoryStore,
-  dream: ReadonlySet<string>,
-  pushed: ReadonlyMap<string, Memory>,
-): Promise<RemoteChangeSet[]> {
-  const sets: RemoteChangeSet[] = [];
-  for (const record of await recentChangeSets(store, 50)) {
-    if (record.undoneAt !== undefined) continue;
-    const ids = (await changeSetMemoryIds(store, record)).filter(
-      (id) => dream.has(id) && pushed.get(id)?.updatedAt === record.stampedAt,
-    );
-    if (ids.length > 0) sets.push({ id: record.id, actor: record.actor, stampedAt: record.stampedAt, memories: ids });
-  }
-  return sets;
-}
-
 async function readIncomingSets(
   remote: SyncRemote,
   files: ReadonlyArray<{ id: string; entry: RemoteEntry }>,
@@ -392,14 +323,4 @@ async function readIncomingSets(
     }
   }
   return sets;
-}
-
-function commitMessage(machine: string, pushed: RemoteSyncReport['pushed'], rewrite: boolean): string {
-  const parts = [`${pushed.written} memories written`, `${pushed.tombstones} tombstones`];
-  if (pushed.changeSets > 0) parts.push(`${pushed.changeSets} change sets`);
-  // Ids and counts only: a commit message outlives a purge of the memory it would name.
-  const lines = [`engram sync from ${machine.replace(/[^\w .@-]/g, '_').slice(0, 80)}: ${parts.join(', ')}`];
-  if (rewrite)
-    lines.push('', "History rewritten to this one commit: a purge removed a memory's text from every earlier commit.");
-  return `${lines.join('\n')}\n`;
 }

@@ -7,7 +7,7 @@ import { writeHookLog, type HookLogEntry } from './hook-log.js';
 import { spoolHookEvent } from './hook-queue.js';
 import { sessionProjectFolder } from './hook-session-root.js';
 import { isAbandoned, spoolFolder, type SpoolEntry } from './hook-spool.js';
-import { RECORDED_ENV } from './hook-recorded-env.js';
+import { RECORDED_ENV, recordedHookEnv } from './hook-recorded-env.js';
 
 /**
  * Raw events of the queueing hooks' fast path (plugins/engram/scripts/hook.sh): a POSIX `sh`
@@ -137,9 +137,7 @@ function adoptOne(path: string, at: number, options: AdoptOptions): boolean {
       return false;
     }
     // The hook's environment as recorded, over the adopter's own for what was not recorded.
-    const env: NodeJS.ProcessEnv = { ...options.env };
-    for (const name of RECORDED_ENV) delete env[name];
-    Object.assign(env, header.env);
+    const env = recordedHookEnv(options.env, header.env);
     // The home is the one whose spool holds the event (the sh hook wrote it there from the same variables).
     if (!env.ENGRAM_HOME) env.ENGRAM_HOME = home;
     const parsed = readAgentHookInput(protocol, stdin, env);

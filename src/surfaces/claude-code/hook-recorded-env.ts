@@ -24,3 +24,14 @@ export const RECORDED_ENV: readonly string[] = [
     'COPILOT_HOME',
   ]),
 ];
+
+/**
+ * The environment a recorded event runs in: the hook's recorded variables over the taker's own
+ * (the hook server's or the adopter's), so a variable the hook did not have is not taken from the
+ * taker, and what was never recorded (the secrets) comes from the taker.
+ */
+export function recordedHookEnv(own: NodeJS.ProcessEnv, recorded: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...own };
+  for (const name of RECORDED_ENV) delete env[name];
+  return Object.assign(env, recorded);
+}

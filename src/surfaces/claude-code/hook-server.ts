@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { fileURLToPath } from 'node:url';
 import { engramHome, loadSettings } from '../../node/load-settings.js';
 import { readRawHeader } from './hook-incoming.js';
-import { RECORDED_ENV } from './hook-recorded-env.js';
+import { RECORDED_ENV, recordedHookEnv } from './hook-recorded-env.js';
 import { writeHookLog } from './hook-log.js';
 import { runHook } from './hook-run.js';
 import { HOOK_SERVER_LOCK, hookServerFolder, hookServerSocket } from './hook-server-paths.js';
@@ -152,10 +152,8 @@ async function answer(request: IncomingMessage, response: ServerResponse): Promi
   }
   const stdin = end < 0 ? '' : body.slice(end + 1);
   // The hook's environment as recorded, over the server's own for what was not recorded (the secrets).
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of RECORDED_ENV) delete env[name];
+  const env = recordedHookEnv(process.env, question.env);
   delete env.ENGRAM_HOOK_ASKED;
-  Object.assign(env, question.env);
   let stdout = '';
   let replied = false;
   await new Promise<void>((resolve) => {
