@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import type { Memory, NewMemory } from '../../src/memory/memory.js';
 import { addSecondHop } from '../../src/recall/second-hop.js';
+import { tokenNumbering, tokenNumbers } from '../../src/recall/token-numbers.js';
 import { recallHit } from '../support/memory-record.js';
 import { useTemporaryStore } from '../support/temporary-store.js';
 import { recallInStore, withRecallSettings } from '../support/recall-support.js';
@@ -52,6 +53,34 @@ describe('addSecondHop', () => {
     expect(addSecondHop(hits, ['pets'], { ...options, weight: 0 })).toEqual(hits);
     expect(() => addSecondHop(hits, ['pets'], { ...options, weight: 2 })).toThrow(/second-hop weight/);
     expect(() => addSecondHop(hits, ['pets'], { ...options, terms: 0 })).toThrow(/second-hop terms/);
+  });
+  it('follows the same words after the process-wide token numbering has started again', () => {
+    // A memory of sixty words no other memory holds, and only a candidate: it lends the hop nothing.
+    const unrelated = (prefix: string) =>
+      hit(
+        'extra',
+        Array.from({ length: 60 }, (_, index) => `${prefix}${String.fromCharCode(97 + (index % 26))}${index}`).join(
+          ' ',
+        ),
+        0.3,
+      );
+    const hits = [
+      hit('a', 'Nate: my pets are two turtles and they love their tank.', 3),
+      hit('b', 'Nate: pets make me happy, the turtles most of all, the tank too.', 2.5),
+      ...filler(12),
+      hit('lamp', 'Nate: the turtles got a new heat lamp.', 0.4),
+    ];
+    const outcome = (result: ReturnType<typeof addSecondHop>) =>
+      result.map((entry) => [entry.memory.id, entry.relevance, entry.secondHop?.via]);
+    const before = outcome(addSecondHop([...hits, unrelated('old')], ['pets', 'nate'], options));
+    expect(before.find(([id]) => id === 'lamp')![2]).toEqual(['turtles']);
+    // Past its limit the numbering starts again. The numbers kept beside the memories above are
+    // stale: the new numbering gives the first numbers to a new memory's words, which the stale
+    // numbers would take for "turtles" and "tank".
+    const numbering = tokenNumbering();
+    tokenNumbers(Array.from({ length: 200_000 }, (_, index) => `filling${index}`));
+    expect(tokenNumbering()).toBe(numbering + 1);
+    expect(outcome(addSecondHop([...hits, unrelated('new')], ['pets', 'nate'], options))).toEqual(before);
   });
 });
 
