@@ -1,7 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
@@ -9,11 +7,12 @@ import type { MemoryStore } from '../../../src/contracts/memory-store.js';
 import { Engram } from '../../../src/engram.js';
 import { startServer, type RunningServer } from '../../../src/surfaces/http/http-server.js';
 import { runDream } from '../../../src/consolidation/run-dream.js';
+import { useTemporaryFolder } from '../../support/per-test.js';
 
 const PROJECT = 'project:github.com/acme/app';
 const OTHER = 'project:github.com/acme/other';
 
-let directory: string;
+const directory = useTemporaryFolder('engram-http-');
 let store: SqliteMemoryStore;
 let engram: Engram;
 let server: RunningServer;
@@ -162,8 +161,7 @@ async function create(body: Record<string, unknown>): Promise<any> {
 }
 
 beforeAll(async () => {
-  directory = mkdtempSync(join(tmpdir(), 'engram-http-'));
-  store = new SqliteMemoryStore({ path: join(directory, 'engram.db') });
+  store = new SqliteMemoryStore({ path: join(directory(), 'engram.db') });
   await store.open();
   engram = new Engram({ store, defaultScope: PROJECT, readScopes: [PROJECT, 'global'] });
   server = await startServer({
@@ -180,7 +178,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   await store?.close();
-  rmSync(directory, { recursive: true, force: true });
 });
 
 describe('REST routes', () => {
@@ -597,7 +594,7 @@ describe('hostile input is refused with a JSON error and changes nothing', () =>
   }
 
   it('answers an unexpected failure with a bare 500: no message, path or stack from inside', async () => {
-    const realStore = new SqliteMemoryStore({ path: join(directory, 'failing.db') });
+    const realStore = new SqliteMemoryStore({ path: join(directory(), 'failing.db') });
     await realStore.open();
     // A store that fails the way a bug would: a plain Error carrying internal details.
     const failingStore = new Proxy(realStore, {
@@ -621,7 +618,7 @@ describe('hostile input is refused with a JSON error and changes nothing', () =>
   });
 
   it('reports a closed store as 503 without its internals', async () => {
-    const closedStore = new SqliteMemoryStore({ path: join(directory, 'closed.db') });
+    const closedStore = new SqliteMemoryStore({ path: join(directory(), 'closed.db') });
     const { status, text } = await listThrough(closedStore);
     expect(status).toBe(503);
     expect(JSON.parse(text).error.code).toBe('STORE_CLOSED');
