@@ -627,21 +627,18 @@ describe('hostile input is refused with a JSON error and changes nothing', () =>
 });
 
 describe('security', () => {
+  /** Starts a server of its own over the shared engram, 1 KiB bodies unless `options` says otherwise; the test closes it. */
+  const startOwn = (options: Partial<Parameters<typeof startServer>[0]> & { host: string }) =>
+    startServer({ engram, port: 0, maxBodyBytes: 1024, version: 't', mcpScopes: [PROJECT], ...options });
+
   it('refuses to bind beyond loopback without a token', async () => {
     for (const host of ['0.0.0.0', '::', '192.168.1.20', 'example.com']) {
-      await expect(
-        startServer({ engram, host, port: 0, maxBodyBytes: 1024, version: 't', mcpScopes: [PROJECT] }),
-      ).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining('token') });
+      await expect(startOwn({ host })).rejects.toMatchObject({
+        code: 'CONFIG_INVALID',
+        message: expect.stringContaining('token'),
+      });
     }
-    const open = await startServer({
-      engram,
-      host: '0.0.0.0',
-      port: 0,
-      token: 'c3f1a9e07b5d42c8e6a1f0d9b7c2e4a8',
-      maxBodyBytes: 1024,
-      version: 't',
-      mcpScopes: [PROJECT],
-    });
+    const open = await startOwn({ host: '0.0.0.0', token: 'c3f1a9e07b5d42c8e6a1f0d9b7c2e4a8' });
     await open.close();
   });
 
@@ -655,59 +652,29 @@ describe('security', () => {
     ];
     for (const token of weak) {
       for (const host of ['0.0.0.0', '192.168.1.20']) {
-        await expect(
-          startServer({ engram, host, port: 0, token, maxBodyBytes: 1024, version: 't', mcpScopes: [PROJECT] }),
-          `${host} ${token}`,
-        ).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/weak token \(/) });
+        await expect(startOwn({ host, token }), `${host} ${token}`).rejects.toMatchObject({
+          code: 'CONFIG_INVALID',
+          message: expect.stringMatching(/weak token \(/),
+        });
       }
     }
     for (const token of [undefined, 'x', 'secret-token']) {
-      const local = await startServer({
-        engram,
-        host: '127.0.0.1',
-        port: 0,
-        ...(token !== undefined && { token }),
-        maxBodyBytes: 1024,
-        version: 't',
-        mcpScopes: [PROJECT],
-      });
+      const local = await startOwn({ host: '127.0.0.1', ...(token !== undefined && { token }) });
       await local.close();
     }
-    const strong = await startServer({
-      engram,
-      host: '0.0.0.0',
-      port: 0,
-      token: 'Zq7-vortex-Kappa-19-lantern-Oslo',
-      maxBodyBytes: 1024,
-      version: 't',
-      mcpScopes: [PROJECT],
-    });
+    const strong = await startOwn({ host: '0.0.0.0', token: 'Zq7-vortex-Kappa-19-lantern-Oslo' });
     await strong.close();
   });
 
   it('says clearly when the port is taken', async () => {
-    await expect(
-      startServer({
-        engram,
-        host: '127.0.0.1',
-        port: server.port,
-        maxBodyBytes: 1024,
-        version: 't',
-        mcpScopes: [PROJECT],
-      }),
-    ).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining('already in use') });
+    await expect(startOwn({ host: '127.0.0.1', port: server.port })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: expect.stringContaining('already in use'),
+    });
   });
 
   it('requires the bearer token on every route, /health and /mcp included', async () => {
-    const guarded = await startServer({
-      engram,
-      host: '127.0.0.1',
-      port: 0,
-      token: 's3cret-token',
-      maxBodyBytes: 1 << 20,
-      version: 't',
-      mcpScopes: [PROJECT],
-    });
+    const guarded = await startOwn({ host: '127.0.0.1', token: 's3cret-token', maxBodyBytes: 1 << 20 });
     try {
       const before = await snapshot();
       const paths: Array<[string, string]> = [
