@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { SQLITE_MIGRATIONS } from '../../../src/adapters/sqlite/sqlite-migrations.js';
 import { EngramError } from '../../../src/kernel/errors.js';
@@ -16,6 +16,7 @@ import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-dri
 import { expectEngramError } from '../../support/expect-engram-error.js';
 import { writeOnOldSchema } from '../../support/migrate-seed.js';
 import { withSqliteStore } from '../../support/temporary-store.js';
+import { useTemporaryFolders } from '../../support/per-test.js';
 
 const ACTOR = { actor: 'sqlite-test' };
 const LATEST_VERSION = SQLITE_MIGRATIONS.at(-1)!.version;
@@ -31,17 +32,11 @@ runMemoryStoreSuite({
   },
 });
 
-const directories: string[] = [];
+const temporaryFolder = useTemporaryFolders('engram-sqlite-');
 
 async function temporaryPath(name = 'memory.db'): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), 'engram-sqlite-'));
-  directories.push(directory);
-  return join(directory, name);
+  return join(await temporaryFolder(), name);
 }
-
-afterEach(async () => {
-  await Promise.all(directories.splice(0).map((directory) => rm(directory, { recursive: true, force: true })));
-});
 
 async function fileDigest(path: string): Promise<string> {
   return createHash('sha256')
