@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
+import { SqliteMemoryStore, type SqliteMemoryStoreOptions } from '../../src/adapters/sqlite/sqlite-memory-store.js';
 import { Engram } from '../../src/engram.js';
 import type { EngramOptions } from '../../src/engram-options.js';
 import { perTest } from './per-test.js';
@@ -10,18 +10,34 @@ import { perTest } from './per-test.js';
 export interface TemporaryStore {
   store: SqliteMemoryStore;
   clock: { now: number };
+  /** The temp folder, removed by `close`, and the store's file in it. */
+  directory: string;
+  path: string;
   close(): Promise<void>;
 }
 
-/** Opens a SQLite store in a temp folder whose clock starts at `start` (epoch ms). */
-export async function openTemporaryStore(start: number): Promise<TemporaryStore> {
-  const directory = await mkdtemp(join(tmpdir(), 'engram-recall-'));
+/**
+ * Opens a SQLite store in a temp folder whose clock starts at `start` (epoch ms); `options` names the
+ * folder's prefix and the file, and sets the store's job settings.
+ */
+export async function openTemporaryStore(
+  start: number,
+  options: { prefix?: string; file?: string; jobs?: SqliteMemoryStoreOptions['jobs'] } = {},
+): Promise<TemporaryStore> {
+  const directory = await mkdtemp(join(tmpdir(), options.prefix ?? 'engram-recall-'));
+  const path = join(directory, options.file ?? 'memory.db');
   const clock = { now: start };
-  const store = new SqliteMemoryStore({ path: join(directory, 'memory.db'), now: () => new Date(clock.now) });
+  const store = new SqliteMemoryStore({
+    path,
+    now: () => new Date(clock.now),
+    ...(options.jobs !== undefined && { jobs: options.jobs }),
+  });
   await store.open();
   return {
     store,
     clock,
+    directory,
+    path,
     async close() {
       await store.close();
       await rm(directory, { recursive: true, force: true });
