@@ -66,6 +66,20 @@ export function engramOver(opened: TemporaryStoreHandle, options: Omit<EngramOpt
   return new Engram({ store: opened.store, now: () => new Date(opened.clock.now), ...options });
 }
 
+/**
+ * A SQLite store on the real clock in a fresh temp folder, as a store suite's `create` gives it: the
+ * file is its url and `cleanup` removes the folder (the suite closes the store first).
+ */
+export async function openSuiteSqliteStore(
+  prefix: string,
+): Promise<{ store: SqliteMemoryStore; url: string; cleanup: () => Promise<void> }> {
+  const directory = await mkdtemp(join(tmpdir(), prefix));
+  const url = join(directory, 'memory.db');
+  const store = new SqliteMemoryStore({ path: url });
+  await store.open();
+  return { store, url, cleanup: () => rm(directory, { recursive: true, force: true }) };
+}
+
 /** Opens the SQLite store at `path` (on the clock `now`, else the real one), runs `work` with it, and closes it. */
 export async function withSqliteStore<T>(
   path: string,

@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
@@ -15,7 +14,7 @@ import {
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 import { expectEngramError } from '../../support/expect-engram-error.js';
 import { writeOnOldSchema } from '../../support/migrate-seed.js';
-import { withSqliteStore } from '../../support/temporary-store.js';
+import { openSuiteSqliteStore, withSqliteStore } from '../../support/temporary-store.js';
 import { useTemporaryFolders } from '../../support/per-test.js';
 
 const ACTOR = { actor: 'sqlite-test' };
@@ -23,13 +22,7 @@ const LATEST_VERSION = SQLITE_MIGRATIONS.at(-1)!.version;
 
 runMemoryStoreSuite({
   name: 'sqlite',
-  create: async () => {
-    const directory = await mkdtemp(join(tmpdir(), 'engram-suite-'));
-    const path = join(directory, 'memory.db');
-    const store = new SqliteMemoryStore({ path });
-    await store.open();
-    return { store, url: path, cleanup: () => rm(directory, { recursive: true, force: true }) };
-  },
+  create: () => openSuiteSqliteStore('engram-suite-'),
 });
 
 const temporaryFolder = useTemporaryFolders('engram-sqlite-');
