@@ -397,16 +397,14 @@ describe('the source tree keeps its layers', () => {
 
 describe('the layering checks themselves', () => {
   it('tell type-only imports from run-time ones', () => {
-    const text = [
-      "import type { A } from './a.js';",
-      "import { type B, type C } from './b.js';",
-      "import { type D, e } from './d.js';",
-      "export type { F } from './f.js';",
-      "export { g } from './g.js';",
-      "import h from 'node:fs';",
-      "import './side-effect.js';",
-      "const lazy = await import('./lazy.js');",
-    ].join('\n');
+    const text = `import type { A } from './a.js';
+import { type B, type C } from './b.js';
+import { type D, e } from './d.js';
+export type { F } from './f.js';
+export { g } from './g.js';
+import h from 'node:fs';
+import './side-effect.js';
+const lazy = await import('./lazy.js');`;
     expect(runtimeImports(text).map((entry) => entry.specifier)).toEqual([
       './d.js',
       './g.js',

@@ -7,6 +7,7 @@ import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store
 import { messageText, systemText } from '../../src/contracts/language-model-content.js';
 import type { SessionTool } from '../../src/contracts/session-tool.js';
 import { Engram } from '../../src/engram.js';
+import type { Memory } from '../../src/memory/memory.js';
 import { EXTRACTION_QUEUE, type ExtractionJobPayload } from '../../src/extraction/extraction-job-payload.js';
 import { Extractor } from '../../src/extraction/extractor.js';
 import { Session } from '../../src/session/session.js';
@@ -29,6 +30,15 @@ async function openEngram(): Promise<Engram> {
   return new Engram({ store, defaultScope: PROJECT, actor: 'test', onWarning: () => undefined });
 }
 
+/** The memory the turns below recall: where the API deploys. */
+function rememberDeployRegion(engram: Engram): Promise<Memory> {
+  return engram.remember({
+    name: 'deploy-region',
+    content: 'The API deploys to the Frankfurt region (eu-central-1).',
+    type: 'project',
+  });
+}
+
 /** An extractor over `engram` that runs only when drained, stopped after the test. */
 function idleExtractor(engram: Engram): Extractor {
   const extractor = new Extractor({ engram, autoStart: false });
@@ -48,11 +58,7 @@ const readTool: SessionTool = {
 describe('MemoryTurn.run: one agent turn on a Session with memory', () => {
   it('puts the block, then the host context, before the user message (never in the system prompt) and queues the answered turn', async () => {
     const engram = await openEngram();
-    const deploy = await engram.remember({
-      name: 'deploy-region',
-      content: 'The API deploys to the Frankfurt region (eu-central-1).',
-      type: 'project',
-    });
+    const deploy = await rememberDeployRegion(engram);
     const extractor = idleExtractor(engram);
     const memoryTurn = new MemoryTurn({ engram, extractor });
     const system = await memoryTurn.staticPart();
@@ -122,11 +128,7 @@ describe('MemoryTurn.run: one agent turn on a Session with memory', () => {
 
   it('a message the session refuses as too large leaves its memories unsurfaced: the next request still gets them', async () => {
     const engram = await openEngram();
-    const deploy = await engram.remember({
-      name: 'deploy-region',
-      content: 'The API deploys to the Frankfurt region (eu-central-1).',
-      type: 'project',
-    });
+    const deploy = await rememberDeployRegion(engram);
     const memoryTurn = new MemoryTurn({ engram });
     const session = new Session({ model: new ScriptedLanguageModel({ script: [] }), sessionId: 'chat-4' });
     const question = 'Where does the API deploy, Frankfurt?';
@@ -145,11 +147,7 @@ describe('MemoryTurn.run: one agent turn on a Session with memory', () => {
 
   it('an aborted turn takes back only what it surfaced, and the extractor is not told of it', async () => {
     const engram = await openEngram();
-    const deploy = await engram.remember({
-      name: 'deploy-region',
-      content: 'The API deploys to the Frankfurt region (eu-central-1).',
-      type: 'project',
-    });
+    const deploy = await rememberDeployRegion(engram);
     const schedule = await engram.remember({
       name: 'deploy-schedule',
       content: 'Deploys to Frankfurt happen on Tuesdays.',

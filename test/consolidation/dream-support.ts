@@ -1,10 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
 import type { MemoryStore } from '../../src/contracts/memory-store.js';
 import { undoChangeSet } from '../../src/consolidation/change-sets.js';
 import type { Memory } from '../../src/memory/memory.js';
+import { openTemporaryStore } from '../support/temporary-store.js';
 import { buildDreamCorpus, CORPUS_NOW, CORPUS_SCOPE, type DreamCorpus } from '../fixtures/dream-corpus.js';
 
 /** A SQLite store in a temp folder, seeded with the dream corpus, on a clock the test moves. */
@@ -17,23 +15,10 @@ export interface SeededStore {
 }
 
 export async function openSeededStore(): Promise<SeededStore> {
-  const directory = await mkdtemp(join(tmpdir(), 'engram-dream-'));
-  const path = join(directory, 'memory.db');
-  const clock = { now: Date.parse(CORPUS_NOW) };
-  const store = new SqliteMemoryStore({ path, now: () => new Date(clock.now) });
-  await store.open();
+  const { store, path, clock, close } = await openTemporaryStore(Date.parse(CORPUS_NOW), { prefix: 'engram-dream-' });
   const corpus = buildDreamCorpus();
   await store.importMany(corpus.memories, { onExisting: 'fail' }, { actor: 'seed' });
-  return {
-    store,
-    path,
-    corpus,
-    clock,
-    async close() {
-      await store.close();
-      await rm(directory, { recursive: true, force: true });
-    },
-  };
+  return { store, path, corpus, clock, close };
 }
 
 /** Every memory of the store, every state, by id. */

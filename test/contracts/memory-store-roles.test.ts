@@ -19,6 +19,7 @@ import { copyStore } from '../../src/maintenance/copy-store.js';
 import { holdsNoRecords } from '../../src/maintenance/store-checksum.js';
 import { startEmbeddingsServer } from '../../src/testing/index.js';
 import { runMemoryStoreSuite } from '../../src/testing/suites.js';
+import { openSuiteSqliteStore } from '../support/temporary-store.js';
 
 // A backend needs only the ledger. Here one is built for the test: a real SQLite store behind it,
 // with only the roles named passed through. It passes the ledger's conformance cases and has the
@@ -112,11 +113,8 @@ async function codeOf(action: () => Promise<unknown>): Promise<{ code: string; m
 runMemoryStoreSuite({
   name: 'a ledger-only backend (SQLite underneath)',
   create: async () => {
-    const directory = await mkdtemp(join(tmpdir(), 'engram-ledger-suite-'));
-    const path = join(directory, 'memory.db');
-    const inner = new SqliteMemoryStore({ path });
-    await inner.open();
-    return { store: withRoles(inner, []), url: path, cleanup: () => rm(directory, { recursive: true, force: true }) };
+    const { store, url, cleanup } = await openSuiteSqliteStore('engram-ledger-suite-');
+    return { store: withRoles(store, []), url, cleanup };
   },
   roles: [],
   skip: {

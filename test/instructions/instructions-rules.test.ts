@@ -148,18 +148,16 @@ describe('@path imports', () => {
 
 describe('block-level HTML comments', () => {
   it('strips comments that start a line (over several lines too) and keeps inline ones and code', () => {
-    const text = [
-      '# Rules',
-      '<!-- maintainer note: @secret.md -->',
-      'Use tabs.',
-      '<!--',
-      'multi',
-      'line -->',
-      'Keep <!-- inline --> this.',
-      '```html',
-      '<!-- in code -->',
-      '```',
-    ].join('\n');
+    const text = `# Rules
+<!-- maintainer note: @secret.md -->
+Use tabs.
+<!--
+multi
+line -->
+Keep <!-- inline --> this.
+\`\`\`html
+<!-- in code -->
+\`\`\``;
     expect(stripBlockHtmlComments(text)).toBe(
       ['# Rules', 'Use tabs.', 'Keep <!-- inline --> this.', '```html', '<!-- in code -->', '```'].join('\n'),
     );

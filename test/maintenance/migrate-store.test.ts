@@ -1,5 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
@@ -8,15 +6,14 @@ import { summarizeStore } from '../../src/maintenance/store-checksum.js';
 import type { MemoryStore } from '../../src/contracts/memory-store.js';
 import { countsOf, expectSameStores, NO_RECORDS, readAll, SEED_SPACE, seedRichStore } from '../support/migrate-seed.js';
 import { expectEngramError } from '../support/expect-engram-error.js';
+import { useTemporaryFolders } from '../support/per-test.js';
 
 const ACTOR = { actor: 'migrate-test' };
 const opened: MemoryStore[] = [];
-const directories: string[] = [];
+const temporaryFolder = useTemporaryFolders('engram-migrate-');
 
 async function sqliteStore(name = 'memory.db'): Promise<SqliteMemoryStore> {
-  const directory = await mkdtemp(join(tmpdir(), 'engram-migrate-'));
-  directories.push(directory);
-  const store = new SqliteMemoryStore({ path: join(directory, name) });
+  const store = new SqliteMemoryStore({ path: join(await temporaryFolder(), name) });
   await store.open();
   opened.push(store);
   return store;
@@ -24,7 +21,6 @@ async function sqliteStore(name = 'memory.db'): Promise<SqliteMemoryStore> {
 
 afterEach(async () => {
   for (const store of opened.splice(0)) await store.close();
-  await Promise.all(directories.splice(0).map((directory) => rm(directory, { recursive: true, force: true })));
 });
 
 /** Everything a refused copy must leave unchanged in a store. */

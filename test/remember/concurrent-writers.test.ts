@@ -1,7 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SqliteMemoryStore, type SqliteMemoryStoreOptions } from '../../src/adapters/sqlite/sqlite-memory-store.js';
 import { EngramError } from '../../src/kernel/errors.js';
 import { DEFAULT_SETTINGS } from '../../src/kernel/settings.js';
@@ -10,22 +9,17 @@ import type { StoreRole, StoreWith } from '../../src/contracts/memory-store.js';
 import { expectConcurrentSavesDeduplicated } from '../../src/testing/concurrent-save-check.js';
 import { collectStoreWriteWorker, spawnStoreWorker } from '../../src/testing/store-write-worker-process.js';
 import { closeSqlite, openSqlite as openRawSqlite } from '../../src/adapters/sqlite/sqlite-driver.js';
+import { useTemporaryFolders } from '../support/per-test.js';
 
 // Dedupe on write across processes: several processes save the same statements at once through
 // the library into one store. The check itself (src/testing/concurrent-save-check.ts) opens the
 // store only by URL in its workers, so it runs on any backend listed here.
 
-const directories: string[] = [];
+const temporaryFolder = useTemporaryFolders('engram-writers-');
 
 async function temporaryPath(): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), 'engram-writers-'));
-  directories.push(directory);
-  return join(directory, 'memory.db');
+  return join(await temporaryFolder(), 'memory.db');
 }
-
-afterEach(async () => {
-  await Promise.all(directories.splice(0).map((directory) => rm(directory, { recursive: true, force: true })));
-});
 
 interface Backend {
   name: string;

@@ -62,53 +62,49 @@ async function runLongSession(options: { notes: boolean }) {
   return { session, settings, compactions, failures, assistantUsage, requests: loopback.server.requests };
 }
 
+/**
+ * The checks both runs share: no compaction failed, at least three ran, each by `method`, and every
+ * request (turns, notes helper and summarizer alike) and every turn's counted input, plus its output
+ * cap, fits the window.
+ */
+function expectCompactedWithinWindow(run: Awaited<ReturnType<typeof runLongSession>>, method: 'notes' | 'summary') {
+  const { settings, compactions, failures, assistantUsage, requests } = run;
+  const window = settings.session.contextWindow;
+  expect(failures).toEqual([]);
+  expect(compactions.length).toBeGreaterThanOrEqual(3);
+  for (const compaction of compactions) expect(compaction.boundary.method).toBe(method);
+  for (const request of requests) {
+    const maxTokens = (request.body as { max_tokens: number }).max_tokens;
+    expect(estimatedRequestTokens(request, settings) + maxTokens).toBeLessThanOrEqual(window);
+  }
+  for (const tokens of assistantUsage) expect(tokens + settings.session.maxOutputTokens).toBeLessThanOrEqual(window);
+}
+
 describe('a long session against the loopback Anthropic server', () => {
   it('with session notes: never over the window, compacts by the fast path with zero model calls', async () => {
-    const { session, settings, compactions, failures, assistantUsage, requests } = await runLongSession({
-      notes: true,
-    });
-    const window = settings.session.contextWindow;
-    expect(failures).toEqual([]);
-    expect(compactions.length).toBeGreaterThanOrEqual(3);
-    for (const compaction of compactions) {
-      expect(compaction.boundary.method).toBe('notes');
+    const run = await runLongSession({ notes: true });
+    expectCompactedWithinWindow(run, 'notes');
+    for (const compaction of run.compactions) {
       expect(compaction.modelCalls).toBe(0);
       expect(compaction.postTokens).toBeLessThan(compaction.preTokens);
     }
-    const kinds = requests.map(requestKind);
+    const kinds = run.requests.map(requestKind);
     // Only the turns and the notes helper ever asked the model: no summarizer request.
     expect(kinds.filter((kind) => kind === 'summary')).toEqual([]);
     expect(kinds.filter((kind) => kind === 'notes').length).toBeGreaterThan(0);
-    for (const request of requests) {
-      const maxTokens = (request.body as { max_tokens: number }).max_tokens;
-      // Every request, notes helper and summarizer included: input + output cap within the window.
-      expect(estimatedRequestTokens(request, settings) + maxTokens).toBeLessThanOrEqual(window);
-    }
-    // What the server counted for each turn's request, plus its output cap, fits too.
-    expect(assistantUsage.length).toBeGreaterThan(TURNS);
-    for (const tokens of assistantUsage) expect(tokens + settings.session.maxOutputTokens).toBeLessThanOrEqual(window);
-    expect(session.stats.persistedToolResults).toBeGreaterThan(10);
+    // The server counted the input of every turn's request (the window check above covers them all).
+    expect(run.assistantUsage.length).toBeGreaterThan(TURNS);
+    expect(run.session.stats.persistedToolResults).toBeGreaterThan(10);
   });
 
   it('without session notes: compacts through the summarizer, one model call per compaction', async () => {
-    const { settings, compactions, failures, assistantUsage, requests } = await runLongSession({ notes: false });
-    const window = settings.session.contextWindow;
-    expect(failures).toEqual([]);
-    expect(compactions.length).toBeGreaterThanOrEqual(3);
-    for (const compaction of compactions) {
-      expect(compaction.boundary.method).toBe('summary');
-      expect(compaction.modelCalls).toBeGreaterThanOrEqual(1);
-    }
-    const kinds = requests.map(requestKind);
+    const run = await runLongSession({ notes: false });
+    expectCompactedWithinWindow(run, 'summary');
+    for (const compaction of run.compactions) expect(compaction.modelCalls).toBeGreaterThanOrEqual(1);
+    const kinds = run.requests.map(requestKind);
     expect(kinds.filter((kind) => kind === 'notes')).toEqual([]);
     expect(kinds.filter((kind) => kind === 'summary').length).toBe(
-      compactions.reduce((sum, compaction) => sum + compaction.modelCalls, 0),
+      run.compactions.reduce((sum, compaction) => sum + compaction.modelCalls, 0),
     );
-    for (const request of requests) {
-      expect(
-        estimatedRequestTokens(request, settings) + (request.body as { max_tokens: number }).max_tokens,
-      ).toBeLessThanOrEqual(window);
-    }
-    for (const tokens of assistantUsage) expect(tokens + settings.session.maxOutputTokens).toBeLessThanOrEqual(window);
   });
 });

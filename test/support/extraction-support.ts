@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { SqliteMemoryStore } from '../../src/adapters/sqlite/sqlite-memory-store.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/kernel/settings.js';
 import { Engram } from '../../src/engram.js';
@@ -8,6 +5,7 @@ import type { Conversation, ConversationMessage } from '../../src/contracts/conv
 import { Extractor, type ExtractorOptions } from '../../src/extraction/extractor.js';
 import { ScriptedLanguageModel, type ScriptedAnswer } from '../../src/testing/scripted-language-model.js';
 import { perTest } from './per-test.js';
+import { openTemporaryStore } from './temporary-store.js';
 
 export const PROJECT = 'project:github.com/acme/app';
 
@@ -26,9 +24,6 @@ export interface ExtractionFixture {
 export async function openExtractionFixture(
   overrides: { extraction?: Partial<Settings['extraction']>; jobs?: Partial<Settings['jobs']> } = {},
 ): Promise<ExtractionFixture> {
-  const directory = await mkdtemp(join(tmpdir(), 'engram-extraction-'));
-  const clock = { now: Date.UTC(2026, 0, 5, 10, 0, 0) };
-  const now = (): Date => new Date(clock.now);
   const settings: Settings = {
     ...DEFAULT_SETTINGS,
     extraction: {
@@ -39,9 +34,13 @@ export async function openExtractionFixture(
     },
     jobs: { ...DEFAULT_SETTINGS.jobs, ...overrides.jobs },
   };
-  const path = join(directory, 'engram.db');
-  const store = new SqliteMemoryStore({ path, now, jobs: settings.jobs });
-  await store.open();
+  const opened = await openTemporaryStore(Date.UTC(2026, 0, 5, 10, 0, 0), {
+    prefix: 'engram-extraction-',
+    file: 'engram.db',
+    jobs: settings.jobs,
+  });
+  const { store, clock } = opened;
+  const now = (): Date => new Date(clock.now);
   const engram = new Engram({
     store,
     settings,
@@ -50,18 +49,7 @@ export async function openExtractionFixture(
     now,
     actor: 'test',
   });
-  return {
-    directory,
-    path,
-    store,
-    engram,
-    settings,
-    clock,
-    async close() {
-      await store.close();
-      await rm(directory, { recursive: true, force: true });
-    },
-  };
+  return { directory: opened.directory, path: opened.path, store, engram, settings, clock, close: opened.close };
 }
 
 /**

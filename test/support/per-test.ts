@@ -83,6 +83,22 @@ export function useClosedAfterTest(): <T extends { close(): Promise<void> | void
   };
 }
 
+/**
+ * Gives a function that makes a new temp folder (named from `prefix`) each time it is called; every
+ * folder made during a test is removed after that test.
+ */
+export function useTemporaryFolders(prefix: string): () => Promise<string> {
+  const folders: string[] = [];
+  afterEach(async () => {
+    await Promise.all(folders.splice(0).map((folder) => rm(folder, { recursive: true, force: true })));
+  });
+  return async () => {
+    const folder = await mkdtemp(join(tmpdir(), prefix));
+    folders.push(folder);
+    return folder;
+  };
+}
+
 /** A temp folder made before the tests of the enclosing `describe` (or file) and removed after them; the function gives its path. */
 export function useTemporaryFolder(prefix: string): () => string {
   let path: string | undefined;

@@ -91,10 +91,15 @@ export function makeSyncWorld(
   return { root, remote, machines, cleanup: () => rmSync(root, { recursive: true, force: true }) };
 }
 
+/** How long a test that runs several machines' syncs may take. */
+export const SYNC_TEST_TIMEOUT = 120_000;
+
 /** The sync world of the current test, cleaned up after it. */
 export interface SyncWorlds {
   /** Makes the test's world ({@link makeSyncWorld}). */
   make(count: number, options?: Parameters<typeof makeSyncWorld>[1]): SyncWorld;
+  /** Makes the test's world of three machines and gives them. */
+  three(): [Machine, Machine, Machine];
   /** The world the current test made. */
   readonly current: SyncWorld;
 }
@@ -110,6 +115,9 @@ export function useSyncWorlds(): SyncWorlds {
     make(count, options) {
       world = makeSyncWorld(count, options);
       return world;
+    },
+    three() {
+      return this.make(3).machines as [Machine, Machine, Machine];
     },
     get current() {
       if (world === undefined) throw new Error('no sync world: the test has not made one');

@@ -4,11 +4,9 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { memoryPath, shardOf, tombstonePath } from '../../src/sync/sync-layout.js';
 import type { Memory } from '../../src/memory/memory.js';
-import { useSyncWorlds, type Machine } from '../support/sync-machines.js';
+import { SYNC_TEST_TIMEOUT, useSyncWorlds, type Machine } from '../support/sync-machines.js';
 
 const worlds = useSyncWorlds();
-
-const TIMEOUT = 120_000;
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, {
@@ -166,7 +164,7 @@ describe('a hostile or corrupt remote', () => {
       );
       expect(status.remotes[0]!.rejectedCount).toBeGreaterThanOrEqual(expectedRejected.length);
     },
-    TIMEOUT,
+    SYNC_TEST_TIMEOUT,
   );
 
   it(
@@ -190,6 +188,6 @@ describe('a hostile or corrupt remote', () => {
       expect(git(world.root, '--git-dir', world.remote, 'rev-parse', 'engram').trim()).toBe(tip);
       expect(tip).not.toBe(head);
     },
-    TIMEOUT,
+    SYNC_TEST_TIMEOUT,
   );
 });

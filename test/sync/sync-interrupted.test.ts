@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import type { Memory } from '../../src/memory/memory.js';
 import type { OpenedEngram } from '../../src/node/open-engram.js';
 import { GitSyncRemote } from '../../src/sync/node/git-sync-remote.js';
 import { cacheDirectory, resolveRoutes } from '../../src/sync/node/sync-routes.js';
@@ -57,13 +58,18 @@ function intercept(remote: SyncRemote, afterPush: () => Promise<void>): SyncRemo
   };
 }
 
+/** Two machines that both hold, after a sync each, the one memory `a` wrote. */
+async function bothHolding(content: string): Promise<{ a: Machine; b: Machine; memory: Memory }> {
+  const [a, b] = worlds.make(2).machines as [Machine, Machine];
+  const memory = await a.with((opened) => opened.engram.remember({ content }));
+  await a.sync();
+  await b.sync();
+  return { a, b, memory };
+}
+
 describe('sync never overwrites an edit made while it runs, and finishes what an interruption left', () => {
   it('a memory edited here between the push and the local writes keeps the edit; the next sync merges both', async () => {
-    const world = worlds.make(2);
-    const [a, b] = world.machines as [Machine, Machine];
-    const memory = await a.with((opened) => opened.engram.remember({ content: 'The queue is RabbitMQ.' }));
-    await a.sync();
-    await b.sync();
+    const { a, b, memory } = await bothHolding('The queue is RabbitMQ.');
     await b.with((opened) => opened.engram.update(memory.id, { importance: 0.95 }));
     await b.with((opened) => opened.engram.remember({ content: 'The cache is Redis.' }));
     await b.sync();
@@ -94,11 +100,7 @@ describe('sync never overwrites an edit made while it runs, and finishes what an
   }, 120_000);
 
   it('a conflict whose remote state was written but not the merge is finished by the next sync', async () => {
-    const world = worlds.make(2);
-    const [a, b] = world.machines as [Machine, Machine];
-    const memory = await a.with((opened) => opened.engram.remember({ content: 'The linter is ESLint.' }));
-    await a.sync();
-    await b.sync();
+    const { a, b, memory } = await bothHolding('The linter is ESLint.');
     await b.with((opened) => opened.engram.update(memory.id, { content: 'The linter is Biome.' }));
     await b.sync();
     await new Promise((resolve) => setTimeout(resolve, 5));

@@ -14,22 +14,17 @@ import {
   rememberOn as remember,
   syncedReport as synced,
   type Machine,
+  SYNC_TEST_TIMEOUT,
   useSyncWorlds,
 } from '../support/sync-machines.js';
 
 const worlds = useSyncWorlds();
 
-const TIMEOUT = 120_000;
-
-function three(): [Machine, Machine, Machine] {
-  return worlds.make(3).machines as [Machine, Machine, Machine];
-}
-
 describe('engram sync between machines through one git remote', () => {
   it(
     'the first sync of a store pushes its memories once, a new machine imports them, and sessions never leave',
     async () => {
-      const [a, b] = three();
+      const [a, b] = worlds.three();
       const kept = await remember(a, 'The user writes British English.', { type: 'user' });
       const project = await remember(a, 'Deploys of the app go out on Tuesdays.');
       const session = await a.with((opened) =>
@@ -68,13 +63,13 @@ describe('engram sync between machines through one git remote', () => {
         'sync',
       ]);
     },
-    TIMEOUT,
+    SYNC_TEST_TIMEOUT,
   );
 
   it(
     'edits of different fields on two machines both stand; the same field keeps the later edit, lists the other, and resolves either way',
     async () => {
-      const [a, b] = three();
+      const [a, b] = worlds.three();
       const memory = await remember(a, 'The staging database is PostgreSQL 14.');
       await a.sync();
       await b.sync();
@@ -137,13 +132,13 @@ describe('engram sync between machines through one git remote', () => {
         code: 'NOT_FOUND',
       });
     },
-    TIMEOUT,
+    SYNC_TEST_TIMEOUT,
   );
 
   it(
     'an edit beats a concurrent delete; a delete of an unchanged memory travels; an invalidation arrives as an invalidation',
     async () => {
-      const [a, b, c] = three();
+      const [a, b, c] = worlds.three();
       const edited = await remember(a, 'The CI runs on GitHub Actions.');
       const dropped = await remember(a, 'The team standup is at 9:30.');
       const replaced = await remember(a, 'The API is versioned by URL path.');
@@ -172,13 +167,13 @@ describe('engram sync between machines through one git remote', () => {
         action: 'delete',
       });
     },
-    TIMEOUT,
+    SYNC_TEST_TIMEOUT,
   );
 
   it(
     "a dream's change set travels as one change set under its id, and can be undone whole on another machine",
     async () => {
-      const [a, b] = three();
+      const [a, b] = worlds.three();
       const now = new Date();
       const dated = await a.with((opened) =>
         opened.engram.remember({
@@ -217,13 +212,13 @@ describe('engram sync between machines through one git remote', () => {
       await a.sync();
       expect((await get(a, dated.id))!.content).toBe(dated.content);
     },
-    TIMEOUT,
+    SYNC_TEST_TIMEOUT,
   );
 
   it(
     'a purge travels as a tombstone without text, and after the next sync no object of the remote or of any cache holds the text',
     async () => {
-      const [a, b, c] = three();
+      const [a, b, c] = worlds.three();
       const secret = 'The vault unseal phrase is purple-otter-7731-quartz.';
       const purged = await remember(a, secret);
       const other = await remember(a, 'The vault runs on three nodes.');
@@ -255,13 +250,13 @@ describe('engram sync between machines through one git remote', () => {
       expect(await get(a, later.id)).toBeDefined();
       expect(objectsHolding(worlds.current.remote, 'purple-otter')).toEqual([]);
     },
-    TIMEOUT,
+    SYNC_TEST_TIMEOUT,
   );
 
   it(
     'a memory the privacy layer flags stays on this machine with a warning; the rest syncs',
     async () => {
-      const [a, b] = three();
+      const [a, b] = worlds.three();
       const token = `AKIA${'Q'.repeat(16)}`;
       const clean = await remember(a, 'The build cache lives in S3.');
       // A secret the write path would have redacted, in the file itself (a store an older engram filled).
@@ -279,13 +274,13 @@ describe('engram sync between machines through one git remote', () => {
       const status = await a.with((opened) => syncStatus({ opened }));
       expect(status.remotes[0]).toMatchObject({ heldBackCount: 1, heldBack: [{ subject: leaky.id }] });
     },
-    TIMEOUT,
+    SYNC_TEST_TIMEOUT,
   );
 
   it(
     "a project's team remote named in .engram.json gets its memories once accepted; personal ones never; a project cannot choose the personal remote",
     async () => {
-      const [a, b] = three();
+      const [a, b] = worlds.three();
       const team = bareRepository(join(worlds.current.root, 'team.git'));
       const attacker = bareRepository(join(worlds.current.root, 'attacker.git'));
       for (const machine of [a, b]) {
@@ -318,13 +313,13 @@ describe('engram sync between machines through one git remote', () => {
       expect(await get(b, shared.id)).toBeDefined();
       expect(await get(b, personal.id)).toBeDefined();
     },
-    TIMEOUT,
+    SYNC_TEST_TIMEOUT,
   );
 
   it(
     'a machine offline for a month comes back: its failures are recorded with a back-off, then it converges, across a history rewrite',
     async () => {
-      const [a, b] = three();
+      const [a, b] = worlds.three();
       const base = await remember(a, 'The on-call rotation is weekly.');
       await a.sync();
       await b.sync();
@@ -361,6 +356,6 @@ describe('engram sync between machines through one git remote', () => {
       expect(objectsHolding(worlds.current.remote, 'cobalt-lantern')).toEqual([]);
       expect((await a.with((opened) => syncStatus({ opened }))).remotes[0]).toMatchObject({ failures: 0 });
     },
-    TIMEOUT,
+    SYNC_TEST_TIMEOUT,
   );
 });

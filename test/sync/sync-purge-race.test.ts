@@ -11,6 +11,7 @@ import {
   rememberOn as remember,
   syncedReport as synced,
   type Machine,
+  SYNC_TEST_TIMEOUT,
   useSyncWorlds,
 } from '../support/sync-machines.js';
 
@@ -24,12 +25,6 @@ import {
  */
 
 const worlds = useSyncWorlds();
-
-const TIMEOUT = 120_000;
-
-function three(): [Machine, Machine, Machine] {
-  return worlds.make(3).machines as [Machine, Machine, Machine];
-}
 
 /** Texts found in the remote's reachable objects or in any object of any machine's cache. */
 function copiesOf(texts: readonly string[], machines: readonly Machine[]): string[] {
@@ -77,7 +72,7 @@ describe('a purge and the pushes around it', () => {
   it(
     'a purging sync killed right after its push leaves no old copy in its cache once it syncs again',
     async () => {
-      const [a, b] = three();
+      const [a, b] = worlds.three();
       const secret = await remember(a, 'The launch codename is heron-lantern-5521.');
       const kept = await remember(a, 'Deploys run from the main branch only.');
       await a.sync();
@@ -100,13 +95,13 @@ describe('a purge and the pushes around it', () => {
       expect(await get(b, secret.id)).toBeUndefined();
       expect(await get(b, kept.id)).toBeDefined();
     },
-    TIMEOUT,
+    SYNC_TEST_TIMEOUT,
   );
 
   it(
     "another machine's push that lands while the rewrite is on its way (its edit of the purged memory, a new memory, another edit) brings no purged text back and loses nothing",
     async () => {
-      const [a, b, c] = three();
+      const [a, b, c] = worlds.three();
       const secret = await remember(a, 'The billing partner is called ember-quarry-8812.');
       const shared = await remember(a, 'Invoices are sent on the first of the month.');
       for (const machine of [a, b, c]) await machine.sync();
@@ -134,13 +129,13 @@ describe('a purge and the pushes around it', () => {
         expect((await get(machine, shared.id))?.description, machine.name).toBe('invoice day');
       }
     },
-    TIMEOUT,
+    SYNC_TEST_TIMEOUT,
   );
 
   it(
     "a rewrite that lands while another machine's push of an edit to the purged memory is on its way: that push is refused and the edit purged, not written back",
     async () => {
-      const [a, b] = three();
+      const [a, b] = worlds.three();
       const secret = await remember(a, 'The backup bucket is named saffron-kiln-4417.');
       await a.sync();
       await b.sync();
@@ -163,13 +158,13 @@ describe('a purge and the pushes around it', () => {
         expect(await get(machine, other.id), machine.name).toBeDefined();
       }
     },
-    TIMEOUT,
+    SYNC_TEST_TIMEOUT,
   );
 
   it(
     'two purges of different memories racing each other both leave nothing behind',
     async () => {
-      const [a, b] = three();
+      const [a, b] = worlds.three();
       const first = await remember(a, 'The staging host is velvet-ridge-1204.');
       const second = await remember(a, 'The metrics host is juniper-vortex-7788.');
       const stays = await remember(a, 'Staging resets every Sunday.');
@@ -189,6 +184,6 @@ describe('a purge and the pushes around it', () => {
         expect(await get(machine, stays.id)).toBeDefined();
       }
     },
-    TIMEOUT,
+    SYNC_TEST_TIMEOUT,
   );
 });

@@ -27,6 +27,13 @@ afterEach(async () => {
 
 const configError = (action: () => unknown): EngramError => expectEngramErrorSync(action, 'CONFIG_INVALID');
 
+/** The notices given while choosing a model for `env`, which must choose none (engram stays offline). */
+function offlineNotices(env: Record<string, string>): string[] {
+  const notices: string[] = [];
+  expect(createLanguageModel(settingsFrom(env), { onNotice: (notice) => notices.push(notice) })).toBeUndefined();
+  return notices;
+}
+
 async function anthropicServer(
   options: Parameters<typeof startAnthropicMessagesServer>[0] = {},
 ): Promise<LanguageModelServer> {
@@ -37,8 +44,7 @@ async function anthropicServer(
 
 describe('choosing the language model from settings and environment', () => {
   it('with nothing configured there is no model, and the offline notice comes exactly once', () => {
-    const notices: string[] = [];
-    expect(createLanguageModel(settingsFrom({}), { onNotice: (notice) => notices.push(notice) })).toBeUndefined();
+    const notices = offlineNotices({});
     expect(notices).toHaveLength(1);
     expect(notices[0]).toContain(MODEL_OFFLINE_NOTICE);
     expect(notices[0]).toMatch(/ANTHROPIC_API_KEY/);
@@ -82,12 +88,7 @@ describe('choosing the language model from settings and environment', () => {
   });
 
   it('a local OpenAI-compatible server needs ENGRAM_MODEL; without it engram stays offline and the notice says why', () => {
-    const notices: string[] = [];
-    expect(
-      createLanguageModel(settingsFrom({ OPENAI_BASE_URL: 'http://localhost:11434/v1' }), {
-        onNotice: (notice) => notices.push(notice),
-      }),
-    ).toBeUndefined();
+    const notices = offlineNotices({ OPENAI_BASE_URL: 'http://localhost:11434/v1' });
     expect(notices).toHaveLength(1);
     expect(notices[0]).toMatch(/ENGRAM_MODEL/);
     const settings = settingsFrom({ OPENAI_BASE_URL: 'http://localhost:11434/v1', ENGRAM_MODEL: 'llama3.1' });
@@ -110,12 +111,7 @@ describe('choosing the language model from settings and environment', () => {
   });
 
   it('ANTHROPIC_BASE_URL alone stays offline (the notice names it); ENGRAM_MODEL_PROVIDER=anthropic uses it without a key', () => {
-    const notices: string[] = [];
-    expect(
-      createLanguageModel(settingsFrom({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:4000' }), {
-        onNotice: (notice) => notices.push(notice),
-      }),
-    ).toBeUndefined();
+    const notices = offlineNotices({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:4000' });
     expect(notices[0]).toMatch(/ANTHROPIC_BASE_URL is set without ANTHROPIC_API_KEY/);
     const model = createLanguageModel(
       settingsFrom({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:4000', ENGRAM_MODEL_PROVIDER: 'anthropic' }),

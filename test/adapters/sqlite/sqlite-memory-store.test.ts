@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { SQLITE_MIGRATIONS } from '../../../src/adapters/sqlite/sqlite-migrations.js';
 import { EngramError } from '../../../src/kernel/errors.js';
@@ -15,33 +14,22 @@ import {
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
 import { expectEngramError } from '../../support/expect-engram-error.js';
 import { writeOnOldSchema } from '../../support/migrate-seed.js';
-import { withSqliteStore } from '../../support/temporary-store.js';
+import { openSuiteSqliteStore, withSqliteStore } from '../../support/temporary-store.js';
+import { useTemporaryFolders } from '../../support/per-test.js';
 
 const ACTOR = { actor: 'sqlite-test' };
 const LATEST_VERSION = SQLITE_MIGRATIONS.at(-1)!.version;
 
 runMemoryStoreSuite({
   name: 'sqlite',
-  create: async () => {
-    const directory = await mkdtemp(join(tmpdir(), 'engram-suite-'));
-    const path = join(directory, 'memory.db');
-    const store = new SqliteMemoryStore({ path });
-    await store.open();
-    return { store, url: path, cleanup: () => rm(directory, { recursive: true, force: true }) };
-  },
+  create: () => openSuiteSqliteStore('engram-suite-'),
 });
 
-const directories: string[] = [];
+const temporaryFolder = useTemporaryFolders('engram-sqlite-');
 
 async function temporaryPath(name = 'memory.db'): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), 'engram-sqlite-'));
-  directories.push(directory);
-  return join(directory, name);
+  return join(await temporaryFolder(), name);
 }
-
-afterEach(async () => {
-  await Promise.all(directories.splice(0).map((directory) => rm(directory, { recursive: true, force: true })));
-});
 
 async function fileDigest(path: string): Promise<string> {
   return createHash('sha256')

@@ -1,11 +1,10 @@
 import { copyFileSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { hashedWordVector } from '../../../src/testing/openai-compatible-embeddings-server.js';
 import { LATEST_SQLITE_VERSION } from '../../../src/adapters/sqlite/sqlite-migrations.js';
+import { useTemporaryFolders } from '../../support/per-test.js';
 
 // test/fixtures/store-v4-better-sqlite3.db was written by engram 9b58f6d (better-sqlite3) with
 // test/fixtures/make-store-fixture.mjs; the .json beside it is every record as that version read it.
@@ -19,17 +18,11 @@ const EXPECTED = JSON.parse(readFileSync(FIXTURE.replace(/\.db$/, '.json'), 'utf
   jobs: unknown[];
   checkpoints: unknown[];
 };
-const directories: string[] = [];
-
-afterEach(async () => {
-  await Promise.all(directories.splice(0).map((directory) => rm(directory, { recursive: true, force: true })));
-});
+const temporaryFolder = useTemporaryFolders('engram-old-store-');
 
 /** A copy of the fixture in a temp folder: opening a WAL store writes beside it, never into the repo. */
 async function fixtureCopy(): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), 'engram-old-store-'));
-  directories.push(directory);
-  const path = join(directory, 'memory.db');
+  const path = join(await temporaryFolder(), 'memory.db');
   copyFileSync(FIXTURE, path);
   return path;
 }

@@ -1,7 +1,6 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import {
   buildPurgeScenario,
@@ -10,20 +9,17 @@ import {
   expectScenarioPurged,
   SECRET_WORD,
 } from '../../support/purge-scenario.js';
+import { useTemporaryFolders } from '../../support/per-test.js';
 
 // Issue 26 item 11 on SQLite: after Engram.purge of a memory extraction wrote, no byte of it or of
 // the conversation it came from is left in engram.db, -wal or -shm (jobs, progress, recent runs,
 // change sets, history, FTS), and the report names the one place engram cannot clear.
 
-const directories: string[] = [];
-afterEach(async () => {
-  for (const directory of directories.splice(0)) await rm(directory, { recursive: true, force: true });
-});
+const temporaryFolder = useTemporaryFolders('engram-purge-copies-');
 
 /** A SQLite store in a temp folder removed after the test (closing the store is the test's). */
 async function openStoreInTempFolder(): Promise<{ directory: string; store: SqliteMemoryStore }> {
-  const directory = await mkdtemp(join(tmpdir(), 'engram-purge-copies-'));
-  directories.push(directory);
+  const directory = await temporaryFolder();
   const store = new SqliteMemoryStore({ path: join(directory, 'engram.db') });
   await store.open();
   return { directory, store };

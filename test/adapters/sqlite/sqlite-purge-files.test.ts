@@ -1,18 +1,14 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
+import { useTemporaryFolders } from '../../support/per-test.js';
 
 // Issue 17 item 3: a purge leaves no copy of the memory in the database files. Read as an attacker
 // would: the raw bytes of engram.db, -wal and -shm, not through SQL.
 
 const ACTOR = { actor: 'purge-test' };
-const directories: string[] = [];
-
-afterEach(async () => {
-  for (const directory of directories.splice(0)) await rm(directory, { recursive: true, force: true });
-});
+const temporaryFolder = useTemporaryFolders('engram-purge-');
 
 /** How many times each needle occurs in the raw bytes of every file in the folder. */
 async function rawCopies(directory: string, needles: readonly string[]): Promise<Record<string, number>> {
@@ -29,8 +25,7 @@ async function rawCopies(directory: string, needles: readonly string[]): Promise
 
 /** A store with other memories around the secret one, so pages are shared and reused, as in real use. */
 async function storeWithSecret(secret: string): Promise<{ store: SqliteMemoryStore; directory: string; id: string }> {
-  const directory = await mkdtemp(join(tmpdir(), 'engram-purge-'));
-  directories.push(directory);
+  const directory = await temporaryFolder();
   const store = new SqliteMemoryStore({ path: join(directory, 'engram.db') });
   await store.open();
   for (let index = 0; index < 40; index += 1)

@@ -1,23 +1,16 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SqliteMemoryStore, type SqliteMemoryStoreOptions } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
 import { createRandomSource } from '../../../src/testing/store-suite-support.js';
 import { closeSqlite, openSqlite } from '../../../src/adapters/sqlite/sqlite-driver.js';
+import { useTemporaryFolders } from '../../support/per-test.js';
 
 const ACTOR = { actor: 'sqlite-vectors-test' };
-const directories: string[] = [];
+const temporaryFolder = useTemporaryFolders('engram-vectors-');
 
 async function temporaryPath(): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), 'engram-vectors-'));
-  directories.push(directory);
-  return join(directory, 'memory.db');
+  return join(await temporaryFolder(), 'memory.db');
 }
-
-afterEach(async () => {
-  await Promise.all(directories.splice(0).map((directory) => rm(directory, { recursive: true, force: true })));
-});
 
 async function opened(options: SqliteMemoryStoreOptions): Promise<SqliteMemoryStore> {
   const store = new SqliteMemoryStore(options);

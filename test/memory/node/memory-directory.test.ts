@@ -12,7 +12,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { perTest } from '../../support/per-test.js';
 import { readMemoryDirectory, writeMemoryDirectory } from '../../../src/memory/node/memory-directory.js';
 import { normalizeNewMemory, type Memory, type NewMemory } from '../../../src/memory/memory.js';
 import { buildMemoryIndex } from '../../../src/memory/memory-index.js';
@@ -20,22 +21,22 @@ import { buildMemoryIndex } from '../../../src/memory/memory-index.js';
 const NOW = '2025-03-01T12:00:00.000Z';
 const SECRET = 'TOP SECRET outside the memory folder';
 
-let base: string;
-let directory: string;
-let outside: string;
+// Per test: `base` holds the memory folder (`memory`, not made yet) and, beside it, `outside` with a secret.
+const folders = perTest(
+  'the test folders',
+  () => {
+    const base = mkdtempSync(join(tmpdir(), 'engram-memory-directory-'));
+    const outside = join(base, 'outside');
+    mkdirSync(outside);
+    writeFileSync(join(outside, 'secret.md'), `---\nname: secret\n---\n${SECRET}\n`);
+    return { base, memory: join(base, 'project', 'memory'), outside };
+  },
+  ({ base }) => rmSync(base, { recursive: true, force: true }),
+);
 let idCounter: number;
 
 beforeEach(() => {
-  base = mkdtempSync(join(tmpdir(), 'engram-memory-directory-'));
-  directory = join(base, 'project', 'memory');
-  outside = join(base, 'outside');
-  mkdirSync(outside);
-  writeFileSync(join(outside, 'secret.md'), `---\nname: secret\n---\n${SECRET}\n`);
   idCounter = 0;
-});
-
-afterEach(() => {
-  rmSync(base, { recursive: true, force: true });
 });
 
 function makeMemory(id: string, input: Partial<NewMemory> = {}): Memory {
@@ -47,8 +48,8 @@ function fallback() {
 }
 
 function writeFile(name: string, text: string | Buffer): void {
-  mkdirSync(directory, { recursive: true });
-  writeFileSync(join(directory, name), text);
+  mkdirSync(folders.memory, { recursive: true });
+  writeFileSync(join(folders.memory, name), text);
 }
 
 describe('writeMemoryDirectory', () => {
@@ -75,21 +76,21 @@ describe('writeMemoryDirectory', () => {
   ];
 
   it('writes one topic file per memory and MEMORY.md last, and reads them back unchanged', async () => {
-    const result = await writeMemoryDirectory(directory, memories);
+    const result = await writeMemoryDirectory(folders.memory, memories);
     expect(result.files).toEqual([
-      join(directory, 'testing-2.md'),
-      join(directory, 'testing.md'),
-      join(directory, 'user-role.md'),
-      join(directory, 'MEMORY.md'),
+      join(folders.memory, 'testing-2.md'),
+      join(folders.memory, 'testing.md'),
+      join(folders.memory, 'user-role.md'),
+      join(folders.memory, 'MEMORY.md'),
     ]);
-    expect(readdirSync(directory).sort()).toEqual(['MEMORY.md', 'testing-2.md', 'testing.md', 'user-role.md']);
-    expect(readFileSync(join(directory, 'MEMORY.md'), 'utf8')).toBe(buildMemoryIndex(memories).text);
+    expect(readdirSync(folders.memory).sort()).toEqual(['MEMORY.md', 'testing-2.md', 'testing.md', 'user-role.md']);
+    expect(readFileSync(join(folders.memory, 'MEMORY.md'), 'utf8')).toBe(buildMemoryIndex(memories).text);
     // m3 is archived: its topic file is written (marked `archived: true`), MEMORY.md never lists it.
     expect(result.index).toMatchObject({ truncated: false, shown: 2, total: 2, inactive: 1 });
-    expect(readFileSync(join(directory, 'MEMORY.md'), 'utf8')).not.toContain('testing-2.md');
-    expect(readFileSync(join(directory, 'testing-2.md'), 'utf8')).toMatch(/archived: true/);
+    expect(readFileSync(join(folders.memory, 'MEMORY.md'), 'utf8')).not.toContain('testing-2.md');
+    expect(readFileSync(join(folders.memory, 'testing-2.md'), 'utf8')).toMatch(/archived: true/);
 
-    const read = await readMemoryDirectory(directory, fallback());
+    const read = await readMemoryDirectory(folders.memory, fallback());
     expect(read.errors).toEqual([]);
     expect(read.warnings).toEqual([]);
     const restored = read.memories.map((input) =>
@@ -99,51 +100,51 @@ describe('writeMemoryDirectory', () => {
   });
 
   it('writes byte-identical files when run twice', async () => {
-    await writeMemoryDirectory(directory, memories);
-    const first = readdirSync(directory).map((name) => readFileSync(join(directory, name), 'utf8'));
-    await writeMemoryDirectory(directory, [...memories].reverse());
-    expect(readdirSync(directory).map((name) => readFileSync(join(directory, name), 'utf8'))).toEqual(first);
+    await writeMemoryDirectory(folders.memory, memories);
+    const first = readdirSync(folders.memory).map((name) => readFileSync(join(folders.memory, name), 'utf8'));
+    await writeMemoryDirectory(folders.memory, [...memories].reverse());
+    expect(readdirSync(folders.memory).map((name) => readFileSync(join(folders.memory, name), 'utf8'))).toEqual(first);
   });
 
   it('replaces a symlink at a target name instead of writing through it', async () => {
-    const victim = join(outside, 'victim.txt');
+    const victim = join(folders.outside, 'victim.txt');
     writeFileSync(victim, 'do not touch');
     writeFile('placeholder', '');
-    symlinkSync(victim, join(directory, 'user-role.md'));
-    symlinkSync(victim, join(directory, 'MEMORY.md'));
-    await writeMemoryDirectory(directory, memories);
+    symlinkSync(victim, join(folders.memory, 'user-role.md'));
+    symlinkSync(victim, join(folders.memory, 'MEMORY.md'));
+    await writeMemoryDirectory(folders.memory, memories);
     expect(readFileSync(victim, 'utf8')).toBe('do not touch');
-    expect(lstatSync(join(directory, 'user-role.md')).isSymbolicLink()).toBe(false);
-    expect(lstatSync(join(directory, 'MEMORY.md')).isSymbolicLink()).toBe(false);
-    expect(readFileSync(join(directory, 'user-role.md'), 'utf8')).toContain('The user is a data engineer.');
+    expect(lstatSync(join(folders.memory, 'user-role.md')).isSymbolicLink()).toBe(false);
+    expect(lstatSync(join(folders.memory, 'MEMORY.md')).isSymbolicLink()).toBe(false);
+    expect(readFileSync(join(folders.memory, 'user-role.md'), 'utf8')).toContain('The user is a data engineer.');
   });
 
   it('leaves no temporary files behind, even when a write fails', async () => {
-    mkdirSync(join(directory, 'user-role.md'), { recursive: true });
-    const error = await expectEngramError(writeMemoryDirectory(directory, memories), 'STORE_ERROR');
+    mkdirSync(join(folders.memory, 'user-role.md'), { recursive: true });
+    const error = await expectEngramError(writeMemoryDirectory(folders.memory, memories), 'STORE_ERROR');
     expect(error.message).toContain('user-role.md');
-    expect(readdirSync(directory).filter((name) => name.endsWith('.tmp'))).toEqual([]);
-    await writeMemoryDirectory(join(base, 'clean'), memories);
-    expect(readdirSync(join(base, 'clean')).filter((name) => name.startsWith('.'))).toEqual([]);
+    expect(readdirSync(folders.memory).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    await writeMemoryDirectory(join(folders.base, 'clean'), memories);
+    expect(readdirSync(join(folders.base, 'clean')).filter((name) => name.startsWith('.'))).toEqual([]);
   });
 
   it('refuses bad input before writing anything', async () => {
     const error = await expectEngramError(
-      writeMemoryDirectory(directory, [memories[0]!, memories[0]!]),
+      writeMemoryDirectory(folders.memory, [memories[0]!, memories[0]!]),
       'INVALID_INPUT',
     );
-    expect(() => readdirSync(directory)).toThrow();
-    await expect(writeMemoryDirectory(directory, memories, { maxLines: -1 })).rejects.toThrow(/maxLines/);
-    expect(() => readdirSync(directory)).toThrow();
+    expect(() => readdirSync(folders.memory)).toThrow();
+    await expect(writeMemoryDirectory(folders.memory, memories, { maxLines: -1 })).rejects.toThrow(/maxLines/);
+    expect(() => readdirSync(folders.memory)).toThrow();
   });
 
   it('keeps MEMORY.md within its caps for a large store', async () => {
     const many = Array.from({ length: 500 }, (_unused, index) =>
       makeMemory(`bulk-${index}`, { name: `bulk-${index}` }),
     );
-    const result = await writeMemoryDirectory(directory, many, { maxLines: 50 });
+    const result = await writeMemoryDirectory(folders.memory, many, { maxLines: 50 });
     expect(result.files).toHaveLength(501);
-    const index = readFileSync(join(directory, 'MEMORY.md'), 'utf8');
+    const index = readFileSync(join(folders.memory, 'MEMORY.md'), 'utf8');
     expect(index.split('\n').length - 1).toBe(50);
     expect(index).toContain('> WARNING: MEMORY.md shows 46 of 500 memories');
   });
@@ -166,10 +167,10 @@ describe('readMemoryDirectory', () => {
     writeFile('plain notes.md', '# Deploys\n\nDeploys happen on Tuesdays.\n');
     writeFile('notes.txt', 'not markdown');
     writeFile('.hidden.md', 'hidden');
-    mkdirSync(join(directory, 'nested'));
-    writeFileSync(join(directory, 'nested', 'deep.md'), 'not read: subfolders are not scanned');
+    mkdirSync(join(folders.memory, 'nested'));
+    writeFileSync(join(folders.memory, 'nested', 'deep.md'), 'not read: subfolders are not scanned');
 
-    const read = await readMemoryDirectory(directory, fallback());
+    const read = await readMemoryDirectory(folders.memory, fallback());
     expect(read.errors).toEqual([]);
     expect(read.warnings).toEqual([]);
     expect(read.memories).toStrictEqual([
@@ -204,20 +205,20 @@ describe('readMemoryDirectory', () => {
       [
         '- [Passwd](../../etc/passwd) — traversal',
         '- [Secret](../../outside/secret.md) — traversal to a real file',
-        `- [Absolute](${join(outside, 'secret.md')}) — absolute path`,
+        `- [Absolute](${join(folders.outside, 'secret.md')}) — absolute path`,
         '- [Missing](missing.md) — dangling',
         '',
       ].join('\n'),
     );
     writeFile('good.md', '---\nname: good\n---\nA good memory.\n');
-    symlinkSync(join(outside, 'secret.md'), join(directory, 'secret.md'));
-    symlinkSync('/etc/passwd', join(directory, 'passwd.md'));
-    symlinkSync(join(directory, 'nowhere.md'), join(directory, 'dangling.md'));
-    mkdirSync(join(directory, 'inner'));
-    writeFileSync(join(directory, 'inner', 'target.md'), '---\nname: linked-inside\n---\nInside the folder.\n');
-    symlinkSync(join(directory, 'inner', 'target.md'), join(directory, 'inside-link.md'));
+    symlinkSync(join(folders.outside, 'secret.md'), join(folders.memory, 'secret.md'));
+    symlinkSync('/etc/passwd', join(folders.memory, 'passwd.md'));
+    symlinkSync(join(folders.memory, 'nowhere.md'), join(folders.memory, 'dangling.md'));
+    mkdirSync(join(folders.memory, 'inner'));
+    writeFileSync(join(folders.memory, 'inner', 'target.md'), '---\nname: linked-inside\n---\nInside the folder.\n');
+    symlinkSync(join(folders.memory, 'inner', 'target.md'), join(folders.memory, 'inside-link.md'));
 
-    const read = await readMemoryDirectory(directory, fallback());
+    const read = await readMemoryDirectory(folders.memory, fallback());
     expect(read.memories.map((memory) => memory.name)).toEqual(['good', 'linked-inside']);
     expect(JSON.stringify(read.memories)).not.toContain('TOP SECRET');
     expect(JSON.stringify(read.memories)).not.toContain('root:');
@@ -239,10 +240,10 @@ describe('readMemoryDirectory', () => {
     writeFile('binary.md', Buffer.from([0xff, 0xfe, 0x00, 0x41, 0xc3, 0x28]));
     writeFile('control.md', '---\nname: control\n---\nescape \u001b[31m red\n');
     writeFile('empty.md', '');
-    mkdirSync(join(directory, 'folder.md'));
+    mkdirSync(join(folders.memory, 'folder.md'));
     writeFile('ok.md', 'Still read.\n');
 
-    const read = await readMemoryDirectory(directory, fallback());
+    const read = await readMemoryDirectory(folders.memory, fallback());
     expect(read.memories.map((memory) => memory.content)).toEqual(['Still read.']);
     const errors = new Map(read.errors.map((error) => [error.file, error.message]));
     expect([...errors.keys()].sort()).toEqual([
@@ -265,7 +266,7 @@ describe('readMemoryDirectory', () => {
 
   it('honours a smaller file cap', async () => {
     writeFile('medium.md', 'x'.repeat(2_000));
-    const read = await readMemoryDirectory(directory, { ...fallback(), maxFileBytes: 1_000 });
+    const read = await readMemoryDirectory(folders.memory, { ...fallback(), maxFileBytes: 1_000 });
     expect(read.memories).toEqual([]);
     expect(read.errors[0]).toEqual({
       file: 'medium.md',
@@ -275,18 +276,18 @@ describe('readMemoryDirectory', () => {
 
   it.skipIf(process.platform === 'win32')('does not hang on a FIFO named like a topic file', async () => {
     writeFile('ok.md', 'Readable.\n');
-    execFileSync('mkfifo', [join(directory, 'pipe.md')]);
-    const read = await readMemoryDirectory(directory, fallback());
+    execFileSync('mkfifo', [join(folders.memory, 'pipe.md')]);
+    const read = await readMemoryDirectory(folders.memory, fallback());
     expect(read.memories.map((memory) => memory.content)).toEqual(['Readable.']);
     expect(read.errors).toEqual([{ file: 'pipe.md', message: 'Not a regular file; skipped.' }]);
   });
 
   it('keeps engram ids from frontmatter and gives a copied file a new id', async () => {
     const original = makeMemory('kept-id', { name: 'original' });
-    await writeMemoryDirectory(directory, [original]);
-    const copy = readFileSync(join(directory, 'original.md'), 'utf8').replace('name: original', 'name: copy');
+    await writeMemoryDirectory(folders.memory, [original]);
+    const copy = readFileSync(join(folders.memory, 'original.md'), 'utf8').replace('name: original', 'name: copy');
     writeFile('zz-copy.md', copy);
-    const read = await readMemoryDirectory(directory, fallback());
+    const read = await readMemoryDirectory(folders.memory, fallback());
     expect(read.memories.map((memory) => [memory.name, memory.id])).toEqual([
       ['original', 'kept-id'],
       ['copy', 'generated-1'],
@@ -296,7 +297,7 @@ describe('readMemoryDirectory', () => {
   });
 
   it('fails clearly when the directory does not exist', async () => {
-    const error = await expectEngramError(readMemoryDirectory(join(base, 'absent'), fallback()), 'NOT_FOUND');
+    const error = await expectEngramError(readMemoryDirectory(join(folders.base, 'absent'), fallback()), 'NOT_FOUND');
     expect(error.message).toContain('absent');
   });
 });

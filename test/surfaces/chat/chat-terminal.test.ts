@@ -30,6 +30,14 @@ const userTexts = (request: LanguageModelRequest): string[] =>
 const systemOf = (request: LanguageModelRequest): string =>
   Array.isArray(request.system) ? request.system.map((block) => block.text).join('\n') : String(request.system);
 
+/** A scripted model turn that reads `path` with the read_file tool (`id` names the call). */
+const readFileCall = (id: string, path: string) => ({
+  content: [{ type: 'tool_use' as const, id, name: 'read_file', input: { path } }],
+});
+/** The first tool result in the last message of the model's request `index`. */
+const toolResultOf = (model: ScriptedLanguageModel, index: number): string =>
+  (model.requests[index]!.messages.at(-1)!.content as unknown as Array<{ content: string }>)[0]!.content;
+
 describe('engram chat terminal', () => {
   it('streams the answer, runs a read_file tool call, and shows a status line with context usage', async () => {
     const model = new ScriptedLanguageModel({
@@ -205,20 +213,14 @@ describe('engram chat terminal', () => {
   });
 
   it('reads an unchanged file once: the second read answers the unchanged marker, a changed file is read again', async () => {
-    const read = (id: string) => ({
-      content: [{ type: 'tool_use' as const, id, name: 'read_file', input: { path: 'a.txt' } }],
-    });
+    const read = (id: string) => readFileCall(id, 'a.txt');
     const model = new ScriptedLanguageModel({ script: [read('r1'), 'one', read('r2'), 'two', read('r3'), 'three'] });
     const session = await chat({ model, files: { 'a.txt': 'alpha\n' } });
-    session.type('read a');
-    await session.waitFor('one');
-    session.type('read a again');
-    await session.waitFor('two');
+    await converse(session, ['read a', 'one'], ['read a again', 'two']);
     await writeFile(join(session.project, 'a.txt'), 'alpha and beta\n');
     session.type('and once more');
     await session.waitFor('three');
-    const resultOf = (index: number): string =>
-      (model.requests[index]!.messages.at(-1)!.content as unknown as Array<{ content: string }>)[0]!.content;
+    const resultOf = (index: number): string => toolResultOf(model, index);
     expect(resultOf(1)).toBe('     1\talpha');
     expect(resultOf(3)).toMatch(/^File unchanged since it was last read/);
     expect(resultOf(5)).toBe('     1\talpha and beta');
@@ -226,18 +228,12 @@ describe('engram chat terminal', () => {
 
   it('reads a big file again in full: its first result was stored on disk and the model saw only a preview', async () => {
     const big = Array.from({ length: 2_000 }, (_, index) => `line ${index} ${'x'.repeat(40)}`).join('\n') + '\n';
-    const read = (id: string) => ({
-      content: [{ type: 'tool_use' as const, id, name: 'read_file', input: { path: 'big.txt' } }],
-    });
+    const read = (id: string) => readFileCall(id, 'big.txt');
     const model = new ScriptedLanguageModel({ script: [read('b1'), 'one', read('b2'), 'two'] });
     const session = await chat({ model, files: { 'big.txt': big } });
     expect(Buffer.byteLength(big)).toBeGreaterThan(session.opened.engram.settings.session.toolResultThresholdBytes);
-    session.type('read big');
-    await session.waitFor('one');
-    session.type('read big again');
-    await session.waitFor('two');
-    const resultOf = (index: number): string =>
-      (model.requests[index]!.messages.at(-1)!.content as unknown as Array<{ content: string }>)[0]!.content;
+    await converse(session, ['read big', 'one'], ['read big again', 'two']);
+    const resultOf = (index: number): string => toolResultOf(model, index);
     expect(session.output()).toMatch(/a \d+-byte tool result was saved to .*b1/);
     expect(session.output()).toMatch(/a \d+-byte tool result was saved to .*b2/);
     expect(resultOf(1)).toContain('line 0 ');
@@ -246,21 +242,15 @@ describe('engram chat terminal', () => {
   });
 
   it('never answers "unchanged" with server-side context editing on: the provider may have cleared the earlier result', async () => {
-    const read = (id: string) => ({
-      content: [{ type: 'tool_use' as const, id, name: 'read_file', input: { path: 'a.txt' } }],
-    });
+    const read = (id: string) => readFileCall(id, 'a.txt');
     const model = new ScriptedLanguageModel({ script: [read('r1'), 'one', read('r2'), 'two'] });
     const session = await chat({
       model,
       files: { 'a.txt': 'alpha\n' },
       settings: { 'session.serverContextEditing': true },
     });
-    session.type('read a');
-    await session.waitFor('one');
-    session.type('read a again');
-    await session.waitFor('two');
-    const resultOf = (index: number): string =>
-      (model.requests[index]!.messages.at(-1)!.content as unknown as Array<{ content: string }>)[0]!.content;
+    await converse(session, ['read a', 'one'], ['read a again', 'two']);
+    const resultOf = (index: number): string => toolResultOf(model, index);
     expect(resultOf(1)).toBe('     1\talpha');
     expect(resultOf(3)).toBe('     1\talpha');
   });

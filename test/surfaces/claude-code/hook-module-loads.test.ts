@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { createWorkspace, runPiped, type Workspace } from '../../support/cli-harness.js';
 
 // A hook is a whole process per event and loading modules is much of its time (bench/hooks-bench.ts):
 // each event loads its own side and nothing of the others'. Run on the unbundled modules (dist/),
@@ -51,7 +50,7 @@ export async function resolve(specifier, context, next) {
   afterAll(() => workspace?.cleanup());
 
   /** One hook event in a process of its own; the modules of dist/ it loaded, and its stdout. */
-  const run = (
+  const run = async (
     event: string,
     input: Record<string, unknown>,
     agent?: string,
@@ -59,40 +58,30 @@ export async function resolve(specifier, context, next) {
     const loadsFile = join(workspace.root, `loads-${event}-${agent ?? 'claude-code'}-${Date.now()}.txt`);
     writeFileSync(loadsFile, '');
     const script = `const { runHookProcess } = await import(${JSON.stringify(HOOK_MAIN)}); await runHookProcess(${JSON.stringify(event)}, ${JSON.stringify(agent === undefined ? {} : { agent })});`;
-    return new Promise((resolvePromise, reject) => {
-      const child = spawn(
-        process.execPath,
-        ['--import', pathToFileURL(register).href, '--input-type=module', '-e', script],
-        {
-          cwd: workspace.cwd,
-          env: {
-            PATH: process.env.PATH ?? '',
-            HOME: workspace.home,
-            ENGRAM_HOME: workspace.home,
-            ENGRAM_HOOK_WORKER: 'false',
-            // The unbundled modules load slower than the bundle, on a loaded machine slower still.
-            ENGRAM_HOOK_DEADLINE_MS: '30000',
-            // Inside Claude Code the side model would be claude-code's (model.provider auto): the hooks call none.
-            CLAUDECODE: '1',
-            LOADS_FILE: loadsFile,
-          },
-          stdio: ['pipe', 'pipe', 'pipe'],
+    const hook = await runPiped(
+      process.execPath,
+      ['--import', pathToFileURL(register).href, '--input-type=module', '-e', script],
+      {
+        cwd: workspace.cwd,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: workspace.home,
+          ENGRAM_HOME: workspace.home,
+          ENGRAM_HOOK_WORKER: 'false',
+          // The unbundled modules load slower than the bundle, on a loaded machine slower still.
+          ENGRAM_HOOK_DEADLINE_MS: '30000',
+          // Inside Claude Code the side model would be claude-code's (model.provider auto): the hooks call none.
+          CLAUDECODE: '1',
+          LOADS_FILE: loadsFile,
         },
-      );
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-      child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-      child.on('error', reject);
-      child.on('close', (code) => {
-        if (code !== 0) return reject(new Error(`hook ${event} exited ${code}: ${Buffer.concat(err).toString()}`));
-        const loads = readFileSync(loadsFile, 'utf8')
-          .split('\n')
-          .filter((url) => url.startsWith(pathToFileURL(DIST).href));
-        resolvePromise({ loads, stdout: Buffer.concat(out).toString('utf8') });
-      });
-      child.stdin.end(JSON.stringify({ cwd: workspace.cwd, ...input }));
-    });
+        input: JSON.stringify({ cwd: workspace.cwd, ...input }),
+      },
+    );
+    if (hook.code !== 0) throw new Error(`hook ${event} exited ${hook.code}: ${hook.stderr}`);
+    const loads = readFileSync(loadsFile, 'utf8')
+      .split('\n')
+      .filter((url) => url.startsWith(pathToFileURL(DIST).href));
+    return { loads, stdout: hook.stdout };
   };
   const loadedOf = (loads: readonly string[], patterns: readonly RegExp[]): string[] =>
     loads.filter((url) => patterns.some((pattern) => pattern.test(url)));

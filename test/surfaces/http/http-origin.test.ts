@@ -54,6 +54,11 @@ function stateChangingRequests(): Array<{ method: string; path: string; body?: u
   ];
 }
 
+/** Expects each path, fetched with GET from `server` (the shared fixture's by default), to answer `status`. */
+async function expectGetStatus(status: number, paths: string[], server = fixture.server.url): Promise<void> {
+  for (const path of paths) expect((await fetch(`${server}${path}`)).status, path).toBe(status);
+}
+
 async function send(
   request: { method: string; path: string; body?: unknown },
   headers: Record<string, string>,
@@ -139,15 +144,14 @@ describe('the viewer’s files and headers', () => {
   });
 
   it('serves only its own files: traversal, unknown names and other methods are refused', async () => {
-    for (const path of [
+    const notItsFiles = [
       '/viewer/..%2Fviewer-assets.ts',
       '/viewer/nothing.js',
       '/viewer/',
       '/viewer/a/b.js',
       '/index.html',
-    ]) {
-      expect((await fetch(`${fixture.server.url}${path}`)).status, path).toBe(404);
-    }
+    ];
+    await expectGetStatus(404, notItsFiles);
     expect((await fetch(`${fixture.server.url}/`, { method: 'DELETE' })).status).toBe(405);
   });
 });
@@ -157,9 +161,11 @@ describe('off loopback with a token', () => {
     const guarded = await startViewerFixture({ token: 'a-long-test-token-0123456789' });
     try {
       expect((await fetch(`${guarded.server.url}/`)).status).toBe(200);
-      for (const path of ['/v1/info', '/v1/memories', '/v1/jobs', '/v1/stats/usage', '/viewer-not-a-file']) {
-        expect((await fetch(`${guarded.server.url}${path}`)).status, path).toBe(401);
-      }
+      await expectGetStatus(
+        401,
+        ['/v1/info', '/v1/memories', '/v1/jobs', '/v1/stats/usage', '/viewer-not-a-file'],
+        guarded.server.url,
+      );
       const ok = await fetch(`${guarded.server.url}/v1/info`, {
         headers: { authorization: 'Bearer a-long-test-token-0123456789' },
       });
@@ -195,7 +201,7 @@ describe('viewer API input', () => {
   });
 
   it('refuses bad cursors, bad importance, cursor with offset, unknown job states and bad job ids', async () => {
-    for (const path of [
+    await expectGetStatus(400, [
       '/v1/memories?cursor=abc',
       '/v1/memories?cursor=1.2.3',
       '/v1/memories?cursor=1.0&offset=4',
@@ -208,9 +214,7 @@ describe('viewer API input', () => {
       '/v1/jobs?state=exploded',
       '/v1/jobs?limit=0',
       '/v1/info?x=1',
-    ]) {
-      expect((await fetch(`${fixture.server.url}${path}`)).status, path).toBe(400);
-    }
+    ]);
     const before = await snapshot();
     const post = (path: string, body?: string) =>
       fetch(`${fixture.server.url}${path}`, {

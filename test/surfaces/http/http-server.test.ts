@@ -1,7 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../../../src/adapters/sqlite/sqlite-memory-store.js';
@@ -9,11 +7,12 @@ import type { MemoryStore } from '../../../src/contracts/memory-store.js';
 import { Engram } from '../../../src/engram.js';
 import { startServer, type RunningServer } from '../../../src/surfaces/http/http-server.js';
 import { runDream } from '../../../src/consolidation/run-dream.js';
+import { useTemporaryFolder } from '../../support/per-test.js';
 
 const PROJECT = 'project:github.com/acme/app';
 const OTHER = 'project:github.com/acme/other';
 
-let directory: string;
+const directory = useTemporaryFolder('engram-http-');
 let store: SqliteMemoryStore;
 let engram: Engram;
 let server: RunningServer;
@@ -162,8 +161,7 @@ async function create(body: Record<string, unknown>): Promise<any> {
 }
 
 beforeAll(async () => {
-  directory = mkdtempSync(join(tmpdir(), 'engram-http-'));
-  store = new SqliteMemoryStore({ path: join(directory, 'engram.db') });
+  store = new SqliteMemoryStore({ path: join(directory(), 'engram.db') });
   await store.open();
   engram = new Engram({ store, defaultScope: PROJECT, readScopes: [PROJECT, 'global'] });
   server = await startServer({
@@ -180,7 +178,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   await store?.close();
-  rmSync(directory, { recursive: true, force: true });
 });
 
 describe('REST routes', () => {
@@ -597,7 +594,7 @@ describe('hostile input is refused with a JSON error and changes nothing', () =>
   }
 
   it('answers an unexpected failure with a bare 500: no message, path or stack from inside', async () => {
-    const realStore = new SqliteMemoryStore({ path: join(directory, 'failing.db') });
+    const realStore = new SqliteMemoryStore({ path: join(directory(), 'failing.db') });
     await realStore.open();
     // A store that fails the way a bug would: a plain Error carrying internal details.
     const failingStore = new Proxy(realStore, {
@@ -621,7 +618,7 @@ describe('hostile input is refused with a JSON error and changes nothing', () =>
   });
 
   it('reports a closed store as 503 without its internals', async () => {
-    const closedStore = new SqliteMemoryStore({ path: join(directory, 'closed.db') });
+    const closedStore = new SqliteMemoryStore({ path: join(directory(), 'closed.db') });
     const { status, text } = await listThrough(closedStore);
     expect(status).toBe(503);
     expect(JSON.parse(text).error.code).toBe('STORE_CLOSED');
@@ -630,21 +627,18 @@ describe('hostile input is refused with a JSON error and changes nothing', () =>
 });
 
 describe('security', () => {
+  /** Starts a server of its own over the shared engram, 1 KiB bodies unless `options` says otherwise; the test closes it. */
+  const startOwn = (options: Partial<Parameters<typeof startServer>[0]> & { host: string }) =>
+    startServer({ engram, port: 0, maxBodyBytes: 1024, version: 't', mcpScopes: [PROJECT], ...options });
+
   it('refuses to bind beyond loopback without a token', async () => {
     for (const host of ['0.0.0.0', '::', '192.168.1.20', 'example.com']) {
-      await expect(
-        startServer({ engram, host, port: 0, maxBodyBytes: 1024, version: 't', mcpScopes: [PROJECT] }),
-      ).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining('token') });
+      await expect(startOwn({ host })).rejects.toMatchObject({
+        code: 'CONFIG_INVALID',
+        message: expect.stringContaining('token'),
+      });
     }
-    const open = await startServer({
-      engram,
-      host: '0.0.0.0',
-      port: 0,
-      token: 'c3f1a9e07b5d42c8e6a1f0d9b7c2e4a8',
-      maxBodyBytes: 1024,
-      version: 't',
-      mcpScopes: [PROJECT],
-    });
+    const open = await startOwn({ host: '0.0.0.0', token: 'c3f1a9e07b5d42c8e6a1f0d9b7c2e4a8' });
     await open.close();
   });
 
@@ -658,59 +652,29 @@ describe('security', () => {
     ];
     for (const token of weak) {
       for (const host of ['0.0.0.0', '192.168.1.20']) {
-        await expect(
-          startServer({ engram, host, port: 0, token, maxBodyBytes: 1024, version: 't', mcpScopes: [PROJECT] }),
-          `${host} ${token}`,
-        ).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/weak token \(/) });
+        await expect(startOwn({ host, token }), `${host} ${token}`).rejects.toMatchObject({
+          code: 'CONFIG_INVALID',
+          message: expect.stringMatching(/weak token \(/),
+        });
       }
     }
     for (const token of [undefined, 'x', 'secret-token']) {
-      const local = await startServer({
-        engram,
-        host: '127.0.0.1',
-        port: 0,
-        ...(token !== undefined && { token }),
-        maxBodyBytes: 1024,
-        version: 't',
-        mcpScopes: [PROJECT],
-      });
+      const local = await startOwn({ host: '127.0.0.1', ...(token !== undefined && { token }) });
       await local.close();
     }
-    const strong = await startServer({
-      engram,
-      host: '0.0.0.0',
-      port: 0,
-      token: 'Zq7-vortex-Kappa-19-lantern-Oslo',
-      maxBodyBytes: 1024,
-      version: 't',
-      mcpScopes: [PROJECT],
-    });
+    const strong = await startOwn({ host: '0.0.0.0', token: 'Zq7-vortex-Kappa-19-lantern-Oslo' });
     await strong.close();
   });
 
   it('says clearly when the port is taken', async () => {
-    await expect(
-      startServer({
-        engram,
-        host: '127.0.0.1',
-        port: server.port,
-        maxBodyBytes: 1024,
-        version: 't',
-        mcpScopes: [PROJECT],
-      }),
-    ).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining('already in use') });
+    await expect(startOwn({ host: '127.0.0.1', port: server.port })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: expect.stringContaining('already in use'),
+    });
   });
 
   it('requires the bearer token on every route, /health and /mcp included', async () => {
-    const guarded = await startServer({
-      engram,
-      host: '127.0.0.1',
-      port: 0,
-      token: 's3cret-token',
-      maxBodyBytes: 1 << 20,
-      version: 't',
-      mcpScopes: [PROJECT],
-    });
+    const guarded = await startOwn({ host: '127.0.0.1', token: 's3cret-token', maxBodyBytes: 1 << 20 });
     try {
       const before = await snapshot();
       const paths: Array<[string, string]> = [

@@ -14,15 +14,12 @@ const world = useMemoryWorld('anthropic', 'chat', 'responses');
 
 const ask = [{ role: 'user' as const, content: DEPLOY_QUESTION }];
 const types = () => world.folder.events.map((event) => event.type);
+/** `client` with memory over the test's folder, its memory closed after the test. */
+const wrapped = <Client extends object>(client: Client) => world.keep(withMemory(client, world.folder.options()));
 
 describe('withOptions on a wrapped client', () => {
   it('Anthropic: the derived client has the same memory, its own options, and derives again', async () => {
-    const client = world.keep(
-      withMemory(
-        new Anthropic({ apiKey: 'test-key', baseURL: world.anthropic.url, maxRetries: 0 }),
-        world.folder.options(),
-      ),
-    );
+    const client = wrapped(new Anthropic({ apiKey: 'test-key', baseURL: world.anthropic.url, maxRetries: 0 }));
     const derived = client.withOptions({ timeout: 20_000, defaultHeaders: { 'x-team': 'ops' } });
     expect(derived).toBeInstanceOf(Anthropic);
     expect(derived.timeout).toBe(20_000);
@@ -45,9 +42,7 @@ describe('withOptions on a wrapped client', () => {
   });
 
   it('OpenAI: chat and responses of the derived client have memory; a derived client may point elsewhere', async () => {
-    const client = world.keep(
-      withMemory(new OpenAI({ apiKey: 'test-key', baseURL: world.chat.url, maxRetries: 0 }), world.folder.options()),
-    );
+    const client = wrapped(new OpenAI({ apiKey: 'test-key', baseURL: world.chat.url, maxRetries: 0 }));
     const derived = client.withOptions({ timeout: 20_000 });
     expect(derived).toBeInstanceOf(OpenAI);
     expect(derived.memory).toBe(client.memory);
@@ -73,12 +68,7 @@ describe('withOptions on a wrapped client', () => {
         return this;
       }
     }
-    const client = world.keep(
-      withMemory(
-        new TeamAnthropic({ apiKey: 'test-key', baseURL: world.anthropic.url, maxRetries: 0 }),
-        world.folder.options(),
-      ),
-    );
+    const client = wrapped(new TeamAnthropic({ apiKey: 'test-key', baseURL: world.anthropic.url, maxRetries: 0 }));
     const team = client.forTeam('ops');
     expect(team).toBeInstanceOf(TeamAnthropic);
     expect(team.memory).toBe(client.memory);
@@ -91,9 +81,7 @@ describe('withOptions on a wrapped client', () => {
 
   it('fails open on a derived client too: a corrupt store, the call answers, one memory-unavailable', async () => {
     await writeFile(world.folder.store, 'not a database'.repeat(100));
-    const client = world.keep(
-      withMemory(new OpenAI({ apiKey: 'test-key', baseURL: world.chat.url, maxRetries: 0 }), world.folder.options()),
-    );
+    const client = wrapped(new OpenAI({ apiKey: 'test-key', baseURL: world.chat.url, maxRetries: 0 }));
     const completion = await client.withOptions({ timeout: 20_000 }).chat.completions.create({
       model: 'gpt-test',
       messages: ask,
@@ -108,12 +96,7 @@ describe('withOptions on a wrapped client', () => {
 
 describe('withMemory over client.beta.responses (OpenAI)', () => {
   it('create puts the fact in instructions and queues the turn, as responses.create does', async () => {
-    const client = world.keep(
-      withMemory(
-        new OpenAI({ apiKey: 'test-key', baseURL: world.responses.url, maxRetries: 0 }),
-        world.folder.options(),
-      ),
-    );
+    const client = wrapped(new OpenAI({ apiKey: 'test-key', baseURL: world.responses.url, maxRetries: 0 }));
     const response = await client.beta.responses.create({
       model: 'gpt-test',
       instructions: 'You are terse.',
@@ -129,12 +112,7 @@ describe('withMemory over client.beta.responses (OpenAI)', () => {
   });
 
   it('create with stream: true streams event by event, the turn queued after the last one', async () => {
-    const client = world.keep(
-      withMemory(
-        new OpenAI({ apiKey: 'test-key', baseURL: world.responses.url, maxRetries: 0 }),
-        world.folder.options(),
-      ),
-    );
+    const client = wrapped(new OpenAI({ apiKey: 'test-key', baseURL: world.responses.url, maxRetries: 0 }));
     world.responses.script({ message: { text: 'It deploys to Frankfurt, eu-central-1.' } });
     const stream = await client.beta.responses.create({ model: 'gpt-test', input: DEPLOY_QUESTION, stream: true });
     const deltas: string[] = [];

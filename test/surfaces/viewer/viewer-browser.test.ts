@@ -37,6 +37,23 @@ let failedJobId: string;
 
 const snapshot = (): Promise<string> => fixtureSnapshot(fixture);
 
+/** Saves `content` twice as project memories `name-0` and `name-1` (no dedupe), for a dream to merge; gives their ids. */
+async function twoCopies(content: string, name: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let copy = 0; copy < 2; copy += 1)
+    ids.push(
+      (await fixture.engram.save({ content, type: 'project', name: `${name}-${copy}` }, { dedupe: false })).memory.id,
+    );
+  return ids;
+}
+
+/** A manual dream over the viewer's project, now. */
+const dream = () =>
+  runDream(
+    { store: fixture.store, settings: fixture.engram.settings, now: () => new Date() },
+    { trigger: 'manual', scopes: [VIEWER_PROJECT] },
+  );
+
 async function openPage(path: string): Promise<{ page: Page; problems: string[] }> {
   const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   const { problems } = watchPage(page);
@@ -326,26 +343,10 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
   });
 
   it('shows consolidation runs with their change sets, and undoes a whole run', async () => {
-    const { engram, store } = fixture;
-    const ids: string[] = [];
-    for (let copy = 0; copy < 2; copy += 1)
-      ids.push(
-        (
-          await engram.save(
-            {
-              content: 'The release train leaves every second Thursday at noon.',
-              type: 'project',
-              name: `train-${copy}`,
-            },
-            { dedupe: false },
-          )
-        ).memory.id,
-      );
+    const { store } = fixture;
+    const ids = await twoCopies('The release train leaves every second Thursday at noon.', 'train');
     const before = await snapshot();
-    const report = await runDream(
-      { store, settings: engram.settings, now: () => new Date() },
-      { trigger: 'manual', scopes: [VIEWER_PROJECT] },
-    );
+    const report = await dream();
     expect(report.status).toBe('applied');
     const { page, problems } = await openPage('/#/activity');
     await ready(page, 'activity');
@@ -375,21 +376,9 @@ describe.skipIf(!chromiumAvailable)('the viewer in Chromium', () => {
   });
 
   it("shows a memory's supersede chain both ways: what replaced it and what it replaced, with why and by whom", async () => {
-    const { engram, store } = fixture;
-    const ids: string[] = [];
-    for (let copy = 0; copy < 2; copy += 1)
-      ids.push(
-        (
-          await engram.save(
-            { content: 'Code review needs two approvals before merging.', type: 'project', name: `review-${copy}` },
-            { dedupe: false },
-          )
-        ).memory.id,
-      );
-    const report = await runDream(
-      { store, settings: engram.settings, now: () => new Date() },
-      { trigger: 'manual', scopes: [VIEWER_PROJECT] },
-    );
+    const { store } = fixture;
+    const ids = await twoCopies('Code review needs two approvals before merging.', 'review');
+    const report = await dream();
     expect(report.status).toBe('applied');
     const states = await Promise.all(ids.map((id) => store.get(id)));
     const old = states.find((memory) => memory?.supersededBy)!;
