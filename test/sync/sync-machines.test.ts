@@ -13,7 +13,6 @@ import {
   remoteLog,
   rememberOn as remember,
   syncedReport as synced,
-  type Machine,
   SYNC_TEST_TIMEOUT,
   useSyncWorlds,
 } from '../support/sync-machines.js';

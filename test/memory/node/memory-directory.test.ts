@@ -129,13 +129,11 @@ describe('writeMemoryDirectory', () => {
   });
 
   it('refuses bad input before writing anything', async () => {
-    const error = await expectEngramError(
-      writeMemoryDirectory(folders.memory, [memories[0]!, memories[0]!]),
-      'INVALID_INPUT',
-    );
-    expect(() => readdirSync(folders.memory)).toThrow();
-    await expect(writeMemoryDirectory(folders.memory, memories, { maxLines: -1 })).rejects.toThrow(/maxLines/);
-    expect(() => readdirSync(folders.memory)).toThrow();
+    const memory = folders.memory;
+    const error = await expectEngramError(writeMemoryDirectory(memory, [memories[0]!, memories[0]!]), 'INVALID_INPUT');
+    expect(() => readdirSync(memory)).toThrow(/ENOENT/);
+    await expect(writeMemoryDirectory(memory, memories, { maxLines: -1 })).rejects.toThrow(/maxLines/);
+    expect(() => readdirSync(memory)).toThrow(/ENOENT/);
   });
 
   it('keeps MEMORY.md within its caps for a large store', async () => {
