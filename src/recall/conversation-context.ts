@@ -147,19 +147,21 @@ function bestInSitting(
   const timed = hits
     .map((hit, index) => ({ index, at: keptPlace(hit.memory).createdMs, scope: hit.memory.scope }))
     .filter((entry) => positions[entry.index] === undefined && Number.isFinite(entry.at))
-    .sort((a, b) => a.at - b.at);
-  const dated = new Set<number>();
-  timed.forEach((entry, position) => {
-    const next = timed[position + 1];
-    if (next && next.at === entry.at && next.scope === entry.scope) dated.add(entry.index).add(next.index);
-  });
+    .sort((a, b) => a.at - b.at || (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : 0));
+  // Sorted by time, then scope: the hits of one scope that share one creation time are side by side.
+  const dated = new Uint8Array(hits.length);
+  for (let position = 1; position < timed.length; position += 1) {
+    const entry = timed[position]!;
+    const previous = timed[position - 1]!;
+    if (entry.at === previous.at && entry.scope === previous.scope) dated[entry.index] = dated[previous.index] = 1;
+  }
   let start = 0;
   for (const [position, entry] of timed.entries()) {
     while (timed[start]!.at < entry.at - windowMs) start += 1;
     for (let other = start; other < timed.length && timed[other]!.at <= entry.at + windowMs; other += 1) {
       const candidate = timed[other]!;
       if (other === position || candidate.scope !== entry.scope) continue;
-      if (candidate.at !== entry.at && (dated.has(entry.index) || dated.has(candidate.index))) continue;
+      if (candidate.at !== entry.at && (dated[entry.index] === 1 || dated[candidate.index] === 1)) continue;
       const relevance = Math.max(0, hits[candidate.index]!.relevance);
       const current = best[entry.index];
       if (relevance > 0 && (!current || relevance > current.relevance))

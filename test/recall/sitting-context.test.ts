@@ -89,6 +89,8 @@ describe('sitting context (memories without a source session)', () => {
     const block = '2026-02-01T10:00:00.000Z';
     const hits = [
       hit('block-best', 10, block),
+      // Another scope's memory at the same time is not of the block, wherever it comes in the hits.
+      hit('other-scope-same-time', 5, block, { scope: 'project:b' }),
       hit('block-mate', 1, block),
       hit('ten-minutes-later', 2, '2026-02-01T10:10:00.000Z'),
       hit('alone', 3, '2026-02-05T10:00:00.000Z'),
@@ -98,6 +100,7 @@ describe('sitting context (memories without a source session)', () => {
     const sitting = (id: string) => result.find((entry) => entry.memory.id === id)!.context?.sitting?.id;
     expect(sitting('block-mate')).toBe('block-best');
     expect(sitting('block-best')).toBe('block-mate');
+    expect(sitting('other-scope-same-time')).toBeUndefined();
     // The next memory, ten minutes on, is another conversation: it neither borrows nor lends.
     expect(sitting('ten-minutes-later')).toBeUndefined();
     // Memories each at their own time still share a sitting by the window.
