@@ -38,6 +38,7 @@ export const COMPONENTS: readonly AblationConfiguration[] = [
   { label: 'neighbour turns (source)', recall: { contextNeighbourWeight: 0 } },
   { label: 'same session (source)', recall: { contextSessionWeight: 0 } },
   { label: 'same sitting (no source)', recall: { contextSittingWeight: 0 } },
+  { label: 'sitting lends by strength (→ flat)', recall: { contextSittingStrength: 0 } },
   { label: 'date named in question', recall: { dateWeight: 0 } },
   { label: '"when" questions', recall: { timeMentionWeight: 0 } },
   { label: 'second hop', recall: { secondHopWeight: 0 } },

@@ -121,6 +121,11 @@ export const MEMORY_SETTING_ROWS = {
       'How close in creation time two memories without a source session must be to count as written in one sitting (0..1440)',
       { maximum: 1_440 },
     ),
+    contextSittingStrength: number(
+      1,
+      'How the sitting share follows the lender: it lends contextSittingWeight x its relevance x (its relevance / the best hit)^this (0..2; 0 a flat share)',
+      { maximum: 2 },
+    ),
   },
   injection: {
     maxTokens: integer(3_000, 'Token budget of the <memory_context> block', { minimum: 1 }),

@@ -24,6 +24,13 @@ export interface ContextWeights {
   sittingWeight?: number;
   /** How close in creation time two memories without a source session must be to count as one sitting. */
   sittingMinutes?: number;
+  /**
+   * How the sitting's lent share follows the lender's strength: the lent relevance is
+   * `sittingWeight × lender × (lender / best hit)^sittingStrength`, 0..2 (0 = a flat share of any
+   * lender). At 1 a sitting whose best hit is the question's best lends the full share and one that
+   * matches weakly lends little, so a sitting that only shares common words does not crowd the ranking.
+   */
+  sittingStrength?: number;
 }
 
 /** What context added to one hit, in the units of the relevance it came with. */
@@ -71,6 +78,8 @@ export function addConversationContext<T extends { memory: Memory; relevance: nu
     return [...hits];
   const positions = hits.map((hit) => keptPlace(hit.memory).position);
   const sittings = sittingWeight > 0 ? bestInSitting(hits, positions, (weights.sittingMinutes ?? 0) * 60_000) : [];
+  const strength = weights.sittingStrength ?? 0;
+  const best = strength > 0 && sittings.length > 0 ? Math.max(0, ...hits.map((hit) => hit.relevance)) : 0;
   const bySession = new Map<string, BestTwo>();
   const byTurn = new Map<string, BestTwo>();
   positions.forEach((position, index) => {
@@ -86,7 +95,10 @@ export function addConversationContext<T extends { memory: Memory; relevance: nu
       if (!sitting) return { hit, relevance: hit.relevance };
       const context: ContextSupport = {
         own: Math.max(0, hit.relevance),
-        sitting: { id: hits[sitting.index]!.memory.id, added: sittingWeight * sitting.relevance },
+        sitting: {
+          id: hits[sitting.index]!.memory.id,
+          added: sittingWeight * sitting.relevance * (best > 0 ? (sitting.relevance / best) ** strength : 1),
+        },
       };
       return { hit, relevance: context.own + context.sitting!.added, context };
     }
@@ -122,6 +134,9 @@ export function addConversationContext<T extends { memory: Memory; relevance: nu
 /**
  * For each hit without a source session: the most relevant other such hit of its scope created
  * within `windowMs` of it. Hits are sorted by creation time once, so each looks only at its window.
+ * Hits that share their exact creation time with another hit of the scope are a dated block (a
+ * conversation imported with its date, every message at that date): a block is one sitting, it
+ * neither lends to nor borrows from hits written at another time, however close.
  */
 function bestInSitting(
   hits: ReadonlyArray<{ memory: Memory; relevance: number }>,
@@ -132,13 +147,21 @@ function bestInSitting(
   const timed = hits
     .map((hit, index) => ({ index, at: keptPlace(hit.memory).createdMs, scope: hit.memory.scope }))
     .filter((entry) => positions[entry.index] === undefined && Number.isFinite(entry.at))
-    .sort((a, b) => a.at - b.at);
+    .sort((a, b) => a.at - b.at || (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : 0));
+  // Sorted by time, then scope: the hits of one scope that share one creation time are side by side.
+  const dated = new Uint8Array(hits.length);
+  for (let position = 1; position < timed.length; position += 1) {
+    const entry = timed[position]!;
+    const previous = timed[position - 1]!;
+    if (entry.at === previous.at && entry.scope === previous.scope) dated[entry.index] = dated[previous.index] = 1;
+  }
   let start = 0;
   for (const [position, entry] of timed.entries()) {
     while (timed[start]!.at < entry.at - windowMs) start += 1;
     for (let other = start; other < timed.length && timed[other]!.at <= entry.at + windowMs; other += 1) {
       const candidate = timed[other]!;
       if (other === position || candidate.scope !== entry.scope) continue;
+      if (candidate.at !== entry.at && (dated[entry.index] === 1 || dated[candidate.index] === 1)) continue;
       const relevance = Math.max(0, hits[candidate.index]!.relevance);
       const current = best[entry.index];
       if (relevance > 0 && (!current || relevance > current.relevance))
@@ -205,6 +228,13 @@ function checkWeights(weights: ContextWeights): void {
         `Invalid conversation context ${key} ${JSON.stringify(value)}: a number from 0 to 1.`,
       );
     }
+  }
+  const strength = weights.sittingStrength ?? 0;
+  if (typeof strength !== 'number' || !Number.isFinite(strength) || strength < 0 || strength > 2) {
+    throw new EngramError(
+      'CONFIG_INVALID',
+      `Invalid conversation context sittingStrength ${JSON.stringify(strength)}: a number from 0 to 2.`,
+    );
   }
   const minutes = weights.sittingMinutes ?? 0;
   if (typeof minutes !== 'number' || !Number.isFinite(minutes) || minutes < 0 || minutes > MAX_SITTING_MINUTES) {

@@ -50,6 +50,7 @@ export function applyRecallSignals(found: readonly TextHit[], input: SignalInput
     sessionWeight: settings.contextSessionWeight,
     sittingWeight: settings.contextSittingWeight,
     sittingMinutes: settings.contextSittingMinutes,
+    sittingStrength: settings.contextSittingStrength,
   });
   hits = applyTimeSignals(hits, input.time, {
     dateWeight: settings.dateWeight,

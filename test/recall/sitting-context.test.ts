@@ -52,6 +52,59 @@ describe('sitting context (memories without a source session)', () => {
     expect(addConversationContext(plain, { ...WEIGHTS, sittingWeight: 0 })).toEqual(plain);
     expect(() => addConversationContext(plain, { ...WEIGHTS, sittingWeight: 2 })).toThrow(/sittingWeight/);
     expect(() => addConversationContext(plain, { ...WEIGHTS, sittingMinutes: -1 })).toThrow(/sittingMinutes/);
+    expect(() => addConversationContext(plain, { ...WEIGHTS, sittingStrength: 3 })).toThrow(/sittingStrength/);
+  });
+
+  it('by strength: a sitting lends in proportion to how its lender compares with the best hit', () => {
+    const hits = [
+      hit('best', 10, '2026-02-01T10:00:00.000Z'),
+      hit('best-sitting-mate', 1, '2026-02-01T10:20:00.000Z'),
+      hit('weak', 4, '2026-02-03T10:00:00.000Z'),
+      hit('weak-sitting-mate', 2, '2026-02-03T10:20:00.000Z'),
+      hit('alone', 3.5, '2026-02-10T10:00:00.000Z'),
+    ];
+    const result = addConversationContext(hits, { ...WEIGHTS, sittingStrength: 1 });
+    const added = (id: string) => result.find((entry) => entry.memory.id === id)!.context?.sitting?.added;
+    // The best hit lends its full share; a lender at 0.4 of the best lends 0.4 of its share.
+    expect(added('best-sitting-mate')).toBeCloseTo(0.4 * 10, 12);
+    expect(added('weak-sitting-mate')).toBeCloseTo(0.4 * 4 * 0.4, 12);
+    expect(result.map((entry) => entry.memory.id)).toEqual([
+      'best',
+      'best-sitting-mate',
+      'weak',
+      'alone',
+      'weak-sitting-mate',
+    ]);
+    // A flat share (0) lets the weak sitting's mate pass a better match written alone.
+    expect(addConversationContext(hits, WEIGHTS).map((entry) => entry.memory.id)).toEqual([
+      'best',
+      'best-sitting-mate',
+      'weak',
+      'weak-sitting-mate',
+      'alone',
+    ]);
+  });
+
+  it('keeps a dated block (hits sharing one creation time) to itself, however close another time is', () => {
+    const block = '2026-02-01T10:00:00.000Z';
+    const hits = [
+      hit('block-best', 10, block),
+      // Another scope's memory at the same time is not of the block, wherever it comes in the hits.
+      hit('other-scope-same-time', 5, block, { scope: 'project:b' }),
+      hit('block-mate', 1, block),
+      hit('ten-minutes-later', 2, '2026-02-01T10:10:00.000Z'),
+      hit('alone', 3, '2026-02-05T10:00:00.000Z'),
+      hit('alone-twenty-minutes-later', 1, '2026-02-05T10:20:00.000Z'),
+    ];
+    const result = addConversationContext(hits, WEIGHTS);
+    const sitting = (id: string) => result.find((entry) => entry.memory.id === id)!.context?.sitting?.id;
+    expect(sitting('block-mate')).toBe('block-best');
+    expect(sitting('block-best')).toBe('block-mate');
+    expect(sitting('other-scope-same-time')).toBeUndefined();
+    // The next memory, ten minutes on, is another conversation: it neither borrows nor lends.
+    expect(sitting('ten-minutes-later')).toBeUndefined();
+    // Memories each at their own time still share a sitting by the window.
+    expect(sitting('alone-twenty-minutes-later')).toBe('alone');
   });
 });
 
