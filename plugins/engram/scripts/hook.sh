@@ -6,8 +6,8 @@
 # a Node start alone costs more than Claude Code's budget when several sessions end at once on a small
 # machine. So this writes the event raw, one file in <ENGRAM_HOME>/spool/incoming/ (a JSON header
 # line: event, the agent when it is not Claude Code, physical cwd, the environment the Node hook's
-# decisions read; then the hook's stdin as sent), starts the adopter (`engram.mjs hook adopt-events`) unless one runs, and exits 0 printing
-# nothing. The adopter turns each file into the spool line the Node hook would have written, by the
+# decisions read; then the hook's stdin as sent), starts the adopter (`engram.mjs hook adopt-events`)
+# unless one runs, and exits 0 printing nothing. The adopter turns each file into the spool line the Node hook would have written, by the
 # same code (src/surfaces/claude-code/hook-incoming.ts), so the agent's protocol, settings, the
 # session's project folder and the transcript checks are applied there.
 # The answering hooks (SessionStart, the per-prompt one) ask the resident hook server
@@ -57,7 +57,8 @@ case $event in
   session-start | user-prompt-submit) mode=ask ;;
   *) slow ;;
 esac
-# An agent's name goes into the event's header as it is: only engram's own words (the Node hook takes anything else).
+# An agent's name goes into the event's header as it is: only engram's own words (the Node hook
+# takes anything else).
 case $agent in *[!a-z-]*) slow ;; esac
 # A call engram itself started (kernel/nested-call.ts: set and neither empty nor 0): nothing to do.
 case ${ENGRAM_NESTED:-0} in 0) ;; *) exit 0 ;; esac
@@ -119,7 +120,8 @@ record() {
 }
 
 # RECORDED_ENV in hook-recorded-env.ts: engram's home, Claude Code's project folder, every setting's
-# variable but the secrets, each agent's project folder and Copilot's home (a test keeps the two lists equal).
+# variable but the secrets, each agent's project folder and Copilot's home (a test keeps the two
+# lists equal).
 recorded=
 for variable in HOME ENGRAM_HOME CLAUDE_PROJECT_DIR ENGRAM_STORE ENGRAM_BUSY_TIMEOUT_MS ENGRAM_STORE_POOL_SIZE \
   ENGRAM_STORE_STATEMENT_TIMEOUT_MS ENGRAM_PROJECT ENGRAM_TOP_K ENGRAM_MIN_SCORE ENGRAM_RECALL_TIME_CAP_MS \

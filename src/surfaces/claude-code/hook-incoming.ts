@@ -16,10 +16,11 @@ import { RECORDED_ENV, recordedHookEnv } from './hook-recorded-env.js';
  * `<ENGRAM_HOME>/spool/incoming/ev-<pid>-<n>.json` (0600, written under a `.part` name and renamed
  * when whole): a first line of JSON `{"v":1,"event","agent"?,"pwd","env"}` (the hook's event, the
  * agent when not Claude Code, physical cwd and the environment variables the Node hook's decisions
- * read, RECORDED_ENV) and then the hook's stdin as the agent sent it, read by its protocol. An adopter (`engram.mjs hook adopt-events`, which the sh hook starts when
- * none runs; every spool drainer too) turns each into the spool line the Node hook would have
- * written, by the same code (spoolHookEvent: hooks.extract, the session's project folder, the
- * transcript checks, the store's worker), then removes it. Adopting twice adds nothing (a spool line
+ * read, RECORDED_ENV) and then the hook's stdin as the agent sent it, read by its protocol. An
+ * adopter (`engram.mjs hook adopt-events`, which the sh hook starts when none runs; every spool
+ * drainer too) turns each into the spool line the Node hook would have written, by the same code
+ * (spoolHookEvent: hooks.extract, the session's project folder, the transcript checks, the store's
+ * worker), then removes it. Adopting twice adds nothing (a spool line
  * queued twice adds nothing), so a file is taken by one rename and a dead adopter's is taken over.
  */
 
