@@ -8,6 +8,7 @@ import { mean, recallAtK } from '../src/eval/retrieval-metrics.js';
 import { runEval } from '../src/eval/node/run-eval.js';
 import { DEFAULT_SETTINGS, type Settings } from '../src/kernel/settings.js';
 import { longMemEvalDataset, longMemEvalHalf, readLongMemEvalQuestions } from './longmemeval-bench.js';
+import { lexicalReach, type LexicalReach } from './lexical-reach.js';
 import { round } from './statistics.js';
 
 /**
@@ -76,6 +77,8 @@ export interface AblationResult {
     cells: Record<string, AblationCell>;
     verdict: string;
   }>;
+  /** How far ranking by the question's words can reach on each set, at the defaults. */
+  reach: Record<string, LexicalReach>;
 }
 
 /** The three sets (LongMemEval at both levels), or fewer when some data is absent. */
@@ -120,6 +123,14 @@ export function ablationSets(): AblationSet[] {
 }
 
 async function perQuery(set: AblationSet, recall: Partial<Settings['recall']>): Promise<PerQuery> {
+  return (await rankedPerQuery(set, recall)).figures;
+}
+
+/** `perQuery` with each question's ranking (ids, best first). */
+async function rankedPerQuery(
+  set: AblationSet,
+  recall: Partial<Settings['recall']>,
+): Promise<{ figures: PerQuery; rankings: Map<string, string[]> }> {
   const settings: Settings = { ...DEFAULT_SETTINGS, recall: { ...DEFAULT_SETTINGS.recall, ...recall } };
   // Recall runs at the largest cut-off the bench reports for the set (top_k 25, MemoryBank 10), as the
   // bench's own parts do: the candidate pool and the signals' windows follow top_k.
@@ -128,12 +139,13 @@ async function perQuery(set: AblationSet, recall: Partial<Settings['recall']>): 
     settings,
     includeQueries: true,
   });
-  return new Map(
+  const figures: PerQuery = new Map(
     report.queries!.map((query) => {
       const relevant = new Set(query.relevant);
       return [query.id, [recallAtK(query.ranking, relevant, set.ks[0]), recallAtK(query.ranking, relevant, set.ks[1])]];
     }),
   );
+  return { figures, rankings: new Map(report.queries!.map((query) => [query.id, query.ranking])) };
 }
 
 function cell(set: AblationSet, base: PerQuery, changed: PerQuery): AblationCell {
@@ -189,7 +201,13 @@ export async function benchRecallAblation(
     return undefined;
   }
   const bases = new Map<string, PerQuery>();
-  for (const set of sets) bases.set(set.name, await perQuery(set, {}));
+  const reach: Record<string, LexicalReach> = {};
+  for (const set of sets) {
+    const { figures, rankings } = await rankedPerQuery(set, {});
+    bases.set(set.name, figures);
+    reach[set.name] = lexicalReach(set.dataset, rankings, set.ks[1]);
+  }
+  printReach(reach);
   console.log(
     `ablation defaults: ${sets.map((set) => `${set.name} R@${set.ks.join('/')} ${[0, 1].map((index) => round(mean([...bases.get(set.name)!.values()].map((value) => value[index as 0 | 1]))).toFixed(3)).join('/')}`).join('; ')}`,
   );
@@ -204,6 +222,7 @@ export async function benchRecallAblation(
       };
     }),
     rows: [],
+    reach,
   };
   for (const configuration of configurations) {
     const cells: Record<string, AblationCell> = {};
@@ -224,6 +243,7 @@ export async function benchRecallAblation(
 }
 
 function printAblation(result: AblationResult): void {
+  if (result.rows.length === 0) return;
   console.log(
     `\nRecall ablation, no embedder: each row turns one component off; Δ = off − defaults (negative: the component helps), ± paired standard error`,
   );
@@ -242,6 +262,28 @@ function printAblation(result: AblationResult): void {
       return line;
     }),
   );
+}
+
+function printReach(reach: Record<string, LexicalReach>): void {
+  console.log(
+    `\nWhat words can reach, at the defaults: evidence by how many of the question's rare words it holds; "outmatched": missed with at least k memories holding as much of the question`,
+  );
+  console.table(
+    Object.entries(reach).flatMap(([name, figures]) =>
+      figures.groups.map((group) => ({
+        set: `${name} (top ${figures.k})`,
+        'rare words shared': group.rareWordsShared,
+        'share of evidence': group.share,
+        'in top k': group.inTopK,
+        missed: group.missed,
+        outmatched: group.outmatched,
+      })),
+    ),
+  );
+  for (const [name, figures] of Object.entries(reach))
+    console.log(
+      `${name}: R@${figures.k} ${figures.recall}; were every piece holding 2+ rare words in the top ${figures.k}: ${figures.ifTwoOrMoreIn}; 1+: ${figures.ifOneOrMoreIn}`,
+    );
 }
 
 function signed(value: number): string {
