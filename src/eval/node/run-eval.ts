@@ -6,6 +6,8 @@ import { EngramError } from '../../kernel/errors.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import { Engram } from '../../engram.js';
 import type { MemoryStore } from '../../contracts/memory-store.js';
+import type { Embedder } from '../../contracts/embedder.js';
+import { reindexVectors } from '../../remember/memory-vectors.js';
 import type { EvalDataset } from '../eval-dataset.js';
 import { mean, summarizeByTag, summarizeMetrics, type MetricSummary, type ScoredQuery } from '../retrieval-metrics.js';
 
@@ -27,6 +29,22 @@ export interface RunEvalOptions {
    * hand carry none, so recall cannot lean on conversation context (`engram eval --no-source`).
    */
   ignoreSource?: boolean;
+  /**
+   * The embedder recall fuses full text with, as configured for real use (`engram eval` passes the
+   * settings' one): the dataset's memories are embedded into the temporary store first, as
+   * `engram reindex` would, and each question is embedded when it is recalled. Default: full text alone.
+   */
+  embedder?: Embedder;
+}
+
+/** What the embedder did in an evaluation that had one. */
+export interface EvalEmbedding {
+  model: string;
+  dimensions: number;
+  /** Memories given a vector, of `dataset.memories`. */
+  embedded: number;
+  /** Questions recalled on full text alone: embedding them failed, or gave a vector of another length. */
+  failedQuestions: number;
 }
 
 /** What `engram eval` reports. Recall and nDCG are means over the scored queries. */
@@ -34,6 +52,8 @@ export interface EvalReport {
   dataset: { memories: number; queries: number; skipped: number; scopes: number };
   /** Whether the memories were loaded without their `source` fields (`ignoreSource`). */
   ignoredSource: boolean;
+  /** The embedder recall fused with, or null for full text alone. */
+  embedding: EvalEmbedding | null;
   ks: number[];
   /** When recall ran: just after the newest memory's creation. */
   now: string;
@@ -101,7 +121,18 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
     for (let start = 0; start < memories.length; start += BATCH) {
       await store.createMany(memories.slice(start, start + BATCH), { actor: 'eval' });
     }
-    const engram = new Engram({ store, settings, now, actor: 'eval' });
+    const { embedder } = options;
+    let embedded = 0;
+    if (embedder !== undefined) {
+      if (store.vectors === undefined)
+        throw new EngramError(
+          'CONFIG_INVALID',
+          'The evaluation store keeps no vectors, so an embedder cannot be measured on it.',
+        );
+      embedded = (await reindexVectors({ vectors: store.vectors, embedder }, { batchSize: BATCH })).embedded;
+    }
+    const engram = new Engram({ store, settings, now, actor: 'eval', ...(embedder && { embedder }) });
+    let failedQuestions = 0;
     const topK = ks.at(-1)!;
     const scored: Array<
       ScoredQuery & { id: string; relevantIds: string[]; injected: string[]; injectedTokens: number }
@@ -120,6 +151,8 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
         recordAccess: false,
       });
       latencies.push(performance.now() - started);
+      if (result.warnings.some((warning) => warning === 'embedding-failed' || warning === 'vector-space-differs'))
+        failedQuestions += 1;
       // What an agent would be given at the settings: the real <memory_context> block, counted as injection counts it.
       const context = await engram.buildMemoryContext(query.query, {
         scopes: [query.scope],
@@ -151,6 +184,10 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
         scopes: scopes.size,
       },
       ignoredSource: options.ignoreSource === true,
+      embedding:
+        embedder === undefined
+          ? null
+          : { model: embedder.model, dimensions: embedder.dimensions ?? 0, embedded, failedQuestions },
       ks,
       now: now().toISOString(),
       overall: summarizeMetrics(scored, ks),

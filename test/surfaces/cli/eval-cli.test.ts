@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkspace, type Workspace } from '../../support/cli-harness.js';
+import { startEmbeddingsServer } from '../../../src/testing/index.js';
+import { createWorkspace, embedderEnv, type Workspace } from '../../support/cli-harness.js';
 
 const SCOPE = 'project:eval-fixture';
 const memory = (id: string, content: string, createdAt: string): string =>
@@ -211,5 +212,80 @@ describe('engram eval', () => {
     expect((await workspace.run(['eval', '--level', 'turn', '--dataset', datasetPath])).stderr).toMatch(
       /--level applies to --format longmemeval only/,
     );
+  });
+});
+
+describe('engram eval with an embedder configured', () => {
+  // The answers share no word with their questions: only the embedder, which folds synonyms, links them.
+  const scope = 'project:eval-embedder';
+  const line = (id: string, content: string): string =>
+    JSON.stringify({ kind: 'memory', id, scope, content, created_at: '2025-06-01T09:00:00.000Z' });
+  const ask = (id: string, text: string, relevant: string): string =>
+    JSON.stringify({ kind: 'query', id, scope, query: text, relevant: [relevant] });
+  const DATASET = [
+    line('e1', 'The user drives an automobile to the office.'),
+    line('e2', 'Integration tests use the real database, no mocks.'),
+    line('e3', 'Deploys go through ArgoCD with a manual approval step.'),
+    line('e4', 'Lunch is usually a salad from the place downstairs.'),
+    ask('q1', 'Which car do I have?', 'e1'),
+    ask('q2', 'What do I eat at midday?', 'e4'),
+  ].join('\n');
+
+  it('measures the setup as configured: memories embedded first, questions fused with vectors; --no-embedder measures full text alone', async () => {
+    const server = await startEmbeddingsServer({ dimensions: 24, synonyms: { automobile: 'car', lunch: 'midday' } });
+    try {
+      const path = join(workspace.root, 'embedder.jsonl');
+      writeFileSync(path, `${DATASET}\n`);
+      const env = embedderEnv(server.baseUrl);
+      const fused = await workspace.json(['eval', '--dataset', path, '--k', '1'], 0, { env });
+      expect(fused.overall.recall).toEqual({ 1: 1 });
+      expect(fused.embedding).toEqual({ model: 'hashed-words', dimensions: 24, embedded: 4, failedQuestions: 0 });
+      const inputs = server.requests.flatMap((request) => (request.body as { input: string[] }).input);
+      expect(inputs).toEqual(expect.arrayContaining(['Which car do I have?', 'What do I eat at midday?']));
+      expect(inputs.some((input) => input.includes('automobile'))).toBe(true);
+
+      const text = (await workspace.run(['eval', '--dataset', path, '--k', '1'], { env })).stdout;
+      expect(text).toContain(
+        'Recall: full text fused with the embedder hashed-words (24 dimensions), 4 of 4 memories embedded.',
+      );
+
+      const sent = server.requests.length;
+      const alone = await workspace.json(['eval', '--dataset', path, '--k', '1', '--no-embedder'], 0, { env });
+      expect(alone.overall.recall).toEqual({ 1: 0 });
+      expect(alone.embedding).toBeNull();
+      expect(server.requests).toHaveLength(sent);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('counts the questions whose embedding failed, recalled on full text alone, and says so', async () => {
+    // The memories embed; every question's request is refused.
+    const server = await startEmbeddingsServer({
+      dimensions: 24,
+      synonyms: { automobile: 'car', lunch: 'midday' },
+      respond: (request) =>
+        (request.body as { input: string[] }).input.some((input) => input.endsWith('?'))
+          ? { status: 400, body: { error: { message: 'refused', type: 'invalid_request_error' } } }
+          : undefined,
+    });
+    try {
+      const path = join(workspace.root, 'embedder-failing.jsonl');
+      writeFileSync(path, `${DATASET}\n`);
+      const env = embedderEnv(server.baseUrl);
+      const report = await workspace.json(['eval', '--dataset', path, '--k', '1'], 0, { env });
+      expect(report.embedding).toMatchObject({ embedded: 4, failedQuestions: 2 });
+      expect(report.overall.recall).toEqual({ 1: 0 });
+      const text = (await workspace.run(['eval', '--dataset', path, '--k', '1'], { env })).stdout;
+      expect(text).toContain('2 question(s) recalled on full text alone, their embedding failed');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('without an embedder configured says it measured full text alone', async () => {
+    const text = (await workspace.run(['eval', '--dataset', datasetPath, '--k', '1'])).stdout;
+    expect(text).toContain('Recall: full text alone');
+    expect((await workspace.json(['eval', '--dataset', datasetPath, '--k', '1'])).embedding).toBeNull();
   });
 });

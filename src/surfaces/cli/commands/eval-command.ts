@@ -17,7 +17,7 @@ const DEFAULT_KS = '5,10,25';
 export const evalCommand: CommandDefinition = {
   name: 'eval',
   summary: 'Measure recall@k and nDCG@k on a dataset of memories and queries with known answers',
-  usage: 'eval --dataset <file> [--format jsonl|locomo|longmemeval] [--k 5,10,25] [options]',
+  usage: 'eval --dataset <file> [--format jsonl|locomo|longmemeval] [--k 5,10,25] [--no-embedder] [options]',
   options: {
     dataset: {
       type: 'string',
@@ -46,6 +46,10 @@ export const evalCommand: CommandDefinition = {
       description:
         'Refuse the dataset when any line is invalid (default: leave those lines out, list them, score the rest)',
     },
+    'no-embedder': {
+      type: 'boolean',
+      description: 'Measure full-text recall alone, even when an embedder is configured (embedding.provider)',
+    },
     'no-source': {
       type: 'boolean',
       description:
@@ -57,6 +61,8 @@ export const evalCommand: CommandDefinition = {
     'The memories are loaded into a fresh temporary store (your own store is not touched), the clock is set just after the newest',
     'created_at, and each query is recalled in its scope with top_k at the largest k and no min_score cut-off. recall@k is the share',
     'of a query’s relevant ids in its first k results. One more recall per query at your settings reports what an agent would be given.',
+    'With an embedder configured (embedding.provider), the memories are embedded into the temporary store first (the dataset goes to',
+    'your embedder, as a reindex would send it) and recall fuses its vectors with full text, as in use; --no-embedder measures full text alone.',
     'Invalid lines (not JSON, an empty memory, an unknown id) are left out and listed, and the rest is scored; control characters in',
     'text are replaced with a warning. --strict refuses the dataset instead.',
     'A query line may carry "at" (ISO-8601): the question is recalled with the clock there, as when it was asked.',
@@ -91,7 +97,17 @@ export const evalCommand: CommandDefinition = {
         { details: { problems: dataset.invalidLines.slice(0, 1_000) } },
       );
     }
-    const report = await runEval(dataset, { ks, settings, ignoreSource: values['no-source'] === true });
+    // Your setup as configured: with an embedder, recall fuses its vectors with full text, as in use.
+    const embedder =
+      values['no-embedder'] === true || settings.embedding.provider === 'none'
+        ? undefined
+        : (await import('../../../adapters/embedding/create-embedder.js')).createEmbedder(settings);
+    const report = await runEval(dataset, {
+      ks,
+      settings,
+      ignoreSource: values['no-source'] === true,
+      ...(embedder && { embedder }),
+    });
     return {
       data: { path, format, ...(level && { level }), ...(read.benchmark && { benchmark: read.benchmark }), ...report },
       text: formatReport(path, report, io.columns, io.color, read.benchmark),
@@ -128,6 +144,16 @@ function parseLevel(raw: string | undefined, format: EvalFormat): LongMemEvalLev
   if (!(LONGMEMEVAL_LEVELS as readonly string[]).includes(level))
     throw new EngramError('INVALID_INPUT', `Unknown --level ${JSON.stringify(raw.slice(0, 40))}: use turn or session.`);
   return level as LongMemEvalLevel;
+}
+
+/** What recall was measured with: full text alone, or fused with the embedder and how it fared. */
+function formatEmbedding(embedding: EvalReport['embedding'], memories: number): string {
+  if (embedding === null) return 'Recall: full text alone (no embedder configured, or --no-embedder).';
+  const failed =
+    embedding.failedQuestions > 0
+      ? `; ${embedding.failedQuestions} question(s) recalled on full text alone, their embedding failed`
+      : '';
+  return `Recall: full text fused with the embedder ${embedding.model} (${embedding.dimensions} dimensions), ${embedding.embedded} of ${memories} memories embedded${failed}.`;
 }
 
 const MAX_LISTED_INVALID_LINES = 20;
@@ -178,6 +204,7 @@ function formatReport(
   const lines = [
     ...read,
     `Dataset ${path}: ${dataset.memories} memories in ${dataset.scopes} scope(s)${report.ignoredSource ? ' (source fields ignored)' : ''}, ${dataset.queries} queries scored${dataset.skipped > 0 ? `, ${dataset.skipped} skipped (no relevant ids)` : ''}.`,
+    formatEmbedding(report.embedding, dataset.memories),
     '',
     formatTable(columns, rows, { width, color }),
     '',
