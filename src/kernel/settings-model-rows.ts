@@ -3,6 +3,8 @@ import { choice, integer, number, text, type SettingGroups } from './setting-def
 /** Which embedder computes vectors: none (full-text only, nothing leaves the machine) or an OpenAI-compatible endpoint. */
 export const EMBEDDING_PROVIDERS = ['none', 'openai-compatible'] as const;
 export type EmbeddingProvider = (typeof EMBEDDING_PROVIDERS)[number];
+export const FUSION_METHODS = ['weighted', 'reciprocal-rank'] as const;
+export type FusionMethod = (typeof FUSION_METHODS)[number];
 
 /**
  * Which language model engram asks: `auto` (Anthropic when its key is set, else an OpenAI-compatible
@@ -58,7 +60,17 @@ export const MODEL_SETTING_ROWS = {
     }),
     retryBaseDelayMs: integer(500, 'First backoff delay; doubles on each retry', { maximum: 3_600_000 }),
     retryMaxDelayMs: integer(30_000, 'Longest wait between retries, Retry-After included', { maximum: 3_600_000 }),
-    fusionK: number(60, 'k of reciprocal rank fusion of full-text and vector rankings'),
+    fusion: choice(
+      'weighted',
+      'How recall fuses full-text and vector rankings: weighted (full text × (1 − fusionWeight) + vector similarity × fusionWeight) or reciprocal-rank (Σ 1/(fusionK + rank))',
+      { values: FUSION_METHODS },
+    ),
+    fusionWeight: number(
+      0.15,
+      "Weighted fusion: the vector similarity's share of relevance, 0..1 (raise it for a strong embedder, measured with engram eval)",
+      { maximum: 1 },
+    ),
+    fusionK: number(60, 'k of reciprocal rank fusion (embedding.fusion reciprocal-rank)'),
   },
   model: {
     provider: choice(

@@ -22,10 +22,70 @@ export interface VectorComponent {
 /** One candidate of the union of both rankings, with its fused relevance and the parts it came from. */
 export interface FusedCandidate {
   memory: Memory;
-  /** Σ 1 / (k + rank) over the rankings that found it (not normalized; ranking divides by the best). */
+  /** Fused relevance (not normalized; ranking divides by the best): see `fuseRankings`. */
   relevance: number;
   text?: TextComponent;
   vector?: VectorComponent;
+}
+
+/**
+ * Fuses the full-text hits (re-ordered by recall's signals) with the vector hits by the settings'
+ * method, `embedding.fusion`: the union of both, never gated by either.
+ */
+export function fuseRankings(
+  textHits: readonly TextHit[],
+  vectorHits: readonly VectorHit[],
+  settings: Pick<Settings['embedding'], 'fusion' | 'fusionWeight' | 'fusionK'>,
+): FusedCandidate[] {
+  return settings.fusion === 'reciprocal-rank'
+    ? fuseByReciprocalRank(textHits, vectorHits, settings.fusionK)
+    : fuseByWeight(textHits, vectorHits, settings.fusionWeight);
+}
+
+/**
+ * Weighted fusion, a convex combination of both scores (Bruch et al. 2023): full text's relevance
+ * relative to its best hit × (1 − weight), plus the vector similarity scaled from the weakest to the
+ * strongest vector hit of the query × weight. Full text's own spread is kept, so a weak embedder
+ * (one whose similarities say little) moves a hit by at most `weight`: a memory more than
+ * weight ÷ (1 − weight) ahead in full text stays ahead, and a memory full text does not find
+ * ranks by meaning after the clear full-text matches. With reciprocal ranks instead, any hit both
+ * rankings hold outranks full text's best when the embedder disagrees (measured with averaged word
+ * vectors: LoCoMo R@10 0.726 → 0.521; weighted at 0.15, 0.729).
+ */
+export function fuseByWeight(
+  textHits: readonly TextHit[],
+  vectorHits: readonly VectorHit[],
+  weight: number,
+): FusedCandidate[] {
+  const fused = new Map<string, FusedCandidate>();
+  const bestText = Math.max(0, ...textHits.map((hit) => hit.relevance));
+  textHits.forEach((hit, index) => {
+    const relevance = bestText > 0 ? Math.max(0, hit.relevance) / bestText : 1;
+    fused.set(hit.memory.id, {
+      memory: hit.memory,
+      relevance: (1 - weight) * relevance,
+      text: { rank: index + 1, relevance },
+    });
+  });
+  let strongest = -Infinity;
+  let weakest = Infinity;
+  for (const hit of vectorHits) {
+    strongest = Math.max(strongest, hit.similarity);
+    weakest = Math.min(weakest, hit.similarity);
+  }
+  vectorHits.forEach((hit, index) => {
+    const vector = { rank: index + 1, similarity: hit.similarity };
+    const scaled = strongest > weakest ? (hit.similarity - weakest) / (strongest - weakest) : 1;
+    const share = weight * scaled;
+    const found = fused.get(hit.memory.id);
+    if (found) {
+      found.relevance += share;
+      found.vector = vector;
+    } else {
+      fused.set(hit.memory.id, { memory: hit.memory, relevance: share, vector });
+    }
+  });
+  return [...fused.values()];
 }
 
 /**

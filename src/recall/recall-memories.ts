@@ -10,7 +10,7 @@ import type { Settings } from '../kernel/settings.js';
 import { withWordForms } from './word-forms.js';
 import type { Embedder } from '../contracts/embedder.js';
 import type { MemoryStore } from '../contracts/memory-store.js';
-import { fuseByReciprocalRank, vectorCandidates, withComponents } from './rank-fusion.js';
+import { fuseRankings, vectorCandidates, withComponents } from './rank-fusion.js';
 
 export interface RecallOptions {
   scopes?: readonly Scope[];
@@ -34,7 +34,7 @@ export interface RecallDependencies {
   store: MemoryStore;
   settings: Settings;
   now: () => Date;
-  /** When set, full-text and vector rankings are fused (reciprocal rank fusion); else full-text alone. */
+  /** When set, full-text and vector rankings are fused (`embedding.fusion`); else full-text alone. */
   embedder?: Embedder | undefined;
 }
 
@@ -84,8 +84,7 @@ export async function recallMemories(
     limit,
     ...(options.types && { types: options.types }),
   });
-  const fused =
-    vectorSide.hits.length > 0 ? fuseByReciprocalRank(hits, vectorSide.hits, settings.embedding.fusionK) : undefined;
+  const fused = vectorSide.hits.length > 0 ? fuseRankings(hits, vectorSide.hits, settings.embedding) : undefined;
   // Of two hits that disagree, the newer goes first whatever their recency and importance.
   const ranked = newerBeforeOlder(
     rankByRelevance(fused ?? hits, {

@@ -14,6 +14,8 @@ import {
   type EmbeddingsServerOptions,
 } from '../../src/testing/index.js';
 import { createRandomSource } from '../../src/testing/store-suite-support.js';
+import { fuseByWeight } from '../../src/recall/rank-fusion.js';
+import { memoryRecord, recallHit } from '../support/memory-record.js';
 
 const DIMENSIONS = 32;
 const NOW = new Date('2024-06-01T12:00:00.000Z');
@@ -276,6 +278,76 @@ describe('hybrid recall', () => {
     });
     expect(timedOut.warnings).toEqual(['embedding-failed']);
     expect(timedOut.memories[0]!.memory.content).toBe(FACTS[5]);
+  });
+
+  it('an embedder that disagrees cannot push full text’s clear best match down; embedding.fusion reciprocal-rank can', async () => {
+    const store = await openStore();
+    const writer = engramFor(store);
+    const answer = await writer.remember({ content: 'The staging cluster runs kubernetes 1.29 on bare metal.' });
+    for (let index = 0; index < 12; index += 1)
+      await writer.remember({ content: `Note ${index}: a cluster of ideas for the offsite, topic ${index}.` });
+    const question = 'which kubernetes version does the staging cluster run?';
+    // The embedder puts every note next to the question and the answer at right angles to it.
+    const axis = (index: number, noise = 0): number[] =>
+      Array.from({ length: DIMENSIONS }, (_, at) => (at === index ? 1 : 0) + (at === 2 ? noise : 0));
+    const server = await startServer({
+      respond: (request) => ({
+        body: embeddingsResponseBody(
+          (request.body as { input: string[] }).input.map((input, at) =>
+            input === question ? axis(0) : input.includes('kubernetes') ? axis(1) : axis(0, 0.05 * (at + 1)),
+          ),
+          'hashed-words',
+        ),
+      }),
+    });
+    const embedder = embedderFor(server);
+    await engramFor(store, embedder).reindex();
+
+    const textOnly = await engramFor(store).recall(question, { recordAccess: false });
+    expect(textOnly.memories[0]!.memory.id).toBe(answer.id);
+    const fused = await engramFor(store, embedder).recall(question, { recordAccess: false });
+    expect(fused.warnings).toEqual([]);
+    expect(fused.memories[0]!.memory.id).toBe(answer.id);
+    expect(fused.memories[0]!.parts.vector!.rank).toBe(13);
+    expect(fused.memories.slice(1).every((entry) => entry.parts.vector!.rank < 13)).toBe(true);
+
+    const settings = {
+      ...DEFAULT_SETTINGS,
+      embedding: { ...DEFAULT_SETTINGS.embedding, fusion: 'reciprocal-rank' as const },
+    };
+    const reciprocal = await engramFor(store, embedder, [], settings).recall(question, { recordAccess: false });
+    expect(reciprocal.memories[0]!.memory.id).not.toBe(answer.id);
+  });
+
+  it('weighted fusion: a memory further ahead in full text than weight ÷ (1 − weight) stays ahead, whatever the vectors say (random rankings)', () => {
+    const random = createRandomSource(11);
+    const problems: string[] = [];
+    for (let round = 0; round < 300; round += 1) {
+      const weight = random.sample([0, 0.05, 0.15, 0.3, 0.45, 0.6], 1)[0]!;
+      const ids = Array.from({ length: random.integer(2, 30) }, (_, index) => `m${index}`);
+      const text = ids
+        .filter(() => random.next() < 0.7)
+        .map((id) => recallHit(random.next() * 10, { id }))
+        .sort((a, b) => b.relevance - a.relevance);
+      const vector = ids
+        .filter(() => random.next() < 0.7)
+        .map((id) => ({ memory: memoryRecord({ id }), similarity: random.next() * 2 - 1 }))
+        .sort((a, b) => b.similarity - a.similarity);
+      const fused = fuseByWeight(text, vector, weight);
+      const best = Math.max(0, ...text.map((hit) => hit.relevance));
+      const textOf = (id: string): number => (text.find((hit) => hit.memory.id === id)?.relevance ?? 0) / best;
+      for (const a of fused)
+        for (const b of fused) {
+          const ahead = textOf(a.memory.id) - textOf(b.memory.id);
+          if (weight < 1 && ahead > weight / (1 - weight) + 1e-9 && !(a.relevance > b.relevance))
+            problems.push(
+              `round ${round}, weight ${weight}: ${a.memory.id} is ${ahead.toFixed(3)} ahead in full text but fused ${a.relevance} ≤ ${b.relevance}`,
+            );
+        }
+      if (fused.length !== new Set([...text, ...vector].map((hit) => hit.memory.id)).size)
+        problems.push(`round ${round}: the union was not kept`);
+    }
+    expect(problems).toEqual([]);
   });
 
   it('never returns a memory outside the read scopes, on vector search or hybrid recall (random queries)', async () => {

@@ -70,7 +70,9 @@ describe('engram reindex and hybrid recall from the command line', () => {
     expect(automobile.parts.text).toBeUndefined();
     const table = await workspace.run(['recall', 'which car do I have?', '--explain'], { env: embedding });
     expect(table.stdout).toMatch(/TEXT\s+VECTOR/);
-    expect(table.stdout).toContain('k = embedding.fusionK');
+    expect(table.stdout).toContain(
+      'relevance = full text (TEXT) × 0.85 + vector similarity (VECTOR, scaled from the weakest to the strongest hit) × 0.15 (embedding.fusionWeight)',
+    );
   });
 
   it('a changed model re-embeds everything instead of mixing spaces', async () => {

@@ -100,8 +100,11 @@ export const recallCommand: CommandDefinition = {
       if (values.explain === true)
         text += '\n\nscore = relevance × recency × importance weight ÷ 1.5 (relevance is relative to the best match)';
       if (values.explain === true && result.memories.some((entry) => entry.parts.vector)) {
+        const { embedding } = opened.loaded.settings;
         text +=
-          '\nrelevance = Σ 1/(k + rank) over the full-text (TEXT) and vector (VECTOR) rankings, k = embedding.fusionK';
+          embedding.fusion === 'reciprocal-rank'
+            ? '\nrelevance = Σ 1/(k + rank) over the full-text (TEXT) and vector (VECTOR) rankings, k = embedding.fusionK'
+            : `\nrelevance = full text (TEXT) × ${Number((1 - embedding.fusionWeight).toFixed(3))} + vector similarity (VECTOR, scaled from the weakest to the strongest hit) × ${embedding.fusionWeight} (embedding.fusionWeight)`;
       }
       if (values.explain === true && result.memories.some((entry) => entry.parts.context || entry.parts.signals))
         text += `\n${SIGNALS_LEGEND}`;
