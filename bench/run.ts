@@ -86,6 +86,7 @@ async function main(): Promise<void> {
   const ablation = parts.has('ablation')
     ? await (await import('./recall-ablation.js')).benchRecallAblation()
     : undefined;
+  const fusion = parts.has('fusion') ? await (await import('./fusion-bench.js')).benchFusionPart() : undefined;
 
   const maintenance = parts.has('maintenance') ? await benchMaintenance(sizes) : undefined;
   if (maintenance) {
@@ -113,6 +114,7 @@ async function main(): Promise<void> {
     },
     questions,
     ablation,
+    fusion,
     maintenance,
     postgres,
     extraction: parts.has('extraction')
@@ -151,6 +153,7 @@ const BENCH_PARTS = [
   'longmemeval',
   'questions',
   'ablation',
+  'fusion',
   'maintenance',
   'postgres',
   'extraction',
