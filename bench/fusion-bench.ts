@@ -24,6 +24,8 @@ export interface FusionRow {
   fullText: [number, number];
   weighted: [number, number];
   reciprocalRank: [number, number];
+  /** What the block at the default settings holds of the evidence, and its tokens: full text, weighted, reciprocal rank. */
+  injected: Array<{ share: number; tokens: number }>;
   /** Change of recall at the second cut-off from full text alone, ± paired standard error. */
   weightedDelta: { delta: number; error: number };
   reciprocalRankDelta: { delta: number; error: number };
@@ -60,6 +62,7 @@ export async function benchFusionPart(
     const rows: FusionRow[] = [];
     for (const set of ablationSets()) {
       const ks: [number, number] = set.ks;
+      const injected: FusionRow['injected'] = [];
       const run = async (
         embedding: Partial<Settings['embedding']> | undefined,
       ): Promise<Map<string, [number, number]>> => {
@@ -71,6 +74,10 @@ export async function benchFusionPart(
           ...(embedding && {
             embedder: new OpenAiCompatibleEmbedder({ baseUrl: server.baseUrl, model: MODEL, batchSize: 256 }),
           }),
+        });
+        injected.push({
+          share: round(report.defaults.meanRecall),
+          tokens: round(report.defaults.meanInjectedTokens, 0),
         });
         return new Map(
           report.queries!.map((query) => {
@@ -92,6 +99,7 @@ export async function benchFusionPart(
         fullText: at(fullText),
         weighted: at(weighted),
         reciprocalRank: at(reciprocal),
+        injected,
         weightedDelta: pairedDelta(fullText, weighted),
         reciprocalRankDelta: pairedDelta(fullText, reciprocal),
       });
@@ -177,6 +185,7 @@ function printFusion(result: FusionResult): void {
       'Δ weighted': `${row.weightedDelta.delta} ±${row.weightedDelta.error}`,
       'reciprocal rank': row.reciprocalRank.join('/'),
       'Δ reciprocal rank': `${row.reciprocalRankDelta.delta} ±${row.reciprocalRankDelta.error}`,
+      'injected (full text / weighted / rr)': row.injected.map((entry) => `${entry.share}@${entry.tokens}`).join(' / '),
     })),
   );
 }

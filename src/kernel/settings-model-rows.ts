@@ -67,8 +67,8 @@ export const MODEL_SETTING_ROWS = {
     ),
     fusionWeight: number(
       0.15,
-      "Weighted fusion: the vector similarity's share of relevance, 0..1 (raise it for a strong embedder, measured with engram eval)",
-      { maximum: 1 },
+      "Weighted fusion: the vector similarity's share of relevance, 0..0.5 (0: full text alone, the question is not embedded; at most half, so full text's matches keep their standing; raise it for a strong embedder, measured with engram eval)",
+      { maximum: 0.5 },
     ),
     fusionK: number(60, 'k of reciprocal rank fusion (embedding.fusion reciprocal-rank)'),
   },

@@ -41,6 +41,8 @@ export interface RecallDependencies {
 /** How much larger than top_k the full-text candidate pool is before ranking (and its least size). */
 const CANDIDATE_FACTOR = 8;
 const MIN_CANDIDATES = 50;
+/** How many of the vectors' best hits min_score does not cut (see recallMemories). */
+const SPARED_BY_MEANING = 3;
 /** How much larger the pool is when the question names a date. */
 const DATED_POOL_FACTOR = 2;
 
@@ -79,12 +81,22 @@ export async function recallMemories(
   });
   const hits = applyRecallSignals(found, { terms, topK, time, settings: settings.recall });
   // Fuse, never gate: vector hits join the full-text candidates; none are dropped for lack of a vector.
-  const vectorSide = await vectorCandidates(dependencies, query, {
-    scopes,
-    limit,
-    ...(options.types && { types: options.types }),
-  });
-  const fused = vectorSide.hits.length > 0 ? fuseRankings(hits, vectorSide.hits, settings.embedding) : undefined;
+  // Weighted fusion that gives the vectors no weight is full text alone: the question is not embedded.
+  const { embedding } = settings;
+  const vectorSide =
+    embedding.fusion === 'weighted' && embedding.fusionWeight === 0
+      ? { hits: [], warnings: [] }
+      : await vectorCandidates(dependencies, query, {
+          scopes,
+          limit,
+          ...(options.types && { types: options.types }),
+        });
+  const fused = vectorSide.hits.length > 0 ? fuseRankings(hits, vectorSide.hits, embedding) : undefined;
+  // The vectors' first few are not cut by min_score: a memory found by meaning alone holds at most
+  // fusionWeight of the best relevance, under min_score once it is a few weeks old. Only the few: an
+  // embedder ranks every memory, so sparing all its top_k would fill the block with whatever is least
+  // far. The weakest vector hit (scaled to 0) holds no relevance and is never spared.
+  const nearest = new Set(vectorSide.hits.slice(0, SPARED_BY_MEANING).map((hit) => hit.memory.id));
   // Of two hits that disagree, the newer goes first whatever their recency and importance.
   const ranked = newerBeforeOlder(
     rankByRelevance(fused ?? hits, {
@@ -94,7 +106,7 @@ export async function recallMemories(
     }),
     hits,
   )
-    .filter((entry) => entry.parts.score >= minScore)
+    .filter((entry) => entry.parts.score >= minScore || (nearest.has(entry.memory.id) && entry.parts.relevance > 0))
     .slice(0, topK);
   const warnings = [...vectorSide.warnings];
   if (options.recordAccess !== false)

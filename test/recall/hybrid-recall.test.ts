@@ -319,11 +319,54 @@ describe('hybrid recall', () => {
     expect(reciprocal.memories[0]!.memory.id).not.toBe(answer.id);
   });
 
+  it('a memory found by meaning alone is not cut by min_score when it is among the vectors’ first three; what they rank below is', async () => {
+    const store = await openStore();
+    const old = '2024-05-01T12:00:00.000Z';
+    await store.createMany(
+      [
+        { scope: 'project:hybrid', content: 'An automobile, a blue Volvo.', createdAt: old },
+        { scope: 'project:hybrid', content: 'The car park at the office closes at 8pm.' },
+        { scope: 'project:hybrid', content: 'Car sharing is cheaper than a second car for the team.' },
+        ...Array.from({ length: 15 }, (_, index) => ({
+          scope: 'project:hybrid' as const,
+          content: `Filler memory ${index} about subject${index} and topic${index}.`,
+          createdAt: old,
+        })),
+      ],
+      { actor: 'test' },
+    );
+    const server = await startServer({ synonyms: SYNONYMS });
+    const embedder = embedderFor(server);
+    await engramFor(store, embedder).reindex();
+    const contents = async (settings: Settings = DEFAULT_SETTINGS): Promise<string[]> =>
+      (
+        await engramFor(store, embedder, [], settings).recall('which car do I have?', { recordAccess: false })
+      ).memories.map((entry) => entry.memory.content);
+    // The two full-text matches first, then the answer found by meaning; the fillers the vectors rank
+    // below their first three are cut by min_score as before.
+    expect(await contents()).toEqual([
+      'Car sharing is cheaper than a second car for the team.',
+      'The car park at the office closes at 8pm.',
+      'An automobile, a blue Volvo.',
+    ]);
+
+    // Weight 0 is full text alone: the question is not sent to the embedder.
+    const sent = server.requests.length;
+    const zero = { ...DEFAULT_SETTINGS, embedding: { ...DEFAULT_SETTINGS.embedding, fusionWeight: 0 } };
+    const alone = await contents(zero);
+    expect(alone).toEqual(
+      (await engramFor(store).recall('which car do I have?', { recordAccess: false })).memories.map(
+        (entry) => entry.memory.content,
+      ),
+    );
+    expect(server.requests).toHaveLength(sent);
+  });
+
   it('weighted fusion: a memory further ahead in full text than weight ÷ (1 − weight) stays ahead, whatever the vectors say (random rankings)', () => {
     const random = createRandomSource(11);
     const problems: string[] = [];
     for (let round = 0; round < 300; round += 1) {
-      const weight = random.sample([0, 0.05, 0.15, 0.3, 0.45, 0.6], 1)[0]!;
+      const weight = random.sample([0, 0.05, 0.15, 0.3, 0.45, 0.5], 1)[0]!;
       const ids = Array.from({ length: random.integer(2, 30) }, (_, index) => `m${index}`);
       const text = ids
         .filter(() => random.next() < 0.7)

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteMemoryStore } from '../../adapters/sqlite/sqlite-memory-store.js';
-import { EngramError } from '../../kernel/errors.js';
+import { EngramError, isEngramError } from '../../kernel/errors.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../kernel/settings.js';
 import { Engram } from '../../engram.js';
 import type { MemoryStore } from '../../contracts/memory-store.js';
@@ -43,7 +43,7 @@ export interface EvalEmbedding {
   dimensions: number;
   /** Memories given a vector, of `dataset.memories`. */
   embedded: number;
-  /** Questions recalled on full text alone: embedding them failed, or gave a vector of another length. */
+  /** Questions recalled on full text alone (for the ranking or the block): embedding them failed, or gave a vector of another length. */
   failedQuestions: number;
 }
 
@@ -122,17 +122,25 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
       await store.createMany(memories.slice(start, start + BATCH), { actor: 'eval' });
     }
     const { embedder } = options;
-    let embedded = 0;
+    let embedding: EvalEmbedding | null = null;
     if (embedder !== undefined) {
       if (store.vectors === undefined)
         throw new EngramError(
           'CONFIG_INVALID',
           'The evaluation store keeps no vectors, so an embedder cannot be measured on it.',
         );
-      embedded = (await reindexVectors({ vectors: store.vectors, embedder }, { batchSize: BATCH })).embedded;
+      const { vectors } = store;
+      const report = await reindexVectors({ vectors, embedder }, { batchSize: BATCH }).catch((error: unknown) => {
+        const message = error instanceof Error ? error.message : String(error);
+        throw new EngramError(
+          isEngramError(error) ? error.code : 'EMBEDDING_FAILED',
+          `Embedding the dataset's memories failed: ${message} (--no-embedder measures full text alone).`,
+          { cause: error },
+        );
+      });
+      embedding = { model: report.model, dimensions: report.dimensions, embedded: report.embedded, failedQuestions: 0 };
     }
     const engram = new Engram({ store, settings, now, actor: 'eval', ...(embedder && { embedder }) });
-    let failedQuestions = 0;
     const topK = ks.at(-1)!;
     const scored: Array<
       ScoredQuery & { id: string; relevantIds: string[]; injected: string[]; injectedTokens: number }
@@ -151,14 +159,15 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
         recordAccess: false,
       });
       latencies.push(performance.now() - started);
-      if (result.warnings.some((warning) => warning === 'embedding-failed' || warning === 'vector-space-differs'))
-        failedQuestions += 1;
       // What an agent would be given at the settings: the real <memory_context> block, counted as injection counts it.
       const context = await engram.buildMemoryContext(query.query, {
         scopes: [query.scope],
         recordAccess: false,
         includeStaticPart: false,
       });
+      // Both recalls embed the question; one that fell back to full text makes the question's figures full-text ones.
+      if (embedding !== null && [...result.warnings, ...context.warnings].some(isEmbeddingFallback))
+        embedding.failedQuestions += 1;
       scored.push({
         id: query.id,
         ranking: result.memories.map((entry) => entry.memory.id),
@@ -184,10 +193,7 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
         scopes: scopes.size,
       },
       ignoredSource: options.ignoreSource === true,
-      embedding:
-        embedder === undefined
-          ? null
-          : { model: embedder.model, dimensions: embedder.dimensions ?? 0, embedded, failedQuestions },
+      embedding,
       ks,
       now: now().toISOString(),
       overall: summarizeMetrics(scored, ks),
@@ -219,6 +225,11 @@ export async function runEval(dataset: EvalDataset, options: RunEvalOptions): Pr
     await store.close();
     await rm(directory, { recursive: true, force: true });
   }
+}
+
+/** A recall warning that says the question was ranked on full text alone though an embedder is set. */
+function isEmbeddingFallback(warning: string): boolean {
+  return warning === 'embedding-failed' || warning === 'vector-space-differs';
 }
 
 /** Checks and sorts the cut-offs: whole numbers from 1 to 1000, at least one, duplicates dropped. */

@@ -71,7 +71,7 @@ describe('engram reindex and hybrid recall from the command line', () => {
     const table = await workspace.run(['recall', 'which car do I have?', '--explain'], { env: embedding });
     expect(table.stdout).toMatch(/TEXT\s+VECTOR/);
     expect(table.stdout).toContain(
-      'relevance = full text (TEXT) × 0.85 + vector similarity (VECTOR, scaled from the weakest to the strongest hit) × 0.15 (embedding.fusionWeight)',
+      "relevance = full text (TEXT) × 0.85 + the vector similarity (VECTOR) scaled from the query's weakest to its strongest vector hit × 0.15 (embedding.fusionWeight), ÷ the best candidate's",
     );
   });
 

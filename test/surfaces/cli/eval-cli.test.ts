@@ -277,7 +277,24 @@ describe('engram eval with an embedder configured', () => {
       expect(report.embedding).toMatchObject({ embedded: 4, failedQuestions: 2 });
       expect(report.overall.recall).toEqual({ 1: 0 });
       const text = (await workspace.run(['eval', '--dataset', path, '--k', '1'], { env })).stdout;
-      expect(text).toContain('2 question(s) recalled on full text alone, their embedding failed');
+      expect(text).toContain(
+        '2 question(s) recalled on full text alone: embedding them failed or gave vectors of another length',
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('an embedder that cannot embed the memories stops the evaluation with a clear error that names --no-embedder', async () => {
+    const server = await startEmbeddingsServer({ respond: () => ({ status: 500, body: { error: 'boom' } }) });
+    try {
+      const path = join(workspace.root, 'embedder-down.jsonl');
+      writeFileSync(path, `${DATASET}\n`);
+      const run = await workspace.run(['eval', '--dataset', path, '--k', '1'], { env: embedderEnv(server.baseUrl) });
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toContain("Embedding the dataset's memories failed:");
+      expect(run.stderr).toContain('(--no-embedder measures full text alone)');
+      expect(run.stdout).toBe('');
     } finally {
       await server.close();
     }

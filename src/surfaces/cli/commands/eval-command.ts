@@ -151,7 +151,7 @@ function formatEmbedding(embedding: EvalReport['embedding'], memories: number): 
   if (embedding === null) return 'Recall: full text alone (no embedder configured, or --no-embedder).';
   const failed =
     embedding.failedQuestions > 0
-      ? `; ${embedding.failedQuestions} question(s) recalled on full text alone, their embedding failed`
+      ? `; ${embedding.failedQuestions} question(s) recalled on full text alone: embedding them failed or gave vectors of another length`
       : '';
   return `Recall: full text fused with the embedder ${embedding.model} (${embedding.dimensions} dimensions), ${embedding.embedded} of ${memories} memories embedded${failed}.`;
 }

@@ -104,7 +104,7 @@ export const recallCommand: CommandDefinition = {
         text +=
           embedding.fusion === 'reciprocal-rank'
             ? '\nrelevance = Σ 1/(k + rank) over the full-text (TEXT) and vector (VECTOR) rankings, k = embedding.fusionK'
-            : `\nrelevance = full text (TEXT) × ${Number((1 - embedding.fusionWeight).toFixed(3))} + vector similarity (VECTOR, scaled from the weakest to the strongest hit) × ${embedding.fusionWeight} (embedding.fusionWeight)`;
+            : `\nrelevance = full text (TEXT) × ${Number((1 - embedding.fusionWeight).toFixed(3))} + the vector similarity (VECTOR) scaled from the query's weakest to its strongest vector hit × ${embedding.fusionWeight} (embedding.fusionWeight), ÷ the best candidate's`;
       }
       if (values.explain === true && result.memories.some((entry) => entry.parts.context || entry.parts.signals))
         text += `\n${SIGNALS_LEGEND}`;
