@@ -48,8 +48,8 @@ export function fuseRankings(
  * strongest vector hit of the query × weight. Full text's own spread is kept, so a weak embedder
  * (one whose similarities say little) moves a hit by at most `weight`: a memory more than
  * weight ÷ (1 − weight) ahead in full text stays ahead, and a memory full text does not find
- * ranks by meaning after the clear full-text matches. With reciprocal ranks instead, any hit both
- * rankings hold outranks full text's best when the embedder disagrees (measured with averaged word
+ * ranks by meaning after the clear full-text matches. With reciprocal ranks instead, a hit both
+ * rankings hold can outrank full text's best when the embedder disagrees (measured with averaged word
  * vectors: LoCoMo R@10 0.726 → 0.519; weighted at 0.15, 0.730; bench part `fusion`).
  */
 export function fuseByWeight(
@@ -57,35 +57,18 @@ export function fuseByWeight(
   vectorHits: readonly VectorHit[],
   weight: number,
 ): FusedCandidate[] {
-  const fused = new Map<string, FusedCandidate>();
-  const bestText = Math.max(0, ...textHits.map((hit) => hit.relevance));
-  textHits.forEach((hit, index) => {
-    const relevance = bestText > 0 ? Math.max(0, hit.relevance) / bestText : 1;
-    fused.set(hit.memory.id, {
-      memory: hit.memory,
-      relevance: (1 - weight) * relevance,
-      text: { rank: index + 1, relevance },
-    });
-  });
   let strongest = -Infinity;
   let weakest = Infinity;
   for (const hit of vectorHits) {
     strongest = Math.max(strongest, hit.similarity);
     weakest = Math.min(weakest, hit.similarity);
   }
-  vectorHits.forEach((hit, index) => {
-    const vector = { rank: index + 1, similarity: hit.similarity };
-    const scaled = strongest > weakest ? (hit.similarity - weakest) / (strongest - weakest) : 1;
-    const share = weight * scaled;
-    const found = fused.get(hit.memory.id);
-    if (found) {
-      found.relevance += share;
-      found.vector = vector;
-    } else {
-      fused.set(hit.memory.id, { memory: hit.memory, relevance: share, vector });
-    }
-  });
-  return [...fused.values()];
+  return fuseUnion(
+    textHits,
+    vectorHits,
+    (relevance) => (1 - weight) * relevance,
+    (similarity) => weight * (strongest > weakest ? (similarity - weakest) / (strongest - weakest) : 1),
+  );
 }
 
 /**
@@ -99,19 +82,38 @@ export function fuseByReciprocalRank(
   vectorHits: readonly VectorHit[],
   k: number,
 ): FusedCandidate[] {
+  return fuseUnion(
+    textHits,
+    vectorHits,
+    (_relevance, rank) => 1 / (k + rank),
+    (_similarity, rank) => 1 / (k + rank),
+  );
+}
+
+/**
+ * The union of both rankings, each candidate's relevance the sum of what each ranking that found
+ * it gives: `textShare` of its full-text relevance relative to the best hit and its rank (1 = best),
+ * `vectorShare` of its similarity and rank.
+ */
+function fuseUnion(
+  textHits: readonly TextHit[],
+  vectorHits: readonly VectorHit[],
+  textShare: (relevance: number, rank: number) => number,
+  vectorShare: (similarity: number, rank: number) => number,
+): FusedCandidate[] {
   const fused = new Map<string, FusedCandidate>();
   const bestText = Math.max(0, ...textHits.map((hit) => hit.relevance));
   textHits.forEach((hit, index) => {
     const relevance = bestText > 0 ? Math.max(0, hit.relevance) / bestText : 1;
     fused.set(hit.memory.id, {
       memory: hit.memory,
-      relevance: 1 / (k + index + 1),
+      relevance: textShare(relevance, index + 1),
       text: { rank: index + 1, relevance },
     });
   });
   vectorHits.forEach((hit, index) => {
     const vector = { rank: index + 1, similarity: hit.similarity };
-    const share = 1 / (k + index + 1);
+    const share = vectorShare(hit.similarity, index + 1);
     const found = fused.get(hit.memory.id);
     if (found) {
       found.relevance += share;
